@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# build.sh - build, test, demo, benchmark, fuzz and install frames.
+#
+#   ./build.sh              build build/frames and the test programs
+#   ./build.sh test         install missing Debian packages, build, run every test suite
+#                           normally and under ASan+UBSan, plus header C++/clang checks
+#   ./build.sh demo         the main job on built-in sample data
+#   ./build.sh bench        benchmarks (figures and ratios against peers, same run)
+#   ./build.sh fuzz [SECS]  run every libFuzzer target for SECS seconds (default 60)
+#   ./build.sh install [PREFIX]   headers, frames, man page, pkg-config files
+#   ./build.sh deps | clean
+#
+# Layout conventions (so that new parts need no edit here):
+#   tools/cmd_*.c, tools/cli.c, tools/frames.c  -> build/frames (one command)
+#   tools/impl.c                                -> the one translation unit that defines
+#                                                  the FRAMES_*_IMPLEMENTATION macros
+#   tests/test_*.c                              -> one cmocka suite each, build/tests/
+#   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
+#   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
+# Optional libraries are detected: libipt (frames_pt.h) and capstone (frames record).
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+SHARED=${FRAMES_SHARED:-$ROOT/../shared}
+export FRAMES_SHARED=$SHARED
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+WARN="-Wall -Wextra -Wpedantic -Werror"
+CSTD="-std=c99 -D_GNU_SOURCE"
+
+PACKAGES="gcc g++ clang make pkg-config libcmocka-dev libipt-dev libcapstone-dev \
+protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
+libclang-rt-14-dev valgrind strace"
+
+log() { printf '== %s\n' "$*" >&2; }
+die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
+
+deps() {
+    local missing=() p
+    for p in $PACKAGES; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing missing packages: ${missing[*]}"
+    local SUDO=""
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null || die "need root (or sudo) to install: ${missing[*]}"
+        SUDO=sudo
+    fi
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+have_ipt() { [ -f /usr/include/intel-pt.h ]; }
+have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
+
+opt_flags() {   # defines and libraries of the optional parts that are installed
+    local d="" l=""
+    if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
+    if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -lcapstone"; fi
+    echo "$d|$l"
+}
+
+# newer TARGET DEP...: true when TARGET is missing or older than any DEP
+newer() {
+    local t=$1; shift
+    [ -e "$t" ] || return 0
+    local d
+    for d in "$@"; do [ "$d" -nt "$t" ] && return 0; done
+    return 1
+}
+
+HEADERS() { ls "$ROOT"/frames*.h 2>/dev/null; }
+
+# build_variant OUTDIR CC "CFLAGS" "LDFLAGS"
+build_variant() {
+    local out=$1 cc=$2 cflags=$3 ldflags=$4
+    local of; of=$(opt_flags)
+    local odefs=${of%%|*} olibs=${of##*|}
+    mkdir -p "$out/obj" "$out/tests"
+    local hdrs; hdrs=$(HEADERS)
+    local objs=() src obj pids=()
+    # tool objects (compiled in parallel, JOBS at a time)
+    for src in tools/*.c; do
+        [ -e "$src" ] || continue
+        obj="$out/obj/$(basename "${src%.c}").o"
+        objs+=("$obj")
+        if newer "$obj" "$src" $hdrs tools/*.h; then
+            $cc $CSTD $cflags $WARN $odefs -I"$ROOT" -Itools -c "$src" -o "$obj" &
+            pids+=($!)
+            if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "compile failed"; pids=("${pids[@]:1}"); fi
+        fi
+    done
+    for p in "${pids[@]}"; do wait "$p" || die "compile failed"; done
+    if newer "$out/frames" "${objs[@]}"; then
+        $cc $cflags "${objs[@]}" -o "$out/frames" $ldflags $olibs -lpthread -lm
+    fi
+    # test suites: each links the implementation object and cmocka
+    local impl="$out/obj/impl.o" t bin
+    pids=()
+    for t in tests/test_*.c; do
+        [ -e "$t" ] || continue
+        bin="$out/tests/$(basename "${t%.c}")"
+        if newer "$bin" "$t" $hdrs "$impl" tests/*.h; then
+            $cc $CSTD $cflags $WARN $odefs -I"$ROOT" -Itests -Itools "$t" "$impl" -o "$bin" \
+                $ldflags $olibs -lcmocka -lpthread -lm &
+            pids+=($!)
+            if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "test build failed"; pids=("${pids[@]:1}"); fi
+        fi
+    done
+    for p in "${pids[@]}"; do wait "$p" || die "test build failed"; done
+}
+
+build() {
+    build_variant build gcc "-O2 -g" ""
+}
+
+build_asan() {
+    build_variant build/asan clang "-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+        "-fsanitize=address,undefined"
+}
+
+# Every header alone, as C99 and as C++, with gcc and clang, implementation included.
+header_checks() {
+    local h cc tmp; tmp=$(mktemp -d)
+    for h in $(HEADERS); do
+        local name; name=$(basename "$h" .h)
+        local macro; macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
+        local extra=""
+        if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
+        [ "$name" != frames ] && extra="#define FRAMES_IMPLEMENTATION"
+        printf '%s\n#define %s\n#include "%s"\n' "$extra" "$macro" "$(basename "$h")" > "$tmp/$name.c"
+        for cc in gcc clang; do
+            $cc $CSTD $WARN -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "$cc: $h"
+        done
+        for cc in g++ clang++; do
+            $cc -x c++ -std=c++11 $WARN -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "$cc (C++): $h"
+        done
+        gcc $CSTD $WARN -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" 2>/dev/null \
+            || gcc $CSTD -Wall -Wextra -Werror -Wno-unused-function -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" \
+            || die "FRAMES_STATIC: $h"
+    done
+    rm -rf "$tmp"
+    log "headers compile as C99 and C++ with gcc and clang"
+}
+
+run_tests() {   # run_tests DIR LABEL
+    local dir=$1 label=$2 t failed=0
+    for t in "$dir"/tests/test_*; do
+        [ -x "$t" ] || continue
+        log "$label $(basename "$t")"
+        if ! FRAMES_BIN="$ROOT/$dir/frames" "$t"; then
+            failed=1
+            printf 'FAILED: %s (%s)\n' "$(basename "$t")" "$label" >&2
+        fi
+    done
+    return $failed
+}
+
+cmd_test() {
+    deps
+    [ -d "$SHARED/vectors" ] || die "reference material not found at $SHARED (set FRAMES_SHARED)"
+    header_checks
+    build
+    build_asan
+    local rc=0
+    run_tests build "test" || rc=1
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_tests build/asan "asan+ubsan" || rc=1
+    if [ -x tests/fuzz/run.sh ]; then tests/fuzz/run.sh short || rc=1; fi
+    [ $rc -eq 0 ] && log "all tests passed" || die "some tests failed"
+}
+
+cmd_demo() {
+    build
+    if [ -x tools/demo.sh ]; then exec tools/demo.sh "$ROOT/build/frames" "$SHARED"; fi
+    local v="$SHARED/vectors/frames/r11_pintraces_like_x86.frames"
+    log "frames info $v"; build/frames info "$v"
+    log "frames dump --pbtext (first frames)"; build/frames dump --pbtext "$v" | head -60
+}
+
+cmd_bench() {
+    deps
+    build
+    mkdir -p build/bench
+    if [ -x bench/run.sh ]; then bench/run.sh "$ROOT/build"; else die "no benchmarks yet"; fi
+}
+
+cmd_fuzz() {
+    deps
+    [ -x tests/fuzz/run.sh ] || die "no fuzz targets yet"
+    tests/fuzz/run.sh long "${1:-60}"
+}
+
+cmd_install() {
+    local prefix=${1:-/usr/local}
+    build
+    if [ -x tools/install.sh ]; then tools/install.sh "$prefix"; else
+        install -d "$prefix/bin" "$prefix/include"
+        install -m 755 build/frames "$prefix/bin/frames"
+        install -m 644 frames*.h "$prefix/include/"
+    fi
+}
+
+case "${1:-build}" in
+    build) build ;;
+    test) cmd_test ;;
+    demo) cmd_demo ;;
+    bench) cmd_bench ;;
+    fuzz) shift; cmd_fuzz "$@" ;;
+    install) shift; cmd_install "$@" ;;
+    deps) deps ;;
+    asan) build_asan ;;
+    headers) header_checks ;;
+    clean) rm -rf build ;;
+    -h|--help|help) sed -n '2,20p' "$0" ;;
+    *) die "unknown command '$1' (try --help)" ;;
+esac

@@ -1,0 +1,205 @@
+/* cli.c - see cli.h */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *current_command = "";
+
+void cli_set_command(const char *name) { current_command = name; }
+const char *cli_command(void) { return current_command; }
+
+static void vmsg(const char *kind, const char *fmt, va_list ap) {
+    fprintf(stderr, "frames%s%s: %s", *current_command ? " " : "", current_command, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void cli_warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_lib_error(const frames_error *err) {
+    return cli_fail(CLI_DATA, "%s", err && err->message[0] ? err->message : "error");
+}
+
+void cli_reader_warnings(frames_reader *r) {
+    frames_reader_info st;
+    uint32_t i;
+    if (frames_reader_stat(r, &st) < 0) return;
+    for (i = 0; i < st.nwarnings; i++) cli_warn("%s", frames_reader_warning(r, i));
+}
+
+int cli_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "try 'frames %s --help'\n", current_command);
+    return CLI_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    }
+    return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    unsigned long long v;
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_i64(const char *s, int64_t *out) {
+    char *end;
+    long long v;
+    if (!s || !*s) return -1;
+    errno = 0;
+    v = strtoll(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi) {
+    char buf[128];
+    const char *dash = strchr(s, '-');
+    size_t n;
+    if (!dash || (n = (size_t)(dash - s)) == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    if (cli_parse_u64(buf, lo) || cli_parse_u64(dash + 1, hi)) return -1;
+    return 0;
+}
+
+frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
+    frames_reader *r = NULL;
+    frames_error err;
+    if (frames_reader_open_path(&r, path, o, &err) < 0) {
+        cli_lib_error(&err);
+        return NULL;
+    }
+    return r;
+}
+
+FILE *cli_open_output(const char *path) {
+    FILE *f;
+    if (!path || !strcmp(path, "-")) return stdout;
+    f = fopen(path, "wb");
+    if (!f) cli_fail(CLI_DATA, "cannot create %s: %s", path, strerror(errno));
+    return f;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void cli_progress_start(cli_progress *p, const char *label, uint64_t total) {
+    memset(p, 0, sizeof *p);
+    p->active = isatty(2) && !getenv("FRAMES_NO_PROGRESS");
+    p->total = total;
+    p->label = label;
+    p->started = p->last_time = now_seconds();
+}
+
+void cli_progress_update(cli_progress *p, uint64_t done) {
+    double t;
+    if (!p->active || done - p->last_shown < 4096) return;
+    p->last_shown = done;
+    t = now_seconds();
+    if (t - p->last_time < 0.1) return;
+    p->last_time = t;
+    if (p->total) {
+        int width = 30, filled = (int)((double)done / (double)p->total * width);
+        if (filled > width) filled = width;
+        fprintf(stderr, "\r%s [%.*s%*s] %5.1f%%", p->label, filled,
+                "##############################", width - filled, "",
+                100.0 * (double)done / (double)p->total);
+    } else {
+        fprintf(stderr, "\r%s %llu", p->label, (unsigned long long)done);
+    }
+    fprintf(stderr, " %.1fs", t - p->started);
+    fflush(stderr);
+}
+
+void cli_progress_end(cli_progress *p) {
+    if (p->active && p->last_time > p->started) fprintf(stderr, "\r\033[K");
+    p->active = 0;
+}
+
+static size_t utf8_seq_len(const unsigned char *s, size_t n) {
+    size_t len, i;
+    if (s[0] < 0x80) return 1;
+    if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2) len = 2;
+    else if ((s[0] & 0xf0) == 0xe0) len = 3;
+    else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4) len = 4;
+    else return 0;
+    if (len > n) return 0;
+    for (i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (len == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
+    if (len == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;
+    if (len == 4 && s[0] == 0xf0 && s[1] < 0x90) return 0;
+    if (len == 4 && s[0] == 0xf4 && s[1] >= 0x90) return 0;
+    return len;
+}
+
+void cli_json_string(FILE *out, const void *data, size_t len) {
+    const unsigned char *s = (const unsigned char *)data;
+    size_t i = 0, k;
+    fputc('"', out);
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(out, "\\u%04x", c);
+            i++;
+        } else if ((k = utf8_seq_len(s + i, len - i)) > 0) {
+            fwrite(s + i, 1, k, out);
+            i += k;
+        } else {
+            fprintf(out, "\\u%04x", c); /* a stray byte: shown as the code point */
+            i++;
+        }
+    }
+    fputc('"', out);
+}
+
+void cli_hex(FILE *out, const void *data, size_t len) {
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        fputc(digits[s[i] >> 4], out);
+        fputc(digits[s[i] & 15], out);
+    }
+}

@@ -1,0 +1,70 @@
+/* cli.h - helpers shared by the frames subcommands (messages, numbers, progress, output).
+   Library logic lives in the headers; this is only what every command line needs. */
+#ifndef FRAMES_CLI_H
+#define FRAMES_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frames.h"
+
+enum { CLI_OK = 0, CLI_DATA = 1, CLI_USAGE = 2 };
+
+void cli_set_command(const char *name);
+const char *cli_command(void);
+
+/* "frames CMD: message" on stderr; return the code given, for `return cli_fail(...)`. */
+int cli_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cli_warn(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Report a library error (message already has offset and frame). Returns CLI_DATA. */
+int cli_lib_error(const frames_error *err);
+/* Print every warning of the reader on stderr. */
+void cli_reader_warnings(frames_reader *r);
+
+/* Usage error: prints the message and "try 'frames CMD --help'"; returns CLI_USAGE. */
+int cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* True if any argument is -h or --help (before a "--"). */
+int cli_wants_help(int argc, char **argv);
+
+/* Numbers: decimal or 0x hex; whole string must parse. Return 0 on success. */
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_i64(const char *s, int64_t *out);
+/* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
+int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);
+
+/* Open a reader on a path, "-" meaning standard input. On failure prints the error and
+   returns NULL. */
+frames_reader *cli_open_reader(const char *path, const frames_reader_options *o);
+
+/* Output to stdout when path is "-" (or NULL). */
+FILE *cli_open_output(const char *path);
+
+/* Progress bar on stderr, only when stderr is a terminal. total may be 0 (unknown). */
+typedef struct cli_progress {
+    int active;
+    uint64_t total, last_shown;
+    double started, last_time;
+    const char *label;
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
+void cli_progress_update(cli_progress *p, uint64_t done);
+void cli_progress_end(cli_progress *p);
+
+/* JSON string literal of arbitrary bytes (\u00XX for control and non-UTF-8 bytes). */
+void cli_json_string(FILE *out, const void *data, size_t len);
+/* Lowercase hex of bytes. */
+void cli_hex(FILE *out, const void *data, size_t len);
+
+#endif

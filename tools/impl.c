@@ -1,0 +1,11 @@
+/* The one translation unit that holds the implementations of the headers. */
+#define FRAMES_IMPLEMENTATION
+#include "frames.h"
+#if __has_include("frames_query.h")
+#define FRAMES_QUERY_IMPLEMENTATION
+#include "frames_query.h"
+#endif
+#if defined(FRAMES_HAVE_IPT) && __has_include("frames_pt.h")
+#define FRAMES_PT_IMPLEMENTATION
+#include "frames_pt.h"
+#endif
