@@ -1,0 +1,105 @@
+/* testutil.h - helpers shared by the cmocka suites (header-only, static functions).
+   Paths: FRAMES_SHARED (set by build.sh) is the reference material directory
+   (../shared from the repository root); FRAMES_BIN is the built `frames` command. */
+#ifndef FRAMES_TESTUTIL_H
+#define FRAMES_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+/* Path of a file under the shared directory, e.g. tu_shared("vectors/frames/r01.frames").
+   Returns a static buffer (one of 8 rotating). */
+static const char *tu_shared(const char *rel) {
+    static char bufs[8][4096];
+    static int next;
+    const char *base = getenv("FRAMES_SHARED");
+    char *b = bufs[next++ & 7];
+    snprintf(b, sizeof bufs[0], "%s/%s", base && *base ? base : "../shared", rel);
+    return b;
+}
+
+static const char *tu_frames_bin(void) {
+    const char *b = getenv("FRAMES_BIN");
+    return b && *b ? b : "build/frames";
+}
+
+/* Whole file into a malloc'd buffer (NUL-terminated for convenience); NULL if missing. */
+static unsigned char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    if (!f) return NULL;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = (n + 65536 + 1) * 2;
+            buf = (unsigned char *)realloc(buf, cap);
+            if (!buf) { fclose(f); return NULL; }
+        }
+        got = fread(buf + n, 1, 65536, f);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+static int tu_write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    size_t w;
+    if (!f) return -1;
+    w = fwrite(data, 1, len, f);
+    return (fclose(f) == 0 && w == len) ? 0 : -1;
+}
+
+/* Run a shell command, capture stdout (malloc'd, NUL-terminated) and the exit status. */
+static char *tu_run(int *status, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    FILE *p;
+    char *out = NULL;
+    size_t cap = 0, n = 0, got;
+    int st;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    p = popen(cmd, "r");
+    if (!p) return NULL;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = (n + 65536 + 1) * 2;
+            out = (char *)realloc(out, cap);
+        }
+        got = fread(out + n, 1, 65536, p);
+        n += got;
+        if (got == 0) break;
+    }
+    out[n] = 0;
+    st = pclose(p);
+    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return out;
+}
+
+/* A fresh temporary path (file not created) under $TMPDIR or /tmp. */
+static const char *tu_tmp_path(const char *suffix) {
+    static char bufs[8][512];
+    static int next;
+    static unsigned counter;
+    const char *dir = getenv("TMPDIR");
+    char *b = bufs[next++ & 7];
+    snprintf(b, sizeof bufs[0], "%s/frames-test-%ld-%u%s", dir && *dir ? dir : "/tmp",
+             (long)getpid(), counter++, suffix ? suffix : "");
+    return b;
+}
+
+#endif
