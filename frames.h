@@ -405,7 +405,8 @@ FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t le
 #define FRAMES_ENC_LENIENT 1u  /* write frames that piqirun would reject (several options,
                                   an empty frame) instead of refusing them */
 
-/* Exact encoded size of the frame/meta (0 when the frame cannot be encoded). */
+/* Exact encoded size of the frame/meta as frames_encode_frame would write it (every
+   option that is set, even when validation would refuse the frame). */
 FRAMES_DEF size_t frames_frame_size(const frames_frame *f);
 FRAMES_DEF size_t frames_meta_size(const frames_meta *m);
 
@@ -664,8 +665,8 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
                                        const frames_meta *meta, frames_error *err);
 #ifndef FRAMES_NO_POSIX
 /* Sink over an fd with write()/pwrite() only, so finishing is async-signal-safe when
-   the writer uses caller buffers. The fd is not closed. */
-FRAMES_DEF frames_sink frames_sink_fd(int *fd);
+   the writer uses caller buffers. The fd is not closed. patch is NULL for pipes. */
+FRAMES_DEF frames_sink frames_sink_fd(int fd);
 FRAMES_DEF int frames_writer_open_fd(frames_writer **w, int fd, const frames_writer_options *o,
                                      const frames_meta *meta, frames_error *err);
 #endif
@@ -704,6 +705,8 @@ FRAMES_DEF int frames_print_frame_pbtext(const frames_frame *f, int indent, fram
 FRAMES_DEF int frames_print_meta_pbtext(const frames_meta *m, int indent, frames_out_fn out,
                                         void *ctx);
 /* One JSON object without a trailing newline; bytes as lowercase hex strings. */
+FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out_fn out,
+                                        void *ctx);
 FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx);
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx);
 #ifndef FRAMES_NO_STDIO
@@ -715,3 +718,3851 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 }
 #endif
 #endif /* FRAMES_H_INCLUDED */
+
+/* ======================================================================================
+   IMPLEMENTATION
+   ====================================================================================== */
+#ifdef FRAMES_IMPLEMENTATION
+#ifndef FRAMES_IMPLEMENTATION_INCLUDED
+#define FRAMES_IMPLEMENTATION_INCLUDED
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+#if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
+#error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
+#endif
+#ifndef FRAMES_MALLOC
+#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
+#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
+#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
+#define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FRAMES__LIKELY(x) (x)
+#define FRAMES__UNLIKELY(x) (x)
+#define FRAMES__PRINTF(a, b)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- errors and names */
+
+FRAMES_DEF const char *frames_strerror(int code) {
+    switch (code) {
+    case FRAMES_OK: return "ok";
+    case FRAMES_UNFINISHED: return "trace left unfinished (output cannot seek)";
+    case FRAMES_E_IO: return "input/output error";
+    case FRAMES_E_NOMEM: return "out of memory";
+    case FRAMES_E_FORMAT: return "malformed trace container";
+    case FRAMES_E_DECODE: return "malformed protobuf message";
+    case FRAMES_E_TRUNCATED: return "input ends inside a record";
+    case FRAMES_E_LIMIT: return "limit exceeded";
+    case FRAMES_E_INVALID: return "invalid argument or frame";
+    case FRAMES_E_VERSION: return "unsupported trace version";
+    case FRAMES_E_RANGE: return "frame index out of range";
+    case FRAMES_E_SPACE: return "buffer too small";
+    case FRAMES_E_UNSUPPORTED: return "operation not supported by this reader or writer";
+    case FRAMES_E_STATE: return "call out of order";
+    default: return "unknown error";
+    }
+}
+
+static int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
+                        const char *fmt, ...) FRAMES__PRINTF(5, 6);
+/* Fill *err (when given) and return code. The message ends with the position. */
+static int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
+                        const char *fmt, ...) {
+    va_list ap;
+    size_t n;
+    if (!err) return code;
+    err->code = code;
+    err->offset = offset;
+    err->frame = frame;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    n = strlen(err->message);
+    if (frame != FRAMES_NO_POS && n < sizeof err->message)
+        n += (size_t)snprintf(err->message + n, sizeof err->message - n, " (frame %llu",
+                              (unsigned long long)frame);
+    if (offset != FRAMES_NO_POS && n < sizeof err->message)
+        n += (size_t)snprintf(err->message + n, sizeof err->message - n, "%s offset 0x%llx",
+                              frame != FRAMES_NO_POS ? "," : " (at", (unsigned long long)offset);
+    if ((frame != FRAMES_NO_POS || offset != FRAMES_NO_POS) && n + 1 < sizeof err->message) {
+        err->message[n] = ')';
+        err->message[n + 1] = 0;
+    }
+    return code;
+}
+
+static void frames__clear_error(frames_error *err) {
+    if (!err) return;
+    err->code = 0;
+    err->offset = FRAMES_NO_POS;
+    err->frame = FRAMES_NO_POS;
+    err->message[0] = 0;
+}
+
+FRAMES_DEF frames_bytes frames_str(const char *s) {
+    return frames_bytes_of(s, s ? strlen(s) : 0);
+}
+
+FRAMES_DEF frames_limits frames_limits_default(void) {
+    frames_limits l;
+    l.max_frame_size = 256u << 20;
+    l.max_depth = 64;
+    l.max_scratch = (size_t)1 << 30;
+    return l;
+}
+
+/* ---------------------------------------------------------------- wire primitives */
+
+enum { FRAMES__VARINT = 0, FRAMES__I64 = 1, FRAMES__LEN = 2, FRAMES__SGROUP = 3,
+       FRAMES__EGROUP = 4, FRAMES__I32 = 5 };
+
+static uint64_t frames__le64(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
+}
+
+static void frames__put_le64(uint8_t *p, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int64_t frames__unzigzag64(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+static int32_t frames__unzigzag32(uint32_t u) { return (int32_t)(u >> 1) ^ -(int32_t)(u & 1); }
+static uint64_t frames__zigzag64(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(v < 0 ? -1 : 0);
+}
+static uint32_t frames__zigzag32(int32_t v) {
+    return ((uint32_t)v << 1) ^ (uint32_t)(v < 0 ? -1 : 0);
+}
+
+static double frames__double_of(uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+static uint64_t frames__bits_of(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* Decoding state of one message tree (a frame or the meta frame). */
+typedef struct frames__dec {
+    frames_decoder *d;
+    const uint8_t *base;   /* start of the top-level message, for positions */
+    uint32_t flags;        /* FRAMES_FF_* */
+    int code;              /* first error */
+    size_t at;             /* its byte position in the message */
+    const char *what;      /* its description */
+} frames__dec;
+
+static int frames__bad(frames__dec *x, const uint8_t *p, int code, const char *what) {
+    if (!x->code) {
+        x->code = code;
+        x->at = (size_t)(p - x->base);
+        x->what = what;
+    }
+    return code;
+}
+
+/* Varint of up to 10 bytes. Non-minimal encodings and bits past 64 are accepted
+   (libprotobuf does) but flagged as non-canonical. */
+static int frames__varint_slow(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                               uint64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < 10; i++) {
+        uint8_t b;
+        if (p >= end) return frames__bad(x, p, FRAMES_E_DECODE, "varint runs past the end");
+        b = *p++;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            if ((i > 0 && b == 0) || (i == 9 && b > 1)) x->flags |= FRAMES_FF_NONCANONICAL;
+            *out = v;
+            *pp = p;
+            return 0;
+        }
+    }
+    return frames__bad(x, p, FRAMES_E_DECODE, "varint longer than 10 bytes");
+}
+
+static inline int frames__varint(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                                 uint64_t *out) {
+    const uint8_t *p = *pp;
+    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
+        *out = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    if (p + 1 < end && p[1] < 0x80) {
+        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        if (p[1] == 0) x->flags |= FRAMES_FF_NONCANONICAL;
+        *pp = p + 2;
+        return 0;
+    }
+    return frames__varint_slow(x, pp, end, out);
+}
+
+/* Length-delimited payload: bounds-checked against the enclosing message. */
+static int frames__len(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                       const uint8_t **start, const uint8_t **stop) {
+    uint64_t n;
+    if (frames__varint(x, pp, end, &n)) return x->code;
+    if (n > (uint64_t)(end - *pp))
+        return frames__bad(x, *pp, FRAMES_E_DECODE, "length runs past the enclosing message");
+    *start = *pp;
+    *stop = *pp + n;
+    *pp = *stop;
+    return 0;
+}
+
+/* Skip a field's value by wire type. Groups are skipped with a depth limit. */
+static int frames__skip(frames__dec *x, const uint8_t **pp, const uint8_t *end, uint32_t wt,
+                        uint32_t field) {
+    uint64_t v;
+    const uint8_t *a, *b;
+    uint32_t depth;
+    switch (wt) {
+    case FRAMES__VARINT: return frames__varint(x, pp, end, &v);
+    case FRAMES__I64:
+        if (end - *pp < 8) return frames__bad(x, *pp, FRAMES_E_DECODE, "fixed64 runs past the end");
+        *pp += 8;
+        return 0;
+    case FRAMES__I32:
+        if (end - *pp < 4) return frames__bad(x, *pp, FRAMES_E_DECODE, "fixed32 runs past the end");
+        *pp += 4;
+        return 0;
+    case FRAMES__LEN: return frames__len(x, pp, end, &a, &b);
+    case FRAMES__SGROUP:
+        x->flags |= FRAMES_FF_GROUP;
+        if (x->d->strict) return frames__bad(x, *pp, FRAMES_E_DECODE, "group (strict mode)");
+        depth = 1;
+        while (depth > 0) {
+            uint64_t tag;
+            uint32_t w;
+            if (frames__varint(x, pp, end, &tag)) return x->code;
+            w = (uint32_t)(tag & 7);
+            if (w == FRAMES__SGROUP) {
+                if (++depth > x->d->limits.max_depth)
+                    return frames__bad(x, *pp, FRAMES_E_LIMIT, "groups nested too deeply");
+            } else if (w == FRAMES__EGROUP) {
+                depth--;
+                if (depth == 0 && (tag >> 3) != field)
+                    return frames__bad(x, *pp, FRAMES_E_DECODE, "mismatched end of group");
+            } else if (w > 5) {
+                return frames__bad(x, *pp, FRAMES_E_DECODE, "invalid wire type");
+            } else if (frames__skip(x, pp, end, w, (uint32_t)(tag >> 3))) {
+                return x->code;
+            }
+        }
+        return 0;
+    case FRAMES__EGROUP: return frames__bad(x, *pp, FRAMES_E_DECODE, "unexpected end of group");
+    default: return frames__bad(x, *pp, FRAMES_E_DECODE, "invalid wire type 6 or 7");
+    }
+}
+
+/* Reads the next tag. Checks field order so that re-encoding can tell whether it will
+   reproduce the input bytes. */
+static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                              uint32_t *field, uint32_t *wt, uint32_t *last) {
+    uint64_t tag;
+    if (FRAMES__LIKELY(**pp < 0x80)) {
+        tag = **pp;
+        (*pp)++;
+    } else if (frames__varint(x, pp, end, &tag)) {
+        return x->code;
+    }
+    *field = (uint32_t)(tag >> 3);
+    *wt = (uint32_t)(tag & 7);
+    if (FRAMES__UNLIKELY(*field == 0 || tag >> 32))
+        return frames__bad(x, *pp, FRAMES_E_DECODE, "invalid field number");
+    if (*field < *last) x->flags |= FRAMES_FF_NONCANONICAL;
+    *last = *field;
+    return 0;
+}
+
+/* A field the schema does not have (or with the wrong wire type): skip it. */
+static int frames__unknown(frames__dec *x, const uint8_t **pp, const uint8_t *end, uint32_t wt,
+                           uint32_t field) {
+    x->flags |= FRAMES_FF_UNKNOWN_FIELD | FRAMES_FF_NONCANONICAL;
+    return frames__skip(x, pp, end, wt, field);
+}
+
+static int frames__u64_field(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                             uint64_t *out) {
+    return frames__varint(x, pp, end, out);
+}
+
+static int frames__bool_field(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                              uint8_t *out) {
+    uint64_t v;
+    if (frames__varint(x, pp, end, &v)) return x->code;
+    if (v > 1) {
+        x->flags |= FRAMES_FF_BAD_BOOL | FRAMES_FF_NONCANONICAL;
+        if (x->d->strict) return frames__bad(x, *pp, FRAMES_E_DECODE, "bool other than 0/1");
+    }
+    *out = v != 0;
+    return 0;
+}
+
+static int frames__sint32_field(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                                int32_t *out) {
+    uint64_t v;
+    if (frames__varint(x, pp, end, &v)) return x->code;
+    if (v >> 32) x->flags |= FRAMES_FF_WIDE_VALUE | FRAMES_FF_NONCANONICAL;
+    *out = frames__unzigzag32((uint32_t)v);
+    return 0;
+}
+
+static int frames__bytes_field(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                               frames_bytes *out) {
+    const uint8_t *a, *b;
+    if (frames__len(x, pp, end, &a, &b)) return x->code;
+    out->ptr = a;
+    out->len = (size_t)(b - a);
+    return 0;
+}
+
+static int frames__double_field(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                                double *out) {
+    if (end - *pp < 8) return frames__bad(x, *pp, FRAMES_E_DECODE, "double runs past the end");
+    *out = frames__double_of(frames__le64(*pp));
+    *pp += 8;
+    return 0;
+}
+
+/* Was each required field (bit per field number) seen? */
+static void frames__require(frames__dec *x, uint32_t seen, uint32_t required) {
+    if ((seen & required) != required) x->flags |= FRAMES_FF_INCOMPLETE;
+}
+
+/* A singular field seen twice: libprotobuf keeps the last scalar / merges messages. */
+static void frames__once(frames__dec *x, uint32_t *seen, uint32_t field) {
+    if (*seen & (1u << field)) x->flags |= FRAMES_FF_DUPLICATE | FRAMES_FF_NONCANONICAL;
+    *seen |= 1u << field;
+}
+
+/* Variant with `set` option bits: exactly one is expected. */
+static void frames__variant(frames__dec *x, uint32_t set) {
+    if (set == 0) x->flags |= FRAMES_FF_EMPTY_VARIANT;
+    else if (set & (set - 1)) x->flags |= FRAMES_FF_MULTI_OPTION;
+}
+
+/* ---------------------------------------------------------------- decoder arena */
+
+/* Overflow blocks used while a decoder's main block is too small; merged into one
+   larger main block at the next reset, so steady state is a single block. */
+typedef struct frames__spill {
+    struct frames__spill *next;
+    size_t cap, used;
+} frames__spill;
+
+FRAMES_DEF void frames_decoder_init(frames_decoder *d, void *buf, size_t cap, void *alloc_ctx) {
+    memset(d, 0, sizeof *d);
+    d->frames__base = (uint8_t *)buf;
+    d->frames__cap = buf ? cap : 0;
+    d->frames__owned = buf == NULL;
+    d->limits = frames_limits_default();
+    d->alloc_ctx = alloc_ctx;
+}
+
+static void frames__free_spills(frames_decoder *d) {
+    frames__spill *s = (frames__spill *)d->frames__spill, *n;
+    for (; s; s = n) {
+        n = s->next;
+        FRAMES_FREE(s, d->alloc_ctx);
+    }
+    d->frames__spill = NULL;
+}
+
+FRAMES_DEF void frames_decoder_free(frames_decoder *d) {
+    frames__free_spills(d);
+    if (d->frames__owned && d->frames__base) FRAMES_FREE(d->frames__base, d->alloc_ctx);
+    d->frames__base = NULL;
+    d->frames__cap = d->frames__used = 0;
+}
+
+/* Start a new message: forget the previous arrays; grow the main block to the peak. */
+static void frames__arena_reset(frames_decoder *d) {
+    if (d->frames__spill) {
+        size_t want = d->frames__peak + d->frames__peak / 2 + 256;
+        frames__free_spills(d);
+        if (d->frames__owned && want <= d->limits.max_scratch) {
+            void *nb = FRAMES_REALLOC(d->frames__base, want, d->alloc_ctx);
+            if (nb) {
+                d->frames__base = (uint8_t *)nb;
+                d->frames__cap = want;
+            }
+        }
+    }
+    d->frames__used = 0;
+    d->frames__peak = 0;
+}
+
+static void *frames__arena_alloc(frames__dec *x, size_t count, size_t size, const uint8_t *at) {
+    frames_decoder *d = x->d;
+    size_t need, cap;
+    frames__spill *s;
+    if (count == 0) return NULL;
+    if (count > (SIZE_MAX - 64) / size) {
+        frames__bad(x, at, FRAMES_E_LIMIT, "list too long");
+        return NULL;
+    }
+    need = (count * size + 7) & ~(size_t)7;
+    if (d->frames__peak + need > d->limits.max_scratch) {
+        frames__bad(x, at, FRAMES_E_LIMIT, "decoded frame needs more scratch memory than allowed");
+        return NULL;
+    }
+    d->frames__peak += need;
+    if (d->frames__cap - d->frames__used >= need) {
+        void *p = d->frames__base + d->frames__used;
+        d->frames__used += need;
+        return p;
+    }
+    s = (frames__spill *)d->frames__spill;
+    if (s && s->cap - s->used >= need) {
+        void *p = (uint8_t *)(s + 1) + s->used;
+        s->used += need;
+        return p;
+    }
+    if (!d->frames__owned) {
+        frames__bad(x, at, FRAMES_E_NOMEM, "caller scratch buffer too small for this frame");
+        return NULL;
+    }
+    if (!d->frames__base && !s) {   /* first use: a main block */
+        cap = need < 4096 ? 4096 : need;
+        d->frames__base = (uint8_t *)FRAMES_MALLOC(cap, d->alloc_ctx);
+        if (!d->frames__base) {
+            frames__bad(x, at, FRAMES_E_NOMEM, "out of memory");
+            return NULL;
+        }
+        d->frames__cap = cap;
+        d->frames__used = need;
+        return d->frames__base;
+    }
+    cap = need < 16384 ? 16384 : need;
+    s = (frames__spill *)FRAMES_MALLOC(sizeof *s + cap, d->alloc_ctx);
+    if (!s) {
+        frames__bad(x, at, FRAMES_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    s->next = (frames__spill *)d->frames__spill;
+    s->cap = cap;
+    s->used = need;
+    d->frames__spill = s;
+    return s + 1;
+}
+
+/* Room for `extra` more elements after `old_n` existing ones (a repeated list, or a
+   second occurrence of a singular list message, which libprotobuf appends). */
+static void *frames__grow_list(frames__dec *x, const void *old, size_t old_n, size_t extra,
+                               size_t size, const uint8_t *at) {
+    void *p;
+    if (extra == 0) return (void *)(uintptr_t)old;
+    p = frames__arena_alloc(x, old_n + extra, size, at);
+    if (p && old_n) memcpy(p, old, old_n * size);
+    return p;
+}
+
+/* Number of field-1 LEN elements in a list message (one cheap pass). */
+static int frames__count_elems(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               size_t *count) {
+    size_t n = 0;
+    uint32_t last = 0;
+    while (p < end) {
+        uint32_t f, wt;
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) n++;
+        last = 0; /* order was checked by the real pass */
+        if (frames__skip(x, &p, end, wt, f)) return x->code;
+    }
+    *count = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- message decoders */
+/* One function per message, in schema order. Each reads fields in any order, keeps the
+   last value of scalars, merges repeated occurrences of singular messages, skips
+   unknown fields, and records what it saw in x->flags. */
+
+static int frames__dec_mem_operand(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                   frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__VARINT) {
+            frames__once(x, &seen, 1);
+            if (frames__u64_field(x, &p, end, &op->address)) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    frames__require(x, seen, 1u << 1);
+    return 0;
+}
+
+static int frames__dec_reg_operand(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                   frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 1);
+            if (frames__bytes_field(x, &p, end, &op->name)) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    frames__require(x, seen, 1u << 1);
+    return 0;
+}
+
+/* operand_info_specific (variant): mem_operand = 1, reg_operand = 2 */
+static int frames__dec_specific(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if ((f == 1 || f == 2) && wt == FRAMES__LEN) {
+            frames__once(x, &seen, f);
+            if (frames__len(x, &p, end, &a, &b)) return x->code;
+            op->spec |= (uint8_t)f;
+            if ((f == 1 ? frames__dec_mem_operand : frames__dec_reg_operand)(x, a, b, op))
+                return x->code;
+        } else {
+            x->flags |= FRAMES_FF_UNKNOWN_OPTION;
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+            seen |= 1u << 31;
+        }
+    }
+    frames__variant(x, seen);
+    return 0;
+}
+
+static int frames__dec_usage(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                             frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f >= 1 && f <= 4 && wt == FRAMES__VARINT) {
+            uint8_t *dst = f == 1 ? &op->read : f == 2 ? &op->written : f == 3 ? &op->index
+                                                                               : &op->base;
+            frames__once(x, &seen, f);
+            if (frames__bool_field(x, &p, end, dst)) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    frames__require(x, seen, 0x1e);
+    return 0;
+}
+
+/* taint_info (variant): no_taint = 1, taint_id = 2, taint_multiple = 3 */
+static int frames__dec_taint(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                             frames_taint *t) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__VARINT) {
+            if (frames__bool_field(x, &p, end, &t->no_taint)) return x->code;
+            t->set |= FRAMES_TAINT_NONE;
+        } else if (f == 2 && wt == FRAMES__VARINT) {
+            if (frames__u64_field(x, &p, end, &t->id)) return x->code;
+            t->set |= FRAMES_TAINT_ID;
+        } else if (f == 3 && wt == FRAMES__VARINT) {
+            if (frames__bool_field(x, &p, end, &t->multiple)) return x->code;
+            t->set |= FRAMES_TAINT_MULTIPLE;
+        } else {
+            x->flags |= FRAMES_FF_UNKNOWN_OPTION;
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+            seen |= 1u << 31;
+            continue;
+        }
+        frames__once(x, &seen, f);
+    }
+    frames__variant(x, seen);
+    return 0;
+}
+
+/* operand_info: specific = 1, bit_length = 2, usage = 3, taint = 4, value = 5 */
+static int frames__dec_operand_info(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                    frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        switch (f * 8 + wt) {
+        case 1 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_specific(x, a, b, op))
+                return x->code;
+            break;
+        case 2 * 8 + FRAMES__VARINT:
+            frames__once(x, &seen, 2);
+            if (frames__sint32_field(x, &p, end, &op->bit_length)) return x->code;
+            break;
+        case 3 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 3);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_usage(x, a, b, op))
+                return x->code;
+            break;
+        case 4 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 4);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint(x, a, b, &op->taint))
+                return x->code;
+            break;
+        case 5 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 5);
+            if (frames__bytes_field(x, &p, end, &op->value)) return x->code;
+            break;
+        default:
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+        }
+    }
+    frames__require(x, seen, 0x3e);
+    return 0;
+}
+
+/* value_info (key frames): specific = 1, bit_length = 2, taint (optional) = 3, value = 4 */
+static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                  frames_operand *op) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        switch (f * 8 + wt) {
+        case 1 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_specific(x, a, b, op))
+                return x->code;
+            break;
+        case 2 * 8 + FRAMES__VARINT:
+            frames__once(x, &seen, 2);
+            if (frames__sint32_field(x, &p, end, &op->bit_length)) return x->code;
+            break;
+        case 3 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 3);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint(x, a, b, &op->taint))
+                return x->code;
+            break;
+        case 4 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 4);
+            if (frames__bytes_field(x, &p, end, &op->value)) return x->code;
+            break;
+        default:
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+        }
+    }
+    frames__require(x, seen, 0x16);
+    return 0;
+}
+
+typedef int (*frames__elem_fn)(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               frames_operand *op);
+
+/* operand_value_list / value_list: repeated elem = 1. Appends to (*list, *n). */
+static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                const frames_operand **list, uint32_t *n, frames__elem_fn elem) {
+    size_t count, i = *n;
+    frames_operand *ops;
+    uint32_t f, wt, last = 0;
+    const uint8_t *a, *b;
+    if (frames__count_elems(x, p, end, &count)) return x->code;
+    if (count == 0) {
+        while (p < end) { /* only unknown fields */
+            if (frames__tag(x, &p, end, &f, &wt, &last) || frames__unknown(x, &p, end, wt, f))
+                return x->code;
+        }
+        return 0;
+    }
+    if (count > UINT32_MAX - *n) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+    ops = (frames_operand *)frames__grow_list(x, *list, *n, count, sizeof *ops, p);
+    if (!ops) return x->code;
+    memset(ops + *n, 0, count * sizeof *ops);
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            if (frames__len(x, &p, end, &a, &b) || elem(x, a, b, &ops[i++])) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    *list = ops;
+    *n = (uint32_t)i;
+    return 0;
+}
+
+/* std_frame: address 1, thread_id 2, rawbytes 3, pre 4, post 5, mode 6 */
+static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                           frames_std_frame *s, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        switch (f * 8 + wt) {
+        case 1 * 8 + FRAMES__VARINT:
+            frames__once(x, &seen, 1);
+            if (frames__u64_field(x, &p, end, &s->address)) return x->code;
+            break;
+        case 2 * 8 + FRAMES__VARINT:
+            frames__once(x, &seen, 2);
+            if (frames__u64_field(x, &p, end, &s->thread_id)) return x->code;
+            break;
+        case 3 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 3);
+            if (frames__bytes_field(x, &p, end, &s->rawbytes)) return x->code;
+            break;
+        case 4 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 4);
+            if (frames__len(x, &p, end, &a, &b) ||
+                frames__dec_operands(x, a, b, &s->pre, &s->npre, frames__dec_operand_info))
+                return x->code;
+            break;
+        case 5 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 5);
+            s->has_post = 1;
+            if (frames__len(x, &p, end, &a, &b) ||
+                frames__dec_operands(x, a, b, &s->post, &s->npost, frames__dec_operand_info))
+                return x->code;
+            break;
+        case 6 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 6);
+            s->has_mode = 1;
+            if (frames__bytes_field(x, &p, end, &s->mode)) return x->code;
+            break;
+        default:
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0x1e);
+    return 0;
+}
+
+/* Number of varints in a packed run. */
+static size_t frames__count_varints(const uint8_t *p, const uint8_t *end) {
+    size_t n = 0;
+    for (; p < end; p++) n += *p < 0x80;
+    return n;
+}
+
+/* argument_list: repeated sint64 elem = 1, unpacked (as written) or packed. */
+static int frames__dec_args(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                            frames_syscall_frame *s) {
+    const uint8_t *q = p, *a, *b;
+    size_t count = 0, i = s->nargs;
+    int64_t *args;
+    uint32_t f, wt, last = 0;
+    uint64_t v;
+    while (q < end) { /* count */
+        if (frames__tag(x, &q, end, &f, &wt, &last)) return x->code;
+        last = 0;
+        if (f == 1 && wt == FRAMES__LEN) {
+            if (frames__len(x, &q, end, &a, &b)) return x->code;
+            count += frames__count_varints(a, b);
+        } else {
+            count += f == 1 && wt == FRAMES__VARINT;
+            if (frames__skip(x, &q, end, wt, f)) return x->code;
+        }
+    }
+    if (count > UINT32_MAX - s->nargs) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+    args = (int64_t *)frames__grow_list(x, s->args, s->nargs, count, sizeof *args, p);
+    if (count && !args) return x->code;
+    last = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__VARINT) {
+            if (frames__varint(x, &p, end, &v)) return x->code;
+            args[i++] = frames__unzigzag64(v);
+        } else if (f == 1 && wt == FRAMES__LEN) {
+            x->flags |= FRAMES_FF_PACKED | FRAMES_FF_NONCANONICAL;
+            if (x->d->strict) return frames__bad(x, p, FRAMES_E_DECODE, "packed list (strict mode)");
+            if (frames__len(x, &p, end, &a, &b)) return x->code;
+            while (a < b) {
+                if (frames__varint(x, &a, b, &v)) return x->code;
+                args[i++] = frames__unzigzag64(v);
+            }
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    s->args = args;
+    s->nargs = (uint32_t)i;
+    return 0;
+}
+
+static int frames__dec_syscall(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               frames_syscall_frame *s, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f >= 1 && f <= 3 && wt == FRAMES__VARINT) {
+            frames__once(x, &seen, f);
+            if (frames__u64_field(x, &p, end, f == 1 ? &s->address : f == 2 ? &s->thread_id
+                                                                              : &s->number))
+                return x->code;
+        } else if (f == 4 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 4);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_args(x, a, b, s)) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0x1e);
+    return 0;
+}
+
+static int frames__dec_exception(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                 frames_exception_frame *e, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f >= 1 && f <= 4 && wt == FRAMES__VARINT) {
+            uint64_t *dst = f == 1 ? &e->number : f == 2 ? &e->thread_id : f == 3 ? &e->from_addr
+                                                                                 : &e->to_addr;
+            frames__once(x, &seen, f);
+            if (frames__u64_field(x, &p, end, dst)) return x->code;
+            if (f == 2) e->has_thread_id = 1;
+            if (f == 3) e->has_from_addr = 1;
+            if (f == 4) e->has_to_addr = 1;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0x2);
+    return 0;
+}
+
+/* taint_intro: addr 1, taint_id 2, value 3, source_name 4, offset 5 */
+static int frames__dec_taint_intro(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                   frames_taint_intro *t) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        switch (f * 8 + wt) {
+        case 1 * 8 + FRAMES__VARINT:
+        case 2 * 8 + FRAMES__VARINT:
+        case 5 * 8 + FRAMES__VARINT:
+            frames__once(x, &seen, f);
+            if (frames__u64_field(x, &p, end, f == 1 ? &t->addr : f == 2 ? &t->taint_id
+                                                                         : &t->offset))
+                return x->code;
+            if (f == 5) t->has_offset = 1;
+            break;
+        case 3 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 3);
+            t->has_value = 1;
+            if (frames__bytes_field(x, &p, end, &t->value)) return x->code;
+            break;
+        case 4 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 4);
+            t->has_source_name = 1;
+            if (frames__bytes_field(x, &p, end, &t->source_name)) return x->code;
+            break;
+        default:
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+        }
+    }
+    frames__require(x, seen, 0x6);
+    return 0;
+}
+
+/* taint_intro_list: repeated elem = 1 */
+static int frames__dec_taint_intro_list(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                        frames_taint_intro_frame *t) {
+    size_t count, i = t->count;
+    frames_taint_intro *items;
+    uint32_t f, wt, last = 0;
+    const uint8_t *a, *b;
+    if (frames__count_elems(x, p, end, &count)) return x->code;
+    if (count > UINT32_MAX - t->count) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+    items = (frames_taint_intro *)frames__grow_list(x, t->intros, t->count, count, sizeof *items, p);
+    if (count && !items) return x->code;
+    if (count) memset(items + t->count, 0, count * sizeof *items);
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint_intro(x, a, b, &items[i++]))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    t->intros = items;
+    t->count = (uint32_t)i;
+    return 0;
+}
+
+static int frames__dec_taint_intro_frame(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                         frames_taint_intro_frame *t, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint_intro_list(x, a, b, t))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0x2);
+    return 0;
+}
+
+static int frames__dec_modload(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               frames_modload_frame *m, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 1);
+            if (frames__bytes_field(x, &p, end, &m->module_name)) return x->code;
+        } else if ((f == 2 || f == 3) && wt == FRAMES__VARINT) {
+            frames__once(x, &seen, f);
+            if (frames__u64_field(x, &p, end, f == 2 ? &m->low_address : &m->high_address))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0xe);
+    return 0;
+}
+
+/* value_source_tag (variant): no_thread_id = 1, thread_id = 2 */
+static int frames__dec_source_tag(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                  frames_tagged_values *t) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__VARINT) {
+            if (frames__bool_field(x, &p, end, &t->no_thread_id)) return x->code;
+            t->tag_set |= FRAMES_TAG_NO_THREAD_ID;
+        } else if (f == 2 && wt == FRAMES__VARINT) {
+            if (frames__u64_field(x, &p, end, &t->thread_id)) return x->code;
+            t->tag_set |= FRAMES_TAG_THREAD_ID;
+        } else {
+            x->flags |= FRAMES_FF_UNKNOWN_OPTION;
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+            seen |= 1u << 31;
+            continue;
+        }
+        frames__once(x, &seen, f);
+    }
+    frames__variant(x, seen);
+    return 0;
+}
+
+/* tagged_value_list: value_source_tag = 1, value_list = 2 */
+static int frames__dec_tagged(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                              frames_tagged_values *t) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_source_tag(x, a, b, t))
+                return x->code;
+        } else if (f == 2 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 2);
+            if (frames__len(x, &p, end, &a, &b) ||
+                frames__dec_operands(x, a, b, &t->values, &t->count, frames__dec_value_info))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    frames__require(x, seen, 0x6);
+    return 0;
+}
+
+/* tagged_value_lists: repeated elem = 1 */
+static int frames__dec_tagged_lists(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                    frames_key_frame *k) {
+    size_t count, i = k->count;
+    frames_tagged_values *items;
+    uint32_t f, wt, last = 0;
+    const uint8_t *a, *b;
+    if (frames__count_elems(x, p, end, &count)) return x->code;
+    if (count > UINT32_MAX - k->count) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+    items = (frames_tagged_values *)frames__grow_list(x, k->lists, k->count, count, sizeof *items, p);
+    if (count && !items) return x->code;
+    if (count) memset(items + k->count, 0, count * sizeof *items);
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_tagged(x, a, b, &items[i++]))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    k->lists = items;
+    k->count = (uint32_t)i;
+    return 0;
+}
+
+static int frames__dec_key(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                           frames_key_frame *k, int again) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__LEN) {
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_tagged_lists(x, a, b, k))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (!again) frames__require(x, seen, 0x2);
+    return 0;
+}
+
+/* Remember the first option of `frame` this library does not know. */
+static int frames__dec_unknown_option(frames__dec *x, const uint8_t **pp, const uint8_t *end,
+                                      uint32_t f, uint32_t wt, frames_frame *fr) {
+    const uint8_t *start = *pp;
+    int first = !(fr->present & (1u << FRAMES_KIND_UNKNOWN));
+    x->flags |= FRAMES_FF_UNKNOWN_OPTION;
+    if (frames__skip(x, pp, end, wt, f)) return x->code;
+    if (!first) return 0;
+    fr->present |= 1u << FRAMES_KIND_UNKNOWN;
+    fr->unknown.field = f;
+    fr->unknown.wire_type = wt;
+    if (wt == FRAMES__VARINT) {
+        frames__varint(x, &start, end, &fr->unknown.scalar);
+    } else if (wt == FRAMES__I64) {
+        fr->unknown.scalar = frames__le64(start);
+    } else if (wt == FRAMES__I32) {
+        fr->unknown.scalar = (uint64_t)start[0] | (uint64_t)start[1] << 8 |
+                             (uint64_t)start[2] << 16 | (uint64_t)start[3] << 24;
+    } else if (wt == FRAMES__LEN) {
+        const uint8_t *a, *b;
+        frames__len(x, &start, end, &a, &b);
+        fr->unknown.payload = frames_bytes_of(a, (size_t)(b - a));
+    } else {
+        fr->unknown.payload = frames_bytes_of(start, (size_t)(*pp - start));
+    }
+    return 0;
+}
+
+/* frame (variant): std 1, syscall 2, exception 3, taint_intro 4, modload 5, key 6 */
+static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                             frames_frame *fr) {
+    uint32_t f, wt, last = 0, k;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f >= 1 && f <= 6 && wt == FRAMES__LEN) {
+            int again = (fr->present >> f) & 1;
+            if (again) x->flags |= FRAMES_FF_DUPLICATE | FRAMES_FF_NONCANONICAL;
+            fr->present |= 1u << f;
+            if (frames__len(x, &p, end, &a, &b)) return x->code;
+            switch (f) {
+            case 1: frames__dec_std(x, a, b, &fr->std, again); break;
+            case 2: frames__dec_syscall(x, a, b, &fr->syscall, again); break;
+            case 3: frames__dec_exception(x, a, b, &fr->exception, again); break;
+            case 4: frames__dec_taint_intro_frame(x, a, b, &fr->taint_intro, again); break;
+            case 5: frames__dec_modload(x, a, b, &fr->modload, again); break;
+            default: frames__dec_key(x, a, b, &fr->key, again); break;
+            }
+            if (x->code) return x->code;
+        } else if (frames__dec_unknown_option(x, &p, end, f, wt, fr)) {
+            return x->code;
+        }
+    }
+    frames__variant(x, fr->present);
+    fr->kind = FRAMES_KIND_NONE;
+    for (k = 1; k <= 7; k++)
+        if (fr->present & (1u << k)) {
+            fr->kind = (frames_kind)k;
+            break;
+        }
+    return 0;
+}
+
+static int frames__dec_finish(frames__dec *x, frames_error *err, const char *msg) {
+    if (x->code)
+        return frames__fail(err, x->code, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s at byte %lu",
+                            msg, x->what, (unsigned long)x->at);
+    if (x->d->strict && (x->flags & FRAMES_FF_PIQIRUN_REJECTS))
+        return frames__fail(err, FRAMES_E_DECODE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s: rejected in strict mode (flags 0x%x)", msg,
+                            (unsigned)(x->flags & FRAMES_FF_PIQIRUN_REJECTS));
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
+                                   frames_frame *out, frames_error *err) {
+    frames__dec x;
+    int rc;
+    x.d = d;
+    x.base = (const uint8_t *)data;
+    x.flags = 0;
+    x.code = 0;
+    x.at = 0;
+    x.what = "";
+    frames__arena_reset(d);
+    memset(out, 0, sizeof *out);
+    frames__dec_frame(&x, x.base, x.base + len, out);
+    out->flags = x.flags;
+    rc = frames__dec_finish(&x, err, "bad frame");
+    if (rc == FRAMES_OK && err) frames__clear_error(err);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- meta frame */
+
+/* Appends the field-`field` strings of a message to (*list, *n); counted first so that a
+   long list costs one allocation. */
+static int frames__dec_strings(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               uint32_t field, const frames_bytes **list, uint32_t *n) {
+    const uint8_t *q = p;
+    size_t count = 0, i = *n;
+    uint32_t f, wt, last = 0;
+    frames_bytes *arr;
+    while (q < end) {
+        if (frames__tag(x, &q, end, &f, &wt, &last)) return x->code;
+        last = 0;
+        count += f == field && wt == FRAMES__LEN;
+        if (frames__skip(x, &q, end, wt, f)) return x->code;
+    }
+    if (count == 0) return 0;
+    if (count > UINT32_MAX - *n) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+    arr = (frames_bytes *)frames__grow_list(x, *list, *n, count, sizeof *arr, p);
+    if (!arr) return x->code;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        last = 0;
+        if (f == field && wt == FRAMES__LEN) {
+            if (frames__bytes_field(x, &p, end, &arr[i++])) return x->code;
+        } else if (frames__skip(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    *list = arr;
+    *n = (uint32_t)i;
+    return 0;
+}
+
+/* tracer / target: name|path 1, args 2, envp 3, version|md5sum 4 */
+static int frames__dec_program(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                               frames_bytes *first, const frames_bytes **args, uint32_t *nargs,
+                               const frames_bytes **envp, uint32_t *nenvp, frames_bytes *fourth) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *start = p;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if ((f == 1 || f == 4) && wt == FRAMES__LEN) {
+            frames__once(x, &seen, f);
+            if (frames__bytes_field(x, &p, end, f == 1 ? first : fourth)) return x->code;
+        } else if ((f == 2 || f == 3) && wt == FRAMES__LEN) {
+            if (frames__skip(x, &p, end, wt, f)) return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    if (frames__dec_strings(x, start, end, 2, args, nargs) ||
+        frames__dec_strings(x, start, end, 3, envp, nenvp))
+        return x->code;
+    frames__require(x, seen, 0x12);
+    return 0;
+}
+
+static int frames__dec_fstats(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                              frames_meta *m) {
+    uint32_t f, wt, last = 0, seen = 0;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (f == 1 && wt == FRAMES__VARINT) {
+            frames__once(x, &seen, 1);
+            if (frames__sint32_field(x, &p, end, &m->fstats_size)) return x->code;
+        } else if (f >= 2 && f <= 4 && wt == FRAMES__I64) {
+            frames__once(x, &seen, f);
+            if (frames__double_field(x, &p, end, f == 2 ? &m->fstats_atime
+                                                 : f == 3 ? &m->fstats_mtime : &m->fstats_ctime))
+                return x->code;
+        } else if (frames__unknown(x, &p, end, wt, f)) {
+            return x->code;
+        }
+    }
+    frames__require(x, seen, 0x1e);
+    return 0;
+}
+
+/* meta_frame: tracer 1, target 2, fstats 3, user 4, host 5, time 6 */
+static int frames__dec_meta(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                            frames_meta *m) {
+    uint32_t f, wt, last = 0, seen = 0;
+    const uint8_t *a, *b;
+    while (p < end) {
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        switch (f * 8 + wt) {
+        case 1 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 1);
+            if (frames__len(x, &p, end, &a, &b) ||
+                frames__dec_program(x, a, b, &m->tracer_name, &m->tracer_args, &m->ntracer_args,
+                                    &m->tracer_envp, &m->ntracer_envp, &m->tracer_version))
+                return x->code;
+            break;
+        case 2 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 2);
+            if (frames__len(x, &p, end, &a, &b) ||
+                frames__dec_program(x, a, b, &m->target_path, &m->target_args, &m->ntarget_args,
+                                    &m->target_envp, &m->ntarget_envp, &m->target_md5sum))
+                return x->code;
+            break;
+        case 3 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, 3);
+            if (frames__len(x, &p, end, &a, &b) || frames__dec_fstats(x, a, b, m)) return x->code;
+            break;
+        case 4 * 8 + FRAMES__LEN:
+        case 5 * 8 + FRAMES__LEN:
+            frames__once(x, &seen, f);
+            if (frames__bytes_field(x, &p, end, f == 4 ? &m->user : &m->host)) return x->code;
+            break;
+        case 6 * 8 + FRAMES__I64:
+            frames__once(x, &seen, 6);
+            if (frames__double_field(x, &p, end, &m->time)) return x->code;
+            break;
+        default:
+            if (frames__unknown(x, &p, end, wt, f)) return x->code;
+        }
+    }
+    frames__require(x, seen, 0x7e);
+    return 0;
+}
+
+FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
+                                  frames_meta *out, frames_error *err) {
+    frames__dec x;
+    int rc;
+    x.d = d;
+    x.base = (const uint8_t *)data;
+    x.flags = 0;
+    x.code = 0;
+    x.at = 0;
+    x.what = "";
+    frames__arena_reset(d);
+    memset(out, 0, sizeof *out);
+    frames__dec_meta(&x, x.base, x.base + len, out);
+    out->flags = x.flags;
+    rc = frames__dec_finish(&x, err, "bad meta frame");
+    if (rc == FRAMES_OK && err) frames__clear_error(err);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- message encoders */
+/* Messages are written back to front: a submessage's content is written first, and its
+   length prefix and tag are then put in front of it, so sizes are known without a
+   separate sizing pass. Fields therefore go in descending order here, which yields the
+   ascending order libprotobuf writes. `len` keeps counting when the buffer is full so that
+   the exact size needed can be reported. */
+
+typedef struct frames__enc {
+    uint8_t *buf;
+    size_t cap;
+    size_t len;
+    int lenient;
+} frames__enc;
+
+static inline void frames__put(frames__enc *e, const void *src, size_t n) {
+    e->len += n;
+    if (FRAMES__LIKELY(e->len <= e->cap) && n) memcpy(e->buf + (e->cap - e->len), src, n);
+}
+
+static inline void frames__put_byte(frames__enc *e, uint8_t b) {
+    e->len++;
+    if (FRAMES__LIKELY(e->len <= e->cap)) e->buf[e->cap - e->len] = b;
+}
+
+static inline void frames__put_varint(frames__enc *e, uint64_t v) {
+    uint8_t tmp[10];
+    size_t n = 0;
+    if (v < 0x80) {
+        frames__put_byte(e, (uint8_t)v);
+        return;
+    }
+    while (v >= 0x80) {
+        tmp[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    tmp[n++] = (uint8_t)v;
+    frames__put(e, tmp, n);
+}
+
+static inline void frames__put_tag(frames__enc *e, uint32_t field, uint32_t wt) {
+    frames__put_varint(e, (uint64_t)field << 3 | wt);
+}
+
+static inline void frames__put_u64(frames__enc *e, uint32_t field, uint64_t v) {
+    frames__put_varint(e, v);
+    frames__put_tag(e, field, FRAMES__VARINT);
+}
+
+static inline void frames__put_bool(frames__enc *e, uint32_t field, uint8_t v) {
+    frames__put_byte(e, v ? 1 : 0);
+    frames__put_tag(e, field, FRAMES__VARINT);
+}
+
+static inline void frames__put_sint32(frames__enc *e, uint32_t field, int32_t v) {
+    frames__put_varint(e, frames__zigzag32(v));
+    frames__put_tag(e, field, FRAMES__VARINT);
+}
+
+static inline void frames__put_bytes(frames__enc *e, uint32_t field, frames_bytes b) {
+    frames__put(e, b.ptr, b.len);
+    frames__put_varint(e, b.len);
+    frames__put_tag(e, field, FRAMES__LEN);
+}
+
+static void frames__put_double(frames__enc *e, uint32_t field, double d) {
+    uint8_t tmp[8];
+    frames__put_le64(tmp, frames__bits_of(d));
+    frames__put(e, tmp, 8);
+    frames__put_tag(e, field, FRAMES__I64);
+}
+
+/* Close a submessage that started when e->len was `mark`. */
+static inline void frames__put_message(frames__enc *e, uint32_t field, size_t mark) {
+    frames__put_varint(e, e->len - mark);
+    frames__put_tag(e, field, FRAMES__LEN);
+}
+
+static void frames__enc_specific(frames__enc *e, const frames_operand *op) {
+    size_t mark;
+    if (op->spec & FRAMES_REG) {
+        mark = e->len;
+        frames__put_bytes(e, 1, op->name);
+        frames__put_message(e, 2, mark);
+    }
+    if (op->spec & FRAMES_MEM) {
+        mark = e->len;
+        frames__put_u64(e, 1, op->address);
+        frames__put_message(e, 1, mark);
+    }
+}
+
+/* taint_info; `required`: an unset taint is written as no_taint: true */
+static void frames__enc_taint(frames__enc *e, const frames_taint *t, int required) {
+    if (t->set == 0 && required) {
+        frames__put_bool(e, 1, 1);
+        return;
+    }
+    if (t->set & FRAMES_TAINT_MULTIPLE) frames__put_bool(e, 3, t->multiple);
+    if (t->set & FRAMES_TAINT_ID) frames__put_u64(e, 2, t->id);
+    if (t->set & FRAMES_TAINT_NONE) frames__put_bool(e, 1, t->no_taint);
+}
+
+static void frames__enc_operand_info(frames__enc *e, const frames_operand *op) {
+    size_t mark;
+    frames__put_bytes(e, 5, op->value);
+    mark = e->len;
+    frames__enc_taint(e, &op->taint, 1);
+    frames__put_message(e, 4, mark);
+    mark = e->len;
+    frames__put_bool(e, 4, op->base);
+    frames__put_bool(e, 3, op->index);
+    frames__put_bool(e, 2, op->written);
+    frames__put_bool(e, 1, op->read);
+    frames__put_message(e, 3, mark);
+    frames__put_sint32(e, 2, op->bit_length);
+    mark = e->len;
+    frames__enc_specific(e, op);
+    frames__put_message(e, 1, mark);
+}
+
+static void frames__enc_value_info(frames__enc *e, const frames_operand *op) {
+    size_t mark;
+    frames__put_bytes(e, 4, op->value);
+    if (op->taint.set) {
+        mark = e->len;
+        frames__enc_taint(e, &op->taint, 0);
+        frames__put_message(e, 3, mark);
+    }
+    frames__put_sint32(e, 2, op->bit_length);
+    mark = e->len;
+    frames__enc_specific(e, op);
+    frames__put_message(e, 1, mark);
+}
+
+/* A list message (repeated elem = 1) as field `field` of its parent. */
+static void frames__enc_operand_list(frames__enc *e, uint32_t field, const frames_operand *ops,
+                                     uint32_t n, void (*elem)(frames__enc *, const frames_operand *)) {
+    size_t list_mark = e->len, mark;
+    uint32_t i = n;
+    while (i-- > 0) {
+        mark = e->len;
+        elem(e, &ops[i]);
+        frames__put_message(e, 1, mark);
+    }
+    frames__put_message(e, field, list_mark);
+}
+
+static void frames__enc_std(frames__enc *e, const frames_std_frame *s) {
+    if (s->has_mode) frames__put_bytes(e, 6, s->mode);
+    if (s->has_post) frames__enc_operand_list(e, 5, s->post, s->npost, frames__enc_operand_info);
+    frames__enc_operand_list(e, 4, s->pre, s->npre, frames__enc_operand_info);
+    frames__put_bytes(e, 3, s->rawbytes);
+    frames__put_u64(e, 2, s->thread_id);
+    frames__put_u64(e, 1, s->address);
+}
+
+static void frames__enc_syscall(frames__enc *e, const frames_syscall_frame *s) {
+    size_t mark = e->len;
+    uint32_t i = s->nargs;
+    while (i-- > 0) {
+        frames__put_varint(e, frames__zigzag64(s->args[i]));
+        frames__put_tag(e, 1, FRAMES__VARINT);
+    }
+    frames__put_message(e, 4, mark);
+    frames__put_u64(e, 3, s->number);
+    frames__put_u64(e, 2, s->thread_id);
+    frames__put_u64(e, 1, s->address);
+}
+
+static void frames__enc_exception(frames__enc *e, const frames_exception_frame *x) {
+    if (x->has_to_addr) frames__put_u64(e, 4, x->to_addr);
+    if (x->has_from_addr) frames__put_u64(e, 3, x->from_addr);
+    if (x->has_thread_id) frames__put_u64(e, 2, x->thread_id);
+    frames__put_u64(e, 1, x->number);
+}
+
+static void frames__enc_taint_intro_frame(frames__enc *e, const frames_taint_intro_frame *t) {
+    size_t list_mark = e->len, mark;
+    uint32_t i = t->count;
+    while (i-- > 0) {
+        const frames_taint_intro *ti = &t->intros[i];
+        mark = e->len;
+        if (ti->has_offset) frames__put_u64(e, 5, ti->offset);
+        if (ti->has_source_name) frames__put_bytes(e, 4, ti->source_name);
+        if (ti->has_value) frames__put_bytes(e, 3, ti->value);
+        frames__put_u64(e, 2, ti->taint_id);
+        frames__put_u64(e, 1, ti->addr);
+        frames__put_message(e, 1, mark);
+    }
+    frames__put_message(e, 1, list_mark);
+}
+
+static void frames__enc_modload(frames__enc *e, const frames_modload_frame *m) {
+    frames__put_u64(e, 3, m->high_address);
+    frames__put_u64(e, 2, m->low_address);
+    frames__put_bytes(e, 1, m->module_name);
+}
+
+static void frames__enc_key(frames__enc *e, const frames_key_frame *k) {
+    size_t lists_mark = e->len, mark, tag_mark;
+    uint32_t i = k->count;
+    while (i-- > 0) {
+        const frames_tagged_values *t = &k->lists[i];
+        mark = e->len;
+        frames__enc_operand_list(e, 2, t->values, t->count, frames__enc_value_info);
+        tag_mark = e->len;
+        if (t->tag_set & FRAMES_TAG_THREAD_ID) frames__put_u64(e, 2, t->thread_id);
+        if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) frames__put_bool(e, 1, t->no_thread_id);
+        frames__put_message(e, 1, tag_mark);
+        frames__put_message(e, 1, mark);
+    }
+    frames__put_message(e, 1, lists_mark);
+}
+
+static void frames__enc_unknown(frames__enc *e, const frames_unknown_option *u) {
+    uint8_t tmp[8];
+    switch (u->wire_type) {
+    case FRAMES__VARINT: frames__put_varint(e, u->scalar); break;
+    case FRAMES__I64:
+        frames__put_le64(tmp, u->scalar);
+        frames__put(e, tmp, 8);
+        break;
+    case FRAMES__I32:
+        frames__put_le64(tmp, u->scalar);
+        frames__put(e, tmp, 4);
+        break;
+    case FRAMES__LEN:
+        frames__put(e, u->payload.ptr, u->payload.len);
+        frames__put_varint(e, u->payload.len);
+        break;
+    default: /* a group: its raw bytes including the end tag */
+        frames__put(e, u->payload.ptr, u->payload.len);
+        break;
+    }
+    frames__put_tag(e, u->field, u->wire_type);
+}
+
+static uint32_t frames__options_of(const frames_frame *f) {
+    if (f->present) return f->present;
+    return f->kind >= FRAMES_KIND_STD && f->kind <= FRAMES_KIND_UNKNOWN ? 1u << f->kind : 0;
+}
+
+static void frames__enc_frame(frames__enc *e, const frames_frame *f) {
+    uint32_t opts = frames__options_of(f);
+    uint32_t k, unknown_at = (opts >> FRAMES_KIND_UNKNOWN) & 1 ? f->unknown.field : 0;
+    size_t mark;
+    if (unknown_at > 6) frames__enc_unknown(e, &f->unknown);
+    for (k = 6; k >= 1; k--) {
+        if (unknown_at == k) frames__enc_unknown(e, &f->unknown);
+        if (!((opts >> k) & 1)) continue;
+        mark = e->len;
+        switch (k) {
+        case 1: frames__enc_std(e, &f->std); break;
+        case 2: frames__enc_syscall(e, &f->syscall); break;
+        case 3: frames__enc_exception(e, &f->exception); break;
+        case 4: frames__enc_taint_intro_frame(e, &f->taint_intro); break;
+        case 5: frames__enc_modload(e, &f->modload); break;
+        default: frames__enc_key(e, &f->key); break;
+        }
+        frames__put_message(e, k, mark);
+    }
+}
+
+static int frames__one_bit(uint32_t v) { return v && !(v & (v - 1)); }
+
+static int frames__check_operand(const frames_operand *op, int value_info, const char *where,
+                                 uint32_t i, frames_error *err) {
+    if (!frames__one_bit(op->spec & (FRAMES_MEM | FRAMES_REG)) || (op->spec & ~3u))
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s operand %u: spec must be exactly one of FRAMES_MEM, FRAMES_REG",
+                            where, (unsigned)i);
+    if ((op->taint.set & ~7u) || (op->taint.set && !frames__one_bit(op->taint.set)))
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s operand %u: taint must have at most one option", where,
+                            (unsigned)i);
+    (void)value_info;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_validate_frame(const frames_frame *f, frames_error *err) {
+    uint32_t opts = frames__options_of(f), i, j;
+    int rc;
+    if (!frames__one_bit(opts))
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            opts ? "frame has several options set" : "empty frame");
+    if (opts & (1u << FRAMES_KIND_UNKNOWN))
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "frame option %u is not part of the schema", (unsigned)f->unknown.field);
+    if (opts & (1u << FRAMES_KIND_STD)) {
+        for (i = 0; i < f->std.npre; i++)
+            if ((rc = frames__check_operand(&f->std.pre[i], 0, "pre", i, err))) return rc;
+        for (i = 0; i < f->std.npost; i++)
+            if ((rc = frames__check_operand(&f->std.post[i], 0, "post", i, err))) return rc;
+    }
+    if (opts & (1u << FRAMES_KIND_KEY)) {
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            if (!frames__one_bit(t->tag_set) || (t->tag_set & ~3u))
+                return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                                    "key frame list %u: value_source_tag needs exactly one option",
+                                    (unsigned)i);
+            for (j = 0; j < t->count; j++)
+                if ((rc = frames__check_operand(&t->values[j], 1, "key frame", j, err))) return rc;
+        }
+    }
+    return FRAMES_OK;
+}
+
+FRAMES_DEF size_t frames_frame_size(const frames_frame *f) {
+    frames__enc e;
+    e.buf = NULL;
+    e.cap = 0;
+    e.len = 0;
+    e.lenient = 1;
+    frames__enc_frame(&e, f);
+    return e.len;
+}
+
+/* Encode back to front into buf, then move the bytes to the start. */
+static int frames__finish_encoding(frames__enc *e, void *buf, size_t cap, size_t *len,
+                                   frames_error *err, const char *what) {
+    if (len) *len = e->len;
+    if (e->len > cap)
+        return frames__fail(err, FRAMES_E_SPACE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s needs %lu bytes, buffer has %lu", what, (unsigned long)e->len,
+                            (unsigned long)cap);
+    if (e->len < cap) memmove(buf, (uint8_t *)buf + (cap - e->len), e->len);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *buf, size_t cap,
+                                   size_t *len, frames_error *err) {
+    frames__enc e;
+    int rc;
+    if (!(flags & FRAMES_ENC_LENIENT) && (rc = frames_validate_frame(f, err)) < 0) {
+        if (len) *len = 0;
+        return rc;
+    }
+    e.buf = (uint8_t *)buf;
+    e.cap = buf ? cap : 0;
+    e.len = 0;
+    e.lenient = (flags & FRAMES_ENC_LENIENT) != 0;
+    frames__enc_frame(&e, f);
+    return frames__finish_encoding(&e, buf, e.cap, len, err, "frame");
+}
+
+static void frames__enc_strings(frames__enc *e, uint32_t field, const frames_bytes *list,
+                                uint32_t n) {
+    while (n-- > 0) frames__put_bytes(e, field, list[n]);
+}
+
+static void frames__enc_meta(frames__enc *e, const frames_meta *m) {
+    size_t mark;
+    frames__put_double(e, 6, m->time);
+    frames__put_bytes(e, 5, m->host);
+    frames__put_bytes(e, 4, m->user);
+    mark = e->len;
+    frames__put_double(e, 4, m->fstats_ctime);
+    frames__put_double(e, 3, m->fstats_mtime);
+    frames__put_double(e, 2, m->fstats_atime);
+    frames__put_sint32(e, 1, m->fstats_size);
+    frames__put_message(e, 3, mark);
+    mark = e->len;
+    frames__put_bytes(e, 4, m->target_md5sum);
+    frames__enc_strings(e, 3, m->target_envp, m->ntarget_envp);
+    frames__enc_strings(e, 2, m->target_args, m->ntarget_args);
+    frames__put_bytes(e, 1, m->target_path);
+    frames__put_message(e, 2, mark);
+    mark = e->len;
+    frames__put_bytes(e, 4, m->tracer_version);
+    frames__enc_strings(e, 3, m->tracer_envp, m->ntracer_envp);
+    frames__enc_strings(e, 2, m->tracer_args, m->ntracer_args);
+    frames__put_bytes(e, 1, m->tracer_name);
+    frames__put_message(e, 1, mark);
+}
+
+FRAMES_DEF size_t frames_meta_size(const frames_meta *m) {
+    frames__enc e;
+    e.buf = NULL;
+    e.cap = 0;
+    e.len = 0;
+    e.lenient = 1;
+    frames__enc_meta(&e, m);
+    return e.len;
+}
+
+FRAMES_DEF int frames_encode_meta(const frames_meta *m, void *buf, size_t cap, size_t *len,
+                                  frames_error *err) {
+    frames__enc e;
+    e.buf = (uint8_t *)buf;
+    e.cap = buf ? cap : 0;
+    e.len = 0;
+    e.lenient = 1;
+    frames__enc_meta(&e, m);
+    return frames__finish_encoding(&e, buf, e.cap, len, err, "meta frame");
+}
+
+/* ---------------------------------------------------------------- container: reader */
+
+#define FRAMES__MAX_WARNINGS 16
+
+struct frames_cursor {
+    frames_reader *r;
+    uint64_t index;        /* index of the next frame */
+    uint64_t off;          /* offset of its size prefix (memory-backed readers) */
+    frames_decoder dec;
+    frames_error err;
+    int allocated;
+};
+
+struct frames_reader {
+    frames_reader_options opt;
+    int stream;
+    /* memory-backed input */
+    const uint8_t *data;
+    uint64_t size;
+    void *owned;           /* malloc'd copy or mapping of the whole file */
+    size_t owned_len;
+    int owned_is_map;
+    /* stream input: a window [win + head, win + tail) starting at file offset win_pos */
+    frames_io io;
+    int io_fd;             /* for the fd/path stream helpers */
+    void *io_file;         /* FILE* opened by frames_reader_open_path without POSIX */
+    uint8_t *win;
+    size_t win_cap, head, tail;
+    uint64_t win_pos;
+    int eof;
+    /* header and meta */
+    frames_header hdr;
+    int has_meta;
+    frames_meta meta;
+    frames_decoder meta_dec;
+    uint8_t *meta_copy;    /* stream readers keep their own copy of the meta bytes */
+    frames_bytes meta_bytes;
+    int finished;          /* T != 0 in the header */
+    int t_valid;           /* T lies between F and the end of the file */
+    uint64_t data_end;     /* frames are read from F up to here */
+    /* table of contents */
+    uint64_t m, toc_words;
+    const uint8_t *toc;    /* first entry (after m); stream readers: a copy */
+    uint8_t *toc_copy;
+    int toc_conv;
+    uint32_t toc_matches;
+    int toc_usable, toc_checked_entries;
+    /* frame count and the index built by scanning */
+    int count_known;
+    uint64_t nframes;
+    uint64_t *index;
+    size_t nindex;
+    int indexed;
+    /* what the end of the data looks like */
+    int tail_known, truncated, bad_tail, pipe_toc;
+    uint64_t trunc_off, trunc_bytes;
+    /* statistics of frames decoded with frames_reader_next */
+    uint64_t decoded, decode_errors;
+    uint32_t flags_seen;
+    int stream_done;
+    int verified;          /* TOC matches checked against the frames (stat) */
+    /* warnings */
+    char warn[FRAMES__MAX_WARNINGS][160];
+    uint32_t nwarn;
+    struct frames_cursor cur;
+    frames_error err;
+};
+
+static void frames__warn(frames_reader *r, const char *fmt, ...) FRAMES__PRINTF(2, 3);
+static void frames__warn(frames_reader *r, const char *fmt, ...) {
+    va_list ap;
+    if (r->nwarn >= FRAMES__MAX_WARNINGS) {
+        r->nwarn = FRAMES__MAX_WARNINGS; /* the last slot says that more were dropped */
+        snprintf(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(r->warn[r->nwarn++], sizeof r->warn[0], fmt, ap);
+    va_end(ap);
+}
+
+FRAMES_DEF void frames_reader_options_default(frames_reader_options *o) {
+    memset(o, 0, sizeof *o);
+    o->limits = frames_limits_default();
+    o->index_stride = 256;
+}
+
+/* -- stream window */
+
+/* Make at least `need` bytes available from the window head (fewer at end of input).
+   The buffer grows only as data actually arrives, so a hostile length cannot cause a
+   large allocation. Returns the bytes available, or a negative code. */
+static long long frames__fill(frames_reader *r, size_t need) {
+    while (r->tail - r->head < need && !r->eof) {
+        long long got;
+        size_t want;
+        if (r->head > 0 && (r->head >= r->win_cap / 2 || r->tail == r->win_cap)) {
+            memmove(r->win, r->win + r->head, r->tail - r->head);
+            r->tail -= r->head;
+            r->win_pos += r->head;
+            r->head = 0;
+        }
+        if (r->tail == r->win_cap) {
+            size_t ncap = r->win_cap ? r->win_cap * 2 : 65536;
+            uint8_t *nw = (uint8_t *)FRAMES_REALLOC(r->win, ncap, r->opt.alloc_ctx);
+            if (!nw) return frames__fail(&r->err, FRAMES_E_NOMEM, r->win_pos + r->tail,
+                                         FRAMES_NO_POS, "out of memory for the input window");
+            r->win = nw;
+            r->win_cap = ncap;
+        }
+        want = r->win_cap - r->tail;
+        got = r->io.read(r->io.ctx, r->win + r->tail, want);
+        if (got < 0)
+            return frames__fail(&r->err, FRAMES_E_IO, r->win_pos + r->tail, FRAMES_NO_POS,
+                                "read failed: %s", strerror(errno));
+        if (got == 0) r->eof = 1;
+        r->tail += (size_t)got;
+    }
+    return (long long)(r->tail - r->head);
+}
+
+static uint64_t frames__stream_pos(const frames_reader *r) { return r->win_pos + r->head; }
+
+/* Read and drop n bytes; returns how many were present. */
+static long long frames__discard(frames_reader *r, uint64_t n) {
+    uint64_t done = 0;
+    while (done < n) {
+        long long avail = frames__fill(r, 1);
+        size_t take;
+        if (avail < 0) return avail;
+        if (avail == 0) break;
+        take = (uint64_t)avail < n - done ? (size_t)avail : (size_t)(n - done);
+        r->head += take;
+        done += take;
+    }
+    return (long long)done;
+}
+
+/* -- header and meta */
+
+static int frames__parse_header(frames_reader *r, const uint8_t *h) {
+    frames_header *hd = &r->hdr;
+    int zero = 1, i;
+    hd->magic = frames__le64(h);
+    hd->version = frames__le64(h + 8);
+    hd->arch = frames__le64(h + 16);
+    hd->machine = frames__le64(h + 24);
+    hd->nframes = frames__le64(h + 32);
+    hd->toc_offset = frames__le64(h + 40);
+    for (i = 0; i < 48; i++) zero &= h[i] == 0;
+    if (hd->magic != FRAMES_MAGIC) {
+        if (zero && !(r->opt.flags & FRAMES_READ_NO_ZERO_HEADER)) {
+            hd->version = 1;
+            frames__warn(r, "all-zero header: read as an unfinished version 1 trace (2014 libtrace)");
+        } else if (!(r->opt.flags & FRAMES_READ_IGNORE_MAGIC)) {
+            return frames__fail(&r->err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
+                                "not a frames trace: magic number is 0x%016llx",
+                                (unsigned long long)hd->magic);
+        } else {
+            frames__warn(r, "bad magic number 0x%016llx ignored", (unsigned long long)hd->magic);
+        }
+    }
+    if (hd->version < 1 || hd->version > 3) {
+        if (!(r->opt.flags & FRAMES_READ_ANY_VERSION))
+            return frames__fail(&r->err, FRAMES_E_VERSION, 8, FRAMES_NO_POS,
+                                "unsupported trace version %llu (1, 2 and 3 are known)",
+                                (unsigned long long)hd->version);
+        frames__warn(r, "unknown version %llu read with the version 2 layout",
+                     (unsigned long long)hd->version);
+    }
+    r->has_meta = hd->version != 1;
+    r->finished = hd->toc_offset != 0;
+    hd->first_frame = FRAMES_HEADER_SIZE;
+    return FRAMES_OK;
+}
+
+/* meta_size word and meta bytes have been located: decode them (a damaged meta is a
+   warning, the frames can still be read). */
+static void frames__load_meta(frames_reader *r, const uint8_t *bytes, size_t len) {
+    frames_error e;
+    r->meta_bytes = frames_bytes_of(bytes, len);
+    frames_decoder_init(&r->meta_dec, NULL, 0, r->opt.alloc_ctx);
+    r->meta_dec.limits = r->opt.limits;
+    r->meta_dec.strict = (r->opt.flags & FRAMES_READ_STRICT) != 0;
+    if (frames_decode_meta(&r->meta_dec, bytes, len, &r->meta, &e) < 0) {
+        frames__warn(r, "meta frame at offset 0x38 does not decode: %s", e.message);
+        r->has_meta = 0;
+        r->flags_seen |= FRAMES_FF_INCOMPLETE;
+        return;
+    }
+    r->flags_seen |= r->meta.flags;
+}
+
+static int frames__check_meta_size(frames_reader *r, uint64_t meta_size, uint64_t avail) {
+    if (meta_size > r->opt.limits.max_frame_size)
+        return frames__fail(&r->err, FRAMES_E_LIMIT, 0x30, FRAMES_NO_POS,
+                            "meta frame size %llu exceeds the limit of %llu bytes",
+                            (unsigned long long)meta_size,
+                            (unsigned long long)r->opt.limits.max_frame_size);
+    if (meta_size > avail)
+        return frames__fail(&r->err, FRAMES_E_TRUNCATED, 0x30, FRAMES_NO_POS,
+                            "meta frame of %llu bytes runs past the end of the file (%llu present)",
+                            (unsigned long long)meta_size, (unsigned long long)avail);
+    return FRAMES_OK;
+}
+
+/* -- the table of contents */
+
+/* Entry i of the TOC. */
+static uint64_t frames__toc_entry(const frames_reader *r, uint64_t i) {
+    return frames__le64(r->toc + 8 * i);
+}
+
+static uint64_t frames__ceil_div(uint64_t n, uint64_t m) { return n / m + (n % m != 0); }
+
+/* Which conventions fit n frames and the words present (contents of the entries that
+   point at frames are checked separately). */
+static uint32_t frames__toc_candidates(const frames_reader *r, uint64_t n) {
+    uint64_t m = r->m, k = r->toc_words, T = r->hdr.toc_offset, F = r->hdr.first_frame, i;
+    uint64_t floor_nm1 = n ? (n - 1) / m : 0, nb = frames__ceil_div(n, m);
+    uint32_t c = 0;
+    if (m == 0) return 0;
+    if (k == floor_nm1) c |= 1u << FRAMES_TOC_LIBTRACE;
+    if (k == n / m && (n % m != 0 || n == 0 || frames__toc_entry(r, k - 1) == T))
+        c |= 1u << FRAMES_TOC_TRACEWRAP;
+    if (k == nb) {
+        int pad_t = 1, pad_0 = 1;
+        for (i = floor_nm1; i < k; i++) {
+            pad_t &= frames__toc_entry(r, i) == T;
+            pad_0 &= frames__toc_entry(r, i) == 0;
+        }
+        if (pad_t) c |= 1u << FRAMES_TOC_CEIL;
+        if (pad_0 && n) c |= 1u << FRAMES_TOC_CEIL_ZERO;
+        if (n && frames__toc_entry(r, 0) == 0x30) c |= 1u << FRAMES_TOC_BLOCK_STARTS;
+    }
+    if (n && k == nb - 1 && k > 0 && frames__toc_entry(r, 0) == F) c |= 1u << FRAMES_TOC_SHIFTED;
+    if (n && k == nb + 1 && frames__toc_entry(r, 0) == F) c |= 1u << FRAMES_TOC_README;
+    return c;
+}
+
+/* For conventions whose entry i is the start of block i+1 this returns 1, for those
+   whose entry i is the start of block i, 0. */
+static int frames__toc_shift(int conv) {
+    return conv == FRAMES_TOC_SHIFTED || conv == FRAMES_TOC_BLOCK_STARTS ||
+                   conv == FRAMES_TOC_README ? 0 : 1;
+}
+
+static int frames__first_conv(uint32_t c) {
+    int k;
+    for (k = 1; k < FRAMES_TOC_INVALID; k++)
+        if (c & (1u << k)) return k;
+    return FRAMES_TOC_INVALID;
+}
+
+/* Does a complete frame record start at off (before data_end)? */
+static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *next) {
+    uint64_t len;
+    if (off < r->hdr.first_frame || off > r->data_end || r->data_end - off < 8) return 0;
+    len = frames__le64(r->data + off);
+    if (len > r->data_end - off - 8) return 0;
+    *next = off + 8 + len;
+    return 1;
+}
+
+/* Offset of the start of block b according to the TOC, or 0 if the TOC has none. */
+static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
+    int shift = frames__toc_shift(r->toc_conv);
+    if (b == 0) return r->hdr.first_frame;
+    if (b - shift >= r->toc_words) return 0;
+    return frames__toc_entry(r, b - shift);
+}
+
+/* The TOC may be used for random access only if the entries that point at frames are
+   increasing, lie inside [F, T) and each starts a record that ends at or before T, and
+   if hopping from the last block start reaches T after exactly the frames the header
+   says. This costs one pass over the entries and at most m hops. */
+static void frames__check_toc(frames_reader *r) {
+    uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
+    r->toc_conv = FRAMES_TOC_INVALID;
+    if (!r->finished || !r->t_valid) {
+        r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
+        return;
+    }
+    if (m == 0) {
+        frames__warn(r, "TOC has m = 0 frames per entry: not usable");
+        return;
+    }
+    r->toc_matches = frames__toc_candidates(r, n);
+    if (!r->toc_matches) {
+        frames__warn(r, "TOC has %llu entries, which fits no known convention for n = %llu, m = %llu",
+                     (unsigned long long)r->toc_words, (unsigned long long)n,
+                     (unsigned long long)m);
+        return;
+    }
+    r->toc_conv = frames__first_conv(r->toc_matches);
+    if (n == 0) {
+        if (r->hdr.toc_offset == r->hdr.first_frame) {
+            r->toc_usable = 1;
+            r->count_known = 1;
+            r->nframes = 0;
+        }
+        return;
+    }
+    nb = frames__ceil_div(n, m);
+    prev = r->hdr.first_frame;
+    for (b = 1; b < nb; b++) {
+        off = frames__block_start(r, b);
+        if (off <= prev || !frames__record_at(r, off, &next)) {
+            frames__warn(r, "TOC entry for block %llu (offset 0x%llx) is not a frame boundary; "
+                         "indexing by scanning", (unsigned long long)b, (unsigned long long)off);
+            return;
+        }
+        prev = off;
+    }
+    /* the last block must end exactly at T with the right number of frames */
+    off = frames__block_start(r, nb - 1);
+    for (hops = 0; off < r->data_end && hops <= m; hops++) {
+        if (!frames__record_at(r, off, &next)) break;
+        off = next;
+    }
+    if (off != r->data_end || hops != n - (nb - 1) * m) {
+        frames__warn(r, "header says %llu frames but the last TOC block does not end at the TOC; "
+                     "counting by scanning", (unsigned long long)n);
+        return;
+    }
+    r->toc_usable = 1;
+    r->count_known = 1;
+    r->nframes = n;
+}
+
+/* -- the end of the data */
+
+/* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
+   followed by entries of 0xffffffffffffffff. */
+static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
+    uint64_t i;
+    if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+    for (i = 8; i < len; i += 8)
+        if (frames__le64(p + i) != UINT64_MAX) return 0;
+    return 1;
+}
+
+/* Record what lies between off and the end of the data when it is not a complete frame. */
+static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p) {
+    if (r->tail_known || bytes == 0) {
+        r->tail_known = 1;
+        return;
+    }
+    r->tail_known = 1;
+    if (!r->finished && p && frames__looks_like_pipe_toc(p, bytes)) {
+        r->pipe_toc = 1;
+        frames__warn(r, "%llu bytes at offset 0x%llx are the TOC libtrace writes to a pipe "
+                     "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
+                     (unsigned long long)frames__le64(p));
+        return;
+    }
+    r->truncated = 1;
+    r->trunc_off = off;
+    r->trunc_bytes = bytes;
+    frames__warn(r, "trace is truncated: %llu bytes of an incomplete record at offset 0x%llx",
+                 (unsigned long long)bytes, (unsigned long long)off);
+}
+
+/* An unfinished trace whose last record is complete but does not parse (e.g. the tail
+   of a crashed writer): end of trace with a warning, as BAP's reader would stop. */
+static int frames__final_record_is_garbage(frames_reader *r, const uint8_t *payload,
+                                           uint64_t len, uint64_t off) {
+    frames_decoder d;
+    frames_frame f;
+    frames_error e;
+    uint64_t buf[64];
+    int bad;
+    if (r->finished) return 0;
+    frames_decoder_init(&d, buf, sizeof buf, r->opt.alloc_ctx);
+    d.frames__owned = 1; /* may grow past the stack buffer for a big final frame */
+    d.limits = r->opt.limits;
+    bad = frames_decode_frame(&d, payload, (size_t)len, &f, &e) < 0 || len == 0;
+    if (d.frames__base != (uint8_t *)buf) {
+        frames__free_spills(&d);
+        if (d.frames__base && d.frames__base != (uint8_t *)buf) FRAMES_FREE(d.frames__base, d.alloc_ctx);
+    } else {
+        frames__free_spills(&d);
+    }
+    if (bad && !r->bad_tail) {
+        r->bad_tail = 1;
+        frames__warn(r, "last record (%llu bytes at offset 0x%llx) of the unfinished trace is not a "
+                     "frame: treated as the end of the trace", (unsigned long long)len,
+                     (unsigned long long)off);
+    }
+    return bad;
+}
+
+/* -- scanning (memory-backed) */
+
+/* One pass over the size prefixes: count, index every `stride` frames, find the tail. */
+static int frames__scan(frames_reader *r) {
+    uint64_t off = r->hdr.first_frame, n = 0, len;
+    size_t cap = 0;
+    uint32_t stride = r->opt.index_stride ? r->opt.index_stride : 256;
+    if (r->indexed) return FRAMES_OK;
+    if (r->stream)
+        return frames__fail(&r->err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "a stream cannot be scanned twice");
+    FRAMES_FREE(r->index, r->opt.alloc_ctx);
+    r->index = NULL;
+    r->nindex = 0;
+    while (off < r->data_end) {
+        uint64_t rem = r->data_end - off;
+        if (n % stride == 0) {
+            if (r->nindex == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                uint64_t *ni = (uint64_t *)FRAMES_REALLOC(r->index, ncap * sizeof *ni, r->opt.alloc_ctx);
+                if (!ni) return frames__fail(&r->err, FRAMES_E_NOMEM, off, n, "out of memory for the index");
+                r->index = ni;
+                cap = ncap;
+            }
+            r->index[r->nindex++] = off;
+        }
+        if (rem < 8) {
+            frames__note_tail(r, off, rem, r->data + off);
+            break;
+        }
+        len = frames__le64(r->data + off);
+        if (len > rem - 8) {
+            frames__note_tail(r, off, rem, r->data + off);
+            break;
+        }
+        if (off + 8 + len == r->data_end &&
+            frames__final_record_is_garbage(r, r->data + off + 8, len, off))
+            break;
+        off += 8 + len;
+        n++;
+    }
+    if (r->index && r->nindex && r->index[r->nindex - 1] >= off && n % stride == 0 && n)
+        r->nindex--; /* an entry for a frame that does not exist */
+    r->tail_known = 1;
+    if (r->count_known && r->nframes != n)
+        frames__warn(r, "scan found %llu frames, the header says %llu", (unsigned long long)n,
+                     (unsigned long long)r->nframes);
+    if (r->finished && !r->count_known && r->hdr.nframes != n)
+        frames__warn(r, "header says %llu frames, %llu were found",
+                     (unsigned long long)r->hdr.nframes, (unsigned long long)n);
+    r->nframes = n;
+    r->count_known = 1;
+    r->indexed = 1;
+    return FRAMES_OK;
+}
+
+/* Offset of frame `index` (random access), or an error. index == nframes gives the end. */
+static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frames_error *err) {
+    uint64_t start, first, next;
+    int rc;
+    if (!r->toc_usable && !r->indexed && (rc = frames__scan(r)) < 0) {
+        if (err != &r->err) *err = r->err;
+        return rc;
+    }
+    if (index > r->nframes)
+        return frames__fail(err, FRAMES_E_RANGE, FRAMES_NO_POS, index,
+                            "frame %llu requested, the trace has %llu",
+                            (unsigned long long)index, (unsigned long long)r->nframes);
+    if (r->toc_usable) {
+        uint64_t b = index / r->m;
+        start = frames__block_start(r, b);
+        first = b * r->m;
+    } else {
+        uint32_t stride = r->opt.index_stride ? r->opt.index_stride : 256;
+        uint64_t s = index / stride;
+        if (s >= r->nindex) s = r->nindex ? r->nindex - 1 : 0;
+        start = r->nindex ? r->index[s] : r->hdr.first_frame;
+        first = s * stride;
+    }
+    while (first < index) {
+        if (!frames__record_at(r, start, &next))
+            return frames__fail(err, FRAMES_E_FORMAT, start, first, "frame record expected");
+        start = next;
+        first++;
+    }
+    *off = start;
+    return FRAMES_OK;
+}
+
+/* -- opening */
+
+static frames_reader *frames__new_reader(const frames_reader_options *o) {
+    frames_reader_options def;
+    frames_reader *r;
+    if (!o) {
+        frames_reader_options_default(&def);
+        o = &def;
+    }
+    r = (frames_reader *)FRAMES_MALLOC(sizeof *r, o->alloc_ctx);
+    if (!r) return NULL;
+    memset(r, 0, sizeof *r);
+    r->opt = *o;
+    if (r->opt.limits.max_frame_size == 0) r->opt.limits = frames_limits_default();
+    r->io_fd = -1;
+    r->cur.r = r;
+    frames_decoder_init(&r->cur.dec, NULL, 0, r->opt.alloc_ctx);
+    r->cur.dec.limits = r->opt.limits;
+    r->cur.dec.strict = (r->opt.flags & FRAMES_READ_STRICT) != 0;
+    frames__clear_error(&r->err);
+    frames__clear_error(&r->cur.err);
+    return r;
+}
+
+/* Header, meta and TOC of a memory-backed trace. */
+static int frames__open_memory_layout(frames_reader *r) {
+    const uint8_t *d = r->data;
+    uint64_t size = r->size, F, T;
+    int rc;
+    if (size < FRAMES_HEADER_SIZE)
+        return frames__fail(&r->err, size ? FRAMES_E_TRUNCATED : FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
+                            "file has %llu bytes, shorter than the 48-byte header",
+                            (unsigned long long)size);
+    if ((rc = frames__parse_header(r, d)) < 0) return rc;
+    F = FRAMES_HEADER_SIZE;
+    if (r->has_meta) {
+        if (size < F + 8)
+            return frames__fail(&r->err, FRAMES_E_TRUNCATED, F, FRAMES_NO_POS,
+                                "file ends before the meta frame size");
+        r->hdr.meta_size = frames__le64(d + F);
+        if ((rc = frames__check_meta_size(r, r->hdr.meta_size, size - F - 8)) < 0) return rc;
+        frames__load_meta(r, d + F + 8, (size_t)r->hdr.meta_size);
+        F += 8 + r->hdr.meta_size;
+    }
+    r->hdr.first_frame = F;
+    T = r->hdr.toc_offset;
+    r->data_end = size;
+    if (r->finished) {
+        if (T < F || T > size || size - T < 8) {
+            frames__warn(r, "TOC offset 0x%llx lies outside the frames (F = 0x%llx, file size 0x%llx): "
+                         "the file was cut after it was finished; reading frames to the end",
+                         (unsigned long long)T, (unsigned long long)F, (unsigned long long)size);
+        } else {
+            r->t_valid = 1;
+            r->data_end = T;
+            r->m = frames__le64(d + T);
+            r->toc_words = (size - T - 8) / 8;
+            r->toc = d + T + 8;
+            if ((size - T - 8) % 8)
+                frames__warn(r, "%llu stray bytes after the TOC", (unsigned long long)((size - T - 8) % 8));
+        }
+    } else if (r->hdr.nframes) {
+        frames__warn(r, "header says %llu frames but has no TOC offset: read as unfinished",
+                     (unsigned long long)r->hdr.nframes);
+    }
+    if (!(r->opt.flags & FRAMES_READ_IGNORE_TOC)) frames__check_toc(r);
+    else r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
+    if (r->toc_conv != FRAMES_TOC_INVALID && r->toc_conv != FRAMES_TOC_NONE) r->toc_checked_entries = 0;
+    r->cur.off = F;
+    return FRAMES_OK;
+}
+
+static int frames__open_done(frames_reader *r, frames_reader **out, frames_error *err, int rc) {
+    if (rc < 0) {
+        if (err) *err = r->err;
+        frames_reader_close(r);
+        *out = NULL;
+        return rc;
+    }
+    if (err) frames__clear_error(err);
+    *out = r;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_reader_open_memory(frames_reader **out, const void *data, size_t size,
+                                         const frames_reader_options *o, frames_error *err) {
+    frames_reader *r = frames__new_reader(o);
+    *out = NULL;
+    if (!r) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    r->data = (const uint8_t *)data;
+    r->size = size;
+    return frames__open_done(r, out, err, frames__open_memory_layout(r));
+}
+
+/* Header and meta of a stream; the frames follow. */
+static int frames__open_stream_layout(frames_reader *r) {
+    long long avail;
+    uint64_t ms;
+    int rc;
+    r->stream = 1;
+    if ((avail = frames__fill(r, FRAMES_HEADER_SIZE)) < 0) return (int)avail;
+    if (avail < FRAMES_HEADER_SIZE)
+        return frames__fail(&r->err, avail ? FRAMES_E_TRUNCATED : FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
+                            "input has %lld bytes, shorter than the 48-byte header", avail);
+    if ((rc = frames__parse_header(r, r->win + r->head)) < 0) return rc;
+    r->head += FRAMES_HEADER_SIZE;
+    if (r->has_meta) {
+        if ((avail = frames__fill(r, 8)) < 0) return (int)avail;
+        if (avail < 8)
+            return frames__fail(&r->err, FRAMES_E_TRUNCATED, 0x30, FRAMES_NO_POS,
+                                "input ends before the meta frame size");
+        ms = frames__le64(r->win + r->head);
+        r->hdr.meta_size = ms;
+        if (ms > r->opt.limits.max_frame_size) return frames__check_meta_size(r, ms, ms);
+        if ((avail = frames__fill(r, 8 + (size_t)ms)) < 0) return (int)avail;
+        if ((rc = frames__check_meta_size(r, ms, (uint64_t)avail - 8)) < 0) return rc;
+        r->meta_copy = (uint8_t *)FRAMES_MALLOC(ms ? (size_t)ms : 1, r->opt.alloc_ctx);
+        if (!r->meta_copy) return frames__fail(&r->err, FRAMES_E_NOMEM, 0x38, FRAMES_NO_POS, "out of memory");
+        memcpy(r->meta_copy, r->win + r->head + 8, (size_t)ms);
+        r->head += 8 + (size_t)ms;
+        frames__load_meta(r, r->meta_copy, (size_t)ms);
+    }
+    r->hdr.first_frame = frames__stream_pos(r);
+    if (r->finished && r->hdr.toc_offset < r->hdr.first_frame)
+        frames__warn(r, "TOC offset 0x%llx lies before the first frame: ignored",
+                     (unsigned long long)r->hdr.toc_offset);
+    else if (r->finished)
+        r->t_valid = 1;
+    r->data_end = r->t_valid ? r->hdr.toc_offset : UINT64_MAX;
+    r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_reader_open_io(frames_reader **out, const frames_io *io,
+                                     const frames_reader_options *o, frames_error *err) {
+    frames_reader *r = frames__new_reader(o);
+    *out = NULL;
+    if (!r) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    r->io = *io;
+    return frames__open_done(r, out, err, frames__open_stream_layout(r));
+}
+
+#ifndef FRAMES_NO_STDIO
+static long long frames__file_read(void *ctx, void *buf, size_t n) {
+    FILE *f = (FILE *)ctx;
+    size_t got = fread(buf, 1, n, f);
+    if (got == 0 && ferror(f)) return -1;
+    return (long long)got;
+}
+
+FRAMES_DEF int frames_reader_open_file(frames_reader **out, FILE *f,
+                                       const frames_reader_options *o, frames_error *err) {
+    frames_io io;
+    io.ctx = f;
+    io.read = frames__file_read;
+    return frames_reader_open_io(out, &io, o, err);
+}
+#endif
+
+#ifndef FRAMES_NO_POSIX
+static long long frames__fd_read(void *ctx, void *buf, size_t n) {
+    int fd = (int)(intptr_t)ctx;
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0) return (long long)got;
+        if (errno != EINTR) return -1;
+    }
+}
+
+/* Map (or read) a regular file; stream anything else. */
+static int frames__open_fd(frames_reader **out, int fd, int own_fd, const char *name,
+                           const frames_reader_options *o, frames_error *err) {
+    struct stat st;
+    frames_reader *r;
+    frames_io io;
+    int rc;
+    if (fstat(fd, &st) != 0) {
+        rc = frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", name, strerror(errno));
+        if (own_fd) close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        io.ctx = (void *)(intptr_t)fd;
+        io.read = frames__fd_read;
+        rc = frames_reader_open_io(out, &io, o, err);
+        if (rc == FRAMES_OK && own_fd) (*out)->io_fd = fd;
+        else if (own_fd) close(fd);
+        return rc;
+    }
+    *out = NULL;
+    r = frames__new_reader(o);
+    if (!r) {
+        if (own_fd) close(fd);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        if (own_fd) close(fd);
+        return frames__open_done(r, out, err, frames__fail(&r->err, FRAMES_E_LIMIT, FRAMES_NO_POS,
+                                                           FRAMES_NO_POS, "%s: file too large", name));
+    }
+    r->size = (uint64_t)st.st_size;
+    if (st.st_size > 0 && !(r->opt.flags & FRAMES_READ_NO_MMAP)) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            r->owned = map;
+            r->owned_len = (size_t)st.st_size;
+            r->owned_is_map = 1;
+#ifdef MADV_SEQUENTIAL
+            madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+#endif
+        }
+    }
+    if (!r->owned && st.st_size > 0) { /* read() fallback */
+        size_t done = 0;
+        r->owned = FRAMES_MALLOC((size_t)st.st_size, r->opt.alloc_ctx);
+        if (!r->owned) rc = frames__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS,
+                                         "%s: out of memory reading %llu bytes", name,
+                                         (unsigned long long)st.st_size);
+        while (r->owned && done < (size_t)st.st_size) {
+            ssize_t got = pread(fd, (uint8_t *)r->owned + done, (size_t)st.st_size - done, (off_t)done);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break;
+            done += (size_t)got;
+        }
+        r->owned_len = done;
+        r->size = done;
+    }
+    if (own_fd) close(fd);
+    r->data = (const uint8_t *)r->owned;
+    if (r->size && !r->data) return frames__open_done(r, out, err, r->err.code ? r->err.code : FRAMES_E_IO);
+    return frames__open_done(r, out, err, frames__open_memory_layout(r));
+}
+
+FRAMES_DEF int frames_reader_open_fd(frames_reader **out, int fd, const frames_reader_options *o,
+                                     frames_error *err) {
+    return frames__open_fd(out, fd, 0, "fd", o, err);
+}
+#endif
+
+FRAMES_DEF int frames_reader_open_path(frames_reader **out, const char *path,
+                                       const frames_reader_options *o, frames_error *err) {
+    *out = NULL;
+#ifndef FRAMES_NO_POSIX
+    {
+        int fd;
+        if (!strcmp(path, "-")) return frames__open_fd(out, 0, 0, "standard input", o, err);
+        do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+            return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
+                                path, strerror(errno));
+        return frames__open_fd(out, fd, 1, path, o, err);
+    }
+#elif !defined(FRAMES_NO_STDIO)
+    {
+        FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+        int rc;
+        if (!f)
+            return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
+                                path, strerror(errno));
+        rc = frames_reader_open_file(out, f, o, err);
+        if (f != stdin) {
+            if (rc == FRAMES_OK) (*out)->io_file = f; else fclose(f);
+        }
+        return rc;
+    }
+#else
+    (void)o;
+    return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "%s: built without file support", path);
+#endif
+}
+
+FRAMES_DEF void frames_reader_close(frames_reader *r) {
+    void *ctx;
+    if (!r) return;
+    ctx = r->opt.alloc_ctx;
+    frames_decoder_free(&r->cur.dec);
+    frames_decoder_free(&r->meta_dec);
+#ifndef FRAMES_NO_POSIX
+    if (r->owned && r->owned_is_map) munmap(r->owned, r->owned_len);
+    else
+#endif
+    if (r->owned) FRAMES_FREE(r->owned, ctx);
+#ifndef FRAMES_NO_POSIX
+    if (r->io_fd >= 0) close(r->io_fd);
+#elif !defined(FRAMES_NO_STDIO)
+    if (r->io_file) fclose((FILE *)r->io_file);
+#endif
+    FRAMES_FREE(r->win, ctx);
+    FRAMES_FREE(r->meta_copy, ctx);
+    FRAMES_FREE(r->toc_copy, ctx);
+    FRAMES_FREE(r->index, ctx);
+    FRAMES_FREE(r, ctx);
+}
+
+/* -- iteration */
+
+static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
+    frames_reader *r = c->r;
+    uint64_t off = c->off, rem, len;
+    if (r->count_known && c->index >= r->nframes) return 0;
+    if (off >= r->data_end) return 0;
+    rem = r->data_end - off;
+    if (rem < 8) {
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
+        return 0;
+    }
+    len = frames__le64(r->data + off);
+    if (len > rem - 8) {
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
+        return 0;
+    }
+    if (len > r->opt.limits.max_frame_size) {
+        c->off = off + 8 + len;
+        c->index++;
+        return frames__fail(&c->err, FRAMES_E_LIMIT, off, c->index - 1,
+                            "frame of %llu bytes exceeds the limit of %llu",
+                            (unsigned long long)len,
+                            (unsigned long long)r->opt.limits.max_frame_size);
+    }
+    if (!r->count_known && off + 8 + len == r->data_end &&
+        frames__final_record_is_garbage(r, r->data + off + 8, len, off))
+        return 0;
+    raw->index = c->index++;
+    raw->offset = off;
+    raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
+    c->off = off + 8 + len;
+    return 1;
+}
+
+/* After the last frame of a finished stream: read m and the TOC words for stat. */
+static int frames__stream_read_toc(frames_reader *r) {
+    uint64_t bound = 8 + 8 * (r->hdr.nframes + 2), rest;
+    long long avail, dropped;
+    if (bound > r->opt.limits.max_frame_size) bound = r->opt.limits.max_frame_size;
+    if ((avail = frames__fill(r, (size_t)bound)) < 0) return (int)avail;
+    if ((uint64_t)avail > bound) avail = (long long)bound;
+    if (avail >= 8) {
+        r->toc_copy = (uint8_t *)FRAMES_MALLOC((size_t)avail, r->opt.alloc_ctx);
+        if (!r->toc_copy) return frames__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        memcpy(r->toc_copy, r->win + r->head, (size_t)avail);
+        r->m = frames__le64(r->toc_copy);
+        r->toc = r->toc_copy + 8;
+        r->toc_words = ((uint64_t)avail - 8) / 8;
+    }
+    r->head += (size_t)avail;
+    if ((dropped = frames__discard(r, UINT64_MAX)) < 0) return (int)dropped;
+    rest = (uint64_t)dropped + ((uint64_t)avail >= 8 ? ((uint64_t)avail - 8) % 8 : (uint64_t)avail);
+    if (avail < 8) frames__warn(r, "input ends inside the TOC");
+    else if (rest) frames__warn(r, "%llu stray bytes after the TOC", (unsigned long long)rest);
+    r->toc_matches = r->m ? frames__toc_candidates(r, r->nframes) : 0;
+    r->toc_conv = r->toc_matches ? frames__first_conv(r->toc_matches) : FRAMES_TOC_INVALID;
+    return FRAMES_OK;
+}
+
+static int frames__stream_end(frames_reader *r) {
+    frames_cursor *c = &r->cur;
+    int rc = FRAMES_OK;
+    if (r->stream_done) return 0;
+    r->stream_done = 1;
+    r->count_known = 1;
+    r->nframes = c->index;
+    r->tail_known = 1;
+    if (r->finished && r->t_valid && frames__stream_pos(r) == r->hdr.toc_offset) {
+        rc = frames__stream_read_toc(r);
+    } else if (r->finished) {
+        frames__warn(r, "input ended before the TOC offset 0x%llx: the file was cut after it was "
+                     "finished", (unsigned long long)r->hdr.toc_offset);
+    }
+    r->size = frames__stream_pos(r);
+    if (r->finished && r->hdr.nframes != r->nframes)
+        frames__warn(r, "header says %llu frames, %llu were found",
+                     (unsigned long long)r->hdr.nframes, (unsigned long long)r->nframes);
+    return rc < 0 ? rc : 0;
+}
+
+static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
+    frames_cursor *c = &r->cur;
+    uint64_t pos, len, need;
+    long long avail;
+    if (r->stream_done) return 0;
+    pos = frames__stream_pos(r);
+    if (r->t_valid && pos >= r->data_end) return frames__stream_end(r);
+    if ((avail = frames__fill(r, 8)) < 0) return (int)avail;
+    if (avail < 8) {
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        return frames__stream_end(r);
+    }
+    len = frames__le64(r->win + r->head);
+    if (r->t_valid && len > r->data_end - pos - 8) {
+        frames__warn(r, "record at offset 0x%llx crosses the TOC offset", (unsigned long long)pos);
+        frames__note_tail(r, pos, r->data_end - pos, NULL);
+        return frames__stream_end(r);
+    }
+    if (len > r->opt.limits.max_frame_size) {
+        long long got = frames__discard(r, 8 + len);
+        if (got < 0) return (int)got;
+        if ((uint64_t)got < 8 + len) {
+            frames__note_tail(r, pos, (uint64_t)got, NULL);
+            return frames__stream_end(r);
+        }
+        c->index++;
+        return frames__fail(&c->err, FRAMES_E_LIMIT, pos, c->index - 1,
+                            "frame of %llu bytes exceeds the limit of %llu",
+                            (unsigned long long)len,
+                            (unsigned long long)r->opt.limits.max_frame_size);
+    }
+    need = 8 + len + (r->finished ? 0 : 1); /* one byte more tells whether it is the last */
+    if ((avail = frames__fill(r, (size_t)need)) < 0) return (int)avail;
+    if ((uint64_t)avail < 8 + len) {
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        r->head += (size_t)avail;
+        return frames__stream_end(r);
+    }
+    raw->index = c->index;
+    raw->offset = pos;
+    raw->payload = frames_bytes_of(r->win + r->head + 8, (size_t)len);
+    if (!r->finished && (uint64_t)avail == 8 + len &&
+        frames__final_record_is_garbage(r, raw->payload.ptr, len, pos)) {
+        r->head += (size_t)avail;
+        return frames__stream_end(r);
+    }
+    r->head += 8 + (size_t)len;
+    c->index++;
+    return 1;
+}
+
+/* Decode a raw record; errors carry its index and offset. */
+static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+    frames_error e;
+    int rc = frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f, &e);
+    if (rc < 0) return frames__fail(&c->err, rc, raw->offset, raw->index, "%s", e.message);
+    return 1;
+}
+
+FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
+    int rc = r->stream ? frames__stream_next_raw(r, raw) : frames__mem_next_raw(&r->cur, raw);
+    if (rc < 0) r->err = r->err.code && r->stream && !r->cur.err.code ? r->err : r->cur.err;
+    return rc;
+}
+
+FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
+    frames_raw raw;
+    int rc;
+    frames__clear_error(&r->cur.err);
+    rc = frames_reader_next_raw(r, &raw);
+    if (rc <= 0) return rc;
+    rc = frames__decode_raw(&r->cur, &raw, f);
+    if (rc < 0) {
+        r->decode_errors++;
+        r->err = r->cur.err;
+        return rc;
+    }
+    r->decoded++;
+    r->flags_seen |= f->flags;
+    return 1;
+}
+
+FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }
+
+static int frames__need_random_access(frames_reader *r) {
+    if (r->stream)
+        return frames__fail(&r->err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "random access needs a file or memory, not a stream");
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_reader_seek(frames_reader *r, uint64_t index) {
+    uint64_t off;
+    int rc;
+    if ((rc = frames__need_random_access(r)) < 0) return rc;
+    if ((rc = frames__locate(r, index, &off, &r->err)) < 0) return rc;
+    r->cur.index = index;
+    r->cur.off = off;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_reader_count(frames_reader *r, uint64_t *n) {
+    int rc;
+    if (r->stream) {
+        if (!r->stream_done) return frames__need_random_access(r);
+        *n = r->nframes;
+        return FRAMES_OK;
+    }
+    if (!r->count_known && (rc = frames__scan(r)) < 0) return rc;
+    *n = r->nframes;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_reader_index(frames_reader *r) {
+    int rc;
+    if ((rc = frames__need_random_access(r)) < 0) return rc;
+    if (!r->toc_usable && (rc = frames__scan(r)) < 0) return rc;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF const frames_error *frames_reader_error(const frames_reader *r) { return &r->err; }
+FRAMES_DEF const frames_header *frames_reader_header(const frames_reader *r) { return &r->hdr; }
+FRAMES_DEF const frames_meta *frames_reader_meta(const frames_reader *r) {
+    return r->has_meta ? &r->meta : NULL;
+}
+FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r) { return r->meta_bytes; }
+
+FRAMES_DEF const char *frames_reader_warning(const frames_reader *r, uint32_t i) {
+    return i < r->nwarn ? r->warn[i] : NULL;
+}
+
+/* Offset of frame j*m from the scan index (not from the TOC). */
+static int frames__scanned_offset(frames_reader *r, uint64_t index, uint64_t *off) {
+    int usable = r->toc_usable, rc;
+    r->toc_usable = 0;
+    rc = frames__locate(r, index, off, &r->err);
+    r->toc_usable = usable;
+    return rc;
+}
+
+/* Keep only the conventions whose entries point where they should. */
+static void frames__verify_toc_matches(frames_reader *r) {
+    uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off;
+    uint32_t kept = 0;
+    int conv;
+    if (r->verified || r->stream || !r->m || !r->toc_matches) return;
+    r->verified = 1;
+    if (frames__scan(r) < 0) return;
+    nb = frames__ceil_div(n, m);
+    for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
+        int ok = 1, shift = frames__toc_shift(conv);
+        uint64_t pointing = k;
+        if (!(r->toc_matches & (1u << conv))) continue;
+        if (conv == FRAMES_TOC_CEIL || conv == FRAMES_TOC_CEIL_ZERO) pointing = n ? (n - 1) / m : 0;
+        if (conv == FRAMES_TOC_TRACEWRAP && n % m == 0 && k) pointing = k - 1;
+        if (conv == FRAMES_TOC_README) pointing = nb;
+        for (i = conv == FRAMES_TOC_BLOCK_STARTS ? 1 : 0; ok && i < pointing; i++) {
+            uint64_t block = i + (uint64_t)shift;
+            ok = block < nb && frames__scanned_offset(r, block * m, &off) == FRAMES_OK &&
+                 off == frames__toc_entry(r, i);
+        }
+        if (ok && conv == FRAMES_TOC_README) ok = frames__toc_entry(r, k - 1) == r->hdr.toc_offset;
+        if (ok) kept |= 1u << conv;
+    }
+    r->toc_matches = kept;
+    r->toc_conv = kept ? frames__first_conv(kept) : FRAMES_TOC_INVALID;
+}
+
+/* Would the upstream readers accept this file? See the spec's reader tables. */
+static void frames__judge_readers(frames_reader *r, frames_reader_info *st) {
+    uint64_t n = r->hdr.nframes, m = r->m;
+    int frames_ok_cxx, container_cxx;
+    frames_ok_cxx = !r->truncated && !r->bad_tail && !r->decode_errors &&
+                    !(r->flags_seen & (FRAMES_FF_LIBPROTOBUF_REJECTS | FRAMES_FF_EMPTY_VARIANT)) &&
+                    r->count_known && r->nframes == n;
+    container_cxx = r->hdr.magic == FRAMES_MAGIC && (r->hdr.version == 2 || r->hdr.version == 3) &&
+                    r->finished && r->t_valid && m != 0 && n >= 1 && r->has_meta;
+    st->cxx_head_accepts = container_cxx && frames_ok_cxx && r->toc_words * 8 + 8 + r->hdr.toc_offset == r->size &&
+                           r->toc_words == frames__ceil_div(n, m);
+    st->cxx_legacy_accepts = container_cxx && frames_ok_cxx &&
+                             r->toc_words * 8 + 8 + r->hdr.toc_offset == r->size &&
+                             r->toc_words == (n - 1) / m;
+    st->ocaml_accepts = r->hdr.arch <= 82 && !r->bad_tail && !r->decode_errors &&
+                        (r->hdr.version == 1 || r->has_meta) &&
+                        !(r->flags_seen & FRAMES_FF_PIQIRUN_REJECTS);
+}
+
+FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st) {
+    memset(st, 0, sizeof *st);
+    if (!r->stream && !r->toc_usable && frames__scan(r) < 0) return r->err.code;
+    if (!r->stream && r->finished && r->t_valid && r->m) {
+        if (r->toc_usable || r->toc_conv == FRAMES_TOC_INVALID) {
+            r->toc_matches = frames__toc_candidates(r, r->nframes);
+            r->verified = 0;
+        }
+        frames__verify_toc_matches(r);
+        r->toc_conv = r->toc_matches ? frames__first_conv(r->toc_matches) : FRAMES_TOC_INVALID;
+    }
+    st->header = r->hdr;
+    st->finished = r->finished;
+    st->random_access = !r->stream;
+    st->toc = r->toc_conv;
+    st->toc_matches = r->toc_matches;
+    st->frames_per_toc = r->m;
+    st->toc_entries = r->toc_words;
+    st->toc_used = r->toc_usable;
+    st->count_known = r->count_known;
+    st->nframes = r->count_known ? r->nframes : r->cur.index;
+    st->file_size = r->stream && !r->stream_done ? 0 : r->size;
+    st->data_end = r->truncated ? r->trunc_off : r->data_end;
+    st->truncated = r->truncated;
+    st->truncated_offset = r->trunc_off;
+    st->truncated_bytes = r->trunc_bytes;
+    st->nwarnings = r->nwarn;
+    st->frames_decoded = r->decoded;
+    st->flags_seen = r->flags_seen;
+    frames__judge_readers(r, st);
+    return FRAMES_OK;
+}
+
+/* -- cursors */
+
+FRAMES_DEF int frames_cursor_open(frames_cursor **out, frames_reader *r, uint64_t first,
+                                  frames_error *err) {
+    frames_cursor *c;
+    uint64_t off;
+    int rc;
+    *out = NULL;
+    if (r->stream)
+        return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "cursors need a file or memory, not a stream");
+    if ((rc = frames__locate(r, first, &off, err)) < 0) return rc;
+    c = (frames_cursor *)FRAMES_MALLOC(sizeof *c, r->opt.alloc_ctx);
+    if (!c) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    memset(c, 0, sizeof *c);
+    c->r = r;
+    c->index = first;
+    c->off = off;
+    c->allocated = 1;
+    frames_decoder_init(&c->dec, NULL, 0, r->opt.alloc_ctx);
+    c->dec.limits = r->opt.limits;
+    c->dec.strict = (r->opt.flags & FRAMES_READ_STRICT) != 0;
+    frames__clear_error(&c->err);
+    *out = c;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_cursor_next_raw(frames_cursor *c, frames_raw *raw) {
+    return frames__mem_next_raw(c, raw);
+}
+
+FRAMES_DEF int frames_cursor_next(frames_cursor *c, frames_frame *f) {
+    frames_raw raw;
+    int rc = frames__mem_next_raw(c, &raw);
+    if (rc <= 0) return rc;
+    return frames__decode_raw(c, &raw, f);
+}
+
+FRAMES_DEF uint64_t frames_cursor_tell(const frames_cursor *c) { return c->index; }
+FRAMES_DEF const frames_error *frames_cursor_error(const frames_cursor *c) { return &c->err; }
+
+FRAMES_DEF void frames_cursor_close(frames_cursor *c) {
+    if (!c) return;
+    frames_decoder_free(&c->dec);
+    if (c->allocated) FRAMES_FREE(c, c->r->opt.alloc_ctx);
+}
+
+/* ---------------------------------------------------------------- container: writer */
+
+enum { FRAMES__W_OPEN = 0, FRAMES__W_FINISHED = 1, FRAMES__W_FAILED = 2 };
+
+FRAMES_DEF void frames_writer_options_default(frames_writer_options *o) {
+    memset(o, 0, sizeof *o);
+    o->version = 3;
+    o->arch = FRAMES_ARCH_I386;
+    o->machine = FRAMES_MACH_I386;
+    o->frames_per_toc = FRAMES_DEFAULT_FRAMES_PER_TOC;
+    o->toc = FRAMES_TOC_LIBTRACE;
+}
+
+static int frames__wfail(frames_writer *w, int code, const char *fmt, const char *detail) {
+    frames__fail(&w->frames__err, code, w->frames__offset, w->frames__count, fmt, detail);
+    if (code == FRAMES_E_IO) w->frames__state = FRAMES__W_FAILED;
+    return code;
+}
+
+/* Hand the buffered bytes to the sink. */
+static int frames__wflush_buffer(frames_writer *w) {
+    if (w->frames__buflen == 0) return FRAMES_OK;
+    if (w->frames__sink.write(w->frames__sink.ctx, w->frames__buf, w->frames__buflen) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+    w->frames__buflen = 0;
+    return FRAMES_OK;
+}
+
+/* Append bytes through the buffer (directly when larger than the buffer). */
+static int frames__wappend(frames_writer *w, const void *data, size_t len) {
+    int rc;
+    if (len > w->frames__bufcap - w->frames__buflen) {
+        if ((rc = frames__wflush_buffer(w)) < 0) return rc;
+        if (len > w->frames__bufcap) {
+            if (w->frames__sink.write(w->frames__sink.ctx, data, len) < 0)
+                return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+            w->frames__offset += len;
+            return FRAMES_OK;
+        }
+    }
+    memcpy(w->frames__buf + w->frames__buflen, data, len);
+    w->frames__buflen += len;
+    w->frames__offset += len;
+    return FRAMES_OK;
+}
+
+static int frames__wappend_u64(frames_writer *w, uint64_t v) {
+    uint8_t b[8];
+    frames__put_le64(b, v);
+    return frames__wappend(w, b, 8);
+}
+
+static int frames__push_toc(frames_writer *w, uint64_t off) {
+    if (w->frames__toclen == w->frames__toccap) {
+        size_t ncap;
+        uint64_t *nt;
+        if (!w->frames__tocowned)
+            return frames__wfail(w, FRAMES_E_NOMEM, "%s", "caller TOC storage is full");
+        ncap = w->frames__toccap ? w->frames__toccap * 2 : 64;
+        nt = (uint64_t *)FRAMES_REALLOC(w->frames__toc, ncap * sizeof *nt, w->frames__opt.alloc_ctx);
+        if (!nt) return frames__wfail(w, FRAMES_E_NOMEM, "%s", "out of memory for the TOC");
+        w->frames__toc = nt;
+        w->frames__toccap = ncap;
+    }
+    w->frames__toc[w->frames__toclen++] = off;
+    return FRAMES_OK;
+}
+
+static void frames__writer_release(frames_writer *w);
+
+FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
+                                  const frames_writer_options *o, const frames_meta *meta,
+                                  frames_error *err) {
+    frames_writer_options def;
+    frames_meta empty;
+    size_t msize;
+    uint8_t hdr[FRAMES_HEADER_SIZE + 8];
+    int rc;
+    memset(w, 0, sizeof *w);
+    if (!o) {
+        frames_writer_options_default(&def);
+        o = &def;
+    }
+    if (!sink || !sink->write)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "no sink");
+    if (o->version != 2 && o->version != 3)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "version %u cannot be written (2 or 3)", (unsigned)o->version);
+    if (o->frames_per_toc == 0)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "frames per TOC entry must not be 0");
+    if (o->toc != FRAMES_TOC_LIBTRACE && o->toc != FRAMES_TOC_CEIL &&
+        o->toc != FRAMES_TOC_TRACEWRAP && o->toc != FRAMES_TOC_CEIL_ZERO)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "TOC convention %d cannot be written", o->toc);
+    w->frames__sink = *sink;
+    w->frames__opt = *o;
+    w->frames__state = FRAMES__W_OPEN;
+    frames__clear_error(&w->frames__err);
+    if (o->buffer) {
+        w->frames__buf = (uint8_t *)o->buffer;
+        w->frames__bufcap = o->buffer_size;
+    } else {
+        w->frames__bufcap = o->buffer_size ? o->buffer_size : 65536;
+        w->frames__buf = (uint8_t *)FRAMES_MALLOC(w->frames__bufcap, o->alloc_ctx);
+        w->frames__bufowned = 1;
+        if (!w->frames__buf)
+            return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    w->frames__toc = o->toc_storage;
+    w->frames__toccap = o->toc_storage ? o->toc_capacity : 0;
+    w->frames__tocowned = o->toc_storage == NULL;
+    if (!meta) {
+        memset(&empty, 0, sizeof empty);
+        meta = &empty;
+    }
+    msize = frames_meta_size(meta);
+    frames__put_le64(hdr, FRAMES_MAGIC);
+    frames__put_le64(hdr + 8, o->version);
+    frames__put_le64(hdr + 16, o->arch);
+    frames__put_le64(hdr + 24, o->machine);
+    frames__put_le64(hdr + 32, 0);
+    frames__put_le64(hdr + 40, 0);
+    frames__put_le64(hdr + 48, msize);
+    rc = frames__wappend(w, hdr, sizeof hdr);
+    if (rc == FRAMES_OK && msize <= w->frames__bufcap - w->frames__buflen) {
+        frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
+        w->frames__buflen += msize;
+        w->frames__offset += msize;
+    } else if (rc == FRAMES_OK) {
+        rc = frames__wfail(w, FRAMES_E_SPACE, "%s", "writer buffer too small for the meta frame");
+    }
+    /* the header goes out at once: a crash before the first flush still leaves a trace */
+    if (rc == FRAMES_OK) rc = frames__wflush_buffer(w);
+    if (rc < 0) { /* the sink stays the caller's to close */
+        if (err) *err = w->frames__err;
+        frames__writer_release(w);
+        return rc;
+    }
+    w->frames__first = w->frames__offset;
+    if (err) frames__clear_error(err);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_open(frames_writer **out, const frames_sink *sink,
+                                  const frames_writer_options *o, const frames_meta *meta,
+                                  frames_error *err) {
+    void *ctx = o ? o->alloc_ctx : NULL;
+    frames_writer *w = (frames_writer *)FRAMES_MALLOC(sizeof *w, ctx);
+    int rc;
+    *out = NULL;
+    if (!w) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if ((rc = frames_writer_init(w, sink, o, meta, err)) < 0) {
+        FRAMES_FREE(w, ctx);
+        return rc;
+    }
+    w->frames__allocated = 1;
+    *out = w;
+    return FRAMES_OK;
+}
+
+/* The TOC entry for frame j is pushed just before frame j is written, as libtrace does. */
+static int frames__before_frame(frames_writer *w) {
+    uint64_t m = w->frames__opt.frames_per_toc;
+    if (w->frames__state != FRAMES__W_OPEN)
+        return frames__fail(&w->frames__err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            w->frames__state == FRAMES__W_FINISHED ? "trace already finished"
+                                                                   : "writer failed earlier");
+    if (w->frames__count > 0 && w->frames__count % m == 0)
+        return frames__push_toc(w, w->frames__offset);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
+    frames__enc e;
+    size_t room;
+    int rc;
+    if (!(w->frames__opt.encode_flags & FRAMES_ENC_LENIENT) &&
+        (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
+        w->frames__err.frame = w->frames__count;
+        return rc;
+    }
+    if ((rc = frames__before_frame(w)) < 0) return rc;
+    for (;;) {
+        room = w->frames__bufcap - w->frames__buflen;
+        e.buf = w->frames__buf + w->frames__buflen + 8;
+        e.cap = room > 8 ? room - 8 : 0;
+        e.len = 0;
+        e.lenient = 1;
+        frames__enc_frame(&e, f);
+        if (e.len <= e.cap) break;
+        if (w->frames__buflen == 0) { /* larger than the whole buffer: encode on the side */
+            void *tmp = FRAMES_MALLOC(e.len ? e.len : 1, w->frames__opt.alloc_ctx);
+            size_t len = e.len;
+            if (!tmp) return frames__wfail(w, FRAMES_E_NOMEM, "%s", "out of memory for a large frame");
+            frames_encode_frame(f, FRAMES_ENC_LENIENT, tmp, len, &len, NULL);
+            rc = frames__wappend_u64(w, len);
+            if (rc == FRAMES_OK) rc = frames__wappend(w, tmp, len);
+            FRAMES_FREE(tmp, w->frames__opt.alloc_ctx);
+            if (rc < 0) return rc;
+            w->frames__count++;
+            return FRAMES_OK;
+        }
+        if ((rc = frames__wflush_buffer(w)) < 0) return rc;
+    }
+    if (e.len < e.cap) memmove(e.buf, e.buf + (e.cap - e.len), e.len);
+    frames__put_le64(w->frames__buf + w->frames__buflen, e.len);
+    w->frames__buflen += 8 + e.len;
+    w->frames__offset += 8 + e.len;
+    w->frames__count++;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_add_encoded(frames_writer *w, const void *payload, size_t len) {
+    int rc;
+    if ((rc = frames__before_frame(w)) < 0) return rc;
+    if (8 + len > w->frames__bufcap - w->frames__buflen && (rc = frames__wflush_buffer(w)) < 0)
+        return rc;
+    if ((rc = frames__wappend_u64(w, len)) < 0 || (rc = frames__wappend(w, payload, len)) < 0)
+        return rc;
+    w->frames__count++;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_flush(frames_writer *w) {
+    int rc;
+    if (w->frames__state == FRAMES__W_FAILED) return FRAMES_E_STATE;
+    if ((rc = frames__wflush_buffer(w)) < 0) return rc;
+    if (w->frames__sink.flush && w->frames__sink.flush(w->frames__sink.ctx) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", strerror(errno));
+    return FRAMES_OK;
+}
+
+/* m, the entries pushed while writing (libtrace: floor((n-1)/m)), then what the chosen
+   convention adds: tracewrap one entry = T when m divides n, ceil padding up to ceil(n/m)
+   with T (TCG plugin) or 0 (rz-tracetest). */
+static int frames__write_toc(frames_writer *w, uint64_t T) {
+    uint64_t n = w->frames__count, m = w->frames__opt.frames_per_toc, want, have, i;
+    int conv = w->frames__opt.toc, rc;
+    if ((rc = frames__wappend_u64(w, m)) < 0) return rc;
+    for (i = 0; i < w->frames__toclen; i++)
+        if ((rc = frames__wappend_u64(w, w->frames__toc[i])) < 0) return rc;
+    have = w->frames__toclen;
+    want = have;
+    if (conv == FRAMES_TOC_TRACEWRAP) want = n / m;
+    if (conv == FRAMES_TOC_CEIL || conv == FRAMES_TOC_CEIL_ZERO) want = n / m + (n % m != 0);
+    for (; have < want; have++)
+        if ((rc = frames__wappend_u64(w, conv == FRAMES_TOC_CEIL_ZERO ? 0 : T)) < 0) return rc;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_finish(frames_writer *w) {
+    uint64_t T = w->frames__offset;
+    uint8_t word[8];
+    int rc;
+    if (w->frames__state == FRAMES__W_FINISHED) return w->frames__sink.patch ? FRAMES_OK : FRAMES_UNFINISHED;
+    if (w->frames__state == FRAMES__W_FAILED) return FRAMES_E_STATE;
+    if (!w->frames__sink.patch) { /* the header cannot be patched: leave it unfinished */
+        if ((rc = frames_writer_flush(w)) < 0) return rc;
+        w->frames__state = FRAMES__W_FINISHED;
+        return FRAMES_UNFINISHED;
+    }
+    if ((rc = frames__write_toc(w, T)) < 0 || (rc = frames_writer_flush(w)) < 0) return rc;
+    /* n first, then T: a crash in between leaves T = 0, which reads as unfinished */
+    frames__put_le64(word, w->frames__count);
+    if (w->frames__sink.patch(w->frames__sink.ctx, 0x20, word, 8) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", strerror(errno));
+    frames__put_le64(word, T);
+    if (w->frames__sink.patch(w->frames__sink.ctx, 0x28, word, 8) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", strerror(errno));
+    if (w->frames__sink.flush && w->frames__sink.flush(w->frames__sink.ctx) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", strerror(errno));
+    w->frames__state = FRAMES__W_FINISHED;
+    return FRAMES_OK;
+}
+
+static void frames__writer_release(frames_writer *w) {
+    void *ctx = w->frames__opt.alloc_ctx;
+    if (w->frames__bufowned) FRAMES_FREE(w->frames__buf, ctx);
+    if (w->frames__tocowned) FRAMES_FREE(w->frames__toc, ctx);
+    w->frames__buf = NULL;
+    w->frames__toc = NULL;
+    if (w->frames__allocated) FRAMES_FREE(w, ctx);
+}
+
+FRAMES_DEF int frames_writer_close(frames_writer *w) {
+    int rc = FRAMES_OK;
+    if (!w) return FRAMES_OK;
+    if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
+    if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
+        rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
+    frames__writer_release(w);
+    return rc;
+}
+
+FRAMES_DEF void frames_writer_abandon(frames_writer *w) {
+    if (!w) return;
+    if (w->frames__sink.close) w->frames__sink.close(w->frames__sink.ctx);
+    frames__writer_release(w);
+}
+
+FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w) { return w->frames__count; }
+FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w) { return &w->frames__err; }
+
+/* -- sinks */
+
+#ifndef FRAMES_NO_POSIX
+static int frames__fd_write(void *ctx, const void *data, size_t len) {
+    int fd = (int)(intptr_t)ctx;
+    const uint8_t *p = (const uint8_t *)data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return FRAMES_E_IO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return FRAMES_OK;
+}
+
+static int frames__fd_patch(void *ctx, uint64_t offset, const void *data, size_t len) {
+    int fd = (int)(intptr_t)ctx;
+    const uint8_t *p = (const uint8_t *)data;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return FRAMES_E_IO;
+        p += n;
+        len -= (size_t)n;
+        offset += (uint64_t)n;
+    }
+    return FRAMES_OK;
+}
+
+static int frames__fd_close(void *ctx) {
+    return close((int)(intptr_t)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO;
+}
+
+FRAMES_DEF frames_sink frames_sink_fd(int fd) {
+    frames_sink s;
+    memset(&s, 0, sizeof s);
+    s.ctx = (void *)(intptr_t)fd;
+    s.write = frames__fd_write;
+    /* pwrite on a pipe fails; without patch the trace is left unfinished, readable */
+    s.patch = lseek(fd, 0, SEEK_CUR) >= 0 ? frames__fd_patch : NULL;
+    return s;
+}
+
+FRAMES_DEF int frames_writer_open_fd(frames_writer **w, int fd, const frames_writer_options *o,
+                                     const frames_meta *meta, frames_error *err) {
+    frames_sink s = frames_sink_fd(fd);
+    return frames_writer_open(w, &s, o, meta, err);
+}
+#endif
+
+#ifndef FRAMES_NO_STDIO
+static int frames__file_write(void *ctx, const void *data, size_t len) {
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? FRAMES_OK : FRAMES_E_IO;
+}
+
+static int frames__file_patch(void *ctx, uint64_t offset, const void *data, size_t len) {
+    FILE *f = (FILE *)ctx;
+    long end;
+    if (fflush(f) != 0 || (end = ftell(f)) < 0) return FRAMES_E_IO;
+    if (fseek(f, (long)offset, SEEK_SET) != 0 || fwrite(data, 1, len, f) != len) return FRAMES_E_IO;
+    return fseek(f, end, SEEK_SET) == 0 ? FRAMES_OK : FRAMES_E_IO;
+}
+
+static int frames__file_flush(void *ctx) { return fflush((FILE *)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO; }
+#ifdef FRAMES_NO_POSIX
+static int frames__file_close(void *ctx) { return fclose((FILE *)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO; }
+#endif
+
+FRAMES_DEF frames_sink frames_sink_file(FILE *f) {
+    frames_sink s;
+    memset(&s, 0, sizeof s);
+    s.ctx = f;
+    s.write = frames__file_write;
+    s.flush = frames__file_flush;
+    s.patch = ftell(f) >= 0 ? frames__file_patch : NULL;
+    return s;
+}
+
+FRAMES_DEF int frames_writer_open_file(frames_writer **w, FILE *f, const frames_writer_options *o,
+                                       const frames_meta *meta, frames_error *err) {
+    frames_sink s = frames_sink_file(f);
+    return frames_writer_open(w, &s, o, meta, err);
+}
+#endif
+
+FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
+                                       const frames_writer_options *o, const frames_meta *meta,
+                                       frames_error *err) {
+#ifndef FRAMES_NO_POSIX
+    frames_sink s;
+    int fd, rc;
+    *w = NULL;
+    if (!strcmp(path, "-")) return frames_writer_open_fd(w, 1, o, meta, err);
+    do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644); while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
+                            path, strerror(errno));
+    s = frames_sink_fd(fd);
+    s.close = frames__fd_close;
+    rc = frames_writer_open(w, &s, o, meta, err);
+    if (rc < 0) close(fd);
+    return rc;
+#elif !defined(FRAMES_NO_STDIO)
+    FILE *f;
+    frames_sink s;
+    int rc;
+    *w = NULL;
+    if (!strcmp(path, "-")) return frames_writer_open_file(w, stdout, o, meta, err);
+    f = fopen(path, "wb");
+    if (!f)
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
+                            path, strerror(errno));
+    s = frames_sink_file(f);
+    s.close = frames__file_close;
+    rc = frames_writer_open(w, &s, o, meta, err);
+    if (rc < 0) fclose(f);
+    return rc;
+#else
+    (void)o;
+    (void)meta;
+    *w = NULL;
+    return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "%s: built without file support", path);
+#endif
+}
+
+/* ---------------------------------------------------------------- names */
+
+FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
+    /* enum frame_architecture of libtrace's frame_arch.h (a frozen copy of old BFD) */
+    static const char *const names[] = {
+        "unknown", "obscure", "m68k", "vax", "i960", "or32", "sparc", "spu", "mips", "i386",
+        "l1om", "we32k", "tahoe", "i860", "i370", "romp", "convex", "m88k", "m98k", "pyramid",
+        "h8300", "pdp11", "plugin", "powerpc", "rs6000", "hppa", "d10v", "d30v", "dlx",
+        "m68hc11", "m68hc12", "z8k", "h8500", "sh", "alpha", "arm", "ns32k", "w65", "tic30",
+        "tic4x", "tic54x", "tic6x", "tic80", "v850", "arc", "m32c", "m32r", "mn10200",
+        "mn10300", "fr30", "frv", "moxie", "mcore", "mep", "ia64", "ip2k", "iq2000", "mt", "pj",
+        "avr", "bfin", "cr16", "cr16c", "crx", "cris", "rx", "s390", "score", "openrisc", "mmix",
+        "xstormy16", "msp430", "xc16x", "xtensa", "z80", "lm32", "microblaze", "6502",
+        "aarch64", "8051", "sm83", "hexagon", "last"};
+    return arch < sizeof names / sizeof names[0] ? names[arch] : NULL;
+}
+
+FRAMES_DEF const char *frames_kind_name(int kind) {
+    static const char *const names[] = {"none", "std_frame", "syscall_frame", "exception_frame",
+                                        "taint_intro_frame", "modload_frame", "key_frame",
+                                        "unknown"};
+    return kind >= 0 && kind <= 7 ? names[kind] : "unknown";
+}
+
+FRAMES_DEF const char *frames_toc_name(int toc) {
+    static const char *const names[] = {"none", "libtrace", "ceil", "tracewrap", "ceil-zero",
+                                        "shifted", "block-starts", "readme", "invalid"};
+    return toc >= 0 && toc <= 8 ? names[toc] : "invalid";
+}
+
+/* ---------------------------------------------------------------- printing */
+#ifndef FRAMES_NO_TEXT
+
+typedef struct frames__pr {
+    frames_out_fn out;
+    void *ctx;
+    int indent;
+    int failed;
+    int json_first;   /* JSON: no comma before the next member */
+} frames__pr;
+
+static void frames__pr_raw(frames__pr *p, const char *s, size_t n) {
+    if (!p->failed && n && p->out(p->ctx, s, n) != 0) p->failed = 1;
+}
+static void frames__pr_str(frames__pr *p, const char *s) { frames__pr_raw(p, s, strlen(s)); }
+
+static void frames__pr_fmt(frames__pr *p, const char *fmt, ...) FRAMES__PRINTF(2, 3);
+static void frames__pr_fmt(frames__pr *p, const char *fmt, ...) {
+    char buf[128];
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0) frames__pr_raw(p, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void frames__pr_indent(frames__pr *p) {
+    static const char spaces[] = "                                ";
+    int n = p->indent;
+    while (n > 0) {
+        int k = n < 32 ? n : 32;
+        frames__pr_raw(p, spaces, (size_t)k);
+        n -= k;
+    }
+}
+
+/* Shortest of %.15g and %.17g that reads back exactly, as protobuf's SimpleDtoa. */
+static void frames__format_double(char *buf, size_t cap, double d) {
+    if (d != d) {
+        snprintf(buf, cap, "nan");
+    } else if (d > 1.7976931348623157e308) {
+        snprintf(buf, cap, "inf");
+    } else if (d < -1.7976931348623157e308) {
+        snprintf(buf, cap, "-inf");
+    } else {
+        snprintf(buf, cap, "%.15g", d);
+        if (strtod(buf, NULL) != d) snprintf(buf, cap, "%.17g", d);
+    }
+}
+
+/* protobuf text format: C escapes, octal for everything not printable ASCII */
+static void frames__pr_cescape(frames__pr *p, frames_bytes b) {
+    char buf[256];
+    size_t n = 0, i;
+    for (i = 0; i < b.len; i++) {
+        uint8_t c = b.ptr[i];
+        if (n > sizeof buf - 8) {
+            frames__pr_raw(p, buf, n);
+            n = 0;
+        }
+        switch (c) {
+        case '\n': buf[n++] = '\\'; buf[n++] = 'n'; break;
+        case '\r': buf[n++] = '\\'; buf[n++] = 'r'; break;
+        case '\t': buf[n++] = '\\'; buf[n++] = 't'; break;
+        case '"': buf[n++] = '\\'; buf[n++] = '"'; break;
+        case '\'': buf[n++] = '\\'; buf[n++] = '\''; break;
+        case '\\': buf[n++] = '\\'; buf[n++] = '\\'; break;
+        default:
+            if (c >= 0x20 && c < 0x7f) {
+                buf[n++] = (char)c;
+            } else {
+                buf[n++] = '\\';
+                buf[n++] = (char)('0' + (c >> 6));
+                buf[n++] = (char)('0' + ((c >> 3) & 7));
+                buf[n++] = (char)('0' + (c & 7));
+            }
+        }
+    }
+    frames__pr_raw(p, buf, n);
+}
+
+static void frames__tx_open(frames__pr *p, const char *name) {
+    frames__pr_indent(p);
+    frames__pr_str(p, name);
+    frames__pr_str(p, " {\n");
+    p->indent += 2;
+}
+static void frames__tx_close(frames__pr *p) {
+    p->indent -= 2;
+    frames__pr_indent(p);
+    frames__pr_str(p, "}\n");
+}
+static void frames__tx_u64(frames__pr *p, const char *name, uint64_t v) {
+    frames__pr_indent(p);
+    frames__pr_fmt(p, "%s: %llu\n", name, (unsigned long long)v);
+}
+static void frames__tx_i64(frames__pr *p, const char *name, int64_t v) {
+    frames__pr_indent(p);
+    frames__pr_fmt(p, "%s: %lld\n", name, (long long)v);
+}
+static void frames__tx_bool(frames__pr *p, const char *name, int v) {
+    frames__pr_indent(p);
+    frames__pr_fmt(p, "%s: %s\n", name, v ? "true" : "false");
+}
+static void frames__tx_bytes(frames__pr *p, const char *name, frames_bytes b) {
+    frames__pr_indent(p);
+    frames__pr_str(p, name);
+    frames__pr_str(p, ": \"");
+    frames__pr_cescape(p, b);
+    frames__pr_str(p, "\"\n");
+}
+static void frames__tx_double(frames__pr *p, const char *name, double d) {
+    char buf[40];
+    frames__format_double(buf, sizeof buf, d);
+    frames__pr_indent(p);
+    frames__pr_fmt(p, "%s: %s\n", name, buf);
+}
+
+static void frames__tx_specific(frames__pr *p, const frames_operand *op) {
+    frames__tx_open(p, "operand_info_specific");
+    if (op->spec & FRAMES_MEM) {
+        frames__tx_open(p, "mem_operand");
+        frames__tx_u64(p, "address", op->address);
+        frames__tx_close(p);
+    }
+    if (op->spec & FRAMES_REG) {
+        frames__tx_open(p, "reg_operand");
+        frames__tx_bytes(p, "name", op->name);
+        frames__tx_close(p);
+    }
+    frames__tx_close(p);
+}
+
+static void frames__tx_taint(frames__pr *p, const frames_taint *t) {
+    frames__tx_open(p, "taint_info");
+    if (t->set & FRAMES_TAINT_NONE) frames__tx_bool(p, "no_taint", t->no_taint);
+    if (t->set & FRAMES_TAINT_ID) frames__tx_u64(p, "taint_id", t->id);
+    if (t->set & FRAMES_TAINT_MULTIPLE) frames__tx_bool(p, "taint_multiple", t->multiple);
+    frames__tx_close(p);
+}
+
+static void frames__tx_operands(frames__pr *p, const char *name, const frames_operand *ops,
+                                uint32_t n, int value_info) {
+    uint32_t i;
+    frames__tx_open(p, name);
+    for (i = 0; i < n; i++) {
+        const frames_operand *op = &ops[i];
+        frames__tx_open(p, "elem");
+        frames__tx_specific(p, op);
+        frames__tx_i64(p, "bit_length", op->bit_length);
+        if (!value_info) {
+            frames__tx_open(p, "operand_usage");
+            frames__tx_bool(p, "read", op->read);
+            frames__tx_bool(p, "written", op->written);
+            frames__tx_bool(p, "index", op->index);
+            frames__tx_bool(p, "base", op->base);
+            frames__tx_close(p);
+        }
+        if (!value_info || op->taint.set) frames__tx_taint(p, &op->taint);
+        frames__tx_bytes(p, "value", op->value);
+        frames__tx_close(p);
+    }
+    frames__tx_close(p);
+}
+
+static void frames__tx_unknown(frames__pr *p, const frames_unknown_option *u) {
+    char name[16];
+    snprintf(name, sizeof name, "%u", (unsigned)u->field);
+    frames__pr_indent(p);
+    if (u->wire_type == FRAMES__VARINT) frames__pr_fmt(p, "%s: %llu\n", name, (unsigned long long)u->scalar);
+    else if (u->wire_type == FRAMES__I64) frames__pr_fmt(p, "%s: 0x%016llx\n", name, (unsigned long long)u->scalar);
+    else if (u->wire_type == FRAMES__I32) frames__pr_fmt(p, "%s: 0x%08x\n", name, (unsigned)u->scalar);
+    else {
+        frames__pr_fmt(p, "%s: \"", name);
+        frames__pr_cescape(p, u->payload);
+        frames__pr_str(p, "\"\n");
+    }
+}
+
+static void frames__tx_frame(frames__pr *p, const frames_frame *f) {
+    uint32_t opts = frames__options_of(f), i, j;
+    if (opts & (1u << 1)) {
+        const frames_std_frame *s = &f->std;
+        frames__tx_open(p, "std_frame");
+        frames__tx_u64(p, "address", s->address);
+        frames__tx_u64(p, "thread_id", s->thread_id);
+        frames__tx_bytes(p, "rawbytes", s->rawbytes);
+        frames__tx_operands(p, "operand_pre_list", s->pre, s->npre, 0);
+        if (s->has_post) frames__tx_operands(p, "operand_post_list", s->post, s->npost, 0);
+        if (s->has_mode) frames__tx_bytes(p, "mode", s->mode);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << 2)) {
+        const frames_syscall_frame *s = &f->syscall;
+        frames__tx_open(p, "syscall_frame");
+        frames__tx_u64(p, "address", s->address);
+        frames__tx_u64(p, "thread_id", s->thread_id);
+        frames__tx_u64(p, "number", s->number);
+        frames__tx_open(p, "argument_list");
+        for (i = 0; i < s->nargs; i++) frames__tx_i64(p, "elem", s->args[i]);
+        frames__tx_close(p);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << 3)) {
+        const frames_exception_frame *e = &f->exception;
+        frames__tx_open(p, "exception_frame");
+        frames__tx_u64(p, "exception_number", e->number);
+        if (e->has_thread_id) frames__tx_u64(p, "thread_id", e->thread_id);
+        if (e->has_from_addr) frames__tx_u64(p, "from_addr", e->from_addr);
+        if (e->has_to_addr) frames__tx_u64(p, "to_addr", e->to_addr);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << 4)) {
+        frames__tx_open(p, "taint_intro_frame");
+        frames__tx_open(p, "taint_intro_list");
+        for (i = 0; i < f->taint_intro.count; i++) {
+            const frames_taint_intro *t = &f->taint_intro.intros[i];
+            frames__tx_open(p, "elem");
+            frames__tx_u64(p, "addr", t->addr);
+            frames__tx_u64(p, "taint_id", t->taint_id);
+            if (t->has_value) frames__tx_bytes(p, "value", t->value);
+            if (t->has_source_name) frames__tx_bytes(p, "source_name", t->source_name);
+            if (t->has_offset) frames__tx_u64(p, "offset", t->offset);
+            frames__tx_close(p);
+        }
+        frames__tx_close(p);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << 5)) {
+        frames__tx_open(p, "modload_frame");
+        frames__tx_bytes(p, "module_name", f->modload.module_name);
+        frames__tx_u64(p, "low_address", f->modload.low_address);
+        frames__tx_u64(p, "high_address", f->modload.high_address);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << 6)) {
+        frames__tx_open(p, "key_frame");
+        frames__tx_open(p, "tagged_value_lists");
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            frames__tx_open(p, "elem");
+            frames__tx_open(p, "value_source_tag");
+            if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) frames__tx_bool(p, "no_thread_id", t->no_thread_id);
+            if (t->tag_set & FRAMES_TAG_THREAD_ID) frames__tx_u64(p, "thread_id", t->thread_id);
+            frames__tx_close(p);
+            frames__tx_operands(p, "value_list", t->values, t->count, 1);
+            frames__tx_close(p);
+        }
+        (void)j;
+        frames__tx_close(p);
+        frames__tx_close(p);
+    }
+    if (opts & (1u << FRAMES_KIND_UNKNOWN)) frames__tx_unknown(p, &f->unknown);
+}
+
+FRAMES_DEF int frames_print_frame_pbtext(const frames_frame *f, int indent, frames_out_fn out,
+                                         void *ctx) {
+    frames__pr p;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    p.indent = indent;
+    frames__tx_frame(&p, f);
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+static void frames__tx_program(frames__pr *p, const char *name, const char *first_name,
+                               frames_bytes first, const frames_bytes *args, uint32_t nargs,
+                               const frames_bytes *envp, uint32_t nenvp, const char *fourth_name,
+                               frames_bytes fourth) {
+    uint32_t i;
+    frames__tx_open(p, name);
+    frames__tx_bytes(p, first_name, first);
+    for (i = 0; i < nargs; i++) frames__tx_bytes(p, "args", args[i]);
+    for (i = 0; i < nenvp; i++) frames__tx_bytes(p, "envp", envp[i]);
+    frames__tx_bytes(p, fourth_name, fourth);
+    frames__tx_close(p);
+}
+
+FRAMES_DEF int frames_print_meta_pbtext(const frames_meta *m, int indent, frames_out_fn out,
+                                        void *ctx) {
+    frames__pr p;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    p.indent = indent;
+    frames__tx_program(&p, "tracer", "name", m->tracer_name, m->tracer_args, m->ntracer_args,
+                       m->tracer_envp, m->ntracer_envp, "version", m->tracer_version);
+    frames__tx_program(&p, "target", "path", m->target_path, m->target_args, m->ntarget_args,
+                       m->target_envp, m->ntarget_envp, "md5sum", m->target_md5sum);
+    frames__tx_open(&p, "fstats");
+    frames__tx_i64(&p, "size", m->fstats_size);
+    frames__tx_double(&p, "atime", m->fstats_atime);
+    frames__tx_double(&p, "mtime", m->fstats_mtime);
+    frames__tx_double(&p, "ctime", m->fstats_ctime);
+    frames__tx_close(&p);
+    frames__tx_bytes(&p, "user", m->user);
+    frames__tx_bytes(&p, "host", m->host);
+    frames__tx_double(&p, "time", m->time);
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+/* -- JSON: the protobuf JSON mapping, except bytes as hex and 64-bit integers as numbers */
+
+static size_t frames__utf8_len(const uint8_t *s, size_t n) {
+    size_t len, i;
+    if (s[0] < 0x80) return 1;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) len = 2;
+    else if ((s[0] & 0xf0) == 0xe0) len = 3;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4) len = 4;
+    else return 0;
+    if (len > n) return 0;
+    for (i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (len == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0;
+    if (len == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+/* Valid UTF-8 is copied; control characters and bytes that are not UTF-8 become \u00XX. */
+static void frames__js_string(frames__pr *p, frames_bytes b) {
+    size_t i = 0, k;
+    frames__pr_raw(p, "\"", 1);
+    while (i < b.len) {
+        uint8_t c = b.ptr[i];
+        if (c == '"' || c == '\\') {
+            frames__pr_raw(p, "\\", 1);
+            frames__pr_raw(p, (const char *)&b.ptr[i], 1);
+            i++;
+        } else if (c < 0x20 || c == 0x7f || (k = frames__utf8_len(b.ptr + i, b.len - i)) == 0) {
+            frames__pr_fmt(p, "\\u%04x", c);
+            i++;
+        } else {
+            frames__pr_raw(p, (const char *)b.ptr + i, k);
+            i += k;
+        }
+    }
+    frames__pr_raw(p, "\"", 1);
+}
+
+FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out_fn out, void *ctx) {
+    frames__pr p;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    frames__js_string(&p, frames_bytes_of(data, len));
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+static void frames__js_key(frames__pr *p, const char *name) {
+    if (!p->json_first) frames__pr_raw(p, ",", 1);
+    p->json_first = 0;
+    frames__pr_fmt(p, "\"%s\":", name);
+}
+static void frames__js_open(frames__pr *p, const char *name, char brace) {
+    if (name) frames__js_key(p, name);
+    else if (!p->json_first) frames__pr_raw(p, ",", 1);
+    frames__pr_raw(p, &brace, 1);
+    p->json_first = 1;
+}
+static void frames__js_close(frames__pr *p, char brace) {
+    frames__pr_raw(p, &brace, 1);
+    p->json_first = 0;
+}
+static void frames__js_u64(frames__pr *p, const char *name, uint64_t v) {
+    frames__js_key(p, name);
+    frames__pr_fmt(p, "%llu", (unsigned long long)v);
+}
+static void frames__js_i64(frames__pr *p, const char *name, int64_t v) {
+    frames__js_key(p, name);
+    frames__pr_fmt(p, "%lld", (long long)v);
+}
+static void frames__js_bool(frames__pr *p, const char *name, int v) {
+    frames__js_key(p, name);
+    frames__pr_str(p, v ? "true" : "false");
+}
+static void frames__js_text(frames__pr *p, const char *name, frames_bytes b) {
+    frames__js_key(p, name);
+    frames__js_string(p, b);
+}
+static void frames__js_hex(frames__pr *p, const char *name, frames_bytes b) {
+    static const char digits[] = "0123456789abcdef";
+    char buf[128];
+    size_t i, n = 0;
+    frames__js_key(p, name);
+    frames__pr_raw(p, "\"", 1);
+    for (i = 0; i < b.len; i++) {
+        if (n == sizeof buf) {
+            frames__pr_raw(p, buf, n);
+            n = 0;
+        }
+        buf[n++] = digits[b.ptr[i] >> 4];
+        buf[n++] = digits[b.ptr[i] & 15];
+    }
+    frames__pr_raw(p, buf, n);
+    frames__pr_raw(p, "\"", 1);
+}
+static void frames__js_double(frames__pr *p, const char *name, double d) {
+    char buf[40];
+    frames__format_double(buf, sizeof buf, d);
+    frames__js_key(p, name);
+    if (d != d || d > 1.7976931348623157e308 || d < -1.7976931348623157e308) frames__pr_fmt(p, "\"%s\"", buf);
+    else frames__pr_str(p, buf);
+}
+
+static void frames__js_taint(frames__pr *p, const frames_taint *t) {
+    frames__js_open(p, "taint_info", '{');
+    if (t->set & FRAMES_TAINT_NONE) frames__js_bool(p, "no_taint", t->no_taint);
+    if (t->set & FRAMES_TAINT_ID) frames__js_u64(p, "taint_id", t->id);
+    if (t->set & FRAMES_TAINT_MULTIPLE) frames__js_bool(p, "taint_multiple", t->multiple);
+    frames__js_close(p, '}');
+}
+
+static void frames__js_operands(frames__pr *p, const char *name, const frames_operand *ops,
+                                uint32_t n, int value_info) {
+    uint32_t i;
+    frames__js_open(p, name, '[');
+    for (i = 0; i < n; i++) {
+        const frames_operand *op = &ops[i];
+        frames__js_open(p, NULL, '{');
+        frames__js_open(p, "operand_info_specific", '{');
+        if (op->spec & FRAMES_MEM) {
+            frames__js_open(p, "mem_operand", '{');
+            frames__js_u64(p, "address", op->address);
+            frames__js_close(p, '}');
+        }
+        if (op->spec & FRAMES_REG) {
+            frames__js_open(p, "reg_operand", '{');
+            frames__js_text(p, "name", op->name);
+            frames__js_close(p, '}');
+        }
+        frames__js_close(p, '}');
+        frames__js_i64(p, "bit_length", op->bit_length);
+        if (!value_info) {
+            frames__js_open(p, "operand_usage", '{');
+            frames__js_bool(p, "read", op->read);
+            frames__js_bool(p, "written", op->written);
+            frames__js_bool(p, "index", op->index);
+            frames__js_bool(p, "base", op->base);
+            frames__js_close(p, '}');
+        }
+        if (!value_info || op->taint.set) frames__js_taint(p, &op->taint);
+        frames__js_hex(p, "value", op->value);
+        frames__js_close(p, '}');
+    }
+    frames__js_close(p, ']');
+}
+
+FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx) {
+    frames__pr p;
+    uint32_t opts = frames__options_of(f), i;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    frames__js_open(&p, NULL, '{');
+    if (opts & (1u << 1)) {
+        const frames_std_frame *s = &f->std;
+        frames__js_open(&p, "std_frame", '{');
+        frames__js_u64(&p, "address", s->address);
+        frames__js_u64(&p, "thread_id", s->thread_id);
+        frames__js_hex(&p, "rawbytes", s->rawbytes);
+        frames__js_operands(&p, "operand_pre_list", s->pre, s->npre, 0);
+        if (s->has_post) frames__js_operands(&p, "operand_post_list", s->post, s->npost, 0);
+        if (s->has_mode) frames__js_text(&p, "mode", s->mode);
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << 2)) {
+        const frames_syscall_frame *s = &f->syscall;
+        frames__js_open(&p, "syscall_frame", '{');
+        frames__js_u64(&p, "address", s->address);
+        frames__js_u64(&p, "thread_id", s->thread_id);
+        frames__js_u64(&p, "number", s->number);
+        frames__js_open(&p, "argument_list", '[');
+        for (i = 0; i < s->nargs; i++) {
+            if (i) frames__pr_raw(&p, ",", 1);
+            frames__pr_fmt(&p, "%lld", (long long)s->args[i]);
+        }
+        frames__js_close(&p, ']');
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << 3)) {
+        const frames_exception_frame *e = &f->exception;
+        frames__js_open(&p, "exception_frame", '{');
+        frames__js_u64(&p, "exception_number", e->number);
+        if (e->has_thread_id) frames__js_u64(&p, "thread_id", e->thread_id);
+        if (e->has_from_addr) frames__js_u64(&p, "from_addr", e->from_addr);
+        if (e->has_to_addr) frames__js_u64(&p, "to_addr", e->to_addr);
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << 4)) {
+        frames__js_open(&p, "taint_intro_frame", '{');
+        frames__js_open(&p, "taint_intro_list", '[');
+        for (i = 0; i < f->taint_intro.count; i++) {
+            const frames_taint_intro *t = &f->taint_intro.intros[i];
+            frames__js_open(&p, NULL, '{');
+            frames__js_u64(&p, "addr", t->addr);
+            frames__js_u64(&p, "taint_id", t->taint_id);
+            if (t->has_value) frames__js_hex(&p, "value", t->value);
+            if (t->has_source_name) frames__js_text(&p, "source_name", t->source_name);
+            if (t->has_offset) frames__js_u64(&p, "offset", t->offset);
+            frames__js_close(&p, '}');
+        }
+        frames__js_close(&p, ']');
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << 5)) {
+        frames__js_open(&p, "modload_frame", '{');
+        frames__js_text(&p, "module_name", f->modload.module_name);
+        frames__js_u64(&p, "low_address", f->modload.low_address);
+        frames__js_u64(&p, "high_address", f->modload.high_address);
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << 6)) {
+        frames__js_open(&p, "key_frame", '{');
+        frames__js_open(&p, "tagged_value_lists", '[');
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            frames__js_open(&p, NULL, '{');
+            frames__js_open(&p, "value_source_tag", '{');
+            if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) frames__js_bool(&p, "no_thread_id", t->no_thread_id);
+            if (t->tag_set & FRAMES_TAG_THREAD_ID) frames__js_u64(&p, "thread_id", t->thread_id);
+            frames__js_close(&p, '}');
+            frames__js_operands(&p, "value_list", t->values, t->count, 1);
+            frames__js_close(&p, '}');
+        }
+        frames__js_close(&p, ']');
+        frames__js_close(&p, '}');
+    }
+    if (opts & (1u << FRAMES_KIND_UNKNOWN)) {
+        frames__js_open(&p, "unknown_option", '{');
+        frames__js_u64(&p, "field", f->unknown.field);
+        frames__js_u64(&p, "wire_type", f->unknown.wire_type);
+        if (f->unknown.wire_type == FRAMES__LEN || f->unknown.wire_type == FRAMES__SGROUP)
+            frames__js_hex(&p, "payload", f->unknown.payload);
+        else
+            frames__js_u64(&p, "value", f->unknown.scalar);
+        frames__js_close(&p, '}');
+    }
+    frames__js_close(&p, '}');
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+static void frames__js_strings(frames__pr *p, const char *name, const frames_bytes *list, uint32_t n) {
+    uint32_t i;
+    frames__js_open(p, name, '[');
+    for (i = 0; i < n; i++) {
+        if (i) frames__pr_raw(p, ",", 1);
+        frames__js_string(p, list[i]);
+    }
+    frames__js_close(p, ']');
+}
+
+FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx) {
+    frames__pr p;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    frames__js_open(&p, NULL, '{');
+    frames__js_open(&p, "tracer", '{');
+    frames__js_text(&p, "name", m->tracer_name);
+    frames__js_strings(&p, "args", m->tracer_args, m->ntracer_args);
+    frames__js_strings(&p, "envp", m->tracer_envp, m->ntracer_envp);
+    frames__js_text(&p, "version", m->tracer_version);
+    frames__js_close(&p, '}');
+    frames__js_open(&p, "target", '{');
+    frames__js_text(&p, "path", m->target_path);
+    frames__js_strings(&p, "args", m->target_args, m->ntarget_args);
+    frames__js_strings(&p, "envp", m->target_envp, m->ntarget_envp);
+    frames__js_hex(&p, "md5sum", m->target_md5sum);
+    frames__js_close(&p, '}');
+    frames__js_open(&p, "fstats", '{');
+    frames__js_i64(&p, "size", m->fstats_size);
+    frames__js_double(&p, "atime", m->fstats_atime);
+    frames__js_double(&p, "mtime", m->fstats_mtime);
+    frames__js_double(&p, "ctime", m->fstats_ctime);
+    frames__js_close(&p, '}');
+    frames__js_text(&p, "user", m->user);
+    frames__js_text(&p, "host", m->host);
+    frames__js_double(&p, "time", m->time);
+    frames__js_close(&p, '}');
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+#ifndef FRAMES_NO_STDIO
+FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n) {
+    return fwrite(s, 1, n, (FILE *)file) == n ? 0 : -1;
+}
+#endif
+#endif /* FRAMES_NO_TEXT */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRAMES_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_IMPLEMENTATION */
+
+/*
+   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
+   distribution; the full text: permission is granted, free of charge, to deal in the
+   software without restriction, provided the copyright notice and this permission notice
+   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
+   KIND.
+*/
