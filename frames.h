@@ -991,6 +991,7 @@ static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t 
         tag = **pp;
         (*pp)++;
     } else if (frames__varint(x, pp, end, &tag)) {
+        *field = *wt = 0; /* callers stop on the error; set anyway for gcc -O2's flow analysis */
         return x->code;
     }
     *field = (uint32_t)(tag >> 3);
