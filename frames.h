@@ -1753,7 +1753,10 @@ static int frames__dec_unknown_option(frames__dec *x, const uint8_t **pp, const 
     int first = !(fr->present & (1u << FRAMES_KIND_UNKNOWN));
     x->flags |= FRAMES_FF_UNKNOWN_OPTION;
     if (frames__skip(x, pp, end, wt, f)) return x->code;
-    if (!first) return 0;
+    if (!first) { /* only the first one is kept, so re-encoding drops this one */
+        x->flags |= FRAMES_FF_NONCANONICAL;
+        return 0;
+    }
     fr->present |= 1u << FRAMES_KIND_UNKNOWN;
     fr->unknown.field = f;
     fr->unknown.wire_type = wt;
