@@ -1176,14 +1176,32 @@ static void *frames__arena_alloc(frames__dec *x, size_t count, size_t size, cons
 }
 
 /* Room for `extra` more elements after `old_n` existing ones (a repeated list, or a
-   second occurrence of a singular list message, which libprotobuf appends). */
+   second occurrence of a singular list message, which libprotobuf appends). A list keeps
+   its capacity in the 8 bytes before it, and grows geometrically when it occurs again:
+   copying it whole for each occurrence made arena use quadratic in the input (a 23 KB
+   meta frame of repeated `tracer` fields took 3.8 MB). */
 static void *frames__grow_list(frames__dec *x, const void *old, size_t old_n, size_t extra,
                                size_t size, const uint8_t *at) {
-    void *p;
+    uint64_t cap = 0;
+    size_t want;
+    uint8_t *p;
     if (extra == 0) return (void *)(uintptr_t)old;
-    p = frames__arena_alloc(x, old_n + extra, size, at);
-    if (p && old_n) memcpy(p, old, old_n * size);
-    return p;
+    if (old_n) {
+        memcpy(&cap, (const uint8_t *)old - 8, 8);
+        if (cap - old_n >= extra) return (void *)(uintptr_t)old;
+    }
+    want = old_n + extra;
+    if (want < old_n || want > (SIZE_MAX - 64) / 2 / size) {
+        frames__bad(x, at, FRAMES_E_LIMIT, "list too long");
+        return NULL;
+    }
+    if (old_n) want *= 2;
+    p = (uint8_t *)frames__arena_alloc(x, want * size + 8, 1, at);
+    if (!p) return NULL;
+    cap = want;
+    memcpy(p, &cap, 8);
+    if (old_n) memcpy(p + 8, old, old_n * size);
+    return p + 8;
 }
 
 /* Number of field-1 LEN elements in a list message (one cheap pass). */

@@ -1,0 +1,166 @@
+/* test_limits - resource bounds: frames_limits is honoured by every path (decoder,
+   memory/file/stream readers, index, meta, warnings) and no hostile length or count leads
+   to a large allocation. This translation unit has its own copy of the implementation
+   (FRAMES_STATIC) built over a counting allocator, so every byte the library holds is
+   measured. */
+#pragma GCC diagnostic ignored "-Wunused-function" /* FRAMES_STATIC, testutil.h helpers */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct heap {
+    size_t live, peak, largest, calls;
+    size_t fail_at; /* make allocation number fail_at fail (0: never) */
+} heap;
+static heap H;
+
+static void *count_malloc(size_t n) {
+    unsigned char *p;
+    if (H.fail_at && ++H.calls == H.fail_at) return NULL;
+    if (!H.fail_at) H.calls++;
+    p = malloc(n + 16);
+    if (!p) return NULL;
+    memcpy(p, &n, sizeof n);
+    H.live += n;
+    if (n > H.largest) H.largest = n;
+    if (H.live > H.peak) H.peak = H.live;
+    return p + 16;
+}
+static void count_free(void *q) {
+    size_t n;
+    if (!q) return;
+    memcpy(&n, (unsigned char *)q - 16, sizeof n);
+    H.live -= n;
+    free((unsigned char *)q - 16);
+}
+static void *count_realloc(void *q, size_t n) {
+    size_t old;
+    unsigned char *p;
+    if (!q) return count_malloc(n);
+    if (H.fail_at && ++H.calls == H.fail_at) return NULL;
+    if (!H.fail_at) H.calls++;
+    memcpy(&old, (unsigned char *)q - 16, sizeof old);
+    p = realloc((unsigned char *)q - 16, n + 16);
+    if (!p) return NULL;
+    memcpy(p, &n, sizeof n);
+    H.live = H.live - old + n;
+    if (n > H.largest) H.largest = n;
+    if (H.live > H.peak) H.peak = H.live;
+    return p + 16;
+}
+/* Start measuring: peak and largest from now on. */
+static void heap_mark(void) {
+    H.peak = H.live;
+    H.largest = 0;
+    H.calls = 0;
+    H.fail_at = 0;
+}
+
+#define FRAMES_STATIC
+#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), count_malloc(sz))
+#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), count_realloc(p, sz))
+#define FRAMES_FREE(p, ctx) ((void)(ctx), count_free(p))
+#define FRAMES_IMPLEMENTATION
+#include "frames.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- building inputs */
+
+typedef struct buf {
+    uint8_t *p;
+    size_t len, cap;
+} buf;
+
+static void put(buf *b, const void *data, size_t n) {
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        assert_non_null(b->p);
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+static void put_byte(buf *b, uint8_t v) { put(b, &v, 1); }
+static void put_varint(buf *b, uint64_t v) {
+    while (v >= 0x80) {
+        put_byte(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    put_byte(b, (uint8_t)v);
+}
+static void put_le64(buf *b, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) put_byte(b, (uint8_t)(v >> (8 * i)));
+}
+/* field `field` as a length-delimited copy of `inner` */
+static void put_len(buf *b, uint32_t field, const buf *inner) {
+    put_varint(b, (uint64_t)field << 3 | 2);
+    put_varint(b, inner->len);
+    put(b, inner->p, inner->len);
+}
+
+/* ---------------------------------------------------------------- repeated lists */
+
+/* libprotobuf appends every occurrence of a list (and merges repeated singular
+   messages), so the decoder grows lists across occurrences. Growing by copying the whole
+   list each time made the arena quadratic in the input: a 23 KB meta frame of repeated
+   `tracer` fields held 3.8 MB (found by fuzz_decode's memory bound). */
+static void test_repeated_meta_programs_stay_linear(void **state) {
+    buf meta = {0}, tracer = {0};
+    frames_decoder d;
+    frames_meta m;
+    int i;
+    (void)state;
+    put_varint(&tracer, 2 << 3 | 2); /* args: "a" */
+    put_varint(&tracer, 1);
+    put_byte(&tracer, 'a');
+    for (i = 0; i < 4000; i++) put_len(&meta, 1, &tracer);
+    heap_mark();
+    frames_decoder_init(&d, NULL, 0, NULL);
+    assert_int_equal(frames_decode_meta(&d, meta.p, meta.len, &m, NULL), FRAMES_OK);
+    assert_int_equal(m.ntracer_args, 4000);
+    assert_memory_equal(m.tracer_args[3999].ptr, "a", 1);
+    frames_decoder_free(&d);
+    /* 16 bytes of frames_bytes per 5 input bytes; geometric growth at most triples it */
+    assert_true(H.peak < 16 * meta.len + 4096);
+    free(meta.p);
+    free(tracer.p);
+}
+
+/* The same for frames: operand lists repeated inside a std_frame, and std_frame options
+   repeated in a frame (each merged into the first). */
+static void test_repeated_operand_lists_stay_linear(void **state) {
+    buf frame = {0}, std = {0}, list = {0}, empty = {0};
+    frames_decoder d;
+    frames_frame f;
+    int i;
+    (void)state;
+    put_len(&list, 1, &empty); /* one empty operand_info */
+    for (i = 0; i < 3000; i++) {
+        put_len(&std, 4, &list); /* pre list */
+        put_len(&std, 5, &list); /* post list, interleaved */
+    }
+    for (i = 0; i < 4; i++) put_len(&frame, 1, &std);
+    heap_mark();
+    frames_decoder_init(&d, NULL, 0, NULL);
+    assert_int_equal(frames_decode_frame(&d, frame.p, frame.len, &f, NULL), FRAMES_OK);
+    assert_int_equal(f.std.npre, 4 * 3000);
+    assert_int_equal(f.std.npost, 4 * 3000);
+    assert_true(f.flags & FRAMES_FF_DUPLICATE);
+    frames_decoder_free(&d);
+    /* sizeof(frames_operand) per 4 input bytes, times 3 for geometric growth */
+    assert_true(H.peak < 3 * sizeof(frames_operand) * frame.len / 4 + 4096);
+    free(frame.p);
+    free(std.p);
+    free(list.p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeated_meta_programs_stay_linear),
+        cmocka_unit_test(test_repeated_operand_lists_stay_linear),
+    };
+    (void)put_le64;
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
