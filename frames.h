@@ -1805,6 +1805,9 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
         if (f >= 1 && f <= 6 && wt == FRAMES__LEN) {
             int again = (fr->present >> f) & 1;
             if (again) x->flags |= FRAMES_FF_DUPLICATE | FRAMES_FF_NONCANONICAL;
+            /* an unknown option of the same number came first: the encoder puts it after */
+            if (((fr->present >> FRAMES_KIND_UNKNOWN) & 1) && fr->unknown.field == f)
+                x->flags |= FRAMES_FF_NONCANONICAL;
             fr->present |= 1u << f;
             if (frames__len(x, &p, end, &a, &b)) return x->code;
             switch (f) {

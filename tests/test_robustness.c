@@ -36,9 +36,38 @@ static void test_second_unknown_option_is_noncanonical(void **state) {
     frames_decoder_free(&d);
 }
 
+/* An unknown option with a known option's field number (wrong wire type) before that
+   option: the encoder writes the known option first, so this is not canonical. */
+static void test_unknown_option_before_known_same_number(void **state) {
+    static const uint8_t in[] = {0x08, 0x08,                    /* 1: varint 8 */
+                                 0x0a, 0x08, 0x08, 0x00, 0x10, 0x00, /* std_frame */
+                                 0x1a, 0x00, 0x22, 0x00};
+    static const uint8_t after[] = {0x0a, 0x08, 0x08, 0x00, 0x10, 0x00, 0x1a, 0x00, 0x22, 0x00,
+                                    0x08, 0x08};
+    frames_decoder d;
+    frames_frame f;
+    uint8_t *out;
+    size_t len;
+    (void)state;
+    frames_decoder_init(&d, NULL, 0, NULL);
+    assert_int_equal(frames_decode_frame(&d, in, sizeof in, &f, NULL), FRAMES_OK);
+    assert_int_equal(f.kind, FRAMES_KIND_STD);
+    assert_int_equal(f.unknown.field, 1);
+    out = encode(&f, &len);
+    assert_int_equal(len, sizeof after);
+    assert_memory_equal(out, after, len);
+    assert_true(f.flags & FRAMES_FF_NONCANONICAL);
+    free(out);
+    /* the other order is what the encoder writes: canonical */
+    assert_int_equal(frames_decode_frame(&d, after, sizeof after, &f, NULL), FRAMES_OK);
+    assert_false(f.flags & FRAMES_FF_NONCANONICAL);
+    frames_decoder_free(&d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
+        cmocka_unit_test(test_unknown_option_before_known_same_number),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
