@@ -1769,8 +1769,11 @@ static int frames__dec_unknown_option(frames__dec *x, const uint8_t **pp, const 
                                       uint32_t f, uint32_t wt, frames_frame *fr) {
     const uint8_t *start = *pp;
     int first = !(fr->present & (1u << FRAMES_KIND_UNKNOWN));
+    uint32_t noncanonical = x->flags & FRAMES_FF_NONCANONICAL;
     x->flags |= FRAMES_FF_UNKNOWN_OPTION;
     if (frames__skip(x, pp, end, wt, f)) return x->code;
+    /* a group is re-emitted verbatim: what skipping saw inside it changes nothing */
+    if (wt == FRAMES__SGROUP) x->flags = (x->flags & ~FRAMES_FF_NONCANONICAL) | noncanonical;
     if (!first) { /* only the first one is kept, so re-encoding drops this one */
         x->flags |= FRAMES_FF_NONCANONICAL;
         return 0;

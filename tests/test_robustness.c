@@ -64,10 +64,34 @@ static void test_unknown_option_before_known_same_number(void **state) {
     frames_decoder_free(&d);
 }
 
+/* An unknown group option is re-emitted verbatim, so a non-minimal varint inside it does
+   not make the frame non-canonical (the encoder's output must decode as canonical). */
+static void test_unknown_group_option_is_copied_verbatim(void **state) {
+    /* option 6 as a group holding field 12 = varint 0x30 written in two bytes */
+    static const uint8_t in[] = {0x33, 0x60, 0xb0, 0x00, 0x34};
+    frames_decoder d;
+    frames_frame f;
+    uint8_t *out;
+    size_t len;
+    (void)state;
+    frames_decoder_init(&d, NULL, 0, NULL);
+    assert_int_equal(frames_decode_frame(&d, in, sizeof in, &f, NULL), FRAMES_OK);
+    assert_int_equal(f.kind, FRAMES_KIND_UNKNOWN);
+    assert_int_equal(f.unknown.wire_type, 3);
+    assert_true(f.flags & FRAMES_FF_GROUP);
+    assert_false(f.flags & FRAMES_FF_NONCANONICAL);
+    out = encode(&f, &len);
+    assert_int_equal(len, sizeof in);
+    assert_memory_equal(out, in, len);
+    free(out);
+    frames_decoder_free(&d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
         cmocka_unit_test(test_unknown_option_before_known_same_number),
+        cmocka_unit_test(test_unknown_group_option_is_copied_verbatim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
