@@ -3261,6 +3261,16 @@ static int frames__stream_end(frames_reader *r) {
     return rc < 0 ? rc : 0;
 }
 
+/* The bytes from pos to the TOC offset hold no complete record: consume those present,
+   so that the TOC can still be read, and report them (not the distance to T, which may
+   lie past the end of a cut file) as the truncated tail, as the memory reader does. */
+static int frames__stream_cut_at_toc(frames_reader *r, uint64_t pos) {
+    long long got = frames__discard(r, r->data_end - pos);
+    if (got < 0) return (int)got;
+    frames__note_tail(r, pos, (uint64_t)got, NULL);
+    return frames__stream_end(r);
+}
+
 static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     frames_cursor *c = &r->cur;
     uint64_t pos, len, need;
@@ -3268,6 +3278,7 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     if (r->stream_done) return 0;
     pos = frames__stream_pos(r);
     if (r->t_valid && pos >= r->data_end) return frames__stream_end(r);
+    if (r->t_valid && r->data_end - pos < 8) return frames__stream_cut_at_toc(r, pos);
     if ((avail = frames__fill(r, 8)) < 0) return (int)avail;
     if (avail < 8) {
         frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
@@ -3276,8 +3287,7 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     len = frames__le64(r->win + r->head);
     if (r->t_valid && len > r->data_end - pos - 8) {
         frames__warn(r, "record at offset 0x%llx crosses the TOC offset", (unsigned long long)pos);
-        frames__note_tail(r, pos, r->data_end - pos, NULL);
-        return frames__stream_end(r);
+        return frames__stream_cut_at_toc(r, pos);
     }
     if (len > r->opt.limits.max_frame_size) {
         long long got = frames__discard(r, 8 + len);

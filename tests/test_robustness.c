@@ -87,11 +87,82 @@ static void test_unknown_group_option_is_copied_verbatim(void **state) {
     frames_decoder_free(&d);
 }
 
+/* ---------------------------------------------------------------- readers */
+
+typedef struct chunks {
+    const uint8_t *p;
+    size_t n, pos, chunk;
+} chunks;
+
+static long long chunks_read(void *ctx, void *buf, size_t want) {
+    chunks *c = ctx;
+    size_t k = c->n - c->pos;
+    if (k > want) k = want;
+    if (k > c->chunk) k = c->chunk;
+    memcpy(buf, c->p + c->pos, k);
+    c->pos += k;
+    return (long long)k;
+}
+
+/* Read every record of data with a memory reader and a stream reader (3-byte reads);
+   both must deliver `want` records and report the truncation at (off, bytes). */
+static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t want,
+                                   uint64_t off, uint64_t bytes) {
+    frames_reader *r;
+    frames_reader_info st;
+    frames_raw raw;
+    chunks src = {data, len, 0, 3};
+    frames_io io = {&src, chunks_read};
+    uint64_t n;
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, data, len, NULL, NULL), FRAMES_OK);
+        else assert_int_equal(frames_reader_open_io(&r, &io, NULL, NULL), FRAMES_OK);
+        for (n = 0; frames_reader_next_raw(r, &raw) > 0; n++) continue;
+        assert_int_equal(n, want);
+        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(st.nframes, want);
+        assert_true(st.truncated);
+        assert_int_equal(st.truncated_offset, off);
+        assert_int_equal(st.truncated_bytes, bytes);
+        frames_reader_close(r);
+    }
+}
+
+static void put64(uint8_t *p, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Stream and memory readers must agree on a record that runs past the TOC offset
+   (fuzz_reader): the stream reader reported the distance to T as the bytes present,
+   though T lay past the end of the cut file, and read a size word across T. */
+static void test_stream_cut_at_toc_offset(void **state) {
+    size_t len = 0;
+    uint8_t *v = tu_read_file(tu_shared("vectors/frames/r05_toc_m4_n10_mips.frames"), &len);
+    uint8_t *cut;
+    (void)state;
+    assert_non_null(v);
+    assert_int_equal(len, 1014); /* frame 0 at 0xf5 (50 bytes), frame 1 at 0x12f (83) */
+    /* the file cut at 0x150, inside frame 1, whose size word now claims 10000 bytes: T
+       (0x3de) lies past the end, the record crosses it, 0x150 - 0x12f bytes are present */
+    cut = malloc(0x150);
+    memcpy(cut, v, 0x150);
+    put64(cut + 0x12f, 10000);
+    expect_records_and_cut(cut, 0x150, 1, 0x12f, 0x150 - 0x12f);
+    /* T moved to 4 bytes after frame 0: only half a size word lies before it */
+    put64(v + 40, 0x12f + 4);
+    expect_records_and_cut(v, len, 1, 0x12f, 4);
+    free(cut);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
         cmocka_unit_test(test_unknown_option_before_known_same_number),
         cmocka_unit_test(test_unknown_group_option_is_copied_verbatim),
+        cmocka_unit_test(test_stream_cut_at_toc_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
