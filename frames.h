@@ -4454,6 +4454,7 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     memset(&p, 0, sizeof p);
     p.out = out;
     p.ctx = ctx;
+    p.json_first = 1; /* no comma before the top-level object */
     frames__js_open(&p, NULL, '{');
     if (opts & (1u << 1)) {
         const frames_std_frame *s = &f->std;
@@ -4557,6 +4558,7 @@ FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, v
     memset(&p, 0, sizeof p);
     p.out = out;
     p.ctx = ctx;
+    p.json_first = 1; /* no comma before the top-level object */
     frames__js_open(&p, NULL, '{');
     frames__js_open(&p, "tracer", '{');
     frames__js_text(&p, "name", m->tracer_name);

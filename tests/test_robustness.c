@@ -87,6 +87,47 @@ static void test_unknown_group_option_is_copied_verbatim(void **state) {
     frames_decoder_free(&d);
 }
 
+/* ---------------------------------------------------------------- printers */
+
+typedef struct text {
+    char s[4096];
+    size_t n;
+} text;
+
+static int text_out(void *ctx, const char *s, size_t n) {
+    text *t = ctx;
+    if (t->n + n >= sizeof t->s) return -1;
+    memcpy(t->s + t->n, s, n);
+    t->n += n;
+    t->s[t->n] = 0;
+    return 0;
+}
+
+/* The JSON printers wrote a comma before the top-level object (fuzz_print: output must
+   be one valid JSON value). */
+static void test_json_has_no_leading_comma(void **state) {
+    frames_frame f;
+    frames_meta m;
+    text t = {{0}, 0};
+    (void)state;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_MODLOAD;
+    f.modload.module_name = frames_str("a");
+    f.modload.low_address = 1;
+    f.modload.high_address = 2;
+    assert_int_equal(frames_print_frame_json(&f, text_out, &t), FRAMES_OK);
+    assert_string_equal(t.s, "{\"modload_frame\":{\"module_name\":\"a\",\"low_address\":1,"
+                             "\"high_address\":2}}");
+    memset(&f, 0, sizeof f);
+    t.n = 0;
+    assert_int_equal(frames_print_frame_json(&f, text_out, &t), FRAMES_OK);
+    assert_string_equal(t.s, "{}");
+    memset(&m, 0, sizeof m);
+    t.n = 0;
+    assert_int_equal(frames_print_meta_json(&m, text_out, &t), FRAMES_OK);
+    assert_true(t.n > 2 && t.s[0] == '{' && t.s[t.n - 1] == '}');
+}
+
 /* ---------------------------------------------------------------- readers */
 
 typedef struct chunks {
@@ -162,6 +203,7 @@ int main(void) {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
         cmocka_unit_test(test_unknown_option_before_known_same_number),
         cmocka_unit_test(test_unknown_group_option_is_copied_verbatim),
+        cmocka_unit_test(test_json_has_no_leading_comma),
         cmocka_unit_test(test_stream_cut_at_toc_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
