@@ -2736,24 +2736,28 @@ static void frames__check_toc(frames_reader *r) {
 
 /* -- the end of the data */
 
-/* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. */
-static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
-    uint64_t i;
-    if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+/* Words after the last of n frames of an unfinished trace that libtrace wrote to a pipe:
+   m followed by the floor((n-1)/m) entries it pushed, each 0xffffffffffffffff (just m
+   for n = 0, from builds without assertions). Anything else is a truncated record. */
+static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len, uint64_t n) {
+    uint64_t i, m;
+    if (len < 8 || len % 8 != 0 || (m = frames__le64(p)) == 0) return 0;
+    if ((len - 8) / 8 != (n ? (n - 1) / m : 0)) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
 }
 
-/* Record what lies between off and the end of the data when it is not a complete frame. */
-static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p) {
+/* Record what lies between off (after n frames) and the end of the data when it is not a
+   complete frame. */
+static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p,
+                              uint64_t n) {
     if (r->tail_known || bytes == 0) {
         r->tail_known = 1;
         return;
     }
     r->tail_known = 1;
-    if (!r->finished && p && frames__looks_like_pipe_toc(p, bytes)) {
+    if (!r->finished && p && frames__looks_like_pipe_toc(p, bytes, n)) {
         r->pipe_toc = 1;
         frames__warn(r, "%llu bytes at offset 0x%llx are the TOC libtrace writes to a pipe "
                      "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
@@ -2823,12 +2827,12 @@ static int frames__scan(frames_reader *r) {
             r->index[r->nindex++] = off;
         }
         if (rem < 8) {
-            frames__note_tail(r, off, rem, r->data + off);
+            frames__note_tail(r, off, rem, r->data + off, n);
             break;
         }
         len = frames__le64(r->data + off);
         if (len > rem - 8) {
-            frames__note_tail(r, off, rem, r->data + off);
+            frames__note_tail(r, off, rem, r->data + off, n);
             break;
         }
         if (off + 8 + len == r->data_end &&
@@ -3189,12 +3193,12 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     if (off >= r->data_end) return 0;
     rem = r->data_end - off;
     if (rem < 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
         return 0;
     }
     len = frames__le64(r->data + off);
     if (len > rem - 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
         return 0;
     }
     if (len > r->opt.limits.max_frame_size) {
@@ -3267,7 +3271,7 @@ static int frames__stream_end(frames_reader *r) {
 static int frames__stream_cut_at_toc(frames_reader *r, uint64_t pos) {
     long long got = frames__discard(r, r->data_end - pos);
     if (got < 0) return (int)got;
-    frames__note_tail(r, pos, (uint64_t)got, NULL);
+    frames__note_tail(r, pos, (uint64_t)got, NULL, r->cur.index);
     return frames__stream_end(r);
 }
 
@@ -3281,7 +3285,7 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     if (r->t_valid && r->data_end - pos < 8) return frames__stream_cut_at_toc(r, pos);
     if ((avail = frames__fill(r, 8)) < 0) return (int)avail;
     if (avail < 8) {
-        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head, c->index);
         return frames__stream_end(r);
     }
     len = frames__le64(r->win + r->head);
@@ -3293,7 +3297,7 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
         long long got = frames__discard(r, 8 + len);
         if (got < 0) return (int)got;
         if ((uint64_t)got < 8 + len) {
-            frames__note_tail(r, pos, (uint64_t)got, NULL);
+            frames__note_tail(r, pos, (uint64_t)got, NULL, c->index);
             return frames__stream_end(r);
         }
         c->index++;
@@ -3305,7 +3309,7 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     need = 8 + len + (r->finished ? 0 : 1); /* one byte more tells whether it is the last */
     if ((avail = frames__fill(r, (size_t)need)) < 0) return (int)avail;
     if ((uint64_t)avail < 8 + len) {
-        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head, c->index);
         r->head += (size_t)avail;
         return frames__stream_end(r);
     }

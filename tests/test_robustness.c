@@ -146,7 +146,8 @@ static long long chunks_read(void *ctx, void *buf, size_t want) {
 }
 
 /* Read every record of data with a memory reader and a stream reader (3-byte reads);
-   both must deliver `want` records and report the truncation at (off, bytes). */
+   both must deliver `want` records and report the truncation at (off, bytes), or no
+   truncation when bytes is 0. */
 static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t want,
                                    uint64_t off, uint64_t bytes) {
     frames_reader *r;
@@ -163,9 +164,11 @@ static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t wan
         assert_int_equal(n, want);
         assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, want);
-        assert_true(st.truncated);
-        assert_int_equal(st.truncated_offset, off);
-        assert_int_equal(st.truncated_bytes, bytes);
+        assert_int_equal(st.truncated, bytes != 0);
+        if (bytes) {
+            assert_int_equal(st.truncated_offset, off);
+            assert_int_equal(st.truncated_bytes, bytes);
+        }
         frames_reader_close(r);
     }
 }
@@ -198,6 +201,56 @@ static void test_stream_cut_at_toc_offset(void **state) {
     free(v);
 }
 
+/* Append m and `entries` words of 0xff..ff to data[0..len) (t has room); returns the
+   new length. */
+static size_t append_pipe_toc(uint8_t *t, size_t len, uint64_t m, size_t entries) {
+    put64(t + len, m);
+    len += 8;
+    while (entries-- > 0) {
+        put64(t + len, UINT64_MAX);
+        len += 8;
+    }
+    return len;
+}
+
+/* Words after the last frame of an unfinished trace are libtrace's pipe TOC only if they
+   are m and the floor((n-1)/m) entries it pushes; otherwise they are a truncated record
+   and must be reported as such (fuzz_writer: a trace cut just after a size word). */
+static void test_pipe_toc_needs_the_right_entry_count(void **state) {
+    size_t len = 0, big = 0, n;
+    uint8_t *v = tu_read_file(tu_shared("vectors/frames/r09_unfinished_no_finish_call.frames"), &len);
+    uint8_t *w = tu_read_file(tu_shared("vectors/frames/r10_default_m_n10001.frames"), &big);
+    uint8_t *t;
+    uint64_t T;
+    (void)state;
+    assert_non_null(v);
+    assert_non_null(w);
+    assert_int_equal(len, 452); /* 3 frames, ending at the end of the file */
+    t = malloc(big + 32);
+    memcpy(t, v, len);
+    n = append_pipe_toc(t, len, 10000, 0); /* 3 frames, m = 10000: just m */
+    expect_records_and_cut(t, n, 3, 0, 0);
+    n = append_pipe_toc(t, len, 300, 0); /* the size word of a cut 300-byte frame */
+    expect_records_and_cut(t, n, 3, 0, 0); /* ambiguous: read as m */
+    n = append_pipe_toc(t, len, 2, 0); /* a size word of 2: m = 2 would need one entry */
+    expect_records_and_cut(t, n, 3, len, 8);
+    n = append_pipe_toc(t, len, 10000, 1); /* one entry too many */
+    expect_records_and_cut(t, n, 3, len, 16);
+    /* libtrace's pipe output for 10001 frames, m = 10000: header n = T = 0, m, one entry */
+    T = (uint64_t)w[40] | (uint64_t)w[41] << 8 | (uint64_t)w[42] << 16 | (uint64_t)w[43] << 24;
+    assert_int_equal(big, T + 16);
+    memcpy(t, w, (size_t)T);
+    put64(t + 32, 0);
+    put64(t + 40, 0);
+    n = append_pipe_toc(t, (size_t)T, 10000, 1);
+    expect_records_and_cut(t, n, 10001, 0, 0);
+    n = append_pipe_toc(t, (size_t)T, 10000, 0); /* an entry missing */
+    expect_records_and_cut(t, n, 10001, T, 8);
+    free(t);
+    free(v);
+    free(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -205,6 +258,7 @@ int main(void) {
         cmocka_unit_test(test_unknown_group_option_is_copied_verbatim),
         cmocka_unit_test(test_json_has_no_leading_comma),
         cmocka_unit_test(test_stream_cut_at_toc_offset),
+        cmocka_unit_test(test_pipe_toc_needs_the_right_entry_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
