@@ -2683,7 +2683,7 @@ static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
 static void frames__check_toc(frames_reader *r) {
     uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
     r->toc_conv = FRAMES_TOC_INVALID;
-    if (!r->finished || !r->t_valid) {
+    if (!r->finished || !r->t_valid || !r->toc) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
         return;
     }
@@ -2937,10 +2937,16 @@ static int frames__open_memory_layout(frames_reader *r) {
     T = r->hdr.toc_offset;
     r->data_end = size;
     if (r->finished) {
-        if (T < F || T > size || size - T < 8) {
+        if (T < F || T > size) {
             frames__warn(r, "TOC offset 0x%llx lies outside the frames (F = 0x%llx, file size 0x%llx): "
                          "the file was cut after it was finished; reading frames to the end",
                          (unsigned long long)T, (unsigned long long)F, (unsigned long long)size);
+        } else if (size - T < 8) { /* the frames end at T, as a stream reader sees them */
+            r->t_valid = 1;
+            r->data_end = T;
+            frames__warn(r, "the file ends %llu bytes after the TOC offset 0x%llx, inside the TOC: "
+                         "it was cut after it was finished", (unsigned long long)(size - T),
+                         (unsigned long long)T);
         } else {
             r->t_valid = 1;
             r->data_end = T;

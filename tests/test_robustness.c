@@ -251,6 +251,19 @@ static void test_pipe_toc_needs_the_right_entry_count(void **state) {
     free(w);
 }
 
+/* A finished trace cut inside the TOC's first word: the frames end at T for the memory
+   reader as for a stream reader (which cannot know the file size); the memory reader
+   used to read past T and report the TOC bytes as a truncated record (fuzz_reader). */
+static void test_cut_inside_toc_word(void **state) {
+    size_t len = 0, k;
+    uint8_t *v = tu_read_file(tu_shared("vectors/frames/r05_toc_m4_n10_mips.frames"), &len);
+    (void)state;
+    assert_non_null(v);
+    assert_int_equal(len, 1014); /* T = 0x3de */
+    for (k = 0; k <= 8; k++) expect_records_and_cut(v, 0x3de + k, 10, 0, 0);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -259,6 +272,7 @@ int main(void) {
         cmocka_unit_test(test_json_has_no_leading_comma),
         cmocka_unit_test(test_stream_cut_at_toc_offset),
         cmocka_unit_test(test_pipe_toc_needs_the_right_entry_count),
+        cmocka_unit_test(test_cut_inside_toc_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
