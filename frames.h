@@ -3299,10 +3299,11 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
         frames__warn(r, "record at offset 0x%llx crosses the TOC offset", (unsigned long long)pos);
         return frames__stream_cut_at_toc(r, pos);
     }
-    if (len > r->opt.limits.max_frame_size) {
-        long long got = frames__discard(r, 8 + len);
+    if (len > r->opt.limits.max_frame_size) { /* skip it (8 + len may overflow) */
+        uint64_t total = len > UINT64_MAX - 8 ? UINT64_MAX : 8 + len;
+        long long got = frames__discard(r, total);
         if (got < 0) return (int)got;
-        if ((uint64_t)got < 8 + len) {
+        if ((uint64_t)got < total) {
             frames__note_tail(r, pos, (uint64_t)got, NULL, c->index);
             return frames__stream_end(r);
         }

@@ -264,6 +264,28 @@ static void test_cut_inside_toc_word(void **state) {
     free(v);
 }
 
+/* A size word near 2^64 after the last frame: the stream reader computed 8 + size, which
+   wrapped around, "skipped" 7 bytes as an oversized frame and read on from there
+   (fuzz_reader). It is a truncated record, as the memory reader says. */
+static void test_stream_huge_size_word(void **state) {
+    size_t len = 0;
+    uint8_t *v = tu_read_file(tu_shared("vectors/frames/r09_unfinished_no_finish_call.frames"), &len);
+    uint8_t *t;
+    uint64_t sizes[] = {UINT64_MAX, UINT64_MAX - 7, UINT64_MAX - 8, (uint64_t)1 << 63};
+    size_t i;
+    (void)state;
+    assert_non_null(v);
+    t = malloc(len + 40);
+    memcpy(t, v, len);
+    memset(t + len, 0x11, 40);
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        put64(t + len, sizes[i]);
+        expect_records_and_cut(t, len + 40, 3, len, 40);
+    }
+    free(t);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -273,6 +295,7 @@ int main(void) {
         cmocka_unit_test(test_stream_cut_at_toc_offset),
         cmocka_unit_test(test_pipe_toc_needs_the_right_entry_count),
         cmocka_unit_test(test_cut_inside_toc_word),
+        cmocka_unit_test(test_stream_huge_size_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
