@@ -2844,9 +2844,11 @@ static int frames__scan(frames_reader *r) {
     if (r->index && r->nindex && r->index[r->nindex - 1] >= off && n % stride == 0 && n)
         r->nindex--; /* an entry for a frame that does not exist */
     r->tail_known = 1;
-    if (r->count_known && r->nframes != n)
+    if (r->count_known && r->nframes != n) {
         frames__warn(r, "scan found %llu frames, the header says %llu", (unsigned long long)n,
                      (unsigned long long)r->nframes);
+        r->toc_usable = 0; /* its blocks cannot be right: use the scan's index */
+    }
     if (r->finished && !r->count_known && r->hdr.nframes != n)
         frames__warn(r, "header says %llu frames, %llu were found",
                      (unsigned long long)r->hdr.nframes, (unsigned long long)n);
@@ -3192,20 +3194,42 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 
 /* -- iteration */
 
+/* The TOC passed validation (which checks its entries and the last block only) but the
+   frames do not match its count: stop using it. Only the reader's own position calls
+   this, so that cursors in other threads never write to the reader. */
+static void frames__distrust_toc(frames_reader *r, uint64_t found, int more) {
+    r->toc_usable = 0;
+    r->count_known = 0;
+    frames__warn(r, "the TOC says %llu frames, reading found %s%llu: TOC not used",
+                 (unsigned long long)r->nframes, more ? "more than " : "",
+                 (unsigned long long)found);
+}
+
+/* Sequential reading ends where the records end; a count taken from the TOC is checked
+   against that, so that a TOC that fooled validation cannot hide or invent frames. */
+static int frames__mem_end(frames_cursor *c) {
+    frames_reader *r = c->r;
+    if (c == &r->cur && r->toc_usable && c->index != r->nframes) frames__distrust_toc(r, c->index, 0);
+    return 0;
+}
+
 static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
-    if (r->count_known && c->index >= r->nframes) return 0;
-    if (off >= r->data_end) return 0;
+    if (r->count_known && c->index >= r->nframes) {
+        if (!r->toc_usable || off >= r->data_end) return 0;
+        if (c == &r->cur) frames__distrust_toc(r, c->index, 1);
+    }
+    if (off >= r->data_end) return frames__mem_end(c);
     rem = r->data_end - off;
     if (rem < 8) {
         if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
-        return 0;
+        return frames__mem_end(c);
     }
     len = frames__le64(r->data + off);
     if (len > rem - 8) {
         if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
-        return 0;
+        return frames__mem_end(c);
     }
     if (len > r->opt.limits.max_frame_size) {
         c->off = off + 8 + len;

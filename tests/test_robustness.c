@@ -286,6 +286,53 @@ static void test_stream_huge_size_word(void **state) {
     free(v);
 }
 
+/* A TOC can pass validation (increasing entries on record boundaries, last block ending
+   at T after the right number of frames) while its earlier blocks are not m frames long,
+   so the header's count is wrong. Sequential reading stopped at that count and hid the
+   last frame, and a later scan left seek using the TOC (fuzz_reader: seek(count) failed).
+   Reading now follows the records and drops the TOC when they disagree. */
+static void test_toc_that_fools_validation(void **state) {
+    size_t len = 0;
+    uint8_t *v = tu_read_file(tu_shared("vectors/frames/r05_toc_m4_n10_mips.frames"), &len);
+    /* r05: m = 4, 10 frames; frame 4 at 0x21f, 7 at 0x2ee, 9 at 0x383; T = 0x3de */
+    static const struct { uint64_t n, toc0, toc1; } lies[] = {
+        {9, 0x21f, 0x383},  /* last block = frame 9 alone: says 9 frames */
+        {11, 0x21f, 0x2ee}, /* last block = frames 7..9: says 11 frames */
+    };
+    size_t i;
+    (void)state;
+    assert_non_null(v);
+    for (i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        frames_reader *r;
+        frames_reader_info st;
+        frames_raw raw;
+        uint64_t n = 0, count;
+        put64(v + 32, lies[i].n);
+        put64(v + 0x3de + 8, lies[i].toc0);
+        put64(v + 0x3de + 16, lies[i].toc1);
+        /* the premise: validation accepts the TOC, so count trusts it before reading */
+        assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, NULL), FRAMES_OK);
+        assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
+        assert_int_equal(count, lies[i].n);
+        frames_reader_close(r);
+        assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, NULL), FRAMES_OK);
+        while (frames_reader_next_raw(r, &raw) > 0) n++;
+        assert_int_equal(n, 10);
+        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(st.nframes, 10);
+        assert_false(st.toc_used);
+        assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
+        assert_int_equal(count, 10);
+        assert_int_equal(frames_reader_seek(r, 9), FRAMES_OK);
+        assert_int_equal(frames_reader_next_raw(r, &raw), 1);
+        assert_int_equal(raw.offset, 0x383);
+        assert_int_equal(frames_reader_seek(r, 10), FRAMES_OK);
+        assert_int_equal(frames_reader_next_raw(r, &raw), 0);
+        frames_reader_close(r);
+    }
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -296,6 +343,7 @@ int main(void) {
         cmocka_unit_test(test_pipe_toc_needs_the_right_entry_count),
         cmocka_unit_test(test_cut_inside_toc_word),
         cmocka_unit_test(test_stream_huge_size_word),
+        cmocka_unit_test(test_toc_that_fools_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
