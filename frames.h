@@ -3325,10 +3325,12 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     }
     if (len > r->opt.limits.max_frame_size) { /* skip it (8 + len may overflow) */
         uint64_t total = len > UINT64_MAX - 8 ? UINT64_MAX : 8 + len;
-        long long got = frames__discard(r, total);
-        if (got < 0) return (int)got;
+        uint8_t word[8]; /* a lone last word may be a pipe TOC's m: keep it for note_tail */
+        long long got;
+        memcpy(word, r->win + r->head, 8);
+        if ((got = frames__discard(r, total)) < 0) return (int)got;
         if ((uint64_t)got < total) {
-            frames__note_tail(r, pos, (uint64_t)got, NULL, c->index);
+            frames__note_tail(r, pos, (uint64_t)got, got == 8 ? word : NULL, c->index);
             return frames__stream_end(r);
         }
         c->index++;

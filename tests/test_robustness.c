@@ -232,6 +232,8 @@ static void test_pipe_toc_needs_the_right_entry_count(void **state) {
     expect_records_and_cut(t, n, 3, 0, 0);
     n = append_pipe_toc(t, len, 300, 0); /* the size word of a cut 300-byte frame */
     expect_records_and_cut(t, n, 3, 0, 0); /* ambiguous: read as m */
+    n = append_pipe_toc(t, len, (uint64_t)1 << 40, 0); /* m above the frame size limit: the */
+    expect_records_and_cut(t, n, 3, 0, 0);                /* stream reader skips it unread */
     n = append_pipe_toc(t, len, 2, 0); /* a size word of 2: m = 2 would need one entry */
     expect_records_and_cut(t, n, 3, len, 8);
     n = append_pipe_toc(t, len, 10000, 1); /* one entry too many */
