@@ -2835,7 +2835,9 @@ static int frames__scan(frames_reader *r) {
             frames__note_tail(r, off, rem, r->data + off, n);
             break;
         }
-        if (off + 8 + len == r->data_end &&
+        /* an oversized record is refused unread (FRAMES_E_LIMIT), even the last one, as
+           reading and the stream reader do */
+        if (off + 8 + len == r->data_end && len <= r->opt.limits.max_frame_size &&
             frames__final_record_is_garbage(r, r->data + off + 8, len, off))
             break;
         off += 8 + len;
