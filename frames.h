@@ -3376,7 +3376,7 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
 }
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
-    frames_raw raw;
+    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
     int rc;
     frames__clear_error(&r->cur.err);
     rc = frames_reader_next_raw(r, &raw);
@@ -3562,7 +3562,7 @@ FRAMES_DEF int frames_cursor_next_raw(frames_cursor *c, frames_raw *raw) {
 }
 
 FRAMES_DEF int frames_cursor_next(frames_cursor *c, frames_frame *f) {
-    frames_raw raw;
+    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
     int rc = frames__mem_next_raw(c, &raw);
     if (rc <= 0) return rc;
     return frames__decode_raw(c, &raw, f);
