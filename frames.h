@@ -360,9 +360,12 @@ FRAMES_DEF frames_bytes frames_str(const char *s);   /* view of a NUL-terminated
    Limits (decoding)
    ====================================================================================== */
 
+/* Readers use a zero field as its default. Every buffer a reader sizes from the file
+   (stream window, meta and TOC copies) is bounded by max_frame_size and grows only as
+   data arrives; decoded arrays by max_scratch per decoder. See docs/security.md. */
 typedef struct frames_limits {
     uint64_t max_frame_size;  /* largest accepted frame or meta, bytes (default 256 MiB) */
-    uint32_t max_depth;       /* nesting of messages/groups while skipping (default 64) */
+    uint32_t max_depth;       /* nesting of groups while skipping (default 64) */
     size_t max_scratch;       /* decoder arena bound, bytes (default 1 GiB) */
 } frames_limits;
 
@@ -2906,7 +2909,12 @@ static frames_reader *frames__new_reader(const frames_reader_options *o) {
     if (!r) return NULL;
     memset(r, 0, sizeof *r);
     r->opt = *o;
-    if (r->opt.limits.max_frame_size == 0) r->opt.limits = frames_limits_default();
+    { /* a zero limit means its default, field by field (a zeroed options struct works) */
+        frames_limits def = frames_limits_default();
+        if (r->opt.limits.max_frame_size == 0) r->opt.limits.max_frame_size = def.max_frame_size;
+        if (r->opt.limits.max_depth == 0) r->opt.limits.max_depth = def.max_depth;
+        if (r->opt.limits.max_scratch == 0) r->opt.limits.max_scratch = def.max_scratch;
+    }
     r->io_fd = -1;
     r->cur.r = r;
     frames_decoder_init(&r->cur.dec, NULL, 0, r->opt.alloc_ctx);

@@ -100,6 +100,85 @@ static void put_len(buf *b, uint32_t field, const buf *inner) {
     put(b, inner->p, inner->len);
 }
 
+
+/* ---------------------------------------------------------------- traces in memory */
+
+static uint8_t *vector(const char *name, size_t *len) {
+    char rel[256];
+    uint8_t *v;
+    snprintf(rel, sizeof rel, "vectors/frames/%s.frames", name);
+    v = tu_read_file(tu_shared(rel), len);
+    assert_non_null(v);
+    return v;
+}
+
+static int sink_write(void *ctx, const void *data, size_t n) {
+    put((buf *)ctx, data, n);
+    return FRAMES_OK;
+}
+static int sink_patch(void *ctx, uint64_t off, const void *data, size_t n) {
+    buf *b = ctx;
+    assert_true(off + n <= b->len);
+    memcpy(b->p + off, data, n);
+    return FRAMES_OK;
+}
+
+/* A trace of the given encoded frames (finished unless `unfinished`). */
+static buf trace_of(const buf *frames, size_t n, int unfinished) {
+    buf out = {0};
+    frames_sink s;
+    frames_writer *w;
+    size_t i;
+    memset(&s, 0, sizeof s);
+    s.ctx = &out;
+    s.write = sink_write;
+    s.patch = unfinished ? NULL : sink_patch;
+    assert_int_equal(frames_writer_open(&w, &s, NULL, NULL, NULL), FRAMES_OK);
+    for (i = 0; i < n; i++)
+        assert_int_equal(frames_writer_add_encoded(w, frames[i].p, frames[i].len), FRAMES_OK);
+    assert_true(frames_writer_close(w) >= 0);
+    return out;
+}
+
+/* Stream input from memory, `chunk` bytes per read. */
+typedef struct src {
+    const uint8_t *p;
+    size_t n, pos, chunk;
+} src;
+static long long src_read(void *ctx, void *dst, size_t want) {
+    src *s = ctx;
+    size_t k = s->n - s->pos;
+    if (k > want) k = want;
+    if (k > s->chunk) k = s->chunk;
+    memcpy(dst, s->p + s->pos, k);
+    s->pos += k;
+    return (long long)k;
+}
+static int open_stream(frames_reader **r, src *s, const uint8_t *p, size_t n,
+                       const frames_reader_options *o) {
+    frames_io io;
+    s->p = p;
+    s->n = n;
+    s->pos = 0;
+    s->chunk = 4096;
+    io.ctx = s;
+    io.read = src_read;
+    return frames_reader_open_io(r, &io, o, NULL);
+}
+
+/* Read all records; returns how many calls returned `code` (1 for frames). */
+static size_t count_results(frames_reader *r, int code) {
+    frames_frame f;
+    size_t n = 0, calls = 0;
+    int rc;
+    while ((rc = frames_reader_next(r, &f)) != 0) {
+        assert_true(++calls < 1000000);
+        if (rc == code) n++;
+        if (rc == FRAMES_E_IO) break;
+    }
+    return n;
+}
+
 /* ---------------------------------------------------------------- repeated lists */
 
 /* libprotobuf appends every occurrence of a list (and merges repeated singular
@@ -156,10 +235,35 @@ static void test_repeated_operand_lists_stay_linear(void **state) {
     free(list.p);
 }
 
+
+/* ---------------------------------------------------------------- options */
+
+/* A zero limit in reader options means that limit's default, field by field: a zeroed
+   options struct with only max_scratch set used to get all defaults (the reader reset
+   every limit when max_frame_size was 0), silently dropping the caller's bound. */
+static void test_zeroed_limits_default_per_field(void **state) {
+    size_t len = 0;
+    uint8_t *v = vector("r03_extremes_arm", &len);
+    frames_reader_options o;
+    frames_reader *r;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.limits.max_scratch = 256; /* r03 has frames with more operands than that holds */
+    assert_int_equal(frames_reader_open_memory(&r, v, len, &o, NULL), FRAMES_OK);
+    assert_true(count_results(r, FRAMES_E_LIMIT) > 0);
+    frames_reader_close(r);
+    memset(&o, 0, sizeof o); /* all defaults: everything decodes */
+    assert_int_equal(frames_reader_open_memory(&r, v, len, &o, NULL), FRAMES_OK);
+    assert_int_equal(count_results(r, 1), 7);
+    frames_reader_close(r);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeated_meta_programs_stay_linear),
         cmocka_unit_test(test_repeated_operand_lists_stay_linear),
+        cmocka_unit_test(test_zeroed_limits_default_per_field),
     };
     (void)put_le64;
     return cmocka_run_group_tests(tests, NULL, NULL);
