@@ -3460,7 +3460,7 @@ static int frames__scanned_offset(frames_reader *r, uint64_t index, uint64_t *of
 
 /* Keep only the conventions whose entries point where they should. */
 static void frames__verify_toc_matches(frames_reader *r) {
-    uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off;
+    uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off = 0;
     uint32_t kept = 0;
     int conv;
     if (r->verified || r->stream || !r->m || !r->toc_matches) return;
