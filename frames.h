@@ -2787,7 +2787,9 @@ static int frames__final_record_is_garbage(frames_reader *r, const uint8_t *payl
     frames_decoder_init(&d, buf, sizeof buf, r->opt.alloc_ctx);
     d.frames__owned = 1; /* may grow past the stack buffer for a big final frame */
     d.limits = r->opt.limits;
-    bad = frames_decode_frame(&d, payload, (size_t)len, &f, &e) < 0 || len == 0;
+    /* only a malformed message is garbage: one that exceeds a limit is a frame that
+       reading refuses with FRAMES_E_LIMIT, like any other */
+    bad = frames_decode_frame(&d, payload, (size_t)len, &f, &e) == FRAMES_E_DECODE || len == 0;
     if (d.frames__base != (uint8_t *)buf) {
         frames__free_spills(&d);
         if (d.frames__base && d.frames__base != (uint8_t *)buf) FRAMES_FREE(d.frames__base, d.alloc_ctx);

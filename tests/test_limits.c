@@ -259,11 +259,52 @@ static void test_zeroed_limits_default_per_field(void **state) {
     free(v);
 }
 
+/* The last record of an unfinished trace is dropped as the end of the trace when it is not
+   a frame; a frame that merely needs more scratch than max_scratch was dropped too,
+   silently, where any other such frame is reported with FRAMES_E_LIMIT. */
+static void test_last_frame_over_scratch_limit_is_reported(void **state) {
+    size_t len = 0, i;
+    uint8_t *v = vector("r09_unfinished_no_finish_call", &len);
+    buf t = {0}, list = {0}, std = {0}, frame = {0}, empty = {0};
+    frames_reader_options o;
+    frames_reader *r;
+    frames_reader_info st;
+    frames_frame f;
+    src s;
+    int pass;
+    (void)state;
+    for (i = 0; i < 20; i++) put_len(&list, 1, &empty); /* 20 operands: > 1 KiB decoded */
+    put_len(&std, 4, &list);
+    put_len(&frame, 1, &std);
+    put(&t, v, len);
+    put_le64(&t, frame.len);
+    put(&t, frame.p, frame.len);
+    frames_reader_options_default(&o);
+    o.limits.max_scratch = 1024; /* r09's own frames need less */
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, t.p, t.len, &o, NULL), FRAMES_OK);
+        else assert_int_equal(open_stream(&r, &s, t.p, t.len, &o), FRAMES_OK);
+        for (i = 0; i < 3; i++) assert_int_equal(frames_reader_next(r, &f), 1);
+        assert_int_equal(frames_reader_next(r, &f), FRAMES_E_LIMIT);
+        assert_int_equal(frames_reader_error(r)->frame, 3);
+        assert_int_equal(frames_reader_next(r, &f), 0);
+        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(st.nframes, 4);
+        frames_reader_close(r);
+    }
+    free(v);
+    free(t.p);
+    free(list.p);
+    free(std.p);
+    free(frame.p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeated_meta_programs_stay_linear),
         cmocka_unit_test(test_repeated_operand_lists_stay_linear),
         cmocka_unit_test(test_zeroed_limits_default_per_field),
+        cmocka_unit_test(test_last_frame_over_scratch_limit_is_reported),
     };
     (void)put_le64;
     return cmocka_run_group_tests(tests, NULL, NULL);
