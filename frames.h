@@ -550,6 +550,9 @@ FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r);
    error: the trace ends (0) and frames_reader_stat reports the cut. */
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f);
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
+/* Both at once: the decoded frame and where it came from (offset, size, payload). On
+   FRAMES_E_DECODE *raw still describes the record that failed. */
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
@@ -628,6 +631,8 @@ typedef struct frames_writer_options {
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
     unsigned encode_flags;     /* FRAMES_ENC_* */
+    frames_bytes meta_raw;     /* when ptr is set: these bytes are the meta frame, written
+                                  verbatim (copying a trace); the meta argument is ignored */
     void *alloc_ctx;
 } frames_writer_options;
 
@@ -693,6 +698,28 @@ FRAMES_DEF int frames_writer_close(frames_writer *w);
 FRAMES_DEF void frames_writer_abandon(frames_writer *w);
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w);
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w);
+
+/* Writer options that reproduce the container of an input trace: its version (1 becomes
+   3, the version every current reader takes), arch, machine, m (10000 when the input has
+   no usable TOC), its raw meta bytes, and its TOC convention when that is one the writer
+   can write (libtrace otherwise). The meta view points into r: keep r open meanwhile. */
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o);
+
+/* Repair: write every complete frame of r (from its current position, copied byte for
+   byte, never re-encoded) into a finished trace on `sink`; o NULL means
+   frames_writer_options_like(r). The incomplete tail of a truncated input is dropped and
+   reported; frames that do not decode are kept as they are (counted in undecodable).
+   Returns FRAMES_OK, FRAMES_UNFINISHED (sink cannot seek) or a negative code. */
+typedef struct frames_fix_report {
+    uint64_t frames;             /* frames written */
+    uint64_t undecodable;        /* of which do not decode (kept, byte for byte) */
+    int was_finished;            /* the input header had n and T */
+    int input_toc;               /* frames_toc of the input */
+    uint64_t dropped_offset;     /* start of the dropped incomplete record (when dropped_bytes) */
+    uint64_t dropped_bytes;      /* bytes of it that were present */
+} frames_fix_report;
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err);
 
 /* ======================================================================================
    Printing (protobuf text format as protoc --decode prints it; JSON)
@@ -987,6 +1014,7 @@ static int frames__skip(frames__dec *x, const uint8_t **pp, const uint8_t *end, 
 static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t *end,
                               uint32_t *field, uint32_t *wt, uint32_t *last) {
     uint64_t tag;
+    *field = *wt = 0; /* defined even on the error path (gcc -O2 cannot see x->code != 0) */
     if (FRAMES__LIKELY(**pp < 0x80)) {
         tag = **pp;
         (*pp)++;
@@ -3300,11 +3328,15 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
     frames_raw raw;
+    return frames_reader_next_full(r, f, &raw);
+}
+
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
     frames__clear_error(&r->cur.err);
-    rc = frames_reader_next_raw(r, &raw);
+    rc = frames_reader_next_raw(r, raw);
     if (rc <= 0) return rc;
-    rc = frames__decode_raw(&r->cur, &raw, f);
+    rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
         r->decode_errors++;
         r->err = r->cur.err;
@@ -3616,7 +3648,7 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
         memset(&empty, 0, sizeof empty);
         meta = &empty;
     }
-    msize = frames_meta_size(meta);
+    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     frames__put_le64(hdr, FRAMES_MAGIC);
     frames__put_le64(hdr + 8, o->version);
     frames__put_le64(hdr + 16, o->arch);
@@ -3626,7 +3658,10 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     frames__put_le64(hdr + 48, msize);
     rc = frames__wappend(w, hdr, sizeof hdr);
     if (rc == FRAMES_OK && msize <= w->frames__bufcap - w->frames__buflen) {
-        frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
+        if (o->meta_raw.ptr)
+            memcpy(w->frames__buf + w->frames__buflen, o->meta_raw.ptr, msize);
+        else
+            frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
         w->frames__buflen += msize;
         w->frames__offset += msize;
     } else if (rc == FRAMES_OK) {
@@ -3803,6 +3838,71 @@ FRAMES_DEF void frames_writer_abandon(frames_writer *w) {
 
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w) { return w->frames__count; }
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w) { return &w->frames__err; }
+
+/* -- copying and repairing traces */
+
+static int frames__writable_toc(int toc) {
+    return toc == FRAMES_TOC_LIBTRACE || toc == FRAMES_TOC_CEIL || toc == FRAMES_TOC_TRACEWRAP ||
+           toc == FRAMES_TOC_CEIL_ZERO;
+}
+
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o) {
+    frames_reader_info st;
+    frames_writer_options_default(o);
+    o->alloc_ctx = r->opt.alloc_ctx;
+    o->version = r->hdr.version == 2 ? 2 : 3;
+    o->arch = r->hdr.arch;
+    o->machine = r->hdr.machine;
+    if (r->has_meta) o->meta_raw = r->meta_bytes;
+    if (frames_reader_stat(r, &st) < 0) return;
+    if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
+        o->frames_per_toc = st.frames_per_toc;
+    if (frames__writable_toc(st.toc)) o->toc = st.toc;
+}
+
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err) {
+    frames_writer_options like;
+    frames_writer w;
+    frames_reader_info st;
+    frames_raw raw;
+    frames_decoder dec;
+    frames_frame f;
+    frames_sink borrowed = *sink;
+    int rc, fin;
+    memset(rep, 0, sizeof *rep);
+    if (!o) {
+        frames_writer_options_like(r, &like);
+        o = &like;
+    }
+    borrowed.close = NULL; /* the sink stays the caller's to close */
+    if ((rc = frames_writer_init(&w, &borrowed, o, NULL, err)) < 0) return rc;
+    frames_decoder_init(&dec, NULL, 0, r->opt.alloc_ctx);
+    while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
+        if (frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, NULL) < 0)
+            rep->undecodable++;
+        if ((rc = frames_writer_add_encoded(&w, raw.payload.ptr, raw.payload.len)) < 0) break;
+    }
+    frames_decoder_free(&dec);
+    if (rc < 0) { /* a reader error (limit) or a writer error: keep what the sink has */
+        if (err) *err = w.frames__err.code ? w.frames__err : *frames_reader_error(r);
+        frames_writer_abandon(&w);
+        return rc;
+    }
+    fin = frames_writer_finish(&w);
+    rep->frames = frames_writer_count(&w);
+    if (fin < 0 && err) *err = w.frames__err;
+    frames_writer_abandon(&w);
+    if (frames_reader_stat(r, &st) == FRAMES_OK) {
+        rep->was_finished = st.finished;
+        rep->input_toc = st.toc;
+        if (st.truncated) {
+            rep->dropped_offset = st.truncated_offset;
+            rep->dropped_bytes = st.truncated_bytes;
+        }
+    }
+    return fin;
+}
 
 /* -- sinks */
 
@@ -4414,6 +4514,7 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     frames__pr p;
     uint32_t opts = frames__options_of(f), i;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');
@@ -4517,6 +4618,7 @@ static void frames__js_strings(frames__pr *p, const char *name, const frames_byt
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx) {
     frames__pr p;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');

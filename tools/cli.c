@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *current_command = "";
@@ -96,6 +97,55 @@ int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi) {
     return 0;
 }
 
+int cli_parse_toc(const char *name) {
+    static const int writable[] = {FRAMES_TOC_LIBTRACE, FRAMES_TOC_CEIL, FRAMES_TOC_TRACEWRAP,
+                                   FRAMES_TOC_CEIL_ZERO};
+    size_t i;
+    for (i = 0; i < sizeof writable / sizeof writable[0]; i++)
+        if (!strcmp(name, frames_toc_name(writable[i]))) return writable[i];
+    return -1;
+}
+
+static const char *option_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, unsigned *given) {
+    const char *arg = argv[*i], *v;
+    uint64_t n;
+    if (!strcmp(arg, "--version")) {
+        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || (n != 2 && n != 3))
+            return cli_usage_error("--version takes 2 or 3");
+        o->version = (uint32_t)n;
+        *given |= CLI_GIVEN_VERSION;
+        return 1;
+    }
+    if (!strcmp(arg, "--toc")) {
+        int t;
+        if (!(v = option_value(argc, argv, i)) || (t = cli_parse_toc(v)) < 0)
+            return cli_usage_error("--toc takes libtrace, ceil, tracewrap or ceil-zero");
+        o->toc = t;
+        *given |= CLI_GIVEN_TOC;
+        return 1;
+    }
+    if (!strcmp(arg, "--frames-per-toc")) {
+        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || n == 0)
+            return cli_usage_error("--frames-per-toc takes a number of frames >= 1");
+        o->frames_per_toc = n;
+        *given |= CLI_GIVEN_M;
+        return 1;
+    }
+    return 0;
+}
+
+void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
+                              unsigned given) {
+    if (given & CLI_GIVEN_VERSION) o->version = cmdline->version;
+    if (given & CLI_GIVEN_TOC) o->toc = cmdline->toc;
+    if (given & CLI_GIVEN_M) o->frames_per_toc = cmdline->frames_per_toc;
+}
+
 frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
     frames_reader *r = NULL;
     frames_error err;
@@ -104,6 +154,11 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
         return NULL;
     }
     return r;
+}
+
+int cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 FILE *cli_open_output(const char *path) {
