@@ -93,13 +93,16 @@
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
      frames_reader_open_memory / _path / _fd / _file / _io
-     frames_reader_next / _next_raw       sequential iteration (decoded / undecoded)
+     frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
+                                          undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_stat / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
-     frames_writer_add / _add_encoded / _flush / _finish / _close
+     frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
+     frames_writer_options_like           settings that reproduce an input trace
+     frames_fix                           unfinished/truncated trace -> finished trace
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
