@@ -1084,6 +1084,23 @@ static void test_jsonl_rows_same_members(void **state) {
     free(mb.p);
 }
 
+/* frames dump --jsonl prints exactly the library's rows, and only them. */
+static void test_dump_jsonl_command(void **state) {
+    static const char *const names[] = {"r11_pintraces_like_x86", "r02_all_frame_types_x86_64",
+                                        "r03_extremes_arm"};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        membuf mb = rows_of(vec(names[i]));
+        int st;
+        char *o = tu_run(&st, "%s dump --jsonl %s", tu_frames_bin(), vec(names[i]));
+        assert_int_equal(st, 0);
+        assert_string_equal(o, mb.p);
+        free(o);
+        free(mb.p);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------
    Installation
    --------------------------------------------------------------------------------------- */
@@ -1197,6 +1214,7 @@ int main(void) {
         cmocka_unit_test(test_jsonl_rows_r11),
         cmocka_unit_test(test_jsonl_rows_r02_key_frame),
         cmocka_unit_test(test_jsonl_rows_same_members),
+        cmocka_unit_test(test_dump_jsonl_command),
         cmocka_unit_test(test_install_prefix_pkg_config),
         cmocka_unit_test(test_man_page_covers_commands),
     };
