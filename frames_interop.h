@@ -105,8 +105,8 @@
                 _add_frame / _info / _error / _free
    Statistics   frames_stats_create / _add_frame / _finish / _summary / _hottest /
                 _syscalls / _threads / _modules / _error / _free
-   Slicing      frames_slice_filter_default, frames_slice_match, frames_slice_writer_options,
-                frames_slice
+   Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
+                output with frames_writer_options_like to keep the source's container)
    Splitting    frames_split_alignment, frames_split_ranges
 */
 
@@ -278,16 +278,14 @@ typedef struct frames_slice_filter {
 FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt);  /* everything */
 /* The pc/tid part of the rule above (the index range is the caller's). */
 FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f);
-/* Writer options that reproduce the source's container: version (1 becomes 3), arch,
-   machine, frames per TOC entry (default when the source has no TOC). */
-FRAMES_DEF void frames_slice_writer_options(frames_reader *r, frames_writer_options *o);
-
 /* Called every 4096 frames read with the index of the next frame. */
 typedef void (*frames_progress_fn)(void *ctx, uint64_t index);
 
 /* Copy the selected frames of r (from its current position; seeks to flt->first when the
    reader has random access, else reads forward) to w as they are stored (no re-encoding).
-   *copied (may be NULL) receives the number of frames written. Does not finish w. */
+   *copied (may be NULL) receives the number of frames written. Does not finish w. Open w
+   with frames_writer_options_like(r) for a slice with the source's version, arch,
+   machine, frames per TOC entry, TOC convention and meta bytes. */
 FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
                             frames_progress_fn progress, void *progress_ctx,
                             uint64_t *copied, frames_error *err);
@@ -1390,18 +1388,6 @@ FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_f
     if (flt->has_pc && (!has_pc || pc < flt->pc_lo || pc >= flt->pc_hi)) return 0;
     if (flt->has_tid && (!has_tid || tid != flt->thread_id)) return 0;
     return 1;
-}
-
-FRAMES_DEF void frames_slice_writer_options(frames_reader *r, frames_writer_options *o) {
-    const frames_header *h = frames_reader_header(r);
-    frames_reader_info st;
-    frames_writer_options_default(o);
-    o->version = h->version == 2 ? 2 : 3;
-    o->arch = h->arch;
-    o->machine = h->machine;
-    if (frames_reader_stat(r, &st) == FRAMES_OK && st.frames_per_toc > 0 &&
-        st.frames_per_toc <= 0xffffffffull)
-        o->frames_per_toc = st.frames_per_toc;
 }
 
 FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,

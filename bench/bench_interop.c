@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
         frames_tenet_free(tn);
         /* slice 10% from the middle of the trace */
         if (frames_reader_open_path(&r, path, NULL, &err) < 0) die("open", &err);
-        frames_slice_writer_options(r, &o);
+        frames_writer_options_like(r, &o);
         if (frames_writer_open_path(&w, "/tmp/bench_interop_slice.frames", &o,
                                     frames_reader_meta(r), &err) < 0)
             die("slice out", &err);

@@ -836,6 +836,28 @@ static void test_slice_frames_range_equal(void **state) {
     unlink(out);
 }
 
+/* The slice keeps the TOC convention: the TCG plugin's ceil(n/m) TOC (m = 4) for 7 frames
+   has 2 entries, where libtrace's floor((n-1)/m) would have 1. */
+static void test_slice_keeps_toc_convention(void **state) {
+    const char *out = tu_tmp_path(".frames");
+    frames_reader *r;
+    frames_reader_info st;
+    int s;
+    char *o;
+    (void)state;
+    o = tu_run(&s, "%s slice %s --frames 2-9 -o %s 2>&1", tu_frames_bin(), vec("tcg_r05_m4_n10"), out);
+    assert_int_equal(s, 0);
+    free(o);
+    r = open_reader(out);
+    assert_int_equal(frames_reader_stat(r, &st), 0);
+    assert_int_equal(st.frames_per_toc, 4);
+    assert_int_equal(st.toc_entries, 2);
+    assert_true(st.toc_matches & (1u << FRAMES_TOC_CEIL));
+    assert_int_equal(frames_reader_header(r)->nframes, 7);
+    frames_reader_close(r);
+    unlink(out);
+}
+
 /* --pc and --tid on r02 (thread 7): frame 0 std 0x400000, 1 syscall 0x400010, 2 exception
    thread 7 from 0x400020, 3 exception without fields, 4 taint_intro, 5 modload, 6 key,
    7 std 0x400030.
@@ -1206,6 +1228,7 @@ int main(void) {
         cmocka_unit_test(test_stat_r02_kinds),
         cmocka_unit_test(test_stat_hottest_synthetic),
         cmocka_unit_test(test_slice_frames_range_equal),
+        cmocka_unit_test(test_slice_keeps_toc_convention),
         cmocka_unit_test(test_slice_filters),
         cmocka_unit_test(test_slice_streams),
         cmocka_unit_test(test_split_ranges_arithmetic),

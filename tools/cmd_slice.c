@@ -8,10 +8,10 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: frames slice TRACE -o OUT [--frames A-B] [--pc LO-HI] [--tid T]\n\n"
-            "Write the selected frames of TRACE to OUT, a new trace with the same header\n"
-            "(version, arch, machine, frames per TOC entry) and meta frame. Frames are copied\n"
-            "byte for byte. Ranges are half-open: A-B is frames A .. B-1 ('A-' runs to the\n"
-            "end), as 'frames split' prints them.\n\n"
+            "Write the selected frames of TRACE to OUT, a new trace with the same container\n"
+            "(version, arch, machine, frames per TOC entry, TOC convention) and the same meta\n"
+            "frame bytes. Frames are copied byte for byte. Ranges are half-open: A-B is\n"
+            "frames A .. B-1 ('A-' runs to the end), as 'frames split' prints them.\n\n"
             "  -o, --output FILE  the new trace ('-' for standard output: left unfinished,\n"
             "                     which every reader accepts)\n"
             "  --frames A-B       frame indexes [A, B)\n"
@@ -80,7 +80,7 @@ int cmd_slice(int argc, char **argv) {
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
     if (frames_reader_header(r)->version == 1)
         cli_warn("version 1 trace: the slice is version 3 with an empty meta frame");
-    frames_slice_writer_options(r, &wo);
+    frames_writer_options_like(r, &wo);
     if (frames_writer_open_path(&w, outpath, &wo, frames_reader_meta(r), &err) < 0) {
         frames_reader_close(r);
         return cli_lib_error(&err);
