@@ -109,6 +109,16 @@
      frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
 */
 
+/* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
+   (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
+   feature-test macro was chosen; this works when frames.h comes before any system header
+   of the file (else define _DEFAULT_SOURCE or _GNU_SOURCE yourself). */
+#if defined(FRAMES_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&     \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
+
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
 

@@ -1169,11 +1169,12 @@ static void test_install_prefix_pkg_config(void **state) {
         assert_non_null(strstr(o, "-lipt"));
         free(o);
     }
-    /* a tiny program built with the installed flags reads a trace */
+    /* a tiny program built with the installed flags (strict C99, no feature-test macro:
+       frames.h asks for the POSIX declarations it needs) reads a trace */
     snprintf(cmd, sizeof cmd, "%s/prog.c", prefix);
     assert_int_equal(tu_write_file(cmd, prog, strlen(prog)), 0);
     o = tu_run(&st,
-               "cd %s && cc -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
+               "cd %s && cc -std=c99 -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
                "--cflags frames) -DFRAMES_IMPLEMENTATION prog.c -o prog $(PKG_CONFIG_PATH="
                "lib/pkgconfig pkg-config --libs frames) 2>&1 && ./prog %s",
                prefix, vec("r11_pintraces_like_x86"));
