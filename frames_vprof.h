@@ -194,11 +194,13 @@ typedef struct frames_vprof__load {
     uint8_t used;
 } frames_vprof__load;
 
-/* Known content of one 8-byte-aligned granule. */
+/* One 8-byte-aligned granule: known content, and which of its addresses have a previous
+   load (so that a store finds the loads it ends without probing every start address). */
 typedef struct frames_vprof__granule {
     uint64_t index;     /* address >> 3 */
     uint8_t bytes[8];
     uint8_t known;      /* bit i: bytes[i] is known */
+    uint8_t load_starts;/* bit i: a previous load starts at byte i */
     uint8_t used;
 } frames_vprof__granule;
 
@@ -471,7 +473,7 @@ static void frames_vprof__forget(frames_vprof *vp, uint64_t a, size_t n) {
         frames_vprof__granule *s = (frames_vprof__granule *)frames_vprof__find(&vp->granules, g);
         if (!s) continue;
         for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known) frames_vprof__erase(&vp->granules, s);
+        if (!s->known && !s->load_starts) frames_vprof__erase(&vp->granules, s);
     }
     vp->stats.content_granules = vp->granules.count;
 }
@@ -495,17 +497,33 @@ static int frames_vprof__compare(const frames_vprof *vp, uint64_t a, const uint8
     return equal;
 }
 
-/* A store to [a, a+n) ends every previous load that overlaps it. Loads start at most
-   max_load_size - 1 bytes before a. */
+/* A store to [a, a+n) ends every previous load that overlaps it. Those loads start at
+   most max_load_size - 1 bytes before a, in granules whose load_starts say where. */
 static void frames_vprof__invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
-    uint64_t lo, s, end = a + n;   /* no wrap: checked by the callers */
+    uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
+    unsigned b;
     if (vp->loads.count == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
-    for (s = lo; s < end; s++) {
-        frames_vprof__load *l = (frames_vprof__load *)frames_vprof__find(&vp->loads, s);
-        if (l && s + l->size > a) frames_vprof__erase(&vp->loads, l);
+    last = (end - 1) >> 3;
+    for (g = lo >> 3; g <= last; g++) {
+        frames_vprof__granule *gr =
+            (frames_vprof__granule *)frames_vprof__find(&vp->granules, g);
+        if (!gr || !gr->load_starts) continue;
+        for (b = 0; b < 8; b++) {
+            uint64_t s = (g << 3) + b;
+            frames_vprof__load *l;
+            if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
+            l = (frames_vprof__load *)frames_vprof__find(&vp->loads, s);
+            if (l && s + l->size > a) {
+                frames_vprof__erase(&vp->loads, l);
+                gr->load_starts &= (uint8_t)~(1u << b);
+            }
+        }
+        /* erasing a load cannot move granule slots: gr stays valid */
+        if (!gr->known && !gr->load_starts) frames_vprof__erase(&vp->granules, gr);
     }
     vp->stats.load_addresses = vp->loads.count;
+    vp->stats.content_granules = vp->granules.count;
 }
 
 static int frames_vprof__bad_range(frames_vprof *vp, uint64_t a, size_t n) {
@@ -521,6 +539,7 @@ FRAMES_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a, cons
     const uint8_t *v = (const uint8_t *)value;
     frames_vprof_insn *row;
     frames_vprof__load *l;
+    frames_vprof__granule *start;
     uint64_t key;
     size_t i;
     int rc = FRAMES_OK, r, created, zero = 1, redundant = 0, untracked;
@@ -535,17 +554,22 @@ FRAMES_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a, cons
             break;
         }
     key = frames_vprof__value_key(v, n);
-    l = (frames_vprof__load *)frames_vprof__insert(vp, &vp->loads, a, &created, &r);
-    if (r < 0) rc = r;
-    untracked = l == NULL;
+    untracked = frames_vprof__set_known(vp, a, v, n, &rc);
+    /* a previous load is only kept where its start granule can index it */
+    start = (frames_vprof__granule *)frames_vprof__find(&vp->granules, a >> 3);
+    l = start ? (frames_vprof__load *)frames_vprof__insert(vp, &vp->loads, a, &created, &r)
+              : NULL;
+    if (start && r < 0) rc = r;
     if (l) {
         redundant = !created && l->size == n && l->value == key;
         l->size = (uint32_t)n;
         l->value = key;
+        start->load_starts |= (uint8_t)(1u << (a & 7));
+    } else {
+        untracked = 1;
     }
     if ((uint32_t)n > vp->max_load_size) vp->max_load_size = (uint32_t)n;
     vp->stats.load_addresses = vp->loads.count;
-    untracked |= frames_vprof__set_known(vp, a, v, n, &rc);
     if (untracked) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
