@@ -72,40 +72,41 @@ static void write_repeated(const char *path, const char *src, int times) {
     if (frames_writer_close(w) < 0) die(path, "close failed");
 }
 
-/* One pass; with_vprof = 0 is the decode-only peer. Returns seconds, best of 3. */
+/* One pass; with_vprof = 0 is the decode-only peer. Returns seconds. */
 static double pass(const char *path, int with_vprof, uint64_t *frames, frames_vprof_stats *out) {
-    double best = 1e30;
-    int k;
-    for (k = 0; k < 3; k++) {
-        frames_reader *r;
-        frames_vprof *vp = NULL;
-        frames_error err;
-        frames_frame f;
-        double t0;
-        uint64_t n = 0;
-        if (frames_reader_open_path(&r, path, NULL, &err) < 0) die(path, err.message);
-        if (with_vprof && frames_vprof_open(&vp, NULL, &err) < 0) die("vprof", err.message);
-        t0 = now();
-        while (frames_reader_next(r, &f) > 0) {
-            n++;
-            if (vp) frames_vprof_add_frame(vp, &f);
-        }
-        t0 = now() - t0;
-        if (t0 < best) best = t0;
-        *frames = n;
-        if (vp) {
-            *out = *frames_vprof_stats_get(vp);
-            frames_vprof_close(vp);
-        }
-        frames_reader_close(r);
+    frames_reader *r;
+    frames_vprof *vp = NULL;
+    frames_error err;
+    frames_frame f;
+    double t0;
+    uint64_t n = 0;
+    if (frames_reader_open_path(&r, path, NULL, &err) < 0) die(path, err.message);
+    if (with_vprof && frames_vprof_open(&vp, NULL, &err) < 0) die("vprof", err.message);
+    t0 = now();
+    while (frames_reader_next(r, &f) > 0) {
+        n++;
+        if (vp) frames_vprof_add_frame(vp, &f);
     }
-    return best;
+    t0 = now() - t0;
+    *frames = n;
+    if (vp) {
+        *out = *frames_vprof_stats_get(vp);
+        frames_vprof_close(vp);
+    }
+    frames_reader_close(r);
+    return t0;
 }
 
+/* The peer and vprof alternate (best of 5 each) so that both see the same machine load. */
 static void measure(const char *label, const char *path) {
     uint64_t n = 0;
     frames_vprof_stats s;
-    double dec = pass(path, 0, &n, &s), vp = pass(path, 1, &n, &s);
+    double dec = 1e30, vp = 1e30, t;
+    int k;
+    for (k = 0; k < 5; k++) {
+        if ((t = pass(path, 0, &n, &s)) < dec) dec = t;
+        if ((t = pass(path, 1, &n, &s)) < vp) vp = t;
+    }
     printf("%-10s %9llu frames  decode only %7.2f Mframes/s  decode+vprof %7.2f Mframes/s  "
            "ratio %.2fx  (loads %llu, redundant %llu, stores %llu, silent %llu)\n",
            label, (unsigned long long)n, n / dec / 1e6, n / vp / 1e6, vp / dec,
