@@ -99,11 +99,6 @@
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
-#if !defined(__clang__)
-/* the writer lives in static storage and frames.h frees it only when it allocated it,
-   which gcc cannot prove once everything is inlined into this file */
-#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
-#endif
 #endif
 #if defined(__has_include)
 #if __has_include("frames.h")
