@@ -803,7 +803,11 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 #define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#if defined(__clang__) || __GNUC__ < 8
 #define FRAMES__NOINLINE __attribute__((noinline))
+#else /* gcc would still clone it per call site (constprop) and warn there */
+#define FRAMES__NOINLINE __attribute__((noipa))
+#endif
 #else
 #define FRAMES__NOINLINE
 #define FRAMES__LIKELY(x) (x)
