@@ -145,11 +145,12 @@ static long long chunks_read(void *ctx, void *buf, size_t want) {
     return (long long)k;
 }
 
-/* Read every record of data with a memory reader and a stream reader (3-byte reads);
-   both must deliver `want` records and report the truncation at (off, bytes), or no
-   truncation when bytes is 0. */
-static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t want,
-                                   uint64_t off, uint64_t bytes) {
+/* Read every record of data with a memory reader and a stream reader (3-byte reads),
+   with max_frame_size `limit` (0: default); both must deliver `want` records and report
+   the truncation at (off, bytes), or no truncation when bytes is 0. */
+static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint64_t want,
+                                           uint64_t off, uint64_t bytes, uint64_t limit) {
+    frames_reader_options o;
     frames_reader *r;
     frames_reader_info st;
     frames_raw raw;
@@ -157,9 +158,11 @@ static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t wan
     frames_io io = {&src, chunks_read};
     uint64_t n;
     int pass;
+    frames_reader_options_default(&o);
+    o.limits.max_frame_size = limit;
     for (pass = 0; pass < 2; pass++) {
-        if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, data, len, NULL, NULL), FRAMES_OK);
-        else assert_int_equal(frames_reader_open_io(&r, &io, NULL, NULL), FRAMES_OK);
+        if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, data, len, &o, NULL), FRAMES_OK);
+        else assert_int_equal(frames_reader_open_io(&r, &io, &o, NULL), FRAMES_OK);
         for (n = 0; frames_reader_next_raw(r, &raw) > 0; n++) continue;
         assert_int_equal(n, want);
         assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
@@ -171,6 +174,11 @@ static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t wan
         }
         frames_reader_close(r);
     }
+}
+
+static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t want,
+                                   uint64_t off, uint64_t bytes) {
+    expect_records_and_cut_limited(data, len, want, off, bytes, 0);
 }
 
 static void put64(uint8_t *p, uint64_t v) {
@@ -214,8 +222,9 @@ static size_t append_pipe_toc(uint8_t *t, size_t len, uint64_t m, size_t entries
 }
 
 /* Words after the last frame of an unfinished trace are libtrace's pipe TOC only if they
-   are m and the floor((n-1)/m) entries it pushes; otherwise they are a truncated record
-   and must be reported as such (fuzz_writer: a trace cut just after a size word). */
+   are m and the floor((n-1)/m) entries it pushes (a lone word only if it is libtrace's
+   default m); otherwise they are a truncated record and must be reported as such
+   (fuzz_writer: a trace cut just after a size word). */
 static void test_pipe_toc_needs_the_right_entry_count(void **state) {
     size_t len = 0, big = 0, n;
     uint8_t *v = tu_read_file(tu_shared("vectors/frames/r09_unfinished_no_finish_call.frames"), &len);
@@ -228,16 +237,20 @@ static void test_pipe_toc_needs_the_right_entry_count(void **state) {
     assert_int_equal(len, 452); /* 3 frames, ending at the end of the file */
     t = malloc(big + 32);
     memcpy(t, v, len);
-    n = append_pipe_toc(t, len, 10000, 0); /* 3 frames, m = 10000: just m */
+    n = append_pipe_toc(t, len, 10000, 0); /* 3 frames, libtrace's m = 10000: just m */
     expect_records_and_cut(t, n, 3, 0, 0);
-    n = append_pipe_toc(t, len, 300, 0); /* the size word of a cut 300-byte frame */
-    expect_records_and_cut(t, n, 3, 0, 0); /* ambiguous: read as m */
-    n = append_pipe_toc(t, len, (uint64_t)1 << 40, 0); /* m above the frame size limit: the */
-    expect_records_and_cut(t, n, 3, 0, 0);                /* stream reader skips it unread */
-    n = append_pipe_toc(t, len, 2, 0); /* a size word of 2: m = 2 would need one entry */
+    n = append_pipe_toc(t, len, 300, 0); /* a lone word other than 10000: the size word */
+    expect_records_and_cut(t, n, 3, len, 8); /* of a cut frame */
+    n = append_pipe_toc(t, len, (uint64_t)1 << 40, 0);
+    expect_records_and_cut(t, n, 3, len, 8);
+    n = append_pipe_toc(t, len, 2, 0); /* m = 2 would need one entry */
     expect_records_and_cut(t, n, 3, len, 8);
     n = append_pipe_toc(t, len, 10000, 1); /* one entry too many */
     expect_records_and_cut(t, n, 3, len, 16);
+    /* m above the frame size limit: the stream reader skips the record unread, and must
+       still see libtrace's m */
+    n = append_pipe_toc(t, len, 10000, 0);
+    expect_records_and_cut_limited(t, n, 3, 0, 0, 5000);
     /* libtrace's pipe output for 10001 frames, m = 10000: header n = T = 0, m, one entry */
     T = (uint64_t)w[40] | (uint64_t)w[41] << 8 | (uint64_t)w[42] << 16 | (uint64_t)w[43] << 24;
     assert_int_equal(big, T + 16);

@@ -124,7 +124,7 @@ static void fz_check_cut(const uint8_t *p, size_t cut, size_t n, int finished) {
         /* a lone size word after the frames of an unfinished trace may also be the m that
            libtrace writes to pipes: then it is not a truncation (see frames.h) */
         uint64_t v = added[whole].len;
-        int pipe_like = !finished && cut - offsets[whole] == 8 && v &&
+        int pipe_like = !finished && cut - offsets[whole] == 8 && v == 10000 &&
                         (whole ? (whole - 1) / v : 0) == 0;
         FZ_CHECK(pipe_like || (st.truncated && st.truncated_offset == offsets[whole] &&
                                st.truncated_bytes == cut - offsets[whole]));
