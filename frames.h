@@ -2521,7 +2521,7 @@ struct frames_reader {
     size_t nindex;
     int indexed;
     /* what the end of the data looks like */
-    int tail_known, truncated, bad_tail, pipe_toc;
+    int tail_known, truncated, bad_tail, pipe_toc, crashed_toc;
     uint64_t trunc_off, trunc_bytes;
     /* statistics of frames decoded with frames_reader_next */
     uint64_t decoded, decode_errors;
@@ -2834,6 +2834,53 @@ static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len, uint64_t 
     return 1;
 }
 
+/* A writer killed inside finish (libtrace's finish() or frames_writer_finish, which
+   write m and the TOC entries after the last frame and patch the header last) leaves an
+   unfinished trace that ends in a TOC, whole or cut. Read as records, m is a size word
+   and the entries its payload: a bogus frame that `frames fix` would keep. At offset
+   pos after n frames, p[0..avail) are the bytes from pos on; at_eof says they reach the
+   end of the input. Returns 1 if they are such a TOC: m, then at most floor((n-1)/m)
+   entries of frame offsets (increasing, in [F, pos), m frames of at least 8 bytes apart,
+   leaving room for the frames after the last one) and at most one padding entry (T or
+   0, as the ceil and tracewrap conventions write); 0 if not; -1 if more input is needed
+   (*want: bytes to have from pos; only when !at_eof). Real frame bytes fail on the first
+   entry: their words are no such offsets. */
+static int frames__crashed_toc_at(const frames_reader *r, const uint8_t *p, uint64_t avail,
+                                  int at_eof, uint64_t pos, uint64_t n, uint64_t *want) {
+    uint64_t m, k, bound, words, j, prev = r->hdr.first_frame, real = 0;
+    if (r->finished || n < 2 || avail < 8 || avail - 8 > 8 * n) return 0;
+    if ((m = frames__le64(p)) == 0) return 0;
+    k = (n - 1) / m;                      /* entries add() pushed; one padding may follow */
+    if (k == 0) return 0;
+    bound = 8 + 8 * (k + 1);
+    if (avail > bound || m > bound - 8 || bound > r->opt.limits.max_frame_size) return 0;
+    words = (avail - 8) / 8;
+    if (words == 0 && at_eof) return 0; /* nothing to tell it from a small last frame */
+    for (j = 1; j <= words; j++) {
+        uint64_t e = frames__le64(p + 8 * j);
+        if (j > k) { /* the padding entry of the ceil and tracewrap conventions */
+            if (e != pos && e != 0) return 0;
+            continue;
+        }
+        if (e >= pos || e < prev || e - prev < 8 * m) return 0;
+        prev = e;
+        real = j;
+    }
+    if (!at_eof) {
+        *want = bound + 1;
+        return -1;
+    }
+    return pos - prev >= 8 * (n - real * m);
+}
+
+static void frames__note_crashed_toc(frames_reader *r, uint64_t off, uint64_t bytes, uint64_t m) {
+    r->tail_known = 1;
+    r->crashed_toc = 1;
+    frames__warn(r, "%llu bytes at offset 0x%llx are the TOC of a writer killed while finishing "
+                 "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
+                 (unsigned long long)m);
+}
+
 /* Record what lies between off (after n frames) and the end of the data when it is not a
    complete frame. */
 static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p,
@@ -2848,6 +2895,10 @@ static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, co
         frames__warn(r, "%llu bytes at offset 0x%llx are the TOC libtrace writes to a pipe "
                      "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
                      (unsigned long long)frames__le64(p));
+        return;
+    }
+    if (!r->finished && p && frames__crashed_toc_at(r, p, bytes, 1, off, n, NULL) == 1) {
+        frames__note_crashed_toc(r, off, bytes, frames__le64(p));
         return;
     }
     r->truncated = 1;
@@ -2921,6 +2972,10 @@ static int frames__scan(frames_reader *r) {
         len = frames__le64(r->data + off);
         if (len > rem - 8) {
             frames__note_tail(r, off, rem, r->data + off, n);
+            break;
+        }
+        if (frames__crashed_toc_at(r, r->data + off, rem, 1, off, n, NULL) == 1) {
+            if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
             break;
         }
         /* an oversized record is refused unread (FRAMES_E_LIMIT), even the last one, as
@@ -3327,6 +3382,10 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
         if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
         return frames__mem_end(c);
     }
+    if (!r->count_known && frames__crashed_toc_at(r, r->data + off, rem, 1, off, c->index, NULL) == 1) {
+        if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
+        return frames__mem_end(c);
+    }
     if (len > r->opt.limits.max_frame_size) {
         c->off = off + 8 + len;
         c->index++;
@@ -3441,6 +3500,19 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
         frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head, c->index);
         r->head += (size_t)avail;
         return frames__stream_end(r);
+    }
+    for (;;) { /* a TOC left by a writer killed while finishing: read on while it may be */
+        uint64_t want = 0;
+        int toc = frames__crashed_toc_at(r, r->win + r->head, (uint64_t)avail,
+                                         r->eof && (size_t)avail == r->tail - r->head, pos,
+                                         c->index, &want);
+        if (toc == 0) break;
+        if (toc == 1) {
+            frames__note_crashed_toc(r, pos, (uint64_t)avail, len);
+            r->head += (size_t)avail;
+            return frames__stream_end(r);
+        }
+        if ((avail = frames__fill(r, (size_t)want)) < 0) return (int)avail;
     }
     raw->index = c->index;
     raw->offset = pos;

@@ -396,6 +396,65 @@ static void test_oversized_last_record_counts_once(void **state) {
     free(v);
 }
 
+/* A writer killed inside finish leaves an unfinished trace ending in its TOC (m and the
+   entries, whole or cut). Read as records, m was a size word and the entries a bogus
+   frame, which `frames fix` then kept (test_crash found it); readers now recognise the
+   TOC, the stream reader as the memory reader. */
+typedef struct membuf {
+    uint8_t *p;
+    size_t n, cap;
+} membuf;
+
+static int membuf_write(void *ctx, const void *data, size_t len) {
+    membuf *b = ctx;
+    if (b->n + len > b->cap) {
+        b->cap = (b->n + len) * 2;
+        b->p = realloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    return FRAMES_OK;
+}
+
+static int membuf_patch(void *ctx, uint64_t off, const void *data, size_t len) {
+    membuf *b = ctx;
+    memcpy(b->p + off, data, len);
+    return FRAMES_OK;
+}
+
+static void test_toc_of_a_writer_killed_while_finishing(void **state) {
+    static const int tocs[] = {FRAMES_TOC_LIBTRACE, FRAMES_TOC_CEIL, FRAMES_TOC_TRACEWRAP,
+                               FRAMES_TOC_CEIL_ZERO};
+    size_t c, cut;
+    (void)state;
+    for (c = 0; c < 2 * sizeof tocs / sizeof tocs[0]; c++) {
+        membuf b = {NULL, 0, 0};
+        frames_sink sink = {&b, membuf_write, membuf_patch, NULL, NULL};
+        frames_writer_options o;
+        frames_writer *w;
+        frames_frame f;
+        uint64_t i, T;
+        frames_writer_options_default(&o);
+        /* m = 4: the stream reader sees the record (4 bytes) before any whole entry, and
+           must read on instead of taking it for a frame (fuzz_reader) */
+        o.frames_per_toc = c & 1 ? 4 : 16;
+        o.toc = tocs[c / 2];
+        assert_int_equal(frames_writer_open(&w, &sink, &o, NULL, NULL), FRAMES_OK);
+        memset(&f, 0, sizeof f);
+        f.kind = FRAMES_KIND_EXCEPTION;
+        for (i = 0; i < 64; i++) { /* 64 = 4 m: tracewrap and ceil add their extra entry */
+            f.exception.number = i;
+            assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
+        }
+        assert_int_equal(frames_writer_close(w), FRAMES_OK);
+        memcpy(&T, b.p + 40, 8);
+        memset(b.p + 32, 0, 16); /* the header was never patched */
+        /* every cut from "m and one whole entry" to the whole TOC */
+        for (cut = (size_t)T + 16; cut <= b.n; cut++) expect_records_and_cut(b.p, cut, 64, 0, 0);
+        free(b.p);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -408,6 +467,7 @@ int main(void) {
         cmocka_unit_test(test_stream_huge_size_word),
         cmocka_unit_test(test_toc_that_fools_validation),
         cmocka_unit_test(test_oversized_last_record_counts_once),
+        cmocka_unit_test(test_toc_of_a_writer_killed_while_finishing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
