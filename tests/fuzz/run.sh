@@ -122,7 +122,7 @@ run_target() {
         "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" >>"$OUT/summary.txt"
     if [ $rc -ne 0 ]; then
         printf 'fuzz: %s FAILED (exit %d); log: %s\n' "$name" "$rc" "$logf" >&2
-        grep -E 'ERROR|invariant failed|SUMMARY|Test unit written' "$logf" | head -20 >&2
+        grep -E 'ERROR|invariant failed|runtime error|SUMMARY|Test unit written' "$logf" | head -20 >&2
         printf 'reproduce: %s/%s %s/artifacts/%s-*\n' "$OUT" "$name" "$OUT" "$name" >&2
     fi
     return $rc
