@@ -3846,11 +3846,17 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     w->frames__opt = *o;
     w->frames__state = FRAMES__W_OPEN;
     frames__clear_error(&w->frames__err);
+    if (!meta) {
+        memset(&empty, 0, sizeof empty);
+        meta = &empty;
+    }
+    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     if (o->buffer) {
         w->frames__buf = (uint8_t *)o->buffer;
         w->frames__bufcap = o->buffer_size;
-    } else {
+    } else { /* large enough for header and meta frame, which go out first and whole */
         w->frames__bufcap = o->buffer_size ? o->buffer_size : 65536;
+        if (w->frames__bufcap < sizeof hdr + msize) w->frames__bufcap = sizeof hdr + msize;
         w->frames__buf = (uint8_t *)FRAMES_MALLOC(w->frames__bufcap, o->alloc_ctx);
         w->frames__bufowned = 1;
         if (!w->frames__buf)
@@ -3859,11 +3865,6 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     w->frames__toc = o->toc_storage;
     w->frames__toccap = o->toc_storage ? o->toc_capacity : 0;
     w->frames__tocowned = o->toc_storage == NULL;
-    if (!meta) {
-        memset(&empty, 0, sizeof empty);
-        meta = &empty;
-    }
-    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     frames__put_le64(hdr, FRAMES_MAGIC);
     frames__put_le64(hdr + 8, o->version);
     frames__put_le64(hdr + 16, o->arch);

@@ -455,6 +455,48 @@ static void test_toc_of_a_writer_killed_while_finishing(void **state) {
     }
 }
 
+/* A meta frame larger than the writer's 64 KiB buffer (a big environment in envp) made
+   frames_writer_open fail with FRAMES_E_SPACE, and with it frames fix, cat and slice on
+   such traces (fuzz_reader: frames_fix must repair whatever opens). An allocated buffer
+   now grows to hold header and meta. */
+static void test_meta_larger_than_writer_buffer(void **state) {
+    static frames_bytes env[3000];
+    static char text[3000][40];
+    membuf b = {NULL, 0, 0}, fixed = {NULL, 0, 0};
+    frames_sink sink = {&b, membuf_write, membuf_patch, NULL, NULL};
+    frames_sink sink2 = {&fixed, membuf_write, membuf_patch, NULL, NULL};
+    frames_meta m;
+    frames_writer *w;
+    frames_reader *r;
+    frames_fix_report rep;
+    frames_frame f;
+    size_t i;
+    (void)state;
+    memset(&m, 0, sizeof m);
+    for (i = 0; i < 3000; i++) {
+        snprintf(text[i], sizeof text[i], "VARIABLE_%04zu=some value here", i);
+        env[i] = frames_str(text[i]);
+    }
+    m.target_envp = env;
+    m.ntarget_envp = 3000; /* about 100 KB */
+    assert_true(frames_meta_size(&m) > 65536);
+    assert_int_equal(frames_writer_open(&w, &sink, NULL, &m, NULL), FRAMES_OK);
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_EXCEPTION;
+    assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
+    assert_int_equal(frames_writer_close(w), FRAMES_OK);
+    assert_int_equal(frames_reader_open_memory(&r, b.p, b.n, NULL, NULL), FRAMES_OK);
+    assert_non_null(frames_reader_meta(r));
+    assert_int_equal(frames_reader_meta(r)->ntarget_envp, 3000);
+    assert_int_equal(frames_fix(r, &sink2, NULL, &rep, NULL), FRAMES_OK);
+    assert_int_equal(rep.frames, 1);
+    frames_reader_close(r);
+    assert_int_equal(fixed.n, b.n);
+    assert_memory_equal(fixed.p, b.p, b.n);
+    free(b.p);
+    free(fixed.p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_unknown_option_is_noncanonical),
@@ -468,6 +510,7 @@ int main(void) {
         cmocka_unit_test(test_toc_that_fools_validation),
         cmocka_unit_test(test_oversized_last_record_counts_once),
         cmocka_unit_test(test_toc_of_a_writer_killed_while_finishing),
+        cmocka_unit_test(test_meta_larger_than_writer_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
