@@ -2,12 +2,13 @@
 // fuzz-seeds: meta vectors/frames/*.frames
 // fuzz-flags: -max_len=65536
 
-/* fuzz_print - the protobuf-text and JSON printers on every frame and meta frame that
-   decodes from the input.
+/* fuzz_print - the protobuf-text, JSON and JSON Lines printers on every frame and meta
+   frame that decodes from the input.
 
    Invariants:
    - JSON output is exactly one valid JSON value with valid UTF-8 strings; the JSON string
-     printer turns any bytes into one valid JSON string;
+     printer turns any bytes into one valid JSON string; operand rows are one valid JSON
+     object per line, one line per operand;
    - protobuf text output is balanced: every "NAME {" line has its "}" line at the same
      indentation, nothing is indented less than the requested indent, each line ends in
      a newline, and every string is a well-formed C-escaped literal;
@@ -98,6 +99,28 @@ static fz_buf fz_print(fz_print_fn fn, const void *obj, int indent, size_t cut) 
     return a;
 }
 
+/* JSON Lines rows: one valid object per operand, each ending in a newline. */
+static void fz_check_rows(const frames_frame *f, uint64_t index) {
+    fz_buf out;
+    uint32_t opts = f->present ? f->present : 1u << f->kind, i;
+    size_t want = 0, lines = 0, at = 0;
+    memset(&out, 0, sizeof out);
+    FZ_CHECK(frames_print_operand_rows_jsonl(f, index, fz_out, &out) == FRAMES_OK);
+    if (opts & (1u << FRAMES_KIND_STD))
+        want += f->std.npre + (f->std.has_post ? f->std.npost : 0);
+    if (opts & (1u << FRAMES_KIND_KEY))
+        for (i = 0; i < f->key.count; i++) want += f->key.lists[i].count;
+    while (at < out.len) {
+        const char *nl = memchr(out.p + at, '\n', out.len - at);
+        FZ_CHECK(nl != NULL);
+        FZ_CHECK(fz_json_valid(out.p + at, (size_t)(nl - (out.p + at))) && out.p[at] == '{');
+        at = (size_t)(nl - out.p) + 1;
+        lines++;
+    }
+    FZ_CHECK(lines == want);
+    fz_buf_free(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_decoder d;
     frames_frame f;
@@ -120,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         out = fz_print(fz_frame_json, &f, 0, size);
         FZ_CHECK(fz_json_valid(out.p, out.len) && out.p[0] == '{');
         fz_buf_free(&out);
+        fz_check_rows(&f, size);
     }
     if (frames_decode_meta(&d, data, size, &m, NULL) == FRAMES_OK) {
         out = fz_print(fz_meta_pbtext, &m, indent, size);

@@ -1,4 +1,5 @@
 // fuzz-seeds: files vectors/frames/*.frames
+// fuzz-seeds: unfinished vectors/frames/*.frames
 // fuzz-flags: -max_len=65536
 
 /* fuzz_reader - the container reader on arbitrary files: memory, stream (callback with
@@ -13,6 +14,8 @@
    - decoding a record in the reader gives the same result as frames_decode_frame;
    - with a small frame size limit the same records are delivered, those above the limit
      as FRAMES_E_LIMIT, and the stream reader agrees;
+   - frames_fix turns every trace that opens into a finished trace with exactly the
+     records read, and counts the ones that do not decode;
    - messages and warnings are NUL-terminated; memory held stays within fz_memory_bound. */
 #include "fuzz_util.h"
 
@@ -233,6 +236,96 @@ static int fz_open_stream(frames_reader **r, const uint8_t *data, size_t size, f
     return frames_reader_open_io(r, &io, o, &err);
 }
 
+/* frames_fix output: a finished trace holding exactly the records read (fz_run). */
+typedef struct fz_mem {
+    uint8_t *p;
+    size_t len, cap;
+} fz_mem;
+
+static int fz_mem_write(void *ctx, const void *d, size_t n) {
+    fz_mem *m = (fz_mem *)ctx;
+    if (m->len + n > m->cap) {
+        size_t cap = (m->len + n) * 2 + 64;
+        uint8_t *p = (uint8_t *)realloc(m->p, cap);
+        if (!p) return FRAMES_E_IO;
+        m->p = p;
+        m->cap = cap;
+    }
+    memcpy(m->p + m->len, d, n);
+    m->len += n;
+    return FRAMES_OK;
+}
+
+static int fz_mem_patch(void *ctx, uint64_t off, const void *d, size_t n) {
+    fz_mem *m = (fz_mem *)ctx;
+    FZ_CHECK(off + n <= m->len);
+    memcpy(m->p + off, d, n);
+    return FRAMES_OK;
+}
+
+static void fz_check_fix(const uint8_t *data, size_t size, const fz_run *seq) {
+    frames_reader *r, *back;
+    frames_reader_info st;
+    frames_fix_report rep;
+    frames_error err;
+    frames_sink sink;
+    frames_frame f;
+    fz_mem out;
+    fz_run *again = &run_small_stream;
+    uint64_t undecodable = 0;
+    size_t k;
+    int rc;
+    if (frames_reader_open_memory(&r, data, size, NULL, &err) < 0) return;
+    memset(&out, 0, sizeof out);
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &out;
+    sink.write = fz_mem_write;
+    sink.patch = fz_mem_patch;
+    rc = frames_fix(r, &sink, NULL, &rep, &err);
+    frames_reader_close(r);
+    for (k = 0; k < seq->n; k++)
+        if (seq->ev[k].rc == FRAMES_E_LIMIT) { /* fix stops at a refused record */
+            FZ_CHECK(rc == FRAMES_E_LIMIT);
+            free(out.p);
+            return;
+        }
+    FZ_CHECK(rc == FRAMES_OK);
+    FZ_CHECK(rep.frames == seq->records);
+    FZ_CHECK(frames_reader_open_memory(&back, out.p, out.len, NULL, &err) == FRAMES_OK);
+    fz_read_all(back, again, out.len);
+    FZ_CHECK(again->records == seq->records && again->n == seq->n);
+    for (k = 0; k < seq->n; k++)
+        FZ_CHECK(again->ev[k].len == seq->ev[k].len && again->ev[k].hash == seq->ev[k].hash);
+    FZ_CHECK(frames_reader_stat(back, &st) == FRAMES_OK);
+    FZ_CHECK(st.finished && st.toc_used && !st.truncated && st.nframes == seq->records);
+    FZ_CHECK(frames_reader_seek(back, 0) == FRAMES_OK);
+    while ((rc = frames_reader_next(back, &f)) != 0) undecodable += rc < 0;
+    FZ_CHECK(undecodable == rep.undecodable);
+    frames_reader_close(back);
+    free(out.p);
+}
+
+/* Names, meta accessors and decoding cursors: total functions on any reader state. */
+static void fz_check_accessors(frames_reader *r, const fz_run *seq) {
+    const frames_header *h = frames_reader_header(r);
+    const frames_meta *m = frames_reader_meta(r);
+    frames_bytes mb = frames_reader_meta_bytes(r);
+    frames_cursor *c;
+    frames_frame f;
+    const char *name = frames_arch_name(h->arch);
+    FZ_CHECK(name == NULL || strlen(name) > 0);
+    FZ_CHECK(strlen(frames_toc_name((int)(h->nframes % 11) - 1)) > 0);
+    FZ_CHECK(strlen(frames_kind_name((int)(h->machine % 11) - 1)) > 0);
+    FZ_CHECK(strlen(frames_strerror(-(int)(h->version % 15))) > 0);
+    if (m) FZ_CHECK(mb.ptr != NULL && mb.len == h->meta_size);
+    if (seq->records > 0 && frames_cursor_open(&c, r, seq->records - 1, NULL) == FRAMES_OK) {
+        int rc = frames_cursor_next(c, &f);
+        FZ_CHECK(rc == 1 || rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT);
+        FZ_CHECK(frames_cursor_next(c, &f) == 0);
+        frames_cursor_close(c);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_reader *r;
     frames_reader_options o;
@@ -265,7 +358,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(fz_events_equal(&run_toc, &run_notoc));
         FZ_CHECK(fz_same_truncation(&run_toc, &run_notoc));
         fz_check_random_access(r, &run_notoc, 1, size);
+        fz_check_accessors(r, &run_notoc);
         frames_reader_close(r);
+        fz_check_fix(data, size, &run_notoc);
     }
 
     /* stream with random short reads: same records, same truncation */

@@ -8,7 +8,9 @@
    a block comment would end it):
        // fuzz-seeds: MODE GLOB...     seeds made at run time from $FRAMES_SHARED/GLOB;
                                        MODE: files (whole files), frames (each frame
-                                       payload of frames traces), meta (meta payloads)
+                                       payload of frames traces), meta (meta payloads),
+                                       unfinished (finished traces as a writer killed
+                                       inside finish leaves them)
        // fuzz-needs: HEADER LIBS...   build only when <HEADER> is installed; link LIBS
        // fuzz-flags: FLAGS...         extra libFuzzer flags (e.g. -max_len=65536)
    Hand-made seeds and fixed crash inputs live in tests/fuzz/seeds/<target>/. */

@@ -7,6 +7,8 @@
 #   tests/fuzz/run.sh one TARGET [SECS] one target (name without fuzz_ prefix or with it)
 #   tests/fuzz/run.sh build             only build the targets
 #   tests/fuzz/run.sh repro TARGET FILE...   run a target on saved inputs (e.g. a crash)
+#   tests/fuzz/run.sh coverage          line/region coverage of the headers reached by
+#                                       the corpora so far (llvm-cov), per target and total
 #
 # A target is any tests/fuzz/fuzz_*.c; it includes fuzz_util.h and defines
 # LLVMFuzzerTestOneInput. Directives as "// " line comments (see fuzz_util.h):
@@ -128,6 +130,19 @@ run_target() {
     return $rc
 }
 
+# build_all NAME...: builds in parallel (JOBS at a time); leaves NAME's status in
+# $OUT/status/NAME (0 built, 1 failed, 2 skipped)
+build_all() {
+    local n pids=() jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+    mkdir -p "$OUT/status"
+    for n in "$@"; do
+        ( build_target "$n"; echo $? >"$OUT/status/$n" ) &
+        pids+=($!)
+        if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+    done
+    wait
+}
+
 run_all() {   # run_all SECONDS [NAME...]
     local secs=$1; shift
     local names=("$@") n rc=0 st
@@ -135,16 +150,53 @@ run_all() {   # run_all SECONDS [NAME...]
     [ ${#names[@]} -gt 0 ] || { log "no targets"; return 0; }
     [ -d "$SHARED/vectors" ] || die "reference material not found at $SHARED (set FRAMES_SHARED)"
     build_seedgen
+    build_all "${names[@]}"
     : >"$OUT/summary.txt"
     for n in "${names[@]}"; do
-        build_target "$n"
-        st=$?
-        if [ $st -eq 2 ]; then printf '%-16s skipped (library missing)\n' "$n" >>"$OUT/summary.txt"; continue; fi
-        if [ $st -ne 0 ]; then rc=1; printf 'fuzz: %s does not build\n' "$n" >&2; continue; fi
+        st=$(cat "$OUT/status/$n" 2>/dev/null || echo 1)
+        if [ "$st" -eq 2 ]; then printf '%-16s skipped (library missing)\n' "$n" >>"$OUT/summary.txt"; continue; fi
+        if [ "$st" -ne 0 ]; then rc=1; printf 'fuzz: %s does not build\n' "$n" >&2; continue; fi
         run_target "$n" "$secs" || rc=1
     done
     cat "$OUT/summary.txt" >&2
     return $rc
+}
+
+# coverage: each target built with source-based coverage, run over its corpora once
+coverage() {
+    local n dir=$OUT/coverage libs need h profiles=() objs=() report
+    local cov=llvm-cov prof=llvm-profdata
+    command -v $cov >/dev/null || cov=llvm-cov-14
+    command -v $prof >/dev/null || prof=llvm-profdata-14
+    command -v $cov >/dev/null || die "llvm-cov not found"
+    mkdir -p "$dir"
+    build_seedgen
+    for n in $(targets); do
+        libs=""
+        while read -r need; do
+            [ -n "$need" ] || continue
+            h=${need%% *}
+            have_header "$h" || continue 2
+            [ "$need" != "$h" ] && libs+=" ${need#* }"
+        done < <(directive fuzz-needs "tests/fuzz/$n.c")
+        $NICE $CC -std=c99 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer -fprofile-instr-generate \
+            -fcoverage-mapping -I"$ROOT" -Itests/fuzz "tests/fuzz/$n.c" -o "$dir/$n" $libs -lm || return 1
+        make_seeds "$n"
+        local dirs=("$OUT/seeds/$n")
+        [ -d "$OUT/corpus/$n" ] && dirs+=("$OUT/corpus/$n")
+        [ -d "tests/fuzz/seeds/$n" ] && dirs+=("tests/fuzz/seeds/$n")
+        LLVM_PROFILE_FILE="$dir/$n.profraw" "$dir/$n" -runs=0 "${dirs[@]}" >"$dir/$n.log" 2>&1 || return 1
+        $prof merge -sparse "$dir/$n.profraw" -o "$dir/$n.profdata" || return 1
+        profiles+=("$dir/$n.profraw")
+        objs+=("-object=$dir/$n")
+        report=$($cov report "$dir/$n" -instr-profile="$dir/$n.profdata" "$ROOT"/frames*.h | tail -1)
+        printf '%-16s %s\n' "$n" "$report"
+    done
+    $prof merge -sparse "${profiles[@]}" -o "$dir/all.profdata" || return 1
+    # all targets together (the first object plus the others)
+    local first=${objs[0]#-object=}
+    $cov report "$first" "${objs[@]:1}" -instr-profile="$dir/all.profdata" "$ROOT"/frames*.h
+    log "per-line view: $cov show $first ${objs[*]:1} -instr-profile=$dir/all.profdata $ROOT/frames.h"
 }
 
 mkdir -p "$OUT"
@@ -160,13 +212,16 @@ case "$mode" in
     build)
         check_toolchain
         rc=0
-        for n in $(targets); do build_target "$n"; st=$?; [ $st -eq 1 ] && rc=1; done
+        mapfile -t all < <(targets)
+        build_all "${all[@]}"
+        for n in "${all[@]}"; do [ "$(cat "$OUT/status/$n")" = 1 ] && rc=1; done
         exit $rc ;;
+    coverage) check_toolchain; coverage ;;
     repro)
         t=${2:?usage: run.sh repro TARGET FILE...}; t=fuzz_${t#fuzz_}; shift 2
         check_toolchain
         build_target "$t" || exit 1
         ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             "$OUT/$t" "$@" ;;
-    *) die "usage: run.sh short | long [SECONDS] | one TARGET [SECONDS] | build | repro TARGET FILE..." ;;
+    *) die "usage: run.sh short | long [SECONDS] | one TARGET [SECONDS] | build | coverage | repro TARGET FILE..." ;;
 esac

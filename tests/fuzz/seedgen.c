@@ -4,6 +4,8 @@
      seedgen files  OUTDIR FILE...   each file as one seed
      seedgen frames OUTDIR FILE...   the payload of every frame of each frames trace
      seedgen meta   OUTDIR FILE...   the meta frame payload of each frames trace
+     seedgen unfinished OUTDIR FILE...  each finished trace as a writer killed inside
+                                      finish leaves it: n = T = 0, TOC whole or cut
 
    Seeds are named by a hash of their content, so duplicates (the many identical frames
    of the 10,001-frame vectors) are stored once. Files that do not open as traces are
@@ -41,6 +43,29 @@ static int whole_file(const char *dir, const char *path) {
     return put_seed(dir, buf, n);
 }
 
+static uint64_t le64(const unsigned char *p) {
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static int unfinished(const char *dir, const char *path) {
+    static unsigned char buf[1 << 22];
+    FILE *f = fopen(path, "rb");
+    size_t n, i;
+    uint64_t T;
+    static const size_t extra[] = {0, 8, 12, 16, 24};
+    if (!f) return -1;
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    if (n < 48 || (T = le64(buf + 40)) < 48 || T >= n) return 0; /* not finished */
+    memset(buf + 32, 0, 16);
+    for (i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        if (T + extra[i] <= n && put_seed(dir, buf, (size_t)T + extra[i]) < 0) return -1;
+    return put_seed(dir, buf, n);
+}
+
 static int from_trace(const char *dir, const char *path, int frames) {
     frames_reader *r;
     frames_error err;
@@ -63,7 +88,7 @@ static int from_trace(const char *dir, const char *path, int frames) {
 int main(int argc, char **argv) {
     int i, failed = 0;
     if (argc < 3) {
-        fprintf(stderr, "usage: seedgen files|frames|meta OUTDIR FILE...\n");
+        fprintf(stderr, "usage: seedgen files|frames|meta|unfinished OUTDIR FILE...\n");
         return 2;
     }
     for (i = 3; i < argc; i++) {
@@ -71,6 +96,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[1], "files")) rc = whole_file(argv[2], argv[i]);
         else if (!strcmp(argv[1], "frames")) rc = from_trace(argv[2], argv[i], 1);
         else if (!strcmp(argv[1], "meta")) rc = from_trace(argv[2], argv[i], 0);
+        else if (!strcmp(argv[1], "unfinished")) rc = unfinished(argv[2], argv[i]);
         else {
             fprintf(stderr, "seedgen: unknown mode %s\n", argv[1]);
             return 2;
