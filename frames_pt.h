@@ -799,7 +799,8 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
         out->size = (uint8_t)n;
         out->modrm_reg = (uint8_t)d.reg;
         frames__pt_classify(&d, mode64, f3, out);
-        if (d.brdisp) {
+        if (d.brdisp && (out->iclass == ptic_cond_jump || out->iclass == ptic_call ||
+                         out->iclass == ptic_jump)) {   /* not xbegin's abort target */
             int64_t disp = d.brdisp == 1 ? (int8_t)code[at]
                          : d.brdisp == 2 ? (int16_t)frames__pt_le16(code + at)
                                          : (int32_t)frames__pt_le32(code + at);
@@ -947,7 +948,9 @@ typedef struct frames__pt_run {
     int32_t isid;
     uint32_t mode;
     uint32_t ninsn;    /* instructions cached */
-    uint32_t off;      /* arena offset: per instruction [size][ip, 8 bytes][bytes...] */
+    uint32_t off;      /* arena offset of its entries */
+    uint32_t foff, flen;   /* arena offset and bytes of its encoded frames */
+    uint64_t tid;      /* the thread id its frames were encoded with */
     uint64_t last;     /* where the last one starts */
     uint64_t after;    /* where the instruction after the last one starts */
 } frames__pt_run;
@@ -2091,7 +2094,7 @@ static int frames__pt_progress(frames_pt *pt) {
 /* One executed instruction: a std_frame (or held/skipped when speculative). */
 static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsigned size,
                            unsigned mode, int spec) {
-    uint8_t buf[FRAMES__PT_STD_MAX];
+    uint8_t buf[8 + FRAMES__PT_STD_MAX];
     size_t len;
     int write = !spec || pt->opt.speculative == FRAMES_PT_SPEC_ALL, rc;
     pt->last_ip = ip;
@@ -2114,9 +2117,11 @@ static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsig
             return FRAMES__PT_ABORT;
         }
     }
-    if (write && pt->w) {
-        len = frames__pt_encode_std(pt, buf, ip, raw, size);
-        if ((rc = frames_writer_add_encoded(pt->w, buf, len)) < 0) {
+    if (write && pt->w) {   /* with its size word: one append */
+        len = frames__pt_encode_std(pt, buf + 8, ip, raw, size);
+        memset(buf, 0, 8);
+        buf[0] = (uint8_t)len;
+        if ((rc = frames_writer_add_encoded_frames(pt->w, buf, 8 + len, 1)) < 0) {
             frames__pt_write_failed(pt, rc);
             return FRAMES__PT_ABORT;
         }
@@ -2132,12 +2137,21 @@ static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsig
 }
 
 /* --------------------------------------------------------------------------------------
-   Block path: the instructions of a block, decoded once per (section, ip, mode)
+   Block path: the instructions of a block, decoded and encoded once per start
+
+   A run holds the instructions of a block start (section, ip, mode) as libipt's block
+   decoder walked them, and their std_frames already encoded for one thread id, in the
+   container's layout: a block repeating is then one frames_writer_add_encoded_frames.
+   Arena: entries [size][ip, 8 bytes][bytes, size] for every instruction, followed by
+   the frames ([8-byte size][frame]) of every instruction.
    -------------------------------------------------------------------------------------- */
 
-static size_t frames__pt_run_slot(const frames_pt *pt, uint64_t ip, int32_t isid, uint32_t mode) {
-    uint64_t h = (ip ^ ((uint64_t)(uint32_t)isid << 40) ^ ((uint64_t)mode << 60)) *
-                 0x9E3779B97F4A7C15ull;
+#define FRAMES__PT_RUN_ENTRY(size) (9u + (size))
+
+static size_t frames__pt_run_slot(const frames_pt *pt, uint64_t ip, int32_t isid, uint32_t mode,
+                                  uint64_t tid) {
+    uint64_t h = (ip ^ ((uint64_t)(uint32_t)isid << 40) ^ ((uint64_t)mode << 60) ^
+                  (tid * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
     return (size_t)(h >> 32) & (pt->runcap - 1);
 }
 
@@ -2145,10 +2159,10 @@ static frames__pt_run *frames__pt_run_find(frames_pt *pt, uint64_t ip, int32_t i
                                            uint32_t mode) {
     size_t i;
     if (!pt->runcap) return NULL;
-    for (i = frames__pt_run_slot(pt, ip, isid, mode);; i = (i + 1) & (pt->runcap - 1)) {
+    for (i = frames__pt_run_slot(pt, ip, isid, mode, pt->tid);; i = (i + 1) & (pt->runcap - 1)) {
         frames__pt_run *r = &pt->runs[i];
         if (!r->ninsn) return NULL;
-        if (r->ip == ip && r->isid == isid && r->mode == mode) return r;
+        if (r->ip == ip && r->isid == isid && r->mode == mode && r->tid == pt->tid) return r;
     }
 }
 
@@ -2173,14 +2187,14 @@ static frames__pt_run *frames__pt_run_slot_new(frames_pt *pt, uint64_t ip, int32
         pt->runcap = ncap;
         while (j--) {
             if (!old[j].ninsn) continue;
-            for (i = frames__pt_run_slot(pt, old[j].ip, old[j].isid, old[j].mode); nr[i].ninsn;
-                 i = (i + 1) & (ncap - 1)) {
+            for (i = frames__pt_run_slot(pt, old[j].ip, old[j].isid, old[j].mode, old[j].tid);
+                 nr[i].ninsn; i = (i + 1) & (ncap - 1)) {
             }
             nr[i] = old[j];
         }
         FRAMES_FREE(old, pt->actx);
     }
-    for (i = frames__pt_run_slot(pt, ip, isid, mode); pt->runs[i].ninsn;
+    for (i = frames__pt_run_slot(pt, ip, isid, mode, pt->tid); pt->runs[i].ninsn;
          i = (i + 1) & (pt->runcap - 1)) {
     }
     pt->nruns++;
@@ -2189,14 +2203,14 @@ static frames__pt_run *frames__pt_run_slot_new(frames_pt *pt, uint64_t ip, int32
 
 #define FRAMES__PT_ARENA_MAX ((size_t)256 << 20)   /* then the run cache starts over */
 
-/* Decode the first n instructions of block b into the arena: each is [size][ip][bytes].
+/* Decode the first n instructions of block b into the arena and encode their frames.
    Inside a block, direct jumps and calls are followed (blocks need not end at them).
    Returns the run, or NULL: bytes unreadable or undecodable (a reconstruct error), or
-   out of memory (pt->werr set). */
+   out of memory (pt->werr). */
 static frames__pt_run *frames__pt_run_build(frames_pt *pt, const struct pt_block *b, uint32_t n) {
     frames__pt_run *r;
     uint64_t ip = b->ip, last = ip;
-    size_t out, need = (size_t)n * (1 + 8 + 15);
+    size_t out, foff, e, need = (size_t)n * (FRAMES__PT_RUN_ENTRY(15) + 8 + FRAMES__PT_STD_MAX);
     uint32_t k;
     if (pt->arenalen + need > FRAMES__PT_ARENA_MAX) frames__pt_run_clear(pt);
     if (pt->arenalen + need > pt->arenacap) {
@@ -2208,23 +2222,38 @@ static frames__pt_run *frames__pt_run_build(frames_pt *pt, const struct pt_block
     out = pt->arenalen;
     for (k = 0; k < n; k++) {
         frames_pt_x86 x;
-        uint8_t *e = pt->arena + out;
-        int rd = pt_iscache_read(pt->iscache, e + 9, 15, b->isid, ip);
-        if (rd <= 0 || frames_pt_x86_decode(e + 9, (size_t)rd, (enum pt_exec_mode)b->mode, ip, &x) < 0)
+        uint8_t *p = pt->arena + out;
+        int rd = pt_iscache_read(pt->iscache, p + 9, 15, b->isid, ip);
+        if (rd <= 0 || frames_pt_x86_decode(p + 9, (size_t)rd, (enum pt_exec_mode)b->mode, ip, &x) < 0)
             return NULL;
-        e[0] = x.size;
-        memcpy(e + 1, &ip, 8);
-        out += 9 + x.size;
+        p[0] = x.size;
+        memcpy(p + 1, &ip, 8);
+        out += FRAMES__PT_RUN_ENTRY(x.size);
         last = ip;
         ip = x.has_target && (x.iclass == ptic_jump || x.iclass == ptic_call) ? x.target : ip + x.size;
+    }
+    foff = out;
+    for (k = 0, e = pt->arenalen; k < n; k++) {   /* the frames, after the entries */
+        const uint8_t *p = pt->arena + e;
+        uint64_t eip;
+        size_t len;
+        memcpy(&eip, p + 1, 8);
+        len = frames__pt_encode_std(pt, pt->arena + out + 8, eip, p + 9, p[0]);
+        memset(pt->arena + out, 0, 8);
+        pt->arena[out] = (uint8_t)len;
+        out += 8 + len;
+        e += FRAMES__PT_RUN_ENTRY(p[0]);
     }
     r = frames__pt_run_find(pt, b->ip, b->isid, b->mode);
     if (!r && !(r = frames__pt_run_slot_new(pt, b->ip, b->isid, b->mode))) goto nomem;
     r->ip = b->ip;
     r->isid = b->isid;
     r->mode = b->mode;
+    r->tid = pt->tid;
     r->ninsn = n;
     r->off = (uint32_t)pt->arenalen;
+    r->foff = (uint32_t)foff;
+    r->flen = (uint32_t)(out - foff);
     r->last = last;
     r->after = ip;
     pt->arenalen = out;
@@ -2236,23 +2265,29 @@ nomem:
 }
 
 /* The run for the n full instructions of b: the n-th must start at end_ip, or, when the
-   block's last instruction is truncated (and not among the n), lead to it. */
+   block's last instruction is truncated (and not among the n), lead to it. *flen: the
+   bytes of the first n frames. */
 static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt_block *b,
-                                                  uint32_t n) {
+                                                  uint32_t n, size_t *flen) {
     const frames__pt_run *r = frames__pt_run_find(pt, b->ip, b->isid, b->mode);
     if (r && r->ninsn > n) {   /* a longer run from the same start: check its n-th */
-        const uint8_t *p = pt->arena + r->off;
+        const uint8_t *p = pt->arena + r->off, *f = pt->arena + r->foff;
         uint64_t ip;
         uint32_t k;
-        for (k = 0; k + 1 < n; k++) p += 9 + p[0];
+        for (k = 0; k + 1 < n; k++) p += FRAMES__PT_RUN_ENTRY(p[0]);
         memcpy(&ip, p + 1, 8);
-        if (!b->truncated) return ip == b->end_ip ? r : NULL;
-        p += 9 + p[0];   /* the (n+1)-th is where the truncated one starts */
-        memcpy(&ip, p + 1, 8);
-        return ip == b->end_ip ? r : NULL;
+        if (b->truncated) {   /* the truncated one follows the n-th */
+            p += FRAMES__PT_RUN_ENTRY(p[0]);
+            memcpy(&ip, p + 1, 8);
+        }
+        if (ip != b->end_ip) return NULL;
+        for (k = 0; k < n; k++) f += 8 + f[0];
+        *flen = (size_t)(f - (pt->arena + r->foff));
+        return r;
     }
     if (!r || r->ninsn < n) r = frames__pt_run_build(pt, b, n);
     if (r && (b->truncated ? r->after : r->last) != b->end_ip) r = NULL;
+    if (r) *flen = r->flen;
     return r;
 }
 
@@ -2261,11 +2296,12 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
     uint32_t n = b->ninsn - (b->truncated ? 1u : 0u), k;
     const frames__pt_run *r = NULL;
     const uint8_t *p;
+    size_t flen = 0;
     int rc;
     pt->st->insns += b->ninsn;
     pt->st->blocks++;
     if (n) {
-        if (!(r = frames__pt_block_run(pt, b, n))) {
+        if (!(r = frames__pt_block_run(pt, b, n, &flen))) {
             if (pt->werr) return FRAMES__PT_ABORT;
             pt->st->reconstruct_errors++;
             if (pt->cb.error &&
@@ -2276,13 +2312,23 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
             }
             return 0;
         }
-        p = pt->arena + r->off;
-        for (k = 0; k < n; k++) {
-            unsigned size = p[0];
-            uint64_t ip;
-            memcpy(&ip, p + 1, 8);
-            if ((rc = frames__pt_emit(pt, ip, p + 9, size, b->mode, b->speculative)) < 0) return rc;
-            p += 9 + size;
+        if (pt->w && !pt->cb.insn && (!b->speculative || pt->opt.speculative == FRAMES_PT_SPEC_ALL)) {
+            /* the common case: the block's frames, encoded before, in one copy */
+            if ((rc = frames_writer_add_encoded_frames(pt->w, pt->arena + r->foff, flen, n)) < 0) {
+                frames__pt_write_failed(pt, rc);
+                return FRAMES__PT_ABORT;
+            }
+            pt->st->std_frames += n;
+            pt->last_ip = r->last;
+            if (b->speculative) pt->st->speculative += n;
+        } else {
+            for (k = 0, p = pt->arena + r->off; k < n; k++) {
+                uint64_t ip;
+                memcpy(&ip, p + 1, 8);
+                if ((rc = frames__pt_emit(pt, ip, p + 9, p[0], b->mode, b->speculative)) < 0)
+                    return rc;
+                p += FRAMES__PT_RUN_ENTRY(p[0]);
+            }
         }
     }
     if (b->truncated &&
@@ -2433,7 +2479,7 @@ static int frames__pt_run_block(frames_pt *pt) {
                 st = -pte_eos;
                 break;
             }
-            pt->offset = frames__pt_offset(pt);
+            if (pt->cb.insn || pt->cb.error) pt->offset = frames__pt_offset(pt);
             memset(&b, 0, sizeof b);
             st = pt_blk_next(pt->blk, &b, sizeof b);
             if (b.ninsn && frames__pt_emit_block(pt, &b) < 0) return FRAMES__PT_ABORT;
@@ -2467,7 +2513,7 @@ static int frames__pt_run_insn(frames_pt *pt) {
                 st = -pte_eos;
                 break;
             }
-            pt->offset = frames__pt_offset(pt);
+            if (pt->cb.insn) pt->offset = frames__pt_offset(pt);
             memset(&in, 0, sizeof in);
             st = pt_insn_next(pt->insn, &in, sizeof in);
             /* an instruction may be returned together with an error for what follows */
