@@ -93,17 +93,31 @@
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
      frames_reader_open_memory / _path / _fd / _file / _io
-     frames_reader_next / _next_raw       sequential iteration (decoded / undecoded)
+     frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
+                                          undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_stat / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
-     frames_writer_add / _add_encoded / _flush / _finish / _close
+     frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
+     frames_writer_options_like           settings that reproduce an input trace
+     frames_fix                           unfinished/truncated trace -> finished trace
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
+     frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
 */
+
+/* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
+   (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
+   feature-test macro was chosen; this works when frames.h comes before any system header
+   of the file (else define _DEFAULT_SOURCE or _GNU_SOURCE yourself). */
+#if defined(FRAMES_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&     \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
 
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
@@ -550,6 +564,9 @@ FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r);
    error: the trace ends (0) and frames_reader_stat reports the cut. */
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f);
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
+/* Both at once: the decoded frame and where it came from (offset, size, payload). On
+   FRAMES_E_DECODE *raw still describes the record that failed. */
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
@@ -623,11 +640,15 @@ typedef struct frames_writer_options {
     uint64_t machine;          /* default FRAMES_MACH_I386 */
     uint64_t frames_per_toc;   /* m, default 10000 */
     int toc;                   /* FRAMES_TOC_LIBTRACE (default), _CEIL, _TRACEWRAP, _CEIL_ZERO */
-    void *buffer;              /* caller buffer for whole frames (NULL: allocate) */
+    void *buffer;              /* caller buffer for whole frames (NULL: allocate); it must
+                                  hold the 56-byte header and the meta frame. Frames larger
+                                  than it are encoded in an allocated block */
     size_t buffer_size;        /* its size (0: 64 KiB) */
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
     unsigned encode_flags;     /* FRAMES_ENC_* */
+    frames_bytes meta_raw;     /* when ptr is set: these bytes are the meta frame, written
+                                  verbatim (copying a trace); the meta argument is ignored */
     void *alloc_ctx;
 } frames_writer_options;
 
@@ -700,6 +721,28 @@ FRAMES_DEF void frames_writer_abandon(frames_writer *w);
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w);
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w);
 
+/* Writer options that reproduce the container of an input trace: its version (1 becomes
+   3, the version every current reader takes), arch, machine, m (10000 when the input has
+   no usable TOC), its raw meta bytes, and its TOC convention when that is one the writer
+   can write (libtrace otherwise). The meta view points into r: keep r open meanwhile. */
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o);
+
+/* Repair: write every complete frame of r (from its current position, copied byte for
+   byte, never re-encoded) into a finished trace on `sink`; o NULL means
+   frames_writer_options_like(r). The incomplete tail of a truncated input is dropped and
+   reported; frames that do not decode are kept as they are (counted in undecodable).
+   Returns FRAMES_OK, FRAMES_UNFINISHED (sink cannot seek) or a negative code. */
+typedef struct frames_fix_report {
+    uint64_t frames;             /* frames written */
+    uint64_t undecodable;        /* of which do not decode (kept, byte for byte) */
+    int was_finished;            /* the input header had n and T */
+    int input_toc;               /* frames_toc of the input */
+    uint64_t dropped_offset;     /* start of the dropped incomplete record (when dropped_bytes) */
+    uint64_t dropped_bytes;      /* bytes of it that were present */
+} frames_fix_report;
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err);
+
 /* ======================================================================================
    Printing (protobuf text format as protoc --decode prints it; JSON)
    ====================================================================================== */
@@ -715,6 +758,16 @@ FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out
                                         void *ctx);
 FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx);
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx);
+/* One JSON object per line ("\n"-terminated) for every operand of the frame: the pre and
+   post lists of a std_frame and the values of a key_frame; nothing for other frames.
+   Every row has the same members, for loading into column stores (docs/jsonl.md):
+   {"frame":N,"pc":N|null,"tid":N|null,"list":"pre"|"post"|"key","kind":"reg"|"mem"|"none",
+    "name":S|null,"address":N|null,"bits":N,"read":B,"written":B,"index":B,"base":B,
+    "taint_id":N|null,"value":"hex","value_uint":N|null}
+   value is the bytes as stored (lowercase hex); value_uint their little-endian integer
+   when there are 1 to 8 of them. */
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx);
 #ifndef FRAMES_NO_STDIO
 FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FILE* */
 #endif
@@ -756,7 +809,13 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 #define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#if defined(__clang__) || __GNUC__ < 8
+#define FRAMES__NOINLINE __attribute__((noinline))
+#else /* gcc would still clone it per call site (constprop) and warn there */
+#define FRAMES__NOINLINE __attribute__((noipa))
+#endif
 #else
+#define FRAMES__NOINLINE
 #define FRAMES__LIKELY(x) (x)
 #define FRAMES__UNLIKELY(x) (x)
 #define FRAMES__PRINTF(a, b)
@@ -993,6 +1052,7 @@ static int frames__skip(frames__dec *x, const uint8_t **pp, const uint8_t *end, 
 static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t *end,
                               uint32_t *field, uint32_t *wt, uint32_t *last) {
     uint64_t tag;
+    *field = *wt = 0; /* defined even on the error path (gcc -O2 cannot see x->code != 0) */
     if (FRAMES__LIKELY(**pp < 0x80)) {
         tag = **pp;
         (*pp)++;
@@ -2646,20 +2706,47 @@ static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *nex
     return 1;
 }
 
-/* Offset of the start of block b according to the TOC, or 0 if the TOC has none. */
+/* Offset of the start of block b according to the TOC. A block the convention has no
+   entry for (the shifted v1 TOC stops one block early) is reached by hopping m frames
+   from the last block that has one. 0 when no record is found there. */
 static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
-    int shift = frames__toc_shift(r->toc_conv);
-    if (b == 0) return r->hdr.first_frame;
-    if (b - shift >= r->toc_words) return 0;
-    return frames__toc_entry(r, b - shift);
+    uint64_t shift = (uint64_t)frames__toc_shift(r->toc_conv), known = b, off, next, hops;
+    if (r->toc_words + shift == 0) known = 0;
+    else if (known > r->toc_words + shift - 1) known = r->toc_words + shift - 1;
+    /* block 0 is always at F (the early TCG plugin's first entry is 0x30, not F) */
+    off = known == 0 ? r->hdr.first_frame : frames__toc_entry(r, known - shift);
+    for (hops = (b - known) * r->m; hops > 0; hops--) {
+        if (!frames__record_at(r, off, &next)) return 0;
+        off = next;
+    }
+    return off;
 }
 
-/* The TOC may be used for random access only if the entries that point at frames are
-   increasing, lie inside [F, T) and each starts a record that ends at or before T, and
-   if hopping from the last block start reaches T after exactly the frames the header
-   says. This costs one pass over the entries and at most m hops. */
+/* Can the TOC, read by the convention in r->toc_conv, be used for random access? Only if
+   the entries that point at frames are increasing, lie inside [F, T) and each starts a
+   record, and if hopping from the last block start reaches T after exactly the frames
+   the header says. This costs one pass over the entries and at most m hops. Returns 0
+   or the block whose entry is wrong (nb for a bad last block). */
+static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
+    uint64_t b, prev = r->hdr.first_frame, off, next, hops;
+    for (b = 1; b < nb; b++) {
+        off = frames__block_start(r, b);
+        if (off <= prev || !frames__record_at(r, off, &next)) return b;
+        prev = off;
+    }
+    off = frames__block_start(r, nb - 1);
+    for (hops = 0; off < r->data_end && hops <= r->m; hops++) {
+        if (!frames__record_at(r, off, &next)) break;
+        off = next;
+    }
+    return off == r->data_end && hops == n - (nb - 1) * r->m ? 0 : nb;
+}
+
+/* Pick the first convention whose entries check out (several may fit the entry count,
+   e.g. libtrace and the shifted v1 TOC when m = 1). */
 static void frames__check_toc(frames_reader *r) {
-    uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
+    uint64_t n = r->hdr.nframes, m = r->m, nb, fault = 0;
+    int conv;
     r->toc_conv = FRAMES_TOC_INVALID;
     if (!r->finished || !r->t_valid) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
@@ -2686,39 +2773,35 @@ static void frames__check_toc(frames_reader *r) {
         return;
     }
     nb = frames__ceil_div(n, m);
-    prev = r->hdr.first_frame;
-    for (b = 1; b < nb; b++) {
-        off = frames__block_start(r, b);
-        if (off <= prev || !frames__record_at(r, off, &next)) {
-            frames__warn(r, "TOC entry for block %llu (offset 0x%llx) is not a frame boundary; "
-                         "indexing by scanning", (unsigned long long)b, (unsigned long long)off);
+    for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
+        if (!(r->toc_matches & (1u << conv))) continue;
+        r->toc_conv = conv;
+        if ((fault = frames__toc_fault(r, n, nb)) == 0) {
+            r->toc_usable = 1;
+            r->count_known = 1;
+            r->nframes = n;
             return;
         }
-        prev = off;
     }
-    /* the last block must end exactly at T with the right number of frames */
-    off = frames__block_start(r, nb - 1);
-    for (hops = 0; off < r->data_end && hops <= m; hops++) {
-        if (!frames__record_at(r, off, &next)) break;
-        off = next;
-    }
-    if (off != r->data_end || hops != n - (nb - 1) * m) {
+    r->toc_conv = frames__first_conv(r->toc_matches);
+    if (fault < nb)
+        frames__warn(r, "TOC entry for block %llu is not a frame boundary; indexing by scanning",
+                     (unsigned long long)fault);
+    else
         frames__warn(r, "header says %llu frames but the last TOC block does not end at the TOC; "
                      "counting by scanning", (unsigned long long)n);
-        return;
-    }
-    r->toc_usable = 1;
-    r->count_known = 1;
-    r->nframes = n;
 }
 
 /* -- the end of the data */
 
 /* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. */
+   followed by entries of 0xffffffffffffffff. A lone word is ambiguous with the size
+   prefix of a frame cut right after it; it counts as a pipe TOC only when it is
+   libtrace's default m (10000), otherwise it is reported as a truncated record. */
 static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
     uint64_t i;
     if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+    if (len == 8 && frames__le64(p) != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
@@ -2843,7 +2926,8 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
                             "frame %llu requested, the trace has %llu",
                             (unsigned long long)index, (unsigned long long)r->nframes);
     if (r->toc_usable) {
-        uint64_t b = index / r->m;
+        uint64_t b = index / r->m, nb = frames__ceil_div(r->nframes, r->m);
+        if (b >= nb) b = nb ? nb - 1 : 0; /* the end of an exact multiple of m frames */
         start = frames__block_start(r, b);
         first = b * r->m;
     } else {
@@ -3306,11 +3390,15 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
     frames_raw raw;
+    return frames_reader_next_full(r, f, &raw);
+}
+
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
     frames__clear_error(&r->cur.err);
-    rc = frames_reader_next_raw(r, &raw);
+    rc = frames_reader_next_raw(r, raw);
     if (rc <= 0) return rc;
-    rc = frames__decode_raw(&r->cur, &raw, f);
+    rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
         r->decode_errors++;
         r->err = r->cur.err;
@@ -3622,7 +3710,7 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
         memset(&empty, 0, sizeof empty);
         meta = &empty;
     }
-    msize = frames_meta_size(meta);
+    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     frames__put_le64(hdr, FRAMES_MAGIC);
     frames__put_le64(hdr + 8, o->version);
     frames__put_le64(hdr + 16, o->arch);
@@ -3632,7 +3720,10 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     frames__put_le64(hdr + 48, msize);
     rc = frames__wappend(w, hdr, sizeof hdr);
     if (rc == FRAMES_OK && msize <= w->frames__bufcap - w->frames__buflen) {
-        frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
+        if (o->meta_raw.ptr)
+            memcpy(w->frames__buf + w->frames__buflen, o->meta_raw.ptr, msize);
+        else
+            frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
         w->frames__buflen += msize;
         w->frames__offset += msize;
     } else if (rc == FRAMES_OK) {
@@ -3813,19 +3904,26 @@ FRAMES_DEF int frames_writer_finish(frames_writer *w) {
     return FRAMES_OK;
 }
 
+/* Out of line: inlined into a caller whose writer lives on the stack, gcc would warn
+   (-Wfree-nonheap-object) about the free that only runs for allocated writers. */
+static FRAMES__NOINLINE void frames__free_writer_struct(frames_writer *w, void *ctx) {
+    FRAMES_FREE(w, ctx);
+}
+
 static void frames__writer_release(frames_writer *w) {
     void *ctx = w->frames__opt.alloc_ctx;
     if (w->frames__bufowned) FRAMES_FREE(w->frames__buf, ctx);
     if (w->frames__tocowned) FRAMES_FREE(w->frames__toc, ctx);
     w->frames__buf = NULL;
     w->frames__toc = NULL;
-    if (w->frames__allocated) FRAMES_FREE(w, ctx);
+    if (w->frames__allocated) frames__free_writer_struct(w, ctx);
 }
 
 FRAMES_DEF int frames_writer_close(frames_writer *w) {
     int rc = FRAMES_OK;
     if (!w) return FRAMES_OK;
     if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
+    else if (w->frames__state == FRAMES__W_FINISHED && !w->frames__sink.patch) rc = FRAMES_UNFINISHED;
     if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
         rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
     frames__writer_release(w);
@@ -3840,6 +3938,71 @@ FRAMES_DEF void frames_writer_abandon(frames_writer *w) {
 
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w) { return w->frames__count; }
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w) { return &w->frames__err; }
+
+/* -- copying and repairing traces */
+
+static int frames__writable_toc(int toc) {
+    return toc == FRAMES_TOC_LIBTRACE || toc == FRAMES_TOC_CEIL || toc == FRAMES_TOC_TRACEWRAP ||
+           toc == FRAMES_TOC_CEIL_ZERO;
+}
+
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o) {
+    frames_reader_info st;
+    frames_writer_options_default(o);
+    o->alloc_ctx = r->opt.alloc_ctx;
+    o->version = r->hdr.version == 2 ? 2 : 3;
+    o->arch = r->hdr.arch;
+    o->machine = r->hdr.machine;
+    if (r->has_meta) o->meta_raw = r->meta_bytes;
+    if (frames_reader_stat(r, &st) < 0) return;
+    if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
+        o->frames_per_toc = st.frames_per_toc;
+    if (frames__writable_toc(st.toc)) o->toc = st.toc;
+}
+
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err) {
+    frames_writer_options like;
+    frames_writer w;
+    frames_reader_info st;
+    frames_raw raw;
+    frames_decoder dec;
+    frames_frame f;
+    frames_sink borrowed = *sink;
+    int rc, fin;
+    memset(rep, 0, sizeof *rep);
+    if (!o) {
+        frames_writer_options_like(r, &like);
+        o = &like;
+    }
+    borrowed.close = NULL; /* the sink stays the caller's to close */
+    if ((rc = frames_writer_init(&w, &borrowed, o, NULL, err)) < 0) return rc;
+    frames_decoder_init(&dec, NULL, 0, r->opt.alloc_ctx);
+    while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
+        if (frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, NULL) < 0)
+            rep->undecodable++;
+        if ((rc = frames_writer_add_encoded(&w, raw.payload.ptr, raw.payload.len)) < 0) break;
+    }
+    frames_decoder_free(&dec);
+    if (rc < 0) { /* a reader error (limit) or a writer error: keep what the sink has */
+        if (err) *err = w.frames__err.code ? w.frames__err : *frames_reader_error(r);
+        frames_writer_abandon(&w);
+        return rc;
+    }
+    fin = frames_writer_finish(&w);
+    rep->frames = frames_writer_count(&w);
+    if (fin < 0 && err) *err = w.frames__err;
+    frames_writer_abandon(&w);
+    if (frames_reader_stat(r, &st) == FRAMES_OK) {
+        rep->was_finished = st.finished;
+        rep->input_toc = st.toc;
+        if (st.truncated) {
+            rep->dropped_offset = st.truncated_offset;
+            rep->dropped_bytes = st.truncated_bytes;
+        }
+    }
+    return fin;
+}
 
 /* -- sinks */
 
@@ -4451,6 +4614,7 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     frames__pr p;
     uint32_t opts = frames__options_of(f), i;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');
@@ -4541,6 +4705,72 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     return p.failed ? FRAMES_E_IO : FRAMES_OK;
 }
 
+static void frames__js_null(frames__pr *p, const char *name) {
+    frames__js_key(p, name);
+    frames__pr_str(p, "null");
+}
+
+static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
+                           const char *list, const frames_operand *op, int value_info) {
+    uint64_t v = 0;
+    size_t i;
+    p->json_first = 1;
+    frames__pr_raw(p, "{", 1);
+    frames__js_u64(p, "frame", index);
+    if (pc) frames__js_u64(p, "pc", *pc);
+    else frames__js_null(p, "pc");
+    if (tid) frames__js_u64(p, "tid", *tid);
+    else frames__js_null(p, "tid");
+    frames__js_key(p, "list");
+    frames__pr_fmt(p, "\"%s\"", list);
+    frames__js_key(p, "kind");
+    frames__pr_str(p, (op->spec & FRAMES_MEM) ? "\"mem\"" : (op->spec & FRAMES_REG) ? "\"reg\"" : "\"none\"");
+    if (op->spec & FRAMES_REG) frames__js_text(p, "name", op->name);
+    else frames__js_null(p, "name");
+    if (op->spec & FRAMES_MEM) frames__js_u64(p, "address", op->address);
+    else frames__js_null(p, "address");
+    frames__js_i64(p, "bits", op->bit_length);
+    frames__js_bool(p, "read", !value_info && op->read);
+    frames__js_bool(p, "written", !value_info && op->written);
+    frames__js_bool(p, "index", !value_info && op->index);
+    frames__js_bool(p, "base", !value_info && op->base);
+    if (op->taint.set & FRAMES_TAINT_ID) frames__js_u64(p, "taint_id", op->taint.id);
+    else frames__js_null(p, "taint_id");
+    frames__js_hex(p, "value", op->value);
+    if (op->value.len >= 1 && op->value.len <= 8) {
+        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
+        frames__js_u64(p, "value_uint", v);
+    } else {
+        frames__js_null(p, "value_uint");
+    }
+    frames__pr_raw(p, "}\n", 2);
+}
+
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx) {
+    frames__pr p;
+    uint32_t opts = frames__options_of(f), i, j;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    if (opts & (1u << FRAMES_KIND_STD)) {
+        const frames_std_frame *s = &f->std;
+        for (i = 0; i < s->npre; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "pre", &s->pre[i], 0);
+        for (i = 0; i < s->npost; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "post", &s->post[i], 0);
+    }
+    if (opts & (1u << FRAMES_KIND_KEY)) {
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
+            for (j = 0; j < t->count; j++)
+                frames__js_row(&p, frame_index, NULL, tid, "key", &t->values[j], 1);
+        }
+    }
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
 static void frames__js_strings(frames__pr *p, const char *name, const frames_bytes *list, uint32_t n) {
     uint32_t i;
     frames__js_open(p, name, '[');
@@ -4554,6 +4784,7 @@ static void frames__js_strings(frames__pr *p, const char *name, const frames_byt
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx) {
     frames__pr p;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');
