@@ -1830,6 +1830,207 @@ static void perf_data_rejects_garbage(void **state) {
 }
 
 /* --------------------------------------------------------------------------------------
+   ELF images, kcore, vdso
+   -------------------------------------------------------------------------------------- */
+
+/* An ELF64 executable: PT_LOAD of the headers at 0x400000, the code at 0x401000 (file
+   offset 0x1000), a bss PT_LOAD without file bytes at 0x600000. */
+static const char *elf64_file(const uint8_t *code, size_t n, uint64_t code_vaddr) {
+    static uint8_t f[0x1000 + 4096];
+    uint8_t *ph;
+    memset(f, 0, sizeof f);
+    memcpy(f, "\177ELF\2\1\1", 7);
+    f[16] = 2, f[18] = 62, f[20] = 1;             /* ET_EXEC, EM_X86_64, EV_CURRENT */
+    put64(f + 32, 64);                             /* e_phoff */
+    f[52] = 64, f[54] = 56, f[56] = 3;             /* e_ehsize, e_phentsize, e_phnum */
+    ph = f + 64;
+    put32(ph, 1), put64(ph + 8, 0), put64(ph + 16, code_vaddr - 0x1000), put64(ph + 32, 0x100);
+    ph += 56;
+    put32(ph, 1), put64(ph + 8, 0x1000), put64(ph + 16, code_vaddr), put64(ph + 32, n);
+    put64(ph + 40, n);
+    ph += 56;
+    put32(ph, 1), put64(ph + 8, 0), put64(ph + 16, code_vaddr + 0x1ff000), put64(ph + 40, 0x1000);
+    memcpy(f + 0x1000, code, n);
+    return temp_file(f, 0x1000 + n, ".elf");
+}
+
+/* An ELF32 (i386) file with code at 0x8049000 from file offset 0x80. */
+static const char *elf32_file(const uint8_t *code, size_t n) {
+    static uint8_t f[0x80 + 64];
+    uint8_t *ph;
+    memset(f, 0, sizeof f);
+    memcpy(f, "\177ELF\1\1\1", 7);
+    f[16] = 2, f[18] = 3, f[20] = 1;               /* ET_EXEC, EM_386 */
+    put32(f + 28, 52);                             /* e_phoff */
+    f[40] = 52, f[42] = 32, f[44] = 1;             /* e_ehsize, e_phentsize, e_phnum */
+    ph = f + 52;
+    put32(ph, 1), put32(ph + 4, 0x80), put32(ph + 8, 0x8049000), put32(ph + 16, (uint32_t)n);
+    memcpy(f + 0x80, code, n);
+    return temp_file(f, 0x80 + n, ".elf");
+}
+
+static void elf_images(void **state) {
+    const char *path = elf64_file(ptsynth_code, sizeof ptsynth_code, 0x401000);
+    static const uint64_t bases[2] = {0x401000, 0x7f0000001000ull};
+    int i;
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        ptsynth s;
+        uint64_t calls[3], jumps[3], k;
+        frames_pt *pt;
+        frames_error err;
+        decoded d;
+        ptsynth_init_default(&s, bases[i], 3, calls, jumps);
+        s.want_ips = 1;
+        assert_int_equal(ptsynth_walk(&s, s.base, 5000), 0);
+        pt = open_session(FRAMES_PT_DECODER_BLOCK, NULL, 0, 1);
+        /* without a base the segments stay where they are linked; with one, the lowest
+           (0x400000, the headers) moves to the base */
+        assert_int_equal(frames_pt_add_elf(pt, path, i ? 0x7f0000000000ull : 0, i, &err), FRAMES_OK);
+        assert_int_equal(frames_pt_set_trace(pt, s.trace, s.len, &err), FRAMES_OK);
+        decode_into(pt, &d);
+        assert_int_equal(d.rc, FRAMES_OK);
+        assert_int_equal(d.n, s.nips);
+        for (k = 0; k < s.nips; k++) assert_int_equal(d.ip[k], s.ips[k]);
+        assert_int_equal(d.nmod, 2);   /* the bss segment has no file bytes */
+        assert_int_equal(d.mod_low[0], bases[i] - 0x1000);
+        assert_int_equal(d.mod_high[0], bases[i] - 0x1000 + 0xff);
+        assert_int_equal(d.mod_low[1], bases[i]);
+        assert_int_equal(d.mod_high[1], bases[i] + sizeof ptsynth_code - 1);
+        decoded_free(&d);
+        frames_pt_close(pt);
+        ptsynth_free(&s);
+    }
+    remove(path);
+}
+
+/* 32-bit code from an ELF32 file, decoded in 32-bit mode. */
+static void elf32_image(void **state) {
+    static const uint8_t code[] = {0x66, 0xb8, 0x34, 0x12, 0xb8, 0x78, 0x56, 0x34, 0x12, 0x90};
+    const char *path = elf32_file(code, sizeof code);
+    frames_pt *pt;
+    frames_error err;
+    decoded d;
+    struct pt_encoder *e;
+    struct pt_config cfg;
+    struct pt_packet p;
+    uint8_t buf[128];
+    uint64_t len;
+    int dec;
+    (void)state;
+    pt_config_init(&cfg);
+    cfg.begin = buf;
+    cfg.end = buf + sizeof buf;
+    e = pt_alloc_encoder(&cfg);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_psb;
+    pt_enc_next(e, &p);
+    p.type = ppt_fup;
+    p.payload.ip.ipc = pt_ipc_sext_48;
+    p.payload.ip.ip = 0x8049000;
+    pt_enc_next(e, &p);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_mode;
+    p.payload.mode.leaf = pt_mol_exec;
+    p.payload.mode.bits.exec = pt_set_exec_mode(ptem_32bit);
+    pt_enc_next(e, &p);
+    p.type = ppt_psbend;
+    pt_enc_next(e, &p);
+    p.type = ppt_fup;
+    p.payload.ip.ipc = pt_ipc_update_16;
+    p.payload.ip.ip = 0x900a;
+    pt_enc_next(e, &p);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_tip_pgd;
+    pt_enc_next(e, &p);
+    pt_enc_get_offset(e, &len);
+    pt_free_encoder(e);
+    for (dec = 0; dec < 2; dec++) {
+        pt = open_session(dec, NULL, 0, 1);
+        assert_int_equal(frames_pt_add_elf(pt, path, 0, 0, &err), FRAMES_OK);
+        assert_int_equal(frames_pt_set_trace(pt, buf, (size_t)len, &err), FRAMES_OK);
+        decode_into(pt, &d);
+        assert_int_equal(d.rc, FRAMES_OK);
+        assert_int_equal(d.n, 3);   /* mov ax, imm16 (4); mov eax, imm32 (5); nop */
+        assert_int_equal(d.ip[0], 0x8049000);
+        assert_int_equal(d.rawlen[0], 4);
+        assert_int_equal(d.ip[1], 0x8049004);
+        assert_int_equal(d.rawlen[1], 5);
+        assert_int_equal(d.ip[2], 0x8049009);
+        decoded_free(&d);
+        frames_pt_close(pt);
+    }
+    remove(path);
+}
+
+/* Kernel code from kcore in every process; [vdso] from the file of the process's ABI. */
+static void kcore_and_vdso(void **state) {
+    const char *kcore = elf64_file(nops, 16, 0xffffffff81000000ull);
+    const char *exe = elf64_file(code_b, sizeof code_b, 0x401000);
+    const char *vdso = temp_file(nops, 16, ".vdso");
+    frames_pt *pt;
+    frames_pt_sb_config c;
+    frames_pt_callbacks cb;
+    frames_error err;
+    sb_log lg;
+    sbbuf b;
+    uint8_t body[512];
+    enc x;
+    size_t len, k;
+    decoded d;
+    (void)state;
+    b.len = 0;
+    sb_rec(&b, 1, 2, body, body_mmap(body, 0, 1, 1, 0x401000, 4, 0x1000, exe), FRAMES_PERF_SAMPLE_TIME,
+           smp(0, 0, 0));
+    sb_rec(&b, 1, 2, body, body_mmap(body, 0, 1, 1, 0x7fff0000, 3, 0, "[vdso]"), FRAMES_PERF_SAMPLE_TIME,
+           smp(0, 0, 0));
+    sb_rec(&b, 12, 0, body, body_pidtid(body, 1, 1), FRAMES_PERF_SAMPLE_TIME, smp(0, 0, 0));
+    enc_init(&x);
+    enc_pkt(&x, ppt_psb, 0, 0);
+    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_pkt(&x, ppt_tsc, 0, 1);
+    enc_pkt(&x, ppt_mode, 0, 0);
+    enc_pkt(&x, ppt_tip_pge, pt_ipc_sext_48, 0xffffffff81000000ull);
+    enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0xffffffff81000003ull);
+    enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+    enc_pkt(&x, ppt_mode, 0, 0);
+    enc_pkt(&x, ppt_tip_pge, pt_ipc_sext_48, 0x7fff0000);
+    enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x7fff0003);
+    enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+    len = enc_done(&x);
+    memset(&lg, 0, sizeof lg);
+    memset(&cb, 0, sizeof cb);
+    cb.ctx = &lg;
+    cb.sb_diag = log_diag;
+    cb.context = log_context;
+    pt = open_session(FRAMES_PT_DECODER_BLOCK, NULL, 0, 0);
+    assert_int_equal(frames_pt_add_kcore(pt, kcore, 0, 0, &err), FRAMES_OK);
+    frames_pt_sb_config_default(&c);
+    c.sample_type = FRAMES_PERF_SAMPLE_TIME;
+    c.kernel_start = 0xffffffff80000000ull;
+    c.vdso_x64 = vdso;
+    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b.d, b.len, 1, 0, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
+    frames_pt_set_callbacks(pt, &cb);
+    decode_into(pt, &d);
+    assert_int_equal(d.rc, FRAMES_OK);
+    assert_int_equal(lg.ndiag, 0);
+    assert_int_equal(lg.nctx, 1);
+    assert_int_equal(d.n, 6);
+    for (k = 0; k < 3; k++) {
+        assert_int_equal(d.ip[k], 0xffffffff81000000ull + k);
+        assert_int_equal(d.ip[3 + k], 0x7fff0000 + k);
+        assert_int_equal(d.raw[k][0], 0x90);
+        assert_int_equal(d.tid[k], 1);
+    }
+    decoded_free(&d);
+    frames_pt_close(pt);
+    remove(kcore);
+    remove(exe);
+    remove(vdso);
+}
+
+/* --------------------------------------------------------------------------------------
    The command
    -------------------------------------------------------------------------------------- */
 
@@ -1948,6 +2149,9 @@ int main(void) {
         cmocka_unit_test(sideband_record_format),
         cmocka_unit_test(sideband_malformed),
         cmocka_unit_test(sideband_process_model),
+        cmocka_unit_test(elf_images),
+        cmocka_unit_test(elf32_image),
+        cmocka_unit_test(kcore_and_vdso),
         cmocka_unit_test(perf_data_file),
         cmocka_unit_test(perf_data_rejects_garbage),
         cmocka_unit_test(tool_perf_data),
