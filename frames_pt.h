@@ -1460,8 +1460,8 @@ static int frames__pt_sb_mmap(frames_pt *pt, frames__pt_src *s, const frames_pt_
     if (isid < 0) return frames__pt_sb_diag(pt, s, isid);
     if ((rc = pt_image_add_cached(c->image, pt->iscache, isid, NULL)) < 0)
         return frames__pt_sb_diag(pt, s, rc);
-    if (s->primary && r->len)
-        return frames__pt_write_modload(pt, file, r->addr, r->addr + r->len - 1);
+    if (s->primary && r->len)   /* a failed write sets pt->werr, which stops decoding */
+        frames__pt_write_modload(pt, file, r->addr, r->addr + r->len - 1);
     return 0;
 }
 
@@ -2050,8 +2050,16 @@ static size_t frames__pt_encode_std(const frames_pt *pt, uint8_t *buf, uint64_t 
     return (size_t)(p - buf);
 }
 
-/* Speculative instructions of SPEC_COMMIT wait here, encoded, for the transaction's end. */
+#define FRAMES__PT_SPEC_MAX ((size_t)16 << 20)   /* bytes held for one transaction */
+
+/* Speculative instructions of SPEC_COMMIT wait here, encoded, for the transaction's end.
+   Beyond FRAMES__PT_SPEC_MAX (a transaction of some 400 000 instructions, far more than
+   TSX ever commits) they are counted as unwritten instead of held. */
 static int frames__pt_spec_hold(frames_pt *pt, const uint8_t *frame, size_t len) {
+    if (pt->speclen + len + 1 > FRAMES__PT_SPEC_MAX) {
+        pt->st->speculative_unwritten++;
+        return 0;
+    }
     if (pt->speclen + len + 1 > pt->speccap) {
         uint8_t *n = (uint8_t *)frames__pt_grow(pt->spec, &pt->speccap, pt->speclen + len + 1, 1,
                                                 pt->actx);
@@ -2081,14 +2089,17 @@ static int frames__pt_spec_resolve(frames_pt *pt, int commit) {
     return 0;
 }
 
-static int frames__pt_progress(frames_pt *pt) {
+/* The decoder's position in the trace. */
+static uint64_t frames__pt_offset(const frames_pt *pt) {
     uint64_t off = 0;
-    pt->next_progress = pt->st->insns + pt->opt.progress_every;
-    if (!pt->cb.progress) return 0;
     if (pt->blk) pt_blk_get_offset(pt->blk, &off);
     else pt_insn_get_offset(pt->insn, &off);
-    pt->cb.progress(pt->cb.ctx, off, pt->trace_size);
-    return 0;
+    return off;
+}
+
+static void frames__pt_progress(frames_pt *pt) {
+    pt->next_progress = pt->st->insns + pt->opt.progress_every;
+    if (pt->cb.progress) pt->cb.progress(pt->cb.ctx, frames__pt_offset(pt), pt->trace_size);
 }
 
 /* One executed instruction: a std_frame (or held/skipped when speculative). */
@@ -2382,11 +2393,7 @@ static int frames__pt_on_event(frames_pt *pt, const struct pt_event *ev, uint64_
 static int frames__pt_drain(frames_pt *pt, int status) {
     while (status & pts_event_pending) {
         struct pt_event ev;
-        uint64_t off = 0;
-        if (pt->cb.event) {
-            if (pt->blk) pt_blk_get_offset(pt->blk, &off);
-            else pt_insn_get_offset(pt->insn, &off);
-        }
+        uint64_t off = pt->cb.event ? frames__pt_offset(pt) : 0;
         status = pt->blk ? pt_blk_event(pt->blk, &ev, sizeof ev)
                          : pt_insn_event(pt->insn, &ev, sizeof ev);
         if (status < 0) return status;
@@ -2396,13 +2403,6 @@ static int frames__pt_drain(frames_pt *pt, int status) {
         if (pt->stop || pt->werr) return FRAMES__PT_ABORT;
     }
     return status;
-}
-
-static uint64_t frames__pt_offset(const frames_pt *pt) {
-    uint64_t off = 0;
-    if (pt->blk) pt_blk_get_offset(pt->blk, &off);
-    else pt_insn_get_offset(pt->insn, &off);
-    return off;
 }
 
 /* A decode error: report it, record the gap; decoding resumes at the next PSB. */
