@@ -892,7 +892,7 @@ FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c) {
 
 FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time) {
     uint64_t t, quot, rem;
-    if (!time || !c->time_mult) return 0;
+    if (!time || !c->time_mult || c->time_shift > 63) return 0;   /* no valid conversion */
     t = time - c->time_zero;
     quot = t / c->time_mult;
     rem = t % c->time_mult;
@@ -1896,9 +1896,10 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
         frames_pt_sb_config_default(&def);
         c = &def;
     }
-    if (!c->time_mult)
-        return frames__pt_fail(err, FRAMES_E_INVALID, "%s: time_mult must not be 0",
-                               name ? name : "sideband");
+    if (!c->time_mult || c->time_shift > 63)
+        return frames__pt_fail(err, FRAMES_E_INVALID, "%s: bad time conversion (mult %u, shift %u)",
+                               name ? name : "sideband", (unsigned)c->time_mult,
+                               (unsigned)c->time_shift);
     s = (frames__pt_src *)FRAMES_MALLOC(sizeof *s, actx);
     srcs = (frames__pt_src **)FRAMES_REALLOC(pt->srcs, (pt->nsrcs + 1) * sizeof *srcs, actx);
     if (srcs) pt->srcs = srcs;
@@ -3513,7 +3514,7 @@ FRAMES_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config
     c->sample_type = in->sample_id_all ? in->sample_type : 0;
     c->sample_ids = pd->sample_ids;
     c->nsample_ids = pd->nsample_ids;
-    if (in->have_time_conv) {
+    if (in->have_time_conv && in->time_mult && in->time_shift < 64) {
         c->time_shift = in->time_shift;
         c->time_mult = in->time_mult ? in->time_mult : 1;
         c->time_zero = in->time_zero;

@@ -2030,6 +2030,56 @@ static void kcore_and_vdso(void **state) {
     remove(vdso);
 }
 
+/* Damaged perf.data files and sideband: errors or partial results, never a crash, an
+   out-of-bounds read or an allocation beyond the file (run under ASan+UBSan too). */
+static void perf_data_damaged(void **state) {
+    const char *dir = code_dir();
+    enc x0, x1;
+    size_t len0, len1;
+    perfbuf f;
+    uint8_t *copy;
+    uint64_t rng = 12345;
+    int i, opened = 0, decoded_ok = 0;
+    (void)state;
+    perf_traces(&x0, &len0, &x1, &len1);
+    f = perf_file(dir, 0, x0.buf, len0, x1.buf, len1);
+    copy = (uint8_t *)malloc(f.len);
+    for (i = 0; i < 3000; i++) {
+        frames_perf *pd;
+        frames_error err;
+        size_t cut = f.len, j, n = 1 + (size_t)(i % 4);
+        memcpy(copy, f.d, f.len);
+        for (j = 0; j < n; j++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            copy[(rng >> 33) % f.len] ^= (uint8_t)(1u << ((rng >> 20) & 7));
+        }
+        if (i % 7 == 0) cut = (size_t)((rng >> 40) % f.len);   /* truncated too */
+        if (frames_perf_open_memory(&pd, copy, cut, NULL, &err) == FRAMES_OK) {
+            size_t k;
+            opened++;
+            for (k = 0; k < frames_perf_nstreams(pd); k++) {
+                frames_pt *pt;
+                frames_pt_options o;
+                frames_pt_options_default(&o);
+                frames_perf_pt_options(pd, &o);
+                assert_int_equal(frames_pt_open(&pt, &o, &err), FRAMES_OK);
+                if (frames_perf_attach(pd, k, pt, NULL, &err) == FRAMES_OK &&
+                    frames_pt_decode(pt, NULL, NULL, &err) == FRAMES_OK)
+                    decoded_ok++;
+                frames_pt_close(pt);
+            }
+            frames_perf_close(pd);
+        } else {
+            assert_true(err.message[0] != 0);
+        }
+    }
+    printf("damaged perf.data: %d of 3000 opened, %d streams decoded\n", opened, decoded_ok);
+    assert_true(opened > 0);
+    free(copy);
+    free(f.d);
+    remove_code_dir(dir);
+}
+
 /* --------------------------------------------------------------------------------------
    The command
    -------------------------------------------------------------------------------------- */
@@ -2154,6 +2204,7 @@ int main(void) {
         cmocka_unit_test(kcore_and_vdso),
         cmocka_unit_test(perf_data_file),
         cmocka_unit_test(perf_data_rejects_garbage),
+        cmocka_unit_test(perf_data_damaged),
         cmocka_unit_test(tool_perf_data),
         cmocka_unit_test(tool_usage),
         cmocka_unit_test(tool_ranges_and_summary),
