@@ -41,6 +41,7 @@ static void usage(FILE *out) {
         "  --speculative skip|commit|all   TSX-speculative instructions (default skip)\n"
         "  --no-exceptions  --no-modload   leave those frames out\n"
         "  --json                          summary as JSON on stdout\n"
+        "  --version                       versions of frames and libipt\n"
         "display (ptxed; used by --print, accepted otherwise):\n"
         "  --quiet|-q --event:ip --event:time --offset --time --raw-insn --stat --stat:insn\n"
         "  --stat:blocks --sb:compact|--sb --sb:verbose --sb:filename --sb:offset --sb:time\n"
@@ -370,8 +371,8 @@ static int parse_args(pt_args *a, int argc, char **argv) {
     if (a->pt_path && a->perf) return cli_usage_error("--pt and --perf exclude each other");
     if (a->perf && a->npevents) return cli_usage_error("--perf brings its own sideband: no --pevent:primary/secondary");
     if (a->json && a->print) return cli_usage_error("--json and --print both write to stdout");
-    if (a->print && a->output && !strcmp(a->output, "-"))
-        return cli_usage_error("--print and -o - both write to stdout");
+    if ((a->print || a->json || a->stat) && a->output && !strcmp(a->output, "-"))
+        return cli_usage_error("-o - writes the trace to stdout: no --print, --json or --stat");
     return CLI_OK;
 }
 
@@ -635,6 +636,12 @@ int cmd_pt(int argc, char **argv) {
     int rc;
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
+        return CLI_OK;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        struct pt_version v = pt_library_version();
+        printf("frames pt %s, libipt %u.%u.%u\n", FRAMES_LIB_VERSION, (unsigned)v.major,
+               (unsigned)v.minor, (unsigned)v.patch);
         return CLI_OK;
     }
     memset(&a, 0, sizeof a);
