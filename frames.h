@@ -2631,6 +2631,7 @@ struct frames_cursor {
     frames_reader *r;
     uint64_t index;        /* index of the next frame */
     uint64_t off;          /* offset of its size prefix (memory-backed readers) */
+    uint64_t prefetched;   /* bytes up to here have been prefetched (sequential walks) */
     frames_decoder dec;
     frames_error err;
     int allocated;
@@ -3401,6 +3402,23 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 
 /* -- iteration */
 
+/* A walk from frame to frame is a chain of dependent loads (each size word gives the
+   next offset), which the hardware prefetcher does not run far enough ahead of, and
+   frames are small: walking without decoding ran at half the memory bandwidth. Touch
+   every cache line once, FRAMES__PREFETCH_DISTANCE bytes ahead of the walk. */
+#define FRAMES__PREFETCH_DISTANCE 4096u
+static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
+#if defined(__GNUC__) || defined(__clang__)
+    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end;
+    if (stop > end) stop = end;
+    if (c->prefetched < off || c->prefetched > stop) c->prefetched = off; /* after a seek */
+    for (; c->prefetched < stop; c->prefetched += 64) __builtin_prefetch(c->r->data + c->prefetched);
+#else
+    (void)c;
+    (void)off;
+#endif
+}
+
 static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
@@ -3412,6 +3430,7 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
         return 0;
     }
     len = frames__le64(r->data + off);
+    frames__prefetch_ahead(c, off);
     if (len > rem - 8) {
         if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
         return 0;
