@@ -64,10 +64,12 @@ static inline void bench_gen(uint64_t i, bench_insn *o) {
     o->written_value = h + o->read_value[1];
 }
 
-/* Checksum of decoded fields: sums (cheap, so that it does not hide decoder costs). */
+/* Checksum of decoded fields: sums (cheap, so that it does not hide decoder costs): of
+   bytes, the length and the first 8 bytes (or the first byte of shorter ones). */
 static inline uint64_t bench_bytes8(const void *p, size_t n) {
     uint64_t v = 0;
-    memcpy(&v, p, n < 8 ? n : 8);
+    if (n >= 8) memcpy(&v, p, 8);
+    else if (n) v = *(const uint8_t *)p;
     return v + n;
 }
 
