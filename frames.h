@@ -1465,43 +1465,44 @@ static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) 
     return n;
 }
 
-/* One-option variant content `tag varint` filling exactly [p, end): the value, or -1. */
-FRAMES__INLINE int frames__fast_option(const uint8_t *p, const uint8_t *end, uint64_t *v) {
-    if (end - p < 2) return -1;
-    p = frames__fast_varint(p + 1, end, v);
-    return p == end ? 0 : -1;
-}
-
-/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value. */
+/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value. Submessage
+   lengths below 128 (register names up to 123 bytes) are read in place. */
 static int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
                                          frames_operand *op) {
-    const uint8_t *q, *stop, *inner_end;
+    const uint8_t *q, *stop;
+    size_t l;
     uint64_t v;
     /* operand_info_specific { reg_operand { name } } or { mem_operand { address } } */
-    if (p >= end || *p != 0x0a || !(q = frames__fast_len(p + 1, end, &stop)) || q >= stop)
+    if (end - p < 6 || p[0] != 0x0a || (l = p[1]) >= 0x80 || l < 4 || l > (size_t)(end - p) - 2)
         return 0;
-    if (*q == 0x12) {
-        if (!(q = frames__fast_len(q + 1, stop, &inner_end)) || inner_end != stop || q >= stop ||
-            *q != 0x0a || !(q = frames__fast_len(q + 1, stop, &inner_end)) || inner_end != stop)
-            return 0;
+    stop = p + 2 + l;
+    if (p[2] == 0x12 && p[3] == l - 2 && p[4] == 0x0a && p[5] == l - 4) {
         op->spec = FRAMES_REG;
-        op->name.ptr = q;
-        op->name.len = (size_t)(stop - q);
-    } else if (*q == 0x0a) {
-        if (!(q = frames__fast_len(q + 1, stop, &inner_end)) || inner_end != stop || q >= stop ||
-            *q != 0x08 || frames__fast_option(q, stop, &op->address) < 0)
-            return 0;
+        op->name.ptr = p + 6;
+        op->name.len = l - 4;
+    } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08 &&
+               frames__fast_varint(p + 5, stop, &op->address) == stop) {
         op->spec = FRAMES_MEM;
     } else {
         return 0;
     }
     p = stop;
-    /* bit_length (sint32) */
-    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v)) || v >> 32) return 0;
+    /* bit_length (sint32); then at least usage (10), taint (4) and value (2) follow */
+    if (end - p < 18 || p[0] != 0x10) return 0;
+    if (p[1] < 0x80) {
+        v = p[1];
+        p += 2;
+    } else if (p[2] < 0x80 && p[2] != 0) {
+        v = (uint64_t)(p[1] & 0x7f) | (uint64_t)p[2] << 7;
+        p += 3;
+    } else if (!(p = frames__fast_varint(p + 1, end, &v)) || v >> 32) {
+        return 0;
+    }
     op->bit_length = frames__unzigzag32((uint32_t)v);
-    /* operand_usage: always 1a 08 08 r 10 w 18 i 20 b */
-    if (end - p < 10 || p[0] != 0x1a || p[1] != 8 || p[2] != 0x08 || p[4] != 0x10 ||
-        p[6] != 0x18 || p[8] != 0x20 || (p[3] | p[5] | p[7] | p[9]) > 1)
+    /* operand_usage: always 1a 08 08 r 10 w 18 i 20 b, each of r w i b 0 or 1: compared
+       as one little-endian word (bytes 0-7, values masked out) and two bytes */
+    if (end - p < 16 || (frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
+        p[8] != 0x20 || p[9] > 1)
         return 0;
     op->read = p[3];
     op->written = p[5];
@@ -1509,24 +1510,28 @@ static int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
     op->base = p[9];
     p += 10;
     /* taint_info: exactly one of no_taint (bool), taint_id, taint_multiple (bool) */
-    if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop)) || q >= stop ||
-        frames__fast_option(q, stop, &v) < 0)
-        return 0;
-    if (*q == 0x08 && v <= 1) {
+    if (p[0] != 0x22 || (l = p[1]) >= 0x80 || l < 2 || l > (size_t)(end - p) - 2) return 0;
+    stop = p + 2 + l;
+    if (l == 2 && p[2] == 0x08 && p[3] <= 1) {   /* 22 02 08 01: what every tracer writes */
         op->taint.set = FRAMES_TAINT_NONE;
-        op->taint.no_taint = (uint8_t)v;
-    } else if (*q == 0x10) {
+        op->taint.no_taint = p[3];
+    } else if (frames__fast_varint(p + 3, stop, &v) != stop) {
+        return 0;
+    } else if (p[2] == 0x10) {
         op->taint.set = FRAMES_TAINT_ID;
         op->taint.id = v;
-    } else if (*q == 0x18 && v <= 1) {
+    } else if (p[2] == 0x18 && v <= 1) {
         op->taint.set = FRAMES_TAINT_MULTIPLE;
         op->taint.multiple = (uint8_t)v;
+    } else if (p[2] == 0x08 && v <= 1) {
+        op->taint.set = FRAMES_TAINT_NONE;
+        op->taint.no_taint = (uint8_t)v;
     } else {
         return 0;
     }
     p = stop;
     /* value, and nothing after it */
-    if (p >= end || *p != 0x2a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end)
+    if (p >= end || p[0] != 0x2a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end)
         return 0;
     op->value.ptr = q;
     op->value.len = (size_t)(end - q);
@@ -1556,18 +1561,19 @@ static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t 
     if (count > UINT32_MAX - *n) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
     ops = (frames_operand *)frames__grow_list(x, *list, *n, count, sizeof *ops, p);
     if (!ops) return x->code;
-    memset(ops + *n, 0, count * sizeof *ops);
     if (canonical) { /* `0a len` elements only, as frames__fast_count checked */
         while (p < end) {
+            frames_operand *op = &ops[i++];
             a = frames__fast_len(p + 1, end, &b);
             p = b;
-            if (elem == frames__dec_operand_info && frames__dec_operand_info_fast(a, b, &ops[i])) {
-                i++;
+            memset(op, 0, sizeof *op);
+            if (elem == frames__dec_operand_info && frames__dec_operand_info_fast(a, b, op))
                 continue;
-            }
-            memset(&ops[i], 0, sizeof ops[i]);
-            if (elem(x, a, b, &ops[i++])) return x->code;
+            memset(op, 0, sizeof *op);
+            if (elem(x, a, b, op)) return x->code;
         }
+    } else {
+        memset(ops + *n, 0, count * sizeof *ops);
     }
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
@@ -1977,6 +1983,16 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
                              frames_frame *fr) {
     uint32_t f, wt, last = 0, k;
     const uint8_t *a, *b;
+    if (p < end && *p == 0x0a && (a = frames__fast_len(p + 1, end, &b)) && b == end) {
+        int rc = frames__dec_std_fast(x, a, b, &fr->std);   /* the frame is one std_frame */
+        if (rc < 0) return rc;
+        if (rc > 0) {
+            fr->present = 1u << FRAMES_KIND_STD;
+            fr->kind = FRAMES_KIND_STD;
+            return 0;
+        }
+        memset(&fr->std, 0, sizeof fr->std);
+    }
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
         if (f >= 1 && f <= 6 && wt == FRAMES__LEN) {
