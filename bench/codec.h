@@ -230,11 +230,20 @@ static inline void bench_reader_close(bench_reader *r) {
     free(r->buf);
 }
 
-/* Peer entry points: 0 or -1; read returns the frame count and the checksum. */
+/* Peer entry points, 0 or -1.
+   write/read: the container in a file; read returns the frame count and the checksum of
+   every field.
+   encode_mem: frames 0..n-1 serialized back to back into buf (no size words); *used is the
+   total. decode_mem: parse each of the n messages; *sum adds up the addresses (the
+   checksum of every field is the read pass's job). No file, no system call. */
 int pbcxx_write(const char *path, uint64_t n);
 int pbcxx_read(const char *path, uint64_t *count, uint64_t *sum);
+int pbcxx_encode_mem(uint8_t *buf, size_t cap, uint64_t n, size_t *used);
+int pbcxx_decode_mem(const uint8_t *const *msg, const size_t *len, uint64_t n, uint64_t *sum);
 int pbc_write(const char *path, uint64_t n);
 int pbc_read(const char *path, uint64_t *count, uint64_t *sum);
+int pbc_encode_mem(uint8_t *buf, size_t cap, uint64_t n, size_t *used);
+int pbc_decode_mem(const uint8_t *const *msg, const size_t *len, uint64_t n, uint64_t *sum);
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,42 @@ static size_t meta_bytes(uint8_t **out) {
     return len;
 }
 
+/* A Frame and everything it points to, on the stack as tracewrap builds it. */
+typedef struct pbc_frame {
+    Frame f;
+    StdFrame s;
+    OperandValueList pre, post;
+    pbc_operand ops[4];
+    OperandInfo *pre_elems[3], *post_elems[1];
+    bench_insn in;
+} pbc_frame;
+
+static void fill_frame(pbc_frame *x, uint64_t i) {
+    Frame f = FRAME__INIT;
+    StdFrame s = STD_FRAME__INIT;
+    OperandValueList list = OPERAND_VALUE_LIST__INIT;
+    int k;
+    bench_gen(i, &x->in);
+    for (k = 0; k < 4; k++) fill_operand(&x->ops[k], &x->in, k);
+    for (k = 0; k < 3; k++) x->pre_elems[k] = &x->ops[k].info;
+    x->post_elems[0] = &x->ops[3].info;
+    x->pre = list;
+    x->pre.n_elem = 3;
+    x->pre.elem = x->pre_elems;
+    x->post = list;
+    x->post.n_elem = 1;
+    x->post.elem = x->post_elems;
+    x->s = s;
+    x->s.address = x->in.address;
+    x->s.thread_id = x->in.thread_id;
+    x->s.rawbytes.len = 3;
+    x->s.rawbytes.data = x->in.raw;
+    x->s.operand_pre_list = &x->pre;
+    x->s.operand_post_list = &x->post;
+    x->f = f;
+    x->f.std_frame = &x->s;
+}
+
 int pbc_write(const char *path, uint64_t n) {
     bench_container c;
     uint8_t *meta = NULL, *buf = NULL;
@@ -102,36 +138,16 @@ int pbc_write(const char *path, uint64_t n) {
     free(meta);
     if (rc < 0) return -1;
     for (i = 0; i < n && rc == 0; i++) {
-        Frame f = FRAME__INIT;
-        StdFrame s = STD_FRAME__INIT;
-        OperandValueList pre = OPERAND_VALUE_LIST__INIT, post = OPERAND_VALUE_LIST__INIT;
-        pbc_operand ops[4];
-        OperandInfo *pre_elems[3], *post_elems[1];
-        bench_insn in;
+        pbc_frame x;
         size_t len;
-        int k;
-        bench_gen(i, &in);
-        for (k = 0; k < 4; k++) fill_operand(&ops[k], &in, k);
-        for (k = 0; k < 3; k++) pre_elems[k] = &ops[k].info;
-        post_elems[0] = &ops[3].info;
-        pre.n_elem = 3;
-        pre.elem = pre_elems;
-        post.n_elem = 1;
-        post.elem = post_elems;
-        s.address = in.address;
-        s.thread_id = in.thread_id;
-        s.rawbytes.len = 3;
-        s.rawbytes.data = in.raw;
-        s.operand_pre_list = &pre;
-        s.operand_post_list = &post;
-        f.std_frame = &s;
-        len = protobuf_c_message_get_packed_size(&f.base);
+        fill_frame(&x, i);
+        len = protobuf_c_message_get_packed_size(&x.f.base);
         if (len > cap) {
             cap = len * 2;
             free(buf);
             if (!(buf = (uint8_t *)malloc(cap))) return -1;
         }
-        protobuf_c_message_pack(&f.base, buf);
+        protobuf_c_message_pack(&x.f.base, buf);
         rc = bench_container_add(&c, buf, len);
     }
     free(buf);
@@ -184,4 +200,31 @@ int pbc_read(const char *path, uint64_t *count, uint64_t *sum) {
     *count = k;
     *sum = s;
     return rc;
+}
+
+int pbc_encode_mem(uint8_t *buf, size_t cap, uint64_t n, size_t *used) {
+    size_t total = 0;
+    uint64_t i;
+    for (i = 0; i < n; i++) {
+        pbc_frame x;
+        size_t len;
+        fill_frame(&x, i);
+        len = protobuf_c_message_get_packed_size(&x.f.base);
+        if (len > cap - total) return -1;
+        total += protobuf_c_message_pack(&x.f.base, buf + total);
+    }
+    *used = total;
+    return 0;
+}
+
+int pbc_decode_mem(const uint8_t *const *msg, const size_t *len, uint64_t n, uint64_t *sum) {
+    uint64_t s = 0, i;
+    for (i = 0; i < n; i++) {
+        Frame *f = frame__unpack(NULL, len[i], msg[i]);
+        if (!f || !f->std_frame) return -1;
+        s += f->std_frame->address;
+        frame__free_unpacked(f, NULL);
+    }
+    *sum = s;
+    return 0;
 }

@@ -55,22 +55,27 @@ static std::string meta_bytes() {
     return m.SerializeAsString();
 }
 
+// Frame i into f (cleared first, reusing its sub-objects).
+static void fill_frame(frame *f, uint64_t i) {
+    bench_insn in;
+    bench_gen(i, &in);
+    f->Clear();
+    std_frame *s = f->mutable_std_frame();
+    s->set_address(in.address);
+    s->set_thread_id(in.thread_id);
+    s->set_rawbytes(in.raw, 3);
+    operand_value_list *pre = s->mutable_operand_pre_list();
+    for (int k = 0; k < 3; k++) fill_operand(pre->add_elem(), in, k);
+    fill_operand(s->mutable_operand_post_list()->add_elem(), in, 3);
+}
+
 extern "C" int pbcxx_write(const char *path, uint64_t n) {
     bench_container c;
     std::string meta = meta_bytes(), bytes;
     frame f;
-    bench_insn in;
     if (bench_container_open(&c, path, meta.data(), meta.size()) < 0) return -1;
     for (uint64_t i = 0; i < n; i++) {
-        bench_gen(i, &in);
-        f.Clear();
-        std_frame *s = f.mutable_std_frame();
-        s->set_address(in.address);
-        s->set_thread_id(in.thread_id);
-        s->set_rawbytes(in.raw, 3);
-        operand_value_list *pre = s->mutable_operand_pre_list();
-        for (int k = 0; k < 3; k++) fill_operand(pre->add_elem(), in, k);
-        fill_operand(s->mutable_operand_post_list()->add_elem(), in, 3);
+        fill_frame(&f, i);
         if (!f.SerializeToString(&bytes)) return -1;
         if (bench_container_add(&c, bytes.data(), bytes.size()) < 0) return -1;
     }
@@ -117,4 +122,31 @@ extern "C" int pbcxx_read(const char *path, uint64_t *count, uint64_t *sum) {
     *count = k;
     *sum = s;
     return rc;
+}
+
+// SerializeToString minus the string: ByteSizeLong, then the cached sizes into the buffer.
+extern "C" int pbcxx_encode_mem(uint8_t *buf, size_t cap, uint64_t n, size_t *used) {
+    frame f;
+    size_t total = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        fill_frame(&f, i);
+        size_t len = f.ByteSizeLong();
+        if (len > cap - total) return -1;
+        f.SerializeWithCachedSizesToArray(buf + total);
+        total += len;
+    }
+    *used = total;
+    return 0;
+}
+
+extern "C" int pbcxx_decode_mem(const uint8_t *const *msg, const size_t *len, uint64_t n,
+                                uint64_t *sum) {
+    frame f;
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!f.ParseFromArray(msg[i], (int)len[i])) return -1;
+        s += f.std_frame().address();
+    }
+    *sum = s;
+    return 0;
 }
