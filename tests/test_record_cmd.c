@@ -691,6 +691,45 @@ static void test_sampling_and_no_mem(void **state) {
     frames_reader_close(r);
 }
 
+/* SIGTERM to the tracer: the program is killed and the trace finished (header, TOC), its
+   last instruction without a post list. */
+static void test_interrupt_finishes_trace(void **state) {
+    static const char spin_src[] = "int main(void) { volatile long i = 0; for (;;) i++; }\n";
+    path_buf trace = wkeep("spin.frames"), prog = wkeep("spin");
+    frames_reader *r;
+    frames_reader_info info;
+    frames_error err;
+    frames_frame f;
+    uint64_t n = 0;
+    int st, last_has_post = 1;
+    pid_t pid;
+    (void)state;
+    build_program("spin", "c", spin_src, "-O1 -static");
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        execl(tu_frames_bin(), "frames", "record", "-o", trace.s, "--", prog.s, (char *)NULL);
+        _exit(127);
+    }
+    sleep(1);
+    kill(pid, SIGTERM);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(frames_reader_open_path(&r, trace.s, NULL, &err), 0);
+    assert_int_equal(frames_reader_stat(r, &info), 0);
+    assert_true(info.finished);
+    while (frames_reader_next(r, &f) > 0)
+        if (f.kind == FRAMES_KIND_STD) {
+            n++;
+            last_has_post = f.std.has_post;
+        }
+    assert_true(n > 1000);
+    assert_false(last_has_post);
+    frames_reader_close(r);
+}
+
 static void test_usage_errors(void **state) {
     int st;
     char *out;
@@ -737,6 +776,7 @@ int main(void) {
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_forks),
         cmocka_unit_test(test_fault_and_handler),
+        cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_usage_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

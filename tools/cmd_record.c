@@ -545,11 +545,35 @@ static void on_stop(tracer *t, thread *th, int status) {
     }
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) { interrupted = sig; }
+
+/* SIGINT, SIGTERM, SIGHUP to the tracer: kill the program, finish the trace. */
+static void catch_interrupts(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt; /* no SA_RESTART: waitpid returns EINTR */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void kill_all(tracer *t) {
+    size_t i;
+    for (i = 0; i < t->nprocs; i++) kill(t->procs[i]->tgid, SIGKILL);
+}
+
 static void trace_loop(tracer *t) {
-    int status;
+    int status, killed = 0;
     pid_t pid;
     while (t->threads && !t->failed) {
         thread *th;
+        if (interrupted && !killed) {
+            cli_warn("interrupted by signal %d: killing the program, finishing the trace", (int)interrupted);
+            kill_all(t);
+            killed = 1;
+        }
         pid = waitpid(-1, &status, __WALL);
         if (pid < 0) {
             if (errno == EINTR) continue;
@@ -567,6 +591,7 @@ static void trace_loop(tracer *t) {
         if (WIFEXITED(status) || WIFSIGNALED(status)) on_exited(t, th, status);
         else if (WIFSTOPPED(status)) on_stop(t, th, status);
     }
+    if (t->failed) kill_all(t);
     while (t->threads) remove_thread(t, t->threads);
 }
 
@@ -732,6 +757,7 @@ int cmd_record(int argc, char **argv) {
             kill(pid, SIGKILL);
             t.failed = cli_fail(CLI_DATA, "out of memory");
         } else {
+            catch_interrupts();
             t0 = now();
             th->started = 1;
             t.last = th;
