@@ -1,5 +1,5 @@
 /* record.h - internals of `frames record`, the ptrace single-stepping tracer for x86-64
-   Linux (tools/cmd_record.c, record_x86.c, record_proc.c). Operand decoding needs
+   Linux (tools/cmd_record.c, record_trace.c, record_x86.c, record_proc.c). Operand decoding needs
    capstone (FRAMES_HAVE_CAPSTONE, defined by build.sh when libcapstone-dev is present). */
 #ifndef FRAMES_RECORD_H
 #define FRAMES_RECORD_H
@@ -117,6 +117,57 @@ int rp_md5_file(const char *path, uint8_t out[16]);
 /* Does the kernel honour PTRACE_SINGLEBLOCK (stop only at taken branches)? Runs a probe
    child. Returns 1 yes, 0 no (it stops after every instruction), -1 probe failed. */
 int rp_probe_singleblock(void);
+
+/* ---------------------------------------------------------------- record_trace.c */
+
+/* State of the instruction a thread is being stepped over. */
+enum { OPEN_NONE = 0, OPEN_REC, OPEN_SKIPPED, OPEN_DEFERRED };
+
+/* A traced thread with its own recorder. */
+typedef struct rt_thread {
+    pid_t tid;
+    rp_proc *proc;
+    frames_recorder *rec;
+    uint8_t *buf;
+    int started;            /* its first stop was seen */
+    int open;               /* OPEN_*: state of the instruction being stepped */
+    rx_insn insn;           /* the open instruction (the decoder cache may be reused) */
+    uint8_t raw[16];
+    size_t nraw;
+    long syscall_no;        /* -1 unless the open instruction is a syscall */
+    uint64_t mem_addr[RX_MAX_MEM];
+    uint8_t mem_live[RX_MAX_MEM];
+    rx_state *pre, *cur;    /* registers before the open instruction / now */
+    struct rt_thread *next;
+} rt_thread;
+
+/* The tracer: options, the shared writer, threads and processes, counters. */
+typedef struct rt_tracer {
+    const char *out;
+    int no_mem, follow, pin, quiet;
+    uint64_t sample_on, sample_off;
+    frames_writer *w;
+    frames_rec_shared shared;
+    rx_decoder *dec;
+    rt_thread *threads, *last;
+    rp_proc *procs[256];
+    size_t nprocs;
+    pid_t main_pid;
+    int main_status, main_done;
+    int failed;
+    uint64_t instructions, syscalls, undecoded, signals, nthreads, nmodules, frames;
+    uint64_t recorded, values;
+} rt_tracer;
+
+/* Process and thread bookkeeping (the first process and thread come from cmd_record.c). */
+rp_proc *rt_new_proc(rt_tracer *t, pid_t tgid, const rp_proc *parent);
+rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc);
+/* An exec stop of th (also the first one, after spawning). */
+void rt_on_exec(rt_tracer *t, rt_thread *th);
+/* Handle every ptrace stop until no traced thread is left. */
+void rt_loop(rt_tracer *t);
+/* SIGINT, SIGTERM, SIGHUP to the tracer: kill the program, finish the trace. */
+void rt_catch_interrupts(void);
 
 #endif /* RECORD_SUPPORTED */
 #endif
