@@ -266,10 +266,7 @@ static void prepare(rt_tracer *t, rt_thread *th) {
     if (in->kind == RX_SYSCALL || in->kind == RX_INT80) record_syscall(t, th);
     rc = frames_rec_begin(th->rec, pc, in->bytes, in->len);
     th->open = rc > 0 ? OPEN_REC : OPEN_SKIPPED;
-    if (rc > 0) {
-        if (in->needs_xs) th->cur->xs_state = 0;
-        record_before(t, th);
-    }
+    if (rc > 0) record_before(t, th); /* vector registers are fetched on first use */
     swap_states(th);
 }
 
