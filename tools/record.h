@@ -48,7 +48,6 @@ typedef struct rx_insn {
     uint8_t len, kind, rep, addr32;
     uint8_t bytes[16];
     uint8_t nreads, nwrites, nmem;
-    uint8_t needs_xs;          /* reads or writes vector / x87 / mask registers */
     uint16_t reads[RX_MAX_REGS], writes[RX_MAX_REGS];
     uint32_t read_roles[RX_MAX_REGS];  /* FRAMES_VAL_BASE / _INDEX for address registers */
     rx_memop mem[RX_MAX_MEM];

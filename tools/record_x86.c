@@ -398,10 +398,6 @@ static void decode_syscall_regs(rx_insn *in) {
     add_reg(in->writes, &in->nwrites, X86_REG_R11);
 }
 
-static int needs_xstate(unsigned reg) {
-    return reg < X86_REG_ENDING && regs[reg].src >= SRC_X87;
-}
-
 static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     cs_regs rr, ww;
     uint8_t nr = 0, nw = 0, i;
@@ -426,8 +422,6 @@ static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     in->rep = (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE) && is_string_op(ci->id);
     decode_memory(in, ci);
     add_stack_accesses(in, ci);
-    for (i = 0; i < in->nreads; i++) in->needs_xs |= (uint8_t)needs_xstate(in->reads[i]);
-    for (i = 0; i < in->nwrites; i++) in->needs_xs |= (uint8_t)needs_xstate(in->writes[i]);
 }
 
 const rx_insn *rx_decode(rx_decoder *d, uint64_t pc, const uint8_t *bytes, size_t n) {
