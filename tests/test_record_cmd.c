@@ -658,6 +658,55 @@ static void test_fault_and_handler(void **state) {
     frames_reader_close(r);
 }
 
+/* Vector registers come from the XSAVE area: ymm upper halves (AVX component), zmm upper
+   halves (ZMM_Hi256) and zmm16-31 (Hi16_ZMM), at the CPU's offsets. Only the parts this
+   CPU has are checked. */
+static int cpu_has(const char *flag) {
+    int st, found;
+    char *out = tu_run(&st, "grep -m1 -w -o %s /proc/cpuinfo", flag);
+    found = st == 0 && strstr(out, flag) != NULL;
+    free(out);
+    return found;
+}
+
+static void test_vector_registers(void **state) {
+    int avx512 = cpu_has("avx512f"), st;
+    char src[2048], *out;
+    frames_reader *r;
+    frames_error err;
+    frames_frame f;
+    uint8_t want[64];
+    int seen = 0, i;
+    (void)state;
+    if (!cpu_has("avx")) {
+        skip();
+        return;
+    }
+    for (i = 0; i < 64; i++) want[i] = (uint8_t)(i * 3 + 1);
+    snprintf(src, sizeof src,
+             "        .globl _start\n        .data\n        .align 64\nv:\n"
+             "        .rept 64\n        .byte (. - v) * 3 + 1\n        .endr\n"
+             "        .text\n_start: vmovdqu v(%%rip), %%ymm2\n%s"
+             "        mov $60, %%eax\n        xor %%edi, %%edi\n        syscall\n",
+             avx512 ? "        vmovdqu64 v(%rip), %zmm3\n        vmovdqu64 v(%rip), %zmm17\n" : "");
+    build_program("vec", "S", src, "-nostdlib -static");
+    out = record(&st, wpath("vec.frames"), "", wpath("vec"));
+    assert_int_equal(st, 0);
+    free(out);
+    assert_int_equal(frames_reader_open_path(&r, wpath("vec.frames"), NULL, &err), 0);
+    while (frames_reader_next(r, &f) > 0) {
+        const frames_operand *op;
+        if (f.kind != FRAMES_KIND_STD || !f.std.npost || f.std.post[0].spec != FRAMES_REG) continue;
+        op = &f.std.post[0];
+        if (op->name.len < 4 || (op->name.ptr[0] != 'Y' && op->name.ptr[0] != 'Z')) continue;
+        assert_int_equal(op->bit_length, op->name.ptr[0] == 'Y' ? 256 : 512);
+        assert_memory_equal(op->value.ptr, want, op->value.len);
+        seen++;
+    }
+    frames_reader_close(r);
+    assert_int_equal(seen, avx512 ? 3 : 1);
+}
+
 /* ------------------------------------------------------------------ options */
 
 /* --sample 100:900 on the static program (3017 instructions): windows start at 0, 1000,
@@ -776,6 +825,7 @@ int main(void) {
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_forks),
         cmocka_unit_test(test_fault_and_handler),
+        cmocka_unit_test(test_vector_registers),
         cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_usage_errors),
     };
