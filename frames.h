@@ -93,13 +93,16 @@
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
      frames_reader_open_memory / _path / _fd / _file / _io
-     frames_reader_next / _next_raw       sequential iteration (decoded / undecoded)
+     frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
+                                          undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_stat / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
-     frames_writer_add / _add_encoded / _flush / _finish / _close
+     frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
+     frames_writer_options_like           settings that reproduce an input trace
+     frames_fix                           unfinished/truncated trace -> finished trace
    Recording (embedded tracers; see "Recording API" below)
      frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
      frames_rec_begin / _reg / _mem / _end    value records grouped into std_frames
@@ -631,7 +634,9 @@ typedef struct frames_writer_options {
     uint64_t machine;          /* default FRAMES_MACH_I386 */
     uint64_t frames_per_toc;   /* m, default 10000 */
     int toc;                   /* FRAMES_TOC_LIBTRACE (default), _CEIL, _TRACEWRAP, _CEIL_ZERO */
-    void *buffer;              /* caller buffer for whole frames (NULL: allocate) */
+    void *buffer;              /* caller buffer for whole frames (NULL: allocate); it must
+                                  hold the 56-byte header and the meta frame. Frames larger
+                                  than it are encoded in an allocated block */
     size_t buffer_size;        /* its size (0: 64 KiB) */
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
@@ -1038,7 +1043,13 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#if defined(__clang__) || __GNUC__ < 8
+#define FRAMES__NOINLINE __attribute__((noinline))
+#else /* gcc would still clone it per call site (constprop) and warn there */
+#define FRAMES__NOINLINE __attribute__((noipa))
+#endif
 #else
+#define FRAMES__NOINLINE
 #define FRAMES__LIKELY(x) (x)
 #define FRAMES__UNLIKELY(x) (x)
 #define FRAMES__PRINTF(a, b)
@@ -2929,20 +2940,47 @@ static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *nex
     return 1;
 }
 
-/* Offset of the start of block b according to the TOC, or 0 if the TOC has none. */
+/* Offset of the start of block b according to the TOC. A block the convention has no
+   entry for (the shifted v1 TOC stops one block early) is reached by hopping m frames
+   from the last block that has one. 0 when no record is found there. */
 static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
-    int shift = frames__toc_shift(r->toc_conv);
-    if (b == 0) return r->hdr.first_frame;
-    if (b - shift >= r->toc_words) return 0;
-    return frames__toc_entry(r, b - shift);
+    uint64_t shift = (uint64_t)frames__toc_shift(r->toc_conv), known = b, off, next, hops;
+    if (r->toc_words + shift == 0) known = 0;
+    else if (known > r->toc_words + shift - 1) known = r->toc_words + shift - 1;
+    /* block 0 is always at F (the early TCG plugin's first entry is 0x30, not F) */
+    off = known == 0 ? r->hdr.first_frame : frames__toc_entry(r, known - shift);
+    for (hops = (b - known) * r->m; hops > 0; hops--) {
+        if (!frames__record_at(r, off, &next)) return 0;
+        off = next;
+    }
+    return off;
 }
 
-/* The TOC may be used for random access only if the entries that point at frames are
-   increasing, lie inside [F, T) and each starts a record that ends at or before T, and
-   if hopping from the last block start reaches T after exactly the frames the header
-   says. This costs one pass over the entries and at most m hops. */
+/* Can the TOC, read by the convention in r->toc_conv, be used for random access? Only if
+   the entries that point at frames are increasing, lie inside [F, T) and each starts a
+   record, and if hopping from the last block start reaches T after exactly the frames
+   the header says. This costs one pass over the entries and at most m hops. Returns 0
+   or the block whose entry is wrong (nb for a bad last block). */
+static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
+    uint64_t b, prev = r->hdr.first_frame, off, next, hops;
+    for (b = 1; b < nb; b++) {
+        off = frames__block_start(r, b);
+        if (off <= prev || !frames__record_at(r, off, &next)) return b;
+        prev = off;
+    }
+    off = frames__block_start(r, nb - 1);
+    for (hops = 0; off < r->data_end && hops <= r->m; hops++) {
+        if (!frames__record_at(r, off, &next)) break;
+        off = next;
+    }
+    return off == r->data_end && hops == n - (nb - 1) * r->m ? 0 : nb;
+}
+
+/* Pick the first convention whose entries check out (several may fit the entry count,
+   e.g. libtrace and the shifted v1 TOC when m = 1). */
 static void frames__check_toc(frames_reader *r) {
-    uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
+    uint64_t n = r->hdr.nframes, m = r->m, nb, fault = 0;
+    int conv;
     r->toc_conv = FRAMES_TOC_INVALID;
     if (!r->finished || !r->t_valid) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
@@ -2969,39 +3007,35 @@ static void frames__check_toc(frames_reader *r) {
         return;
     }
     nb = frames__ceil_div(n, m);
-    prev = r->hdr.first_frame;
-    for (b = 1; b < nb; b++) {
-        off = frames__block_start(r, b);
-        if (off <= prev || !frames__record_at(r, off, &next)) {
-            frames__warn(r, "TOC entry for block %llu (offset 0x%llx) is not a frame boundary; "
-                         "indexing by scanning", (unsigned long long)b, (unsigned long long)off);
+    for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
+        if (!(r->toc_matches & (1u << conv))) continue;
+        r->toc_conv = conv;
+        if ((fault = frames__toc_fault(r, n, nb)) == 0) {
+            r->toc_usable = 1;
+            r->count_known = 1;
+            r->nframes = n;
             return;
         }
-        prev = off;
     }
-    /* the last block must end exactly at T with the right number of frames */
-    off = frames__block_start(r, nb - 1);
-    for (hops = 0; off < r->data_end && hops <= m; hops++) {
-        if (!frames__record_at(r, off, &next)) break;
-        off = next;
-    }
-    if (off != r->data_end || hops != n - (nb - 1) * m) {
+    r->toc_conv = frames__first_conv(r->toc_matches);
+    if (fault < nb)
+        frames__warn(r, "TOC entry for block %llu is not a frame boundary; indexing by scanning",
+                     (unsigned long long)fault);
+    else
         frames__warn(r, "header says %llu frames but the last TOC block does not end at the TOC; "
                      "counting by scanning", (unsigned long long)n);
-        return;
-    }
-    r->toc_usable = 1;
-    r->count_known = 1;
-    r->nframes = n;
 }
 
 /* -- the end of the data */
 
 /* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. */
+   followed by entries of 0xffffffffffffffff. A lone word is ambiguous with the size
+   prefix of a frame cut right after it; it counts as a pipe TOC only when it is
+   libtrace's default m (10000), otherwise it is reported as a truncated record. */
 static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
     uint64_t i;
     if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+    if (len == 8 && frames__le64(p) != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
@@ -3126,7 +3160,8 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
                             "frame %llu requested, the trace has %llu",
                             (unsigned long long)index, (unsigned long long)r->nframes);
     if (r->toc_usable) {
-        uint64_t b = index / r->m;
+        uint64_t b = index / r->m, nb = frames__ceil_div(r->nframes, r->m);
+        if (b >= nb) b = nb ? nb - 1 : 0; /* the end of an exact multiple of m frames */
         start = frames__block_start(r, b);
         first = b * r->m;
     } else {
@@ -4072,19 +4107,26 @@ FRAMES_DEF int frames_writer_finish(frames_writer *w) {
     return FRAMES_OK;
 }
 
+/* Out of line: inlined into a caller whose writer lives on the stack, gcc would warn
+   (-Wfree-nonheap-object) about the free that only runs for allocated writers. */
+static FRAMES__NOINLINE void frames__free_writer_struct(frames_writer *w, void *ctx) {
+    FRAMES_FREE(w, ctx);
+}
+
 static void frames__writer_release(frames_writer *w) {
     void *ctx = w->frames__opt.alloc_ctx;
     if (w->frames__bufowned) FRAMES_FREE(w->frames__buf, ctx);
     if (w->frames__tocowned) FRAMES_FREE(w->frames__toc, ctx);
     w->frames__buf = NULL;
     w->frames__toc = NULL;
-    if (w->frames__allocated) FRAMES_FREE(w, ctx);
+    if (w->frames__allocated) frames__free_writer_struct(w, ctx);
 }
 
 FRAMES_DEF int frames_writer_close(frames_writer *w) {
     int rc = FRAMES_OK;
     if (!w) return FRAMES_OK;
     if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
+    else if (w->frames__state == FRAMES__W_FINISHED && !w->frames__sink.patch) rc = FRAMES_UNFINISHED;
     if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
         rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
     frames__writer_release(w);
