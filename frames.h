@@ -111,7 +111,18 @@
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
+     frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
 */
+
+/* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
+   (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
+   feature-test macro was chosen; this works when frames.h comes before any system header
+   of the file (else define _DEFAULT_SOURCE or _GNU_SOURCE yourself). */
+#if defined(FRAMES_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&     \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
 
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
@@ -746,6 +757,16 @@ FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out
                                         void *ctx);
 FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx);
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx);
+/* One JSON object per line ("\n"-terminated) for every operand of the frame: the pre and
+   post lists of a std_frame and the values of a key_frame; nothing for other frames.
+   Every row has the same members, for loading into column stores (docs/jsonl.md):
+   {"frame":N,"pc":N|null,"tid":N|null,"list":"pre"|"post"|"key","kind":"reg"|"mem"|"none",
+    "name":S|null,"address":N|null,"bits":N,"read":B,"written":B,"index":B,"base":B,
+    "taint_id":N|null,"value":"hex","value_uint":N|null}
+   value is the bytes as stored (lowercase hex); value_uint their little-endian integer
+   when there are 1 to 8 of them. */
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx);
 #ifndef FRAMES_NO_STDIO
 FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FILE* */
 #endif
@@ -4905,6 +4926,72 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
         frames__js_close(&p, '}');
     }
     frames__js_close(&p, '}');
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
+static void frames__js_null(frames__pr *p, const char *name) {
+    frames__js_key(p, name);
+    frames__pr_str(p, "null");
+}
+
+static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
+                           const char *list, const frames_operand *op, int value_info) {
+    uint64_t v = 0;
+    size_t i;
+    p->json_first = 1;
+    frames__pr_raw(p, "{", 1);
+    frames__js_u64(p, "frame", index);
+    if (pc) frames__js_u64(p, "pc", *pc);
+    else frames__js_null(p, "pc");
+    if (tid) frames__js_u64(p, "tid", *tid);
+    else frames__js_null(p, "tid");
+    frames__js_key(p, "list");
+    frames__pr_fmt(p, "\"%s\"", list);
+    frames__js_key(p, "kind");
+    frames__pr_str(p, (op->spec & FRAMES_MEM) ? "\"mem\"" : (op->spec & FRAMES_REG) ? "\"reg\"" : "\"none\"");
+    if (op->spec & FRAMES_REG) frames__js_text(p, "name", op->name);
+    else frames__js_null(p, "name");
+    if (op->spec & FRAMES_MEM) frames__js_u64(p, "address", op->address);
+    else frames__js_null(p, "address");
+    frames__js_i64(p, "bits", op->bit_length);
+    frames__js_bool(p, "read", !value_info && op->read);
+    frames__js_bool(p, "written", !value_info && op->written);
+    frames__js_bool(p, "index", !value_info && op->index);
+    frames__js_bool(p, "base", !value_info && op->base);
+    if (op->taint.set & FRAMES_TAINT_ID) frames__js_u64(p, "taint_id", op->taint.id);
+    else frames__js_null(p, "taint_id");
+    frames__js_hex(p, "value", op->value);
+    if (op->value.len >= 1 && op->value.len <= 8) {
+        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
+        frames__js_u64(p, "value_uint", v);
+    } else {
+        frames__js_null(p, "value_uint");
+    }
+    frames__pr_raw(p, "}\n", 2);
+}
+
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx) {
+    frames__pr p;
+    uint32_t opts = frames__options_of(f), i, j;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    if (opts & (1u << FRAMES_KIND_STD)) {
+        const frames_std_frame *s = &f->std;
+        for (i = 0; i < s->npre; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "pre", &s->pre[i], 0);
+        for (i = 0; i < s->npost; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "post", &s->post[i], 0);
+    }
+    if (opts & (1u << FRAMES_KIND_KEY)) {
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
+            for (j = 0; j < t->count; j++)
+                frames__js_row(&p, frame_index, NULL, tid, "key", &t->values[j], 1);
+        }
+    }
     return p.failed ? FRAMES_E_IO : FRAMES_OK;
 }
 

@@ -208,6 +208,37 @@ void cli_progress_end(cli_progress *p) {
     p->active = 0;
 }
 
+uint64_t cli_known_frames(frames_reader *r) {
+    frames_reader_info st;
+    if (frames_reader_stat(r, &st) < 0 || !st.count_known) return 0;
+    return st.nframes;
+}
+
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+    cli_progress pg;
+    frames_frame f;
+    int rc, status = CLI_OK;
+    cli_progress_start(&pg, label, cli_known_frames(r));
+    for (;;) {
+        uint64_t index = frames_reader_tell(r);
+        rc = frames_reader_next(r, &f);
+        if (rc == 0) break;
+        if (rc < 0) {
+            status = cli_lib_error(frames_reader_error(r));
+            if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;   /* frame skipped */
+            break;
+        }
+        if (fn(ctx, &f, index)) {
+            status = CLI_DATA;
+            break;
+        }
+        cli_progress_update(&pg, index + 1);
+    }
+    cli_progress_end(&pg);
+    cli_reader_warnings(r);
+    return status;
+}
+
 void cli_json_string(FILE *out, const void *data, size_t len) {
     frames_print_json_string(data, len, frames_out_file, out);
 }

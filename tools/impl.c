@@ -5,6 +5,10 @@
 #define FRAMES_QUERY_IMPLEMENTATION
 #include "frames_query.h"
 #endif
+#if __has_include("frames_interop.h")
+#define FRAMES_INTEROP_IMPLEMENTATION
+#include "frames_interop.h"
+#endif
 #if __has_include("frames_vprof.h")
 #define FRAMES_VPROF_IMPLEMENTATION
 #include "frames_vprof.h"
