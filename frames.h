@@ -93,17 +93,36 @@
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
      frames_reader_open_memory / _path / _fd / _file / _io
-     frames_reader_next / _next_raw       sequential iteration (decoded / undecoded)
+     frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
+                                          undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_stat / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
-     frames_writer_add / _add_encoded / _flush / _finish / _close
+     frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
+     frames_writer_options_like           settings that reproduce an input trace
+     frames_fix                           unfinished/truncated trace -> finished trace
+   Recording (embedded tracers; see "Recording API" below)
+     frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
+     frames_rec_begin / _reg / _mem / _end    value records grouped into std_frames
+     frames_rec_syscall / _modload / _exception / _frame / _flush / _finish
+     frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
+     frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
 */
+
+/* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
+   (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
+   feature-test macro was chosen; this works when frames.h comes before any system header
+   of the file (else define _DEFAULT_SOURCE or _GNU_SOURCE yourself). */
+#if defined(FRAMES_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&     \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
 
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
@@ -626,7 +645,9 @@ typedef struct frames_writer_options {
     uint64_t machine;          /* default FRAMES_MACH_I386 */
     uint64_t frames_per_toc;   /* m, default 10000 */
     int toc;                   /* FRAMES_TOC_LIBTRACE (default), _CEIL, _TRACEWRAP, _CEIL_ZERO */
-    void *buffer;              /* caller buffer for whole frames (NULL: allocate) */
+    void *buffer;              /* caller buffer for whole frames (NULL: allocate); it must
+                                  hold the 56-byte header and the meta frame. Frames larger
+                                  than it are encoded in an allocated block */
     size_t buffer_size;        /* its size (0: 64 KiB) */
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
@@ -736,10 +757,276 @@ FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out
                                         void *ctx);
 FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx);
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx);
+/* One JSON object per line ("\n"-terminated) for every operand of the frame: the pre and
+   post lists of a std_frame and the values of a key_frame; nothing for other frames.
+   Every row has the same members, for loading into column stores (docs/jsonl.md):
+   {"frame":N,"pc":N|null,"tid":N|null,"list":"pre"|"post"|"key","kind":"reg"|"mem"|"none",
+    "name":S|null,"address":N|null,"bits":N,"read":B,"written":B,"index":B,"base":B,
+    "taint_id":N|null,"value":"hex","value_uint":N|null}
+   value is the bytes as stored (lowercase hex); value_uint their little-endian integer
+   when there are 1 to 8 of them. */
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx);
 #ifndef FRAMES_NO_STDIO
 FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FILE* */
 #endif
 #endif
+
+/* ======================================================================================
+   Recording API (DBI clients, emulators, in-process hooks, debuggers)
+   ======================================================================================
+
+   A recorder turns value records, in the style of VClinic's trace buffers, into frames:
+   one recorder per thread, encoding whole frames into a buffer the caller supplies and
+   handing the buffer to a flush callback when it is full. Nothing is allocated while
+   recording.
+
+       static uint8_t buf[1 << 16];
+       frames_recorder rec;   // large (about 10 KiB): thread-local or heap, not a small stack
+       frames_rec_init(&rec, buf, sizeof buf, my_flush, my_ctx, gettid());
+       ...
+       if (frames_rec_begin(&rec, pc, insn_bytes, insn_len) > 0) {      // 0: not sampled
+           frames_rec_reg(&rec, FRAMES_VAL_GPR | FRAMES_VAL_READ | FRAMES_VAL_BEFORE,
+                          "RAX", &rax, 8);
+           frames_rec_mem(&rec, FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE,
+                          addr, old_bytes, 4);         // value about to be overwritten
+           ... execute the instruction ...
+           frames_rec_mem(&rec, FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER,
+                          addr, new_bytes, 4);
+       }
+       frames_rec_end(&rec);          // encodes one std_frame (no-op if not sampled)
+       ...
+       frames_rec_finish(&rec);       // thread exit: flush what is buffered
+
+   VALUE RECORDS. Each value has attributes (one bit of each group below, FRAMES_VAL_*),
+   a register name or a memory address, and 1 to 64 value bytes (little-endian, as every
+   frames writer stores them). They map onto the open instruction's std_frame so:
+
+     position BEFORE  -> operand_pre_list   read = (READ set), written = false
+     position AFTER   -> operand_post_list  read = false,      written = (WRITE set)
+     kind MEM         -> mem_operand { address };  other kinds -> reg_operand { name }
+     bit_length       =  8 * value size
+     BASE / INDEX     -> operand_usage.base / .index (registers that formed an address)
+     taint_info       =  no_taint: true
+
+   So a value captured before it is overwritten (WRITE|BEFORE without READ) goes into
+   the pre list with read = written = false, and BAP's reader emits no false read or write
+   event for it; a read-modify-write operand is two records: READ|WRITE|BEFORE (pre, read)
+   and WRITE|AFTER (post, written). Records keep their order within each list. The
+   std_frame always has a post list (possibly empty, as tracewrap and bap-pintraces
+   write), except for an instruction that never completed (frames_rec_finish while it
+   was open, e.g. it crashed or called exit): that one is written without a post list.
+   Element size (vector lanes) and float-ness have no field in the schema and are not
+   written: they select values (filters) but are lost in the trace. Immediates are part of
+   rawbytes; there is no immediate operand in the schema, hence no immediate kind here.
+
+   FILTERS. frames_rec_filter takes up to FRAMES_REC_MAX_SELECTORS selector masks; a
+   value is kept if it matches any selector. A selector matches when, for each group
+   (kind, action, position, class), it has no bit of that group ("any") or shares a bit
+   with the value. Values without a class bit count as INT. No selectors: keep all.
+   frames_rec_wants tells a tracer whether a value would be kept before it pays for
+   reading it. The FRAMES_SEL_* masks are the selections VClinic's clients use.
+
+   SAMPLING. frames_rec_sampling(r, N, M): of every N + M instructions (counted by
+   frames_rec_begin and frames_rec_skip on this recorder), record the first N and skip
+   M; M = 0 records everything. frames_rec_begin returns 0 for a skipped instruction,
+   and value records for it are ignored. Syscall, modload, exception and caller frames
+   are never sampled out.
+
+   THREADS. Use one recorder per thread (thread_id goes into every frame; change it with
+   frames_rec_thread when one recorder serves several threads, as a debugger does). For
+   one trace from several threads, point every recorder's flush at
+   frames_rec_flush_to_writer with a shared frames_rec_shared: each flush appends the
+   recorder's whole batch of frames to the writer under the caller's lock (a mutex or a
+   spinlock; the library has no thread dependency). Within a thread frames keep their
+   order; across threads they interleave by batch, like the QEMU TCG plugin's per-vCPU
+   buffers, and every frame carries its thread id. When global order matters, flush a
+   recorder whenever another thread's frames are about to be recorded (frames record does
+   this at each thread switch), or use buffers that hold one frame.
+
+   CRASH SAFETY. frames_writer_add_frames writes each batch straight to the sink (no
+   writer-side buffering), and the header was written when the writer was opened. With
+   an fd sink (frames_sink_fd / frames_writer_open_path) everything flushed is in the
+   kernel: if the process is killed, the file is an unfinished trace (n = 0, T = 0) that
+   ends on a frame boundary and that this library, `frames fix` and BAP read. A fatal
+   signal handler can call frames_rec_crash_finish(rec_of_this_thread, shared): it writes
+   the open instruction without a post list, flushes this thread's recorder and finishes
+   the trace (TOC, header). It only uses write/pwrite, memcpy and the caller's lock, so it
+   is async-signal-safe when the writer has an fd sink, was given toc_storage large
+   enough (otherwise a TOC entry due in the last batch may call FRAMES_REALLOC) and the
+   lock callbacks are async-signal-safe (a spinlock; pthread_mutex_lock is not listed by
+   POSIX). Error paths format messages with vsnprintf (not listed either; glibc's does not
+   allocate for these formats). If the crash happened inside this recorder's flush the
+   writer is in an unknown state: the function returns FRAMES_E_STATE and the file stays
+   an unfinished, readable trace. Frames other threads buffered since their last flush are
+   lost: the handler cannot touch buffers that are still being written.
+*/
+
+/* Value attributes. Kind (exactly one): */
+#define FRAMES_VAL_GPR 0x0001u     /* general-purpose register */
+#define FRAMES_VAL_SIMD 0x0002u    /* vector / floating-point register (xmm, ymm, zmm, st) */
+#define FRAMES_VAL_CTRL 0x0004u    /* flags, segment and control registers */
+#define FRAMES_VAL_OREG 0x0008u    /* any other register */
+#define FRAMES_VAL_PC 0x0010u      /* program counter */
+#define FRAMES_VAL_MEM 0x0020u     /* memory */
+#define FRAMES_VAL_KINDS 0x003fu
+#define FRAMES_VAL_REGS (FRAMES_VAL_KINDS & ~FRAMES_VAL_MEM)
+/* Action (any; neither = an informational value): */
+#define FRAMES_VAL_READ 0x0100u
+#define FRAMES_VAL_WRITE 0x0200u
+#define FRAMES_VAL_ACTIONS 0x0300u
+/* Position (exactly one): */
+#define FRAMES_VAL_BEFORE 0x1000u  /* value before the instruction executes */
+#define FRAMES_VAL_AFTER 0x2000u   /* value after it executed */
+#define FRAMES_VAL_POSITIONS 0x3000u
+/* Value class (at most one; none = INT): */
+#define FRAMES_VAL_INT 0x10000u
+#define FRAMES_VAL_FLOAT 0x20000u
+#define FRAMES_VAL_CLASSES 0x30000u
+/* Address roles (not a filter group; set operand_usage.base / .index): */
+#define FRAMES_VAL_BASE 0x100000u
+#define FRAMES_VAL_INDEX 0x200000u
+
+/* Selections used in practice (selectors for frames_rec_filter). */
+#define FRAMES_SEL_REG_READ (FRAMES_VAL_REGS | FRAMES_VAL_READ | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_REG_WRITE (FRAMES_VAL_REGS | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER)
+#define FRAMES_SEL_REG_OLD (FRAMES_VAL_REGS | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_MEM_READ (FRAMES_VAL_MEM | FRAMES_VAL_READ | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_MEM_WRITE (FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER)
+#define FRAMES_SEL_MEM_OLD (FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE)
+
+/* Capacities of a recorder. FRAMES_REC_MAX_VALUES may be #defined (identically in every
+   file that includes frames.h) to record larger instructions. */
+#ifndef FRAMES_REC_MAX_VALUES
+#define FRAMES_REC_MAX_VALUES 64     /* values per instruction (pre + post) */
+#endif
+#define FRAMES_REC_MAX_VALUE_SIZE 64 /* bytes per value (a zmm register) */
+#define FRAMES_REC_MAX_NAME 23       /* bytes per register name */
+#define FRAMES_REC_MAX_RAWBYTES 32   /* instruction bytes */
+#define FRAMES_REC_MAX_SELECTORS 8
+#define FRAMES_REC_MIN_BUFFER 16384  /* a full std_frame and a long modload always fit */
+
+/* Flush callback: `frames` holds `nframes` whole frames in container form (8-byte
+   length, payload), `len` bytes. Return 0, or negative to report failure (the frames
+   stay buffered and the error is returned by the recording call that flushed). */
+typedef int (*frames_flush_fn)(void *ctx, const void *frames, size_t len, uint32_t nframes);
+
+typedef struct frames_rec_stats {
+    uint64_t instructions;  /* counted by frames_rec_begin / frames_rec_skip */
+    uint64_t recorded;      /* std_frames written */
+    uint64_t frames;        /* all frames written into the buffer */
+    uint64_t values;        /* values kept */
+    uint64_t filtered;      /* values dropped by the filter */
+    uint64_t overflow;      /* values dropped: instruction already had FRAMES_REC_MAX_VALUES */
+    uint64_t flushes;
+    uint64_t bytes;         /* bytes handed to the flush callback */
+} frames_rec_stats;
+
+typedef struct frames__rec_slot {
+    uint8_t value[FRAMES_REC_MAX_VALUE_SIZE];
+    char name[FRAMES_REC_MAX_NAME + 1];
+} frames__rec_slot;
+
+/* A recorder. Fields are private except `stats` (read-only); the struct is public so that
+   it can live in thread-local or static storage. */
+typedef struct frames_recorder {
+    frames_rec_stats stats;
+    uint8_t *frames__buf;
+    size_t frames__cap, frames__len;
+    uint32_t frames__nframes;
+    frames_flush_fn frames__flush;
+    void *frames__flush_ctx;
+    volatile int frames__in_flush;
+    int frames__state;
+    uint64_t frames__tid, frames__insn_tid;
+    uint32_t frames__sel[FRAMES_REC_MAX_SELECTORS];
+    uint32_t frames__nsel;
+    uint64_t frames__on, frames__period, frames__phase;
+    uint64_t frames__pc;
+    uint8_t frames__raw[FRAMES_REC_MAX_RAWBYTES];
+    uint32_t frames__rawlen;
+    uint32_t frames__npre, frames__npost;  /* pre fills ops from the front, post from the back */
+    frames_operand frames__ops[FRAMES_REC_MAX_VALUES];
+    frames__rec_slot frames__slots[FRAMES_REC_MAX_VALUES];
+    frames_error frames__err;
+} frames_recorder;
+
+/* Initialise in caller storage. buffer/size: where frames are encoded (size at least
+   FRAMES_REC_MIN_BUFFER); flush: called with whole frames when the buffer is full and by
+   frames_rec_flush / _finish. No allocation, ever. */
+FRAMES_DEF int frames_rec_init(frames_recorder *r, void *buffer, size_t size,
+                               frames_flush_fn flush, void *flush_ctx, uint64_t thread_id);
+/* Thread id for the frames recorded from now on (an open instruction keeps its own). */
+FRAMES_DEF void frames_rec_thread(frames_recorder *r, uint64_t thread_id);
+/* Keep only values matching one of the selectors (n = 0: keep all). FRAMES_E_INVALID for
+   more than FRAMES_REC_MAX_SELECTORS or unknown bits. */
+FRAMES_DEF int frames_rec_filter(frames_recorder *r, const uint32_t *selectors, uint32_t n);
+/* Record `record` instructions, skip `skip`, repeat (skip = 0: record all). Restarts the
+   window at its first recorded instruction. */
+FRAMES_DEF int frames_rec_sampling(frames_recorder *r, uint64_t record, uint64_t skip);
+/* Would the next frames_rec_begin record its instruction? */
+FRAMES_DEF int frames_rec_sampling_active(const frames_recorder *r);
+/* Would a value with these attributes be kept in the open instruction? */
+FRAMES_DEF int frames_rec_wants(const frames_recorder *r, uint32_t attr);
+
+/* Open an instruction (address, raw bytes, up to FRAMES_REC_MAX_RAWBYTES). Returns 1 if
+   it is recorded, 0 if the sampling window skips it, or a negative code. */
+FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *bytes, size_t n);
+/* Value records for the open instruction: 1 kept, 0 dropped (filter, or instruction not
+   sampled), negative on error (FRAMES_E_LIMIT: too many values; FRAMES_E_INVALID: bad
+   attributes, size 0 or above 64, name too long; FRAMES_E_STATE: no open instruction).
+   The bytes are copied. */
+FRAMES_DEF int frames_rec_reg(frames_recorder *r, uint32_t attr, const char *name,
+                              const void *value, size_t size);
+FRAMES_DEF int frames_rec_mem(frames_recorder *r, uint32_t attr, uint64_t address,
+                              const void *value, size_t size);
+/* Close the open instruction and encode its std_frame (flushing when the buffer is full).
+   Returns 1 if a frame was written, 0 for a skipped instruction, or a negative code. */
+FRAMES_DEF int frames_rec_end(frames_recorder *r);
+/* Drop the open instruction: it did not execute (e.g. a signal arrived first). It is not
+   counted by the sampling clock. */
+FRAMES_DEF void frames_rec_cancel(frames_recorder *r);
+/* Count n instructions executed without being opened (advances the sampling window). */
+FRAMES_DEF void frames_rec_skip(frames_recorder *r, uint64_t n);
+
+/* Whole frames of other kinds, in order with the std_frames (an instruction may be
+   open: they are written before it, e.g. the syscall frame of a syscall instruction). */
+FRAMES_DEF int frames_rec_syscall(frames_recorder *r, uint64_t pc, uint64_t number,
+                                  const int64_t *args, uint32_t nargs);
+FRAMES_DEF int frames_rec_modload(frames_recorder *r, const char *name, uint64_t low,
+                                  uint64_t high);
+/* from / to: FRAMES_NO_POS leaves the field out. */
+FRAMES_DEF int frames_rec_exception(frames_recorder *r, uint64_t number, uint64_t from_addr,
+                                    uint64_t to_addr);
+/* Any frame (validated as frames_writer_add does). */
+FRAMES_DEF int frames_rec_frame(frames_recorder *r, const frames_frame *f);
+
+/* Hand the buffered frames to the flush callback now (an open instruction stays open). */
+FRAMES_DEF int frames_rec_flush(frames_recorder *r);
+/* Thread exit: write an open instruction without a post list, then flush. */
+FRAMES_DEF int frames_rec_finish(frames_recorder *r);
+FRAMES_DEF const frames_error *frames_rec_error(const frames_recorder *r);
+
+/* Append whole frames in container form (as a flush callback receives them) to a writer,
+   straight to its sink. The batch is checked first; nothing is written if it is
+   malformed. */
+FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len);
+
+/* Several recorders, one writer. lock/unlock may be NULL (single-threaded use). */
+typedef struct frames_rec_shared {
+    frames_writer *writer;
+    void (*lock)(void *lock_ctx);
+    void (*unlock)(void *lock_ctx);
+    void *lock_ctx;
+} frames_rec_shared;
+
+/* A frames_flush_fn: ctx is a frames_rec_shared*. */
+FRAMES_DEF int frames_rec_flush_to_writer(void *shared, const void *frames, size_t len,
+                                          uint32_t nframes);
+/* For a fatal signal handler (see CRASH SAFETY): finish `r` (may be NULL), then the
+   shared writer. Returns the writer's finish result, or FRAMES_E_STATE if the crash
+   happened inside r's flush. */
+FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *shared);
 
 #ifdef __cplusplus
 }
@@ -778,7 +1065,13 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define FRAMES__INLINE static inline __attribute__((always_inline))
+#if defined(__clang__) || __GNUC__ < 8
+#define FRAMES__NOINLINE __attribute__((noinline))
+#else /* gcc would still clone it per call site (constprop) and warn there */
+#define FRAMES__NOINLINE __attribute__((noipa))
+#endif
 #else
+#define FRAMES__NOINLINE
 #define FRAMES__LIKELY(x) (x)
 #define FRAMES__UNLIKELY(x) (x)
 #define FRAMES__PRINTF(a, b)
@@ -2965,20 +3258,47 @@ static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *nex
     return 1;
 }
 
-/* Offset of the start of block b according to the TOC, or 0 if the TOC has none. */
+/* Offset of the start of block b according to the TOC. A block the convention has no
+   entry for (the shifted v1 TOC stops one block early) is reached by hopping m frames
+   from the last block that has one. 0 when no record is found there. */
 static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
-    int shift = frames__toc_shift(r->toc_conv);
-    if (b == 0) return r->hdr.first_frame;
-    if (b - shift >= r->toc_words) return 0;
-    return frames__toc_entry(r, b - shift);
+    uint64_t shift = (uint64_t)frames__toc_shift(r->toc_conv), known = b, off, next, hops;
+    if (r->toc_words + shift == 0) known = 0;
+    else if (known > r->toc_words + shift - 1) known = r->toc_words + shift - 1;
+    /* block 0 is always at F (the early TCG plugin's first entry is 0x30, not F) */
+    off = known == 0 ? r->hdr.first_frame : frames__toc_entry(r, known - shift);
+    for (hops = (b - known) * r->m; hops > 0; hops--) {
+        if (!frames__record_at(r, off, &next)) return 0;
+        off = next;
+    }
+    return off;
 }
 
-/* The TOC may be used for random access only if the entries that point at frames are
-   increasing, lie inside [F, T) and each starts a record that ends at or before T, and
-   if hopping from the last block start reaches T after exactly the frames the header
-   says. This costs one pass over the entries and at most m hops. */
+/* Can the TOC, read by the convention in r->toc_conv, be used for random access? Only if
+   the entries that point at frames are increasing, lie inside [F, T) and each starts a
+   record, and if hopping from the last block start reaches T after exactly the frames
+   the header says. This costs one pass over the entries and at most m hops. Returns 0
+   or the block whose entry is wrong (nb for a bad last block). */
+static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
+    uint64_t b, prev = r->hdr.first_frame, off, next, hops;
+    for (b = 1; b < nb; b++) {
+        off = frames__block_start(r, b);
+        if (off <= prev || !frames__record_at(r, off, &next)) return b;
+        prev = off;
+    }
+    off = frames__block_start(r, nb - 1);
+    for (hops = 0; off < r->data_end && hops <= r->m; hops++) {
+        if (!frames__record_at(r, off, &next)) break;
+        off = next;
+    }
+    return off == r->data_end && hops == n - (nb - 1) * r->m ? 0 : nb;
+}
+
+/* Pick the first convention whose entries check out (several may fit the entry count,
+   e.g. libtrace and the shifted v1 TOC when m = 1). */
 static void frames__check_toc(frames_reader *r) {
-    uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
+    uint64_t n = r->hdr.nframes, m = r->m, nb, fault = 0;
+    int conv;
     r->toc_conv = FRAMES_TOC_INVALID;
     if (!r->finished || !r->t_valid) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
@@ -3005,39 +3325,35 @@ static void frames__check_toc(frames_reader *r) {
         return;
     }
     nb = frames__ceil_div(n, m);
-    prev = r->hdr.first_frame;
-    for (b = 1; b < nb; b++) {
-        off = frames__block_start(r, b);
-        if (off <= prev || !frames__record_at(r, off, &next)) {
-            frames__warn(r, "TOC entry for block %llu (offset 0x%llx) is not a frame boundary; "
-                         "indexing by scanning", (unsigned long long)b, (unsigned long long)off);
+    for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
+        if (!(r->toc_matches & (1u << conv))) continue;
+        r->toc_conv = conv;
+        if ((fault = frames__toc_fault(r, n, nb)) == 0) {
+            r->toc_usable = 1;
+            r->count_known = 1;
+            r->nframes = n;
             return;
         }
-        prev = off;
     }
-    /* the last block must end exactly at T with the right number of frames */
-    off = frames__block_start(r, nb - 1);
-    for (hops = 0; off < r->data_end && hops <= m; hops++) {
-        if (!frames__record_at(r, off, &next)) break;
-        off = next;
-    }
-    if (off != r->data_end || hops != n - (nb - 1) * m) {
+    r->toc_conv = frames__first_conv(r->toc_matches);
+    if (fault < nb)
+        frames__warn(r, "TOC entry for block %llu is not a frame boundary; indexing by scanning",
+                     (unsigned long long)fault);
+    else
         frames__warn(r, "header says %llu frames but the last TOC block does not end at the TOC; "
                      "counting by scanning", (unsigned long long)n);
-        return;
-    }
-    r->toc_usable = 1;
-    r->count_known = 1;
-    r->nframes = n;
 }
 
 /* -- the end of the data */
 
 /* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. */
+   followed by entries of 0xffffffffffffffff. A lone word is ambiguous with the size
+   prefix of a frame cut right after it; it counts as a pipe TOC only when it is
+   libtrace's default m (10000), otherwise it is reported as a truncated record. */
 static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
     uint64_t i;
     if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+    if (len == 8 && frames__le64(p) != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
@@ -3162,7 +3478,8 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
                             "frame %llu requested, the trace has %llu",
                             (unsigned long long)index, (unsigned long long)r->nframes);
     if (r->toc_usable) {
-        uint64_t b = index / r->m;
+        uint64_t b = index / r->m, nb = frames__ceil_div(r->nframes, r->m);
+        if (b >= nb) b = nb ? nb - 1 : 0; /* the end of an exact multiple of m frames */
         start = frames__block_start(r, b);
         first = b * r->m;
     } else {
@@ -4126,19 +4443,26 @@ FRAMES_DEF int frames_writer_finish(frames_writer *w) {
     return FRAMES_OK;
 }
 
+/* Out of line: inlined into a caller whose writer lives on the stack, gcc would warn
+   (-Wfree-nonheap-object) about the free that only runs for allocated writers. */
+static FRAMES__NOINLINE void frames__free_writer_struct(frames_writer *w, void *ctx) {
+    FRAMES_FREE(w, ctx);
+}
+
 static void frames__writer_release(frames_writer *w) {
     void *ctx = w->frames__opt.alloc_ctx;
     if (w->frames__bufowned) FRAMES_FREE(w->frames__buf, ctx);
     if (w->frames__tocowned) FRAMES_FREE(w->frames__toc, ctx);
     w->frames__buf = NULL;
     w->frames__toc = NULL;
-    if (w->frames__allocated) FRAMES_FREE(w, ctx);
+    if (w->frames__allocated) frames__free_writer_struct(w, ctx);
 }
 
 FRAMES_DEF int frames_writer_close(frames_writer *w) {
     int rc = FRAMES_OK;
     if (!w) return FRAMES_OK;
     if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
+    else if (w->frames__state == FRAMES__W_FINISHED && !w->frames__sink.patch) rc = FRAMES_UNFINISHED;
     if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
         rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
     frames__writer_release(w);
@@ -4920,6 +5244,72 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     return p.failed ? FRAMES_E_IO : FRAMES_OK;
 }
 
+static void frames__js_null(frames__pr *p, const char *name) {
+    frames__js_key(p, name);
+    frames__pr_str(p, "null");
+}
+
+static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
+                           const char *list, const frames_operand *op, int value_info) {
+    uint64_t v = 0;
+    size_t i;
+    p->json_first = 1;
+    frames__pr_raw(p, "{", 1);
+    frames__js_u64(p, "frame", index);
+    if (pc) frames__js_u64(p, "pc", *pc);
+    else frames__js_null(p, "pc");
+    if (tid) frames__js_u64(p, "tid", *tid);
+    else frames__js_null(p, "tid");
+    frames__js_key(p, "list");
+    frames__pr_fmt(p, "\"%s\"", list);
+    frames__js_key(p, "kind");
+    frames__pr_str(p, (op->spec & FRAMES_MEM) ? "\"mem\"" : (op->spec & FRAMES_REG) ? "\"reg\"" : "\"none\"");
+    if (op->spec & FRAMES_REG) frames__js_text(p, "name", op->name);
+    else frames__js_null(p, "name");
+    if (op->spec & FRAMES_MEM) frames__js_u64(p, "address", op->address);
+    else frames__js_null(p, "address");
+    frames__js_i64(p, "bits", op->bit_length);
+    frames__js_bool(p, "read", !value_info && op->read);
+    frames__js_bool(p, "written", !value_info && op->written);
+    frames__js_bool(p, "index", !value_info && op->index);
+    frames__js_bool(p, "base", !value_info && op->base);
+    if (op->taint.set & FRAMES_TAINT_ID) frames__js_u64(p, "taint_id", op->taint.id);
+    else frames__js_null(p, "taint_id");
+    frames__js_hex(p, "value", op->value);
+    if (op->value.len >= 1 && op->value.len <= 8) {
+        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
+        frames__js_u64(p, "value_uint", v);
+    } else {
+        frames__js_null(p, "value_uint");
+    }
+    frames__pr_raw(p, "}\n", 2);
+}
+
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx) {
+    frames__pr p;
+    uint32_t opts = frames__options_of(f), i, j;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    if (opts & (1u << FRAMES_KIND_STD)) {
+        const frames_std_frame *s = &f->std;
+        for (i = 0; i < s->npre; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "pre", &s->pre[i], 0);
+        for (i = 0; i < s->npost; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "post", &s->post[i], 0);
+    }
+    if (opts & (1u << FRAMES_KIND_KEY)) {
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
+            for (j = 0; j < t->count; j++)
+                frames__js_row(&p, frame_index, NULL, tid, "key", &t->values[j], 1);
+        }
+    }
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
 static void frames__js_strings(frames__pr *p, const char *name, const frames_bytes *list, uint32_t n) {
     uint32_t i;
     frames__js_open(p, name, '[');
@@ -4968,6 +5358,407 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n) {
 }
 #endif
 #endif /* FRAMES_NO_TEXT */
+
+/* ---------------------------------------------------------------- recording API */
+
+enum { FRAMES__REC_IDLE = 0, FRAMES__REC_OPEN = 1, FRAMES__REC_SKIPPED = 2 };
+
+static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
+static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) {
+    va_list ap;
+    r->frames__err.code = code;
+    r->frames__err.offset = FRAMES_NO_POS;
+    r->frames__err.frame = FRAMES_NO_POS;
+    va_start(ap, fmt);
+    vsnprintf(r->frames__err.message, sizeof r->frames__err.message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+FRAMES_DEF int frames_rec_init(frames_recorder *r, void *buffer, size_t size,
+                               frames_flush_fn flush, void *flush_ctx, uint64_t thread_id) {
+    memset(r, 0, sizeof *r);
+    frames__clear_error(&r->frames__err);
+    r->frames__tid = thread_id;
+    if (!buffer || size < FRAMES_REC_MIN_BUFFER || !flush)
+        return frames__rfail(r, FRAMES_E_INVALID,
+                             "recorder needs a buffer of at least %u bytes and a flush callback",
+                             (unsigned)FRAMES_REC_MIN_BUFFER);
+    r->frames__buf = (uint8_t *)buffer;
+    r->frames__cap = size;
+    r->frames__flush = flush;
+    r->frames__flush_ctx = flush_ctx;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_rec_thread(frames_recorder *r, uint64_t thread_id) { r->frames__tid = thread_id; }
+
+FRAMES_DEF int frames_rec_filter(frames_recorder *r, const uint32_t *selectors, uint32_t n) {
+    const uint32_t known = FRAMES_VAL_KINDS | FRAMES_VAL_ACTIONS | FRAMES_VAL_POSITIONS |
+                           FRAMES_VAL_CLASSES;
+    uint32_t i;
+    if (n > FRAMES_REC_MAX_SELECTORS)
+        return frames__rfail(r, FRAMES_E_INVALID, "at most %u selectors",
+                             (unsigned)FRAMES_REC_MAX_SELECTORS);
+    for (i = 0; i < n; i++)
+        if (selectors[i] & ~known)
+            return frames__rfail(r, FRAMES_E_INVALID, "selector %u has unknown bits 0x%x",
+                                 (unsigned)i, (unsigned)(selectors[i] & ~known));
+    for (i = 0; i < n; i++) r->frames__sel[i] = selectors[i];
+    r->frames__nsel = n;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_sampling(frames_recorder *r, uint64_t record, uint64_t skip) {
+    if (skip > UINT64_MAX - record)
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "sampling window too large");
+    r->frames__on = record;
+    r->frames__period = skip ? record + skip : 0;
+    r->frames__phase = 0;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_sampling_active(const frames_recorder *r) {
+    return r->frames__period == 0 || r->frames__phase < r->frames__on;
+}
+
+/* One group of a selector: no bit means "any". */
+static int frames__rec_group(uint32_t sel, uint32_t attr, uint32_t group) {
+    return !(sel & group) || (sel & attr & group);
+}
+
+static int frames__rec_selected(const frames_recorder *r, uint32_t attr) {
+    uint32_t i, s;
+    if (r->frames__nsel == 0) return 1;
+    if (!(attr & FRAMES_VAL_CLASSES)) attr |= FRAMES_VAL_INT;
+    for (i = 0; i < r->frames__nsel; i++) {
+        s = r->frames__sel[i];
+        if (frames__rec_group(s, attr, FRAMES_VAL_KINDS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_ACTIONS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_POSITIONS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_CLASSES))
+            return 1;
+    }
+    return 0;
+}
+
+FRAMES_DEF int frames_rec_wants(const frames_recorder *r, uint32_t attr) {
+    return r->frames__state == FRAMES__REC_OPEN && frames__rec_selected(r, attr);
+}
+
+static void frames__rec_tick(frames_recorder *r) {
+    if (r->frames__period && ++r->frames__phase == r->frames__period) r->frames__phase = 0;
+}
+
+FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *bytes, size_t n) {
+    int sampled;
+    if (r->frames__state != FRAMES__REC_IDLE)
+        return frames__rfail(r, FRAMES_E_STATE, "instruction at 0x%llx is still open",
+                             (unsigned long long)r->frames__pc);
+    if (n > FRAMES_REC_MAX_RAWBYTES || (n && !bytes))
+        return frames__rfail(r, FRAMES_E_INVALID, "instruction bytes: %lu (at most %u)",
+                             (unsigned long)n, (unsigned)FRAMES_REC_MAX_RAWBYTES);
+    sampled = frames_rec_sampling_active(r);
+    frames__rec_tick(r);
+    r->stats.instructions++;
+    r->frames__pc = pc;
+    if (!sampled) {
+        r->frames__state = FRAMES__REC_SKIPPED;
+        return 0;
+    }
+    if (n) memcpy(r->frames__raw, bytes, n);
+    r->frames__rawlen = (uint32_t)n;
+    r->frames__insn_tid = r->frames__tid;
+    r->frames__npre = r->frames__npost = 0;
+    r->frames__state = FRAMES__REC_OPEN;
+    return 1;
+}
+
+static int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
+                             uint64_t address, const void *value, size_t size) {
+    frames_operand *op;
+    frames__rec_slot *slot;
+    size_t name_len = 0;
+    uint32_t i;
+    if (r->frames__state != FRAMES__REC_OPEN) {
+        if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
+    }
+    if (!frames__one_bit(attr & FRAMES_VAL_KINDS) || !frames__one_bit(attr & FRAMES_VAL_POSITIONS) ||
+        (attr & FRAMES_VAL_CLASSES) == FRAMES_VAL_CLASSES || size == 0 ||
+        size > FRAMES_REC_MAX_VALUE_SIZE || !value)
+        return frames__rfail(r, FRAMES_E_INVALID,
+                             "bad value record: attributes 0x%x (one kind and one position), "
+                             "size %lu (1 to %u)", (unsigned)attr, (unsigned long)size,
+                             (unsigned)FRAMES_REC_MAX_VALUE_SIZE);
+    if (name) {
+        name_len = strlen(name);
+        if (name_len > FRAMES_REC_MAX_NAME)
+            return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
+                                 (unsigned)FRAMES_REC_MAX_NAME);
+    }
+    if (!frames__rec_selected(r, attr)) {
+        r->stats.filtered++;
+        return 0;
+    }
+    if (r->frames__npre + r->frames__npost >= FRAMES_REC_MAX_VALUES) {
+        r->stats.overflow++;
+        return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
+                             (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
+    }
+    i = (attr & FRAMES_VAL_BEFORE) ? r->frames__npre++
+                                   : FRAMES_REC_MAX_VALUES - 1 - r->frames__npost++;
+    op = &r->frames__ops[i];
+    slot = &r->frames__slots[i];
+    memset(op, 0, sizeof *op);
+    memcpy(slot->value, value, size);
+    op->value = frames_bytes_of(slot->value, size);
+    op->bit_length = (int32_t)(8 * size);
+    if (attr & FRAMES_VAL_BEFORE) op->read = (attr & FRAMES_VAL_READ) != 0;
+    else op->written = (attr & FRAMES_VAL_WRITE) != 0;
+    op->base = (attr & FRAMES_VAL_BASE) != 0;
+    op->index = (attr & FRAMES_VAL_INDEX) != 0;
+    if (attr & FRAMES_VAL_MEM) {
+        op->spec = FRAMES_MEM;
+        op->address = address;
+    } else {
+        op->spec = FRAMES_REG;
+        if (name_len) memcpy(slot->name, name, name_len);
+        op->name = frames_bytes_of(slot->name, name_len);
+    }
+    r->stats.values++;
+    return 1;
+}
+
+FRAMES_DEF int frames_rec_reg(frames_recorder *r, uint32_t attr, const char *name,
+                              const void *value, size_t size) {
+    if (attr & FRAMES_VAL_MEM)
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "frames_rec_reg with a memory kind");
+    return frames__rec_value(r, attr, name ? name : "", 0, value, size);
+}
+
+FRAMES_DEF int frames_rec_mem(frames_recorder *r, uint32_t attr, uint64_t address,
+                              const void *value, size_t size) {
+    if ((attr & FRAMES_VAL_KINDS) && !(attr & FRAMES_VAL_MEM))
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "frames_rec_mem with a register kind");
+    return frames__rec_value(r, attr | FRAMES_VAL_MEM, NULL, address, value, size);
+}
+
+FRAMES_DEF int frames_rec_flush(frames_recorder *r) {
+    int rc;
+    if (r->frames__len == 0) return FRAMES_OK;
+    r->frames__in_flush = 1;
+    rc = r->frames__flush(r->frames__flush_ctx, r->frames__buf, r->frames__len,
+                          r->frames__nframes);
+    r->frames__in_flush = 0;
+    if (rc < 0)
+        return frames__rfail(r, rc, "flush of %u frames failed (%s)", (unsigned)r->frames__nframes,
+                             frames_strerror(rc));
+    r->stats.flushes++;
+    r->stats.bytes += r->frames__len;
+    r->frames__len = 0;
+    r->frames__nframes = 0;
+    return FRAMES_OK;
+}
+
+/* Encode one frame behind the buffered ones (back to front in the free space, then moved
+   down), flushing once if it does not fit. */
+static int frames__rec_emit(frames_recorder *r, const frames_frame *f) {
+    frames__enc e;
+    size_t room, n = 0;
+    uint8_t *start;
+    int rc, attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+        room = r->frames__cap - r->frames__len;
+        start = r->frames__buf + r->frames__len + 8;
+        e.cap = room > 8 ? room - 8 : 0;
+        e.end = start + e.cap;
+        n = frames__enc_frame(e, f);
+        if (n <= e.cap) {
+            if (n < e.cap) memmove(start, start + (e.cap - n), n);
+            frames__put_le64(r->frames__buf + r->frames__len, n);
+            r->frames__len += 8 + n;
+            r->frames__nframes++;
+            r->stats.frames++;
+            return FRAMES_OK;
+        }
+        if (r->frames__len == 0) break;
+        if ((rc = frames_rec_flush(r)) < 0) return rc;
+    }
+    return frames__rfail(r, FRAMES_E_SPACE, "a frame of %lu bytes does not fit the recorder buffer",
+                         (unsigned long)n);
+}
+
+static int frames__rec_close(frames_recorder *r, int completed) {
+    frames_frame f;
+    frames_operand *post = r->frames__ops + FRAMES_REC_MAX_VALUES - r->frames__npost, tmp;
+    uint32_t i, n = r->frames__npost;
+    int rc;
+    r->frames__state = FRAMES__REC_IDLE;
+    for (i = 0; i < n / 2; i++) { /* post values were stacked from the back */
+        tmp = post[i];
+        post[i] = post[n - 1 - i];
+        post[n - 1 - i] = tmp;
+    }
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = r->frames__pc;
+    f.std.thread_id = r->frames__insn_tid;
+    f.std.rawbytes = frames_bytes_of(r->frames__raw, r->frames__rawlen);
+    f.std.pre = r->frames__ops;
+    f.std.npre = r->frames__npre;
+    f.std.post = post;
+    f.std.npost = completed ? n : 0;
+    f.std.has_post = (uint8_t)(completed != 0);
+    if ((rc = frames__rec_emit(r, &f)) < 0) return rc;
+    r->stats.recorded++;
+    return 1;
+}
+
+FRAMES_DEF int frames_rec_end(frames_recorder *r) {
+    if (r->frames__state == FRAMES__REC_SKIPPED) {
+        r->frames__state = FRAMES__REC_IDLE;
+        return 0;
+    }
+    if (r->frames__state != FRAMES__REC_OPEN)
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "no open instruction");
+    return frames__rec_close(r, 1);
+}
+
+FRAMES_DEF void frames_rec_cancel(frames_recorder *r) {
+    if (r->frames__state == FRAMES__REC_IDLE) return;
+    r->frames__state = FRAMES__REC_IDLE;
+    r->stats.instructions--;
+    if (r->frames__period) /* step the sampling clock back */
+        r->frames__phase = (r->frames__phase ? r->frames__phase : r->frames__period) - 1;
+}
+
+FRAMES_DEF void frames_rec_skip(frames_recorder *r, uint64_t n) {
+    r->stats.instructions += n;
+    if (r->frames__period)
+        r->frames__phase = (uint64_t)((r->frames__phase + n % r->frames__period) % r->frames__period);
+}
+
+FRAMES_DEF int frames_rec_syscall(frames_recorder *r, uint64_t pc, uint64_t number,
+                                  const int64_t *args, uint32_t nargs) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_SYSCALL;
+    f.syscall.address = pc;
+    f.syscall.thread_id = r->frames__tid;
+    f.syscall.number = number;
+    f.syscall.args = args;
+    f.syscall.nargs = nargs;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_modload(frames_recorder *r, const char *name, uint64_t low,
+                                  uint64_t high) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_MODLOAD;
+    f.modload.module_name = frames_str(name);
+    f.modload.low_address = low;
+    f.modload.high_address = high;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_exception(frames_recorder *r, uint64_t number, uint64_t from_addr,
+                                    uint64_t to_addr) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_EXCEPTION;
+    f.exception.number = number;
+    f.exception.thread_id = r->frames__tid;
+    f.exception.has_thread_id = 1;
+    f.exception.from_addr = from_addr;
+    f.exception.has_from_addr = from_addr != FRAMES_NO_POS;
+    f.exception.to_addr = to_addr;
+    f.exception.has_to_addr = to_addr != FRAMES_NO_POS;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_frame(frames_recorder *r, const frames_frame *f) {
+    int rc = frames_validate_frame(f, &r->frames__err);
+    return rc < 0 ? rc : frames__rec_emit(r, f);
+}
+
+FRAMES_DEF int frames_rec_finish(frames_recorder *r) {
+    int rc;
+    if (r->frames__state == FRAMES__REC_OPEN && (rc = frames__rec_close(r, 0)) < 0) return rc;
+    r->frames__state = FRAMES__REC_IDLE;
+    return frames_rec_flush(r);
+}
+
+FRAMES_DEF const frames_error *frames_rec_error(const frames_recorder *r) { return &r->frames__err; }
+
+/* Room for `extra` more TOC entries, so that a batch either goes out whole or not at all. */
+static int frames__reserve_toc(frames_writer *w, size_t extra) {
+    size_t need = w->frames__toclen + extra, ncap;
+    uint64_t *nt;
+    if (need <= w->frames__toccap) return FRAMES_OK;
+    if (!w->frames__tocowned)
+        return frames__wfail(w, FRAMES_E_NOMEM, "%s", "caller TOC storage is full");
+    ncap = w->frames__toccap ? w->frames__toccap : 64;
+    while (ncap < need) ncap *= 2;
+    nt = (uint64_t *)FRAMES_REALLOC(w->frames__toc, ncap * sizeof *nt, w->frames__opt.alloc_ctx);
+    if (!nt) return frames__wfail(w, FRAMES_E_NOMEM, "%s", "out of memory for the TOC");
+    w->frames__toc = nt;
+    w->frames__toccap = ncap;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len) {
+    const uint8_t *p = (const uint8_t *)frames;
+    uint64_t m = w->frames__opt.frames_per_toc, j, flen;
+    size_t pos, n = 0, entries = 0;
+    int rc;
+    if (w->frames__state != FRAMES__W_OPEN)
+        return frames__fail(&w->frames__err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            w->frames__state == FRAMES__W_FINISHED ? "trace already finished"
+                                                                   : "writer failed earlier");
+    for (pos = 0; pos < len; pos += 8 + (size_t)flen, n++) {
+        flen = len - pos >= 8 ? frames__le64(p + pos) : 0;
+        if (len - pos < 8 || flen == 0 || flen > len - pos - 8)
+            return frames__fail(&w->frames__err, FRAMES_E_INVALID, FRAMES_NO_POS,
+                                w->frames__count + n, "malformed frame batch at byte %lu",
+                                (unsigned long)pos);
+        j = w->frames__count + n;
+        if (j > 0 && j % m == 0) entries++;
+    }
+    if ((rc = frames__reserve_toc(w, entries)) < 0 || (rc = frames__wflush_buffer(w)) < 0)
+        return rc;
+    for (pos = 0; pos < len; pos += 8 + (size_t)frames__le64(p + pos)) {
+        if (w->frames__count > 0 && w->frames__count % m == 0)
+            w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
+        w->frames__count++;
+    }
+    if (len && w->frames__sink.write(w->frames__sink.ctx, p, len) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+    w->frames__offset += len;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_flush_to_writer(void *shared, const void *frames, size_t len,
+                                          uint32_t nframes) {
+    frames_rec_shared *s = (frames_rec_shared *)shared;
+    int rc;
+    (void)nframes;
+    if (s->lock) s->lock(s->lock_ctx);
+    rc = frames_writer_add_frames(s->writer, frames, len);
+    if (s->unlock) s->unlock(s->lock_ctx);
+    return rc;
+}
+
+FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *shared) {
+    int rc;
+    if (r && r->frames__in_flush) return FRAMES_E_STATE;
+    if (r) frames_rec_finish(r); /* on failure the rest still gets its TOC */
+    if (shared->lock) shared->lock(shared->lock_ctx);
+    rc = frames_writer_finish(shared->writer);
+    if (shared->unlock) shared->unlock(shared->lock_ctx);
+    return rc;
+}
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,16 @@ void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
 
+/* Read every frame of r in order and call fn(ctx, frame, index) for each, with a progress
+   bar labelled `label`. A frame that does not decode is reported and skipped; a callback
+   returning nonzero or any other reader error stops the loop (after reporting it). Reader
+   warnings (e.g. a truncated tail) are printed at the end. Returns CLI_OK, or CLI_DATA when
+   something was reported. */
+typedef int (*cli_frame_fn)(void *ctx, const frames_frame *f, uint64_t index);
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx);
+/* Frames in the trace when known without a scan (for progress totals), else 0. */
+uint64_t cli_known_frames(frames_reader *r);
+
 /* JSON string literal of arbitrary bytes (\u00XX for control and non-UTF-8 bytes). */
 void cli_json_string(FILE *out, const void *data, size_t len);
 /* Lowercase hex of bytes. */

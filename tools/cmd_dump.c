@@ -4,15 +4,17 @@
 
 #include "cli.h"
 
-enum dump_format { DUMP_PBTEXT, DUMP_JSON, DUMP_PC };
+enum dump_format { DUMP_PBTEXT, DUMP_JSON, DUMP_PC, DUMP_JSONL };
 
 static const char dump_usage[] =
-    "usage: frames dump [--pbtext | --json | --pc] FILE|-\n"
+    "usage: frames dump [--pbtext | --json | --jsonl | --pc] FILE|-\n"
     "\n"
     "Print every frame of a trace on standard output.\n"
     "  --pbtext  (default) a 'meta {' block, then 'frame N @ 0xOFF size S {' blocks holding\n"
     "            the message in protobuf text format, as 'protoc --decode=frame' prints it\n"
     "  --json    JSON Lines: a meta object, then one object per frame (bytes in hex)\n"
+    "  --jsonl   one JSON object per operand (frame, pc, tid, kind, name/address, read/\n"
+    "            written, value hex), the same members in every row (docs/jsonl.md)\n"
     "  --pc      the address of every std_frame, 16 lowercase hex digits per line\n"
     "Exit status: 0 ok (also when a truncated tail was dropped: warning on stderr),\n"
     "1 unreadable input or undecodable frames, 2 usage error.\n";
@@ -43,7 +45,9 @@ static int print_meta(FILE *out, frames_reader *r, enum dump_format fmt) {
 
 static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
                         enum dump_format fmt) {
-    if (fmt == DUMP_PC) {
+    if (fmt == DUMP_JSONL) {
+        frames_print_operand_rows_jsonl(f, raw->index, frames_out_file, out);
+    } else if (fmt == DUMP_PC) {
         if (f->present & (1u << FRAMES_KIND_STD))
             fprintf(out, "%016llx\n", (unsigned long long)f->std.address);
     } else if (fmt == DUMP_PBTEXT) {
@@ -91,6 +95,7 @@ int cmd_dump(int argc, char **argv) {
         if (!strcmp(argv[i], "--pbtext")) fmt = DUMP_PBTEXT;
         else if (!strcmp(argv[i], "--json")) fmt = DUMP_JSON;
         else if (!strcmp(argv[i], "--pc")) fmt = DUMP_PC;
+        else if (!strcmp(argv[i], "--jsonl")) fmt = DUMP_JSONL;
         else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
         else if (path) return cli_usage_error("more than one input");
         else path = argv[i];

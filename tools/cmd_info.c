@@ -141,11 +141,6 @@ static void print_text(FILE *out, const char *path, frames_reader *r, const fram
     fputs(problems ? "\n" : " none\n", out);
 }
 
-static void json_bytes_member(FILE *out, const char *name, frames_bytes b) {
-    fprintf(out, ",\"%s\":", name);
-    cli_json_string(out, b.ptr, b.len);
-}
-
 static void print_json(FILE *out, const char *path, frames_reader *r, const frames_reader_info *st,
                        const census *c) {
     const frames_header *h = &st->header;
@@ -162,13 +157,8 @@ static void print_json(FILE *out, const char *path, frames_reader *r, const fram
     else fputs("null", out);
     fprintf(out, ",\"machine\":%llu", (unsigned long long)h->machine);
     if (m) {
-        fputs(",\"meta\":{\"tracer\":", out);
-        cli_json_string(out, m->tracer_name.ptr, m->tracer_name.len);
-        json_bytes_member(out, "tracer_version", m->tracer_version);
-        json_bytes_member(out, "target", m->target_path);
-        json_bytes_member(out, "user", m->user);
-        json_bytes_member(out, "host", m->host);
-        fprintf(out, ",\"time\":%.17g}", m->time);
+        fputs(",\"meta\":", out);
+        frames_print_meta_json(m, frames_out_file, out);
     }
     fprintf(out, ",\"frames\":%llu,\"header_frames\":%llu,\"by_kind\":{",
             (unsigned long long)st->nframes, (unsigned long long)h->nframes);
