@@ -1000,6 +1000,9 @@ struct frames_pt {
     uint8_t *spec;
     size_t speclen, speccap;
     uint64_t specn;
+    /* std_frames in container form, handed to frames_writer_add_frames in batches */
+    uint8_t *batch;
+    size_t batchlen;
     /* block path: run cache */
     frames__pt_run *runs;
     size_t nruns, runcap;          /* open addressing, runcap a power of two */
@@ -1804,6 +1807,7 @@ FRAMES_DEF void frames_pt_close(frames_pt *pt) {
     FRAMES_FREE(pt->retired, pt->actx);
     FRAMES_FREE(pt->trace_owned, pt->actx);
     FRAMES_FREE(pt->spec, pt->actx);
+    FRAMES_FREE(pt->batch, pt->actx);
     FRAMES_FREE(pt->runs, pt->actx);
     FRAMES_FREE(pt->arena, pt->actx);
     if (pt->image) pt_image_free(pt->image);
@@ -1987,9 +1991,33 @@ static int frames__pt_write_failed(frames_pt *pt, int rc) {
     return rc;
 }
 
+#define FRAMES__PT_BATCH ((size_t)256 << 10)   /* bytes of std_frames per writer call */
+
+/* Hand the batched std_frames to the writer (before any other frame, and at the end). */
+static int frames__pt_flush_batch(frames_pt *pt) {
+    int rc;
+    if (!pt->batchlen) return 0;
+    rc = frames_writer_add_frames(pt->w, pt->batch, pt->batchlen);
+    pt->batchlen = 0;
+    return rc < 0 ? frames__pt_write_failed(pt, rc) : 0;
+}
+
+/* Append encoded frames ([8-byte size][frame]...) to the batch. */
+static int frames__pt_put_frames(frames_pt *pt, const uint8_t *frames, size_t len) {
+    if (pt->batchlen + len > FRAMES__PT_BATCH && frames__pt_flush_batch(pt) < 0) return pt->werr;
+    if (len > FRAMES__PT_BATCH) {   /* a very long block: straight through */
+        int rc = frames_writer_add_frames(pt->w, frames, len);
+        return rc < 0 ? frames__pt_write_failed(pt, rc) : 0;
+    }
+    memcpy(pt->batch + pt->batchlen, frames, len);
+    pt->batchlen += len;
+    return 0;
+}
+
 static int frames__pt_write_frame(frames_pt *pt, const frames_frame *f) {
     int rc;
     if (!pt->w) return 0;
+    if (frames__pt_flush_batch(pt) < 0) return pt->werr;
     if ((rc = frames_writer_add(pt->w, f)) < 0) return frames__pt_write_failed(pt, rc);
     return 0;
 }
@@ -2057,17 +2085,16 @@ static size_t frames__pt_encode_std(const frames_pt *pt, uint8_t *buf, uint64_t 
    Beyond FRAMES__PT_SPEC_MAX (a transaction of some 400 000 instructions, far more than
    TSX ever commits) they are counted as unwritten instead of held. */
 static int frames__pt_spec_hold(frames_pt *pt, const uint8_t *frame, size_t len) {
-    if (pt->speclen + len + 1 > FRAMES__PT_SPEC_MAX) {
+    if (pt->speclen + len > FRAMES__PT_SPEC_MAX) {
         pt->st->speculative_unwritten++;
         return 0;
     }
-    if (pt->speclen + len + 1 > pt->speccap) {
-        uint8_t *n = (uint8_t *)frames__pt_grow(pt->spec, &pt->speccap, pt->speclen + len + 1, 1,
+    if (pt->speclen + len > pt->speccap) {
+        uint8_t *n = (uint8_t *)frames__pt_grow(pt->spec, &pt->speccap, pt->speclen + len, 1,
                                                 pt->actx);
         if (!n) return frames__pt_fail(pt->err, FRAMES_E_NOMEM, "%s", "out of memory");
         pt->spec = n;
     }
-    pt->spec[pt->speclen++] = (uint8_t)len;
     memcpy(pt->spec + pt->speclen, frame, len);
     pt->speclen += len;
     pt->specn++;
@@ -2078,12 +2105,11 @@ static int frames__pt_spec_resolve(frames_pt *pt, int commit) {
     size_t i = 0;
     int rc;
     if (!commit) pt->st->speculative_unwritten += pt->specn;
-    while (commit && i < pt->speclen) {
-        size_t len = pt->spec[i];
-        if (pt->w && (rc = frames_writer_add_encoded(pt->w, pt->spec + i + 1, len)) < 0)
-            return frames__pt_write_failed(pt, rc);
+    while (commit && i < pt->speclen) {   /* held in container form: [size][frame] */
+        size_t len = 8 + pt->spec[i];
+        if (pt->w && (rc = frames__pt_put_frames(pt, pt->spec + i, len)) < 0) return rc;
         pt->st->std_frames += pt->w != NULL;
-        i += 1 + len;
+        i += len;
     }
     pt->speclen = 0;
     pt->specn = 0;
@@ -2129,18 +2155,16 @@ static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsig
             return FRAMES__PT_ABORT;
         }
     }
-    if (write && pt->w) {   /* with its size word: one append */
-        len = frames__pt_encode_std(pt, buf + 8, ip, raw, size);
+    if ((write && pt->w) || (spec && pt->opt.speculative == FRAMES_PT_SPEC_COMMIT)) {
+        len = frames__pt_encode_std(pt, buf + 8, ip, raw, size);   /* with its size word */
         memset(buf, 0, 8);
         buf[0] = (uint8_t)len;
-        if ((rc = frames_writer_add_encoded_frames(pt->w, buf, 8 + len, 1)) < 0) {
-            frames__pt_write_failed(pt, rc);
-            return FRAMES__PT_ABORT;
-        }
+    }
+    if (write && pt->w) {
+        if (frames__pt_put_frames(pt, buf, 8 + len) < 0) return FRAMES__PT_ABORT;
         pt->st->std_frames++;
     } else if (spec && pt->opt.speculative == FRAMES_PT_SPEC_COMMIT) {
-        len = frames__pt_encode_std(pt, buf, ip, raw, size);
-        if (frames__pt_spec_hold(pt, buf, len) < 0) {
+        if (frames__pt_spec_hold(pt, buf, 8 + len) < 0) {
             pt->werr = FRAMES_E_NOMEM;
             return FRAMES__PT_ABORT;
         }
@@ -2153,7 +2177,8 @@ static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsig
 
    A run holds the instructions of a block start (section, ip, mode) as libipt's block
    decoder walked them, and their std_frames already encoded for one thread id, in the
-   container's layout: a block repeating is then one frames_writer_add_encoded_frames.
+   container's layout: a block repeating is then one copy into the batch of frames that
+   goes to frames_writer_add_frames.
    Arena: entries [size][ip, 8 bytes][bytes, size] for every instruction, followed by
    the frames ([8-byte size][frame]) of every instruction.
    -------------------------------------------------------------------------------------- */
@@ -2326,10 +2351,7 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
         }
         if (pt->w && !pt->cb.insn && (!b->speculative || pt->opt.speculative == FRAMES_PT_SPEC_ALL)) {
             /* the common case: the block's frames, encoded before, in one copy */
-            if ((rc = frames_writer_add_encoded_frames(pt->w, pt->arena + r->foff, flen, n)) < 0) {
-                frames__pt_write_failed(pt, rc);
-                return FRAMES__PT_ABORT;
-            }
+            if (frames__pt_put_frames(pt, pt->arena + r->foff, flen) < 0) return FRAMES__PT_ABORT;
             pt->st->std_frames += n;
             pt->last_ip = r->last;
             if (b->speculative) pt->st->speculative += n;
@@ -2588,6 +2610,8 @@ FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats
     frames__pt_clear(err);
     st->trace_bytes = pt->trace_size;
     pt->next_progress = pt->opt.progress_every;
+    if (w && !(pt->batch = (uint8_t *)FRAMES_MALLOC(FRAMES__PT_BATCH, pt->actx)))
+        return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
     rc = frames__pt_alloc_decoder(pt, err);
     if (rc == FRAMES_OK) {
         for (i = 0; i < pt->nmodules && rc == FRAMES_OK; i++)
@@ -2599,6 +2623,7 @@ FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats
                : pt->blk ? frames__pt_run_block(pt) : frames__pt_run_insn(pt);
         }
         if (rc == FRAMES_OK && pt->specn) frames__pt_spec_resolve(pt, 0);   /* unresolved */
+        if (pt->w && !pt->werr) frames__pt_flush_batch(pt);   /* also when a callback stopped us */
         if (rc == FRAMES_OK && pt->cb.progress)
             pt->cb.progress(pt->cb.ctx, pt->trace_size, pt->trace_size);
     }
