@@ -708,12 +708,6 @@ FRAMES_DEF int frames_writer_open_file(frames_writer **w, FILE *f,
 FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f);
 /* Append an already serialized `frame` message (not validated beyond its length). */
 FRAMES_DEF int frames_writer_add_encoded(frames_writer *w, const void *payload, size_t len);
-/* Append n already serialized frames in the container's own layout (each an 8-byte
-   little-endian size, then the `frame` message) with one copy: for producers that cache
-   encoded frames. The sizes must chain over exactly len bytes (FRAMES_E_INVALID, nothing
-   written, otherwise); the messages are not validated. */
-FRAMES_DEF int frames_writer_add_encoded_frames(frames_writer *w, const void *frames, size_t len,
-                                                uint64_t n);
 FRAMES_DEF int frames_writer_flush(frames_writer *w);
 /* Write the TOC, patch n and T into the header, flush. Returns FRAMES_OK, or
    FRAMES_UNFINISHED when the sink cannot seek (all frames are written, no TOC). With
@@ -4394,37 +4388,6 @@ FRAMES_DEF int frames_writer_add_encoded(frames_writer *w, const void *payload, 
     if ((rc = frames__wappend_u64(w, len)) < 0 || (rc = frames__wappend(w, payload, len)) < 0)
         return rc;
     w->frames__count++;
-    return FRAMES_OK;
-}
-
-FRAMES_DEF int frames_writer_add_encoded_frames(frames_writer *w, const void *frames, size_t len,
-                                                uint64_t n) {
-    const uint8_t *p = (const uint8_t *)frames;
-    uint64_t m = w->frames__opt.frames_per_toc, count = w->frames__count, next, i;
-    size_t off = 0;
-    int rc;
-    if (w->frames__state != FRAMES__W_OPEN) return frames__before_frame(w);
-    for (i = 0; i < n; i++) {   /* the size words must chain over exactly len bytes */
-        uint64_t size;
-        if (len - off < 8 || (size = frames__le64(p + off)) > len - off - 8)
-            return frames__fail(&w->frames__err, FRAMES_E_INVALID, w->frames__offset, count + i,
-                                "%s", "encoded frames: a size runs past the buffer");
-        off += 8 + (size_t)size;
-    }
-    if (off != len)
-        return frames__fail(&w->frames__err, FRAMES_E_INVALID, w->frames__offset, count + n,
-                            "%s", "encoded frames: bytes left after the last frame");
-    /* TOC entries go before frames m, 2m, ... (not frame 0), as frames__before_frame */
-    next = count == 0 ? m : (count + m - 1) / m * m;
-    for (i = 0, off = 0; next < count + n && i < n; i++) {
-        if (count + i == next) {
-            if ((rc = frames__push_toc(w, w->frames__offset + off)) < 0) return rc;
-            next += m;
-        }
-        off += 8 + (size_t)frames__le64(p + off);
-    }
-    if ((rc = frames__wappend(w, p, len)) < 0) return rc;
-    w->frames__count += n;
     return FRAMES_OK;
 }
 
