@@ -594,6 +594,10 @@ static int run(pt_args *a, int argc, char **argv) {
         for (i = 0; i < n; i++) bytes += frames_perf_get_stream(pd, i)->size;
         cli_progress_start(&prog.bar, "decoding", bytes);
         if (in->compressed) cli_warn("%s: compressed records were skipped (perf record -z)", a->perf);
+        if (!a->json && !(a->print_flags & FRAMES_PT_PRINT_QUIET))
+            fprintf(stderr, "frames pt: %s: %zu PT streams, %llu sideband records, %llu other "
+                            "records not used\n", a->perf, n,
+                    (unsigned long long)in->sideband_records, (unsigned long long)in->skipped_records);
         for (i = 0; i < n && rc == CLI_OK; i++) {
             frames_pt_options o = a->opt;
             if ((int)i != a->perf_stream && a->perf_stream >= 0) continue;
