@@ -17,6 +17,11 @@
 #ifndef FRAMES_FUZZ_UTIL_H
 #define FRAMES_FUZZ_UTIL_H
 
+/* FRAMES_STATIC and the helpers below: a target uses only some of them */
+#if defined(__clang__) || defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,9 +84,6 @@ static void fz_heap_reset(void) {
 #define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), fz_realloc(p, sz))
 #define FRAMES_FREE(p, ctx) ((void)(ctx), fz_free(p))
 #define FRAMES_IMPLEMENTATION
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wunused-function"
-#endif
 #include "frames.h"
 
 /* An invariant that does not hold is a bug: report it and crash so that libFuzzer saves
