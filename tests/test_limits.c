@@ -73,6 +73,7 @@ typedef struct buf {
 } buf;
 
 static void put(buf *b, const void *data, size_t n) {
+    if (n == 0) return; /* data may be NULL (an empty buf) */
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2 + 64;
         b->p = realloc(b->p, b->cap);

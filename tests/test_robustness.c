@@ -407,6 +407,7 @@ typedef struct membuf {
 
 static int membuf_write(void *ctx, const void *data, size_t len) {
     membuf *b = ctx;
+    if (len == 0) return FRAMES_OK;
     if (b->n + len > b->cap) {
         b->cap = (b->n + len) * 2;
         b->p = realloc(b->p, b->cap);
