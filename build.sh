@@ -204,8 +204,11 @@ cmd_valgrind() {
     build
     local dir=build/valgrind t rc=0
     mkdir -p "$dir"
-    # the suites run $FRAMES_BIN: a wrapper named frames puts it under memcheck as well
-    printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$VALGRIND" "$ROOT/build/frames" >"$dir/frames"
+    # the suites run $FRAMES_BIN: a wrapper named frames puts it under memcheck as well,
+    # except `frames record`, a ptrace tracer (single-stepping a child that valgrind runs
+    # does not finish, and valgrind mishandles the xstate register set)
+    printf '#!/bin/sh\n[ "$1" = record ] && exec "%s" "$@"\nexec %s "%s" "$@"\n' \
+        "$ROOT/build/frames" "$VALGRIND" "$ROOT/build/frames" >"$dir/frames"
     chmod +x "$dir/frames"
     for t in build/tests/test_*; do
         [ -x "$t" ] || continue
