@@ -456,8 +456,15 @@ static uint64_t fq__le64(const uint8_t *p) {
 }
 static uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
     uint64_t v = 0;
-    while (n--) v = v << 8 | p[n];
-    return v;
+    switch (n) {   /* the usual sizes as single loads */
+    case 8: return fq__le64(p);
+    case 4: return fq__le32(p);
+    case 2: return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    case 1: return p[0];
+    default:
+        while (n--) v = v << 8 | p[n];
+        return v;
+    }
 }
 
 /* ---------------------------------------------------------------- values
@@ -488,10 +495,6 @@ static void fq__set_uint(fq__num *v, uint64_t u) {
     v->neg = 0;
     v->n = u != 0;
     v->small = u;
-}
-static void fq__set_int(fq__num *v, int64_t i) {
-    fq__set_uint(v, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
-    v->neg = i < 0;
 }
 static void fq__set_flt(fq__num *v, double f) {
     v->kind = FQ__FLT;
@@ -849,6 +852,8 @@ typedef struct fq__node {
     uint64_t deps;         /* free variables the node depends on (bit i = variable i) */
     uint32_t cap;          /* limbs of integer storage (compile) */
     uint32_t store;        /* offset of that storage in the worker's limb pool */
+    uint8_t fast;          /* comparison of leaves: bit c+1 set when the outcome c (-1, 0, 1)
+                              of comparing single-limb integers makes it true (compile) */
     size_t stroff;         /* STR: offset in strs */
     fq__num k;             /* constants */
 } fq__node;
@@ -1564,6 +1569,7 @@ enum { FQ__TAG_END = 0, FQ__TAG_STMT = 1, FQ__TAG_VAR = 2, FQ__TAG_BUFSIZE = 3, 
 
 typedef struct fq__ttype {
     uint32_t name, fmt, size;
+    uint32_t varlen;       /* BLOB of size 0: a u32 length precedes the bytes */
 } fq__ttype;
 
 /* Index entry: where point `counter` starts and the state the reader had there. */
@@ -1776,6 +1782,7 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->name = fq__le32(d + off);
         ty->fmt = fq__le32(d + off + 4);
         ty->size = fq__le32(d + off + 8);
+        ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
         if (ty->fmt > FQ_FMT_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",
@@ -2142,6 +2149,12 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
 
 /* ---------------------------------------------------------------- compiling */
 
+typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
+    uint64_t mask;         /* free variables that admit it */
+    uint32_t size;         /* fixed size (varlen: read the length) */
+    uint8_t varlen, pointer, pad[2];
+} fq__ptype;
+
 typedef struct fq__pat {   /* frames operand type pattern */
     uint8_t kinds;         /* FQ_B_REG | FQ_B_MEM */
     int32_t bits;          /* -1: any width */
@@ -2159,6 +2172,7 @@ struct fq_plan {
     uint32_t *kids;
     char *strs;
     uint64_t *tmask;       /* trace-db: per type index, the variables that admit it */
+    struct fq__ptype *ptypes;   /* trace-db: the same with what the walk needs */
     fq__pat *pats;         /* frames: patterns of variable i at pat_off[i] .. pat_off[i+1] */
     uint32_t pat_off[FQ_MAX_VARS + 1];
     uint64_t any_reg_bits, any_mem_bits;   /* variables with a wildcard (fast path) */
@@ -2187,6 +2201,7 @@ FRAMES_DEF void fq_plan_free(fq_plan *p) {
     FQ__FREE(p->kids, ctx);
     FQ__FREE(p->strs, ctx);
     FQ__FREE(p->tmask, ctx);
+    FQ__FREE(p->ptypes, ctx);
     FQ__FREE(p->pats, ctx);
     FQ__FREE(p->soft, ctx);
     FQ__FREE(p->conj, ctx);
@@ -2288,6 +2303,18 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
                             q->vars[v].name);
     }
     p->pat_off[q->nvars] = (uint32_t)npat;
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        uint32_t ti;
+        p->ptypes = (fq__ptype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
+        if (!p->ptypes) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        for (ti = 0; ti < t->ntypes; ti++) {
+            memset(&p->ptypes[ti], 0, sizeof p->ptypes[ti]);
+            p->ptypes[ti].mask = p->tmask[ti];
+            p->ptypes[ti].size = t->types[ti].size;
+            p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
+            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+        }
+    }
     return FRAMES_OK;
 }
 
@@ -2426,6 +2453,18 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         }
     }
     p->nlimbs = total;
+    for (i = 0; i < q->nnodes; i++) {   /* comparisons of leaves take the fast path */
+        fq__node *nd = &p->nodes[i];
+        static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
+        int op = nd->op, k;
+        nd->fast = 0;
+        if (!live[i] || !((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) continue;
+        for (k = 0; k < 2; k++) {
+            int kop = p->nodes[p->kids[nd->kid0 + k]].op;
+            if (kop != FQ_OP_VALUE && kop != FQ_OP_INT && kop != FQ_OP_UINT && kop != FQ_OP_FLOAT) break;
+        }
+        if (k == 2) nd->fast = (uint8_t)(outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT] << 0);
+    }
 
     /* hard predicate: conjuncts by the outermost level at which they can be decided */
     if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0) {
@@ -2552,90 +2591,141 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
     return 1;
 }
 
+static void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
+                        uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
+    const fq__ttype *ty = &t->types[type];
+    fq__dvar *v;
+    uint64_t raw;
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    v = &w->dv[w->ndv++];
+    v->slot = ord;
+    v->name = name;
+    v->type = type;
+    v->fmt = (uint8_t)ty->fmt;
+    v->flags = 0;
+    v->bits = size * 8;
+    v->len = size;
+    v->bytes = b;
+    v->match = m;
+    v->addr = 0;
+    v->size = 0;
+    v->nm = NULL;   /* trace-db names come from the dictionary by index */
+    v->nmlen = 0;
+    v->memk = 0;
+    raw = size == 4 ? fq__le32(b) : size == 8 ? fq__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size);
+    v->raw = raw;
+    switch (ty->fmt) {
+    case FQ_FMT_SIGNED:
+        if (size < 8 && (raw >> (8 * size - 1) & 1)) v->raw = raw |= ~0ull << (8 * size);
+        v->num.kind = FQ__INT;
+        v->num.neg = (int64_t)raw < 0;
+        v->num.small = (int64_t)raw < 0 ? 0 - raw : raw;
+        v->num.n = raw != 0;
+        break;
+    case FQ_FMT_POINTER:
+        if (t->pvalid[ptr / 64] >> (ptr % 64) & 1) {
+            v->flags = FQ_B_HAS_SIZE;
+            v->size = t->psize[ptr];
+        }
+        /* fall through */
+    case FQ_FMT_UNSIGNED:
+        fq__set_uint(&v->num, raw);
+        break;
+    case FQ_FMT_FLOAT:
+        if (size == 4 || (size == 8 && (w->p->flags & FQ_COMPAT_FLOAT32))) {
+            uint32_t bits = (uint32_t)raw;
+            float f;
+            memcpy(&f, &bits, 4);
+            fq__set_flt(&v->num, (double)f);
+        } else if (size == 8) {
+            double f;
+            memcpy(&f, &raw, 8);
+            fq__set_flt(&v->num, f);
+        } else v->num.kind = FQ__INV;
+        break;
+    default:   /* BLOB */
+        v->num.kind = FQ__INV;
+        break;
+    }
+}
+
+/* trace-db, the hot loop: walk the complete point at off and decode the variables the
+   query can bind. Same contract as fq__tdb_walk with mode 1. */
+static uint64_t fq__tdb_point(fq__worker *w, const fq_trace *t, uint64_t off, uint64_t *ptr,
+                              uint64_t *stmt) {
+    const uint8_t *d = t->data;
+    const fq__ptype *types = w->p->ptypes;
+    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0, pc = *ptr;
+    uint32_t ord = 0;
+    for (;;) {
+        unsigned tag = d[off++];
+        if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
+            uint32_t type = fq__le32(d + off + 4);
+            const fq__ptype *ty = &types[type];
+            uint32_t size = ty->size;
+            off += 8;
+            if (FQ__UNLIKELY(ty->varlen)) {
+                size = fq__le32(d + off);
+                off += 4;
+            }
+            if (ty->mask)
+                fq__tdb_var(w, t, d + off, fq__le32(d + off - (ty->varlen ? 12 : 8)), type, size, ord, ty->mask, pc);
+            pc += ty->pointer;
+            off += size;
+            ord++;
+        } else if (tag == FQ__TAG_END) {
+            break;
+        } else if (tag == FQ__TAG_STMT) {
+            st = fq__le64(d + off);
+            off += 8;
+        } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+    *stmt = st;
+    *ptr = pc;
+    return off;
+}
+
 /* trace-db: walk the complete point at off. mode 0: skip, 1: decode the variables the
    query can bind, 2: decode every variable and collect aux and buffer sizes. *ptr counts
-   pointer variables, *stmt is the statement (in: the previous point's for inheritance). */
+   pointer variables, *stmt is the statement (in: the previous point's for inheritance).
+   Points were validated by the index pass. */
 static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uint64_t *ptr,
                              uint64_t *stmt, int mode) {
     const uint8_t *d = t->data;
     const uint64_t *tmask = w->p->tmask;
-    int compat32 = (w->p->flags & FQ_COMPAT_FLOAT32) != 0;
-    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0;
+    const fq__ttype *types = t->types;
+    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0, all = mode == 2 ? ~0ull : 0;
     uint32_t ord = 0;
     if (mode == 2) w->naux = w->nbufs = 0;
     for (;;) {
-        uint8_t tag = d[off++];
-        if (tag == FQ__TAG_END) break;
-        if (tag == FQ__TAG_STMT) {
+        switch (d[off++]) {
+        case FQ__TAG_END:
+            *stmt = st;
+            return off;
+        case FQ__TAG_STMT:
             st = fq__le64(d + off);
             off += 8;
-        } else if (tag == FQ__TAG_VAR) {
-            uint32_t name = fq__le32(d + off), type = fq__le32(d + off + 4), size;
-            const fq__ttype *ty = &t->types[type];
-            uint64_t m;
-            off += 8;
+            break;
+        case FQ__TAG_VAR: {
+            uint32_t type = fq__le32(d + off + 4), size;
+            const fq__ttype *ty = &types[type];
+            uint64_t m = mode == 1 ? tmask[type] : all;
             size = ty->size;
-            if (ty->fmt == FQ_FMT_BLOB && size == 0) {
+            off += 8;
+            if (FQ__UNLIKELY(ty->varlen)) {
                 size = fq__le32(d + off);
                 off += 4;
             }
-            m = mode == 2 ? ~0ull : mode == 1 ? tmask[type] : 0;
-            if (m) {
-                fq__dvar *v = fq__new_dvar(w);
-                if (v) {
-                    const uint8_t *b = d + off;
-                    v->slot = ord;
-                    v->name = name;
-                    v->type = type;
-                    v->fmt = (uint8_t)ty->fmt;
-                    v->flags = 0;
-                    v->memk = 0;
-                    v->bits = size * 8;
-                    v->len = size;
-                    v->bytes = b;
-                    v->nm = d + t->name_off[name];
-                    v->nmlen = t->name_len[name];
-                    v->match = m;
-                    v->addr = 0;
-                    v->raw = 0;
-                    switch (ty->fmt) {
-                    case FQ_FMT_SIGNED:
-                        v->raw = fq__leN(b, size);
-                        if (size < 8 && (v->raw >> (8 * size - 1) & 1)) v->raw |= ~0ull << (8 * size);
-                        fq__set_int(&v->num, (int64_t)v->raw);
-                        break;
-                    case FQ_FMT_UNSIGNED:
-                    case FQ_FMT_POINTER:
-                        v->raw = fq__leN(b, size);
-                        fq__set_uint(&v->num, v->raw);
-                        break;
-                    case FQ_FMT_FLOAT:
-                        v->raw = fq__leN(b, size);
-                        if (size == 4 || (size == 8 && compat32)) {
-                            uint32_t bits = fq__le32(b);
-                            float f;
-                            memcpy(&f, &bits, 4);
-                            fq__set_flt(&v->num, (double)f);
-                        } else if (size == 8) {
-                            double f;
-                            memcpy(&f, &v->raw, 8);
-                            fq__set_flt(&v->num, f);
-                        } else v->num.kind = FQ__INV;
-                        break;
-                    default:
-                        v->num.kind = FQ__INV;
-                        break;
-                    }
-                    if (ty->fmt == FQ_FMT_POINTER && (t->pvalid[*ptr / 64] >> (*ptr % 64) & 1)) {
-                        v->flags = FQ_B_HAS_SIZE;
-                        v->size = t->psize[*ptr];
-                    }
-                }
-            }
+            if (m) fq__tdb_var(w, t, d + off, fq__le32(d + off - (ty->varlen ? 12 : 8)), type, size, ord, m, *ptr);
             if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
             off += size;
             ord++;
-        } else if (tag == FQ__TAG_BUFSIZE) {
+            break;
+        }
+        case FQ__TAG_BUFSIZE:
             if (mode == 2) {
                 if (w->nbufs == w->capbufs && FQ__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0) w->oom = 1;
                 else {
@@ -2644,16 +2734,16 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
                 }
             }
             off += 16;
-        } else {   /* AUXILIARY */
+            break;
+        default:   /* AUXILIARY */
             if (mode == 2) {
                 if (w->naux == w->capaux && FQ__GROW(w->aux, w->capaux, w->naux + 1, w->ctx) < 0) w->oom = 1;
                 else w->aux[w->naux++] = fq__le64(d + off);
             }
             off += 8;
+            break;
         }
     }
-    *stmt = st;
-    return off;
 }
 
 static uint64_t fq__frames_match(const fq_plan *p, unsigned kind, uint32_t bits) {
@@ -2710,6 +2800,8 @@ static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) 
     }
 }
 
+static const fq__num *fq__operand(const fq_plan *p, fq__worker *w, uint32_t ni);
+
 static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
     const fq__node *nd = &p->nodes[ni];
     fq__num *r = &w->vals[ni];
@@ -2728,7 +2820,11 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         else r->kind = FQ__INV;
         return r;
     case FQ_OP_NAME:
-        if (!v->nm) r->kind = FQ__INV;
+        if (p->format == FQ_FORMAT_TRACEDB) {
+            r->kind = FQ__STR;
+            r->str = p->t->data + p->t->name_off[v->name];
+            r->len = p->t->name_len[v->name];
+        } else if (!v->nm) r->kind = FQ__INV;
         else {
             r->kind = FQ__STR;
             r->str = v->nm;
@@ -2754,12 +2850,20 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         fq__set_uint(r, w->pt.counter);
         return r;
     default: {
-        const fq__num *a = fq__eval(p, w, p->kids[nd->kid0]);
-        const fq__num *b = fq__eval(p, w, p->kids[nd->kid0 + 1]);
+        const fq__num *a = fq__operand(p, w, p->kids[nd->kid0]);
+        const fq__num *b = fq__operand(p, w, p->kids[nd->kid0 + 1]);
         fq__arith(nd->op, a, b, r, w->limbs + nd->store);
         return r;
     }
     }
+}
+
+/* Operands that need no computation: values of bound variables and constants. */
+static const fq__num *fq__operand(const fq_plan *p, fq__worker *w, uint32_t ni) {
+    const fq__node *nd = &p->nodes[ni];
+    if (nd->op == FQ_OP_VALUE) return &w->bound[nd->var]->num;
+    if (nd->op == FQ_OP_INT || nd->op == FQ_OP_UINT || nd->op == FQ_OP_FLOAT) return &nd->k;
+    return fq__eval(p, w, ni);
 }
 
 static int fq__same_record(const fq__dvar *a, const fq__dvar *b) {
@@ -2793,22 +2897,24 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
         return v->kind == FQ__INT && v->n != 0;
     }
     case FQ_OP_GT: case FQ_OP_GE: case FQ_OP_LT: case FQ_OP_LE: case FQ_OP_EQ: case FQ_OP_NE: {
-        const fq__num *a = fq__eval(p, w, p->kids[nd->kid0]);
-        const fq__num *b = fq__eval(p, w, p->kids[nd->kid0 + 1]);
+        const fq__num *a = fq__operand(p, w, p->kids[nd->kid0]);
+        const fq__num *b = fq__operand(p, w, p->kids[nd->kid0 + 1]);
         int c;
-        if (a->kind == FQ__INV || b->kind == FQ__INV) return 0;
-        if (a->kind == FQ__STR || b->kind == FQ__STR) {
-            int eq = a->kind == b->kind && a->len == b->len && (!a->len || !memcmp(a->str, b->str, a->len));
-            return nd->op == FQ_OP_EQ ? eq : nd->op == FQ_OP_NE ? !eq : 0;
-        }
-        if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && a->n <= 1 && b->n <= 1)) {
+        if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
             if (a->neg != b->neg) c = a->neg ? -1 : 1;
             else {
-                c = a->small < b->small ? -1 : a->small > b->small;
+                c = (a->small > b->small) - (a->small < b->small);
                 if (a->neg) c = -c;
             }
-        } else c = fq__cmp(a, b);
-        if (c == 2) return nd->op == FQ_OP_NE;   /* NaN: unordered */
+        } else {
+            if (a->kind == FQ__INV || b->kind == FQ__INV) return 0;
+            if (a->kind == FQ__STR || b->kind == FQ__STR) {
+                int eq = a->kind == b->kind && a->len == b->len && (!a->len || !memcmp(a->str, b->str, a->len));
+                return nd->op == FQ_OP_EQ ? eq : nd->op == FQ_OP_NE ? !eq : 0;
+            }
+            c = fq__cmp(a, b);
+            if (c == 2) return nd->op == FQ_OP_NE;   /* NaN: unordered */
+        }
         switch (nd->op) {
         case FQ_OP_GT: return c > 0;
         case FQ_OP_GE: return c >= 0;
@@ -2825,10 +2931,29 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
     }
 }
 
+/* Most conjuncts compare a variable's value with a constant or another value: decide
+   those on single-limb integers here, everything else in fq__test. */
 static int fq__level_ok(const fq_plan *p, fq__worker *w, unsigned level) {
     uint32_t i;
-    for (i = p->conj_off[level]; i < p->conj_off[level + 1]; i++)
+    for (i = p->conj_off[level]; i < p->conj_off[level + 1]; i++) {
+        const fq__node *nd = &p->nodes[p->conj[i]];
+        if (nd->fast) {
+            const fq__node *ka = &p->nodes[p->kids[nd->kid0]], *kb = &p->nodes[p->kids[nd->kid0 + 1]];
+            const fq__num *a = ka->op == FQ_OP_VALUE ? &w->bound[ka->var]->num : &ka->k;
+            const fq__num *b = kb->op == FQ_OP_VALUE ? &w->bound[kb->var]->num : &kb->k;
+            if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
+                int c;
+                if (a->neg != b->neg) c = a->neg ? -1 : 1;
+                else {
+                    c = (a->small > b->small) - (a->small < b->small);
+                    if (a->neg) c = -c;
+                }
+                if (!((nd->fast >> (c + 1)) & 1)) return 0;
+                continue;
+            }
+        }
         if (!fq__test(p, w, p->conj[i])) return 0;
+    }
     return 1;
 }
 
@@ -2907,6 +3032,14 @@ static void fq__eval_point(fq__worker *w) {
         w->group = FQ__NONE;
         return;
     }
+    if (k == 1 && !p->nsoft) {   /* one variable: its candidates are the decoded variables */
+        for (i = 0; i < w->ndv; i++) {
+            w->bound[0] = &w->dv[i];
+            if (fq__level_ok(p, w, 0)) fq__emit(w);
+        }
+        w->group = FQ__NONE;
+        return;
+    }
     if (k * w->ndv > w->capcand && FQ__GROW(w->cand, w->capcand, k * w->ndv, w->ctx) < 0) {
         w->oom = 1;
         return;
@@ -2943,7 +3076,7 @@ static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
             continue;
         }
         w->ndv = 0;
-        off = fq__tdb_walk(w, t, off, &ptr, &stmt, 1);
+        off = fq__tdb_point(w, t, off, &ptr, &stmt);
         w->pt.counter = counter;
         w->pt.stmt = stmt;
         w->pt.loc = start;
@@ -3142,6 +3275,7 @@ static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_bi
     b->name = frames_bytes_of(v->nm ? v->nm : (const uint8_t *)"", v->nmlen);
     if (t->format == FQ_FORMAT_TRACEDB) {
         uint32_t tn = t->types[v->type].name;
+        b->name = frames_bytes_of(t->data + t->name_off[v->name], t->name_len[v->name]);
         b->name_index = v->name;
         b->type_index = v->type;
         b->type = frames_bytes_of(t->data + t->name_off[tn], t->name_len[tn]);
