@@ -122,8 +122,9 @@ FRAMES_DEF void fq_open_options_default(fq_open_options *o);
 typedef struct fq_trace fq_trace;
 
 /* Open a trace: a file (mapped; "-" reads standard input, FIFOs are read to the end) or
-   a caller buffer that must outlive the trace. trace-db traces are indexed here, in one
-   pass (point positions, the memory map, buffer sizes of pointer variables). */
+   a caller buffer that must outlive the trace. trace-db traces: the header is read here;
+   the points are indexed (positions, the memory map, buffer sizes of pointer variables)
+   in one pass that queries drive as they need it, or fq_trace_load. */
 FRAMES_DEF int fq_trace_open_path(fq_trace **t, const char *path, const fq_open_options *o,
                                   frames_error *err);
 FRAMES_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
@@ -132,6 +133,8 @@ FRAMES_DEF void fq_trace_close(fq_trace *t);
 
 typedef struct fq_trace_info {
     int format;                 /* FQ_FORMAT_FRAMES or FQ_FORMAT_TRACEDB */
+    int complete;               /* the whole trace is indexed: the fields below are final
+                                   (trace-db traces are indexed on demand: fq_trace_load) */
     uint64_t points;            /* trace-db: complete points; frames: frames (any kind) */
     uint64_t file_size;
     /* trace-db: the file ends inside a point, or a point is damaged: every complete
@@ -144,7 +147,10 @@ typedef struct fq_trace_info {
     frames_reader *reader;      /* frames: the reader (random access; do not close) */
 } fq_trace_info;
 
-FRAMES_DEF void fq_trace_info_get(const fq_trace *t, fq_trace_info *info);
+FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info);
+/* Index a trace-db trace completely now (queries index what they need as they go;
+   pick mode, and fq_trace_info's totals, need all of it). Thread-safe. */
+FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err);
 /* trace-db dictionaries (NULL when out of range or for frames traces). */
 FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t name_index);
 FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index);
@@ -1594,6 +1600,16 @@ typedef struct fq__memmap {
     void *ctx;
 } fq__memmap;
 
+/* Index storage in fixed blocks that never move, so that workers can read entries while
+   the index grows (pipelined load). */
+#define FQ__BSHIFT 14
+#define FQ__BSIZE (1u << FQ__BSHIFT)
+
+typedef struct fq__pblock {
+    uint64_t size[FQ__BSIZE];          /* buffer size of each POINTER variable */
+    uint64_t valid[FQ__BSIZE / 64];    /* bit set: size is defined */
+} fq__pblock;
+
 struct fq_trace {
     int format;
     void *ctx;
@@ -1604,7 +1620,7 @@ struct fq_trace {
     size_t maplen;
     uint8_t *owned;        /* or a malloc'd copy (streams, no POSIX) */
     frames_reader *fr;
-    uint64_t npoints;
+    uint64_t npoints;      /* points indexed so far (all, once idx_done) */
     /* trace-db */
     uint32_t nnames;
     uint64_t *name_off;    /* offset in data of each NUL-terminated name */
@@ -1613,13 +1629,33 @@ struct fq_trace {
     fq__ttype *types;
     uint64_t points_off;
     uint32_t stride;
-    fq__chunk *chunks;
-    size_t nchunks, capchunks;
-    uint64_t *psize;       /* buffer size of every POINTER variable, in trace order */
-    uint64_t *pvalid;      /* bit set: psize[i] is defined */
-    size_t nptr, capptr, capvalid;
+    fq__chunk **cblk;      /* index entries, one every `stride` points */
+    fq__pblock **pblk;     /* buffer sizes of pointer variables, in trace order */
+    size_t ncblk, npblk;   /* sizes of the block tables (bounded by the file size) */
+    uint64_t nchunks, nptr;
+    /* the incremental index: only the thread that set idx_busy touches these */
+    int idx_done, idx_busy;
+    uint64_t idx_off, idx_stmt;
+    fq__memmap idx_mm;
+    fq_trace_info idx_cut;   /* where the indexer found the end of the complete points */
+#ifndef FRAMES_QUERY_NO_THREADS
+    int sync;              /* mu and cv are initialised */
+    pthread_mutex_t mu;    /* guards npoints, nchunks, nptr, idx_done, idx_busy, info */
+    pthread_cond_t cv;
+#endif
     fq_trace_info info;
 };
+
+static const fq__chunk *fq__chunk_at(const fq_trace *t, uint64_t i) {
+    return &t->cblk[i >> FQ__BSHIFT][i & (FQ__BSIZE - 1)];
+}
+
+static int fq__ptr_size(const fq_trace *t, uint64_t i, uint64_t *size) {
+    const fq__pblock *b = t->pblk[i >> FQ__BSHIFT];
+    uint64_t j = i & (FQ__BSIZE - 1);
+    *size = b->size[j];
+    return (int)(b->valid[j / 64] >> (j % 64) & 1);
+}
 
 static size_t fq__mm_block(const fq__memmap *m, uint64_t key) {   /* last block starting <= key */
     size_t lo = 0, hi = m->nb;
@@ -1722,6 +1758,7 @@ FRAMES_DEF void fq_open_options_default(fq_open_options *o) {
 
 FRAMES_DEF void fq_trace_close(fq_trace *t) {
     void *ctx;
+    size_t i;
     if (!t) return;
     ctx = t->ctx;
     if (t->fr) frames_reader_close(t->fr);
@@ -1732,9 +1769,19 @@ FRAMES_DEF void fq_trace_close(fq_trace *t) {
     FQ__FREE(t->name_off, ctx);
     FQ__FREE(t->name_len, ctx);
     FQ__FREE(t->types, ctx);
-    FQ__FREE(t->chunks, ctx);
-    FQ__FREE(t->psize, ctx);
-    FQ__FREE(t->pvalid, ctx);
+    if (t->cblk)
+        for (i = 0; i < t->ncblk; i++) FQ__FREE(t->cblk[i], ctx);
+    if (t->pblk)
+        for (i = 0; i < t->npblk; i++) FQ__FREE(t->pblk[i], ctx);
+    FQ__FREE(t->cblk, ctx);
+    FQ__FREE(t->pblk, ctx);
+    fq__mm_free(&t->idx_mm);
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) {
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+    }
+#endif
     FQ__FREE(t, ctx);
 }
 
@@ -1800,65 +1847,122 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
     return FRAMES_OK;
 }
 
-static int fq__tdb_add_ptr(fq_trace *t, int valid, uint64_t size) {
-    size_t words = t->nptr / 64 + 1;
-    if (FQ__GROW(t->psize, t->capptr, t->nptr + 1, t->ctx) < 0) return -1;
-    if (FQ__GROW(t->pvalid, t->capvalid, words, t->ctx) < 0) return -1;
-    if (t->nptr % 64 == 0) t->pvalid[t->nptr / 64] = 0;
-    t->psize[t->nptr] = valid ? size : 0;
-    if (valid) t->pvalid[t->nptr / 64] |= 1ull << (t->nptr % 64);
-    t->nptr++;
-    return 0;
-}
-
 /* Report where the complete points end. */
-static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, const char *fmt, ...) FQ__PRINTF(4, 5);
-static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, const char *fmt, ...) {
+static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...)
+    FQ__PRINTF(5, 6);
+static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...) {
     va_list ap;
     char what[160];
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    t->info.truncated = !damaged;
-    t->info.damaged = damaged;
-    t->info.cut_offset = start;
-    snprintf(t->info.message, sizeof t->info.message, "%s: %llu complete point%s kept", what,
-             (unsigned long long)t->npoints, t->npoints == 1 ? "" : "s");
+    t->idx_cut.truncated = !damaged;
+    t->idx_cut.damaged = damaged;
+    t->idx_cut.cut_offset = start;
+    snprintf(t->idx_cut.message, sizeof t->idx_cut.message, "%s: %llu complete point%s kept", what,
+             (unsigned long long)kept, kept == 1 ? "" : "s");
 }
 
-/* One pass over the points: positions every `stride` points, buffer sizes of pointers,
-   validation (later passes trust complete points). */
-static int fq__tdb_index(fq_trace *t, frames_error *err) {
+/* Block tables sized for the most points and pointers the file can hold. */
+static int fq__tdb_tables(fq_trace *t, frames_error *err) {
+    uint64_t body = t->size - t->points_off;
+    uint64_t max_chunks = body / t->stride + 2, max_ptrs = body / 9 + 2;
+    t->ncblk = (size_t)(max_chunks >> FQ__BSHIFT) + 1;
+    t->npblk = (size_t)(max_ptrs >> FQ__BSHIFT) + 1;
+    t->cblk = (fq__chunk **)FQ__MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
+    t->pblk = (fq__pblock **)FQ__MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
+    if (!t->cblk || !t->pblk) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    memset(t->cblk, 0, t->ncblk * sizeof(fq__chunk *));
+    memset(t->pblk, 0, t->npblk * sizeof(fq__pblock *));
+    t->idx_off = t->points_off;
+    t->idx_mm.ctx = t->ctx;
+    return FRAMES_OK;
+}
+
+/* Index the points after those indexed so far until there are `upto` or the trace ends:
+   positions every `stride` points, buffer sizes of pointers (the memory map as trace-db
+   computes it, at load time), validation (later passes trust indexed points). Only the
+   thread that set idx_busy calls it; it publishes through *points, *chunks, *ptrs.
+   Returns 0, or a negative code when out of memory (or damage with FQ_OPEN_STRICT). */
+static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
+                              uint64_t *ptrs, frames_error *err) {
     const uint8_t *d = t->data;
     const uint64_t n = t->size;
-    uint64_t off = t->points_off, stmt = 0;
+    const fq__ttype *types = t->types;
+    uint64_t off = t->idx_off, stmt = t->idx_stmt, np = *points, nc = *chunks, nptr = *ptrs;
     int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, rc = FRAMES_OK;
-    fq__memmap mm;
-    memset(&mm, 0, sizeof mm);
-    mm.ctx = t->ctx;
-    t->npoints = 0;
-    while (off < n) {
-        uint64_t start = off, pstmt = inherit ? stmt : 0, c = t->npoints;
-        size_t nptr0 = t->nptr;
-        int pushed = 0, ok = 0, partial = 0;
+    while (np < upto && off < n) {
+        uint64_t start = off, pstmt = inherit ? stmt : 0, nptr0 = nptr;
+        int ok = 0, partial = 0;
         const char *bad = NULL;
-        if (c % t->stride == 0) {
-            if (FQ__GROW(t->chunks, t->capchunks, t->nchunks + 1, t->ctx) < 0) goto nomem;
-            t->chunks[t->nchunks].off = start;
-            t->chunks[t->nchunks].counter = c;
-            t->chunks[t->nchunks].ptr_base = t->nptr;
-            t->chunks[t->nchunks].stmt = stmt;
-            t->nchunks++;
-            pushed = 1;
+        if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
+            fq__chunk *c;
+            if (!t->cblk[nc >> FQ__BSHIFT] &&
+                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FQ__MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
+                goto nomem;
+            c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
+            c->off = start;
+            c->counter = np;
+            c->ptr_base = nptr;
+            c->stmt = stmt;
         }
         while (off < n) {
-            uint8_t tag = d[off];
+            unsigned tag = d[off];
             uint64_t at = off++;
-            if (tag == FQ__TAG_END) {
+            if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
+                uint32_t name, type, size;
+                const fq__ttype *ty;
+                if (n - off < 8) {
+                    partial = 1;
+                    break;
+                }
+                name = fq__le32(d + off);
+                type = fq__le32(d + off + 4);
+                if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
+                    fq__tdb_cut(t, 1, start, np, "point %llu: variable at offset 0x%llx has %s index %u of %u",
+                                (unsigned long long)np, (unsigned long long)at,
+                                name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
+                                name >= t->nnames ? t->nnames : t->ntypes);
+                    bad = "index";
+                    break;
+                }
+                off += 8;
+                ty = &types[type];
+                size = ty->size;
+                if (FQ__UNLIKELY(ty->varlen)) {
+                    if (n - off < 4) {
+                        partial = 1;
+                        break;
+                    }
+                    size = fq__le32(d + off);
+                    off += 4;
+                }
+                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)) {
+                    fq__tdb_cut(t, 1, start, np, "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
+                                (unsigned long long)np, type, size, (unsigned long long)at);
+                    bad = "size";
+                    break;
+                }
+                if (n - off < size) {
+                    partial = 1;
+                    break;
+                }
+                if (ty->fmt == FQ_FMT_POINTER) {
+                    uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                    int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
+                    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+                    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+                        goto nomem;
+                    if (j % 64 == 0) b->valid[j / 64] = 0;
+                    b->size[j] = bs;
+                    b->valid[j / 64] |= (uint64_t)has << (j % 64);
+                    nptr++;
+                }
+                off += size;
+            } else if (tag == FQ__TAG_END) {
                 ok = 1;
                 break;
-            }
-            if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
+            } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
                 if (n - off < 8) {
                     partial = 1;
                     break;
@@ -1870,86 +1974,111 @@ static int fq__tdb_index(fq_trace *t, frames_error *err) {
                     partial = 1;
                     break;
                 }
-                if (fq__mm_set(&mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
+                if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
                 off += 16;
-            } else if (tag == FQ__TAG_VAR) {
-                uint32_t name, type, size;
-                const fq__ttype *ty;
-                if (n - off < 8) {
-                    partial = 1;
-                    break;
-                }
-                name = fq__le32(d + off);
-                type = fq__le32(d + off + 4);
-                if (name >= t->nnames || type >= t->ntypes) {
-                    fq__tdb_cut(t, 1, start, "point %llu: variable at offset 0x%llx has %s index %u of %u",
-                                (unsigned long long)c, (unsigned long long)at,
-                                name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
-                                name >= t->nnames ? t->nnames : t->ntypes);
-                    bad = "index";
-                    break;
-                }
-                off += 8;
-                ty = &t->types[type];
-                size = ty->size;
-                if (ty->fmt == FQ_FMT_BLOB && size == 0) {
-                    if (n - off < 4) {
-                    partial = 1;
-                    break;
-                }
-                    size = fq__le32(d + off);
-                    off += 4;
-                }
-                if (ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8) {
-                    fq__tdb_cut(t, 1, start, "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
-                                (unsigned long long)c, type, size, (unsigned long long)at);
-                    bad = "size";
-                    break;
-                }
-                if (n - off < size) {
-                    partial = 1;
-                    break;
-                }
-                if (ty->fmt == FQ_FMT_POINTER) {
-                    uint64_t bs = 0;
-                    int has = fq__mm_size(&mm, fq__leN(d + off, size), &bs);
-                    if (fq__tdb_add_ptr(t, has, bs) < 0) goto nomem;
-                }
-                off += size;
             } else {
-                fq__tdb_cut(t, 1, start, "point %llu: bad tag %u at offset 0x%llx", (unsigned long long)c,
+                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx", (unsigned long long)np,
                             tag, (unsigned long long)at);
                 bad = "tag";
                 break;
             }
         }
-        if (!ok) {   /* incomplete or damaged: drop the point and everything after it */
+        if (!ok) {   /* incomplete or damaged: the trace ends before this point */
             int clean_eof = !bad && off >= n && !partial;
-            t->nptr = nptr0;
-            if (pushed) t->nchunks--;
+            nptr = nptr0;
             if (clean_eof)
-                fq__tdb_cut(t, 0, start, "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
-                            (unsigned long long)c, (unsigned long long)start);
+                fq__tdb_cut(t, 0, start, np, "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
+                            (unsigned long long)np, (unsigned long long)start);
             else if (!bad)
-                fq__tdb_cut(t, 0, start, "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
-                            (unsigned long long)c, (unsigned long long)start,
+                fq__tdb_cut(t, 0, start, np, "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
+                            (unsigned long long)np, (unsigned long long)start,
                             (unsigned long long)(n - start));
             /* strict, as trace-db: EOF inside an entry or a damaged entry loses the trace;
                a final point that only lacks END_ENTRY is dropped silently */
             if ((t->oflags & FQ_OPEN_STRICT) && !clean_eof)
-                rc = fq__fail(err, bad ? FRAMES_E_FORMAT : FRAMES_E_TRUNCATED, start, c, "%s",
-                              t->info.message);
+                rc = fq__fail(err, bad ? FRAMES_E_FORMAT : FRAMES_E_TRUNCATED, start, np, "%s",
+                              t->idx_cut.message);
+            off = n;
             break;
         }
+        if (np % t->stride == 0) nc++;
         stmt = pstmt;   /* off is past END_ENTRY */
-        t->npoints++;
+        np++;
     }
-    fq__mm_free(&mm);
-    t->info.points = t->npoints;
+    t->idx_off = off;
+    t->idx_stmt = stmt;
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    if (off >= n) fq__mm_free(&t->idx_mm);
     return rc;
 nomem:
-    fq__mm_free(&mm);
-    return fq__fail(err, FRAMES_E_NOMEM, off, t->npoints, "out of memory indexing the trace");
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    return fq__fail(err, FRAMES_E_NOMEM, off, np, "out of memory indexing the trace");
+}
+
+#ifndef FRAMES_QUERY_NO_THREADS
+#define FQ__TLOCK(t) pthread_mutex_lock(&(t)->mu)
+#define FQ__TUNLOCK(t) pthread_mutex_unlock(&(t)->mu)
+#else
+#define FQ__TLOCK(t) ((void)0)
+#define FQ__TUNLOCK(t) ((void)0)
+#endif
+
+/* Make sure points [0, upto) are indexed (or the whole trace, if shorter). Any thread may
+   call it; one of them indexes the next batch while the others wait. *avail receives the
+   number of indexed points, *done whether that is all of them. */
+static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, frames_error *err) {
+    int rc = FRAMES_OK;
+    if (t->format != FQ_FORMAT_TRACEDB) {
+        *avail = t->npoints;
+        *done = 1;
+        return FRAMES_OK;
+    }
+    FQ__TLOCK(t);
+    while (!t->idx_done && t->npoints < upto && rc == FRAMES_OK) {
+        if (!t->idx_busy) {
+            uint64_t np = t->npoints, nc = t->nchunks, nptr = t->nptr;
+            /* batches of at least 16k points keep the lock traffic low */
+            uint64_t target = upto - np < 16384 ? np + 16384 : upto;
+            t->idx_busy = 1;
+            FQ__TUNLOCK(t);
+            rc = fq__tdb_index_more(t, target, &np, &nc, &nptr, err);
+            FQ__TLOCK(t);
+            t->idx_busy = 0;
+            t->npoints = np;
+            t->nchunks = nc;
+            t->nptr = nptr;
+            if (t->idx_off >= t->size || rc < 0) {
+                t->idx_done = 1;
+                t->info.points = np;
+                t->info.truncated = t->idx_cut.truncated;
+                t->info.damaged = t->idx_cut.damaged;
+                t->info.cut_offset = t->idx_cut.cut_offset;
+                memcpy(t->info.message, t->idx_cut.message, sizeof t->info.message);
+            }
+#ifndef FRAMES_QUERY_NO_THREADS
+            pthread_cond_broadcast(&t->cv);
+#endif
+        } else {
+#ifndef FRAMES_QUERY_NO_THREADS
+            pthread_cond_wait(&t->cv, &t->mu);
+#endif
+        }
+    }
+    *avail = t->npoints;
+    *done = t->idx_done;
+    FQ__TUNLOCK(t);
+    return rc;
+}
+
+FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err) {
+    uint64_t avail;
+    int done;
+    fq__clear(err);
+    return fq__ensure(t, UINT64_MAX, &avail, &done, err);
 }
 
 static int fq__read_all(fq_trace *t, int fd, void *f, frames_error *err, const char *path) {
@@ -2047,6 +2176,25 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
     return FRAMES_OK;
 }
 
+/* After the header: the points are indexed on demand (fq__ensure), so that a query can
+   start while the index grows; strict opening indexes everything now, as trace-db would. */
+static int fq__open_tdb(fq_trace *t, frames_error *err) {
+    int rc;
+    t->format = FQ_FORMAT_TRACEDB;
+    if ((rc = fq__tdb_tables(t, err)) < 0) return rc;
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (pthread_mutex_init(&t->mu, NULL) != 0)
+        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create a mutex");
+    if (pthread_cond_init(&t->cv, NULL) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create a condition");
+    }
+    t->sync = 1;
+#endif
+    if (t->oflags & FQ_OPEN_STRICT) return fq_trace_load(t, err);
+    return FRAMES_OK;
+}
+
 static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
     int format = o->format, rc;
     frames_error tdb_err;
@@ -2069,17 +2217,13 @@ static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
                             "neither a frames trace (%.80s) nor a trace-db trace (%.80s)",
                             ferr.message, tdb_err.code ? tdb_err.message : "all-zero header");
         }
-        if (format == FQ_FORMAT_TRACEDB) {
-            t->format = FQ_FORMAT_TRACEDB;
-            return fq__tdb_index(t, err);
-        }
+        if (format == FQ_FORMAT_TRACEDB) return fq__open_tdb(t, err);
     }
     if (format == FQ_FORMAT_FRAMES) return fq__open_frames(t, o, err);
     if (format != FQ_FORMAT_TRACEDB)
         return fq__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "unknown format %d", format);
     if ((rc = fq__tdb_header(t, err)) < 0) return rc;
-    t->format = FQ_FORMAT_TRACEDB;
-    return fq__tdb_index(t, err);
+    return fq__open_tdb(t, err);
 }
 
 static int fq__new_trace(fq_trace **out, const fq_open_options *o, fq_open_options *def) {
@@ -2130,10 +2274,17 @@ FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_ope
     return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_trace_info_get(const fq_trace *t, fq_trace_info *info) {
+FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) pthread_mutex_lock(&t->mu);
+#endif
     *info = t->info;
-    info->format = t->format;
+    info->complete = t->format != FQ_FORMAT_TRACEDB || t->idx_done;
     info->points = t->npoints;
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) pthread_mutex_unlock(&t->mu);
+#endif
+    info->format = t->format;
     info->nnames = t->nnames;
     info->ntypes = t->ntypes;
     info->reader = t->fr;
@@ -2239,10 +2390,10 @@ static int fq__frames_pattern(const char *b, size_t n, fq__pat *pat) {
         return 0;
     }
     for (; k < n; k++) {
-        if (b[k] < '0' || b[k] > '9' || bits > 100000000) return -1;
+        if (b[k] < '0' || b[k] > '9' || bits > 214748364) return -1;
         bits = bits * 10 + (b[k] - '0');
     }
-    if (bits <= 0) return -1;
+    if (bits <= 0 || bits > 2147483647) return -1;
     pat->bits = (int32_t)bits;
     return 0;
 }
@@ -2533,7 +2684,9 @@ typedef struct fq__slot {
     uint64_t *w;
     size_t n, cap, pub, consumed;
     uint64_t item, count;
-    int state, rc;
+    uint64_t expect;       /* the only item that may take the slot next (item % nslots) */
+    uint64_t reached;      /* progress: file offset (trace-db) or frame index after the item */
+    int state, rc, end;    /* end: the item lies past the last point */
     frames_error err;
 } fq__slot;
 
@@ -2626,10 +2779,8 @@ static void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint
         v->num.n = raw != 0;
         break;
     case FQ_FMT_POINTER:
-        if (t->pvalid[ptr / 64] >> (ptr % 64) & 1) {
-            v->flags = FQ_B_HAS_SIZE;
-            v->size = t->psize[ptr];
-        }
+        if (fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
+        else v->size = 0;
         /* fall through */
     case FQ_FMT_UNSIGNED:
         fq__set_uint(&v->num, raw);
@@ -3065,7 +3216,7 @@ static void fq__eval_point(fq__worker *w) {
 /* Evaluate the points [lo, hi) of the trace into w->slot. */
 static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq_trace *t = w->p->t;
-    const fq__chunk *c = &t->chunks[lo / t->stride];
+    const fq__chunk *c = fq__chunk_at(t, lo / t->stride);
     uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
     w->pt.has_tid = 0;
     w->pt.tid = 0;
@@ -3082,8 +3233,9 @@ static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         w->pt.loc = start;
         w->pt.aux = ptr0;
         if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
-        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) return;
+        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
+    w->slot->reached = off;
 }
 
 static int fq__frames_decode(fq__worker *w, const frames_raw *raw, frames_error *err) {
@@ -3128,6 +3280,7 @@ static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         fq__eval_point(w);
         if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
+    w->slot->reached = i;
     frames_cursor_close(c);
 }
 
@@ -3201,8 +3354,8 @@ typedef struct fq__run {
     const fq_trace *t;
     fq_result_fn fn;
     void *ctx;
-    uint64_t limit, delivered, counted, lo, hi, per, nitems;
-    int stop, rc, mt;
+    uint64_t limit, delivered, counted, lo, hi, per;
+    int stop, rc, mt, ended;   /* ended: an item found the end of the trace */
     frames_error err;
     fq__worker cons;       /* the consumer's decoding scratch */
     fq_binding *binds;
@@ -3427,9 +3580,25 @@ static void fq__flush(fq__worker *w) {
     w->group = FQ__NONE;
 }
 
-static void fq__item_range(const fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi) {
+/* The points of work item `item`, once indexed; 0 when the item lies past the end. */
+static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__slot *s) {
+    uint64_t avail;
+    int done, rc;
     *lo = r->lo + item * r->per;
+    if (*lo >= r->hi || item > UINT64_MAX / r->per) return 0;
     *hi = r->hi - *lo > r->per ? *lo + r->per : r->hi;
+    if ((rc = fq__ensure(r->p->t, *hi, &avail, &done, &s->err)) < 0) {
+        s->rc = rc;
+        return 0;
+    }
+    if (*lo >= avail) return 0;
+    if (*hi > avail) *hi = avail;
+    return 1;
+}
+
+static void fq__report(fq__run *r, const fq__slot *s) {
+    if (r->progress)
+        r->progress(r->progress_ctx, s->reached, r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
 }
 
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -3437,21 +3606,23 @@ static void *fq__thread_main(void *arg) {
     fq__worker *w = (fq__worker *)arg;
     fq__run *r = w->run;
     pthread_mutex_lock(&r->mu);
-    while (!r->abort && r->next < r->nitems) {
+    while (!r->abort && !r->ended) {
         uint64_t item = r->next++, lo, hi;
         fq__slot *s = &r->slots[item % r->nslots];
-        while (s->state != FQ__S_FREE && !r->abort) pthread_cond_wait(&r->cw, &r->mu);
+        while ((s->state != FQ__S_FREE || s->expect != item) && !r->abort) pthread_cond_wait(&r->cw, &r->mu);
         if (r->abort) break;
         s->state = FQ__S_BUSY;
         s->item = item;
         s->n = s->pub = s->consumed = 0;
         s->count = 0;
         s->rc = 0;
+        s->end = 0;
         pthread_mutex_unlock(&r->mu);
         w->slot = s;
-        fq__item_range(r, item, &lo, &hi);
-        fq__process(w, lo, hi);
+        if (fq__item(r, item, &lo, &hi, s)) fq__process(w, lo, hi);
+        else s->end = 1;
         pthread_mutex_lock(&r->mu);
+        if (s->end) r->ended = 1;
         s->pub = s->n;
         s->state = FQ__S_DONE;
         pthread_cond_broadcast(&r->cc);
@@ -3463,7 +3634,8 @@ static void *fq__thread_main(void *arg) {
 /* The calling thread consumes the items in order while the workers fill them. */
 static void fq__consume(fq__run *r) {
     uint64_t head;
-    for (head = 0; head < r->nitems && !r->stop; head++) {
+    int end = 0;
+    for (head = 0; !r->stop && !end; head++) {
         fq__slot *s = &r->slots[head % r->nslots];
         int done = 0;
         pthread_mutex_lock(&r->mu);
@@ -3474,6 +3646,7 @@ static void fq__consume(fq__run *r) {
             from = s->consumed;
             to = s->pub;
             done = s->state == FQ__S_DONE;
+            end = done && s->end;
             pthread_mutex_unlock(&r->mu);
             if (to > from) fq__deliver(r, s->w + from, to - from);
             if (done) fq__finish_item(r, s);
@@ -3484,14 +3657,11 @@ static void fq__consume(fq__run *r) {
         }
         if (done) {
             s->state = FQ__S_FREE;
+            s->expect = head + r->nslots;
             pthread_cond_broadcast(&r->cw);
         }
         pthread_mutex_unlock(&r->mu);
-        if (done && r->progress) {
-            uint64_t lo, hi;
-            fq__item_range(r, head, &lo, &hi);
-            r->progress(r->progress_ctx, hi - r->lo, r->hi - r->lo);
-        }
+        if (done && !end) fq__report(r, s);
     }
 }
 #endif
@@ -3519,7 +3689,7 @@ static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_err
     fq__pt pt;
     memset(&pt, 0, sizeof pt);
     if (t->format == FQ_FORMAT_TRACEDB) {
-        const fq__chunk *c = &t->chunks[k / t->stride];
+        const fq__chunk *c = fq__chunk_at(t, k / t->stride);
         uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
         for (; counter <= k; counter++) off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
         pt.stmt = stmt;
@@ -3586,7 +3756,8 @@ FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
         fq__worker_free(&r.cons);
         return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     }
-    rc = fq__pick(p, &r.cons, seed, counter, err);
+    rc = fq_trace_load(p->t, err);
+    if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, seed, counter, err);
     fq__worker_free(&r.cons);
     return rc < 0 ? rc : rc ? FRAMES_OK : -1;
 }
@@ -3628,7 +3799,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     r.progress = opt->progress;
     r.progress_ctx = opt->progress_ctx;
     r.seen.ctx = p->ctx;
-    r.hi = p->t->npoints;
+    r.hi = UINT64_MAX;   /* the index tells where the trace ends */
     count_only = !fn && !(p->flags & FQ_DEDUP);
     threads = opt->threads ? opt->threads : 1;
 #ifdef FRAMES_QUERY_NO_THREADS
@@ -3641,7 +3812,8 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     }
     if (opt->pick) {
         uint64_t k;
-        int rc = fq__pick(p, &r.cons, opt->seed, &k, err);
+        int rc = fq_trace_load(p->t, err);
+        if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, opt->seed, &k, err);
         if (rc <= 0) {
             fq__run_free(&r, ws, nw);
             return rc < 0 ? rc : FRAMES_OK;
@@ -3650,18 +3822,24 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         r.hi = k + 1;
         threads = 1;
     }
-    /* work items */
-    r.per = opt->chunk;
-    if (!r.per) {
-        uint64_t n = r.hi - r.lo;
-        r.per = threads > 1 ? n / ((uint64_t)threads * 8) : 65536;
-        if (r.per < 4096) r.per = 4096;
-        if (r.per > 65536) r.per = 65536;
+    /* work items: a few per thread when the number of points is known, else 16k points
+       (trace-db traces that are still being indexed) */
+    {
+        uint64_t known, n, nitems;
+        int done;
+        if (fq__ensure(p->t, 0, &known, &done, err) < 0) goto fail;
+        n = done ? (r.hi < known ? r.hi : known) - r.lo : UINT64_MAX;
+        r.per = opt->chunk;
+        if (!r.per) {
+            r.per = !done ? 16384 : threads > 1 ? n / ((uint64_t)threads * 8) : 65536;
+            if (r.per < 4096) r.per = 4096;
+            if (r.per > 65536) r.per = 65536;
+        }
+        if (p->format == FQ_FORMAT_TRACEDB && !opt->pick)
+            r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
+        nitems = done ? (n + r.per - 1) / r.per : UINT64_MAX;
+        if (threads > nitems) threads = nitems ? (unsigned)nitems : 1;
     }
-    if (p->format == FQ_FORMAT_TRACEDB && !opt->pick)
-        r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
-    r.nitems = r.hi > r.lo ? (r.hi - r.lo + r.per - 1) / r.per : 0;
-    if (threads > r.nitems) threads = r.nitems ? (unsigned)r.nitems : 1;
     r.mt = threads > 1;
     r.nslots = r.mt ? 2 * threads : 1;
     cap = count_only ? 0 : (size_t)1 << 16;
@@ -3674,6 +3852,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     if (!r.slots || !ws) goto nomem;
     for (i = 0; i < r.nslots; i++) {
         r.slots[i].cap = cap;
+        r.slots[i].expect = i;
         if (cap && !(r.slots[i].w = (uint64_t *)FQ__MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
     }
     for (i = 0; i < threads; i++)
@@ -3683,16 +3862,19 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         uint64_t item;
         fq__slot *s = &r.slots[0];
         ws[0].slot = s;
-        for (item = 0; item < r.nitems && !r.stop; item++) {
+        for (item = 0; !r.stop; item++) {
             uint64_t lo, hi;
             s->n = 0;
             s->count = 0;
             s->rc = 0;
-            fq__item_range(&r, item, &lo, &hi);
+            if (!fq__item(&r, item, &lo, &hi, s)) {
+                fq__finish_item(&r, s);
+                break;
+            }
             fq__process(&ws[0], lo, hi);
             fq__deliver(&r, s->w, s->n);
             fq__finish_item(&r, s);
-            if (opt->progress) opt->progress(opt->progress_ctx, hi - r.lo, r.hi - r.lo);
+            fq__report(&r, s);
         }
     }
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -3728,8 +3910,10 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     fq__run_free(&r, ws, nw);
     return r.rc < 0 ? r.rc : FRAMES_OK;
 nomem:
+    fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+fail:
     fq__run_free(&r, ws, nw);
-    return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    return err ? err->code : FRAMES_E_NOMEM;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -3928,8 +4112,17 @@ static void fq__json(fq__sb *s, const fq_result *r) {
                 fq__puts(s, ",\"value\":");
                 fq__put_u64(s, b->u);
             }
-            fq__puts(s, ",\"bytes\":\"");
-            if (b->bytes.len) fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
+            fq__puts(s, ",\"bytes\":\"");   /* in memory order, as frames.h prints bytes */
+            {
+                static const char digits[] = "0123456789abcdef";
+                size_t k;
+                for (k = 0; k < b->bytes.len; k++) {
+                    char two[2];
+                    two[0] = digits[b->bytes.ptr[k] >> 4];
+                    two[1] = digits[b->bytes.ptr[k] & 15];
+                    fq__put(s, two, 2);
+                }
+            }
             fq__puts(s, "\"");
         } else {
             fq__puts(s, ",\"value\":");

@@ -248,8 +248,6 @@ int cmd_query(int argc, char **argv) {
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
         goto done;
     }
-    fq_trace_info_get(t, &info);
-    if (info.message[0]) cli_warn("%s: %s", a.trace, info.message);
     if (fq_compile(&p, q, t, &err) < 0) {
         rc = err.code == FQ_E_QUERY || err.code == FQ_E_SYNTAX ? cli_usage_error("%s", err.message)
                                                               : cli_fail(CLI_DATA, "%s", err.message);
@@ -277,6 +275,9 @@ int cmd_query(int argc, char **argv) {
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
     cli_progress_end(&o.progress);
     if (a.count) printf("%llu\n", (unsigned long long)n);
+    /* the run indexed the trace: now it is known whether it was cut short */
+    fq_trace_info_get(t, &info);
+    if (info.message[0]) cli_warn("%s: %s", a.trace, info.message);
     if (fflush(stdout) != 0 || o.failed) rc = cli_fail(CLI_DATA, "cannot write the results");
     if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
 done:
