@@ -2306,6 +2306,17 @@ typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
     uint8_t varlen, pointer, pad[2];
 } fq__ptype;
 
+/* A conjunct of the hard predicate. Comparisons of values and integer constants carry
+   what the hot loop needs to decide them without walking nodes. */
+typedef struct fq__conj {
+    uint32_t node;
+    uint8_t mask;          /* fast: bit c+1 set when the comparison outcome c makes it true; 0: slow */
+    uint8_t av, bv;        /* operand variable, or FQ__KONST for the constant */
+    uint8_t kna, knb;      /* constants: sign */
+    uint64_t ka, kb;       /* constants: magnitude */
+} fq__conj;
+#define FQ__KONST 0xff
+
 typedef struct fq__pat {   /* frames operand type pattern */
     uint8_t kinds;         /* FQ_B_REG | FQ_B_MEM */
     int32_t bits;          /* -1: any width */
@@ -2329,7 +2340,7 @@ struct fq_plan {
     uint64_t any_reg_bits, any_mem_bits;   /* variables with a wildcard (fast path) */
     uint32_t *soft;
     size_t nsoft;
-    uint32_t *conj;        /* conjuncts of the hard predicate, by the level they need */
+    struct fq__conj *conj; /* conjuncts of the hard predicate, by the level they need */
     uint32_t conj_off[FQ_MAX_VARS + 2];   /* level L at [conj_off[L], conj_off[L+1]);
                                              level nvars: no variable (once per point) */
     uint64_t mask, stmt;
@@ -2483,6 +2494,32 @@ static int fq__conjuncts(const fq_plan *p, uint32_t ni, uint32_t *list, size_t *
     return 0;
 }
 
+static void fq__make_conj(const fq_plan *p, uint32_t ni, fq__conj *c) {
+    const fq__node *nd = &p->nodes[ni];
+    int k;
+    memset(c, 0, sizeof *c);
+    c->node = ni;
+    if (!nd->fast) return;
+    for (k = 0; k < 2; k++) {
+        const fq__node *kid = &p->nodes[p->kids[nd->kid0 + k]];
+        if (kid->op == FQ_OP_VALUE) {
+            if (k) c->bv = (uint8_t)kid->var;
+            else c->av = (uint8_t)kid->var;
+        } else if (kid->op == FQ_OP_INT || kid->op == FQ_OP_UINT) {
+            if (k) {
+                c->bv = FQ__KONST;
+                c->kb = kid->k.small;
+                c->knb = kid->k.neg;
+            } else {
+                c->av = FQ__KONST;
+                c->ka = kid->k.small;
+                c->kna = kid->k.neg;
+            }
+        } else return;   /* a float constant: the general comparison */
+    }
+    c->mask = nd->fast;
+}
+
 static unsigned fq__lowest_bit(uint64_t m) {
     unsigned i = 0;
     while (!(m & 1)) {
@@ -2525,7 +2562,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->soft = (uint32_t *)FQ__MALLOC((q->nsoft ? q->nsoft : 1) * sizeof(uint32_t), q->ctx);
     p->pcs = (uint64_t *)FQ__MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
     p->tids = (uint64_t *)FQ__MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
-    p->conj = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    p->conj = (fq__conj *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
     tmp = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
     depth = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
     live = (unsigned char *)FQ__MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
@@ -2629,7 +2666,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
             for (k = 0; k < nconj; k++) {
                 uint64_t dps = p->nodes[tmp[k]].deps;
                 size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
-                if (lvl == L) p->conj[at++] = tmp[k];
+                if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
             }
         }
         p->conj_off[q->nvars + 1] = (uint32_t)at;
@@ -2713,6 +2750,8 @@ typedef struct fq__worker {
     frames_decoder dec;
     frames_frame fr;
     size_t group;          /* header of the open group in slot->w, or FQ__NONE */
+    uint64_t want;         /* delivery: the slots (< 64) to decode; want_high: those above */
+    int want_high;
     int soft_max, soft_pass, oom;
 } fq__worker;
 
@@ -2864,6 +2903,7 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
             uint32_t type = fq__le32(d + off + 4), size;
             const fq__ttype *ty = &types[type];
             uint64_t m = mode == 1 ? tmask[type] : all;
+            if (mode == 2 && !(ord < 64 ? (w->want >> ord & 1) : (uint64_t)w->want_high)) m = 0;
             size = ty->size;
             off += 8;
             if (FQ__UNLIKELY(ty->varlen)) {
@@ -3084,27 +3124,44 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
 
 /* Most conjuncts compare a variable's value with a constant or another value: decide
    those on single-limb integers here, everything else in fq__test. */
-static int fq__level_ok(const fq_plan *p, fq__worker *w, unsigned level) {
-    uint32_t i;
-    for (i = p->conj_off[level]; i < p->conj_off[level + 1]; i++) {
-        const fq__node *nd = &p->nodes[p->conj[i]];
-        if (nd->fast) {
-            const fq__node *ka = &p->nodes[p->kids[nd->kid0]], *kb = &p->nodes[p->kids[nd->kid0 + 1]];
-            const fq__num *a = ka->op == FQ_OP_VALUE ? &w->bound[ka->var]->num : &ka->k;
-            const fq__num *b = kb->op == FQ_OP_VALUE ? &w->bound[kb->var]->num : &kb->k;
-            if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
-                int c;
-                if (a->neg != b->neg) c = a->neg ? -1 : 1;
-                else {
-                    c = (a->small > b->small) - (a->small < b->small);
-                    if (a->neg) c = -c;
-                }
-                if (!((nd->fast >> (c + 1)) & 1)) return 0;
-                continue;
-            }
+static inline int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
+    if (FQ__LIKELY(c->mask)) {
+        uint64_t xa, xb;
+        unsigned na, nb;
+        int r;
+        if (c->av != FQ__KONST) {
+            const fq__num *a = &w->bound[c->av]->num;
+            if (a->kind != FQ__INT || a->n > 1) goto slow;
+            xa = a->small;
+            na = a->neg;
+        } else {
+            xa = c->ka;
+            na = c->kna;
         }
-        if (!fq__test(p, w, p->conj[i])) return 0;
+        if (c->bv != FQ__KONST) {
+            const fq__num *b = &w->bound[c->bv]->num;
+            if (b->kind != FQ__INT || b->n > 1) goto slow;
+            xb = b->small;
+            nb = b->neg;
+        } else {
+            xb = c->kb;
+            nb = c->knb;
+        }
+        if (na != nb) r = na ? -1 : 1;
+        else {
+            r = (int)(xa > xb) - (int)(xa < xb);
+            if (na) r = -r;
+        }
+        return c->mask >> (r + 1) & 1;
     }
+slow:
+    return fq__test(p, w, c->node);
+}
+
+static int fq__level_ok(const fq_plan *p, fq__worker *w, unsigned level) {
+    const fq__conj *c = p->conj + p->conj_off[level], *end = p->conj + p->conj_off[level + 1];
+    for (; c < end; c++)
+        if (!fq__conj_ok(p, w, c)) return 0;
     return 1;
 }
 
@@ -3184,9 +3241,12 @@ static void fq__eval_point(fq__worker *w) {
         return;
     }
     if (k == 1 && !p->nsoft) {   /* one variable: its candidates are the decoded variables */
+        const fq__conj *c0 = p->conj + p->conj_off[0], *c1 = p->conj + p->conj_off[1], *c;
         for (i = 0; i < w->ndv; i++) {
             w->bound[0] = &w->dv[i];
-            if (fq__level_ok(p, w, 0)) fq__emit(w);
+            for (c = c0; c < c1 && fq__conj_ok(p, w, c); c++) {
+            }
+            if (c == c1) fq__emit(w);
         }
         w->group = FQ__NONE;
         return;
@@ -3225,6 +3285,16 @@ static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         if (counter < lo) {
             off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
             continue;
+        }
+        if (w->p->mask || w->p->npcs) {   /* filtered: find the statement before decoding */
+            uint64_t p2 = ptr, s2 = stmt, next = fq__tdb_walk(w, t, off, &p2, &s2, 0);
+            w->pt.stmt = s2;
+            if (!fq__keep_point(w->p, &w->pt)) {
+                off = next;
+                ptr = p2;
+                stmt = s2;
+                continue;
+            }
         }
         w->ndv = 0;
         off = fq__tdb_point(w, t, off, &ptr, &stmt);
@@ -3503,6 +3573,14 @@ static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     return FRAMES_OK;
 }
 
+static const fq__dvar *fq__find_slot(const fq__worker *c, uint64_t slot) {
+    size_t i;
+    if (slot < c->ndv && c->dv[slot].slot == slot) return &c->dv[slot];   /* all decoded */
+    for (i = 0; i < c->ndv; i++)
+        if (c->dv[i].slot == slot) return &c->dv[i];
+    return NULL;
+}
+
 /* Hand results to the caller, in order: dedup, limit, callback. */
 static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
     unsigned k = r->p->nvars, j;
@@ -3513,6 +3591,13 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
         fq_result res;
         int rc;
         i += FQ__HDR;
+        r->cons.want = 0;
+        r->cons.want_high = 0;
+        for (q = 0; q < nres * k; q++) {   /* decode only the bound variables */
+            uint64_t slot = wd[i + q];
+            if (slot < 64) r->cons.want |= 1ull << slot;
+            else r->cons.want_high = 1;
+        }
         if ((rc = fq__materialize(r, h, &res)) < 0) {
             r->rc = rc;
             r->stop = 1;
@@ -3520,13 +3605,13 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
         }
         for (q = 0; q < nres && !r->stop; q++, i += k) {
             for (j = 0; j < k; j++) {
-                uint64_t slot = wd[i + j];
-                if (slot >= r->cons.ndv) {   /* cannot happen: same decoder, same point */
+                const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
+                if (!v) {   /* cannot happen: same decoder, same point */
                     r->rc = fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0], "internal: slot out of range");
                     r->stop = 1;
                     return;
                 }
-                fq__binding(r, &r->cons.dv[slot], j, &r->binds[j]);
+                fq__binding(r, v, j, &r->binds[j]);
             }
             if (r->p->flags & FQ_DEDUP) {
                 size_t kl = fq__key(r, res.stmt, r->binds, k);
@@ -3933,12 +4018,21 @@ static void fq__put(fq__sb *s, const char *p, size_t n) {
 static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
 
 static void fq__put_u64(fq__sb *s, uint64_t v) {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     char tmp[24];
     int i = 24;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {   /* two digits per division */
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = pairs[d + 1];
+        tmp[--i] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--i] = pairs[v * 2 + 1];
+        tmp[--i] = pairs[v * 2];
+    } else tmp[--i] = (char)('0' + v);
     fq__put(s, tmp + i, (size_t)(24 - i));
 }
 
