@@ -394,10 +394,12 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 
 #if defined(__GNUC__) || defined(__clang__)
 #define FQ__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FQ__INLINE static inline __attribute__((always_inline))
 #define FQ__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FQ__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define FQ__PRINTF(a, b)
+#define FQ__INLINE static inline
 #define FQ__LIKELY(x) (x)
 #define FQ__UNLIKELY(x) (x)
 #endif
@@ -1576,6 +1578,8 @@ enum { FQ__TAG_END = 0, FQ__TAG_STMT = 1, FQ__TAG_VAR = 2, FQ__TAG_BUFSIZE = 3, 
 typedef struct fq__ttype {
     uint32_t name, fmt, size;
     uint32_t varlen;       /* BLOB of size 0: a u32 length precedes the bytes */
+    uint32_t elen;         /* whole VARIABLE entry (tag, indices, value) when that length is
+                              fixed and the type valid; 0: the careful path decides */
 } fq__ttype;
 
 /* Index entry: where point `counter` starts and the state the reader had there. */
@@ -1830,6 +1834,8 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->fmt = fq__le32(d + off + 4);
         ty->size = fq__le32(d + off + 8);
         ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
+        ty->elen = ty->varlen || (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                                  ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
         if (ty->fmt > FQ_FMT_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",
@@ -1908,8 +1914,29 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
         }
         while (off < n) {
             unsigned tag = d[off];
-            uint64_t at = off++;
-            if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
+            uint64_t at;
+            if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
+                uint32_t type = fq__le32(d + off + 5);
+                const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
+                if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
+                               fq__le32(d + off + 1) < t->nnames)) {
+                    if (ty->fmt == FQ_FMT_POINTER) {
+                        uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                        int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
+                        fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+                        if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+                            goto nomem;
+                        if (j % 64 == 0) b->valid[j / 64] = 0;
+                        b->size[j] = bs;
+                        b->valid[j / 64] |= (uint64_t)has << (j % 64);
+                        nptr++;
+                    }
+                    off += ty->elen;
+                    continue;
+                }
+            }
+            at = off++;
+            if (tag == FQ__TAG_VAR) {
                 uint32_t name, type, size;
                 const fq__ttype *ty;
                 if (n - off < 8) {
@@ -2783,7 +2810,7 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
     return 1;
 }
 
-static void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
+FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
                         uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
     const fq__ttype *ty = &t->types[type];
     fq__dvar *v;
@@ -3124,7 +3151,7 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
 
 /* Most conjuncts compare a variable's value with a constant or another value: decide
    those on single-limb integers here, everything else in fq__test. */
-static inline int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
+FQ__INLINE int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
     if (FQ__LIKELY(c->mask)) {
         uint64_t xa, xb;
         unsigned na, nb;
