@@ -178,6 +178,21 @@ static int parse_args(int argc, char **argv, args *a) {
     return CLI_OK;
 }
 
+/* The line of `text` holding byte `offset`, and a caret under it (stderr). */
+static void show_position(const char *text, uint64_t offset) {
+    const char *line = text, *end;
+    size_t len = strlen(text), col;
+    if (offset == FRAMES_NO_POS || offset > len) {
+        fprintf(stderr, "  %s\n", text);
+        return;
+    }
+    while (strchr(line, '\n') && (size_t)(strchr(line, '\n') - text) < offset) line = strchr(line, '\n') + 1;
+    end = strchr(line, '\n');
+    if (!end) end = text + len;
+    col = (size_t)(text + offset - line);
+    fprintf(stderr, "  %.*s\n  %*s^\n", (int)(end - line), line, (int)col, "");
+}
+
 /* The query from the arguments; returns NULL after printing the error. */
 static fq_query *build_query(const args *a) {
     fq_query *q = fq_query_new(NULL);
@@ -203,12 +218,14 @@ static fq_query *build_query(const args *a) {
         }
     }
     if (a->where && fq_query_where_text(q, a->where, &err) < 0) {
-        cli_usage_error("--where: %s\n  %s", err.message, a->where);
+        cli_fail(CLI_USAGE, "--where: %s", err.message);
+        show_position(a->where, err.offset);
         goto fail;
     }
     for (i = 0; i < a->nsoft; i++)
         if (fq_query_soft_text(q, a->soft[i], &err) < 0) {
-            cli_usage_error("--soft: %s\n  %s", err.message, a->soft[i]);
+            cli_fail(CLI_USAGE, "--soft: %s", err.message);
+            show_position(a->soft[i], err.offset);
             goto fail;
         }
     fq_query_statement(q, a->mask, a->stmt);
