@@ -30,7 +30,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace"
+libclang-rt-14-dev valgrind strace parallel groff-base"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }

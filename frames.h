@@ -93,17 +93,36 @@
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
      frames_reader_open_memory / _path / _fd / _file / _io
-     frames_reader_next / _next_raw       sequential iteration (decoded / undecoded)
+     frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
+                                          undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_stat / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
-     frames_writer_add / _add_encoded / _flush / _finish / _close
+     frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
+     frames_writer_options_like           settings that reproduce an input trace
+     frames_fix                           unfinished/truncated trace -> finished trace
+   Recording (embedded tracers; see "Recording API" below)
+     frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
+     frames_rec_begin / _reg / _mem / _end    value records grouped into std_frames
+     frames_rec_syscall / _modload / _exception / _frame / _flush / _finish
+     frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
+     frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
 */
+
+/* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
+   (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
+   feature-test macro was chosen; this works when frames.h comes before any system header
+   of the file (else define _DEFAULT_SOURCE or _GNU_SOURCE yourself). */
+#if defined(FRAMES_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&     \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&   \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
 
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
@@ -550,6 +569,9 @@ FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r);
    error: the trace ends (0) and frames_reader_stat reports the cut. */
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f);
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
+/* Both at once: the decoded frame and where it came from (offset, size, payload). On
+   FRAMES_E_DECODE *raw still describes the record that failed. */
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
@@ -623,11 +645,15 @@ typedef struct frames_writer_options {
     uint64_t machine;          /* default FRAMES_MACH_I386 */
     uint64_t frames_per_toc;   /* m, default 10000 */
     int toc;                   /* FRAMES_TOC_LIBTRACE (default), _CEIL, _TRACEWRAP, _CEIL_ZERO */
-    void *buffer;              /* caller buffer for whole frames (NULL: allocate) */
+    void *buffer;              /* caller buffer for whole frames (NULL: allocate); it must
+                                  hold the 56-byte header and the meta frame. Frames larger
+                                  than it are encoded in an allocated block */
     size_t buffer_size;        /* its size (0: 64 KiB) */
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
     unsigned encode_flags;     /* FRAMES_ENC_* */
+    frames_bytes meta_raw;     /* when ptr is set: these bytes are the meta frame, written
+                                  verbatim (copying a trace); the meta argument is ignored */
     void *alloc_ctx;
 } frames_writer_options;
 
@@ -694,6 +720,28 @@ FRAMES_DEF void frames_writer_abandon(frames_writer *w);
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w);
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w);
 
+/* Writer options that reproduce the container of an input trace: its version (1 becomes
+   3, the version every current reader takes), arch, machine, m (10000 when the input has
+   no usable TOC), its raw meta bytes, and its TOC convention when that is one the writer
+   can write (libtrace otherwise). The meta view points into r: keep r open meanwhile. */
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o);
+
+/* Repair: write every complete frame of r (from its current position, copied byte for
+   byte, never re-encoded) into a finished trace on `sink`; o NULL means
+   frames_writer_options_like(r). The incomplete tail of a truncated input is dropped and
+   reported; frames that do not decode are kept as they are (counted in undecodable).
+   Returns FRAMES_OK, FRAMES_UNFINISHED (sink cannot seek) or a negative code. */
+typedef struct frames_fix_report {
+    uint64_t frames;             /* frames written */
+    uint64_t undecodable;        /* of which do not decode (kept, byte for byte) */
+    int was_finished;            /* the input header had n and T */
+    int input_toc;               /* frames_toc of the input */
+    uint64_t dropped_offset;     /* start of the dropped incomplete record (when dropped_bytes) */
+    uint64_t dropped_bytes;      /* bytes of it that were present */
+} frames_fix_report;
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err);
+
 /* ======================================================================================
    Printing (protobuf text format as protoc --decode prints it; JSON)
    ====================================================================================== */
@@ -709,10 +757,276 @@ FRAMES_DEF int frames_print_json_string(const void *data, size_t len, frames_out
                                         void *ctx);
 FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out, void *ctx);
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx);
+/* One JSON object per line ("\n"-terminated) for every operand of the frame: the pre and
+   post lists of a std_frame and the values of a key_frame; nothing for other frames.
+   Every row has the same members, for loading into column stores (docs/jsonl.md):
+   {"frame":N,"pc":N|null,"tid":N|null,"list":"pre"|"post"|"key","kind":"reg"|"mem"|"none",
+    "name":S|null,"address":N|null,"bits":N,"read":B,"written":B,"index":B,"base":B,
+    "taint_id":N|null,"value":"hex","value_uint":N|null}
+   value is the bytes as stored (lowercase hex); value_uint their little-endian integer
+   when there are 1 to 8 of them. */
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx);
 #ifndef FRAMES_NO_STDIO
 FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FILE* */
 #endif
 #endif
+
+/* ======================================================================================
+   Recording API (DBI clients, emulators, in-process hooks, debuggers)
+   ======================================================================================
+
+   A recorder turns value records, in the style of VClinic's trace buffers, into frames:
+   one recorder per thread, encoding whole frames into a buffer the caller supplies and
+   handing the buffer to a flush callback when it is full. Nothing is allocated while
+   recording.
+
+       static uint8_t buf[1 << 16];
+       frames_recorder rec;   // large (about 10 KiB): thread-local or heap, not a small stack
+       frames_rec_init(&rec, buf, sizeof buf, my_flush, my_ctx, gettid());
+       ...
+       if (frames_rec_begin(&rec, pc, insn_bytes, insn_len) > 0) {      // 0: not sampled
+           frames_rec_reg(&rec, FRAMES_VAL_GPR | FRAMES_VAL_READ | FRAMES_VAL_BEFORE,
+                          "RAX", &rax, 8);
+           frames_rec_mem(&rec, FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE,
+                          addr, old_bytes, 4);         // value about to be overwritten
+           ... execute the instruction ...
+           frames_rec_mem(&rec, FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER,
+                          addr, new_bytes, 4);
+       }
+       frames_rec_end(&rec);          // encodes one std_frame (no-op if not sampled)
+       ...
+       frames_rec_finish(&rec);       // thread exit: flush what is buffered
+
+   VALUE RECORDS. Each value has attributes (one bit of each group below, FRAMES_VAL_*),
+   a register name or a memory address, and 1 to 64 value bytes (little-endian, as every
+   frames writer stores them). They map onto the open instruction's std_frame so:
+
+     position BEFORE  -> operand_pre_list   read = (READ set), written = false
+     position AFTER   -> operand_post_list  read = false,      written = (WRITE set)
+     kind MEM         -> mem_operand { address };  other kinds -> reg_operand { name }
+     bit_length       =  8 * value size
+     BASE / INDEX     -> operand_usage.base / .index (registers that formed an address)
+     taint_info       =  no_taint: true
+
+   So a value captured before it is overwritten (WRITE|BEFORE without READ) goes into
+   the pre list with read = written = false, and BAP's reader emits no false read or write
+   event for it; a read-modify-write operand is two records: READ|WRITE|BEFORE (pre, read)
+   and WRITE|AFTER (post, written). Records keep their order within each list. The
+   std_frame always has a post list (possibly empty, as tracewrap and bap-pintraces
+   write), except for an instruction that never completed (frames_rec_finish while it
+   was open, e.g. it crashed or called exit): that one is written without a post list.
+   Element size (vector lanes) and float-ness have no field in the schema and are not
+   written: they select values (filters) but are lost in the trace. Immediates are part of
+   rawbytes; there is no immediate operand in the schema, hence no immediate kind here.
+
+   FILTERS. frames_rec_filter takes up to FRAMES_REC_MAX_SELECTORS selector masks; a
+   value is kept if it matches any selector. A selector matches when, for each group
+   (kind, action, position, class), it has no bit of that group ("any") or shares a bit
+   with the value. Values without a class bit count as INT. No selectors: keep all.
+   frames_rec_wants tells a tracer whether a value would be kept before it pays for
+   reading it. The FRAMES_SEL_* masks are the selections VClinic's clients use.
+
+   SAMPLING. frames_rec_sampling(r, N, M): of every N + M instructions (counted by
+   frames_rec_begin and frames_rec_skip on this recorder), record the first N and skip
+   M; M = 0 records everything. frames_rec_begin returns 0 for a skipped instruction,
+   and value records for it are ignored. Syscall, modload, exception and caller frames
+   are never sampled out.
+
+   THREADS. Use one recorder per thread (thread_id goes into every frame; change it with
+   frames_rec_thread when one recorder serves several threads, as a debugger does). For
+   one trace from several threads, point every recorder's flush at
+   frames_rec_flush_to_writer with a shared frames_rec_shared: each flush appends the
+   recorder's whole batch of frames to the writer under the caller's lock (a mutex or a
+   spinlock; the library has no thread dependency). Within a thread frames keep their
+   order; across threads they interleave by batch, like the QEMU TCG plugin's per-vCPU
+   buffers, and every frame carries its thread id. When global order matters, flush a
+   recorder whenever another thread's frames are about to be recorded (frames record does
+   this at each thread switch), or use buffers that hold one frame.
+
+   CRASH SAFETY. frames_writer_add_frames writes each batch straight to the sink (no
+   writer-side buffering), and the header was written when the writer was opened. With
+   an fd sink (frames_sink_fd / frames_writer_open_path) everything flushed is in the
+   kernel: if the process is killed, the file is an unfinished trace (n = 0, T = 0) that
+   ends on a frame boundary and that this library, `frames fix` and BAP read. A fatal
+   signal handler can call frames_rec_crash_finish(rec_of_this_thread, shared): it writes
+   the open instruction without a post list, flushes this thread's recorder and finishes
+   the trace (TOC, header). It only uses write/pwrite, memcpy and the caller's lock, so it
+   is async-signal-safe when the writer has an fd sink, was given toc_storage large
+   enough (otherwise a TOC entry due in the last batch may call FRAMES_REALLOC) and the
+   lock callbacks are async-signal-safe (a spinlock; pthread_mutex_lock is not listed by
+   POSIX). Error paths format messages with vsnprintf (not listed either; glibc's does not
+   allocate for these formats). If the crash happened inside this recorder's flush the
+   writer is in an unknown state: the function returns FRAMES_E_STATE and the file stays
+   an unfinished, readable trace. Frames other threads buffered since their last flush are
+   lost: the handler cannot touch buffers that are still being written.
+*/
+
+/* Value attributes. Kind (exactly one): */
+#define FRAMES_VAL_GPR 0x0001u     /* general-purpose register */
+#define FRAMES_VAL_SIMD 0x0002u    /* vector / floating-point register (xmm, ymm, zmm, st) */
+#define FRAMES_VAL_CTRL 0x0004u    /* flags, segment and control registers */
+#define FRAMES_VAL_OREG 0x0008u    /* any other register */
+#define FRAMES_VAL_PC 0x0010u      /* program counter */
+#define FRAMES_VAL_MEM 0x0020u     /* memory */
+#define FRAMES_VAL_KINDS 0x003fu
+#define FRAMES_VAL_REGS (FRAMES_VAL_KINDS & ~FRAMES_VAL_MEM)
+/* Action (any; neither = an informational value): */
+#define FRAMES_VAL_READ 0x0100u
+#define FRAMES_VAL_WRITE 0x0200u
+#define FRAMES_VAL_ACTIONS 0x0300u
+/* Position (exactly one): */
+#define FRAMES_VAL_BEFORE 0x1000u  /* value before the instruction executes */
+#define FRAMES_VAL_AFTER 0x2000u   /* value after it executed */
+#define FRAMES_VAL_POSITIONS 0x3000u
+/* Value class (at most one; none = INT): */
+#define FRAMES_VAL_INT 0x10000u
+#define FRAMES_VAL_FLOAT 0x20000u
+#define FRAMES_VAL_CLASSES 0x30000u
+/* Address roles (not a filter group; set operand_usage.base / .index): */
+#define FRAMES_VAL_BASE 0x100000u
+#define FRAMES_VAL_INDEX 0x200000u
+
+/* Selections used in practice (selectors for frames_rec_filter). */
+#define FRAMES_SEL_REG_READ (FRAMES_VAL_REGS | FRAMES_VAL_READ | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_REG_WRITE (FRAMES_VAL_REGS | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER)
+#define FRAMES_SEL_REG_OLD (FRAMES_VAL_REGS | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_MEM_READ (FRAMES_VAL_MEM | FRAMES_VAL_READ | FRAMES_VAL_BEFORE)
+#define FRAMES_SEL_MEM_WRITE (FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER)
+#define FRAMES_SEL_MEM_OLD (FRAMES_VAL_MEM | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE)
+
+/* Capacities of a recorder. FRAMES_REC_MAX_VALUES may be #defined (identically in every
+   file that includes frames.h) to record larger instructions. */
+#ifndef FRAMES_REC_MAX_VALUES
+#define FRAMES_REC_MAX_VALUES 64     /* values per instruction (pre + post) */
+#endif
+#define FRAMES_REC_MAX_VALUE_SIZE 64 /* bytes per value (a zmm register) */
+#define FRAMES_REC_MAX_NAME 23       /* bytes per register name */
+#define FRAMES_REC_MAX_RAWBYTES 32   /* instruction bytes */
+#define FRAMES_REC_MAX_SELECTORS 8
+#define FRAMES_REC_MIN_BUFFER 16384  /* a full std_frame and a long modload always fit */
+
+/* Flush callback: `frames` holds `nframes` whole frames in container form (8-byte
+   length, payload), `len` bytes. Return 0, or negative to report failure (the frames
+   stay buffered and the error is returned by the recording call that flushed). */
+typedef int (*frames_flush_fn)(void *ctx, const void *frames, size_t len, uint32_t nframes);
+
+typedef struct frames_rec_stats {
+    uint64_t instructions;  /* counted by frames_rec_begin / frames_rec_skip */
+    uint64_t recorded;      /* std_frames written */
+    uint64_t frames;        /* all frames written into the buffer */
+    uint64_t values;        /* values kept */
+    uint64_t filtered;      /* values dropped by the filter */
+    uint64_t overflow;      /* values dropped: instruction already had FRAMES_REC_MAX_VALUES */
+    uint64_t flushes;
+    uint64_t bytes;         /* bytes handed to the flush callback */
+} frames_rec_stats;
+
+typedef struct frames__rec_slot {
+    uint8_t value[FRAMES_REC_MAX_VALUE_SIZE];
+    char name[FRAMES_REC_MAX_NAME + 1];
+} frames__rec_slot;
+
+/* A recorder. Fields are private except `stats` (read-only); the struct is public so that
+   it can live in thread-local or static storage. */
+typedef struct frames_recorder {
+    frames_rec_stats stats;
+    uint8_t *frames__buf;
+    size_t frames__cap, frames__len;
+    uint32_t frames__nframes;
+    frames_flush_fn frames__flush;
+    void *frames__flush_ctx;
+    volatile int frames__in_flush;
+    int frames__state;
+    uint64_t frames__tid, frames__insn_tid;
+    uint32_t frames__sel[FRAMES_REC_MAX_SELECTORS];
+    uint32_t frames__nsel;
+    uint64_t frames__on, frames__period, frames__phase;
+    uint64_t frames__pc;
+    uint8_t frames__raw[FRAMES_REC_MAX_RAWBYTES];
+    uint32_t frames__rawlen;
+    uint32_t frames__npre, frames__npost;  /* pre fills ops from the front, post from the back */
+    frames_operand frames__ops[FRAMES_REC_MAX_VALUES];
+    frames__rec_slot frames__slots[FRAMES_REC_MAX_VALUES];
+    frames_error frames__err;
+} frames_recorder;
+
+/* Initialise in caller storage. buffer/size: where frames are encoded (size at least
+   FRAMES_REC_MIN_BUFFER); flush: called with whole frames when the buffer is full and by
+   frames_rec_flush / _finish. No allocation, ever. */
+FRAMES_DEF int frames_rec_init(frames_recorder *r, void *buffer, size_t size,
+                               frames_flush_fn flush, void *flush_ctx, uint64_t thread_id);
+/* Thread id for the frames recorded from now on (an open instruction keeps its own). */
+FRAMES_DEF void frames_rec_thread(frames_recorder *r, uint64_t thread_id);
+/* Keep only values matching one of the selectors (n = 0: keep all). FRAMES_E_INVALID for
+   more than FRAMES_REC_MAX_SELECTORS or unknown bits. */
+FRAMES_DEF int frames_rec_filter(frames_recorder *r, const uint32_t *selectors, uint32_t n);
+/* Record `record` instructions, skip `skip`, repeat (skip = 0: record all). Restarts the
+   window at its first recorded instruction. */
+FRAMES_DEF int frames_rec_sampling(frames_recorder *r, uint64_t record, uint64_t skip);
+/* Would the next frames_rec_begin record its instruction? */
+FRAMES_DEF int frames_rec_sampling_active(const frames_recorder *r);
+/* Would a value with these attributes be kept in the open instruction? */
+FRAMES_DEF int frames_rec_wants(const frames_recorder *r, uint32_t attr);
+
+/* Open an instruction (address, raw bytes, up to FRAMES_REC_MAX_RAWBYTES). Returns 1 if
+   it is recorded, 0 if the sampling window skips it, or a negative code. */
+FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *bytes, size_t n);
+/* Value records for the open instruction: 1 kept, 0 dropped (filter, or instruction not
+   sampled), negative on error (FRAMES_E_LIMIT: too many values; FRAMES_E_INVALID: bad
+   attributes, size 0 or above 64, name too long; FRAMES_E_STATE: no open instruction).
+   The bytes are copied. */
+FRAMES_DEF int frames_rec_reg(frames_recorder *r, uint32_t attr, const char *name,
+                              const void *value, size_t size);
+FRAMES_DEF int frames_rec_mem(frames_recorder *r, uint32_t attr, uint64_t address,
+                              const void *value, size_t size);
+/* Close the open instruction and encode its std_frame (flushing when the buffer is full).
+   Returns 1 if a frame was written, 0 for a skipped instruction, or a negative code. */
+FRAMES_DEF int frames_rec_end(frames_recorder *r);
+/* Drop the open instruction: it did not execute (e.g. a signal arrived first). It is not
+   counted by the sampling clock. */
+FRAMES_DEF void frames_rec_cancel(frames_recorder *r);
+/* Count n instructions executed without being opened (advances the sampling window). */
+FRAMES_DEF void frames_rec_skip(frames_recorder *r, uint64_t n);
+
+/* Whole frames of other kinds, in order with the std_frames (an instruction may be
+   open: they are written before it, e.g. the syscall frame of a syscall instruction). */
+FRAMES_DEF int frames_rec_syscall(frames_recorder *r, uint64_t pc, uint64_t number,
+                                  const int64_t *args, uint32_t nargs);
+FRAMES_DEF int frames_rec_modload(frames_recorder *r, const char *name, uint64_t low,
+                                  uint64_t high);
+/* from / to: FRAMES_NO_POS leaves the field out. */
+FRAMES_DEF int frames_rec_exception(frames_recorder *r, uint64_t number, uint64_t from_addr,
+                                    uint64_t to_addr);
+/* Any frame (validated as frames_writer_add does). */
+FRAMES_DEF int frames_rec_frame(frames_recorder *r, const frames_frame *f);
+
+/* Hand the buffered frames to the flush callback now (an open instruction stays open). */
+FRAMES_DEF int frames_rec_flush(frames_recorder *r);
+/* Thread exit: write an open instruction without a post list, then flush. */
+FRAMES_DEF int frames_rec_finish(frames_recorder *r);
+FRAMES_DEF const frames_error *frames_rec_error(const frames_recorder *r);
+
+/* Append whole frames in container form (as a flush callback receives them) to a writer,
+   straight to its sink. The batch is checked first; nothing is written if it is
+   malformed. */
+FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len);
+
+/* Several recorders, one writer. lock/unlock may be NULL (single-threaded use). */
+typedef struct frames_rec_shared {
+    frames_writer *writer;
+    void (*lock)(void *lock_ctx);
+    void (*unlock)(void *lock_ctx);
+    void *lock_ctx;
+} frames_rec_shared;
+
+/* A frames_flush_fn: ctx is a frames_rec_shared*. */
+FRAMES_DEF int frames_rec_flush_to_writer(void *shared, const void *frames, size_t len,
+                                          uint32_t nframes);
+/* For a fatal signal handler (see CRASH SAFETY): finish `r` (may be NULL), then the
+   shared writer. Returns the writer's finish result, or FRAMES_E_STATE if the crash
+   happened inside r's flush. */
+FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *shared);
 
 #ifdef __cplusplus
 }
@@ -750,10 +1064,18 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 #define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FRAMES__INLINE static inline __attribute__((always_inline))
+#if defined(__clang__) || __GNUC__ < 8
+#define FRAMES__NOINLINE __attribute__((noinline))
+#else /* gcc would still clone it per call site (constprop) and warn there */
+#define FRAMES__NOINLINE __attribute__((noipa))
+#endif
 #else
+#define FRAMES__NOINLINE
 #define FRAMES__LIKELY(x) (x)
 #define FRAMES__UNLIKELY(x) (x)
 #define FRAMES__PRINTF(a, b)
+#define FRAMES__INLINE static inline
 #endif
 
 #ifdef __cplusplus
@@ -987,6 +1309,7 @@ static int frames__skip(frames__dec *x, const uint8_t **pp, const uint8_t *end, 
 static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t *end,
                               uint32_t *field, uint32_t *wt, uint32_t *last) {
     uint64_t tag;
+    *field = *wt = 0; /* defined even on the error path (gcc -O2 cannot see x->code != 0) */
     if (FRAMES__LIKELY(**pp < 0x80)) {
         tag = **pp;
         (*pp)++;
@@ -1379,6 +1702,135 @@ static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_
     return 0;
 }
 
+/* ---------------------------------------------------------------- fast path */
+/* Every writer emits operand_info the same way (libprotobuf's canonical encoding: fields
+   in ascending order, minimal varints, bools 0 or 1, one option in each variant), and it
+   is most of every std_frame. Decoding exactly that shape needs no field dispatch, order
+   tracking or flag bookkeeping. The functions below accept nothing else: on any other
+   input (including every malformed one) they return 0/NULL and the general decoder, the
+   only one that reports errors and sets flags, decodes the message instead. For the
+   input they accept they must produce exactly what the general decoder produces. */
+
+/* Minimal varint of at most 10 bytes (10th byte 0 or 1) in [p, end): position after it,
+   or NULL. */
+FRAMES__INLINE const uint8_t *frames__fast_varint(const uint8_t *p, const uint8_t *end,
+                                                  uint64_t *v) {
+    uint64_t r = 0;
+    int shift;
+    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
+        *v = *p;
+        return p + 1;
+    }
+    for (shift = 0; p < end && shift <= 63; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 || (shift == 63 && b > 1)) return NULL;
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Length-delimited payload starting at its length varint: its start, *stop its end. */
+FRAMES__INLINE const uint8_t *frames__fast_len(const uint8_t *p, const uint8_t *end,
+                                               const uint8_t **stop) {
+    uint64_t n;
+    p = frames__fast_varint(p, end, &n);
+    if (!p || n > (uint64_t)(end - p)) return NULL;
+    *stop = p + n;
+    return p;
+}
+
+/* Number of elements of a list message made only of canonical `0a len ...` elements;
+   0 with *ok = 0 for anything else. */
+static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) {
+    size_t n = 0;
+    const uint8_t *stop;
+    *ok = 0;
+    while (p < end) {
+        if (*p != 0x0a || !frames__fast_len(p + 1, end, &stop)) return 0;
+        p = stop;
+        n++;
+    }
+    *ok = 1;
+    return n;
+}
+
+/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value. Submessage
+   lengths below 128 (register names up to 123 bytes) are read in place. */
+static int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
+                                         frames_operand *op) {
+    const uint8_t *q, *stop;
+    size_t l;
+    uint64_t v;
+    /* operand_info_specific { reg_operand { name } } or { mem_operand { address } } */
+    if (end - p < 6 || p[0] != 0x0a || (l = p[1]) >= 0x80 || l < 4 || l > (size_t)(end - p) - 2)
+        return 0;
+    stop = p + 2 + l;
+    if (p[2] == 0x12 && p[3] == l - 2 && p[4] == 0x0a && p[5] == l - 4) {
+        op->spec = FRAMES_REG;
+        op->name.ptr = p + 6;
+        op->name.len = l - 4;
+    } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08 &&
+               frames__fast_varint(p + 5, stop, &op->address) == stop) {
+        op->spec = FRAMES_MEM;
+    } else {
+        return 0;
+    }
+    p = stop;
+    /* bit_length (sint32); then at least usage (10), taint (4) and value (2) follow */
+    if (end - p < 18 || p[0] != 0x10) return 0;
+    if (p[1] < 0x80) {
+        v = p[1];
+        p += 2;
+    } else if (p[2] < 0x80 && p[2] != 0) {
+        v = (uint64_t)(p[1] & 0x7f) | (uint64_t)p[2] << 7;
+        p += 3;
+    } else if (!(p = frames__fast_varint(p + 1, end, &v)) || v >> 32) {
+        return 0;
+    }
+    op->bit_length = frames__unzigzag32((uint32_t)v);
+    /* operand_usage: always 1a 08 08 r 10 w 18 i 20 b, each of r w i b 0 or 1: compared
+       as one little-endian word (bytes 0-7, values masked out) and two bytes */
+    if (end - p < 16 || (frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
+        p[8] != 0x20 || p[9] > 1)
+        return 0;
+    op->read = p[3];
+    op->written = p[5];
+    op->index = p[7];
+    op->base = p[9];
+    p += 10;
+    /* taint_info: exactly one of no_taint (bool), taint_id, taint_multiple (bool) */
+    if (p[0] != 0x22 || (l = p[1]) >= 0x80 || l < 2 || l > (size_t)(end - p) - 2) return 0;
+    stop = p + 2 + l;
+    if (l == 2 && p[2] == 0x08 && p[3] <= 1) {   /* 22 02 08 01: what every tracer writes */
+        op->taint.set = FRAMES_TAINT_NONE;
+        op->taint.no_taint = p[3];
+    } else if (frames__fast_varint(p + 3, stop, &v) != stop) {
+        return 0;
+    } else if (p[2] == 0x10) {
+        op->taint.set = FRAMES_TAINT_ID;
+        op->taint.id = v;
+    } else if (p[2] == 0x18 && v <= 1) {
+        op->taint.set = FRAMES_TAINT_MULTIPLE;
+        op->taint.multiple = (uint8_t)v;
+    } else if (p[2] == 0x08 && v <= 1) {
+        op->taint.set = FRAMES_TAINT_NONE;
+        op->taint.no_taint = (uint8_t)v;
+    } else {
+        return 0;
+    }
+    p = stop;
+    /* value, and nothing after it */
+    if (p >= end || p[0] != 0x2a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end)
+        return 0;
+    op->value.ptr = q;
+    op->value.len = (size_t)(end - q);
+    return 1;
+}
+
 typedef int (*frames__elem_fn)(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                frames_operand *op);
 
@@ -1389,7 +1841,9 @@ static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t 
     frames_operand *ops;
     uint32_t f, wt, last = 0;
     const uint8_t *a, *b;
-    if (frames__count_elems(x, p, end, &count)) return x->code;
+    int canonical;
+    count = frames__fast_count(p, end, &canonical);
+    if (!canonical && frames__count_elems(x, p, end, &count)) return x->code;
     if (count == 0) {
         while (p < end) { /* only unknown fields */
             if (frames__tag(x, &p, end, &f, &wt, &last) || frames__unknown(x, &p, end, wt, f))
@@ -1400,7 +1854,20 @@ static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t 
     if (count > UINT32_MAX - *n) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
     ops = (frames_operand *)frames__grow_list(x, *list, *n, count, sizeof *ops, p);
     if (!ops) return x->code;
-    memset(ops + *n, 0, count * sizeof *ops);
+    if (canonical) { /* `0a len` elements only, as frames__fast_count checked */
+        while (p < end) {
+            frames_operand *op = &ops[i++];
+            a = frames__fast_len(p + 1, end, &b);
+            p = b;
+            memset(op, 0, sizeof *op);
+            if (elem == frames__dec_operand_info && frames__dec_operand_info_fast(a, b, op))
+                continue;
+            memset(op, 0, sizeof *op);
+            if (elem(x, a, b, op)) return x->code;
+        }
+    } else {
+        memset(ops + *n, 0, count * sizeof *ops);
+    }
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
         if (f == 1 && wt == FRAMES__LEN) {
@@ -1458,6 +1925,37 @@ static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
     }
     if (!again) frames__require(x, seen, 0x1e);
     return 0;
+}
+
+/* std_frame as every writer emits it (see the fast path above): 1 when decoded, 0 when
+   the general decoder must decode it (from a zeroed *s), or the error code of a list. */
+static int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                frames_std_frame *s) {
+    const uint8_t *q, *stop;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)) ||
+        p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
+        p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop)))
+        return 0;
+    s->rawbytes = frames_bytes_of(q, (size_t)(stop - q));
+    p = stop;
+    if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
+    if (frames__dec_operands(x, q, stop, &s->pre, &s->npre, frames__dec_operand_info))
+        return x->code;
+    p = stop;
+    if (p < end && *p == 0x2a) {
+        if (!(q = frames__fast_len(p + 1, end, &stop))) return 0;
+        s->has_post = 1;
+        if (frames__dec_operands(x, q, stop, &s->post, &s->npost, frames__dec_operand_info))
+            return x->code;
+        p = stop;
+    }
+    if (p < end && *p == 0x32) {
+        if (!(q = frames__fast_len(p + 1, end, &stop))) return 0;
+        s->has_mode = 1;
+        s->mode = frames_bytes_of(q, (size_t)(stop - q));
+        p = stop;
+    }
+    return p == end;
 }
 
 /* Number of varints in a packed run. */
@@ -1778,6 +2276,16 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
                              frames_frame *fr) {
     uint32_t f, wt, last = 0, k;
     const uint8_t *a, *b;
+    if (p < end && *p == 0x0a && (a = frames__fast_len(p + 1, end, &b)) && b == end) {
+        int rc = frames__dec_std_fast(x, a, b, &fr->std);   /* the frame is one std_frame */
+        if (rc < 0) return rc;
+        if (rc > 0) {
+            fr->present = 1u << FRAMES_KIND_STD;
+            fr->kind = FRAMES_KIND_STD;
+            return 0;
+        }
+        memset(&fr->std, 0, sizeof fr->std);
+    }
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
         if (f >= 1 && f <= 6 && wt == FRAMES__LEN) {
@@ -1786,7 +2294,14 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
             fr->present |= 1u << f;
             if (frames__len(x, &p, end, &a, &b)) return x->code;
             switch (f) {
-            case 1: frames__dec_std(x, a, b, &fr->std, again); break;
+            case 1:
+                if (!again) {
+                    int rc = frames__dec_std_fast(x, a, b, &fr->std);
+                    if (rc != 0) break;   /* decoded, or an error in x->code */
+                    memset(&fr->std, 0, sizeof fr->std);
+                }
+                frames__dec_std(x, a, b, &fr->std, again);
+                break;
             case 2: frames__dec_syscall(x, a, b, &fr->syscall, again); break;
             case 3: frames__dec_exception(x, a, b, &fr->exception, again); break;
             case 4: frames__dec_taint_intro_frame(x, a, b, &fr->taint_intro, again); break;
@@ -1983,237 +2498,345 @@ FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t le
 /* Messages are written back to front: a submessage's content is written first, and its
    length prefix and tag are then put in front of it, so sizes are known without a
    separate sizing pass. Fields therefore go in descending order here, which yields the
-   ascending order libprotobuf writes. `len` keeps counting when the buffer is full so that
-   the exact size needed can be reported. */
+   ascending order libprotobuf writes. The running length `len` counts every byte produced,
+   also past the buffer, so that the exact size needed can be reported.
+   `len` is passed and returned by value rather than kept in a struct: every byte stored
+   through a uint8_t pointer may alias memory, so a length kept in memory would be
+   reloaded and stored again around each byte (this doubled the cost of encoding). */
 
 typedef struct frames__enc {
-    uint8_t *buf;
-    size_t cap;
-    size_t len;
-    int lenient;
+    uint8_t *end;   /* one past the buffer; bytes go to end[-len] */
+    size_t cap;     /* buffer size (0 when only measuring) */
 } frames__enc;
 
-static inline void frames__put(frames__enc *e, const void *src, size_t n) {
-    e->len += n;
-    if (FRAMES__LIKELY(e->len <= e->cap) && n) memcpy(e->buf + (e->cap - e->len), src, n);
+#if defined(__GNUC__) || defined(__clang__)
+static inline size_t frames__varint_size(uint64_t v) {
+    return (size_t)((64 - __builtin_clzll(v | 1)) * 9 + 64) / 64;   /* ceil(bits / 7) */
 }
-
-static inline void frames__put_byte(frames__enc *e, uint8_t b) {
-    e->len++;
-    if (FRAMES__LIKELY(e->len <= e->cap)) e->buf[e->cap - e->len] = b;
-}
-
-static inline void frames__put_varint(frames__enc *e, uint64_t v) {
-    uint8_t tmp[10];
-    size_t n = 0;
-    if (v < 0x80) {
-        frames__put_byte(e, (uint8_t)v);
-        return;
-    }
+#else
+static inline size_t frames__varint_size(uint64_t v) {
+    size_t n = 1;
     while (v >= 0x80) {
-        tmp[n++] = (uint8_t)(v | 0x80);
         v >>= 7;
+        n++;
     }
-    tmp[n++] = (uint8_t)v;
-    frames__put(e, tmp, n);
+    return n;
+}
+#endif
+
+/* Copy without a call for the short strings and values that make up most frames. */
+FRAMES__INLINE void frames__copy(uint8_t *dst, const uint8_t *src, size_t n) {
+    if (n > 16) {
+        memcpy(dst, src, n);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else if (n) {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
 }
 
-static inline void frames__put_tag(frames__enc *e, uint32_t field, uint32_t wt) {
-    frames__put_varint(e, (uint64_t)field << 3 | wt);
+FRAMES__INLINE size_t frames__put(frames__enc e, size_t len, const void *src, size_t n) {
+    len += n;
+    if (FRAMES__LIKELY(len <= e.cap && n)) frames__copy(e.end - len, (const uint8_t *)src, n);
+    return len;
 }
 
-static inline void frames__put_u64(frames__enc *e, uint32_t field, uint64_t v) {
-    frames__put_varint(e, v);
-    frames__put_tag(e, field, FRAMES__VARINT);
+FRAMES__INLINE size_t frames__put_byte(frames__enc e, size_t len, uint8_t b) {
+    len++;
+    if (FRAMES__LIKELY(len <= e.cap)) e.end[-(ptrdiff_t)len] = b;
+    return len;
 }
 
-static inline void frames__put_bool(frames__enc *e, uint32_t field, uint8_t v) {
-    frames__put_byte(e, v ? 1 : 0);
-    frames__put_tag(e, field, FRAMES__VARINT);
+FRAMES__INLINE size_t frames__put_varint(frames__enc e, size_t len, uint64_t v) {
+    uint8_t *p;
+    if (v < 0x80) return frames__put_byte(e, len, (uint8_t)v);
+    len += frames__varint_size(v);
+    if (FRAMES__LIKELY(len <= e.cap)) {
+        p = e.end - len;
+        while (v >= 0x80) {
+            *p++ = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        *p = (uint8_t)v;
+    }
+    return len;
 }
 
-static inline void frames__put_sint32(frames__enc *e, uint32_t field, int32_t v) {
-    frames__put_varint(e, frames__zigzag32(v));
-    frames__put_tag(e, field, FRAMES__VARINT);
+FRAMES__INLINE size_t frames__put_tag(frames__enc e, size_t len, uint32_t field, uint32_t wt) {
+    return frames__put_varint(e, len, (uint64_t)field << 3 | wt);
 }
 
-static inline void frames__put_bytes(frames__enc *e, uint32_t field, frames_bytes b) {
-    frames__put(e, b.ptr, b.len);
-    frames__put_varint(e, b.len);
-    frames__put_tag(e, field, FRAMES__LEN);
+/* Two bytes at once: the tag of a field <= 15 and a one-byte value or length. */
+FRAMES__INLINE size_t frames__put_pair(frames__enc e, size_t len, uint8_t tag, uint8_t v) {
+    len += 2;
+    if (FRAMES__LIKELY(len <= e.cap)) {
+        e.end[-(ptrdiff_t)len] = tag;
+        e.end[1 - (ptrdiff_t)len] = v;
+    }
+    return len;
 }
 
-static void frames__put_double(frames__enc *e, uint32_t field, double d) {
+/* A tag and a varint (a scalar, or the length of what follows). */
+FRAMES__INLINE size_t frames__put_field(frames__enc e, size_t len, uint32_t field, uint32_t wt,
+                                       uint64_t v) {
+    if (FRAMES__LIKELY(v < 0x80 && field < 16))
+        return frames__put_pair(e, len, (uint8_t)(field << 3 | wt), (uint8_t)v);
+    return frames__put_tag(e, frames__put_varint(e, len, v), field, wt);
+}
+
+FRAMES__INLINE size_t frames__put_u64(frames__enc e, size_t len, uint32_t field, uint64_t v) {
+    return frames__put_field(e, len, field, FRAMES__VARINT, v);
+}
+
+FRAMES__INLINE size_t frames__put_bool(frames__enc e, size_t len, uint32_t field, uint8_t v) {
+    return frames__put_pair(e, len, (uint8_t)(field << 3 | FRAMES__VARINT), v ? 1 : 0);
+}
+
+FRAMES__INLINE size_t frames__put_sint32(frames__enc e, size_t len, uint32_t field, int32_t v) {
+    return frames__put_u64(e, len, field, frames__zigzag32(v));
+}
+
+FRAMES__INLINE size_t frames__put_bytes(frames__enc e, size_t len, uint32_t field, frames_bytes b) {
+    return frames__put_field(e, frames__put(e, len, b.ptr, b.len), field, FRAMES__LEN, b.len);
+}
+
+static size_t frames__put_double(frames__enc e, size_t len, uint32_t field, double d) {
     uint8_t tmp[8];
     frames__put_le64(tmp, frames__bits_of(d));
-    frames__put(e, tmp, 8);
-    frames__put_tag(e, field, FRAMES__I64);
+    return frames__put_tag(e, frames__put(e, len, tmp, 8), field, FRAMES__I64);
 }
 
-/* Close a submessage that started when e->len was `mark`. */
-static inline void frames__put_message(frames__enc *e, uint32_t field, size_t mark) {
-    frames__put_varint(e, e->len - mark);
-    frames__put_tag(e, field, FRAMES__LEN);
+/* Close a submessage whose content started when the length was `mark`. */
+FRAMES__INLINE size_t frames__put_message(frames__enc e, size_t len, uint32_t field, size_t mark) {
+    return frames__put_field(e, len, field, FRAMES__LEN, len - mark);
 }
 
-static void frames__enc_specific(frames__enc *e, const frames_operand *op) {
+static inline size_t frames__enc_specific(frames__enc e, size_t len, const frames_operand *op) {
     size_t mark;
     if (op->spec & FRAMES_REG) {
-        mark = e->len;
-        frames__put_bytes(e, 1, op->name);
-        frames__put_message(e, 2, mark);
+        mark = len;
+        len = frames__put_bytes(e, len, 1, op->name);
+        len = frames__put_message(e, len, 2, mark);
     }
     if (op->spec & FRAMES_MEM) {
-        mark = e->len;
-        frames__put_u64(e, 1, op->address);
-        frames__put_message(e, 1, mark);
+        mark = len;
+        len = frames__put_u64(e, len, 1, op->address);
+        len = frames__put_message(e, len, 1, mark);
     }
+    return len;
 }
 
 /* taint_info; `required`: an unset taint is written as no_taint: true */
-static void frames__enc_taint(frames__enc *e, const frames_taint *t, int required) {
-    if (t->set == 0 && required) {
-        frames__put_bool(e, 1, 1);
-        return;
+static inline size_t frames__enc_taint(frames__enc e, size_t len, const frames_taint *t,
+                                       int required) {
+    if (t->set == 0 && required) return frames__put_pair(e, len, 0x08, 1);
+    if (t->set & FRAMES_TAINT_MULTIPLE) len = frames__put_bool(e, len, 3, t->multiple);
+    if (t->set & FRAMES_TAINT_ID) len = frames__put_u64(e, len, 2, t->id);
+    if (t->set & FRAMES_TAINT_NONE) len = frames__put_bool(e, len, 1, t->no_taint);
+    return len;
+}
+
+/* operand_info as tracers write it (a register name below 124 bytes or a memory address,
+   a value below 128 bytes, no taint): its size is known up front, so it is written front
+   to back in one piece with a single bounds check. Same bytes as the general path. */
+static inline int frames__operand_is_plain(const frames_operand *op) {
+    return (op->spec == FRAMES_REG ? op->name.len < 124 : op->spec == FRAMES_MEM) &&
+           op->value.len < 128 && (op->taint.set == 0 || op->taint.set == FRAMES_TAINT_NONE);
+}
+
+static size_t frames__enc_plain_operand(frames__enc e, size_t len, const frames_operand *op) {
+    uint32_t zz = frames__zigzag32(op->bit_length);
+    size_t spec = op->spec == FRAMES_REG ? 6 + op->name.len : 5 + frames__varint_size(op->address);
+    size_t total = spec + 1 + frames__varint_size(zz) + 10 + 4 + 2 + op->value.len;
+    uint8_t *p;
+    uint64_t v;
+    len += total;
+    if (FRAMES__UNLIKELY(len > e.cap)) return len;
+    p = e.end - len;
+    p[0] = 0x0a;
+    p[1] = (uint8_t)(spec - 2);
+    p[3] = (uint8_t)(spec - 4);
+    if (op->spec == FRAMES_REG) {
+        p[2] = 0x12;
+        p[4] = 0x0a;
+        p[5] = (uint8_t)op->name.len;
+        frames__copy(p + 6, op->name.ptr, op->name.len);
+    } else {
+        p[2] = 0x0a;
+        p[4] = 0x08;
+        for (v = op->address, p += 5; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
+        *p = (uint8_t)v;
+        p = e.end - len;
     }
-    if (t->set & FRAMES_TAINT_MULTIPLE) frames__put_bool(e, 3, t->multiple);
-    if (t->set & FRAMES_TAINT_ID) frames__put_u64(e, 2, t->id);
-    if (t->set & FRAMES_TAINT_NONE) frames__put_bool(e, 1, t->no_taint);
+    p += spec;
+    *p++ = 0x10;
+    for (v = zz; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
+    *p++ = (uint8_t)v;
+    p[0] = 0x1a;
+    p[1] = 8;
+    p[2] = 0x08;
+    p[3] = op->read ? 1 : 0;
+    p[4] = 0x10;
+    p[5] = op->written ? 1 : 0;
+    p[6] = 0x18;
+    p[7] = op->index ? 1 : 0;
+    p[8] = 0x20;
+    p[9] = op->base ? 1 : 0;
+    p[10] = 0x22;    /* taint_info { no_taint: ... } (unset means true) */
+    p[11] = 2;
+    p[12] = 0x08;
+    p[13] = op->taint.set == 0 || op->taint.no_taint ? 1 : 0;
+    p[14] = 0x2a;
+    p[15] = (uint8_t)op->value.len;
+    frames__copy(p + 16, op->value.ptr, op->value.len);
+    return len;
 }
 
-static void frames__enc_operand_info(frames__enc *e, const frames_operand *op) {
+static inline size_t frames__enc_operand_info(frames__enc e, size_t len, const frames_operand *op) {
     size_t mark;
-    frames__put_bytes(e, 5, op->value);
-    mark = e->len;
-    frames__enc_taint(e, &op->taint, 1);
-    frames__put_message(e, 4, mark);
-    mark = e->len;
-    frames__put_bool(e, 4, op->base);
-    frames__put_bool(e, 3, op->index);
-    frames__put_bool(e, 2, op->written);
-    frames__put_bool(e, 1, op->read);
-    frames__put_message(e, 3, mark);
-    frames__put_sint32(e, 2, op->bit_length);
-    mark = e->len;
-    frames__enc_specific(e, op);
-    frames__put_message(e, 1, mark);
+    if (FRAMES__LIKELY(frames__operand_is_plain(op))) return frames__enc_plain_operand(e, len, op);
+    len = frames__put_bytes(e, len, 5, op->value);
+    mark = len;
+    len = frames__enc_taint(e, len, &op->taint, 1);
+    len = frames__put_message(e, len, 4, mark);
+    /* operand_usage is always 8 bytes: 08 r 10 w 18 i 20 b, and its tag and length */
+    len = frames__put_pair(e, len, 0x20, op->base ? 1 : 0);
+    len = frames__put_pair(e, len, 0x18, op->index ? 1 : 0);
+    len = frames__put_pair(e, len, 0x10, op->written ? 1 : 0);
+    len = frames__put_pair(e, len, 0x08, op->read ? 1 : 0);
+    len = frames__put_pair(e, len, 0x1a, 8);
+    len = frames__put_sint32(e, len, 2, op->bit_length);
+    mark = len;
+    len = frames__enc_specific(e, len, op);
+    return frames__put_message(e, len, 1, mark);
 }
 
-static void frames__enc_value_info(frames__enc *e, const frames_operand *op) {
+static inline size_t frames__enc_value_info(frames__enc e, size_t len, const frames_operand *op) {
     size_t mark;
-    frames__put_bytes(e, 4, op->value);
+    len = frames__put_bytes(e, len, 4, op->value);
     if (op->taint.set) {
-        mark = e->len;
-        frames__enc_taint(e, &op->taint, 0);
-        frames__put_message(e, 3, mark);
+        mark = len;
+        len = frames__enc_taint(e, len, &op->taint, 0);
+        len = frames__put_message(e, len, 3, mark);
     }
-    frames__put_sint32(e, 2, op->bit_length);
-    mark = e->len;
-    frames__enc_specific(e, op);
-    frames__put_message(e, 1, mark);
+    len = frames__put_sint32(e, len, 2, op->bit_length);
+    mark = len;
+    len = frames__enc_specific(e, len, op);
+    return frames__put_message(e, len, 1, mark);
 }
 
-/* A list message (repeated elem = 1) as field `field` of its parent. */
-static void frames__enc_operand_list(frames__enc *e, uint32_t field, const frames_operand *ops,
-                                     uint32_t n, void (*elem)(frames__enc *, const frames_operand *)) {
-    size_t list_mark = e->len, mark;
+/* A list message (repeated elem = 1) of operand_info or value_info as field `field`. */
+static size_t frames__enc_operand_list(frames__enc e, size_t len, uint32_t field,
+                                       const frames_operand *ops, uint32_t n, int value_info) {
+    size_t list_mark = len, mark;
     uint32_t i = n;
     while (i-- > 0) {
-        mark = e->len;
-        elem(e, &ops[i]);
-        frames__put_message(e, 1, mark);
+        mark = len;
+        len = value_info ? frames__enc_value_info(e, len, &ops[i])
+                         : frames__enc_operand_info(e, len, &ops[i]);
+        len = frames__put_message(e, len, 1, mark);
     }
-    frames__put_message(e, field, list_mark);
+    return frames__put_message(e, len, field, list_mark);
 }
 
-static void frames__enc_std(frames__enc *e, const frames_std_frame *s) {
-    if (s->has_mode) frames__put_bytes(e, 6, s->mode);
-    if (s->has_post) frames__enc_operand_list(e, 5, s->post, s->npost, frames__enc_operand_info);
-    frames__enc_operand_list(e, 4, s->pre, s->npre, frames__enc_operand_info);
-    frames__put_bytes(e, 3, s->rawbytes);
-    frames__put_u64(e, 2, s->thread_id);
-    frames__put_u64(e, 1, s->address);
+static size_t frames__enc_std(frames__enc e, size_t len, const frames_std_frame *s) {
+    if (s->has_mode) len = frames__put_bytes(e, len, 6, s->mode);
+    if (s->has_post) len = frames__enc_operand_list(e, len, 5, s->post, s->npost, 0);
+    len = frames__enc_operand_list(e, len, 4, s->pre, s->npre, 0);
+    len = frames__put_bytes(e, len, 3, s->rawbytes);
+    len = frames__put_u64(e, len, 2, s->thread_id);
+    return frames__put_u64(e, len, 1, s->address);
 }
 
-static void frames__enc_syscall(frames__enc *e, const frames_syscall_frame *s) {
-    size_t mark = e->len;
+static size_t frames__enc_syscall(frames__enc e, size_t len, const frames_syscall_frame *s) {
+    size_t mark = len;
     uint32_t i = s->nargs;
-    while (i-- > 0) {
-        frames__put_varint(e, frames__zigzag64(s->args[i]));
-        frames__put_tag(e, 1, FRAMES__VARINT);
-    }
-    frames__put_message(e, 4, mark);
-    frames__put_u64(e, 3, s->number);
-    frames__put_u64(e, 2, s->thread_id);
-    frames__put_u64(e, 1, s->address);
+    while (i-- > 0) len = frames__put_u64(e, len, 1, frames__zigzag64(s->args[i]));
+    len = frames__put_message(e, len, 4, mark);
+    len = frames__put_u64(e, len, 3, s->number);
+    len = frames__put_u64(e, len, 2, s->thread_id);
+    return frames__put_u64(e, len, 1, s->address);
 }
 
-static void frames__enc_exception(frames__enc *e, const frames_exception_frame *x) {
-    if (x->has_to_addr) frames__put_u64(e, 4, x->to_addr);
-    if (x->has_from_addr) frames__put_u64(e, 3, x->from_addr);
-    if (x->has_thread_id) frames__put_u64(e, 2, x->thread_id);
-    frames__put_u64(e, 1, x->number);
+static size_t frames__enc_exception(frames__enc e, size_t len, const frames_exception_frame *x) {
+    if (x->has_to_addr) len = frames__put_u64(e, len, 4, x->to_addr);
+    if (x->has_from_addr) len = frames__put_u64(e, len, 3, x->from_addr);
+    if (x->has_thread_id) len = frames__put_u64(e, len, 2, x->thread_id);
+    return frames__put_u64(e, len, 1, x->number);
 }
 
-static void frames__enc_taint_intro_frame(frames__enc *e, const frames_taint_intro_frame *t) {
-    size_t list_mark = e->len, mark;
+static size_t frames__enc_taint_intro_frame(frames__enc e, size_t len,
+                                            const frames_taint_intro_frame *t) {
+    size_t list_mark = len, mark;
     uint32_t i = t->count;
     while (i-- > 0) {
         const frames_taint_intro *ti = &t->intros[i];
-        mark = e->len;
-        if (ti->has_offset) frames__put_u64(e, 5, ti->offset);
-        if (ti->has_source_name) frames__put_bytes(e, 4, ti->source_name);
-        if (ti->has_value) frames__put_bytes(e, 3, ti->value);
-        frames__put_u64(e, 2, ti->taint_id);
-        frames__put_u64(e, 1, ti->addr);
-        frames__put_message(e, 1, mark);
+        mark = len;
+        if (ti->has_offset) len = frames__put_u64(e, len, 5, ti->offset);
+        if (ti->has_source_name) len = frames__put_bytes(e, len, 4, ti->source_name);
+        if (ti->has_value) len = frames__put_bytes(e, len, 3, ti->value);
+        len = frames__put_u64(e, len, 2, ti->taint_id);
+        len = frames__put_u64(e, len, 1, ti->addr);
+        len = frames__put_message(e, len, 1, mark);
     }
-    frames__put_message(e, 1, list_mark);
+    return frames__put_message(e, len, 1, list_mark);
 }
 
-static void frames__enc_modload(frames__enc *e, const frames_modload_frame *m) {
-    frames__put_u64(e, 3, m->high_address);
-    frames__put_u64(e, 2, m->low_address);
-    frames__put_bytes(e, 1, m->module_name);
+static size_t frames__enc_modload(frames__enc e, size_t len, const frames_modload_frame *m) {
+    len = frames__put_u64(e, len, 3, m->high_address);
+    len = frames__put_u64(e, len, 2, m->low_address);
+    return frames__put_bytes(e, len, 1, m->module_name);
 }
 
-static void frames__enc_key(frames__enc *e, const frames_key_frame *k) {
-    size_t lists_mark = e->len, mark, tag_mark;
+static size_t frames__enc_key(frames__enc e, size_t len, const frames_key_frame *k) {
+    size_t lists_mark = len, mark, tag_mark;
     uint32_t i = k->count;
     while (i-- > 0) {
         const frames_tagged_values *t = &k->lists[i];
-        mark = e->len;
-        frames__enc_operand_list(e, 2, t->values, t->count, frames__enc_value_info);
-        tag_mark = e->len;
-        if (t->tag_set & FRAMES_TAG_THREAD_ID) frames__put_u64(e, 2, t->thread_id);
-        if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) frames__put_bool(e, 1, t->no_thread_id);
-        frames__put_message(e, 1, tag_mark);
-        frames__put_message(e, 1, mark);
+        mark = len;
+        len = frames__enc_operand_list(e, len, 2, t->values, t->count, 1);
+        tag_mark = len;
+        if (t->tag_set & FRAMES_TAG_THREAD_ID) len = frames__put_u64(e, len, 2, t->thread_id);
+        if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) len = frames__put_bool(e, len, 1, t->no_thread_id);
+        len = frames__put_message(e, len, 1, tag_mark);
+        len = frames__put_message(e, len, 1, mark);
     }
-    frames__put_message(e, 1, lists_mark);
+    return frames__put_message(e, len, 1, lists_mark);
 }
 
-static void frames__enc_unknown(frames__enc *e, const frames_unknown_option *u) {
+static size_t frames__enc_unknown(frames__enc e, size_t len, const frames_unknown_option *u) {
     uint8_t tmp[8];
     switch (u->wire_type) {
-    case FRAMES__VARINT: frames__put_varint(e, u->scalar); break;
+    case FRAMES__VARINT: len = frames__put_varint(e, len, u->scalar); break;
     case FRAMES__I64:
         frames__put_le64(tmp, u->scalar);
-        frames__put(e, tmp, 8);
+        len = frames__put(e, len, tmp, 8);
         break;
     case FRAMES__I32:
         frames__put_le64(tmp, u->scalar);
-        frames__put(e, tmp, 4);
+        len = frames__put(e, len, tmp, 4);
         break;
     case FRAMES__LEN:
-        frames__put(e, u->payload.ptr, u->payload.len);
-        frames__put_varint(e, u->payload.len);
+        len = frames__put(e, len, u->payload.ptr, u->payload.len);
+        len = frames__put_varint(e, len, u->payload.len);
         break;
     default: /* a group: its raw bytes including the end tag */
-        frames__put(e, u->payload.ptr, u->payload.len);
+        len = frames__put(e, len, u->payload.ptr, u->payload.len);
         break;
     }
-    frames__put_tag(e, u->field, u->wire_type);
+    return frames__put_tag(e, len, u->field, u->wire_type);
 }
 
 static uint32_t frames__options_of(const frames_frame *f) {
@@ -2221,31 +2844,37 @@ static uint32_t frames__options_of(const frames_frame *f) {
     return f->kind >= FRAMES_KIND_STD && f->kind <= FRAMES_KIND_UNKNOWN ? 1u << f->kind : 0;
 }
 
-static void frames__enc_frame(frames__enc *e, const frames_frame *f) {
+static size_t frames__enc_frame(frames__enc e, const frames_frame *f) {
     uint32_t opts = frames__options_of(f);
     uint32_t k, unknown_at = (opts >> FRAMES_KIND_UNKNOWN) & 1 ? f->unknown.field : 0;
-    size_t mark;
-    if (unknown_at > 6) frames__enc_unknown(e, &f->unknown);
+    size_t mark, len = 0;
+    if (opts == (1u << FRAMES_KIND_STD)) /* the common case, without the loop */
+        return frames__put_message(e, frames__enc_std(e, 0, &f->std), 1, 0);
+    if (unknown_at > 6) len = frames__enc_unknown(e, len, &f->unknown);
     for (k = 6; k >= 1; k--) {
-        if (unknown_at == k) frames__enc_unknown(e, &f->unknown);
+        if (unknown_at == k) len = frames__enc_unknown(e, len, &f->unknown);
         if (!((opts >> k) & 1)) continue;
-        mark = e->len;
+        mark = len;
         switch (k) {
-        case 1: frames__enc_std(e, &f->std); break;
-        case 2: frames__enc_syscall(e, &f->syscall); break;
-        case 3: frames__enc_exception(e, &f->exception); break;
-        case 4: frames__enc_taint_intro_frame(e, &f->taint_intro); break;
-        case 5: frames__enc_modload(e, &f->modload); break;
-        default: frames__enc_key(e, &f->key); break;
+        case 1: len = frames__enc_std(e, len, &f->std); break;
+        case 2: len = frames__enc_syscall(e, len, &f->syscall); break;
+        case 3: len = frames__enc_exception(e, len, &f->exception); break;
+        case 4: len = frames__enc_taint_intro_frame(e, len, &f->taint_intro); break;
+        case 5: len = frames__enc_modload(e, len, &f->modload); break;
+        default: len = frames__enc_key(e, len, &f->key); break;
         }
-        frames__put_message(e, k, mark);
+        len = frames__put_message(e, len, k, mark);
     }
+    return len;
 }
-
 static int frames__one_bit(uint32_t v) { return v && !(v & (v - 1)); }
 
-static int frames__check_operand(const frames_operand *op, int value_info, const char *where,
-                                 uint32_t i, frames_error *err) {
+FRAMES__INLINE int frames__check_operand(const frames_operand *op, int value_info,
+                                         const char *where, uint32_t i, frames_error *err) {
+    /* the usual case in a few instructions: spec 1 or 2, taint 0, 1, 2 or 4 */
+    if (FRAMES__LIKELY((op->spec == FRAMES_MEM || op->spec == FRAMES_REG) &&
+                       (op->taint.set & (op->taint.set - 1) & 0xff) == 0 && op->taint.set <= 4))
+        return FRAMES_OK;
     if (!frames__one_bit(op->spec & (FRAMES_MEM | FRAMES_REG)) || (op->spec & ~3u))
         return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s operand %u: spec must be exactly one of FRAMES_MEM, FRAMES_REG",
@@ -2289,23 +2918,20 @@ FRAMES_DEF int frames_validate_frame(const frames_frame *f, frames_error *err) {
 
 FRAMES_DEF size_t frames_frame_size(const frames_frame *f) {
     frames__enc e;
-    e.buf = NULL;
+    e.end = NULL;
     e.cap = 0;
-    e.len = 0;
-    e.lenient = 1;
-    frames__enc_frame(&e, f);
-    return e.len;
+    return frames__enc_frame(e, f);
 }
 
-/* Encode back to front into buf, then move the bytes to the start. */
-static int frames__finish_encoding(frames__enc *e, void *buf, size_t cap, size_t *len,
+/* The bytes were written back to front into buf[cap - len, cap): move them to the start. */
+static int frames__finish_encoding(size_t n, void *buf, size_t cap, size_t *len,
                                    frames_error *err, const char *what) {
-    if (len) *len = e->len;
-    if (e->len > cap)
+    if (len) *len = n;
+    if (n > cap)
         return frames__fail(err, FRAMES_E_SPACE, FRAMES_NO_POS, FRAMES_NO_POS,
-                            "%s needs %lu bytes, buffer has %lu", what, (unsigned long)e->len,
+                            "%s needs %lu bytes, buffer has %lu", what, (unsigned long)n,
                             (unsigned long)cap);
-    if (e->len < cap) memmove(buf, (uint8_t *)buf + (cap - e->len), e->len);
+    if (n < cap) memmove(buf, (uint8_t *)buf + (cap - n), n);
     return FRAMES_OK;
 }
 
@@ -2317,65 +2943,56 @@ FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *
         if (len) *len = 0;
         return rc;
     }
-    e.buf = (uint8_t *)buf;
     e.cap = buf ? cap : 0;
-    e.len = 0;
-    e.lenient = (flags & FRAMES_ENC_LENIENT) != 0;
-    frames__enc_frame(&e, f);
-    return frames__finish_encoding(&e, buf, e.cap, len, err, "frame");
+    e.end = buf ? (uint8_t *)buf + cap : NULL;
+    return frames__finish_encoding(frames__enc_frame(e, f), buf, e.cap, len, err, "frame");
 }
 
-static void frames__enc_strings(frames__enc *e, uint32_t field, const frames_bytes *list,
-                                uint32_t n) {
-    while (n-- > 0) frames__put_bytes(e, field, list[n]);
+static size_t frames__enc_strings(frames__enc e, size_t len, uint32_t field,
+                                  const frames_bytes *list, uint32_t n) {
+    while (n-- > 0) len = frames__put_bytes(e, len, field, list[n]);
+    return len;
 }
 
-static void frames__enc_meta(frames__enc *e, const frames_meta *m) {
-    size_t mark;
-    frames__put_double(e, 6, m->time);
-    frames__put_bytes(e, 5, m->host);
-    frames__put_bytes(e, 4, m->user);
-    mark = e->len;
-    frames__put_double(e, 4, m->fstats_ctime);
-    frames__put_double(e, 3, m->fstats_mtime);
-    frames__put_double(e, 2, m->fstats_atime);
-    frames__put_sint32(e, 1, m->fstats_size);
-    frames__put_message(e, 3, mark);
-    mark = e->len;
-    frames__put_bytes(e, 4, m->target_md5sum);
-    frames__enc_strings(e, 3, m->target_envp, m->ntarget_envp);
-    frames__enc_strings(e, 2, m->target_args, m->ntarget_args);
-    frames__put_bytes(e, 1, m->target_path);
-    frames__put_message(e, 2, mark);
-    mark = e->len;
-    frames__put_bytes(e, 4, m->tracer_version);
-    frames__enc_strings(e, 3, m->tracer_envp, m->ntracer_envp);
-    frames__enc_strings(e, 2, m->tracer_args, m->ntracer_args);
-    frames__put_bytes(e, 1, m->tracer_name);
-    frames__put_message(e, 1, mark);
+static size_t frames__enc_meta(frames__enc e, const frames_meta *m) {
+    size_t mark, len = 0;
+    len = frames__put_double(e, len, 6, m->time);
+    len = frames__put_bytes(e, len, 5, m->host);
+    len = frames__put_bytes(e, len, 4, m->user);
+    mark = len;
+    len = frames__put_double(e, len, 4, m->fstats_ctime);
+    len = frames__put_double(e, len, 3, m->fstats_mtime);
+    len = frames__put_double(e, len, 2, m->fstats_atime);
+    len = frames__put_sint32(e, len, 1, m->fstats_size);
+    len = frames__put_message(e, len, 3, mark);
+    mark = len;
+    len = frames__put_bytes(e, len, 4, m->target_md5sum);
+    len = frames__enc_strings(e, len, 3, m->target_envp, m->ntarget_envp);
+    len = frames__enc_strings(e, len, 2, m->target_args, m->ntarget_args);
+    len = frames__put_bytes(e, len, 1, m->target_path);
+    len = frames__put_message(e, len, 2, mark);
+    mark = len;
+    len = frames__put_bytes(e, len, 4, m->tracer_version);
+    len = frames__enc_strings(e, len, 3, m->tracer_envp, m->ntracer_envp);
+    len = frames__enc_strings(e, len, 2, m->tracer_args, m->ntracer_args);
+    len = frames__put_bytes(e, len, 1, m->tracer_name);
+    return frames__put_message(e, len, 1, mark);
 }
 
 FRAMES_DEF size_t frames_meta_size(const frames_meta *m) {
     frames__enc e;
-    e.buf = NULL;
+    e.end = NULL;
     e.cap = 0;
-    e.len = 0;
-    e.lenient = 1;
-    frames__enc_meta(&e, m);
-    return e.len;
+    return frames__enc_meta(e, m);
 }
 
 FRAMES_DEF int frames_encode_meta(const frames_meta *m, void *buf, size_t cap, size_t *len,
                                   frames_error *err) {
     frames__enc e;
-    e.buf = (uint8_t *)buf;
     e.cap = buf ? cap : 0;
-    e.len = 0;
-    e.lenient = 1;
-    frames__enc_meta(&e, m);
-    return frames__finish_encoding(&e, buf, e.cap, len, err, "meta frame");
+    e.end = buf ? (uint8_t *)buf + cap : NULL;
+    return frames__finish_encoding(frames__enc_meta(e, m), buf, e.cap, len, err, "meta frame");
 }
-
 /* ---------------------------------------------------------------- container: reader */
 
 #define FRAMES__MAX_WARNINGS 16
@@ -2384,6 +3001,7 @@ struct frames_cursor {
     frames_reader *r;
     uint64_t index;        /* index of the next frame */
     uint64_t off;          /* offset of its size prefix (memory-backed readers) */
+    uint64_t prefetched;   /* bytes up to here have been prefetched (sequential walks) */
     frames_decoder dec;
     frames_error err;
     int allocated;
@@ -2640,20 +3258,47 @@ static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *nex
     return 1;
 }
 
-/* Offset of the start of block b according to the TOC, or 0 if the TOC has none. */
+/* Offset of the start of block b according to the TOC. A block the convention has no
+   entry for (the shifted v1 TOC stops one block early) is reached by hopping m frames
+   from the last block that has one. 0 when no record is found there. */
 static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
-    int shift = frames__toc_shift(r->toc_conv);
-    if (b == 0) return r->hdr.first_frame;
-    if (b - shift >= r->toc_words) return 0;
-    return frames__toc_entry(r, b - shift);
+    uint64_t shift = (uint64_t)frames__toc_shift(r->toc_conv), known = b, off, next, hops;
+    if (r->toc_words + shift == 0) known = 0;
+    else if (known > r->toc_words + shift - 1) known = r->toc_words + shift - 1;
+    /* block 0 is always at F (the early TCG plugin's first entry is 0x30, not F) */
+    off = known == 0 ? r->hdr.first_frame : frames__toc_entry(r, known - shift);
+    for (hops = (b - known) * r->m; hops > 0; hops--) {
+        if (!frames__record_at(r, off, &next)) return 0;
+        off = next;
+    }
+    return off;
 }
 
-/* The TOC may be used for random access only if the entries that point at frames are
-   increasing, lie inside [F, T) and each starts a record that ends at or before T, and
-   if hopping from the last block start reaches T after exactly the frames the header
-   says. This costs one pass over the entries and at most m hops. */
+/* Can the TOC, read by the convention in r->toc_conv, be used for random access? Only if
+   the entries that point at frames are increasing, lie inside [F, T) and each starts a
+   record, and if hopping from the last block start reaches T after exactly the frames
+   the header says. This costs one pass over the entries and at most m hops. Returns 0
+   or the block whose entry is wrong (nb for a bad last block). */
+static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
+    uint64_t b, prev = r->hdr.first_frame, off, next, hops;
+    for (b = 1; b < nb; b++) {
+        off = frames__block_start(r, b);
+        if (off <= prev || !frames__record_at(r, off, &next)) return b;
+        prev = off;
+    }
+    off = frames__block_start(r, nb - 1);
+    for (hops = 0; off < r->data_end && hops <= r->m; hops++) {
+        if (!frames__record_at(r, off, &next)) break;
+        off = next;
+    }
+    return off == r->data_end && hops == n - (nb - 1) * r->m ? 0 : nb;
+}
+
+/* Pick the first convention whose entries check out (several may fit the entry count,
+   e.g. libtrace and the shifted v1 TOC when m = 1). */
 static void frames__check_toc(frames_reader *r) {
-    uint64_t n = r->hdr.nframes, m = r->m, nb, b, prev, off, next, hops;
+    uint64_t n = r->hdr.nframes, m = r->m, nb, fault = 0;
+    int conv;
     r->toc_conv = FRAMES_TOC_INVALID;
     if (!r->finished || !r->t_valid) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
@@ -2680,39 +3325,35 @@ static void frames__check_toc(frames_reader *r) {
         return;
     }
     nb = frames__ceil_div(n, m);
-    prev = r->hdr.first_frame;
-    for (b = 1; b < nb; b++) {
-        off = frames__block_start(r, b);
-        if (off <= prev || !frames__record_at(r, off, &next)) {
-            frames__warn(r, "TOC entry for block %llu (offset 0x%llx) is not a frame boundary; "
-                         "indexing by scanning", (unsigned long long)b, (unsigned long long)off);
+    for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
+        if (!(r->toc_matches & (1u << conv))) continue;
+        r->toc_conv = conv;
+        if ((fault = frames__toc_fault(r, n, nb)) == 0) {
+            r->toc_usable = 1;
+            r->count_known = 1;
+            r->nframes = n;
             return;
         }
-        prev = off;
     }
-    /* the last block must end exactly at T with the right number of frames */
-    off = frames__block_start(r, nb - 1);
-    for (hops = 0; off < r->data_end && hops <= m; hops++) {
-        if (!frames__record_at(r, off, &next)) break;
-        off = next;
-    }
-    if (off != r->data_end || hops != n - (nb - 1) * m) {
+    r->toc_conv = frames__first_conv(r->toc_matches);
+    if (fault < nb)
+        frames__warn(r, "TOC entry for block %llu is not a frame boundary; indexing by scanning",
+                     (unsigned long long)fault);
+    else
         frames__warn(r, "header says %llu frames but the last TOC block does not end at the TOC; "
                      "counting by scanning", (unsigned long long)n);
-        return;
-    }
-    r->toc_usable = 1;
-    r->count_known = 1;
-    r->nframes = n;
 }
 
 /* -- the end of the data */
 
 /* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. */
+   followed by entries of 0xffffffffffffffff. A lone word is ambiguous with the size
+   prefix of a frame cut right after it; it counts as a pipe TOC only when it is
+   libtrace's default m (10000), otherwise it is reported as a truncated record. */
 static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
     uint64_t i;
     if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
+    if (len == 8 && frames__le64(p) != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
@@ -2837,7 +3478,8 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
                             "frame %llu requested, the trace has %llu",
                             (unsigned long long)index, (unsigned long long)r->nframes);
     if (r->toc_usable) {
-        uint64_t b = index / r->m;
+        uint64_t b = index / r->m, nb = frames__ceil_div(r->nframes, r->m);
+        if (b >= nb) b = nb ? nb - 1 : 0; /* the end of an exact multiple of m frames */
         start = frames__block_start(r, b);
         first = b * r->m;
     } else {
@@ -3154,6 +3796,23 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 
 /* -- iteration */
 
+/* A walk from frame to frame is a chain of dependent loads (each size word gives the
+   next offset), which the hardware prefetcher does not run far enough ahead of, and
+   frames are small: walking without decoding ran at half the memory bandwidth. Touch
+   every cache line once, FRAMES__PREFETCH_DISTANCE bytes ahead of the walk. */
+#define FRAMES__PREFETCH_DISTANCE 4096u
+static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
+#if defined(__GNUC__) || defined(__clang__)
+    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end;
+    if (stop > end) stop = end;
+    if (c->prefetched < off || c->prefetched > stop) c->prefetched = off; /* after a seek */
+    for (; c->prefetched < stop; c->prefetched += 64) __builtin_prefetch(c->r->data + c->prefetched);
+#else
+    (void)c;
+    (void)off;
+#endif
+}
+
 static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
@@ -3165,6 +3824,7 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
         return 0;
     }
     len = frames__le64(r->data + off);
+    frames__prefetch_ahead(c, off);
     if (len > rem - 8) {
         if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
         return 0;
@@ -3300,11 +3960,15 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
     frames_raw raw;
+    return frames_reader_next_full(r, f, &raw);
+}
+
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
     frames__clear_error(&r->cur.err);
-    rc = frames_reader_next_raw(r, &raw);
+    rc = frames_reader_next_raw(r, raw);
     if (rc <= 0) return rc;
-    rc = frames__decode_raw(&r->cur, &raw, f);
+    rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
         r->decode_errors++;
         r->err = r->cur.err;
@@ -3616,7 +4280,7 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
         memset(&empty, 0, sizeof empty);
         meta = &empty;
     }
-    msize = frames_meta_size(meta);
+    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     frames__put_le64(hdr, FRAMES_MAGIC);
     frames__put_le64(hdr + 8, o->version);
     frames__put_le64(hdr + 16, o->arch);
@@ -3626,7 +4290,10 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     frames__put_le64(hdr + 48, msize);
     rc = frames__wappend(w, hdr, sizeof hdr);
     if (rc == FRAMES_OK && msize <= w->frames__bufcap - w->frames__buflen) {
-        frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
+        if (o->meta_raw.ptr)
+            memcpy(w->frames__buf + w->frames__buflen, o->meta_raw.ptr, msize);
+        else
+            frames_encode_meta(meta, w->frames__buf + w->frames__buflen, msize, NULL, NULL);
         w->frames__buflen += msize;
         w->frames__offset += msize;
     } else if (rc == FRAMES_OK) {
@@ -3675,7 +4342,8 @@ static int frames__before_frame(frames_writer *w) {
 
 FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
     frames__enc e;
-    size_t room;
+    size_t room, n;
+    uint8_t *start;
     int rc;
     if (!(w->frames__opt.encode_flags & FRAMES_ENC_LENIENT) &&
         (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
@@ -3685,15 +4353,14 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
     if ((rc = frames__before_frame(w)) < 0) return rc;
     for (;;) {
         room = w->frames__bufcap - w->frames__buflen;
-        e.buf = w->frames__buf + w->frames__buflen + 8;
+        start = w->frames__buf + w->frames__buflen + 8;
         e.cap = room > 8 ? room - 8 : 0;
-        e.len = 0;
-        e.lenient = 1;
-        frames__enc_frame(&e, f);
-        if (e.len <= e.cap) break;
+        e.end = start + e.cap;
+        n = frames__enc_frame(e, f);
+        if (n <= e.cap) break;
         if (w->frames__buflen == 0) { /* larger than the whole buffer: encode on the side */
-            void *tmp = FRAMES_MALLOC(e.len ? e.len : 1, w->frames__opt.alloc_ctx);
-            size_t len = e.len;
+            void *tmp = FRAMES_MALLOC(n ? n : 1, w->frames__opt.alloc_ctx);
+            size_t len = n;
             if (!tmp) return frames__wfail(w, FRAMES_E_NOMEM, "%s", "out of memory for a large frame");
             frames_encode_frame(f, FRAMES_ENC_LENIENT, tmp, len, &len, NULL);
             rc = frames__wappend_u64(w, len);
@@ -3705,10 +4372,10 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
         }
         if ((rc = frames__wflush_buffer(w)) < 0) return rc;
     }
-    if (e.len < e.cap) memmove(e.buf, e.buf + (e.cap - e.len), e.len);
-    frames__put_le64(w->frames__buf + w->frames__buflen, e.len);
-    w->frames__buflen += 8 + e.len;
-    w->frames__offset += 8 + e.len;
+    if (n < e.cap) memmove(start, start + (e.cap - n), n);
+    frames__put_le64(w->frames__buf + w->frames__buflen, n);
+    w->frames__buflen += 8 + n;
+    w->frames__offset += 8 + n;
     w->frames__count++;
     return FRAMES_OK;
 }
@@ -3776,19 +4443,26 @@ FRAMES_DEF int frames_writer_finish(frames_writer *w) {
     return FRAMES_OK;
 }
 
+/* Out of line: inlined into a caller whose writer lives on the stack, gcc would warn
+   (-Wfree-nonheap-object) about the free that only runs for allocated writers. */
+static FRAMES__NOINLINE void frames__free_writer_struct(frames_writer *w, void *ctx) {
+    FRAMES_FREE(w, ctx);
+}
+
 static void frames__writer_release(frames_writer *w) {
     void *ctx = w->frames__opt.alloc_ctx;
     if (w->frames__bufowned) FRAMES_FREE(w->frames__buf, ctx);
     if (w->frames__tocowned) FRAMES_FREE(w->frames__toc, ctx);
     w->frames__buf = NULL;
     w->frames__toc = NULL;
-    if (w->frames__allocated) FRAMES_FREE(w, ctx);
+    if (w->frames__allocated) frames__free_writer_struct(w, ctx);
 }
 
 FRAMES_DEF int frames_writer_close(frames_writer *w) {
     int rc = FRAMES_OK;
     if (!w) return FRAMES_OK;
     if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
+    else if (w->frames__state == FRAMES__W_FINISHED && !w->frames__sink.patch) rc = FRAMES_UNFINISHED;
     if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
         rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
     frames__writer_release(w);
@@ -3803,6 +4477,71 @@ FRAMES_DEF void frames_writer_abandon(frames_writer *w) {
 
 FRAMES_DEF uint64_t frames_writer_count(const frames_writer *w) { return w->frames__count; }
 FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w) { return &w->frames__err; }
+
+/* -- copying and repairing traces */
+
+static int frames__writable_toc(int toc) {
+    return toc == FRAMES_TOC_LIBTRACE || toc == FRAMES_TOC_CEIL || toc == FRAMES_TOC_TRACEWRAP ||
+           toc == FRAMES_TOC_CEIL_ZERO;
+}
+
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o) {
+    frames_reader_info st;
+    frames_writer_options_default(o);
+    o->alloc_ctx = r->opt.alloc_ctx;
+    o->version = r->hdr.version == 2 ? 2 : 3;
+    o->arch = r->hdr.arch;
+    o->machine = r->hdr.machine;
+    if (r->has_meta) o->meta_raw = r->meta_bytes;
+    if (frames_reader_stat(r, &st) < 0) return;
+    if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
+        o->frames_per_toc = st.frames_per_toc;
+    if (frames__writable_toc(st.toc)) o->toc = st.toc;
+}
+
+FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
+                          frames_fix_report *rep, frames_error *err) {
+    frames_writer_options like;
+    frames_writer w;
+    frames_reader_info st;
+    frames_raw raw;
+    frames_decoder dec;
+    frames_frame f;
+    frames_sink borrowed = *sink;
+    int rc, fin;
+    memset(rep, 0, sizeof *rep);
+    if (!o) {
+        frames_writer_options_like(r, &like);
+        o = &like;
+    }
+    borrowed.close = NULL; /* the sink stays the caller's to close */
+    if ((rc = frames_writer_init(&w, &borrowed, o, NULL, err)) < 0) return rc;
+    frames_decoder_init(&dec, NULL, 0, r->opt.alloc_ctx);
+    while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
+        if (frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, NULL) < 0)
+            rep->undecodable++;
+        if ((rc = frames_writer_add_encoded(&w, raw.payload.ptr, raw.payload.len)) < 0) break;
+    }
+    frames_decoder_free(&dec);
+    if (rc < 0) { /* a reader error (limit) or a writer error: keep what the sink has */
+        if (err) *err = w.frames__err.code ? w.frames__err : *frames_reader_error(r);
+        frames_writer_abandon(&w);
+        return rc;
+    }
+    fin = frames_writer_finish(&w);
+    rep->frames = frames_writer_count(&w);
+    if (fin < 0 && err) *err = w.frames__err;
+    frames_writer_abandon(&w);
+    if (frames_reader_stat(r, &st) == FRAMES_OK) {
+        rep->was_finished = st.finished;
+        rep->input_toc = st.toc;
+        if (st.truncated) {
+            rep->dropped_offset = st.truncated_offset;
+            rep->dropped_bytes = st.truncated_bytes;
+        }
+    }
+    return fin;
+}
 
 /* -- sinks */
 
@@ -4414,6 +5153,7 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     frames__pr p;
     uint32_t opts = frames__options_of(f), i;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');
@@ -4504,6 +5244,72 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     return p.failed ? FRAMES_E_IO : FRAMES_OK;
 }
 
+static void frames__js_null(frames__pr *p, const char *name) {
+    frames__js_key(p, name);
+    frames__pr_str(p, "null");
+}
+
+static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
+                           const char *list, const frames_operand *op, int value_info) {
+    uint64_t v = 0;
+    size_t i;
+    p->json_first = 1;
+    frames__pr_raw(p, "{", 1);
+    frames__js_u64(p, "frame", index);
+    if (pc) frames__js_u64(p, "pc", *pc);
+    else frames__js_null(p, "pc");
+    if (tid) frames__js_u64(p, "tid", *tid);
+    else frames__js_null(p, "tid");
+    frames__js_key(p, "list");
+    frames__pr_fmt(p, "\"%s\"", list);
+    frames__js_key(p, "kind");
+    frames__pr_str(p, (op->spec & FRAMES_MEM) ? "\"mem\"" : (op->spec & FRAMES_REG) ? "\"reg\"" : "\"none\"");
+    if (op->spec & FRAMES_REG) frames__js_text(p, "name", op->name);
+    else frames__js_null(p, "name");
+    if (op->spec & FRAMES_MEM) frames__js_u64(p, "address", op->address);
+    else frames__js_null(p, "address");
+    frames__js_i64(p, "bits", op->bit_length);
+    frames__js_bool(p, "read", !value_info && op->read);
+    frames__js_bool(p, "written", !value_info && op->written);
+    frames__js_bool(p, "index", !value_info && op->index);
+    frames__js_bool(p, "base", !value_info && op->base);
+    if (op->taint.set & FRAMES_TAINT_ID) frames__js_u64(p, "taint_id", op->taint.id);
+    else frames__js_null(p, "taint_id");
+    frames__js_hex(p, "value", op->value);
+    if (op->value.len >= 1 && op->value.len <= 8) {
+        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
+        frames__js_u64(p, "value_uint", v);
+    } else {
+        frames__js_null(p, "value_uint");
+    }
+    frames__pr_raw(p, "}\n", 2);
+}
+
+FRAMES_DEF int frames_print_operand_rows_jsonl(const frames_frame *f, uint64_t frame_index,
+                                               frames_out_fn out, void *ctx) {
+    frames__pr p;
+    uint32_t opts = frames__options_of(f), i, j;
+    memset(&p, 0, sizeof p);
+    p.out = out;
+    p.ctx = ctx;
+    if (opts & (1u << FRAMES_KIND_STD)) {
+        const frames_std_frame *s = &f->std;
+        for (i = 0; i < s->npre; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "pre", &s->pre[i], 0);
+        for (i = 0; i < s->npost; i++)
+            frames__js_row(&p, frame_index, &s->address, &s->thread_id, "post", &s->post[i], 0);
+    }
+    if (opts & (1u << FRAMES_KIND_KEY)) {
+        for (i = 0; i < f->key.count; i++) {
+            const frames_tagged_values *t = &f->key.lists[i];
+            const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
+            for (j = 0; j < t->count; j++)
+                frames__js_row(&p, frame_index, NULL, tid, "key", &t->values[j], 1);
+        }
+    }
+    return p.failed ? FRAMES_E_IO : FRAMES_OK;
+}
+
 static void frames__js_strings(frames__pr *p, const char *name, const frames_bytes *list, uint32_t n) {
     uint32_t i;
     frames__js_open(p, name, '[');
@@ -4517,6 +5323,7 @@ static void frames__js_strings(frames__pr *p, const char *name, const frames_byt
 FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, void *ctx) {
     frames__pr p;
     memset(&p, 0, sizeof p);
+    p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
     frames__js_open(&p, NULL, '{');
@@ -4551,6 +5358,407 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n) {
 }
 #endif
 #endif /* FRAMES_NO_TEXT */
+
+/* ---------------------------------------------------------------- recording API */
+
+enum { FRAMES__REC_IDLE = 0, FRAMES__REC_OPEN = 1, FRAMES__REC_SKIPPED = 2 };
+
+static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
+static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) {
+    va_list ap;
+    r->frames__err.code = code;
+    r->frames__err.offset = FRAMES_NO_POS;
+    r->frames__err.frame = FRAMES_NO_POS;
+    va_start(ap, fmt);
+    vsnprintf(r->frames__err.message, sizeof r->frames__err.message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+FRAMES_DEF int frames_rec_init(frames_recorder *r, void *buffer, size_t size,
+                               frames_flush_fn flush, void *flush_ctx, uint64_t thread_id) {
+    memset(r, 0, sizeof *r);
+    frames__clear_error(&r->frames__err);
+    r->frames__tid = thread_id;
+    if (!buffer || size < FRAMES_REC_MIN_BUFFER || !flush)
+        return frames__rfail(r, FRAMES_E_INVALID,
+                             "recorder needs a buffer of at least %u bytes and a flush callback",
+                             (unsigned)FRAMES_REC_MIN_BUFFER);
+    r->frames__buf = (uint8_t *)buffer;
+    r->frames__cap = size;
+    r->frames__flush = flush;
+    r->frames__flush_ctx = flush_ctx;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_rec_thread(frames_recorder *r, uint64_t thread_id) { r->frames__tid = thread_id; }
+
+FRAMES_DEF int frames_rec_filter(frames_recorder *r, const uint32_t *selectors, uint32_t n) {
+    const uint32_t known = FRAMES_VAL_KINDS | FRAMES_VAL_ACTIONS | FRAMES_VAL_POSITIONS |
+                           FRAMES_VAL_CLASSES;
+    uint32_t i;
+    if (n > FRAMES_REC_MAX_SELECTORS)
+        return frames__rfail(r, FRAMES_E_INVALID, "at most %u selectors",
+                             (unsigned)FRAMES_REC_MAX_SELECTORS);
+    for (i = 0; i < n; i++)
+        if (selectors[i] & ~known)
+            return frames__rfail(r, FRAMES_E_INVALID, "selector %u has unknown bits 0x%x",
+                                 (unsigned)i, (unsigned)(selectors[i] & ~known));
+    for (i = 0; i < n; i++) r->frames__sel[i] = selectors[i];
+    r->frames__nsel = n;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_sampling(frames_recorder *r, uint64_t record, uint64_t skip) {
+    if (skip > UINT64_MAX - record)
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "sampling window too large");
+    r->frames__on = record;
+    r->frames__period = skip ? record + skip : 0;
+    r->frames__phase = 0;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_sampling_active(const frames_recorder *r) {
+    return r->frames__period == 0 || r->frames__phase < r->frames__on;
+}
+
+/* One group of a selector: no bit means "any". */
+static int frames__rec_group(uint32_t sel, uint32_t attr, uint32_t group) {
+    return !(sel & group) || (sel & attr & group);
+}
+
+static int frames__rec_selected(const frames_recorder *r, uint32_t attr) {
+    uint32_t i, s;
+    if (r->frames__nsel == 0) return 1;
+    if (!(attr & FRAMES_VAL_CLASSES)) attr |= FRAMES_VAL_INT;
+    for (i = 0; i < r->frames__nsel; i++) {
+        s = r->frames__sel[i];
+        if (frames__rec_group(s, attr, FRAMES_VAL_KINDS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_ACTIONS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_POSITIONS) &&
+            frames__rec_group(s, attr, FRAMES_VAL_CLASSES))
+            return 1;
+    }
+    return 0;
+}
+
+FRAMES_DEF int frames_rec_wants(const frames_recorder *r, uint32_t attr) {
+    return r->frames__state == FRAMES__REC_OPEN && frames__rec_selected(r, attr);
+}
+
+static void frames__rec_tick(frames_recorder *r) {
+    if (r->frames__period && ++r->frames__phase == r->frames__period) r->frames__phase = 0;
+}
+
+FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *bytes, size_t n) {
+    int sampled;
+    if (r->frames__state != FRAMES__REC_IDLE)
+        return frames__rfail(r, FRAMES_E_STATE, "instruction at 0x%llx is still open",
+                             (unsigned long long)r->frames__pc);
+    if (n > FRAMES_REC_MAX_RAWBYTES || (n && !bytes))
+        return frames__rfail(r, FRAMES_E_INVALID, "instruction bytes: %lu (at most %u)",
+                             (unsigned long)n, (unsigned)FRAMES_REC_MAX_RAWBYTES);
+    sampled = frames_rec_sampling_active(r);
+    frames__rec_tick(r);
+    r->stats.instructions++;
+    r->frames__pc = pc;
+    if (!sampled) {
+        r->frames__state = FRAMES__REC_SKIPPED;
+        return 0;
+    }
+    if (n) memcpy(r->frames__raw, bytes, n);
+    r->frames__rawlen = (uint32_t)n;
+    r->frames__insn_tid = r->frames__tid;
+    r->frames__npre = r->frames__npost = 0;
+    r->frames__state = FRAMES__REC_OPEN;
+    return 1;
+}
+
+static int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
+                             uint64_t address, const void *value, size_t size) {
+    frames_operand *op;
+    frames__rec_slot *slot;
+    size_t name_len = 0;
+    uint32_t i;
+    if (r->frames__state != FRAMES__REC_OPEN) {
+        if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
+    }
+    if (!frames__one_bit(attr & FRAMES_VAL_KINDS) || !frames__one_bit(attr & FRAMES_VAL_POSITIONS) ||
+        (attr & FRAMES_VAL_CLASSES) == FRAMES_VAL_CLASSES || size == 0 ||
+        size > FRAMES_REC_MAX_VALUE_SIZE || !value)
+        return frames__rfail(r, FRAMES_E_INVALID,
+                             "bad value record: attributes 0x%x (one kind and one position), "
+                             "size %lu (1 to %u)", (unsigned)attr, (unsigned long)size,
+                             (unsigned)FRAMES_REC_MAX_VALUE_SIZE);
+    if (name) {
+        name_len = strlen(name);
+        if (name_len > FRAMES_REC_MAX_NAME)
+            return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
+                                 (unsigned)FRAMES_REC_MAX_NAME);
+    }
+    if (!frames__rec_selected(r, attr)) {
+        r->stats.filtered++;
+        return 0;
+    }
+    if (r->frames__npre + r->frames__npost >= FRAMES_REC_MAX_VALUES) {
+        r->stats.overflow++;
+        return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
+                             (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
+    }
+    i = (attr & FRAMES_VAL_BEFORE) ? r->frames__npre++
+                                   : FRAMES_REC_MAX_VALUES - 1 - r->frames__npost++;
+    op = &r->frames__ops[i];
+    slot = &r->frames__slots[i];
+    memset(op, 0, sizeof *op);
+    memcpy(slot->value, value, size);
+    op->value = frames_bytes_of(slot->value, size);
+    op->bit_length = (int32_t)(8 * size);
+    if (attr & FRAMES_VAL_BEFORE) op->read = (attr & FRAMES_VAL_READ) != 0;
+    else op->written = (attr & FRAMES_VAL_WRITE) != 0;
+    op->base = (attr & FRAMES_VAL_BASE) != 0;
+    op->index = (attr & FRAMES_VAL_INDEX) != 0;
+    if (attr & FRAMES_VAL_MEM) {
+        op->spec = FRAMES_MEM;
+        op->address = address;
+    } else {
+        op->spec = FRAMES_REG;
+        if (name_len) memcpy(slot->name, name, name_len);
+        op->name = frames_bytes_of(slot->name, name_len);
+    }
+    r->stats.values++;
+    return 1;
+}
+
+FRAMES_DEF int frames_rec_reg(frames_recorder *r, uint32_t attr, const char *name,
+                              const void *value, size_t size) {
+    if (attr & FRAMES_VAL_MEM)
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "frames_rec_reg with a memory kind");
+    return frames__rec_value(r, attr, name ? name : "", 0, value, size);
+}
+
+FRAMES_DEF int frames_rec_mem(frames_recorder *r, uint32_t attr, uint64_t address,
+                              const void *value, size_t size) {
+    if ((attr & FRAMES_VAL_KINDS) && !(attr & FRAMES_VAL_MEM))
+        return frames__rfail(r, FRAMES_E_INVALID, "%s", "frames_rec_mem with a register kind");
+    return frames__rec_value(r, attr | FRAMES_VAL_MEM, NULL, address, value, size);
+}
+
+FRAMES_DEF int frames_rec_flush(frames_recorder *r) {
+    int rc;
+    if (r->frames__len == 0) return FRAMES_OK;
+    r->frames__in_flush = 1;
+    rc = r->frames__flush(r->frames__flush_ctx, r->frames__buf, r->frames__len,
+                          r->frames__nframes);
+    r->frames__in_flush = 0;
+    if (rc < 0)
+        return frames__rfail(r, rc, "flush of %u frames failed (%s)", (unsigned)r->frames__nframes,
+                             frames_strerror(rc));
+    r->stats.flushes++;
+    r->stats.bytes += r->frames__len;
+    r->frames__len = 0;
+    r->frames__nframes = 0;
+    return FRAMES_OK;
+}
+
+/* Encode one frame behind the buffered ones (back to front in the free space, then moved
+   down), flushing once if it does not fit. */
+static int frames__rec_emit(frames_recorder *r, const frames_frame *f) {
+    frames__enc e;
+    size_t room, n = 0;
+    uint8_t *start;
+    int rc, attempt;
+    for (attempt = 0; attempt < 2; attempt++) {
+        room = r->frames__cap - r->frames__len;
+        start = r->frames__buf + r->frames__len + 8;
+        e.cap = room > 8 ? room - 8 : 0;
+        e.end = start + e.cap;
+        n = frames__enc_frame(e, f);
+        if (n <= e.cap) {
+            if (n < e.cap) memmove(start, start + (e.cap - n), n);
+            frames__put_le64(r->frames__buf + r->frames__len, n);
+            r->frames__len += 8 + n;
+            r->frames__nframes++;
+            r->stats.frames++;
+            return FRAMES_OK;
+        }
+        if (r->frames__len == 0) break;
+        if ((rc = frames_rec_flush(r)) < 0) return rc;
+    }
+    return frames__rfail(r, FRAMES_E_SPACE, "a frame of %lu bytes does not fit the recorder buffer",
+                         (unsigned long)n);
+}
+
+static int frames__rec_close(frames_recorder *r, int completed) {
+    frames_frame f;
+    frames_operand *post = r->frames__ops + FRAMES_REC_MAX_VALUES - r->frames__npost, tmp;
+    uint32_t i, n = r->frames__npost;
+    int rc;
+    r->frames__state = FRAMES__REC_IDLE;
+    for (i = 0; i < n / 2; i++) { /* post values were stacked from the back */
+        tmp = post[i];
+        post[i] = post[n - 1 - i];
+        post[n - 1 - i] = tmp;
+    }
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = r->frames__pc;
+    f.std.thread_id = r->frames__insn_tid;
+    f.std.rawbytes = frames_bytes_of(r->frames__raw, r->frames__rawlen);
+    f.std.pre = r->frames__ops;
+    f.std.npre = r->frames__npre;
+    f.std.post = post;
+    f.std.npost = completed ? n : 0;
+    f.std.has_post = (uint8_t)(completed != 0);
+    if ((rc = frames__rec_emit(r, &f)) < 0) return rc;
+    r->stats.recorded++;
+    return 1;
+}
+
+FRAMES_DEF int frames_rec_end(frames_recorder *r) {
+    if (r->frames__state == FRAMES__REC_SKIPPED) {
+        r->frames__state = FRAMES__REC_IDLE;
+        return 0;
+    }
+    if (r->frames__state != FRAMES__REC_OPEN)
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "no open instruction");
+    return frames__rec_close(r, 1);
+}
+
+FRAMES_DEF void frames_rec_cancel(frames_recorder *r) {
+    if (r->frames__state == FRAMES__REC_IDLE) return;
+    r->frames__state = FRAMES__REC_IDLE;
+    r->stats.instructions--;
+    if (r->frames__period) /* step the sampling clock back */
+        r->frames__phase = (r->frames__phase ? r->frames__phase : r->frames__period) - 1;
+}
+
+FRAMES_DEF void frames_rec_skip(frames_recorder *r, uint64_t n) {
+    r->stats.instructions += n;
+    if (r->frames__period)
+        r->frames__phase = (uint64_t)((r->frames__phase + n % r->frames__period) % r->frames__period);
+}
+
+FRAMES_DEF int frames_rec_syscall(frames_recorder *r, uint64_t pc, uint64_t number,
+                                  const int64_t *args, uint32_t nargs) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_SYSCALL;
+    f.syscall.address = pc;
+    f.syscall.thread_id = r->frames__tid;
+    f.syscall.number = number;
+    f.syscall.args = args;
+    f.syscall.nargs = nargs;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_modload(frames_recorder *r, const char *name, uint64_t low,
+                                  uint64_t high) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_MODLOAD;
+    f.modload.module_name = frames_str(name);
+    f.modload.low_address = low;
+    f.modload.high_address = high;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_exception(frames_recorder *r, uint64_t number, uint64_t from_addr,
+                                    uint64_t to_addr) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_EXCEPTION;
+    f.exception.number = number;
+    f.exception.thread_id = r->frames__tid;
+    f.exception.has_thread_id = 1;
+    f.exception.from_addr = from_addr;
+    f.exception.has_from_addr = from_addr != FRAMES_NO_POS;
+    f.exception.to_addr = to_addr;
+    f.exception.has_to_addr = to_addr != FRAMES_NO_POS;
+    return frames__rec_emit(r, &f);
+}
+
+FRAMES_DEF int frames_rec_frame(frames_recorder *r, const frames_frame *f) {
+    int rc = frames_validate_frame(f, &r->frames__err);
+    return rc < 0 ? rc : frames__rec_emit(r, f);
+}
+
+FRAMES_DEF int frames_rec_finish(frames_recorder *r) {
+    int rc;
+    if (r->frames__state == FRAMES__REC_OPEN && (rc = frames__rec_close(r, 0)) < 0) return rc;
+    r->frames__state = FRAMES__REC_IDLE;
+    return frames_rec_flush(r);
+}
+
+FRAMES_DEF const frames_error *frames_rec_error(const frames_recorder *r) { return &r->frames__err; }
+
+/* Room for `extra` more TOC entries, so that a batch either goes out whole or not at all. */
+static int frames__reserve_toc(frames_writer *w, size_t extra) {
+    size_t need = w->frames__toclen + extra, ncap;
+    uint64_t *nt;
+    if (need <= w->frames__toccap) return FRAMES_OK;
+    if (!w->frames__tocowned)
+        return frames__wfail(w, FRAMES_E_NOMEM, "%s", "caller TOC storage is full");
+    ncap = w->frames__toccap ? w->frames__toccap : 64;
+    while (ncap < need) ncap *= 2;
+    nt = (uint64_t *)FRAMES_REALLOC(w->frames__toc, ncap * sizeof *nt, w->frames__opt.alloc_ctx);
+    if (!nt) return frames__wfail(w, FRAMES_E_NOMEM, "%s", "out of memory for the TOC");
+    w->frames__toc = nt;
+    w->frames__toccap = ncap;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len) {
+    const uint8_t *p = (const uint8_t *)frames;
+    uint64_t m = w->frames__opt.frames_per_toc, j, flen;
+    size_t pos, n = 0, entries = 0;
+    int rc;
+    if (w->frames__state != FRAMES__W_OPEN)
+        return frames__fail(&w->frames__err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            w->frames__state == FRAMES__W_FINISHED ? "trace already finished"
+                                                                   : "writer failed earlier");
+    for (pos = 0; pos < len; pos += 8 + (size_t)flen, n++) {
+        flen = len - pos >= 8 ? frames__le64(p + pos) : 0;
+        if (len - pos < 8 || flen == 0 || flen > len - pos - 8)
+            return frames__fail(&w->frames__err, FRAMES_E_INVALID, FRAMES_NO_POS,
+                                w->frames__count + n, "malformed frame batch at byte %lu",
+                                (unsigned long)pos);
+        j = w->frames__count + n;
+        if (j > 0 && j % m == 0) entries++;
+    }
+    if ((rc = frames__reserve_toc(w, entries)) < 0 || (rc = frames__wflush_buffer(w)) < 0)
+        return rc;
+    for (pos = 0; pos < len; pos += 8 + (size_t)frames__le64(p + pos)) {
+        if (w->frames__count > 0 && w->frames__count % m == 0)
+            w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
+        w->frames__count++;
+    }
+    if (len && w->frames__sink.write(w->frames__sink.ctx, p, len) < 0)
+        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+    w->frames__offset += len;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_flush_to_writer(void *shared, const void *frames, size_t len,
+                                          uint32_t nframes) {
+    frames_rec_shared *s = (frames_rec_shared *)shared;
+    int rc;
+    (void)nframes;
+    if (s->lock) s->lock(s->lock_ctx);
+    rc = frames_writer_add_frames(s->writer, frames, len);
+    if (s->unlock) s->unlock(s->lock_ctx);
+    return rc;
+}
+
+FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *shared) {
+    int rc;
+    if (r && r->frames__in_flush) return FRAMES_E_STATE;
+    if (r) frames_rec_finish(r); /* on failure the rest still gets its TOC */
+    if (shared->lock) shared->lock(shared->lock_ctx);
+    rc = frames_writer_finish(shared->writer);
+    if (shared->unlock) shared->unlock(shared->lock_ctx);
+    return rc;
+}
 
 #ifdef __cplusplus
 }

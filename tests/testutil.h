@@ -4,6 +4,14 @@
 #ifndef FRAMES_TESTUTIL_H
 #define FRAMES_TESTUTIL_H
 
+#ifndef TU_FN /* helpers a suite does not use must not warn */
+#if defined(__GNUC__)
+#define TU_FN static __attribute__((unused))
+#else
+#define TU_FN static
+#endif
+#endif
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +26,7 @@
 
 /* Path of a file under the shared directory, e.g. tu_shared("vectors/frames/r01.frames").
    Returns a static buffer (one of 8 rotating). */
-static const char *tu_shared(const char *rel) {
+TU_FN const char *tu_shared(const char *rel) {
     static char bufs[8][4096];
     static int next;
     const char *base = getenv("FRAMES_SHARED");
@@ -27,13 +35,13 @@ static const char *tu_shared(const char *rel) {
     return b;
 }
 
-static const char *tu_frames_bin(void) {
+TU_FN const char *tu_frames_bin(void) {
     const char *b = getenv("FRAMES_BIN");
     return b && *b ? b : "build/frames";
 }
 
 /* Whole file into a malloc'd buffer (NUL-terminated for convenience); NULL if missing. */
-static unsigned char *tu_read_file(const char *path, size_t *len) {
+TU_FN unsigned char *tu_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     unsigned char *buf = NULL;
     size_t cap = 0, n = 0, got;
@@ -54,7 +62,7 @@ static unsigned char *tu_read_file(const char *path, size_t *len) {
     return buf;
 }
 
-static int tu_write_file(const char *path, const void *data, size_t len) {
+TU_FN int tu_write_file(const char *path, const void *data, size_t len) {
     FILE *f = fopen(path, "wb");
     size_t w;
     if (!f) return -1;
@@ -63,7 +71,7 @@ static int tu_write_file(const char *path, const void *data, size_t len) {
 }
 
 /* Run a shell command, capture stdout (malloc'd, NUL-terminated) and the exit status. */
-static char *tu_run(int *status, const char *fmt, ...) {
+TU_FN char *tu_run(int *status, const char *fmt, ...) {
     char cmd[8192];
     va_list ap;
     FILE *p;
@@ -91,7 +99,7 @@ static char *tu_run(int *status, const char *fmt, ...) {
 }
 
 /* A fresh temporary path (file not created) under $TMPDIR or /tmp. */
-static const char *tu_tmp_path(const char *suffix) {
+TU_FN const char *tu_tmp_path(const char *suffix) {
     static char bufs[8][512];
     static int next;
     static unsigned counter;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *current_command = "";
@@ -96,6 +97,55 @@ int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi) {
     return 0;
 }
 
+int cli_parse_toc(const char *name) {
+    static const int writable[] = {FRAMES_TOC_LIBTRACE, FRAMES_TOC_CEIL, FRAMES_TOC_TRACEWRAP,
+                                   FRAMES_TOC_CEIL_ZERO};
+    size_t i;
+    for (i = 0; i < sizeof writable / sizeof writable[0]; i++)
+        if (!strcmp(name, frames_toc_name(writable[i]))) return writable[i];
+    return -1;
+}
+
+static const char *option_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, unsigned *given) {
+    const char *arg = argv[*i], *v;
+    uint64_t n;
+    if (!strcmp(arg, "--version")) {
+        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || (n != 2 && n != 3))
+            return cli_usage_error("--version takes 2 or 3");
+        o->version = (uint32_t)n;
+        *given |= CLI_GIVEN_VERSION;
+        return 1;
+    }
+    if (!strcmp(arg, "--toc")) {
+        int t;
+        if (!(v = option_value(argc, argv, i)) || (t = cli_parse_toc(v)) < 0)
+            return cli_usage_error("--toc takes libtrace, ceil, tracewrap or ceil-zero");
+        o->toc = t;
+        *given |= CLI_GIVEN_TOC;
+        return 1;
+    }
+    if (!strcmp(arg, "--frames-per-toc")) {
+        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || n == 0)
+            return cli_usage_error("--frames-per-toc takes a number of frames >= 1");
+        o->frames_per_toc = n;
+        *given |= CLI_GIVEN_M;
+        return 1;
+    }
+    return 0;
+}
+
+void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
+                              unsigned given) {
+    if (given & CLI_GIVEN_VERSION) o->version = cmdline->version;
+    if (given & CLI_GIVEN_TOC) o->toc = cmdline->toc;
+    if (given & CLI_GIVEN_M) o->frames_per_toc = cmdline->frames_per_toc;
+}
+
 frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
     frames_reader *r = NULL;
     frames_error err;
@@ -104,6 +154,11 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
         return NULL;
     }
     return r;
+}
+
+int cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 FILE *cli_open_output(const char *path) {
@@ -153,45 +208,39 @@ void cli_progress_end(cli_progress *p) {
     p->active = 0;
 }
 
-static size_t utf8_seq_len(const unsigned char *s, size_t n) {
-    size_t len, i;
-    if (s[0] < 0x80) return 1;
-    if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2) len = 2;
-    else if ((s[0] & 0xf0) == 0xe0) len = 3;
-    else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4) len = 4;
-    else return 0;
-    if (len > n) return 0;
-    for (i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80) return 0;
-    if (len == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
-    if (len == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;
-    if (len == 4 && s[0] == 0xf0 && s[1] < 0x90) return 0;
-    if (len == 4 && s[0] == 0xf4 && s[1] >= 0x90) return 0;
-    return len;
+uint64_t cli_known_frames(frames_reader *r) {
+    frames_reader_info st;
+    if (frames_reader_stat(r, &st) < 0 || !st.count_known) return 0;
+    return st.nframes;
+}
+
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+    cli_progress pg;
+    frames_frame f;
+    int rc, status = CLI_OK;
+    cli_progress_start(&pg, label, cli_known_frames(r));
+    for (;;) {
+        uint64_t index = frames_reader_tell(r);
+        rc = frames_reader_next(r, &f);
+        if (rc == 0) break;
+        if (rc < 0) {
+            status = cli_lib_error(frames_reader_error(r));
+            if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;   /* frame skipped */
+            break;
+        }
+        if (fn(ctx, &f, index)) {
+            status = CLI_DATA;
+            break;
+        }
+        cli_progress_update(&pg, index + 1);
+    }
+    cli_progress_end(&pg);
+    cli_reader_warnings(r);
+    return status;
 }
 
 void cli_json_string(FILE *out, const void *data, size_t len) {
-    const unsigned char *s = (const unsigned char *)data;
-    size_t i = 0, k;
-    fputc('"', out);
-    while (i < len) {
-        unsigned char c = s[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', out);
-            fputc(c, out);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            fprintf(out, "\\u%04x", c);
-            i++;
-        } else if ((k = utf8_seq_len(s + i, len - i)) > 0) {
-            fwrite(s + i, 1, k, out);
-            i += k;
-        } else {
-            fprintf(out, "\\u%04x", c); /* a stray byte: shown as the code point */
-            i++;
-        }
-    }
-    fputc('"', out);
+    frames_print_json_string(data, len, frames_out_file, out);
 }
 
 void cli_hex(FILE *out, const void *data, size_t len) {

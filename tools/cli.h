@@ -44,9 +44,27 @@ int cli_parse_i64(const char *s, int64_t *out);
 /* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
 int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);
 
+/* TOC convention a writer can write, by name (libtrace, ceil, tracewrap, ceil-zero);
+   -1 if the name is not one of them. */
+int cli_parse_toc(const char *name);
+
+/* Parse the writer options shared by cat and fix at argv[*i] (--version N, --toc NAME,
+   --frames-per-toc M), advancing *i past a value. Returns 1 if consumed, 0 if the argument
+   is not one of them, or CLI_USAGE after printing a usage error. */
+int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, unsigned *given);
+#define CLI_GIVEN_VERSION 1u
+#define CLI_GIVEN_TOC 2u
+#define CLI_GIVEN_M 4u
+/* Apply the options given on the command line over `o` (taken from the input). */
+void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
+                              unsigned given);
+
 /* Open a reader on a path, "-" meaning standard input. On failure prints the error and
    returns NULL. */
 frames_reader *cli_open_reader(const char *path, const frames_reader_options *o);
+
+/* True when both paths name the same existing file (same device and inode). */
+int cli_same_file(const char *a, const char *b);
 
 /* Output to stdout when path is "-" (or NULL). */
 FILE *cli_open_output(const char *path);
@@ -61,6 +79,16 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_update(cli_progress *p, uint64_t done);
 void cli_progress_end(cli_progress *p);
+
+/* Read every frame of r in order and call fn(ctx, frame, index) for each, with a progress
+   bar labelled `label`. A frame that does not decode is reported and skipped; a callback
+   returning nonzero or any other reader error stops the loop (after reporting it). Reader
+   warnings (e.g. a truncated tail) are printed at the end. Returns CLI_OK, or CLI_DATA when
+   something was reported. */
+typedef int (*cli_frame_fn)(void *ctx, const frames_frame *f, uint64_t index);
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx);
+/* Frames in the trace when known without a scan (for progress totals), else 0. */
+uint64_t cli_known_frames(frames_reader *r);
 
 /* JSON string literal of arbitrary bytes (\u00XX for control and non-UTF-8 bytes). */
 void cli_json_string(FILE *out, const void *data, size_t len);

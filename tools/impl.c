@@ -5,6 +5,14 @@
 #define FRAMES_QUERY_IMPLEMENTATION
 #include "frames_query.h"
 #endif
+#if __has_include("frames_interop.h")
+#define FRAMES_INTEROP_IMPLEMENTATION
+#include "frames_interop.h"
+#endif
+#if __has_include("frames_vprof.h")
+#define FRAMES_VPROF_IMPLEMENTATION
+#include "frames_vprof.h"
+#endif
 #if defined(FRAMES_HAVE_IPT) && __has_include("frames_pt.h")
 #define FRAMES_PT_IMPLEMENTATION
 #include "frames_pt.h"

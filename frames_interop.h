@@ -1,0 +1,1498 @@
+/* frames_interop.h - coverage (drcov), Tenet traces, statistics, slicing and splitting of
+   BAP frames traces. Single-header C99 library on top of frames.h (also compiles as C++).
+   MIT licence, see end of file.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   The analysis half of the `frames` command as a library, so that a tracer, a fuzzer or
+   an emulator can produce the same outputs without running the command:
+
+   - frames_cov:    groups executed instructions into basic blocks per thread and module
+                    and writes DynamoRIO drcov files (Lighthouse, bncov, Cutter, ...).
+   - frames_tenet:  turns std_frames into Tenet's text trace (register deltas, mr=/mw=).
+   - frames_stats:  frame counts by kind, instructions, unique pcs, per-module coverage,
+                    hottest pcs, syscall histogram, threads.
+   - frames_slice:  copies selected frames (index range, pc range, thread) into a new valid
+                    trace without re-encoding them.
+   - frames_split_ranges: TOC-aligned frame ranges for processing one trace in parallel.
+
+   Each object is fed one decoded frame at a time (frames_reader_next), keeps no pointer
+   into the frame after the call returns, and works on stream readers. Memory grows with
+   what the trace contains (unique blocks, unique pcs, threads, modules), never with a
+   length field read from the file.
+
+   ---------------------------------------------------------------------------------------
+   USAGE
+
+   In exactly one C or C++ file (frames.h's implementation may live in the same file or in
+   another one):
+
+       #define FRAMES_IMPLEMENTATION          // unless another file has it
+       #include "frames.h"
+       #define FRAMES_INTEROP_IMPLEMENTATION
+       #include "frames_interop.h"
+
+   Coverage of a trace as a drcov file:
+
+       frames_cov *cov; frames_frame f; int rc;
+       frames_cov_create(&cov, NULL, &err);
+       while ((rc = frames_reader_next(r, &f)) > 0) frames_cov_add_frame(cov, &f);
+       frames_cov_finish(cov);
+       frames_cov_write_drcov(cov, frames_out_file, out);   // FILE *out opened "wb"
+       frames_cov_free(cov);
+
+   Options: the FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE
+   macros of frames.h apply here too. The writers (drcov, Tenet) need the text printers
+   and are left out under FRAMES_NO_TEXT.
+
+   ---------------------------------------------------------------------------------------
+   RULES (what the converters decide where the formats are silent)
+
+   Basic blocks (frames_cov). Instructions are std_frames, taken per thread in trace
+   order. A block is a maximal run of instructions of one thread in which every next
+   instruction starts where the previous one ends (address + length of rawbytes) and all
+   lie in the same module. A block therefore ends at a control transfer (the next executed
+   pc is elsewhere), at a thread's last instruction and at a module boundary. A branch that
+   falls through does not end a block: without a disassembler it cannot be told from any
+   other instruction, and the bytes covered are the same. An instruction recorded without
+   rawbytes counts as 1 byte long, so that its address is still covered. Blocks longer than
+   65535 bytes are written as several entries (drcov sizes are 16 bits). Only unique
+   blocks are kept, ordered by (module id, offset, size).
+   Modules come from modload frames (high_address is inclusive, as Pin's and BAP's tracers
+   write it: end = high_address + 1), or from frames_cov_add_module (then modload frames
+   are ignored). An instruction belongs to the most recently loaded module that contains
+   its address at the time it executes; instructions in no module are counted, not
+   written. At most 65535 modules (drcov module ids are 16 bits); blocks starting 4 GiB
+   or more past their module base cannot be written (32-bit offsets) and are counted.
+
+   drcov file (DynamoRIO's drcov, version 2, module table version 2, the seven-column
+   table DynamoRIO writes on Windows, which Lighthouse, bncov and DynamoRIO's own tools
+   read on every platform):
+       DRCOV VERSION: 2
+       DRCOV FLAVOR: drcov
+       Module Table: version 2, count N
+       Columns: id, base, end, entry, checksum, timestamp, path
+         0, 0x0000000008048000, 0x0000000008060000, 0x0000000000000000, 0x00000000, 0x00000000, /bin/ls
+       BB Table: M bbs
+       M binary entries of 8 bytes, little-endian: uint32 start (offset from the module
+       base), uint16 size, uint16 module id.
+   entry, checksum and timestamp are unknown in a frames trace and written as 0. Control
+   characters in module names become '?' so that the table stays one line per module.
+
+   Tenet (frames_tenet), as Tenet's reference tracers (pintenet, the QEMU plugin) write it:
+   one line per executed instruction of one thread,
+       eax=0x3,ebx=0x8049000,eip=0x8048102,mr=0x8049000:bebafeca
+   Line k holds the registers whose value differs from what the previous lines said
+   (values known before instruction k: its operand_pre_list and the operand_post_list of
+   instruction k-1), then the pc of instruction k, then the memory accessed by instruction
+   k-1 (mr = pre-list memory operands marked read, with the value read; mw = post-list
+   memory operands marked written, with the value written; hex bytes in the order they are
+   stored in the trace, i.e. memory order for little-endian targets). The effects of the
+   last instruction therefore have no line, exactly as with the reference tracers.
+   Registers: the architecture's Tenet set only (x86: eax..edi + eip; amd64: rax..r15 +
+   rip; arm32: r0..r12, sp, lr + pc); names are matched case-insensitively after removing
+   a BAP "R_" prefix (R_EAX -> eax); ARM r13/r14/r15 are sp/lr/pc. Other operands
+   (flags, sub-registers, vector registers) are skipped and counted: Tenet's parser rejects
+   unknown names. One thread per file (Tenet's tracers write trace.<tid>.log).
+
+   ---------------------------------------------------------------------------------------
+   API OVERVIEW
+
+   Coverage     frames_cov_create / _add_module / _add_frame / _finish / _info /
+                _module / _blocks / _write_drcov / _error / _free
+   Tenet        frames_tenet_arch_of / _arch_name / _arch_parse, frames_tenet_create /
+                _add_frame / _info / _error / _free
+   Statistics   frames_stats_create / _add_frame / _finish / _summary / _hottest /
+                _syscalls / _threads / _modules / _error / _free
+   Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
+                output with frames_writer_options_like to keep the source's container)
+   Splitting    frames_split_alignment, frames_split_ranges
+*/
+
+#ifndef FRAMES_INTEROP_H_INCLUDED
+#define FRAMES_INTEROP_H_INCLUDED
+
+#include "frames.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================
+   Coverage: basic blocks and drcov
+   ====================================================================================== */
+
+typedef struct frames_cov frames_cov;
+
+typedef struct frames_cov_module {
+    const char *name;      /* NUL-terminated copy (may contain NUL: use name_len) */
+    size_t name_len;
+    uint64_t base;         /* first address */
+    uint64_t end;          /* one past the last address */
+} frames_cov_module;
+
+typedef struct frames_cov_block {
+    uint32_t offset;       /* start - module base */
+    uint16_t size;         /* bytes */
+    uint16_t module;       /* module id (index in the module table) */
+} frames_cov_block;
+
+typedef struct frames_cov_info {
+    uint64_t instructions;     /* std_frames seen */
+    uint64_t outside;          /* instructions in no module (not in any block) */
+    uint64_t far_blocks;       /* block pieces 4 GiB or more past their module base */
+    uint64_t modules_ignored;  /* modload frames with low > high, or past 65535 modules */
+    uint64_t threads;          /* distinct thread ids of std_frames */
+    uint32_t nmodules;
+    size_t nblocks;            /* unique blocks so far (all of them after finish) */
+} frames_cov_info;
+
+FRAMES_DEF int frames_cov_create(frames_cov **c, void *alloc_ctx, frames_error *err);
+/* An explicit module [base, end). Once one is added, modload frames are ignored. */
+FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
+                                     uint64_t base, uint64_t end);
+/* Feed every frame in trace order (kinds other than std and modload are ignored). */
+FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f);
+/* Close the blocks still open and sort the block table. Call once, after the last frame. */
+FRAMES_DEF int frames_cov_finish(frames_cov *c);
+FRAMES_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info);
+FRAMES_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id);
+FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n);
+FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c);
+FRAMES_DEF void frames_cov_free(frames_cov *c);
+#ifndef FRAMES_NO_TEXT
+/* The whole drcov file (text header + binary table) through `out` (after finish). */
+FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx);
+#endif
+
+/* ======================================================================================
+   Tenet text traces
+   ====================================================================================== */
+
+typedef enum frames_tenet_arch {
+    FRAMES_TENET_NONE = 0,
+    FRAMES_TENET_X86 = 1,     /* Tenet's ArchX86:   eax ebx ecx edx ebp esp esi edi, eip */
+    FRAMES_TENET_AMD64 = 2,   /* Tenet's ArchAMD64: rax .. r15, rip */
+    FRAMES_TENET_ARM32 = 3    /* Tenet's ArchArm32: r0 .. r12 sp lr, pc */
+} frames_tenet_arch;
+
+/* From the trace header: i386 with machine 64 (x86-64) -> AMD64, other i386 -> X86,
+   arm -> ARM32, anything else -> NONE (Tenet has no register set for it). */
+FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine);
+FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a);   /* "x86", ... */
+FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name); /* NONE if unknown */
+
+typedef struct frames_tenet frames_tenet;
+
+typedef struct frames_tenet_info {
+    uint64_t lines;            /* lines written */
+    uint64_t thread_id;        /* the thread converted (valid when thread_chosen) */
+    int thread_chosen;
+    uint64_t other_threads;    /* std_frames of other threads, skipped */
+    uint64_t skipped_operands; /* register operands outside the Tenet set (flags, ...) */
+} frames_tenet_info;
+
+#ifndef FRAMES_NO_TEXT
+/* thread_id NULL: convert the thread of the first std_frame. */
+FRAMES_DEF int frames_tenet_create(frames_tenet **t, frames_tenet_arch arch,
+                                   const uint64_t *thread_id, void *alloc_ctx,
+                                   frames_error *err);
+/* Writes at most one line (for a std_frame of the chosen thread) through `out`. */
+FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
+                                      frames_out_fn out, void *ctx);
+FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info);
+FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t);
+FRAMES_DEF void frames_tenet_free(frames_tenet *t);
+#endif
+
+/* ======================================================================================
+   Statistics
+   ====================================================================================== */
+
+typedef struct frames_stats frames_stats;
+
+typedef struct frames_stats_count {
+    uint64_t key;     /* pc or syscall number */
+    uint64_t count;
+} frames_stats_count;
+
+typedef struct frames_stats_thread {
+    uint64_t thread_id;
+    uint64_t frames;        /* std, syscall and exception frames naming the thread */
+    uint64_t instructions;  /* std_frames */
+    uint64_t syscalls;
+} frames_stats_thread;
+
+typedef struct frames_stats_module {
+    const char *name;          /* NUL-terminated copy; name_len bytes */
+    size_t name_len;
+    uint64_t base, end;        /* [base, end) as in frames_cov */
+    uint64_t instructions;     /* executed instructions attributed to the module */
+    uint64_t unique_pcs;       /* distinct instruction addresses in it */
+    uint64_t covered_bytes;    /* sum of the lengths of those instructions */
+} frames_stats_module;
+
+typedef struct frames_stats_summary {
+    uint64_t frames;
+    uint64_t by_kind[8];       /* index frames_kind (NONE .. UNKNOWN) */
+    uint64_t instructions;     /* std_frames */
+    uint64_t unique_pcs;
+    uint64_t outside;          /* instructions in no module */
+    uint64_t threads;
+    uint64_t syscall_numbers;  /* distinct syscall numbers */
+    uint64_t modules;
+} frames_stats_summary;
+
+FRAMES_DEF int frames_stats_create(frames_stats **s, void *alloc_ctx, frames_error *err);
+FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
+/* Sort the thread and syscall tables. Call once, after the last frame. */
+FRAMES_DEF int frames_stats_finish(frames_stats *s);
+FRAMES_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum);
+/* Up to max most executed pcs, by count (descending) then pc; returns how many. */
+FRAMES_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max);
+/* After finish: sorted by number / thread id; modules in load order. */
+FRAMES_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n);
+FRAMES_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n);
+FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n);
+FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s);
+FRAMES_DEF void frames_stats_free(frames_stats *s);
+
+/* ======================================================================================
+   Slicing and splitting
+   ====================================================================================== */
+
+/* A frame is selected when it is inside [first, end) and passes every filter that is on:
+   - pc:  std and syscall frames whose address, and exception frames whose from_addr, is
+          in [pc_lo, pc_hi);
+   - tid: std, syscall frames and exception frames with that thread_id.
+   A frame without the field a filter needs fails that filter, except modload frames,
+   which always pass the pc and tid filters (module maps stay usable on a slice). */
+typedef struct frames_slice_filter {
+    uint64_t first, end;       /* frame index range; end = UINT64_MAX: to the end */
+    uint64_t pc_lo, pc_hi;
+    uint64_t thread_id;
+    int has_pc, has_tid;
+} frames_slice_filter;
+
+FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt);  /* everything */
+/* The pc/tid part of the rule above (the index range is the caller's). */
+FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f);
+/* Called every 4096 frames read with the index of the next frame. */
+typedef void (*frames_progress_fn)(void *ctx, uint64_t index);
+
+/* Copy the selected frames of r (from its current position; seeks to flt->first when the
+   reader has random access, else reads forward) to w as they are stored (no re-encoding).
+   *copied (may be NULL) receives the number of frames written. Does not finish w. Open w
+   with frames_writer_options_like(r) for a slice with the source's version, arch,
+   machine, frames per TOC entry, TOC convention and meta bytes. */
+FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
+                            frames_progress_fn progress, void *progress_ctx,
+                            uint64_t *copied, frames_error *err);
+
+/* Alignment of chunk boundaries: m (frames per TOC entry) when the reader uses its TOC,
+   so that every boundary is a TOC entry and seeking there costs O(1); else 1. */
+FRAMES_DEF uint64_t frames_split_alignment(frames_reader *r);
+/* Split [0, nframes) into at most `chunks` non-empty ranges whose boundaries are multiples
+   of `align` (the last ends at nframes), as even as possible in whole aligned blocks.
+   bounds[] receives k+1 increasing boundaries for the k ranges [bounds[i], bounds[i+1]);
+   it must hold min(chunks, ceil(nframes / align), 2^32 - 1) + 1 entries. Returns k (0 when
+   nframes or chunks is 0). */
+FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
+                                        uint64_t *bounds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_INTEROP_H_INCLUDED */
+
+/* ======================================================================================
+   IMPLEMENTATION
+   ====================================================================================== */
+#ifdef FRAMES_INTEROP_IMPLEMENTATION
+#ifndef FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
+#define FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
+#error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
+#endif
+#ifndef FRAMES_MALLOC
+#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
+#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
+#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------
+   Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
+   --------------------------------------------------------------------------------------- */
+
+static void frames__ix_seterr(frames_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void frames__ix_seterr(frames_error *err, int code, const char *fmt, ...) {
+    va_list ap;
+    if (!err) return;
+    err->code = code;
+    err->offset = FRAMES_NO_POS;
+    err->frame = FRAMES_NO_POS;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+static void frames__ix_clearerr(frames_error *err) {
+    memset(err, 0, sizeof *err);
+    err->offset = FRAMES_NO_POS;
+    err->frame = FRAMES_NO_POS;
+}
+
+/* Room for element `len` of an array of `size`-byte elements: returns the (possibly
+   moved) array, or NULL when out of memory (the old array is then still valid). */
+static void *frames__ix_grow(void *arr, size_t *cap, size_t len, size_t size, void *actx) {
+    size_t ncap;
+    void *p;
+    if (len < *cap) return arr;
+    ncap = *cap ? *cap * 2 : 16;
+    if (ncap < *cap || ncap > (size_t)-1 / size) return NULL;
+    p = FRAMES_REALLOC(arr, ncap * size, actx);
+    if (!p) return NULL;
+    *cap = ncap;
+    return p;
+}
+
+/* FRAMES__IX_GROW(ptr, cap, len, actx): make room for ptr[len]; evaluates to 0 or -1. */
+#define FRAMES__IX_GROW(type, ptr, cap, len, actx)                                         \
+    (frames__ix_grown = frames__ix_grow((ptr), &(cap), (len), sizeof *(ptr), (actx)),       \
+     frames__ix_grown ? ((ptr) = (type *)frames__ix_grown, 0) : -1)
+
+typedef struct frames__ix_slot {
+    uint64_t key, count, aux;
+    uint64_t used;
+} frames__ix_slot;
+
+typedef struct frames__ix_map {
+    frames__ix_slot *slots;
+    size_t cap, len;       /* cap is a power of two (or 0) */
+} frames__ix_map;
+
+static size_t frames__ix_hash(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static int frames__ix_map_grow(frames__ix_map *m, void *actx) {
+    size_t ncap = m->cap ? m->cap * 2 : 64, i;
+    frames__ix_slot *ns;
+    if (ncap < m->cap || ncap > (size_t)-1 / sizeof *ns) return -1;
+    ns = (frames__ix_slot *)FRAMES_MALLOC(ncap * sizeof *ns, actx);
+    if (!ns) return -1;
+    memset(ns, 0, ncap * sizeof *ns);
+    for (i = 0; i < m->cap; i++) {
+        if (m->slots[i].used) {
+            size_t j = frames__ix_hash(m->slots[i].key) & (ncap - 1);
+            while (ns[j].used) j = (j + 1) & (ncap - 1);
+            ns[j] = m->slots[i];
+        }
+    }
+    FRAMES_FREE(m->slots, actx);
+    m->slots = ns;
+    m->cap = ncap;
+    return 0;
+}
+
+/* The slot of key, created (zeroed, *fresh = 1) if absent. NULL when out of memory. */
+static frames__ix_slot *frames__ix_map_put(frames__ix_map *m, uint64_t key, int *fresh,
+                                           void *actx) {
+    size_t j;
+    *fresh = 0;
+    if ((m->len + 1) * 10 > m->cap * 7 && frames__ix_map_grow(m, actx) < 0) return NULL;
+    j = frames__ix_hash(key) & (m->cap - 1);
+    while (m->slots[j].used) {
+        if (m->slots[j].key == key) return &m->slots[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->slots[j].used = 1;
+    m->slots[j].key = key;
+    m->slots[j].count = 0;
+    m->slots[j].aux = 0;
+    m->len++;
+    *fresh = 1;
+    return &m->slots[j];
+}
+
+static void frames__ix_map_free(frames__ix_map *m, void *actx) {
+    FRAMES_FREE(m->slots, actx);
+    m->slots = NULL;
+    m->cap = m->len = 0;
+}
+
+#define FRAMES__IX_NOMOD 0xffffffffu
+#define FRAMES__IX_MAXMODS 65535u
+
+typedef struct frames__ix_mod {
+    char *name;
+    size_t name_len;
+    uint64_t base, end;
+} frames__ix_mod;
+
+typedef struct frames__ix_mods {
+    frames__ix_mod *v;
+    size_t n, cap;
+    uint32_t last;       /* cache: index of the last module found */
+    int overlap;         /* some modules overlap: search newest first every time */
+    uint64_t ignored;
+} frames__ix_mods;
+
+/* Adds [base, end); 1 added, 0 ignored (empty range or table full), -1 out of memory. */
+static int frames__ix_mods_add(frames__ix_mods *t, const void *name, size_t len, uint64_t base,
+                               uint64_t end, void *actx) {
+    frames__ix_mod *m;
+    size_t i;
+    if (base >= end || t->n >= FRAMES__IX_MAXMODS) {
+        t->ignored++;
+        return 0;
+    }
+    if (len > (size_t)-1 - 1) return -1;
+    void *frames__ix_grown;
+    if (FRAMES__IX_GROW(frames__ix_mod, t->v, t->cap, t->n, actx) < 0) return -1;
+    m = &t->v[t->n];
+    m->name = (char *)FRAMES_MALLOC(len + 1, actx);
+    if (!m->name) return -1;
+    if (len) memcpy(m->name, name, len);
+    m->name[len] = 0;
+    m->name_len = len;
+    m->base = base;
+    m->end = end;
+    for (i = 0; i < t->n; i++)
+        if (t->v[i].base < end && base < t->v[i].end) t->overlap = 1;
+    t->n++;
+    t->last = FRAMES__IX_NOMOD;
+    return 1;
+}
+
+static int frames__ix_mods_add_modload(frames__ix_mods *t, const frames_modload_frame *ml,
+                                       void *actx) {
+    uint64_t end;
+    if (ml->low_address > ml->high_address) {
+        t->ignored++;
+        return 0;
+    }
+    end = ml->high_address == UINT64_MAX ? UINT64_MAX : ml->high_address + 1;
+    return frames__ix_mods_add(t, ml->module_name.ptr, ml->module_name.len, ml->low_address,
+                               end, actx);
+}
+
+/* The most recently added module containing pc, or FRAMES__IX_NOMOD. */
+static uint32_t frames__ix_mods_find(frames__ix_mods *t, uint64_t pc) {
+    size_t i;
+    if (!t->overlap && t->last != FRAMES__IX_NOMOD && pc >= t->v[t->last].base &&
+        pc < t->v[t->last].end)
+        return t->last;
+    for (i = t->n; i-- > 0;)
+        if (pc >= t->v[i].base && pc < t->v[i].end) return t->last = (uint32_t)i;
+    return FRAMES__IX_NOMOD;
+}
+
+static void frames__ix_mods_free(frames__ix_mods *t, void *actx) {
+    size_t i;
+    for (i = 0; i < t->n; i++) FRAMES_FREE(t->v[i].name, actx);
+    FRAMES_FREE(t->v, actx);
+    memset(t, 0, sizeof *t);
+}
+
+static uint64_t frames__ix_le(frames_bytes b) {
+    uint64_t v = 0;
+    size_t i, n = b.len < 8 ? b.len : 8;
+    for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
+    return v;
+}
+
+/* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
+   the length. The Tenet writer formats several numbers per instruction: snprintf was the
+   largest cost of the conversion (measured with callgrind on bench/bench_interop). */
+static size_t frames__ix_hex(char *dst, uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    size_t n = 0, i;
+    do {
+        tmp[n++] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    dst[0] = '0';
+    dst[1] = 'x';
+    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
+    return n + 2;
+}
+
+/* ---------------------------------------------------------------------------------------
+   Coverage
+   --------------------------------------------------------------------------------------- */
+
+typedef struct frames__ix_thread_block {
+    uint64_t start, next;
+    uint32_t module;
+    int open;
+} frames__ix_thread_block;
+
+struct frames_cov {
+    frames__ix_mods mods;
+    int explicit_mods;
+    frames__ix_map threads;                /* tid -> aux = index in thr */
+    frames__ix_thread_block *thr;
+    size_t nthr, capthr;
+    frames__ix_map blockset;               /* packed (module, offset, size) */
+    frames_cov_block *blocks;
+    size_t nblocks, capblocks;
+    frames_cov_module *pub;                /* public view of the module table */
+    size_t capppub;
+    frames_cov_info info;
+    int finished;
+    void *actx;
+    frames_error err;
+};
+
+FRAMES_DEF int frames_cov_create(frames_cov **out, void *alloc_ctx, frames_error *err) {
+    frames_cov *c = (frames_cov *)FRAMES_MALLOC(sizeof *c, alloc_ctx);
+    *out = NULL;
+    if (!c) {
+        frames__ix_seterr(err, FRAMES_E_NOMEM, "coverage: out of memory");
+        return FRAMES_E_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    c->actx = alloc_ctx;
+    c->mods.last = FRAMES__IX_NOMOD;
+    frames__ix_clearerr(&c->err);
+    *out = c;
+    return FRAMES_OK;
+}
+
+static int frames__cov_nomem(frames_cov *c) {
+    frames__ix_seterr(&c->err, FRAMES_E_NOMEM, "coverage: out of memory after %llu instructions",
+                      (unsigned long long)c->info.instructions);
+    return FRAMES_E_NOMEM;
+}
+
+FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
+                                     uint64_t base, uint64_t end) {
+    int rc;
+    if (c->finished) {
+        frames__ix_seterr(&c->err, FRAMES_E_STATE, "coverage: module added after finish");
+        return FRAMES_E_STATE;
+    }
+    if (base >= end) {
+        frames__ix_seterr(&c->err, FRAMES_E_INVALID,
+                          "coverage: module range 0x%llx-0x%llx is empty",
+                          (unsigned long long)base, (unsigned long long)end);
+        return FRAMES_E_INVALID;
+    }
+    c->explicit_mods = 1;
+    rc = frames__ix_mods_add(&c->mods, name, name_len, base, end, c->actx);
+    if (rc < 0) return frames__cov_nomem(c);
+    if (rc == 0) {
+        frames__ix_seterr(&c->err, FRAMES_E_LIMIT, "coverage: more than %u modules",
+                          FRAMES__IX_MAXMODS);
+        return FRAMES_E_LIMIT;
+    }
+    return FRAMES_OK;
+}
+
+/* Record the block [start, next) of module m, split into pieces of at most 65535 bytes. */
+static int frames__cov_emit(frames_cov *c, uint64_t start, uint64_t next, uint32_t m) {
+    uint64_t base = c->mods.v[m].base;
+    while (start < next) {
+        uint64_t size = next - start, off = start - base;
+        if (size > 0xffff) size = 0xffff;
+        if (off > 0xffffffffull) {
+            c->info.far_blocks++;
+        } else {
+            uint64_t key = ((uint64_t)m << 48) | (off << 16) | size;
+            int fresh;
+            frames__ix_slot *s = frames__ix_map_put(&c->blockset, key, &fresh, c->actx);
+            if (!s) return frames__cov_nomem(c);
+            if (fresh) {
+                frames_cov_block *b;
+                void *frames__ix_grown;
+                if (FRAMES__IX_GROW(frames_cov_block, c->blocks, c->capblocks, c->nblocks,
+                                    c->actx) < 0)
+                    return frames__cov_nomem(c);
+                b = &c->blocks[c->nblocks++];
+                b->offset = (uint32_t)off;
+                b->size = (uint16_t)size;
+                b->module = (uint16_t)m;
+            }
+        }
+        start += size;
+    }
+    return FRAMES_OK;
+}
+
+static frames__ix_thread_block *frames__cov_thread(frames_cov *c, uint64_t tid) {
+    int fresh;
+    frames__ix_slot *s = frames__ix_map_put(&c->threads, tid, &fresh, c->actx);
+    if (!s) return NULL;
+    if (fresh) {
+        void *frames__ix_grown;
+        if (FRAMES__IX_GROW(frames__ix_thread_block, c->thr, c->capthr, c->nthr, c->actx) < 0)
+            return NULL;
+        s->aux = c->nthr;
+        memset(&c->thr[c->nthr], 0, sizeof c->thr[0]);
+        c->nthr++;
+        c->info.threads++;
+    }
+    return &c->thr[s->aux];
+}
+
+FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
+    frames__ix_thread_block *t;
+    uint64_t pc, len, next;
+    uint32_t m;
+    if (c->finished) {
+        frames__ix_seterr(&c->err, FRAMES_E_STATE, "coverage: frame added after finish");
+        return FRAMES_E_STATE;
+    }
+    if (f->kind == FRAMES_KIND_MODLOAD) {
+        if (!c->explicit_mods &&
+            frames__ix_mods_add_modload(&c->mods, &f->modload, c->actx) < 0)
+            return frames__cov_nomem(c);
+        return FRAMES_OK;
+    }
+    if (f->kind != FRAMES_KIND_STD) return FRAMES_OK;
+    pc = f->std.address;
+    len = f->std.rawbytes.len ? (uint64_t)f->std.rawbytes.len : 1;
+    next = pc + len < pc ? UINT64_MAX : pc + len;
+    c->info.instructions++;
+    m = frames__ix_mods_find(&c->mods, pc);
+    t = frames__cov_thread(c, f->std.thread_id);
+    if (!t) return frames__cov_nomem(c);
+    if (t->open && t->next == pc && t->module == m) {
+        t->next = next;
+        return FRAMES_OK;
+    }
+    if (t->open) {
+        int rc = frames__cov_emit(c, t->start, t->next, t->module);
+        t->open = 0;
+        if (rc < 0) return rc;
+    }
+    if (m == FRAMES__IX_NOMOD) {
+        c->info.outside++;
+        return FRAMES_OK;
+    }
+    t->open = 1;
+    t->start = pc;
+    t->next = next;
+    t->module = m;
+    return FRAMES_OK;
+}
+
+static int frames__cov_block_cmp(const void *a, const void *b) {
+    const frames_cov_block *x = (const frames_cov_block *)a, *y = (const frames_cov_block *)b;
+    if (x->module != y->module) return x->module < y->module ? -1 : 1;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
+    return 0;
+}
+
+FRAMES_DEF int frames_cov_finish(frames_cov *c) {
+    size_t i;
+    if (c->finished) return FRAMES_OK;
+    for (i = 0; i < c->nthr; i++) {
+        if (c->thr[i].open) {
+            int rc = frames__cov_emit(c, c->thr[i].start, c->thr[i].next, c->thr[i].module);
+            c->thr[i].open = 0;
+            if (rc < 0) return rc;
+        }
+    }
+    if (c->nblocks > 1) qsort(c->blocks, c->nblocks, sizeof *c->blocks, frames__cov_block_cmp);
+    c->pub = (frames_cov_module *)FRAMES_MALLOC((c->mods.n ? c->mods.n : 1) * sizeof *c->pub,
+                                                c->actx);
+    if (!c->pub) return frames__cov_nomem(c);
+    for (i = 0; i < c->mods.n; i++) {
+        c->pub[i].name = c->mods.v[i].name;
+        c->pub[i].name_len = c->mods.v[i].name_len;
+        c->pub[i].base = c->mods.v[i].base;
+        c->pub[i].end = c->mods.v[i].end;
+    }
+    c->finished = 1;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info) {
+    *info = c->info;
+    info->modules_ignored = c->mods.ignored;
+    info->nmodules = (uint32_t)c->mods.n;
+    info->nblocks = c->nblocks;
+}
+
+FRAMES_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id) {
+    return c->finished && id < c->mods.n ? &c->pub[id] : NULL;
+}
+
+FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n) {
+    *n = c->nblocks;
+    return c->blocks;
+}
+
+FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c) { return &c->err; }
+
+FRAMES_DEF void frames_cov_free(frames_cov *c) {
+    if (!c) return;
+    frames__ix_mods_free(&c->mods, c->actx);
+    frames__ix_map_free(&c->threads, c->actx);
+    frames__ix_map_free(&c->blockset, c->actx);
+    FRAMES_FREE(c->thr, c->actx);
+    FRAMES_FREE(c->blocks, c->actx);
+    FRAMES_FREE(c->pub, c->actx);
+    FRAMES_FREE(c, c->actx);
+}
+
+#ifndef FRAMES_NO_TEXT
+static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) {
+    char buf[160];
+    int n;
+    va_list ap;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return FRAMES_E_IO;
+    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+    return out(ctx, buf, (size_t)n) ? FRAMES_E_IO : FRAMES_OK;
+}
+
+/* Module path for the table: control characters would split the line. */
+static int frames__ix_put_path(frames_out_fn out, void *ctx, const char *s, size_t n) {
+    char buf[256];
+    size_t i, k = 0;
+    if (n == 0) return out(ctx, "<unnamed>", 9) ? FRAMES_E_IO : FRAMES_OK;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[k++] = (char)(ch < 0x20 || ch == 0x7f ? '?' : ch);
+        if (k == sizeof buf) {
+            if (out(ctx, buf, k)) return FRAMES_E_IO;
+            k = 0;
+        }
+    }
+    return k && out(ctx, buf, k) ? FRAMES_E_IO : FRAMES_OK;
+}
+
+FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx) {
+    size_t i;
+    unsigned char entry[8 * 128];
+    size_t k = 0;
+    if (!c->finished) return FRAMES_E_STATE;
+    if (frames__ix_put(out, ctx,
+                       "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\n"
+                       "Module Table: version 2, count %u\n"
+                       "Columns: id, base, end, entry, checksum, timestamp, path\n",
+                       (unsigned)c->mods.n) < 0)
+        return FRAMES_E_IO;
+    for (i = 0; i < c->mods.n; i++) {
+        const frames__ix_mod *m = &c->mods.v[i];
+        if (frames__ix_put(out, ctx, "%3u, 0x%016llx, 0x%016llx, 0x%016llx, 0x%08x, 0x%08x, ",
+                           (unsigned)i, (unsigned long long)m->base,
+                           (unsigned long long)m->end, 0ull, 0u, 0u) < 0 ||
+            frames__ix_put_path(out, ctx, m->name, m->name_len) < 0 || out(ctx, "\n", 1))
+            return FRAMES_E_IO;
+    }
+    if (frames__ix_put(out, ctx, "BB Table: %llu bbs\n", (unsigned long long)c->nblocks) < 0)
+        return FRAMES_E_IO;
+    for (i = 0; i < c->nblocks; i++) {
+        const frames_cov_block *b = &c->blocks[i];
+        unsigned char *e = entry + k;
+        e[0] = (unsigned char)(b->offset & 0xff);
+        e[1] = (unsigned char)((b->offset >> 8) & 0xff);
+        e[2] = (unsigned char)((b->offset >> 16) & 0xff);
+        e[3] = (unsigned char)(b->offset >> 24);
+        e[4] = (unsigned char)(b->size & 0xff);
+        e[5] = (unsigned char)(b->size >> 8);
+        e[6] = (unsigned char)(b->module & 0xff);
+        e[7] = (unsigned char)(b->module >> 8);
+        k += 8;
+        if (k == sizeof entry) {
+            if (out(ctx, (const char *)entry, k)) return FRAMES_E_IO;
+            k = 0;
+        }
+    }
+    if (k && out(ctx, (const char *)entry, k)) return FRAMES_E_IO;
+    return FRAMES_OK;
+}
+#endif
+
+/* ---------------------------------------------------------------------------------------
+   Tenet
+   --------------------------------------------------------------------------------------- */
+
+FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
+    if (arch == FRAMES_ARCH_I386) return machine == FRAMES_MACH_X86_64 ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
+    if (arch == FRAMES_ARCH_ARM) return FRAMES_TENET_ARM32;
+    return FRAMES_TENET_NONE;
+}
+
+FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a) {
+    switch (a) {
+    case FRAMES_TENET_X86: return "x86";
+    case FRAMES_TENET_AMD64: return "amd64";
+    case FRAMES_TENET_ARM32: return "arm32";
+    default: return "none";
+    }
+}
+
+FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
+    if (!strcmp(name, "x86") || !strcmp(name, "i386")) return FRAMES_TENET_X86;
+    if (!strcmp(name, "amd64") || !strcmp(name, "x86-64") || !strcmp(name, "x86_64"))
+        return FRAMES_TENET_AMD64;
+    if (!strcmp(name, "arm32") || !strcmp(name, "arm")) return FRAMES_TENET_ARM32;
+    return FRAMES_TENET_NONE;
+}
+
+#ifndef FRAMES_NO_TEXT
+/* Register sets in Tenet's order, without the instruction pointer (written last). */
+static const char *const frames__tn_x86[] = {"eax", "ebx", "ecx", "edx", "ebp", "esp", "esi", "edi"};
+static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp", "rsp",
+                                               "rsi", "rdi", "r8",  "r9",  "r10", "r11",
+                                               "r12", "r13", "r14", "r15"};
+static const char *const frames__tn_arm32[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
+                                               "r8", "r9", "r10", "r11", "r12", "sp", "lr"};
+
+struct frames_tenet {
+    const char *const *names;
+    unsigned nregs;
+    const char *ip;
+    uint64_t mask;                  /* register width */
+    uint64_t cur[16];               /* values the lines written so far say */
+    uint32_t known;
+    uint64_t pend[16];              /* values known for the state before the next insn */
+    uint32_t pending;
+    char *mem;                      /* ",mr=0x..:hex" items of the previous instruction */
+    size_t memlen, memcap;
+    frames_tenet_info info;
+    int have_tid;
+    void *actx;
+    frames_error err;
+};
+
+FRAMES_DEF int frames_tenet_create(frames_tenet **out, frames_tenet_arch arch,
+                                   const uint64_t *thread_id, void *alloc_ctx,
+                                   frames_error *err) {
+    frames_tenet *t;
+    *out = NULL;
+    if (arch != FRAMES_TENET_X86 && arch != FRAMES_TENET_AMD64 && arch != FRAMES_TENET_ARM32) {
+        frames__ix_seterr(err, FRAMES_E_INVALID,
+                          "tenet: no Tenet register set for this architecture "
+                          "(Tenet knows x86, amd64 and arm32)");
+        return FRAMES_E_INVALID;
+    }
+    t = (frames_tenet *)FRAMES_MALLOC(sizeof *t, alloc_ctx);
+    if (!t) {
+        frames__ix_seterr(err, FRAMES_E_NOMEM, "tenet: out of memory");
+        return FRAMES_E_NOMEM;
+    }
+    memset(t, 0, sizeof *t);
+    t->actx = alloc_ctx;
+    frames__ix_clearerr(&t->err);
+    if (arch == FRAMES_TENET_X86) {
+        t->names = frames__tn_x86;
+        t->nregs = sizeof frames__tn_x86 / sizeof frames__tn_x86[0];
+        t->ip = "eip";
+        t->mask = 0xffffffffu;
+    } else if (arch == FRAMES_TENET_AMD64) {
+        t->names = frames__tn_amd64;
+        t->nregs = sizeof frames__tn_amd64 / sizeof frames__tn_amd64[0];
+        t->ip = "rip";
+        t->mask = UINT64_MAX;
+    } else {
+        t->names = frames__tn_arm32;
+        t->nregs = sizeof frames__tn_arm32 / sizeof frames__tn_arm32[0];
+        t->ip = "pc";
+        t->mask = 0xffffffffu;
+    }
+    if (thread_id) {
+        t->have_tid = 1;
+        t->info.thread_id = *thread_id;
+        t->info.thread_chosen = 1;
+    }
+    *out = t;
+    return FRAMES_OK;
+}
+
+/* Index of a register name in the set; -1 not in the set, -2 the instruction pointer. */
+static int frames__tn_reg(const frames_tenet *t, frames_bytes name) {
+    char buf[8];
+    size_t i, n = name.len;
+    const uint8_t *p = name.ptr;
+    unsigned r;
+    if (n > 2 && (p[0] == 'R' || p[0] == 'r') && p[1] == '_') {
+        p += 2;
+        n -= 2;
+    }
+    if (n == 0 || n >= sizeof buf) return -1;
+    for (i = 0; i < n; i++) buf[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]);
+    buf[n] = 0;
+    if (!strcmp(buf, t->ip)) return -2;
+    if (t->names == frames__tn_arm32) {
+        if (!strcmp(buf, "r13")) return 13;
+        if (!strcmp(buf, "r14")) return 14;
+        if (!strcmp(buf, "r15")) return -2;
+    }
+    for (r = 0; r < t->nregs; r++)
+        if (!strcmp(buf, t->names[r])) return (int)r;
+    return -1;
+}
+
+static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        int r;
+        if (ops[i].spec != FRAMES_REG) continue;
+        r = frames__tn_reg(t, ops[i].name);
+        if (r == -2) continue;
+        if (r < 0 || ops[i].value.len == 0) {
+            t->info.skipped_operands++;
+            continue;
+        }
+        t->pend[r] = frames__ix_le(ops[i].value) & t->mask;
+        t->pending |= 1u << r;
+    }
+}
+
+static int frames__tn_mem_append(frames_tenet *t, const char *s, size_t n) {
+    if (t->memlen + n + 1 > t->memcap) {
+        size_t ncap = t->memcap ? t->memcap : 256;
+        char *p;
+        while (ncap < t->memlen + n + 1) {
+            if (ncap > (size_t)-1 / 2) return -1;
+            ncap *= 2;
+        }
+        p = (char *)FRAMES_REALLOC(t->mem, ncap, t->actx);
+        if (!p) return -1;
+        t->mem = p;
+        t->memcap = ncap;
+    }
+    memcpy(t->mem + t->memlen, s, n);
+    t->memlen += n;
+    return 0;
+}
+
+/* Queue ",mr=0xADDR:HEX" / ",mw=..." for the memory operands of one list. */
+static int frames__tn_mem(frames_tenet *t, const frames_operand *ops, uint32_t n, int post) {
+    static const char digits[] = "0123456789abcdef";
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        char head[32], hex[128];
+        size_t j, k = 0, hn;
+        if (!(ops[i].spec & FRAMES_MEM) || ops[i].value.len == 0) continue;
+        if (post ? !ops[i].written : !ops[i].read) continue;
+        head[0] = ',';
+        head[1] = 'm';
+        head[2] = post ? 'w' : 'r';
+        head[3] = '=';
+        hn = 4 + frames__ix_hex(head + 4, ops[i].address);
+        head[hn++] = ':';
+        if (frames__tn_mem_append(t, head, hn) < 0) return -1;
+        for (j = 0; j < ops[i].value.len; j++) {
+            hex[k++] = digits[ops[i].value.ptr[j] >> 4];
+            hex[k++] = digits[ops[i].value.ptr[j] & 15];
+            if (k == sizeof hex) {
+                if (frames__tn_mem_append(t, hex, k) < 0) return -1;
+                k = 0;
+            }
+        }
+        if (k && frames__tn_mem_append(t, hex, k) < 0) return -1;
+    }
+    return 0;
+}
+
+FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
+                                      frames_out_fn out, void *ctx) {
+    const frames_std_frame *s = &f->std;
+    char line[16 * 24 + 32];   /* 16 registers of <= 23 bytes ("r15=0x" + 16 digits + ","), pc */
+    size_t n = 0;
+    unsigned r;
+    if (f->kind != FRAMES_KIND_STD) return FRAMES_OK;
+    if (!t->have_tid) {
+        t->have_tid = 1;
+        t->info.thread_chosen = 1;
+        t->info.thread_id = s->thread_id;
+    } else if (s->thread_id != t->info.thread_id) {
+        t->info.other_threads++;
+        return FRAMES_OK;
+    }
+    frames__tn_regs(t, s->pre, s->npre);
+    for (r = 0; r < t->nregs; r++) {
+        uint32_t bit = 1u << r;
+        if ((t->pending & bit) && (!(t->known & bit) || t->cur[r] != t->pend[r])) {
+            size_t k = strlen(t->names[r]);
+            memcpy(line + n, t->names[r], k);
+            line[n + k] = '=';
+            n += k + 1;
+            n += frames__ix_hex(line + n, t->pend[r]);
+            line[n++] = ',';
+            t->cur[r] = t->pend[r];
+            t->known |= bit;
+        }
+    }
+    {
+        size_t k = strlen(t->ip);
+        memcpy(line + n, t->ip, k);
+        line[n + k] = '=';
+        n += k + 1;
+        n += frames__ix_hex(line + n, s->address & t->mask);
+    }
+    if (out(ctx, line, n) || (t->memlen && out(ctx, t->mem, t->memlen)) || out(ctx, "\n", 1)) {
+        frames__ix_seterr(&t->err, FRAMES_E_IO, "tenet: write failed after %llu lines",
+                          (unsigned long long)t->info.lines);
+        return FRAMES_E_IO;
+    }
+    t->info.lines++;
+    t->pending = 0;
+    t->memlen = 0;
+    if (frames__tn_mem(t, s->pre, s->npre, 0) < 0 ||
+        (s->has_post && frames__tn_mem(t, s->post, s->npost, 1) < 0)) {
+        frames__ix_seterr(&t->err, FRAMES_E_NOMEM, "tenet: out of memory");
+        return FRAMES_E_NOMEM;
+    }
+    if (s->has_post) frames__tn_regs(t, s->post, s->npost);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info) {
+    *info = t->info;
+}
+
+FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { return &t->err; }
+
+FRAMES_DEF void frames_tenet_free(frames_tenet *t) {
+    if (!t) return;
+    FRAMES_FREE(t->mem, t->actx);
+    FRAMES_FREE(t, t->actx);
+}
+#endif /* FRAMES_NO_TEXT */
+
+/* ---------------------------------------------------------------------------------------
+   Statistics
+   --------------------------------------------------------------------------------------- */
+
+typedef struct frames__ix_modstat {
+    uint64_t instructions, unique_pcs, covered_bytes;
+} frames__ix_modstat;
+
+struct frames_stats {
+    frames_stats_summary sum;
+    frames__ix_map pcs;            /* pc -> count; aux = length | (module + 1) << 32 */
+    frames__ix_map sys;            /* number -> count */
+    frames__ix_map thr;            /* tid -> aux = index in threads */
+    frames_stats_thread *threads;
+    size_t nthreads, capthreads;
+    frames_stats_count *syscalls;
+    size_t nsyscalls;
+    frames__ix_mods mods;
+    frames__ix_modstat *modstat;
+    size_t capmodstat;
+    frames_stats_module *pubmods;
+    int finished;
+    void *actx;
+    frames_error err;
+};
+
+FRAMES_DEF int frames_stats_create(frames_stats **out, void *alloc_ctx, frames_error *err) {
+    frames_stats *s = (frames_stats *)FRAMES_MALLOC(sizeof *s, alloc_ctx);
+    *out = NULL;
+    if (!s) {
+        frames__ix_seterr(err, FRAMES_E_NOMEM, "stats: out of memory");
+        return FRAMES_E_NOMEM;
+    }
+    memset(s, 0, sizeof *s);
+    s->actx = alloc_ctx;
+    s->mods.last = FRAMES__IX_NOMOD;
+    frames__ix_clearerr(&s->err);
+    *out = s;
+    return FRAMES_OK;
+}
+
+static int frames__st_nomem(frames_stats *s) {
+    frames__ix_seterr(&s->err, FRAMES_E_NOMEM, "stats: out of memory after %llu frames",
+                      (unsigned long long)s->sum.frames);
+    return FRAMES_E_NOMEM;
+}
+
+static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
+    int fresh;
+    frames__ix_slot *slot = frames__ix_map_put(&s->thr, tid, &fresh, s->actx);
+    if (!slot) return NULL;
+    if (fresh) {
+        void *frames__ix_grown;
+        if (FRAMES__IX_GROW(frames_stats_thread, s->threads, s->capthreads, s->nthreads,
+                            s->actx) < 0)
+            return NULL;
+        slot->aux = s->nthreads;
+        memset(&s->threads[s->nthreads], 0, sizeof s->threads[0]);
+        s->threads[s->nthreads].thread_id = tid;
+        s->nthreads++;
+    }
+    return &s->threads[slot->aux];
+}
+
+static int frames__st_instruction(frames_stats *s, const frames_std_frame *f) {
+    int fresh;
+    uint32_t m = frames__ix_mods_find(&s->mods, f->address);
+    frames__ix_slot *slot = frames__ix_map_put(&s->pcs, f->address, &fresh, s->actx);
+    if (!slot) return -1;
+    if (fresh) {
+        uint64_t len = f->rawbytes.len ? (uint64_t)f->rawbytes.len : 1;
+        slot->aux = len | ((uint64_t)(m == FRAMES__IX_NOMOD ? 0 : m + 1) << 32);
+        if (m != FRAMES__IX_NOMOD) {
+            s->modstat[m].unique_pcs++;
+            s->modstat[m].covered_bytes += len;
+        }
+    }
+    slot->count++;
+    if (m == FRAMES__IX_NOMOD) s->sum.outside++;
+    else s->modstat[m].instructions++;
+    return 0;
+}
+
+FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
+    frames_stats_thread *t = NULL;
+    int kind = (int)f->kind;
+    if (s->finished) {
+        frames__ix_seterr(&s->err, FRAMES_E_STATE, "stats: frame added after finish");
+        return FRAMES_E_STATE;
+    }
+    s->sum.frames++;
+    if (kind < 0 || kind > 7) kind = FRAMES_KIND_UNKNOWN;
+    s->sum.by_kind[kind]++;
+    switch (f->kind) {
+    case FRAMES_KIND_STD:
+        s->sum.instructions++;
+        if (frames__st_instruction(s, &f->std) < 0 || !(t = frames__st_thread(s, f->std.thread_id)))
+            return frames__st_nomem(s);
+        t->frames++;
+        t->instructions++;
+        break;
+    case FRAMES_KIND_SYSCALL: {
+        int fresh;
+        frames__ix_slot *slot = frames__ix_map_put(&s->sys, f->syscall.number, &fresh, s->actx);
+        if (!slot || !(t = frames__st_thread(s, f->syscall.thread_id))) return frames__st_nomem(s);
+        slot->count++;
+        t->frames++;
+        t->syscalls++;
+        break;
+    }
+    case FRAMES_KIND_EXCEPTION:
+        if (f->exception.has_thread_id) {
+            if (!(t = frames__st_thread(s, f->exception.thread_id))) return frames__st_nomem(s);
+            t->frames++;
+        }
+        break;
+    case FRAMES_KIND_MODLOAD: {
+        int rc = frames__ix_mods_add_modload(&s->mods, &f->modload, s->actx);
+        if (rc < 0) return frames__st_nomem(s);
+        if (rc > 0) {
+            void *frames__ix_grown;
+            if (FRAMES__IX_GROW(frames__ix_modstat, s->modstat, s->capmodstat, s->mods.n - 1,
+                                s->actx) < 0)
+                return frames__st_nomem(s);
+            memset(&s->modstat[s->mods.n - 1], 0, sizeof s->modstat[0]);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return FRAMES_OK;
+}
+
+static int frames__st_count_key_cmp(const void *a, const void *b) {
+    const frames_stats_count *x = (const frames_stats_count *)a, *y = (const frames_stats_count *)b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int frames__st_thread_cmp(const void *a, const void *b) {
+    const frames_stats_thread *x = (const frames_stats_thread *)a;
+    const frames_stats_thread *y = (const frames_stats_thread *)b;
+    return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+FRAMES_DEF int frames_stats_finish(frames_stats *s) {
+    size_t i, k = 0;
+    if (s->finished) return FRAMES_OK;
+    s->syscalls = (frames_stats_count *)FRAMES_MALLOC((s->sys.len ? s->sys.len : 1) *
+                                                      sizeof *s->syscalls, s->actx);
+    s->pubmods = (frames_stats_module *)FRAMES_MALLOC((s->mods.n ? s->mods.n : 1) *
+                                                      sizeof *s->pubmods, s->actx);
+    if (!s->syscalls || !s->pubmods) return frames__st_nomem(s);
+    for (i = 0; i < s->sys.cap; i++) {
+        if (s->sys.slots[i].used) {
+            s->syscalls[k].key = s->sys.slots[i].key;
+            s->syscalls[k].count = s->sys.slots[i].count;
+            k++;
+        }
+    }
+    s->nsyscalls = k;
+    if (k > 1) qsort(s->syscalls, k, sizeof *s->syscalls, frames__st_count_key_cmp);
+    if (s->nthreads > 1) qsort(s->threads, s->nthreads, sizeof *s->threads, frames__st_thread_cmp);
+    for (i = 0; i < s->mods.n; i++) {
+        frames_stats_module *pm = &s->pubmods[i];
+        pm->name = s->mods.v[i].name;
+        pm->name_len = s->mods.v[i].name_len;
+        pm->base = s->mods.v[i].base;
+        pm->end = s->mods.v[i].end;
+        pm->instructions = s->modstat[i].instructions;
+        pm->unique_pcs = s->modstat[i].unique_pcs;
+        pm->covered_bytes = s->modstat[i].covered_bytes;
+    }
+    s->finished = 1;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum) {
+    *sum = s->sum;
+    sum->unique_pcs = s->pcs.len;
+    sum->threads = s->nthreads;
+    sum->syscall_numbers = s->sys.len;
+    sum->modules = s->mods.n;
+}
+
+/* "a is hotter than b": more executions, then the lower pc. */
+static int frames__st_hotter(const frames_stats_count *a, const frames_stats_count *b) {
+    return a->count != b->count ? a->count > b->count : a->key < b->key;
+}
+
+FRAMES_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max) {
+    size_t i, n = 0;
+    if (max == 0) return 0;
+    /* out[0..n) is a min-heap (coldest at the root) of the hottest seen so far. */
+    for (i = 0; i < s->pcs.cap; i++) {
+        frames_stats_count c;
+        size_t j;
+        if (!s->pcs.slots[i].used) continue;
+        c.key = s->pcs.slots[i].key;
+        c.count = s->pcs.slots[i].count;
+        if (n < max) {
+            j = n++;
+            while (j > 0 && frames__st_hotter(&out[(j - 1) / 2], &c)) {
+                out[j] = out[(j - 1) / 2];
+                j = (j - 1) / 2;
+            }
+            out[j] = c;
+        } else if (frames__st_hotter(&c, &out[0])) {
+            j = 0;
+            for (;;) {
+                size_t l = 2 * j + 1, r = l + 1, m = j;
+                const frames_stats_count *mv = &c;
+                if (l < n && frames__st_hotter(mv, &out[l])) { m = l; mv = &out[l]; }
+                if (r < n && frames__st_hotter(mv, &out[r])) m = r;
+                if (m == j) break;
+                out[j] = out[m];
+                j = m;
+            }
+            out[j] = c;
+        }
+    }
+    /* Heap to hottest-first order (insertion sort: n is small). */
+    for (i = 1; i < n; i++) {
+        frames_stats_count c = out[i];
+        size_t j = i;
+        while (j > 0 && frames__st_hotter(&c, &out[j - 1])) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = c;
+    }
+    return n;
+}
+
+FRAMES_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n) {
+    *n = s->finished ? s->nsyscalls : 0;
+    return s->syscalls;
+}
+
+FRAMES_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n) {
+    *n = s->nthreads;
+    return s->threads;
+}
+
+FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n) {
+    *n = s->finished ? s->mods.n : 0;
+    return s->pubmods;
+}
+
+FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s) { return &s->err; }
+
+FRAMES_DEF void frames_stats_free(frames_stats *s) {
+    if (!s) return;
+    frames__ix_map_free(&s->pcs, s->actx);
+    frames__ix_map_free(&s->sys, s->actx);
+    frames__ix_map_free(&s->thr, s->actx);
+    frames__ix_mods_free(&s->mods, s->actx);
+    FRAMES_FREE(s->threads, s->actx);
+    FRAMES_FREE(s->syscalls, s->actx);
+    FRAMES_FREE(s->modstat, s->actx);
+    FRAMES_FREE(s->pubmods, s->actx);
+    FRAMES_FREE(s, s->actx);
+}
+
+/* ---------------------------------------------------------------------------------------
+   Slicing and splitting
+   --------------------------------------------------------------------------------------- */
+
+FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt) {
+    memset(flt, 0, sizeof *flt);
+    flt->end = UINT64_MAX;
+}
+
+FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f) {
+    int has_pc = 0, has_tid = 0;
+    uint64_t pc = 0, tid = 0;
+    if (!flt->has_pc && !flt->has_tid) return 1;
+    switch (f->kind) {
+    case FRAMES_KIND_MODLOAD: return 1;
+    case FRAMES_KIND_STD:
+        has_pc = has_tid = 1;
+        pc = f->std.address;
+        tid = f->std.thread_id;
+        break;
+    case FRAMES_KIND_SYSCALL:
+        has_pc = has_tid = 1;
+        pc = f->syscall.address;
+        tid = f->syscall.thread_id;
+        break;
+    case FRAMES_KIND_EXCEPTION:
+        has_pc = f->exception.has_from_addr;
+        pc = f->exception.from_addr;
+        has_tid = f->exception.has_thread_id;
+        tid = f->exception.thread_id;
+        break;
+    default:
+        break;
+    }
+    if (flt->has_pc && (!has_pc || pc < flt->pc_lo || pc >= flt->pc_hi)) return 0;
+    if (flt->has_tid && (!has_tid || tid != flt->thread_id)) return 0;
+    return 1;
+}
+
+FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
+                            frames_progress_fn progress, void *progress_ctx,
+                            uint64_t *copied, frames_error *err) {
+    frames_decoder dec;
+    frames_raw raw;
+    frames_frame f;
+    uint64_t n = 0;
+    int rc, filter = flt->has_pc || flt->has_tid;
+    if (copied) *copied = 0;
+    if (flt->first >= flt->end) return FRAMES_OK;
+    if (frames_reader_tell(r) != flt->first) {
+        rc = frames_reader_seek(r, flt->first);
+        if (rc == FRAMES_E_RANGE) return FRAMES_OK;   /* starts past the end: nothing */
+        if (rc == FRAMES_E_UNSUPPORTED && frames_reader_tell(r) < flt->first) {
+            while (frames_reader_tell(r) < flt->first) {   /* stream: read forward */
+                rc = frames_reader_next_raw(r, &raw);
+                if (rc == 0) return FRAMES_OK;
+                if (rc < 0) goto reader_failed;
+            }
+        } else if (rc < 0) {
+            goto reader_failed;
+        }
+    }
+    frames_decoder_init(&dec, NULL, 0, NULL);
+    while (frames_reader_tell(r) < flt->end) {
+        uint64_t index = frames_reader_tell(r);
+        rc = frames_reader_next_raw(r, &raw);
+        if (rc == 0) break;
+        if (rc < 0) {
+            frames_decoder_free(&dec);
+            goto reader_failed;
+        }
+        if (progress && (index & 4095) == 0) progress(progress_ctx, index);
+        if (filter) {
+            frames_error derr;
+            rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, &derr);
+            if (rc < 0) {
+                frames__ix_seterr(err, rc, "slice: frame %llu at offset %llu does not decode: %s",
+                                  (unsigned long long)index, (unsigned long long)raw.offset,
+                                  derr.message);
+                if (err) {
+                    err->frame = index;
+                    err->offset = raw.offset;
+                }
+                frames_decoder_free(&dec);
+                return rc;
+            }
+            if (!frames_slice_match(flt, &f)) continue;
+        }
+        rc = frames_writer_add_encoded(w, raw.payload.ptr, raw.payload.len);
+        if (rc < 0) {
+            if (err) *err = *frames_writer_error(w);
+            frames_decoder_free(&dec);
+            return rc;
+        }
+        n++;
+        if (copied) *copied = n;
+    }
+    frames_decoder_free(&dec);
+    return FRAMES_OK;
+reader_failed:
+    if (err) *err = *frames_reader_error(r);
+    return rc;
+}
+
+FRAMES_DEF uint64_t frames_split_alignment(frames_reader *r) {
+    frames_reader_info st;
+    if (frames_reader_stat(r, &st) == FRAMES_OK && st.toc_used && st.frames_per_toc > 0)
+        return st.frames_per_toc;
+    return 1;
+}
+
+FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
+                                        uint64_t *bounds) {
+    uint64_t blocks, k, i;
+    if (nframes == 0 || chunks == 0) return 0;
+    if (align == 0) align = 1;
+    blocks = nframes / align + (nframes % align != 0);
+    k = chunks < blocks ? chunks : blocks;
+    if (k > 0xffffffffull) k = 0xffffffffull;
+    /* Range i gets whole blocks [i*blocks/k, (i+1)*blocks/k), computed without overflow:
+       blocks = q*k + rem, so i*blocks/k = i*q + i*rem/k with i <= k < 2^32 and rem < k. */
+    for (i = 0; i <= k; i++) {
+        uint64_t q = blocks / k, rem = blocks % k;
+        uint64_t b = i * q + i * rem / k;
+        uint64_t frame = b > nframes / align ? nframes : b * align;
+        bounds[i] = frame > nframes ? nframes : frame;
+    }
+    bounds[k] = nframes;
+    return k;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRAMES_INTEROP_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_INTEROP_IMPLEMENTATION */
+
+/*
+   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
+   distribution; the full text: permission is granted, free of charge, to deal in the
+   software without restriction, provided the copyright notice and this permission notice
+   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
+   KIND.
+*/

@@ -1,0 +1,428 @@
+/* test_vprof: frames_vprof.h and `frames vprof` on traces written here with answers
+   worked out by hand (comments give the reasoning per frame), on the caps, and on the
+   reference vectors r11 (one load, derived from its .txt dump) and r10 (no operands). */
+#include "frames.h"
+#include "frames_vprof.h"
+
+#include "testutil.h"
+
+/* ---- building traces */
+
+#define MAXOPS 8
+
+typedef struct tframe {
+    uint64_t pc;
+    frames_operand pre[MAXOPS], post[MAXOPS];
+    uint32_t npre, npost;
+} tframe;
+
+static frames_operand mem_op(uint64_t addr, const void *value, size_t len, int read,
+                             int written) {
+    frames_operand op;
+    memset(&op, 0, sizeof op);
+    op.spec = FRAMES_MEM;
+    op.address = addr;
+    op.read = (uint8_t)read;
+    op.written = (uint8_t)written;
+    op.bit_length = (int32_t)(8 * len);
+    op.value = frames_bytes_of(value, len);
+    return op;
+}
+
+static tframe *tf_new(tframe *f, uint64_t pc) {
+    memset(f, 0, sizeof *f);
+    f->pc = pc;
+    return f;
+}
+
+/* A load frame: mem operand read in the pre list (pintraces' convention). */
+static tframe *tf_load(tframe *f, uint64_t pc, uint64_t addr, const void *v, size_t n) {
+    tf_new(f, pc)->pre[f->npre++] = mem_op(addr, v, n, 1, 0);
+    return f;
+}
+
+/* A store frame: mem operand written in the post list. */
+static tframe *tf_store(tframe *f, uint64_t pc, uint64_t addr, const void *v, size_t n) {
+    tf_new(f, pc)->post[f->npost++] = mem_op(addr, v, n, 0, 1);
+    return f;
+}
+
+static void to_frame(const tframe *t, frames_frame *f) {
+    memset(f, 0, sizeof *f);
+    f->kind = FRAMES_KIND_STD;
+    f->std.address = t->pc;
+    f->std.thread_id = 1;
+    f->std.rawbytes = frames_bytes_of("\x90", 1);
+    f->std.pre = t->pre;
+    f->std.npre = t->npre;
+    f->std.post = t->post;
+    f->std.npost = t->npost;
+    f->std.has_post = 1;
+}
+
+typedef struct tracebuf {
+    frames_writer *w;
+    frames_vprof *vp;   /* also fed directly, to compare the API with the file path */
+} tracebuf;
+
+static void tb_add(tracebuf *tb, const tframe *t) {
+    frames_frame f;
+    to_frame(t, &f);
+    assert_int_equal(frames_writer_add(tb->w, &f), FRAMES_OK);
+    if (tb->vp) assert_int_equal(frames_vprof_add_frame(tb->vp, &f), FRAMES_OK);
+}
+
+static const uint8_t V1234[4] = {0x11, 0x22, 0x33, 0x44};
+static const uint8_t V1235[4] = {0x11, 0x22, 0x33, 0x55};
+static const uint8_t ZERO8[8] = {0};
+static const uint8_t ONE[4] = {1, 0, 0, 0};
+static const uint8_t SEVEN[4] = {7, 0, 0, 0};
+static const uint8_t EIGHT[4] = {8, 0, 0, 0};
+
+#define A 0x1000u
+#define B 0x2000u
+#define C 0x3000u
+#define D 0x4000u
+#define E 0x5000u
+
+/* Writes the hand-computed trace to path; the expected answers are in test_hand_trace. */
+static void write_hand_trace(const char *path, frames_vprof *direct) {
+    tracebuf tb;
+    tframe t;
+    frames_error err;
+    frames_frame other;
+    uint8_t simd[16], simd2[16], b55 = 0x55, b99 = 0x99;
+    int i;
+    for (i = 0; i < 16; i++) simd[i] = simd2[i] = (uint8_t)(i + 1);
+    simd2[15] = 0xff;
+    tb.vp = direct;
+    assert_int_equal(frames_writer_open_path(&tb.w, path, NULL, NULL, &err), FRAMES_OK);
+
+    /* a modload frame: counts as a frame, has no accesses */
+    memset(&other, 0, sizeof other);
+    other.kind = FRAMES_KIND_MODLOAD;
+    other.modload.module_name = frames_str("/bin/x");
+    other.modload.low_address = 0x1000;
+    other.modload.high_address = 0x1fff;
+    assert_int_equal(frames_writer_add(tb.w, &other), FRAMES_OK);
+    if (direct) assert_int_equal(frames_vprof_add_frame(direct, &other), FRAMES_OK);
+
+    tb_add(&tb, tf_load(&t, 0x10, A, V1234, 4));  /* F1  first load of A: not redundant */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1234, 4));  /* F2  redundant (1) */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1234, 4));  /* F3  redundant (2) */
+    tb_add(&tb, tf_store(&t, 0x20, A, V1234, 4)); /* F4  old value known from loads: silent (1) */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1234, 4));  /* F5  a (silent) store in between: not redundant */
+    tb_add(&tb, tf_load(&t, 0x30, A + 2, V1234 + 2, 2)); /* F6 first load at A+2 */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1234, 4));  /* F7  overlapping load at A+2 is no store: redundant (3) */
+    tb_add(&tb, tf_store(&t, 0x40, A + 3, &b55, 1)); /* F8 known 0x44 -> 0x55: checked, not silent;
+                                                        ends the loads at A and A+2 */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1235, 4));  /* F9  not redundant */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1235, 2));  /* F10 other size at A: not redundant */
+    tb_add(&tb, tf_store(&t, 0xc0, A + 2, &b99, 1)); /* F10b adjacent to [A, A+2): checked, not silent */
+    tb_add(&tb, tf_load(&t, 0x10, A, V1235, 2));  /* F11 redundant (4): F10b did not touch [A, A+2) */
+    tb_add(&tb, tf_load(&t, 0x50, B, ZERO8, 8));  /* F12 zero (1) */
+    tb_add(&tb, tf_load(&t, 0x50, B, ZERO8, 8));  /* F13 zero (2), redundant (5) */
+    tb_add(&tb, tf_store(&t, 0x60, C, ONE, 4));   /* F14 C never seen: unchecked */
+    tb_add(&tb, tf_store(&t, 0x60, C, ONE, 4));   /* F15 known from F14: silent (2) */
+
+    /* F16 old value observed in the pre list (read = written = false), same value: silent (3) */
+    tf_new(&t, 0x70);
+    t.pre[t.npre++] = mem_op(D, SEVEN, 4, 0, 0);
+    t.post[t.npost++] = mem_op(D, SEVEN, 4, 0, 1);
+    tb_add(&tb, &t);
+    /* F17 observed 7, writes 8: checked, not silent */
+    tf_new(&t, 0x70);
+    t.pre[t.npre++] = mem_op(D, SEVEN, 4, 0, 0);
+    t.post[t.npost++] = mem_op(D, EIGHT, 4, 0, 1);
+    tb_add(&tb, &t);
+    /* F18 read-modify-write listed in pre only: a load (first at C: not redundant), then a
+       store of unknown value (1) that makes C's content unknown */
+    tf_new(&t, 0x80);
+    t.pre[t.npre++] = mem_op(C, ONE, 4, 1, 1);
+    tb_add(&tb, &t);
+    tb_add(&tb, tf_store(&t, 0x60, C, ONE, 4));   /* F19 content unknown again: unchecked */
+
+    tb_add(&tb, tf_load(&t, 0x90, E, simd, 16));  /* F20 SIMD load: first */
+    tb_add(&tb, tf_load(&t, 0x90, E, simd, 16));  /* F21 redundant (6) */
+    tb_add(&tb, tf_load(&t, 0x90, E, simd2, 16)); /* F22 last byte differs: not redundant */
+
+    /* F23 registers only: ignored */
+    tf_new(&t, 0x95);
+    t.pre[0].spec = FRAMES_REG;
+    t.pre[0].name = frames_str("R_EAX");
+    t.pre[0].read = 1;
+    t.pre[0].value = frames_bytes_of(ONE, 4);
+    t.pre[0].bit_length = 32;
+    t.npre = 1;
+    tb_add(&tb, &t);
+    tb_add(&tb, tf_load(&t, 0xa0, A, NULL, 0));   /* F24 load without value: skipped */
+
+    /* F25 store without value, bit_length 32 at B: unknown value (2), ends the load at B */
+    tf_new(&t, 0xb0);
+    t.post[t.npost] = mem_op(B, NULL, 0, 0, 1);
+    t.post[t.npost++].bit_length = 32;
+    tb_add(&tb, &t);
+    tb_add(&tb, tf_load(&t, 0x50, B, ZERO8, 8));  /* F26 zero (3), not redundant */
+
+    assert_int_equal(frames_writer_close(tb.w), FRAMES_OK);
+}
+
+static void check_row(const frames_vprof_insn *r, uint64_t pc, uint64_t loads, uint64_t red,
+                      uint64_t zero, uint64_t stores, uint64_t checked, uint64_t silent) {
+    assert_int_equal(r->address, pc);
+    assert_int_equal(r->loads, loads);
+    assert_int_equal(r->redundant_loads, red);
+    assert_int_equal(r->zero_loads, zero);
+    assert_int_equal(r->stores, stores);
+    assert_int_equal(r->checked_stores, checked);
+    assert_int_equal(r->silent_stores, silent);
+}
+
+static void check_hand_answers(frames_vprof *vp) {
+    const frames_vprof_stats *s = frames_vprof_stats_get(vp);
+    frames_vprof_insn rows[16];
+    size_t n;
+    assert_int_equal(s->frames, 28);      /* the modload and F1-F26 with F10b */
+    assert_int_equal(s->std_frames, 27);
+    assert_int_equal(s->loads, 16);   /* F1-3,5-7,9-11,12,13,18,20-22,26 */
+    assert_int_equal(s->redundant_loads, 6);
+    assert_int_equal(s->zero_loads, 3);
+    assert_int_equal(s->stores, 10);  /* F4,8,10b,14-19,25 */
+    assert_int_equal(s->checked_stores, 6); /* F4,8,10b,15,16,17 */
+    assert_int_equal(s->silent_stores, 3);
+    assert_int_equal(s->unknown_value_stores, 2);
+    assert_int_equal(s->skipped_operands, 1);
+    assert_int_equal(s->instructions, 11);
+    assert_int_equal(s->untracked_accesses, 0);
+    assert_false(s->address_cap_hit);
+    assert_false(s->instruction_cap_hit);
+
+    n = frames_vprof_top(vp, FRAMES_VPROF_REDUNDANT_LOADS, rows, 16);
+    assert_int_equal(n, 3);
+    check_row(&rows[0], 0x10, 8, 4, 0, 0, 0, 0);
+    check_row(&rows[1], 0x50, 3, 1, 3, 0, 0, 0);  /* tie with 0x90: lower address first */
+    check_row(&rows[2], 0x90, 3, 1, 0, 0, 0, 0);
+    n = frames_vprof_top(vp, FRAMES_VPROF_SILENT_STORES, rows, 16);
+    assert_int_equal(n, 3);
+    check_row(&rows[0], 0x20, 0, 0, 0, 1, 1, 1);
+    check_row(&rows[1], 0x60, 0, 0, 0, 3, 1, 1);
+    check_row(&rows[2], 0x70, 0, 0, 0, 2, 2, 1);
+    n = frames_vprof_top(vp, FRAMES_VPROF_ZERO_LOADS, rows, 16);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].address, 0x50);
+    n = frames_vprof_top(vp, FRAMES_VPROF_STORES, rows, 2);   /* truncated top */
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].address, 0x60);
+    assert_int_equal(rows[1].address, 0x70);
+    n = frames_vprof_top(vp, FRAMES_VPROF_ACCESSES, rows, 16);
+    assert_int_equal(n, 11);
+    check_row(&rows[10], 0xc0, 0, 0, 0, 1, 1, 0);   /* 0xc0 ties at 1 with the highest address */
+    n = frames_vprof_top(vp, FRAMES_VPROF_ACCESSES, rows, 0);
+    assert_int_equal(n, 0);
+}
+
+static void test_hand_trace(void **state) {
+    const char *path = tu_tmp_path(".frames");
+    frames_vprof *direct, *fromfile;
+    frames_reader *r;
+    frames_error err;
+    frames_frame f;
+    int rc;
+    (void)state;
+    assert_int_equal(frames_vprof_open(&direct, NULL, &err), FRAMES_OK);
+    write_hand_trace(path, direct);
+    check_hand_answers(direct);
+    /* the same through the file */
+    assert_int_equal(frames_vprof_open(&fromfile, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), FRAMES_OK);
+    while ((rc = frames_reader_next(r, &f)) > 0)
+        assert_int_equal(frames_vprof_add_frame(fromfile, &f), FRAMES_OK);
+    assert_int_equal(rc, 0);
+    check_hand_answers(fromfile);
+    frames_reader_close(r);
+    frames_vprof_close(direct);
+    frames_vprof_close(fromfile);
+    remove(path);
+}
+
+/* The command prints the same figures (JSON and text). */
+static void test_cli_hand_trace(void **state) {
+    const char *path = tu_tmp_path(".frames");
+    char *out;
+    int st;
+    (void)state;
+    write_hand_trace(path, NULL);
+    out = tu_run(&st, "%s vprof --json --top 2 %s", tu_frames_bin(), path);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"loads\":16,\"redundant_loads\":6,\"zero_loads\":3,\"stores\":10,"
+                                "\"checked_stores\":6,\"silent_stores\":3,\"unknown_value_stores\":2,"
+                                "\"skipped_operands\":1,\"instructions\":11"));
+    assert_non_null(strstr(out, "\"top_redundant_loads\":[{\"address\":\"0x10\",\"loads\":8,"
+                                "\"redundant_loads\":4,"));
+    /* 4 of 8 loads of the row, 4 of the 6 redundant loads */
+    assert_non_null(strstr(out, "\"percent_of_row\":50.0000,\"percent_of_total\":66.6667}"));
+    assert_non_null(strstr(out, "\"top_zero_loads\":[{\"address\":\"0x50\""));
+    assert_null(strstr(out, "\"address\":\"0x90\""));   /* --top 2 cut it */
+    free(out);
+    out = tu_run(&st, "%s vprof %s", tu_frames_bin(), path);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "  redundant          6 (37.50% of loads)"));
+    assert_non_null(strstr(out, "  silent             3 (50.00% of stores with a known old value)"));
+    assert_non_null(strstr(out, "  0x0000000000000010            8            4   50.00%   66.67%"));
+    free(out);
+    out = tu_run(&st, "cat %s | %s vprof --top 0 -", path, tu_frames_bin());
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "loads                16"));
+    assert_null(strstr(out, "top instructions"));
+    free(out);
+    remove(path);
+}
+
+/* Caps: with room for 2 addresses the third is untracked and reported. */
+static void test_caps(void **state) {
+    frames_vprof_options o;
+    frames_vprof *vp;
+    frames_error err;
+    const frames_vprof_stats *s;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    (void)state;
+    frames_vprof_options_default(&o);
+    o.max_addresses = 2;
+    o.max_instructions = 1;
+    assert_int_equal(frames_vprof_open(&vp, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_vprof_load(vp, 0x10, 0x100, v, 8), FRAMES_OK);
+    assert_int_equal(frames_vprof_load(vp, 0x10, 0x200, v, 8), FRAMES_OK);
+    assert_int_equal(frames_vprof_load(vp, 0x20, 0x300, v, 8), FRAMES_OK); /* untracked */
+    assert_int_equal(frames_vprof_load(vp, 0x20, 0x300, v, 8), FRAMES_OK); /* untracked: not redundant */
+    assert_int_equal(frames_vprof_load(vp, 0x10, 0x100, v, 8), FRAMES_OK); /* redundant */
+    s = frames_vprof_stats_get(vp);
+    assert_int_equal(s->loads, 5);
+    assert_int_equal(s->redundant_loads, 1);
+    assert_int_equal(s->untracked_accesses, 2);
+    assert_true(s->address_cap_hit);
+    assert_int_equal(s->load_addresses, 2);
+    assert_int_equal(s->content_granules, 2);
+    assert_true(s->instruction_cap_hit);
+    assert_int_equal(s->instructions, 1);
+    assert_int_equal(s->untracked_instructions, 2);
+    frames_vprof_close(vp);
+    o.max_addresses = 0;
+    assert_int_equal(frames_vprof_open(&vp, &o, &err), FRAMES_E_INVALID);
+    assert_null(vp);
+}
+
+/* Content is byte-exact across granules and sizes; wrapping ranges are skipped. */
+static void test_bytes_and_edges(void **state) {
+    frames_vprof *vp;
+    frames_error err;
+    const frames_vprof_stats *s;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[2] = {8, 9};
+    (void)state;
+    assert_int_equal(frames_vprof_open(&vp, NULL, &err), FRAMES_OK);
+    /* 8 bytes at 0x1004 span two granules; a 2-byte store inside equal to them is silent */
+    frames_vprof_observe(vp, 0x1004, v, 8);
+    frames_vprof_store(vp, 0x1, 0x1007, v + 3, 2);
+    /* one byte past the observed range: unchecked */
+    frames_vprof_store(vp, 0x2, 0x100b, w, 2);
+    /* a load ending exactly where a store begins survives it */
+    frames_vprof_load(vp, 0x3, 0x2000, v, 8);
+    frames_vprof_store(vp, 0x4, 0x2008, v, 1);
+    frames_vprof_load(vp, 0x3, 0x2000, v, 8);
+    /* a store at the last byte of an 8-byte load that starts 7 bytes before it ends it */
+    frames_vprof_store(vp, 0x4, 0x2007, v + 7, 1);
+    frames_vprof_load(vp, 0x3, 0x2000, v, 8);
+    /* ranges that would wrap past the top of the address space are skipped */
+    frames_vprof_load(vp, 0x5, UINT64_MAX - 3, v, 8);
+    frames_vprof_load(vp, 0x5, 0, v, FRAMES_VPROF_MAX_ACCESS + 1);
+    s = frames_vprof_stats_get(vp);
+    assert_int_equal(s->stores, 4);
+    assert_int_equal(s->checked_stores, 2);  /* 0x1007 and 0x2007 */
+    assert_int_equal(s->silent_stores, 2);   /* 0x2007 writes the 8 it loaded */
+    assert_int_equal(s->loads, 3);
+    assert_int_equal(s->redundant_loads, 1);
+    assert_int_equal(s->skipped_operands, 2);
+    frames_vprof_close(vp);
+}
+
+/* r11 (from its .txt dump): frame 0 modload, frame 1 registers only, frame 2 loads 4
+   bytes be ba fe ca from 0x8049000 at pc 0x8048102 (134512898), frame 3 a syscall. */
+static void test_vector_r11(void **state) {
+    frames_reader *r;
+    frames_vprof *vp;
+    frames_error err;
+    frames_frame f;
+    frames_vprof_insn row;
+    const frames_vprof_stats *s;
+    char *out;
+    int st;
+    (void)state;
+    assert_int_equal(frames_reader_open_path(&r, tu_shared("vectors/frames/r11_pintraces_like_x86.frames"),
+                                             NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_vprof_open(&vp, NULL, &err), FRAMES_OK);
+    while (frames_reader_next(r, &f) > 0) assert_int_equal(frames_vprof_add_frame(vp, &f), FRAMES_OK);
+    s = frames_vprof_stats_get(vp);
+    assert_int_equal(s->frames, 4);
+    assert_int_equal(s->std_frames, 2);
+    assert_int_equal(s->loads, 1);
+    assert_int_equal(s->redundant_loads, 0);
+    assert_int_equal(s->zero_loads, 0);
+    assert_int_equal(s->stores, 0);
+    assert_int_equal(s->instructions, 1);
+    assert_int_equal(frames_vprof_top(vp, FRAMES_VPROF_LOADS, &row, 1), 1);
+    assert_int_equal(row.address, 134512898);
+    assert_int_equal(row.loads, 1);
+    frames_vprof_close(vp);
+    frames_reader_close(r);
+    out = tu_run(&st, "%s vprof --json %s", tu_frames_bin(),
+                 tu_shared("vectors/frames/r11_pintraces_like_x86.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"frames\":4,\"std_frames\":2,\"loads\":1,\"redundant_loads\":0,"
+                                "\"zero_loads\":0,\"stores\":0,"));
+    free(out);
+}
+
+/* r10: 10,001 nop frames without operands. */
+static void test_vector_r10(void **state) {
+    char *out;
+    int st;
+    (void)state;
+    out = tu_run(&st, "%s vprof --json %s", tu_frames_bin(),
+                 tu_shared("vectors/frames/r10_default_m_n10001.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"frames\":10001,\"std_frames\":10001,\"loads\":0,"));
+    free(out);
+}
+
+static void test_cli_errors(void **state) {
+    char *out;
+    int st;
+    (void)state;
+    out = tu_run(&st, "%s vprof 2>&1", tu_frames_bin());
+    assert_int_equal(st, 2);
+    free(out);
+    out = tu_run(&st, "%s vprof --top x %s 2>&1", tu_frames_bin(),
+                 tu_shared("vectors/frames/r11_pintraces_like_x86.frames"));
+    assert_int_equal(st, 2);
+    free(out);
+    out = tu_run(&st, "%s vprof /nonexistent/trace.frames 2>&1", tu_frames_bin());
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(out, "frames vprof: "));
+    free(out);
+    out = tu_run(&st, "%s vprof --help", tu_frames_bin());
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "usage: frames vprof"));
+    free(out);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_trace),
+        cmocka_unit_test(test_cli_hand_trace),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_bytes_and_edges),
+        cmocka_unit_test(test_vector_r11),
+        cmocka_unit_test(test_vector_r10),
+        cmocka_unit_test(test_cli_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

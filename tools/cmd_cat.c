@@ -1,0 +1,86 @@
+/* frames cat: decode every frame into the model and encode it again with the writer.
+   The output is byte-identical to the input for traces the upstream writer finished, and
+   an unfinished input comes out as the trace upstream would have written had it finished. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char cat_usage[] =
+    "usage: frames cat IN OUT [--version N] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
+    "                         [--frames-per-toc M]\n"
+    "\n"
+    "Decode every frame of IN (a file, or - for standard input) and write it again to OUT\n"
+    "(- for standard output, which cannot be finished: the trace is left unfinished, and\n"
+    "every reader in the spec reads it). The meta frame is decoded and encoded too.\n"
+    "By default OUT keeps IN's version (1 becomes 3), arch, machine, frames per TOC entry\n"
+    "and TOC convention (libtrace when IN has none).\n"
+    "Exit status: 0 ok, 1 unreadable input or a frame that does not decode, 2 usage.\n";
+
+static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
+    frames_frame f;
+    int rc;
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
+        if (frames_writer_add(w, &f) < 0) return cli_lib_error(frames_writer_error(w));
+    }
+    if (rc < 0) {
+        cli_lib_error(frames_reader_error(r));
+        return cli_fail(CLI_DATA, "stopped at frame %llu: the output holds the frames before it",
+                        (unsigned long long)frames_reader_tell(r) - 1);
+    }
+    return CLI_OK;
+}
+
+static int cat(frames_reader *r, const char *out, const frames_writer_options *cmdline,
+               unsigned given) {
+    frames_writer_options o;
+    frames_writer *w;
+    frames_error err;
+    uint64_t rejects = 0;
+    int status, rc;
+    frames_writer_options_like(r, &o);
+    o.meta_raw = frames_bytes_of(NULL, 0); /* re-encode the meta from the model */
+    o.encode_flags = FRAMES_ENC_LENIENT;   /* reproduce what was read, even odd frames */
+    cli_apply_writer_options(&o, cmdline, given);
+    if (frames_writer_open_path(&w, out, &o, frames_reader_meta(r), &err) < 0)
+        return cli_lib_error(&err);
+    status = copy_frames(r, w, &rejects);
+    rc = frames_writer_close(w);
+    if (rc == FRAMES_UNFINISHED)
+        cli_warn("%s cannot seek: the trace was left unfinished (no TOC, n = 0, T = 0)", out);
+    else if (rc < 0)
+        status = cli_fail(CLI_DATA, "%s: cannot finish the trace", out);
+    if (rejects)
+        cli_warn("%llu frames are written as read, but BAP's reader (piqirun) rejects them",
+                 (unsigned long long)rejects);
+    return status;
+}
+
+int cmd_cat(int argc, char **argv) {
+    frames_writer_options cmdline;
+    const char *paths[2] = {NULL, NULL};
+    unsigned given = 0;
+    frames_reader *r;
+    int i, npaths = 0, status;
+    if (cli_wants_help(argc, argv)) {
+        fputs(cat_usage, stdout);
+        return CLI_OK;
+    }
+    frames_writer_options_default(&cmdline);
+    for (i = 1; i < argc; i++) {
+        int used = cli_writer_option(argc, argv, &i, &cmdline, &given);
+        if (used == CLI_USAGE) return CLI_USAGE;
+        if (used) continue;
+        if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
+        if (npaths == 2) return cli_usage_error("too many arguments");
+        paths[npaths++] = argv[i];
+    }
+    if (npaths != 2) return cli_usage_error("need IN and OUT");
+    if (strcmp(paths[0], "-") && strcmp(paths[1], "-") && cli_same_file(paths[0], paths[1]))
+        return cli_usage_error("IN and OUT are the same file (use 'frames fix' to rewrite in place)");
+    if (!(r = cli_open_reader(paths[0], NULL))) return CLI_DATA;
+    status = cat(r, paths[1], &cmdline, given);
+    cli_reader_warnings(r);
+    frames_reader_close(r);
+    return status;
+}

@@ -1,0 +1,110 @@
+/* frames dump: every frame as protobuf text (the blocks of the reference dumps), JSON
+   Lines, or the instruction addresses alone. */
+#include <string.h>
+
+#include "cli.h"
+
+enum dump_format { DUMP_PBTEXT, DUMP_JSON, DUMP_PC, DUMP_JSONL };
+
+static const char dump_usage[] =
+    "usage: frames dump [--pbtext | --json | --jsonl | --pc] FILE|-\n"
+    "\n"
+    "Print every frame of a trace on standard output.\n"
+    "  --pbtext  (default) a 'meta {' block, then 'frame N @ 0xOFF size S {' blocks holding\n"
+    "            the message in protobuf text format, as 'protoc --decode=frame' prints it\n"
+    "  --json    JSON Lines: a meta object, then one object per frame (bytes in hex)\n"
+    "  --jsonl   one JSON object per operand (frame, pc, tid, kind, name/address, read/\n"
+    "            written, value hex), the same members in every row (docs/jsonl.md)\n"
+    "  --pc      the address of every std_frame, 16 lowercase hex digits per line\n"
+    "Exit status: 0 ok (also when a truncated tail was dropped: warning on stderr),\n"
+    "1 unreadable input or undecodable frames, 2 usage error.\n";
+
+static void print_header_comment(FILE *out, frames_reader *r) {
+    const frames_header *h = frames_reader_header(r);
+    const char *arch = frames_arch_name(h->arch);
+    fprintf(out, "# version %llu, arch %llu (%s), machine %llu, header frames %llu, toc 0x%llx\n",
+            (unsigned long long)h->version, (unsigned long long)h->arch, arch ? arch : "?",
+            (unsigned long long)h->machine, (unsigned long long)h->nframes,
+            (unsigned long long)h->toc_offset);
+}
+
+static int print_meta(FILE *out, frames_reader *r, enum dump_format fmt) {
+    const frames_meta *m = frames_reader_meta(r);
+    if (!m) return 0;
+    if (fmt == DUMP_PBTEXT) {
+        fputs("meta {\n", out);
+        frames_print_meta_pbtext(m, 2, frames_out_file, out);
+        fputs("}\n", out);
+    } else if (fmt == DUMP_JSON) {
+        fputs("{\"meta\":", out);
+        frames_print_meta_json(m, frames_out_file, out);
+        fputs("}\n", out);
+    }
+    return 0;
+}
+
+static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
+                        enum dump_format fmt) {
+    if (fmt == DUMP_JSONL) {
+        frames_print_operand_rows_jsonl(f, raw->index, frames_out_file, out);
+    } else if (fmt == DUMP_PC) {
+        if (f->present & (1u << FRAMES_KIND_STD))
+            fprintf(out, "%016llx\n", (unsigned long long)f->std.address);
+    } else if (fmt == DUMP_PBTEXT) {
+        fprintf(out, "frame %llu @ 0x%llx size %zu {\n", (unsigned long long)raw->index,
+                (unsigned long long)raw->offset, raw->payload.len);
+        frames_print_frame_pbtext(f, 2, frames_out_file, out);
+        fputs("}\n", out);
+    } else {
+        fprintf(out, "{\"index\":%llu,\"offset\":%llu,\"size\":%zu,\"frame\":",
+                (unsigned long long)raw->index, (unsigned long long)raw->offset, raw->payload.len);
+        frames_print_frame_json(f, frames_out_file, out);
+        fputs("}\n", out);
+    }
+}
+
+static int dump(frames_reader *r, FILE *out, enum dump_format fmt) {
+    frames_frame f;
+    frames_raw raw;
+    int rc, status = CLI_OK;
+    if (fmt == DUMP_PBTEXT) print_header_comment(out, r);
+    print_meta(out, r, fmt);
+    while ((rc = frames_reader_next_full(r, &f, &raw)) != 0) {
+        if (rc < 0) {
+            const frames_error *e = frames_reader_error(r);
+            cli_lib_error(e);
+            status = CLI_DATA;
+            if (rc != FRAMES_E_DECODE && rc != FRAMES_E_LIMIT) break;
+            continue;
+        }
+        print_frame(out, &f, &raw, fmt);
+    }
+    return status;
+}
+
+int cmd_dump(int argc, char **argv) {
+    enum dump_format fmt = DUMP_PBTEXT;
+    const char *path = NULL;
+    frames_reader *r;
+    int i, status;
+    if (cli_wants_help(argc, argv)) {
+        fputs(dump_usage, stdout);
+        return CLI_OK;
+    }
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--pbtext")) fmt = DUMP_PBTEXT;
+        else if (!strcmp(argv[i], "--json")) fmt = DUMP_JSON;
+        else if (!strcmp(argv[i], "--pc")) fmt = DUMP_PC;
+        else if (!strcmp(argv[i], "--jsonl")) fmt = DUMP_JSONL;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
+        else if (path) return cli_usage_error("more than one input");
+        else path = argv[i];
+    }
+    if (!path) return cli_usage_error("no input (a trace file, or - for standard input)");
+    if (!(r = cli_open_reader(path, NULL))) return CLI_DATA;
+    status = dump(r, stdout, fmt);
+    cli_reader_warnings(r);
+    frames_reader_close(r);
+    if (fflush(stdout) != 0) return cli_fail(CLI_DATA, "cannot write standard output");
+    return status;
+}

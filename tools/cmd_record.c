@@ -1,0 +1,243 @@
+/* frames record: trace a program by ptrace single-stepping (x86-64 Linux), one std_frame
+   per executed user instruction with register and memory operand values, syscall frames,
+   modload frames, threads and (on request) forked processes, through the recording API. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "record.h"
+
+static const char record_usage[] =
+    "usage: frames record [-o OUT] [--no-mem] [--follow-forks] [--sample N:M] [--no-pin]\n"
+    "                     [--quiet] -- PROGRAM [ARGS...]\n"
+    "       frames record --probe\n"
+    "\n"
+    "Runs PROGRAM under ptrace, single-stepping every user instruction of every thread, and\n"
+    "writes a frames trace (x86-64: arch i386, machine 64):\n"
+    "  std_frame     per instruction: address, bytes, thread id; registers read (values\n"
+    "                before) and written (values after); memory read (before), memory\n"
+    "                written (old value before with read = written = false, new value after)\n"
+    "  syscall_frame per syscall instruction: number and the six arguments\n"
+    "  modload_frame per executable mapping (at exec and after mmap/mprotect/mremap)\n"
+    "  exception_frame per signal delivered (number = signal, from_addr = pc)\n"
+    "\n"
+    "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
+    "                    program's standard output then goes to standard error)\n"
+    "  --no-mem          no memory operands (registers only; faster)\n"
+    "  --follow-forks    also trace child processes (fork, vfork, clone without threads)\n"
+    "  --sample N:M      record N instructions, skip M, repeating (per thread); skipped\n"
+    "                    instructions are still stepped, syscalls always recorded\n"
+    "  --no-pin          do not pin tracer and program to one CPU (pinning makes each\n"
+    "                    step about 2x faster on VMs; the program sees a one-CPU mask)\n"
+    "  --quiet           no summary on standard error\n"
+    "  --probe           report whether this kernel honours PTRACE_SINGLEBLOCK, and exit\n"
+    "\n"
+    "Exit status: 0 trace written (the program's own status is reported on standard\n"
+    "error), 1 the program could not be traced or the trace not written, 2 usage.\n";
+
+#ifndef RECORD_SUPPORTED
+
+int cmd_record(int argc, char **argv) {
+    if (cli_wants_help(argc, argv)) {
+        fputs(record_usage, stdout);
+        return CLI_OK;
+    }
+#if !defined(__linux__) || !defined(__x86_64__)
+    return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
+#else
+    return cli_fail(CLI_DATA, "not built: capstone (libcapstone-dev) was not found at build time");
+#endif
+}
+
+#else
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- setup */
+
+static int find_program(const char *name, char *out, size_t cap) {
+    const char *path = getenv("PATH"), *p;
+    if (strchr(name, '/')) {
+        snprintf(out, cap, "%s", name);
+        return access(out, X_OK);
+    }
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    for (p = path;; p = strchr(p, ':') + 1) {
+        size_t len = strchr(p, ':') ? (size_t)(strchr(p, ':') - p) : strlen(p);
+        snprintf(out, cap, "%.*s/%s", (int)len, len ? p : ".", name);
+        if (access(out, X_OK) == 0) return 0;
+        if (!strchr(p, ':')) break;
+    }
+    return -1;
+}
+
+/* Start the program stopped at its first instruction (after execve). */
+static pid_t spawn(rt_tracer *t, const char *path, char **argv) {
+    int fds[2], err = 0, status;
+    long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+    pid_t pid;
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        close(fds[0]);
+        if (!strcmp(t->out, "-")) dup2(2, 1);
+        ptrace(PTRACE_TRACEME, 0, 0, 0);
+        raise(SIGSTOP);
+        execv(path, argv);
+        err = errno;
+        if (write(fds[1], &err, sizeof err) < 0) _exit(127);
+        _exit(127);
+    }
+    close(fds[1]);
+    if (t->follow) opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+    if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+        ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)opts) < 0 || ptrace(PTRACE_CONT, pid, 0, 0) < 0 ||
+        waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+        status >> 8 != (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
+        if (read(fds[0], &err, sizeof err) == (ssize_t)sizeof err)
+            cli_fail(CLI_DATA, "cannot execute %s: %s", path, strerror(err));
+        else
+            cli_fail(CLI_DATA, "cannot trace %s: %s", path, errno ? strerror(errno) : "unexpected stop");
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        close(fds[0]);
+        return -1;
+    }
+    close(fds[0]);
+    return pid;
+}
+
+static void pin_to_this_cpu(void) {
+    cpu_set_t set;
+    int cpu = sched_getcpu();
+    if (cpu < 0) return;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set); /* inherited by the program */
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void report(const rt_tracer *t, const char *path, double secs) {
+    int s = t->main_status;
+    fprintf(stderr, "frames record: %llu instructions in %.2f s (%.0f instructions/s), %llu syscalls, "
+                    "%llu thread(s), %llu module(s), %llu frames -> %s\n",
+            (unsigned long long)t->instructions, secs, secs > 0 ? (double)t->instructions / secs : 0.0,
+            (unsigned long long)t->syscalls, (unsigned long long)t->nthreads,
+            (unsigned long long)t->nmodules, (unsigned long long)t->frames, t->out);
+    if (t->undecoded)
+        fprintf(stderr, "frames record: %llu instructions capstone could not decode (recorded without "
+                        "operands)\n", (unsigned long long)t->undecoded);
+    if (!t->main_done) return;
+    if (WIFEXITED(s)) fprintf(stderr, "frames record: %s exited with status %d\n", path, WEXITSTATUS(s));
+    else if (WIFSIGNALED(s)) fprintf(stderr, "frames record: %s killed by signal %d (%s)\n", path,
+                                     WTERMSIG(s), strsignal(WTERMSIG(s)));
+}
+
+static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
+    int i;
+    t->out = "trace.frames";
+    t->pin = 1;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) { i++; break; }
+        if (a[0] != '-') break;
+        if (!strcmp(a, "-o") && i + 1 < argc) t->out = argv[++i];
+        else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
+        else if (!strcmp(a, "--follow-forks")) t->follow = 1;
+        else if (!strcmp(a, "--no-pin")) t->pin = 0;
+        else if (!strcmp(a, "--quiet")) t->quiet = 1;
+        else if (!strcmp(a, "--sample") && i + 1 < argc) {
+            char *colon = strchr(argv[++i], ':');
+            if (!colon) return cli_usage_error("--sample wants N:M");
+            *colon = 0;
+            if (cli_parse_u64(argv[i], &t->sample_on) || cli_parse_u64(colon + 1, &t->sample_off) ||
+                t->sample_on == 0)
+                return cli_usage_error("--sample wants N:M with N > 0");
+        } else return cli_usage_error("unknown option '%s'", a);
+    }
+    if (i >= argc) return cli_usage_error("no program given");
+    *first = i;
+    return CLI_OK;
+}
+
+static int probe(void) {
+    int r = rp_probe_singleblock();
+    if (r < 0) return cli_fail(CLI_DATA, "probe failed: %s", strerror(errno));
+    printf("PTRACE_SINGLEBLOCK: %s\n", r ? "honoured (stops at taken branches only)"
+                                         : "not honoured (stops after every instruction, like "
+                                           "PTRACE_SINGLESTEP)");
+    return CLI_OK;
+}
+
+int cmd_record(int argc, char **argv) {
+    rt_tracer t;
+    rp_meta meta;
+    frames_writer_options o;
+    frames_error err;
+    char path[4096];
+    int first = 0, rc;
+    pid_t pid;
+    rt_thread *th;
+    double t0;
+    if (cli_wants_help(argc, argv)) {
+        fputs(record_usage, stdout);
+        return CLI_OK;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--probe")) return probe();
+    memset(&t, 0, sizeof t);
+    if ((rc = parse_args(&t, argc, argv, &first)) != CLI_OK) return rc;
+    if (find_program(argv[first], path, sizeof path) < 0)
+        return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
+    if (!(t.dec = rx_open())) return cli_fail(CLI_DATA, "cannot initialise capstone");
+    rp_meta_build(&meta, path, argc - first, argv + first);
+    frames_writer_options_default(&o);
+    o.arch = FRAMES_ARCH_I386;
+    o.machine = FRAMES_MACH_X86_64;
+    if (frames_writer_open_path(&t.w, t.out, &o, &meta.meta, &err) < 0) {
+        rp_meta_free(&meta);
+        rx_close(t.dec);
+        return cli_lib_error(&err);
+    }
+    t.shared.writer = t.w;
+    if (t.pin) pin_to_this_cpu();
+    pid = spawn(&t, path, argv + first);
+    if (pid > 0) {
+        rp_proc *p = rt_new_proc(&t, pid, NULL);
+        t.main_pid = pid;
+        th = p ? rt_new_thread(&t, pid, p) : NULL;
+        if (!th) {
+            kill(pid, SIGKILL);
+            t.failed = cli_fail(CLI_DATA, "out of memory");
+        } else {
+            rt_catch_interrupts();
+            t0 = now();
+            th->started = 1;
+            t.last = th;
+            rt_on_exec(&t, th);
+            rt_loop(&t);
+            if (!t.quiet && !t.failed) report(&t, path, now() - t0);
+        }
+    } else {
+        t.failed = 1;
+    }
+    rc = frames_writer_close(t.w);
+    if (rc < 0 && !t.failed) t.failed = cli_lib_error(frames_writer_error(t.w));
+    rp_meta_free(&meta);
+    rx_close(t.dec);
+    return t.failed ? CLI_DATA : CLI_OK;
+}
+
+#endif /* RECORD_SUPPORTED */

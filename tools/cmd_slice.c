@@ -1,0 +1,99 @@
+/* frames slice - a new valid trace of selected frames, copied as stored (no re-encoding).
+   The selection rule and the copy live in frames_interop.h. */
+#include <string.h>
+
+#include "cli.h"
+#include "frames_interop.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: frames slice TRACE -o OUT [--frames A-B] [--pc LO-HI] [--tid T]\n\n"
+            "Write the selected frames of TRACE to OUT, a new trace with the same container\n"
+            "(version, arch, machine, frames per TOC entry, TOC convention) and the same meta\n"
+            "frame bytes. Frames are copied byte for byte. Ranges are half-open: A-B is\n"
+            "frames A .. B-1 ('A-' runs to the end), as 'frames split' prints them.\n\n"
+            "  -o, --output FILE  the new trace ('-' for standard output: left unfinished,\n"
+            "                     which every reader accepts)\n"
+            "  --frames A-B       frame indexes [A, B)\n"
+            "  --pc LO-HI         std/syscall frames with address in [LO, HI), exception\n"
+            "                     frames with from_addr in it\n"
+            "  --tid T            std/syscall/exception frames of thread T\n\n"
+            "With --pc or --tid, frames lacking that field are left out, except modload\n"
+            "frames, which are kept so that module maps still work on the slice.\n");
+}
+
+static int parse_frames_arg(const char *s, frames_slice_filter *flt) {
+    size_t n = strlen(s);
+    if (n > 1 && s[n - 1] == '-') {
+        char buf[64];
+        if (n > sizeof buf) return -1;
+        memcpy(buf, s, n - 1);
+        buf[n - 1] = 0;
+        flt->end = UINT64_MAX;
+        return cli_parse_u64(buf, &flt->first);
+    }
+    if (cli_parse_range(s, &flt->first, &flt->end) || flt->first > flt->end) return -1;
+    return 0;
+}
+
+static void progress(void *ctx, uint64_t index) { cli_progress_update((cli_progress *)ctx, index); }
+
+int cmd_slice(int argc, char **argv) {
+    const char *in = NULL, *outpath = NULL;
+    frames_slice_filter flt;
+    frames_writer_options wo;
+    frames_reader *r;
+    frames_writer *w;
+    frames_error err;
+    cli_progress pg;
+    uint64_t copied = 0;
+    int i, rc, status = CLI_OK;
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    frames_slice_filter_default(&flt);
+    for (i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+            outpath = argv[++i];
+        } else if (!strcmp(argv[i], "--frames") && i + 1 < argc) {
+            if (parse_frames_arg(argv[++i], &flt))
+                return cli_usage_error("--frames wants A-B (A <= B) or A-, got '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--pc") && i + 1 < argc) {
+            if (cli_parse_range(argv[++i], &flt.pc_lo, &flt.pc_hi) || flt.pc_lo > flt.pc_hi)
+                return cli_usage_error("--pc wants LO-HI (LO <= HI), got '%s'", argv[i]);
+            flt.has_pc = 1;
+        } else if (!strcmp(argv[i], "--tid") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &flt.thread_id))
+                return cli_usage_error("bad --tid '%s'", argv[i]);
+            flt.has_tid = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        }
+    }
+    if (!in) return cli_usage_error("missing TRACE");
+    if (!outpath) return cli_usage_error("missing -o OUT");
+    if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
+    if (frames_reader_header(r)->version == 1)
+        cli_warn("version 1 trace: the slice is version 3 with an empty meta frame");
+    frames_writer_options_like(r, &wo);
+    if (frames_writer_open_path(&w, outpath, &wo, frames_reader_meta(r), &err) < 0) {
+        frames_reader_close(r);
+        return cli_lib_error(&err);
+    }
+    cli_progress_start(&pg, "slice", flt.end != UINT64_MAX ? flt.end : cli_known_frames(r));
+    rc = frames_slice(r, w, &flt, progress, &pg, &copied, &err);
+    cli_progress_end(&pg);
+    if (rc < 0) status = cli_lib_error(&err);
+    cli_reader_warnings(r);
+    /* Finish even after an error: what was copied stays a valid trace. */
+    rc = frames_writer_close(w);
+    if (rc < 0) status = cli_fail(CLI_DATA, "cannot finish %s: %s", outpath, frames_strerror(rc));
+    frames_reader_close(r);
+    if (status == CLI_OK && copied == 0) cli_warn("no frame selected: %s is an empty trace", outpath);
+    return status;
+}

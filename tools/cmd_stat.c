@@ -1,0 +1,163 @@
+/* frames stat - what a trace contains: frames by kind, instructions, unique pcs, threads,
+   per-module coverage, hottest pcs, syscalls. The counting lives in frames_interop.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "frames_interop.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: frames stat TRACE [--json] [--top N]\n\n"
+            "Frame counts by kind, instructions (std_frames), unique pcs, threads, per-module\n"
+            "coverage (modules from modload frames), the N hottest pcs (default 10) and the\n"
+            "syscall histogram. TRACE may be '-' (standard input).\n\n"
+            "  --json    one JSON object (schema in docs/interop.md)\n"
+            "  --top N   how many hottest pcs to list\n");
+}
+
+static int feed(void *ctx, const frames_frame *f, uint64_t index) {
+    frames_stats *s = (frames_stats *)ctx;
+    (void)index;
+    if (frames_stats_add_frame(s, f) < 0) return cli_lib_error(frames_stats_error(s));
+    return 0;
+}
+
+static double percent(uint64_t part, uint64_t whole) {
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_text(const frames_stats *s, const frames_stats_count *hot, size_t nhot) {
+    frames_stats_summary sum;
+    const frames_stats_thread *th;
+    const frames_stats_module *mods;
+    const frames_stats_count *sys;
+    size_t i, n;
+    frames_stats_summary_get(s, &sum);
+    printf("frames            %llu\n", (unsigned long long)sum.frames);
+    for (i = 0; i < 8; i++)
+        if (sum.by_kind[i])
+            printf("  %-16s%llu\n", frames_kind_name((int)i), (unsigned long long)sum.by_kind[i]);
+    printf("instructions      %llu\n", (unsigned long long)sum.instructions);
+    printf("unique pcs        %llu\n", (unsigned long long)sum.unique_pcs);
+    th = frames_stats_threads(s, &n);
+    printf("threads           %llu\n", (unsigned long long)n);
+    for (i = 0; i < n; i++)
+        printf("  tid %-12llu%llu instructions, %llu syscalls, %llu frames\n",
+               (unsigned long long)th[i].thread_id, (unsigned long long)th[i].instructions,
+               (unsigned long long)th[i].syscalls, (unsigned long long)th[i].frames);
+    mods = frames_stats_modules(s, &n);
+    printf("modules           %llu\n", (unsigned long long)n);
+    for (i = 0; i < n; i++) {
+        printf("  ");
+        fwrite(mods[i].name, 1, mods[i].name_len, stdout);
+        printf("  0x%llx-0x%llx: %llu instructions, %llu unique pcs, %llu bytes covered "
+               "(%.2f%%)\n",
+               (unsigned long long)mods[i].base, (unsigned long long)mods[i].end,
+               (unsigned long long)mods[i].instructions, (unsigned long long)mods[i].unique_pcs,
+               (unsigned long long)mods[i].covered_bytes,
+               percent(mods[i].covered_bytes, mods[i].end - mods[i].base));
+    }
+    printf("outside modules   %llu instructions\n", (unsigned long long)sum.outside);
+    printf("hottest pcs\n");
+    for (i = 0; i < nhot; i++)
+        printf("  0x%-14llx%llu (%.2f%%)\n", (unsigned long long)hot[i].key,
+               (unsigned long long)hot[i].count, percent(hot[i].count, sum.instructions));
+    sys = frames_stats_syscalls(s, &n);
+    printf("syscalls          %llu\n", (unsigned long long)sum.by_kind[FRAMES_KIND_SYSCALL]);
+    for (i = 0; i < n; i++)
+        printf("  %-16llu%llu\n", (unsigned long long)sys[i].key, (unsigned long long)sys[i].count);
+}
+
+static void print_json(const frames_stats *s, const frames_stats_count *hot, size_t nhot) {
+    frames_stats_summary sum;
+    const frames_stats_thread *th;
+    const frames_stats_module *mods;
+    const frames_stats_count *sys;
+    size_t i, n;
+    frames_stats_summary_get(s, &sum);
+    printf("{\"frames\":%llu,\"by_kind\":{", (unsigned long long)sum.frames);
+    for (i = 0; i < 8; i++)
+        printf("%s\"%s\":%llu", i ? "," : "", frames_kind_name((int)i),
+               (unsigned long long)sum.by_kind[i]);
+    printf("},\"instructions\":%llu,\"unique_pcs\":%llu,\"outside_modules\":%llu",
+           (unsigned long long)sum.instructions, (unsigned long long)sum.unique_pcs,
+           (unsigned long long)sum.outside);
+    th = frames_stats_threads(s, &n);
+    printf(",\"threads\":[");
+    for (i = 0; i < n; i++)
+        printf("%s{\"tid\":%llu,\"frames\":%llu,\"instructions\":%llu,\"syscalls\":%llu}",
+               i ? "," : "", (unsigned long long)th[i].thread_id,
+               (unsigned long long)th[i].frames, (unsigned long long)th[i].instructions,
+               (unsigned long long)th[i].syscalls);
+    mods = frames_stats_modules(s, &n);
+    printf("],\"modules\":[");
+    for (i = 0; i < n; i++) {
+        printf("%s{\"name\":", i ? "," : "");
+        cli_json_string(stdout, mods[i].name, mods[i].name_len);
+        printf(",\"base\":%llu,\"end\":%llu,\"instructions\":%llu,\"unique_pcs\":%llu,"
+               "\"covered_bytes\":%llu}",
+               (unsigned long long)mods[i].base, (unsigned long long)mods[i].end,
+               (unsigned long long)mods[i].instructions, (unsigned long long)mods[i].unique_pcs,
+               (unsigned long long)mods[i].covered_bytes);
+    }
+    printf("],\"hottest\":[");
+    for (i = 0; i < nhot; i++)
+        printf("%s{\"pc\":%llu,\"count\":%llu}", i ? "," : "", (unsigned long long)hot[i].key,
+               (unsigned long long)hot[i].count);
+    sys = frames_stats_syscalls(s, &n);
+    printf("],\"syscalls\":[");
+    for (i = 0; i < n; i++)
+        printf("%s{\"number\":%llu,\"count\":%llu}", i ? "," : "", (unsigned long long)sys[i].key,
+               (unsigned long long)sys[i].count);
+    printf("]}\n");
+}
+
+int cmd_stat(int argc, char **argv) {
+    const char *in = NULL;
+    int json = 0, i, rc;
+    uint64_t top = 10;
+    frames_reader *r;
+    frames_stats *s;
+    frames_stats_count *hot;
+    frames_error err;
+    size_t nhot;
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &top) || top > 1000000)
+                return cli_usage_error("--top wants a number up to 1000000, got '%s'", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        }
+    }
+    if (!in) return cli_usage_error("missing TRACE");
+    if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
+    if (frames_stats_create(&s, NULL, &err) < 0) {
+        frames_reader_close(r);
+        return cli_lib_error(&err);
+    }
+    rc = cli_for_each_frame(r, "stat", feed, s);
+    hot = (frames_stats_count *)malloc((top ? top : 1) * sizeof *hot);
+    if (!hot || frames_stats_finish(s) < 0) {
+        rc = hot ? cli_lib_error(frames_stats_error(s)) : cli_fail(CLI_DATA, "out of memory");
+    } else {
+        nhot = frames_stats_hottest(s, hot, (size_t)top);
+        if (json) print_json(s, hot, nhot);
+        else print_text(s, hot, nhot);
+        if (fflush(stdout) != 0) rc = cli_fail(CLI_DATA, "cannot write the output");
+    }
+    free(hot);
+    frames_stats_free(s);
+    frames_reader_close(r);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/* frames tenet - a Tenet text trace (register deltas, mr=/mw=) for the Tenet plugin of
+   IDA Pro and Binary Ninja. The conversion rules live in frames_interop.h. */
+#include <string.h>
+
+#include "cli.h"
+#include "frames_interop.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: frames tenet TRACE [-o OUT.log] [--tid T] [--arch x86|amd64|arm32]\n\n"
+            "Write one thread of the trace as a Tenet trace: one line per instruction with the\n"
+            "registers that changed, the pc, and the memory the previous instruction read\n"
+            "(mr=ADDR:HEX) and wrote (mw=ADDR:HEX), as Tenet's own tracers write it.\n\n"
+            "  -o, --output FILE   output (default: standard output)\n"
+            "  --tid T             the thread to convert (default: the first one)\n"
+            "  --arch A            register set, when the trace header does not give one\n\n"
+            "Only the Tenet register set of the architecture is written (x86: eax..edi, eip;\n"
+            "amd64: rax..r15, rip; arm32: r0..r12, sp, lr, pc); BAP names like R_EAX are\n"
+            "accepted. See docs/interop.md.\n");
+}
+
+struct tenet_run {
+    frames_tenet *t;
+    FILE *out;
+};
+
+static int feed(void *ctx, const frames_frame *f, uint64_t index) {
+    struct tenet_run *run = (struct tenet_run *)ctx;
+    (void)index;
+    if (frames_tenet_add_frame(run->t, f, frames_out_file, run->out) < 0)
+        return cli_lib_error(frames_tenet_error(run->t));
+    return 0;
+}
+
+int cmd_tenet(int argc, char **argv) {
+    const char *in = NULL, *outpath = "-", *archname = NULL;
+    uint64_t tid = 0;
+    int have_tid = 0, i, rc;
+    frames_reader *r;
+    frames_tenet_arch arch;
+    frames_tenet_info info;
+    frames_error err;
+    struct tenet_run run;
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    for (i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+            outpath = argv[++i];
+        } else if (!strcmp(argv[i], "--tid") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &tid)) return cli_usage_error("bad --tid '%s'", argv[i]);
+            have_tid = 1;
+        } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
+            archname = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        }
+    }
+    if (!in) return cli_usage_error("missing TRACE");
+    if (archname && frames_tenet_arch_parse(archname) == FRAMES_TENET_NONE)
+        return cli_usage_error("unknown --arch '%s' (x86, amd64 or arm32)", archname);
+    if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
+    if (archname) {
+        arch = frames_tenet_arch_parse(archname);
+    } else {
+        const frames_header *h = frames_reader_header(r);
+        arch = frames_tenet_arch_of(h->arch, h->machine);
+        if (arch == FRAMES_TENET_NONE) {
+            const char *name = frames_arch_name(h->arch);
+            rc = cli_fail(CLI_DATA, "Tenet has no register set for arch %llu (%s); Tenet "
+                          "knows x86, amd64 and arm32 (--arch)",
+                          (unsigned long long)h->arch, name ? name : "unknown");
+            frames_reader_close(r);
+            return rc;
+        }
+    }
+    if (frames_tenet_create(&run.t, arch, have_tid ? &tid : NULL, NULL, &err) < 0) {
+        frames_reader_close(r);
+        return cli_lib_error(&err);
+    }
+    if (!(run.out = cli_open_output(outpath))) {
+        frames_tenet_free(run.t);
+        frames_reader_close(r);
+        return CLI_DATA;
+    }
+    rc = cli_for_each_frame(r, "tenet", feed, &run);
+    if (fflush(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
+    if (run.out != stdout && fclose(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
+    frames_tenet_info_get(run.t, &info);
+    if (info.other_threads)
+        cli_warn("thread %llu converted; %llu instructions of other threads skipped (--tid)",
+                 (unsigned long long)info.thread_id, (unsigned long long)info.other_threads);
+    if (!info.lines && rc == CLI_OK) cli_warn("no instruction (std_frame) to write");
+    frames_tenet_free(run.t);
+    frames_reader_close(r);
+    return rc;
+}

@@ -1,0 +1,259 @@
+/* frames vprof - value profile of a trace: redundant loads, silent stores, zero-value
+   loads, per instruction. The analysis is frames_vprof.h; this file only reads the trace
+   and prints. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "frames_vprof.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N] TRACE\n"
+            "\n"
+            "Value profile of the memory operands of a trace (\"-\" reads standard input):\n"
+            "  redundant loads  the previous load of the same address and size loaded the same\n"
+            "                   value and no store wrote to those bytes in between\n"
+            "  silent stores    the store writes the value the memory already held (counted\n"
+            "                   only where the trace carries the old value of every byte)\n"
+            "  zero-value loads every loaded byte is zero\n"
+            "with a table of the top instructions for each (see docs/vprof.md).\n"
+            "\n"
+            "  --json                one JSON object on standard output\n"
+            "  --top N               rows per table (default 10, 0 for totals only)\n"
+            "  --max-addresses N     memory tracked: entries per table (default %llu);\n"
+            "                        past it counts are lower bounds, and that is reported\n"
+            "  --max-instructions N  per-instruction rows (default %llu)\n",
+            1ull << 21, 1ull << 20);
+}
+
+static double percent(uint64_t part, uint64_t whole) {
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+struct table_spec {
+    frames_vprof_metric metric;
+    const char *title, *json_key, *count_name;
+    frames_vprof_metric base;        /* the row's denominator for the percentage */
+};
+
+static const struct table_spec tables[] = {
+    {FRAMES_VPROF_REDUNDANT_LOADS, "redundant loads", "top_redundant_loads", "redundant",
+     FRAMES_VPROF_LOADS},
+    {FRAMES_VPROF_SILENT_STORES, "silent stores", "top_silent_stores", "silent",
+     FRAMES_VPROF_STORES},
+    {FRAMES_VPROF_ZERO_LOADS, "zero-value loads", "top_zero_loads", "zero", FRAMES_VPROF_LOADS},
+};
+
+static uint64_t total_of(const frames_vprof_stats *s, frames_vprof_metric m) {
+    switch (m) {
+    case FRAMES_VPROF_REDUNDANT_LOADS: return s->redundant_loads;
+    case FRAMES_VPROF_SILENT_STORES: return s->silent_stores;
+    case FRAMES_VPROF_ZERO_LOADS: return s->zero_loads;
+    case FRAMES_VPROF_LOADS: return s->loads;
+    case FRAMES_VPROF_STORES: return s->stores;
+    case FRAMES_VPROF_ACCESSES: return s->loads + s->stores;
+    }
+    return 0;
+}
+
+/* Silent stores are a share of the stores whose old value was known. */
+static uint64_t row_base(const frames_vprof_insn *r, const struct table_spec *t) {
+    return t->metric == FRAMES_VPROF_SILENT_STORES ? r->checked_stores
+                                                   : frames_vprof_metric_of(r, t->base);
+}
+
+static void print_text(const char *path, const frames_vprof_stats *s, frames_vprof *vp,
+                       frames_vprof_insn *rows, size_t top) {
+    size_t t, i, n;
+    printf("trace                %s\n", path);
+    printf("frames               %llu (%llu std_frames)\n", (unsigned long long)s->frames,
+           (unsigned long long)s->std_frames);
+    printf("loads                %llu\n", (unsigned long long)s->loads);
+    printf("  redundant          %llu (%.2f%% of loads)\n", (unsigned long long)s->redundant_loads,
+           percent(s->redundant_loads, s->loads));
+    printf("  zero-value         %llu (%.2f%% of loads)\n", (unsigned long long)s->zero_loads,
+           percent(s->zero_loads, s->loads));
+    printf("stores               %llu\n", (unsigned long long)s->stores);
+    printf("  old value known    %llu (%.2f%% of stores)\n", (unsigned long long)s->checked_stores,
+           percent(s->checked_stores, s->stores));
+    printf("  silent             %llu (%.2f%% of stores with a known old value)\n",
+           (unsigned long long)s->silent_stores, percent(s->silent_stores, s->checked_stores));
+    printf("  value unknown      %llu\n", (unsigned long long)s->unknown_value_stores);
+    printf("instructions         %llu with memory accesses\n", (unsigned long long)s->instructions);
+    if (s->skipped_operands)
+        printf("skipped operands     %llu (no value, or larger than %u bytes)\n",
+               (unsigned long long)s->skipped_operands, FRAMES_VPROF_MAX_ACCESS);
+    if (s->address_cap_hit || s->untracked_accesses)
+        printf("address cap          %llu entries reached: %llu accesses untracked, counts are "
+               "lower bounds (raise --max-addresses)\n",
+               (unsigned long long)s->max_addresses, (unsigned long long)s->untracked_accesses);
+    if (s->instruction_cap_hit)
+        printf("instruction cap      %llu rows reached: %llu accesses only in the totals\n",
+               (unsigned long long)s->max_instructions,
+               (unsigned long long)s->untracked_instructions);
+    for (t = 0; top && t < sizeof tables / sizeof tables[0]; t++) {
+        const struct table_spec *ts = &tables[t];
+        uint64_t total = total_of(s, ts->metric);
+        n = frames_vprof_top(vp, ts->metric, rows, top);
+        printf("\ntop instructions by %s\n", ts->title);
+        if (n == 0) {
+            printf("  (none)\n");
+            continue;
+        }
+        printf("  %-18s %12s %12s %8s %8s\n", "address",
+               ts->metric == FRAMES_VPROF_SILENT_STORES ? "known-old" : "loads", ts->count_name,
+               "%row", "%all");
+        for (i = 0; i < n; i++) {
+            uint64_t v = frames_vprof_metric_of(&rows[i], ts->metric), b = row_base(&rows[i], ts);
+            printf("  0x%016llx %12llu %12llu %7.2f%% %7.2f%%\n",
+                   (unsigned long long)rows[i].address, (unsigned long long)b,
+                   (unsigned long long)v, percent(v, b), percent(v, total));
+        }
+    }
+}
+
+static void json_u64(const char *key, uint64_t v, int comma) {
+    printf("\"%s\":%llu%s", key, (unsigned long long)v, comma ? "," : "");
+}
+
+static void print_json(const char *path, const frames_vprof_stats *s, frames_vprof *vp,
+                       frames_vprof_insn *rows, size_t top) {
+    size_t t, i, n;
+    printf("{\"trace\":");
+    cli_json_string(stdout, path, strlen(path));
+    printf(",");
+    json_u64("frames", s->frames, 1);
+    json_u64("std_frames", s->std_frames, 1);
+    json_u64("loads", s->loads, 1);
+    json_u64("redundant_loads", s->redundant_loads, 1);
+    json_u64("zero_loads", s->zero_loads, 1);
+    json_u64("stores", s->stores, 1);
+    json_u64("checked_stores", s->checked_stores, 1);
+    json_u64("silent_stores", s->silent_stores, 1);
+    json_u64("unknown_value_stores", s->unknown_value_stores, 1);
+    json_u64("skipped_operands", s->skipped_operands, 1);
+    json_u64("instructions", s->instructions, 1);
+    json_u64("max_addresses", s->max_addresses, 1);
+    json_u64("untracked_accesses", s->untracked_accesses, 1);
+    printf("\"address_cap_hit\":%s,", s->address_cap_hit ? "true" : "false");
+    json_u64("max_instructions", s->max_instructions, 1);
+    json_u64("untracked_instructions", s->untracked_instructions, 1);
+    printf("\"instruction_cap_hit\":%s", s->instruction_cap_hit ? "true" : "false");
+    for (t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        const struct table_spec *ts = &tables[t];
+        uint64_t total = total_of(s, ts->metric);
+        n = top ? frames_vprof_top(vp, ts->metric, rows, top) : 0;
+        printf(",\"%s\":[", ts->json_key);
+        for (i = 0; i < n; i++) {
+            const frames_vprof_insn *r = &rows[i];
+            uint64_t v = frames_vprof_metric_of(r, ts->metric);
+            printf("%s{\"address\":\"0x%llx\",", i ? "," : "", (unsigned long long)r->address);
+            json_u64("loads", r->loads, 1);
+            json_u64("redundant_loads", r->redundant_loads, 1);
+            json_u64("zero_loads", r->zero_loads, 1);
+            json_u64("stores", r->stores, 1);
+            json_u64("checked_stores", r->checked_stores, 1);
+            json_u64("silent_stores", r->silent_stores, 1);
+            printf("\"percent_of_row\":%.4f,\"percent_of_total\":%.4f}",
+                   percent(v, row_base(r, ts)), percent(v, total));
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+/* Feed every frame; decode errors are reported and skipped (the reader continues). */
+static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors) {
+    frames_frame f;
+    frames_reader_info st;
+    cli_progress p;
+    uint64_t done = 0;
+    int rc;
+    cli_progress_start(&p, "vprof", frames_reader_stat(r, &st) == 0 && st.count_known ? st.nframes : 0);
+    for (;;) {
+        rc = frames_reader_next(r, &f);
+        if (rc == 0) break;
+        if (rc == FRAMES_E_DECODE) {
+            if ((*decode_errors)++ < 10) cli_warn("%s (skipped)", frames_reader_error(r)->message);
+            continue;
+        }
+        if (rc < 0) {
+            cli_progress_end(&p);
+            return cli_lib_error(frames_reader_error(r));
+        }
+        if (frames_vprof_add_frame(vp, &f) < 0) {
+            cli_progress_end(&p);
+            return cli_lib_error(frames_vprof_error(vp));
+        }
+        if ((++done & 0xffff) == 0) cli_progress_update(&p, done);
+    }
+    cli_progress_end(&p);
+    return CLI_OK;
+}
+
+int cmd_vprof(int argc, char **argv) {
+    frames_vprof_options o;
+    const char *path = NULL;
+    uint64_t top = 10;
+    int json = 0, i, rc, decode_errors = 0;
+    frames_reader *r;
+    frames_vprof *vp;
+    frames_vprof_insn *rows;
+    frames_error err;
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    frames_vprof_options_default(&o);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--top") || !strcmp(a, "--max-addresses") ||
+                   !strcmp(a, "--max-instructions")) {
+            uint64_t v;
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &v))
+                return cli_usage_error("%s needs a number", a);
+            i++;
+            if (!strcmp(a, "--top")) {
+                if (v > 100000) return cli_usage_error("--top %llu is too large (at most 100000)",
+                                                       (unsigned long long)v);
+                top = v;
+            } else if (v == 0) {
+                return cli_usage_error("%s must be at least 1", a);
+            } else if (!strcmp(a, "--max-addresses")) {
+                o.max_addresses = v;
+            } else {
+                o.max_instructions = v;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("unknown option '%s'", a);
+        } else if (path) {
+            return cli_usage_error("one trace only");
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return cli_usage_error("no trace given");
+    if (!(r = cli_open_reader(path, NULL))) return CLI_DATA;
+    if (frames_vprof_open(&vp, &o, &err) < 0) {
+        frames_reader_close(r);
+        return cli_lib_error(&err);
+    }
+    rows = (frames_vprof_insn *)calloc(top ? (size_t)top : 1, sizeof *rows);
+    if (!rows) {
+        rc = cli_fail(CLI_DATA, "out of memory");
+    } else if ((rc = profile(r, vp, &decode_errors)) == CLI_OK) {
+        cli_reader_warnings(r);
+        if (json)
+            print_json(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top);
+        else
+            print_text(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top);
+        if (decode_errors) rc = cli_fail(CLI_DATA, "%d frames could not be decoded", decode_errors);
+    }
+    free(rows);
+    frames_vprof_close(vp);
+    frames_reader_close(r);
+    return rc;
+}

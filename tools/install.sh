@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
+# pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
+# part of the tree). Called by `./build.sh install [PREFIX]` after the build.
+#   FRAMES_BIN   the built command (default: build/frames)
+#   DESTDIR      staging root for packagers (the .pc files still name PREFIX)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=${1:?usage: tools/install.sh PREFIX}
+case $prefix in /*) ;; *) prefix=$PWD/$prefix ;; esac
+bin=${FRAMES_BIN:-build/frames}
+root=${DESTDIR:-}$prefix
+[ -x "$bin" ] || { echo "install.sh: $bin not built (run ./build.sh first)" >&2; exit 1; }
+version=$(sed -n 's/^#define FRAMES_LIB_VERSION "\(.*\)"/\1/p' frames.h)
+
+install -d "$root/bin" "$root/include" "$root/share/man/man1" "$root/lib/pkgconfig"
+install -m 755 "$bin" "$root/bin/frames"
+install -m 644 frames*.h "$root/include/"
+install -m 644 docs/frames.1 "$root/share/man/man1/frames.1"
+
+pc() {   # pc NAME DESCRIPTION REQUIRES LIBS
+    cat > "$root/lib/pkgconfig/$1.pc" <<PC
+prefix=$prefix
+includedir=\${prefix}/include
+
+Name: $1
+Description: $2
+Version: $version
+Requires: $3
+Cflags: -I\${includedir}
+Libs: $4
+PC
+    chmod 644 "$root/lib/pkgconfig/$1.pc"
+}
+pc frames "BAP frames execution traces: single-header reader/writer (frames.h) and analysis headers" "" ""
+if [ -f frames_pt.h ]; then
+    pc frames_pt "Intel Processor Trace to frames (frames_pt.h), on libipt" "frames" "-lipt"
+fi
+echo "installed frames $version into ${DESTDIR:-}$prefix" >&2
