@@ -363,7 +363,6 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #define FRAMES_QUERY_IMPLEMENTATION_INCLUDED
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -618,6 +617,72 @@ static unsigned fq__mag_mod(uint64_t *r, const uint64_t *a, unsigned na, const u
     return nr;
 }
 
+/* Doubles without libm (IEEE-754 binary64, as everywhere this runs), so that embedders
+   need no -lm. */
+static double fq__pow2(int e) {   /* 2^e, -1074 <= e <= 1023 */
+    uint64_t bits = e >= -1022 ? (uint64_t)(e + 1023) << 52 : 1ull << (e + 1074);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+static double fq__ldexp(double x, int e) {
+    while (e > 1023) {
+        x *= fq__pow2(1023);
+        e -= 1023;
+    }
+    while (e < -1022) {
+        x *= fq__pow2(-1022);
+        e += 1022;
+    }
+    return x * fq__pow2(e);
+}
+
+/* x = m * 2^e with 0.5 <= |m| < 1, for finite nonzero x */
+static double fq__frexp(double x, int *e) {
+    uint64_t bits;
+    int ex, shift = 0;
+    memcpy(&bits, &x, 8);
+    if (!(bits >> 52 & 0x7ff)) {   /* subnormal: scale into the normal range first */
+        x *= fq__pow2(64);
+        memcpy(&bits, &x, 8);
+        shift = 64;
+    }
+    ex = (int)(bits >> 52 & 0x7ff);
+    *e = ex - 1022 - shift;
+    bits = (bits & ~(0x7ffull << 52)) | (1022ull << 52);
+    memcpy(&x, &bits, 8);
+    return x;
+}
+
+static int fq__isinf(double x) { return x == x && x - x != x - x; }
+static double fq__fabs(double x) { return x < 0 ? -x : x; }
+
+static double fq__nan(void) {
+    uint64_t bits = 0x7ff8000000000000ull;
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+/* C's fmod, exactly: subtract the divisor scaled by powers of two (each step is exact). */
+static double fq__fmod(double x, double y) {
+    double ax = fq__fabs(x), ay = fq__fabs(y), r;
+    if (x != x || y != y || fq__isinf(x) || y == 0) return fq__nan();
+    if (fq__isinf(y) || ax < ay) return x;
+    r = ax;
+    while (r >= ay) {
+        int er, ey;
+        double t;
+        fq__frexp(r, &er);
+        fq__frexp(ay, &ey);
+        t = fq__ldexp(ay, er - ey);
+        if (t > r) t = fq__ldexp(ay, er - ey - 1);
+        r -= t;
+    }
+    return x < 0 ? -r : r;
+}
+
 static double fq__to_double(const fq__num *v) {
     double d;
     const uint64_t *l;
@@ -627,7 +692,7 @@ static double fq__to_double(const fq__num *v) {
     if (v->n <= 1) d = (double)l[0];
     else {
         d = 0;
-        for (i = v->n - 1; i >= 0 && i >= (int)v->n - 3; i--) d += ldexp((double)l[i], 64 * i);
+        for (i = v->n - 1; i >= 0 && i >= (int)v->n - 3; i--) d += fq__ldexp((double)l[i], 64 * i);
     }
     return v->neg ? -d : d;
 }
@@ -637,26 +702,26 @@ static int fq__cmp_int_double(const fq__num *a, double f) {
     int fneg = f < 0, e, sa, mag;
     uint64_t ip[FQ__MAX_LIMBS + 18];
     unsigned ni, la, i;
-    double fa = fabs(f), m, frac;
+    double fa = fq__fabs(f), m, frac;
     sa = a->n == 0 ? 0 : (a->neg ? -1 : 1);
     if (f == 0) return sa;
     if (sa == 0) return fneg ? 1 : -1;
     if ((sa < 0) != fneg) return sa;
     /* same sign: compare magnitudes |a| and fa */
     la = fq__bitlen(fq__limbs(a), a->n);
-    m = frexp(fa, &e);          /* fa = m * 2^e, 0.5 <= m < 1: integer part has e bits */
+    m = fq__frexp(fa, &e);      /* fa = m * 2^e, 0.5 <= m < 1: integer part has e bits */
     if (e <= 0) mag = 1;        /* fa < 1 <= |a| */
     else if ((unsigned)e != la) mag = la > (unsigned)e ? 1 : -1;
     else {
         /* integer part of fa as limbs: the 53-bit mantissa shifted into place */
-        double ipart = floor(fa);
+        double ipart = fa < 4503599627370496.0 ? (double)(uint64_t)fa : fa;   /* floor; 2^52 */
         uint64_t mant;
         int sh;
         frac = fa - ipart;
         ni = (unsigned)(e + 63) / 64;
         for (i = 0; i < ni; i++) ip[i] = 0;
-        m = frexp(ipart, &e);
-        mant = (uint64_t)ldexp(m, 53);   /* exact: 53 bits */
+        m = fq__frexp(ipart, &e);
+        mant = (uint64_t)fq__ldexp(m, 53);   /* exact: 53 bits */
         sh = e - 53;
         if (sh <= 0) ip[0] = mant >> -sh;
         else {
@@ -685,11 +750,11 @@ static int fq__cmp(const fq__num *a, const fq__num *b) {
     }
     if (a->kind == FQ__INT) {
         if (b->f != b->f) return 2;
-        if (isinf(b->f)) return b->f > 0 ? -1 : 1;
+        if (fq__isinf(b->f)) return b->f > 0 ? -1 : 1;
         return fq__cmp_int_double(a, b->f);
     }
     if (a->f != a->f) return 2;
-    if (isinf(a->f)) return a->f > 0 ? 1 : -1;
+    if (fq__isinf(a->f)) return a->f > 0 ? 1 : -1;
     return -fq__cmp_int_double(b, a->f);
 }
 
@@ -839,7 +904,7 @@ static void fq__arith(int op, const fq__num *a, const fq__num *b, fq__num *r, ui
     case FQ_OP_MOD: {
         double y = fq__to_double(b);
         if (y == 0) r->kind = FQ__INV;
-        else fq__set_flt(r, fmod(fq__to_double(a), y));
+        else fq__set_flt(r, fq__fmod(fq__to_double(a), y));
         break;
     }
     default: r->kind = FQ__INV; break;   /* bitwise operators and shifts need integers */
@@ -4184,7 +4249,7 @@ static void fq__put_json_str(fq__sb *s, const uint8_t *b, size_t n) {
 static void fq__put_json_double(fq__sb *s, double d) {
     char tmp[40];
     int prec;
-    if (d != d || isinf(d)) {
+    if (d != d || fq__isinf(d)) {
         fq__puts(s, "null");
         return;
     }
