@@ -1950,166 +1950,9 @@ static int fq__tdb_tables(fq_trace *t, frames_error *err) {
     return FRAMES_OK;
 }
 
-/* Index the points after those indexed so far until there are `upto` or the trace ends:
-   positions every `stride` points, buffer sizes of pointers (the memory map as trace-db
-   computes it, at load time), validation (later passes trust indexed points). Only the
-   thread that set idx_busy calls it; it publishes through *points, *chunks, *ptrs.
-   Returns 0, or a negative code when out of memory (or damage with FQ_OPEN_STRICT). */
+struct fq__worker;
 static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
-                              uint64_t *ptrs, frames_error *err) {
-    const uint8_t *d = t->data;
-    const uint64_t n = t->size;
-    const fq__ttype *types = t->types;
-    uint64_t off = t->idx_off, stmt = t->idx_stmt, np = *points, nc = *chunks, nptr = *ptrs;
-    int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, rc = FRAMES_OK;
-    while (np < upto && off < n) {
-        uint64_t start = off, pstmt = inherit ? stmt : 0, nptr0 = nptr;
-        int ok = 0, partial = 0;
-        const char *bad = NULL;
-        if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
-            fq__chunk *c;
-            if (!t->cblk[nc >> FQ__BSHIFT] &&
-                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FQ__MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
-                goto nomem;
-            c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
-            c->off = start;
-            c->counter = np;
-            c->ptr_base = nptr;
-            c->stmt = stmt;
-        }
-        while (off < n) {
-            unsigned tag = d[off];
-            uint64_t at;
-            if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
-                uint32_t type = fq__le32(d + off + 5);
-                const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
-                if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
-                               fq__le32(d + off + 1) < t->nnames)) {
-                    if (ty->fmt == FQ_FMT_POINTER) {
-                        uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
-                        int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
-                        fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-                        if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
-                            goto nomem;
-                        if (j % 64 == 0) b->valid[j / 64] = 0;
-                        b->size[j] = bs;
-                        b->valid[j / 64] |= (uint64_t)has << (j % 64);
-                        nptr++;
-                    }
-                    off += ty->elen;
-                    continue;
-                }
-            }
-            at = off++;
-            if (tag == FQ__TAG_VAR) {
-                uint32_t name, type, size;
-                const fq__ttype *ty;
-                if (n - off < 8) {
-                    partial = 1;
-                    break;
-                }
-                name = fq__le32(d + off);
-                type = fq__le32(d + off + 4);
-                if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
-                    fq__tdb_cut(t, 1, start, np, "point %llu: variable at offset 0x%llx has %s index %u of %u",
-                                (unsigned long long)np, (unsigned long long)at,
-                                name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
-                                name >= t->nnames ? t->nnames : t->ntypes);
-                    bad = "index";
-                    break;
-                }
-                off += 8;
-                ty = &types[type];
-                size = ty->size;
-                if (FQ__UNLIKELY(ty->varlen)) {
-                    if (n - off < 4) {
-                        partial = 1;
-                        break;
-                    }
-                    size = fq__le32(d + off);
-                    off += 4;
-                }
-                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)) {
-                    fq__tdb_cut(t, 1, start, np, "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
-                                (unsigned long long)np, type, size, (unsigned long long)at);
-                    bad = "size";
-                    break;
-                }
-                if (n - off < size) {
-                    partial = 1;
-                    break;
-                }
-                if (ty->fmt == FQ_FMT_POINTER) {
-                    uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
-                    int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
-                    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-                    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
-                        goto nomem;
-                    if (j % 64 == 0) b->valid[j / 64] = 0;
-                    b->size[j] = bs;
-                    b->valid[j / 64] |= (uint64_t)has << (j % 64);
-                    nptr++;
-                }
-                off += size;
-            } else if (tag == FQ__TAG_END) {
-                ok = 1;
-                break;
-            } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
-                if (n - off < 8) {
-                    partial = 1;
-                    break;
-                }
-                if (tag == FQ__TAG_STMT) pstmt = fq__le64(d + off);
-                off += 8;
-            } else if (tag == FQ__TAG_BUFSIZE) {
-                if (n - off < 16) {
-                    partial = 1;
-                    break;
-                }
-                if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
-                off += 16;
-            } else {
-                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx", (unsigned long long)np,
-                            tag, (unsigned long long)at);
-                bad = "tag";
-                break;
-            }
-        }
-        if (!ok) {   /* incomplete or damaged: the trace ends before this point */
-            int clean_eof = !bad && off >= n && !partial;
-            nptr = nptr0;
-            if (clean_eof)
-                fq__tdb_cut(t, 0, start, np, "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
-                            (unsigned long long)np, (unsigned long long)start);
-            else if (!bad)
-                fq__tdb_cut(t, 0, start, np, "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
-                            (unsigned long long)np, (unsigned long long)start,
-                            (unsigned long long)(n - start));
-            /* strict, as trace-db: EOF inside an entry or a damaged entry loses the trace;
-               a final point that only lacks END_ENTRY is dropped silently */
-            if ((t->oflags & FQ_OPEN_STRICT) && !clean_eof)
-                rc = fq__fail(err, bad ? FRAMES_E_FORMAT : FRAMES_E_TRUNCATED, start, np, "%s",
-                              t->idx_cut.message);
-            off = n;
-            break;
-        }
-        if (np % t->stride == 0) nc++;
-        stmt = pstmt;   /* off is past END_ENTRY */
-        np++;
-    }
-    t->idx_off = off;
-    t->idx_stmt = stmt;
-    *points = np;
-    *chunks = nc;
-    *ptrs = nptr;
-    if (off >= n) fq__mm_free(&t->idx_mm);
-    return rc;
-nomem:
-    *points = np;
-    *chunks = nc;
-    *ptrs = nptr;
-    return fq__fail(err, FRAMES_E_NOMEM, off, np, "out of memory indexing the trace");
-}
+                              uint64_t *ptrs, struct fq__worker *w, frames_error *err);
 
 #ifndef FRAMES_QUERY_NO_THREADS
 #define FQ__TLOCK(t) pthread_mutex_lock(&(t)->mu)
@@ -2118,6 +1961,25 @@ nomem:
 #define FQ__TLOCK(t) ((void)0)
 #define FQ__TUNLOCK(t) ((void)0)
 #endif
+
+/* After a batch (trace lock held): make the new points visible, wake the waiters. */
+static void fq__publish(fq_trace *t, uint64_t np, uint64_t nc, uint64_t nptr, int rc) {
+    t->idx_busy = 0;
+    t->npoints = np;
+    t->nchunks = nc;
+    t->nptr = nptr;
+    if (t->idx_off >= t->size || rc < 0) {
+        t->idx_done = 1;
+        t->info.points = np;
+        t->info.truncated = t->idx_cut.truncated;
+        t->info.damaged = t->idx_cut.damaged;
+        t->info.cut_offset = t->idx_cut.cut_offset;
+        memcpy(t->info.message, t->idx_cut.message, sizeof t->info.message);
+    }
+#ifndef FRAMES_QUERY_NO_THREADS
+    pthread_cond_broadcast(&t->cv);
+#endif
+}
 
 /* Make sure points [0, upto) are indexed (or the whole trace, if shorter). Any thread may
    call it; one of them indexes the next batch while the others wait. *avail receives the
@@ -2137,23 +1999,9 @@ static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, fr
             uint64_t target = upto - np < 16384 ? np + 16384 : upto;
             t->idx_busy = 1;
             FQ__TUNLOCK(t);
-            rc = fq__tdb_index_more(t, target, &np, &nc, &nptr, err);
+            rc = fq__tdb_index_more(t, target, &np, &nc, &nptr, NULL, err);
             FQ__TLOCK(t);
-            t->idx_busy = 0;
-            t->npoints = np;
-            t->nchunks = nc;
-            t->nptr = nptr;
-            if (t->idx_off >= t->size || rc < 0) {
-                t->idx_done = 1;
-                t->info.points = np;
-                t->info.truncated = t->idx_cut.truncated;
-                t->info.damaged = t->idx_cut.damaged;
-                t->info.cut_offset = t->idx_cut.cut_offset;
-                memcpy(t->info.message, t->idx_cut.message, sizeof t->info.message);
-            }
-#ifndef FRAMES_QUERY_NO_THREADS
-            pthread_cond_broadcast(&t->cv);
-#endif
+            fq__publish(t, np, nc, nptr, rc);
         } else {
 #ifndef FRAMES_QUERY_NO_THREADS
             pthread_cond_wait(&t->cv, &t->mu);
@@ -2845,6 +2693,8 @@ typedef struct fq__worker {
     uint64_t want;         /* delivery: the slots (< 64) to decode; want_high: those above */
     int want_high;
     int soft_max, soft_pass, oom;
+    int fused;             /* evaluating inside the index pass: results may not be delivered
+                              yet, so the result buffer grows instead */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -3265,7 +3115,13 @@ static void fq__emit(fq__worker *w) {
         s->count++;
         return;
     }
-    if (s->n + (w->group == FQ__NONE ? FQ__HDR : 0) + k > s->cap) fq__flush(w);
+    if (s->n + (w->group == FQ__NONE ? FQ__HDR : 0) + k > s->cap) {
+        if (!w->fused) fq__flush(w);
+        else if (FQ__GROW(s->w, s->cap, s->cap * 2, w->ctx) < 0) {
+            w->oom = 1;
+            return;
+        }
+    }
     if (w->group == FQ__NONE) {
         uint64_t *h = s->w + s->n;
         h[0] = w->pt.counter;
@@ -3363,6 +3219,193 @@ static void fq__eval_point(fq__worker *w) {
     w->soft_pass = 1;
     fq__enumerate(w);
     w->group = FQ__NONE;
+}
+
+/* Index the points after those indexed so far until there are `upto` or the trace ends:
+   positions every `stride` points, buffer sizes of pointers (the memory map as trace-db
+   computes it, at load time), validation (later passes trust indexed points). Only the
+   thread that set idx_busy calls it; it publishes through *points, *chunks, *ptrs.
+   With a worker, every complete point is also evaluated as it is indexed (one walk instead
+   of two); the batch then ends early once half of the worker's result buffer is used.
+   Returns 0, or a negative code when out of memory (or damage with FQ_OPEN_STRICT). */
+static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
+                              uint64_t *ptrs, struct fq__worker *w, frames_error *err) {
+    const uint64_t *tmask = w ? w->p->tmask : NULL;
+    const uint8_t *d = t->data;
+    const uint64_t n = t->size;
+    const fq__ttype *types = t->types;
+    uint64_t off = t->idx_off, stmt = t->idx_stmt, np = *points, nc = *chunks, nptr = *ptrs;
+    int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, rc = FRAMES_OK;
+    while (np < upto && off < n) {
+        uint64_t start = off, pstmt = inherit ? stmt : 0, nptr0 = nptr;
+        uint32_t ord = 0;
+        int ok = 0, partial = 0;
+        const char *bad = NULL;
+        if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
+            fq__chunk *c;
+            if (!t->cblk[nc >> FQ__BSHIFT] &&
+                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FQ__MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
+                goto nomem;
+            c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
+            c->off = start;
+            c->counter = np;
+            c->ptr_base = nptr;
+            c->stmt = stmt;
+        }
+        if (w) w->ndv = 0;
+        while (off < n) {
+            unsigned tag = d[off];
+            uint64_t at;
+            if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
+                uint32_t type = fq__le32(d + off + 5);
+                const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
+                if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
+                               fq__le32(d + off + 1) < t->nnames)) {
+                    if (ty->fmt == FQ_FMT_POINTER) {
+                        uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                        int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
+                        fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+                        if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+                            goto nomem;
+                        if (j % 64 == 0) b->valid[j / 64] = 0;
+                        b->size[j] = bs;
+                        b->valid[j / 64] |= (uint64_t)has << (j % 64);
+                        nptr++;
+                    }
+                    if (w && tmask[type])
+                        fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord, tmask[type],
+                                    nptr - (ty->fmt == FQ_FMT_POINTER));
+                    ord++;
+                    off += ty->elen;
+                    continue;
+                }
+            }
+            at = off++;
+            if (tag == FQ__TAG_VAR) {
+                uint32_t name, type, size;
+                const fq__ttype *ty;
+                if (n - off < 8) {
+                    partial = 1;
+                    break;
+                }
+                name = fq__le32(d + off);
+                type = fq__le32(d + off + 4);
+                if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
+                    fq__tdb_cut(t, 1, start, np, "point %llu: variable at offset 0x%llx has %s index %u of %u",
+                                (unsigned long long)np, (unsigned long long)at,
+                                name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
+                                name >= t->nnames ? t->nnames : t->ntypes);
+                    bad = "index";
+                    break;
+                }
+                off += 8;
+                ty = &types[type];
+                size = ty->size;
+                if (FQ__UNLIKELY(ty->varlen)) {
+                    if (n - off < 4) {
+                        partial = 1;
+                        break;
+                    }
+                    size = fq__le32(d + off);
+                    off += 4;
+                }
+                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)) {
+                    fq__tdb_cut(t, 1, start, np, "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
+                                (unsigned long long)np, type, size, (unsigned long long)at);
+                    bad = "size";
+                    break;
+                }
+                if (n - off < size) {
+                    partial = 1;
+                    break;
+                }
+                if (ty->fmt == FQ_FMT_POINTER) {
+                    uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                    int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
+                    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+                    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+                        goto nomem;
+                    if (j % 64 == 0) b->valid[j / 64] = 0;
+                    b->size[j] = bs;
+                    b->valid[j / 64] |= (uint64_t)has << (j % 64);
+                    nptr++;
+                }
+                if (w && tmask[type])
+                    fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
+                ord++;
+                off += size;
+            } else if (tag == FQ__TAG_END) {
+                ok = 1;
+                break;
+            } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
+                if (n - off < 8) {
+                    partial = 1;
+                    break;
+                }
+                if (tag == FQ__TAG_STMT) pstmt = fq__le64(d + off);
+                off += 8;
+            } else if (tag == FQ__TAG_BUFSIZE) {
+                if (n - off < 16) {
+                    partial = 1;
+                    break;
+                }
+                if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
+                off += 16;
+            } else {
+                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx", (unsigned long long)np,
+                            tag, (unsigned long long)at);
+                bad = "tag";
+                break;
+            }
+        }
+        if (!ok) {   /* incomplete or damaged: the trace ends before this point */
+            int clean_eof = !bad && off >= n && !partial;
+            nptr = nptr0;
+            if (clean_eof)
+                fq__tdb_cut(t, 0, start, np, "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
+                            (unsigned long long)np, (unsigned long long)start);
+            else if (!bad)
+                fq__tdb_cut(t, 0, start, np, "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
+                            (unsigned long long)np, (unsigned long long)start,
+                            (unsigned long long)(n - start));
+            /* strict, as trace-db: EOF inside an entry or a damaged entry loses the trace;
+               a final point that only lacks END_ENTRY is dropped silently */
+            if ((t->oflags & FQ_OPEN_STRICT) && !clean_eof)
+                rc = fq__fail(err, bad ? FRAMES_E_FORMAT : FRAMES_E_TRUNCATED, start, np, "%s",
+                              t->idx_cut.message);
+            off = n;
+            break;
+        }
+        if (np % t->stride == 0) nc++;
+        stmt = pstmt;   /* off is past END_ENTRY */
+        if (w) {
+            w->pt.counter = np;
+            w->pt.stmt = pstmt;
+            w->pt.loc = start;
+            w->pt.aux = nptr0;
+            w->pt.has_tid = 0;
+            w->pt.tid = 0;
+            if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
+            if (w->oom) {   /* the point is indexed; the caller reports the failure */
+                np++;
+                break;
+            }
+        }
+        np++;
+        if (w && w->slot->cap && w->slot->n > w->slot->cap / 2) break;
+    }
+    t->idx_off = off;
+    t->idx_stmt = stmt;
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    if (off >= n) fq__mm_free(&t->idx_mm);
+    return rc;
+nomem:
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    return fq__fail(err, FRAMES_E_NOMEM, off, np, "out of memory indexing the trace");
 }
 
 /* Evaluate the points [lo, hi) of the trace into w->slot. */
@@ -3773,6 +3816,39 @@ static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__s
     return 1;
 }
 
+/* One thread, trace-db, points from `at` not indexed yet: index and evaluate them in one
+   walk (up to hi, or less when the results fill half the buffer). 0 when another thread
+   indexes or the points are indexed already; else 1 with *reached = the next point. */
+static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64_t *reached) {
+    fq_trace *t = r->p->t;
+    uint64_t np, nc, nptr;
+    int rc;
+    if (t->format != FQ_FORMAT_TRACEDB) return 0;
+    FQ__TLOCK(t);
+    if (t->idx_done || t->idx_busy || t->npoints != at) {
+        FQ__TUNLOCK(t);
+        return 0;
+    }
+    t->idx_busy = 1;
+    np = t->npoints;
+    nc = t->nchunks;
+    nptr = t->nptr;
+    FQ__TUNLOCK(t);
+    w->fused = 1;
+    rc = fq__tdb_index_more(t, hi, &np, &nc, &nptr, w, &w->slot->err);
+    w->fused = 0;
+    FQ__TLOCK(t);
+    fq__publish(t, np, nc, nptr, rc);
+    FQ__TUNLOCK(t);
+    if (rc < 0) w->slot->rc = rc;
+    if (w->oom && !w->slot->rc)
+        w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, np, "out of memory evaluating point %llu",
+                               (unsigned long long)np);
+    w->slot->reached = t->idx_off;
+    *reached = np;
+    return 1;
+}
+
 static void fq__report(fq__run *r, const fq__slot *s) {
     if (r->progress)
         r->progress(r->progress_ctx, s->reached, r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
@@ -4035,23 +4111,32 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     for (i = 0; i < threads; i++)
         if (fq__worker_init(&ws[i], p, &r) < 0) goto nomem;
 
-    if (!r.mt) {
-        uint64_t item;
+    if (!r.mt) {   /* the calling thread: index, evaluate and deliver in turn */
+        uint64_t at = r.lo;
         fq__slot *s = &r.slots[0];
         ws[0].slot = s;
-        for (item = 0; !r.stop; item++) {
-            uint64_t lo, hi;
+        while (!r.stop && at < r.hi) {
+            uint64_t hi = r.hi - at > r.per ? at + r.per : r.hi, reached, avail;
+            int done;
             s->n = 0;
             s->count = 0;
             s->rc = 0;
-            if (!fq__item(&r, item, &lo, &hi, s)) {
-                fq__finish_item(&r, s);
-                break;
+            ws[0].group = FQ__NONE;
+            ws[0].oom = 0;
+            if (!fq__fused(&r, &ws[0], at, hi, &reached)) {
+                if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
+                if (s->rc < 0 || at >= avail) {
+                    fq__finish_item(&r, s);
+                    break;
+                }
+                reached = hi < avail ? hi : avail;
+                fq__process(&ws[0], at, reached);
             }
-            fq__process(&ws[0], lo, hi);
             fq__deliver(&r, s->w, s->n);
             fq__finish_item(&r, s);
             fq__report(&r, s);
+            if (reached <= at) break;   /* the end of the trace */
+            at = reached;
         }
     }
 #ifndef FRAMES_QUERY_NO_THREADS
