@@ -4436,9 +4436,62 @@ static void fq__json(fq__sb *s, const fq_result *r) {
     fq__put(s, "}", 1);
 }
 
+/* The listing of a trace-db result whose integers and names fit: written without checks
+   into a buffer known to be large enough (the common case of fq_format_result). */
+static char *fq__raw_u64(char *o, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    memcpy(o, tmp + i, (size_t)(24 - i));
+    return o + (24 - i);
+}
+
+static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
+    char *o = o0;
+    uint32_t i;
+    memcpy(o, "result ", 7);
+    o = fq__raw_u64(o + 7, r->index);
+    *o++ = ':';
+    if (style != FQ_LIST_CAPI) {
+        memcpy(o, " counter=", 9);
+        o = fq__raw_u64(o + 9, r->counter);
+    }
+    memcpy(o, " stmt=", 6);
+    o = fq__raw_u64(o + 6, r->stmt);
+    for (i = 0; i < r->nbind; i++) {
+        const fq_binding *b = &r->bind[i];
+        *o++ = ' ';
+        memcpy(o, b->name.ptr, b->name.len);
+        o += b->name.len;
+        if (style != FQ_LIST_CAPI) {
+            *o++ = ':';
+            memcpy(o, b->type.ptr, b->type.len);
+            o += b->type.len;
+        }
+        *o++ = '=';
+        if (b->format == FQ_FMT_SIGNED) {
+            if (b->i < 0) *o++ = '-';
+            o = fq__raw_u64(o, b->i < 0 ? 0 - (uint64_t)b->i : (uint64_t)b->i);
+        } else o = fq__raw_u64(o, b->u);   /* UNSIGNED (the caller checked) */
+    }
+    *o = 0;
+    return (size_t)(o - o0);
+}
+
 FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
     fq__sb s;
     uint32_t i;
+    if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
+        size_t bound = 64;
+        for (i = 0; i < r->nbind; i++) {
+            if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
+            bound += r->bind[i].name.len + r->bind[i].type.len + 24;
+        }
+        if (i == r->nbind && bound <= cap) return fq__raw_listing(r, style, buf);
+    }
     s.buf = buf;
     s.cap = cap;
     s.len = 0;
