@@ -7,11 +7,18 @@
    C rather than interpreted and no big-number or decimal arithmetic. It prints the number
    of results. It reads only the layout bench/gen_tracedb.c writes (types by name).
 
-   usage: naive_query TRACE Q1|Q2|Q3|Q4|Q5|Q6 */
+   usage: naive_query TRACE Q1|Q2|Q3|Q4|Q5|Q6
+          naive_query TRACE SCAN   the floor of any one-shot query of this format: map the
+                                   file and walk its tags once (no decoding); prints the
+                                   number of points */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct var {
     uint32_t name, type;
@@ -82,6 +89,30 @@ static uint64_t le(const unsigned char *p, int n) {
     return v;
 }
 
+static int scan(const char *path) {
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+    const unsigned char *d;
+    uint64_t off, n, points = 0, i;
+    uint32_t ntypes, sizes[256];
+    if (fd < 0 || fstat(fd, &st) < 0) return 1;
+    n = (uint64_t)st.st_size;
+    d = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (d == MAP_FAILED) return 1;
+    off = 8 + le(d, 8);
+    ntypes = (uint32_t)le(d + off, 4);
+    off += 4;
+    for (i = 0; i < ntypes && i < 256; i++, off += 12) sizes[i] = (uint32_t)le(d + off + 8, 4);
+    while (off < n) {
+        unsigned tag = d[off++];
+        if (tag == 0) points++;
+        else if (tag == 2) off += 8 + sizes[le(d + off + 4, 4) & 255];
+        else off += tag == 3 ? 16 : 8;
+    }
+    printf("%llu\n", (unsigned long long)points);
+    return 0;
+}
+
 typedef struct tuple {
     const var *v[2];
 } tuple;
@@ -96,8 +127,9 @@ int main(int argc, char **argv) {
     uint32_t nnames = 0;
     point *pts = NULL;
     int q;
+    if (argc == 3 && !strcmp(argv[2], "SCAN")) return scan(argv[1]);
     if (argc != 3 || argv[2][0] != 'Q') {
-        fprintf(stderr, "usage: naive_query TRACE Q1..Q6\n");
+        fprintf(stderr, "usage: naive_query TRACE Q1..Q6|SCAN\n");
         return 2;
     }
     q = atoi(argv[2] + 1);
