@@ -424,6 +424,10 @@ static int fq__fail(frames_error *e, int code, uint64_t offset, uint64_t point, 
     return code;
 }
 
+static int fq__oom(frames_error *e) {
+    return fq__fail(e, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+}
+
 static void fq__clear(frames_error *e) {
     if (!e) return;
     e->code = 0;
@@ -1942,12 +1946,24 @@ static int fq__tdb_tables(fq_trace *t, frames_error *err) {
     t->npblk = (size_t)(max_ptrs >> FQ__BSHIFT) + 1;
     t->cblk = (fq__chunk **)FQ__MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
     t->pblk = (fq__pblock **)FQ__MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
-    if (!t->cblk || !t->pblk) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!t->cblk || !t->pblk) return fq__oom(err);
     memset(t->cblk, 0, t->ncblk * sizeof(fq__chunk *));
     memset(t->pblk, 0, t->npblk * sizeof(fq__pblock *));
     t->idx_off = t->points_off;
     t->idx_mm.ctx = t->ctx;
     return FRAMES_OK;
+}
+
+/* Record the buffer size of the pointer variable number nptr (-1: out of memory). */
+static int fq__ptr_record(fq_trace *t, uint64_t nptr, int has, uint64_t size) {
+    uint64_t j = nptr & (FQ__BSIZE - 1);
+    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+        return -1;
+    if (j % 64 == 0) b->valid[j / 64] = 0;
+    b->size[j] = size;
+    b->valid[j / 64] |= (uint64_t)has << (j % 64);
+    return 0;
 }
 
 struct fq__worker;
@@ -2058,7 +2074,9 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
     int fd, rc;
     if (!strcmp(path, "-")) return fq__read_all(t, 0, NULL, err, "standard input");
     fd = open(path, O_RDONLY);
-    if (fd < 0) return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path, strerror(errno));
+    if (fd < 0)
+        return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                        strerror(errno));
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
@@ -2078,7 +2096,8 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
     int rc;
     if (!strcmp(path, "-")) return fq__read_all(t, 0, stdin, err, "standard input");
     if (!(f = fopen(path, "rb")))
-        return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path, strerror(errno));
+        return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                        strerror(errno));
     rc = fq__read_all(t, 0, f, err, path);
     fclose(f);
     return rc;
@@ -2109,7 +2128,8 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
         t->info.truncated = 1;
         t->info.cut_offset = st.truncated_offset;
         snprintf(t->info.message, sizeof t->info.message,
-                 "the file ends inside frame %llu (offset 0x%llx, %llu bytes present): %llu complete frames kept",
+                 "the file ends inside frame %llu (offset 0x%llx, %llu bytes present): "
+                 "%llu complete frames kept",
                  (unsigned long long)t->npoints, (unsigned long long)st.truncated_offset,
                  (unsigned long long)st.truncated_bytes, (unsigned long long)t->npoints);
     }
@@ -2187,7 +2207,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t siz
     fq_trace *t;
     int rc;
     fq__clear(err);
-    if (fq__new_trace(&t, o, &def) < 0) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     t->data = size ? (const uint8_t *)data : (const uint8_t *)"";
     t->size = size;
     if ((rc = fq__open(t, o ? o : &def, err)) < 0) {
@@ -2204,7 +2224,7 @@ FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_ope
     fq_trace *t;
     int rc;
     fq__clear(err);
-    if (fq__new_trace(&t, o, &def) < 0) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     if ((rc = fq__map_path(t, path, err)) < 0 || (rc = fq__open(t, o ? o : &def, err)) < 0) {
         fq_trace_close(t);
         *out = NULL;
@@ -2355,7 +2375,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     size_t npat = 0, cappat = 0;
     if (t->format == FQ_FORMAT_TRACEDB) {
         p->tmask = (uint64_t *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
-        if (!p->tmask) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        if (!p->tmask) return fq__oom(err);
         memset(p->tmask, 0, (t->ntypes ? t->ntypes : 1) * sizeof(uint64_t));
     }
     for (v = 0; v < q->nvars; v++) {
@@ -2364,7 +2384,8 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
         p->pat_off[v] = (uint32_t)npat;
         while (fq__next_type(&s, &b, &n)) {
             if (!n) return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
-                                    "variable '%s': empty type name in '%s'", q->vars[v].name, q->vars[v].types);
+                                    "variable '%s': empty type name in '%s'", q->vars[v].name,
+                                    q->vars[v].types);
             if (t->format == FQ_FORMAT_TRACEDB) {
                 uint32_t ti;
                 int found = 0;
@@ -2391,10 +2412,11 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
                 fq__pat pat;
                 if (fq__frames_pattern(b, n, &pat) < 0)
                     return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
-                                    "variable '%s': '%.*s' is not an operand type (regN, memN, reg*, mem*, *)",
+                                    "variable '%s': '%.*s' is not an operand type "
+                                    "(regN, memN, reg*, mem*, *)",
                                     q->vars[v].name, (int)(n > 40 ? 40 : n), b);
                 if (FQ__GROW(p->pats, cappat, npat + 1, p->ctx) < 0)
-                    return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+                    return fq__oom(err);
                 p->pats[npat++] = pat;
                 if (pat.bits < 0 && (pat.kinds & FQ_B_REG)) p->any_reg_bits |= 1ull << v;
                 if (pat.bits < 0 && (pat.kinds & FQ_B_MEM)) p->any_mem_bits |= 1ull << v;
@@ -2408,7 +2430,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     if (t->format == FQ_FORMAT_TRACEDB) {
         uint32_t ti;
         p->ptypes = (fq__ptype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
-        if (!p->ptypes) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        if (!p->ptypes) return fq__oom(err);
         for (ti = 0; ti < t->ntypes; ti++) {
             memset(&p->ptypes[ti], 0, sizeof p->ptypes[ti]);
             p->ptypes[ti].mask = p->tmask[ti];
@@ -2485,7 +2507,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                         "a thread filter needs a frames trace (trace-db points have no thread)");
     p = (fq_plan *)FQ__MALLOC(sizeof *p, q->ctx);
-    if (!p) return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!p) return fq__oom(err);
     memset(p, 0, sizeof *p);
     p->ctx = q->ctx;
     p->t = t;
@@ -2510,13 +2532,13 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         !p->conj || !tmp || !depth || !live) {
         FQ__FREE(p->var_names, q->ctx);
         p->var_names = NULL;
-        rc = fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        rc = fq__oom(err);
         goto done;
     }
     memset(p->var_names, 0, (q->nvars ? q->nvars : 1) * sizeof(char *));
     for (i = 0; i < q->nvars; i++)
         if (!(p->var_names[i] = fq__strdup(q->vars[i].name, strlen(q->vars[i].name), q->ctx))) {
-            rc = fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+            rc = fq__oom(err);
             goto done;
         }
     if (q->nnodes) memcpy(p->nodes, q->nodes, q->nnodes * sizeof(fq__node));
@@ -2803,8 +2825,10 @@ static uint64_t fq__tdb_point(fq__worker *w, const fq_trace *t, uint64_t off, ui
                 size = fq__le32(d + off);
                 off += 4;
             }
-            if (ty->mask)
-                fq__tdb_var(w, t, d + off, fq__le32(d + off - (ty->varlen ? 12 : 8)), type, size, ord, ty->mask, pc);
+            if (ty->mask) {
+                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                fq__tdb_var(w, t, d + off, name, type, size, ord, ty->mask, pc);
+            }
             pc += ty->pointer;
             off += size;
             ord++;
@@ -2852,7 +2876,10 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
                 size = fq__le32(d + off);
                 off += 4;
             }
-            if (m) fq__tdb_var(w, t, d + off, fq__le32(d + off - (ty->varlen ? 12 : 8)), type, size, ord, m, *ptr);
+            if (m) {
+                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                fq__tdb_var(w, t, d + off, name, type, size, ord, m, *ptr);
+            }
             if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
             off += size;
             ord++;
@@ -2860,7 +2887,8 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
         }
         case FQ__TAG_BUFSIZE:
             if (mode == 2) {
-                if (w->nbufs == w->capbufs && FQ__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0) w->oom = 1;
+                if (w->nbufs == w->capbufs && FQ__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0)
+                    w->oom = 1;
                 else {
                     w->bufs[w->nbufs].address = fq__le64(d + off);
                     w->bufs[w->nbufs++].size = fq__le64(d + off + 8);
@@ -2964,11 +2992,12 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
             r->len = v->nmlen;
         }
         return r;
-    case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST:
+    case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: {
+        unsigned bit = nd->op == FQ_OP_READ ? FQ_B_READ : nd->op == FQ_OP_WRITTEN ? FQ_B_WRITTEN : FQ_B_POST;
         if (p->format != FQ_FORMAT_FRAMES) r->kind = FQ__INV;
-        else fq__set_uint(r, (v->flags & (nd->op == FQ_OP_READ ? FQ_B_READ : nd->op == FQ_OP_WRITTEN
-                                                                              ? FQ_B_WRITTEN : FQ_B_POST)) != 0);
+        else fq__set_uint(r, (v->flags & bit) != 0);
         return r;
+    }
     case FQ_OP_BITS:
         fq__set_uint(r, v->bits);
         return r;
@@ -3042,7 +3071,8 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
         } else {
             if (a->kind == FQ__INV || b->kind == FQ__INV) return 0;
             if (a->kind == FQ__STR || b->kind == FQ__STR) {
-                int eq = a->kind == b->kind && a->len == b->len && (!a->len || !memcmp(a->str, b->str, a->len));
+                int eq = a->kind == b->kind && a->len == b->len &&
+                         (!a->len || !memcmp(a->str, b->str, a->len));
                 return nd->op == FQ_OP_EQ ? eq : nd->op == FQ_OP_NE ? !eq : 0;
             }
             c = fq__cmp(a, b);
@@ -3262,19 +3292,13 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
                                fq__le32(d + off + 1) < t->nnames)) {
                     if (ty->fmt == FQ_FMT_POINTER) {
-                        uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                        uint64_t bs = 0;
                         int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
-                        fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-                        if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
-                            goto nomem;
-                        if (j % 64 == 0) b->valid[j / 64] = 0;
-                        b->size[j] = bs;
-                        b->valid[j / 64] |= (uint64_t)has << (j % 64);
-                        nptr++;
+                        if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                     }
                     if (w && tmask[type])
-                        fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord, tmask[type],
-                                    nptr - (ty->fmt == FQ_FMT_POINTER));
+                        fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord,
+                                    tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
                     ord++;
                     off += ty->elen;
                     continue;
@@ -3291,7 +3315,8 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 name = fq__le32(d + off);
                 type = fq__le32(d + off + 4);
                 if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
-                    fq__tdb_cut(t, 1, start, np, "point %llu: variable at offset 0x%llx has %s index %u of %u",
+                    fq__tdb_cut(t, 1, start, np,
+                                "point %llu: variable at offset 0x%llx has %s index %u of %u",
                                 (unsigned long long)np, (unsigned long long)at,
                                 name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
                                 name >= t->nnames ? t->nnames : t->ntypes);
@@ -3309,8 +3334,10 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     size = fq__le32(d + off);
                     off += 4;
                 }
-                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)) {
-                    fq__tdb_cut(t, 1, start, np, "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
+                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
+                                 size != 8)) {
+                    fq__tdb_cut(t, 1, start, np,
+                                "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
                                 (unsigned long long)np, type, size, (unsigned long long)at);
                     bad = "size";
                     break;
@@ -3320,18 +3347,13 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     break;
                 }
                 if (ty->fmt == FQ_FMT_POINTER) {
-                    uint64_t bs = 0, j = nptr & (FQ__BSIZE - 1);
+                    uint64_t bs = 0;
                     int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
-                    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-                    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
-                        goto nomem;
-                    if (j % 64 == 0) b->valid[j / 64] = 0;
-                    b->size[j] = bs;
-                    b->valid[j / 64] |= (uint64_t)has << (j % 64);
-                    nptr++;
+                    if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                 }
                 if (w && tmask[type])
-                    fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
+                    fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type],
+                                nptr - (ty->fmt == FQ_FMT_POINTER));
                 ord++;
                 off += size;
             } else if (tag == FQ__TAG_END) {
@@ -3352,8 +3374,8 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
                 off += 16;
             } else {
-                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx", (unsigned long long)np,
-                            tag, (unsigned long long)at);
+                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx",
+                            (unsigned long long)np, tag, (unsigned long long)at);
                 bad = "tag";
                 break;
             }
@@ -3362,10 +3384,12 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
             int clean_eof = !bad && off >= n && !partial;
             nptr = nptr0;
             if (clean_eof)
-                fq__tdb_cut(t, 0, start, np, "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
+                fq__tdb_cut(t, 0, start, np,
+                            "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
                             (unsigned long long)np, (unsigned long long)start);
             else if (!bad)
-                fq__tdb_cut(t, 0, start, np, "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
+                fq__tdb_cut(t, 0, start, np,
+                            "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
                             (unsigned long long)np, (unsigned long long)start,
                             (unsigned long long)(n - start));
             /* strict, as trace-db: EOF inside an entry or a damaged entry loses the trace;
@@ -3742,7 +3766,8 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
             for (j = 0; j < k; j++) {
                 const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
                 if (!v) {   /* cannot happen: same decoder, same point */
-                    r->rc = fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0], "internal: slot out of range");
+                    r->rc = fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
+                                     "internal: slot out of range");
                     r->stop = 1;
                     return;
                 }
@@ -3842,8 +3867,8 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
     FQ__TUNLOCK(t);
     if (rc < 0) w->slot->rc = rc;
     if (w->oom && !w->slot->rc)
-        w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, np, "out of memory evaluating point %llu",
-                               (unsigned long long)np);
+        w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, np,
+                               "out of memory evaluating point %llu", (unsigned long long)np);
     w->slot->reached = t->idx_off;
     *reached = np;
     return 1;
@@ -3851,7 +3876,8 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
 
 static void fq__report(fq__run *r, const fq__slot *s) {
     if (r->progress)
-        r->progress(r->progress_ctx, s->reached, r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
+        r->progress(r->progress_ctx, s->reached,
+                    r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
 }
 
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -3894,7 +3920,8 @@ static void fq__consume(fq__run *r) {
         pthread_mutex_lock(&r->mu);
         while (!done) {
             size_t from, to;
-            while (!(s->state != FQ__S_FREE && s->item == head && (s->pub > s->consumed || s->state == FQ__S_DONE)))
+            while (!(s->state != FQ__S_FREE && s->item == head &&
+                     (s->pub > s->consumed || s->state == FQ__S_DONE)))
                 pthread_cond_wait(&r->cc, &r->mu);
             from = s->consumed;
             to = s->pub;
@@ -4007,7 +4034,7 @@ FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
     r.t = p->t;
     if (fq__worker_init(&r.cons, p, &r) < 0) {
         fq__worker_free(&r.cons);
-        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        return fq__oom(err);
     }
     rc = fq_trace_load(p->t, err);
     if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, seed, counter, err);
@@ -4061,7 +4088,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     if (fq__worker_init(&r.cons, p, &r) < 0 ||
         !(r.binds = (fq_binding *)FQ__MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
         fq__run_free(&r, ws, nw);
-        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        return fq__oom(err);
     }
     if (opt->pick) {
         uint64_t k;
@@ -4172,7 +4199,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     fq__run_free(&r, ws, nw);
     return r.rc < 0 ? r.rc : FRAMES_OK;
 nomem:
-    fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    fq__oom(err);
 fail:
     fq__run_free(&r, ws, nw);
     return err ? err->code : FRAMES_E_NOMEM;
@@ -4195,9 +4222,9 @@ static void fq__put(fq__sb *s, const char *p, size_t n) {
 static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
 
 static void fq__put_u64(fq__sb *s, uint64_t v) {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                "8081828384858687888990919293949596979899";
+    static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
+                                "3839404142434445464748495051525354555657585960616263646566676869707172737475"
+                                "767778798081828384858687888990919293949596979899";
     char tmp[24];
     int i = 24;
     while (v >= 100) {   /* two digits per division */
