@@ -55,13 +55,17 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
-   Traces     fq_trace_open_path / _memory, fq_trace_info_get, fq_trace_close
+   Traces     fq_trace_open_path / _memory, fq_trace_load, fq_trace_info_get,
+              fq_trace_name / _type_name, fq_trace_close
    Queries    fq_query_new / _free, fq_query_var, fq_query_where / _soft (+ _text),
               fq_parse, node builders (fq_const_*, fq_access, fq_point, fq_distinct,
               fq_not, fq_binary, fq_nary), filters (fq_query_statement, _pc_range,
-              _thread), fq_query_flags
-   Running    fq_compile, fq_run, fq_plan_free
+              _thread), fq_query_flags, fq_query_error
+   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
+
+   Threads: a trace and a plan may be shared by several fq_run calls at once; a query
+   object is not thread-safe. Callbacks run on the thread that called fq_run.
 
    Language (text form of the builders; trace-db's s-expressions plus extensions):
      predicates  (and P...) (or P...) (not P) (distinct-vars a b)
