@@ -3264,7 +3264,9 @@ static void fq__eval_point(fq__worker *w) {
    Returns 0, or a negative code when out of memory (or damage with FQ_OPEN_STRICT). */
 static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
                               uint64_t *ptrs, struct fq__worker *w, frames_error *err) {
-    const uint64_t *tmask = w ? w->p->tmask : NULL;
+    /* with a point filter, decode only the points it keeps (at their end) */
+    int lazy = w && (w->p->mask || w->p->npcs);
+    const uint64_t *tmask = w && !lazy ? w->p->tmask : NULL;
     const uint8_t *d = t->data;
     const uint64_t n = t->size;
     const fq__ttype *types = t->types;
@@ -3300,7 +3302,7 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                         int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
                         if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                     }
-                    if (w && tmask[type])
+                    if (tmask && tmask[type])
                         fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord,
                                     tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
                     ord++;
@@ -3355,7 +3357,7 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
                     if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                 }
-                if (w && tmask[type])
+                if (tmask && tmask[type])
                     fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type],
                                 nptr - (ty->fmt == FQ_FMT_POINTER));
                 ord++;
@@ -3405,7 +3407,6 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
             break;
         }
         if (np % t->stride == 0) nc++;
-        stmt = pstmt;   /* off is past END_ENTRY */
         if (w) {
             w->pt.counter = np;
             w->pt.stmt = pstmt;
@@ -3413,12 +3414,21 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
             w->pt.aux = nptr0;
             w->pt.has_tid = 0;
             w->pt.tid = 0;
-            if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
+            if (fq__keep_point(w->p, &w->pt)) {
+                if (lazy) {   /* the point is in the cache: decode it now */
+                    uint64_t p2 = nptr0, s2 = stmt;
+                    w->ndv = 0;
+                    fq__tdb_point(w, t, start, &p2, &s2);
+                }
+                fq__eval_point(w);
+            }
             if (w->oom) {   /* the point is indexed; the caller reports the failure */
+                stmt = pstmt;
                 np++;
                 break;
             }
         }
+        stmt = pstmt;   /* off is past END_ENTRY */
         np++;
         if (w && w->slot->cap && w->slot->n > w->slot->cap / 2) break;
     }
