@@ -61,11 +61,13 @@ if has dump; then
     echo
 else skip dump; fi
 
-step "frames query: a 64-bit register read whose value is the address of a memory operand written"
+step "frames query: instructions whose 64-bit register read equals the address of a memory operand they write"
 if has query; then
-    "$FRAMES" query "$trace" --var a:reg64.r@pre --var b:mem64.w@post \
-        --where '(= (v/value a) (v/addr b))' --limit 5 ||
-        echo "(query failed: see 'frames query --help' for the syntax of this build)" >&2
+    "$FRAMES" query "$trace" --var a:reg64 --var b:mem64 \
+        --where '(and (v/read a) (v/written b) (= (v/value a) (v/addr b)))' --limit 5
+    printf 'how many: '
+    "$FRAMES" query "$trace" --var a:reg64 --var b:mem64 \
+        --where '(and (v/read a) (v/written b) (= (v/value a) (v/addr b)))' --count
 else skip query; fi
 
 step "frames vprof: redundant loads, silent stores, zero-value loads"

@@ -1,0 +1,4590 @@
+/* frames_query.h - a trace-db compatible query engine over frames and trace-db traces.
+   Single-header C99 library (also compiles as C++), built on frames.h. MIT licence.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   GrammaTech trace-db's query model (free variables typed by trace types, a hard
+   predicate, soft predicates, pick mode, statement filter, dedup) with its exact
+   semantics, over two inputs:
+   - trace-db binary traces (name/type dictionaries, every tag and type format, blobs,
+     BUFFER_SIZE records and the memory map behind `v/size`), read by this header;
+   - BAP frames traces through frames.h: a point is a std_frame, its statement the
+     instruction address, its variables the operands of the pre and post lists.
+   The format is detected from the file. Queries are compiled once and run many times;
+   results stream to a callback in trace order, also when several threads evaluate
+   chunks of the trace. Nothing is allocated per point, Cartesian products are never
+   materialised, pick mode does not scan the trace.
+   See docs/query.md for the language, the semantics and the differences from trace-db.
+
+   ---------------------------------------------------------------------------------------
+   USAGE
+
+   In exactly one C or C++ file (frames.h's implementation may live in the same file):
+
+       #define FRAMES_QUERY_IMPLEMENTATION
+       #include "frames_query.h"
+
+       fq_trace *t; fq_query *q; fq_plan *p; frames_error err; uint64_t n;
+       if (fq_trace_open_path(&t, "small.trace", NULL, &err) < 0) die(err.message);
+       q = fq_query_new(NULL);
+       fq_query_var(q, "a", "int");                                 // a : int
+       if (fq_query_where_text(q, "(> (v/value a) 500)", &err) < 0) die(err.message);
+       if (fq_compile(&p, q, t, &err) < 0) die(err.message);
+       fq_run(p, NULL, print_result, NULL, &n, &err);               // in trace order
+       fq_plan_free(p); fq_query_free(q); fq_trace_close(t);
+
+   with   int print_result(void *ctx, const fq_result *r) {
+              char line[4096];
+              fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
+              puts(line); return 0;                                  // nonzero stops
+          }
+
+   The same predicate without text:
+       fq_node a = fq_access(q, FQ_OP_VALUE, 0);
+       fq_query_where(q, fq_binary(q, FQ_OP_GT, a, fq_const_uint(q, 500)));
+
+   ---------------------------------------------------------------------------------------
+   OPTIONS (#define before including the implementation)
+
+   FRAMES_QUERY_NO_THREADS   no pthreads: fq_run uses the calling thread only (automatic
+                             on _WIN32)
+   Allocation goes through FRAMES_MALLOC/REALLOC/FREE when they are defined (see frames.h),
+   with the alloc_ctx given to fq_query_new / fq_open_options.
+
+   ---------------------------------------------------------------------------------------
+   API OVERVIEW
+
+   Traces     fq_trace_open_path / _memory, fq_trace_load, fq_trace_info_get,
+              fq_trace_name / _type_name, fq_trace_close
+   Queries    fq_query_new / _free, fq_query_var, fq_query_where / _soft (+ _text),
+              fq_parse, node builders (fq_const_*, fq_access, fq_point, fq_distinct,
+              fq_not, fq_binary, fq_nary), filters (fq_query_statement, _pc_range,
+              _thread), fq_query_flags, fq_query_error
+   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
+   Output     fq_format_result (trace-db listing, C API listing, JSON line)
+
+   Threads: a trace and a plan may be shared by several fq_run calls at once; a query
+   object is not thread-safe. Callbacks run on the thread that called fq_run.
+
+   Language (text form of the builders; trace-db's s-expressions plus extensions):
+     predicates  (and P...) (or P...) (not P) (distinct-vars a b)
+                 (> X Y) (>= X Y) (< X Y) (<= X Y) (= X Y) (equal X Y) (!= X Y)
+     values      (v/value a) (v/size a)                       trace-db
+                 (v/addr a) (v/name a) (v/bits a)             extensions
+                 (v/read a) (v/written a) (v/post a)          flags: 0/1, or predicates
+                 (pc) (tid) (index)                           the point
+                 (+ X Y) (- X Y) (* X Y) (/ X Y)              trace-db arithmetic
+                 (% X Y) (& X Y) (| X Y) (^ X Y) (<< X Y) (>> X Y)   extensions
+                 42 -7 0x1f 2.5 1e3 "RAX"                     literals
+   Values are exact integers, doubles, strings or invalid; see docs/query.md.
+*/
+
+#ifndef FRAMES_QUERY_H_INCLUDED
+#define FRAMES_QUERY_H_INCLUDED
+
+#include "frames.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================
+   Errors: frames_error, with FRAMES_E_* codes plus these two.
+   ====================================================================================== */
+
+enum {
+    FQ_E_SYNTAX = -101, /* query text: offset = byte position in the text */
+    FQ_E_QUERY = -102   /* well-formed but wrong: unknown variable/type, type error, ... */
+};
+
+/* frames_strerror for every code, including FQ_E_*. */
+FRAMES_DEF const char *fq_strerror(int code);
+
+/* ======================================================================================
+   Traces
+   ====================================================================================== */
+
+enum { FQ_FORMAT_AUTO = 0, FQ_FORMAT_FRAMES = 1, FQ_FORMAT_TRACEDB = 2 };
+
+/* fq_open_options.flags */
+#define FQ_OPEN_STRICT 1u        /* trace-db: any damage fails the open (as trace-db does);
+                                    default: keep every complete point, report the cut */
+#define FQ_OPEN_INHERIT_STMT 2u  /* trace-db: a point without STATEMENT_ID inherits the
+                                    previous point's statement (trace-db); default: 0 */
+
+typedef struct fq_open_options {
+    int format;                 /* FQ_FORMAT_AUTO (default), _FRAMES or _TRACEDB */
+    uint32_t flags;             /* FQ_OPEN_* */
+    uint32_t index_stride;      /* trace-db: points per index entry (default 256) */
+    const frames_reader_options *frames;   /* options for frames traces (NULL: defaults) */
+    void *alloc_ctx;
+} fq_open_options;
+
+FRAMES_DEF void fq_open_options_default(fq_open_options *o);
+
+typedef struct fq_trace fq_trace;
+
+/* Open a trace: a file (mapped; "-" reads standard input, FIFOs are read to the end) or
+   a caller buffer that must outlive the trace. trace-db traces: the header is read here;
+   the points are indexed (positions, the memory map, buffer sizes of pointer variables)
+   in one pass that queries drive as they need it, or fq_trace_load. */
+FRAMES_DEF int fq_trace_open_path(fq_trace **t, const char *path, const fq_open_options *o,
+                                  frames_error *err);
+FRAMES_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
+                                    const fq_open_options *o, frames_error *err);
+FRAMES_DEF void fq_trace_close(fq_trace *t);
+
+typedef struct fq_trace_info {
+    int format;                 /* FQ_FORMAT_FRAMES or FQ_FORMAT_TRACEDB */
+    int complete;               /* the whole trace is indexed: the fields below are final
+                                   (trace-db traces are indexed on demand: fq_trace_load) */
+    uint64_t points;            /* trace-db: complete points; frames: frames (any kind) */
+    uint64_t file_size;
+    /* trace-db: the file ends inside a point, or a point is damaged: every complete
+       point before it is kept. frames: the reader's truncation report. */
+    int truncated;              /* ends inside a point (or the last point has no END) */
+    int damaged;                /* bad tag, name/type index, size... (message says) */
+    uint64_t cut_offset;        /* offset of the first point not kept */
+    char message[200];          /* readable description of the cut, or "" */
+    uint32_t nnames, ntypes;    /* trace-db dictionaries */
+    frames_reader *reader;      /* frames: the reader (random access; do not close) */
+} fq_trace_info;
+
+FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info);
+/* Index a trace-db trace completely now (queries index what they need as they go;
+   pick mode, and fq_trace_info's totals, need all of it). Thread-safe. */
+FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err);
+/* trace-db dictionaries (NULL when out of range or for frames traces). */
+FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t name_index);
+FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index);
+
+/* ======================================================================================
+   Queries: free variables, predicates, filters
+   ====================================================================================== */
+
+/* Node kinds. 0-19 are trace-db's predicate codes (kind 1, a variable reference, is not
+   a node here: accessors take the variable index). */
+enum {
+    FQ_OP_TRUE = 0,
+    FQ_OP_SIZE = 2, FQ_OP_VALUE = 3, FQ_OP_DISTINCT = 4,
+    FQ_OP_INT = 5, FQ_OP_UINT = 6, FQ_OP_FLOAT = 7,
+    FQ_OP_AND = 8, FQ_OP_OR = 9, FQ_OP_NOT = 10,
+    FQ_OP_GT = 11, FQ_OP_GE = 12, FQ_OP_LT = 13, FQ_OP_LE = 14, FQ_OP_EQ = 15,
+    FQ_OP_ADD = 16, FQ_OP_SUB = 17, FQ_OP_MUL = 18, FQ_OP_DIV = 19,
+    /* extensions */
+    FQ_OP_NE = 20, FQ_OP_MOD = 21, FQ_OP_BAND = 22, FQ_OP_BOR = 23, FQ_OP_BXOR = 24,
+    FQ_OP_SHL = 25, FQ_OP_SHR = 26,
+    FQ_OP_ADDR = 27, FQ_OP_NAME = 28, FQ_OP_READ = 29, FQ_OP_WRITTEN = 30,
+    FQ_OP_POST = 31, FQ_OP_BITS = 32,
+    FQ_OP_PC = 33, FQ_OP_TID = 34, FQ_OP_INDEX = 35,
+    FQ_OP_STR = 36,
+    FQ_OP_COUNT_ = 37
+};
+
+/* fq_query_flags */
+#define FQ_DEDUP 1u                  /* first result per (statement, bound names and types),
+                                        as trace-db's C API with keep_duplicate_bindings = 0 */
+#define FQ_COMPAT_FLOAT32 2u         /* v/value of an 8-byte FLOAT reads its first 4 bytes as
+                                        a float, as trace-db does (its defect; see q12) */
+#define FQ_COMPAT_DISTINCT_VALUE 4u  /* distinct-vars compares variable records (name, type,
+                                        value, size) as trace-db does; default: positions */
+
+#define FQ_MAX_VARS 64
+
+typedef int fq_node;   /* handle of a node in its query; negative after an error */
+typedef struct fq_query fq_query;
+
+/* NULL when out of memory. */
+FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx);
+FRAMES_DEF void fq_query_free(fq_query *q);
+
+/* Declare free variable `name` (returns its index, 0-based, or a negative code).
+   `types` is a comma-separated list of allowed types: trace-db type names ("int",
+   "unsigned int", "char*"; every type index with that spelling) or, for frames traces,
+   operand types reg8 reg16 reg32 reg64 ... mem8 ... memN, wildcards reg* mem*; "*" allows
+   every type in both formats. Names are resolved by fq_compile. */
+FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types);
+
+/* Node builders. Type errors are reported here (negative handle; fq_query_error). */
+FRAMES_DEF fq_node fq_const_int(fq_query *q, int64_t v);
+FRAMES_DEF fq_node fq_const_uint(fq_query *q, uint64_t v);
+FRAMES_DEF fq_node fq_const_float(fq_query *q, double v);
+FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len);
+/* FQ_OP_VALUE, _SIZE, _ADDR, _NAME, _READ, _WRITTEN, _POST, _BITS of free variable `var` */
+FRAMES_DEF fq_node fq_access(fq_query *q, int op, int var);
+/* FQ_OP_PC, _TID, _INDEX */
+FRAMES_DEF fq_node fq_point(fq_query *q, int op);
+FRAMES_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b);
+FRAMES_DEF fq_node fq_not(fq_query *q, fq_node a);
+/* comparisons and arithmetic */
+FRAMES_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b);
+/* FQ_OP_AND, FQ_OP_OR (n may be 0) */
+FRAMES_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n);
+
+/* Parse one expression (predicate or value) in the query's variables. Errors:
+   FQ_E_SYNTAX / FQ_E_QUERY with err->offset = byte position, message with the column. */
+FRAMES_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err);
+
+/* The hard predicate (default: true) and the soft predicates. */
+FRAMES_DEF int fq_query_where(fq_query *q, fq_node pred);
+FRAMES_DEF int fq_query_soft(fq_query *q, fq_node pred);
+FRAMES_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err);
+FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err);
+
+/* Point filters (all that are given must hold):
+   statement: (statement & mask) == stmt, trace-db's filter (mask = stmt = 0: all);
+   pc ranges: the statement / address lies in one of the ranges [lo, hi] (inclusive);
+   threads:   frames: the thread id is one of those given. */
+FRAMES_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt);
+FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi);
+FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid);
+FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags);   /* FQ_DEDUP | FQ_COMPAT_* */
+
+/* First builder error (code 0 if none). */
+FRAMES_DEF const frames_error *fq_query_error(const fq_query *q);
+
+/* ======================================================================================
+   Compiling and running
+   ====================================================================================== */
+
+typedef struct fq_plan fq_plan;
+
+/* Resolve types against the trace, check and lay out the predicates. The plan is
+   independent of the query afterwards and immutable: several fq_run calls may use it
+   at the same time. The trace must outlive the plan. */
+FRAMES_DEF int fq_compile(fq_plan **p, const fq_query *q, fq_trace *t, frames_error *err);
+FRAMES_DEF void fq_plan_free(fq_plan *p);
+
+/* value formats (trace-db's enum type_format; frames operands: UNSIGNED up to 64 bits,
+   BLOB when wider or empty) */
+enum { FQ_FMT_UNSIGNED = 0, FQ_FMT_SIGNED = 1, FQ_FMT_FLOAT = 2, FQ_FMT_POINTER = 3,
+       FQ_FMT_BLOB = 4 };
+
+/* fq_binding.flags */
+#define FQ_B_HAS_SIZE 1u   /* trace-db: size is the pointer's buffer size (v/size) */
+#define FQ_B_READ 2u       /* frames: operand_usage.read */
+#define FQ_B_WRITTEN 4u    /* frames: operand_usage.written */
+#define FQ_B_POST 8u       /* frames: from operand_post_list */
+#define FQ_B_MEM 16u       /* frames: memory operand (addr set) */
+#define FQ_B_REG 32u       /* frames: register operand */
+
+typedef struct fq_binding {
+    uint32_t var;          /* free variable index */
+    uint32_t slot;         /* position of the variable/operand in its point (frames: pre
+                              list first, then post list) */
+    int format;            /* FQ_FMT_* */
+    uint32_t flags;        /* FQ_B_* */
+    frames_bytes name;     /* variable or register name (empty for memory operands) */
+    frames_bytes type;     /* type name ("int", "reg32", ...) */
+    uint32_t name_index;   /* trace-db dictionary indices (UINT32_MAX for frames) */
+    uint32_t type_index;
+    uint32_t bits;         /* width: type size x 8, operand bit_length */
+    uint32_t mem_index;    /* frames: k of the k-th memory operand of its list */
+    uint64_t u;            /* UNSIGNED / POINTER value; SIGNED as two's complement */
+    int64_t i;             /* SIGNED value */
+    double f;              /* FLOAT value (4-byte floats widened) */
+    uint64_t size;         /* buffer size when FQ_B_HAS_SIZE */
+    uint64_t addr;         /* memory operand address when FQ_B_MEM */
+    frames_bytes bytes;    /* the raw value bytes (blob contents, operand value) */
+    char type_buf[24];     /* storage behind `type` for frames operands */
+} fq_binding;
+
+typedef struct fq_buffer_size {
+    uint64_t address, size;
+} fq_buffer_size;
+
+/* A result. Everything it points to is valid during the callback only. */
+typedef struct fq_result {
+    uint64_t index;        /* 0-based number of the result (after dedup) */
+    uint64_t counter;      /* point: trace-db point counter / frames frame index */
+    uint64_t stmt;         /* statement id / instruction address */
+    uint64_t tid;          /* frames: thread id */
+    int has_tid;
+    int format;            /* FQ_FORMAT_TRACEDB / FQ_FORMAT_FRAMES */
+    uint32_t nbind;        /* = number of free variables */
+    const fq_binding *bind;
+    const char *const *var_names;   /* free variable names, var_names[bind[i].var] */
+    uint32_t naux;         /* trace-db AUXILIARY values of the point */
+    const uint64_t *aux;
+    uint32_t nbuf;         /* trace-db BUFFER_SIZE entries of the point */
+    const fq_buffer_size *buf;
+    const frames_frame *frame;   /* frames: the decoded frame */
+} fq_result;
+
+/* Return nonzero to stop the run (fq_run then returns FRAMES_OK). */
+typedef int (*fq_result_fn)(void *ctx, const fq_result *r);
+
+typedef struct fq_run_options {
+    unsigned threads;      /* worker threads; 0 or 1: the calling thread only */
+    uint64_t limit;        /* stop after this many results (0: no limit) */
+    int pick;              /* evaluate one random candidate point chosen from `seed` */
+    uint64_t seed;
+    uint64_t chunk;        /* points per work item (0: automatic) */
+    /* called on the calling thread after each work item (may be NULL) */
+    void (*progress)(void *ctx, uint64_t points_done, uint64_t points_total);
+    void *progress_ctx;
+} fq_run_options;
+
+FRAMES_DEF void fq_run_options_default(fq_run_options *o);
+
+/* Run the plan; fn is called in trace order on the calling thread (fn may be NULL to
+   count only). *nresults (may be NULL) receives the number of results delivered.
+   Returns FRAMES_OK or a negative code (results before the problem were delivered). */
+FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *o, fq_result_fn fn, void *ctx,
+                      uint64_t *nresults, frames_error *err);
+
+/* The point pick mode chooses for `seed`, or -1 when no point is a candidate (for tests
+   and for showing the choice). */
+FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
+                             frames_error *err);
+
+/* ======================================================================================
+   Output
+   ====================================================================================== */
+
+enum {
+    FQ_LIST_TRACEDB = 0,   /* "result K: counter=C stmt=S x:int=37 ..." (trace-db listing;
+                              frames: "result K: counter=C pc=0x... tid=T R_EAX:reg32=0x1") */
+    FQ_LIST_CAPI = 1,      /* "result K: stmt=S x=37 ..." (trace-db C API listing) */
+    FQ_LIST_JSON = 2       /* one JSON object */
+};
+
+/* Format a result without a newline into buf (NUL-terminated when cap > 0). Returns the
+   length the whole text needs (as snprintf: larger than cap - 1 means it was cut). */
+FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_QUERY_H_INCLUDED */
+
+/* ======================================================================================
+   IMPLEMENTATION
+   ====================================================================================== */
+#ifdef FRAMES_QUERY_IMPLEMENTATION
+#ifndef FRAMES_QUERY_IMPLEMENTATION_INCLUDED
+#define FRAMES_QUERY_IMPLEMENTATION_INCLUDED
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32) && !defined(FRAMES_QUERY_NO_THREADS)
+#define FRAMES_QUERY_NO_THREADS
+#endif
+#ifndef FRAMES_QUERY_NO_THREADS
+#include <pthread.h>
+#endif
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+#ifdef FRAMES_MALLOC
+#define FQ__MALLOC(sz, ctx) FRAMES_MALLOC(sz, ctx)
+#define FQ__REALLOC(p, sz, ctx) FRAMES_REALLOC(p, sz, ctx)
+#define FQ__FREE(p, ctx) FRAMES_FREE(p, ctx)
+#else
+#define FQ__MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
+#define FQ__REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
+#define FQ__FREE(p, ctx) ((void)(ctx), free(p))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FQ__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FQ__INLINE static inline __attribute__((always_inline))
+#define FQ__LIKELY(x) __builtin_expect(!!(x), 1)
+#define FQ__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FQ__PRINTF(a, b)
+#define FQ__INLINE static inline
+#define FQ__LIKELY(x) (x)
+#define FQ__UNLIKELY(x) (x)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- errors, memory */
+
+static int fq__fail(frames_error *e, int code, uint64_t offset, uint64_t point, const char *fmt,
+                    ...) FQ__PRINTF(5, 6);
+static int fq__fail(frames_error *e, int code, uint64_t offset, uint64_t point, const char *fmt,
+                    ...) {
+    va_list ap;
+    if (!e) return code;
+    e->code = code;
+    e->offset = offset;
+    e->frame = point;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int fq__oom(frames_error *e) {
+    return fq__fail(e, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+}
+
+static void fq__clear(frames_error *e) {
+    if (!e) return;
+    e->code = 0;
+    e->offset = e->frame = FRAMES_NO_POS;
+    e->message[0] = 0;
+}
+
+FRAMES_DEF const char *fq_strerror(int code) {
+    if (code == FQ_E_SYNTAX) return "query syntax error";
+    if (code == FQ_E_QUERY) return "invalid query";
+    return frames_strerror(code);
+}
+
+/* Grow *arr (element size es) to hold at least need elements. */
+static int fq__grow(void **arr, size_t *cap, size_t need, size_t es, void *ctx) {
+    size_t nc;
+    void *p;
+    if (need <= *cap) return 0;
+    nc = *cap ? *cap : 16;
+    while (nc < need) {
+        if (nc > ((size_t)-1) / 2 / es) return -1;
+        nc *= 2;
+    }
+    p = FQ__REALLOC(*arr, nc * es, ctx);
+    if (!p) return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+#define FQ__GROW(arr, cap, need, ctx) fq__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (ctx))
+
+static uint32_t fq__le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t fq__le64(const uint8_t *p) {
+    return (uint64_t)fq__le32(p) | (uint64_t)fq__le32(p + 4) << 32;
+}
+static uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
+    uint64_t v = 0;
+    switch (n) {   /* the usual sizes as single loads */
+    case 8: return fq__le64(p);
+    case 4: return fq__le32(p);
+    case 2: return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    case 1: return p[0];
+    default:
+        while (n--) v = v << 8 | p[n];
+        return v;
+    }
+}
+
+/* ---------------------------------------------------------------- values
+
+   A value is an exact integer (sign and magnitude in 64-bit limbs), a double, a string
+   or invalid. Leaves are at most one limb; every arithmetic node gets a fixed number
+   of limbs at compile time (enough for any result of its operands), so evaluation
+   never allocates and never overflows. */
+
+enum { FQ__INV = 0, FQ__INT = 1, FQ__FLT = 2, FQ__STR = 3 };
+#define FQ__MAX_LIMBS 64   /* 4096-bit integers at most (checked at compile time) */
+
+typedef struct fq__num {
+    uint8_t kind;
+    uint8_t neg;           /* INT: negative (never for zero) */
+    uint16_t n;            /* INT: limbs in use, 0 for zero */
+    uint32_t len;          /* STR: length */
+    uint64_t small;        /* INT with n <= 1 */
+    uint64_t *limb;        /* INT with n > 1: the node's storage */
+    double f;              /* FLT */
+    const uint8_t *str;    /* STR */
+} fq__num;
+
+static const uint64_t *fq__limbs(const fq__num *v) { return v->n > 1 ? v->limb : &v->small; }
+
+static void fq__set_uint(fq__num *v, uint64_t u) {
+    v->kind = FQ__INT;
+    v->neg = 0;
+    v->n = u != 0;
+    v->small = u;
+}
+static void fq__set_flt(fq__num *v, double f) {
+    v->kind = FQ__FLT;
+    v->f = f;
+}
+
+/* Store magnitude buf[0..n) with a sign into v (buf is the node's storage). */
+static void fq__set_mag(fq__num *v, uint64_t *buf, unsigned n, int neg) {
+    while (n && !buf[n - 1]) n--;
+    v->kind = FQ__INT;
+    v->n = (uint16_t)n;
+    v->neg = (uint8_t)(n ? neg : 0);
+    if (n <= 1) v->small = n ? buf[0] : 0;
+    else v->limb = buf;
+}
+
+static int fq__mag_cmp(const uint64_t *a, unsigned na, const uint64_t *b, unsigned nb) {
+    if (na != nb) return na < nb ? -1 : 1;
+    while (na--)
+        if (a[na] != b[na]) return a[na] < b[na] ? -1 : 1;
+    return 0;
+}
+
+static unsigned fq__mag_add(uint64_t *r, const uint64_t *a, unsigned na, const uint64_t *b,
+                            unsigned nb) {
+    unsigned i, n = na > nb ? na : nb;
+    uint64_t carry = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t x = i < na ? a[i] : 0, y = i < nb ? b[i] : 0, s = x + y;
+        uint64_t c1 = s < x;
+        r[i] = s + carry;
+        carry = c1 | (r[i] < s);
+    }
+    r[n] = carry;
+    return n + 1;
+}
+
+/* a >= b */
+static unsigned fq__mag_sub(uint64_t *r, const uint64_t *a, unsigned na, const uint64_t *b,
+                            unsigned nb) {
+    unsigned i;
+    uint64_t borrow = 0;
+    for (i = 0; i < na; i++) {
+        uint64_t x = a[i], y = i < nb ? b[i] : 0, d = x - y;
+        uint64_t b1 = x < y;
+        r[i] = d - borrow;
+        borrow = b1 | (d < borrow);
+    }
+    return na;
+}
+
+static void fq__mul64(uint64_t x, uint64_t y, uint64_t *lo, uint64_t *hi) {
+    uint64_t xl = x & 0xffffffffu, xh = x >> 32, yl = y & 0xffffffffu, yh = y >> 32;
+    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
+    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    *lo = (ll & 0xffffffffu) | mid << 32;
+    *hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+static unsigned fq__mag_mul(uint64_t *r, const uint64_t *a, unsigned na, const uint64_t *b,
+                            unsigned nb) {
+    unsigned i, j;
+    for (i = 0; i < na + nb; i++) r[i] = 0;
+    for (i = 0; i < na; i++) {
+        uint64_t carry = 0;
+        for (j = 0; j < nb; j++) {
+            uint64_t lo, hi;
+            fq__mul64(a[i], b[j], &lo, &hi);
+            lo += carry;
+            hi += lo < carry;
+            r[i + j] += lo;
+            hi += r[i + j] < lo;
+            carry = hi;
+        }
+        r[i + nb] = carry;
+    }
+    return na + nb;
+}
+
+static unsigned fq__bitlen(const uint64_t *a, unsigned n) {
+    unsigned b = 0;
+    uint64_t top;
+    if (!n) return 0;
+    top = a[n - 1];
+    while (top) {
+        b++;
+        top >>= 1;
+    }
+    return (n - 1) * 64 + b;
+}
+
+static int fq__bit(const uint64_t *a, unsigned n, unsigned i) {
+    return i / 64 < n ? (int)(a[i / 64] >> (i % 64) & 1) : 0;
+}
+
+/* r = a mod b, b != 0 (magnitudes), by shift and subtract; r has nb + 1 limbs. */
+static unsigned fq__mag_mod(uint64_t *r, const uint64_t *a, unsigned na, const uint64_t *b,
+                            unsigned nb) {
+    unsigned nr = 0, i, k, bits = fq__bitlen(a, na);
+    for (i = 0; i <= nb; i++) r[i] = 0;
+    for (i = bits; i-- > 0;) {
+        uint64_t carry = (uint64_t)fq__bit(a, na, i);
+        for (k = 0; k < nb + 1; k++) {   /* r = r * 2 + bit */
+            uint64_t nc = r[k] >> 63;
+            r[k] = r[k] << 1 | carry;
+            carry = nc;
+        }
+        nr = nb + 1;
+        while (nr && !r[nr - 1]) nr--;
+        if (fq__mag_cmp(r, nr, b, nb) >= 0) nr = fq__mag_sub(r, r, nr, b, nb);
+    }
+    while (nr && !r[nr - 1]) nr--;
+    return nr;
+}
+
+/* Doubles without libm (IEEE-754 binary64, as everywhere this runs), so that embedders
+   need no -lm. */
+static double fq__pow2(int e) {   /* 2^e, -1074 <= e <= 1023 */
+    uint64_t bits = e >= -1022 ? (uint64_t)(e + 1023) << 52 : 1ull << (e + 1074);
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+static double fq__ldexp(double x, int e) {
+    while (e > 1023) {
+        x *= fq__pow2(1023);
+        e -= 1023;
+    }
+    while (e < -1022) {
+        x *= fq__pow2(-1022);
+        e += 1022;
+    }
+    return x * fq__pow2(e);
+}
+
+/* x = m * 2^e with 0.5 <= |m| < 1, for finite nonzero x */
+static double fq__frexp(double x, int *e) {
+    uint64_t bits;
+    int ex, shift = 0;
+    memcpy(&bits, &x, 8);
+    if (!(bits >> 52 & 0x7ff)) {   /* subnormal: scale into the normal range first */
+        x *= fq__pow2(64);
+        memcpy(&bits, &x, 8);
+        shift = 64;
+    }
+    ex = (int)(bits >> 52 & 0x7ff);
+    *e = ex - 1022 - shift;
+    bits = (bits & ~(0x7ffull << 52)) | (1022ull << 52);
+    memcpy(&x, &bits, 8);
+    return x;
+}
+
+static int fq__isinf(double x) { return x == x && x - x != x - x; }
+static double fq__fabs(double x) { return x < 0 ? -x : x; }
+
+static double fq__nan(void) {
+    uint64_t bits = 0x7ff8000000000000ull;
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+/* C's fmod, exactly: subtract the divisor scaled by powers of two (each step is exact). */
+static double fq__fmod(double x, double y) {
+    double ax = fq__fabs(x), ay = fq__fabs(y), r;
+    if (x != x || y != y || fq__isinf(x) || y == 0) return fq__nan();
+    if (fq__isinf(y) || ax < ay) return x;
+    r = ax;
+    while (r >= ay) {
+        int er, ey;
+        double t;
+        fq__frexp(r, &er);
+        fq__frexp(ay, &ey);
+        t = fq__ldexp(ay, er - ey);
+        if (t > r) t = fq__ldexp(ay, er - ey - 1);
+        r -= t;
+    }
+    return x < 0 ? -r : r;
+}
+
+static double fq__to_double(const fq__num *v) {
+    double d;
+    const uint64_t *l;
+    int i;
+    if (v->kind == FQ__FLT) return v->f;
+    l = fq__limbs(v);
+    if (v->n <= 1) d = (double)l[0];
+    else {
+        d = 0;
+        for (i = v->n - 1; i >= 0 && i >= (int)v->n - 3; i--) d += fq__ldexp((double)l[i], 64 * i);
+    }
+    return v->neg ? -d : d;
+}
+
+/* Exact comparison of an integer with a finite double: -1, 0, 1. */
+static int fq__cmp_int_double(const fq__num *a, double f) {
+    int fneg = f < 0, e, sa, mag;
+    uint64_t ip[FQ__MAX_LIMBS + 18];
+    unsigned ni, la, i;
+    double fa = fq__fabs(f), m, frac;
+    sa = a->n == 0 ? 0 : (a->neg ? -1 : 1);
+    if (f == 0) return sa;
+    if (sa == 0) return fneg ? 1 : -1;
+    if ((sa < 0) != fneg) return sa;
+    /* same sign: compare magnitudes |a| and fa */
+    la = fq__bitlen(fq__limbs(a), a->n);
+    m = fq__frexp(fa, &e);      /* fa = m * 2^e, 0.5 <= m < 1: integer part has e bits */
+    if (e <= 0) mag = 1;        /* fa < 1 <= |a| */
+    else if ((unsigned)e != la) mag = la > (unsigned)e ? 1 : -1;
+    else {
+        /* integer part of fa as limbs: the 53-bit mantissa shifted into place */
+        double ipart = fa < 4503599627370496.0 ? (double)(uint64_t)fa : fa;   /* floor; 2^52 */
+        uint64_t mant;
+        int sh;
+        frac = fa - ipart;
+        ni = (unsigned)(e + 63) / 64;
+        for (i = 0; i < ni; i++) ip[i] = 0;
+        m = fq__frexp(ipart, &e);
+        mant = (uint64_t)fq__ldexp(m, 53);   /* exact: 53 bits */
+        sh = e - 53;
+        if (sh <= 0) ip[0] = mant >> -sh;
+        else {
+            ip[sh / 64] |= mant << (sh % 64);
+            if (sh % 64 && (unsigned)(sh / 64 + 1) < ni) ip[sh / 64 + 1] |= mant >> (64 - sh % 64);
+        }
+        while (ni && !ip[ni - 1]) ni--;
+        mag = fq__mag_cmp(fq__limbs(a), a->n, ip, ni);
+        if (mag == 0 && frac > 0) mag = -1;
+    }
+    return fneg ? -mag : mag;
+}
+
+/* Compare two numbers: -1, 0, 1, or 2 when unordered (NaN). Both valid and numeric. */
+static int fq__cmp(const fq__num *a, const fq__num *b) {
+    if (a->kind == FQ__INT && b->kind == FQ__INT) {
+        int c;
+        if (a->neg != b->neg) return a->neg ? -1 : 1;
+        if (a->n <= 1 && b->n <= 1) c = a->small < b->small ? -1 : a->small > b->small;
+        else c = fq__mag_cmp(fq__limbs(a), a->n, fq__limbs(b), b->n);
+        return a->neg ? -c : c;
+    }
+    if (a->kind == FQ__FLT && b->kind == FQ__FLT) {
+        if (a->f != a->f || b->f != b->f) return 2;
+        return a->f < b->f ? -1 : a->f > b->f;
+    }
+    if (a->kind == FQ__INT) {
+        if (b->f != b->f) return 2;
+        if (fq__isinf(b->f)) return b->f > 0 ? -1 : 1;
+        return fq__cmp_int_double(a, b->f);
+    }
+    if (a->f != a->f) return 2;
+    if (fq__isinf(a->f)) return a->f > 0 ? 1 : -1;
+    return -fq__cmp_int_double(b, a->f);
+}
+
+/* Two's complement of v in n limbs (n larger than v's magnitude). */
+static void fq__to_twos(const fq__num *v, uint64_t *t, unsigned n) {
+    const uint64_t *l = fq__limbs(v);
+    unsigned i;
+    uint64_t carry = 1;
+    for (i = 0; i < n; i++) t[i] = i < v->n ? l[i] : 0;
+    if (!v->neg) return;
+    for (i = 0; i < n; i++) {
+        t[i] = ~t[i] + carry;
+        carry = carry && t[i] == 0;
+    }
+}
+
+/* Integer result of an arithmetic operator into r (storage buf, cap limbs). Returns 0, or
+   -1 when the result is invalid (division by zero, shift count out of range). */
+static int fq__int_op(int op, const fq__num *a, const fq__num *b, fq__num *r, uint64_t *buf) {
+    const uint64_t *x = fq__limbs(a), *y = fq__limbs(b);
+    unsigned na = a->n, nb = b->n, n, i;
+    switch (op) {
+    case FQ_OP_ADD:
+    case FQ_OP_SUB: {
+        int bneg = op == FQ_OP_SUB ? (nb ? !b->neg : 0) : b->neg;
+        if (FQ__LIKELY(na <= 1 && nb <= 1)) {   /* fast path: one limb each */
+            uint64_t s;
+            if (a->neg == bneg) {
+                s = a->small + b->small;
+                buf[0] = s;
+                buf[1] = s < a->small;
+                fq__set_mag(r, buf, 2, a->neg);
+            } else if (a->small >= b->small) {
+                buf[0] = a->small - b->small;
+                fq__set_mag(r, buf, 1, a->neg);
+            } else {
+                buf[0] = b->small - a->small;
+                fq__set_mag(r, buf, 1, bneg);
+            }
+            return 0;
+        }
+        if (a->neg == bneg) fq__set_mag(r, buf, fq__mag_add(buf, x, na, y, nb), a->neg);
+        else if (fq__mag_cmp(x, na, y, nb) >= 0)
+            fq__set_mag(r, buf, fq__mag_sub(buf, x, na, y, nb), a->neg);
+        else fq__set_mag(r, buf, fq__mag_sub(buf, y, nb, x, na), bneg);
+        return 0;
+    }
+    case FQ_OP_MUL:
+        if (!na || !nb) fq__set_uint(r, 0);
+        else fq__set_mag(r, buf, fq__mag_mul(buf, x, na, y, nb), a->neg != b->neg);
+        return 0;
+    case FQ_OP_MOD:   /* truncated, as C: the sign of the dividend */
+        if (!nb) return -1;
+        if (na <= 1 && nb <= 1) {
+            buf[0] = a->small % b->small;
+            fq__set_mag(r, buf, 1, a->neg);
+        } else fq__set_mag(r, buf, fq__mag_mod(buf, x, na, y, nb), a->neg);
+        return 0;
+    case FQ_OP_SHL:
+    case FQ_OP_SHR: {
+        unsigned c, w, q;
+        if (b->neg || nb > 1 || b->small > 64) return -1;
+        c = (unsigned)b->small;
+        q = c / 64;
+        c %= 64;
+        if (op == FQ_OP_SHL) {
+            for (i = 0; i < na + 2; i++) buf[i] = 0;
+            for (i = 0; i < na; i++) {
+                buf[i + q] |= x[i] << c;
+                if (c) buf[i + q + 1] |= x[i] >> (64 - c);
+            }
+            fq__set_mag(r, buf, na + 2, a->neg);
+            return 0;
+        }
+        /* floor division by 2^count (arithmetic shift) */
+        {
+            int dropped = 0;
+            for (i = 0; i < na; i++) {
+                uint64_t lo = i + q < na ? x[i + q] : 0, hi = i + q + 1 < na ? x[i + q + 1] : 0;
+                buf[i] = c ? (lo >> c | hi << (64 - c)) : lo;
+            }
+            for (i = 0; i < q && i < na; i++) dropped |= x[i] != 0;
+            if (c && q < na) dropped |= (x[q] & ((1ull << c) - 1)) != 0;
+            w = na;
+            if (a->neg && dropped) {   /* round toward minus infinity */
+                uint64_t one = 1;
+                w = fq__mag_add(buf, buf, na, &one, 1);
+            }
+            fq__set_mag(r, buf, w, a->neg);
+            return 0;
+        }
+    }
+    case FQ_OP_BAND:
+    case FQ_OP_BOR:
+    case FQ_OP_BXOR: {
+        uint64_t ta[FQ__MAX_LIMBS + 2], tb[FQ__MAX_LIMBS + 2];
+        int neg;
+        n = (na > nb ? na : nb) + 1;
+        if (!a->neg && !b->neg) {   /* common case: no two's complement needed */
+            for (i = 0; i < n - 1; i++) {
+                uint64_t p = i < na ? x[i] : 0, s = i < nb ? y[i] : 0;
+                buf[i] = op == FQ_OP_BAND ? (p & s) : op == FQ_OP_BOR ? (p | s) : (p ^ s);
+            }
+            fq__set_mag(r, buf, n - 1, 0);
+            return 0;
+        }
+        fq__to_twos(a, ta, n);
+        fq__to_twos(b, tb, n);
+        for (i = 0; i < n; i++)
+            buf[i] = op == FQ_OP_BAND ? (ta[i] & tb[i]) : op == FQ_OP_BOR ? (ta[i] | tb[i]) : (ta[i] ^ tb[i]);
+        neg = (int)(buf[n - 1] >> 63);
+        if (neg) {   /* back to sign and magnitude */
+            uint64_t carry = 1;
+            for (i = 0; i < n; i++) {
+                buf[i] = ~buf[i] + carry;
+                carry = carry && buf[i] == 0;
+            }
+        }
+        fq__set_mag(r, buf, n, neg);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Arithmetic on any two values into r. */
+static void fq__arith(int op, const fq__num *a, const fq__num *b, fq__num *r, uint64_t *buf) {
+    if (a->kind == FQ__INV || b->kind == FQ__INV || a->kind == FQ__STR || b->kind == FQ__STR) {
+        r->kind = FQ__INV;
+        return;
+    }
+    if (op == FQ_OP_DIV) {   /* always a float division; by zero: invalid */
+        double y = fq__to_double(b);
+        if ((b->kind == FQ__INT && b->n == 0) || y == 0) r->kind = FQ__INV;
+        else fq__set_flt(r, fq__to_double(a) / y);
+        return;
+    }
+    if (a->kind == FQ__INT && b->kind == FQ__INT) {
+        if (fq__int_op(op, a, b, r, buf) < 0) r->kind = FQ__INV;
+        return;
+    }
+    switch (op) {   /* a float is involved */
+    case FQ_OP_ADD: fq__set_flt(r, fq__to_double(a) + fq__to_double(b)); break;
+    case FQ_OP_SUB: fq__set_flt(r, fq__to_double(a) - fq__to_double(b)); break;
+    case FQ_OP_MUL: fq__set_flt(r, fq__to_double(a) * fq__to_double(b)); break;
+    case FQ_OP_MOD: {
+        double y = fq__to_double(b);
+        if (y == 0) r->kind = FQ__INV;
+        else fq__set_flt(r, fq__fmod(fq__to_double(a), y));
+        break;
+    }
+    default: r->kind = FQ__INV; break;   /* bitwise operators and shifts need integers */
+    }
+}
+
+/* ---------------------------------------------------------------- queries and nodes */
+
+enum { FQ__T_BOOL = 1, FQ__T_NUM = 2, FQ__T_STR = 4, FQ__T_FLAG = 3 /* both BOOL and NUM */ };
+#define FQ__NOPOS 0xffffffffu
+
+typedef struct fq__node {
+    uint8_t op, type;
+    uint16_t nkids;
+    uint32_t kid0;         /* first child in kids[] */
+    int32_t var, var2;     /* accessor / distinct-vars */
+    uint32_t pos;          /* byte position in the text it came from, or FQ__NOPOS */
+    uint64_t deps;         /* free variables the node depends on (bit i = variable i) */
+    uint32_t cap;          /* limbs of integer storage (compile) */
+    uint32_t store;        /* offset of that storage in the worker's limb pool */
+    uint8_t fast;          /* comparison of leaves: bit c+1 set when the outcome c (-1, 0, 1)
+                              of comparing single-limb integers makes it true (compile) */
+    size_t stroff;         /* STR: offset in strs */
+    fq__num k;             /* constants */
+} fq__node;
+
+typedef struct fq__qvar {
+    char *name;
+    char *types;
+} fq__qvar;
+
+struct fq_query {
+    void *ctx;
+    fq__node *nodes;
+    size_t nnodes, capnodes;
+    uint32_t *kids;
+    size_t nkids, capkids;
+    char *strs;
+    size_t nstrs, capstrs;
+    fq__qvar vars[FQ_MAX_VARS];
+    unsigned nvars;
+    fq_node where;
+    int has_where;
+    fq_node *soft;
+    size_t nsoft, capsoft;
+    uint64_t mask, stmt;
+    uint64_t *pcs;         /* lo, hi pairs */
+    size_t npcs, cappcs;
+    uint64_t *tids;
+    size_t ntids, captids;
+    uint32_t flags;
+    frames_error err;      /* first builder error */
+    uint32_t cur_pos;      /* parser: position of the construct being built */
+    const char *cur_text;  /* parser: the text, for line and column */
+};
+
+static const char *fq__op_name(int op) {
+    static const char *const names[FQ_OP_COUNT_] = {
+        "true", "var", "v/size", "v/value", "distinct-vars", "integer", "integer", "float",
+        "and", "or", "not", ">", ">=", "<", "<=", "=", "+", "-", "*", "/",
+        "!=", "%", "&", "|", "^", "<<", ">>", "v/addr", "v/name", "v/read", "v/written",
+        "v/post", "v/bits", "pc", "tid", "index", "string"};
+    return op >= 0 && op < FQ_OP_COUNT_ ? names[op] : "?";
+}
+
+/* "line L, column C: " or "column C: " for a byte position in text. */
+static void fq__where(char *out, size_t cap, const char *text, uint32_t pos) {
+    uint32_t line = 1, col = 1, i;
+    if (!text || pos == FQ__NOPOS) {
+        out[0] = 0;
+        return;
+    }
+    for (i = 0; i < pos && text[i]; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else col++;
+    }
+    if (line > 1 || strchr(text, '\n')) snprintf(out, cap, "line %u, column %u: ", line, col);
+    else snprintf(out, cap, "column %u: ", col);
+}
+
+static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) FQ__PRINTF(3, 4);
+static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
+    char where[48], msg[200];
+    va_list ap;
+    if (q->err.code) return q->err.code;   /* keep the first error */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fq__where(where, sizeof where, q->cur_text, q->cur_pos);
+    fq__fail(&q->err, code, q->cur_pos == FQ__NOPOS ? FRAMES_NO_POS : q->cur_pos, FRAMES_NO_POS,
+             "%s%s", where, msg);
+    return code;
+}
+
+FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx) {
+    fq_query *q = (fq_query *)FQ__MALLOC(sizeof *q, alloc_ctx);
+    if (!q) return NULL;
+    memset(q, 0, sizeof *q);
+    q->ctx = alloc_ctx;
+    q->cur_pos = FQ__NOPOS;
+    fq__clear(&q->err);
+    return q;
+}
+
+FRAMES_DEF void fq_query_free(fq_query *q) {
+    unsigned i;
+    if (!q) return;
+    for (i = 0; i < q->nvars; i++) {
+        FQ__FREE(q->vars[i].name, q->ctx);
+        FQ__FREE(q->vars[i].types, q->ctx);
+    }
+    FQ__FREE(q->nodes, q->ctx);
+    FQ__FREE(q->kids, q->ctx);
+    FQ__FREE(q->strs, q->ctx);
+    FQ__FREE(q->soft, q->ctx);
+    FQ__FREE(q->pcs, q->ctx);
+    FQ__FREE(q->tids, q->ctx);
+    FQ__FREE(q, q->ctx);
+}
+
+FRAMES_DEF const frames_error *fq_query_error(const fq_query *q) { return &q->err; }
+
+static char *fq__strdup(const char *s, size_t n, void *ctx) {
+    char *d = (char *)FQ__MALLOC(n + 1, ctx);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
+    unsigned i;
+    size_t n;
+    if (!name || !*name) return fq__qfail(q, FRAMES_E_INVALID, "a variable needs a name");
+    if (!types || !*types) return fq__qfail(q, FRAMES_E_INVALID, "variable '%s' needs a type", name);
+    for (n = 0; name[n]; n++)
+        if (name[n] == '(' || name[n] == ')' || name[n] == '"' || name[n] == ' ' ||
+            name[n] == '\t' || name[n] == '\n')
+            return fq__qfail(q, FRAMES_E_INVALID, "variable name '%s' contains '%c'", name, name[n]);
+    for (i = 0; i < q->nvars; i++)
+        if (!strcmp(q->vars[i].name, name))
+            return fq__qfail(q, FQ_E_QUERY, "variable '%s' is declared twice", name);
+    if (q->nvars >= FQ_MAX_VARS)
+        return fq__qfail(q, FRAMES_E_LIMIT, "more than %d free variables", FQ_MAX_VARS);
+    q->vars[q->nvars].name = fq__strdup(name, strlen(name), q->ctx);
+    q->vars[q->nvars].types = fq__strdup(types, strlen(types), q->ctx);
+    if (!q->vars[q->nvars].name || !q->vars[q->nvars].types) {
+        FQ__FREE(q->vars[q->nvars].name, q->ctx);
+        FQ__FREE(q->vars[q->nvars].types, q->ctx);
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    }
+    return (int)q->nvars++;
+}
+
+static fq_node fq__new_node(fq_query *q, int op, int type) {
+    fq__node *n;
+    if (q->nnodes >= 0x7fffffff) return fq__qfail(q, FRAMES_E_LIMIT, "too many nodes");
+    if (FQ__GROW(q->nodes, q->capnodes, q->nnodes + 1, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    n = &q->nodes[q->nnodes];
+    memset(n, 0, sizeof *n);
+    n->op = (uint8_t)op;
+    n->type = (uint8_t)type;
+    n->var = n->var2 = -1;
+    n->pos = q->cur_pos;
+    return (fq_node)q->nnodes++;
+}
+
+static int fq__check_var(fq_query *q, int var, int op) {
+    if (var < 0 || (unsigned)var >= q->nvars)
+        return fq__qfail(q, FQ_E_QUERY, "%s: no free variable %d (the query has %u)",
+                         fq__op_name(op), var, q->nvars);
+    return 0;
+}
+
+static fq_node fq__const_mag(fq_query *q, uint64_t mag, int neg) {
+    fq_node h = fq__new_node(q, neg ? FQ_OP_INT : FQ_OP_UINT, FQ__T_NUM);
+    if (h < 0) return h;
+    fq__set_uint(&q->nodes[h].k, mag);
+    q->nodes[h].k.neg = (uint8_t)(neg && mag);
+    return h;
+}
+
+FRAMES_DEF fq_node fq_const_int(fq_query *q, int64_t v) {
+    return fq__const_mag(q, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
+}
+FRAMES_DEF fq_node fq_const_uint(fq_query *q, uint64_t v) { return fq__const_mag(q, v, 0); }
+
+FRAMES_DEF fq_node fq_const_float(fq_query *q, double v) {
+    fq_node h = fq__new_node(q, FQ_OP_FLOAT, FQ__T_NUM);
+    if (h >= 0) fq__set_flt(&q->nodes[h].k, v);
+    return h;
+}
+
+FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len) {
+    fq_node h;
+    if (len > 0xffffffffu) return fq__qfail(q, FRAMES_E_LIMIT, "string constant too long");
+    if (FQ__GROW(q->strs, q->capstrs, q->nstrs + len + 1, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    h = fq__new_node(q, FQ_OP_STR, FQ__T_STR);
+    if (h < 0) return h;
+    if (len) memcpy(q->strs + q->nstrs, s, len);
+    q->strs[q->nstrs + len] = 0;
+    q->nodes[h].stroff = q->nstrs;
+    q->nodes[h].k.kind = FQ__STR;
+    q->nodes[h].k.len = (uint32_t)len;
+    q->nstrs += len + 1;
+    return h;
+}
+
+FRAMES_DEF fq_node fq_access(fq_query *q, int op, int var) {
+    int type;
+    fq_node h;
+    switch (op) {
+    case FQ_OP_VALUE: case FQ_OP_SIZE: case FQ_OP_ADDR: case FQ_OP_BITS: type = FQ__T_NUM; break;
+    case FQ_OP_NAME: type = FQ__T_STR; break;
+    case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: type = FQ__T_FLAG; break;
+    default: return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not a variable accessor", op);
+    }
+    if (fq__check_var(q, var, op) < 0) return q->err.code;
+    if ((h = fq__new_node(q, op, type)) < 0) return h;
+    q->nodes[h].var = var;
+    q->nodes[h].deps = 1ull << var;
+    return h;
+}
+
+FRAMES_DEF fq_node fq_point(fq_query *q, int op) {
+    if (op != FQ_OP_PC && op != FQ_OP_TID && op != FQ_OP_INDEX)
+        return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not a point accessor", op);
+    return fq__new_node(q, op, FQ__T_NUM);
+}
+
+FRAMES_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b) {
+    fq_node h;
+    if (fq__check_var(q, var_a, FQ_OP_DISTINCT) < 0 || fq__check_var(q, var_b, FQ_OP_DISTINCT) < 0)
+        return q->err.code;
+    if ((h = fq__new_node(q, FQ_OP_DISTINCT, FQ__T_BOOL)) < 0) return h;
+    q->nodes[h].var = var_a;
+    q->nodes[h].var2 = var_b;
+    q->nodes[h].deps = (1ull << var_a) | (1ull << var_b);
+    return h;
+}
+
+static const char *fq__type_word(int type) {
+    return type == FQ__T_BOOL ? "a predicate" : type == FQ__T_STR ? "a string" : "a number";
+}
+
+/* Make node h with children args[0..n) (already validated). */
+static fq_node fq__with_kids(fq_query *q, int op, int type, const fq_node *args, size_t n) {
+    fq_node h;
+    size_t i;
+    uint64_t deps = 0;
+    if (n > 0xffff) return fq__qfail(q, FRAMES_E_LIMIT, "too many operands for '%s'", fq__op_name(op));
+    if (FQ__GROW(q->kids, q->capkids, q->nkids + n, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    if ((h = fq__new_node(q, op, type)) < 0) return h;
+    for (i = 0; i < n; i++) {
+        q->kids[q->nkids + i] = (uint32_t)args[i];
+        deps |= q->nodes[args[i]].deps;
+    }
+    q->nodes[h].kid0 = (uint32_t)q->nkids;
+    q->nodes[h].nkids = (uint16_t)n;
+    q->nodes[h].deps = deps;
+    q->nkids += n;
+    return h;
+}
+
+static int fq__check_node(fq_query *q, fq_node a) {
+    if (a < 0) return q->err.code ? q->err.code : fq__qfail(q, FRAMES_E_INVALID, "invalid node %d", a);
+    if ((size_t)a >= q->nnodes) return fq__qfail(q, FRAMES_E_INVALID, "no node %d in this query", a);
+    return 0;
+}
+
+FRAMES_DEF fq_node fq_not(fq_query *q, fq_node a) {
+    if (fq__check_node(q, a) < 0) return q->err.code;
+    if (!(q->nodes[a].type & FQ__T_BOOL))
+        return fq__qfail(q, FQ_E_QUERY, "'not' needs a predicate, got %s",
+                         fq__type_word(q->nodes[a].type));
+    return fq__with_kids(q, FQ_OP_NOT, FQ__T_BOOL, &a, 1);
+}
+
+FRAMES_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n) {
+    size_t i;
+    if (op != FQ_OP_AND && op != FQ_OP_OR)
+        return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not 'and' or 'or'", op);
+    for (i = 0; i < n; i++) {
+        if (fq__check_node(q, args[i]) < 0) return q->err.code;
+        if (!(q->nodes[args[i]].type & FQ__T_BOOL))
+            return fq__qfail(q, FQ_E_QUERY, "'%s' needs predicates, operand %u is %s",
+                             fq__op_name(op), (unsigned)i + 1, fq__type_word(q->nodes[args[i]].type));
+    }
+    return fq__with_kids(q, op, FQ__T_BOOL, args, n);
+}
+
+FRAMES_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b) {
+    fq_node args[2];
+    int ta, tb, cmp;
+    cmp = (op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE;
+    if (!cmp && !(op >= FQ_OP_ADD && op <= FQ_OP_DIV) && !(op >= FQ_OP_MOD && op <= FQ_OP_SHR))
+        return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not a comparison or arithmetic", op);
+    if (fq__check_node(q, a) < 0 || fq__check_node(q, b) < 0) return q->err.code;
+    ta = q->nodes[a].type;
+    tb = q->nodes[b].type;
+    if ((op == FQ_OP_EQ || op == FQ_OP_NE) && (ta == FQ__T_STR || tb == FQ__T_STR)) {
+        if (ta != tb)
+            return fq__qfail(q, FQ_E_QUERY, "'%s' compares a string with %s", fq__op_name(op),
+                             fq__type_word(ta == FQ__T_STR ? tb : ta));
+    } else if (!(ta & FQ__T_NUM) || !(tb & FQ__T_NUM)) {
+        return fq__qfail(q, FQ_E_QUERY, "'%s' needs numbers, operand %d is %s", fq__op_name(op),
+                         (ta & FQ__T_NUM) ? 2 : 1, fq__type_word((ta & FQ__T_NUM) ? tb : ta));
+    }
+    args[0] = a;
+    args[1] = b;
+    return fq__with_kids(q, op, cmp ? FQ__T_BOOL : FQ__T_NUM, args, 2);
+}
+
+static int fq__set_pred(fq_query *q, fq_node pred, int soft) {
+    if (fq__check_node(q, pred) < 0) return q->err.code;
+    if (!(q->nodes[pred].type & FQ__T_BOOL))
+        return fq__qfail(q, FQ_E_QUERY, "a %s predicate must be a predicate, not %s",
+                         soft ? "soft" : "hard", fq__type_word(q->nodes[pred].type));
+    if (!soft) {
+        q->where = pred;
+        q->has_where = 1;
+        return FRAMES_OK;
+    }
+    if (FQ__GROW(q->soft, q->capsoft, q->nsoft + 1, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    q->soft[q->nsoft++] = pred;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int fq_query_where(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 0); }
+FRAMES_DEF int fq_query_soft(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 1); }
+
+FRAMES_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt) {
+    q->mask = mask;
+    q->stmt = stmt;
+}
+
+FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
+    if (lo > hi) return fq__qfail(q, FRAMES_E_INVALID, "empty address range 0x%llx-0x%llx",
+                                  (unsigned long long)lo, (unsigned long long)hi);
+    if (FQ__GROW(q->pcs, q->cappcs, q->npcs * 2 + 2, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    q->pcs[q->npcs * 2] = lo;
+    q->pcs[q->npcs * 2 + 1] = hi;
+    q->npcs++;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
+    if (FQ__GROW(q->tids, q->captids, q->ntids + 1, q->ctx) < 0)
+        return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
+    q->tids[q->ntids++] = tid;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags) { q->flags = flags; }
+
+/* ---------------------------------------------------------------- the text language */
+
+typedef struct fq__parser {
+    fq_query *q;
+    const char *s;
+    size_t len, i;
+} fq__parser;
+
+#define FQ__MAX_DEPTH 500
+
+static const struct fq__opword {
+    const char *word;
+    int op;
+} fq__ops[] = {
+    {"and", FQ_OP_AND}, {"or", FQ_OP_OR}, {"not", FQ_OP_NOT}, {"distinct-vars", FQ_OP_DISTINCT},
+    {">", FQ_OP_GT}, {">=", FQ_OP_GE}, {"<", FQ_OP_LT}, {"<=", FQ_OP_LE}, {"=", FQ_OP_EQ},
+    {"equal", FQ_OP_EQ}, {"!=", FQ_OP_NE}, {"+", FQ_OP_ADD}, {"-", FQ_OP_SUB}, {"*", FQ_OP_MUL},
+    {"/", FQ_OP_DIV}, {"%", FQ_OP_MOD}, {"&", FQ_OP_BAND}, {"|", FQ_OP_BOR}, {"^", FQ_OP_BXOR},
+    {"<<", FQ_OP_SHL}, {">>", FQ_OP_SHR}, {"v/value", FQ_OP_VALUE}, {"v/size", FQ_OP_SIZE},
+    {"v/addr", FQ_OP_ADDR}, {"v/name", FQ_OP_NAME}, {"v/read", FQ_OP_READ},
+    {"v/written", FQ_OP_WRITTEN}, {"v/post", FQ_OP_POST}, {"v/bits", FQ_OP_BITS},
+    {"pc", FQ_OP_PC}, {"tid", FQ_OP_TID}, {"index", FQ_OP_INDEX}};
+
+static int fq__is_delim(char c) {
+    return c == 0 || c == '(' || c == ')' || c == '"' || c == ' ' || c == '\t' || c == '\n' ||
+           c == '\r' || c == '\f' || c == '\v' || c == ';';
+}
+
+static void fq__skip_space(fq__parser *p) {
+    for (;;) {
+        while (p->i < p->len && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' ||
+                                 p->s[p->i] == '\r' || p->s[p->i] == '\f' || p->s[p->i] == '\v'))
+            p->i++;
+        if (p->i < p->len && p->s[p->i] == ';') {   /* Lisp comment to the end of the line */
+            while (p->i < p->len && p->s[p->i] != '\n') p->i++;
+            continue;
+        }
+        return;
+    }
+}
+
+static size_t fq__token_end(const fq__parser *p, size_t i) {
+    while (i < p->len && !fq__is_delim(p->s[i])) i++;
+    return i;
+}
+
+/* Describe what is at position i for "found ..." in messages. */
+static void fq__found(const fq__parser *p, size_t i, char *out, size_t cap) {
+    size_t e;
+    if (i >= p->len) {
+        snprintf(out, cap, "end of input");
+        return;
+    }
+    if (fq__is_delim(p->s[i])) {
+        snprintf(out, cap, "'%c'", p->s[i]);
+        return;
+    }
+    e = fq__token_end(p, i);
+    snprintf(out, cap, "'%.*s'", (int)(e - i > 40 ? 40 : e - i), p->s + i);
+}
+
+static fq_node fq__perr(fq__parser *p, size_t pos, int code, const char *fmt, ...) FQ__PRINTF(4, 5);
+static fq_node fq__perr(fq__parser *p, size_t pos, int code, const char *fmt, ...) {
+    char msg[180];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->q->cur_pos = (uint32_t)pos;
+    return fq__qfail(p->q, code, "%s", msg);
+}
+
+static int fq__find_var(const fq_query *q, const char *s, size_t n) {
+    unsigned i;
+    for (i = 0; i < q->nvars; i++)
+        if (strlen(q->vars[i].name) == n && !memcmp(q->vars[i].name, s, n)) return (int)i;
+    return -1;
+}
+
+static void fq__var_list(const fq_query *q, char *out, size_t cap) {
+    unsigned i;
+    size_t n = 0;
+    out[0] = 0;
+    if (!q->nvars) {
+        snprintf(out, cap, "the query has no free variables");
+        return;
+    }
+    n += (size_t)snprintf(out, cap, "declared:");
+    for (i = 0; i < q->nvars && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s %s", i ? "," : "", q->vars[i].name);
+}
+
+/* A variable name operand of an accessor or distinct-vars. */
+static int fq__p_varname(fq__parser *p, int op) {
+    size_t start, end;
+    int v;
+    char found[64], list[120];
+    fq__skip_space(p);
+    start = p->i;
+    if (start >= p->len || fq__is_delim(p->s[start])) {
+        fq__found(p, start, found, sizeof found);
+        return fq__perr(p, start, FQ_E_SYNTAX, "'%s' takes a variable name, found %s",
+                        fq__op_name(op), found);
+    }
+    end = fq__token_end(p, start);
+    v = fq__find_var(p->q, p->s + start, end - start);
+    if (v < 0) {
+        fq__var_list(p->q, list, sizeof list);
+        return fq__perr(p, start, FQ_E_QUERY, "unknown variable '%.*s' (%s)",
+                        (int)(end - start > 40 ? 40 : end - start), p->s + start, list);
+    }
+    p->i = end;
+    return v;
+}
+
+static fq_node fq__p_number(fq__parser *p) {
+    size_t start = p->i, end = fq__token_end(p, p->i), j = start;
+    int neg = 0, isfloat = 0;
+    char buf[96];
+    uint64_t mag = 0;
+    if (p->s[j] == '-' || p->s[j] == '+') neg = p->s[j++] == '-';
+    if (end - j > 2 && p->s[j] == '0' && (p->s[j + 1] == 'x' || p->s[j + 1] == 'X')) {
+        size_t k;
+        for (k = j + 2; k < end; k++) {
+            int c = p->s[k], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (d < 0) break;
+            if (mag >> 60) return fq__perr(p, start, FQ_E_SYNTAX, "hex literal '%.*s' has more than 64 bits",
+                                           (int)(end - start > 60 ? 60 : end - start), p->s + start);
+            mag = mag << 4 | (uint64_t)d;
+        }
+        if (k != end) goto malformed;
+        p->i = end;
+        return fq__const_mag(p->q, mag, neg);
+    }
+    {
+        size_t k;
+        int digits = 0;
+        for (k = j; k < end; k++) {
+            char c = p->s[k];
+            if (c >= '0' && c <= '9') digits++;
+            else if (c == '.' || c == 'e' || c == 'E' || ((c == '-' || c == '+') && k > j &&
+                                                          (p->s[k - 1] == 'e' || p->s[k - 1] == 'E')))
+                isfloat = 1;
+            else goto malformed;
+        }
+        if (!digits) goto malformed;
+    }
+    if (isfloat) {
+        char *ep;
+        double d;
+        if (end - start >= sizeof buf) goto malformed;
+        memcpy(buf, p->s + start, end - start);
+        buf[end - start] = 0;
+        errno = 0;
+        d = strtod(buf, &ep);
+        if (*ep || ep == buf) goto malformed;
+        p->i = end;
+        return fq_const_float(p->q, d);
+    }
+    for (; j < end; j++) {
+        uint64_t d = (uint64_t)(p->s[j] - '0');
+        if (mag > (UINT64_MAX - d) / 10)
+            return fq__perr(p, start, FQ_E_SYNTAX, "integer '%.*s' does not fit in 64 bits",
+                            (int)(end - start > 60 ? 60 : end - start), p->s + start);
+        mag = mag * 10 + d;
+    }
+    p->i = end;
+    return fq__const_mag(p->q, mag, neg);
+malformed:
+    return fq__perr(p, start, FQ_E_SYNTAX, "malformed number '%.*s'",
+                    (int)(end - start > 60 ? 60 : end - start), p->s + start);
+}
+
+static fq_node fq__p_string(fq__parser *p) {
+    size_t start = p->i, k, n = 0;
+    char *tmp;
+    fq_node h;
+    for (k = start + 1; k < p->len && p->s[k] != '"'; k++)
+        if (p->s[k] == '\\' && k + 1 < p->len) k++;
+    if (k >= p->len) return fq__perr(p, start, FQ_E_SYNTAX, "unterminated string");
+    tmp = (char *)FQ__MALLOC(k - start + 1, p->q->ctx);
+    if (!tmp) return fq__qfail(p->q, FRAMES_E_NOMEM, "out of memory");
+    for (k = start + 1; p->s[k] != '"'; k++) {
+        if (p->s[k] == '\\') k++;   /* \" and \\ (any escaped character stands for itself) */
+        tmp[n++] = p->s[k];
+    }
+    p->i = k + 1;
+    p->q->cur_pos = (uint32_t)start;
+    h = fq_const_str(p->q, tmp, n);
+    FQ__FREE(tmp, p->q->ctx);
+    return h;
+}
+
+static fq_node fq__p_expr(fq__parser *p, int depth);
+
+/* After '(' and the operator word: operands up to ')'. */
+static fq_node fq__p_form(fq__parser *p, int op, size_t open, size_t oppos, int depth) {
+    fq_node args[2], *many = NULL, h;
+    size_t n = 0, cap = 0;
+    char found[64];
+    int want = -1, v1, v2;
+    switch (op) {
+    case FQ_OP_VALUE: case FQ_OP_SIZE: case FQ_OP_ADDR: case FQ_OP_NAME: case FQ_OP_READ:
+    case FQ_OP_WRITTEN: case FQ_OP_POST: case FQ_OP_BITS:
+        if ((v1 = fq__p_varname(p, op)) < 0) return v1;
+        p->q->cur_pos = (uint32_t)open;
+        h = fq_access(p->q, op, v1);
+        break;
+    case FQ_OP_DISTINCT:
+        if ((v1 = fq__p_varname(p, op)) < 0) return v1;
+        if ((v2 = fq__p_varname(p, op)) < 0) return v2;
+        p->q->cur_pos = (uint32_t)open;
+        h = fq_distinct(p->q, v1, v2);
+        break;
+    case FQ_OP_PC: case FQ_OP_TID: case FQ_OP_INDEX:
+        p->q->cur_pos = (uint32_t)open;
+        h = fq_point(p->q, op);
+        break;
+    default:
+        want = op == FQ_OP_AND || op == FQ_OP_OR ? -1 : op == FQ_OP_NOT ? 1 : 2;
+        for (;;) {
+            fq__skip_space(p);
+            if (p->i >= p->len || p->s[p->i] == ')') break;
+            if (want >= 0 && (int)n == want) {
+                FQ__FREE(many, p->q->ctx);
+                return fq__perr(p, p->i, FQ_E_SYNTAX, "'%s' takes %d operand%s, found more",
+                                fq__op_name(op), want, want == 1 ? "" : "s");
+            }
+            h = fq__p_expr(p, depth + 1);
+            if (h < 0) {
+                FQ__FREE(many, p->q->ctx);
+                return h;
+            }
+            if (want >= 0) args[n++] = h;
+            else {
+                if (FQ__GROW(many, cap, n + 1, p->q->ctx) < 0) {
+                    FQ__FREE(many, p->q->ctx);
+                    return fq__qfail(p->q, FRAMES_E_NOMEM, "out of memory");
+                }
+                many[n++] = h;
+            }
+        }
+        if (want >= 0 && (int)n < want) {
+            fq__found(p, p->i, found, sizeof found);
+            return fq__perr(p, p->i, FQ_E_SYNTAX, "'%s' takes %d operand%s, found %s after %u",
+                            fq__op_name(op), want, want == 1 ? "" : "s", found, (unsigned)n);
+        }
+        p->q->cur_pos = (uint32_t)open;
+        if (want < 0) h = fq_nary(p->q, op, many, n);
+        else if (op == FQ_OP_NOT) h = fq_not(p->q, args[0]);
+        else h = fq_binary(p->q, op, args[0], args[1]);
+        FQ__FREE(many, p->q->ctx);
+        break;
+    }
+    (void)oppos;
+    if (h < 0) return h;
+    fq__skip_space(p);
+    if (p->i >= p->len || p->s[p->i] != ')') {
+        char at[48];
+        fq__found(p, p->i, found, sizeof found);
+        fq__where(at, sizeof at, p->s, (uint32_t)open);
+        if (at[0]) at[strlen(at) - 2] = 0;   /* drop ": " */
+        return fq__perr(p, p->i, FQ_E_SYNTAX, "expected ')' to close the '(' at %s, found %s", at, found);
+    }
+    p->i++;
+    return h;
+}
+
+static fq_node fq__p_expr(fq__parser *p, int depth) {
+    size_t start, end, k;
+    char found[64];
+    fq__skip_space(p);
+    start = p->i;
+    if (depth > FQ__MAX_DEPTH)
+        return fq__perr(p, start, FRAMES_E_LIMIT, "expression nested deeper than %d", FQ__MAX_DEPTH);
+    if (start >= p->len) return fq__perr(p, start, FQ_E_SYNTAX, "expected an expression, found end of input");
+    if (p->s[start] == '(') {
+        p->i++;
+        fq__skip_space(p);
+        k = p->i;
+        end = fq__token_end(p, k);
+        if (end == k) {
+            fq__found(p, k, found, sizeof found);
+            return fq__perr(p, k, FQ_E_SYNTAX, "expected an operator after '(', found %s", found);
+        }
+        {
+            size_t o;
+            for (o = 0; o < sizeof fq__ops / sizeof fq__ops[0]; o++)
+                if (strlen(fq__ops[o].word) == end - k && !memcmp(fq__ops[o].word, p->s + k, end - k)) {
+                    p->i = end;
+                    return fq__p_form(p, fq__ops[o].op, start, k, depth);
+                }
+        }
+        return fq__perr(p, k, FQ_E_SYNTAX, "unknown operator '%.*s'",
+                        (int)(end - k > 40 ? 40 : end - k), p->s + k);
+    }
+    if (p->s[start] == ')') return fq__perr(p, start, FQ_E_SYNTAX, "expected an expression, found ')'");
+    if (p->s[start] == '"') return fq__p_string(p);
+    if ((p->s[start] >= '0' && p->s[start] <= '9') ||
+        ((p->s[start] == '-' || p->s[start] == '+' || p->s[start] == '.') && start + 1 < p->len &&
+         ((p->s[start + 1] >= '0' && p->s[start + 1] <= '9') || p->s[start + 1] == '.')))
+        return fq__p_number(p);
+    end = fq__token_end(p, start);
+    if (fq__find_var(p->q, p->s + start, end - start) >= 0)
+        return fq__perr(p, start, FQ_E_QUERY,
+                        "variable '%.*s' is not a value here: use (v/value %.*s), (v/size %.*s), ...",
+                        (int)(end - start), p->s + start, (int)(end - start), p->s + start,
+                        (int)(end - start), p->s + start);
+    return fq__perr(p, start, FQ_E_SYNTAX,
+                    "expected '(', a number or a string, found '%.*s'",
+                    (int)(end - start > 40 ? 40 : end - start), p->s + start);
+}
+
+FRAMES_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err) {
+    fq__parser p;
+    fq_node h;
+    frames_error saved = q->err;
+    fq__clear(err);
+    if (q->err.code) {   /* an earlier builder error: report it */
+        if (err) *err = q->err;
+        return q->err.code;
+    }
+    p.q = q;
+    p.s = text ? text : "";
+    p.len = strlen(p.s);
+    p.i = 0;
+    q->cur_text = p.s;
+    h = fq__p_expr(&p, 0);
+    if (h >= 0) {
+        fq__skip_space(&p);
+        if (p.i < p.len) {
+            char found[64];
+            fq__found(&p, p.i, found, sizeof found);
+            h = fq__perr(&p, p.i, FQ_E_SYNTAX, "unexpected %s after the expression", found);
+        }
+    }
+    q->cur_text = NULL;
+    q->cur_pos = FQ__NOPOS;
+    if (h < 0) {
+        if (err) *err = q->err;
+        h = q->err.code ? q->err.code : h;
+        q->err = saved;   /* a failed parse does not poison the query */
+        return h;
+    }
+    if (out) *out = h;
+    return FRAMES_OK;
+}
+
+static int fq__pred_text(fq_query *q, const char *text, frames_error *err, int soft) {
+    fq_node h;
+    int rc = fq_parse(q, text, &h, err);
+    if (rc < 0) return rc;
+    if ((rc = fq__set_pred(q, h, soft)) < 0) {
+        if (err) *err = q->err;
+        q->err.code = 0;
+    }
+    return rc;
+}
+
+FRAMES_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err) {
+    return fq__pred_text(q, text, err, 0);
+}
+FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err) {
+    return fq__pred_text(q, text, err, 1);
+}
+
+/* ---------------------------------------------------------------- traces */
+
+/* trace-db tags and formats (spec/trace-db.md §1) */
+enum { FQ__TAG_END = 0, FQ__TAG_STMT = 1, FQ__TAG_VAR = 2, FQ__TAG_BUFSIZE = 3, FQ__TAG_AUX = 4 };
+
+typedef struct fq__ttype {
+    uint32_t name, fmt, size;
+    uint32_t varlen;       /* BLOB of size 0: a u32 length precedes the bytes */
+    uint32_t elen;         /* whole VARIABLE entry (tag, indices, value) when that length is
+                              fixed and the type valid; 0: the careful path decides */
+} fq__ttype;
+
+/* Index entry: where point `counter` starts and the state the reader had there. */
+typedef struct fq__chunk {
+    uint64_t off;          /* file offset of the point */
+    uint64_t counter;      /* its counter */
+    uint64_t ptr_base;     /* pointer variables before it (index into psize) */
+    uint64_t stmt;         /* statement of the previous point (FQ_OPEN_INHERIT_STMT) */
+} fq__chunk;
+
+/* The memory map of BUFFER_SIZE records: sorted blocks of (start, size), so that every
+   operation is O(log n + block) whatever the allocation pattern. */
+#define FQ__MM_BLK 128
+typedef struct fq__mmblk {
+    uint32_t n;
+    fq_buffer_size e[FQ__MM_BLK];
+} fq__mmblk;
+
+typedef struct fq__memmap {
+    fq__mmblk **b;
+    size_t nb, capb;
+    void *ctx;
+} fq__memmap;
+
+/* Index storage in fixed blocks that never move, so that workers can read entries while
+   the index grows (pipelined load). */
+#define FQ__BSHIFT 14
+#define FQ__BSIZE (1u << FQ__BSHIFT)
+
+typedef struct fq__pblock {
+    uint64_t size[FQ__BSIZE];          /* buffer size of each POINTER variable */
+    uint64_t valid[FQ__BSIZE / 64];    /* bit set: size is defined */
+} fq__pblock;
+
+struct fq_trace {
+    int format;
+    void *ctx;
+    uint32_t oflags;
+    const uint8_t *data;
+    uint64_t size;
+    void *map;             /* mmap of the file */
+    size_t maplen;
+    uint8_t *owned;        /* or a malloc'd copy (streams, no POSIX) */
+    frames_reader *fr;
+    uint64_t npoints;      /* points indexed so far (all, once idx_done) */
+    /* trace-db */
+    uint32_t nnames;
+    uint64_t *name_off;    /* offset in data of each NUL-terminated name */
+    uint32_t *name_len;
+    uint32_t ntypes;
+    fq__ttype *types;
+    uint64_t points_off;
+    uint32_t stride;
+    fq__chunk **cblk;      /* index entries, one every `stride` points */
+    fq__pblock **pblk;     /* buffer sizes of pointer variables, in trace order */
+    size_t ncblk, npblk;   /* sizes of the block tables (bounded by the file size) */
+    uint64_t nchunks, nptr;
+    /* the incremental index: only the thread that set idx_busy touches these */
+    int idx_done, idx_busy;
+    uint64_t idx_off, idx_stmt;
+    fq__memmap idx_mm;
+    fq_trace_info idx_cut;   /* where the indexer found the end of the complete points */
+#ifndef FRAMES_QUERY_NO_THREADS
+    int sync;              /* mu and cv are initialised */
+    pthread_mutex_t mu;    /* guards npoints, nchunks, nptr, idx_done, idx_busy, info */
+    pthread_cond_t cv;
+#endif
+    fq_trace_info info;
+};
+
+static const fq__chunk *fq__chunk_at(const fq_trace *t, uint64_t i) {
+    return &t->cblk[i >> FQ__BSHIFT][i & (FQ__BSIZE - 1)];
+}
+
+static int fq__ptr_size(const fq_trace *t, uint64_t i, uint64_t *size) {
+    const fq__pblock *b = t->pblk[i >> FQ__BSHIFT];
+    uint64_t j = i & (FQ__BSIZE - 1);
+    *size = b->size[j];
+    return (int)(b->valid[j / 64] >> (j % 64) & 1);
+}
+
+static size_t fq__mm_block(const fq__memmap *m, uint64_t key) {   /* last block starting <= key */
+    size_t lo = 0, hi = m->nb;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (m->b[mid]->e[0].address <= key) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t fq__mm_lower(const fq__mmblk *b, uint64_t key) {   /* first entry >= key */
+    uint32_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (b->e[mid].address < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void fq__mm_free(fq__memmap *m) {
+    size_t i;
+    for (i = 0; i < m->nb; i++) FQ__FREE(m->b[i], m->ctx);
+    FQ__FREE(m->b, m->ctx);
+    m->b = NULL;
+    m->nb = m->capb = 0;
+}
+
+/* BUFFER_SIZE: size 0 frees, anything else inserts or overwrites; UINT64_MAX is
+   trace-db's sentinel and never stored. Returns -1 when out of memory. */
+static int fq__mm_set(fq__memmap *m, uint64_t key, uint64_t size) {
+    size_t j;
+    uint32_t pos;
+    fq__mmblk *blk;
+    if (key == UINT64_MAX) return 0;
+    if (m->nb == 0) {
+        if (!size) return 0;
+        if (FQ__GROW(m->b, m->capb, 1, m->ctx) < 0) return -1;
+        if (!(m->b[0] = (fq__mmblk *)FQ__MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
+        m->b[0]->n = 0;
+        m->nb = 1;
+    }
+    j = fq__mm_block(m, key);
+    blk = m->b[j];
+    pos = fq__mm_lower(blk, key);
+    if (pos < blk->n && blk->e[pos].address == key) {
+        if (size) {
+            blk->e[pos].size = size;
+            return 0;
+        }
+        memmove(blk->e + pos, blk->e + pos + 1, (blk->n - pos - 1) * sizeof blk->e[0]);
+        if (--blk->n == 0) {
+            FQ__FREE(blk, m->ctx);
+            memmove(m->b + j, m->b + j + 1, (m->nb - j - 1) * sizeof m->b[0]);
+            m->nb--;
+        }
+        return 0;
+    }
+    if (!size) return 0;
+    if (blk->n == FQ__MM_BLK) {   /* split the full block in two */
+        fq__mmblk *nb2;
+        if (FQ__GROW(m->b, m->capb, m->nb + 1, m->ctx) < 0) return -1;
+        if (!(nb2 = (fq__mmblk *)FQ__MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
+        nb2->n = FQ__MM_BLK / 2;
+        memcpy(nb2->e, blk->e + FQ__MM_BLK / 2, (FQ__MM_BLK / 2) * sizeof blk->e[0]);
+        blk->n = FQ__MM_BLK / 2;
+        memmove(m->b + j + 2, m->b + j + 1, (m->nb - j - 1) * sizeof m->b[0]);
+        m->b[j + 1] = nb2;
+        m->nb++;
+        if (pos > FQ__MM_BLK / 2) {
+            blk = nb2;
+            pos -= FQ__MM_BLK / 2;
+        }
+    }
+    memmove(blk->e + pos + 1, blk->e + pos, (blk->n - pos) * sizeof blk->e[0]);
+    blk->e[pos].address = key;
+    blk->e[pos].size = size;
+    blk->n++;
+    return 0;
+}
+
+/* Buffer size of a pointer (inclusive end, as trace-db): 1 and *out, or 0. */
+static int fq__mm_size(const fq__memmap *m, uint64_t ptr, uint64_t *out) {
+    const fq__mmblk *blk;
+    uint32_t pos;
+    if (m->nb == 0 || m->b[0]->e[0].address > ptr) return 0;
+    blk = m->b[fq__mm_block(m, ptr)];
+    pos = fq__mm_lower(blk, ptr);
+    if (pos == blk->n || blk->e[pos].address != ptr) pos--;   /* greatest start <= ptr */
+    if (ptr - blk->e[pos].address > blk->e[pos].size) return 0;
+    *out = blk->e[pos].size - (ptr - blk->e[pos].address);
+    return 1;
+}
+
+FRAMES_DEF void fq_open_options_default(fq_open_options *o) {
+    memset(o, 0, sizeof *o);
+    o->index_stride = 256;
+}
+
+FRAMES_DEF void fq_trace_close(fq_trace *t) {
+    void *ctx;
+    size_t i;
+    if (!t) return;
+    ctx = t->ctx;
+    if (t->fr) frames_reader_close(t->fr);
+#ifndef FRAMES_NO_POSIX
+    if (t->map) munmap(t->map, t->maplen);
+#endif
+    FQ__FREE(t->owned, ctx);
+    FQ__FREE(t->name_off, ctx);
+    FQ__FREE(t->name_len, ctx);
+    FQ__FREE(t->types, ctx);
+    if (t->cblk)
+        for (i = 0; i < t->ncblk; i++) FQ__FREE(t->cblk[i], ctx);
+    if (t->pblk)
+        for (i = 0; i < t->npblk; i++) FQ__FREE(t->pblk[i], ctx);
+    FQ__FREE(t->cblk, ctx);
+    FQ__FREE(t->pblk, ctx);
+    fq__mm_free(&t->idx_mm);
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) {
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+    }
+#endif
+    FQ__FREE(t, ctx);
+}
+
+/* trace-db header (§1.1). Fills the dictionaries; returns 0 or a negative code. */
+static int fq__tdb_header(fq_trace *t, frames_error *err) {
+    const uint8_t *d = t->data;
+    uint64_t n = t->size, nchars, off, i, k;
+    if (n < 12)
+        return fq__fail(err, n ? FRAMES_E_TRUNCATED : FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
+                        "trace-db header: file has %llu bytes, fewer than the 12 of an empty header",
+                        (unsigned long long)n);
+    nchars = fq__le64(d);
+    if (nchars > n - 12)
+        return fq__fail(err, FRAMES_E_TRUNCATED, 0, FRAMES_NO_POS,
+                        "trace-db header: name dictionary of %llu bytes, but the file has %llu",
+                        (unsigned long long)nchars, (unsigned long long)n);
+    if (nchars && d[8 + nchars - 1] != 0)
+        return fq__fail(err, FRAMES_E_FORMAT, 8 + nchars - 1, FRAMES_NO_POS,
+                        "trace-db header: the name dictionary does not end with a NUL");
+    for (i = 0, k = 0; i < nchars; i++) k += d[8 + i] == 0;
+    if (k > 0xffffffffu)
+        return fq__fail(err, FRAMES_E_LIMIT, 8, FRAMES_NO_POS, "trace-db header: too many names");
+    t->nnames = (uint32_t)k;
+    t->name_off = (uint64_t *)FQ__MALLOC((k ? k : 1) * sizeof(uint64_t), t->ctx);
+    t->name_len = (uint32_t *)FQ__MALLOC((k ? k : 1) * sizeof(uint32_t), t->ctx);
+    if (!t->name_off || !t->name_len) return fq__fail(err, FRAMES_E_NOMEM, 0, FRAMES_NO_POS, "out of memory");
+    for (i = 0, k = 0, off = 8; i < nchars; i++)
+        if (d[8 + i] == 0) {
+            t->name_off[k] = off;
+            t->name_len[k] = (uint32_t)(8 + i - off);
+            k++;
+            off = 8 + i + 1;
+        }
+    off = 8 + nchars;
+    t->ntypes = fq__le32(d + off);
+    off += 4;
+    if ((uint64_t)t->ntypes * 12 > n - off)
+        return fq__fail(err, FRAMES_E_TRUNCATED, off - 4, FRAMES_NO_POS,
+                        "trace-db header: %u types need %llu bytes, %llu left", t->ntypes,
+                        (unsigned long long)t->ntypes * 12, (unsigned long long)(n - off));
+    t->types = (fq__ttype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ttype), t->ctx);
+    if (!t->types) return fq__fail(err, FRAMES_E_NOMEM, 0, FRAMES_NO_POS, "out of memory");
+    for (i = 0; i < t->ntypes; i++, off += 12) {
+        fq__ttype *ty = &t->types[i];
+        ty->name = fq__le32(d + off);
+        ty->fmt = fq__le32(d + off + 4);
+        ty->size = fq__le32(d + off + 8);
+        ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
+        ty->elen = ty->varlen || (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                                  ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
+        if (ty->fmt > FQ_FMT_BLOB)
+            return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
+                            "trace-db header: type %llu has format %u (valid: 0-4)",
+                            (unsigned long long)i, ty->fmt);
+        if (ty->name >= t->nnames)
+            return fq__fail(err, FRAMES_E_FORMAT, off, FRAMES_NO_POS,
+                            "trace-db header: type %llu names string %u of %u",
+                            (unsigned long long)i, ty->name, t->nnames);
+        if (ty->fmt != FQ_FMT_BLOB && ty->fmt != FQ_FMT_SIGNED && ty->size > 8)
+            return fq__fail(err, FRAMES_E_FORMAT, off + 8, FRAMES_NO_POS,
+                            "trace-db header: type %llu (%s) is %u bytes, more than the 8 of a value",
+                            (unsigned long long)i, (const char *)d + t->name_off[ty->name], ty->size);
+    }
+    t->points_off = off;
+    return FRAMES_OK;
+}
+
+/* Report where the complete points end. */
+static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...)
+    FQ__PRINTF(5, 6);
+static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...) {
+    va_list ap;
+    char what[160];
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    t->idx_cut.truncated = !damaged;
+    t->idx_cut.damaged = damaged;
+    t->idx_cut.cut_offset = start;
+    snprintf(t->idx_cut.message, sizeof t->idx_cut.message, "%s: %llu complete point%s kept", what,
+             (unsigned long long)kept, kept == 1 ? "" : "s");
+}
+
+/* Block tables sized for the most points and pointers the file can hold. */
+static int fq__tdb_tables(fq_trace *t, frames_error *err) {
+    uint64_t body = t->size - t->points_off;
+    uint64_t max_chunks = body / t->stride + 2, max_ptrs = body / 9 + 2;
+    t->ncblk = (size_t)(max_chunks >> FQ__BSHIFT) + 1;
+    t->npblk = (size_t)(max_ptrs >> FQ__BSHIFT) + 1;
+    t->cblk = (fq__chunk **)FQ__MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
+    t->pblk = (fq__pblock **)FQ__MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
+    if (!t->cblk || !t->pblk) return fq__oom(err);
+    memset(t->cblk, 0, t->ncblk * sizeof(fq__chunk *));
+    memset(t->pblk, 0, t->npblk * sizeof(fq__pblock *));
+    t->idx_off = t->points_off;
+    t->idx_mm.ctx = t->ctx;
+    return FRAMES_OK;
+}
+
+/* Record the buffer size of the pointer variable number nptr (-1: out of memory). */
+static int fq__ptr_record(fq_trace *t, uint64_t nptr, int has, uint64_t size) {
+    uint64_t j = nptr & (FQ__BSIZE - 1);
+    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
+    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+        return -1;
+    if (j % 64 == 0) b->valid[j / 64] = 0;
+    b->size[j] = size;
+    b->valid[j / 64] |= (uint64_t)has << (j % 64);
+    return 0;
+}
+
+struct fq__worker;
+static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
+                              uint64_t *ptrs, struct fq__worker *w, frames_error *err);
+
+#ifndef FRAMES_QUERY_NO_THREADS
+#define FQ__TLOCK(t) pthread_mutex_lock(&(t)->mu)
+#define FQ__TUNLOCK(t) pthread_mutex_unlock(&(t)->mu)
+#else
+#define FQ__TLOCK(t) ((void)0)
+#define FQ__TUNLOCK(t) ((void)0)
+#endif
+
+/* After a batch (trace lock held): make the new points visible, wake the waiters. */
+static void fq__publish(fq_trace *t, uint64_t np, uint64_t nc, uint64_t nptr, int rc) {
+    t->idx_busy = 0;
+    t->npoints = np;
+    t->nchunks = nc;
+    t->nptr = nptr;
+    if (t->idx_off >= t->size || rc < 0) {
+        t->idx_done = 1;
+        t->info.points = np;
+        t->info.truncated = t->idx_cut.truncated;
+        t->info.damaged = t->idx_cut.damaged;
+        t->info.cut_offset = t->idx_cut.cut_offset;
+        memcpy(t->info.message, t->idx_cut.message, sizeof t->info.message);
+    }
+#ifndef FRAMES_QUERY_NO_THREADS
+    pthread_cond_broadcast(&t->cv);
+#endif
+}
+
+/* Make sure points [0, upto) are indexed (or the whole trace, if shorter). Any thread may
+   call it; one of them indexes the next batch while the others wait. *avail receives the
+   number of indexed points, *done whether that is all of them. */
+static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, frames_error *err) {
+    int rc = FRAMES_OK;
+    if (t->format != FQ_FORMAT_TRACEDB) {
+        *avail = t->npoints;
+        *done = 1;
+        return FRAMES_OK;
+    }
+    FQ__TLOCK(t);
+    while (!t->idx_done && t->npoints < upto && rc == FRAMES_OK) {
+        if (!t->idx_busy) {
+            uint64_t np = t->npoints, nc = t->nchunks, nptr = t->nptr;
+            /* batches of at least 16k points keep the lock traffic low */
+            uint64_t target = upto - np < 16384 ? np + 16384 : upto;
+            t->idx_busy = 1;
+            FQ__TUNLOCK(t);
+            rc = fq__tdb_index_more(t, target, &np, &nc, &nptr, NULL, err);
+            FQ__TLOCK(t);
+            fq__publish(t, np, nc, nptr, rc);
+        } else {
+#ifndef FRAMES_QUERY_NO_THREADS
+            pthread_cond_wait(&t->cv, &t->mu);
+#endif
+        }
+    }
+    *avail = t->npoints;
+    *done = t->idx_done;
+    FQ__TUNLOCK(t);
+    return rc;
+}
+
+FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err) {
+    uint64_t avail;
+    int done;
+    fq__clear(err);
+    return fq__ensure(t, UINT64_MAX, &avail, &done, err);
+}
+
+static int fq__read_all(fq_trace *t, int fd, void *f, frames_error *err, const char *path) {
+    size_t cap = 0, n = 0;
+    uint8_t *buf = NULL;
+    for (;;) {
+        long long got;
+        if (n + 65536 > cap && FQ__GROW(buf, cap, n + 65536, t->ctx) < 0) {
+            FQ__FREE(buf, t->ctx);
+            return fq__fail(err, FRAMES_E_NOMEM, n, FRAMES_NO_POS, "out of memory reading %s", path);
+        }
+#ifndef FRAMES_NO_POSIX
+        (void)f;
+        got = (long long)read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+#else
+        (void)fd;
+        got = (long long)fread(buf + n, 1, cap - n, (FILE *)f);
+        if (got == 0 && ferror((FILE *)f)) got = -1;
+#endif
+        if (got < 0) {
+            FQ__FREE(buf, t->ctx);
+            return fq__fail(err, FRAMES_E_IO, n, FRAMES_NO_POS, "cannot read %s: %s", path, strerror(errno));
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    t->owned = buf;
+    t->data = buf ? buf : (const uint8_t *)"";
+    t->size = n;
+    return FRAMES_OK;
+}
+
+static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
+#ifndef FRAMES_NO_POSIX
+    struct stat st;
+    int fd, rc;
+    if (!strcmp(path, "-")) return fq__read_all(t, 0, NULL, err, "standard input");
+    fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                        strerror(errno));
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            t->map = m;
+            t->maplen = (size_t)st.st_size;
+            t->data = (const uint8_t *)m;
+            t->size = (uint64_t)st.st_size;
+            close(fd);
+            return FRAMES_OK;
+        }
+    }
+    rc = fq__read_all(t, fd, NULL, err, path);   /* pipes, FIFOs, devices, empty files */
+    close(fd);
+    return rc;
+#else
+    FILE *f;
+    int rc;
+    if (!strcmp(path, "-")) return fq__read_all(t, 0, stdin, err, "standard input");
+    if (!(f = fopen(path, "rb")))
+        return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                        strerror(errno));
+    rc = fq__read_all(t, 0, f, err, path);
+    fclose(f);
+    return rc;
+#endif
+}
+
+static void fq__tdb_reset(fq_trace *t) {
+    FQ__FREE(t->name_off, t->ctx);
+    FQ__FREE(t->name_len, t->ctx);
+    FQ__FREE(t->types, t->ctx);
+    t->name_off = NULL;
+    t->name_len = NULL;
+    t->types = NULL;
+    t->nnames = t->ntypes = 0;
+}
+
+static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *err) {
+    frames_reader_info st;
+    int rc;
+    if ((rc = frames_reader_open_memory(&t->fr, t->data, (size_t)t->size, o->frames, err)) < 0) return rc;
+    if ((rc = frames_reader_index(t->fr)) < 0 || (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
+        if (err) *err = *frames_reader_error(t->fr);
+        return rc;
+    }
+    t->format = FQ_FORMAT_FRAMES;
+    t->info.points = t->npoints;
+    if (frames_reader_stat(t->fr, &st) == FRAMES_OK && st.truncated) {
+        t->info.truncated = 1;
+        t->info.cut_offset = st.truncated_offset;
+        snprintf(t->info.message, sizeof t->info.message,
+                 "the file ends inside frame %llu (offset 0x%llx, %llu bytes present): "
+                 "%llu complete frames kept",
+                 (unsigned long long)t->npoints, (unsigned long long)st.truncated_offset,
+                 (unsigned long long)st.truncated_bytes, (unsigned long long)t->npoints);
+    }
+    return FRAMES_OK;
+}
+
+/* After the header: the points are indexed on demand (fq__ensure), so that a query can
+   start while the index grows; strict opening indexes everything now, as trace-db would. */
+static int fq__open_tdb(fq_trace *t, frames_error *err) {
+    int rc;
+    t->format = FQ_FORMAT_TRACEDB;
+    if ((rc = fq__tdb_tables(t, err)) < 0) return rc;
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (pthread_mutex_init(&t->mu, NULL) != 0)
+        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create a mutex");
+    if (pthread_cond_init(&t->cv, NULL) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        return fq__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create a condition");
+    }
+    t->sync = 1;
+#endif
+    if (t->oflags & FQ_OPEN_STRICT) return fq_trace_load(t, err);
+    return FRAMES_OK;
+}
+
+static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
+    int format = o->format, rc;
+    frames_error tdb_err;
+    fq__clear(&tdb_err);
+    t->oflags = o->flags;
+    t->stride = o->index_stride ? o->index_stride : 256;
+    t->info.file_size = t->size;
+    if (format == FQ_FORMAT_AUTO) {
+        int all_zero = t->size >= 48, i;
+        for (i = 0; all_zero && i < 48; i++) all_zero = t->data[i] == 0;
+        if (t->size >= 8 && fq__le64(t->data) == FRAMES_MAGIC) format = FQ_FORMAT_FRAMES;
+        else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_FORMAT_TRACEDB;
+        else {
+            frames_error ferr;
+            fq__tdb_reset(t);
+            if (fq__open_frames(t, o, &ferr) == FRAMES_OK) return FRAMES_OK;
+            if (t->fr) frames_reader_close(t->fr);
+            t->fr = NULL;
+            return fq__fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
+                            "neither a frames trace (%.80s) nor a trace-db trace (%.80s)",
+                            ferr.message, tdb_err.code ? tdb_err.message : "all-zero header");
+        }
+        if (format == FQ_FORMAT_TRACEDB) return fq__open_tdb(t, err);
+    }
+    if (format == FQ_FORMAT_FRAMES) return fq__open_frames(t, o, err);
+    if (format != FQ_FORMAT_TRACEDB)
+        return fq__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "unknown format %d", format);
+    if ((rc = fq__tdb_header(t, err)) < 0) return rc;
+    return fq__open_tdb(t, err);
+}
+
+static int fq__new_trace(fq_trace **out, const fq_open_options *o, fq_open_options *def) {
+    fq_trace *t;
+    if (!o) {
+        fq_open_options_default(def);
+        o = def;
+    }
+    *out = NULL;
+    t = (fq_trace *)FQ__MALLOC(sizeof *t, o->alloc_ctx);
+    if (!t) return -1;
+    memset(t, 0, sizeof *t);
+    t->ctx = o->alloc_ctx;
+    *out = t;
+    return 0;
+}
+
+FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t size,
+                                    const fq_open_options *o, frames_error *err) {
+    fq_open_options def;
+    fq_trace *t;
+    int rc;
+    fq__clear(err);
+    if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
+    t->data = size ? (const uint8_t *)data : (const uint8_t *)"";
+    t->size = size;
+    if ((rc = fq__open(t, o ? o : &def, err)) < 0) {
+        fq_trace_close(t);
+        return rc;
+    }
+    *out = t;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_open_options *o,
+                                  frames_error *err) {
+    fq_open_options def;
+    fq_trace *t;
+    int rc;
+    fq__clear(err);
+    if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
+    if ((rc = fq__map_path(t, path, err)) < 0 || (rc = fq__open(t, o ? o : &def, err)) < 0) {
+        fq_trace_close(t);
+        *out = NULL;
+        return rc;
+    }
+    *out = t;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) pthread_mutex_lock(&t->mu);
+#endif
+    *info = t->info;
+    info->complete = t->format != FQ_FORMAT_TRACEDB || t->idx_done;
+    info->points = t->npoints;
+#ifndef FRAMES_QUERY_NO_THREADS
+    if (t->sync) pthread_mutex_unlock(&t->mu);
+#endif
+    info->format = t->format;
+    info->nnames = t->nnames;
+    info->ntypes = t->ntypes;
+    info->reader = t->fr;
+}
+
+FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t i) {
+    return t->format == FQ_FORMAT_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
+}
+
+FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
+    return t->format == FQ_FORMAT_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
+}
+
+/* ---------------------------------------------------------------- compiling */
+
+typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
+    uint64_t mask;         /* free variables that admit it */
+    uint32_t size;         /* fixed size (varlen: read the length) */
+    uint8_t varlen, pointer, pad[2];
+} fq__ptype;
+
+/* A conjunct of the hard predicate. Comparisons of values and integer constants carry
+   what the hot loop needs to decide them without walking nodes. */
+typedef struct fq__conj {
+    uint32_t node;
+    uint8_t mask;          /* fast: bit c+1 set when the comparison outcome c makes it true; 0: slow */
+    uint8_t av, bv;        /* operand variable, or FQ__KONST for the constant */
+    uint8_t kna, knb;      /* constants: sign */
+    uint64_t ka, kb;       /* constants: magnitude */
+} fq__conj;
+#define FQ__KONST 0xff
+
+typedef struct fq__pat {   /* frames operand type pattern */
+    uint8_t kinds;         /* FQ_B_REG | FQ_B_MEM */
+    int32_t bits;          /* -1: any width */
+} fq__pat;
+
+struct fq_plan {
+    void *ctx;
+    fq_trace *t;
+    int format;
+    uint32_t flags;
+    unsigned nvars;
+    char **var_names;
+    fq__node *nodes;
+    size_t nnodes;
+    uint32_t *kids;
+    char *strs;
+    uint64_t *tmask;       /* trace-db: per type index, the variables that admit it */
+    struct fq__ptype *ptypes;   /* trace-db: the same with what the walk needs */
+    fq__pat *pats;         /* frames: patterns of variable i at pat_off[i] .. pat_off[i+1] */
+    uint32_t pat_off[FQ_MAX_VARS + 1];
+    uint64_t any_reg_bits, any_mem_bits;   /* variables with a wildcard (fast path) */
+    uint32_t *soft;
+    size_t nsoft;
+    struct fq__conj *conj; /* conjuncts of the hard predicate, by the level they need */
+    uint32_t conj_off[FQ_MAX_VARS + 2];   /* level L at [conj_off[L], conj_off[L+1]);
+                                             level nvars: no variable (once per point) */
+    uint64_t mask, stmt;
+    uint64_t *pcs;
+    size_t npcs;
+    uint64_t *tids;
+    size_t ntids;
+    size_t nlimbs;         /* integer storage per worker */
+};
+
+FRAMES_DEF void fq_plan_free(fq_plan *p) {
+    void *ctx;
+    unsigned i;
+    if (!p) return;
+    ctx = p->ctx;
+    if (p->var_names)
+        for (i = 0; i < p->nvars; i++) FQ__FREE(p->var_names[i], ctx);
+    FQ__FREE(p->var_names, ctx);
+    FQ__FREE(p->nodes, ctx);
+    FQ__FREE(p->kids, ctx);
+    FQ__FREE(p->strs, ctx);
+    FQ__FREE(p->tmask, ctx);
+    FQ__FREE(p->ptypes, ctx);
+    FQ__FREE(p->pats, ctx);
+    FQ__FREE(p->soft, ctx);
+    FQ__FREE(p->conj, ctx);
+    FQ__FREE(p->pcs, ctx);
+    FQ__FREE(p->tids, ctx);
+    FQ__FREE(p, ctx);
+}
+
+/* Next comma-separated item of a type list, trimmed. */
+static int fq__next_type(const char **s, const char **b, size_t *n) {
+    const char *p = *s, *e;
+    if (!*p) return 0;
+    e = strchr(p, ',');
+    if (!e) e = p + strlen(p);
+    *s = *e ? e + 1 : e;
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    *b = p;
+    *n = (size_t)(e - p);
+    return 1;
+}
+
+static int fq__frames_pattern(const char *b, size_t n, fq__pat *pat) {
+    size_t k = 3;
+    long bits = 0;
+    if (n == 1 && b[0] == '*') {
+        pat->kinds = FQ_B_REG | FQ_B_MEM;
+        pat->bits = -1;
+        return 0;
+    }
+    if (n < 3 || (memcmp(b, "reg", 3) && memcmp(b, "mem", 3))) return -1;
+    pat->kinds = b[0] == 'r' ? FQ_B_REG : FQ_B_MEM;
+    if (n == 3 || (n == 4 && b[3] == '*')) {
+        pat->bits = -1;
+        return 0;
+    }
+    for (; k < n; k++) {
+        if (b[k] < '0' || b[k] > '9' || bits > 214748364) return -1;
+        bits = bits * 10 + (b[k] - '0');
+    }
+    if (bits <= 0 || bits > 2147483647) return -1;
+    pat->bits = (int32_t)bits;
+    return 0;
+}
+
+static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
+    fq_trace *t = p->t;
+    unsigned v;
+    size_t npat = 0, cappat = 0;
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        p->tmask = (uint64_t *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
+        if (!p->tmask) return fq__oom(err);
+        memset(p->tmask, 0, (t->ntypes ? t->ntypes : 1) * sizeof(uint64_t));
+    }
+    for (v = 0; v < q->nvars; v++) {
+        const char *s = q->vars[v].types, *b;
+        size_t n;
+        p->pat_off[v] = (uint32_t)npat;
+        while (fq__next_type(&s, &b, &n)) {
+            if (!n) return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                                    "variable '%s': empty type name in '%s'", q->vars[v].name,
+                                    q->vars[v].types);
+            if (t->format == FQ_FORMAT_TRACEDB) {
+                uint32_t ti;
+                int found = 0;
+                for (ti = 0; ti < t->ntypes; ti++) {
+                    uint32_t nm = t->types[ti].name;
+                    if ((n == 1 && b[0] == '*') ||
+                        (t->name_len[nm] == n && !memcmp(t->data + t->name_off[nm], b, n))) {
+                        p->tmask[ti] |= 1ull << v;
+                        found = 1;
+                    }
+                }
+                if (!found) {
+                    char list[100];
+                    size_t ln = 0;
+                    list[0] = 0;
+                    for (ti = 0; ti < t->ntypes && ln < sizeof list; ti++)
+                        ln += (size_t)snprintf(list + ln, sizeof list - ln, "%s%s", ti ? ", " : "",
+                                               fq_trace_type_name(t, ti));
+                    return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                                    "variable '%s': the trace has no type '%.*s' (types: %s)",
+                                    q->vars[v].name, (int)(n > 40 ? 40 : n), b, t->ntypes ? list : "none");
+                }
+            } else {
+                fq__pat pat;
+                if (fq__frames_pattern(b, n, &pat) < 0)
+                    return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                                    "variable '%s': '%.*s' is not an operand type "
+                                    "(regN, memN, reg*, mem*, *)",
+                                    q->vars[v].name, (int)(n > 40 ? 40 : n), b);
+                if (FQ__GROW(p->pats, cappat, npat + 1, p->ctx) < 0)
+                    return fq__oom(err);
+                p->pats[npat++] = pat;
+                if (pat.bits < 0 && (pat.kinds & FQ_B_REG)) p->any_reg_bits |= 1ull << v;
+                if (pat.bits < 0 && (pat.kinds & FQ_B_MEM)) p->any_mem_bits |= 1ull << v;
+            }
+        }
+        if (s == q->vars[v].types)
+            return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS, "variable '%s' has no type",
+                            q->vars[v].name);
+    }
+    p->pat_off[q->nvars] = (uint32_t)npat;
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        uint32_t ti;
+        p->ptypes = (fq__ptype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
+        if (!p->ptypes) return fq__oom(err);
+        for (ti = 0; ti < t->ntypes; ti++) {
+            memset(&p->ptypes[ti], 0, sizeof p->ptypes[ti]);
+            p->ptypes[ti].mask = p->tmask[ti];
+            p->ptypes[ti].size = t->types[ti].size;
+            p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
+            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* Conjuncts of an AND tree (nested ANDs flattened) into list[*n]. */
+static int fq__conjuncts(const fq_plan *p, uint32_t ni, uint32_t *list, size_t *n, size_t cap) {
+    const fq__node *nd = &p->nodes[ni];
+    uint32_t i;
+    if (nd->op == FQ_OP_AND) {
+        for (i = 0; i < nd->nkids; i++)
+            if (fq__conjuncts(p, p->kids[nd->kid0 + i], list, n, cap) < 0) return -1;
+        return 0;
+    }
+    if (*n >= cap) return -1;
+    list[(*n)++] = ni;
+    return 0;
+}
+
+static void fq__make_conj(const fq_plan *p, uint32_t ni, fq__conj *c) {
+    const fq__node *nd = &p->nodes[ni];
+    int k;
+    memset(c, 0, sizeof *c);
+    c->node = ni;
+    if (!nd->fast) return;
+    for (k = 0; k < 2; k++) {
+        const fq__node *kid = &p->nodes[p->kids[nd->kid0 + k]];
+        if (kid->op == FQ_OP_VALUE) {
+            if (k) c->bv = (uint8_t)kid->var;
+            else c->av = (uint8_t)kid->var;
+        } else if (kid->op == FQ_OP_INT || kid->op == FQ_OP_UINT) {
+            if (k) {
+                c->bv = FQ__KONST;
+                c->kb = kid->k.small;
+                c->knb = kid->k.neg;
+            } else {
+                c->av = FQ__KONST;
+                c->ka = kid->k.small;
+                c->kna = kid->k.neg;
+            }
+        } else return;   /* a float constant: the general comparison */
+    }
+    c->mask = nd->fast;
+}
+
+static unsigned fq__lowest_bit(uint64_t m) {
+    unsigned i = 0;
+    while (!(m & 1)) {
+        m >>= 1;
+        i++;
+    }
+    return i;
+}
+
+FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+    fq_plan *p;
+    size_t i, nconj = 0, total = 0;
+    uint32_t *tmp = NULL, *depth = NULL;
+    unsigned char *live = NULL;
+    int rc = FRAMES_OK;
+    fq__clear(err);
+    *out = NULL;
+    if (q->err.code) {
+        if (err) *err = q->err;
+        return q->err.code;
+    }
+    if (q->ntids && t->format != FQ_FORMAT_FRAMES)
+        return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "a thread filter needs a frames trace (trace-db points have no thread)");
+    p = (fq_plan *)FQ__MALLOC(sizeof *p, q->ctx);
+    if (!p) return fq__oom(err);
+    memset(p, 0, sizeof *p);
+    p->ctx = q->ctx;
+    p->t = t;
+    p->format = t->format;
+    p->flags = q->flags;
+    p->nvars = q->nvars;
+    p->mask = q->mask;
+    p->stmt = q->stmt;
+    p->nnodes = q->nnodes;
+    p->var_names = (char **)FQ__MALLOC((q->nvars ? q->nvars : 1) * sizeof(char *), q->ctx);
+    p->nodes = (fq__node *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__node), q->ctx);
+    p->kids = (uint32_t *)FQ__MALLOC((q->nkids ? q->nkids : 1) * sizeof(uint32_t), q->ctx);
+    p->strs = (char *)FQ__MALLOC(q->nstrs ? q->nstrs : 1, q->ctx);
+    p->soft = (uint32_t *)FQ__MALLOC((q->nsoft ? q->nsoft : 1) * sizeof(uint32_t), q->ctx);
+    p->pcs = (uint64_t *)FQ__MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
+    p->tids = (uint64_t *)FQ__MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
+    p->conj = (fq__conj *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
+    tmp = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    depth = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    live = (unsigned char *)FQ__MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
+    if (!p->var_names || !p->nodes || !p->kids || !p->strs || !p->soft || !p->pcs || !p->tids ||
+        !p->conj || !tmp || !depth || !live) {
+        FQ__FREE(p->var_names, q->ctx);
+        p->var_names = NULL;
+        rc = fq__oom(err);
+        goto done;
+    }
+    memset(p->var_names, 0, (q->nvars ? q->nvars : 1) * sizeof(char *));
+    for (i = 0; i < q->nvars; i++)
+        if (!(p->var_names[i] = fq__strdup(q->vars[i].name, strlen(q->vars[i].name), q->ctx))) {
+            rc = fq__oom(err);
+            goto done;
+        }
+    if (q->nnodes) memcpy(p->nodes, q->nodes, q->nnodes * sizeof(fq__node));
+    if (q->nkids) memcpy(p->kids, q->kids, q->nkids * sizeof(uint32_t));
+    if (q->nstrs) memcpy(p->strs, q->strs, q->nstrs);
+    if (q->npcs) memcpy(p->pcs, q->pcs, q->npcs * 2 * sizeof(uint64_t));
+    if (q->ntids) memcpy(p->tids, q->tids, q->ntids * sizeof(uint64_t));
+    p->npcs = q->npcs;
+    p->ntids = q->ntids;
+    for (i = 0; i < q->nsoft; i++) p->soft[i] = (uint32_t)q->soft[i];
+    p->nsoft = q->nsoft;
+    if ((rc = fq__resolve_types(p, q, err)) < 0) goto done;
+
+    /* live nodes: reachable from the predicates (children have smaller indices) */
+    memset(live, 0, q->nnodes ? q->nnodes : 1);
+    if (q->has_where) live[q->where] = 1;
+    for (i = 0; i < q->nsoft; i++) live[q->soft[i]] = 1;
+    for (i = q->nnodes; i-- > 0;)
+        if (live[i]) {
+            uint32_t k;
+            for (k = 0; k < p->nodes[i].nkids; k++) live[p->kids[p->nodes[i].kid0 + k]] = 1;
+        }
+    /* depth (evaluation recurses), integer storage, string pointers */
+    for (i = 0; i < q->nnodes; i++) {
+        fq__node *nd = &p->nodes[i];
+        uint32_t k, d = 0, ca = 1, cb = 1;
+        if (!live[i]) continue;
+        for (k = 0; k < nd->nkids; k++) {
+            uint32_t c = p->kids[nd->kid0 + k];
+            if (depth[c] > d) d = depth[c];
+        }
+        depth[i] = d + 1;
+        if (depth[i] > FQ__MAX_DEPTH) {
+            rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS,
+                          "expression nested deeper than %d", FQ__MAX_DEPTH);
+            goto done;
+        }
+        if (nd->op == FQ_OP_STR) nd->k.str = (const uint8_t *)p->strs + nd->stroff;
+        if (nd->nkids == 2) {
+            ca = p->nodes[p->kids[nd->kid0]].cap;
+            cb = p->nodes[p->kids[nd->kid0 + 1]].cap;
+        }
+        switch (nd->op) {
+        case FQ_OP_ADD: case FQ_OP_SUB: case FQ_OP_BAND: case FQ_OP_BOR: case FQ_OP_BXOR:
+            nd->cap = (ca > cb ? ca : cb) + 1;
+            break;
+        case FQ_OP_MUL: nd->cap = ca + cb; break;
+        case FQ_OP_MOD: nd->cap = cb + 1; break;
+        case FQ_OP_SHL: nd->cap = ca + 2; break;
+        case FQ_OP_SHR: nd->cap = ca + 1; break;
+        default: nd->cap = 1; break;
+        }
+        if (nd->cap > FQ__MAX_LIMBS + 2) {
+            rc = fq__fail(err, FQ_E_QUERY, nd->pos == FQ__NOPOS ? FRAMES_NO_POS : nd->pos, FRAMES_NO_POS,
+                          "'%s' may need %u-bit integers; exact arithmetic is limited to %d bits",
+                          fq__op_name(nd->op), nd->cap * 64, FQ__MAX_LIMBS * 64);
+            goto done;
+        }
+        if ((nd->op >= FQ_OP_ADD && nd->op <= FQ_OP_DIV) || (nd->op >= FQ_OP_MOD && nd->op <= FQ_OP_SHR)) {
+            nd->store = (uint32_t)total;
+            total += nd->cap;
+        }
+    }
+    p->nlimbs = total;
+    for (i = 0; i < q->nnodes; i++) {   /* comparisons of leaves take the fast path */
+        fq__node *nd = &p->nodes[i];
+        static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
+        int op = nd->op, k;
+        nd->fast = 0;
+        if (!live[i] || !((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) continue;
+        for (k = 0; k < 2; k++) {
+            int kop = p->nodes[p->kids[nd->kid0 + k]].op;
+            if (kop != FQ_OP_VALUE && kop != FQ_OP_INT && kop != FQ_OP_UINT && kop != FQ_OP_FLOAT) break;
+        }
+        if (k == 2) nd->fast = (uint8_t)(outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT] << 0);
+    }
+
+    /* hard predicate: conjuncts by the outermost level at which they can be decided */
+    if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0) {
+        rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "too many conjuncts");
+        goto done;
+    }
+    {
+        size_t L, k, at = 0;
+        for (L = 0; L <= q->nvars; L++) {
+            p->conj_off[L] = (uint32_t)at;
+            for (k = 0; k < nconj; k++) {
+                uint64_t dps = p->nodes[tmp[k]].deps;
+                size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
+                if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
+            }
+        }
+        p->conj_off[q->nvars + 1] = (uint32_t)at;
+    }
+done:
+    FQ__FREE(tmp, q->ctx);
+    FQ__FREE(depth, q->ctx);
+    FQ__FREE(live, q->ctx);
+    if (rc < 0) {
+        fq_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return FRAMES_OK;
+}
+
+/* ---------------------------------------------------------------- points and evaluation */
+
+/* One variable (trace-db) or operand (frames) of the current point. */
+typedef struct fq__dvar {
+    fq__num num;           /* what v/value gives */
+    uint32_t slot;         /* position in the point */
+    uint32_t name, type;   /* trace-db indices */
+    uint8_t fmt;
+    uint8_t flags;         /* FQ_B_* */
+    uint16_t memk;         /* frames: k-th memory operand of its list */
+    uint32_t bits;
+    uint32_t len;          /* value bytes */
+    uint32_t nmlen;
+    uint64_t raw;          /* integer as stored (trace-db: sign-extended; frames: LE value) */
+    uint64_t size;         /* trace-db buffer size (FQ_B_HAS_SIZE) */
+    uint64_t addr;         /* frames memory address */
+    const uint8_t *bytes;
+    const uint8_t *nm;     /* name, NULL for memory operands */
+    uint64_t match;        /* free variables whose types admit it */
+} fq__dvar;
+
+typedef struct fq__pt {
+    uint64_t counter, stmt, tid;
+    uint64_t loc, aux;     /* how to find the point again: trace-db offset and first pointer;
+                              frames payload offset and length */
+    int has_tid;
+} fq__pt;
+
+#define FQ__NONE ((size_t)-1)
+#define FQ__HDR 6          /* words of a result group header: counter stmt tid loc aux nres */
+
+enum { FQ__S_FREE = 0, FQ__S_BUSY = 1, FQ__S_DONE = 2 };
+
+/* Results of one work item: groups of (header, nres x nvars slot numbers). */
+typedef struct fq__slot {
+    uint64_t *w;
+    size_t n, cap, pub, consumed;
+    uint64_t item, count;
+    uint64_t expect;       /* the only item that may take the slot next (item % nslots) */
+    uint64_t reached;      /* progress: file offset (trace-db) or frame index after the item */
+    int state, rc, end;    /* end: the item lies past the last point */
+    frames_error err;
+} fq__slot;
+
+struct fq__run;
+
+typedef struct fq__worker {
+    const fq_plan *p;
+    struct fq__run *run;
+    fq__slot *slot;
+    void *ctx;
+    fq__num *vals;         /* one per node */
+    uint64_t *limbs;
+    const fq__dvar *bound[FQ_MAX_VARS];
+    fq__dvar *dv;
+    size_t ndv, capdv;
+    uint32_t *cand;
+    size_t capcand;
+    uint32_t coff[FQ_MAX_VARS], ncand[FQ_MAX_VARS];
+    fq__pt pt;
+    uint64_t *aux;         /* point's AUXILIARY values and BUFFER_SIZE entries (delivery) */
+    size_t naux, capaux;
+    fq_buffer_size *bufs;
+    size_t nbufs, capbufs;
+    frames_decoder dec;
+    frames_frame fr;
+    size_t group;          /* header of the open group in slot->w, or FQ__NONE */
+    uint64_t want;         /* delivery: the slots (< 64) to decode; want_high: those above */
+    int want_high;
+    int soft_max, soft_pass, oom;
+    int fused;             /* evaluating inside the index pass: results may not be delivered
+                              yet, so the result buffer grows instead */
+} fq__worker;
+
+static int fq__stopped(const fq__worker *w);
+static void fq__flush(fq__worker *w);
+
+static fq__dvar *fq__new_dvar(fq__worker *w) {
+    if (w->ndv == w->capdv && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return NULL;
+    }
+    return &w->dv[w->ndv++];
+}
+
+static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
+    size_t i;
+    if ((pt->stmt & p->mask) != p->stmt) return 0;
+    if (p->npcs) {
+        for (i = 0; i < p->npcs; i++)
+            if (pt->stmt >= p->pcs[2 * i] && pt->stmt <= p->pcs[2 * i + 1]) break;
+        if (i == p->npcs) return 0;
+    }
+    if (p->ntids) {
+        if (!pt->has_tid) return 0;
+        for (i = 0; i < p->ntids; i++)
+            if (pt->tid == p->tids[i]) break;
+        if (i == p->ntids) return 0;
+    }
+    return 1;
+}
+
+FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
+                        uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
+    const fq__ttype *ty = &t->types[type];
+    fq__dvar *v;
+    uint64_t raw;
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    v = &w->dv[w->ndv++];
+    v->slot = ord;
+    v->name = name;
+    v->type = type;
+    v->fmt = (uint8_t)ty->fmt;
+    v->flags = 0;
+    v->bits = size * 8;
+    v->len = size;
+    v->bytes = b;
+    v->match = m;
+    v->addr = 0;
+    v->size = 0;
+    v->nm = NULL;   /* trace-db names come from the dictionary by index */
+    v->nmlen = 0;
+    v->memk = 0;
+    raw = size == 4 ? fq__le32(b) : size == 8 ? fq__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size);
+    v->raw = raw;
+    switch (ty->fmt) {
+    case FQ_FMT_SIGNED:
+        if (size < 8 && (raw >> (8 * size - 1) & 1)) v->raw = raw |= ~0ull << (8 * size);
+        v->num.kind = FQ__INT;
+        v->num.neg = (int64_t)raw < 0;
+        v->num.small = (int64_t)raw < 0 ? 0 - raw : raw;
+        v->num.n = raw != 0;
+        break;
+    case FQ_FMT_POINTER:
+        if (fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
+        else v->size = 0;
+        /* fall through */
+    case FQ_FMT_UNSIGNED:
+        fq__set_uint(&v->num, raw);
+        break;
+    case FQ_FMT_FLOAT:
+        if (size == 4 || (size == 8 && (w->p->flags & FQ_COMPAT_FLOAT32))) {
+            uint32_t bits = (uint32_t)raw;
+            float f;
+            memcpy(&f, &bits, 4);
+            fq__set_flt(&v->num, (double)f);
+        } else if (size == 8) {
+            double f;
+            memcpy(&f, &raw, 8);
+            fq__set_flt(&v->num, f);
+        } else v->num.kind = FQ__INV;
+        break;
+    default:   /* BLOB */
+        v->num.kind = FQ__INV;
+        break;
+    }
+}
+
+/* trace-db, the hot loop: walk the complete point at off and decode the variables the
+   query can bind. Same contract as fq__tdb_walk with mode 1. */
+static uint64_t fq__tdb_point(fq__worker *w, const fq_trace *t, uint64_t off, uint64_t *ptr,
+                              uint64_t *stmt) {
+    const uint8_t *d = t->data;
+    const fq__ptype *types = w->p->ptypes;
+    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0, pc = *ptr;
+    uint32_t ord = 0;
+    for (;;) {
+        unsigned tag = d[off++];
+        if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
+            uint32_t type = fq__le32(d + off + 4);
+            const fq__ptype *ty = &types[type];
+            uint32_t size = ty->size;
+            off += 8;
+            if (FQ__UNLIKELY(ty->varlen)) {
+                size = fq__le32(d + off);
+                off += 4;
+            }
+            if (ty->mask) {
+                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                fq__tdb_var(w, t, d + off, name, type, size, ord, ty->mask, pc);
+            }
+            pc += ty->pointer;
+            off += size;
+            ord++;
+        } else if (tag == FQ__TAG_END) {
+            break;
+        } else if (tag == FQ__TAG_STMT) {
+            st = fq__le64(d + off);
+            off += 8;
+        } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+    *stmt = st;
+    *ptr = pc;
+    return off;
+}
+
+/* trace-db: walk the complete point at off. mode 0: skip, 1: decode the variables the
+   query can bind, 2: decode every variable and collect aux and buffer sizes. *ptr counts
+   pointer variables, *stmt is the statement (in: the previous point's for inheritance).
+   Points were validated by the index pass. */
+static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uint64_t *ptr,
+                             uint64_t *stmt, int mode) {
+    const uint8_t *d = t->data;
+    const uint64_t *tmask = w->p->tmask;
+    const fq__ttype *types = t->types;
+    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0, all = mode == 2 ? ~0ull : 0;
+    uint32_t ord = 0;
+    if (mode == 2) w->naux = w->nbufs = 0;
+    for (;;) {
+        switch (d[off++]) {
+        case FQ__TAG_END:
+            *stmt = st;
+            return off;
+        case FQ__TAG_STMT:
+            st = fq__le64(d + off);
+            off += 8;
+            break;
+        case FQ__TAG_VAR: {
+            uint32_t type = fq__le32(d + off + 4), size;
+            const fq__ttype *ty = &types[type];
+            uint64_t m = mode == 1 ? tmask[type] : all;
+            if (mode == 2 && !(ord < 64 ? (w->want >> ord & 1) : (uint64_t)w->want_high)) m = 0;
+            size = ty->size;
+            off += 8;
+            if (FQ__UNLIKELY(ty->varlen)) {
+                size = fq__le32(d + off);
+                off += 4;
+            }
+            if (m) {
+                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                fq__tdb_var(w, t, d + off, name, type, size, ord, m, *ptr);
+            }
+            if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
+            off += size;
+            ord++;
+            break;
+        }
+        case FQ__TAG_BUFSIZE:
+            if (mode == 2) {
+                if (w->nbufs == w->capbufs && FQ__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0)
+                    w->oom = 1;
+                else {
+                    w->bufs[w->nbufs].address = fq__le64(d + off);
+                    w->bufs[w->nbufs++].size = fq__le64(d + off + 8);
+                }
+            }
+            off += 16;
+            break;
+        default:   /* AUXILIARY */
+            if (mode == 2) {
+                if (w->naux == w->capaux && FQ__GROW(w->aux, w->capaux, w->naux + 1, w->ctx) < 0) w->oom = 1;
+                else w->aux[w->naux++] = fq__le64(d + off);
+            }
+            off += 8;
+            break;
+        }
+    }
+}
+
+static uint64_t fq__frames_match(const fq_plan *p, unsigned kind, uint32_t bits) {
+    uint64_t m = (kind & FQ_B_REG) ? p->any_reg_bits : p->any_mem_bits;
+    unsigned v;
+    uint32_t i;
+    for (v = 0; v < p->nvars; v++) {
+        if (m >> v & 1) continue;
+        for (i = p->pat_off[v]; i < p->pat_off[v + 1]; i++)
+            if ((p->pats[i].kinds & kind) && (p->pats[i].bits < 0 || (uint32_t)p->pats[i].bits == bits)) {
+                m |= 1ull << v;
+                break;
+            }
+    }
+    return m;
+}
+
+/* frames: operands of a std_frame (pre list, then post list) as variables. */
+static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) {
+    uint32_t slot = 0, list, i;
+    for (list = 0; list < 2; list++) {
+        const frames_operand *ops = list ? sf->post : sf->pre;
+        uint32_t n = list ? sf->npost : sf->npre, memk = 0;
+        for (i = 0; i < n; i++, slot++) {
+            const frames_operand *op = &ops[i];
+            unsigned kind = (op->spec & FRAMES_REG) ? FQ_B_REG : FQ_B_MEM;
+            uint32_t bits = op->bit_length > 0 ? (uint32_t)op->bit_length : (uint32_t)(op->value.len * 8);
+            uint64_t m = all ? ~0ull : fq__frames_match(w->p, kind, bits);
+            fq__dvar *v;
+            if (kind == FQ_B_MEM) memk++;
+            if (!m || !(v = fq__new_dvar(w))) continue;
+            v->slot = slot;
+            v->name = v->type = 0xffffffffu;
+            v->fmt = (uint8_t)(op->value.len >= 1 && op->value.len <= 8 ? FQ_FMT_UNSIGNED : FQ_FMT_BLOB);
+            v->flags = (uint8_t)(kind | (op->read ? FQ_B_READ : 0) | (op->written ? FQ_B_WRITTEN : 0) |
+                                 (list ? FQ_B_POST : 0));
+            v->memk = (uint16_t)(kind == FQ_B_MEM ? memk - 1 : 0);
+            v->bits = bits;
+            v->len = (uint32_t)op->value.len;
+            v->bytes = op->value.ptr;
+            v->nm = kind == FQ_B_REG ? (op->name.ptr ? op->name.ptr : (const uint8_t *)"") : NULL;
+            v->nmlen = kind == FQ_B_REG ? (uint32_t)op->name.len : 0;
+            v->addr = op->address;
+            v->size = 0;
+            v->match = m;
+            if (v->fmt == FQ_FMT_UNSIGNED) {
+                v->raw = fq__leN(op->value.ptr, (unsigned)op->value.len);
+                fq__set_uint(&v->num, v->raw);
+            } else {
+                v->raw = 0;
+                v->num.kind = FQ__INV;   /* empty, or wider than 64 bits */
+            }
+        }
+    }
+}
+
+static const fq__num *fq__operand(const fq_plan *p, fq__worker *w, uint32_t ni);
+
+static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
+    const fq__node *nd = &p->nodes[ni];
+    fq__num *r = &w->vals[ni];
+    const fq__dvar *v = nd->var >= 0 ? w->bound[nd->var] : NULL;
+    switch (nd->op) {
+    case FQ_OP_INT: case FQ_OP_UINT: case FQ_OP_FLOAT: case FQ_OP_STR:
+        return &nd->k;
+    case FQ_OP_VALUE:
+        return &v->num;
+    case FQ_OP_SIZE:
+        if (v->flags & FQ_B_HAS_SIZE) fq__set_uint(r, v->size);
+        else r->kind = FQ__INV;
+        return r;
+    case FQ_OP_ADDR:
+        if (v->flags & FQ_B_MEM) fq__set_uint(r, v->addr);
+        else r->kind = FQ__INV;
+        return r;
+    case FQ_OP_NAME:
+        if (p->format == FQ_FORMAT_TRACEDB) {
+            r->kind = FQ__STR;
+            r->str = p->t->data + p->t->name_off[v->name];
+            r->len = p->t->name_len[v->name];
+        } else if (!v->nm) r->kind = FQ__INV;
+        else {
+            r->kind = FQ__STR;
+            r->str = v->nm;
+            r->len = v->nmlen;
+        }
+        return r;
+    case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: {
+        unsigned bit = nd->op == FQ_OP_READ ? FQ_B_READ : nd->op == FQ_OP_WRITTEN ? FQ_B_WRITTEN : FQ_B_POST;
+        if (p->format != FQ_FORMAT_FRAMES) r->kind = FQ__INV;
+        else fq__set_uint(r, (v->flags & bit) != 0);
+        return r;
+    }
+    case FQ_OP_BITS:
+        fq__set_uint(r, v->bits);
+        return r;
+    case FQ_OP_PC:
+        fq__set_uint(r, w->pt.stmt);
+        return r;
+    case FQ_OP_TID:
+        if (w->pt.has_tid) fq__set_uint(r, w->pt.tid);
+        else r->kind = FQ__INV;
+        return r;
+    case FQ_OP_INDEX:
+        fq__set_uint(r, w->pt.counter);
+        return r;
+    default: {
+        const fq__num *a = fq__operand(p, w, p->kids[nd->kid0]);
+        const fq__num *b = fq__operand(p, w, p->kids[nd->kid0 + 1]);
+        fq__arith(nd->op, a, b, r, w->limbs + nd->store);
+        return r;
+    }
+    }
+}
+
+/* Operands that need no computation: values of bound variables and constants. */
+static const fq__num *fq__operand(const fq_plan *p, fq__worker *w, uint32_t ni) {
+    const fq__node *nd = &p->nodes[ni];
+    if (nd->op == FQ_OP_VALUE) return &w->bound[nd->var]->num;
+    if (nd->op == FQ_OP_INT || nd->op == FQ_OP_UINT || nd->op == FQ_OP_FLOAT) return &nd->k;
+    return fq__eval(p, w, ni);
+}
+
+static int fq__same_record(const fq__dvar *a, const fq__dvar *b) {
+    return a->name == b->name && a->type == b->type && a->len == b->len && a->flags == b->flags &&
+           a->size == b->size && a->addr == b->addr && a->nmlen == b->nmlen &&
+           (!a->len || !memcmp(a->bytes, b->bytes, a->len)) &&
+           (!a->nmlen || !memcmp(a->nm, b->nm, a->nmlen));
+}
+
+static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
+    const fq__node *nd = &p->nodes[ni];
+    uint32_t i;
+    switch (nd->op) {
+    case FQ_OP_AND:
+        for (i = 0; i < nd->nkids; i++)
+            if (!fq__test(p, w, p->kids[nd->kid0 + i])) return 0;
+        return 1;
+    case FQ_OP_OR:
+        for (i = 0; i < nd->nkids; i++)
+            if (fq__test(p, w, p->kids[nd->kid0 + i])) return 1;
+        return 0;
+    case FQ_OP_NOT:
+        return !fq__test(p, w, p->kids[nd->kid0]);
+    case FQ_OP_DISTINCT: {
+        const fq__dvar *a = w->bound[nd->var], *b = w->bound[nd->var2];
+        if (p->flags & FQ_COMPAT_DISTINCT_VALUE) return !fq__same_record(a, b);
+        return a->slot != b->slot;
+    }
+    case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: {
+        const fq__num *v = fq__eval(p, w, ni);
+        return v->kind == FQ__INT && v->n != 0;
+    }
+    case FQ_OP_GT: case FQ_OP_GE: case FQ_OP_LT: case FQ_OP_LE: case FQ_OP_EQ: case FQ_OP_NE: {
+        const fq__num *a = fq__operand(p, w, p->kids[nd->kid0]);
+        const fq__num *b = fq__operand(p, w, p->kids[nd->kid0 + 1]);
+        int c;
+        if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
+            if (a->neg != b->neg) c = a->neg ? -1 : 1;
+            else {
+                c = (a->small > b->small) - (a->small < b->small);
+                if (a->neg) c = -c;
+            }
+        } else {
+            if (a->kind == FQ__INV || b->kind == FQ__INV) return 0;
+            if (a->kind == FQ__STR || b->kind == FQ__STR) {
+                int eq = a->kind == b->kind && a->len == b->len &&
+                         (!a->len || !memcmp(a->str, b->str, a->len));
+                return nd->op == FQ_OP_EQ ? eq : nd->op == FQ_OP_NE ? !eq : 0;
+            }
+            c = fq__cmp(a, b);
+            if (c == 2) return nd->op == FQ_OP_NE;   /* NaN: unordered */
+        }
+        switch (nd->op) {
+        case FQ_OP_GT: return c > 0;
+        case FQ_OP_GE: return c >= 0;
+        case FQ_OP_LT: return c < 0;
+        case FQ_OP_LE: return c <= 0;
+        case FQ_OP_EQ: return c == 0;
+        default: return c != 0;
+        }
+    }
+    case FQ_OP_TRUE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Most conjuncts compare a variable's value with a constant or another value: decide
+   those on single-limb integers here, everything else in fq__test. */
+FQ__INLINE int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
+    if (FQ__LIKELY(c->mask)) {
+        uint64_t xa, xb;
+        unsigned na, nb;
+        int r;
+        if (c->av != FQ__KONST) {
+            const fq__num *a = &w->bound[c->av]->num;
+            if (a->kind != FQ__INT || a->n > 1) goto slow;
+            xa = a->small;
+            na = a->neg;
+        } else {
+            xa = c->ka;
+            na = c->kna;
+        }
+        if (c->bv != FQ__KONST) {
+            const fq__num *b = &w->bound[c->bv]->num;
+            if (b->kind != FQ__INT || b->n > 1) goto slow;
+            xb = b->small;
+            nb = b->neg;
+        } else {
+            xb = c->kb;
+            nb = c->knb;
+        }
+        if (na != nb) r = na ? -1 : 1;
+        else {
+            r = (int)(xa > xb) - (int)(xa < xb);
+            if (na) r = -r;
+        }
+        return c->mask >> (r + 1) & 1;
+    }
+slow:
+    return fq__test(p, w, c->node);
+}
+
+static int fq__level_ok(const fq_plan *p, fq__worker *w, unsigned level) {
+    const fq__conj *c = p->conj + p->conj_off[level], *end = p->conj + p->conj_off[level + 1];
+    for (; c < end; c++)
+        if (!fq__conj_ok(p, w, c)) return 0;
+    return 1;
+}
+
+/* Append the current binding to the results. */
+static void fq__emit(fq__worker *w) {
+    fq__slot *s = w->slot;
+    unsigned k = w->p->nvars, i;
+    if (!s->cap) {   /* counting only */
+        s->count++;
+        return;
+    }
+    if (s->n + (w->group == FQ__NONE ? FQ__HDR : 0) + k > s->cap) {
+        if (!w->fused) fq__flush(w);
+        else if (FQ__GROW(s->w, s->cap, s->cap * 2, w->ctx) < 0) {
+            w->oom = 1;
+            return;
+        }
+    }
+    if (w->group == FQ__NONE) {
+        uint64_t *h = s->w + s->n;
+        h[0] = w->pt.counter;
+        h[1] = w->pt.stmt;
+        h[2] = w->pt.tid | (uint64_t)0;
+        h[3] = w->pt.loc;
+        h[4] = w->pt.aux;
+        h[5] = 0;
+        w->group = s->n;
+        s->n += FQ__HDR;
+    }
+    for (i = 0; i < k; i++) s->w[s->n++] = w->bound[i]->slot;
+    s->w[w->group + 5]++;
+}
+
+static void fq__tuple(fq__worker *w) {
+    const fq_plan *p = w->p;
+    int c = 0;
+    size_t i;
+    if (!p->nsoft) {
+        fq__emit(w);
+        return;
+    }
+    for (i = 0; i < p->nsoft; i++) c += fq__test(p, w, p->soft[i]);
+    if (w->soft_pass == 0) {
+        if (c > w->soft_max) w->soft_max = c;
+    } else if (c == w->soft_max) fq__emit(w);
+}
+
+/* Every tuple of candidates, free variable 0 varying fastest, without materialising
+   the product: variable L is bound in loop level L (outermost: the last variable) and
+   conjuncts are tested as soon as the variables they use are bound. */
+static void fq__enumerate(fq__worker *w) {
+    const fq_plan *p = w->p;
+    unsigned k = p->nvars;
+    uint32_t idx[FQ_MAX_VARS];
+    unsigned L = k - 1;
+    idx[L] = 0xffffffffu;
+    for (;;) {
+        if (++idx[L] >= w->ncand[L]) {
+            if (L == k - 1) return;
+            L++;
+            continue;
+        }
+        w->bound[L] = &w->dv[w->cand[w->coff[L] + idx[L]]];
+        if (!fq__level_ok(p, w, L)) continue;
+        if (L > 0) {
+            L--;
+            idx[L] = 0xffffffffu;
+            continue;
+        }
+        fq__tuple(w);
+    }
+}
+
+/* The point in w->pt with its variables in w->dv: every result. */
+static void fq__eval_point(fq__worker *w) {
+    const fq_plan *p = w->p;
+    unsigned k = p->nvars, v;
+    size_t i;
+    if (!fq__level_ok(p, w, k)) return;   /* conjuncts that use no variable */
+    if (k == 0) {
+        fq__emit(w);
+        w->group = FQ__NONE;
+        return;
+    }
+    if (k == 1 && !p->nsoft) {   /* one variable: its candidates are the decoded variables */
+        const fq__conj *c0 = p->conj + p->conj_off[0], *c1 = p->conj + p->conj_off[1], *c;
+        for (i = 0; i < w->ndv; i++) {
+            w->bound[0] = &w->dv[i];
+            for (c = c0; c < c1 && fq__conj_ok(p, w, c); c++) {
+            }
+            if (c == c1) fq__emit(w);
+        }
+        w->group = FQ__NONE;
+        return;
+    }
+    if (k * w->ndv > w->capcand && FQ__GROW(w->cand, w->capcand, k * w->ndv, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    for (v = 0; v < k; v++) {
+        uint32_t n = 0;
+        w->coff[v] = (uint32_t)(v * w->ndv);
+        for (i = 0; i < w->ndv; i++)
+            if (w->dv[i].match >> v & 1) w->cand[w->coff[v] + n++] = (uint32_t)i;
+        if (!(w->ncand[v] = n)) return;
+    }
+    if (p->nsoft) {
+        w->soft_pass = 0;
+        w->soft_max = -1;
+        fq__enumerate(w);
+        if (w->soft_max < 0) return;
+    }
+    w->soft_pass = 1;
+    fq__enumerate(w);
+    w->group = FQ__NONE;
+}
+
+/* Index the points after those indexed so far until there are `upto` or the trace ends:
+   positions every `stride` points, buffer sizes of pointers (the memory map as trace-db
+   computes it, at load time), validation (later passes trust indexed points). Only the
+   thread that set idx_busy calls it; it publishes through *points, *chunks, *ptrs.
+   With a worker, every complete point is also evaluated as it is indexed (one walk instead
+   of two); the batch then ends early once half of the worker's result buffer is used.
+   Returns 0, or a negative code when out of memory (or damage with FQ_OPEN_STRICT). */
+static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint64_t *chunks,
+                              uint64_t *ptrs, struct fq__worker *w, frames_error *err) {
+    /* with a point filter, decode only the points it keeps (at their end) */
+    int lazy = w && (w->p->mask || w->p->npcs);
+    const uint64_t *tmask = w && !lazy ? w->p->tmask : NULL;
+    const uint8_t *d = t->data;
+    const uint64_t n = t->size;
+    const fq__ttype *types = t->types;
+    uint64_t off = t->idx_off, stmt = t->idx_stmt, np = *points, nc = *chunks, nptr = *ptrs;
+    int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, rc = FRAMES_OK;
+    while (np < upto && off < n) {
+        uint64_t start = off, pstmt = inherit ? stmt : 0, nptr0 = nptr;
+        uint32_t ord = 0;
+        int ok = 0, partial = 0;
+        const char *bad = NULL;
+        if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
+            fq__chunk *c;
+            if (!t->cblk[nc >> FQ__BSHIFT] &&
+                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FQ__MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
+                goto nomem;
+            c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
+            c->off = start;
+            c->counter = np;
+            c->ptr_base = nptr;
+            c->stmt = stmt;
+        }
+        if (w) w->ndv = 0;
+        while (off < n) {
+            unsigned tag = d[off];
+            uint64_t at;
+            if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
+                uint32_t type = fq__le32(d + off + 5);
+                const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
+                if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
+                               fq__le32(d + off + 1) < t->nnames)) {
+                    if (ty->fmt == FQ_FMT_POINTER) {
+                        uint64_t bs = 0;
+                        int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
+                        if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
+                    }
+                    if (tmask && tmask[type])
+                        fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord,
+                                    tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
+                    ord++;
+                    off += ty->elen;
+                    continue;
+                }
+            }
+            at = off++;
+            if (tag == FQ__TAG_VAR) {
+                uint32_t name, type, size;
+                const fq__ttype *ty;
+                if (n - off < 8) {
+                    partial = 1;
+                    break;
+                }
+                name = fq__le32(d + off);
+                type = fq__le32(d + off + 4);
+                if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
+                    fq__tdb_cut(t, 1, start, np,
+                                "point %llu: variable at offset 0x%llx has %s index %u of %u",
+                                (unsigned long long)np, (unsigned long long)at,
+                                name >= t->nnames ? "name" : "type", name >= t->nnames ? name : type,
+                                name >= t->nnames ? t->nnames : t->ntypes);
+                    bad = "index";
+                    break;
+                }
+                off += 8;
+                ty = &types[type];
+                size = ty->size;
+                if (FQ__UNLIKELY(ty->varlen)) {
+                    if (n - off < 4) {
+                        partial = 1;
+                        break;
+                    }
+                    size = fq__le32(d + off);
+                    off += 4;
+                }
+                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
+                                 size != 8)) {
+                    fq__tdb_cut(t, 1, start, np,
+                                "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
+                                (unsigned long long)np, type, size, (unsigned long long)at);
+                    bad = "size";
+                    break;
+                }
+                if (n - off < size) {
+                    partial = 1;
+                    break;
+                }
+                if (ty->fmt == FQ_FMT_POINTER) {
+                    uint64_t bs = 0;
+                    int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
+                    if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
+                }
+                if (tmask && tmask[type])
+                    fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type],
+                                nptr - (ty->fmt == FQ_FMT_POINTER));
+                ord++;
+                off += size;
+            } else if (tag == FQ__TAG_END) {
+                ok = 1;
+                break;
+            } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
+                if (n - off < 8) {
+                    partial = 1;
+                    break;
+                }
+                if (tag == FQ__TAG_STMT) pstmt = fq__le64(d + off);
+                off += 8;
+            } else if (tag == FQ__TAG_BUFSIZE) {
+                if (n - off < 16) {
+                    partial = 1;
+                    break;
+                }
+                if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
+                off += 16;
+            } else {
+                fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx",
+                            (unsigned long long)np, tag, (unsigned long long)at);
+                bad = "tag";
+                break;
+            }
+        }
+        if (!ok) {   /* incomplete or damaged: the trace ends before this point */
+            int clean_eof = !bad && off >= n && !partial;
+            nptr = nptr0;
+            if (clean_eof)
+                fq__tdb_cut(t, 0, start, np,
+                            "point %llu at offset 0x%llx has no END_ENTRY before the end of the file",
+                            (unsigned long long)np, (unsigned long long)start);
+            else if (!bad)
+                fq__tdb_cut(t, 0, start, np,
+                            "the file ends inside point %llu (offset 0x%llx, %llu bytes present)",
+                            (unsigned long long)np, (unsigned long long)start,
+                            (unsigned long long)(n - start));
+            /* strict, as trace-db: EOF inside an entry or a damaged entry loses the trace;
+               a final point that only lacks END_ENTRY is dropped silently */
+            if ((t->oflags & FQ_OPEN_STRICT) && !clean_eof)
+                rc = fq__fail(err, bad ? FRAMES_E_FORMAT : FRAMES_E_TRUNCATED, start, np, "%s",
+                              t->idx_cut.message);
+            off = n;
+            break;
+        }
+        if (np % t->stride == 0) nc++;
+        if (w) {
+            w->pt.counter = np;
+            w->pt.stmt = pstmt;
+            w->pt.loc = start;
+            w->pt.aux = nptr0;
+            w->pt.has_tid = 0;
+            w->pt.tid = 0;
+            if (fq__keep_point(w->p, &w->pt)) {
+                if (lazy) {   /* the point is in the cache: decode it now */
+                    uint64_t p2 = nptr0, s2 = stmt;
+                    w->ndv = 0;
+                    fq__tdb_point(w, t, start, &p2, &s2);
+                }
+                fq__eval_point(w);
+            }
+            if (w->oom) {   /* the point is indexed; the caller reports the failure */
+                stmt = pstmt;
+                np++;
+                break;
+            }
+        }
+        stmt = pstmt;   /* off is past END_ENTRY */
+        np++;
+        if (w && w->slot->cap && w->slot->n > w->slot->cap / 2) break;
+    }
+    t->idx_off = off;
+    t->idx_stmt = stmt;
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    if (off >= n) fq__mm_free(&t->idx_mm);
+    return rc;
+nomem:
+    *points = np;
+    *chunks = nc;
+    *ptrs = nptr;
+    return fq__fail(err, FRAMES_E_NOMEM, off, np, "out of memory indexing the trace");
+}
+
+/* Evaluate the points [lo, hi) of the trace into w->slot. */
+static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq_trace *t = w->p->t;
+    const fq__chunk *c = fq__chunk_at(t, lo / t->stride);
+    uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
+    w->pt.has_tid = 0;
+    w->pt.tid = 0;
+    for (; counter < hi; counter++) {
+        uint64_t start = off, ptr0 = ptr;
+        if (counter < lo) {
+            off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
+            continue;
+        }
+        if (w->p->mask || w->p->npcs) {   /* filtered: find the statement before decoding */
+            uint64_t p2 = ptr, s2 = stmt, next = fq__tdb_walk(w, t, off, &p2, &s2, 0);
+            w->pt.stmt = s2;
+            if (!fq__keep_point(w->p, &w->pt)) {
+                off = next;
+                ptr = p2;
+                stmt = s2;
+                continue;
+            }
+        }
+        w->ndv = 0;
+        off = fq__tdb_point(w, t, off, &ptr, &stmt);
+        w->pt.counter = counter;
+        w->pt.stmt = stmt;
+        w->pt.loc = start;
+        w->pt.aux = ptr0;
+        if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
+        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+    }
+    w->slot->reached = off;
+}
+
+static int fq__frames_decode(fq__worker *w, const frames_raw *raw, frames_error *err) {
+    return frames_decode_frame(&w->dec, raw->payload.ptr, raw->payload.len, &w->fr, err);
+}
+
+static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq_trace *t = w->p->t;
+    frames_cursor *c;
+    frames_raw raw;
+    uint64_t i;
+    int rc;
+    if ((rc = frames_cursor_open(&c, t->fr, lo, &w->slot->err)) < 0) {
+        w->slot->rc = rc;
+        return;
+    }
+    for (i = lo; i < hi; i++) {
+        if ((rc = frames_cursor_next_raw(c, &raw)) <= 0) {
+            if (rc < 0) {
+                w->slot->rc = rc;
+                w->slot->err = *frames_cursor_error(c);
+            }
+            break;
+        }
+        if ((rc = fq__frames_decode(w, &raw, &w->slot->err)) < 0) {
+            w->slot->rc = rc;
+            fq__fail(&w->slot->err, rc, raw.offset, raw.index, "frame %llu at offset 0x%llx: %s",
+                     (unsigned long long)raw.index, (unsigned long long)raw.offset,
+                     w->slot->err.message);
+            break;
+        }
+        if (w->fr.kind != FRAMES_KIND_STD) continue;
+        w->pt.counter = raw.index;
+        w->pt.stmt = w->fr.std.address;
+        w->pt.tid = w->fr.std.thread_id;
+        w->pt.has_tid = 1;
+        w->pt.loc = (uint64_t)(raw.payload.ptr - t->data);
+        w->pt.aux = raw.payload.len;
+        if (!fq__keep_point(w->p, &w->pt)) continue;
+        w->ndv = 0;
+        fq__frames_vars(w, &w->fr.std, 0);
+        fq__eval_point(w);
+        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+    }
+    w->slot->reached = i;
+    frames_cursor_close(c);
+}
+
+static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
+    w->group = FQ__NONE;
+    w->oom = 0;
+    if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
+    else fq__frames_process(w, lo, hi);
+    if (w->oom && !w->slot->rc)
+        w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, w->pt.counter,
+                               "out of memory evaluating point %llu", (unsigned long long)w->pt.counter);
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* Set of byte strings (dedup keys). */
+typedef struct fq__set_e {
+    uint64_t hash, off;
+    uint32_t len, used;
+} fq__set_e;
+
+typedef struct fq__set {
+    fq__set_e *e;
+    size_t cap, n;
+    uint8_t *keys;
+    size_t nkeys, capkeys;
+    void *ctx;
+} fq__set;
+
+static uint64_t fq__hash(const uint8_t *k, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ k[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+/* 1 if inserted, 0 if present, -1 out of memory. */
+static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
+    uint64_t h = fq__hash(k, n);
+    size_t i;
+    if ((s->n + 1) * 2 > s->cap) {   /* rehash */
+        size_t nc = s->cap ? s->cap * 2 : 256, j;
+        fq__set_e *ne = (fq__set_e *)FQ__MALLOC(nc * sizeof *ne, s->ctx);
+        if (!ne) return -1;
+        memset(ne, 0, nc * sizeof *ne);
+        for (j = 0; j < s->cap; j++)
+            if (s->e[j].used) {
+                size_t b = (size_t)s->e[j].hash & (nc - 1);
+                while (ne[b].used) b = (b + 1) & (nc - 1);
+                ne[b] = s->e[j];
+            }
+        FQ__FREE(s->e, s->ctx);
+        s->e = ne;
+        s->cap = nc;
+    }
+    for (i = (size_t)h & (s->cap - 1); s->e[i].used; i = (i + 1) & (s->cap - 1))
+        if (s->e[i].hash == h && s->e[i].len == n && !memcmp(s->keys + s->e[i].off, k, n)) return 0;
+    if (FQ__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0) return -1;
+    memcpy(s->keys + s->nkeys, k, n);
+    s->e[i].hash = h;
+    s->e[i].off = s->nkeys;
+    s->e[i].len = (uint32_t)n;
+    s->e[i].used = 1;
+    s->nkeys += n;
+    s->n++;
+    return 1;
+}
+
+typedef struct fq__run {
+    const fq_plan *p;
+    const fq_trace *t;
+    fq_result_fn fn;
+    void *ctx;
+    uint64_t limit, delivered, counted, lo, hi, per;
+    int stop, rc, mt, ended;   /* ended: an item found the end of the trace */
+    frames_error err;
+    fq__worker cons;       /* the consumer's decoding scratch */
+    fq_binding *binds;
+    fq__set seen;
+    uint8_t *key;
+    size_t capkey;
+    fq__slot *slots;
+    unsigned nslots;
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+    volatile int abort;
+#ifndef FRAMES_QUERY_NO_THREADS
+    pthread_mutex_t mu;
+    pthread_cond_t cw, cc;   /* workers wait on cw, the consumer on cc */
+    uint64_t next;
+#endif
+} fq__run;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FQ__LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define FQ__STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#else
+#define FQ__LOAD(x) (x)
+#define FQ__STORE(x, v) ((x) = (v))
+#endif
+
+static int fq__stopped(const fq__worker *w) {
+    return w->run->mt ? FQ__LOAD(w->run->abort) : w->run->stop;
+}
+
+static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->run = r;
+    w->ctx = p->ctx;
+    w->group = FQ__NONE;
+    w->vals = (fq__num *)FQ__MALLOC((p->nnodes ? p->nnodes : 1) * sizeof(fq__num), p->ctx);
+    w->limbs = (uint64_t *)FQ__MALLOC((p->nlimbs ? p->nlimbs : 1) * sizeof(uint64_t), p->ctx);
+    frames_decoder_init(&w->dec, NULL, 0, p->ctx);
+    if (!w->vals || !w->limbs) return -1;
+    memset(w->vals, 0, (p->nnodes ? p->nnodes : 1) * sizeof(fq__num));
+    return 0;
+}
+
+static void fq__worker_free(fq__worker *w) {
+    FQ__FREE(w->vals, w->ctx);
+    FQ__FREE(w->limbs, w->ctx);
+    FQ__FREE(w->dv, w->ctx);
+    FQ__FREE(w->cand, w->ctx);
+    FQ__FREE(w->aux, w->ctx);
+    FQ__FREE(w->bufs, w->ctx);
+    frames_decoder_free(&w->dec);
+}
+
+/* A decoded variable as the caller sees it. */
+static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_binding *b) {
+    const fq_trace *t = r->t;
+    b->var = var;
+    b->slot = v->slot;
+    b->format = v->fmt;
+    b->flags = v->flags;
+    b->bits = v->bits;
+    b->mem_index = v->memk;
+    b->u = v->raw;
+    b->i = (int64_t)v->raw;
+    b->f = 0;
+    b->size = v->size;
+    b->addr = v->addr;
+    b->bytes = frames_bytes_of(v->bytes, v->len);
+    b->name = frames_bytes_of(v->nm ? v->nm : (const uint8_t *)"", v->nmlen);
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        uint32_t tn = t->types[v->type].name;
+        b->name = frames_bytes_of(t->data + t->name_off[v->name], t->name_len[v->name]);
+        b->name_index = v->name;
+        b->type_index = v->type;
+        b->type = frames_bytes_of(t->data + t->name_off[tn], t->name_len[tn]);
+        b->type_buf[0] = 0;
+        if (v->fmt == FQ_FMT_FLOAT && v->len == 4) {
+            uint32_t bits = (uint32_t)v->raw;
+            float f;
+            memcpy(&f, &bits, 4);
+            b->f = f;
+        } else if (v->fmt == FQ_FMT_FLOAT && v->len == 8) memcpy(&b->f, &v->raw, 8);
+    } else {
+        int n;
+        b->name_index = b->type_index = 0xffffffffu;
+        n = snprintf(b->type_buf, sizeof b->type_buf, "%s%u", (v->flags & FQ_B_MEM) ? "mem" : "reg", v->bits);
+        b->type = frames_bytes_of(b->type_buf, (size_t)(n < 0 ? 0 : n));
+        b->f = (double)v->raw;
+    }
+}
+
+/* Dedup key: statement and, per bound variable, its identity and type. */
+static size_t fq__key(fq__run *r, uint64_t stmt, const fq_binding *b, unsigned k) {
+    size_t need = 8, n = 0, i;
+    for (i = 0; i < k; i++) need += 16 + b[i].name.len;
+    if (need > r->capkey && FQ__GROW(r->key, r->capkey, need, r->p->ctx) < 0) return 0;
+    memcpy(r->key, &stmt, 8);
+    n = 8;
+    for (i = 0; i < k; i++) {
+        uint32_t w[4];
+        w[0] = b[i].name_index;
+        w[1] = b[i].type_index;
+        w[2] = (b[i].flags & (FQ_B_POST | FQ_B_MEM | FQ_B_REG)) | (b[i].mem_index << 8);
+        w[3] = r->t->format == FQ_FORMAT_FRAMES ? b[i].bits : (uint32_t)b[i].name.len;
+        memcpy(r->key + n, w, 16);
+        n += 16;
+        if (r->t->format == FQ_FORMAT_FRAMES && b[i].name.len) {
+            memcpy(r->key + n, b[i].name.ptr, b[i].name.len);
+            n += b[i].name.len;
+        }
+    }
+    return n;
+}
+
+/* Decode a point again (every variable) for delivery. */
+static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
+    fq__worker *c = &r->cons;
+    const fq_trace *t = r->t;
+    c->ndv = 0;
+    memset(res, 0, sizeof *res);
+    res->counter = h[0];
+    res->stmt = h[1];
+    res->format = t->format;
+    res->nbind = r->p->nvars;
+    res->bind = r->binds;
+    res->var_names = (const char *const *)r->p->var_names;
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        uint64_t ptr = h[4], stmt = 0;
+        fq__tdb_walk(c, t, h[3], &ptr, &stmt, 2);
+        res->naux = (uint32_t)c->naux;
+        res->aux = c->aux;
+        res->nbuf = (uint32_t)c->nbufs;
+        res->buf = c->bufs;
+    } else {
+        frames_error e;
+        int rc = frames_decode_frame(&c->dec, t->data + h[3], (size_t)h[4], &c->fr, &e);
+        if (rc < 0) return fq__fail(&r->err, rc, h[3], h[0], "%s", e.message);
+        fq__frames_vars(c, &c->fr.std, 1);
+        res->tid = h[2];
+        res->has_tid = 1;
+        res->frame = &c->fr;
+    }
+    if (c->oom) return fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, h[0], "out of memory");
+    return FRAMES_OK;
+}
+
+static const fq__dvar *fq__find_slot(const fq__worker *c, uint64_t slot) {
+    size_t i;
+    if (slot < c->ndv && c->dv[slot].slot == slot) return &c->dv[slot];   /* all decoded */
+    for (i = 0; i < c->ndv; i++)
+        if (c->dv[i].slot == slot) return &c->dv[i];
+    return NULL;
+}
+
+/* Hand results to the caller, in order: dedup, limit, callback. */
+static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
+    unsigned k = r->p->nvars, j;
+    size_t i = 0;
+    while (i < n && !r->stop) {
+        const uint64_t *h = wd + i;
+        uint64_t nres = h[5], q;
+        fq_result res;
+        int rc;
+        i += FQ__HDR;
+        r->cons.want = 0;
+        r->cons.want_high = 0;
+        for (q = 0; q < nres * k; q++) {   /* decode only the bound variables */
+            uint64_t slot = wd[i + q];
+            if (slot < 64) r->cons.want |= 1ull << slot;
+            else r->cons.want_high = 1;
+        }
+        if ((rc = fq__materialize(r, h, &res)) < 0) {
+            r->rc = rc;
+            r->stop = 1;
+            return;
+        }
+        for (q = 0; q < nres && !r->stop; q++, i += k) {
+            for (j = 0; j < k; j++) {
+                const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
+                if (!v) {   /* cannot happen: same decoder, same point */
+                    r->rc = fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
+                                     "internal: slot out of range");
+                    r->stop = 1;
+                    return;
+                }
+                fq__binding(r, v, j, &r->binds[j]);
+            }
+            if (r->p->flags & FQ_DEDUP) {
+                size_t kl = fq__key(r, res.stmt, r->binds, k);
+                int added = kl ? fq__set_add(&r->seen, r->key, kl) : -1;
+                if (added < 0) {
+                    r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, h[0], "out of memory (dedup)");
+                    r->stop = 1;
+                    return;
+                }
+                if (!added) continue;
+            }
+            res.index = r->delivered;
+            r->delivered++;
+            if (r->fn && r->fn(r->ctx, &res)) r->stop = 1;
+            if (r->limit && r->delivered >= r->limit) r->stop = 1;
+        }
+    }
+}
+
+/* Count-only runs and the end of an item. */
+static void fq__finish_item(fq__run *r, fq__slot *s) {
+    r->counted += s->count;
+    if (r->limit && r->counted >= r->limit) {
+        r->counted = r->limit;
+        r->stop = 1;
+    }
+    if (s->rc < 0 && !r->rc) {
+        r->rc = s->rc;
+        r->err = s->err;
+        r->stop = 1;
+    }
+}
+
+static void fq__flush(fq__worker *w) {
+    fq__run *r = w->run;
+    fq__slot *s = w->slot;
+    if (!r->mt) {
+        fq__deliver(r, s->w, s->n);
+    }
+#ifndef FRAMES_QUERY_NO_THREADS
+    else {
+        pthread_mutex_lock(&r->mu);
+        s->pub = s->n;
+        pthread_cond_broadcast(&r->cc);
+        while (s->consumed < s->pub && !r->abort) pthread_cond_wait(&r->cw, &r->mu);
+        s->pub = s->consumed = 0;
+        pthread_mutex_unlock(&r->mu);
+    }
+#endif
+    s->n = 0;
+    w->group = FQ__NONE;
+}
+
+/* The points of work item `item`, once indexed; 0 when the item lies past the end. */
+static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__slot *s) {
+    uint64_t avail;
+    int done, rc;
+    *lo = r->lo + item * r->per;
+    if (*lo >= r->hi || item > UINT64_MAX / r->per) return 0;
+    *hi = r->hi - *lo > r->per ? *lo + r->per : r->hi;
+    if ((rc = fq__ensure(r->p->t, *hi, &avail, &done, &s->err)) < 0) {
+        s->rc = rc;
+        return 0;
+    }
+    if (*lo >= avail) return 0;
+    if (*hi > avail) *hi = avail;
+    return 1;
+}
+
+/* One thread, trace-db, points from `at` not indexed yet: index and evaluate them in one
+   walk (up to hi, or less when the results fill half the buffer). 0 when another thread
+   indexes or the points are indexed already; else 1 with *reached = the next point. */
+static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64_t *reached) {
+    fq_trace *t = r->p->t;
+    uint64_t np, nc, nptr;
+    int rc;
+    if (t->format != FQ_FORMAT_TRACEDB) return 0;
+    FQ__TLOCK(t);
+    if (t->idx_done || t->idx_busy || t->npoints != at) {
+        FQ__TUNLOCK(t);
+        return 0;
+    }
+    t->idx_busy = 1;
+    np = t->npoints;
+    nc = t->nchunks;
+    nptr = t->nptr;
+    FQ__TUNLOCK(t);
+    w->fused = 1;
+    rc = fq__tdb_index_more(t, hi, &np, &nc, &nptr, w, &w->slot->err);
+    w->fused = 0;
+    FQ__TLOCK(t);
+    fq__publish(t, np, nc, nptr, rc);
+    FQ__TUNLOCK(t);
+    if (rc < 0) w->slot->rc = rc;
+    if (w->oom && !w->slot->rc)
+        w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, np,
+                               "out of memory evaluating point %llu", (unsigned long long)np);
+    w->slot->reached = t->idx_off;
+    *reached = np;
+    return 1;
+}
+
+static void fq__report(fq__run *r, const fq__slot *s) {
+    if (r->progress)
+        r->progress(r->progress_ctx, s->reached,
+                    r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
+}
+
+#ifndef FRAMES_QUERY_NO_THREADS
+static void *fq__thread_main(void *arg) {
+    fq__worker *w = (fq__worker *)arg;
+    fq__run *r = w->run;
+    pthread_mutex_lock(&r->mu);
+    while (!r->abort && !r->ended) {
+        uint64_t item = r->next++, lo, hi;
+        fq__slot *s = &r->slots[item % r->nslots];
+        while ((s->state != FQ__S_FREE || s->expect != item) && !r->abort) pthread_cond_wait(&r->cw, &r->mu);
+        if (r->abort) break;
+        s->state = FQ__S_BUSY;
+        s->item = item;
+        s->n = s->pub = s->consumed = 0;
+        s->count = 0;
+        s->rc = 0;
+        s->end = 0;
+        pthread_mutex_unlock(&r->mu);
+        w->slot = s;
+        if (fq__item(r, item, &lo, &hi, s)) fq__process(w, lo, hi);
+        else s->end = 1;
+        pthread_mutex_lock(&r->mu);
+        if (s->end) r->ended = 1;
+        s->pub = s->n;
+        s->state = FQ__S_DONE;
+        pthread_cond_broadcast(&r->cc);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* The calling thread consumes the items in order while the workers fill them. */
+static void fq__consume(fq__run *r) {
+    uint64_t head;
+    int end = 0;
+    for (head = 0; !r->stop && !end; head++) {
+        fq__slot *s = &r->slots[head % r->nslots];
+        int done = 0;
+        pthread_mutex_lock(&r->mu);
+        while (!done) {
+            size_t from, to;
+            while (!(s->state != FQ__S_FREE && s->item == head &&
+                     (s->pub > s->consumed || s->state == FQ__S_DONE)))
+                pthread_cond_wait(&r->cc, &r->mu);
+            from = s->consumed;
+            to = s->pub;
+            done = s->state == FQ__S_DONE;
+            end = done && s->end;
+            pthread_mutex_unlock(&r->mu);
+            if (to > from) fq__deliver(r, s->w + from, to - from);
+            if (done) fq__finish_item(r, s);
+            pthread_mutex_lock(&r->mu);
+            s->consumed = to;
+            pthread_cond_broadcast(&r->cw);
+            if (r->stop) break;
+        }
+        if (done) {
+            s->state = FQ__S_FREE;
+            s->expect = head + r->nslots;
+            pthread_cond_broadcast(&r->cw);
+        }
+        pthread_mutex_unlock(&r->mu);
+        if (done && !end) fq__report(r, s);
+    }
+}
+#endif
+
+FRAMES_DEF void fq_run_options_default(fq_run_options *o) { memset(o, 0, sizeof *o); }
+
+/* Pick mode: splitmix64 from the seed; an index below n without modulo bias. */
+static uint64_t fq__splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fq__below(uint64_t *s, uint64_t n) {
+    uint64_t threshold = (0 - n) % n, x;
+    do x = fq__splitmix(s);
+    while (x < threshold);
+    return x % n;
+}
+
+/* Is point k a candidate (std frame, filters)? 1, 0, or a negative code. */
+static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_error *err) {
+    const fq_trace *t = p->t;
+    fq__pt pt;
+    memset(&pt, 0, sizeof pt);
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        const fq__chunk *c = fq__chunk_at(t, k / t->stride);
+        uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
+        for (; counter <= k; counter++) off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
+        pt.stmt = stmt;
+    } else {
+        frames_cursor *c;
+        frames_raw raw;
+        int rc;
+        if ((rc = frames_cursor_open(&c, t->fr, k, err)) < 0) return rc;
+        rc = frames_cursor_next_raw(c, &raw);
+        if (rc <= 0) {
+            if (rc < 0 && err) *err = *frames_cursor_error(c);
+            frames_cursor_close(c);
+            return rc < 0 ? rc : 0;
+        }
+        rc = fq__frames_decode(w, &raw, err);
+        frames_cursor_close(c);
+        if (rc < 0) return rc;
+        if (w->fr.kind != FRAMES_KIND_STD) return 0;
+        pt.stmt = w->fr.std.address;
+        pt.tid = w->fr.std.thread_id;
+        pt.has_tid = 1;
+    }
+    return fq__keep_point(p, &pt);
+}
+
+static int fq__pick(const fq_plan *p, fq__worker *w, uint64_t seed, uint64_t *out, frames_error *err) {
+    uint64_t n = p->t->npoints, s = seed, k, count = 0, target;
+    int tries, rc, pass;
+    if (!n) return 0;
+    /* rejection sampling: uniform over the candidates without scanning the trace */
+    for (tries = 0; tries < 64; tries++) {
+        k = fq__below(&s, n);
+        if ((rc = fq__candidate(p, w, k, err)) < 0) return rc;
+        if (rc) {
+            *out = k;
+            return 1;
+        }
+    }
+    /* few candidates: count them, then take one of them uniformly */
+    target = UINT64_MAX;
+    for (pass = 0; pass < 2; pass++) {
+        count = 0;
+        for (k = 0; k < n; k++) {
+            if ((rc = fq__candidate(p, w, k, err)) < 0) return rc;
+            if (rc && count++ == target) {
+                *out = k;
+                return 1;
+            }
+        }
+        if (!count) return 0;
+        target = fq__below(&s, count);
+    }
+    return 0;
+}
+
+FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter, frames_error *err) {
+    fq__run r;
+    int rc;
+    fq__clear(err);
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.t = p->t;
+    if (fq__worker_init(&r.cons, p, &r) < 0) {
+        fq__worker_free(&r.cons);
+        return fq__oom(err);
+    }
+    rc = fq_trace_load(p->t, err);
+    if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, seed, counter, err);
+    fq__worker_free(&r.cons);
+    return rc < 0 ? rc : rc ? FRAMES_OK : -1;
+}
+
+static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
+    unsigned i;
+    for (i = 0; i < nw; i++) fq__worker_free(&ws[i]);
+    FQ__FREE(ws, r->p->ctx);
+    if (r->slots)
+        for (i = 0; i < r->nslots; i++) FQ__FREE(r->slots[i].w, r->p->ctx);
+    FQ__FREE(r->slots, r->p->ctx);
+    fq__worker_free(&r->cons);
+    FQ__FREE(r->binds, r->p->ctx);
+    FQ__FREE(r->seen.e, r->p->ctx);
+    FQ__FREE(r->seen.keys, r->p->ctx);
+    FQ__FREE(r->key, r->p->ctx);
+}
+
+FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
+                      uint64_t *nresults, frames_error *err) {
+    fq_run_options def;
+    fq__run r;
+    fq__worker *ws = NULL;
+    unsigned nw = 0, threads, i;
+    int count_only;
+    size_t cap;
+    fq__clear(err);
+    if (!opt) {
+        fq_run_options_default(&def);
+        opt = &def;
+    }
+    if (nresults) *nresults = 0;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.t = p->t;
+    r.fn = fn;
+    r.ctx = ctx;
+    r.limit = opt->limit;
+    r.progress = opt->progress;
+    r.progress_ctx = opt->progress_ctx;
+    r.seen.ctx = p->ctx;
+    r.hi = UINT64_MAX;   /* the index tells where the trace ends */
+    count_only = !fn && !(p->flags & FQ_DEDUP);
+    threads = opt->threads ? opt->threads : 1;
+#ifdef FRAMES_QUERY_NO_THREADS
+    threads = 1;
+#endif
+    if (fq__worker_init(&r.cons, p, &r) < 0 ||
+        !(r.binds = (fq_binding *)FQ__MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
+        fq__run_free(&r, ws, nw);
+        return fq__oom(err);
+    }
+    if (opt->pick) {
+        uint64_t k;
+        int rc = fq_trace_load(p->t, err);
+        if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, opt->seed, &k, err);
+        if (rc <= 0) {
+            fq__run_free(&r, ws, nw);
+            return rc < 0 ? rc : FRAMES_OK;
+        }
+        r.lo = k;
+        r.hi = k + 1;
+        threads = 1;
+    }
+    /* work items: a few per thread when the number of points is known, else 16k points
+       (trace-db traces that are still being indexed) */
+    {
+        uint64_t known, n, nitems;
+        int done;
+        if (fq__ensure(p->t, 0, &known, &done, err) < 0) goto fail;
+        n = done ? (r.hi < known ? r.hi : known) - r.lo : UINT64_MAX;
+        r.per = opt->chunk;
+        if (!r.per) {
+            r.per = !done ? 16384 : threads > 1 ? n / ((uint64_t)threads * 8) : 65536;
+            if (r.per < 4096) r.per = 4096;
+            if (r.per > 65536) r.per = 65536;
+        }
+        if (p->format == FQ_FORMAT_TRACEDB && !opt->pick)
+            r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
+        nitems = done ? (n + r.per - 1) / r.per : UINT64_MAX;
+        if (threads > nitems) threads = nitems ? (unsigned)nitems : 1;
+    }
+    r.mt = threads > 1;
+    r.nslots = r.mt ? 2 * threads : 1;
+    cap = count_only ? 0 : (size_t)1 << 16;
+    if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
+    r.slots = (fq__slot *)FQ__MALLOC(r.nslots * sizeof(fq__slot), p->ctx);
+    ws = (fq__worker *)FQ__MALLOC(threads * sizeof(fq__worker), p->ctx);
+    if (r.slots) memset(r.slots, 0, r.nslots * sizeof(fq__slot));
+    if (ws) memset(ws, 0, threads * sizeof(fq__worker));
+    nw = ws ? threads : 0;
+    if (!r.slots || !ws) goto nomem;
+    for (i = 0; i < r.nslots; i++) {
+        r.slots[i].cap = cap;
+        r.slots[i].expect = i;
+        if (cap && !(r.slots[i].w = (uint64_t *)FQ__MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
+    }
+    for (i = 0; i < threads; i++)
+        if (fq__worker_init(&ws[i], p, &r) < 0) goto nomem;
+
+    if (!r.mt) {   /* the calling thread: index, evaluate and deliver in turn */
+        uint64_t at = r.lo;
+        fq__slot *s = &r.slots[0];
+        ws[0].slot = s;
+        while (!r.stop && at < r.hi) {
+            uint64_t hi = r.hi - at > r.per ? at + r.per : r.hi, reached, avail;
+            int done;
+            s->n = 0;
+            s->count = 0;
+            s->rc = 0;
+            ws[0].group = FQ__NONE;
+            ws[0].oom = 0;
+            if (!fq__fused(&r, &ws[0], at, hi, &reached)) {
+                if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
+                if (s->rc < 0 || at >= avail) {
+                    fq__finish_item(&r, s);
+                    break;
+                }
+                reached = hi < avail ? hi : avail;
+                fq__process(&ws[0], at, reached);
+            }
+            fq__deliver(&r, s->w, s->n);
+            fq__finish_item(&r, s);
+            fq__report(&r, s);
+            if (reached <= at) break;   /* the end of the trace */
+            at = reached;
+        }
+    }
+#ifndef FRAMES_QUERY_NO_THREADS
+    else {
+        pthread_t *tids = (pthread_t *)FQ__MALLOC(threads * sizeof(pthread_t), p->ctx);
+        unsigned started = 0;
+        if (!tids) goto nomem;
+        pthread_mutex_init(&r.mu, NULL);
+        pthread_cond_init(&r.cw, NULL);
+        pthread_cond_init(&r.cc, NULL);
+        for (i = 0; i < threads; i++) {
+            if (pthread_create(&tids[i], NULL, fq__thread_main, &ws[i]) != 0) break;
+            started++;
+        }
+        if (!started) {
+            r.rc = fq__fail(&r.err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot start threads");
+        } else {
+            fq__consume(&r);
+        }
+        pthread_mutex_lock(&r.mu);
+        r.abort = 1;
+        pthread_cond_broadcast(&r.cw);
+        pthread_mutex_unlock(&r.mu);
+        for (i = 0; i < started; i++) pthread_join(tids[i], NULL);
+        pthread_mutex_destroy(&r.mu);
+        pthread_cond_destroy(&r.cw);
+        pthread_cond_destroy(&r.cc);
+        FQ__FREE(tids, p->ctx);
+    }
+#endif
+    if (nresults) *nresults = count_only ? r.counted : r.delivered;
+    if (r.rc < 0 && err) *err = r.err;
+    fq__run_free(&r, ws, nw);
+    return r.rc < 0 ? r.rc : FRAMES_OK;
+nomem:
+    fq__oom(err);
+fail:
+    fq__run_free(&r, ws, nw);
+    return err ? err->code : FRAMES_E_NOMEM;
+}
+
+/* ---------------------------------------------------------------- output */
+
+typedef struct fq__sb {
+    char *buf;
+    size_t cap, len;
+} fq__sb;
+
+static void fq__put(fq__sb *s, const char *p, size_t n) {
+    if (s->len < s->cap) {
+        size_t room = s->cap - s->len;
+        memcpy(s->buf + s->len, p, n < room ? n : room);
+    }
+    s->len += n;
+}
+static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
+
+static void fq__put_u64(fq__sb *s, uint64_t v) {
+    static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
+                                "3839404142434445464748495051525354555657585960616263646566676869707172737475"
+                                "767778798081828384858687888990919293949596979899";
+    char tmp[24];
+    int i = 24;
+    while (v >= 100) {   /* two digits per division */
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = pairs[d + 1];
+        tmp[--i] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--i] = pairs[v * 2 + 1];
+        tmp[--i] = pairs[v * 2];
+    } else tmp[--i] = (char)('0' + v);
+    fq__put(s, tmp + i, (size_t)(24 - i));
+}
+
+static void fq__put_i64(fq__sb *s, int64_t v) {
+    if (v < 0) {
+        fq__put(s, "-", 1);
+        fq__put_u64(s, 0 - (uint64_t)v);
+    } else fq__put_u64(s, (uint64_t)v);
+}
+
+static void fq__put_hex(fq__sb *s, uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    char tmp[18];
+    int i = 18;
+    do {
+        tmp[--i] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    fq__put(s, tmp + i, (size_t)(18 - i));
+}
+
+/* 0x + the bytes of a little-endian value, most significant first */
+static void fq__put_hex_bytes(fq__sb *s, const uint8_t *b, size_t n) {
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+    fq__put(s, "0x", 2);
+    for (i = n; i-- > 0;) {
+        char two[2];
+        two[0] = digits[b[i] >> 4];
+        two[1] = digits[b[i] & 15];
+        fq__put(s, two, 2);
+    }
+}
+
+static void fq__put_fmt(fq__sb *s, const char *fmt, double d) {
+    char tmp[40];
+    int n = snprintf(tmp, sizeof tmp, fmt, d);
+    if (n > 0) fq__put(s, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* C-style escaped text in quotes (names and blobs in listings) */
+static void fq__put_quoted(fq__sb *s, const uint8_t *b, size_t n) {
+    size_t i;
+    fq__put(s, "\"", 1);
+    for (i = 0; i < n; i++) {
+        char tmp[8];
+        if (b[i] == '"' || b[i] == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)b[i];
+            fq__put(s, tmp, 2);
+        } else if (b[i] < 0x20 || b[i] >= 0x7f) {
+            snprintf(tmp, sizeof tmp, "\\x%02x", b[i]);
+            fq__put(s, tmp, 4);
+        } else fq__put(s, (const char *)b + i, 1);
+    }
+    fq__put(s, "\"", 1);
+}
+
+/* Listing value of a trace-db variable (trace-db's harness prints C++ iostream style). */
+static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
+    switch (b->format) {
+    case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
+    case FQ_FMT_UNSIGNED: fq__put_u64(s, b->u); break;
+    case FQ_FMT_POINTER:
+        fq__put_hex(s, b->u);
+        if (b->flags & FQ_B_HAS_SIZE) {
+            fq__put(s, "[size ", 6);
+            fq__put_u64(s, b->size);
+            fq__put(s, "]", 1);
+        }
+        break;
+    case FQ_FMT_FLOAT:
+        if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_fmt(s, "%g", b->f);
+        else fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
+        break;
+    default: fq__put_quoted(s, b->bytes.ptr, b->bytes.len); break;
+    }
+}
+
+static void fq__put_frames_value(fq__sb *s, const fq_binding *b) {
+    if (!b->bytes.len) fq__puts(s, "(empty)");
+    else if (b->bytes.len <= 8) fq__put_hex(s, b->u);
+    else fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
+}
+
+static void fq__put_frames_name(fq__sb *s, const fq_binding *b) {
+    size_t i;
+    if (b->flags & FQ_B_MEM) {
+        fq__put(s, "[", 1);
+        fq__put_hex(s, b->addr);
+        fq__put(s, "]", 1);
+        return;
+    }
+    for (i = 0; i < b->name.len; i++)   /* register names are plain words in practice */
+        if (b->name.ptr[i] <= 0x20 || b->name.ptr[i] >= 0x7f || b->name.ptr[i] == ':' ||
+            b->name.ptr[i] == '=' || b->name.ptr[i] == '"') {
+            fq__put_quoted(s, b->name.ptr, b->name.len);
+            return;
+        }
+    fq__put(s, (const char *)b->name.ptr, b->name.len);
+}
+
+#ifndef FRAMES_NO_TEXT
+static int fq__sb_out(void *ctx, const char *p, size_t n) {
+    fq__put((fq__sb *)ctx, p, n);
+    return 0;
+}
+#endif
+
+static void fq__put_json_str(fq__sb *s, const uint8_t *b, size_t n) {
+#ifndef FRAMES_NO_TEXT
+    frames_print_json_string(b, n, fq__sb_out, s);
+#else
+    fq__put(s, "\"", 1);
+    fq__put_hex_bytes(s, b, n);
+    fq__put(s, "\"", 1);
+#endif
+}
+
+static void fq__put_json_double(fq__sb *s, double d) {
+    char tmp[40];
+    int prec;
+    if (d != d || fq__isinf(d)) {
+        fq__puts(s, "null");
+        return;
+    }
+    for (prec = 15; prec <= 17; prec++) {   /* shortest text that reads back the same */
+        snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    fq__puts(s, tmp);
+}
+
+static void fq__json(fq__sb *s, const fq_result *r) {
+    uint32_t i;
+    fq__puts(s, "{\"result\":");
+    fq__put_u64(s, r->index);
+    fq__puts(s, ",\"counter\":");
+    fq__put_u64(s, r->counter);
+    fq__puts(s, r->format == FQ_FORMAT_FRAMES ? ",\"pc\":" : ",\"stmt\":");
+    fq__put_u64(s, r->stmt);
+    if (r->has_tid) {
+        fq__puts(s, ",\"tid\":");
+        fq__put_u64(s, r->tid);
+    }
+    fq__puts(s, ",\"bindings\":[");
+    for (i = 0; i < r->nbind; i++) {
+        const fq_binding *b = &r->bind[i];
+        if (i) fq__put(s, ",", 1);
+        fq__puts(s, "{\"var\":");
+        fq__put_json_str(s, (const uint8_t *)r->var_names[b->var], strlen(r->var_names[b->var]));
+        if (!(b->flags & FQ_B_MEM)) {
+            fq__puts(s, ",\"name\":");
+            fq__put_json_str(s, b->name.ptr, b->name.len);
+        }
+        fq__puts(s, ",\"type\":");
+        fq__put_json_str(s, b->type.ptr, b->type.len);
+        if (r->format == FQ_FORMAT_FRAMES) {
+            fq__puts(s, (b->flags & FQ_B_POST) ? ",\"post\":true" : ",\"post\":false");
+            fq__puts(s, (b->flags & FQ_B_READ) ? ",\"read\":true" : ",\"read\":false");
+            fq__puts(s, (b->flags & FQ_B_WRITTEN) ? ",\"written\":true" : ",\"written\":false");
+            if (b->flags & FQ_B_MEM) {
+                fq__puts(s, ",\"addr\":");
+                fq__put_u64(s, b->addr);
+            }
+            fq__puts(s, ",\"bits\":");
+            fq__put_u64(s, b->bits);
+            if (b->format == FQ_FMT_UNSIGNED) {
+                fq__puts(s, ",\"value\":");
+                fq__put_u64(s, b->u);
+            }
+            fq__puts(s, ",\"bytes\":\"");   /* in memory order, as frames.h prints bytes */
+            {
+                static const char digits[] = "0123456789abcdef";
+                size_t k;
+                for (k = 0; k < b->bytes.len; k++) {
+                    char two[2];
+                    two[0] = digits[b->bytes.ptr[k] >> 4];
+                    two[1] = digits[b->bytes.ptr[k] & 15];
+                    fq__put(s, two, 2);
+                }
+            }
+            fq__puts(s, "\"");
+        } else {
+            fq__puts(s, ",\"value\":");
+            switch (b->format) {
+            case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
+            case FQ_FMT_UNSIGNED: case FQ_FMT_POINTER: fq__put_u64(s, b->u); break;
+            case FQ_FMT_FLOAT:
+                if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_json_double(s, b->f);
+                else fq__puts(s, "null");
+                break;
+            default: fq__put_json_str(s, b->bytes.ptr, b->bytes.len); break;
+            }
+            if (b->flags & FQ_B_HAS_SIZE) {
+                fq__puts(s, ",\"size\":");
+                fq__put_u64(s, b->size);
+            }
+        }
+        fq__put(s, "}", 1);
+    }
+    fq__put(s, "]", 1);
+    if (r->naux) {
+        fq__puts(s, ",\"aux\":[");
+        for (i = 0; i < r->naux; i++) {
+            if (i) fq__put(s, ",", 1);
+            fq__put_u64(s, r->aux[i]);
+        }
+        fq__put(s, "]", 1);
+    }
+    if (r->nbuf) {
+        fq__puts(s, ",\"buffers\":[");
+        for (i = 0; i < r->nbuf; i++) {
+            fq__puts(s, i ? ",{\"address\":" : "{\"address\":");
+            fq__put_u64(s, r->buf[i].address);
+            fq__puts(s, ",\"size\":");
+            fq__put_u64(s, r->buf[i].size);
+            fq__put(s, "}", 1);
+        }
+        fq__put(s, "]", 1);
+    }
+    fq__put(s, "}", 1);
+}
+
+/* The listing of a trace-db result whose integers and names fit: written without checks
+   into a buffer known to be large enough (the common case of fq_format_result). */
+static char *fq__raw_u64(char *o, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    memcpy(o, tmp + i, (size_t)(24 - i));
+    return o + (24 - i);
+}
+
+static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
+    char *o = o0;
+    uint32_t i;
+    memcpy(o, "result ", 7);
+    o = fq__raw_u64(o + 7, r->index);
+    *o++ = ':';
+    if (style != FQ_LIST_CAPI) {
+        memcpy(o, " counter=", 9);
+        o = fq__raw_u64(o + 9, r->counter);
+    }
+    memcpy(o, " stmt=", 6);
+    o = fq__raw_u64(o + 6, r->stmt);
+    for (i = 0; i < r->nbind; i++) {
+        const fq_binding *b = &r->bind[i];
+        *o++ = ' ';
+        memcpy(o, b->name.ptr, b->name.len);
+        o += b->name.len;
+        if (style != FQ_LIST_CAPI) {
+            *o++ = ':';
+            memcpy(o, b->type.ptr, b->type.len);
+            o += b->type.len;
+        }
+        *o++ = '=';
+        if (b->format == FQ_FMT_SIGNED) {
+            if (b->i < 0) *o++ = '-';
+            o = fq__raw_u64(o, b->i < 0 ? 0 - (uint64_t)b->i : (uint64_t)b->i);
+        } else o = fq__raw_u64(o, b->u);   /* UNSIGNED (the caller checked) */
+    }
+    *o = 0;
+    return (size_t)(o - o0);
+}
+
+FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
+    fq__sb s;
+    uint32_t i;
+    if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
+        size_t bound = 64;
+        for (i = 0; i < r->nbind; i++) {
+            if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
+            bound += r->bind[i].name.len + r->bind[i].type.len + 24;
+        }
+        if (i == r->nbind && bound <= cap) return fq__raw_listing(r, style, buf);
+    }
+    s.buf = buf;
+    s.cap = cap;
+    s.len = 0;
+    if (style == FQ_LIST_JSON) fq__json(&s, r);
+    else {
+        fq__put(&s, "result ", 7);
+        fq__put_u64(&s, r->index);
+        fq__put(&s, ":", 1);
+        if (style != FQ_LIST_CAPI) {
+            fq__put(&s, " counter=", 9);
+            fq__put_u64(&s, r->counter);
+        }
+        if (r->format == FQ_FORMAT_FRAMES && style != FQ_LIST_CAPI) {
+            fq__put(&s, " pc=", 4);
+            fq__put_hex(&s, r->stmt);
+            fq__put(&s, " tid=", 5);
+            fq__put_u64(&s, r->tid);
+        } else {
+            fq__put(&s, " stmt=", 6);
+            if (r->format == FQ_FORMAT_FRAMES) fq__put_hex(&s, r->stmt);
+            else fq__put_u64(&s, r->stmt);
+        }
+        for (i = 0; i < r->nbind; i++) {
+            const fq_binding *b = &r->bind[i];
+            fq__put(&s, " ", 1);
+            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_name(&s, b);
+            else fq__put(&s, (const char *)b->name.ptr, b->name.len);
+            if (style != FQ_LIST_CAPI) {
+                fq__put(&s, ":", 1);
+                fq__put(&s, (const char *)b->type.ptr, b->type.len);
+                if (b->flags & FQ_B_POST) fq__put(&s, "@post", 5);
+            }
+            fq__put(&s, "=", 1);
+            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_value(&s, b);
+            else fq__put_tdb_value(&s, b);
+        }
+    }
+    if (cap) buf[s.len < cap ? s.len : cap - 1] = 0;
+    return s.len;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRAMES_QUERY_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_QUERY_IMPLEMENTATION */
+
+/*
+   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
+   distribution; the full text: permission is granted, free of charge, to deal in the
+   software without restriction, provided the copyright notice and this permission notice
+   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
+   KIND.
+*/

@@ -1,0 +1,309 @@
+/* frames query - trace-db style queries over frames and trace-db traces (frames_query.h) */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "frames_query.h"
+
+static const char usage_text[] =
+    "usage: frames query TRACE [--var NAME:TYPE[,TYPE...]]... [--where SEXPR] [--soft SEXPR]...\n"
+    "                    [--pick SEED] [--mask M --stmt S] [--pc LO-HI]... [--dedup]\n"
+    "                    [--count] [--limit N] [--json] [--threads N]\n"
+    "\n"
+    "Find the points of a trace where a predicate holds, as GrammaTech trace-db does.\n"
+    "TRACE is a frames trace or a trace-db binary trace (detected; '-' reads stdin).\n"
+    "\n"
+    "  --var NAME:TYPES  free variable NAME ranging over the variables (trace-db) or\n"
+    "                    operands (frames) of one point whose type is in TYPES: trace-db\n"
+    "                    type names (int,unsigned int,char*), operand types regN memN reg*\n"
+    "                    mem*, or * (any). Variable 0 varies fastest.\n"
+    "  --where SEXPR     hard predicate, e.g. '(> (v/value a) 500)' (default: true)\n"
+    "  --soft SEXPR      soft predicate: per point keep the bindings satisfying the most\n"
+    "  --pick SEED       evaluate one random candidate point chosen from SEED\n"
+    "  --mask M --stmt S points whose (statement & M) == S (--stmt alone: M = all ones)\n"
+    "  --pc LO-HI        statement / instruction address in [LO, HI] (or one address);\n"
+    "                    repeatable\n"
+    "  --dedup           first result per statement and bound variable names and types\n"
+    "  --count           print only the number of results\n"
+    "  --limit N         stop after N results\n"
+    "  --json            one JSON object per result\n"
+    "  --threads N       worker threads (default: the number of processors)\n"
+    "\n"
+    "Language: (and P...) (or P...) (not P) (distinct-vars a b) (> >= < <= = != X Y)\n"
+    "(+ - * / % & | ^ << >> X Y) (v/value a) (v/size a) (v/addr a) (v/name a) (v/bits a)\n"
+    "(v/read a) (v/written a) (v/post a) (pc) (tid) (index); numbers 42 -7 0x1f 2.5, strings\n"
+    "\"RAX\". Listing: result K: counter=C stmt=S NAME:TYPE=VALUE ... (docs/query.md).\n";
+
+typedef struct out_state {
+    FILE *out;
+    int json;
+    char *line;
+    size_t cap;
+    int failed;
+    cli_progress progress;
+} out_state;
+
+static int print_result(void *ctx, const fq_result *r) {
+    out_state *o = (out_state *)ctx;
+    size_t n = fq_format_result(r, o->json ? FQ_LIST_JSON : FQ_LIST_TRACEDB, o->line, o->cap);
+    if (n + 1 >= o->cap) {   /* long line (many variables, blobs): grow and format again */
+        char *bigger = (char *)realloc(o->line, n + 2);
+        if (!bigger) {
+            o->failed = 1;
+            return 1;
+        }
+        o->line = bigger;
+        o->cap = n + 2;
+        n = fq_format_result(r, o->json ? FQ_LIST_JSON : FQ_LIST_TRACEDB, o->line, o->cap);
+    }
+    o->line[n] = '\n';
+    if (fwrite(o->line, 1, n + 1, o->out) != n + 1) {
+        o->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total) {
+    out_state *o = (out_state *)ctx;
+    if (!o->progress.total) o->progress.total = total;
+    cli_progress_update(&o->progress, done);
+}
+
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int is_option(const char *arg, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+typedef struct args {
+    const char *trace;
+    const char **vars, **soft;
+    int nvars, nsoft;
+    const char *where;
+    int pick, has_mask, has_stmt, dedup, count, json;
+    uint64_t seed, mask, stmt, limit;
+    uint64_t *pcs;
+    int npcs;
+    unsigned threads;
+} args;
+
+static int parse_args(int argc, char **argv, args *a) {
+    int i, rest = 0;
+    a->vars = (const char **)calloc((size_t)argc, sizeof(char *));
+    a->soft = (const char **)calloc((size_t)argc, sizeof(char *));
+    a->pcs = (uint64_t *)calloc((size_t)argc * 2, sizeof(uint64_t));
+    if (!a->vars || !a->soft || !a->pcs) return cli_fail(CLI_DATA, "out of memory");
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        uint64_t n;
+        if (rest || arg[0] != '-' || !strcmp(arg, "-")) {
+            if (a->trace) return cli_usage_error("more than one trace given ('%s' and '%s')", a->trace, arg);
+            a->trace = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            rest = 1;
+            continue;
+        }
+#define VALUE(name)                                                                    \
+    if (!(v = option_value(argc, argv, &i, name))) return cli_usage_error("%s needs a value", name)
+        if (is_option(arg, "--var")) {
+            VALUE("--var");
+            a->vars[a->nvars++] = v;
+        } else if (is_option(arg, "--where")) {
+            VALUE("--where");
+            if (a->where) return cli_usage_error("--where given twice (combine with (and ...))");
+            a->where = v;
+        } else if (is_option(arg, "--soft")) {
+            VALUE("--soft");
+            a->soft[a->nsoft++] = v;
+        } else if (is_option(arg, "--pick")) {
+            VALUE("--pick");
+            if (cli_parse_u64(v, &a->seed)) return cli_usage_error("--pick: '%s' is not a number", v);
+            a->pick = 1;
+        } else if (is_option(arg, "--mask")) {
+            VALUE("--mask");
+            if (cli_parse_u64(v, &a->mask)) return cli_usage_error("--mask: '%s' is not a number", v);
+            a->has_mask = 1;
+        } else if (is_option(arg, "--stmt")) {
+            VALUE("--stmt");
+            if (cli_parse_u64(v, &a->stmt)) return cli_usage_error("--stmt: '%s' is not a number", v);
+            a->has_stmt = 1;
+        } else if (is_option(arg, "--pc")) {
+            uint64_t lo, hi;
+            VALUE("--pc");
+            if (cli_parse_range(v, &lo, &hi) && (cli_parse_u64(v, &lo) || ((hi = lo), 0)))
+                return cli_usage_error("--pc: '%s' is not LO-HI or an address", v);
+            if (lo > hi) return cli_usage_error("--pc: empty range '%s'", v);
+            a->pcs[2 * a->npcs] = lo;
+            a->pcs[2 * a->npcs + 1] = hi;
+            a->npcs++;
+        } else if (!strcmp(arg, "--dedup")) {
+            a->dedup = 1;
+        } else if (!strcmp(arg, "--count")) {
+            a->count = 1;
+        } else if (!strcmp(arg, "--json")) {
+            a->json = 1;
+        } else if (is_option(arg, "--limit")) {
+            VALUE("--limit");
+            if (cli_parse_u64(v, &a->limit)) return cli_usage_error("--limit: '%s' is not a number", v);
+        } else if (is_option(arg, "--threads")) {
+            VALUE("--threads");
+            if (cli_parse_u64(v, &n) || n == 0 || n > 1024)
+                return cli_usage_error("--threads: '%s' is not a number from 1 to 1024", v);
+            a->threads = (unsigned)n;
+        } else {
+            return cli_usage_error("unknown option '%s'", arg);
+        }
+#undef VALUE
+    }
+    if (!a->trace) return cli_usage_error("no trace given");
+    if (a->count && a->json) return cli_usage_error("--count and --json exclude each other");
+    if (a->has_stmt && !a->has_mask) a->mask = UINT64_MAX;
+    if ((a->stmt & ~a->mask) != 0)
+        cli_warn("--stmt 0x%llx has bits outside --mask 0x%llx: no point can match",
+                 (unsigned long long)a->stmt, (unsigned long long)a->mask);
+    if (!a->threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        a->threads = n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+    }
+    return CLI_OK;
+}
+
+/* The line of `text` holding byte `offset`, and a caret under it (stderr). */
+static void show_position(const char *text, uint64_t offset) {
+    const char *line = text, *end;
+    size_t len = strlen(text), col;
+    if (offset == FRAMES_NO_POS || offset > len) {
+        fprintf(stderr, "  %s\n", text);
+        return;
+    }
+    while (strchr(line, '\n') && (size_t)(strchr(line, '\n') - text) < offset) line = strchr(line, '\n') + 1;
+    end = strchr(line, '\n');
+    if (!end) end = text + len;
+    col = (size_t)(text + offset - line);
+    fprintf(stderr, "  %.*s\n  %*s^\n", (int)(end - line), line, (int)col, "");
+}
+
+/* The query from the arguments; returns NULL after printing the error. */
+static fq_query *build_query(const args *a) {
+    fq_query *q = fq_query_new(NULL);
+    frames_error err;
+    int i;
+    if (!q) {
+        cli_fail(CLI_DATA, "out of memory");
+        return NULL;
+    }
+    for (i = 0; i < a->nvars; i++) {
+        const char *colon = strchr(a->vars[i], ':');
+        char name[256];
+        size_t n = colon ? (size_t)(colon - a->vars[i]) : 0;
+        if (!colon || n == 0 || n >= sizeof name || !colon[1]) {
+            cli_usage_error("--var '%s': expected NAME:TYPE[,TYPE...]", a->vars[i]);
+            goto fail;
+        }
+        memcpy(name, a->vars[i], n);
+        name[n] = 0;
+        if (fq_query_var(q, name, colon + 1) < 0) {
+            cli_usage_error("--var '%s': %s", a->vars[i], fq_query_error(q)->message);
+            goto fail;
+        }
+    }
+    if (a->where && fq_query_where_text(q, a->where, &err) < 0) {
+        cli_fail(CLI_USAGE, "--where: %s", err.message);
+        show_position(a->where, err.offset);
+        goto fail;
+    }
+    for (i = 0; i < a->nsoft; i++)
+        if (fq_query_soft_text(q, a->soft[i], &err) < 0) {
+            cli_fail(CLI_USAGE, "--soft: %s", err.message);
+            show_position(a->soft[i], err.offset);
+            goto fail;
+        }
+    fq_query_statement(q, a->mask, a->stmt);
+    for (i = 0; i < a->npcs; i++) fq_query_pc_range(q, a->pcs[2 * i], a->pcs[2 * i + 1]);
+    fq_query_flags(q, a->dedup ? FQ_DEDUP : 0);
+    return q;
+fail:
+    fq_query_free(q);
+    return NULL;
+}
+
+int cmd_query(int argc, char **argv) {
+    args a;
+    fq_trace *t = NULL;
+    fq_query *q = NULL;
+    fq_plan *p = NULL;
+    fq_trace_info info;
+    fq_run_options ro;
+    frames_error err;
+    out_state o;
+    uint64_t n = 0;
+    int rc = CLI_OK;
+    static char outbuf[1 << 20];
+
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage_text, stdout);
+        return CLI_OK;
+    }
+    memset(&a, 0, sizeof a);
+    memset(&o, 0, sizeof o);
+    if ((rc = parse_args(argc, argv, &a)) != CLI_OK) goto done;
+    if (!(q = build_query(&a))) {
+        rc = CLI_USAGE;
+        goto done;
+    }
+    if (fq_trace_open_path(&t, a.trace, NULL, &err) < 0) {
+        rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
+        goto done;
+    }
+    if (fq_compile(&p, q, t, &err) < 0) {
+        rc = err.code == FQ_E_QUERY || err.code == FQ_E_SYNTAX ? cli_usage_error("%s", err.message)
+                                                              : cli_fail(CLI_DATA, "%s", err.message);
+        goto done;
+    }
+    o.out = stdout;
+    o.json = a.json;
+    o.cap = 4096;
+    if (!(o.line = (char *)malloc(o.cap))) {
+        rc = cli_fail(CLI_DATA, "out of memory");
+        goto done;
+    }
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    fq_run_options_default(&ro);
+    ro.threads = a.threads;
+    ro.limit = a.limit;
+    ro.pick = a.pick;
+    ro.seed = a.seed;
+    cli_progress_start(&o.progress, "query", 0);
+    if (o.progress.active) {
+        ro.progress = show_progress;
+        ro.progress_ctx = &o;
+    }
+    if (fq_run(p, &ro, a.count ? NULL : print_result, &o, &n, &err) < 0)
+        rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
+    cli_progress_end(&o.progress);
+    if (a.count) printf("%llu\n", (unsigned long long)n);
+    /* the run indexed the trace: now it is known whether it was cut short */
+    fq_trace_info_get(t, &info);
+    if (info.message[0]) cli_warn("%s: %s", a.trace, info.message);
+    if (fflush(stdout) != 0 || o.failed) rc = cli_fail(CLI_DATA, "cannot write the results");
+    if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
+done:
+    fq_plan_free(p);
+    fq_query_free(q);
+    fq_trace_close(t);
+    free(o.line);
+    free(a.vars);
+    free(a.soft);
+    free(a.pcs);
+    return rc;
+}
