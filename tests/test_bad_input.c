@@ -15,6 +15,7 @@ static const struct {
     const char *name, *args;
 } calls[] = {
     {"record", NULL},
+    {"query", "IN --count"}, {"query", "IN --var a:* --where '(> (v/value a) 5)' --json"},
     {"pt", "--perf IN -o OUT"}, {"pt", "--pt IN --raw IN:0x400000 -o OUT"},
     {"pt", "--pt IN --pevent:primary IN --raw IN:0x1000 -o OUT"},
     {"dump", "IN"},         {"dump", "--json IN"},   {"dump", "--pc - < IN"},
