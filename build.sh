@@ -7,6 +7,8 @@
 #   ./build.sh demo         the main job on built-in sample data
 #   ./build.sh bench        benchmarks (figures and ratios against peers, same run)
 #   ./build.sh fuzz [SECS]  run every libFuzzer target for SECS seconds (default 60)
+#   ./build.sh valgrind     every test suite, and the frames command they run, under
+#                           valgrind memcheck (minutes; not part of ./build.sh test)
 #   ./build.sh install [PREFIX]   headers, frames, man page, pkg-config files
 #   ./build.sh deps | clean
 #
@@ -192,6 +194,33 @@ cmd_fuzz() {
     tests/fuzz/run.sh long "${1:-60}"
 }
 
+# memcheck: any error or definite/indirect leak fails the run
+VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+--errors-for-leak-kinds=definite,indirect"
+
+cmd_valgrind() {
+    deps
+    [ -d "$SHARED/vectors" ] || die "reference material not found at $SHARED (set FRAMES_SHARED)"
+    build
+    local dir=build/valgrind t rc=0
+    mkdir -p "$dir"
+    # the suites run $FRAMES_BIN: a wrapper named frames puts it under memcheck as well,
+    # except `frames record`, a ptrace tracer (single-stepping a child that valgrind runs
+    # does not finish, and valgrind mishandles the xstate register set)
+    printf '#!/bin/sh\n[ "$1" = record ] && exec "%s" "$@"\nexec %s "%s" "$@"\n' \
+        "$ROOT/build/frames" "$VALGRIND" "$ROOT/build/frames" >"$dir/frames"
+    chmod +x "$dir/frames"
+    for t in build/tests/test_*; do
+        [ -x "$t" ] || continue
+        log "valgrind $(basename "$t")"
+        if ! FRAMES_BIN="$ROOT/$dir/frames" FRAMES_VALGRIND=1 $VALGRIND "$t"; then
+            rc=1
+            printf 'FAILED: %s (valgrind)\n' "$(basename "$t")" >&2
+        fi
+    done
+    [ $rc -eq 0 ] && log "valgrind: every suite clean" || die "valgrind: errors (see above)"
+}
+
 cmd_install() {
     local prefix=${1:-/usr/local}
     build
@@ -208,6 +237,7 @@ case "${1:-build}" in
     demo) cmd_demo ;;
     bench) cmd_bench ;;
     fuzz) shift; cmd_fuzz "$@" ;;
+    valgrind) cmd_valgrind ;;
     install) shift; cmd_install "$@" ;;
     deps) deps ;;
     asan) build_asan ;;

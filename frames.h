@@ -379,9 +379,12 @@ FRAMES_DEF frames_bytes frames_str(const char *s);   /* view of a NUL-terminated
    Limits (decoding)
    ====================================================================================== */
 
+/* Readers use a zero field as its default. Every buffer a reader sizes from the file
+   (stream window, meta and TOC copies) is bounded by max_frame_size and grows only as
+   data arrives; decoded arrays by max_scratch per decoder. See docs/security.md. */
 typedef struct frames_limits {
     uint64_t max_frame_size;  /* largest accepted frame or meta, bytes (default 256 MiB) */
-    uint32_t max_depth;       /* nesting of messages/groups while skipping (default 64) */
+    uint32_t max_depth;       /* nesting of groups while skipping (default 64) */
     size_t max_scratch;       /* decoder arena bound, bytes (default 1 GiB) */
 } frames_limits;
 
@@ -1314,6 +1317,7 @@ static inline int frames__tag(frames__dec *x, const uint8_t **pp, const uint8_t 
         tag = **pp;
         (*pp)++;
     } else if (frames__varint(x, pp, end, &tag)) {
+        *field = *wt = 0; /* callers stop on the error; set anyway for gcc -O2's flow analysis */
         return x->code;
     }
     *field = (uint32_t)(tag >> 3);
@@ -1498,14 +1502,32 @@ static void *frames__arena_alloc(frames__dec *x, size_t count, size_t size, cons
 }
 
 /* Room for `extra` more elements after `old_n` existing ones (a repeated list, or a
-   second occurrence of a singular list message, which libprotobuf appends). */
+   second occurrence of a singular list message, which libprotobuf appends). A list keeps
+   its capacity in the 8 bytes before it, and grows geometrically when it occurs again:
+   copying it whole for each occurrence made arena use quadratic in the input (a 23 KB
+   meta frame of repeated `tracer` fields took 3.8 MB). */
 static void *frames__grow_list(frames__dec *x, const void *old, size_t old_n, size_t extra,
                                size_t size, const uint8_t *at) {
-    void *p;
+    uint64_t cap = 0;
+    size_t want;
+    uint8_t *p;
     if (extra == 0) return (void *)(uintptr_t)old;
-    p = frames__arena_alloc(x, old_n + extra, size, at);
-    if (p && old_n) memcpy(p, old, old_n * size);
-    return p;
+    if (old_n) {
+        memcpy(&cap, (const uint8_t *)old - 8, 8);
+        if (cap - old_n >= extra) return (void *)(uintptr_t)old;
+    }
+    want = old_n + extra;
+    if (want < old_n || want > (SIZE_MAX - 64) / 2 / size) {
+        frames__bad(x, at, FRAMES_E_LIMIT, "list too long");
+        return NULL;
+    }
+    if (old_n) want *= 2;
+    p = (uint8_t *)frames__arena_alloc(x, want * size + 8, 1, at);
+    if (!p) return NULL;
+    cap = want;
+    memcpy(p, &cap, 8);
+    if (old_n) memcpy(p + 8, old, old_n * size);
+    return p + 8;
 }
 
 /* Number of field-1 LEN elements in a list message (one cheap pass). */
@@ -2248,9 +2270,15 @@ static int frames__dec_unknown_option(frames__dec *x, const uint8_t **pp, const 
                                       uint32_t f, uint32_t wt, frames_frame *fr) {
     const uint8_t *start = *pp;
     int first = !(fr->present & (1u << FRAMES_KIND_UNKNOWN));
+    uint32_t noncanonical = x->flags & FRAMES_FF_NONCANONICAL;
     x->flags |= FRAMES_FF_UNKNOWN_OPTION;
     if (frames__skip(x, pp, end, wt, f)) return x->code;
-    if (!first) return 0;
+    /* a group is re-emitted verbatim: what skipping saw inside it changes nothing */
+    if (wt == FRAMES__SGROUP) x->flags = (x->flags & ~FRAMES_FF_NONCANONICAL) | noncanonical;
+    if (!first) { /* only the first one is kept, so re-encoding drops this one */
+        x->flags |= FRAMES_FF_NONCANONICAL;
+        return 0;
+    }
     fr->present |= 1u << FRAMES_KIND_UNKNOWN;
     fr->unknown.field = f;
     fr->unknown.wire_type = wt;
@@ -2291,6 +2319,9 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
         if (f >= 1 && f <= 6 && wt == FRAMES__LEN) {
             int again = (fr->present >> f) & 1;
             if (again) x->flags |= FRAMES_FF_DUPLICATE | FRAMES_FF_NONCANONICAL;
+            /* an unknown option of the same number came first: the encoder puts it after */
+            if (((fr->present >> FRAMES_KIND_UNKNOWN) & 1) && fr->unknown.field == f)
+                x->flags |= FRAMES_FF_NONCANONICAL;
             fr->present |= 1u << f;
             if (frames__len(x, &p, end, &a, &b)) return x->code;
             switch (f) {
@@ -3048,7 +3079,7 @@ struct frames_reader {
     size_t nindex;
     int indexed;
     /* what the end of the data looks like */
-    int tail_known, truncated, bad_tail, pipe_toc;
+    int tail_known, truncated, bad_tail, pipe_toc, crashed_toc;
     uint64_t trunc_off, trunc_bytes;
     /* statistics of frames decoded with frames_reader_next */
     uint64_t decoded, decode_errors;
@@ -3300,7 +3331,7 @@ static void frames__check_toc(frames_reader *r) {
     uint64_t n = r->hdr.nframes, m = r->m, nb, fault = 0;
     int conv;
     r->toc_conv = FRAMES_TOC_INVALID;
-    if (!r->finished || !r->t_valid) {
+    if (!r->finished || !r->t_valid || !r->toc) {
         r->toc_conv = r->finished ? FRAMES_TOC_INVALID : FRAMES_TOC_NONE;
         return;
     }
@@ -3346,31 +3377,86 @@ static void frames__check_toc(frames_reader *r) {
 
 /* -- the end of the data */
 
-/* Words after the last frame of an unfinished trace that libtrace wrote to a pipe: m
-   followed by entries of 0xffffffffffffffff. A lone word is ambiguous with the size
-   prefix of a frame cut right after it; it counts as a pipe TOC only when it is
-   libtrace's default m (10000), otherwise it is reported as a truncated record. */
-static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len) {
-    uint64_t i;
-    if (len < 8 || len % 8 != 0 || frames__le64(p) == 0) return 0;
-    if (len == 8 && frames__le64(p) != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
+/* Words after the last of n frames of an unfinished trace that libtrace wrote to a pipe:
+   m followed by the floor((n-1)/m) entries it pushed, each 0xffffffffffffffff (just m
+   for n = 0, from builds without assertions). Anything else is a truncated record. A lone
+   word is ambiguous with the size prefix of a frame cut right after it; it counts as a
+   pipe TOC only when it is libtrace's default m (10000). */
+static int frames__looks_like_pipe_toc(const uint8_t *p, uint64_t len, uint64_t n) {
+    uint64_t i, m;
+    if (len < 8 || len % 8 != 0 || (m = frames__le64(p)) == 0) return 0;
+    if ((len - 8) / 8 != (n ? (n - 1) / m : 0)) return 0;
+    if (len == 8 && m != FRAMES_DEFAULT_FRAMES_PER_TOC) return 0;
     for (i = 8; i < len; i += 8)
         if (frames__le64(p + i) != UINT64_MAX) return 0;
     return 1;
 }
 
-/* Record what lies between off and the end of the data when it is not a complete frame. */
-static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p) {
+/* A writer killed inside finish (libtrace's finish() or frames_writer_finish, which
+   write m and the TOC entries after the last frame and patch the header last) leaves an
+   unfinished trace that ends in a TOC, whole or cut. Read as records, m is a size word
+   and the entries its payload: a bogus frame that `frames fix` would keep. At offset
+   pos after n frames, p[0..avail) are the bytes from pos on; at_eof says they reach the
+   end of the input. Returns 1 if they are such a TOC: m, then at most floor((n-1)/m)
+   entries of frame offsets (increasing, in [F, pos), m frames of at least 8 bytes apart,
+   leaving room for the frames after the last one) and at most one padding entry (T or
+   0, as the ceil and tracewrap conventions write); 0 if not; -1 if more input is needed
+   (*want: bytes to have from pos; only when !at_eof). Real frame bytes fail on the first
+   entry: their words are no such offsets. */
+static int frames__crashed_toc_at(const frames_reader *r, const uint8_t *p, uint64_t avail,
+                                  int at_eof, uint64_t pos, uint64_t n, uint64_t *want) {
+    uint64_t m, k, bound, words, j, prev = r->hdr.first_frame, real = 0;
+    if (r->finished || n < 2 || avail < 8 || avail - 8 > 8 * n) return 0;
+    if ((m = frames__le64(p)) == 0) return 0;
+    k = (n - 1) / m;                      /* entries add() pushed; one padding may follow */
+    if (k == 0) return 0;
+    bound = 8 + 8 * (k + 1);
+    if (avail > bound || m > bound - 8 || bound > r->opt.limits.max_frame_size) return 0;
+    words = (avail - 8) / 8;
+    if (words == 0 && at_eof) return 0; /* nothing to tell it from a small last frame */
+    for (j = 1; j <= words; j++) {
+        uint64_t e = frames__le64(p + 8 * j);
+        if (j > k) { /* the padding entry of the ceil and tracewrap conventions */
+            if (e != pos && e != 0) return 0;
+            continue;
+        }
+        if (e >= pos || e < prev || e - prev < 8 * m) return 0;
+        prev = e;
+        real = j;
+    }
+    if (!at_eof) {
+        *want = bound + 1;
+        return -1;
+    }
+    return pos - prev >= 8 * (n - real * m);
+}
+
+static void frames__note_crashed_toc(frames_reader *r, uint64_t off, uint64_t bytes, uint64_t m) {
+    r->tail_known = 1;
+    r->crashed_toc = 1;
+    frames__warn(r, "%llu bytes at offset 0x%llx are the TOC of a writer killed while finishing "
+                 "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
+                 (unsigned long long)m);
+}
+
+/* Record what lies between off (after n frames) and the end of the data when it is not a
+   complete frame. */
+static void frames__note_tail(frames_reader *r, uint64_t off, uint64_t bytes, const uint8_t *p,
+                              uint64_t n) {
     if (r->tail_known || bytes == 0) {
         r->tail_known = 1;
         return;
     }
     r->tail_known = 1;
-    if (!r->finished && p && frames__looks_like_pipe_toc(p, bytes)) {
+    if (!r->finished && p && frames__looks_like_pipe_toc(p, bytes, n)) {
         r->pipe_toc = 1;
         frames__warn(r, "%llu bytes at offset 0x%llx are the TOC libtrace writes to a pipe "
                      "(m = %llu); ignored", (unsigned long long)bytes, (unsigned long long)off,
                      (unsigned long long)frames__le64(p));
+        return;
+    }
+    if (!r->finished && p && frames__crashed_toc_at(r, p, bytes, 1, off, n, NULL) == 1) {
+        frames__note_crashed_toc(r, off, bytes, frames__le64(p));
         return;
     }
     r->truncated = 1;
@@ -3393,7 +3479,9 @@ static int frames__final_record_is_garbage(frames_reader *r, const uint8_t *payl
     frames_decoder_init(&d, buf, sizeof buf, r->opt.alloc_ctx);
     d.frames__owned = 1; /* may grow past the stack buffer for a big final frame */
     d.limits = r->opt.limits;
-    bad = frames_decode_frame(&d, payload, (size_t)len, &f, &e) < 0 || len == 0;
+    /* only a malformed message is garbage: one that exceeds a limit is a frame that
+       reading refuses with FRAMES_E_LIMIT, like any other */
+    bad = frames_decode_frame(&d, payload, (size_t)len, &f, &e) == FRAMES_E_DECODE || len == 0;
     if (d.frames__base != (uint8_t *)buf) {
         frames__free_spills(&d);
         if (d.frames__base && d.frames__base != (uint8_t *)buf) FRAMES_FREE(d.frames__base, d.alloc_ctx);
@@ -3436,15 +3524,21 @@ static int frames__scan(frames_reader *r) {
             r->index[r->nindex++] = off;
         }
         if (rem < 8) {
-            frames__note_tail(r, off, rem, r->data + off);
+            frames__note_tail(r, off, rem, r->data + off, n);
             break;
         }
         len = frames__le64(r->data + off);
         if (len > rem - 8) {
-            frames__note_tail(r, off, rem, r->data + off);
+            frames__note_tail(r, off, rem, r->data + off, n);
             break;
         }
-        if (off + 8 + len == r->data_end &&
+        if (frames__crashed_toc_at(r, r->data + off, rem, 1, off, n, NULL) == 1) {
+            if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
+            break;
+        }
+        /* an oversized record is refused unread (FRAMES_E_LIMIT), even the last one, as
+           reading and the stream reader do */
+        if (off + 8 + len == r->data_end && len <= r->opt.limits.max_frame_size &&
             frames__final_record_is_garbage(r, r->data + off + 8, len, off))
             break;
         off += 8 + len;
@@ -3453,9 +3547,11 @@ static int frames__scan(frames_reader *r) {
     if (r->index && r->nindex && r->index[r->nindex - 1] >= off && n % stride == 0 && n)
         r->nindex--; /* an entry for a frame that does not exist */
     r->tail_known = 1;
-    if (r->count_known && r->nframes != n)
+    if (r->count_known && r->nframes != n) {
         frames__warn(r, "scan found %llu frames, the header says %llu", (unsigned long long)n,
                      (unsigned long long)r->nframes);
+        r->toc_usable = 0; /* its blocks cannot be right: use the scan's index */
+    }
     if (r->finished && !r->count_known && r->hdr.nframes != n)
         frames__warn(r, "header says %llu frames, %llu were found",
                      (unsigned long long)r->hdr.nframes, (unsigned long long)n);
@@ -3512,7 +3608,12 @@ static frames_reader *frames__new_reader(const frames_reader_options *o) {
     if (!r) return NULL;
     memset(r, 0, sizeof *r);
     r->opt = *o;
-    if (r->opt.limits.max_frame_size == 0) r->opt.limits = frames_limits_default();
+    { /* a zero limit means its default, field by field (a zeroed options struct works) */
+        frames_limits def = frames_limits_default();
+        if (r->opt.limits.max_frame_size == 0) r->opt.limits.max_frame_size = def.max_frame_size;
+        if (r->opt.limits.max_depth == 0) r->opt.limits.max_depth = def.max_depth;
+        if (r->opt.limits.max_scratch == 0) r->opt.limits.max_scratch = def.max_scratch;
+    }
     r->io_fd = -1;
     r->cur.r = r;
     frames_decoder_init(&r->cur.dec, NULL, 0, r->opt.alloc_ctx);
@@ -3547,10 +3648,16 @@ static int frames__open_memory_layout(frames_reader *r) {
     T = r->hdr.toc_offset;
     r->data_end = size;
     if (r->finished) {
-        if (T < F || T > size || size - T < 8) {
+        if (T < F || T > size) {
             frames__warn(r, "TOC offset 0x%llx lies outside the frames (F = 0x%llx, file size 0x%llx): "
                          "the file was cut after it was finished; reading frames to the end",
                          (unsigned long long)T, (unsigned long long)F, (unsigned long long)size);
+        } else if (size - T < 8) { /* the frames end at T, as a stream reader sees them */
+            r->t_valid = 1;
+            r->data_end = T;
+            frames__warn(r, "the file ends %llu bytes after the TOC offset 0x%llx, inside the TOC: "
+                         "it was cut after it was finished", (unsigned long long)(size - T),
+                         (unsigned long long)T);
         } else {
             r->t_valid = 1;
             r->data_end = T;
@@ -3796,6 +3903,25 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 
 /* -- iteration */
 
+/* The TOC passed validation (which checks its entries and the last block only) but the
+   frames do not match its count: stop using it. Only the reader's own position calls
+   this, so that cursors in other threads never write to the reader. */
+static void frames__distrust_toc(frames_reader *r, uint64_t found, int more) {
+    r->toc_usable = 0;
+    r->count_known = 0;
+    frames__warn(r, "the TOC says %llu frames, reading found %s%llu: TOC not used",
+                 (unsigned long long)r->nframes, more ? "more than " : "",
+                 (unsigned long long)found);
+}
+
+/* Sequential reading ends where the records end; a count taken from the TOC is checked
+   against that, so that a TOC that fooled validation cannot hide or invent frames. */
+static int frames__mem_end(frames_cursor *c) {
+    frames_reader *r = c->r;
+    if (c == &r->cur && r->toc_usable && c->index != r->nframes) frames__distrust_toc(r, c->index, 0);
+    return 0;
+}
+
 /* A walk from frame to frame is a chain of dependent loads (each size word gives the
    next offset), which the hardware prefetcher does not run far enough ahead of, and
    frames are small: walking without decoding ran at half the memory bandwidth. Touch
@@ -3816,18 +3942,25 @@ static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
-    if (r->count_known && c->index >= r->nframes) return 0;
-    if (off >= r->data_end) return 0;
+    if (r->count_known && c->index >= r->nframes) {
+        if (!r->toc_usable || off >= r->data_end) return 0;
+        if (c == &r->cur) frames__distrust_toc(r, c->index, 1);
+    }
+    if (off >= r->data_end) return frames__mem_end(c);
     rem = r->data_end - off;
     if (rem < 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
-        return 0;
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
+        return frames__mem_end(c);
     }
     len = frames__le64(r->data + off);
     frames__prefetch_ahead(c, off);
     if (len > rem - 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off);
-        return 0;
+        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
+        return frames__mem_end(c);
+    }
+    if (!r->count_known && frames__crashed_toc_at(r, r->data + off, rem, 1, off, c->index, NULL) == 1) {
+        if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
+        return frames__mem_end(c);
     }
     if (len > r->opt.limits.max_frame_size) {
         c->off = off + 8 + len;
@@ -3893,6 +4026,16 @@ static int frames__stream_end(frames_reader *r) {
     return rc < 0 ? rc : 0;
 }
 
+/* The bytes from pos to the TOC offset hold no complete record: consume those present,
+   so that the TOC can still be read, and report them (not the distance to T, which may
+   lie past the end of a cut file) as the truncated tail, as the memory reader does. */
+static int frames__stream_cut_at_toc(frames_reader *r, uint64_t pos) {
+    long long got = frames__discard(r, r->data_end - pos);
+    if (got < 0) return (int)got;
+    frames__note_tail(r, pos, (uint64_t)got, NULL, r->cur.index);
+    return frames__stream_end(r);
+}
+
 static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     frames_cursor *c = &r->cur;
     uint64_t pos, len, need;
@@ -3900,22 +4043,25 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     if (r->stream_done) return 0;
     pos = frames__stream_pos(r);
     if (r->t_valid && pos >= r->data_end) return frames__stream_end(r);
+    if (r->t_valid && r->data_end - pos < 8) return frames__stream_cut_at_toc(r, pos);
     if ((avail = frames__fill(r, 8)) < 0) return (int)avail;
     if (avail < 8) {
-        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head, c->index);
         return frames__stream_end(r);
     }
     len = frames__le64(r->win + r->head);
     if (r->t_valid && len > r->data_end - pos - 8) {
         frames__warn(r, "record at offset 0x%llx crosses the TOC offset", (unsigned long long)pos);
-        frames__note_tail(r, pos, r->data_end - pos, NULL);
-        return frames__stream_end(r);
+        return frames__stream_cut_at_toc(r, pos);
     }
-    if (len > r->opt.limits.max_frame_size) {
-        long long got = frames__discard(r, 8 + len);
-        if (got < 0) return (int)got;
-        if ((uint64_t)got < 8 + len) {
-            frames__note_tail(r, pos, (uint64_t)got, NULL);
+    if (len > r->opt.limits.max_frame_size) { /* skip it (8 + len may overflow) */
+        uint64_t total = len > UINT64_MAX - 8 ? UINT64_MAX : 8 + len;
+        uint8_t word[8]; /* a lone last word may be a pipe TOC's m: keep it for note_tail */
+        long long got;
+        memcpy(word, r->win + r->head, 8);
+        if ((got = frames__discard(r, total)) < 0) return (int)got;
+        if ((uint64_t)got < total) {
+            frames__note_tail(r, pos, (uint64_t)got, got == 8 ? word : NULL, c->index);
             return frames__stream_end(r);
         }
         c->index++;
@@ -3927,9 +4073,22 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
     need = 8 + len + (r->finished ? 0 : 1); /* one byte more tells whether it is the last */
     if ((avail = frames__fill(r, (size_t)need)) < 0) return (int)avail;
     if ((uint64_t)avail < 8 + len) {
-        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head);
+        frames__note_tail(r, pos, (uint64_t)avail, r->win + r->head, c->index);
         r->head += (size_t)avail;
         return frames__stream_end(r);
+    }
+    for (;;) { /* a TOC left by a writer killed while finishing: read on while it may be */
+        uint64_t want = 0;
+        int toc = frames__crashed_toc_at(r, r->win + r->head, (uint64_t)avail,
+                                         r->eof && (size_t)avail == r->tail - r->head, pos,
+                                         c->index, &want);
+        if (toc == 0) break;
+        if (toc == 1) {
+            frames__note_crashed_toc(r, pos, (uint64_t)avail, len);
+            r->head += (size_t)avail;
+            return frames__stream_end(r);
+        }
+        if ((avail = frames__fill(r, (size_t)want)) < 0) return (int)avail;
     }
     raw->index = c->index;
     raw->offset = pos;
@@ -3959,7 +4118,7 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
 }
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
-    frames_raw raw;
+    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
     return frames_reader_next_full(r, f, &raw);
 }
 
@@ -4039,7 +4198,7 @@ static int frames__scanned_offset(frames_reader *r, uint64_t index, uint64_t *of
 
 /* Keep only the conventions whose entries point where they should. */
 static void frames__verify_toc_matches(frames_reader *r) {
-    uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off;
+    uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off = 0;
     uint32_t kept = 0;
     int conv;
     if (r->verified || r->stream || !r->m || !r->toc_matches) return;
@@ -4149,7 +4308,7 @@ FRAMES_DEF int frames_cursor_next_raw(frames_cursor *c, frames_raw *raw) {
 }
 
 FRAMES_DEF int frames_cursor_next(frames_cursor *c, frames_frame *f) {
-    frames_raw raw;
+    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
     int rc = frames__mem_next_raw(c, &raw);
     if (rc <= 0) return rc;
     return frames__decode_raw(c, &raw, f);
@@ -4263,11 +4422,17 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     w->frames__opt = *o;
     w->frames__state = FRAMES__W_OPEN;
     frames__clear_error(&w->frames__err);
+    if (!meta) {
+        memset(&empty, 0, sizeof empty);
+        meta = &empty;
+    }
+    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     if (o->buffer) {
         w->frames__buf = (uint8_t *)o->buffer;
         w->frames__bufcap = o->buffer_size;
-    } else {
+    } else { /* large enough for header and meta frame, which go out first and whole */
         w->frames__bufcap = o->buffer_size ? o->buffer_size : 65536;
+        if (w->frames__bufcap < sizeof hdr + msize) w->frames__bufcap = sizeof hdr + msize;
         w->frames__buf = (uint8_t *)FRAMES_MALLOC(w->frames__bufcap, o->alloc_ctx);
         w->frames__bufowned = 1;
         if (!w->frames__buf)
@@ -4276,11 +4441,6 @@ FRAMES_DEF int frames_writer_init(frames_writer *w, const frames_sink *sink,
     w->frames__toc = o->toc_storage;
     w->frames__toccap = o->toc_storage ? o->toc_capacity : 0;
     w->frames__tocowned = o->toc_storage == NULL;
-    if (!meta) {
-        memset(&empty, 0, sizeof empty);
-        meta = &empty;
-    }
-    msize = o->meta_raw.ptr ? o->meta_raw.len : frames_meta_size(meta);
     frames__put_le64(hdr, FRAMES_MAGIC);
     frames__put_le64(hdr + 8, o->version);
     frames__put_le64(hdr + 16, o->arch);
@@ -5156,6 +5316,7 @@ FRAMES_DEF int frames_print_frame_json(const frames_frame *f, frames_out_fn out,
     p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
+    p.json_first = 1; /* no comma before the top-level object */
     frames__js_open(&p, NULL, '{');
     if (opts & (1u << 1)) {
         const frames_std_frame *s = &f->std;
@@ -5326,6 +5487,7 @@ FRAMES_DEF int frames_print_meta_json(const frames_meta *m, frames_out_fn out, v
     p.json_first = 1; /* the top-level object has no comma before it */
     p.out = out;
     p.ctx = ctx;
+    p.json_first = 1; /* no comma before the top-level object */
     frames__js_open(&p, NULL, '{');
     frames__js_open(&p, "tracer", '{');
     frames__js_text(&p, "name", m->tracer_name);

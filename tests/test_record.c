@@ -792,6 +792,9 @@ static void test_crash_signal_handler_finishes(void **state) {
     uint64_t n = 0;
     int saw_open = 0;
     (void)state;
+    /* the child's deliberate invalid write is an error to memcheck, which changes its
+       exit status (build.sh valgrind sets FRAMES_VALGRIND) */
+    if (getenv("FRAMES_VALGRIND")) skip();
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
