@@ -1907,8 +1907,10 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->fmt = fq__le32(d + off + 4);
         ty->size = fq__le32(d + off + 8);
         ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
-        ty->elen = ty->varlen || (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
-                                  ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
+        /* elen is 0 when no fixed length fits 32 bits (a BLOB of 4 GiB - 9 or more) */
+        ty->elen = ty->varlen || ty->size > 0xffffffffu - 9 ||
+                           (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                            ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
         if (ty->fmt > FQ_FMT_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",

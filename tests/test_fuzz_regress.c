@@ -1,0 +1,87 @@
+/* test_fuzz_regress - regression tests for defects that the fuzz targets of the optional
+   headers found (frames_query.h; frames_pt.h where libipt is installed). Each test names
+   the target and invariant that caught it; the input is also kept as a seed in
+   tests/fuzz/seeds/TARGET/. */
+#include "frames.h"
+#include "frames_query.h"
+#ifdef FRAMES_HAVE_IPT
+#include "frames_pt.h"
+#endif
+#pragma GCC diagnostic ignored "-Wunused-function" /* testutil.h helpers this suite skips */
+#include "testutil.h"
+
+static void put_le(uint8_t *p, uint64_t v, int n) {
+    int i;
+    for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int format_result(void *ctx, const fq_result *r) {
+    char line[256];
+    (void)ctx;
+    fq_format_result(r, FQ_LIST_JSON, line, sizeof line);
+    return 0;
+}
+
+/* Run `a : *` (and nothing else) over t, with `threads` threads, counting and with a
+   callback that formats every result; returns the number of results. */
+static uint64_t count_all_vars(fq_trace *t, unsigned threads) {
+    fq_query *q = fq_query_new(NULL);
+    fq_plan *p;
+    fq_run_options o;
+    frames_error err;
+    uint64_t n = 0, m = 0;
+    assert_non_null(q);
+    assert_int_equal(fq_query_var(q, "a", "*"), 0);
+    assert_int_equal(fq_compile(&p, q, t, &err), FRAMES_OK);
+    fq_run_options_default(&o);
+    o.threads = threads;
+    assert_int_equal(fq_run(p, &o, NULL, NULL, &n, &err), FRAMES_OK);
+    assert_int_equal(fq_run(p, &o, format_result, NULL, &m, &err), FRAMES_OK);
+    assert_int_equal(n, m);
+    fq_plan_free(p);
+    fq_query_free(q);
+    return n;
+}
+
+/* fuzz_tracedb (index = model): a fixed-size BLOB type of 0xfffffff8 bytes made the
+   index's entry length (9 + size, 32 bits) wrap to 1, so the index accepted a 2-byte
+   point that the query walker then skipped 4 GiB into: a read far past the file (SEGV
+   with two threads). The entry needs 4 GiB of value bytes, so the file ends inside it:
+   no complete point. */
+static void test_tracedb_blob_size_wraps(void **state) {
+    /* names "x", "blob"; one type: "blob", BLOB, 0xfffffff8 bytes; VARIABLE x, END */
+    uint8_t d[8 + 7 + 4 + 12 + 10];
+    fq_trace *t;
+    fq_trace_info in;
+    frames_error err;
+    (void)state;
+    put_le(d, 7, 8);
+    memcpy(d + 8, "x\0blob\0", 7);
+    put_le(d + 15, 1, 4);
+    put_le(d + 19, 1, 4);
+    put_le(d + 23, FQ_FMT_BLOB, 4);
+    put_le(d + 27, 0xfffffff8u, 4);
+    d[31] = 2;
+    put_le(d + 32, 0, 4);
+    put_le(d + 36, 0, 4);
+    d[40] = 0;
+    assert_int_equal(fq_trace_open_memory(&t, d, sizeof d, NULL, &err), FRAMES_OK);
+    assert_int_equal(fq_trace_load(t, &err), FRAMES_OK);
+    fq_trace_info_get(t, &in);
+    assert_int_equal(in.format, FQ_FORMAT_TRACEDB);
+    assert_int_equal(in.points, 0);
+    assert_true(in.truncated);
+    assert_int_equal(in.cut_offset, 31);
+    assert_int_equal(count_all_vars(t, 1), 0);
+    fq_trace_close(t);
+    assert_int_equal(fq_trace_open_memory(&t, d, sizeof d, NULL, &err), FRAMES_OK);
+    assert_int_equal(count_all_vars(t, 2), 0);   /* workers walk the points themselves */
+    fq_trace_close(t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tracedb_blob_size_wraps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
