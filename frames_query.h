@@ -2213,6 +2213,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t siz
     fq_trace *t;
     int rc;
     fq__clear(err);
+    *out = NULL;
     if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     t->data = size ? (const uint8_t *)data : (const uint8_t *)"";
     t->size = size;

@@ -79,9 +79,24 @@ static void test_tracedb_blob_size_wraps(void **state) {
     fq_trace_close(t);
 }
 
+/* fuzz_qexec (a failed open leaves no trace): fq_trace_open_memory did not write *t when
+   it failed (fq_trace_open_path sets it to NULL, as frames.h's readers do), so a caller
+   that closes whatever it got closed an uninitialised pointer. */
+static void test_tracedb_failed_open_sets_null(void **state) {
+    fq_trace *t = (fq_trace *)&t;   /* anything but NULL */
+    frames_error err;
+    (void)state;
+    assert_int_equal(fq_trace_open_memory(&t, "", 0, NULL, &err), FRAMES_E_FORMAT);
+    assert_null(t);
+    t = (fq_trace *)&t;
+    assert_true(fq_trace_open_memory(&t, "\x01\0\0\0\0\0\0\0x", 9, NULL, &err) < 0);
+    assert_null(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tracedb_blob_size_wraps),
+        cmocka_unit_test(test_tracedb_failed_open_sets_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
