@@ -2122,15 +2122,19 @@ static void fq__tdb_reset(fq_trace *t) {
 
 static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *err) {
     frames_reader_info st;
-    int rc;
+    int rc, have_st = 0;
     if ((rc = frames_reader_open_memory(&t->fr, t->data, (size_t)t->size, o->frames, err)) < 0) return rc;
-    if ((rc = frames_reader_index(t->fr)) < 0 || (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
+    /* stat before counting: it checks the TOC against the frames, and a count taken from a
+       TOC the reader then drops sends work items to frames that are not there */
+    if ((rc = frames_reader_index(t->fr)) < 0 ||
+        ((have_st = frames_reader_stat(t->fr, &st) == FRAMES_OK), 0) ||
+        (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
         if (err) *err = *frames_reader_error(t->fr);
         return rc;
     }
     t->format = FQ_FORMAT_FRAMES;
     t->info.points = t->npoints;
-    if (frames_reader_stat(t->fr, &st) == FRAMES_OK && st.truncated) {
+    if (have_st && st.truncated) {
         t->info.truncated = 1;
         t->info.cut_offset = st.truncated_offset;
         snprintf(t->info.message, sizeof t->info.message,

@@ -93,10 +93,50 @@ static void test_tracedb_failed_open_sets_null(void **state) {
     assert_null(t);
 }
 
+/* fuzz_qexec (one thread = several threads with small work items): a frames trace whose
+   TOC promises 10 frames, but whose frame 5 has a size word running past the end. The
+   trace was counted from the TOC before frames_reader_stat found it wrong, so work items
+   of one frame asked cursors for frames 5-9: FRAMES_E_RANGE, or records the TOC points at
+   behind the cut; one work item read 5 frames and succeeded. */
+static void test_frames_count_after_toc_check(void **state) {
+    size_t len, i;
+    unsigned char *d = tu_read_file(tu_shared("vectors/frames/r05_toc_m4_n10_mips.frames"), &len);
+    fq_trace *t;
+    fq_trace_info in;
+    frames_error err;
+    uint64_t n[4];
+    (void)state;
+    assert_non_null(d);
+    assert_int_equal(len, 1014);
+    d[605] = 6;   /* the size word of frame 5 (offset 0x259) */
+    assert_int_equal(fq_trace_open_memory(&t, d, len, NULL, &err), FRAMES_OK);
+    fq_trace_info_get(t, &in);
+    assert_int_equal(in.format, FQ_FORMAT_FRAMES);
+    assert_int_equal(in.points, 5);
+    assert_true(in.truncated);
+    for (i = 0; i < 4; i++) {
+        fq_query *q = fq_query_new(NULL);
+        fq_plan *p;
+        fq_run_options o;
+        assert_int_equal(fq_query_var(q, "x", "*"), 0);
+        assert_int_equal(fq_compile(&p, q, t, &err), FRAMES_OK);
+        fq_run_options_default(&o);
+        o.threads = i < 2 ? 1 : 2;
+        o.chunk = i % 2;   /* 0: automatic (one item), 1: one frame per item */
+        assert_int_equal(fq_run(p, &o, format_result, NULL, &n[i], &err), FRAMES_OK);
+        assert_int_equal(n[i], n[0]);
+        fq_plan_free(p);
+        fq_query_free(q);
+    }
+    fq_trace_close(t);
+    free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tracedb_blob_size_wraps),
         cmocka_unit_test(test_tracedb_failed_open_sets_null),
+        cmocka_unit_test(test_frames_count_after_toc_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
