@@ -81,6 +81,10 @@
    Allocation uses frames.h's FRAMES_MALLOC/REALLOC/FREE with options.alloc_ctx; public
    names follow FRAMES_DEF (FRAMES_STATIC makes them static).
 
+   FRAMES_PT_MAX_STALL   instructions the decoder may follow without taking anything from
+                         the trace before the segment is given up as a gap (default 2^24;
+                         see "Decoding that takes no trace" in the implementation)
+
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
@@ -195,7 +199,7 @@ typedef struct frames_pt_options {
     struct pt_conf_addr_filter addr_filter;    /* needed for erratum SKL014 */
     int decoder;              /* FRAMES_PT_DECODER_* */
     int tick_events;          /* request ptev_tick (finer sideband placement) */
-    int end_on_call, end_on_jump;   /* block decoder flags (output is unaffected) */
+    int end_on_call, end_on_jump;   /* ignored: both are always set (see the decoder) */
     uint64_t iscache_limit;   /* bytes of mapped sections kept (0: libipt default) */
     uint64_t default_tid;     /* thread_id when the sideband does not tell (default 0) */
     int speculative;          /* FRAMES_PT_SPEC_* */
@@ -992,6 +996,9 @@ struct frames_pt {
     uint64_t last_ip;              /* last instruction decoded (gap frames) */
     uint64_t last_tsc;
     uint64_t offset;               /* trace offset before the current next() */
+    /* stall detection (frames__pt_stalled) */
+    uint64_t stall_off, stall_n, stall_ip, stall_power, stall_lam;
+    int stall_have;
     uint64_t next_progress;
     int stop;                      /* a callback asked to stop (its code) */
     int werr;                      /* writing failed (frames code) */
@@ -2412,8 +2419,50 @@ static int frames__pt_on_event(frames_pt *pt, const struct pt_event *ev, uint64_
     return rc < 0 ? FRAMES__PT_ABORT : 0;
 }
 
+/* --------------------------------------------------------------------------------------
+   Decoding that takes no trace. libipt follows direct jumps and calls without packets, so
+   a trace that leads the decoder into a cycle of them (crafted, or an ip in the middle
+   of an instruction) is decoded for ever. Progress is a move in the trace, an event, or
+   an instruction whose outcome comes from the trace (conditional branch, return, far
+   transfer...); without progress the decoder is deterministic, so an instruction (block)
+   start seen again is such a cycle. Brent's cycle detection finds it within about twice
+   the length of the path; FRAMES_PT_MAX_STALL bounds the path in any case.
+   -------------------------------------------------------------------------------------- */
+#ifndef FRAMES_PT_MAX_STALL
+#define FRAMES_PT_MAX_STALL ((uint64_t)1 << 24)
+#endif
+
+static void frames__pt_progress_made(frames_pt *pt) {
+    pt->stall_n = 0;
+    pt->stall_power = 1;
+    pt->stall_lam = 0;
+    pt->stall_have = 0;
+}
+
+/* After n instructions from ip whose last one has class iclass: 1 when the decoder goes
+   round a cycle that takes no trace (or has followed FRAMES_PT_MAX_STALL instructions). */
+static int frames__pt_stalled(frames_pt *pt, uint64_t ip, uint64_t n, int iclass) {
+    uint64_t off = frames__pt_offset(pt);
+    if (off != pt->stall_off ||
+        (iclass != ptic_other && iclass != ptic_call && iclass != ptic_jump)) {
+        pt->stall_off = off;
+        frames__pt_progress_made(pt);
+        return 0;
+    }
+    if (pt->stall_have && ip == pt->stall_ip) return 1;
+    if (!pt->stall_have || pt->stall_power == pt->stall_lam) {
+        pt->stall_ip = ip;
+        pt->stall_have = 1;
+        pt->stall_power *= 2;
+        pt->stall_lam = 0;
+    }
+    pt->stall_lam++;
+    return (pt->stall_n += n) > FRAMES_PT_MAX_STALL;
+}
+
 /* Process pending events (before every next()), sideband included. */
 static int frames__pt_drain(frames_pt *pt, int status) {
+    if (status & pts_event_pending) frames__pt_progress_made(pt);
     while (status & pts_event_pending) {
         struct pt_event ev;
         uint64_t off = pt->cb.event ? frames__pt_offset(pt) : 0;
@@ -2507,6 +2556,10 @@ static int frames__pt_run_block(frames_pt *pt) {
             st = pt_blk_next(pt->blk, &b, sizeof b);
             if (b.ninsn && frames__pt_emit_block(pt, &b) < 0) return FRAMES__PT_ABORT;
             if (st < 0) break;
+            if (b.ninsn && frames__pt_stalled(pt, b.ip, b.ninsn, b.iclass)) {
+                st = -pte_bad_query;   /* the trace does not match the code: a gap */
+                break;
+            }
         }
         if (st == FRAMES__PT_ABORT) return st;
         if (st == -pte_eos) return 0;
@@ -2547,6 +2600,10 @@ static int frames__pt_run_insn(frames_pt *pt) {
                 if (pt->st->insns >= pt->next_progress) frames__pt_progress(pt);
             }
             if (st < 0) break;
+            if (frames__pt_stalled(pt, in.ip, 1, in.iclass)) {
+                st = -pte_bad_query;   /* the trace does not match the code: a gap */
+                break;
+            }
         }
         if (st == FRAMES__PT_ABORT) return st;
         if (st == -pte_eos) return 0;
@@ -2577,8 +2634,11 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
     }
     if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK) {
         cfg.flags.variant.block.enable_tick_events = (uint32_t)(pt->opt.tick_events != 0);
-        cfg.flags.variant.block.end_on_call = (uint32_t)(pt->opt.end_on_call != 0);
-        cfg.flags.variant.block.end_on_jump = (uint32_t)(pt->opt.end_on_jump != 0);
+        /* always: when blocks continue over direct calls or jumps, libipt 2.0 fills its
+           block cache by recursing along them, without bound round a cycle (a stack
+           overflow for a trace that leads into one); frames are the same either way */
+        cfg.flags.variant.block.end_on_call = 1;
+        cfg.flags.variant.block.end_on_jump = 1;
         pt->blk = pt_blk_alloc_decoder(&cfg);
         rc = pt->blk ? pt_blk_set_image(pt->blk, pt->image) : -pte_nomem;
     } else {

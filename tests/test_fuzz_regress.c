@@ -132,11 +132,96 @@ static void test_frames_count_after_toc_check(void **state) {
     free(d);
 }
 
+#ifdef FRAMES_HAVE_IPT
+/* PSB+ that starts decoding at ip in 64-bit mode, then a TNT packet that the code never
+   asks for. Returns the length. */
+static size_t pt_enter_at(uint8_t *buf, size_t cap, uint64_t ip) {
+    struct pt_config cfg;
+    struct pt_encoder *e;
+    struct pt_packet p;
+    uint64_t off = 0;
+    pt_config_init(&cfg);
+    cfg.begin = buf;
+    cfg.end = buf + cap;
+    e = pt_alloc_encoder(&cfg);
+    assert_non_null(e);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_psb;
+    assert_true(pt_enc_next(e, &p) > 0);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_fup;
+    p.payload.ip.ipc = pt_ipc_sext_48;
+    p.payload.ip.ip = ip;
+    assert_true(pt_enc_next(e, &p) > 0);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_mode;
+    p.payload.mode.leaf = pt_mol_exec;
+    p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+    assert_true(pt_enc_next(e, &p) > 0);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_psbend;
+    assert_true(pt_enc_next(e, &p) > 0);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_tnt_8;
+    p.payload.tnt.bit_size = 1;
+    p.payload.tnt.payload = 1;
+    assert_true(pt_enc_next(e, &p) > 0);
+    pt_enc_get_offset(e, &off);
+    pt_free_encoder(e);
+    return (size_t)off;
+}
+
+/* fuzz_ptdecode (decoding terminates; out of memory writing frames of a cycle): code that
+   loops through direct jumps or calls needs no trace, so libipt follows it for ever:
+   frames_pt_decode wrote frames until memory ran out, and the block decoder (libipt 2.0
+   recursing along the cycle to fill its block cache) overflowed the stack at once. Now
+   the cycle is a gap (-pte_bad_query) found after a few instructions, with either decoder. */
+static void test_pt_cycle_without_trace(void **state) {
+    static const struct {
+        const char *code;
+        size_t len;
+    } cycles[] = {
+        {"\xeb\xfe", 2},                                   /* jmp . */
+        {"\xe8\xfb\xff\xff\xff", 5},                   /* call . */
+        {"\x90\x90\xe8\x02\x00\x00\x00\xeb\xf7\x90\xeb\xf4", 12},   /* nops, call, jmps */
+    };
+    const char *image = tu_tmp_path(".bin");
+    uint8_t trace[64];
+    size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000), i;
+    int decoder;
+    (void)state;
+    for (i = 0; i < sizeof cycles / sizeof cycles[0]; i++) {
+        assert_int_equal(tu_write_file(image, cycles[i].code, cycles[i].len), 0);
+        for (decoder = 0; decoder < 2; decoder++) {
+            frames_pt_options o;
+            frames_pt *pt;
+            frames_pt_stats st;
+            frames_error err;
+            frames_pt_options_default(&o);
+            o.decoder = decoder ? FRAMES_PT_DECODER_INSN : FRAMES_PT_DECODER_BLOCK;
+            o.end_on_call = o.end_on_jump = 0;   /* ignored: always on */
+            assert_int_equal(frames_pt_open(&pt, &o, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, 0x1000, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_decode(pt, NULL, &st, &err), FRAMES_OK);
+            assert_int_equal(st.gaps, 1);
+            assert_int_equal(st.gap[0].code, -pte_bad_query);
+            assert_true(st.insns >= 1 && st.insns < 64);
+            frames_pt_close(pt);
+        }
+    }
+    remove(image);
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tracedb_blob_size_wraps),
         cmocka_unit_test(test_tracedb_failed_open_sets_null),
         cmocka_unit_test(test_frames_count_after_toc_check),
+#ifdef FRAMES_HAVE_IPT
+        cmocka_unit_test(test_pt_cycle_without_trace),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
