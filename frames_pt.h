@@ -2310,9 +2310,9 @@ nomem:
 
 /* The run for the n full instructions of b: the n-th must start at end_ip, or, when the
    block's last instruction is truncated (and not among the n), lead to it. *flen: the
-   bytes of the first n frames. */
+   bytes of the first n frames; *last: where the n-th starts. */
 static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt_block *b,
-                                                  uint32_t n, size_t *flen) {
+                                                  uint32_t n, size_t *flen, uint64_t *last) {
     const frames__pt_run *r = frames__pt_run_find(pt, b->ip, b->isid, b->mode);
     if (r && r->ninsn > n) {   /* a longer run from the same start: check its n-th */
         const uint8_t *p = pt->arena + r->off, *f = pt->arena + r->foff;
@@ -2320,6 +2320,7 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
         uint32_t k;
         for (k = 0; k + 1 < n; k++) p += FRAMES__PT_RUN_ENTRY(p[0]);
         memcpy(&ip, p + 1, 8);
+        *last = ip;   /* not r->last: the run goes on after the block */
         if (b->truncated) {   /* the truncated one follows the n-th */
             p += FRAMES__PT_RUN_ENTRY(p[0]);
             memcpy(&ip, p + 1, 8);
@@ -2331,7 +2332,10 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
     }
     if (!r || r->ninsn < n) r = frames__pt_run_build(pt, b, n);
     if (r && (b->truncated ? r->after : r->last) != b->end_ip) r = NULL;
-    if (r) *flen = r->flen;
+    if (r) {
+        *flen = r->flen;
+        *last = r->last;
+    }
     return r;
 }
 
@@ -2341,11 +2345,12 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
     const frames__pt_run *r = NULL;
     const uint8_t *p;
     size_t flen = 0;
+    uint64_t last = 0;
     int rc;
     pt->st->insns += b->ninsn;
     pt->st->blocks++;
     if (n) {
-        if (!(r = frames__pt_block_run(pt, b, n, &flen))) {
+        if (!(r = frames__pt_block_run(pt, b, n, &flen, &last))) {
             if (pt->werr) return FRAMES__PT_ABORT;
             pt->st->reconstruct_errors++;
             if (pt->cb.error &&
@@ -2360,7 +2365,7 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
             /* the common case: the block's frames, encoded before, in one copy */
             if (frames__pt_put_frames(pt, pt->arena + r->foff, flen) < 0) return FRAMES__PT_ABORT;
             pt->st->std_frames += n;
-            pt->last_ip = r->last;
+            pt->last_ip = last;
             if (b->speculative) pt->st->speculative += n;
         } else {
             for (k = 0, p = pt->arena + r->off; k < n; k++) {

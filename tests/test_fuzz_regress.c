@@ -212,6 +212,86 @@ static void test_pt_cycle_without_trace(void **state) {
     }
     remove(image);
 }
+
+typedef struct mem_sink {
+    uint8_t *p;
+    size_t len;
+} mem_sink;
+
+static int mem_write(void *ctx, const void *d, size_t n) {
+    mem_sink *m = (mem_sink *)ctx;
+    m->p = (uint8_t *)realloc(m->p, m->len + n);
+    assert_non_null(m->p);
+    memcpy(m->p + m->len, d, n);
+    m->len += n;
+    return FRAMES_OK;
+}
+
+static int insn_seen(void *ctx, const frames_pt_insn *in) {
+    (void)ctx;
+    (void)in;
+    return 0;
+}
+
+/* Decode trace over image at base; the from_addr of every exception frame written. */
+static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace, size_t tlen,
+                          int insn_callback, uint64_t *from, size_t cap) {
+    frames_pt *pt;
+    frames_pt_callbacks cb;
+    frames_writer *w;
+    frames_reader *r;
+    frames_sink sink;
+    frames_error err;
+    frames_frame f;
+    mem_sink m = {NULL, 0};
+    size_t n = 0;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &m;
+    sink.write = mem_write;
+    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, base, &err), FRAMES_OK);
+    memset(&cb, 0, sizeof cb);
+    if (insn_callback) cb.insn = insn_seen;   /* frames one by one instead of cached runs */
+    frames_pt_set_callbacks(pt, &cb);
+    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+    assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
+    assert_int_equal(frames_reader_open_memory(&r, m.p, m.len, NULL, &err), FRAMES_OK);
+    while (frames_reader_next(r, &f) > 0)
+        if (f.kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = f.exception.from_addr;
+    frames_reader_close(r);
+    free(m.p);
+    return n;
+}
+
+/* fuzz_ptdecode (a second session, with an instruction callback, writes the same frames):
+   a block that used the first instructions of a longer cached run took the run's last
+   instruction as the last one decoded, so the gap frame after it named the wrong
+   instruction (0x100002 instead of 0x100000). Image nop nop hlt at 0x100000; the trace
+   enables twice at 0x100000, the second time disabled after one instruction. */
+static void test_pt_gap_after_cached_run_prefix(void **state) {
+    static const uint8_t trace[] = {
+        0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+        0x02, 0x82, 0x99, 0x01, 0x02, 0x23, 0x02, 0x43, 0xa0, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x71, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x90, 0x90, 0xf4, 0x02,
+        0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+        0x82, 0x99, 0x01, 0x02, 0x23, 0x02, 0x43, 0xa0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x71,
+        0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x3d, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x3d,
+        0x01, 0x00, 0x01};
+    const char *image = tu_tmp_path(".bin");
+    uint64_t runs[8], one[8];
+    size_t n, i;
+    (void)state;
+    assert_int_equal(tu_write_file(image, "\x90\x90\xf4", 3), 0);
+    n = gap_sources(image, 0x100000, trace, sizeof trace, 0, runs, 8);
+    assert_int_equal(gap_sources(image, 0x100000, trace, sizeof trace, 1, one, 8), n);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++) assert_int_equal(runs[i], one[i]);
+    assert_int_equal(runs[1], 0x100000);
+    remove(image);
+}
 #endif
 
 int main(void) {
@@ -221,6 +301,7 @@ int main(void) {
         cmocka_unit_test(test_frames_count_after_toc_check),
 #ifdef FRAMES_HAVE_IPT
         cmocka_unit_test(test_pt_cycle_without_trace),
+        cmocka_unit_test(test_pt_gap_after_cached_run_prefix),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
