@@ -589,7 +589,10 @@ static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size
    The same rules as libipt's instruction length decoder (prefixes, REX, VEX/EVEX, the
    four legacy opcode maps, ModRM/SIB/displacement, immediates by effective operand and
    address size), so that the block path finds the same instruction boundaries libipt
-   found. The tables are written from the Intel SDM opcode maps.
+   found. The tables are written from the Intel SDM opcode maps; where libipt 2.0 reads an
+   encoding differently (UD0/UD1 without ModRM, 0F 39 and 0F 3B-3F like 0F 38, VEX/EVEX
+   opcodes under the legacy maps' rules), its reading wins: every opcode of every map was
+   compared with libipt's decoder (tests/test_fuzz_regress.c).
    -------------------------------------------------------------------------------------- */
 
 /* ModRM presence, one row per high opcode nibble, bit n = low nibble n. */
@@ -598,7 +601,7 @@ static const uint16_t frames__pt_modrm_map0[16] = {
     0xFFFF, 0x0000, 0x0000, 0x0000, 0x00F3, 0xFF0F, 0x0000, 0xC0C0};
 static const uint16_t frames__pt_modrm_map1[16] = {
     0xA00F, 0xFFFF, 0xFF0F, 0x0000, 0xFFFF, 0xFFFF, 0xFFFF, 0xFF7F,
-    0x0000, 0xFFFF, 0xF838, 0xFFFF, 0x00FF, 0xFFFF, 0xFFFF, 0xFFFF};
+    0x0000, 0xFFFF, 0xF838, 0xFDFF, 0x00FF, 0xFFFF, 0xFFFF, 0x7FFF};   /* 0F B9, 0F FF: none */
 
 static int frames__pt_bit(const uint16_t *rows, unsigned op) {
     return (rows[op >> 4] >> (op & 15)) & 1;
@@ -651,7 +654,7 @@ static void frames__pt_imm_map1(frames__pt_ild *d, int mode64) {
     if (op == 0x0F || (op >= 0x70 && op <= 0x73) || op == 0xA4 || op == 0xAC || op == 0xBA ||
         op == 0xC2 || (op >= 0xC4 && op <= 0xC6))
         d->imm = 1;
-    else if (op == 0x78 && (d->osz_pfx || d->last_f2f3 == 2))
+    else if (op == 0x78 && !d->vex && (d->osz_pfx || d->last_f2f3 == 2))
         d->imm = 2;                                          /* extrq/insertq ib, ib */
     else if (op >= 0x80 && op <= 0x8F)
         d->brdisp = mode64 ? 4 : frames__pt_z(d->osz);
@@ -719,28 +722,26 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
        ModRM.mod = 3 (otherwise they are LES, LDS, BOUND) */
     if ((d.op == 0xC4 || d.op == 0xC5 || d.op == 0x62) && n + 1 < max &&
         (mode64 || (code[n + 1] & 0xC0) == 0xC0)) {
-        unsigned len = d.op == 0xC5 ? 2 : d.op == 0xC4 ? 3 : 4, pp;
+        unsigned len = d.op == 0xC5 ? 2 : d.op == 0xC4 ? 3 : 4;
         if (n + len >= max) return -pte_bad_insn;
         if (d.op == 0xC5) {
             d.map = 1;
-            pp = code[n + 1] & 3;
-        } else {
-            d.map = code[n + 1] & (d.op == 0xC4 ? 0x1F : 0x07);
+        } else {   /* libipt reads EVEX.mm as 2 bits (maps 5 and 6 are 1 and 2) */
+            d.map = code[n + 1] & (d.op == 0xC4 ? 0x1F : 0x03);
             d.rex_w = code[n + 2] >> 7;
-            pp = code[n + 2] & 3;
         }
-        d.vex = d.op == 0x62 ? 2 : 1;
-        if (pp == 1) d.osz_pfx = 1;
-        if (pp == 2) d.last_f2f3 = 3, f3 = 1;
-        if (pp == 3) d.last_f2f3 = 2;
+        d.vex = d.op == 0x62 ? 2 : 1;   /* pp (an implied 66/F2/F3) sizes nothing in libipt */
         n += len;
         d.op = code[n++];
-        if ((d.map < 1 || d.map > 3) && !(d.vex == 2 && (d.map == 5 || d.map == 6)))
-            return -pte_bad_insn;
-        d.has_modrm = !(d.vex == 1 && d.map == 1 && d.op == 0x77);   /* vzeroupper/all */
-        if (d.map == 3 || (d.map == 1 && ((d.op >= 0x70 && d.op <= 0x73) || d.op == 0xC2 ||
-                                          (d.op >= 0xC4 && d.op <= 0xC6))))
-            d.imm = 1;
+        if (d.map > 4) return -pte_bad_insn;
+        /* libipt applies the legacy maps' ModRM, displacement and immediate rules to the
+           VEX/EVEX opcodes of maps 0 and 1 (vzeroupper: none); 0F 0F is no escape here;
+           maps 2-4 (4: AMD's 0F 0F) always have ModRM, 3 and 4 an imm8 */
+        d.has_modrm = d.map == 0 ? (unsigned)frames__pt_bit(frames__pt_modrm_map0, d.op)
+                    : d.map == 1 ? (unsigned)(d.op != 0x0F && frames__pt_bit(frames__pt_modrm_map1, d.op))
+                    : 1;
+        d.ignore_mod = d.map == 1 && d.op >= 0x20 && d.op <= 0x23;
+        d.imm = d.map >= 3;
     } else {
         d.rex_w = (rex >> 3) & 1;
         n++;
@@ -750,14 +751,13 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
         } else {
             if (n >= max) return -pte_bad_insn;
             d.op = code[n++];
-            if (d.op == 0x38 || d.op == 0x3A) {
-                d.map = d.op == 0x38 ? 2 : 3;
+            if ((d.op & 0xF8) == 0x38) {   /* 0F 38 and 0F 3A; libipt reads 0F 39, 0F 3B-3F
+                                               like 0F 38 */
+                d.map = d.op == 0x3A ? 3 : 2;
                 if (n >= max) return -pte_bad_insn;
                 d.op = code[n++];
                 d.has_modrm = 1;
                 d.imm = d.map == 3;
-            } else if ((d.op & 0xF8) == 0x38) {
-                return -pte_bad_insn;
             } else {
                 d.map = 1;
                 d.has_modrm = (unsigned)frames__pt_bit(frames__pt_modrm_map1, d.op);
@@ -794,8 +794,8 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
             }
         }
     }
-    if (!d.vex && d.map == 0) frames__pt_imm_map0(&d, mode64);
-    else if (!d.vex && d.map == 1) frames__pt_imm_map1(&d, mode64);
+    if (d.map == 0) frames__pt_imm_map0(&d, mode64);
+    else if (d.map == 1 && !(d.vex && d.op == 0x0F)) frames__pt_imm_map1(&d, mode64);
     {
         size_t at = n + d.disp;   /* a branch displacement follows any memory displacement */
         n += d.disp + d.brdisp + d.imm;

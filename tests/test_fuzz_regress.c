@@ -292,6 +292,44 @@ static void test_pt_gap_after_cached_run_prefix(void **state) {
     assert_int_equal(runs[1], 0x100000);
     remove(image);
 }
+
+/* fuzz_ptdecode (a session with an instruction callback writes the same frames; found as
+   a reconstruct error): the block path rebuilds instructions with frames_pt_x86_decode,
+   which must find libipt's lengths, and disagreed on 0F FF (UD0): libipt 2.0 gives it no
+   ModRM, so every frame of a block from there on was lost. Comparing every opcode with
+   libipt (all maps, prefixes, modes) found the other differences below: 0F B9 without
+   ModRM, 0F 39 / 0F 3B-3F read like 0F 38, and VEX/EVEX opcodes with the legacy maps'
+   rules (EVEX.mm 2 bits, VEX map 0 and 4, no sizes from VEX.pp). Lengths are libipt's. */
+static void test_pt_lengths_as_libipt(void **state) {
+    static const struct {
+        uint8_t bytes[16];
+        uint8_t size;
+        uint8_t mode;
+    } t[] = {
+        {{0x0f, 0xff, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90}, 2, ptem_64bit},          /* ud0 */
+        {{0x0f, 0xb9, 0x80, 0x90, 0x90, 0x90, 0x90, 0x90}, 2, ptem_64bit},          /* ud1 */
+        {{0x0f, 0x39, 0xc0, 0x90, 0x90, 0x90, 0x90, 0x90}, 8, ptem_64bit},          /* op, modrm, disp32 */
+        {{0x66, 0x0f, 0x3f, 0x04, 0x90, 0x90, 0x90, 0x90, 0x90}, 9, ptem_64bit},
+        {{0xc5, 0xf8, 0x04, 0xc0}, 3, ptem_64bit},                                  /* no ModRM */
+        {{0xc5, 0xf8, 0x0f, 0xc0, 0x90}, 3, ptem_64bit},                            /* no 3DNow */
+        {{0xc5, 0xf8, 0x80, 0x90, 0x90, 0x90, 0x90, 0x90}, 7, ptem_64bit},          /* rel32 */
+        {{0xc5, 0xf8, 0xba, 0xc0, 0x01}, 5, ptem_64bit},                            /* imm8 */
+        {{0xc5, 0xf9, 0x78, 0xc0, 0x01, 0x02}, 4, ptem_64bit},                      /* no extrq imm */
+        {{0xc5, 0xf9, 0x80, 0x90, 0x90, 0x90, 0x90, 0x90}, 7, ptem_32bit},          /* pp: no osz */
+        {{0xc4, 0xe0, 0x78, 0x05, 0x90, 0x90, 0x90, 0x90}, 8, ptem_64bit},          /* map 0: add eax, imm32 */
+        {{0xc4, 0xe4, 0x78, 0x00, 0xc0, 0x01}, 6, ptem_64bit},                      /* map 4: imm8 */
+        {{0x62, 0xf5, 0x7c, 0x48, 0x04, 0xc0}, 5, ptem_64bit},                      /* map 5 = 1 */
+        {{0x62, 0xf4, 0x7c, 0x48, 0x00, 0xc0}, 6, ptem_64bit},                      /* map 4 = 0 */
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        frames_pt_x86 x;
+        if (frames_pt_x86_decode(t[i].bytes, sizeof t[i].bytes, (enum pt_exec_mode)t[i].mode, 0x1000, &x) != 0)
+            fail_msg("case %u: no instruction", (unsigned)i);
+        if (x.size != t[i].size) fail_msg("case %u: %u bytes, libipt %u", (unsigned)i, x.size, t[i].size);
+    }
+}
 #endif
 
 int main(void) {
@@ -302,6 +340,7 @@ int main(void) {
 #ifdef FRAMES_HAVE_IPT
         cmocka_unit_test(test_pt_cycle_without_trace),
         cmocka_unit_test(test_pt_gap_after_cached_run_prefix),
+        cmocka_unit_test(test_pt_lengths_as_libipt),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
