@@ -167,7 +167,11 @@ typedef struct frames_pt_sb_config {
 
 FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c);
 
-/* perf time -> TSC as libipt HEAD does (time 0 = synthesized records = TSC 0). */
+/* perf time -> TSC: floor((time - time_zero) * 2^time_shift / time_mult), the formula of
+   perf_event_mmap_page and libipt HEAD, computed without overflow: the same TSC whenever
+   theirs is right, and UINT64_MAX when the TSC does not fit in 64 bits (theirs wraps for
+   a time_shift over 32), so that it grows with time. Time 0 (records perf synthesised)
+   and a missing conversion (time_mult 0, time_shift over 63) give TSC 0. */
 FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time);
 
 /* ======================================================================================
@@ -895,12 +899,21 @@ FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c) {
 }
 
 FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time) {
-    uint64_t t, quot, rem;
+    uint64_t t, quot, rem, frac = 0;
+    unsigned s, k;
     if (!time || !c->time_mult || c->time_shift > 63) return 0;   /* no valid conversion */
     t = time - c->time_zero;
     quot = t / c->time_mult;
     rem = t % c->time_mult;
-    return (quot << c->time_shift) + ((rem << c->time_shift) / c->time_mult);
+    if (quot > UINT64_MAX >> c->time_shift) return UINT64_MAX;
+    /* (rem << shift) / mult, 32 bits of shift at a time: rem < mult < 2^32 */
+    for (s = c->time_shift; s; s -= k) {
+        k = s > 32 ? 32 : s;
+        rem <<= k;
+        frac = (frac << k) + rem / c->time_mult;
+        rem %= c->time_mult;
+    }
+    return (quot << c->time_shift) + frac;   /* frac < 2^shift: no carry out */
 }
 
 /* --------------------------------------------------------------------------------------

@@ -330,6 +330,29 @@ static void test_pt_lengths_as_libipt(void **state) {
         if (x.size != t[i].size) fail_msg("case %u: %u bytes, libipt %u", (unsigned)i, x.size, t[i].size);
     }
 }
+
+/* fuzz_sideband (perf time to TSC is exact, so monotonic): the formula of
+   perf_event_mmap_page, (t / mult) << shift + ((t % mult) << shift) / mult, overflows for
+   a time_shift over 32 (the remainder) or a TSC past 64 bits (the quotient): the TSC went
+   down as time went up, and sideband records were applied out of place. */
+static void test_pt_time_to_tsc_exact(void **state) {
+    frames_pt_sb_config c;
+    (void)state;
+    frames_pt_sb_config_default(&c);
+    c.time_mult = 1u << 30;
+    c.time_shift = 40;
+    assert_int_equal(frames_pt_time_to_tsc(&c, (1u << 29) - 1), (1ull << 39) - (1u << 10));
+    assert_int_equal(frames_pt_time_to_tsc(&c, 1u << 29), 1ull << 39);
+    c.time_mult = 3;
+    c.time_shift = 63;
+    assert_int_equal(frames_pt_time_to_tsc(&c, 5), 0xd555555555555555ull);   /* 5 * 2^63 / 3 */
+    assert_int_equal(frames_pt_time_to_tsc(&c, 6), UINT64_MAX);              /* 2^64: saturated */
+    c.time_zero = 1000;
+    c.time_mult = 3;
+    c.time_shift = 2;
+    assert_int_equal(frames_pt_time_to_tsc(&c, 1010), 13);   /* as before: 12 + 4 / 3 */
+    assert_int_equal(frames_pt_time_to_tsc(&c, 0), 0);
+}
 #endif
 
 int main(void) {
@@ -341,6 +364,7 @@ int main(void) {
         cmocka_unit_test(test_pt_cycle_without_trace),
         cmocka_unit_test(test_pt_gap_after_cached_run_prefix),
         cmocka_unit_test(test_pt_lengths_as_libipt),
+        cmocka_unit_test(test_pt_time_to_tsc_exact),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
