@@ -2440,10 +2440,10 @@ static int frames__pt_on_event(frames_pt *pt, const struct pt_event *ev, uint64_
 /* --------------------------------------------------------------------------------------
    Decoding that takes no trace. libipt follows direct jumps and calls without packets, so
    a trace that leads the decoder into a cycle of them (crafted, or an ip in the middle
-   of an instruction) is decoded for ever. Progress is a move in the trace, an event, or
-   an instruction whose outcome comes from the trace (conditional branch, return, far
-   transfer...); without progress the decoder is deterministic, so an instruction (block)
-   start seen again is such a cycle. Brent's cycle detection finds it within about twice
+   of an instruction) is decoded for ever. Progress is a move in the trace (a packet
+   taken: TIP, PTW, ...), an event, or a conditional branch or return (they may take a
+   bit of a TNT packet read before); without progress the decoder is deterministic, so
+   an instruction (block) start seen again is such a cycle. Brent's cycle detection finds it within about twice
    the length of the path; FRAMES_PT_MAX_STALL bounds the path in any case.
    -------------------------------------------------------------------------------------- */
 #ifndef FRAMES_PT_MAX_STALL
@@ -2461,8 +2461,7 @@ static void frames__pt_progress_made(frames_pt *pt) {
    round a cycle that takes no trace (or has followed FRAMES_PT_MAX_STALL instructions). */
 static int frames__pt_stalled(frames_pt *pt, uint64_t ip, uint64_t n, int iclass) {
     uint64_t off = frames__pt_offset(pt);
-    if (off != pt->stall_off ||
-        (iclass != ptic_other && iclass != ptic_call && iclass != ptic_jump)) {
+    if (off != pt->stall_off || iclass == ptic_cond_jump || iclass == ptic_return) {
         pt->stall_off = off;
         frames__pt_progress_made(pt);
         return 0;

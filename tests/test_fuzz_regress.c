@@ -184,6 +184,7 @@ static void test_pt_cycle_without_trace(void **state) {
         {"\xeb\xfe", 2},                                   /* jmp . */
         {"\xe8\xfb\xff\xff\xff", 5},                   /* call . */
         {"\x90\x90\xe8\x02\x00\x00\x00\xeb\xf7\x90\xeb\xf4", 12},   /* nops, call, jmps */
+        {"\xf3\x0f\xae\xe0\xeb\xfa", 6},                /* ptwrite eax (no packet), jmp */
     };
     const char *image = tu_tmp_path(".bin");
     uint8_t trace[64];
