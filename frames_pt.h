@@ -1607,7 +1607,10 @@ static int frames__pt_sb_fetch(frames_pt *pt, frames__pt_src *s) {
     uint64_t off = s->cfg.tsc_offset;
     s->cur = s->next;
     s->have = 0;
-    n = frames__pt_parse_record(&s->cfg, s->data + s->next, s->size - s->next, &s->rec);
+    /* (an empty source may have no data pointer at all) */
+    n = s->next < s->size
+            ? frames__pt_parse_record(&s->cfg, s->data + s->next, s->size - s->next, &s->rec)
+            : 0;
     if (n == 0) return -pte_eos;
     if (n < 0) {   /* diagnostics point at the bad record (s->cur) */
         frames__pt_sb_diag(pt, s, n == -pte_eos ? FRAMES_PT_SB_TRUNCATED : (int)n);

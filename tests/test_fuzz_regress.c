@@ -354,6 +354,26 @@ static void test_pt_time_to_tsc_exact(void **state) {
     assert_int_equal(frames_pt_time_to_tsc(&c, 1010), 13);   /* as before: 12 + 4 / 3 */
     assert_int_equal(frames_pt_time_to_tsc(&c, 0), 0);
 }
+
+/* fuzz_sideband (UBSan: applying zero offset to a null pointer): an empty sideband source
+   added with copy = 1 (nothing to copy: no buffer) or with no data pointer was read at
+   NULL + 0. */
+static void test_pt_empty_sideband(void **state) {
+    uint8_t trace[64];
+    size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
+    frames_pt *pt;
+    frames_pt_stats st;
+    frames_error err;
+    (void)state;
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_pevent(pt, NULL, "copied", trace, 0, 1, 1, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_pevent(pt, NULL, "none", NULL, 0, 0, 0, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_decode(pt, NULL, &st, &err), FRAMES_OK);
+    assert_int_equal(st.sb_records, 0);
+    assert_int_equal(st.sb_warnings + st.sb_errors, 0);
+    frames_pt_close(pt);
+}
 #endif
 
 int main(void) {
@@ -366,6 +386,7 @@ int main(void) {
         cmocka_unit_test(test_pt_gap_after_cached_run_prefix),
         cmocka_unit_test(test_pt_lengths_as_libipt),
         cmocka_unit_test(test_pt_time_to_tsc_exact),
+        cmocka_unit_test(test_pt_empty_sideband),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
