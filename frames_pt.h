@@ -3361,7 +3361,7 @@ static int frames__perf_rec_cmp(const void *a, const void *b) {
    ordered within rounds), plus one stream of every record for per-thread traces. */
 static int frames__perf_split(frames_perf *pd, frames_error *err) {
     size_t i, j;
-    qsort(pd->recs, pd->nrecs, sizeof *pd->recs, frames__perf_rec_cmp);
+    if (pd->nrecs > 1) qsort(pd->recs, pd->nrecs, sizeof *pd->recs, frames__perf_rec_cmp);
     for (i = 0; i <= pd->nrecs; i++) {
         int32_t cpu = i < pd->nrecs ? pd->recs[i].cpu : -2;
         frames__perf_sb *sb = NULL, *nsb;

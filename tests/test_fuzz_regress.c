@@ -374,6 +374,21 @@ static void test_pt_empty_sideband(void **state) {
     assert_int_equal(st.sb_warnings + st.sb_errors, 0);
     frames_pt_close(pt);
 }
+
+/* fuzz_perf (UBSan: null pointer passed to qsort): a perf.data file without kernel
+   records sorted its empty (NULL) record list. The smallest such file: a pipe header. */
+static void test_perf_without_records(void **state) {
+    static const uint8_t pipe[16] = {'P', 'E', 'R', 'F', 'I', 'L', 'E', '2', 16};
+    frames_perf *pd;
+    frames_error err;
+    (void)state;
+    assert_int_equal(frames_perf_open_memory(&pd, pipe, sizeof pipe, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_perf_get_info(pd)->pipe_mode, 1);
+    assert_int_equal(frames_perf_get_info(pd)->sideband_records, 0);
+    assert_int_equal(frames_perf_nstreams(pd), 0);
+    assert_int_equal(frames_perf_sideband(pd, -2).len, 0);
+    frames_perf_close(pd);
+}
 #endif
 
 int main(void) {
@@ -387,6 +402,7 @@ int main(void) {
         cmocka_unit_test(test_pt_lengths_as_libipt),
         cmocka_unit_test(test_pt_time_to_tsc_exact),
         cmocka_unit_test(test_pt_empty_sideband),
+        cmocka_unit_test(test_perf_without_records),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
