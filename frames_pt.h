@@ -3533,7 +3533,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         data_size = size - 16;
         rc = frames__perf_records(pd, data_off, size, err);
     } else {
-        uint64_t attr_size, attrs_off, attrs_size, i;
+        uint64_t attr_size, attrs_off, attrs_size, i, ids_total = 0;
         if (hsize < 104 || size < 104) {
             frames_perf_close(pd);
             return frames__perf_fail(err, 8, "bad header size");
@@ -3557,6 +3557,13 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
                 rc = frames__perf_fail(err, attrs_off + i, "attribute ids outside the file");
                 break;
             }
+            /* each attr has its own ids: together they fit in the file (shared ones would
+               make the copies, and the id lookups, grow with the square of its size) */
+            if (ids_size > size - ids_total) {
+                rc = frames__perf_fail(err, attrs_off + i, "attribute ids overlap");
+                break;
+            }
+            ids_total += ids_size;
             rc = frames__perf_add_attr(pd, a, (size_t)(attr_size - 16), h + ids_off,
                                        (size_t)(ids_size / 8), err);
         }

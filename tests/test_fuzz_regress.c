@@ -389,6 +389,50 @@ static void test_perf_without_records(void **state) {
     assert_int_equal(frames_perf_sideband(pd, -2).len, 0);
     frames_perf_close(pd);
 }
+
+/* fuzz_perf (memory held within a multiple of the file size): every attribute of a
+   perf.data file may name any part of the file as its ids, and each was copied, with one
+   lookup entry per id besides: 200 attributes naming the whole of a 16 KiB file held
+   9.8 MB (and record lookups walked all the ids). The ids of all attributes must now fit
+   in the file together. */
+static void test_perf_overlapping_ids(void **state) {
+    enum { SIZE = 16384, K = 200, ASIZE = 64 };
+    uint8_t *f = (uint8_t *)calloc(1, SIZE);
+    size_t k, data = 104 + K * ASIZE;
+    frames_perf *pd;
+    frames_error err;
+    (void)state;
+    assert_non_null(f);
+    memcpy(f, "PERFILE2", 8);
+    put_le(f + 8, 104, 8);
+    put_le(f + 16, ASIZE, 8);
+    put_le(f + 24, 104, 8);
+    put_le(f + 32, K * ASIZE, 8);
+    put_le(f + 40, data, 8);
+    put_le(f + 48, (SIZE - data) / 16 * 16, 8);
+    for (k = 0; k < K; k++) {
+        uint8_t *a = f + 104 + k * ASIZE;
+        put_le(a, 1, 4);
+        put_le(a + 4, 48, 4);
+        put_le(a + 24, 0x10000, 8);   /* PERF_SAMPLE_IDENTIFIER */
+        put_le(a + 40, 1ull << 18, 8);
+        put_le(a + 48, 0, 8);         /* ids: the whole file */
+        put_le(a + 56, SIZE, 8);
+    }
+    for (k = data; k + 16 <= data + (SIZE - data) / 16 * 16; k += 16) {
+        put_le(f + k, 3, 4);          /* COMM */
+        put_le(f + k + 6, 16, 2);
+    }
+    assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_E_FORMAT);
+    assert_non_null(strstr(err.message, "attribute ids overlap"));
+    put_le(f + 32, 2 * ASIZE, 8);     /* two attributes sharing ids: half the file each */
+    put_le(f + 104 + 56, SIZE / 2, 8);
+    put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
+    assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_perf_get_info(pd)->nattrs, 2);
+    frames_perf_close(pd);
+    free(f);
+}
 #endif
 
 int main(void) {
@@ -403,6 +447,7 @@ int main(void) {
         cmocka_unit_test(test_pt_time_to_tsc_exact),
         cmocka_unit_test(test_pt_empty_sideband),
         cmocka_unit_test(test_perf_without_records),
+        cmocka_unit_test(test_perf_overlapping_ids),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
