@@ -1221,15 +1221,43 @@ static long frames__pt_padded_strlen(const uint8_t *p, size_t n) {
     return (long)((len + 7) & ~(size_t)7);
 }
 
+/* c->sample_ids sorted by id, one entry per id (frames_pt_add_pevent makes them so). */
 static uint64_t frames__pt_sample_type(const frames_pt_sb_config *c, const uint8_t *rec,
                                        size_t size) {
-    size_t i;
     if (c->nsample_ids && size >= 16) {   /* PERF_SAMPLE_IDENTIFIER: the last u64 */
         uint64_t id = frames__pt_le64(rec + size - 8);
-        for (i = 0; i < c->nsample_ids; i++)
-            if (c->sample_ids[i].id == id) return c->sample_ids[i].sample_type;
+        size_t lo = 0, hi = c->nsample_ids;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->sample_ids[mid].id < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < c->nsample_ids && c->sample_ids[lo].id == id) return c->sample_ids[lo].sample_type;
     }
     return c->sample_type;
+}
+
+/* An id with the position it was given in (the first of equal ids wins). */
+typedef struct frames__pt_idpos {
+    uint64_t id, value;
+    size_t pos;
+} frames__pt_idpos;
+
+static int frames__pt_idpos_cmp(const void *a, const void *b) {
+    const frames__pt_idpos *x = (const frames__pt_idpos *)a, *y = (const frames__pt_idpos *)b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sort ids[0..n) by id and keep the first of equal ids; returns how many are left.
+   Lookups are then binary searches (a linear one per record made the work grow with
+   ids x records, both chosen by the file). */
+static size_t frames__pt_sort_ids(frames__pt_idpos *ids, size_t n) {
+    size_t i, k = 0;
+    if (n > 1) qsort(ids, n, sizeof *ids, frames__pt_idpos_cmp);
+    for (i = 0; i < n; i++)
+        if (!k || ids[k - 1].id != ids[i].id) ids[k++] = ids[i];
+    return k;
 }
 
 /* Parse the record at data[0..avail): header, body, sample_id trailer. Returns the record
@@ -1955,12 +1983,30 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
     if (c->vdso_x64) s->cfg.vdso_x64 = frames__pt_strdup(c->vdso_x64, actx);
     if (c->vdso_x32) s->cfg.vdso_x32 = frames__pt_strdup(c->vdso_x32, actx);
     if (c->vdso_ia32) s->cfg.vdso_ia32 = frames__pt_strdup(c->vdso_ia32, actx);
-    if (c->nsample_ids) {
+    if (c->nsample_ids) {   /* copied sorted by id (the first of equal ids kept) */
         frames_pt_sample_id *ids =
             (frames_pt_sample_id *)FRAMES_MALLOC(c->nsample_ids * sizeof *ids, actx);
-        if (ids) memcpy(ids, c->sample_ids, c->nsample_ids * sizeof *ids);
+        frames__pt_idpos *tmp =
+            (frames__pt_idpos *)FRAMES_MALLOC(c->nsample_ids * sizeof *tmp, actx);
+        size_t i, k = 0;
+        if (ids && tmp) {
+            for (i = 0; i < c->nsample_ids; i++) {
+                tmp[i].id = c->sample_ids[i].id;
+                tmp[i].value = c->sample_ids[i].sample_type;
+                tmp[i].pos = i;
+            }
+            k = frames__pt_sort_ids(tmp, c->nsample_ids);
+            for (i = 0; i < k; i++) {
+                ids[i].id = tmp[i].id;
+                ids[i].sample_type = tmp[i].value;
+            }
+        } else {
+            FRAMES_FREE(ids, actx);
+            ids = NULL;
+        }
+        FRAMES_FREE(tmp, actx);
         s->cfg.sample_ids = ids;
-        if (!ids) s->cfg.nsample_ids = 0;
+        s->cfg.nsample_ids = ids ? k : 0;
     }
     if (!s->name || (copy && size && !s->owned) || (c->sysroot && !s->cfg.sysroot) ||
         (c->vdso_x64 && !s->cfg.vdso_x64) || (c->vdso_x32 && !s->cfg.vdso_x32) ||
@@ -3165,6 +3211,8 @@ struct frames_perf {
     size_t nsb;
     frames_pt_sample_id *sample_ids;
     size_t nsample_ids;
+    frames__pt_idpos *idx;         /* every attr id (value: the attr), sorted, first kept */
+    size_t nidx;
     uint64_t priv[32];
     size_t npriv;
 };
@@ -3183,6 +3231,7 @@ FRAMES_DEF void frames_perf_close(frames_perf *pd) {
     FRAMES_FREE(pd->recs, pd->actx);
     FRAMES_FREE(pd->sb, pd->actx);
     FRAMES_FREE(pd->sample_ids, pd->actx);
+    FRAMES_FREE(pd->idx, pd->actx);
     FRAMES_FREE(pd->owned, pd->actx);
     FRAMES_FREE(pd, pd->actx);
 }
@@ -3220,16 +3269,20 @@ static int frames__perf_add_attr(frames_perf *pd, const uint8_t *a, size_t asize
     return FRAMES_OK;
 }
 
-/* The attr a record belongs to: by its PERF_SAMPLE_IDENTIFIER when attrs differ. */
+/* The attr a record belongs to: by its PERF_SAMPLE_IDENTIFIER when attrs differ (the
+   first attr with that id; pd->idx). */
 static const frames__perf_attr *frames__perf_attr_of(const frames_perf *pd, const uint8_t *rec,
                                                      size_t size) {
-    size_t i, j;
     if (!pd->nattrs) return NULL;
-    if (pd->nattrs > 1 && size >= 16 && (pd->attrs[0].sample_type & FRAMES_PERF_SAMPLE_IDENTIFIER)) {
+    if (pd->nidx && size >= 16) {
         uint64_t id = frames__pt_le64(rec + size - 8);
-        for (i = 0; i < pd->nattrs; i++)
-            for (j = 0; j < pd->attrs[i].nids; j++)
-                if (pd->attrs[i].ids[j] == id) return &pd->attrs[i];
+        size_t lo = 0, hi = pd->nidx;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pd->idx[mid].id < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < pd->nidx && pd->idx[lo].id == id) return &pd->attrs[pd->idx[lo].value];
     }
     return &pd->attrs[0];
 }
@@ -3276,7 +3329,6 @@ static int frames__perf_add_piece(frames_perf *pd, const uint8_t *r, uint64_t pa
 
 static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frames_error *err) {
     frames__perf_rec *r;
-    const frames__perf_attr *at = frames__perf_attr_of(pd, pd->data + off, size);
     if (pd->nrecs == pd->reccap) {
         r = (frames__perf_rec *)frames__pt_grow(pd->recs, &pd->reccap, pd->nrecs + 1, sizeof *r,
                                                 pd->actx);
@@ -3286,8 +3338,7 @@ static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frame
     r = &pd->recs[pd->nrecs];
     r->off = off;
     r->size = size;
-    r->seq = pd->nrecs;
-    frames__perf_trailer(at, pd->data + off, size, &r->time, &r->cpu);
+    r->seq = pd->nrecs;   /* time and cpu: frames__perf_trailers, once every attr is known */
     pd->nrecs++;
     pd->info.sideband_records++;
     return FRAMES_OK;
@@ -3347,6 +3398,29 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, f
             pd->info.skipped_records++;
         }
         off = next;
+    }
+    return FRAMES_OK;
+}
+
+/* Time and cpu of every kernel record, from the trailer its attr describes. */
+static int frames__perf_trailers(frames_perf *pd, frames_error *err) {
+    size_t i, j, n = 0;
+    for (i = 0; i < pd->nattrs; i++) n += pd->attrs[i].nids;
+    if (pd->nattrs > 1 && n && (pd->attrs[0].sample_type & FRAMES_PERF_SAMPLE_IDENTIFIER)) {
+        pd->idx = (frames__pt_idpos *)FRAMES_MALLOC(n * sizeof *pd->idx, pd->actx);
+        if (!pd->idx) return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
+        for (i = 0, n = 0; i < pd->nattrs; i++)
+            for (j = 0; j < pd->attrs[i].nids; j++, n++) {
+                pd->idx[n].id = pd->attrs[i].ids[j];
+                pd->idx[n].value = i;
+                pd->idx[n].pos = n;
+            }
+        pd->nidx = frames__pt_sort_ids(pd->idx, n);
+    }
+    for (i = 0; i < pd->nrecs; i++) {
+        frames__perf_rec *r = &pd->recs[i];
+        frames__perf_trailer(frames__perf_attr_of(pd, pd->data + r->off, r->size), pd->data + r->off,
+                             r->size, &r->time, &r->cpu);
     }
     return FRAMES_OK;
 }
@@ -3572,7 +3646,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
     }
     if (rc == FRAMES_OK) {
         frames__perf_finish_info(pd);
-        rc = frames__perf_split(pd, err);
+        if ((rc = frames__perf_trailers(pd, err)) == FRAMES_OK) rc = frames__perf_split(pd, err);
     }
     if (rc == FRAMES_OK) rc = frames__perf_streams(pd, err);
     if (rc == FRAMES_OK && pd->info.compressed && !pd->npieces)

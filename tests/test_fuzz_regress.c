@@ -433,6 +433,54 @@ static void test_perf_overlapping_ids(void **state) {
     frames_perf_close(pd);
     free(f);
 }
+
+static int count_record(void *ctx, const frames_pt_sb_record *r) {
+    uint64_t *seen = (uint64_t *)ctx;
+    if (r->s_identifier == 5 && (r->samples & FRAMES_PERF_SAMPLE_TIME)) (*seen)++;
+    return 0;
+}
+
+/* (with the ids bound above) a record's sample type by its PERF_SAMPLE_IDENTIFIER was a
+   linear search of the ids per record, so a file of many ids and many records took time
+   with their product; the ids are now sorted once and searched. The first entry of an id
+   still wins, whatever the order given. */
+static void test_pt_sample_ids_first_wins(void **state) {
+    static const frames_pt_sample_id ids[] = {
+        {7, FRAMES_PERF_SAMPLE_TID | FRAMES_PERF_SAMPLE_IDENTIFIER},
+        {5, FRAMES_PERF_SAMPLE_TIME | FRAMES_PERF_SAMPLE_IDENTIFIER},
+        {1, FRAMES_PERF_SAMPLE_IDENTIFIER},
+        {5, FRAMES_PERF_SAMPLE_IDENTIFIER}};
+    uint8_t trace[64], rec[32];
+    size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
+    frames_pt *pt;
+    frames_pt_sb_config c;
+    frames_pt_callbacks cb;
+    frames_pt_stats st;
+    frames_error err;
+    uint64_t seen = 0;
+    (void)state;
+    put_le(rec, 12, 4);          /* ITRACE_START, size 32: pid, tid, time, identifier */
+    put_le(rec + 4, 0, 2);
+    put_le(rec + 6, 32, 2);
+    put_le(rec + 8, 1, 4);
+    put_le(rec + 12, 1, 4);
+    put_le(rec + 16, 0, 8);      /* time 0: due at once */
+    put_le(rec + 24, 5, 8);
+    frames_pt_sb_config_default(&c);
+    c.sample_ids = ids;
+    c.nsample_ids = sizeof ids / sizeof ids[0];
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", rec, sizeof rec, 1, 1, &err), FRAMES_OK);
+    memset(&cb, 0, sizeof cb);
+    cb.ctx = &seen;
+    cb.sb_record = count_record;
+    frames_pt_set_callbacks(pt, &cb);
+    assert_int_equal(frames_pt_decode(pt, NULL, &st, &err), FRAMES_OK);
+    assert_int_equal(st.sb_errors, 0);
+    assert_int_equal(seen, 1);
+    frames_pt_close(pt);
+}
 #endif
 
 int main(void) {
@@ -448,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_pt_empty_sideband),
         cmocka_unit_test(test_perf_without_records),
         cmocka_unit_test(test_perf_overlapping_ids),
+        cmocka_unit_test(test_pt_sample_ids_first_wins),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
