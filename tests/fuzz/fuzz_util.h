@@ -10,7 +10,11 @@
                                        MODE: files (whole files), frames (each frame
                                        payload of frames traces), meta (meta payloads),
                                        unfinished (finished traces as a writer killed
-                                       inside finish leaves them)
+                                       inside finish leaves them), tracedb (trace-db
+                                       traces cut after a few points), ptcase (a PT case
+                                       directory: image + trace), pevent (a sideband
+                                       file with its case's settings), perfdata (a PT
+                                       case as perf.data); see seedgen.c
        // fuzz-needs: HEADER LIBS...   build only when <HEADER> is installed; link LIBS
        // fuzz-flags: FLAGS...         extra libFuzzer flags (e.g. -max_len=65536)
    Hand-made seeds and fixed crash inputs live in tests/fuzz/seeds/<target>/. */
