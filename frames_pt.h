@@ -464,6 +464,11 @@ FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu)
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
 #error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
@@ -1174,19 +1179,32 @@ static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char
     return FRAMES_OK;
 }
 
-/* The ABI of an ELF file, for the [vdso] flavour of a process (unknown if not ELF). */
+/* The ABI of an ELF file, for the [vdso] flavour of a process (unknown if not ELF). The
+   name comes from the sideband: it may be a FIFO or a device, which must not block us. */
 static int frames__pt_file_abi(const char *path) {
-    FILE *f = fopen(path, "rb");
     uint8_t eh[20];
     int abi = FRAMES__PT_ABI_UNKNOWN;
+#ifndef FRAMES_NO_POSIX
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), got;
+    if (fd < 0) return abi;
+    got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read(fd, eh, 20) == 20;
+    close(fd);
+    if (!got) return abi;
+#else
+    FILE *f = fopen(path, "rb");
+    size_t got;
     if (!f) return abi;
-    if (fread(eh, 1, 20, f) == 20 && !memcmp(eh, "\177ELF", 4) && eh[6] == 1) {
+    got = fread(eh, 1, 20, f);
+    fclose(f);
+    if (got != 20) return abi;
+#endif
+    if (!memcmp(eh, "\177ELF", 4) && eh[6] == 1) {
         unsigned machine = frames__pt_le16(eh + 18);
         if (eh[4] == 2) abi = FRAMES__PT_ABI_X64;
         else if (eh[4] == 1 && machine == 3) abi = FRAMES__PT_ABI_IA32;
         else if (eh[4] == 1 && machine == 62) abi = FRAMES__PT_ABI_X32;
     }
-    fclose(f);
     return abi;
 }
 
