@@ -2728,6 +2728,8 @@ typedef struct fq__worker {
     int soft_max, soft_pass, oom;
     int fused;             /* evaluating inside the index pass: results may not be delivered
                               yet, so the result buffer grows instead */
+    int spilled;           /* fused: a point's results did not fit; it is left to the
+                              normal path, which delivers as it goes */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -3158,8 +3160,8 @@ static void fq__emit(fq__worker *w) {
     }
     if (s->n + (w->group == FQ__NONE ? FQ__HDR : 0) + k > s->cap) {
         if (!w->fused) fq__flush(w);
-        else if (FQ__GROW(s->w, s->cap, s->cap * 2, w->ctx) < 0) {
-            w->oom = 1;
+        else {   /* growing would hold every result of the point (V^k of them) */
+            w->spilled = 1;
             return;
         }
     }
@@ -3215,6 +3217,7 @@ static void fq__enumerate(fq__worker *w) {
             continue;
         }
         fq__tuple(w);
+        if (FQ__UNLIKELY(w->spilled)) return;
     }
 }
 
@@ -3422,14 +3425,19 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
             w->pt.has_tid = 0;
             w->pt.tid = 0;
             if (fq__keep_point(w->p, &w->pt)) {
+                size_t n0 = w->slot->n;
                 if (lazy) {   /* the point is in the cache: decode it now */
                     uint64_t p2 = nptr0, s2 = stmt;
                     w->ndv = 0;
                     fq__tdb_point(w, t, start, &p2, &s2);
                 }
                 fq__eval_point(w);
+                if (w->spilled) {   /* too many results: dropped, evaluated again (fq__fused) */
+                    w->slot->n = n0;
+                    w->group = FQ__NONE;
+                }
             }
-            if (w->oom) {   /* the point is indexed; the caller reports the failure */
+            if (w->oom || w->spilled) {   /* the point is indexed; the caller deals with it */
                 stmt = pstmt;
                 np++;
                 break;
@@ -3892,6 +3900,11 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
                                "out of memory evaluating point %llu", (unsigned long long)np);
     w->slot->reached = t->idx_off;
     *reached = np;
+    if (w->spilled) {   /* the last point indexed goes to the normal path */
+        w->spilled = 0;
+        *reached = np - 1;
+        if (*reached == at) return 0;   /* nothing was evaluated here */
+    }
     return 1;
 }
 
