@@ -182,7 +182,7 @@ static void test_tracedb_failed_open_sets_null(void **state) {
    of one frame asked cursors for frames 5-9: FRAMES_E_RANGE, or records the TOC points at
    behind the cut; one work item read 5 frames and succeeded. */
 static void test_frames_count_after_toc_check(void **state) {
-    size_t len, i;
+    size_t len = 0, i;
     unsigned char *d = tu_read_file(tu_shared("vectors/frames/r05_toc_m4_n10_mips.frames"), &len);
     fq_trace *t;
     fq_trace_info in;
