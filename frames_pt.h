@@ -643,7 +643,8 @@ static void frames__pt_imm_map0(frames__pt_ild *d, int mode64) {
     case 0x9A: case 0xEA: d->imm = 2 + frames__pt_z(d->osz); break;          /* ptr16:z */
     case 0xC7:
         if (d->reg == 0) d->imm = frames__pt_z(d->osz);      /* mov Ev, Iz */
-        else if (d->reg == 7) d->brdisp = frames__pt_z(d->osz); /* xbegin */
+        else if (d->reg == 7 && !d->disp) d->brdisp = frames__pt_z(d->osz); /* xbegin (libipt:
+                                           not with a ModRM displacement, the same slot) */
         break;
     case 0xF6: if (d->reg < 2) d->imm = 1; break;            /* test Eb, Ib */
     case 0xF7: if (d->reg < 2) d->imm = frames__pt_z(d->osz); break;

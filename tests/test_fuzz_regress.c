@@ -383,7 +383,8 @@ static void test_pt_gap_after_cached_run_prefix(void **state) {
    ModRM, so every frame of a block from there on was lost. Comparing every opcode with
    libipt (all maps, prefixes, modes) found the other differences below: 0F B9 without
    ModRM, 0F 39 / 0F 3B-3F read like 0F 38, and VEX/EVEX opcodes with the legacy maps'
-   rules (EVEX.mm 2 bits, VEX map 0 and 4, no sizes from VEX.pp). Lengths are libipt's. */
+   rules (EVEX.mm 2 bits, VEX map 0 and 4, no sizes from VEX.pp), and (fuzz_ptdecode
+   again) C7 /7 with a ModRM displacement has no xbegin offset. Lengths are libipt's. */
 static void test_pt_lengths_as_libipt(void **state) {
     static const struct {
         uint8_t bytes[16];
@@ -404,6 +405,9 @@ static void test_pt_lengths_as_libipt(void **state) {
         {{0xc4, 0xe4, 0x78, 0x00, 0xc0, 0x01}, 6, ptem_64bit},                      /* map 4: imm8 */
         {{0x62, 0xf5, 0x7c, 0x48, 0x04, 0xc0}, 5, ptem_64bit},                      /* map 5 = 1 */
         {{0x62, 0xf4, 0x7c, 0x48, 0x00, 0xc0}, 6, ptem_64bit},                      /* map 4 = 0 */
+        {{0x48, 0xc7, 0x7a, 0xca, 0xe6, 0x6e, 0xdd, 0x7f}, 4, ptem_64bit},          /* C7 /7, disp8: no rel */
+        {{0xc7, 0xb8, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}, 6, ptem_64bit},   /* disp32 */
+        {{0xc7, 0x3c, 0x24, 0x01, 0x02, 0x03, 0x04, 0x05}, 7, ptem_64bit},          /* SIB: rel32 */
     };
     size_t i;
     (void)state;
