@@ -1160,15 +1160,33 @@ FRAMES_DEF frames_limits frames_limits_default(void) {
 enum { FRAMES__VARINT = 0, FRAMES__I64 = 1, FRAMES__LEN = 2, FRAMES__SGROUP = 3,
        FRAMES__EGROUP = 4, FRAMES__I32 = 5 };
 
-static uint64_t frames__le64(const uint8_t *p) {
+/* Little-endian words: one load or store where the host is little-endian (the codec's
+   hot paths read and write operands a word at a time), bytes elsewhere. */
+#if (defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&                        \
+     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) ||                                          \
+    defined(_M_X64) || defined(_M_IX86) || defined(_M_ARM64)
+#define FRAMES__LITTLE_ENDIAN 1
+#endif
+
+FRAMES__INLINE uint64_t frames__le64(const uint8_t *p) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
            (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
            (uint64_t)p[7] << 56;
+#endif
 }
 
-static void frames__put_le64(uint8_t *p, uint64_t v) {
+FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    memcpy(p, &v, 8);
+#else
     int i;
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 static int64_t frames__unzigzag64(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
