@@ -1783,6 +1783,42 @@ FRAMES__INLINE const uint8_t *frames__fast_len(const uint8_t *p, const uint8_t *
     return p;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define frames__ctz64(v) ((unsigned)__builtin_ctzll(v))
+#else
+static unsigned frames__ctz64(uint64_t v) {   /* v != 0 */
+    unsigned n = 0;
+    for (; !(v & 1); v >>= 1) n++;
+    return n;
+}
+#endif
+
+/* Minimal varint of at most 8 bytes at p, where the 8 bytes p[0..7] may be read (the
+   caller has checked that): the position after it, or NULL for anything else (longer, or
+   not minimal). One load; the 7-bit groups are gathered by masks and shifts rather than
+   a loop over the bytes. */
+FRAMES__INLINE const uint8_t *frames__varint8(const uint8_t *p, uint64_t *v) {
+    uint64_t w = frames__le64(p), stops = ~w & 0x8080808080808080ull;
+    unsigned bits;
+    if (FRAMES__LIKELY(!(w & 0x80))) {
+        *v = w & 0x7f;
+        return p + 1;
+    }
+    if (!(w & 0x8000)) {   /* two bytes (a bit length of 64 is one of these) */
+        if (!(w & 0x7f00)) return NULL;
+        *v = (w & 0x7f) | (w >> 1 & 0x3f80);
+        return p + 2;
+    }
+    if (!stops) return NULL;
+    bits = frames__ctz64(stops) + 1;             /* 8 * the length */
+    if (!((w >> (bits - 8)) & 0x7f)) return NULL; /* a last byte of 0: not minimal */
+    w &= (~0ull >> (64 - bits)) & 0x7f7f7f7f7f7f7f7full;
+    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+    *v = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+    return p + bits / 8;
+}
+
 /* Number of elements of a list message made only of canonical `0a len ...` elements;
    0 with *ok = 0 for anything else. */
 static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) {
@@ -1798,57 +1834,66 @@ static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) 
     return n;
 }
 
-/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value. Submessage
-   lengths below 128 (register names up to 123 bytes) are read in place. */
-static int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
-                                         frames_operand *op) {
+/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value; p..end is
+   one element. Submessage lengths below 128 (register names up to 123 bytes) are read in
+   place, and the fixed bytes are compared a word at a time: the head of the specific part
+   as one word, usage, no_taint and the value's header as two. */
+FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
+                                           frames_operand *op) {
     const uint8_t *q, *stop;
-    size_t l;
-    uint64_t v;
-    /* operand_info_specific { reg_operand { name } } or { mem_operand { address } } */
-    if (end - p < 6 || p[0] != 0x0a || (l = p[1]) >= 0x80 || l < 4 || l > (size_t)(end - p) - 2)
-        return 0;
+    size_t l, size = (size_t)(end - p);
+    uint64_t w, v;
+    /* the smallest: 0a 04 12 02 0a 00 (empty name), 10 zz, usage (10), taint (4), 2a 00 */
+    if (size < 24) return 0;
+    w = frames__le64(p);
+    l = (size_t)(w >> 8) & 0xff;   /* length of operand_info_specific: 4..127, and room for
+                                      the 18 bytes at least that follow it */
+    if (l - 4 > 123 || l > size - 20) return 0;
     stop = p + 2 + l;
-    if (p[2] == 0x12 && p[3] == l - 2 && p[4] == 0x0a && p[5] == l - 4) {
+    /* reg_operand { name }: 0a l 12 l-2 0a l-4 (the lengths cannot borrow: l >= 4) */
+    if ((w & 0xffffffffffffull) == 0x000a0012000aull + l * 0x010001000100ull - 0x040002000000ull) {
         op->spec = FRAMES_REG;
         op->name.ptr = p + 6;
         op->name.len = l - 4;
-    } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08 &&
-               frames__fast_varint(p + 5, stop, &op->address) == stop) {
+    /* mem_operand { address }: 0a l 0a l-2 08 varint */
+    } else if ((w & 0xffffffffffull) == 0x08000a000aull + l * 0x01000100ull - 0x02000000ull) {
         op->spec = FRAMES_MEM;
+        if (!(q = frames__varint8(p + 5, &op->address)) &&   /* 13 <= size bytes read */
+            !(q = frames__fast_varint(p + 5, stop, &op->address)))
+            return 0;
+        if (q != stop) return 0;
     } else {
         return 0;
     }
-    p = stop;
-    /* bit_length (sint32); then at least usage (10), taint (4) and value (2) follow */
-    if (end - p < 18 || p[0] != 0x10) return 0;
-    if (p[1] < 0x80) {
-        v = p[1];
-        p += 2;
-    } else if (p[2] < 0x80 && p[2] != 0) {
-        v = (uint64_t)(p[1] & 0x7f) | (uint64_t)p[2] << 7;
-        p += 3;
-    } else if (!(p = frames__fast_varint(p + 1, end, &v)) || v >> 32) {
-        return 0;
-    }
+    /* bit_length (sint32, so at most 5 bytes; 8 may be read: 18 bytes remain) */
+    if (stop[0] != 0x10 || !(q = frames__varint8(stop + 1, &v)) || v >> 32) return 0;
     op->bit_length = frames__unzigzag32((uint32_t)v);
-    /* operand_usage: always 1a 08 08 r 10 w 18 i 20 b, each of r w i b 0 or 1: compared
-       as one little-endian word (bytes 0-7, values masked out) and two bytes */
-    if (end - p < 16 || (frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
-        p[8] != 0x20 || p[9] > 1)
-        return 0;
-    op->read = p[3];
-    op->written = p[5];
-    op->index = p[7];
-    op->base = p[9];
-    p += 10;
+    if (end - q < 16) return 0;
+    /* operand_usage: 1a 08 08 r 10 w 18 i | 20 b, each of r w i b 0 or 1; then, as every
+       tracer writes them, taint_info { no_taint } and a value below 128 bytes:
+       | 22 02 08 t 2a len. The flag bytes are masked out and checked for 0/1 at once. */
+    w = frames__le64(q);
+    v = frames__le64(q + 8);
+    if ((w & 0xfefffefffeffffffull) != 0x001800100008081aull) return 0;
+    op->read = q[3];
+    op->written = q[5];
+    op->index = q[7];
+    if (FRAMES__LIKELY((v & 0x80fffefffffffeffull) == 0x002a000802220020ull &&
+                       (size_t)(v >> 56) == (size_t)(end - q) - 16)) {
+        op->base = q[9];
+        op->taint.set = FRAMES_TAINT_NONE;
+        op->taint.no_taint = q[13];
+        op->value.ptr = q + 16;
+        op->value.len = (size_t)(v >> 56);
+        return 1;
+    }
+    if (q[8] != 0x20 || q[9] > 1) return 0;
+    op->base = q[9];
+    p = q + 10;
     /* taint_info: exactly one of no_taint (bool), taint_id, taint_multiple (bool) */
     if (p[0] != 0x22 || (l = p[1]) >= 0x80 || l < 2 || l > (size_t)(end - p) - 2) return 0;
     stop = p + 2 + l;
-    if (l == 2 && p[2] == 0x08 && p[3] <= 1) {   /* 22 02 08 01: what every tracer writes */
-        op->taint.set = FRAMES_TAINT_NONE;
-        op->taint.no_taint = p[3];
-    } else if (frames__fast_varint(p + 3, stop, &v) != stop) {
+    if (frames__fast_varint(p + 3, stop, &v) != stop) {
         return 0;
     } else if (p[2] == 0x10) {
         op->taint.set = FRAMES_TAINT_ID;
@@ -1868,6 +1913,40 @@ static int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
         return 0;
     op->value.ptr = q;
     op->value.len = (size_t)(end - q);
+    return 1;
+}
+
+/* An operand list (the first occurrence in a std_frame) made of `0a len` elements that
+   frames__dec_operand_info_fast accepts, decoded in one pass straight into the free end
+   of the arena's main block, which then becomes the list (as frames__grow_list would lay
+   it out: its capacity in the 8 bytes before it). 1 when done, 0 when the general path
+   must decode the list instead (another shape, too little room, the scratch limit). */
+static int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                     const frames_operand **list, uint32_t *n) {
+    frames_decoder *d = x->d;
+    size_t used = d->frames__used + 8, room, count = 0, need;
+    uint64_t cap;
+    frames_operand *ops;
+    if (p == end) return 1;   /* an empty list: nothing to allocate */
+    if (d->frames__spill || used > d->frames__cap) return 0;
+    ops = (frames_operand *)(void *)(d->frames__base + used);
+    room = (d->frames__cap - used) / sizeof *ops;
+    while (p < end) {
+        const uint8_t *a, *b;
+        if (count == room || *p != 0x0a || !(a = frames__fast_len(p + 1, end, &b))) return 0;
+        memset(&ops[count], 0, sizeof *ops);
+        if (!frames__dec_operand_info_fast(a, b, &ops[count])) return 0;
+        count++;
+        p = b;
+    }
+    need = (8 + count * sizeof *ops + 7) & ~(size_t)7;
+    if (d->frames__peak + need > d->limits.max_scratch) return 0;
+    cap = count;
+    memcpy(d->frames__base + d->frames__used, &cap, 8);
+    d->frames__used += need;
+    d->frames__peak += need;
+    *list = ops;
+    *n = (uint32_t)count;
     return 1;
 }
 
@@ -1979,13 +2058,15 @@ static int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t 
     s->rawbytes = frames_bytes_of(q, (size_t)(stop - q));
     p = stop;
     if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
-    if (frames__dec_operands(x, q, stop, &s->pre, &s->npre, frames__dec_operand_info))
+    if (!frames__dec_operands_fast(x, q, stop, &s->pre, &s->npre) &&
+        frames__dec_operands(x, q, stop, &s->pre, &s->npre, frames__dec_operand_info))
         return x->code;
     p = stop;
     if (p < end && *p == 0x2a) {
         if (!(q = frames__fast_len(p + 1, end, &stop))) return 0;
         s->has_post = 1;
-        if (frames__dec_operands(x, q, stop, &s->post, &s->npost, frames__dec_operand_info))
+        if (!frames__dec_operands_fast(x, q, stop, &s->post, &s->npost) &&
+            frames__dec_operands(x, q, stop, &s->post, &s->npost, frames__dec_operand_info))
             return x->code;
         p = stop;
     }
