@@ -2778,59 +2778,63 @@ static inline size_t frames__enc_taint(frames__enc e, size_t len, const frames_t
     return len;
 }
 
+/* A varint of at most 8 bytes (v < 2^56) as the little-endian word of its n bytes: the
+   7-bit groups spread out by masks and shifts, and the continuation bits of all bytes
+   but the last. Stored as a whole word, its bytes past n are overwritten afterwards. */
+FRAMES__INLINE uint64_t frames__varint_word(uint64_t v, size_t n) {
+    if (n == 1) return v;
+    if (n == 2) return (v & 0x7f) | 0x80 | (v << 1 & 0x7f00);   /* bit length 64 */
+    v = (v & 0x000000000fffffffull) | (v & 0x00fffffff0000000ull) << 4;
+    v = (v & 0x00003fff00003fffull) | (v & 0x0fffc0000fffc000ull) << 2;
+    v = (v & 0x007f007f007f007full) | (v & 0x3f803f803f803f80ull) << 1;
+    return v | (0x8080808080808080ull & ((1ull << (8 * (n - 1))) - 1));
+}
+
 /* operand_info as tracers write it (a register name below 124 bytes or a memory address,
    a value below 128 bytes, no taint): its size is known up front, so it is written front
-   to back in one piece with a single bounds check. Same bytes as the general path. */
+   to back in one piece with a single bounds check, the fixed bytes a word at a time
+   (each word store may run past its field into bytes written right after it). Same
+   bytes as the general path. */
 static inline int frames__operand_is_plain(const frames_operand *op) {
     return (op->spec == FRAMES_REG ? op->name.len < 124 : op->spec == FRAMES_MEM) &&
            op->value.len < 128 && (op->taint.set == 0 || op->taint.set == FRAMES_TAINT_NONE);
 }
 
-static size_t frames__enc_plain_operand(frames__enc e, size_t len, const frames_operand *op) {
-    uint32_t zz = frames__zigzag32(op->bit_length);
-    size_t spec = op->spec == FRAMES_REG ? 6 + op->name.len : 5 + frames__varint_size(op->address);
-    size_t total = spec + 1 + frames__varint_size(zz) + 10 + 4 + 2 + op->value.len;
+FRAMES__INLINE size_t frames__enc_plain_operand(frames__enc e, size_t len, const frames_operand *op) {
+    uint64_t zz = frames__zigzag32(op->bit_length), a = op->address;
+    size_t zn = frames__varint_size(zz), an = frames__varint_size(a);
+    size_t spec = op->spec == FRAMES_REG ? 6 + op->name.len : 5 + an;
+    size_t vn = op->value.len, total = spec + 1 + zn + 16 + vn;
     uint8_t *p;
-    uint64_t v;
     len += total;
     if (FRAMES__UNLIKELY(len > e.cap)) return len;
-    p = e.end - len;
-    p[0] = 0x0a;
-    p[1] = (uint8_t)(spec - 2);
-    p[3] = (uint8_t)(spec - 4);
-    if (op->spec == FRAMES_REG) {
-        p[2] = 0x12;
-        p[4] = 0x0a;
-        p[5] = (uint8_t)op->name.len;
+    p = e.end - len;   /* total >= 24: every word store below stays inside the operand */
+    if (op->spec == FRAMES_REG) {   /* 0a l 12 l-2 0a l-4 name */
+        frames__put_le64(p, 0x000a0012000aull + (spec - 2) * 0x010001000100ull -
+                                0x040002000000ull);
         frames__copy(p + 6, op->name.ptr, op->name.len);
-    } else {
-        p[2] = 0x0a;
-        p[4] = 0x08;
-        for (v = op->address, p += 5; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
-        *p = (uint8_t)v;
-        p = e.end - len;
+    } else {                        /* 0a l 0a l-2 08 address */
+        frames__put_le64(p, 0x08000a000aull + (spec - 2) * 0x01000100ull - 0x02000000ull);
+        if (FRAMES__LIKELY(an <= 8)) {
+            frames__put_le64(p + 5, frames__varint_word(a, an));
+        } else {
+            uint8_t *q = p + 5;
+            for (; a >= 0x80; a >>= 7) *q++ = (uint8_t)(a | 0x80);
+            *q = (uint8_t)a;
+        }
     }
     p += spec;
-    *p++ = 0x10;
-    for (v = zz; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
-    *p++ = (uint8_t)v;
-    p[0] = 0x1a;
-    p[1] = 8;
-    p[2] = 0x08;
-    p[3] = op->read ? 1 : 0;
-    p[4] = 0x10;
-    p[5] = op->written ? 1 : 0;
-    p[6] = 0x18;
-    p[7] = op->index ? 1 : 0;
-    p[8] = 0x20;
-    p[9] = op->base ? 1 : 0;
-    p[10] = 0x22;    /* taint_info { no_taint: ... } (unset means true) */
-    p[11] = 2;
-    p[12] = 0x08;
-    p[13] = op->taint.set == 0 || op->taint.no_taint ? 1 : 0;
-    p[14] = 0x2a;
-    p[15] = (uint8_t)op->value.len;
-    frames__copy(p + 16, op->value.ptr, op->value.len);
+    p[0] = 0x10;                    /* bit_length: at most 5 bytes */
+    frames__put_le64(p + 1, frames__varint_word(zz, zn));
+    p += 1 + zn;
+    /* 1a 08 08 r 10 w 18 i | 20 b 22 02 08 t 2a len: usage, taint_info { no_taint }
+       (unset means true), the value's tag and length */
+    frames__put_le64(p, 0x001800100008081aull | (uint64_t)(op->read != 0) << 24 |
+                            (uint64_t)(op->written != 0) << 40 | (uint64_t)(op->index != 0) << 56);
+    frames__put_le64(p + 8, 0x002a000802220020ull | (uint64_t)(op->base != 0) << 8 |
+                                (uint64_t)(op->taint.set == 0 || op->taint.no_taint) << 40 |
+                                (uint64_t)vn << 56);
+    frames__copy(p + 16, op->value.ptr, vn);
     return len;
 }
 
