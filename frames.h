@@ -1751,38 +1751,6 @@ static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_
    only one that reports errors and sets flags, decodes the message instead. For the
    input they accept they must produce exactly what the general decoder produces. */
 
-/* Minimal varint of at most 10 bytes (10th byte 0 or 1) in [p, end): position after it,
-   or NULL. */
-FRAMES__INLINE const uint8_t *frames__fast_varint(const uint8_t *p, const uint8_t *end,
-                                                  uint64_t *v) {
-    uint64_t r = 0;
-    int shift;
-    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
-        *v = *p;
-        return p + 1;
-    }
-    for (shift = 0; p < end && shift <= 63; shift += 7) {
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            if (b == 0 || (shift == 63 && b > 1)) return NULL;
-            *v = r;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* Length-delimited payload starting at its length varint: its start, *stop its end. */
-FRAMES__INLINE const uint8_t *frames__fast_len(const uint8_t *p, const uint8_t *end,
-                                               const uint8_t **stop) {
-    uint64_t n;
-    p = frames__fast_varint(p, end, &n);
-    if (!p || n > (uint64_t)(end - p)) return NULL;
-    *stop = p + n;
-    return p;
-}
-
 #if defined(__GNUC__) || defined(__clang__)
 #define frames__ctz64(v) ((unsigned)__builtin_ctzll(v))
 #else
@@ -1817,6 +1785,40 @@ FRAMES__INLINE const uint8_t *frames__varint8(const uint8_t *p, uint64_t *v) {
     w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
     *v = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
     return p + bits / 8;
+}
+
+/* Minimal varint of at most 10 bytes (10th byte 0 or 1) in [p, end): position after it,
+   or NULL. */
+FRAMES__INLINE const uint8_t *frames__fast_varint(const uint8_t *p, const uint8_t *end,
+                                                  uint64_t *v) {
+    uint64_t r = 0;
+    int shift;
+    const uint8_t *q;
+    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
+        *v = *p;
+        return p + 1;
+    }
+    if (end - p >= 8 && (q = frames__varint8(p, v)) != NULL) return q;
+    for (shift = 0; p < end && shift <= 63; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 || (shift == 63 && b > 1)) return NULL;
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Length-delimited payload starting at its length varint: its start, *stop its end. */
+FRAMES__INLINE const uint8_t *frames__fast_len(const uint8_t *p, const uint8_t *end,
+                                               const uint8_t **stop) {
+    uint64_t n;
+    p = frames__fast_varint(p, end, &n);
+    if (!p || n > (uint64_t)(end - p)) return NULL;
+    *stop = p + n;
+    return p;
 }
 
 /* Number of elements of a list message made only of canonical `0a len ...` elements;
@@ -2464,6 +2466,16 @@ static int frames__dec_finish(frames__dec *x, frames_error *err, const char *msg
     return FRAMES_OK;
 }
 
+/* memset of a whole frames_frame (272 bytes) became `rep stosq` with gcc -O2 on x86-64,
+   whose start-up made it cost 16 ns there, a quarter of decoding a frame; stored 16 bytes
+   at a time it takes 6-9 ns. */
+FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
+    unsigned char *b = (unsigned char *)f;
+    size_t i;
+    for (i = 0; i + 64 <= sizeof *f; i += 64) memset(b + i, 0, 64);
+    memset(b + i, 0, sizeof *f - i);
+}
+
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
                                    frames_frame *out, frames_error *err) {
     frames__dec x;
@@ -2475,7 +2487,7 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
     x.at = 0;
     x.what = "";
     frames__arena_reset(d);
-    memset(out, 0, sizeof *out);
+    frames__zero_frame(out);
     frames__dec_frame(&x, x.base, x.base + len, out);
     out->flags = x.flags;
     rc = frames__dec_finish(&x, err, "bad frame");
