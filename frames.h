@@ -651,7 +651,7 @@ typedef struct frames_writer_options {
     void *buffer;              /* caller buffer for whole frames (NULL: allocate); it must
                                   hold the 56-byte header and the meta frame. Frames larger
                                   than it are encoded in an allocated block */
-    size_t buffer_size;        /* its size (0: 1 MiB) */
+    size_t buffer_size;        /* its size (0: 512 KiB) */
     uint64_t *toc_storage;     /* caller array for TOC offsets (NULL: allocate and grow) */
     size_t toc_capacity;       /* entries it holds; adding past it fails with E_NOMEM */
     unsigned encode_flags;     /* FRAMES_ENC_* */
@@ -4519,9 +4519,9 @@ static int frames__wflush_buffer(frames_writer *w) {
 
 /* The writer's own buffer. The output is handed to the sink only at frame boundaries, so
    writes end inside a page; fewer, larger ones cost the kernel less: the benchmark's
-   188 MB file took about 0.07 s of system time in 64 KiB writes, 0.03-0.04 s in 1 MiB
-   ones (docs/benchmark.md). */
-#define FRAMES__WRITER_BUFFER (1u << 20)
+   188 MB file took 0.05-0.075 s of system time in 64 KiB writes, 0.03-0.065 s in 512 KiB
+   and 1 MiB ones (docs/benchmark.md). */
+#define FRAMES__WRITER_BUFFER (1u << 19)
 
 /* Append bytes through the buffer (directly when larger than the buffer). */
 static int frames__wappend(frames_writer *w, const void *data, size_t len) {
