@@ -2930,9 +2930,11 @@ static inline size_t frames__enc_value_info(frames__enc e, size_t len, const fra
     return frames__put_message(e, len, 1, mark);
 }
 
-/* A list message (repeated elem = 1) of operand_info or value_info as field `field`. */
+/* A list message (repeated elem = 1) of operand_info or value_info as field `field`.
+   *irregular counts the operand_info elements that are not plain. */
 static size_t frames__enc_operand_list(frames__enc e, size_t len, uint32_t field,
-                                       const frames_operand *ops, uint32_t n, int value_info) {
+                                       const frames_operand *ops, uint32_t n, int value_info,
+                                       uint32_t *irregular) {
     size_t list_mark = len, mark;
     uint32_t i = n;
     while (i-- > 0) {
@@ -2940,6 +2942,7 @@ static size_t frames__enc_operand_list(frames__enc e, size_t len, uint32_t field
             len = frames__enc_plain_element(e, len, &ops[i]);
             continue;
         }
+        if (!value_info) ++*irregular;
         mark = len;
         len = value_info ? frames__enc_value_info(e, len, &ops[i])
                          : frames__enc_operand_info(e, len, &ops[i]);
@@ -2948,10 +2951,12 @@ static size_t frames__enc_operand_list(frames__enc e, size_t len, uint32_t field
     return frames__put_message(e, len, field, list_mark);
 }
 
-static size_t frames__enc_std(frames__enc e, size_t len, const frames_std_frame *s) {
+/* *irregular: as for frames__enc_operand_list */
+static size_t frames__enc_std(frames__enc e, size_t len, const frames_std_frame *s,
+                              uint32_t *irregular) {
     if (s->has_mode) len = frames__put_bytes(e, len, 6, s->mode);
-    if (s->has_post) len = frames__enc_operand_list(e, len, 5, s->post, s->npost, 0);
-    len = frames__enc_operand_list(e, len, 4, s->pre, s->npre, 0);
+    if (s->has_post) len = frames__enc_operand_list(e, len, 5, s->post, s->npost, 0, irregular);
+    len = frames__enc_operand_list(e, len, 4, s->pre, s->npre, 0, irregular);
     len = frames__put_bytes(e, len, 3, s->rawbytes);
     len = frames__put_u64(e, len, 2, s->thread_id);
     return frames__put_u64(e, len, 1, s->address);
@@ -3003,7 +3008,7 @@ static size_t frames__enc_key(frames__enc e, size_t len, const frames_key_frame 
     while (i-- > 0) {
         const frames_tagged_values *t = &k->lists[i];
         mark = len;
-        len = frames__enc_operand_list(e, len, 2, t->values, t->count, 1);
+        len = frames__enc_operand_list(e, len, 2, t->values, t->count, 1, NULL);
         tag_mark = len;
         if (t->tag_set & FRAMES_TAG_THREAD_ID) len = frames__put_u64(e, len, 2, t->thread_id);
         if (t->tag_set & FRAMES_TAG_NO_THREAD_ID) len = frames__put_bool(e, len, 1, t->no_thread_id);
@@ -3041,19 +3046,25 @@ static uint32_t frames__options_of(const frames_frame *f) {
     return f->kind >= FRAMES_KIND_STD && f->kind <= FRAMES_KIND_UNKNOWN ? 1u << f->kind : 0;
 }
 
+/* A frame that is one std_frame (the common case, without frames__enc_frame's loop).
+   *irregular counts its operands that are not plain: when there is none, the frame is
+   valid (frames_validate_frame need not look at it). */
+static size_t frames__enc_std_frame(frames__enc e, const frames_std_frame *s, uint32_t *irregular) {
+    return frames__put_message(e, frames__enc_std(e, 0, s, irregular), 1, 0);
+}
+
 static size_t frames__enc_frame(frames__enc e, const frames_frame *f) {
-    uint32_t opts = frames__options_of(f);
+    uint32_t opts = frames__options_of(f), irregular = 0;
     uint32_t k, unknown_at = (opts >> FRAMES_KIND_UNKNOWN) & 1 ? f->unknown.field : 0;
     size_t mark, len = 0;
-    if (opts == (1u << FRAMES_KIND_STD)) /* the common case, without the loop */
-        return frames__put_message(e, frames__enc_std(e, 0, &f->std), 1, 0);
+    if (opts == (1u << FRAMES_KIND_STD)) return frames__enc_std_frame(e, &f->std, &irregular);
     if (unknown_at > 6) len = frames__enc_unknown(e, len, &f->unknown);
     for (k = 6; k >= 1; k--) {
         if (unknown_at == k) len = frames__enc_unknown(e, len, &f->unknown);
         if (!((opts >> k) & 1)) continue;
         mark = len;
         switch (k) {
-        case 1: len = frames__enc_std(e, len, &f->std); break;
+        case 1: len = frames__enc_std(e, len, &f->std, &irregular); break;
         case 2: len = frames__enc_syscall(e, len, &f->syscall); break;
         case 3: len = frames__enc_exception(e, len, &f->exception); break;
         case 4: len = frames__enc_taint_intro_frame(e, len, &f->taint_intro); break;
@@ -3135,14 +3146,23 @@ static int frames__finish_encoding(size_t n, void *buf, size_t cap, size_t *len,
 FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *buf, size_t cap,
                                    size_t *len, frames_error *err) {
     frames__enc e;
-    int rc;
-    if (!(flags & FRAMES_ENC_LENIENT) && (rc = frames_validate_frame(f, err)) < 0) {
+    size_t n;
+    uint32_t irregular = 0;
+    int rc, check = !(flags & FRAMES_ENC_LENIENT);
+    int std_only = frames__options_of(f) == 1u << FRAMES_KIND_STD;
+    e.cap = buf ? cap : 0;
+    e.end = buf ? (uint8_t *)buf + cap : NULL;
+    /* a std_frame is checked after encoding, and only when not all operands are plain */
+    if (check && !std_only && (rc = frames_validate_frame(f, err)) < 0) {
         if (len) *len = 0;
         return rc;
     }
-    e.cap = buf ? cap : 0;
-    e.end = buf ? (uint8_t *)buf + cap : NULL;
-    return frames__finish_encoding(frames__enc_frame(e, f), buf, e.cap, len, err, "frame");
+    n = std_only ? frames__enc_std_frame(e, &f->std, &irregular) : frames__enc_frame(e, f);
+    if (check && irregular && (rc = frames_validate_frame(f, err)) < 0) {
+        if (len) *len = 0;
+        return rc;
+    }
+    return frames__finish_encoding(n, buf, e.cap, len, err, "frame");
 }
 
 static size_t frames__enc_strings(frames__enc e, size_t len, uint32_t field,
@@ -4676,19 +4696,29 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
     frames__enc e;
     size_t room, n;
     uint8_t *start;
-    int rc;
-    if (!(w->frames__opt.encode_flags & FRAMES_ENC_LENIENT) &&
-        (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
+    uint32_t irregular = 0;
+    int rc, first = 1, check = !(w->frames__opt.encode_flags & FRAMES_ENC_LENIENT);
+    int std_only = frames__options_of(f) == 1u << FRAMES_KIND_STD;
+    /* a std_frame is checked after its first encoding into the free space (which commits
+       nothing), and only when not all its operands are plain */
+    if (check && !std_only && (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
         w->frames__err.frame = w->frames__count;
         return rc;
     }
-    if ((rc = frames__before_frame(w)) < 0) return rc;
     for (;;) {
         room = w->frames__bufcap - w->frames__buflen;
         start = w->frames__buf + w->frames__buflen + 8;
         e.cap = room > 8 ? room - 8 : 0;
         e.end = start + e.cap;
-        n = frames__enc_frame(e, f);
+        n = std_only ? frames__enc_std_frame(e, &f->std, &irregular) : frames__enc_frame(e, f);
+        if (first) {
+            if (check && irregular && (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
+                w->frames__err.frame = w->frames__count;
+                return rc;
+            }
+            if ((rc = frames__before_frame(w)) < 0) return rc;
+            first = 0;
+        }
         if (n <= e.cap) break;
         if (w->frames__buflen == 0) { /* larger than the whole buffer: encode on the side */
             void *tmp = FRAMES_MALLOC(n ? n : 1, w->frames__opt.alloc_ctx);
