@@ -2812,23 +2812,21 @@ static inline int frames__operand_is_plain(const frames_operand *op) {
            op->value.len < 128 && (op->taint.set == 0 || op->taint.set == FRAMES_TAINT_NONE);
 }
 
-FRAMES__INLINE size_t frames__enc_plain_operand(frames__enc e, size_t len, const frames_operand *op) {
-    uint64_t zz = frames__zigzag32(op->bit_length), a = op->address;
-    size_t zn = frames__varint_size(zz), an = frames__varint_size(a);
-    size_t spec = op->spec == FRAMES_REG ? 6 + op->name.len : 5 + an;
-    size_t vn = op->value.len, total = spec + 1 + zn + 16 + vn;
-    uint8_t *p;
-    len += total;
-    if (FRAMES__UNLIKELY(len > e.cap)) return len;
-    p = e.end - len;   /* total >= 24: every word store below stays inside the operand */
+/* Writes a plain operand's operand_info at p: `spec` bytes of operand_info_specific,
+   then bit_length (zz, zn bytes), usage, taint_info and the value. */
+FRAMES__INLINE void frames__write_plain(uint8_t *p, const frames_operand *op, size_t spec,
+                                        uint64_t zz, size_t zn) {
+    size_t vn = op->value.len;
+    /* plain operands are at least 24 bytes: every word store stays inside the operand */
     if (op->spec == FRAMES_REG) {   /* 0a l 12 l-2 0a l-4 name */
         frames__put_le64(p, 0x000a0012000aull + (spec - 2) * 0x010001000100ull -
                                 0x040002000000ull);
         frames__copy(p + 6, op->name.ptr, op->name.len);
     } else {                        /* 0a l 0a l-2 08 address */
+        uint64_t a = op->address;
         frames__put_le64(p, 0x08000a000aull + (spec - 2) * 0x01000100ull - 0x02000000ull);
-        if (FRAMES__LIKELY(an <= 8)) {
-            frames__put_le64(p + 5, frames__varint_word(a, an));
+        if (FRAMES__LIKELY(spec - 5 <= 8)) {
+            frames__put_le64(p + 5, frames__varint_word(a, spec - 5));
         } else {
             uint8_t *q = p + 5;
             for (; a >= 0x80; a >>= 7) *q++ = (uint8_t)(a | 0x80);
@@ -2847,16 +2845,26 @@ FRAMES__INLINE size_t frames__enc_plain_operand(frames__enc e, size_t len, const
                                 (uint64_t)(op->taint.set == 0 || op->taint.no_taint) << 40 |
                                 (uint64_t)vn << 56);
     frames__copy(p + 16, op->value.ptr, vn);
+}
+
+FRAMES__INLINE size_t frames__plain_spec(const frames_operand *op) {
+    return op->spec == FRAMES_REG ? 6 + op->name.len : 5 + frames__varint_size(op->address);
+}
+
+FRAMES__INLINE size_t frames__enc_plain_operand(frames__enc e, size_t len, const frames_operand *op) {
+    uint64_t zz = frames__zigzag32(op->bit_length);
+    size_t zn = frames__varint_size(zz), spec = frames__plain_spec(op);
+    len += spec + 1 + zn + 16 + op->value.len;
+    if (FRAMES__LIKELY(len <= e.cap)) frames__write_plain(e.end - len, op, spec, zz, zn);
     return len;
 }
 
-/* A plain operand as a list element: `0a len` and operand_info (len < 128, which plain
-   operands with short names and values are). */
+/* A plain operand as a list element: `0a len` and its operand_info, with one bounds
+   check when len < 128 (short names and values). */
 FRAMES__INLINE size_t frames__enc_plain_element(frames__enc e, size_t len, const frames_operand *op) {
-    uint64_t zz = frames__zigzag32(op->bit_length), a = op->address;
-    size_t zn = frames__varint_size(zz), an = frames__varint_size(a);
-    size_t spec = op->spec == FRAMES_REG ? 6 + op->name.len : 5 + an;
-    size_t vn = op->value.len, total = spec + 1 + zn + 16 + vn;
+    uint64_t zz = frames__zigzag32(op->bit_length);
+    size_t zn = frames__varint_size(zz), spec = frames__plain_spec(op);
+    size_t total = spec + 1 + zn + 16 + op->value.len;
     uint8_t *p;
     if (FRAMES__UNLIKELY(total >= 128)) {
         size_t mark = len;
@@ -2867,33 +2875,7 @@ FRAMES__INLINE size_t frames__enc_plain_element(frames__enc e, size_t len, const
     p = e.end - len;
     p[0] = 0x0a;
     p[1] = (uint8_t)total;
-    p += 2;   /* total >= 24: every word store below stays inside the operand */
-    if (op->spec == FRAMES_REG) {   /* 0a l 12 l-2 0a l-4 name */
-        frames__put_le64(p, 0x000a0012000aull + (spec - 2) * 0x010001000100ull -
-                                0x040002000000ull);
-        frames__copy(p + 6, op->name.ptr, op->name.len);
-    } else {                        /* 0a l 0a l-2 08 address */
-        frames__put_le64(p, 0x08000a000aull + (spec - 2) * 0x01000100ull - 0x02000000ull);
-        if (FRAMES__LIKELY(an <= 8)) {
-            frames__put_le64(p + 5, frames__varint_word(a, an));
-        } else {
-            uint8_t *q = p + 5;
-            for (; a >= 0x80; a >>= 7) *q++ = (uint8_t)(a | 0x80);
-            *q = (uint8_t)a;
-        }
-    }
-    p += spec;
-    p[0] = 0x10;                    /* bit_length: at most 5 bytes */
-    frames__put_le64(p + 1, frames__varint_word(zz, zn));
-    p += 1 + zn;
-    /* 1a 08 08 r 10 w 18 i | 20 b 22 02 08 t 2a len: usage, taint_info { no_taint }
-       (unset means true), the value's tag and length */
-    frames__put_le64(p, 0x001800100008081aull | (uint64_t)(op->read != 0) << 24 |
-                            (uint64_t)(op->written != 0) << 40 | (uint64_t)(op->index != 0) << 56);
-    frames__put_le64(p + 8, 0x002a000802220020ull | (uint64_t)(op->base != 0) << 8 |
-                                (uint64_t)(op->taint.set == 0 || op->taint.no_taint) << 40 |
-                                (uint64_t)vn << 56);
-    frames__copy(p + 16, op->value.ptr, vn);
+    frames__write_plain(p + 2, op, spec, zz, zn);
     return len;
 }
 
