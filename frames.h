@@ -3106,8 +3106,118 @@ FRAMES_DEF int frames_validate_frame(const frames_frame *f, frames_error *err) {
     return FRAMES_OK;
 }
 
+/* ---- a std_frame of plain operands, written in place front to back */
+/* What tracers write nearly every time. The back-to-front encoder above leaves the
+   frame at the end of the buffer, and moving it to the start cost 8-10 ns of 70 per
+   frame (the copy reads bytes still in flight from the encoder's stores). Plain
+   operands' sizes are a few additions, so for these frames the sizes are computed
+   first (kept per operand) and the frame is written where it belongs. Same bytes. */
+
+#define FRAMES__PLAIN_MAX 32   /* operands of a frame sized on the stack */
+
+typedef struct frames__plain_std {
+    size_t pre, post, std, total;   /* payload sizes: the lists, the std_frame, the frame */
+    struct {
+        uint16_t body;   /* operand_info */
+        uint8_t spec;    /* operand_info_specific with its tag and length */
+        uint8_t zn;      /* bit_length's varint */
+    } op[FRAMES__PLAIN_MAX];
+} frames__plain_std;
+
+/* Size of a varint, the one- and two-byte cases first (lengths, bit lengths). */
+FRAMES__INLINE size_t frames__small_varint_size(uint64_t v) {
+    return v < 0x80 ? 1 : v < 0x4000 ? 2 : frames__varint_size(v);
+}
+
+FRAMES__INLINE size_t frames__field_size(size_t payload) {   /* tag < 16, length, payload */
+    return 1 + frames__small_varint_size(payload) + payload;
+}
+
+/* Sizes of the operands ops[0..n) (entries z->op[k..]) if they are all plain; their list
+   payload in *size. */
+FRAMES__INLINE int frames__plain_list_size(const frames_operand *ops, uint32_t n,
+                                           frames__plain_std *z, uint32_t k, size_t *size) {
+    size_t sum = 0, spec, zn;
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const frames_operand *op = &ops[i];
+        if (!frames__operand_is_plain(op)) return 0;
+        spec = frames__plain_spec(op);
+        zn = frames__small_varint_size(frames__zigzag32(op->bit_length));
+        z->op[k + i].spec = (uint8_t)spec;
+        z->op[k + i].zn = (uint8_t)zn;
+        z->op[k + i].body = (uint16_t)(spec + 1 + zn + 16 + op->value.len);
+        sum += frames__field_size(z->op[k + i].body);
+    }
+    *size = sum;
+    return 1;
+}
+
+/* Sizes of a std_frame (the frame's only option) if all its operands are plain and
+   fit in z; 0 if not. Plain operands are valid: such a frame needs no other check. */
+static int frames__plain_std_size(const frames_std_frame *s, frames__plain_std *z) {
+    if (s->npre > FRAMES__PLAIN_MAX || s->npost > FRAMES__PLAIN_MAX - s->npre ||
+        !frames__plain_list_size(s->pre, s->npre, z, 0, &z->pre) ||
+        !frames__plain_list_size(s->post, s->npost, z, s->npre, &z->post))
+        return 0;
+    z->std = 1 + frames__varint_size(s->address) + 1 + frames__varint_size(s->thread_id) +
+             frames__field_size(s->rawbytes.len) + frames__field_size(z->pre) +
+             (s->has_post ? frames__field_size(z->post) : 0) +
+             (s->has_mode ? frames__field_size(s->mode.len) : 0);
+    z->total = frames__field_size(z->std);
+    return 1;
+}
+
+FRAMES__INLINE uint8_t *frames__write_varint(uint8_t *p, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+FRAMES__INLINE uint8_t *frames__write_bytes(uint8_t *p, uint8_t tag, frames_bytes b) {
+    *p++ = tag;
+    p = frames__write_varint(p, b.len);
+    frames__copy(p, b.ptr, b.len);
+    return p + b.len;
+}
+
+static uint8_t *frames__write_plain_list(uint8_t *p, uint8_t tag, size_t size,
+                                         const frames_operand *ops, uint32_t n,
+                                         const frames__plain_std *z, uint32_t k) {
+    uint32_t i;
+    *p++ = tag;
+    p = frames__write_varint(p, size);
+    for (i = 0; i < n; i++) {
+        size_t body = z->op[k + i].body;
+        *p++ = 0x0a;
+        p = frames__write_varint(p, body);
+        frames__write_plain(p, &ops[i], z->op[k + i].spec,
+                            frames__zigzag32(ops[i].bit_length), z->op[k + i].zn);
+        p += body;
+    }
+    return p;
+}
+
+/* Writes the frame sized by frames__plain_std_size at p (z->total bytes). */
+static void frames__write_plain_std(uint8_t *p, const frames_std_frame *s,
+                                    const frames__plain_std *z) {
+    *p++ = 0x0a;
+    p = frames__write_varint(p, z->std);
+    *p++ = 0x08;
+    p = frames__write_varint(p, s->address);
+    *p++ = 0x10;
+    p = frames__write_varint(p, s->thread_id);
+    p = frames__write_bytes(p, 0x1a, s->rawbytes);
+    p = frames__write_plain_list(p, 0x22, z->pre, s->pre, s->npre, z, 0);
+    if (s->has_post) p = frames__write_plain_list(p, 0x2a, z->post, s->post, s->npost, z, s->npre);
+    if (s->has_mode) frames__write_bytes(p, 0x32, s->mode);
+}
+
 FRAMES_DEF size_t frames_frame_size(const frames_frame *f) {
     frames__enc e;
+    frames__plain_std z;
+    if (frames__options_of(f) == 1u << FRAMES_KIND_STD && frames__plain_std_size(&f->std, &z))
+        return z.total;
     e.end = NULL;
     e.cap = 0;
     return frames__enc_frame(e, f);
@@ -3128,6 +3238,7 @@ static int frames__finish_encoding(size_t n, void *buf, size_t cap, size_t *len,
 FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *buf, size_t cap,
                                    size_t *len, frames_error *err) {
     frames__enc e;
+    frames__plain_std z;
     size_t n;
     uint32_t irregular = 0;
     int rc, check = !(flags & FRAMES_ENC_LENIENT);
@@ -3138,6 +3249,11 @@ FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *
     if (check && !std_only && (rc = frames_validate_frame(f, err)) < 0) {
         if (len) *len = 0;
         return rc;
+    }
+    if (std_only && buf && frames__plain_std_size(&f->std, &z) && z.total <= cap) {
+        frames__write_plain_std((uint8_t *)buf, &f->std, &z);
+        if (len) *len = z.total;
+        return FRAMES_OK;
     }
     n = std_only ? frames__enc_std_frame(e, &f->std, &irregular) : frames__enc_frame(e, f);
     if (check && irregular && (rc = frames_validate_frame(f, err)) < 0) {
@@ -4676,6 +4792,7 @@ static int frames__before_frame(frames_writer *w) {
 
 FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
     frames__enc e;
+    frames__plain_std z;
     size_t room, n;
     uint8_t *start;
     uint32_t irregular = 0;
@@ -4686,6 +4803,20 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
     if (check && !std_only && (rc = frames_validate_frame(f, &w->frames__err)) < 0) {
         w->frames__err.frame = w->frames__count;
         return rc;
+    }
+    if (std_only && frames__plain_std_size(&f->std, &z) && z.total <= w->frames__bufcap - 8) {
+        uint8_t *p;
+        if ((rc = frames__before_frame(w)) < 0) return rc;
+        if (8 + z.total > w->frames__bufcap - w->frames__buflen &&
+            (rc = frames__wflush_buffer(w)) < 0)
+            return rc;
+        p = w->frames__buf + w->frames__buflen;
+        frames__put_le64(p, z.total);
+        frames__write_plain_std(p + 8, &f->std, &z);
+        w->frames__buflen += 8 + z.total;
+        w->frames__offset += 8 + z.total;
+        w->frames__count++;
+        return FRAMES_OK;
     }
     for (;;) {
         room = w->frames__bufcap - w->frames__buflen;

@@ -384,16 +384,22 @@ static void test_usage_flags_and_taints(void **state) {
 }
 
 static void test_frame_shapes(void **state) {
-    /* list lengths 0 to 40 (more than fit in the arena's first block), post absent or
-       empty, a mode, big addresses, long raw bytes */
+    /* list lengths around the 32 operands a frame may have to be written in one pass
+       (and past the decoder arena's first block), post absent or empty, a mode, big
+       addresses, long raw bytes */
+    static const uint32_t shapes[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}, {5, 5},
+                                         {16, 16}, {17, 16}, {32, 0}, {0, 32}, {33, 0},
+                                         {31, 2}, {40, 40}};
     static frames_operand ops[81];
-    uint32_t n, i;
+    size_t k;
+    uint32_t i;
     (void)state;
-    for (n = 0; n <= 40; n += (n < 5 ? 1 : 7)) {
+    for (k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        uint32_t npre = shapes[k][0], npost = shapes[k][1];
         frames_frame f;
-        for (i = 0; i < 2 * n + 1; i++)
+        for (i = 0; i < npre + npost; i++)
             ops[i] = i % 3 == 2 ? mem_op(i * 0x10001ull, i % 17) : reg_op(i % 9, (i * 5) % 130);
-        f = std_of(ops, n, n);
+        f = std_of(ops, npre, npost);
         check_frame(&f);
         f.std.has_post = 1;   /* an empty post list is written when asked for */
         f.std.npost = 0;
@@ -401,9 +407,9 @@ static void test_frame_shapes(void **state) {
         f.std.has_post = 0;
         f.std.has_mode = 1;
         f.std.mode = frames_str("arm:t32");
-        f.std.address = UINT64_MAX - n;
+        f.std.address = UINT64_MAX - k;
         f.std.thread_id = (uint64_t)1 << 40;
-        f.std.rawbytes = frames_bytes_of(data, 15 + n * 3);
+        f.std.rawbytes = frames_bytes_of(data, 15 + k * 11);
         check_frame(&f);
     }
 }
