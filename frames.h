@@ -2050,8 +2050,8 @@ static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
 
 /* std_frame as every writer emits it (see the fast path above): 1 when decoded, 0 when
    the general decoder must decode it (from a zeroed *s), or the error code of a list. */
-static int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                frames_std_frame *s) {
+FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                   frames_std_frame *s) {
     const uint8_t *q, *stop;
     if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)) ||
         p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
