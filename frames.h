@@ -2935,9 +2935,11 @@ static size_t frames__enc_operand_list(frames__enc e, size_t len, uint32_t field
     return frames__put_message(e, len, field, list_mark);
 }
 
-/* *irregular: as for frames__enc_operand_list */
+/* *irregular: as for frames__enc_operand_list; post operands that are not written count
+   too (frames_validate_frame checks them all the same) */
 static size_t frames__enc_std(frames__enc e, size_t len, const frames_std_frame *s,
                               uint32_t *irregular) {
+    if (!s->has_post && s->npost) ++*irregular;
     if (s->has_mode) len = frames__put_bytes(e, len, 6, s->mode);
     if (s->has_post) len = frames__enc_operand_list(e, len, 5, s->post, s->npost, 0, irregular);
     len = frames__enc_operand_list(e, len, 4, s->pre, s->npre, 0, irregular);

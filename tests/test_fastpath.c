@@ -497,6 +497,12 @@ static void test_invalid_operands_refused(void **state) {
             assert_int_equal(err.code, FRAMES_E_INVALID);
             assert_int_equal(frames_encode_frame(&f, 0, out, 4, &len, &err), FRAMES_E_INVALID);
             assert_int_equal(frames_encode_frame(&f, FRAMES_ENC_LENIENT, out, sizeof out, &len, &err), FRAMES_OK);
+            if (j == 3) { /* a post list that is not written is checked all the same */
+                f.std.has_post = 0;
+                assert_int_equal(frames_encode_frame(&f, 0, out, sizeof out, &len, &err), FRAMES_E_INVALID);
+                assert_int_equal(frames_writer_add(&wa, &f), FRAMES_E_INVALID);
+                f.std.has_post = 1;
+            }
             /* writer a gets good, bad (refused), good; writer b only the good ones */
             assert_int_equal(frames_writer_add(&wa, &good), FRAMES_OK);
             assert_int_equal(frames_writer_add(&wa, &f), FRAMES_E_INVALID);
