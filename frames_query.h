@@ -4445,6 +4445,16 @@ static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t
     return 0;
 }
 
+/* The statement filters of p (fq__keep_point without threads). */
+static int fq__stmt_ok(const fq_plan *p, uint64_t s) {
+    size_t i;
+    if ((s & p->mask) != p->stmt) return 0;
+    if (!p->npcs) return 1;
+    for (i = 0; i < p->npcs; i++)
+        if (s >= p->pcs[2 * i] && s <= p->pcs[2 * i + 1]) return 1;
+    return 0;
+}
+
 static void fq__ix_mismatch(fq__worker *w, uint64_t k, uint64_t off) {
     if (!w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, off, k,
@@ -4454,8 +4464,9 @@ static void fq__ix_mismatch(fq__worker *w, uint64_t k, uint64_t off) {
 }
 
 /* trace-db: evaluate the points [lo, hi). `prefilter`: find the statement before decoding
-   (statement filters over ranges); the points of a posting list are decoded at once. */
-static void fq__ix_tdb_range(fq__worker *w, uint64_t lo, uint64_t hi, int prefilter) {
+   (statement filters over ranges); `listed`: a point of a posting list, decoded at once,
+   whose statement must pass the filters (else the index lied). */
+static void fq__ix_tdb_range(fq__worker *w, uint64_t lo, uint64_t hi, int prefilter, int listed) {
     const fq_trace *t = w->p->t;
     fq__chunk c;
     uint64_t off, counter, ptr, stmt;
@@ -4484,6 +4495,10 @@ static void fq__ix_tdb_range(fq__worker *w, uint64_t lo, uint64_t hi, int prefil
         w->ndv = 0;
         if (!(next = fq__tdb_point_checked(w, t, off, &ptr, &stmt, 1))) {
             fq__ix_mismatch(w, counter, off);
+            break;
+        }
+        if (listed && !fq__stmt_ok(w->p, stmt)) {
+            fq__ix_mismatch(w, counter, start);
             break;
         }
         off = next;
@@ -4523,7 +4538,7 @@ static void fq__ix_frame(fq__worker *w, uint64_t k) {
     frames_error e;
     if (!fq__ix_frame_at(t, k, &off, &len) ||
         frames_decode_frame(&w->dec, t->data + off + 8, (size_t)len, &w->fr, &e) < 0 ||
-        w->fr.kind != FRAMES_KIND_STD) {
+        w->fr.kind != FRAMES_KIND_STD || !fq__stmt_ok(w->p, w->fr.std.address)) {
         fq__ix_mismatch(w, k, off);
         return;
     }
@@ -4557,16 +4572,6 @@ static uint64_t fq__sel_at(const fq__sel *s, uint64_t j) {
 static void fq__sel_free(fq__sel *s, void *ctx) {
     FQ__FREE(s->merged, ctx);
     memset(s, 0, sizeof *s);
-}
-
-/* The statement filters of p (fq__keep_point without threads). */
-static int fq__stmt_ok(const fq_plan *p, uint64_t s) {
-    size_t i;
-    if ((s & p->mask) != p->stmt) return 0;
-    if (!p->npcs) return 1;
-    for (i = 0; i < p->npcs; i++)
-        if (s >= p->pcs[2 * i] && s <= p->pcs[2 * i + 1]) return 1;
-    return 0;
 }
 
 static uint64_t fq__ix_stmt(const fq__ix *x, uint64_t i) { return fq__ix_u64(x, FQ__XS_STMTS, 2 * i); }
@@ -4727,13 +4732,13 @@ static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     int tdb = w->p->format == FQ_FORMAT_TRACEDB;
     uint64_t j;
     if (!s || !s->on) {
-        if (tdb) fq__ix_tdb_range(w, lo, hi, w->p->mask || w->p->npcs);
+        if (tdb) fq__ix_tdb_range(w, lo, hi, w->p->mask || w->p->npcs, 0);
         else fq__frames_process(w, lo, hi);
         return;
     }
     for (j = lo; j < hi; j++) {
         uint64_t k = fq__sel_at(s, j);
-        if (tdb) fq__ix_tdb_range(w, k, k + 1, 0);
+        if (tdb) fq__ix_tdb_range(w, k, k + 1, 0, 1);
         else fq__ix_frame(w, k);
         if (w->slot->rc || FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
