@@ -504,13 +504,15 @@ static int fq__grow(void **arr, size_t *cap, size_t need, size_t es, void *ctx) 
 }
 #define FQ__GROW(arr, cap, need, ctx) fq__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (ctx))
 
-static uint32_t fq__le32(const uint8_t *p) {
+/* Little-endian loads (compilers make them single loads): inlined, as the walks over
+   trace-db points do little else. */
+FQ__INLINE uint32_t fq__le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t fq__le64(const uint8_t *p) {
+FQ__INLINE uint64_t fq__le64(const uint8_t *p) {
     return (uint64_t)fq__le32(p) | (uint64_t)fq__le32(p + 4) << 32;
 }
-static uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
+FQ__INLINE uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
     uint64_t v = 0;
     switch (n) {   /* the usual sizes as single loads */
     case 8: return fq__le64(p);
@@ -3108,6 +3110,8 @@ typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
     uint64_t mask;         /* free variables that admit it */
     uint32_t size;         /* fixed size (varlen: read the length) */
     uint8_t varlen, pointer, pad[2];
+    uint32_t elen;         /* whole VARIABLE entry when its length is fixed, else 0 */
+    uint32_t pad2;
 } fq__ptype;
 
 /* A conjunct of the hard predicate. Comparisons of values and integer constants carry
@@ -3281,6 +3285,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             p->ptypes[ti].size = t->types[ti].size;
             p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
             p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+            p->ptypes[ti].elen = t->types[ti].elen;
         }
     }
     return FRAMES_OK;
@@ -4408,8 +4413,20 @@ static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t
     uint32_t ord = 0;
     if (off < t->points_off) return 0;
     while (off < n) {
-        unsigned tag = d[off++];
-        if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
+        unsigned tag = d[off];
+        if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* fixed-size types at once */
+            uint32_t type = fq__le32(d + off + 5), name = fq__le32(d + off + 1);
+            const fq__ptype *ty = &pty[type < t->ntypes ? type : 0];
+            if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen && name < t->nnames)) {
+                if (decode && ty->mask) fq__tdb_var(w, t, d + off + 9, name, type, ty->size, ord, ty->mask, pc);
+                pc += ty->pointer;
+                off += ty->elen;
+                ord++;
+                continue;
+            }
+        }
+        off++;
+        if (tag == FQ__TAG_VAR) {
             uint32_t name, type, size;
             const fq__ttype *ty;
             if (FQ__UNLIKELY(n - off < 8)) return 0;
