@@ -2405,6 +2405,17 @@ static uint64_t fq__ix_head_len(const fq_trace *t) {
 static uint64_t fq__ix_sample_hash(const fq_trace *t) {
     uint64_t h = t->size, len = t->size < FQ__IX_SAMPLE ? t->size : FQ__IX_SAMPLE, step, i;
     step = (t->size - len) / (FQ__IX_SAMPLES - 1);
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_WILLNEED)
+    if (t->map) {   /* a cold file: read the samples in parallel, not one after the other */
+        long pg = sysconf(_SC_PAGESIZE);
+        uint64_t mask = pg > 0 ? ~(uint64_t)(pg - 1) : ~(uint64_t)4095;
+        for (i = 0; i < FQ__IX_SAMPLES; i++) {
+            uint64_t at = (i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i) & mask;
+            uint64_t n = t->maplen - at < len + FQ__IX_SAMPLE ? t->maplen - at : len + FQ__IX_SAMPLE;
+            madvise((uint8_t *)t->map + at, (size_t)n, MADV_WILLNEED);
+        }
+    }
+#endif
     for (i = 0; i < FQ__IX_SAMPLES; i++) {
         uint64_t at = i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i;
         h = fq__hash64(h, t->data + at, len);
@@ -4743,11 +4754,35 @@ done:
     return rc;
 }
 
+/* Ask for the bytes of points [first, last] at once: on a cold file, one large read
+   instead of a fault per page (a no-op when they are cached). */
+static void fq__ix_willneed(const fq_trace *t, uint64_t first, uint64_t last) {
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_WILLNEED)
+    fq__chunk a, b;
+    uint64_t end;
+    if (!t->map || first > last || last >= t->ix->npoints) return;
+    fq__ix_locate(t, first, &a);
+    if (last + 1 < t->ix->npoints) {
+        fq__ix_locate(t, last + 1, &b);
+        end = b.off;
+    } else end = t->size;
+    a.off &= ~(uint64_t)4095;
+    if (a.off < end && end <= t->maplen) madvise((uint8_t *)t->map + a.off, (size_t)(end - a.off), MADV_WILLNEED);
+#else
+    (void)t, (void)first, (void)last;
+#endif
+}
+
 /* A work item with an index: a range of points, or of the posting-list selection. */
 static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__sel *s = w->sel;
     int tdb = w->p->format == FQ_FORMAT_TRACEDB;
     uint64_t j;
+    if (hi > lo) {   /* this item and the next one (usually another worker's, or ours next) */
+        uint64_t end = !s || !s->on ? w->p->t->ix->npoints : s->n, hi2 = end - hi > hi - lo ? hi + (hi - lo) : end;
+        if (!s || !s->on) fq__ix_willneed(w->p->t, lo, hi2 - 1);
+        else fq__ix_willneed(w->p->t, fq__sel_at(s, lo), fq__sel_at(s, hi2 - 1));
+    }
     if (!s || !s->on) {
         if (tdb) fq__ix_tdb_range(w, lo, hi, w->p->mask || w->p->npcs, 0);
         else fq__frames_process(w, lo, hi);
