@@ -125,6 +125,11 @@ echo
 measure "$OUT" -- "$BUILD/bench/naive_query" "$TRACE" SCAN
 echo "floor of any one-shot process on this format (map the file, walk its tags once, decode nothing):"
 echo "  ${W} ms wall, ${C} ms cpu; 20x trace-db's Q1 would need 41 ms, Q3 2.3 ms, Q5 29 ms, a pick 6.3 ms"
+measure "$OUT" -- "$BUILD/bench/naive_query" "$TRACE" TOUCH
+echo "floor of touching one byte of every page (Q3's statement-7 points lie on every page):"
+echo "  ${W} ms wall, ${C} ms cpu"
+measure "$OUT" -- "$FRAMES" --help
+echo "start and exit of the frames executable (frames --help): ${W} ms wall, ${C} ms cpu"
 echo "20x trace-db's query alone, per query:"
 printf '%s' "$summary"
 echo "smallest of those ratios: without an index ${worst}x, with it ${worst_ix}x (target 20x)"
