@@ -5111,6 +5111,7 @@ static void fq__flush(fq__worker *w) {
     w->group = FQ__NONE;
 }
 
+#ifndef FRAMES_QUERY_NO_THREADS
 /* The points of work item `item`, once indexed; 0 when the item lies past the end. */
 static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__slot *s) {
     uint64_t avail;
@@ -5126,6 +5127,7 @@ static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__s
     if (*hi > avail) *hi = avail;
     return 1;
 }
+#endif
 
 /* One thread, trace-db, points from `at` not indexed yet: index and evaluate them in one
    walk (up to hi, or less when the results fill half the buffer). 0 when another thread
