@@ -63,6 +63,9 @@
               _thread), fq_query_flags, fq_query_error
    Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
+   Index      fq_index_build / _save (a persistent index of a trace), fq_index_open /
+              _attach (use one: no indexing pass, filters and picks visit only their
+              points), fq_index_info_get
 
    Threads: a trace and a plan may be shared by several fq_run calls at once; a query
    object is not thread-safe. Callbacks run on the thread that called fq_run.
@@ -169,7 +172,8 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
    modification time, a hash of its header and of 64 sampled 4 KiB blocks; an index that
    does not match is refused (FQ_E_STALE), a damaged one too (FRAMES_E_FORMAT), and
    nothing read from it is used without a bounds check. Results are the same with and
-   without an index. Building needs (16 x points + 24 x statements) bytes of memory.
+   without an index. Building needs about 16 bytes per point and 24 per statement besides
+   the trace's own in-memory index.
    ====================================================================================== */
 
 enum {
