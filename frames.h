@@ -434,7 +434,9 @@ FRAMES_DEF size_t frames_meta_size(const frames_meta *m);
 
 /* Encode into buf[0..cap). On success *len is the size written. If cap is too small,
    returns FRAMES_E_SPACE with *len = the size needed. Frames are checked with
-   frames_validate_frame unless FRAMES_ENC_LENIENT. No allocation. */
+   frames_validate_frame unless FRAMES_ENC_LENIENT; a refused frame returns an error with
+   *len = 0, and buf[0..cap) may hold scratch bytes (a std_frame is checked after its fast
+   encoding). No allocation. */
 FRAMES_DEF int frames_encode_frame(const frames_frame *f, unsigned flags, void *buf,
                                    size_t cap, size_t *len, frames_error *err);
 FRAMES_DEF int frames_encode_meta(const frames_meta *m, void *buf, size_t cap, size_t *len,
