@@ -87,7 +87,7 @@ build_variant() {
         [ -e "$src" ] || continue
         obj="$out/obj/$(basename "${src%.c}").o"
         objs+=("$obj")
-        if newer "$obj" "$src" $hdrs tools/*.h; then
+        if newer "$obj" "$src" $hdrs tools/*.h tools/*.def; then
             $cc $CSTD $cflags $WARN $odefs -I"$ROOT" -Itools -c "$src" -o "$obj" &
             pids+=($!)
             if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "compile failed"; pids=("${pids[@]:1}"); fi

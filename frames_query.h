@@ -63,6 +63,9 @@
               _thread), fq_query_flags, fq_query_error
    Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
+   Index      fq_index_build / _save (a persistent index of a trace), fq_index_open /
+              _attach (use one: no indexing pass, filters and picks visit only their
+              points), fq_index_info_get
 
    Threads: a trace and a plan may be shared by several fq_run calls at once; a query
    object is not thread-safe. Callbacks run on the thread that called fq_run.
@@ -158,6 +161,48 @@ FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err);
 /* trace-db dictionaries (NULL when out of range or for frames traces). */
 FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t name_index);
 FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index);
+
+/* ======================================================================================
+   Persistent index (a file next to the trace; docs/query.md, "The index")
+
+   Where every point starts, the buffer size of every trace-db pointer variable, and for
+   every statement (frames: instruction address) the points that have it. With an index,
+   a trace-db trace needs no indexing pass, statement and address filters decode only the
+   points they select, and a pick decodes one point. It is bound to one trace: its size,
+   modification time, a hash of its header and of 64 sampled 4 KiB blocks; an index that
+   does not match is refused (FQ_E_STALE), a damaged one too (FRAMES_E_FORMAT), and
+   nothing read from it is used without a bounds check. Results are the same with and
+   without an index. Building needs about 16 bytes per point and 24 per statement besides
+   the trace's own in-memory index.
+   ====================================================================================== */
+
+enum {
+    FQ_E_STALE = -103   /* the index belongs to another trace or an older version of it */
+};
+
+typedef struct fq_index_info {
+    uint64_t points;       /* points (frames: frames of any kind) */
+    uint64_t candidates;   /* points in the posting lists (frames: std_frames) */
+    uint64_t statements;   /* distinct statements / instruction addresses */
+    uint64_t pointers;     /* trace-db pointer variables (buffer sizes stored) */
+    uint64_t bytes;        /* size of the index */
+} fq_index_info;
+
+/* Write the index of t to sink->write (it indexes the whole trace first). A trace whose
+   point cannot be decoded (frames) cannot be indexed. info may be NULL. */
+FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info,
+                              frames_error *err);
+/* The same into a file, atomically: a temporary file in the same directory, renamed to
+   index_path once complete (an existing index is replaced only by a complete one). */
+FRAMES_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
+                             frames_error *err);
+/* Use an index for every later query on t: a file (mapped) or a caller buffer that must
+   outlive t. Fails with FRAMES_E_IO (cannot read it), FQ_E_STALE or FRAMES_E_FORMAT, and
+   t stays usable without an index. Call it before running queries on t. */
+FRAMES_DEF int fq_index_open(fq_trace *t, const char *index_path, frames_error *err);
+FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err);
+/* The attached index: 1 and *info, or 0 when t has none. */
+FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info);
 
 /* ======================================================================================
    Queries: free variables, predicates, filters
@@ -463,13 +508,15 @@ static int fq__grow(void **arr, size_t *cap, size_t need, size_t es, void *ctx) 
 }
 #define FQ__GROW(arr, cap, need, ctx) fq__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (ctx))
 
-static uint32_t fq__le32(const uint8_t *p) {
+/* Little-endian loads (compilers make them single loads): inlined, as the walks over
+   trace-db points do little else. */
+FQ__INLINE uint32_t fq__le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t fq__le64(const uint8_t *p) {
+FQ__INLINE uint64_t fq__le64(const uint8_t *p) {
     return (uint64_t)fq__le32(p) | (uint64_t)fq__le32(p + 4) << 32;
 }
-static uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
+FQ__INLINE uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
     uint64_t v = 0;
     switch (n) {   /* the usual sizes as single loads */
     case 8: return fq__le64(p);
@@ -1721,15 +1768,24 @@ struct fq_trace {
     pthread_cond_t cv;
 #endif
     fq_trace_info info;
+    struct fq__ix *ix;     /* attached persistent index, or NULL */
+    int have_mtime;        /* opened from a regular file: its modification time */
+    int64_t mtime_s, mtime_ns;
 };
 
 static const fq__chunk *fq__chunk_at(const fq_trace *t, uint64_t i) {
     return &t->cblk[i >> FQ__BSHIFT][i & (FQ__BSIZE - 1)];
 }
 
+struct fq__ix;
+static int fq__ix_psize(const struct fq__ix *x, uint64_t i, uint64_t *size);
+static void fq__ix_free(struct fq__ix *x, void *ctx);
+
 static int fq__ptr_size(const fq_trace *t, uint64_t i, uint64_t *size) {
-    const fq__pblock *b = t->pblk[i >> FQ__BSHIFT];
+    const fq__pblock *b;
     uint64_t j = i & (FQ__BSIZE - 1);
+    if (t->ix) return fq__ix_psize(t->ix, i, size);
+    b = t->pblk[i >> FQ__BSHIFT];
     *size = b->size[j];
     return (int)(b->valid[j / 64] >> (j % 64) & 1);
 }
@@ -1853,6 +1909,7 @@ FRAMES_DEF void fq_trace_close(fq_trace *t) {
     FQ__FREE(t->cblk, ctx);
     FQ__FREE(t->pblk, ctx);
     fq__mm_free(&t->idx_mm);
+    fq__ix_free(t->ix, ctx);
 #ifndef FRAMES_QUERY_NO_THREADS
     if (t->sync) {
         pthread_mutex_destroy(&t->mu);
@@ -2074,6 +2131,21 @@ static int fq__read_all(fq_trace *t, int fd, void *f, frames_error *err, const c
     return FRAMES_OK;
 }
 
+#ifndef FRAMES_NO_POSIX
+/* The modification time binds a persistent index to the file's version. */
+static void fq__note_mtime(fq_trace *t, const struct stat *st) {
+    t->have_mtime = 1;
+    t->mtime_s = (int64_t)st->st_mtime;
+#if defined(__APPLE__)
+    t->mtime_ns = (int64_t)st->st_mtimespec.tv_nsec;
+#elif defined(st_mtime)   /* glibc, musl: st_mtime is st_mtim.tv_sec when st_mtim exists */
+    t->mtime_ns = (int64_t)st->st_mtim.tv_nsec;
+#else
+    t->mtime_ns = 0;
+#endif
+}
+#endif
+
 static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
 #ifndef FRAMES_NO_POSIX
     struct stat st;
@@ -2083,7 +2155,9 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
     if (fd < 0)
         return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
                         strerror(errno));
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) fq__note_mtime(t, &st);
+    else st.st_size = 0;
+    if (t->have_mtime && st.st_size > 0) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             t->map = m;
@@ -2269,12 +2343,797 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
     return t->format == FQ_FORMAT_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
 }
 
+/* ---------------------------------------------------------------- persistent index
+
+   File layout, version 1 (little-endian; sections start at multiples of 8):
+     0    "FQINDEX\0", u32 version, u32 header size (512), u32 trace format,
+          u32 flags (1: trace mtime known, 2: built with FQ_OPEN_INHERIT_STMT)
+     24   u64 trace size, mtime seconds, mtime nanoseconds, head length, head hash,
+          sample hash (64 blocks of 4 KiB spread over the file, the last at its end)
+     72   u64 points, candidates, pointer variables, statements, points without
+          STATEMENT_ID
+     112  u32 points per block, u32 posting width (4 or 8), u32 truncated, u32 damaged
+     128  u64 cut offset, offset of the first point (trace-db)
+     144  7 x (u64 offset, u64 length): the sections below
+     256  the cut message (200 bytes, NUL-terminated), zeros
+     504  u64 hash of bytes 0..503
+   blocks   one per `block` points: u64 offset of its first point, pointer variables
+            before it, statement of the point before it, flags (1: a point of the block
+            has no STATEMENT_ID)
+   odelta   per point: u32 offset from its block's first point (UINT32_MAX: too far,
+            walk from the block)
+   pdelta   trace-db, per point: u32 pointer variables since its block's first point
+   psize    per pointer variable: u64 buffer size (v/size); pvalid: one bit each, set
+            when the size is defined
+   stmts    sorted by value: u64 statement, u64 index of its first posting; then a last
+            entry (0, candidates)
+   post     per statement, the points that have it, ascending (u32 or u64 each)
+   Counts are checked against the trace's size and section lengths when the index is
+   attached; offsets, deltas and postings are checked where they are used. */
+
+#define FQ__IX_MAGIC "FQINDEX"
+#define FQ__IX_VERSION 1u
+#define FQ__IX_HDR 512u
+#define FQ__IX_BLOCK 64u
+#define FQ__IX_SAMPLES 64u
+#define FQ__IX_SAMPLE 4096u
+#define FQ__IX_FAR 0xffffffffu   /* delta too large for 32 bits */
+#define FQ__IX_MTIME 1u
+#define FQ__IX_INHERIT 2u
+#define FQ__IX_NOSTMT 1u         /* block flag */
+
+enum { FQ__XS_BLOCKS, FQ__XS_ODELTA, FQ__XS_PDELTA, FQ__XS_PSIZE, FQ__XS_PVALID, FQ__XS_STMTS,
+       FQ__XS_POST, FQ__XS_N };
+
+typedef struct fq__ix {
+    const uint8_t *data;
+    uint64_t size;
+    void *map;             /* mmap of the index file */
+    size_t maplen;
+    uint8_t *owned;        /* or a malloc'd copy */
+    uint64_t npoints, ncand, nptr, nstmt, nostmt, nblocks;
+    uint32_t block, pwidth, flags;
+    const uint8_t *sec[FQ__XS_N];
+} fq__ix;
+
+/* A fast non-cryptographic hash (the binding detects a changed or foreign trace; it is
+   not meant to resist forgery: nothing read from an index is trusted anyway). */
+static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
+    uint64_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        h = (h ^ fq__le64(p + i)) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    h = (h ^ n) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t fq__ix_head_len(const fq_trace *t) {
+    return t->format == FQ_FORMAT_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
+}
+
+static uint64_t fq__ix_sample_hash(const fq_trace *t) {
+    uint64_t h = t->size, len = t->size < FQ__IX_SAMPLE ? t->size : FQ__IX_SAMPLE, step, i;
+    step = (t->size - len) / (FQ__IX_SAMPLES - 1);
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_WILLNEED)
+    if (t->map) {   /* a cold file: read the samples in parallel, not one after the other */
+        long pg = sysconf(_SC_PAGESIZE);
+        uint64_t mask = pg > 0 ? ~(uint64_t)(pg - 1) : ~(uint64_t)4095;
+        for (i = 0; i < FQ__IX_SAMPLES; i++) {
+            uint64_t at = (i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i) & mask;
+            uint64_t n = t->maplen - at < len + FQ__IX_SAMPLE ? t->maplen - at : len + FQ__IX_SAMPLE;
+            madvise((uint8_t *)t->map + at, (size_t)n, MADV_WILLNEED);
+        }
+    }
+#endif
+    for (i = 0; i < FQ__IX_SAMPLES; i++) {
+        uint64_t at = i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i;
+        h = fq__hash64(h, t->data + at, len);
+    }
+    return h;
+}
+
+static uint64_t fq__ix_u64(const fq__ix *x, int sec, uint64_t i) { return fq__le64(x->sec[sec] + 8 * i); }
+static uint32_t fq__ix_u32(const fq__ix *x, int sec, uint64_t i) { return fq__le32(x->sec[sec] + 4 * i); }
+
+static uint64_t fq__ix_post(const fq__ix *x, uint64_t i) {
+    return x->pwidth == 4 ? fq__le32(x->sec[FQ__XS_POST] + 4 * i) : fq__le64(x->sec[FQ__XS_POST] + 8 * i);
+}
+
+static int fq__ix_psize(const fq__ix *x, uint64_t i, uint64_t *size) {
+    if (i >= x->nptr) {   /* only a damaged index gets here: no size */
+        *size = 0;
+        return 0;
+    }
+    *size = fq__ix_u64(x, FQ__XS_PSIZE, i);
+    return (int)(fq__ix_u64(x, FQ__XS_PVALID, i / 64) >> (i % 64) & 1);
+}
+
+static void fq__ix_free(fq__ix *x, void *ctx) {
+    if (!x) return;
+#ifndef FRAMES_NO_POSIX
+    if (x->map) munmap(x->map, x->maplen);
+#endif
+    FQ__FREE(x->owned, ctx);
+    FQ__FREE(x, ctx);
+}
+
+/* ---- building */
+
+typedef struct fq__ixb {   /* an index under construction */
+    void *ctx;
+    int format;
+    uint64_t npoints, ncand, nptr, nostmt, nstmt;
+    size_t capval, capcount;
+    uint64_t base_off, base_ptr;
+    uint64_t *blocks;      /* 4 words per block */
+    uint32_t *odelta, *pdelta, *sid;   /* per point; sid: statement id, UINT32_MAX: none */
+    uint64_t *sval, *scount;           /* per statement id */
+    uint64_t *table;       /* open addressing: statement id + 1, 0 = empty */
+    size_t tcap;
+} fq__ixb;
+
+static void fq__ixb_free(fq__ixb *b) {
+    FQ__FREE(b->blocks, b->ctx);
+    FQ__FREE(b->odelta, b->ctx);
+    FQ__FREE(b->pdelta, b->ctx);
+    FQ__FREE(b->sid, b->ctx);
+    FQ__FREE(b->sval, b->ctx);
+    FQ__FREE(b->scount, b->ctx);
+    FQ__FREE(b->table, b->ctx);
+}
+
+static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
+    size_t n = (size_t)(npoints ? npoints : 1), nb = (size_t)(npoints / FQ__IX_BLOCK + 1);
+    memset(b, 0, sizeof *b);
+    b->ctx = t->ctx;
+    b->format = t->format;
+    if (npoints > ((size_t)-1) / 16) return -1;
+    b->blocks = (uint64_t *)FQ__MALLOC(nb * 4 * sizeof(uint64_t), b->ctx);
+    b->odelta = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->pdelta = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->sid = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->tcap = 1024;
+    b->table = (uint64_t *)FQ__MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
+    if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
+    memset(b->table, 0, b->tcap * sizeof(uint64_t));
+    return 0;
+}
+
+static size_t fq__ixb_slot(const uint64_t *table, size_t cap, const uint64_t *sval, uint64_t s) {
+    size_t i = (size_t)((s * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+    while (table[i] && sval[table[i] - 1] != s) i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* The id of statement s (new ids are numbered in order of appearance); -1: no memory. */
+static int fq__ixb_stmt(fq__ixb *b, uint64_t s, uint32_t *id) {
+    size_t i = fq__ixb_slot(b->table, b->tcap, b->sval, s);
+    if (b->table[i]) {
+        *id = (uint32_t)(b->table[i] - 1);
+        return 0;
+    }
+    if (b->nstmt >= 0xfffffffeu) return -1;
+    if (FQ__GROW(b->sval, b->capval, b->nstmt + 1, b->ctx) < 0 ||
+        FQ__GROW(b->scount, b->capcount, b->nstmt + 1, b->ctx) < 0)
+        return -1;
+    if ((b->nstmt + 1) * 2 > b->tcap) {   /* rehash into a table twice as large */
+        size_t nc = b->tcap * 2, k;
+        uint64_t *nt = (uint64_t *)FQ__MALLOC(nc * sizeof(uint64_t), b->ctx);
+        if (!nt) return -1;
+        memset(nt, 0, nc * sizeof(uint64_t));
+        for (k = 0; k < b->tcap; k++)
+            if (b->table[k]) nt[fq__ixb_slot(nt, nc, b->sval, b->sval[b->table[k] - 1])] = b->table[k];
+        FQ__FREE(b->table, b->ctx);
+        b->table = nt;
+        b->tcap = nc;
+        i = fq__ixb_slot(b->table, b->tcap, b->sval, s);
+    }
+    b->sval[b->nstmt] = s;
+    b->scount[b->nstmt] = 0;
+    b->table[i] = ++b->nstmt;
+    *id = (uint32_t)(b->nstmt - 1);
+    return 0;
+}
+
+/* Point k starts at off with ptr pointer variables before it; prev is the statement of
+   the point before, stmt its own (has: it has a STATEMENT_ID); cand: it is in the posting
+   lists (frames: a std_frame). Returns -1 when out of memory. */
+static int fq__ixb_point(fq__ixb *b, uint64_t k, uint64_t off, uint64_t ptr, uint64_t prev,
+                         uint64_t stmt, int has, int cand) {
+    uint64_t *blk = b->blocks + 4 * (k / FQ__IX_BLOCK);
+    if (k % FQ__IX_BLOCK == 0) {
+        blk[0] = b->base_off = off;
+        blk[1] = b->base_ptr = ptr;
+        blk[2] = prev;
+        blk[3] = 0;
+    }
+    b->odelta[k] = off - b->base_off < FQ__IX_FAR ? (uint32_t)(off - b->base_off) : FQ__IX_FAR;
+    b->pdelta[k] = ptr - b->base_ptr < FQ__IX_FAR ? (uint32_t)(ptr - b->base_ptr) : FQ__IX_FAR;
+    if (!has) {
+        blk[3] |= FQ__IX_NOSTMT;
+        b->nostmt++;
+    }
+    b->sid[k] = 0xffffffffu;
+    if (cand) {
+        uint32_t id;
+        if (fq__ixb_stmt(b, stmt, &id) < 0) return -1;
+        b->sid[k] = id;
+        b->scount[id]++;
+        b->ncand++;
+    }
+    b->npoints = k + 1;
+    return 0;
+}
+
+/* A validated trace-db point: where it ends, its pointer variables and statement. */
+static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uint64_t *stmt, int *has) {
+    const uint8_t *d = t->data;
+    *has = 0;
+    for (;;) {
+        unsigned tag = d[off++];
+        if (tag == FQ__TAG_VAR) {
+            const fq__ttype *ty = &t->types[fq__le32(d + off + 4)];
+            uint32_t size = ty->size;
+            off += 8;
+            if (ty->varlen) {
+                size = fq__le32(d + off);
+                off += 4;
+            }
+            *ptr += ty->fmt == FQ_FMT_POINTER;
+            off += size;
+        } else if (tag == FQ__TAG_END) {
+            return off;
+        } else if (tag == FQ__TAG_STMT) {
+            *stmt = fq__le64(d + off);
+            *has = 1;
+            off += 8;
+        } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+}
+
+static int fq__ixb_tdb(fq__ixb *b, fq_trace *t, frames_error *err) {
+    uint64_t k, off = t->points_off, ptr = 0, stmt = 0;
+    int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, has;
+    for (k = 0; k < t->npoints; k++) {
+        uint64_t prev = stmt, start = off, ptr0 = ptr;
+        if (!inherit) stmt = 0;
+        off = fq__tdb_skip(t, off, &ptr, &stmt, &has);
+        if (fq__ixb_point(b, k, start, ptr0, prev, stmt, has, 1) < 0) return fq__oom(err);
+    }
+    b->nptr = ptr;
+    if (ptr != t->nptr)   /* the two walks disagree: cannot happen on a loaded trace */
+        return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "internal: %llu pointer variables counted, %llu indexed",
+                        (unsigned long long)ptr, (unsigned long long)t->nptr);
+    return FRAMES_OK;
+}
+
+static int fq__ixb_frames(fq__ixb *b, fq_trace *t, frames_error *err) {
+    frames_cursor *c;
+    frames_decoder dec;
+    frames_frame f;
+    frames_raw raw;
+    uint64_t k;
+    int rc = FRAMES_OK;
+    if ((rc = frames_cursor_open(&c, t->fr, 0, err)) < 0) return rc;
+    frames_decoder_init(&dec, NULL, 0, t->ctx);
+    for (k = 0; k < t->npoints; k++) {
+        if ((rc = frames_cursor_next_raw(c, &raw)) <= 0) {
+            if (rc < 0 && err) *err = *frames_cursor_error(c);
+            if (rc == 0) rc = fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, k, "frame %llu is missing",
+                                       (unsigned long long)k);
+            break;
+        }
+        if ((rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, err)) < 0) {
+            fq__fail(err, rc, raw.offset, k, "frame %llu at offset 0x%llx does not decode: %s",
+                     (unsigned long long)k, (unsigned long long)raw.offset, err ? err->message : "");
+            break;
+        }
+        rc = FRAMES_OK;
+        if (fq__ixb_point(b, k, raw.offset, 0, 0, f.kind == FRAMES_KIND_STD ? f.std.address : 0, 1,
+                          f.kind == FRAMES_KIND_STD) < 0) {
+            rc = fq__oom(err);
+            break;
+        }
+    }
+    frames_decoder_free(&dec);
+    frames_cursor_close(c);
+    return rc;
+}
+
+/* Little-endian output through a staging buffer. */
+typedef struct fq__ixw {
+    const frames_sink *sink;
+    uint8_t buf[1 << 16];
+    size_t n;
+    uint64_t total;
+    int rc;
+} fq__ixw;
+
+static void fq__ixw_flush(fq__ixw *w) {
+    if (w->n && !w->rc && w->sink->write(w->sink->ctx, w->buf, w->n) < 0) w->rc = FRAMES_E_IO;
+    w->total += w->n;
+    w->n = 0;
+}
+
+static void fq__ixw_bytes(fq__ixw *w, const void *p, size_t n) {
+    const uint8_t *s = (const uint8_t *)p;
+    while (n) {
+        size_t k = sizeof w->buf - w->n < n ? sizeof w->buf - w->n : n;
+        memcpy(w->buf + w->n, s, k);
+        w->n += k;
+        s += k;
+        n -= k;
+        if (w->n == sizeof w->buf) fq__ixw_flush(w);
+    }
+}
+
+static void fq__ixw_le(fq__ixw *w, uint64_t v, unsigned n) {
+    uint8_t b[8];
+    unsigned i;
+    for (i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
+    fq__ixw_bytes(w, b, n);
+}
+
+static void fq__ixw_pad(fq__ixw *w) {
+    static const uint8_t zero[8] = {0};
+    uint64_t at = w->total + w->n;
+    if (at % 8) fq__ixw_bytes(w, zero, (size_t)(8 - at % 8));
+}
+
+typedef struct fq__ixs {   /* a statement and its id, for sorting */
+    uint64_t val;
+    uint32_t id;
+} fq__ixs;
+
+static int fq__ixs_cmp(const void *a, const void *b) {
+    uint64_t x = ((const fq__ixs *)a)->val, y = ((const fq__ixs *)b)->val;
+    return x < y ? -1 : x > y;
+}
+
+/* Header of the index of t built in b, with the section lengths in len[]. */
+static void fq__ixb_header(const fq__ixb *b, const fq_trace *t, const uint64_t *len, uint8_t *h) {
+    uint64_t off = FQ__IX_HDR;
+    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4, flags;
+    int i;
+    memset(h, 0, FQ__IX_HDR);
+    memcpy(h, FQ__IX_MAGIC, 8);
+#define FQ__PUT(at, v, n)                                                                    \
+    do {                                                                                    \
+        uint64_t v_ = (v);                                                                  \
+        unsigned k_;                                                                        \
+        for (k_ = 0; k_ < (n); k_++) h[(at) + k_] = (uint8_t)(v_ >> (8 * k_));               \
+    } while (0)
+    flags = (t->have_mtime ? FQ__IX_MTIME : 0) | ((t->oflags & FQ_OPEN_INHERIT_STMT) ? FQ__IX_INHERIT : 0);
+    FQ__PUT(8, FQ__IX_VERSION, 4);
+    FQ__PUT(12, FQ__IX_HDR, 4);
+    FQ__PUT(16, (uint32_t)t->format, 4);
+    FQ__PUT(20, flags, 4);
+    FQ__PUT(24, t->size, 8);
+    FQ__PUT(32, (uint64_t)t->mtime_s, 8);
+    FQ__PUT(40, (uint64_t)t->mtime_ns, 8);
+    FQ__PUT(48, fq__ix_head_len(t), 8);
+    FQ__PUT(56, fq__hash64(0, t->data, fq__ix_head_len(t)), 8);
+    FQ__PUT(64, fq__ix_sample_hash(t), 8);
+    FQ__PUT(72, b->npoints, 8);
+    FQ__PUT(80, b->ncand, 8);
+    FQ__PUT(88, b->nptr, 8);
+    FQ__PUT(96, b->nstmt, 8);
+    FQ__PUT(104, b->nostmt, 8);
+    FQ__PUT(112, FQ__IX_BLOCK, 4);
+    FQ__PUT(116, pw, 4);
+    FQ__PUT(120, (uint32_t)t->info.truncated, 4);
+    FQ__PUT(124, (uint32_t)t->info.damaged, 4);
+    FQ__PUT(128, t->info.cut_offset, 8);
+    FQ__PUT(136, t->format == FQ_FORMAT_TRACEDB ? t->points_off : 0, 8);
+    for (i = 0; i < FQ__XS_N; i++) {
+        FQ__PUT(144 + 16 * i, len[i] ? off : 0, 8);
+        FQ__PUT(152 + 16 * i, len[i], 8);
+        off += (len[i] + 7) / 8 * 8;
+    }
+    memcpy(h + 256, t->info.message, strlen(t->info.message) < 199 ? strlen(t->info.message) : 199);
+    FQ__PUT(504, fq__hash64(0, h, 504), 8);
+#undef FQ__PUT
+}
+
+/* The built index to the sink: header, then the sections in order. */
+static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_info *info, frames_error *err) {
+    uint64_t len[FQ__XS_N], k, nb = (b->npoints + FQ__IX_BLOCK - 1) / FQ__IX_BLOCK, *start = NULL;
+    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4;
+    uint8_t h[FQ__IX_HDR];
+    fq__ixs *order = NULL;
+    size_t i;
+    int tdb = t->format == FQ_FORMAT_TRACEDB;
+    len[FQ__XS_BLOCKS] = nb * 32;
+    len[FQ__XS_ODELTA] = b->npoints * 4;
+    len[FQ__XS_PDELTA] = tdb ? b->npoints * 4 : 0;
+    len[FQ__XS_PSIZE] = b->nptr * 8;
+    len[FQ__XS_PVALID] = (b->nptr + 63) / 64 * 8;
+    len[FQ__XS_STMTS] = (b->nstmt + 1) * 16;
+    len[FQ__XS_POST] = b->ncand * pw;
+    order = (fq__ixs *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
+    start = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
+    if (!order || !start) {
+        FQ__FREE(order, b->ctx);
+        FQ__FREE(start, b->ctx);
+        return fq__oom(err);
+    }
+    for (i = 0; i < b->nstmt; i++) {
+        order[i].val = b->sval[i];
+        order[i].id = (uint32_t)i;
+    }
+    qsort(order, (size_t)b->nstmt, sizeof *order, fq__ixs_cmp);
+    for (i = 0, k = 0; i < b->nstmt; i++) {   /* start: first posting of each id */
+        start[order[i].id] = k;
+        k += b->scount[order[i].id];
+    }
+    fq__ixb_header(b, t, len, h);
+    fq__ixw_bytes(w, h, FQ__IX_HDR);
+    for (k = 0; k < b->npoints; k += FQ__IX_BLOCK) {
+        const uint64_t *blk = b->blocks + 4 * (k / FQ__IX_BLOCK);
+        for (i = 0; i < 4; i++) fq__ixw_le(w, blk[i], 8);
+    }
+    for (k = 0; k < b->npoints; k++) fq__ixw_le(w, b->odelta[k], 4);
+    fq__ixw_pad(w);
+    if (tdb) {
+        for (k = 0; k < b->npoints; k++) fq__ixw_le(w, b->pdelta[k], 4);
+        fq__ixw_pad(w);
+    }
+    if (b->nptr) {   /* the buffer sizes the trace's in-memory index computed */
+        uint64_t sz;
+        for (k = 0; k < b->nptr; k++) {
+            fq__ptr_size(t, k, &sz);
+            fq__ixw_le(w, sz, 8);
+        }
+        for (k = 0; k < b->nptr; k += 64) {
+            uint64_t bits = 0, j;
+            for (j = 0; j < 64 && k + j < b->nptr; j++) bits |= (uint64_t)fq__ptr_size(t, k + j, &sz) << j;
+            fq__ixw_le(w, bits, 8);
+        }
+    }
+    for (i = 0; i < b->nstmt; i++) {
+        fq__ixw_le(w, order[i].val, 8);
+        fq__ixw_le(w, start[order[i].id], 8);
+    }
+    fq__ixw_le(w, 0, 8);
+    fq__ixw_le(w, b->ncand, 8);
+    /* postings: every point appended to its statement's list, in point order; a list
+       at a time through the staging buffer would need random writes, so fill in memory */
+    {
+        uint8_t *post = (uint8_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * pw, b->ctx);
+        if (!post) {
+            FQ__FREE(order, b->ctx);
+            FQ__FREE(start, b->ctx);
+            return fq__oom(err);
+        }
+        for (k = 0; k < b->npoints; k++) {
+            uint32_t id = b->sid[k];
+            uint64_t at;
+            unsigned j;
+            if (id == 0xffffffffu) continue;
+            at = start[id]++ * pw;
+            for (j = 0; j < pw; j++) post[at + j] = (uint8_t)(k >> (8 * j));
+        }
+        fq__ixw_bytes(w, post, (size_t)(b->ncand * pw));
+        fq__ixw_pad(w);
+        FQ__FREE(post, b->ctx);
+    }
+    fq__ixw_flush(w);
+    FQ__FREE(order, b->ctx);
+    FQ__FREE(start, b->ctx);
+    if (w->rc < 0) return fq__fail(err, FRAMES_E_IO, w->total, FRAMES_NO_POS, "cannot write the index");
+    if (info) {
+        info->points = b->npoints;
+        info->candidates = b->ncand;
+        info->statements = b->nstmt;
+        info->pointers = b->nptr;
+        info->bytes = w->total;
+    }
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
+    fq__ixb b;
+    fq__ixw *w;
+    int rc;
+    fq__clear(err);
+    if (t->ix)
+        return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "the trace uses an index already: build from a trace opened without one");
+    if ((rc = fq_trace_load(t, err)) < 0) return rc;
+    if (fq__ixb_init(&b, t, t->npoints) < 0) {
+        fq__ixb_free(&b);
+        return fq__oom(err);
+    }
+    rc = t->format == FQ_FORMAT_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
+    if (rc >= 0) {
+        if (!(w = (fq__ixw *)FQ__MALLOC(sizeof *w, t->ctx))) rc = fq__oom(err);
+        else {
+            w->sink = sink;
+            w->n = 0;
+            w->total = 0;
+            w->rc = 0;
+            rc = fq__ixb_write(&b, t, w, info, err);
+            if (rc >= 0 && sink->flush && sink->flush(sink->ctx) < 0)
+                rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write the index");
+            FQ__FREE(w, t->ctx);
+        }
+    }
+    fq__ixb_free(&b);
+    return rc;
+}
+
+/* ---- saving and attaching */
+
+#ifndef FRAMES_NO_POSIX
+static int fq__fd_write(void *ctx, const void *data, size_t len) {
+    int fd = *(const int *)ctx;
+    const uint8_t *p = (const uint8_t *)data;
+    while (len) {
+        long long k = (long long)write(fd, p, len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+#else
+static int fq__file_write(void *ctx, const void *data, size_t len) {
+    return fwrite(data, 1, len, (FILE *)ctx) == len ? 0 : -1;
+}
+#endif
+
+FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info, frames_error *err) {
+    size_t n = strlen(path) + 48;
+    char *tmp = (char *)FQ__MALLOC(n, t->ctx);
+    frames_sink sink;
+    int rc, i;
+    fq__clear(err);
+    if (!tmp) return fq__oom(err);
+    memset(&sink, 0, sizeof sink);
+#ifndef FRAMES_NO_POSIX
+    {
+        int fd = -1;
+        for (i = 0; i < 100 && fd < 0; i++) {   /* a new file in the same directory */
+            snprintf(tmp, n, "%s.tmp%ld-%d", path, (long)getpid(), i);
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+            if (fd < 0 && errno != EEXIST) break;
+        }
+        if (fd < 0) {
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s", tmp,
+                          strerror(errno));
+            FQ__FREE(tmp, t->ctx);
+            return rc;
+        }
+        sink.ctx = &fd;
+        sink.write = fq__fd_write;
+        rc = fq_index_build(t, &sink, info, err);
+        if (rc >= 0 && fsync(fd) != 0)
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write %s: %s", tmp,
+                          strerror(errno));
+        if (close(fd) != 0 && rc >= 0)
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write %s: %s", tmp,
+                          strerror(errno));
+    }
+#else
+    {
+        FILE *f;
+        (void)i;
+        snprintf(tmp, n, "%s.tmp", path);
+        if (!(f = fopen(tmp, "wb"))) {
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s", tmp,
+                          strerror(errno));
+            FQ__FREE(tmp, t->ctx);
+            return rc;
+        }
+        sink.ctx = f;
+        sink.write = fq__file_write;
+        rc = fq_index_build(t, &sink, info, err);
+        if (fclose(f) != 0 && rc >= 0)
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write %s", tmp);
+        if (rc >= 0) remove(path);   /* rename does not replace files everywhere */
+    }
+#endif
+    if (rc >= 0 && rename(tmp, path) != 0)
+        rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot rename %s to %s: %s", tmp,
+                      path, strerror(errno));
+    if (rc < 0) remove(tmp);
+    FQ__FREE(tmp, t->ctx);
+    return rc;
+}
+
+static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) FQ__PRINTF(3, 4);
+static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) {
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return fq__fail(err, code, FRAMES_NO_POS, FRAMES_NO_POS, "%s%s", what,
+                    code == FQ_E_STALE ? " (rebuild it with frames index)" : "");
+}
+
+/* Check the index in x against t (header, binding, counts, section bounds) and attach it. */
+static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
+    const uint8_t *h = x->data;
+    static const char *const fmt_names[3] = {"?", "frames", "trace-db"};
+    uint64_t want[FQ__XS_N], headlen, tsz;
+    uint32_t fmt;
+    int i, tdb = t->format == FQ_FORMAT_TRACEDB;
+    if (x->size < FQ__IX_HDR || memcmp(h, FQ__IX_MAGIC, 8) != 0)
+        return fq__ix_bad(err, FRAMES_E_FORMAT, "not a frames query index");
+    if (fq__le32(h + 8) != FQ__IX_VERSION)
+        return fq__ix_bad(err, FQ_E_STALE, "index format version %u (this library reads version %u)",
+                          fq__le32(h + 8), FQ__IX_VERSION);
+    if (fq__le32(h + 12) != FQ__IX_HDR || fq__le64(h + 504) != fq__hash64(0, h, 504))
+        return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is damaged");
+    fmt = fq__le32(h + 16);
+    x->flags = fq__le32(h + 20);
+    if (fmt != (uint32_t)t->format)
+        return fq__ix_bad(err, FQ_E_STALE, "the index is of a %s trace, this is a %s trace",
+                          fmt_names[fmt < 3 ? fmt : 0], fmt_names[t->format]);
+    tsz = fq__le64(h + 24);
+    if (tsz != t->size)
+        return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace of %llu bytes, this one has %llu",
+                          (unsigned long long)tsz, (unsigned long long)t->size);
+    if ((x->flags & FQ__IX_MTIME) && t->have_mtime &&
+        (fq__le64(h + 32) != (uint64_t)t->mtime_s || fq__le64(h + 40) != (uint64_t)t->mtime_ns))
+        return fq__ix_bad(err, FQ_E_STALE, "the trace was modified after the index was built");
+    headlen = fq__ix_head_len(t);
+    if (fq__le64(h + 48) != headlen || fq__le64(h + 56) != fq__hash64(0, t->data, headlen))
+        return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with another header");
+    if (fq__le64(h + 64) != fq__ix_sample_hash(t))
+        return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with other contents");
+    if (tdb && fq__le64(h + 136) != t->points_off)
+        return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with another header");
+    x->npoints = fq__le64(h + 72);
+    x->ncand = fq__le64(h + 80);
+    x->nptr = fq__le64(h + 88);
+    x->nstmt = fq__le64(h + 96);
+    x->nostmt = fq__le64(h + 104);
+    x->block = fq__le32(h + 112);
+    x->pwidth = fq__le32(h + 116);
+    /* every count is bounded by the trace: a point takes a byte at least, a pointer 9 */
+    if (x->npoints > t->size || x->ncand > x->npoints || x->nptr > t->size / 9 ||
+        x->nstmt > x->ncand || x->nostmt > x->npoints || x->block == 0 || x->block > 65536 ||
+        (x->pwidth != 4 && x->pwidth != 8) || (x->pwidth == 4 && x->npoints > 0x100000000ull) ||
+        (!tdb && x->nptr) || memchr(h + 256, 0, 200) == NULL || fq__le64(h + 128) > t->size)
+        return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is inconsistent");
+    if (!tdb && x->npoints != t->npoints)
+        return fq__ix_bad(err, FQ_E_STALE, "the index has %llu frames, the trace %llu",
+                          (unsigned long long)x->npoints, (unsigned long long)t->npoints);
+    if (x->nostmt && !(x->flags & FQ__IX_INHERIT) != !(t->oflags & FQ_OPEN_INHERIT_STMT))
+        return fq__ix_bad(err, FQ_E_STALE, "the index was built %s FQ_OPEN_INHERIT_STMT and %llu points "
+                          "have no STATEMENT_ID", (x->flags & FQ__IX_INHERIT) ? "with" : "without",
+                          (unsigned long long)x->nostmt);
+    x->nblocks = (x->npoints + x->block - 1) / x->block;
+    want[FQ__XS_BLOCKS] = x->nblocks * 32;
+    want[FQ__XS_ODELTA] = x->npoints * 4;
+    want[FQ__XS_PDELTA] = tdb ? x->npoints * 4 : 0;
+    want[FQ__XS_PSIZE] = x->nptr * 8;
+    want[FQ__XS_PVALID] = (x->nptr + 63) / 64 * 8;
+    want[FQ__XS_STMTS] = (x->nstmt + 1) * 16;
+    want[FQ__XS_POST] = x->ncand * x->pwidth;
+    for (i = 0; i < FQ__XS_N; i++) {   /* the counts are below 2^61: no overflow */
+        uint64_t off = fq__le64(h + 144 + 16 * i), len = fq__le64(h + 152 + 16 * i);
+        if (len != want[i] || (len && (off % 8 || off < FQ__IX_HDR || off > x->size || len > x->size - off)))
+            return fq__ix_bad(err, FRAMES_E_FORMAT, "the index is damaged or cut short (section %d)", i);
+        x->sec[i] = h + (len ? off : 0);
+    }
+    if (fq__ix_u64(x, FQ__XS_STMTS, 2 * x->nstmt + 1) != x->ncand)
+        return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's statement table is damaged");
+    if (tdb) {
+        FQ__TLOCK(t);
+        if (t->idx_busy) {
+            FQ__TUNLOCK(t);
+            return fq__ix_bad(err, FRAMES_E_STATE, "a query is indexing the trace: attach the index first");
+        }
+        t->ix = x;
+        t->npoints = x->npoints;
+        t->nptr = x->nptr;
+        t->idx_done = 1;
+        t->info.points = x->npoints;
+        t->info.truncated = fq__le32(h + 120) != 0;
+        t->info.damaged = fq__le32(h + 124) != 0;
+        t->info.cut_offset = fq__le64(h + 128);
+        memcpy(t->info.message, h + 256, sizeof t->info.message < 200 ? sizeof t->info.message : 200);
+        t->info.message[sizeof t->info.message - 1] = 0;
+        fq__mm_free(&t->idx_mm);
+        FQ__TUNLOCK(t);
+    } else t->ix = x;
+    return FRAMES_OK;
+}
+
+static int fq__ix_new(fq_trace *t, fq__ix **out, frames_error *err) {
+    if (t->ix) return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "the trace has an index already");
+    if (!(*out = (fq__ix *)FQ__MALLOC(sizeof **out, t->ctx))) return fq__oom(err);
+    memset(*out, 0, sizeof **out);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err) {
+    fq__ix *x;
+    int rc;
+    fq__clear(err);
+    if ((rc = fq__ix_new(t, &x, err)) < 0) return rc;
+    x->data = size ? (const uint8_t *)data : (const uint8_t *)"";
+    x->size = size;
+    if ((rc = fq__ix_attach(t, x, err)) < 0) fq__ix_free(x, t->ctx);
+    return rc;
+}
+
+FRAMES_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
+    fq__ix *x;
+    int rc;
+    fq__clear(err);
+    if ((rc = fq__ix_new(t, &x, err)) < 0) return rc;
+#ifndef FRAMES_NO_POSIX
+    {
+        struct stat st;
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                                  strerror(errno));
+        else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+            rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s is not a regular file", path);
+        else if (st.st_size > 0) {
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m == MAP_FAILED)
+                rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s", path,
+                              strerror(errno));
+            else {
+                x->map = m;
+                x->maplen = (size_t)st.st_size;
+                x->data = (const uint8_t *)m;
+                x->size = (uint64_t)st.st_size;
+            }
+        } else x->data = (const uint8_t *)"";
+        if (fd >= 0) close(fd);
+    }
+#else
+    {
+        fq_trace tmp;   /* fq__read_all fills a trace's buffer fields */
+        FILE *f = fopen(path, "rb");
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ctx = t->ctx;
+        if (!f) rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
+                              strerror(errno));
+        else {
+            rc = fq__read_all(&tmp, 0, f, err, path);
+            fclose(f);
+            x->owned = tmp.owned;
+            x->data = tmp.data;
+            x->size = tmp.size;
+        }
+    }
+#endif
+    if (rc >= 0) rc = fq__ix_attach(t, x, err);
+    if (rc < 0) fq__ix_free(x, t->ctx);
+    return rc;
+}
+
+FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
+    const fq__ix *x = t->ix;
+    memset(info, 0, sizeof *info);
+    if (!x) return 0;
+    info->points = x->npoints;
+    info->candidates = x->ncand;
+    info->statements = x->nstmt;
+    info->pointers = x->nptr;
+    info->bytes = x->size;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- compiling */
 
 typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
     uint64_t mask;         /* free variables that admit it */
     uint32_t size;         /* fixed size (varlen: read the length) */
     uint8_t varlen, pointer, pad[2];
+    uint32_t elen;         /* whole VARIABLE entry when its length is fixed, else 0 */
+    uint32_t pad2;
 } fq__ptype;
 
 /* A conjunct of the hard predicate. Comparisons of values and integer constants carry
@@ -2448,6 +3307,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             p->ptypes[ti].size = t->types[ti].size;
             p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
             p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+            p->ptypes[ti].elen = t->types[ti].elen;
         }
     }
     return FRAMES_OK;
@@ -2730,6 +3590,7 @@ typedef struct fq__worker {
                               yet, so the result buffer grows instead */
     int spilled;           /* fused: a point's results did not fit; it is left to the
                               normal path, which delivers as it goes */
+    const struct fq__sel *sel;   /* points chosen by a persistent index's posting lists */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -3542,10 +4403,423 @@ static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     frames_cursor_close(c);
 }
 
+/* ---------------------------------------------------------------- evaluation with an index
+
+   With a persistent index every point is reached directly, so a range of points needs no
+   indexing pass, and statement filters visit only the points of their posting lists.
+   Offsets and postings come from a file that is not trusted: points are walked with
+   every bound checked, and a point that does not decode where the index says it starts
+   stops the run with FQ_E_STALE. */
+
+/* Where point k starts: its offset, pointer base and previous statement, or those of the
+   first point of its block when the walk has to start there. */
+static void fq__ix_locate(const fq_trace *t, uint64_t k, fq__chunk *c) {
+    const fq__ix *x = t->ix;
+    uint64_t b = k / x->block;
+    uint32_t od = fq__ix_u32(x, FQ__XS_ODELTA, k);
+    uint32_t pd = t->format == FQ_FORMAT_TRACEDB ? fq__ix_u32(x, FQ__XS_PDELTA, k) : 0;
+    c->off = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b);
+    c->ptr_base = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 1);
+    c->stmt = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 2);
+    c->counter = b * x->block;
+    /* inherited statements: only a walk from the block knows the previous statement */
+    if (od == FQ__IX_FAR || pd == FQ__IX_FAR ||
+        ((t->oflags & FQ_OPEN_INHERIT_STMT) && (fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 3) & FQ__IX_NOSTMT)))
+        return;
+    c->off += od;
+    c->ptr_base += pd;
+    c->counter = k;
+}
+
+/* trace-db: the point at off with every bound checked; decodes the variables the query
+   can bind when `decode`. Returns the offset after its END_ENTRY, or 0 when no complete
+   valid point starts at off. */
+static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t off, uint64_t *ptr,
+                                      uint64_t *stmt, int decode) {
+    const uint8_t *d = t->data;
+    const uint64_t n = t->size;
+    const fq__ptype *pty = w->p->ptypes;
+    uint64_t st = (t->oflags & FQ_OPEN_INHERIT_STMT) ? *stmt : 0, pc = *ptr;
+    uint32_t ord = 0;
+    if (off < t->points_off) return 0;
+    while (off < n) {
+        unsigned tag = d[off];
+        if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* fixed-size types at once */
+            uint32_t type = fq__le32(d + off + 5), name = fq__le32(d + off + 1);
+            const fq__ptype *ty = &pty[type < t->ntypes ? type : 0];
+            if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen && name < t->nnames)) {
+                if (decode && ty->mask) fq__tdb_var(w, t, d + off + 9, name, type, ty->size, ord, ty->mask, pc);
+                pc += ty->pointer;
+                off += ty->elen;
+                ord++;
+                continue;
+            }
+        }
+        off++;
+        if (tag == FQ__TAG_VAR) {
+            uint32_t name, type, size;
+            const fq__ttype *ty;
+            if (FQ__UNLIKELY(n - off < 8)) return 0;
+            name = fq__le32(d + off);
+            type = fq__le32(d + off + 4);
+            if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) return 0;
+            ty = &t->types[type];
+            off += 8;
+            size = ty->size;
+            if (FQ__UNLIKELY(ty->varlen)) {
+                if (n - off < 4) return 0;
+                size = fq__le32(d + off);
+                off += 4;
+            } else if (FQ__UNLIKELY(!ty->elen)) return 0;   /* a SIGNED size trace-db rejects */
+            if (FQ__UNLIKELY(n - off < size)) return 0;
+            if (decode && pty[type].mask) fq__tdb_var(w, t, d + off, name, type, size, ord, pty[type].mask, pc);
+            pc += pty[type].pointer;
+            off += size;
+            ord++;
+        } else if (tag == FQ__TAG_END) {
+            *stmt = st;
+            *ptr = pc;
+            return off;
+        } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
+            if (n - off < 8) return 0;
+            if (tag == FQ__TAG_STMT) st = fq__le64(d + off);
+            off += 8;
+        } else if (tag == FQ__TAG_BUFSIZE) {
+            if (n - off < 16) return 0;
+            off += 16;
+        } else return 0;
+    }
+    return 0;
+}
+
+/* The statement filters of p (fq__keep_point without threads). */
+static int fq__stmt_ok(const fq_plan *p, uint64_t s) {
+    size_t i;
+    if ((s & p->mask) != p->stmt) return 0;
+    if (!p->npcs) return 1;
+    for (i = 0; i < p->npcs; i++)
+        if (s >= p->pcs[2 * i] && s <= p->pcs[2 * i + 1]) return 1;
+    return 0;
+}
+
+static void fq__ix_mismatch(fq__worker *w, uint64_t k, uint64_t off) {
+    if (!w->slot->rc)
+        w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, off, k,
+                               "the index does not match the trace at point %llu (offset 0x%llx): "
+                               "rebuild it (frames index) or query without it",
+                               (unsigned long long)k, (unsigned long long)off);
+}
+
+/* trace-db: evaluate the points [lo, hi). `prefilter`: find the statement before decoding
+   (statement filters over ranges); `listed`: a point of a posting list, decoded at once,
+   whose statement must pass the filters (else the index lied). */
+static void fq__ix_tdb_range(fq__worker *w, uint64_t lo, uint64_t hi, int prefilter, int listed) {
+    const fq_trace *t = w->p->t;
+    fq__chunk c;
+    uint64_t off, counter, ptr, stmt;
+    fq__ix_locate(t, lo, &c);
+    off = c.off;
+    ptr = c.ptr_base;
+    stmt = c.stmt;
+    w->pt.has_tid = 0;
+    w->pt.tid = 0;
+    for (counter = c.counter; counter < hi; counter++) {
+        uint64_t start = off, ptr0 = ptr, next;
+        if (counter < lo || prefilter) {
+            uint64_t p2 = ptr, s2 = stmt;
+            if (!(next = fq__tdb_point_checked(w, t, off, &p2, &s2, 0))) {
+                fq__ix_mismatch(w, counter, off);
+                break;
+            }
+            w->pt.stmt = s2;
+            if (counter < lo || !fq__keep_point(w->p, &w->pt)) {
+                off = next;
+                ptr = p2;
+                stmt = s2;
+                continue;
+            }
+        }
+        w->ndv = 0;
+        if (!(next = fq__tdb_point_checked(w, t, off, &ptr, &stmt, 1))) {
+            fq__ix_mismatch(w, counter, off);
+            break;
+        }
+        if (listed && !fq__stmt_ok(w->p, stmt)) {
+            fq__ix_mismatch(w, counter, start);
+            break;
+        }
+        off = next;
+        w->pt.counter = counter;
+        w->pt.stmt = stmt;
+        w->pt.loc = start;
+        w->pt.aux = ptr0;
+        if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
+        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+    }
+    w->slot->reached = off;
+}
+
+/* frames: the record of frame k (bounds checked): its offset and payload length. */
+static int fq__ix_frame_at(const fq_trace *t, uint64_t k, uint64_t *off, uint64_t *len) {
+    fq__chunk c;
+    uint64_t i, o;
+    fq__ix_locate(t, k, &c);
+    for (i = c.counter, o = c.off;; i++) {
+        uint64_t l;
+        if (o > t->size || t->size - o < 8) return 0;
+        l = fq__le64(t->data + o);
+        if (l > t->size - o - 8) return 0;
+        if (i == k) {
+            *off = o;
+            *len = l;
+            return 1;
+        }
+        o += 8 + l;
+    }
+}
+
+/* frames: evaluate std_frame k of a posting list. */
+static void fq__ix_frame(fq__worker *w, uint64_t k) {
+    const fq_trace *t = w->p->t;
+    uint64_t off = FRAMES_NO_POS, len = 0;
+    frames_error e;
+    if (!fq__ix_frame_at(t, k, &off, &len) ||
+        frames_decode_frame(&w->dec, t->data + off + 8, (size_t)len, &w->fr, &e) < 0 ||
+        w->fr.kind != FRAMES_KIND_STD || !fq__stmt_ok(w->p, w->fr.std.address)) {
+        fq__ix_mismatch(w, k, off);
+        return;
+    }
+    w->pt.counter = k;
+    w->pt.stmt = w->fr.std.address;
+    w->pt.tid = w->fr.std.thread_id;
+    w->pt.has_tid = 1;
+    w->pt.loc = off + 8;
+    w->pt.aux = len;
+    w->slot->reached = k;
+    if (!fq__keep_point(w->p, &w->pt)) return;
+    w->ndv = 0;
+    fq__frames_vars(w, &w->fr.std, 0);
+    fq__eval_point(w);
+}
+
+/* The points a run visits when the index's posting lists select them. */
+typedef struct fq__sel {
+    int on;
+    const uint8_t *list;   /* one posting list, in place (entries of `width` bytes) */
+    uint32_t width;
+    uint64_t *merged;      /* or the union of several, in point order (allocated) */
+    uint64_t n;
+} fq__sel;
+
+static uint64_t fq__sel_at(const fq__sel *s, uint64_t j) {
+    if (s->merged) return s->merged[j];
+    return s->width == 4 ? fq__le32(s->list + 4 * j) : fq__le64(s->list + 8 * j);
+}
+
+static void fq__sel_free(fq__sel *s, void *ctx) {
+    FQ__FREE(s->merged, ctx);
+    memset(s, 0, sizeof *s);
+}
+
+static uint64_t fq__ix_stmt(const fq__ix *x, uint64_t i) { return fq__ix_u64(x, FQ__XS_STMTS, 2 * i); }
+static uint64_t fq__ix_first(const fq__ix *x, uint64_t i) { return fq__ix_u64(x, FQ__XS_STMTS, 2 * i + 1); }
+
+/* First statement-table entry >= s. */
+static uint64_t fq__ix_lower(const fq__ix *x, uint64_t s) {
+    uint64_t lo = 0, hi = x->nstmt;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fq__ix_stmt(x, mid) < s) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int fq__u64_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int fq__ix_corrupt(frames_error *err, const char *what) {
+    return fq__fail(err, FQ_E_STALE, FRAMES_NO_POS, FRAMES_NO_POS,
+                    "the index is damaged (%s): rebuild it (frames index) or query without it", what);
+}
+
+/* Merge the posting lists of statement entries ent[0..n) into s->merged, checking that
+   each is ascending and below the number of points. A binary heap of list heads. */
+static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel *s, void *ctx,
+                        frames_error *err) {
+    typedef struct { uint64_t v, at, end; } head;
+    head *hp = (head *)FQ__MALLOC(n * sizeof(head), ctx);
+    size_t nh = 0, i;
+    uint64_t out = 0, last = 0;
+    if (!hp) return fq__oom(err);
+    if (!(s->merged = (uint64_t *)FQ__MALLOC((size_t)(s->n ? s->n : 1) * sizeof(uint64_t), ctx))) {
+        FQ__FREE(hp, ctx);
+        return fq__oom(err);
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t a = fq__ix_first(x, ent[i]), e = fq__ix_first(x, ent[i] + 1);
+        if (a == e) continue;
+        hp[nh].v = fq__ix_post(x, a);
+        hp[nh].at = a;
+        hp[nh].end = e;
+        for (size_t c = nh++; c > 0 && hp[(c - 1) / 2].v > hp[c].v; c = (c - 1) / 2) {
+            head tmp = hp[c];
+            hp[c] = hp[(c - 1) / 2];
+            hp[(c - 1) / 2] = tmp;
+        }
+    }
+    while (nh) {
+        uint64_t v = hp[0].v;
+        size_t c = 0;
+        if (v >= x->npoints || (out && v <= last) || out >= s->n) {
+            FQ__FREE(hp, ctx);
+            return fq__ix_corrupt(err, "posting lists out of order");
+        }
+        s->merged[out++] = last = v;
+        if (++hp[0].at < hp[0].end) {
+            uint64_t nv = fq__ix_post(x, hp[0].at);
+            if (nv <= v) {
+                FQ__FREE(hp, ctx);
+                return fq__ix_corrupt(err, "a posting list out of order");
+            }
+            hp[0].v = nv;
+        } else hp[0] = hp[--nh];
+        for (;;) {   /* sift down */
+            size_t l = 2 * c + 1, m = c;
+            head tmp;
+            if (l < nh && hp[l].v < hp[m].v) m = l;
+            if (l + 1 < nh && hp[l + 1].v < hp[m].v) m = l + 1;
+            if (m == c) break;
+            tmp = hp[c];
+            hp[c] = hp[m];
+            hp[m] = tmp;
+            c = m;
+        }
+    }
+    FQ__FREE(hp, ctx);
+    return out == s->n ? FRAMES_OK : fq__ix_corrupt(err, "posting list lengths");
+}
+
+/* Select the points the statement filters keep from the posting lists: 1 when s holds
+   them, 0 when the index cannot help (no index, no statement filter, or so many points
+   that a scan is cheaper), or a negative code. */
+static int fq__ix_select(const fq_plan *p, fq__sel *s, frames_error *err) {
+    const fq__ix *x = p->t->ix;
+    uint64_t *ent = NULL, i, total = 0;
+    size_t nent = 0, cap = 0, k;
+    int rc = 1;
+    memset(s, 0, sizeof *s);
+    if (!x || (!p->mask && !p->npcs)) return 0;
+#define FQ__ADD(e)                                                                           \
+    do {                                                                                    \
+        if (FQ__GROW(ent, cap, nent + 1, p->ctx) < 0) {                                     \
+            rc = fq__oom(err);                                                              \
+            goto done;                                                                      \
+        }                                                                                   \
+        ent[nent++] = (e);                                                                  \
+    } while (0)
+    if (p->mask == UINT64_MAX) {   /* one statement */
+        i = fq__ix_lower(x, p->stmt);
+        if (i < x->nstmt && fq__ix_stmt(x, i) == p->stmt && fq__stmt_ok(p, p->stmt)) FQ__ADD(i);
+    } else if (p->npcs) {          /* the statements in the ranges */
+        for (k = 0; k < p->npcs; k++)
+            for (i = fq__ix_lower(x, p->pcs[2 * k]); i < x->nstmt && fq__ix_stmt(x, i) <= p->pcs[2 * k + 1]; i++)
+                if (fq__stmt_ok(p, fq__ix_stmt(x, i))) FQ__ADD(i);
+        if (p->npcs > 1 && nent > 1) {   /* overlapping ranges */
+            size_t u = 1;
+            qsort(ent, nent, sizeof *ent, fq__u64_cmp);
+            for (k = 1; k < nent; k++)
+                if (ent[k] != ent[u - 1]) ent[u++] = ent[k];
+            nent = u;
+        }
+    } else {                       /* a mask: every statement is tested */
+        for (i = 0; i < x->nstmt; i++)
+            if (fq__stmt_ok(p, fq__ix_stmt(x, i))) FQ__ADD(i);
+    }
+#undef FQ__ADD
+    for (k = 0; k < nent; k++) {
+        uint64_t a = fq__ix_first(x, ent[k]), e = fq__ix_first(x, ent[k] + 1);
+        if (a > e || e > x->ncand) {
+            rc = fq__ix_corrupt(err, "statement table");
+            goto done;
+        }
+        total += e - a;
+    }
+    if (total > x->npoints / 4) {   /* most points: scanning them in order is cheaper */
+        rc = 0;
+        goto done;
+    }
+    s->n = total;
+    s->on = 1;
+    s->width = x->pwidth;
+    if (nent == 1) {   /* the list in place, checked once */
+        uint64_t a = fq__ix_first(x, ent[0]), last = 0;
+        s->list = x->sec[FQ__XS_POST] + a * x->pwidth;
+        for (i = 0; i < total; i++) {
+            uint64_t v = fq__sel_at(s, i);
+            if (v >= x->npoints || (i && v <= last)) {
+                rc = fq__ix_corrupt(err, "a posting list out of order");
+                goto done;
+            }
+            last = v;
+        }
+    } else if (nent > 1 && (rc = fq__ix_merge(x, ent, nent, s, p->ctx, err)) >= 0)
+        rc = 1;
+done:
+    FQ__FREE(ent, p->ctx);
+    if (rc <= 0) fq__sel_free(s, p->ctx);
+    return rc;
+}
+
+/* Ask for the bytes of points [first, last] at once: on a cold file, one large read
+   instead of a fault per page (a no-op when they are cached). */
+static void fq__ix_willneed(const fq_trace *t, uint64_t first, uint64_t last) {
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_WILLNEED)
+    fq__chunk a, b;
+    uint64_t end;
+    if (!t->map || first > last || last >= t->ix->npoints) return;
+    fq__ix_locate(t, first, &a);
+    if (last + 1 < t->ix->npoints) {
+        fq__ix_locate(t, last + 1, &b);
+        end = b.off;
+    } else end = t->size;
+    a.off &= ~(uint64_t)4095;
+    if (a.off < end && end <= t->maplen) madvise((uint8_t *)t->map + a.off, (size_t)(end - a.off), MADV_WILLNEED);
+#else
+    (void)t, (void)first, (void)last;
+#endif
+}
+
+/* A work item with an index: a range of points, or of the posting-list selection. */
+static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq__sel *s = w->sel;
+    int tdb = w->p->format == FQ_FORMAT_TRACEDB;
+    uint64_t j;
+    if (hi > lo) {   /* this item and the next one (usually another worker's, or ours next) */
+        uint64_t end = !s || !s->on ? w->p->t->ix->npoints : s->n, hi2 = end - hi > hi - lo ? hi + (hi - lo) : end;
+        if (!s || !s->on) fq__ix_willneed(w->p->t, lo, hi2 - 1);
+        else fq__ix_willneed(w->p->t, fq__sel_at(s, lo), fq__sel_at(s, hi2 - 1));
+    }
+    if (!s || !s->on) {
+        if (tdb) fq__ix_tdb_range(w, lo, hi, w->p->mask || w->p->npcs, 0);
+        else fq__frames_process(w, lo, hi);
+        return;
+    }
+    for (j = lo; j < hi; j++) {
+        uint64_t k = fq__sel_at(s, j);
+        if (tdb) fq__ix_tdb_range(w, k, k + 1, 0, 1);
+        else fq__ix_frame(w, k);
+        if (w->slot->rc || FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+    }
+}
+
 static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->group = FQ__NONE;
     w->oom = 0;
-    if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
+    if (w->p->t->ix) fq__ix_process(w, lo, hi);
+    else if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
     else fq__frames_process(w, lo, hi);
     if (w->oom && !w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, w->pt.counter,
@@ -3624,6 +4898,7 @@ typedef struct fq__run {
     unsigned nslots;
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    fq__sel sel;           /* with an index: the points the statement filters select */
     volatile int abort;
 #ifndef FRAMES_QUERY_NO_THREADS
     pthread_mutex_t mu;
@@ -3650,6 +4925,7 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
     w->run = r;
     w->ctx = p->ctx;
     w->group = FQ__NONE;
+    w->sel = &r->sel;
     w->vals = (fq__num *)FQ__MALLOC((p->nnodes ? p->nnodes : 1) * sizeof(fq__num), p->ctx);
     w->limbs = (uint64_t *)FQ__MALLOC((p->nlimbs ? p->nlimbs : 1) * sizeof(uint64_t), p->ctx);
     frames_decoder_init(&w->dec, NULL, 0, p->ctx);
@@ -3854,6 +5130,7 @@ static void fq__flush(fq__worker *w) {
     w->group = FQ__NONE;
 }
 
+#ifndef FRAMES_QUERY_NO_THREADS
 /* The points of work item `item`, once indexed; 0 when the item lies past the end. */
 static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__slot *s) {
     uint64_t avail;
@@ -3869,6 +5146,7 @@ static int fq__item(fq__run *r, uint64_t item, uint64_t *lo, uint64_t *hi, fq__s
     if (*hi > avail) *hi = avail;
     return 1;
 }
+#endif
 
 /* One thread, trace-db, points from `at` not indexed yet: index and evaluate them in one
    walk (up to hi, or less when the results fill half the buffer). 0 when another thread
@@ -4002,7 +5280,18 @@ static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_err
     const fq_trace *t = p->t;
     fq__pt pt;
     memset(&pt, 0, sizeof pt);
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_FORMAT_TRACEDB && t->ix) {   /* O(1): from the point's offset */
+        fq__chunk c;
+        uint64_t off, ptr, stmt, i;
+        fq__ix_locate(t, k, &c);
+        off = c.off;
+        ptr = c.ptr_base;
+        stmt = c.stmt;
+        for (i = c.counter; i <= k; i++)
+            if (!(off = fq__tdb_point_checked(w, t, off, &ptr, &stmt, 0)))
+                return fq__ix_corrupt(err, "a point is not where it says");
+        pt.stmt = stmt;
+    } else if (t->format == FQ_FORMAT_TRACEDB) {
         const fq__chunk *c = fq__chunk_at(t, k / t->stride);
         uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
         for (; counter <= k; counter++) off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
@@ -4042,7 +5331,18 @@ static int fq__pick(const fq_plan *p, fq__worker *w, uint64_t seed, uint64_t *ou
             return 1;
         }
     }
-    /* few candidates: count them, then take one of them uniformly */
+    /* few candidates: count them, then take one of them uniformly; an index's posting
+       lists count them without decoding (threads are not in the index) */
+    if (!p->ntids) {
+        fq__sel sel;
+        if ((rc = fq__ix_select(p, &sel, err)) < 0) return rc;
+        if (rc) {
+            rc = sel.n > 0;
+            if (rc) *out = fq__sel_at(&sel, fq__below(&s, sel.n));
+            fq__sel_free(&sel, p->ctx);
+            return rc;
+        }
+    }
     target = UINT64_MAX;
     for (pass = 0; pass < 2; pass++) {
         count = 0;
@@ -4088,6 +5388,7 @@ static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     FQ__FREE(r->seen.e, r->p->ctx);
     FQ__FREE(r->seen.keys, r->p->ctx);
     FQ__FREE(r->key, r->p->ctx);
+    fq__sel_free(&r->sel, r->p->ctx);
 }
 
 FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
@@ -4135,6 +5436,13 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         r.lo = k;
         r.hi = k + 1;
         threads = 1;
+    } else {
+        int rc = fq__ix_select(p, &r.sel, err);
+        if (rc < 0) {
+            fq__run_free(&r, ws, nw);
+            return rc;
+        }
+        if (rc) r.hi = r.sel.n;   /* work items are ranges of the selection */
     }
     /* work items: a few per thread when the number of points is known, else 16k points
        (trace-db traces that are still being indexed) */

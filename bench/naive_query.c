@@ -10,7 +10,10 @@
    usage: naive_query TRACE Q1|Q2|Q3|Q4|Q5|Q6
           naive_query TRACE SCAN   the floor of any one-shot query of this format: map the
                                    file and walk its tags once (no decoding); prints the
-                                   number of points */
+                                   number of points
+          naive_query TRACE TOUCH  the floor of any process that reads one byte of every
+                                   4 KiB page (map the file, touch each page once): what a
+                                   filter whose points lie on every page costs at least */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +92,19 @@ static uint64_t le(const unsigned char *p, int n) {
     return v;
 }
 
+static int touch(const char *path) {
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+    const volatile unsigned char *d;
+    uint64_t i, sum = 0;
+    if (fd < 0 || fstat(fd, &st) < 0) return 1;
+    d = (const volatile unsigned char *)mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (d == MAP_FAILED) return 1;
+    for (i = 0; i < (uint64_t)st.st_size; i += 4096) sum += d[i];
+    printf("%llu\n", (unsigned long long)sum);
+    return 0;
+}
+
 static int scan(const char *path) {
     struct stat st;
     int fd = open(path, O_RDONLY);
@@ -128,8 +144,9 @@ int main(int argc, char **argv) {
     point *pts = NULL;
     int q;
     if (argc == 3 && !strcmp(argv[2], "SCAN")) return scan(argv[1]);
+    if (argc == 3 && !strcmp(argv[2], "TOUCH")) return touch(argv[1]);
     if (argc != 3 || argv[2][0] != 'Q') {
-        fprintf(stderr, "usage: naive_query TRACE Q1..Q6|SCAN\n");
+        fprintf(stderr, "usage: naive_query TRACE Q1..Q6|SCAN|TOUCH\n");
         return 2;
     }
     q = atoi(argv[2] + 1);

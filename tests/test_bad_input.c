@@ -22,7 +22,7 @@ static const struct {
     {"cat", "IN OUT"},      {"info", "IN"},          {"info", "--json - < IN"},
     {"fix", "IN -o OUT"},   {"drcov", "IN -o OUT"},  {"tenet", "IN -o OUT"},
     {"stat", "IN"},         {"slice", "IN -o OUT --frames 1-5"},
-    {"split", "IN --chunks 3"}, {"vprof", "IN"},
+    {"split", "IN --chunks 3"}, {"vprof", "IN"}, {"index", "IN -o OUT"},
 };
 
 static void put64(uint8_t *p, uint64_t v) {

@@ -44,6 +44,60 @@ static int collect_fn(void *ctx, const fq_result *r) {
     return 0;
 }
 
+#ifdef TQ_WITH_INDEX
+/* tests/test_query_indexed.c compiles this file with TQ_WITH_INDEX: every trace the tests
+   open gets a persistent index, built in memory and attached, so that every query of this
+   file also runs through the index against the same expectations. The buffers stay
+   reachable until the process ends (an attached index must outlive its trace). */
+static unsigned char *tq_indexes[4096];
+static size_t tq_nindexes;
+
+typedef struct tq_membuf {
+    unsigned char *p;
+    size_t n, cap;
+} tq_membuf;
+
+static int tq_mem_write(void *ctx, const void *data, size_t len) {
+    tq_membuf *m = (tq_membuf *)ctx;
+    if (m->n + len > m->cap) {
+        m->cap = (m->n + len) * 2;
+        m->p = (unsigned char *)realloc(m->p, m->cap);
+        assert_non_null(m->p);
+    }
+    memcpy(m->p + m->n, data, len);
+    m->n += len;
+    return 0;
+}
+
+static void tq_free_indexes(void) {
+    while (tq_nindexes) free(tq_indexes[--tq_nindexes]);
+}
+
+static fq_trace *with_index(fq_trace *t) {
+    tq_membuf m = {NULL, 0, 0};
+    frames_sink sink;
+    frames_error err;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &m;
+    sink.write = tq_mem_write;
+    if (fq_index_build(t, &sink, NULL, &err) < 0) {
+        /* only a frames trace with a frame that does not decode cannot be indexed */
+        fq_trace_info info;
+        fq_trace_info_get(t, &info);
+        if (info.format != FQ_FORMAT_FRAMES) fail_msg("index: %s", err.message);
+        free(m.p);
+        return t;
+    }
+    if (!tq_nindexes) atexit(tq_free_indexes);
+    assert_true(tq_nindexes < sizeof tq_indexes / sizeof tq_indexes[0]);
+    tq_indexes[tq_nindexes++] = m.p;
+    if (fq_index_attach(t, m.p, m.n, &err) < 0) fail_msg("attach: %s", err.message);
+    return t;
+}
+#else
+#define with_index(t) (t)
+#endif
+
 static fq_trace *open_trace(const char *path, uint32_t flags, uint32_t stride) {
     fq_open_options o;
     fq_trace *t = NULL;
@@ -52,14 +106,14 @@ static fq_trace *open_trace(const char *path, uint32_t flags, uint32_t stride) {
     o.flags = flags;
     if (stride) o.index_stride = stride;
     if (fq_trace_open_path(&t, path, &o, &err) < 0) fail_msg("open %s: %s", path, err.message);
-    return t;
+    return with_index(t);
 }
 
 static fq_trace *open_mem(const void *data, size_t n) {
     fq_trace *t = NULL;
     frames_error err;
     if (fq_trace_open_memory(&t, data, n, NULL, &err) < 0) fail_msg("open memory: %s", err.message);
-    return t;
+    return with_index(t);
 }
 
 /* A query from command-line style pieces. vars: "NAME:TYPES" strings, NULL-terminated. */

@@ -10,6 +10,7 @@ static const char usage_text[] =
     "usage: frames query TRACE [--var NAME:TYPE[,TYPE...]]... [--where SEXPR] [--soft SEXPR]...\n"
     "                    [--pick SEED] [--mask M --stmt S] [--pc LO-HI]... [--dedup]\n"
     "                    [--count] [--limit N] [--json] [--threads N]\n"
+    "                    [--index PATH | --no-index] [--build-index] [-v]\n"
     "\n"
     "Find the points of a trace where a predicate holds, as GrammaTech trace-db does.\n"
     "TRACE is a frames trace or a trace-db binary trace (detected; '-' reads stdin).\n"
@@ -29,6 +30,11 @@ static const char usage_text[] =
     "  --limit N         stop after N results\n"
     "  --json            one JSON object per result\n"
     "  --threads N       worker threads (default: the number of processors)\n"
+    "  --index PATH      the trace's index (`frames index`; default TRACE.fqidx when it\n"
+    "                    exists); one that does not match the trace is ignored (warning)\n"
+    "  --no-index        do not use an index\n"
+    "  --build-index     build the index first when it is missing or out of date\n"
+    "  -v, --verbose     say on stderr whether an index was used (JSON with --json)\n"
     "\n"
     "Language: (and P...) (or P...) (not P) (distinct-vars a b) (> >= < <= = != X Y)\n"
     "(+ - * / % & | ^ << >> X Y) (v/value a) (v/size a) (v/addr a) (v/name a) (v/bits a)\n"
@@ -93,6 +99,8 @@ typedef struct args {
     uint64_t *pcs;
     int npcs;
     unsigned threads;
+    const char *index;
+    int no_index, build_index, verbose;
 } args;
 
 static int parse_args(int argc, char **argv, args *a) {
@@ -152,6 +160,15 @@ static int parse_args(int argc, char **argv, args *a) {
             a->count = 1;
         } else if (!strcmp(arg, "--json")) {
             a->json = 1;
+        } else if (is_option(arg, "--index")) {
+            VALUE("--index");
+            a->index = v;
+        } else if (!strcmp(arg, "--no-index")) {
+            a->no_index = 1;
+        } else if (!strcmp(arg, "--build-index")) {
+            a->build_index = 1;
+        } else if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
+            a->verbose = 1;
         } else if (is_option(arg, "--limit")) {
             VALUE("--limit");
             if (cli_parse_u64(v, &a->limit)) return cli_usage_error("--limit: '%s' is not a number", v);
@@ -167,6 +184,10 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     if (!a->trace) return cli_usage_error("no trace given");
     if (a->count && a->json) return cli_usage_error("--count and --json exclude each other");
+    if (a->no_index && (a->index || a->build_index))
+        return cli_usage_error("--no-index excludes --index and --build-index");
+    if (a->build_index && !a->index && !strcmp(a->trace, "-"))
+        return cli_usage_error("--build-index on standard input needs --index PATH");
     if (a->has_stmt && !a->has_mask) a->mask = UINT64_MAX;
     if ((a->stmt & ~a->mask) != 0)
         cli_warn("--stmt 0x%llx has bits outside --mask 0x%llx: no point can match",
@@ -237,6 +258,56 @@ fail:
     return NULL;
 }
 
+/* Attach the trace's index when there is a usable one (building it first if asked);
+   an index that does not fit is ignored with a warning. *used receives the outcome. */
+static void use_index(fq_trace *t, const args *a, const char **used, char **path) {
+    frames_error err;
+    int explicit_path = a->index != NULL;
+    *used = "none";
+    *path = NULL;
+    if (a->no_index || (!explicit_path && !strcmp(a->trace, "-"))) return;
+    if (explicit_path) *path = strdup(a->index);
+    else if ((*path = (char *)malloc(strlen(a->trace) + 7)) != NULL) {
+        strcpy(*path, a->trace);
+        strcat(*path, ".fqidx");
+    }
+    if (!*path) return;
+    if (fq_index_open(t, *path, &err) == FRAMES_OK) {
+        *used = "used";
+        return;
+    }
+    if (a->build_index) {
+        frames_error berr;
+        if (fq_index_save(t, *path, NULL, &berr) < 0) {
+            cli_warn("cannot build the index %s: %s", *path, berr.message);
+            *used = "ignored";
+        } else if (fq_index_open(t, *path, &err) == FRAMES_OK) *used = "built";
+        else cli_warn("ignoring the index %s: %s", *path, err.message);
+        return;
+    }
+    /* no index next to the trace is the normal case; anything else deserves a warning */
+    if (explicit_path || err.code != FRAMES_E_IO || access(*path, F_OK) == 0) {
+        cli_warn("ignoring the index %s: %s", *path, err.message);
+        *used = "ignored";
+    }
+}
+
+static void say_index(const args *a, fq_trace *t, const char *used, const char *path) {
+    fq_index_info ix;
+    fq_index_info_get(t, &ix);
+    if (a->json) {
+        fprintf(stderr, "{\"index\":\"%s\",\"path\":", used);
+        if (path) cli_json_string(stderr, path, strlen(path));
+        else fputs("null", stderr);
+        fprintf(stderr, ",\"points\":%llu,\"statements\":%llu}\n", (unsigned long long)ix.points,
+                (unsigned long long)ix.statements);
+    } else if (path && (!strcmp(used, "used") || !strcmp(used, "built")))
+        fprintf(stderr, "frames query: index %s (%s): %llu points, %llu statements\n", path, used,
+                (unsigned long long)ix.points, (unsigned long long)ix.statements);
+    else fprintf(stderr, "frames query: no index%s%s%s\n", path ? " (" : "", path ? path : "",
+                 path ? (strcmp(used, "ignored") ? " not found)" : " ignored)") : "");
+}
+
 int cmd_query(int argc, char **argv) {
     args a;
     fq_trace *t = NULL;
@@ -248,6 +319,8 @@ int cmd_query(int argc, char **argv) {
     out_state o;
     uint64_t n = 0;
     int rc = CLI_OK;
+    const char *index_used = "none";
+    char *index_path = NULL;
     static char outbuf[1 << 20];
 
     if (cli_wants_help(argc, argv)) {
@@ -265,6 +338,8 @@ int cmd_query(int argc, char **argv) {
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
         goto done;
     }
+    use_index(t, &a, &index_used, &index_path);
+    if (a.verbose) say_index(&a, t, index_used, index_path);
     if (fq_compile(&p, q, t, &err) < 0) {
         rc = err.code == FQ_E_QUERY || err.code == FQ_E_SYNTAX ? cli_usage_error("%s", err.message)
                                                               : cli_fail(CLI_DATA, "%s", err.message);
@@ -305,5 +380,6 @@ done:
     free(a.vars);
     free(a.soft);
     free(a.pcs);
+    free(index_path);
     return rc;
 }

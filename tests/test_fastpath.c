@@ -1,0 +1,532 @@
+/* test_fastpath: the codec's fast paths for the shapes tracers write (plain operands,
+   std_frames of them) at every size boundary, against pbbuild.h, an encoder written
+   independently of frames.h:
+   - frames_encode_frame, frames_frame_size and frames_writer_add give exactly the bytes
+     pbbuild.h builds, for register names, addresses, bit lengths, values, usage flags
+     and taints on both sides of each limit of the fast paths;
+   - decoding those bytes gives the model they were built from, without flags, and the
+     same whether the operand lists go through the one-pass list decoder (a warm
+     decoder) or the general one (a fresh decoder, whose arena is still empty);
+   - near misses (every byte of such frames changed, lengths cut): whatever decodes
+     without NONCANONICAL or INCOMPLETE re-encodes to exactly its input, and the fresh
+     and warm decoders agree;
+   - invalid operands in a std_frame (checked after encoding, only when an operand is
+     not plain) are refused by frames_encode_frame and frames_writer_add, and a refused
+     frame leaves no trace in the output, not even a TOC entry. */
+#include "frames.h"
+
+#include "pbbuild.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- the expected bytes */
+
+/* operand_info as libprotobuf writes it (fields in order, every usage bool written, an
+   unset taint as no_taint: true). */
+static void pb_operand(pb_buf *out, const frames_operand *op) {
+    static pb_buf inner, spec, usage, taint, o;
+    pb_reset(&inner);
+    pb_reset(&spec);
+    pb_reset(&usage);
+    pb_reset(&taint);
+    pb_reset(&o);
+    if (op->spec == FRAMES_REG) {
+        pb_bytes(&inner, 1, op->name.ptr, op->name.len);
+        pb_msg(&spec, 2, &inner);
+    } else {
+        pb_u64(&inner, 1, op->address);
+        pb_msg(&spec, 1, &inner);
+    }
+    pb_u64(&usage, 1, op->read != 0);
+    pb_u64(&usage, 2, op->written != 0);
+    pb_u64(&usage, 3, op->index != 0);
+    pb_u64(&usage, 4, op->base != 0);
+    if (op->taint.set == FRAMES_TAINT_ID) pb_u64(&taint, 2, op->taint.id);
+    else if (op->taint.set == FRAMES_TAINT_MULTIPLE) pb_u64(&taint, 3, op->taint.multiple != 0);
+    else pb_u64(&taint, 1, op->taint.set == 0 || op->taint.no_taint != 0);
+    pb_msg(&o, 1, &spec);
+    pb_sint(&o, 2, op->bit_length);
+    pb_msg(&o, 3, &usage);
+    pb_msg(&o, 4, &taint);
+    pb_bytes(&o, 5, op->value.ptr, op->value.len);
+    pb_msg(out, 1, &o);
+}
+
+static void pb_frame(pb_buf *out, const frames_std_frame *s) {
+    static pb_buf std, list;
+    uint32_t i;
+    pb_reset(&std);
+    pb_u64(&std, 1, s->address);
+    pb_u64(&std, 2, s->thread_id);
+    pb_bytes(&std, 3, s->rawbytes.ptr, s->rawbytes.len);
+    pb_reset(&list);
+    for (i = 0; i < s->npre; i++) pb_operand(&list, &s->pre[i]);
+    pb_msg(&std, 4, &list);
+    if (s->has_post) {
+        pb_reset(&list);
+        for (i = 0; i < s->npost; i++) pb_operand(&list, &s->post[i]);
+        pb_msg(&std, 5, &list);
+    }
+    if (s->has_mode) pb_bytes(&std, 6, s->mode.ptr, s->mode.len);
+    pb_reset(out);
+    pb_msg(out, 1, &std);
+}
+
+/* ---------------------------------------------------------------- models */
+
+static uint8_t data[512]; /* names and values are views into this */
+
+/* What the decoder gives for what the encoder was given (bools become 0/1, an unset
+   taint is no_taint: true). */
+static frames_operand normalized(const frames_operand *op) {
+    frames_operand n = *op;
+    n.read = op->read != 0;
+    n.written = op->written != 0;
+    n.index = op->index != 0;
+    n.base = op->base != 0;
+    if (op->spec == FRAMES_REG) n.address = 0;
+    else n.name = frames_bytes_of(NULL, 0);
+    if (op->taint.set == 0 || op->taint.set == FRAMES_TAINT_NONE) {
+        n.taint.set = FRAMES_TAINT_NONE;
+        n.taint.no_taint = op->taint.set == 0 || op->taint.no_taint != 0;
+        n.taint.id = 0;
+        n.taint.multiple = 0;
+    } else if (op->taint.set == FRAMES_TAINT_ID) {
+        n.taint.no_taint = n.taint.multiple = 0;
+    } else {
+        n.taint.multiple = op->taint.multiple != 0;
+        n.taint.no_taint = 0;
+        n.taint.id = 0;
+    }
+    return n;
+}
+
+static int bytes_eq(frames_bytes a, frames_bytes b) {
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static int operand_eq(const frames_operand *a, const frames_operand *b) {
+    return a->spec == b->spec && a->read == b->read && a->written == b->written &&
+           a->index == b->index && a->base == b->base && a->bit_length == b->bit_length &&
+           a->address == b->address && bytes_eq(a->name, b->name) &&
+           a->taint.set == b->taint.set && a->taint.no_taint == b->taint.no_taint &&
+           a->taint.multiple == b->taint.multiple && a->taint.id == b->taint.id &&
+           bytes_eq(a->value, b->value);
+}
+
+static int operands_eq(const frames_operand *a, uint32_t na, const frames_operand *b, uint32_t nb) {
+    uint32_t i;
+    if (na != nb) return 0;
+    for (i = 0; i < na; i++)
+        if (!operand_eq(&a[i], &b[i])) return 0;
+    return 1;
+}
+
+/* Everything a decoded frame holds (for frames of any kind only std is compared in
+   depth; the rest must agree in kind, flags and presence). */
+static int frame_eq(const frames_frame *a, const frames_frame *b) {
+    const frames_std_frame *x = &a->std, *y = &b->std;
+    return a->kind == b->kind && a->present == b->present && a->flags == b->flags &&
+           x->address == y->address && x->thread_id == y->thread_id &&
+           bytes_eq(x->rawbytes, y->rawbytes) && x->has_post == y->has_post &&
+           x->has_mode == y->has_mode && bytes_eq(x->mode, y->mode) &&
+           operands_eq(x->pre, x->npre, y->pre, y->npre) &&
+           operands_eq(x->post, x->npost, y->post, y->npost);
+}
+
+/* ---------------------------------------------------------------- the shapes */
+
+static frames_operand reg_op(size_t name_len, size_t value_len) {
+    frames_operand op;
+    memset(&op, 0, sizeof op);
+    op.spec = FRAMES_REG;
+    op.name = frames_bytes_of(data + 100, name_len);
+    op.bit_length = 64;
+    op.read = 1;
+    op.taint.set = FRAMES_TAINT_NONE;
+    op.taint.no_taint = 1;
+    op.value = frames_bytes_of(data + 7, value_len);
+    return op;
+}
+
+static frames_operand mem_op(uint64_t address, size_t value_len) {
+    frames_operand op = reg_op(0, value_len);
+    op.spec = FRAMES_MEM;
+    op.name = frames_bytes_of(NULL, 0);
+    op.address = address;
+    return op;
+}
+
+static frames_frame std_of(frames_operand *ops, uint32_t npre, uint32_t npost) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = 0x401000;
+    f.std.thread_id = 1;
+    f.std.rawbytes = frames_bytes_of(data + 3, 3);
+    f.std.pre = ops;
+    f.std.npre = npre;
+    f.std.post = ops + npre;
+    f.std.npost = npost;
+    f.std.has_post = npost > 0;
+    return f;
+}
+
+/* The operand in the middle of a list of three, and alone in the post list. */
+static frames_frame frame_around(frames_operand *ops, const frames_operand *op) {
+    ops[0] = reg_op(5, 8);
+    ops[1] = *op;
+    ops[2] = mem_op(0x7ffc12345678ull, 8);
+    ops[3] = *op;
+    return std_of(ops, 3, 1);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static frames_decoder fresh_dec, warm_dec;
+
+static int setup(void **state) {
+    static uint8_t enc[256];
+    frames_operand op;
+    frames_frame f, d;
+    size_t i, len;
+    (void)state;
+    for (i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 37 + 11);
+    /* the warm decoder gets its arena from a first frame with an operand list */
+    frames_decoder_init(&warm_dec, NULL, 0, NULL);
+    op = reg_op(5, 8);
+    f = std_of(&op, 1, 0);
+    if (frames_encode_frame(&f, 0, enc, sizeof enc, &len, NULL) != FRAMES_OK ||
+        frames_decode_frame(&warm_dec, enc, len, &d, NULL) != FRAMES_OK)
+        return -1;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    frames_decoder_free(&warm_dec);
+    return 0;
+}
+
+/* Decode with a fresh decoder (no arena yet: the general list path) and with the warm
+   one (the one-pass list path when the shape allows it); both must agree. */
+static int decode_both(const uint8_t *p, size_t n, frames_frame *warm) {
+    frames_frame fresh;
+    int rc_fresh, rc_warm;
+    frames_decoder_init(&fresh_dec, NULL, 0, NULL);
+    rc_fresh = frames_decode_frame(&fresh_dec, p, n, &fresh, NULL);
+    rc_warm = frames_decode_frame(&warm_dec, p, n, warm, NULL);
+    assert_int_equal(rc_fresh, rc_warm);
+    if (rc_fresh == FRAMES_OK) assert_true(frame_eq(&fresh, warm));
+    frames_decoder_free(&fresh_dec);
+    return rc_warm;
+}
+
+typedef struct sink_buf {
+    uint8_t b[1 << 16];
+    size_t n;
+} sink_buf;
+
+static int sink_write(void *ctx, const void *p, size_t n) {
+    sink_buf *s = (sink_buf *)ctx;
+    if (n > sizeof s->b - s->n) return FRAMES_E_IO;
+    memcpy(s->b + s->n, p, n);
+    s->n += n;
+    return FRAMES_OK;
+}
+
+static int sink_patch(void *ctx, uint64_t off, const void *p, size_t n) {
+    sink_buf *s = (sink_buf *)ctx;
+    if (off + n > s->n) return FRAMES_E_IO;
+    memcpy(s->b + off, p, n);
+    return FRAMES_OK;
+}
+
+static frames_sink sink_of(sink_buf *s) {
+    frames_sink k;
+    memset(&k, 0, sizeof k);
+    k.ctx = s;
+    k.write = sink_write;
+    k.patch = sink_patch;
+    s->n = 0;
+    return k;
+}
+
+/* Encoding f gives pbbuild's bytes (encode, size, writer), decoding them gives f back. */
+static void check_frame(const frames_frame *f) {
+    static pb_buf want;
+    static uint8_t out[1 << 14];
+    static sink_buf sb;
+    frames_sink k = sink_of(&sb);
+    frames_writer w;
+    frames_frame d;
+    frames_error err;
+    size_t len = 0, first;
+    uint32_t i;
+    pb_frame(&want, &f->std);
+    assert_int_equal(frames_frame_size(f), want.n);
+    assert_int_equal(frames_encode_frame(f, 0, out, sizeof out, &len, &err), FRAMES_OK);
+    assert_int_equal(len, want.n);
+    assert_memory_equal(out, want.b, want.n);
+    /* exactly enough room, and one byte short */
+    assert_int_equal(frames_encode_frame(f, 0, out, want.n, &len, &err), FRAMES_OK);
+    assert_memory_equal(out, want.b, want.n);
+    assert_int_equal(frames_encode_frame(f, 0, out, want.n - 1, &len, &err), FRAMES_E_SPACE);
+    assert_int_equal(len, want.n);
+    /* the writer: the frame after its size word */
+    assert_int_equal(frames_writer_init(&w, &k, NULL, NULL, &err), FRAMES_OK);
+    first = sb.n;
+    assert_int_equal(frames_writer_add(&w, f), FRAMES_OK);
+    assert_int_equal(frames_writer_flush(&w), FRAMES_OK);
+    assert_int_equal(sb.n, first + 8 + want.n);
+    assert_memory_equal(sb.b + first + 8, want.b, want.n);
+    frames_writer_abandon(&w);
+    /* decoding */
+    assert_int_equal(decode_both(want.b, want.n, &d), FRAMES_OK);
+    assert_int_equal(d.flags, 0);
+    assert_int_equal(d.kind, FRAMES_KIND_STD);
+    assert_int_equal(d.std.npre, f->std.npre);
+    assert_int_equal(d.std.npost, f->std.npost);
+    for (i = 0; i < f->std.npre; i++) {
+        frames_operand n = normalized(&f->std.pre[i]);
+        assert_true(operand_eq(&d.std.pre[i], &n));
+    }
+    for (i = 0; i < f->std.npost; i++) {
+        frames_operand n = normalized(&f->std.post[i]);
+        assert_true(operand_eq(&d.std.post[i], &n));
+    }
+}
+
+static void check_operand(const frames_operand *op) {
+    frames_operand ops[4];
+    frames_frame f = frame_around(ops, op);
+    check_frame(&f);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_register_names(void **state) {
+    /* the fast paths take names up to 123 bytes (operand_info_specific below 128) */
+    static const size_t lens[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 100, 122, 123, 124, 125, 127, 128, 200, 300};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        frames_operand op = reg_op(lens[i], 8);
+        check_operand(&op);
+    }
+}
+
+static void test_addresses(void **state) {
+    /* varints of 1 to 10 bytes (the word-at-a-time paths take up to 8): the smallest
+       and the largest address of every width */
+    int bits;
+    (void)state;
+    for (bits = 0; bits <= 64; bits++) {
+        uint64_t top = bits == 0 ? 0 : bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        frames_operand op = mem_op(top, 8);
+        check_operand(&op);
+        if (bits > 0) {
+            op = mem_op((uint64_t)1 << (bits - 1), 4);
+            check_operand(&op);
+        }
+    }
+}
+
+static void test_bit_lengths(void **state) {
+    static const int32_t bits[] = {0, 1, -1, 8, 32, 63, 64, -64, 65, 127, 128, 8191, 8192,
+                                   -8193, 1 << 20, INT32_MAX, INT32_MIN, INT32_MIN + 1};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        frames_operand op = reg_op(5, 8);
+        op.bit_length = bits[i];
+        check_operand(&op);
+        op = mem_op(0x7ffc00001000ull, 2);
+        op.bit_length = bits[i];
+        check_operand(&op);
+    }
+}
+
+static void test_values(void **state) {
+    /* values below 128 bytes are plain; 0-16 take the short copies */
+    static const size_t lens[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 32, 100, 127, 128, 129, 300};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        frames_operand op = reg_op(5, lens[i]);
+        check_operand(&op);
+        op = mem_op(0x1000, lens[i]);
+        check_operand(&op);
+    }
+}
+
+static void test_usage_flags_and_taints(void **state) {
+    unsigned m, t;
+    (void)state;
+    for (m = 0; m < 16; m++) {
+        for (t = 0; t < 7; t++) {
+            frames_operand op = reg_op(3, 8);
+            op.read = (uint8_t)((m & 1) ? 1 + (m & 2) * 60 : 0); /* also nonzero values other than 1 */
+            op.written = (uint8_t)((m >> 1) & 1);
+            op.index = (uint8_t)((m >> 2) & 1 ? 255 : 0);
+            op.base = (uint8_t)((m >> 3) & 1);
+            switch (t) {
+            case 0: op.taint.set = 0; break;
+            case 1: op.taint.no_taint = 0; break;
+            case 2: op.taint.no_taint = 7; break;
+            case 3: op.taint.set = FRAMES_TAINT_ID; op.taint.id = 5; break;
+            case 4: op.taint.set = FRAMES_TAINT_ID; op.taint.id = UINT64_MAX; break;
+            case 5: op.taint.set = FRAMES_TAINT_MULTIPLE; op.taint.multiple = 1; break;
+            default: op.taint.set = FRAMES_TAINT_MULTIPLE; op.taint.multiple = 0; break;
+            }
+            check_operand(&op);
+        }
+    }
+}
+
+static void test_frame_shapes(void **state) {
+    /* list lengths around the 32 operands a frame may have to be written in one pass
+       (and past the decoder arena's first block), post absent or empty, a mode, big
+       addresses, long raw bytes */
+    static const uint32_t shapes[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {3, 1}, {5, 5},
+                                         {16, 16}, {17, 16}, {32, 0}, {0, 32}, {33, 0},
+                                         {31, 2}, {40, 40}};
+    static frames_operand ops[81];
+    size_t k;
+    uint32_t i;
+    (void)state;
+    for (k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        uint32_t npre = shapes[k][0], npost = shapes[k][1];
+        frames_frame f;
+        for (i = 0; i < npre + npost; i++)
+            ops[i] = i % 3 == 2 ? mem_op(i * 0x10001ull, i % 17) : reg_op(i % 9, (i * 5) % 130);
+        f = std_of(ops, npre, npost);
+        check_frame(&f);
+        f.std.has_post = 1;   /* an empty post list is written when asked for */
+        f.std.npost = 0;
+        check_frame(&f);
+        f.std.has_post = 0;
+        f.std.has_mode = 1;
+        f.std.mode = frames_str("arm:t32");
+        f.std.address = UINT64_MAX - k;
+        f.std.thread_id = (uint64_t)1 << 40;
+        f.std.rawbytes = frames_bytes_of(data, 15 + k * 11);
+        check_frame(&f);
+    }
+}
+
+/* Decoded as canonical: then it re-encodes to exactly its input. */
+static void check_canonical_round_trip(const uint8_t *in, size_t n) {
+    static uint8_t out[8192];
+    frames_frame d;
+    size_t len = 0;
+    if (decode_both(in, n, &d) != FRAMES_OK) return;
+    if (d.flags & (FRAMES_FF_NONCANONICAL | FRAMES_FF_INCOMPLETE)) return;
+    assert_int_equal(frames_encode_frame(&d, FRAMES_ENC_LENIENT, out, sizeof out, &len, NULL), FRAMES_OK);
+    assert_int_equal(len, n);
+    assert_memory_equal(out, in, n);
+}
+
+/* Every byte of canonical frames changed in several ways, and the frames cut at every
+   length: the decoders agree with each other, and what they call canonical re-encodes
+   to the input. */
+static void test_near_misses(void **state) {
+    static const uint8_t deltas[] = {1, 2, 0x7f, 0x80, 0xfe, 0xff};
+    static uint8_t in[4096];
+    static pb_buf want;
+    frames_operand ops[4], op;
+    frames_frame f;
+    size_t i, k, m;
+    int shape;
+    (void)state;
+    for (shape = 0; shape < 3; shape++) {
+        op = shape == 0 ? reg_op(5, 8) : shape == 1 ? mem_op(0x7ffc12345678ull, 8) : reg_op(0, 0);
+        op.bit_length = shape == 2 ? 8 : 64;
+        f = frame_around(ops, &op);
+        pb_frame(&want, &f.std);
+        for (i = 0; i < want.n; i++) {
+            for (k = 0; k <= sizeof deltas; k++) {
+                memcpy(in, want.b, want.n);
+                in[i] = k == sizeof deltas ? 0 : (uint8_t)(in[i] + deltas[k]);
+                check_canonical_round_trip(in, want.n);
+            }
+        }
+        for (m = 0; m < want.n; m++) check_canonical_round_trip(want.b, m);
+    }
+}
+
+/* Operands that are not valid are refused after encoding, with nothing written. */
+static void test_invalid_operands_refused(void **state) {
+    static uint8_t out[1024];
+    static sink_buf a, b;
+    frames_operand ops[4], bad;
+    frames_frame good, f;
+    frames_writer_options o;
+    frames_writer wa, wb;
+    frames_error err;
+    frames_sink ka = sink_of(&a), kb = sink_of(&b);
+    size_t len;
+    int which, j;
+    (void)state;
+    ops[0] = reg_op(5, 8);
+    ops[1] = mem_op(0x1000, 8);
+    ops[2] = reg_op(0, 16);
+    ops[3] = reg_op(3, 4);
+    good = std_of(ops, 3, 1);
+    frames_writer_options_default(&o);
+    o.frames_per_toc = 1; /* a TOC entry before every frame but the first */
+    assert_int_equal(frames_writer_init(&wa, &ka, &o, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_writer_init(&wb, &kb, &o, NULL, &err), FRAMES_OK);
+    for (which = 0; which < 5; which++) {
+        bad = reg_op(5, 8);
+        switch (which) {
+        case 0: bad.spec = 0; break;
+        case 1: bad.spec = FRAMES_MEM | FRAMES_REG; break;
+        case 2: bad.spec = 4; break;
+        case 3: bad.taint.set = FRAMES_TAINT_ID | FRAMES_TAINT_NONE; break;
+        default: bad.taint.set = 8; break;
+        }
+        for (j = 0; j < 4; j++) { /* the bad operand in each position, pre and post */
+            frames_operand list[4];
+            memcpy(list, ops, sizeof list);
+            list[j] = bad;
+            f = std_of(list, 3, 1);
+            assert_int_equal(frames_validate_frame(&f, &err), FRAMES_E_INVALID);
+            len = 99;
+            assert_int_equal(frames_encode_frame(&f, 0, out, sizeof out, &len, &err), FRAMES_E_INVALID);
+            assert_int_equal(len, 0);
+            assert_int_equal(err.code, FRAMES_E_INVALID);
+            assert_int_equal(frames_encode_frame(&f, 0, out, 4, &len, &err), FRAMES_E_INVALID);
+            assert_int_equal(frames_encode_frame(&f, FRAMES_ENC_LENIENT, out, sizeof out, &len, &err), FRAMES_OK);
+            if (j == 3) { /* a post list that is not written is checked all the same */
+                f.std.has_post = 0;
+                assert_int_equal(frames_encode_frame(&f, 0, out, sizeof out, &len, &err), FRAMES_E_INVALID);
+                assert_int_equal(frames_writer_add(&wa, &f), FRAMES_E_INVALID);
+                f.std.has_post = 1;
+            }
+            /* writer a gets good, bad (refused), good; writer b only the good ones */
+            assert_int_equal(frames_writer_add(&wa, &good), FRAMES_OK);
+            assert_int_equal(frames_writer_add(&wa, &f), FRAMES_E_INVALID);
+            assert_int_equal(frames_writer_error(&wa)->frame, frames_writer_count(&wa));
+            assert_int_equal(frames_writer_add(&wb, &good), FRAMES_OK);
+        }
+    }
+    assert_int_equal(frames_writer_count(&wa), 20);
+    assert_int_equal(frames_writer_close(&wa), FRAMES_OK);
+    assert_int_equal(frames_writer_close(&wb), FRAMES_OK);
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.b, b.b, a.n);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_register_names),
+        cmocka_unit_test(test_addresses),
+        cmocka_unit_test(test_bit_lengths),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_usage_flags_and_taints),
+        cmocka_unit_test(test_frame_shapes),
+        cmocka_unit_test(test_near_misses),
+        cmocka_unit_test(test_invalid_operands_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,874 @@
+/* test_qindex.c - the persistent index of frames_query.h and `frames index`.
+
+   The reference for every result is the same query without an index (whose own results
+   tests/test_query.c checks against trace-db's listings and hand-counted expectations;
+   tests/test_query_indexed.c runs all of those again with an index). Here: filters and
+   picks that take the index's shortcuts, traces built to reach its rare paths, stale and
+   foreign indexes, damaged index files, and the command line. */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <utime.h>
+
+#include "frames_query.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+typedef struct buf {
+    unsigned char *p;
+    size_t n, cap;
+} buf;
+
+static void buf_add(buf *b, const void *p, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = (unsigned char *)realloc(b->p, b->cap);
+        assert_non_null(b->p);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static int buf_write(void *ctx, const void *data, size_t len) {
+    buf_add((buf *)ctx, data, len);
+    return 0;
+}
+
+static fq_trace *open_mem(const void *data, size_t n, uint32_t flags) {
+    fq_open_options o;
+    fq_trace *t = NULL;
+    frames_error err;
+    fq_open_options_default(&o);
+    o.flags = flags;
+    if (fq_trace_open_memory(&t, data, n, &o, &err) < 0) fail_msg("open: %s", err.message);
+    return t;
+}
+
+static fq_trace *open_path(const char *path, uint32_t flags) {
+    fq_open_options o;
+    fq_trace *t = NULL;
+    frames_error err;
+    fq_open_options_default(&o);
+    o.flags = flags;
+    if (fq_trace_open_path(&t, path, &o, &err) < 0) fail_msg("open %s: %s", path, err.message);
+    return t;
+}
+
+/* The index of t, in memory. */
+static buf build_index(fq_trace *t, fq_index_info *info) {
+    buf b = {NULL, 0, 0};
+    frames_sink sink;
+    frames_error err;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &b;
+    sink.write = buf_write;
+    if (fq_index_build(t, &sink, info, &err) < 0) fail_msg("build: %s", err.message);
+    assert_int_equal(b.n % 8, 0);
+    return b;
+}
+
+/* A query in pieces. */
+typedef struct qdesc {
+    const char *vars[4];
+    const char *where, *soft;
+    uint64_t mask, stmt;
+    uint64_t pcs[6];
+    int npcs;
+    uint32_t flags;
+} qdesc;
+
+static fq_plan *compile(fq_trace *t, const qdesc *d, fq_query **qp) {
+    fq_query *q = fq_query_new(NULL);
+    fq_plan *p;
+    frames_error err;
+    int i;
+    for (i = 0; i < 4 && d->vars[i]; i++) {
+        const char *colon = strchr(d->vars[i], ':');
+        char name[32];
+        memcpy(name, d->vars[i], (size_t)(colon - d->vars[i]));
+        name[colon - d->vars[i]] = 0;
+        assert_int_equal(fq_query_var(q, name, colon + 1), i);
+    }
+    if (d->where && fq_query_where_text(q, d->where, &err) < 0) fail_msg("where: %s", err.message);
+    if (d->soft && fq_query_soft_text(q, d->soft, &err) < 0) fail_msg("soft: %s", err.message);
+    fq_query_statement(q, d->mask, d->stmt);
+    for (i = 0; i < d->npcs; i++) assert_int_equal(fq_query_pc_range(q, d->pcs[2 * i], d->pcs[2 * i + 1]), 0);
+    fq_query_flags(q, d->flags);
+    if (fq_compile(&p, q, t, &err) < 0) fail_msg("compile: %s", err.message);
+    *qp = q;
+    return p;
+}
+
+static int json_line(void *ctx, const fq_result *r) {
+    char line[8192];
+    size_t n = fq_format_result(r, FQ_LIST_JSON, line, sizeof line);
+    assert_true(n < sizeof line);
+    buf_add((buf *)ctx, line, n);
+    buf_add((buf *)ctx, "\n", 1);
+    return 0;
+}
+
+/* Run d on t: the JSON listing (malloc'd) and the return code in *rc. */
+static char *run_json(fq_trace *t, const qdesc *d, unsigned threads, uint64_t chunk, int pick,
+                      uint64_t seed, int *rc) {
+    fq_query *q;
+    fq_plan *p = compile(t, d, &q);
+    fq_run_options o;
+    frames_error err;
+    buf out = {NULL, 0, 0};
+    uint64_t n;
+    fq_run_options_default(&o);
+    o.threads = threads;
+    o.chunk = chunk;
+    o.pick = pick;
+    o.seed = seed;
+    buf_add(&out, "", 0);
+    *rc = fq_run(p, &o, json_line, &out, &n, &err);
+    if (*rc == 0) {   /* the count-only path agrees */
+        uint64_t m;
+        assert_int_equal(fq_run(p, &o, NULL, NULL, &m, &err), 0);
+        if (!(d->flags & FQ_DEDUP)) assert_int_equal(m, n);
+    }
+    fq_plan_free(p);
+    fq_query_free(q);
+    return (char *)out.p;
+}
+
+/* d gives the same listing on a (no index) and b (index), over several thread counts. */
+static void same(fq_trace *a, fq_trace *b, const qdesc *d, const char *what) {
+    static const unsigned threads[3] = {1, 3, 2};
+    static const uint64_t chunks[3] = {0, 7, 64};
+    int i, ra, rb;
+    for (i = 0; i < 3; i++) {
+        char *x = run_json(a, d, threads[i], chunks[i], 0, 0, &ra);
+        char *y = run_json(b, d, threads[i], chunks[i], 0, 0, &rb);
+        assert_int_equal(ra, 0);
+        if (rb != 0 || strcmp(x, y) != 0)
+            fail_msg("%s (threads %u): results differ with the index (rc %d)", what, threads[i], rb);
+        free(x);
+        free(y);
+    }
+}
+
+/* Picks agree (the point chosen, and the run) for many seeds. */
+static void same_picks(fq_trace *a, fq_trace *b, const qdesc *d, unsigned nseeds, const char *what) {
+    fq_query *qa, *qb;
+    fq_plan *pa = compile(a, d, &qa), *pb = compile(b, d, &qb);
+    frames_error err;
+    uint64_t seed;
+    for (seed = 0; seed < nseeds; seed++) {
+        uint64_t ka = 0, kb = 0;
+        int ra = fq_pick_point(pa, seed, &ka, &err), rb = fq_pick_point(pb, seed, &kb, &err);
+        if (ra != rb || (ra == 0 && ka != kb))
+            fail_msg("%s: seed %llu picks %d/%llu without the index, %d/%llu with it", what,
+                     (unsigned long long)seed, ra, (unsigned long long)ka, rb, (unsigned long long)kb);
+        if (seed % 16 == 0) {
+            int rca, rcb;
+            char *x = run_json(a, d, 1, 0, 1, seed, &rca), *y = run_json(b, d, 2, 0, 1, seed, &rcb);
+            assert_int_equal(rca, 0);
+            assert_int_equal(rcb, 0);
+            assert_string_equal(x, y);
+            free(x);
+            free(y);
+        }
+    }
+    fq_plan_free(pa);
+    fq_plan_free(pb);
+    fq_query_free(qa);
+    fq_query_free(qb);
+}
+
+/* A trace-db trace: a header of types int (SIGNED 4), char* (POINTER 8), then points. */
+static const char tdb_names[] = "int\0char*\0x\0y\0p\0";
+static void tdb_le(buf *b, uint64_t v, int n) {
+    unsigned char c[8];
+    int i;
+    for (i = 0; i < n; i++) c[i] = (unsigned char)(v >> (8 * i));
+    buf_add(b, c, (size_t)n);
+}
+static void tdb_header(buf *b) {
+    tdb_le(b, sizeof tdb_names - 1, 8);
+    buf_add(b, tdb_names, sizeof tdb_names - 1);
+    tdb_le(b, 2, 4);
+    tdb_le(b, 0, 4), tdb_le(b, 1, 4), tdb_le(b, 4, 4);   /* int */
+    tdb_le(b, 1, 4), tdb_le(b, 3, 4), tdb_le(b, 8, 4);   /* char* */
+}
+/* Point: optional statement, BUFFER_SIZE every 100 points, x, y : int, p : char*. */
+static void tdb_point(buf *b, uint64_t k, int has_stmt, uint64_t stmt) {
+    unsigned char tag;
+    if (has_stmt) {
+        tag = 1;
+        buf_add(b, &tag, 1);
+        tdb_le(b, stmt, 8);
+    }
+    if (k % 100 == 0) {
+        tag = 3;
+        buf_add(b, &tag, 1);
+        tdb_le(b, 0x1000 + k, 8);
+        tdb_le(b, 50 + k % 7, 8);
+    }
+    tag = 2;
+    buf_add(b, &tag, 1), tdb_le(b, 2, 4), tdb_le(b, 0, 4), tdb_le(b, (k * 7919) % 1000, 4);
+    buf_add(b, &tag, 1), tdb_le(b, 3, 4), tdb_le(b, 0, 4), tdb_le(b, (k * 104729) % 1000, 4);
+    buf_add(b, &tag, 1), tdb_le(b, 4, 4), tdb_le(b, 1, 4), tdb_le(b, 0x1000 + k / 100 * 100 + k % 60, 8);
+    tag = 0;
+    buf_add(b, &tag, 1);
+}
+
+static const qdesc tdb_queries[] = {
+    {{"a:int"}, "(> (v/value a) 500)", NULL, UINT64_MAX, 7, {0}, 0, 0},
+    {{"a:int"}, "(> (v/value a) 500)", NULL, 0x7, 1, {0}, 0, 0},           /* 4 lists */
+    {{"a:int"}, NULL, NULL, 0x1f, 31, {0}, 0, 0},
+    {{"a:int"}, NULL, NULL, 0x1, 1, {0}, 0, 0},                             /* half: a scan */
+    {{"a:int"}, NULL, NULL, UINT64_MAX, 99, {0}, 0, 0},                     /* no such statement */
+    {{"a:int"}, NULL, NULL, 0, 0, {3, 5, 4, 9}, 2, 0},                      /* overlapping ranges */
+    {{"a:int"}, NULL, NULL, 0x1, 0, {3, 5, 20, 40}, 2, 0},                  /* ranges and a mask */
+    {{"a:int", "b:int"}, "(< (v/value a) (v/value b))", NULL, 0, 0, {12, 12, 30, 30}, 2, 0},
+    {{"a:int", "b:int"}, "(< (v/value a) (v/value b))", NULL, 0x3, 2, {0}, 0, FQ_DEDUP},
+    {{"q:char*"}, "(> (v/size q) 40)", NULL, UINT64_MAX, 5, {0}, 0, 0},   /* buffer sizes */
+    {{"q:char*"}, "(> (v/size q) 40)", NULL, 0x7, 6, {0}, 0, 0},
+    {{"q:*"}, NULL, "(> (v/value q) 900)", 0xf, 3, {0}, 0, 0},              /* soft, any type */
+    {{NULL}, "(> (index) 400)", NULL, 0x7, 7, {0}, 0, 0},                   /* no variables */
+    {{"a:int"}, "(> (v/value a) 500)", NULL, 0, 0, {0}, 0, 0},              /* no filter */
+    {{"q:char*"}, "(> (v/size q) 40)", NULL, 0, 0, {0}, 0, 0},
+};
+
+static const char *small_trace(void) { return tu_shared("vectors/tracedb/small.trace"); }
+
+/* ---------------------------------------------------------------- same results */
+
+static void test_tracedb_same_results(void **state) {
+    fq_trace *a = open_path(small_trace(), 0), *b = open_path(small_trace(), 0);
+    fq_index_info info;
+    buf ix = build_index(a, &info);
+    frames_error err;
+    size_t i;
+    uint64_t s;
+    (void)state;
+    /* small.trace: 1000 points, statements k % 32, one char* per point */
+    assert_int_equal(info.points, 1000);
+    assert_int_equal(info.candidates, 1000);
+    assert_int_equal(info.statements, 32);
+    assert_int_equal(info.pointers, 1000);
+    assert_int_equal(info.bytes, ix.n);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    assert_int_equal(fq_index_info_get(b, &info), 1);
+    assert_int_equal(fq_index_info_get(a, &info), 0);
+    for (i = 0; i < sizeof tdb_queries / sizeof tdb_queries[0]; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "query %u", (unsigned)i);
+        same(a, b, &tdb_queries[i], what);
+    }
+    for (s = 0; s < 32; s++) {   /* every statement's posting list */
+        qdesc d = {{"a:int", "b:int"}, "(distinct-vars a b)", NULL, UINT64_MAX, 0, {0}, 0, 0};
+        d.stmt = s;
+        same(a, b, &d, "one statement");
+    }
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+}
+
+static void test_tracedb_same_picks(void **state) {
+    fq_trace *a = open_path(small_trace(), 0), *b = open_path(small_trace(), 0);
+    buf ix = build_index(a, NULL);
+    frames_error err;
+    size_t i;
+    (void)state;
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    for (i = 0; i < sizeof tdb_queries / sizeof tdb_queries[0]; i++) same_picks(a, b, &tdb_queries[i], 100, "pick");
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+}
+
+/* Two points of 3000 have statement 1000: 64 random draws rarely find them, so the pick
+   counts the candidates (the index's posting list) and takes one of them uniformly. */
+static void test_pick_rare_statement(void **state) {
+    buf tr = {NULL, 0, 0}, ix;
+    fq_trace *a, *b;
+    frames_error err;
+    qdesc d = {{"a:int"}, NULL, NULL, UINT64_MAX, 1000, {0}, 0, 0};
+    fq_query *q;
+    fq_plan *p;
+    uint64_t k, seed, seen777 = 0, seen2500 = 0;
+    (void)state;
+    tdb_header(&tr);
+    for (k = 0; k < 3000; k++) tdb_point(&tr, k, 1, k == 777 || k == 2500 ? 1000 : k % 32);
+    a = open_mem(tr.p, tr.n, 0);
+    b = open_mem(tr.p, tr.n, 0);
+    ix = build_index(a, NULL);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    same_picks(a, b, &d, 64, "rare statement");
+    p = compile(b, &d, &q);
+    for (seed = 0; seed < 200; seed++) {
+        assert_int_equal(fq_pick_point(p, seed, &k, &err), 0);
+        assert_true(k == 777 || k == 2500);
+        seen777 += k == 777;
+        seen2500 += k == 2500;
+    }
+    assert_true(seen777 > 60 && seen2500 > 60);
+    fq_plan_free(p);
+    fq_query_free(q);
+    d.stmt = 0;
+    d.mask = 0;
+    d.npcs = 1;
+    d.pcs[0] = 999, d.pcs[1] = 1001;
+    same_picks(a, b, &d, 50, "rare range");
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+    free(tr.p);
+}
+
+/* Points without STATEMENT_ID: with FQ_OPEN_INHERIT_STMT they take the previous one, so
+   the index built that way serves only traces opened that way. */
+static void test_inherited_statements(void **state) {
+    buf tr = {NULL, 0, 0}, ix, plain = {NULL, 0, 0};
+    fq_trace *a, *b, *c;
+    frames_error err;
+    uint64_t k;
+    size_t i;
+    (void)state;
+    tdb_header(&tr);
+    for (k = 0; k < 700; k++) tdb_point(&tr, k, k % 5 != 3, k % 9);
+    a = open_mem(tr.p, tr.n, FQ_OPEN_INHERIT_STMT);
+    b = open_mem(tr.p, tr.n, FQ_OPEN_INHERIT_STMT);
+    ix = build_index(a, NULL);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    for (i = 0; i < sizeof tdb_queries / sizeof tdb_queries[0]; i++) same(a, b, &tdb_queries[i], "inherit");
+    for (k = 0; k < 9; k++) {
+        qdesc d = {{"a:int"}, NULL, NULL, UINT64_MAX, 0, {0}, 0, 0};
+        d.stmt = k;
+        same(a, b, &d, "inherit, one statement");
+        same_picks(a, b, &d, 40, "inherit");
+    }
+    /* opened without inheritance, those points have statement 0: the index does not fit */
+    c = open_mem(tr.p, tr.n, 0);
+    assert_int_equal(fq_index_attach(c, ix.p, ix.n, &err), FQ_E_STALE);
+    assert_non_null(strstr(err.message, "FQ_OPEN_INHERIT_STMT"));
+    assert_non_null(strstr(err.message, "140 points"));
+    fq_trace_close(c);
+    /* every point with a statement: one index serves both ways of opening */
+    tdb_header(&plain);
+    for (k = 0; k < 300; k++) tdb_point(&plain, k, 1, k % 9);
+    fq_trace_close(a);
+    a = open_mem(plain.p, plain.n, FQ_OPEN_INHERIT_STMT);
+    free(ix.p);
+    ix = build_index(a, NULL);
+    c = open_mem(plain.p, plain.n, 0);
+    assert_int_equal(fq_index_attach(c, ix.p, ix.n, &err), 0);
+    same(a, c, &tdb_queries[1], "inherit-built index without inheritance");
+    fq_trace_close(a);
+    fq_trace_close(b);
+    fq_trace_close(c);
+    free(ix.p);
+    free(tr.p);
+    free(plain.p);
+}
+
+/* A trace cut inside a point or damaged: the index keeps the complete points and the
+   report of the cut, as the trace's own indexing pass does. */
+static void test_cut_trace(void **state) {
+    buf tr = {NULL, 0, 0}, ix;
+    fq_trace *a, *b;
+    fq_trace_info ia, ib;
+    frames_error err;
+    uint64_t k;
+    (void)state;
+    tdb_header(&tr);
+    for (k = 0; k < 500; k++) tdb_point(&tr, k, 1, k % 32);
+    tr.p[tr.n - 40] = 9;   /* a bad tag inside the last point */
+    a = open_mem(tr.p, tr.n, 0);
+    b = open_mem(tr.p, tr.n, 0);
+    ix = build_index(a, NULL);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    fq_trace_info_get(a, &ia);
+    fq_trace_info_get(b, &ib);
+    assert_int_equal(ia.points, 499);
+    assert_true(ib.complete);
+    assert_int_equal(ib.points, 499);
+    assert_int_equal(ib.damaged, 1);
+    assert_int_equal(ib.truncated, ia.truncated);
+    assert_int_equal(ib.cut_offset, ia.cut_offset);
+    assert_string_equal(ib.message, ia.message);
+    same(a, b, &tdb_queries[0], "cut");
+    same(a, b, &tdb_queries[13], "cut, scan");
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+    free(tr.p);
+}
+
+/* Offsets that do not fit in 32 bits (a point of more than 4 GiB) are stored as "too far":
+   those points are reached by walking from their block. Marking deltas that way must not
+   change anything. */
+static void test_far_deltas(void **state) {
+    fq_trace *a = open_path(small_trace(), 0), *b = open_path(small_trace(), 0);
+    buf ix = build_index(a, NULL);
+    frames_error err;
+    uint64_t odelta, k;
+    (void)state;
+    odelta = (uint64_t)ix.p[144 + 16] | (uint64_t)ix.p[145 + 16] << 8 | (uint64_t)ix.p[146 + 16] << 16;
+    for (k = 0; k < 1000; k++)
+        if (k % 3 == 0 || (k >= 128 && k < 192)) memset(ix.p + odelta + 4 * k, 0xff, 4);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    same(a, b, &tdb_queries[0], "far deltas");
+    same(a, b, &tdb_queries[1], "far deltas");
+    same(a, b, &tdb_queries[10], "far deltas, sizes");
+    same_picks(a, b, &tdb_queries[0], 64, "far deltas");
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+    /* frames: frame records walked from the block's first frame */
+    {
+        const char *path = tu_shared("vectors/frames/r10_default_m_n10001.frames");
+        qdesc d = {{NULL}, NULL, NULL, 0, 0, {0x1000 + 200, 0x1000 + 210, 0x1000 + 9990, 0x1000 + 10000}, 2, 0};
+        a = open_path(path, 0);
+        b = open_path(path, 0);
+        ix = build_index(a, NULL);
+        odelta = (uint64_t)ix.p[144 + 16] | (uint64_t)ix.p[145 + 16] << 8 | (uint64_t)ix.p[146 + 16] << 16;
+        for (k = 192; k < 256; k++) memset(ix.p + odelta + 4 * k, 0xff, 4);
+        for (k = 9990; k < 10001; k += 2) memset(ix.p + odelta + 4 * k, 0xff, 4);
+        assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+        same(a, b, &d, "frames, far deltas");
+        same_picks(a, b, &d, 3, "frames, far deltas");
+        /* an offset that points elsewhere: reported */
+        memset(ix.p + odelta + 4 * 9995, 0, 4);
+        fq_trace_close(b);
+        b = open_path(path, 0);
+        assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+        {
+            int rc;
+            char *x = run_json(b, &d, 1, 0, 0, 0, &rc);
+            assert_int_equal(rc, FQ_E_STALE);
+            free(x);
+        }
+        fq_trace_close(a);
+        fq_trace_close(b);
+        free(ix.p);
+    }
+}
+
+/* Frames traces: the index's posting lists hold the std_frames of each address. */
+static const char *const frames_files[] = {
+    "r01_min_default_i386.frames", "r02_all_frame_types_x86_64.frames", "r03_extremes_arm.frames",
+    "r04_empty_values_aarch64.frames", "r05_toc_m4_n10_mips.frames", "r06_toc_m4_n8_ppc64.frames",
+    "r07_toc_m1_n5.frames", "r08_toc_m2_n1.frames", "r09_unfinished_no_finish_call.frames",
+    "r10_default_m_n10001.frames", "r11_pintraces_like_x86.frames", "rz_r05_zero_pad.frames",
+    "tcg_r02_all_frame_types.frames", "tcg_r10_m64_n10001.frames"};
+
+static int collect_pc(void *ctx, const fq_result *r) {
+    buf *b = (buf *)ctx;
+    buf_add(b, &r->stmt, sizeof r->stmt);
+    return 0;
+}
+
+static void test_frames_same_results(void **state) {
+    size_t f;
+    (void)state;
+    for (f = 0; f < sizeof frames_files / sizeof frames_files[0]; f++) {
+        char rel[128];
+        const char *path;
+        fq_trace *a, *b;
+        fq_query *q;
+        fq_plan *p;
+        fq_index_info info;
+        frames_error err;
+        buf pcs = {NULL, 0, 0}, ix;
+        uint64_t n, i, lo = UINT64_MAX, hi = 0;
+        qdesc all = {{"r:reg*"}, NULL, NULL, 0, 0, {0}, 0, 0};
+        snprintf(rel, sizeof rel, "vectors/frames/%s", frames_files[f]);
+        path = tu_shared(rel);
+        a = open_path(path, 0);
+        b = open_path(path, 0);
+        ix = build_index(a, &info);
+        assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+        assert_int_equal(info.pointers, 0);
+        /* the addresses of the std_frames, from a query without variables */
+        q = fq_query_new(NULL);
+        assert_int_equal(fq_compile(&p, q, a, &err), 0);
+        assert_int_equal(fq_run(p, NULL, collect_pc, &pcs, &n, &err), 0);
+        assert_int_equal(info.candidates, n);
+        fq_plan_free(p);
+        fq_query_free(q);
+        same(a, b, &all, frames_files[f]);
+        for (i = 0; i < n; i += n > 1000 ? n / 3 : 1 + n / 16) {   /* big traces: a few addresses */
+            uint64_t pc;
+            qdesc d = {{"r:*"}, "(!= (v/bits r) 8)", NULL, UINT64_MAX, 0, {0}, 0, 0};
+            memcpy(&pc, pcs.p + 8 * i, 8);
+            if (pc < lo) lo = pc;
+            if (pc > hi) hi = pc;
+            d.stmt = pc;
+            same(a, b, &d, frames_files[f]);
+            d.mask = 0;
+            d.stmt = 0;
+            d.npcs = 2;
+            d.pcs[0] = pc, d.pcs[1] = pc > UINT64_MAX - 2 ? pc : pc + 2;
+            d.pcs[2] = pc / 2, d.pcs[3] = pc;
+            same(a, b, &d, frames_files[f]);
+            /* without an index a rare pick scans with a cursor per frame: few seeds */
+            same_picks(a, b, &d, n > 1000 ? 3 : 20, frames_files[f]);
+        }
+        if (n) {
+            qdesc d = {{"r:*"}, NULL, NULL, 0x3, 0, {0}, 1, 0};
+            d.pcs[0] = lo, d.pcs[1] = lo + (hi - lo) / 3;
+            same(a, b, &d, frames_files[f]);
+            same_picks(a, b, &d, n > 1000 ? 3 : 30, frames_files[f]);
+        }
+        fq_trace_close(a);
+        fq_trace_close(b);
+        free(ix.p);
+        free(pcs.p);
+    }
+}
+
+/* ---------------------------------------------------------------- stale and foreign */
+
+static void put_le(unsigned char *p, uint64_t v, int n) {
+    int i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The header checksum after a deliberate change (to reach the checks behind it). */
+static void reseal(unsigned char *ix) {
+    uint64_t h = 0;
+    size_t i;
+    /* fq__hash64 with seed 0 over bytes 0..503 */
+    for (i = 0; i + 8 <= 504; i += 8) {
+        uint64_t w = 0;
+        int k;
+        for (k = 7; k >= 0; k--) w = w << 8 | ix[i + (size_t)k];
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    h = (h ^ 504) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    put_le(ix + 504, h, 8);
+}
+
+static void expect_refused(fq_trace *t, const buf *ix, int code, const char *msg) {
+    frames_error err;
+    qdesc d = {{"a:*"}, NULL, NULL, 0, 0, {0}, 0, 0};
+    int rc;
+    char *x;
+    assert_int_equal(fq_index_attach(t, ix->p, ix->n, &err), code);
+    if (!strstr(err.message, msg)) fail_msg("expected '%s' in '%s'", msg, err.message);
+    /* the trace is still usable without an index */
+    x = run_json(t, &d, 1, 0, 0, 0, &rc);
+    assert_int_equal(rc, 0);
+    free(x);
+}
+
+static void test_stale_and_foreign(void **state) {
+    size_t len;
+    unsigned char *tr = tu_read_file(small_trace(), &len), *copy = (unsigned char *)malloc(len + 1);
+    fq_trace *a = open_mem(tr, len, 0), *t;
+    buf ix = build_index(a, NULL), fr, bad = {NULL, 0, 0};
+    (void)state;
+    /* another trace of another size */
+    t = open_mem(tr, len - 1, 0);
+    expect_refused(t, &ix, FQ_E_STALE, "bytes, this one has");
+    fq_trace_close(t);
+    /* same size, another header */
+    memcpy(copy, tr, len);
+    copy[8] ^= 1;   /* first letter of the first name */
+    t = open_mem(copy, len, 0);
+    expect_refused(t, &ix, FQ_E_STALE, "another header");
+    fq_trace_close(t);
+    /* same size and header, other contents (a value in the middle) */
+    memcpy(copy, tr, len);
+    copy[len / 2] ^= 0x40;
+    t = open_mem(copy, len, 0);
+    expect_refused(t, &ix, FQ_E_STALE, "other contents");
+    fq_trace_close(t);
+    /* a frames trace's index on a trace-db trace */
+    t = open_path(tu_shared("vectors/frames/r11_pintraces_like_x86.frames"), 0);
+    fr = build_index(t, NULL);
+    fq_trace_close(t);
+    t = open_mem(tr, len, 0);
+    expect_refused(t, &fr, FQ_E_STALE, "of a frames trace");
+    /* not an index at all; another version */
+    buf_add(&bad, tr, 600);
+    expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
+    memcpy(bad.p, ix.p, 512);
+    put_le(bad.p + 8, 2, 4);
+    reseal(bad.p);
+    expect_refused(t, &bad, FQ_E_STALE, "version 2");
+    fq_trace_close(t);
+    fq_trace_close(a);
+    free(ix.p);
+    free(fr.p);
+    free(bad.p);
+    free(tr);
+    free(copy);
+}
+
+/* Files: the modification time binds the index to one version of the trace. */
+static void test_files_and_mtime(void **state) {
+    size_t len;
+    unsigned char *tr = tu_read_file(small_trace(), &len);
+    char trace[512], index[530];
+    fq_trace *t;
+    fq_index_info info;
+    frames_error err;
+    struct utimbuf ut;
+    (void)state;
+    snprintf(trace, sizeof trace, "%s", tu_tmp_path(".trace"));
+    snprintf(index, sizeof index, "%s.fqidx", trace);
+    assert_int_equal(tu_write_file(trace, tr, len), 0);
+    t = open_path(trace, 0);
+    assert_int_equal(fq_index_save(t, index, &info, &err), 0);
+    assert_int_equal(info.points, 1000);
+    /* replacing an existing index */
+    assert_int_equal(fq_index_save(t, index, &info, &err), 0);
+    fq_trace_close(t);
+    t = open_path(trace, 0);
+    assert_int_equal(fq_index_open(t, index, &err), 0);
+    assert_int_equal(fq_index_open(t, index, &err), FRAMES_E_STATE);   /* one per trace */
+    fq_trace_close(t);
+    /* same bytes, another modification time */
+    ut.actime = ut.modtime = 1000000000;
+    assert_int_equal(utime(trace, &ut), 0);
+    t = open_path(trace, 0);
+    assert_int_equal(fq_index_open(t, index, &err), FQ_E_STALE);
+    assert_non_null(strstr(err.message, "modified after the index was built"));
+    assert_int_equal(fq_index_open(t, "/nonexistent/x.fqidx", &err), FRAMES_E_IO);
+    /* an index that cannot be written leaves nothing behind */
+    assert_int_equal(fq_index_save(t, "/nonexistent/dir/x.fqidx", NULL, &err), FRAMES_E_IO);
+    /* a trace read from memory has no time: size and contents bind it */
+    fq_trace_close(t);
+    t = open_mem(tr, len, 0);
+    assert_int_equal(fq_index_open(t, index, &err), 0);
+    fq_trace_close(t);
+    remove(index);
+    remove(trace);
+    free(tr);
+}
+
+/* ---------------------------------------------------------------- damaged indexes */
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rng(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Queries over a trace whose index may be damaged: every run either succeeds or reports
+   the damage (FQ_E_STALE); never anything else (ASan/UBSan watch the memory). */
+static void battery(fq_trace *t) {
+    static const size_t pick[] = {0, 1, 5, 7, 9, 10, 11, 12, 13, 14};
+    size_t i;
+    for (i = 0; i < sizeof pick / sizeof pick[0]; i++) {
+        int rc;
+        char *x = run_json(t, &tdb_queries[pick[i]], i % 2 ? 2 : 1, 0, 0, 0, &rc);
+        if (rc != 0 && rc != FQ_E_STALE) fail_msg("query %u: rc %d", (unsigned)pick[i], rc);
+        free(x);
+        x = run_json(t, &tdb_queries[pick[i]], 1, 0, 1, i * 7919, &rc);
+        if (rc != 0 && rc != FQ_E_STALE) fail_msg("pick %u: rc %d", (unsigned)pick[i], rc);
+        free(x);
+    }
+}
+
+static void test_damaged_index(void **state) {
+    fq_trace *a = open_path(small_trace(), 0);
+    buf ix = build_index(a, NULL), bad = {NULL, 0, 0};
+    frames_error err;
+    size_t cut, i, n;
+    int iter;
+    (void)state;
+    fq_trace_close(a);
+    buf_add(&bad, ix.p, ix.n);
+    /* cut short anywhere: refused */
+    for (cut = 0; cut < ix.n; cut += cut < 600 ? 1 : 61) {
+        fq_trace *t = open_path(small_trace(), 0);
+        int rc = fq_index_attach(t, ix.p, cut, &err);
+        assert_true(rc == FRAMES_E_FORMAT);
+        fq_trace_close(t);
+    }
+    /* any header byte changed: refused (the checksum, or what it protects) */
+    for (i = 0; i < 512; i++) {
+        fq_trace *t = open_path(small_trace(), 0);
+        memcpy(bad.p, ix.p, ix.n);
+        bad.p[i] ^= (unsigned char)(1u << (i % 8));
+        assert_true(fq_index_attach(t, bad.p, bad.n, &err) < 0);
+        fq_trace_close(t);
+    }
+    /* counts that do not fit the trace, with a valid checksum */
+    {
+        static const size_t fields[] = {72, 80, 88, 96, 104, 112, 116, 144, 152, 168, 232, 248};
+        for (i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+            fq_trace *t = open_path(small_trace(), 0);
+            memcpy(bad.p, ix.p, ix.n);
+            put_le(bad.p + fields[i], 0xfffffffffff0ull, fields[i] == 112 || fields[i] == 116 ? 4 : 8);
+            reseal(bad.p);
+            assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), FRAMES_E_FORMAT);
+            fq_trace_close(t);
+        }
+    }
+    /* section bytes changed at random: accepted when attached (they are not read then),
+       and every query either works or reports the damage */
+    n = ix.n - 512;
+    for (iter = 0; iter < 300; iter++) {
+        fq_trace *t = open_path(small_trace(), 0);
+        int flips = 1 + (int)(rng() % 8), k;
+        memcpy(bad.p, ix.p, ix.n);
+        for (k = 0; k < flips; k++) {
+            size_t at = 512 + (size_t)(rng() % n);
+            bad.p[at] = iter % 3 == 0 ? 0xff : (unsigned char)(bad.p[at] ^ (1u << (rng() % 8)));
+        }
+        if (fq_index_attach(t, bad.p, bad.n, &err) == 0) battery(t);
+        fq_trace_close(t);
+    }
+    /* a posting list out of order and a block offset into the header: reported */
+    {
+        fq_trace *t = open_path(small_trace(), 0);
+        uint64_t post = 0, blocks = 0;
+        int rc;
+        char *x;
+        qdesc d = {{"a:int"}, NULL, NULL, UINT64_MAX, 0, {0}, 0, 0};
+        for (i = 0; i < 8; i++) post |= (uint64_t)ix.p[144 + 16 * 6 + i] << (8 * i);
+        for (i = 0; i < 8; i++) blocks |= (uint64_t)ix.p[144 + i] << (8 * i);
+        memcpy(bad.p, ix.p, ix.n);
+        put_le(bad.p + post + 4, 0, 4);   /* statement 0: points 0, 0, 64, ... */
+        put_le(bad.p + blocks + 32, 3, 8); /* block 1 starts inside the header */
+        assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
+        x = run_json(t, &d, 1, 0, 0, 0, &rc);
+        assert_int_equal(rc, FQ_E_STALE);
+        free(x);
+        d.stmt = 1;   /* point 65 is in block 1 */
+        x = run_json(t, &d, 2, 0, 0, 0, &rc);
+        assert_int_equal(rc, FQ_E_STALE);
+        free(x);
+        fq_trace_close(t);
+    }
+    free(ix.p);
+    free(bad.p);
+}
+
+/* ---------------------------------------------------------------- the command line */
+
+static char *sh(int *status, const char *fmt, const char *a, const char *b) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, fmt, tu_frames_bin(), a, b);
+    return tu_run(status, "%s", cmd);
+}
+
+static void test_cli(void **state) {
+    size_t len;
+    unsigned char *tr = tu_read_file(small_trace(), &len);
+    char trace[512], index[530], other[512], *out, *plain;
+    int st;
+    struct utimbuf ut;
+    (void)state;
+    snprintf(trace, sizeof trace, "%s", tu_tmp_path(".trace"));
+    snprintf(index, sizeof index, "%s.fqidx", trace);
+    snprintf(other, sizeof other, "%s", tu_tmp_path(".idx"));
+    assert_int_equal(tu_write_file(trace, tr, len), 0);
+
+    /* without an index */
+    plain = sh(&st, "%s query '%s' --var a:int --where '(> (v/value a) 500)' --stmt 7%s 2>&1", trace, "");
+    assert_int_equal(st, 0);
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 -v --count%s 2>&1", trace, "");
+    assert_non_null(strstr(out, "frames query: no index ("));
+    assert_non_null(strstr(out, ".fqidx not found)\n96\n"));
+    free(out);
+    /* frames index: the default path, a report */
+    out = sh(&st, "%s index '%s'%s", trace, "");
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, ".fqidx: 1000 points (1000 in posting lists), 32 statements, 1000 buffer sizes"));
+    free(out);
+    out = sh(&st, "%s index --check '%s'%s", trace, "");
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "valid, 1000 points"));
+    free(out);
+    out = sh(&st, "%s query '%s' --var a:int --where '(> (v/value a) 500)' --stmt 7%s 2>&1", trace, "");
+    assert_int_equal(st, 0);
+    assert_string_equal(out, plain);
+    free(out);
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 -v --count%s 2>&1", trace, "");
+    assert_non_null(strstr(out, "(used): 1000 points, 32 statements\n96\n"));
+    free(out);
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 -v --json --limit 1%s 2>&1", trace, "");
+    assert_non_null(strstr(out, "{\"index\":\"used\",\"path\":"));
+    free(out);
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 -v --no-index --count%s 2>&1", trace, "");
+    assert_string_equal(out, "frames query: no index\n96\n");
+    free(out);
+    /* -o and --index */
+    out = sh(&st, "%s index '%s' -o '%s' --json", trace, other);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"valid\":true,\"points\":1000,"));
+    free(out);
+    out = sh(&st, "%s query '%s' --index '%s' --var a:int --stmt 7 -v --count 2>&1", trace, other);
+    assert_non_null(strstr(out, "(used)"));
+    free(out);
+    /* the trace changes (here: its time): warned, ignored, same results */
+    ut.actime = ut.modtime = 1000000000;
+    assert_int_equal(utime(trace, &ut), 0);
+    out = sh(&st, "%s query '%s' --var a:int --where '(> (v/value a) 500)' --stmt 7%s 2>/dev/null", trace, "");
+    assert_int_equal(st, 0);
+    assert_string_equal(out, plain);
+    free(out);
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 --count%s 2>&1", trace, "");
+    assert_non_null(strstr(out, "ignoring the index"));
+    assert_non_null(strstr(out, "modified after the index was built (rebuild it with frames index)"));
+    free(out);
+    out = sh(&st, "%s index --check '%s'%s 2>&1", trace, "");
+    assert_int_equal(st, 1);
+    free(out);
+    /* --build-index replaces it */
+    out = sh(&st, "%s query '%s' --var a:int --stmt 7 --count -v --build-index%s 2>&1", trace, "");
+    assert_non_null(strstr(out, "(built)"));
+    assert_null(strstr(out, "ignoring"));
+    free(out);
+    out = sh(&st, "%s index --check '%s'%s 2>&1", trace, "");
+    assert_int_equal(st, 0);
+    free(out);
+    /* a damaged index: ignored with a warning */
+    assert_int_equal(tu_write_file(other, "FQINDEX", 7), 0);
+    out = sh(&st, "%s query '%s' --index '%s' --var a:int --stmt 7 --count 2>&1", trace, other);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "not a frames query index"));
+    assert_non_null(strstr(out, "96\n"));
+    free(out);
+    /* usage errors */
+    out = sh(&st, "%s index -%s%s < /dev/null 2>&1", "", "");
+    assert_int_equal(st, 2);
+    free(out);
+    out = sh(&st, "%s index '%s' -o '%s' 2>&1", trace, trace);
+    assert_int_equal(st, 2);
+    free(out);
+    out = sh(&st, "%s query '%s' --no-index --build-index%s 2>&1", trace, "");
+    assert_int_equal(st, 2);
+    free(out);
+    out = sh(&st, "%s index --help%s%s", "", "");
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "usage: frames index"));
+    free(out);
+    remove(index);
+    remove(other);
+    remove(trace);
+    free(plain);
+    free(tr);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tracedb_same_results),
+        cmocka_unit_test(test_tracedb_same_picks),
+        cmocka_unit_test(test_pick_rare_statement),
+        cmocka_unit_test(test_inherited_statements),
+        cmocka_unit_test(test_cut_trace),
+        cmocka_unit_test(test_far_deltas),
+        cmocka_unit_test(test_frames_same_results),
+        cmocka_unit_test(test_stale_and_foreign),
+        cmocka_unit_test(test_files_and_mtime),
+        cmocka_unit_test(test_damaged_index),
+        cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
