@@ -1531,7 +1531,8 @@ static int frames__pt_sb_mmap(frames_pt *pt, frames__pt_src *s, const frames_pt_
     if ((rc = pt_image_add_cached(c->image, pt->iscache, isid, NULL)) < 0)
         return frames__pt_sb_diag(pt, s, rc);
     if (s->primary && r->len)   /* a failed write sets pt->werr, which stops decoding */
-        frames__pt_write_modload(pt, file, r->addr, r->addr + r->len - 1);
+        frames__pt_write_modload(pt, file, r->addr,
+                                 r->len - 1 > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->len - 1);
     return 0;
 }
 

@@ -609,6 +609,68 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     remove(fifo);
     rmdir(dir);
 }
+
+typedef struct modload_seen {
+    uint64_t n, low, high;
+} modload_seen;
+
+/* fuzz_sideband (a written trace reads back: a modload frame's low <= high): an MMAP
+   record whose address + length passes 2^64 (libipt maps only the file's bytes) gave a
+   modload frame ending below its start. The end is now saturated. */
+static void test_pt_mmap_past_2_64(void **state) {
+    char dir[] = "/tmp/frames-regress-XXXXXX", path[64], root[64];
+    uint8_t trace[64], rec[56];
+    size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
+    frames_pt *pt;
+    frames_pt_sb_config c;
+    frames_writer *w;
+    frames_reader *r;
+    frames_sink sink;
+    frames_error err;
+    frames_frame f;
+    mem_sink m = {NULL, 0};
+    modload_seen seen = {0, 0, 0};
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/code.bin", dir);
+    snprintf(root, sizeof root, "%s/", dir);
+    assert_int_equal(tu_write_file(path, "\x90\x90\x90\x90", 4), 0);
+    memset(rec, 0, sizeof rec);   /* MMAP, user: pid 1, 0xfff...f000, 1 MiB, "code.bin" */
+    put_le(rec, 1, 4);
+    put_le(rec + 4, 2, 2);
+    put_le(rec + 6, sizeof rec, 2);
+    put_le(rec + 8, 1, 4);
+    put_le(rec + 12, 1, 4);
+    put_le(rec + 16, 0xfffffffffffff000ull, 8);
+    put_le(rec + 24, 1u << 20, 8);
+    memcpy(rec + 40, "code.bin", 8);
+    frames_pt_sb_config_default(&c);
+    c.sysroot = root;
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &m;
+    sink.write = mem_write;
+    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", rec, sizeof rec, 1, 0, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+    assert_true(frames_writer_close(w) >= 0);
+    assert_int_equal(frames_reader_open_memory(&r, m.p, m.len, NULL, &err), FRAMES_OK);
+    while (frames_reader_next(r, &f) > 0)
+        if (f.kind == FRAMES_KIND_MODLOAD) {
+            seen.n++;
+            seen.low = f.modload.low_address;
+            seen.high = f.modload.high_address;
+        }
+    frames_reader_close(r);
+    free(m.p);
+    assert_int_equal(seen.n, 1);
+    assert_int_equal(seen.low, 0xfffffffffffff000ull);
+    assert_int_equal(seen.high, UINT64_MAX);
+    remove(path);
+    rmdir(dir);
+}
 #endif
 
 int main(void) {
@@ -627,6 +689,7 @@ int main(void) {
         cmocka_unit_test(test_perf_overlapping_ids),
         cmocka_unit_test(test_pt_sample_ids_first_wins),
         cmocka_unit_test(test_pt_sideband_mmap_of_a_fifo),
+        cmocka_unit_test(test_pt_mmap_past_2_64),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
