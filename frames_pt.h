@@ -81,6 +81,10 @@
    Allocation uses frames.h's FRAMES_MALLOC/REALLOC/FREE with options.alloc_ctx; public
    names follow FRAMES_DEF (FRAMES_STATIC makes them static).
 
+   FRAMES_PT_MAX_STALL   instructions the decoder may follow without taking anything from
+                         the trace before the segment is given up as a gap (default 2^24;
+                         see "Decoding that takes no trace" in the implementation)
+
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
@@ -163,7 +167,11 @@ typedef struct frames_pt_sb_config {
 
 FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c);
 
-/* perf time -> TSC as libipt HEAD does (time 0 = synthesized records = TSC 0). */
+/* perf time -> TSC: floor((time - time_zero) * 2^time_shift / time_mult), the formula of
+   perf_event_mmap_page and libipt HEAD, computed without overflow: the same TSC whenever
+   theirs is right, and UINT64_MAX when the TSC does not fit in 64 bits (theirs wraps for
+   a time_shift over 32), so that it grows with time. Time 0 (records perf synthesised)
+   and a missing conversion (time_mult 0, time_shift over 63) give TSC 0. */
 FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time);
 
 /* ======================================================================================
@@ -195,7 +203,7 @@ typedef struct frames_pt_options {
     struct pt_conf_addr_filter addr_filter;    /* needed for erratum SKL014 */
     int decoder;              /* FRAMES_PT_DECODER_* */
     int tick_events;          /* request ptev_tick (finer sideband placement) */
-    int end_on_call, end_on_jump;   /* block decoder flags (output is unaffected) */
+    int end_on_call, end_on_jump;   /* ignored: both are always set (see the decoder) */
     uint64_t iscache_limit;   /* bytes of mapped sections kept (0: libipt default) */
     uint64_t default_tid;     /* thread_id when the sideband does not tell (default 0) */
     int speculative;          /* FRAMES_PT_SPEC_* */
@@ -456,6 +464,11 @@ FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu)
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
 #error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
@@ -585,7 +598,10 @@ static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size
    The same rules as libipt's instruction length decoder (prefixes, REX, VEX/EVEX, the
    four legacy opcode maps, ModRM/SIB/displacement, immediates by effective operand and
    address size), so that the block path finds the same instruction boundaries libipt
-   found. The tables are written from the Intel SDM opcode maps.
+   found. The tables are written from the Intel SDM opcode maps; where libipt 2.0 reads an
+   encoding differently (UD0/UD1 without ModRM, 0F 39 and 0F 3B-3F like 0F 38, VEX/EVEX
+   opcodes under the legacy maps' rules), its reading wins: every opcode of every map was
+   compared with libipt's decoder (tests/test_fuzz_regress.c).
    -------------------------------------------------------------------------------------- */
 
 /* ModRM presence, one row per high opcode nibble, bit n = low nibble n. */
@@ -594,7 +610,7 @@ static const uint16_t frames__pt_modrm_map0[16] = {
     0xFFFF, 0x0000, 0x0000, 0x0000, 0x00F3, 0xFF0F, 0x0000, 0xC0C0};
 static const uint16_t frames__pt_modrm_map1[16] = {
     0xA00F, 0xFFFF, 0xFF0F, 0x0000, 0xFFFF, 0xFFFF, 0xFFFF, 0xFF7F,
-    0x0000, 0xFFFF, 0xF838, 0xFFFF, 0x00FF, 0xFFFF, 0xFFFF, 0xFFFF};
+    0x0000, 0xFFFF, 0xF838, 0xFDFF, 0x00FF, 0xFFFF, 0xFFFF, 0x7FFF};   /* 0F B9, 0F FF: none */
 
 static int frames__pt_bit(const uint16_t *rows, unsigned op) {
     return (rows[op >> 4] >> (op & 15)) & 1;
@@ -627,7 +643,8 @@ static void frames__pt_imm_map0(frames__pt_ild *d, int mode64) {
     case 0x9A: case 0xEA: d->imm = 2 + frames__pt_z(d->osz); break;          /* ptr16:z */
     case 0xC7:
         if (d->reg == 0) d->imm = frames__pt_z(d->osz);      /* mov Ev, Iz */
-        else if (d->reg == 7) d->brdisp = frames__pt_z(d->osz); /* xbegin */
+        else if (d->reg == 7 && !d->disp) d->brdisp = frames__pt_z(d->osz); /* xbegin (libipt:
+                                           not with a ModRM displacement, the same slot) */
         break;
     case 0xF6: if (d->reg < 2) d->imm = 1; break;            /* test Eb, Ib */
     case 0xF7: if (d->reg < 2) d->imm = frames__pt_z(d->osz); break;
@@ -647,7 +664,7 @@ static void frames__pt_imm_map1(frames__pt_ild *d, int mode64) {
     if (op == 0x0F || (op >= 0x70 && op <= 0x73) || op == 0xA4 || op == 0xAC || op == 0xBA ||
         op == 0xC2 || (op >= 0xC4 && op <= 0xC6))
         d->imm = 1;
-    else if (op == 0x78 && (d->osz_pfx || d->last_f2f3 == 2))
+    else if (op == 0x78 && !d->vex && (d->osz_pfx || d->last_f2f3 == 2))
         d->imm = 2;                                          /* extrq/insertq ib, ib */
     else if (op >= 0x80 && op <= 0x8F)
         d->brdisp = mode64 ? 4 : frames__pt_z(d->osz);
@@ -715,28 +732,26 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
        ModRM.mod = 3 (otherwise they are LES, LDS, BOUND) */
     if ((d.op == 0xC4 || d.op == 0xC5 || d.op == 0x62) && n + 1 < max &&
         (mode64 || (code[n + 1] & 0xC0) == 0xC0)) {
-        unsigned len = d.op == 0xC5 ? 2 : d.op == 0xC4 ? 3 : 4, pp;
+        unsigned len = d.op == 0xC5 ? 2 : d.op == 0xC4 ? 3 : 4;
         if (n + len >= max) return -pte_bad_insn;
         if (d.op == 0xC5) {
             d.map = 1;
-            pp = code[n + 1] & 3;
-        } else {
-            d.map = code[n + 1] & (d.op == 0xC4 ? 0x1F : 0x07);
+        } else {   /* libipt reads EVEX.mm as 2 bits (maps 5 and 6 are 1 and 2) */
+            d.map = code[n + 1] & (d.op == 0xC4 ? 0x1F : 0x03);
             d.rex_w = code[n + 2] >> 7;
-            pp = code[n + 2] & 3;
         }
-        d.vex = d.op == 0x62 ? 2 : 1;
-        if (pp == 1) d.osz_pfx = 1;
-        if (pp == 2) d.last_f2f3 = 3, f3 = 1;
-        if (pp == 3) d.last_f2f3 = 2;
+        d.vex = d.op == 0x62 ? 2 : 1;   /* pp (an implied 66/F2/F3) sizes nothing in libipt */
         n += len;
         d.op = code[n++];
-        if ((d.map < 1 || d.map > 3) && !(d.vex == 2 && (d.map == 5 || d.map == 6)))
-            return -pte_bad_insn;
-        d.has_modrm = !(d.vex == 1 && d.map == 1 && d.op == 0x77);   /* vzeroupper/all */
-        if (d.map == 3 || (d.map == 1 && ((d.op >= 0x70 && d.op <= 0x73) || d.op == 0xC2 ||
-                                          (d.op >= 0xC4 && d.op <= 0xC6))))
-            d.imm = 1;
+        if (d.map > 4) return -pte_bad_insn;
+        /* libipt applies the legacy maps' ModRM, displacement and immediate rules to the
+           VEX/EVEX opcodes of maps 0 and 1 (vzeroupper: none); 0F 0F is no escape here;
+           maps 2-4 (4: AMD's 0F 0F) always have ModRM, 3 and 4 an imm8 */
+        d.has_modrm = d.map == 0 ? (unsigned)frames__pt_bit(frames__pt_modrm_map0, d.op)
+                    : d.map == 1 ? (unsigned)(d.op != 0x0F && frames__pt_bit(frames__pt_modrm_map1, d.op))
+                    : 1;
+        d.ignore_mod = d.map == 1 && d.op >= 0x20 && d.op <= 0x23;
+        d.imm = d.map >= 3;
     } else {
         d.rex_w = (rex >> 3) & 1;
         n++;
@@ -746,14 +761,13 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
         } else {
             if (n >= max) return -pte_bad_insn;
             d.op = code[n++];
-            if (d.op == 0x38 || d.op == 0x3A) {
-                d.map = d.op == 0x38 ? 2 : 3;
+            if ((d.op & 0xF8) == 0x38) {   /* 0F 38 and 0F 3A; libipt reads 0F 39, 0F 3B-3F
+                                               like 0F 38 */
+                d.map = d.op == 0x3A ? 3 : 2;
                 if (n >= max) return -pte_bad_insn;
                 d.op = code[n++];
                 d.has_modrm = 1;
                 d.imm = d.map == 3;
-            } else if ((d.op & 0xF8) == 0x38) {
-                return -pte_bad_insn;
             } else {
                 d.map = 1;
                 d.has_modrm = (unsigned)frames__pt_bit(frames__pt_modrm_map1, d.op);
@@ -790,8 +804,8 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
             }
         }
     }
-    if (!d.vex && d.map == 0) frames__pt_imm_map0(&d, mode64);
-    else if (!d.vex && d.map == 1) frames__pt_imm_map1(&d, mode64);
+    if (d.map == 0) frames__pt_imm_map0(&d, mode64);
+    else if (d.map == 1 && !(d.vex && d.op == 0x0F)) frames__pt_imm_map1(&d, mode64);
     {
         size_t at = n + d.disp;   /* a branch displacement follows any memory displacement */
         n += d.disp + d.brdisp + d.imm;
@@ -891,12 +905,21 @@ FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c) {
 }
 
 FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time) {
-    uint64_t t, quot, rem;
+    uint64_t t, quot, rem, frac = 0;
+    unsigned s, k;
     if (!time || !c->time_mult || c->time_shift > 63) return 0;   /* no valid conversion */
     t = time - c->time_zero;
     quot = t / c->time_mult;
     rem = t % c->time_mult;
-    return (quot << c->time_shift) + ((rem << c->time_shift) / c->time_mult);
+    if (quot > UINT64_MAX >> c->time_shift) return UINT64_MAX;
+    /* (rem << shift) / mult, 32 bits of shift at a time: rem < mult < 2^32 */
+    for (s = c->time_shift; s; s -= k) {
+        k = s > 32 ? 32 : s;
+        rem <<= k;
+        frac = (frac << k) + rem / c->time_mult;
+        rem %= c->time_mult;
+    }
+    return (quot << c->time_shift) + frac;   /* frac < 2^shift: no carry out */
 }
 
 /* --------------------------------------------------------------------------------------
@@ -992,6 +1015,9 @@ struct frames_pt {
     uint64_t last_ip;              /* last instruction decoded (gap frames) */
     uint64_t last_tsc;
     uint64_t offset;               /* trace offset before the current next() */
+    /* stall detection (frames__pt_stalled) */
+    uint64_t stall_off, stall_n, stall_ip, stall_power, stall_lam;
+    int stall_have;
     uint64_t next_progress;
     int stop;                      /* a callback asked to stop (its code) */
     int werr;                      /* writing failed (frames code) */
@@ -1154,19 +1180,32 @@ static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char
     return FRAMES_OK;
 }
 
-/* The ABI of an ELF file, for the [vdso] flavour of a process (unknown if not ELF). */
+/* The ABI of an ELF file, for the [vdso] flavour of a process (unknown if not ELF). The
+   name comes from the sideband: it may be a FIFO or a device, which must not block us. */
 static int frames__pt_file_abi(const char *path) {
-    FILE *f = fopen(path, "rb");
     uint8_t eh[20];
     int abi = FRAMES__PT_ABI_UNKNOWN;
+#ifndef FRAMES_NO_POSIX
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_NONBLOCK), got;
+    if (fd < 0) return abi;
+    got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read(fd, eh, 20) == 20;
+    close(fd);
+    if (!got) return abi;
+#else
+    FILE *f = fopen(path, "rb");
+    size_t got;
     if (!f) return abi;
-    if (fread(eh, 1, 20, f) == 20 && !memcmp(eh, "\177ELF", 4) && eh[6] == 1) {
+    got = fread(eh, 1, 20, f);
+    fclose(f);
+    if (got != 20) return abi;
+#endif
+    if (!memcmp(eh, "\177ELF", 4) && eh[6] == 1) {
         unsigned machine = frames__pt_le16(eh + 18);
         if (eh[4] == 2) abi = FRAMES__PT_ABI_X64;
         else if (eh[4] == 1 && machine == 3) abi = FRAMES__PT_ABI_IA32;
         else if (eh[4] == 1 && machine == 62) abi = FRAMES__PT_ABI_X32;
     }
-    fclose(f);
     return abi;
 }
 
@@ -1201,15 +1240,43 @@ static long frames__pt_padded_strlen(const uint8_t *p, size_t n) {
     return (long)((len + 7) & ~(size_t)7);
 }
 
+/* c->sample_ids sorted by id, one entry per id (frames_pt_add_pevent makes them so). */
 static uint64_t frames__pt_sample_type(const frames_pt_sb_config *c, const uint8_t *rec,
                                        size_t size) {
-    size_t i;
     if (c->nsample_ids && size >= 16) {   /* PERF_SAMPLE_IDENTIFIER: the last u64 */
         uint64_t id = frames__pt_le64(rec + size - 8);
-        for (i = 0; i < c->nsample_ids; i++)
-            if (c->sample_ids[i].id == id) return c->sample_ids[i].sample_type;
+        size_t lo = 0, hi = c->nsample_ids;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->sample_ids[mid].id < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < c->nsample_ids && c->sample_ids[lo].id == id) return c->sample_ids[lo].sample_type;
     }
     return c->sample_type;
+}
+
+/* An id with the position it was given in (the first of equal ids wins). */
+typedef struct frames__pt_idpos {
+    uint64_t id, value;
+    size_t pos;
+} frames__pt_idpos;
+
+static int frames__pt_idpos_cmp(const void *a, const void *b) {
+    const frames__pt_idpos *x = (const frames__pt_idpos *)a, *y = (const frames__pt_idpos *)b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sort ids[0..n) by id and keep the first of equal ids; returns how many are left.
+   Lookups are then binary searches (a linear one per record made the work grow with
+   ids x records, both chosen by the file). */
+static size_t frames__pt_sort_ids(frames__pt_idpos *ids, size_t n) {
+    size_t i, k = 0;
+    if (n > 1) qsort(ids, n, sizeof *ids, frames__pt_idpos_cmp);
+    for (i = 0; i < n; i++)
+        if (!k || ids[k - 1].id != ids[i].id) ids[k++] = ids[i];
+    return k;
 }
 
 /* Parse the record at data[0..avail): header, body, sample_id trailer. Returns the record
@@ -1464,7 +1531,8 @@ static int frames__pt_sb_mmap(frames_pt *pt, frames__pt_src *s, const frames_pt_
     if ((rc = pt_image_add_cached(c->image, pt->iscache, isid, NULL)) < 0)
         return frames__pt_sb_diag(pt, s, rc);
     if (s->primary && r->len)   /* a failed write sets pt->werr, which stops decoding */
-        frames__pt_write_modload(pt, file, r->addr, r->addr + r->len - 1);
+        frames__pt_write_modload(pt, file, r->addr,
+                                 r->len - 1 > UINT64_MAX - r->addr ? UINT64_MAX : r->addr + r->len - 1);
     return 0;
 }
 
@@ -1587,7 +1655,10 @@ static int frames__pt_sb_fetch(frames_pt *pt, frames__pt_src *s) {
     uint64_t off = s->cfg.tsc_offset;
     s->cur = s->next;
     s->have = 0;
-    n = frames__pt_parse_record(&s->cfg, s->data + s->next, s->size - s->next, &s->rec);
+    /* (an empty source may have no data pointer at all) */
+    n = s->next < s->size
+            ? frames__pt_parse_record(&s->cfg, s->data + s->next, s->size - s->next, &s->rec)
+            : 0;
     if (n == 0) return -pte_eos;
     if (n < 0) {   /* diagnostics point at the bad record (s->cur) */
         frames__pt_sb_diag(pt, s, n == -pte_eos ? FRAMES_PT_SB_TRUNCATED : (int)n);
@@ -1932,12 +2003,30 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
     if (c->vdso_x64) s->cfg.vdso_x64 = frames__pt_strdup(c->vdso_x64, actx);
     if (c->vdso_x32) s->cfg.vdso_x32 = frames__pt_strdup(c->vdso_x32, actx);
     if (c->vdso_ia32) s->cfg.vdso_ia32 = frames__pt_strdup(c->vdso_ia32, actx);
-    if (c->nsample_ids) {
+    if (c->nsample_ids) {   /* copied sorted by id (the first of equal ids kept) */
         frames_pt_sample_id *ids =
             (frames_pt_sample_id *)FRAMES_MALLOC(c->nsample_ids * sizeof *ids, actx);
-        if (ids) memcpy(ids, c->sample_ids, c->nsample_ids * sizeof *ids);
+        frames__pt_idpos *tmp =
+            (frames__pt_idpos *)FRAMES_MALLOC(c->nsample_ids * sizeof *tmp, actx);
+        size_t i, k = 0;
+        if (ids && tmp) {
+            for (i = 0; i < c->nsample_ids; i++) {
+                tmp[i].id = c->sample_ids[i].id;
+                tmp[i].value = c->sample_ids[i].sample_type;
+                tmp[i].pos = i;
+            }
+            k = frames__pt_sort_ids(tmp, c->nsample_ids);
+            for (i = 0; i < k; i++) {
+                ids[i].id = tmp[i].id;
+                ids[i].sample_type = tmp[i].value;
+            }
+        } else {
+            FRAMES_FREE(ids, actx);
+            ids = NULL;
+        }
+        FRAMES_FREE(tmp, actx);
         s->cfg.sample_ids = ids;
-        if (!ids) s->cfg.nsample_ids = 0;
+        s->cfg.nsample_ids = ids ? k : 0;
     }
     if (!s->name || (copy && size && !s->owned) || (c->sysroot && !s->cfg.sysroot) ||
         (c->vdso_x64 && !s->cfg.vdso_x64) || (c->vdso_x32 && !s->cfg.vdso_x32) ||
@@ -2303,9 +2392,9 @@ nomem:
 
 /* The run for the n full instructions of b: the n-th must start at end_ip, or, when the
    block's last instruction is truncated (and not among the n), lead to it. *flen: the
-   bytes of the first n frames. */
+   bytes of the first n frames; *last: where the n-th starts. */
 static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt_block *b,
-                                                  uint32_t n, size_t *flen) {
+                                                  uint32_t n, size_t *flen, uint64_t *last) {
     const frames__pt_run *r = frames__pt_run_find(pt, b->ip, b->isid, b->mode);
     if (r && r->ninsn > n) {   /* a longer run from the same start: check its n-th */
         const uint8_t *p = pt->arena + r->off, *f = pt->arena + r->foff;
@@ -2313,6 +2402,7 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
         uint32_t k;
         for (k = 0; k + 1 < n; k++) p += FRAMES__PT_RUN_ENTRY(p[0]);
         memcpy(&ip, p + 1, 8);
+        *last = ip;   /* not r->last: the run goes on after the block */
         if (b->truncated) {   /* the truncated one follows the n-th */
             p += FRAMES__PT_RUN_ENTRY(p[0]);
             memcpy(&ip, p + 1, 8);
@@ -2324,7 +2414,10 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
     }
     if (!r || r->ninsn < n) r = frames__pt_run_build(pt, b, n);
     if (r && (b->truncated ? r->after : r->last) != b->end_ip) r = NULL;
-    if (r) *flen = r->flen;
+    if (r) {
+        *flen = r->flen;
+        *last = r->last;
+    }
     return r;
 }
 
@@ -2334,11 +2427,12 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
     const frames__pt_run *r = NULL;
     const uint8_t *p;
     size_t flen = 0;
+    uint64_t last = 0;
     int rc;
     pt->st->insns += b->ninsn;
     pt->st->blocks++;
     if (n) {
-        if (!(r = frames__pt_block_run(pt, b, n, &flen))) {
+        if (!(r = frames__pt_block_run(pt, b, n, &flen, &last))) {
             if (pt->werr) return FRAMES__PT_ABORT;
             pt->st->reconstruct_errors++;
             if (pt->cb.error &&
@@ -2353,7 +2447,7 @@ static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
             /* the common case: the block's frames, encoded before, in one copy */
             if (frames__pt_put_frames(pt, pt->arena + r->foff, flen) < 0) return FRAMES__PT_ABORT;
             pt->st->std_frames += n;
-            pt->last_ip = r->last;
+            pt->last_ip = last;
             if (b->speculative) pt->st->speculative += n;
         } else {
             for (k = 0, p = pt->arena + r->off; k < n; k++) {
@@ -2412,8 +2506,49 @@ static int frames__pt_on_event(frames_pt *pt, const struct pt_event *ev, uint64_
     return rc < 0 ? FRAMES__PT_ABORT : 0;
 }
 
+/* --------------------------------------------------------------------------------------
+   Decoding that takes no trace. libipt follows direct jumps and calls without packets, so
+   a trace that leads the decoder into a cycle of them (crafted, or an ip in the middle
+   of an instruction) is decoded for ever. Progress is a move in the trace (a packet
+   taken: TIP, PTW, ...), an event, or a conditional branch or return (they may take a
+   bit of a TNT packet read before); without progress the decoder is deterministic, so
+   an instruction (block) start seen again is such a cycle. Brent's cycle detection finds it within about twice
+   the length of the path; FRAMES_PT_MAX_STALL bounds the path in any case.
+   -------------------------------------------------------------------------------------- */
+#ifndef FRAMES_PT_MAX_STALL
+#define FRAMES_PT_MAX_STALL ((uint64_t)1 << 24)
+#endif
+
+static void frames__pt_progress_made(frames_pt *pt) {
+    pt->stall_n = 0;
+    pt->stall_power = 1;
+    pt->stall_lam = 0;
+    pt->stall_have = 0;
+}
+
+/* After n instructions from ip whose last one has class iclass: 1 when the decoder goes
+   round a cycle that takes no trace (or has followed FRAMES_PT_MAX_STALL instructions). */
+static int frames__pt_stalled(frames_pt *pt, uint64_t ip, uint64_t n, int iclass) {
+    uint64_t off = frames__pt_offset(pt);
+    if (off != pt->stall_off || iclass == ptic_cond_jump || iclass == ptic_return) {
+        pt->stall_off = off;
+        frames__pt_progress_made(pt);
+        return 0;
+    }
+    if (pt->stall_have && ip == pt->stall_ip) return 1;
+    if (!pt->stall_have || pt->stall_power == pt->stall_lam) {
+        pt->stall_ip = ip;
+        pt->stall_have = 1;
+        pt->stall_power *= 2;
+        pt->stall_lam = 0;
+    }
+    pt->stall_lam++;
+    return (pt->stall_n += n) > FRAMES_PT_MAX_STALL;
+}
+
 /* Process pending events (before every next()), sideband included. */
 static int frames__pt_drain(frames_pt *pt, int status) {
+    if (status & pts_event_pending) frames__pt_progress_made(pt);
     while (status & pts_event_pending) {
         struct pt_event ev;
         uint64_t off = pt->cb.event ? frames__pt_offset(pt) : 0;
@@ -2507,6 +2642,10 @@ static int frames__pt_run_block(frames_pt *pt) {
             st = pt_blk_next(pt->blk, &b, sizeof b);
             if (b.ninsn && frames__pt_emit_block(pt, &b) < 0) return FRAMES__PT_ABORT;
             if (st < 0) break;
+            if (b.ninsn && frames__pt_stalled(pt, b.ip, b.ninsn, b.iclass)) {
+                st = -pte_bad_query;   /* the trace does not match the code: a gap */
+                break;
+            }
         }
         if (st == FRAMES__PT_ABORT) return st;
         if (st == -pte_eos) return 0;
@@ -2547,6 +2686,10 @@ static int frames__pt_run_insn(frames_pt *pt) {
                 if (pt->st->insns >= pt->next_progress) frames__pt_progress(pt);
             }
             if (st < 0) break;
+            if (frames__pt_stalled(pt, in.ip, 1, in.iclass)) {
+                st = -pte_bad_query;   /* the trace does not match the code: a gap */
+                break;
+            }
         }
         if (st == FRAMES__PT_ABORT) return st;
         if (st == -pte_eos) return 0;
@@ -2577,8 +2720,11 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
     }
     if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK) {
         cfg.flags.variant.block.enable_tick_events = (uint32_t)(pt->opt.tick_events != 0);
-        cfg.flags.variant.block.end_on_call = (uint32_t)(pt->opt.end_on_call != 0);
-        cfg.flags.variant.block.end_on_jump = (uint32_t)(pt->opt.end_on_jump != 0);
+        /* always: when blocks continue over direct calls or jumps, libipt 2.0 fills its
+           block cache by recursing along them, without bound round a cycle (a stack
+           overflow for a trace that leads into one); frames are the same either way */
+        cfg.flags.variant.block.end_on_call = 1;
+        cfg.flags.variant.block.end_on_jump = 1;
         pt->blk = pt_blk_alloc_decoder(&cfg);
         rc = pt->blk ? pt_blk_set_image(pt->blk, pt->image) : -pte_nomem;
     } else {
@@ -3085,6 +3231,8 @@ struct frames_perf {
     size_t nsb;
     frames_pt_sample_id *sample_ids;
     size_t nsample_ids;
+    frames__pt_idpos *idx;         /* every attr id (value: the attr), sorted, first kept */
+    size_t nidx;
     uint64_t priv[32];
     size_t npriv;
 };
@@ -3103,6 +3251,7 @@ FRAMES_DEF void frames_perf_close(frames_perf *pd) {
     FRAMES_FREE(pd->recs, pd->actx);
     FRAMES_FREE(pd->sb, pd->actx);
     FRAMES_FREE(pd->sample_ids, pd->actx);
+    FRAMES_FREE(pd->idx, pd->actx);
     FRAMES_FREE(pd->owned, pd->actx);
     FRAMES_FREE(pd, pd->actx);
 }
@@ -3140,16 +3289,20 @@ static int frames__perf_add_attr(frames_perf *pd, const uint8_t *a, size_t asize
     return FRAMES_OK;
 }
 
-/* The attr a record belongs to: by its PERF_SAMPLE_IDENTIFIER when attrs differ. */
+/* The attr a record belongs to: by its PERF_SAMPLE_IDENTIFIER when attrs differ (the
+   first attr with that id; pd->idx). */
 static const frames__perf_attr *frames__perf_attr_of(const frames_perf *pd, const uint8_t *rec,
                                                      size_t size) {
-    size_t i, j;
     if (!pd->nattrs) return NULL;
-    if (pd->nattrs > 1 && size >= 16 && (pd->attrs[0].sample_type & FRAMES_PERF_SAMPLE_IDENTIFIER)) {
+    if (pd->nidx && size >= 16) {
         uint64_t id = frames__pt_le64(rec + size - 8);
-        for (i = 0; i < pd->nattrs; i++)
-            for (j = 0; j < pd->attrs[i].nids; j++)
-                if (pd->attrs[i].ids[j] == id) return &pd->attrs[i];
+        size_t lo = 0, hi = pd->nidx;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pd->idx[mid].id < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < pd->nidx && pd->idx[lo].id == id) return &pd->attrs[pd->idx[lo].value];
     }
     return &pd->attrs[0];
 }
@@ -3196,7 +3349,6 @@ static int frames__perf_add_piece(frames_perf *pd, const uint8_t *r, uint64_t pa
 
 static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frames_error *err) {
     frames__perf_rec *r;
-    const frames__perf_attr *at = frames__perf_attr_of(pd, pd->data + off, size);
     if (pd->nrecs == pd->reccap) {
         r = (frames__perf_rec *)frames__pt_grow(pd->recs, &pd->reccap, pd->nrecs + 1, sizeof *r,
                                                 pd->actx);
@@ -3206,8 +3358,7 @@ static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frame
     r = &pd->recs[pd->nrecs];
     r->off = off;
     r->size = size;
-    r->seq = pd->nrecs;
-    frames__perf_trailer(at, pd->data + off, size, &r->time, &r->cpu);
+    r->seq = pd->nrecs;   /* time and cpu: frames__perf_trailers, once every attr is known */
     pd->nrecs++;
     pd->info.sideband_records++;
     return FRAMES_OK;
@@ -3271,6 +3422,29 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, f
     return FRAMES_OK;
 }
 
+/* Time and cpu of every kernel record, from the trailer its attr describes. */
+static int frames__perf_trailers(frames_perf *pd, frames_error *err) {
+    size_t i, j, n = 0;
+    for (i = 0; i < pd->nattrs; i++) n += pd->attrs[i].nids;
+    if (pd->nattrs > 1 && n && (pd->attrs[0].sample_type & FRAMES_PERF_SAMPLE_IDENTIFIER)) {
+        pd->idx = (frames__pt_idpos *)FRAMES_MALLOC(n * sizeof *pd->idx, pd->actx);
+        if (!pd->idx) return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
+        for (i = 0, n = 0; i < pd->nattrs; i++)
+            for (j = 0; j < pd->attrs[i].nids; j++, n++) {
+                pd->idx[n].id = pd->attrs[i].ids[j];
+                pd->idx[n].value = i;
+                pd->idx[n].pos = n;
+            }
+        pd->nidx = frames__pt_sort_ids(pd->idx, n);
+    }
+    for (i = 0; i < pd->nrecs; i++) {
+        frames__perf_rec *r = &pd->recs[i];
+        frames__perf_trailer(frames__perf_attr_of(pd, pd->data + r->off, r->size), pd->data + r->off,
+                             r->size, &r->time, &r->cpu);
+    }
+    return FRAMES_OK;
+}
+
 static int frames__perf_rec_cmp(const void *a, const void *b) {
     const frames__perf_rec *x = (const frames__perf_rec *)a, *y = (const frames__perf_rec *)b;
     if (x->time != y->time) return x->time < y->time ? -1 : 1;
@@ -3281,7 +3455,7 @@ static int frames__perf_rec_cmp(const void *a, const void *b) {
    ordered within rounds), plus one stream of every record for per-thread traces. */
 static int frames__perf_split(frames_perf *pd, frames_error *err) {
     size_t i, j;
-    qsort(pd->recs, pd->nrecs, sizeof *pd->recs, frames__perf_rec_cmp);
+    if (pd->nrecs > 1) qsort(pd->recs, pd->nrecs, sizeof *pd->recs, frames__perf_rec_cmp);
     for (i = 0; i <= pd->nrecs; i++) {
         int32_t cpu = i < pd->nrecs ? pd->recs[i].cpu : -2;
         frames__perf_sb *sb = NULL, *nsb;
@@ -3453,7 +3627,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         data_size = size - 16;
         rc = frames__perf_records(pd, data_off, size, err);
     } else {
-        uint64_t attr_size, attrs_off, attrs_size, i;
+        uint64_t attr_size, attrs_off, attrs_size, i, ids_total = 0;
         if (hsize < 104 || size < 104) {
             frames_perf_close(pd);
             return frames__perf_fail(err, 8, "bad header size");
@@ -3477,6 +3651,13 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
                 rc = frames__perf_fail(err, attrs_off + i, "attribute ids outside the file");
                 break;
             }
+            /* each attr has its own ids: together they fit in the file (shared ones would
+               make the copies, and the id lookups, grow with the square of its size) */
+            if (ids_size > size - ids_total) {
+                rc = frames__perf_fail(err, attrs_off + i, "attribute ids overlap");
+                break;
+            }
+            ids_total += ids_size;
             rc = frames__perf_add_attr(pd, a, (size_t)(attr_size - 16), h + ids_off,
                                        (size_t)(ids_size / 8), err);
         }
@@ -3485,7 +3666,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
     }
     if (rc == FRAMES_OK) {
         frames__perf_finish_info(pd);
-        rc = frames__perf_split(pd, err);
+        if ((rc = frames__perf_trailers(pd, err)) == FRAMES_OK) rc = frames__perf_split(pd, err);
     }
     if (rc == FRAMES_OK) rc = frames__perf_streams(pd, err);
     if (rc == FRAMES_OK && pd->info.compressed && !pd->npieces)

@@ -1964,8 +1964,10 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->fmt = fq__le32(d + off + 4);
         ty->size = fq__le32(d + off + 8);
         ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
-        ty->elen = ty->varlen || (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
-                                  ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
+        /* elen is 0 when no fixed length fits 32 bits (a BLOB of 4 GiB - 9 or more) */
+        ty->elen = ty->varlen || ty->size > 0xffffffffu - 9 ||
+                           (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                            ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
         if (ty->fmt > FQ_FMT_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",
@@ -2194,15 +2196,19 @@ static void fq__tdb_reset(fq_trace *t) {
 
 static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *err) {
     frames_reader_info st;
-    int rc;
+    int rc, have_st = 0;
     if ((rc = frames_reader_open_memory(&t->fr, t->data, (size_t)t->size, o->frames, err)) < 0) return rc;
-    if ((rc = frames_reader_index(t->fr)) < 0 || (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
+    /* stat before counting: it checks the TOC against the frames, and a count taken from a
+       TOC the reader then drops sends work items to frames that are not there */
+    if ((rc = frames_reader_index(t->fr)) < 0 ||
+        ((have_st = frames_reader_stat(t->fr, &st) == FRAMES_OK), 0) ||
+        (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
         if (err) *err = *frames_reader_error(t->fr);
         return rc;
     }
     t->format = FQ_FORMAT_FRAMES;
     t->info.points = t->npoints;
-    if (frames_reader_stat(t->fr, &st) == FRAMES_OK && st.truncated) {
+    if (have_st && st.truncated) {
         t->info.truncated = 1;
         t->info.cut_offset = st.truncated_offset;
         snprintf(t->info.message, sizeof t->info.message,
@@ -2285,6 +2291,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t siz
     fq_trace *t;
     int rc;
     fq__clear(err);
+    *out = NULL;
     if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     t->data = size ? (const uint8_t *)data : (const uint8_t *)"";
     t->size = size;
@@ -3581,6 +3588,8 @@ typedef struct fq__worker {
     int soft_max, soft_pass, oom;
     int fused;             /* evaluating inside the index pass: results may not be delivered
                               yet, so the result buffer grows instead */
+    int spilled;           /* fused: a point's results did not fit; it is left to the
+                              normal path, which delivers as it goes */
     const struct fq__sel *sel;   /* points chosen by a persistent index's posting lists */
 } fq__worker;
 
@@ -4012,8 +4021,8 @@ static void fq__emit(fq__worker *w) {
     }
     if (s->n + (w->group == FQ__NONE ? FQ__HDR : 0) + k > s->cap) {
         if (!w->fused) fq__flush(w);
-        else if (FQ__GROW(s->w, s->cap, s->cap * 2, w->ctx) < 0) {
-            w->oom = 1;
+        else {   /* growing would hold every result of the point (V^k of them) */
+            w->spilled = 1;
             return;
         }
     }
@@ -4069,6 +4078,7 @@ static void fq__enumerate(fq__worker *w) {
             continue;
         }
         fq__tuple(w);
+        if (FQ__UNLIKELY(w->spilled)) return;
     }
 }
 
@@ -4276,14 +4286,19 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
             w->pt.has_tid = 0;
             w->pt.tid = 0;
             if (fq__keep_point(w->p, &w->pt)) {
+                size_t n0 = w->slot->n;
                 if (lazy) {   /* the point is in the cache: decode it now */
                     uint64_t p2 = nptr0, s2 = stmt;
                     w->ndv = 0;
                     fq__tdb_point(w, t, start, &p2, &s2);
                 }
                 fq__eval_point(w);
+                if (w->spilled) {   /* too many results: dropped, evaluated again (fq__fused) */
+                    w->slot->n = n0;
+                    w->group = FQ__NONE;
+                }
             }
-            if (w->oom) {   /* the point is indexed; the caller reports the failure */
+            if (w->oom || w->spilled) {   /* the point is indexed; the caller deals with it */
                 stmt = pstmt;
                 np++;
                 break;
@@ -5163,6 +5178,11 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
                                "out of memory evaluating point %llu", (unsigned long long)np);
     w->slot->reached = t->idx_off;
     *reached = np;
+    if (w->spilled) {   /* the last point indexed goes to the normal path */
+        w->spilled = 0;
+        *reached = np - 1;
+        if (*reached == at) return 0;   /* nothing was evaluated here */
+    }
     return 1;
 }
 

@@ -862,7 +862,7 @@ static void length_decoder_classes(void **state) {
         {{0xf6, 0xc0, 0x01}, 3, 3, ptic_other, 0, ptem_64bit, 0},              /* test al, 1 */
         {{0xf6, 0xd0}, 2, 2, ptic_other, 0, ptem_64bit, 0},                    /* not al */
         {{0xc7, 0xf8, 0x10, 0x00, 0x00, 0x00}, 6, 6, ptic_other, 0, ptem_64bit, 0}, /* xbegin */
-        {{0x0f, 0x39}, 2, 0, 0, 0, ptem_64bit, 0},                             /* undefined map */
+        {{0x0f, 0x39}, 2, 0, 0, 0, ptem_64bit, 0},                             /* 0F 39 xx: cut */
         {{0x48, 0x8b}, 2, 0, 0, 0, ptem_64bit, 0},                             /* cut short */
         {{0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x90},
          15, 15, ptic_other, 0, ptem_64bit, 0},
