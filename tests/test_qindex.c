@@ -593,9 +593,10 @@ static void test_stale_and_foreign(void **state) {
     buf_add(&bad, tr, 600);
     expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
     memcpy(bad.p, ix.p, 512);
-    put_le(bad.p + 8, 2, 4);
+    put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
     reseal(bad.p);
-    expect_refused(t, &bad, FQ_E_STALE, "version 2");
+    expect_refused(t, &bad, FQ_E_STALE, "version 1");
+    expect_refused(t, &bad, FQ_E_STALE, "rebuild it");
     fq_trace_close(t);
     fq_trace_close(a);
     free(ix.p);
