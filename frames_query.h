@@ -5205,6 +5205,9 @@ typedef struct fq__colrun {    /* with an index's columns: the postings the run 
     uint32_t *ty;      /* the types the query binds that have records */
     uint32_t ncol;
     int kernel;        /* count-only scan of whole value columns (fq__col_kernel) */
+    int ranges;        /* the conjuncts are intervals: of the value (signed and unsigned
+                          readings: vr[0], vr[1]) and of the buffer size (sr) */
+    struct fq__krange { int any, empty; uint64_t lo, hi; } vr[2], sr;
     size_t nk;
     struct fq__kconj {   /* the kernel's conjuncts: operands a, b compared */
         uint8_t mask;      /* bit c+1: outcome c makes it true */
@@ -5618,6 +5621,123 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
     return n;
 }
 
+/* Records [rs, re) in the intervals cr->vr / cr->sr: v is in [lo, hi] when v - lo <= hi - lo
+   (two's complement, so the same test serves signed readings). */
+static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
+    const struct fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
+    uint64_t r, n = 0, lo = vr->lo, span = vr->hi - vr->lo, slo = sr->lo, sspan = sr->hi - sr->lo;
+    const uint8_t *val = c->val;
+    if (vr->empty || sr->empty || (sr->any && !(c->flags & FQ__COL_PTR))) return 0;
+    if (!vr->any && !sr->any) return re - rs;
+    if (!sr->any) {   /* the value only */
+        if (c->vw == 4 && fmt == FQ_FMT_SIGNED)
+            for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)fq__le32(val + 4 * r) - lo <= span;
+        else if (c->vw == 4)
+            for (r = rs; r < re; r++) n += (uint64_t)fq__le32(val + 4 * r) - lo <= span;
+        else if (c->vw == 8)
+            for (r = rs; r < re; r++) n += fq__le64(val + 8 * r) - lo <= span;
+        else
+            for (r = rs; r < re; r++) {
+                uint64_t raw = fq__leN(val + c->vw * r, c->vw);
+                if (fmt == FQ_FMT_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+                n += raw - lo <= span;
+            }
+        return n;
+    }
+    for (r = rs; r < re; r++) {   /* the buffer size, and the value when asked */
+        uint64_t raw;
+        if (!(c->pvalid[r / 8] >> (r % 8) & 1) || fq__le64(c->psize + 8 * r) - slo > sspan) continue;
+        if (vr->any) {
+            raw = fq__leN(val + c->vw * r, c->vw);
+            if (fmt == FQ_FMT_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+            if (raw - lo > span) continue;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Exact integers for the intervals: sign and magnitude, with `big` = beyond 2^64 - 1. */
+typedef struct fq__kint { unsigned neg, big; uint64_t mag; } fq__kint;
+
+static int fq__kint_cmp(fq__kint a, fq__kint b) {
+    int s;
+    if (a.neg != b.neg) return a.neg ? -1 : 1;
+    s = a.big != b.big ? (a.big ? 1 : -1) : (a.mag > b.mag) - (a.mag < b.mag);
+    return a.neg ? -s : s;
+}
+
+static fq__kint fq__kint_add(fq__kint a, int d) {   /* a + d, d = -1 or 1 */
+    if (a.mag == 0) {
+        a.neg = d < 0;
+        a.mag = 1;
+    } else if ((d > 0) != (a.neg != 0)) {   /* away from zero */
+        if (a.mag == UINT64_MAX) a.big = 1;
+        else a.mag++;
+    } else if (--a.mag == 0) a.neg = 0;
+    return a;
+}
+
+/* Narrow r (in the signed reading when sgn) to the values v with v OP k. */
+static void fq__krange_cut(struct fq__krange *r, int sgn, int op, fq__kint k) {
+    fq__kint lo, hi, mn, mx;
+    mn.big = mx.big = 0;
+    mn.neg = sgn != 0;
+    mn.mag = sgn ? 0x8000000000000000ull : 0;
+    mx.neg = 0;
+    mx.mag = sgn ? 0x7fffffffffffffffull : UINT64_MAX;
+    if (r->any) {   /* the current bounds back to exact integers */
+        lo.big = hi.big = 0;
+        lo.neg = sgn && (int64_t)r->lo < 0;
+        lo.mag = lo.neg ? 0 - r->lo : r->lo;
+        hi.neg = sgn && (int64_t)r->hi < 0;
+        hi.mag = hi.neg ? 0 - r->hi : r->hi;
+    } else {
+        lo = mn;
+        hi = mx;
+    }
+    r->any = 1;
+    if (op == FQ_OP_GT || op == FQ_OP_GE || op == FQ_OP_EQ) {
+        fq__kint b = op == FQ_OP_GT ? fq__kint_add(k, 1) : k;
+        if (fq__kint_cmp(b, lo) > 0) lo = b;
+    }
+    if (op == FQ_OP_LT || op == FQ_OP_LE || op == FQ_OP_EQ) {
+        fq__kint b = op == FQ_OP_LT ? fq__kint_add(k, -1) : k;
+        if (fq__kint_cmp(b, hi) < 0) hi = b;
+    }
+    if (fq__kint_cmp(lo, hi) > 0 || fq__kint_cmp(lo, mx) > 0 || fq__kint_cmp(hi, mn) < 0) {
+        r->empty = 1;
+        return;
+    }
+    r->lo = lo.neg ? 0 - lo.mag : lo.mag;
+    r->hi = hi.neg ? 0 - hi.mag : hi.mag;
+}
+
+/* The kernel's conjuncts as intervals, when none is a != : 1, else 0. */
+static int fq__col_ranges(fq__colrun *cr) {
+    static const int mirror[5] = {FQ_OP_LT, FQ_OP_LE, FQ_OP_GT, FQ_OP_GE, FQ_OP_EQ};   /* k OP v */
+    static const int ops[8] = {0, FQ_OP_LT, FQ_OP_EQ, FQ_OP_LE, FQ_OP_GT, FQ_OP_NE, FQ_OP_GE, 0};   /* by mask */
+    size_t i;
+    memset(cr->vr, 0, sizeof cr->vr);
+    memset(&cr->sr, 0, sizeof cr->sr);
+    for (i = 0; i < cr->nk; i++) {
+        const struct fq__kconj *k = &cr->kc[i];
+        int op = ops[k->mask & 7], flip = k->ka == FQ__K_CONST, kind = flip ? k->kb : k->ka;
+        fq__kint c;
+        if (op == 0 || op == FQ_OP_NE || (k->ka == FQ__K_CONST) == (k->kb == FQ__K_CONST)) return 0;
+        c.big = 0;
+        c.neg = flip ? k->na : k->nb;
+        c.mag = flip ? k->ma : k->mb;
+        if (flip) op = mirror[op - FQ_OP_GT];
+        if (kind == FQ__K_SIZE) fq__krange_cut(&cr->sr, 0, op, c);
+        else {
+            fq__krange_cut(&cr->vr[0], 1, op, c);
+            fq__krange_cut(&cr->vr[1], 0, op, c);
+        }
+    }
+    return 1;
+}
+
 /* A work item of a kernel run: positions [lo, hi) of the run's postings. */
 static void fq__col_kernel(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__colrun *cr = &w->run->col;
@@ -5646,7 +5766,8 @@ static void fq__col_kernel(fq__worker *w, uint64_t lo, uint64_t hi) {
             const fq__col *c = &x->cols[cr->ty[q]];
             uint64_t rs, re;
             if (fq__col_span(w, c, ja, jb, &rs, &re) < 0) return;
-            w->slot->count += fq__col_count(cr, c, t->types[cr->ty[q]].fmt, rs, re);
+            w->slot->count += cr->ranges ? fq__col_count_ranges(cr, c, t->types[cr->ty[q]].fmt, rs, re)
+                                         : fq__col_count(cr, c, t->types[cr->ty[q]].fmt, rs, re);
         }
         v += jb - ja;
     }
@@ -5692,6 +5813,7 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
         }
     }
     (void)x;
+    cr->ranges = fq__col_ranges(cr);
     return 1;
 }
 
