@@ -2853,15 +2853,134 @@ static void fq__put_w(uint8_t *p, uint64_t i, uint32_t w, uint64_t v) {
     for (k = 0; k < w; k++) p[w * i + k] = (uint8_t)(v >> (8 * k));
 }
 
+/* Record r of column c: the variable at d (VAR entry's value, size bytes) with name,
+   position ord and, for pointers, pointer variable number *ptr. */
+static void fq__ixb_put(const fq_trace *t, fq__col *c, uint64_t r, uint32_t ord, uint32_t name, const uint8_t *v,
+                        uint32_t size, uint32_t sw, uint32_t nw, uint64_t *ptr) {
+    fq__put_w((uint8_t *)c->slot, r, sw, ord);
+    fq__put_w((uint8_t *)c->name, r, nw, name);
+    if (c->flags & FQ__COL_BLOB) fq__put_w((uint8_t *)c->val, r, 4, size);
+    else memcpy((uint8_t *)c->val + r * c->vw, v, c->vw);
+    if (c->flags & FQ__COL_PTR) {
+        uint64_t sz;
+        int has = fq__ptr_size(t, (*ptr)++, &sz);
+        fq__put_w((uint8_t *)c->psize, r, 8, sz);
+        ((uint8_t *)c->pvalid)[r / 8] |= (uint8_t)(has << (r % 8));
+    }
+}
+
+/* The variables of the point at off, one at a time: 1 and the entry, or 0 at its end. */
+static int fq__ixb_next_var(const fq_trace *t, uint64_t *off, uint32_t *name, uint32_t *type, uint32_t *size,
+                            const uint8_t **v) {
+    const uint8_t *d = t->data;
+    for (;;) {
+        unsigned tag = d[(*off)++];
+        if (tag == FQ__TAG_VAR) {
+            *name = fq__le32(d + *off);
+            *type = fq__le32(d + *off + 4);
+            *size = t->types[*type].size;
+            *off += 8;
+            if (t->types[*type].varlen) {
+                *size = fq__le32(d + *off);
+                *off += 4;
+            }
+            *v = d + *off;
+            *off += *size;
+            return 1;
+        }
+        if (tag == FQ__TAG_END) return 0;
+        *off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+}
+
+/* Fill the columns walking the points in posting order (random reads of the trace; for
+   traces with too many statements for fq__ixb_fill_points). */
+static void fq__ixb_fill_postings(fq__ixb *b, const fq_trace *t, const uint64_t *post, fq__col *cols, uint64_t *rcur,
+                                  uint32_t sw, uint32_t nw) {
+    uint64_t j;
+    uint32_t ti, nt = b->ntypes;
+    for (j = 0; j < b->ncand; j++) {
+        uint64_t k = post[j], off = b->poff[k], ptr = b->pbase[k];
+        uint32_t ord = 0, name, type, size;
+        const uint8_t *v;
+        if (j % 64 == 0)
+            for (ti = 0; ti < nt; ti++)
+                if (cols[ti].n && cols[ti].cw) fq__put_w((uint8_t *)cols[ti].mark, j / 64, 8, rcur[ti]);
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
+            fq__col *c = &cols[type];
+            if (c->cw) fq__put_w((uint8_t *)c->cnt, j, c->cw, fq__rdw(c->cnt, j, c->cw) + 1);
+            fq__ixb_put(t, c, rcur[type]++, ord++, name, v, size, sw, nw, &ptr);
+        }
+    }
+}
+
+/* Fill the columns walking the trace in point order: the counts first (at each point's
+   posting), then marks and each statement's first record per type, then the records
+   through a cursor per statement and type. -1: out of memory. */
+static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *post, const uint32_t *rank,
+                               fq__col *cols, uint32_t sw, uint32_t nw) {
+    uint64_t *pos = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof(uint64_t), b->ctx);
+    uint64_t *cur = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt * b->ntypes + 1) * sizeof(uint64_t), b->ctx);
+    uint64_t j, k, s;
+    uint32_t ti, nt = b->ntypes, name, type, size;
+    const uint8_t *v;
+    if (!pos || !cur) {
+        FQ__FREE(pos, b->ctx);
+        FQ__FREE(cur, b->ctx);
+        return -1;
+    }
+    for (j = 0; j < b->ncand; j++) pos[post[j]] = j;
+    for (k = 0; k < b->npoints; k++) {   /* counts */
+        uint64_t off = b->poff[k];
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
+            fq__col *c = &cols[type];
+            if (c->cw) fq__put_w((uint8_t *)c->cnt, pos[k], c->cw, fq__rdw(c->cnt, pos[k], c->cw) + 1);
+        }
+    }
+    for (ti = 0; ti < nt; ti++) {   /* marks */
+        fq__col *c = &cols[ti];
+        uint64_t r = 0;
+        if (!c->n || !c->cw) continue;
+        for (j = 0; j < b->ncand; j++) {
+            if (j % 64 == 0) fq__put_w((uint8_t *)c->mark, j / 64, 8, r);
+            r += fq__rdw(c->cnt, j, c->cw);
+        }
+    }
+    /* the first record of each statement and type, from the statements' posting counts
+       in sorted order (pos is free again) */
+    for (s = 0; s < b->nstmt; s++) pos[rank[s]] = b->scount[s];
+    for (ti = 0; ti < nt; ti++) {
+        fq__col *c = &cols[ti];
+        uint64_t r = 0;
+        if (!c->n) continue;
+        for (j = 0, s = 0; s < b->nstmt; s++) {
+            uint64_t n = pos[s], i;
+            cur[s * nt + ti] = r;
+            if (!c->cw) r += n * c->c;
+            else
+                for (i = 0; i < n; i++, j++) r += fq__rdw(c->cnt, j, c->cw);
+        }
+    }
+    for (k = 0; k < b->npoints; k++) {   /* records, in point order */
+        uint64_t off = b->poff[k], ptr = b->pbase[k], *sc = cur + (uint64_t)rank[b->sid[k]] * nt;
+        uint32_t ord = 0;
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v))
+            fq__ixb_put(t, &cols[type], sc[type]++, ord++, name, v, size, sw, nw, &ptr);
+    }
+    FQ__FREE(pos, b->ctx);
+    FQ__FREE(cur, b->ctx);
+    return 0;
+}
+
 /* The column directory and data of a trace-db trace: every variable as a record of its
    type, in posting order (statements sorted, points ascending). post[j]: the point of
    posting j. Returns 0, or -1 when out of memory. */
-static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, uint8_t **dirp,
-                           uint8_t **datap, uint64_t *datalen, uint64_t *nrec) {
+static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, const uint32_t *rank,
+                           uint8_t **dirp, uint8_t **datap, uint64_t *datalen, uint64_t *nrec) {
     uint32_t nt = b->ntypes, ti, nw = fq__width_of(t->nnames ? t->nnames - 1 : 0), sw = fq__width_of(b->maxslot);
-    uint64_t *base, *rcur, total = 0, j, lens[7];
+    uint64_t *base, *rcur, total = 0, lens[7];
     uint8_t *dir, *data;
-    const uint8_t *d = t->data;
+    fq__col *cols;   /* the columns being written (const pointers cast back) */
     *dirp = *datap = NULL;
     *datalen = *nrec = 0;
     dir = (uint8_t *)FQ__MALLOC((size_t)nt * FQ__IX_CDIR + 1, b->ctx);
@@ -2900,55 +3019,44 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
         return -1;
     }
     memset(data, 0, (size_t)total);
-    for (j = 0; j < b->ncand; j++) {   /* one walk over the points in posting order */
-        uint64_t k = post[j], off = b->poff[k], ptr = b->pbase[k];
-        uint32_t ord = 0;
-        if (j % 64 == 0)
-            for (ti = 0; ti < nt; ti++) {
-                const uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
-                if (b->tn[ti] && fq__le32(e + 16))
-                    fq__put_w(data + base[ti] + (b->ncand * fq__le32(e + 16) + 7) / 8 * 8, j / 64, 8, rcur[ti]);
-            }
-        for (;;) {
-            unsigned tag = d[off++];
-            if (tag == FQ__TAG_VAR) {
-                uint32_t name = fq__le32(d + off), type = fq__le32(d + off + 4), size = t->types[type].size;
-                const uint8_t *e = dir + (size_t)type * FQ__IX_CDIR;
-                uint32_t cw = fq__le32(e + 16), vw = e[26], fl = e[27];
-                uint64_t r = rcur[type]++, n = b->tn[type];
-                uint8_t *col = data + base[type];
-                off += 8;
-                if (t->types[type].varlen) {
-                    size = fq__le32(d + off);
-                    off += 4;
-                }
-                fq__col_lens(b->ncand, n, cw, sw, nw, vw, fl, lens);
-                if (cw) {   /* counts: incremented in place */
-                    uint64_t c = fq__rdw(col, j, cw);
-                    fq__put_w(col, j, cw, c + 1);
-                }
-                col += (lens[0] + 7) / 8 * 8 + (lens[1] + 7) / 8 * 8;
-                fq__put_w(col, r, sw, ord);
-                col += (lens[2] + 7) / 8 * 8;
-                fq__put_w(col, r, nw, name);
-                col += (lens[3] + 7) / 8 * 8;
-                if (fl & FQ__COL_BLOB) fq__put_w(col, r, 4, size);
-                else memcpy(col + r * vw, d + off, vw);
-                col += (lens[4] + 7) / 8 * 8;
-                if (fl & FQ__COL_PTR) {
-                    uint64_t sz;
-                    int has = fq__ptr_size(t, ptr++, &sz);
-                    fq__put_w(col, r, 8, sz);
-                    col += (lens[5] + 7) / 8 * 8;
-                    col[r / 8] |= (uint8_t)(has << (r % 8));
-                }
-                ord++;
-                off += size;
-            } else if (tag == FQ__TAG_END) {
-                break;
-            } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    if (!(cols = (fq__col *)FQ__MALLOC((size_t)(nt ? nt : 1) * sizeof *cols, b->ctx))) {
+        FQ__FREE(dir, b->ctx);
+        FQ__FREE(base, b->ctx);
+        FQ__FREE(data, b->ctx);
+        return -1;
+    }
+    for (ti = 0; ti < nt; ti++) {   /* where each column of each type starts */
+        const uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
+        fq__col *c = &cols[ti];
+        uint8_t *at = data + base[ti], **dst[7];
+        int k;
+        memset(c, 0, sizeof *c);
+        c->n = b->tn[ti];
+        if (!c->n) continue;
+        c->cw = fq__le32(e + 16);
+        c->c = fq__le32(e + 20);
+        c->vw = e[26];
+        c->flags = e[27];
+        fq__col_lens(b->ncand, c->n, c->cw, sw, nw, c->vw, c->flags, lens);
+        dst[0] = (uint8_t **)&c->cnt, dst[1] = (uint8_t **)&c->mark, dst[2] = (uint8_t **)&c->slot;
+        dst[3] = (uint8_t **)&c->name, dst[4] = (uint8_t **)&c->val, dst[5] = (uint8_t **)&c->psize;
+        dst[6] = (uint8_t **)&c->pvalid;
+        for (k = 0; k < 7; k++) {
+            *dst[k] = at;
+            at += (lens[k] + 7) / 8 * 8;
         }
     }
+    if ((size_t)b->nstmt * nt <= ((size_t)1 << 22) && b->ncand == b->npoints && b->nstmt < 0xffffffffu) {
+        if (fq__ixb_fill_points(b, t, post, rank, cols, sw, nw) < 0) {
+            FQ__FREE(cols, b->ctx);
+            FQ__FREE(dir, b->ctx);
+            FQ__FREE(base, b->ctx);
+            FQ__FREE(data, b->ctx);
+            return -1;
+        }
+    } else
+        fq__ixb_fill_postings(b, t, post, cols, rcur, sw, nw);
+    FQ__FREE(cols, b->ctx);
     FQ__FREE(base, b->ctx);
     *dirp = dir;
     *datap = data;
@@ -2960,7 +3068,7 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
 static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_info *info, frames_error *err) {
     uint64_t len[FQ__XS_N], k, nb = (b->npoints + FQ__IX_BLOCK - 1) / FQ__IX_BLOCK, *start = NULL;
     uint64_t *post = NULL, datalen = 0, nrec = 0;
-    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4;
+    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4, *rank = NULL;
     uint8_t h[FQ__IX_HDR], *dir = NULL, *data = NULL;
     fq__ixs *order = NULL;
     size_t i;
@@ -2968,7 +3076,8 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     order = (fq__ixs *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
     start = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
     post = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
-    if (!order || !start || !post) {
+    rank = (uint32_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *rank, b->ctx);
+    if (!order || !start || !post || !rank) {
         rc = fq__oom(err);
         goto done;
     }
@@ -2979,13 +3088,14 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     qsort(order, (size_t)b->nstmt, sizeof *order, fq__ixs_cmp);
     for (i = 0, k = 0; i < b->nstmt; i++) {   /* start: first posting of each id */
         start[order[i].id] = k;
+        rank[order[i].id] = (uint32_t)i;
         k += b->scount[order[i].id];
     }
     /* postings: every point appended to its statement's list, in point order */
     for (k = 0; k < b->npoints; k++)
         if (b->sid[k] != 0xffffffffu) post[start[b->sid[k]]++] = k;
     for (i = 0; i < b->nstmt; i++) start[order[i].id] -= b->scount[order[i].id];
-    if (tdb && fq__ixb_columns(b, t, post, &dir, &data, &datalen, &nrec) < 0) {
+    if (tdb && fq__ixb_columns(b, t, post, rank, &dir, &data, &datalen, &nrec) < 0) {
         rc = fq__oom(err);
         goto done;
     }
@@ -3049,6 +3159,7 @@ done:
     FQ__FREE(order, b->ctx);
     FQ__FREE(start, b->ctx);
     FQ__FREE(post, b->ctx);
+    FQ__FREE(rank, b->ctx);
     FQ__FREE(dir, b->ctx);
     FQ__FREE(data, b->ctx);
     return rc;
@@ -5195,6 +5306,15 @@ static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
     return 1;
 }
 
+typedef struct fq__krange { int any, empty; uint64_t lo, hi; } fq__krange;
+
+typedef struct fq__kconj {   /* the column kernel's conjuncts: operands a, b compared */
+    uint8_t mask;          /* bit c+1: outcome c makes it true */
+    uint8_t ka, kb;        /* FQ__K_CONST, _VALUE, _SIZE */
+    uint8_t na, nb;        /* constants: sign */
+    uint64_t ma, mb;       /* constants: magnitude */
+} fq__kconj;
+
 typedef struct fq__colrun {    /* with an index's columns: the postings the run reads */
     int on, all;       /* all: every posting; else the statement entries ent[] */
     int merge;         /* point order: work items are points, the entries' lists merged */
@@ -5207,14 +5327,9 @@ typedef struct fq__colrun {    /* with an index's columns: the postings the run 
     int kernel;        /* count-only scan of whole value columns (fq__col_kernel) */
     int ranges;        /* the conjuncts are intervals: of the value (signed and unsigned
                           readings: vr[0], vr[1]) and of the buffer size (sr) */
-    struct fq__krange { int any, empty; uint64_t lo, hi; } vr[2], sr;
+    fq__krange vr[2], sr;
     size_t nk;
-    struct fq__kconj {   /* the kernel's conjuncts: operands a, b compared */
-        uint8_t mask;      /* bit c+1: outcome c makes it true */
-        uint8_t ka, kb;    /* FQ__K_CONST, _VALUE, _SIZE */
-        uint8_t na, nb;    /* constants: sign */
-        uint64_t ma, mb;   /* constants: magnitude */
-    } *kc;
+    fq__kconj *kc;
 } fq__colrun;
 
 typedef struct fq__run {
@@ -5582,7 +5697,7 @@ bad:
 
 /* Records [rs, re) of column c that satisfy every kernel conjunct. */
 static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
-    const struct fq__kconj *k0 = cr->kc, *kend = cr->kc + cr->nk, *k;
+    const fq__kconj *k0 = cr->kc, *kend = cr->kc + cr->nk, *k;
     uint32_t vw = c->vw;
     int sgn = fmt == FQ_FMT_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
     uint64_t r, n = 0;
@@ -5624,7 +5739,7 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
 /* Records [rs, re) in the intervals cr->vr / cr->sr: v is in [lo, hi] when v - lo <= hi - lo
    (two's complement, so the same test serves signed readings). */
 static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
-    const struct fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
+    const fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
     uint64_t r, n = 0, lo = vr->lo, span = vr->hi - vr->lo, slo = sr->lo, sspan = sr->hi - sr->lo;
     const uint8_t *val = c->val;
     if (vr->empty || sr->empty || (sr->any && !(c->flags & FQ__COL_PTR))) return 0;
@@ -5679,7 +5794,7 @@ static fq__kint fq__kint_add(fq__kint a, int d) {   /* a + d, d = -1 or 1 */
 }
 
 /* Narrow r (in the signed reading when sgn) to the values v with v OP k. */
-static void fq__krange_cut(struct fq__krange *r, int sgn, int op, fq__kint k) {
+static void fq__krange_cut(fq__krange *r, int sgn, int op, fq__kint k) {
     fq__kint lo, hi, mn, mx;
     mn.big = mx.big = 0;
     mn.neg = sgn != 0;
@@ -5721,7 +5836,7 @@ static int fq__col_ranges(fq__colrun *cr) {
     memset(cr->vr, 0, sizeof cr->vr);
     memset(&cr->sr, 0, sizeof cr->sr);
     for (i = 0; i < cr->nk; i++) {
-        const struct fq__kconj *k = &cr->kc[i];
+        const fq__kconj *k = &cr->kc[i];
         int op = ops[k->mask & 7], flip = k->ka == FQ__K_CONST, kind = flip ? k->kb : k->ka;
         fq__kint c;
         if (op == 0 || op == FQ_OP_NE || (k->ka == FQ__K_CONST) == (k->kb == FQ__K_CONST)) return 0;
@@ -5786,10 +5901,10 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
         if (fmt != FQ_FMT_SIGNED && fmt != FQ_FMT_UNSIGNED && fmt != FQ_FMT_POINTER) return 0;
     }
     cr->nk = p->conj_off[1] - p->conj_off[0];
-    if (!(cr->kc = (struct fq__kconj *)FQ__MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
+    if (!(cr->kc = (fq__kconj *)FQ__MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
     for (i = 0; i < cr->nk; i++) {
         const fq__node *nd = &p->nodes[p->conj[p->conj_off[0] + i].node];
-        struct fq__kconj *k = &cr->kc[i];
+        fq__kconj *k = &cr->kc[i];
         int op = nd->op;
         if (!((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) return 0;
         k->mask = outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT];
