@@ -165,15 +165,17 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
 /* ======================================================================================
    Persistent index (a file next to the trace; docs/query.md, "The index")
 
-   Where every point starts, the buffer size of every trace-db pointer variable, and for
-   every statement (frames: instruction address) the points that have it. With an index,
-   a trace-db trace needs no indexing pass, statement and address filters decode only the
-   points they select, and a pick decodes one point. It is bound to one trace: its size,
-   modification time, a hash of its header and of 64 sampled 4 KiB blocks; an index that
-   does not match is refused (FQ_E_STALE), a damaged one too (FRAMES_E_FORMAT), and
-   nothing read from it is used without a bounds check. Results are the same with and
-   without an index. Building needs about 16 bytes per point and 24 per statement besides
-   the trace's own in-memory index.
+   Where every point starts, the buffer size of every trace-db pointer variable, for
+   every statement (frames: instruction address) the points that have it, and for
+   trace-db traces every variable's value in columns by type, in (statement, point)
+   order. With an index, a trace-db query binds its free variables from the columns
+   without reading the trace (a listing then decodes the points it delivers), statement
+   and address filters read only the points they select, and a pick decodes one point.
+   It is bound to one trace: its size, modification time, a hash of its header and of 64
+   sampled 4 KiB blocks; an index that does not match is refused (FQ_E_STALE), a damaged
+   one too (FRAMES_E_FORMAT), and nothing read from it is used without a bounds check.
+   Results are the same with and without an index. Building holds the whole index in
+   memory plus about 36 bytes per point besides the trace's own in-memory index.
    ====================================================================================== */
 
 enum {
@@ -5934,7 +5936,7 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
 
 static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__colrun *cr = &w->run->col;
-    size_t need = cr->merge ? cr->nent * cr->ncol : cr->ncol;
+    size_t need = (cr->merge ? cr->nent * cr->ncol : cr->ncol) + 1;   /* never a null base */
     w->pt.has_tid = 0;
     w->pt.tid = 0;
     w->pt.loc = FQ__NOLOC;
