@@ -5353,6 +5353,8 @@ typedef struct fq__run {
     void *progress_ctx;
     fq__sel sel;           /* with an index: the points the statement filters select */
     fq__colrun col;
+    fq__chunk near;        /* column runs: the point after the last one delivered (off 0: none) */
+    uint64_t released;     /* column runs: the trace's pages before this left the process */
     volatile int abort;
 #ifndef FRAMES_QUERY_NO_THREADS
     pthread_mutex_t mu;
@@ -6107,16 +6109,35 @@ static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint
     const fq_trace *t = r->t;
     fq__worker *c = &r->cons;
     fq__chunk ch;
-    uint64_t off = 0, i, p2, s2;
+    uint64_t off = 0, i, p2, s2, next;
     if (h[0] < t->ix->npoints) {
-        fq__ix_locate(t, h[0], &ch);
+        if (r->near.off && h[0] >= r->near.counter && h[0] - r->near.counter < 16)
+            ch = r->near;   /* just after the last point delivered: walk on from there */
+        else fq__ix_locate(t, h[0], &ch);
         off = ch.off;
         *ptr = ch.ptr_base;
         *stmt = ch.stmt;
         for (i = ch.counter; i < h[0] && off; i++) off = fq__tdb_point_checked(c, t, off, ptr, stmt, 0);
         p2 = *ptr;
         s2 = *stmt;
-        if (off && fq__tdb_point_checked(c, t, off, &p2, &s2, 0) && s2 == h[1]) return off;
+        if (off && (next = fq__tdb_point_checked(c, t, off, &p2, &s2, 0)) != 0 && s2 == h[1]) {
+            r->near.counter = h[0] + 1;
+            r->near.off = next;
+            r->near.ptr_base = p2;
+            r->near.stmt = s2;
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_DONTNEED)
+            /* only this thread reads the trace in a column run, in point order: the pages
+               behind it leave the process (not the page cache), so that a listing holds
+               the index's pages and a window of the trace rather than both whole */
+            long pg = sysconf(_SC_PAGESIZE);
+            uint64_t to = off & ~(uint64_t)(pg > 0 ? pg - 1 : 4095);
+            if (t->map && to > r->released + ((uint64_t)4 << 20)) {
+                madvise((uint8_t *)t->map + r->released, (size_t)(to - r->released), MADV_DONTNEED);
+                r->released = to;
+            }
+#endif
+            return off;
+        }
     }
     fq__fail(&r->err, FQ_E_STALE, off ? off : FRAMES_NO_POS, h[0],
              "the index does not match the trace at point %llu: rebuild it (frames index) or query "
