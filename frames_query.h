@@ -2455,12 +2455,28 @@ FQ__INLINE uint64_t fq__rdw(const uint8_t *p, uint64_t i, uint32_t w) {
 
 /* A fast non-cryptographic hash (the binding detects a changed or foreign trace; it is
    not meant to resist forgery: nothing read from an index is trusted anyway). */
+static uint64_t fq__hash_step(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+/* Four lanes over 32-byte blocks: the multiplications (and the loads of a cold sample
+   block) overlap instead of waiting on one another; every query hashes 256 KiB of the
+   trace to bind its index. */
 static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
-    uint64_t i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        h = (h ^ fq__le64(p + i)) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 32;
+    uint64_t i = 0;
+    if (n >= 32) {
+        uint64_t a = h, b = h ^ 0x243f6a8885a308d3ull, c = h ^ 0x13198a2e03707344ull,
+                 d = h ^ 0xa4093822299f31d0ull;
+        for (; i + 32 <= n; i += 32) {
+            a = fq__hash_step(a, fq__le64(p + i));
+            b = fq__hash_step(b, fq__le64(p + i + 8));
+            c = fq__hash_step(c, fq__le64(p + i + 16));
+            d = fq__hash_step(d, fq__le64(p + i + 24));
+        }
+        h = fq__hash_step(fq__hash_step(fq__hash_step(a, b), c), d);
     }
+    for (; i + 8 <= n; i += 8) h = fq__hash_step(h, fq__le64(p + i));
     for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     h = (h ^ n) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
