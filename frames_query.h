@@ -3367,7 +3367,8 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
         return fq__ix_bad(err, FQ_E_STALE, "index format version %u (this library reads version %u)",
                           fq__le32(h + 8), FQ__IX_VERSION);
     if (fq__le32(h + 12) != FQ__IX_HDR || fq__le64(h + 504) != fq__hash64(0, h, 504))
-        return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is damaged");
+        return fq__ix_bad(err, FRAMES_E_FORMAT,
+                          "the index header is damaged or from another version (rebuild it)");
     fmt = fq__le32(h + 16);
     x->flags = fq__le32(h + 20);
     if (fmt != (uint32_t)t->format)
