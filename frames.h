@@ -1841,18 +1841,19 @@ static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) 
 /* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value; p..end is
    one element. Submessage lengths below 128 (register names up to 123 bytes) are read in
    place, and the fixed bytes are compared a word at a time: the head of the specific part
-   as one word, usage, no_taint and the value's header as two. */
+   as one word, the bit length's tag and varint of one or two bytes (bit lengths below
+   8192) as part of another, usage, no_taint and the value's header as two. */
 FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
                                                  frames_operand *op) {
     const uint8_t *q, *stop;
     size_t l, size = (size_t)(end - p);
     uint64_t w, v;
-    /* the smallest: 0a 04 12 02 0a 00 (empty name), 10 zz, usage (10), taint (4), 2a 00 */
-    if (size < 24) return 0;
+    /* the smallest: 0a 04 12 02 0a 00 (empty name), 10 zz zz, usage (10), taint (4), 2a 00 */
+    if (size < 25) return 0;
     w = frames__le64(p);
     l = (size_t)(w >> 8) & 0xff;   /* length of operand_info_specific: 4..127, and room for
-                                      the 18 bytes at least that follow it */
-    if (l - 4 > 123 || l > size - 20) return 0;
+                                      the 19 bytes at least that follow it */
+    if (l - 4 > 123 || l > size - 21) return 0;
     stop = p + 2 + l;
     /* reg_operand { name }: 0a l 12 l-2 0a l-4 (the lengths cannot borrow: l >= 4) */
     if ((w & 0xffffffffffffull) == 0x000a0012000aull + l * 0x010001000100ull - 0x040002000000ull) {
@@ -1869,10 +1870,19 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
     } else {
         return 0;
     }
-    /* bit_length (sint32, so at most 5 bytes; 8 may be read: 18 bytes remain) */
-    if (stop[0] != 0x10 || !(q = frames__varint8(stop + 1, &v)) || v >> 32) return 0;
+    /* bit_length (sint32): 10 and a varint of one or two bytes; stop + 19 <= end, so 8
+       bytes may be read here and 16 after it */
+    w = frames__le64(stop);
+    if ((w & 0x80ff) == 0x0010) {
+        v = w >> 8 & 0x7f;
+        q = stop + 2;
+    } else if ((w & 0x8080ff) == 0x008010 && (w & 0x7f0000)) {
+        v = (w >> 8 & 0x7f) | (w >> 9 & 0x3f80);
+        q = stop + 3;
+    } else {
+        return 0;
+    }
     op->bit_length = frames__unzigzag32((uint32_t)v);
-    if (end - q < 16) return 0;
     /* operand_usage: 1a 08 08 r 10 w 18 i | 20 b, each of r w i b 0 or 1; then, as every
        tracer writes them, taint_info { no_taint } and a value below 128 bytes:
        | 22 02 08 t 2a len. The flag bytes are masked out and checked for 0/1 at once. */
@@ -1928,21 +1938,31 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
 static int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                      const frames_operand **list, uint32_t *n) {
     frames_decoder *d = x->d;
-    size_t used = d->frames__used + 8, room, count = 0, need;
+    size_t used = d->frames__used + 8, count, need;
     uint64_t cap;
-    frames_operand *ops;
+    frames_operand *ops, *op, *full;
     if (p == end) return 1;   /* an empty list: nothing to allocate */
     if (d->frames__spill || used > d->frames__cap) return 0;
-    ops = (frames_operand *)(void *)(d->frames__base + used);
-    room = (d->frames__cap - used) / sizeof *ops;
-    while (p < end) {
-        const uint8_t *a, *b;
-        if (count == room || *p != 0x0a || !(a = frames__fast_len(p + 1, end, &b))) return 0;
-        memset(&ops[count], 0, sizeof *ops);
-        if (!frames__dec_operand_info_fast(a, b, &ops[count])) return 0;
-        count++;
+    ops = op = (frames_operand *)(void *)(d->frames__base + used);
+    full = ops + (d->frames__cap - used) / sizeof *ops;
+    do {
+        const uint8_t *a = p + 2, *b;
+        size_t len;
+        /* 0a len: an operand_info below 128 bytes read in place */
+        if (op == full || end - p < 2 || p[0] != 0x0a) return 0;
+        len = p[1];
+        if (FRAMES__LIKELY(len < 0x80)) {
+            if (len > (size_t)(end - a)) return 0;
+            b = a + len;
+        } else if (!(a = frames__fast_len(p + 1, end, &b))) {
+            return 0;
+        }
+        memset(op, 0, sizeof *op);
+        if (!frames__dec_operand_info_fast(a, b, op)) return 0;
+        op++;
         p = b;
-    }
+    } while (p < end);
+    count = (size_t)(op - ops);
     need = (8 + count * sizeof *ops + 7) & ~(size_t)7;
     if (d->frames__peak + need > d->limits.max_scratch) return 0;
     cap = count;
@@ -2473,9 +2493,12 @@ static int frames__dec_finish(frames__dec *x, frames_error *err, const char *msg
    64-byte pieces (vector stores) it takes 6-9 ns. */
 FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     unsigned char *b = (unsigned char *)f;
-    size_t i;
-    for (i = 0; i + 64 <= sizeof *f; i += 64) memset(b + i, 0, 64);
-    memset(b + i, 0, sizeof *f - i);
+    /* unrolled by hand: gcc -O2 keeps a loop over the 64-byte pieces otherwise */
+    memset(b, 0, 64);
+    memset(b + 64, 0, 64);
+    memset(b + 128, 0, 64);
+    memset(b + 192, 0, 64);
+    memset(b + 256, 0, sizeof *f - 256);
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
@@ -2488,10 +2511,19 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
     x.code = 0;
     x.at = 0;
     x.what = "";
-    frames__arena_reset(d);
+    if (FRAMES__UNLIKELY(d->frames__spill != NULL)) {
+        frames__arena_reset(d);
+    } else {   /* what frames__arena_reset does then, without the call */
+        d->frames__used = 0;
+        d->frames__peak = 0;
+    }
     frames__zero_frame(out);
     frames__dec_frame(&x, x.base, x.base + len, out);
     out->flags = x.flags;
+    if (FRAMES__LIKELY(x.code == 0 && !d->strict)) {
+        if (err) frames__clear_error(err);
+        return FRAMES_OK;
+    }
     rc = frames__dec_finish(&x, err, "bad frame");
     if (rc == FRAMES_OK && err) frames__clear_error(err);
     return rc;
@@ -3143,17 +3175,20 @@ FRAMES__INLINE size_t frames__field_size(size_t payload) {   /* tag < 16, length
    payload in *size. */
 FRAMES__INLINE int frames__plain_list_size(const frames_operand *ops, uint32_t n,
                                            frames__plain_std *z, uint32_t k, size_t *size) {
-    size_t sum = 0, spec, zn;
+    size_t sum = 0, spec, zn, body;
     uint32_t i;
     for (i = 0; i < n; i++) {
         const frames_operand *op = &ops[i];
         if (!frames__operand_is_plain(op)) return 0;
         spec = frames__plain_spec(op);
         zn = frames__small_varint_size(frames__zigzag32(op->bit_length));
+        body = spec + 1 + zn + 16 + op->value.len;
         z->op[k + i].spec = (uint8_t)spec;
         z->op[k + i].zn = (uint8_t)zn;
-        z->op[k + i].body = (uint16_t)(spec + 1 + zn + 16 + op->value.len);
-        sum += frames__field_size(z->op[k + i].body);
+        z->op[k + i].body = (uint16_t)body;
+        /* 0a, the length and the body: a plain body is below 300 bytes (name < 124,
+           value < 128), so its length takes one or two bytes */
+        sum += body + 2 + (body >= 0x80);
     }
     *size = sum;
     return 1;
