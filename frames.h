@@ -4254,10 +4254,12 @@ static int frames__mem_end(frames_cursor *c) {
 #define FRAMES__PREFETCH_DISTANCE 4096u
 static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 #if defined(__GNUC__) || defined(__clang__)
-    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end;
+    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end, at = c->prefetched;
+    const uint8_t *data = c->r->data;   /* in registers: the loop runs for every frame */
     if (stop > end) stop = end;
-    if (c->prefetched < off || c->prefetched > stop) c->prefetched = off; /* after a seek */
-    for (; c->prefetched < stop; c->prefetched += 64) __builtin_prefetch(c->r->data + c->prefetched);
+    if (at < off || at > stop) at = off; /* after a seek */
+    for (; at < stop; at += 64) __builtin_prefetch(data + at);
+    c->prefetched = at;
 #else
     (void)c;
     (void)off;
@@ -4429,11 +4431,20 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
 }
 
 /* Decode a raw record; errors carry its index and offset. */
-static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+static int frames__decode_raw_again(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
     frames_error e;
     int rc = frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f, &e);
     if (rc < 0) return frames__fail(&c->err, rc, raw->offset, raw->index, "%s", e.message);
     return 1;
+}
+
+/* Decoded without an error record (clearing one costs every frame); a frame that fails
+   is decoded again for the message (decoding is deterministic). */
+static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+    if (FRAMES__LIKELY(frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f,
+                                           NULL) == FRAMES_OK))
+        return 1;
+    return frames__decode_raw_again(c, raw, f);
 }
 
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
@@ -4449,7 +4460,7 @@ FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
 
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
-    frames__clear_error(&r->cur.err);
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
     rc = frames_reader_next_raw(r, raw);
     if (rc <= 0) return rc;
     rc = frames__decode_raw(&r->cur, raw, f);
