@@ -680,6 +680,7 @@ typedef struct frames_writer {
     int frames__state;          /* 0 open, 1 finished, 2 failed */
     int frames__allocated;      /* the writer struct itself was allocated */
     frames_error frames__err;
+    uint8_t frames__guess[3];   /* bytes of the previous plain frame's lengths (0: none) */
 } frames_writer;
 
 /* Initialise a writer in caller storage and write the header and meta (NULL meta: all
@@ -2075,10 +2076,20 @@ static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
 FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                         frames_std_frame *s) {
     const uint8_t *q, *stop;
-    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)) ||
-        p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
-        p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop)))
+    uint64_t w;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)))
         return 0;
+    /* 10 tid 1a len with a thread id and an instruction length below 128, as one word */
+    if (end - p >= 8 && ((w = frames__le64(p)) & 0x80ff80ffull) == 0x001a0010ull) {
+        s->thread_id = w >> 8 & 0x7f;
+        q = p + 4;
+        if ((size_t)(w >> 24 & 0x7f) > (size_t)(end - q)) return 0;
+        stop = q + (w >> 24 & 0x7f);
+    } else if (p >= end || *p != 0x10 ||
+               !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
+               p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop))) {
+        return 0;
+    }
     s->rawbytes = frames_bytes_of(q, (size_t)(stop - q));
     p = stop;
     if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
@@ -3252,6 +3263,76 @@ static void frames__write_plain_std(uint8_t *p, const frames_std_frame *s,
     p = frames__write_plain_list(p, 0x22, z->pre, s->pre, s->npre, z, 0);
     if (s->has_post) p = frames__write_plain_list(p, 0x2a, z->post, s->post, s->npost, z, s->npre);
     if (s->has_mode) frames__write_bytes(p, 0x32, s->mode);
+}
+
+/* The writer's one-pass form of the two above, for a trace's frames after its first: the
+   lengths of the std_frame and of its operand lists are guessed to take as many bytes as
+   in the previous plain frame (guess: std_frame, pre list, post list), the bytes after
+   each length are written past the room guessed for it, and the lengths are filled in
+   at the end. Consecutive frames of a trace mostly keep their lengths' sizes, and this
+   saves the sizing pass over the operands. A wrong guess, an operand that is not plain
+   or less room than the frame may take (`room`, checked before anything is written)
+   returns 0: nothing written counts, and the caller encodes the frame the exact way
+   (which sets the guess for the next frame). Same bytes. */
+static uint8_t *frames__write_plain_ops(uint8_t *p, const frames_operand *ops, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const frames_operand *op = &ops[i];
+        uint64_t zz = frames__zigzag32(op->bit_length);
+        size_t spec, zn, body;
+        if (!frames__operand_is_plain(op)) return NULL;
+        spec = frames__plain_spec(op);
+        zn = frames__small_varint_size(zz);
+        body = spec + 1 + zn + 16 + op->value.len;
+        *p++ = 0x0a;
+        p = frames__write_varint(p, body);
+        frames__write_plain(p, op, spec, zz, zn);
+        p += body;
+    }
+    return p;
+}
+
+static size_t frames__write_plain_std_guessed(uint8_t *p, size_t room, const frames_std_frame *s,
+                                              const uint8_t *guess) {
+    uint8_t *start = p, *std_len, *list_len, *list;
+    size_t mode = s->has_mode ? s->mode.len : 0, len;
+    /* a plain operand takes at most 3 + 278 bytes; the rest of the frame, apart from the
+       instruction bytes and the mode, at most 42 */
+    /* (post operands not written are checked all the same: the exact way does that) */
+    if (guess[0] == 0 || (s->npost && !s->has_post) || s->npre > FRAMES__PLAIN_MAX ||
+        s->npost > FRAMES__PLAIN_MAX ||
+        s->rawbytes.len > 65536 || mode > 65536 ||
+        room < 64 + s->rawbytes.len + mode + (size_t)(s->npre + s->npost) * 300)
+        return 0;
+    *p++ = 0x0a;
+    std_len = p;
+    p += guess[0];
+    *p++ = 0x08;
+    p = frames__write_varint(p, s->address);
+    *p++ = 0x10;
+    p = frames__write_varint(p, s->thread_id);
+    p = frames__write_bytes(p, 0x1a, s->rawbytes);
+    *p++ = 0x22;
+    list_len = p;
+    list = p += guess[1];
+    if (!(p = frames__write_plain_ops(p, s->pre, s->npre))) return 0;
+    len = (size_t)(p - list);
+    if (frames__small_varint_size(len) != guess[1]) return 0;
+    frames__write_varint(list_len, len);
+    if (s->has_post) {
+        *p++ = 0x2a;
+        list_len = p;
+        list = p += guess[2];
+        if (!(p = frames__write_plain_ops(p, s->post, s->npost))) return 0;
+        len = (size_t)(p - list);
+        if (frames__small_varint_size(len) != guess[2]) return 0;
+        frames__write_varint(list_len, len);
+    }
+    if (s->has_mode) p = frames__write_bytes(p, 0x32, s->mode);
+    len = (size_t)(p - std_len) - guess[0];
+    if (frames__small_varint_size(len) != guess[0]) return 0;
+    frames__write_varint(std_len, len);
+    return (size_t)(p - start);
 }
 
 FRAMES_DEF size_t frames_frame_size(const frames_frame *f) {
@@ -4856,8 +4937,25 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
         w->frames__err.frame = w->frames__count;
         return rc;
     }
+    if (std_only && w->frames__state == FRAMES__W_OPEN && w->frames__buf) {
+        uint8_t *p = w->frames__buf + w->frames__buflen;
+        room = w->frames__bufcap - w->frames__buflen;
+        n = frames__write_plain_std_guessed(p + 8, room > 8 ? room - 8 : 0, &f->std,
+                                            w->frames__guess);
+        if (n) {
+            if ((rc = frames__before_frame(w)) < 0) return rc;
+            frames__put_le64(p, n);
+            w->frames__buflen += 8 + n;
+            w->frames__offset += 8 + n;
+            w->frames__count++;
+            return FRAMES_OK;
+        }
+    }
     if (std_only && frames__plain_std_size(&f->std, &z) && z.total <= w->frames__bufcap - 8) {
         uint8_t *p;
+        w->frames__guess[0] = (uint8_t)frames__small_varint_size(z.std);
+        w->frames__guess[1] = (uint8_t)frames__small_varint_size(z.pre);
+        w->frames__guess[2] = (uint8_t)frames__small_varint_size(z.post);
         if ((rc = frames__before_frame(w)) < 0) return rc;
         if (8 + z.total > w->frames__bufcap - w->frames__buflen &&
             (rc = frames__wflush_buffer(w)) < 0)
