@@ -30,7 +30,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 WARN="-Wall -Wextra -Wpedantic -Werror"
 CSTD="-std=c99 -D_GNU_SOURCE"
 
-PACKAGES="gcc g++ clang make pkg-config libcmocka-dev libipt-dev libcapstone-dev \
+PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
 libclang-rt-14-dev valgrind strace parallel groff-base"
 

@@ -422,6 +422,11 @@ typedef struct frames_perf_info {
     uint64_t sideband_records;  /* kernel records in the data section */
     uint64_t skipped_records;   /* records of other kinds skipped */
     int compressed;             /* PERF_RECORD_COMPRESSED seen (unsupported) */
+    /* A file perf record did not finish (killed, disk full) or a copy cut short: what is
+       complete is kept, and these say what was missing. */
+    int unterminated;           /* the header's data size is 0: read to the end of the file */
+    uint64_t cut_offset;        /* the record the end of the file cuts (0: none) */
+    uint64_t cut_missing;       /* bytes that record lacks; its PT bytes before the cut are kept */
 } frames_perf_info;
 
 FRAMES_DEF int frames_perf_open_memory(frames_perf **pd, const void *data, size_t size,
@@ -3365,7 +3370,17 @@ static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frame
 }
 
 /* Walk the records of the data section. */
-static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, frames_error *err) {
+/* The end of the file cuts the record at off, which needs `missing` more bytes. */
+static void frames__perf_cut(frames_perf *pd, uint64_t off, uint64_t missing) {
+    pd->info.cut_offset = off;
+    pd->info.cut_missing = missing;
+}
+
+/* The records of [start, end). at_eof: end is the end of the file (pipe mode, a file perf
+   record did not finish, a copy cut short), so a record cut by it is the end of the
+   recording, not damage: the records before it and the PT bytes it holds are kept. */
+static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, int at_eof,
+                                frames_error *err) {
     uint64_t off = start;
     int rc;
     while (off + 8 <= end) {
@@ -3374,12 +3389,20 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, f
         uint16_t size = frames__pt_le16(r + 6);
         uint64_t next = off + size;
         if (size < 8) return frames__perf_fail(err, off, "record smaller than its header");
-        if (next > end) return frames__perf_fail(err, off, "record runs past the data section");
+        if (next > end) {
+            if (!at_eof) return frames__perf_fail(err, off, "record runs past the data section");
+            frames__perf_cut(pd, off, next - end);
+            return FRAMES_OK;
+        }
         if (type == FRAMES__PERF_AUXTRACE) {
             uint64_t psize;
             if (size < 48) return frames__perf_fail(err, off, "short AUXTRACE record");
             psize = frames__pt_le64(r + 8);
-            if (psize > end - next) return frames__perf_fail(err, off, "AUXTRACE data runs past the end");
+            if (psize > end - next) {
+                if (!at_eof) return frames__perf_fail(err, off, "AUXTRACE data runs past the end");
+                frames__perf_cut(pd, off, psize - (end - next));
+                return end > next ? frames__perf_add_piece(pd, r, next, end - next, err) : FRAMES_OK;
+            }
             if ((rc = frames__perf_add_piece(pd, r, next, psize, err)) < 0) return rc;
             next += psize;
         } else if (type == FRAMES__PERF_AUXTRACE_INFO) {
@@ -3419,6 +3442,7 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, f
         }
         off = next;
     }
+    if (at_eof && off < end) frames__perf_cut(pd, off, 8 - (end - off));
     return FRAMES_OK;
 }
 
@@ -3625,9 +3649,10 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         pd->info.pipe_mode = 1;
         data_off = 16;
         data_size = size - 16;
-        rc = frames__perf_records(pd, data_off, size, err);
+        rc = frames__perf_records(pd, data_off, size, 1, err);
     } else {
         uint64_t attr_size, attrs_off, attrs_size, i, ids_total = 0;
+        int at_eof;
         if (hsize < 104 || size < 104) {
             frames_perf_close(pd);
             return frames__perf_fail(err, 8, "bad header size");
@@ -3638,10 +3663,20 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         data_off = frames__pt_le64(h + 40);
         data_size = frames__pt_le64(h + 48);
         if (attr_size < 16 + 48 || attrs_off > size || attrs_size > size - attrs_off ||
-            data_off > size || data_size > size - data_off) {
+            data_off > size) {
             frames_perf_close(pd);
             return frames__perf_fail(err, 16, "header sections outside the file");
         }
+        if (data_off < hsize) {
+            frames_perf_close(pd);
+            return frames__perf_fail(err, 40, "data section inside the file header");
+        }
+        /* perf record writes the data size when it finishes (0 until then, as perf report
+           knows); a copy cut short ends inside the data: both are read to the end of the
+           file, and the feature sections that would follow the data are not there */
+        pd->info.unterminated = data_size == 0;
+        at_eof = data_size == 0 || data_size >= size - data_off;
+        if (at_eof) data_size = size - data_off;
         rc = FRAMES_OK;
         for (i = 0; rc == FRAMES_OK && i + attr_size <= attrs_size; i += attr_size) {
             const uint8_t *a = h + attrs_off + i;
@@ -3661,8 +3696,8 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
             rc = frames__perf_add_attr(pd, a, (size_t)(attr_size - 16), h + ids_off,
                                        (size_t)(ids_size / 8), err);
         }
-        if (rc == FRAMES_OK) rc = frames__perf_records(pd, data_off, data_off + data_size, err);
-        if (rc == FRAMES_OK) frames__perf_cpuid(pd, h, data_off + data_size);
+        if (rc == FRAMES_OK) rc = frames__perf_records(pd, data_off, data_off + data_size, at_eof, err);
+        if (rc == FRAMES_OK && !at_eof) frames__perf_cpuid(pd, h, data_off + data_size);
     }
     if (rc == FRAMES_OK) {
         frames__perf_finish_info(pd);

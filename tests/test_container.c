@@ -11,15 +11,9 @@
 #if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
-#include <stdlib.h>
-static long alloc_calls;
-static void *count_malloc(size_t n) { alloc_calls++; return malloc(n); }
-static void *count_realloc(void *p, size_t n) { alloc_calls++; return realloc(p, n); }
+#include "heapcount.h"
 #define FRAMES_STATIC
 #define FRAMES_IMPLEMENTATION
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), count_malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), count_realloc((p), (sz)))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
 #include "frames.h"
 
 #include "pbbuild.h"
@@ -725,14 +719,14 @@ static void test_writer_with_caller_storage_allocates_nothing(void **state) {
     o.toc_storage = toc;
     o.toc_capacity = 16;
     o.frames_per_toc = 4;
-    before = alloc_calls;
+    before = hc_state.calls;
     assert_int_equal(frames_writer_init(&w, &s, &o, NULL, &err), FRAMES_OK);
     for (i = 0; i < 50; i++) {
         exception_frame(&f, i);
         assert_int_equal(frames_writer_add(&w, &f), FRAMES_OK);
     }
     assert_int_equal(frames_writer_close(&w), FRAMES_OK);
-    assert_int_equal(alloc_calls, before);
+    assert_int_equal(hc_state.calls, before);
     /* every write ended on a frame boundary (or is the header+meta / the TOC) */
     r = open_trace(rec.b, rec.n, 0);
     assert_non_null(r);

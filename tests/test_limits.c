@@ -9,58 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct heap {
-    size_t live, peak, largest, calls;
-    size_t fail_at; /* make allocation number fail_at fail (0: never) */
-} heap;
-static heap H;
-
-static void *count_malloc(size_t n) {
-    unsigned char *p;
-    if (H.fail_at && ++H.calls == H.fail_at) return NULL;
-    if (!H.fail_at) H.calls++;
-    p = malloc(n + 16);
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    H.live += n;
-    if (n > H.largest) H.largest = n;
-    if (H.live > H.peak) H.peak = H.live;
-    return p + 16;
-}
-static void count_free(void *q) {
-    size_t n;
-    if (!q) return;
-    memcpy(&n, (unsigned char *)q - 16, sizeof n);
-    H.live -= n;
-    free((unsigned char *)q - 16);
-}
-static void *count_realloc(void *q, size_t n) {
-    size_t old;
-    unsigned char *p;
-    if (!q) return count_malloc(n);
-    if (H.fail_at && ++H.calls == H.fail_at) return NULL;
-    if (!H.fail_at) H.calls++;
-    memcpy(&old, (unsigned char *)q - 16, sizeof old);
-    p = realloc((unsigned char *)q - 16, n + 16);
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    H.live = H.live - old + n;
-    if (n > H.largest) H.largest = n;
-    if (H.live > H.peak) H.peak = H.live;
-    return p + 16;
-}
-/* Start measuring: peak and largest from now on. */
-static void heap_mark(void) {
-    H.peak = H.live;
-    H.largest = 0;
-    H.calls = 0;
-    H.fail_at = 0;
-}
+#include "heapcount.h"
 
 #define FRAMES_STATIC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), count_malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), count_realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), count_free(p))
 #define FRAMES_IMPLEMENTATION
 #include "frames.h"
 #include "testutil.h"
@@ -200,14 +151,14 @@ static void test_repeated_meta_programs_stay_linear(void **state) {
     put_varint(&tracer, 1);
     put_byte(&tracer, 'a');
     for (i = 0; i < 4000; i++) put_len(&meta, 1, &tracer);
-    heap_mark();
+    hc_mark();
     frames_decoder_init(&d, NULL, 0, NULL);
     assert_int_equal(frames_decode_meta(&d, meta.p, meta.len, &m, NULL), FRAMES_OK);
     assert_int_equal(m.ntracer_args, 4000);
     assert_memory_equal(m.tracer_args[3999].ptr, "a", 1);
     frames_decoder_free(&d);
     /* 16 bytes of frames_bytes per 5 input bytes; geometric growth at most triples it */
-    assert_true(H.peak < 16 * meta.len + 4096);
+    assert_true(hc_state.peak < 16 * meta.len + 4096);
     free(meta.p);
     free(tracer.p);
 }
@@ -226,7 +177,7 @@ static void test_repeated_operand_lists_stay_linear(void **state) {
         put_len(&std, 5, &list); /* post list, interleaved */
     }
     for (i = 0; i < 4; i++) put_len(&frame, 1, &std);
-    heap_mark();
+    hc_mark();
     frames_decoder_init(&d, NULL, 0, NULL);
     assert_int_equal(frames_decode_frame(&d, frame.p, frame.len, &f, NULL), FRAMES_OK);
     assert_int_equal(f.std.npre, 4 * 3000);
@@ -234,7 +185,7 @@ static void test_repeated_operand_lists_stay_linear(void **state) {
     assert_true(f.flags & FRAMES_FF_DUPLICATE);
     frames_decoder_free(&d);
     /* sizeof(frames_operand) per 4 input bytes, times 3 for geometric growth */
-    assert_true(H.peak < 3 * sizeof(frames_operand) * frame.len / 4 + 4096);
+    assert_true(hc_state.peak < 3 * sizeof(frames_operand) * frame.len / 4 + 4096);
     free(frame.p);
     free(std.p);
     free(list.p);
@@ -306,8 +257,8 @@ static void test_last_frame_over_scratch_limit_is_reported(void **state) {
 
 /* ---------------------------------------------------------------- hostile lengths */
 
-/* Bytes held by the library since heap_mark(). */
-static size_t held_peak(size_t before) { return H.peak - before; }
+/* Bytes held by the library since hc_mark(). */
+static size_t held_peak(size_t before) { return hc_state.peak - before; }
 
 /* A meta size word of any value costs no allocation beyond the reader itself (memory)
    and the 64 KiB input window (stream), which grows only with data that arrives. */
@@ -323,15 +274,15 @@ static void test_hostile_meta_size(void **state) {
         size_t before;
         int want = sizes[i] > (256u << 20) ? FRAMES_E_LIMIT : FRAMES_E_TRUNCATED;
         put64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
-        before = H.live;
-        heap_mark();
+        before = hc_state.live;
+        hc_mark();
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, &err), want);
         assert_null(r);
         assert_true(held_peak(before) < 16384);
-        heap_mark();
+        hc_mark();
         assert_int_equal(open_stream(&r, &s, v, len, NULL), want);
         assert_true(held_peak(before) < 65536 + 16384);
-        assert_int_equal(H.live, before);
+        assert_int_equal(hc_state.live, before);
     }
     free(v);
 }
@@ -351,11 +302,11 @@ static void test_hostile_frame_size(void **state) {
         frames_reader *r;
         frames_reader_info st;
         src s;
-        size_t before = H.live;
+        size_t before = hc_state.live;
         int pass;
         memcpy(t.p + len, &sizes[i], 8); /* little-endian host */
         for (pass = 0; pass < 2; pass++) {
-            heap_mark();
+            hc_mark();
             if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, t.p, t.len, NULL, NULL), FRAMES_OK);
             else assert_int_equal(open_stream(&r, &s, t.p, t.len, NULL), FRAMES_OK);
             assert_int_equal(count_results(r, 1), 3);
@@ -365,7 +316,7 @@ static void test_hostile_frame_size(void **state) {
             assert_int_equal(st.truncated_bytes, 1008);
             frames_reader_close(r);
             assert_true(held_peak(before) < (pass ? 65536 : 0) + 32768);
-            assert_int_equal(H.live, before);
+            assert_int_equal(hc_state.live, before);
         }
     }
     free(t.p);
@@ -378,13 +329,13 @@ static void test_hostile_count_bounded_by_scratch(void **state) {
     buf frame = {0}, sys = {0}, args = {0}, packed = {0};
     frames_decoder d;
     frames_frame f;
-    size_t before = H.live, i;
+    size_t before = hc_state.live, i;
     (void)state;
     for (i = 0; i < (1u << 20); i++) put_byte(&packed, 0);
     put_len(&args, 1, &packed);
     put_len(&sys, 4, &args);
     put_len(&frame, 2, &sys);
-    heap_mark();
+    hc_mark();
     frames_decoder_init(&d, NULL, 0, NULL);
     d.limits.max_scratch = 1u << 20;
     assert_int_equal(frames_decode_frame(&d, frame.p, frame.len, &f, NULL), FRAMES_E_LIMIT);
@@ -395,7 +346,7 @@ static void test_hostile_count_bounded_by_scratch(void **state) {
     assert_int_equal(frames_decode_frame(&d, frame.p, frame.len, &f, NULL), FRAMES_OK);
     assert_int_equal(f.syscall.nargs, 1u << 20);
     frames_decoder_free(&d);
-    assert_int_equal(H.live, before);
+    assert_int_equal(hc_state.live, before);
     free(frame.p);
     free(sys.p);
     free(args.p);
@@ -558,8 +509,8 @@ static void test_scan_index_is_bounded(void **state) {
         frames_reader_options_default(&o);
         o.flags = FRAMES_READ_IGNORE_TOC;
         o.index_stride = strides[i];
-        before = H.live;
-        heap_mark();
+        before = hc_state.live;
+        hc_mark();
         assert_int_equal(frames_reader_open_memory(&r, t.p, t.len, &o, NULL), FRAMES_OK);
         assert_int_equal(frames_reader_count(r, &n), FRAMES_OK);
         assert_int_equal(n, N);
@@ -585,10 +536,10 @@ static void run_with_failures(const uint8_t *v, size_t len, int stream) {
         frames_frame f;
         uint64_t n;
         src s;
-        size_t before = H.live;
+        size_t before = hc_state.live;
         int rc, i;
-        heap_mark();
-        H.fail_at = k;
+        hc_mark();
+        hc_state.fail_at = k;
         rc = stream ? open_stream(&r, &s, v, len, NULL) : frames_reader_open_memory(&r, v, len, NULL, NULL);
         if (rc == FRAMES_OK) {
             for (i = 0; i < 100 && (rc = frames_reader_next(r, &f)) != 0; i++)
@@ -612,10 +563,10 @@ static void run_with_failures(const uint8_t *v, size_t len, int stream) {
         } else {
             assert_int_equal(rc, FRAMES_E_NOMEM);
         }
-        assert_int_equal(H.live, before);
-        if (H.calls < k) break; /* no allocation failed: every point was tried */
+        assert_int_equal(hc_state.live, before);
+        if (hc_state.calls < k) break; /* no allocation failed: every point was tried */
     }
-    H.fail_at = 0;
+    hc_state.fail_at = 0;
     assert_true(k > 3);
 }
 

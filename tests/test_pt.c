@@ -1815,10 +1815,13 @@ static void perf_data_rejects_garbage(void **state) {
     memcpy(hdr, "PERFILE2", 8);
     put64(hdr + 8, 104);
     put64(hdr + 16, 136);
-    put64(hdr + 40, 100);     /* data section past the end */
+    put64(hdr + 40, 2000);    /* data section starting past the end */
     put64(hdr + 48, 1000);
     assert_int_equal(frames_perf_open_memory(&pd, hdr, sizeof hdr, NULL, &err), FRAMES_E_FORMAT);
     assert_non_null(strstr(err.message, "outside the file"));
+    put64(hdr + 40, 100);     /* ... or inside the header */
+    assert_int_equal(frames_perf_open_memory(&pd, hdr, sizeof hdr, NULL, &err), FRAMES_E_FORMAT);
+    assert_non_null(strstr(err.message, "inside the file header"));
     {   /* a record whose size is smaller than its header */
         perfbuf f;
         memset(&f, 0, sizeof f);
@@ -2033,6 +2036,98 @@ static void kcore_and_vdso(void **state) {
     remove(vdso);
 }
 
+/* Decode stream i of pd (cpu from the file, if any) and check its segments. */
+static void expect_perf_stream(const frames_perf *pd, size_t i, const char *segs, const uint32_t *tids) {
+    frames_pt_options o;
+    frames_pt *pt;
+    frames_error err;
+    decoded d;
+    frames_pt_options_default(&o);
+    frames_perf_pt_options(pd, &o);
+    assert_int_equal(frames_pt_open(&pt, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_perf_attach(pd, i, pt, NULL, &err), FRAMES_OK);
+    decode_into(pt, &d);
+    assert_int_equal(d.rc, FRAMES_OK);
+    expect_segments(&d, segs, tids);
+    decoded_free(&d);
+    frames_pt_close(pt);
+}
+
+/* The data section of a non-pipe perf_file ends where the feature table starts. */
+static size_t perf_data_end(const perfbuf *f) {
+    uint64_t off = 0, size = 0;
+    int i;
+    for (i = 7; i >= 0; i--) {
+        off = off << 8 | f->d[40 + i];
+        size = size << 8 | f->d[48 + i];
+    }
+    return (size_t)(off + size);
+}
+
+/* perf record killed (the header's data size still 0, no feature sections) and copies cut
+   short (inside a record, inside PT bytes): every complete record is used, the PT bytes
+   before the cut too, and the info says what is missing. */
+static void perf_data_unfinished(void **state) {
+    static const uint32_t tids0[] = {1, 2}, tids1[] = {2};
+    const char *dir = code_dir();
+    enc x0, x1;
+    size_t len0, len1, end, half;
+    perfbuf f, p;
+    frames_perf *pd;
+    frames_error err;
+    const frames_perf_info *in;
+    int zero;
+    (void)state;
+    perf_traces(&x0, &len0, &x1, &len1);
+    f = perf_file(dir, 0, x0.buf, len0, x1.buf, len1);
+    end = perf_data_end(&f);   /* the last AUXTRACE's PT bytes end here */
+    half = len1 / 2;
+    for (zero = 0; zero < 2; zero++) {
+        if (zero) put64(f.d + 48, 0);   /* as perf record leaves it until it finishes */
+        /* the whole data section, no features */
+        assert_int_equal(frames_perf_open_memory(&pd, f.d, end, NULL, &err), FRAMES_OK);
+        in = frames_perf_get_info(pd);
+        assert_int_equal(in->unterminated, zero);
+        assert_int_equal(in->cut_offset, 0);
+        assert_string_equal(in->cpuid, "");
+        assert_int_equal(frames_perf_nstreams(pd), 2);
+        assert_int_equal(frames_perf_get_stream(pd, 1)->size, len1);
+        expect_perf_stream(pd, 0, "AB", tids0);
+        expect_perf_stream(pd, 1, "B", tids1);
+        frames_perf_close(pd);
+        /* cut inside the last PT payload: cpu 1 keeps the bytes before the cut */
+        assert_int_equal(frames_perf_open_memory(&pd, f.d, end - half, NULL, &err), FRAMES_OK);
+        in = frames_perf_get_info(pd);
+        assert_int_equal(in->unterminated, zero);
+        assert_int_equal(in->cut_offset, end - len1 - 48);
+        assert_int_equal(in->cut_missing, half);
+        assert_int_equal(frames_perf_nstreams(pd), 2);
+        assert_int_equal(frames_perf_get_stream(pd, 1)->size, len1 - half);
+        expect_perf_stream(pd, 0, "AB", tids0);
+        frames_perf_close(pd);
+        /* cut inside the last AUXTRACE record's header: cpu 1 has nothing */
+        assert_int_equal(frames_perf_open_memory(&pd, f.d, end - len1 - 20, NULL, &err), FRAMES_OK);
+        in = frames_perf_get_info(pd);
+        assert_int_equal(in->cut_offset, end - len1 - 48);
+        assert_int_equal(in->cut_missing, 20);
+        assert_int_equal(frames_perf_nstreams(pd), 1);
+        expect_perf_stream(pd, 0, "AB", tids0);
+        frames_perf_close(pd);
+    }
+    /* pipe mode: a stream that stops 5 bytes into a record header */
+    p = perf_file(dir, 1, x0.buf, len0, x1.buf, len1);
+    assert_int_equal(frames_perf_open_memory(&pd, p.d, p.len - len1 - 43, NULL, &err), FRAMES_OK);
+    in = frames_perf_get_info(pd);
+    assert_int_equal(in->cut_offset, p.len - len1 - 48);
+    assert_int_equal(in->cut_missing, 3);   /* what its 8-byte header lacks */
+    assert_int_equal(frames_perf_nstreams(pd), 1);
+    expect_perf_stream(pd, 0, "AB", tids0);
+    frames_perf_close(pd);
+    free(p.d);
+    free(f.d);
+    remove_code_dir(dir);
+}
+
 /* Damaged perf.data files and sideband: errors or partial results, never a crash, an
    out-of-bounds read or an allocation beyond the file (run under ASan+UBSan too). */
 static void perf_data_damaged(void **state) {
@@ -2090,7 +2185,7 @@ static void perf_data_damaged(void **state) {
 static void tool_perf_data(void **state) {
     const char *dir = code_dir();
     enc x0, x1;
-    size_t len0, len1;
+    size_t len0, len1, end;
     perfbuf f;
     const char *path, *out = tu_tmp_path(".frames");
     char *txt;
@@ -2122,6 +2217,23 @@ static void tool_perf_data(void **state) {
     assert_non_null(strstr(txt, "\"streams\":1,"));
     assert_non_null(strstr(txt, "\"std_frames\":2,"));
     free(txt);
+    remove(path);
+    /* perf record killed: data size 0, the file ends inside cpu 1's PT bytes */
+    end = perf_data_end(&f);
+    put64(f.d + 48, 0);
+    path = temp_file(f.d, end - 2, ".data");
+    txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 0 -o '%s' 2>&1", tu_frames_bin(), path, out);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(txt, "perf record did not finish"));
+    assert_non_null(strstr(txt, "(2 bytes missing)"));
+    free(txt);
+    m.data = tu_read_file(out, &m.len);
+    assert_non_null(m.data);
+    memset(&d, 0, sizeof d);
+    read_frames(&m, &d);
+    expect_segments(&d, "AB", tids);
+    decoded_free(&d);
+    free(m.data);
     remove(out);
     remove(path);
     free(f.d);
@@ -2207,6 +2319,7 @@ int main(void) {
         cmocka_unit_test(kcore_and_vdso),
         cmocka_unit_test(perf_data_file),
         cmocka_unit_test(perf_data_rejects_garbage),
+        cmocka_unit_test(perf_data_unfinished),
         cmocka_unit_test(perf_data_damaged),
         cmocka_unit_test(tool_perf_data),
         cmocka_unit_test(tool_usage),

@@ -594,6 +594,13 @@ static int run(pt_args *a, int argc, char **argv) {
         for (i = 0; i < n; i++) bytes += frames_perf_get_stream(pd, i)->size;
         cli_progress_start(&prog.bar, "decoding", bytes);
         if (in->compressed) cli_warn("%s: compressed records were skipped (perf record -z)", a->perf);
+        if (in->unterminated)
+            cli_warn("%s: perf record did not finish (data size 0): read to the end of the file; "
+                     "no feature sections (give --cpu F/M/S)", a->perf);
+        if (in->cut_offset)
+            cli_warn("%s: the file ends inside the record at offset 0x%llx (%llu bytes missing): "
+                     "everything before it is decoded", a->perf, (unsigned long long)in->cut_offset,
+                     (unsigned long long)in->cut_missing);
         if (!a->json && !(a->print_flags & FRAMES_PT_PRINT_QUIET))
             fprintf(stderr, "frames pt: %s: %zu PT streams, %llu sideband records, %llu other "
                             "records not used\n", a->perf, n,

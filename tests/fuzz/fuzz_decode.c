@@ -72,9 +72,9 @@ static void fz_check_frame(const uint8_t *data, size_t size) {
     /* a small caller buffer: same model or out of scratch, never an allocation */
     frames_decoder_init(&d3, small, sizeof small, NULL);
     {
-        size_t before = fz_heap_state.live;
+        size_t before = hc_state.live;
         int rc3 = frames_decode_frame(&d3, data, size, &f3, &err);
-        FZ_CHECK(fz_heap_state.live == before);
+        FZ_CHECK(hc_state.live == before);
         if (rc == FRAMES_OK) FZ_CHECK(rc3 == FRAMES_E_NOMEM || (rc3 == FRAMES_OK && fz_frame_eq(&f, &f3)));
         else FZ_CHECK(rc3 < 0);
     }
@@ -157,11 +157,11 @@ static void fz_check_meta(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    size_t base = fz_heap_state.live;
-    fz_heap_reset();
+    size_t base = hc_state.live;
+    hc_mark();
     fz_check_frame(data, size);
     fz_check_meta(data, size);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
     return 0;
 }

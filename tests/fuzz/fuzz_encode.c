@@ -121,8 +121,8 @@ static void fz_check_meta(fz_in *in) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in in;
-    size_t base = fz_heap_state.live;
-    fz_heap_reset();
+    size_t base = hc_state.live;
+    hc_mark();
     in.p = data;
     in.n = size;
     if (size && (data[0] & 1)) {
@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
         fz_check_frame(&in);
     }
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
     return 0;
 }

@@ -109,7 +109,7 @@ static void fz_decode(const frames_perf *pd, size_t i) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    size_t base = fz_heap_state.live, i, all;
+    size_t base = hc_state.live, i, all;
     uint8_t *copy = (uint8_t *)malloc(size ? size : 1);   /* exactly the input: ASan sees overreads */
     frames_perf *pd = (frames_perf *)&base;
     const frames_perf_info *in;
@@ -119,12 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_CHECK(copy);
     memcpy(copy, data, size);
     if (!fz_dir[0]) fz_put_file("code.bin", ptsynth_code, sizeof ptsynth_code);
-    fz_heap_reset();
+    hc_mark();
     rc = frames_perf_open_memory(&pd, copy, size, NULL, &err);
     if (rc < 0) {
         FZ_CHECK(pd == NULL && err.code == rc && err.message[0]);
         free(copy);
-        FZ_CHECK(fz_heap_state.live == base);
+        FZ_CHECK(hc_state.live == base);
         return 0;
     }
     in = frames_perf_get_info(pd);
@@ -151,6 +151,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (i = 0; i < frames_perf_nstreams(pd) && i < 3; i++) fz_decode(pd, i);
     frames_perf_close(pd);
     free(copy);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     return 0;
 }

@@ -127,8 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_meta m;
     fz_buf out;
     int indent = (int)(size % 5) * 2;
-    size_t base = fz_heap_state.live;
-    fz_heap_reset();
+    size_t base = hc_state.live;
+    hc_mark();
 
     memset(&out, 0, sizeof out);
     FZ_CHECK(frames_print_json_string(data, size, fz_out, &out) == FRAMES_OK);
@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_buf_free(&out);
     }
     frames_decoder_free(&d);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
     return 0;
 }

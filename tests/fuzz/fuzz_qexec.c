@@ -79,7 +79,7 @@ static fq_plan *fz_compile_spec(const fz_qspec *s, fq_trace *t) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    size_t base = fz_heap_state.live, i;
+    size_t base = hc_state.live, i;
     uint8_t *copy = (uint8_t *)malloc(size ? size : 1);   /* exactly the input: ASan sees overreads */
     fq_trace *t;
     fq_trace_info in;
@@ -89,12 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_CHECK(copy);
     memcpy(copy, data, size);
     for (i = 0; i < size && i < 64; i++) salt = salt * 131 + data[size - 1 - i];
-    fz_heap_reset();
+    hc_mark();
     rc = fq_trace_open_memory(&t, copy, size, NULL, &err);
     if (rc < 0) {
         FZ_CHECK(t == NULL && err.code == rc && err.message[0]);
         free(copy);
-        FZ_CHECK(fz_heap_state.live == base);
+        FZ_CHECK(hc_state.live == base);
         return 0;
     }
     for (i = 0; i < FZ_NQUERIES; i++) {
@@ -110,6 +110,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fq_trace_close(t);
     FZ_CHECK_MEMORY_BOUND(base, size, fz_memory_bound(size) + (8u << 20));
     free(copy);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     return 0;
 }

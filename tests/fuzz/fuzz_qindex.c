@@ -270,8 +270,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             edited = 1;
         }
     }
-    base = fz_heap_state.live;
-    fz_heap_reset();
+    base = hc_state.live;
+    hc_mark();
     FZ_CHECK(fq_trace_open_memory(&t, fx->trace.p, fx->trace.n, NULL, &err) == 0);
     rc = fq_index_attach(t, ix, n, &err);
     FZ_CHECK(rc == 0 || rc == FRAMES_E_FORMAT || rc == FQ_E_STALE);

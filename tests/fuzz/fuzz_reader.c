@@ -331,8 +331,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_reader_options o;
     frames_error err;
     fz_src src;
-    size_t base = fz_heap_state.live;
-    fz_heap_reset();
+    size_t base = hc_state.live;
+    hc_mark();
 
     /* memory, default options (the TOC is used when it validates) */
     frames_reader_options_default(&o);
@@ -446,7 +446,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 #endif
 
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
     return 0;
 }

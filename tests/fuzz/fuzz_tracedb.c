@@ -220,21 +220,21 @@ static void fz_check_prefix(const uint8_t *data, size_t size, const tm_trace *m,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    size_t base = fz_heap_state.live;
+    size_t base = hc_state.live;
     uint32_t stride = size ? 1 + data[size - 1] % 9 : 1;
     frames_error err;
     fq_trace *t;
     tm_trace m;
     uint64_t h1, h2, n1, n2, cut;
     size_t i;
-    fz_heap_reset();
+    hc_mark();
     tm_read(&m, data, size);
 
     t = fz_open(data, size, 0, stride, &err);
     FZ_CHECK(!t == !m.header_ok);
     if (!t) {
         tm_free(&m);
-        FZ_CHECK(fz_heap_state.live == base);
+        FZ_CHECK(hc_state.live == base);
         return 0;
     }
     fz_check_info(t, &m, size);
@@ -280,6 +280,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_check_prefix(data, size, &m, stride, cut);
 
     tm_free(&m);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     return 0;
 }

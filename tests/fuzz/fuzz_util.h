@@ -32,69 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- counting allocator */
-
-typedef struct fz_heap {
-    size_t live, peak, calls, largest;
-} fz_heap;
-
-static fz_heap fz_heap_state;
-
-/* Atomic updates: the query engine allocates from its worker threads. */
-static void fz_heap_max(size_t *m, size_t v) {
-    size_t cur = __atomic_load_n(m, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(m, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-}
-
-static void fz_heap_add(size_t add, size_t sub, size_t n) {
-    size_t live = __atomic_add_fetch(&fz_heap_state.live, add - sub, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&fz_heap_state.calls, 1, __ATOMIC_RELAXED);
-    fz_heap_max(&fz_heap_state.largest, n);
-    fz_heap_max(&fz_heap_state.peak, live);
-}
-
-/* 16 bytes in front of every block hold its size (keeps 16-byte alignment). */
-static void *fz_malloc(size_t n) {
-    unsigned char *p = (unsigned char *)malloc(n + 16);
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    fz_heap_add(n, 0, n);
-    return p + 16;
-}
-
-static void fz_free(void *q) {
-    size_t n;
-    unsigned char *p;
-    if (!q) return;
-    p = (unsigned char *)q - 16;
-    memcpy(&n, p, sizeof n);
-    __atomic_sub_fetch(&fz_heap_state.live, n, __ATOMIC_RELAXED);
-    free(p);
-}
-
-static void *fz_realloc(void *q, size_t n) {
-    size_t old = 0;
-    unsigned char *p;
-    if (!q) return fz_malloc(n);
-    memcpy(&old, (unsigned char *)q - 16, sizeof old);
-    p = (unsigned char *)realloc((unsigned char *)q - 16, n + 16);
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    fz_heap_add(n, old, n);
-    return p + 16;
-}
-
-static void fz_heap_reset(void) {
-    fz_heap_state.peak = fz_heap_state.live;
-    fz_heap_state.largest = 0;
-    fz_heap_state.calls = 0;
-}
+#include "../heapcount.h" /* the counting allocator: hc_state, hc_mark */
 
 #define FRAMES_STATIC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), fz_malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), fz_realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), fz_free(p))
 #define FRAMES_IMPLEMENTATION
 #include "frames.h"
 
@@ -113,16 +53,16 @@ static void fz_heap_reset(void) {
    adds half of that, and a stream reader's window and fixed structures add a constant. */
 static size_t fz_memory_bound(size_t n) { return 64 * n + (1u << 20); }
 
-/* Check the memory held since fz_heap_reset against fz_memory_bound(n). */
+/* Check the memory held since hc_mark against fz_memory_bound(n). */
 #define FZ_CHECK_MEMORY(base, n) FZ_CHECK_MEMORY_BOUND(base, n, fz_memory_bound(n))
 
 /* ... against a bound of the target's own (a library with fixed-size tables). */
 #define FZ_CHECK_MEMORY_BOUND(base, n, bound)                                             \
     do {                                                                                  \
-        if (fz_heap_state.peak - (base) > (bound)) {                                      \
+        if (hc_state.peak - (base) > (bound)) {                                      \
             fprintf(stderr, "peak %zu bytes (largest block %zu, %zu calls) for %zu input " \
-                    "bytes\n", fz_heap_state.peak - (base), fz_heap_state.largest,        \
-                    fz_heap_state.calls, (size_t)(n));                                    \
+                    "bytes\n", hc_state.peak - (base), hc_state.largest,        \
+                    hc_state.calls, (size_t)(n));                                    \
             FZ_CHECK(!"memory held exceeds the bound");                                   \
         }                                                                                 \
     } while (0)

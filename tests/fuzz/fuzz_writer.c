@@ -141,8 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t opts, toc_storage[8];
     uint8_t wbuf[512];
     int seekable, rc, rc2, add_rc, add_rc2;
-    size_t base = fz_heap_state.live;
-    fz_heap_reset();
+    size_t base = hc_state.live;
+    hc_mark();
 
     in.p = data;
     in.n = size;
@@ -270,7 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     for (i = 0; i < n; i++) free(added[i].bytes);
     free(a.p);
-    FZ_CHECK(fz_heap_state.live == base);
+    FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
     return 0;
 }
