@@ -4347,7 +4347,7 @@ static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 #endif
 }
 
-static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
+static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
     if (r->count_known && c->index >= r->nframes) {
@@ -4386,6 +4386,26 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
     c->off = off + 8 + len;
     return 1;
+}
+
+/* The common case without a call: a frame the TOC counts, whole inside the data and
+   within the size limit (what frames__mem_next_raw_slow does then, step for step). */
+FRAMES__INLINE int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
+    frames_reader *r = c->r;
+    uint64_t off = c->off, len;
+    if (FRAMES__LIKELY(r->count_known && c->index < r->nframes && off < r->data_end &&
+                       r->data_end - off >= 8)) {
+        len = frames__le64(r->data + off);
+        if (FRAMES__LIKELY(len <= r->data_end - off - 8 && len <= r->opt.limits.max_frame_size)) {
+            frames__prefetch_ahead(c, off);
+            raw->index = c->index++;
+            raw->offset = off;
+            raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
+            c->off = off + 8 + len;
+            return 1;
+        }
+    }
+    return frames__mem_next_raw_slow(c, raw);
 }
 
 /* After the last frame of a finished stream: read m and the TOC words for stat. */
