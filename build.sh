@@ -59,7 +59,7 @@ have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
-    if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -lcapstone"; fi
+    if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
     echo "$d|$l"
 }
 

@@ -165,15 +165,17 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
 /* ======================================================================================
    Persistent index (a file next to the trace; docs/query.md, "The index")
 
-   Where every point starts, the buffer size of every trace-db pointer variable, and for
-   every statement (frames: instruction address) the points that have it. With an index,
-   a trace-db trace needs no indexing pass, statement and address filters decode only the
-   points they select, and a pick decodes one point. It is bound to one trace: its size,
-   modification time, a hash of its header and of 64 sampled 4 KiB blocks; an index that
-   does not match is refused (FQ_E_STALE), a damaged one too (FRAMES_E_FORMAT), and
-   nothing read from it is used without a bounds check. Results are the same with and
-   without an index. Building needs about 16 bytes per point and 24 per statement besides
-   the trace's own in-memory index.
+   Where every point starts, the buffer size of every trace-db pointer variable, for
+   every statement (frames: instruction address) the points that have it, and for
+   trace-db traces every variable's value in columns by type, in (statement, point)
+   order. With an index, a trace-db query binds its free variables from the columns
+   without reading the trace (a listing then decodes the points it delivers), statement
+   and address filters read only the points they select, and a pick decodes one point.
+   It is bound to one trace: its size, modification time, a hash of its header and of 64
+   sampled 4 KiB blocks; an index that does not match is refused (FQ_E_STALE), a damaged
+   one too (FRAMES_E_FORMAT), and nothing read from it is used without a bounds check.
+   Results are the same with and without an index. Building holds the whole index in
+   memory plus about 36 bytes per point besides the trace's own in-memory index.
    ====================================================================================== */
 
 enum {
@@ -186,6 +188,7 @@ typedef struct fq_index_info {
     uint64_t statements;   /* distinct statements / instruction addresses */
     uint64_t pointers;     /* trace-db pointer variables (buffer sizes stored) */
     uint64_t bytes;        /* size of the index */
+    uint64_t records;      /* trace-db: variables stored in the value columns */
 } fq_index_info;
 
 /* Write the index of t to sink->write (it indexes the whole trace first). A trace whose
@@ -2345,7 +2348,7 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
 
 /* ---------------------------------------------------------------- persistent index
 
-   File layout, version 1 (little-endian; sections start at multiples of 8):
+   File layout, version 2 (little-endian; sections start at multiples of 8):
      0    "FQINDEX\0", u32 version, u32 header size (512), u32 trace format,
           u32 flags (1: trace mtime known, 2: built with FQ_OPEN_INHERIT_STMT)
      24   u64 trace size, mtime seconds, mtime nanoseconds, head length, head hash,
@@ -2354,8 +2357,8 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
           STATEMENT_ID
      112  u32 points per block, u32 posting width (4 or 8), u32 truncated, u32 damaged
      128  u64 cut offset, offset of the first point (trace-db)
-     144  7 x (u64 offset, u64 length): the sections below
-     256  the cut message (200 bytes, NUL-terminated), zeros
+     144  9 x (u64 offset, u64 length): the sections below
+     288  the cut message (200 bytes, NUL-terminated)
      504  u64 hash of bytes 0..503
    blocks   one per `block` points: u64 offset of its first point, pointer variables
             before it, statement of the point before it, flags (1: a point of the block
@@ -2368,11 +2371,27 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
    stmts    sorted by value: u64 statement, u64 index of its first posting; then a last
             entry (0, candidates)
    post     per statement, the points that have it, ascending (u32 or u64 each)
+   trace-db only (every point is a candidate, so posting j is the j-th point in
+   (statement, point) order):
+   coldir   per trace type: u64 records, u64 offset of its columns in coldata, u32 count
+            width (0, 1, 2, 4), u32 the count when the width is 0, u8 slot width, u8 name
+            width, u8 value width, u8 flags (1: pointer, 2: blob), u32 0
+   coldata  per type with records, its columns; a record is a variable of that type,
+            records in posting order (within a point in entry order). Each column is
+            padded to 8 bytes:
+              counts  per posting, the point's records (absent when all points have the
+                      same count: width 0, the count in coldir)
+              marks   with counts: per 64 postings, u64 index of the first record
+              slot    per record, its position among the point's variables
+              name    per record, its name index
+              value   per record, the value as the trace stores it (blob: u32 length)
+              size    pointers: per record, u64 buffer size; then a validity bit each
    Counts are checked against the trace's size and section lengths when the index is
-   attached; offsets, deltas and postings are checked where they are used. */
+   attached; offsets, deltas, postings and column entries are checked where they are
+   used. */
 
 #define FQ__IX_MAGIC "FQINDEX"
-#define FQ__IX_VERSION 1u
+#define FQ__IX_VERSION 2u
 #define FQ__IX_HDR 512u
 #define FQ__IX_BLOCK 64u
 #define FQ__IX_SAMPLES 64u
@@ -2382,8 +2401,21 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
 #define FQ__IX_INHERIT 2u
 #define FQ__IX_NOSTMT 1u         /* block flag */
 
+#define FQ__IX_MSG 288u           /* the cut message */
+#define FQ__IX_CDIR 32u          /* bytes per type in coldir */
+#define FQ__COL_PTR 1u           /* coldir flags */
+#define FQ__COL_BLOB 2u
+
 enum { FQ__XS_BLOCKS, FQ__XS_ODELTA, FQ__XS_PDELTA, FQ__XS_PSIZE, FQ__XS_PVALID, FQ__XS_STMTS,
-       FQ__XS_POST, FQ__XS_N };
+       FQ__XS_POST, FQ__XS_COLDIR, FQ__XS_COLDATA, FQ__XS_N };
+
+/* The columns of one trace-db type (see the layout above), checked at attach. */
+typedef struct fq__col {
+    uint64_t n;            /* records */
+    uint32_t cw, c;        /* count width; the count of every point when cw == 0 */
+    uint8_t sw, nw, vw, flags;
+    const uint8_t *cnt, *mark, *slot, *name, *val, *psize, *pvalid;
+} fq__col;
 
 typedef struct fq__ix {
     const uint8_t *data;
@@ -2391,19 +2423,60 @@ typedef struct fq__ix {
     void *map;             /* mmap of the index file */
     size_t maplen;
     uint8_t *owned;        /* or a malloc'd copy */
-    uint64_t npoints, ncand, nptr, nstmt, nostmt, nblocks;
+    uint64_t npoints, ncand, nptr, nstmt, nostmt, nblocks, nrec;
     uint32_t block, pwidth, flags;
     const uint8_t *sec[FQ__XS_N];
+    fq__col *cols;         /* trace-db: one per type (NULL for frames traces) */
+    uint32_t ncols;
 } fq__ix;
+
+/* Column lengths of a type with n records over ncand postings, in layout order
+   (counts, marks, slot, name, value, size, validity); returns the padded total. */
+static uint64_t fq__col_lens(uint64_t ncand, uint64_t n, uint32_t cw, uint32_t sw, uint32_t nw, uint32_t vw,
+                             uint32_t flags, uint64_t len[7]) {
+    uint64_t total = 0;
+    int i;
+    len[0] = cw ? ncand * cw : 0;
+    len[1] = cw ? (ncand / 64 + 1) * 8 : 0;
+    len[2] = n * sw;
+    len[3] = n * nw;
+    len[4] = n * vw;
+    len[5] = (flags & FQ__COL_PTR) ? n * 8 : 0;
+    len[6] = (flags & FQ__COL_PTR) ? (n + 63) / 64 * 8 : 0;
+    for (i = 0; i < 7; i++) total += (len[i] + 7) / 8 * 8;
+    return total;
+}
+
+/* Reads of 1, 2, 4 or 8 byte little-endian numbers. */
+FQ__INLINE uint64_t fq__rdw(const uint8_t *p, uint64_t i, uint32_t w) {
+    return w == 1 ? p[i] : w == 2 ? (uint64_t)p[2 * i] | (uint64_t)p[2 * i + 1] << 8
+                  : w == 4 ? fq__le32(p + 4 * i) : fq__le64(p + 8 * i);
+}
 
 /* A fast non-cryptographic hash (the binding detects a changed or foreign trace; it is
    not meant to resist forgery: nothing read from an index is trusted anyway). */
+static uint64_t fq__hash_step(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+/* Four lanes over 32-byte blocks: the multiplications (and the loads of a cold sample
+   block) overlap instead of waiting on one another; every query hashes 256 KiB of the
+   trace to bind its index. */
 static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
-    uint64_t i;
-    for (i = 0; i + 8 <= n; i += 8) {
-        h = (h ^ fq__le64(p + i)) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 32;
+    uint64_t i = 0;
+    if (n >= 32) {
+        uint64_t a = h, b = h ^ 0x243f6a8885a308d3ull, c = h ^ 0x13198a2e03707344ull,
+                 d = h ^ 0xa4093822299f31d0ull;
+        for (; i + 32 <= n; i += 32) {
+            a = fq__hash_step(a, fq__le64(p + i));
+            b = fq__hash_step(b, fq__le64(p + i + 8));
+            c = fq__hash_step(c, fq__le64(p + i + 16));
+            d = fq__hash_step(d, fq__le64(p + i + 24));
+        }
+        h = fq__hash_step(fq__hash_step(fq__hash_step(a, b), c), d);
     }
+    for (; i + 8 <= n; i += 8) h = fq__hash_step(h, fq__le64(p + i));
     for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     h = (h ^ n) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
@@ -2452,6 +2525,7 @@ static int fq__ix_psize(const fq__ix *x, uint64_t i, uint64_t *size) {
 
 static void fq__ix_free(fq__ix *x, void *ctx) {
     if (!x) return;
+    FQ__FREE(x->cols, ctx);
 #ifndef FRAMES_NO_POSIX
     if (x->map) munmap(x->map, x->maplen);
 #endif
@@ -2472,6 +2546,11 @@ typedef struct fq__ixb {   /* an index under construction */
     uint64_t *sval, *scount;           /* per statement id */
     uint64_t *table;       /* open addressing: statement id + 1, 0 = empty */
     size_t tcap;
+    /* trace-db columns: where each point starts and its first pointer variable; per
+       type, its records, the most in one point, and the point that counted last */
+    uint64_t *poff, *pbase;
+    uint64_t *tn, *tmax, *tcur, *tlast;
+    uint32_t ntypes, maxslot;
 } fq__ixb;
 
 static void fq__ixb_free(fq__ixb *b) {
@@ -2482,6 +2561,9 @@ static void fq__ixb_free(fq__ixb *b) {
     FQ__FREE(b->sval, b->ctx);
     FQ__FREE(b->scount, b->ctx);
     FQ__FREE(b->table, b->ctx);
+    FQ__FREE(b->poff, b->ctx);
+    FQ__FREE(b->pbase, b->ctx);
+    FQ__FREE(b->tn, b->ctx);
 }
 
 static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
@@ -2498,6 +2580,18 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     b->table = (uint64_t *)FQ__MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
     if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
     memset(b->table, 0, b->tcap * sizeof(uint64_t));
+    if (t->format == FQ_FORMAT_TRACEDB) {
+        size_t nt = t->ntypes ? t->ntypes : 1;
+        b->ntypes = t->ntypes;
+        b->poff = (uint64_t *)FQ__MALLOC(n * sizeof(uint64_t), b->ctx);
+        b->pbase = (uint64_t *)FQ__MALLOC(n * sizeof(uint64_t), b->ctx);
+        b->tn = (uint64_t *)FQ__MALLOC(4 * nt * sizeof(uint64_t), b->ctx);
+        if (!b->poff || !b->pbase || !b->tn) return -1;
+        memset(b->tn, 0, 4 * nt * sizeof(uint64_t));
+        b->tmax = b->tn + nt;
+        b->tcur = b->tn + 2 * nt;
+        b->tlast = b->tn + 3 * nt;
+    }
     return 0;
 }
 
@@ -2593,6 +2687,34 @@ static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uin
     }
 }
 
+/* Count the variables of point k (at off) per type for the columns' widths. */
+static void fq__ixb_count(fq__ixb *b, const fq_trace *t, uint64_t k, uint64_t off) {
+    const uint8_t *d = t->data;
+    uint32_t ord = 0;
+    for (;;) {
+        unsigned tag = d[off++];
+        if (tag == FQ__TAG_VAR) {
+            uint32_t type = fq__le32(d + off + 4), size = t->types[type].size;
+            off += 8;
+            if (t->types[type].varlen) {
+                size = fq__le32(d + off);
+                off += 4;
+            }
+            if (b->tlast[type] != k + 1) {
+                b->tlast[type] = k + 1;
+                b->tcur[type] = 0;
+            }
+            if (++b->tcur[type] > b->tmax[type]) b->tmax[type] = b->tcur[type];
+            b->tn[type]++;
+            if (ord > b->maxslot) b->maxslot = ord;
+            ord++;
+            off += size;
+        } else if (tag == FQ__TAG_END) {
+            return;
+        } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+}
+
 static int fq__ixb_tdb(fq__ixb *b, fq_trace *t, frames_error *err) {
     uint64_t k, off = t->points_off, ptr = 0, stmt = 0;
     int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, has;
@@ -2601,6 +2723,9 @@ static int fq__ixb_tdb(fq__ixb *b, fq_trace *t, frames_error *err) {
         if (!inherit) stmt = 0;
         off = fq__tdb_skip(t, off, &ptr, &stmt, &has);
         if (fq__ixb_point(b, k, start, ptr0, prev, stmt, has, 1) < 0) return fq__oom(err);
+        b->poff[k] = start;
+        b->pbase[k] = ptr0;
+        fq__ixb_count(b, t, k, start);
     }
     b->nptr = ptr;
     if (ptr != t->nptr)   /* the two walks disagree: cannot happen on a loaded trace */
@@ -2733,32 +2858,246 @@ static void fq__ixb_header(const fq__ixb *b, const fq_trace *t, const uint64_t *
         FQ__PUT(152 + 16 * i, len[i], 8);
         off += (len[i] + 7) / 8 * 8;
     }
-    memcpy(h + 256, t->info.message, strlen(t->info.message) < 199 ? strlen(t->info.message) : 199);
+    memcpy(h + FQ__IX_MSG, t->info.message, strlen(t->info.message) < 199 ? strlen(t->info.message) : 199);
     FQ__PUT(504, fq__hash64(0, h, 504), 8);
 #undef FQ__PUT
+}
+
+/* Smallest of 1, 2, 4 bytes that holds v. */
+static uint32_t fq__width_of(uint64_t v) { return v < 256 ? 1 : v < 65536 ? 2 : 4; }
+
+static void fq__put_w(uint8_t *p, uint64_t i, uint32_t w, uint64_t v) {
+    uint32_t k;
+    for (k = 0; k < w; k++) p[w * i + k] = (uint8_t)(v >> (8 * k));
+}
+
+/* Record r of column c: the variable at d (VAR entry's value, size bytes) with name,
+   position ord and, for pointers, pointer variable number *ptr. */
+static void fq__ixb_put(const fq_trace *t, fq__col *c, uint64_t r, uint32_t ord, uint32_t name, const uint8_t *v,
+                        uint32_t size, uint32_t sw, uint32_t nw, uint64_t *ptr) {
+    fq__put_w((uint8_t *)c->slot, r, sw, ord);
+    fq__put_w((uint8_t *)c->name, r, nw, name);
+    if (c->flags & FQ__COL_BLOB) fq__put_w((uint8_t *)c->val, r, 4, size);
+    else memcpy((uint8_t *)c->val + r * c->vw, v, c->vw);
+    if (c->flags & FQ__COL_PTR) {
+        uint64_t sz;
+        int has = fq__ptr_size(t, (*ptr)++, &sz);
+        fq__put_w((uint8_t *)c->psize, r, 8, sz);
+        ((uint8_t *)c->pvalid)[r / 8] |= (uint8_t)(has << (r % 8));
+    }
+}
+
+/* The variables of the point at off, one at a time: 1 and the entry, or 0 at its end. */
+static int fq__ixb_next_var(const fq_trace *t, uint64_t *off, uint32_t *name, uint32_t *type, uint32_t *size,
+                            const uint8_t **v) {
+    const uint8_t *d = t->data;
+    for (;;) {
+        unsigned tag = d[(*off)++];
+        if (tag == FQ__TAG_VAR) {
+            *name = fq__le32(d + *off);
+            *type = fq__le32(d + *off + 4);
+            *size = t->types[*type].size;
+            *off += 8;
+            if (t->types[*type].varlen) {
+                *size = fq__le32(d + *off);
+                *off += 4;
+            }
+            *v = d + *off;
+            *off += *size;
+            return 1;
+        }
+        if (tag == FQ__TAG_END) return 0;
+        *off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
+    }
+}
+
+/* Fill the columns walking the points in posting order (random reads of the trace; for
+   traces with too many statements for fq__ixb_fill_points). */
+static void fq__ixb_fill_postings(fq__ixb *b, const fq_trace *t, const uint64_t *post, fq__col *cols, uint64_t *rcur,
+                                  uint32_t sw, uint32_t nw) {
+    uint64_t j;
+    uint32_t ti, nt = b->ntypes;
+    for (j = 0; j < b->ncand; j++) {
+        uint64_t k = post[j], off = b->poff[k], ptr = b->pbase[k];
+        uint32_t ord = 0, name, type, size;
+        const uint8_t *v;
+        if (j % 64 == 0)
+            for (ti = 0; ti < nt; ti++)
+                if (cols[ti].n && cols[ti].cw) fq__put_w((uint8_t *)cols[ti].mark, j / 64, 8, rcur[ti]);
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
+            fq__col *c = &cols[type];
+            if (c->cw) fq__put_w((uint8_t *)c->cnt, j, c->cw, fq__rdw(c->cnt, j, c->cw) + 1);
+            fq__ixb_put(t, c, rcur[type]++, ord++, name, v, size, sw, nw, &ptr);
+        }
+    }
+}
+
+/* Fill the columns walking the trace in point order: the counts first (at each point's
+   posting), then marks and each statement's first record per type, then the records
+   through a cursor per statement and type. -1: out of memory. */
+static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *post, const uint32_t *rank,
+                               fq__col *cols, uint32_t sw, uint32_t nw) {
+    uint64_t *pos = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof(uint64_t), b->ctx);
+    uint64_t *cur = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt * b->ntypes + 1) * sizeof(uint64_t), b->ctx);
+    uint64_t j, k, s;
+    uint32_t ti, nt = b->ntypes, name, type, size;
+    const uint8_t *v;
+    if (!pos || !cur) {
+        FQ__FREE(pos, b->ctx);
+        FQ__FREE(cur, b->ctx);
+        return -1;
+    }
+    for (j = 0; j < b->ncand; j++) pos[post[j]] = j;
+    for (k = 0; k < b->npoints; k++) {   /* counts */
+        uint64_t off = b->poff[k];
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
+            fq__col *c = &cols[type];
+            if (c->cw) fq__put_w((uint8_t *)c->cnt, pos[k], c->cw, fq__rdw(c->cnt, pos[k], c->cw) + 1);
+        }
+    }
+    for (ti = 0; ti < nt; ti++) {   /* marks */
+        fq__col *c = &cols[ti];
+        uint64_t r = 0;
+        if (!c->n || !c->cw) continue;
+        for (j = 0; j < b->ncand; j++) {
+            if (j % 64 == 0) fq__put_w((uint8_t *)c->mark, j / 64, 8, r);
+            r += fq__rdw(c->cnt, j, c->cw);
+        }
+    }
+    /* the first record of each statement and type, from the statements' posting counts
+       in sorted order (pos is free again) */
+    for (s = 0; s < b->nstmt; s++) pos[rank[s]] = b->scount[s];
+    for (ti = 0; ti < nt; ti++) {
+        fq__col *c = &cols[ti];
+        uint64_t r = 0;
+        if (!c->n) continue;
+        for (j = 0, s = 0; s < b->nstmt; s++) {
+            uint64_t n = pos[s], i;
+            cur[s * nt + ti] = r;
+            if (!c->cw) r += n * c->c;
+            else
+                for (i = 0; i < n; i++, j++) r += fq__rdw(c->cnt, j, c->cw);
+        }
+    }
+    for (k = 0; k < b->npoints; k++) {   /* records, in point order */
+        uint64_t off = b->poff[k], ptr = b->pbase[k], *sc = cur + (uint64_t)rank[b->sid[k]] * nt;
+        uint32_t ord = 0;
+        while (fq__ixb_next_var(t, &off, &name, &type, &size, &v))
+            fq__ixb_put(t, &cols[type], sc[type]++, ord++, name, v, size, sw, nw, &ptr);
+    }
+    FQ__FREE(pos, b->ctx);
+    FQ__FREE(cur, b->ctx);
+    return 0;
+}
+
+/* The column directory and data of a trace-db trace: every variable as a record of its
+   type, in posting order (statements sorted, points ascending). post[j]: the point of
+   posting j. Returns 0, or -1 when out of memory. */
+static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, const uint32_t *rank,
+                           uint8_t **dirp, uint8_t **datap, uint64_t *datalen, uint64_t *nrec) {
+    uint32_t nt = b->ntypes, ti, nw = fq__width_of(t->nnames ? t->nnames - 1 : 0), sw = fq__width_of(b->maxslot);
+    uint64_t *base, *rcur, total = 0, lens[7];
+    uint8_t *dir, *data;
+    fq__col *cols;   /* the columns being written (const pointers cast back) */
+    *dirp = *datap = NULL;
+    *datalen = *nrec = 0;
+    dir = (uint8_t *)FQ__MALLOC((size_t)nt * FQ__IX_CDIR + 1, b->ctx);
+    base = (uint64_t *)FQ__MALLOC(((size_t)nt + 1) * 2 * sizeof(uint64_t), b->ctx);
+    if (!dir || !base) {
+        FQ__FREE(dir, b->ctx);
+        FQ__FREE(base, b->ctx);
+        return -1;
+    }
+    rcur = base + nt + 1;
+    memset(dir, 0, (size_t)nt * FQ__IX_CDIR + 1);
+    for (ti = 0; ti < nt; ti++) {   /* layout: widths, then where each type's columns go */
+        const fq__ttype *ty = &t->types[ti];
+        uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
+        uint64_t n = b->tn[ti];
+        uint32_t cw = n == b->tmax[ti] * b->ncand ? 0 : fq__width_of(b->tmax[ti]);
+        uint32_t vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
+        uint32_t fl = (ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0);
+        base[ti] = total;
+        rcur[ti] = 0;
+        if (!n) continue;
+        fq__put_w(e, 0, 8, n);
+        fq__put_w(e + 8, 0, 8, total);
+        fq__put_w(e + 16, 0, 4, cw);
+        fq__put_w(e + 20, 0, 4, cw ? 0 : b->tmax[ti]);
+        e[24] = (uint8_t)sw;
+        e[25] = (uint8_t)nw;
+        e[26] = (uint8_t)vw;
+        e[27] = (uint8_t)fl;
+        total += fq__col_lens(b->ncand, n, cw, sw, nw, vw, fl, lens);
+        *nrec += n;
+    }
+    if (total > ((size_t)-1) / 2 || !(data = (uint8_t *)FQ__MALLOC((size_t)(total ? total : 1), b->ctx))) {
+        FQ__FREE(dir, b->ctx);
+        FQ__FREE(base, b->ctx);
+        return -1;
+    }
+    memset(data, 0, (size_t)total);
+    if (!(cols = (fq__col *)FQ__MALLOC((size_t)(nt ? nt : 1) * sizeof *cols, b->ctx))) {
+        FQ__FREE(dir, b->ctx);
+        FQ__FREE(base, b->ctx);
+        FQ__FREE(data, b->ctx);
+        return -1;
+    }
+    for (ti = 0; ti < nt; ti++) {   /* where each column of each type starts */
+        const uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
+        fq__col *c = &cols[ti];
+        uint8_t *at = data + base[ti], **dst[7];
+        int k;
+        memset(c, 0, sizeof *c);
+        c->n = b->tn[ti];
+        if (!c->n) continue;
+        c->cw = fq__le32(e + 16);
+        c->c = fq__le32(e + 20);
+        c->vw = e[26];
+        c->flags = e[27];
+        fq__col_lens(b->ncand, c->n, c->cw, sw, nw, c->vw, c->flags, lens);
+        dst[0] = (uint8_t **)&c->cnt, dst[1] = (uint8_t **)&c->mark, dst[2] = (uint8_t **)&c->slot;
+        dst[3] = (uint8_t **)&c->name, dst[4] = (uint8_t **)&c->val, dst[5] = (uint8_t **)&c->psize;
+        dst[6] = (uint8_t **)&c->pvalid;
+        for (k = 0; k < 7; k++) {
+            *dst[k] = at;
+            at += (lens[k] + 7) / 8 * 8;
+        }
+    }
+    if ((size_t)b->nstmt * nt <= ((size_t)1 << 22) && b->ncand == b->npoints && b->nstmt < 0xffffffffu) {
+        if (fq__ixb_fill_points(b, t, post, rank, cols, sw, nw) < 0) {
+            FQ__FREE(cols, b->ctx);
+            FQ__FREE(dir, b->ctx);
+            FQ__FREE(base, b->ctx);
+            FQ__FREE(data, b->ctx);
+            return -1;
+        }
+    } else
+        fq__ixb_fill_postings(b, t, post, cols, rcur, sw, nw);
+    FQ__FREE(cols, b->ctx);
+    FQ__FREE(base, b->ctx);
+    *dirp = dir;
+    *datap = data;
+    *datalen = total;
+    return 0;
 }
 
 /* The built index to the sink: header, then the sections in order. */
 static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_info *info, frames_error *err) {
     uint64_t len[FQ__XS_N], k, nb = (b->npoints + FQ__IX_BLOCK - 1) / FQ__IX_BLOCK, *start = NULL;
-    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4;
-    uint8_t h[FQ__IX_HDR];
+    uint64_t *post = NULL, datalen = 0, nrec = 0;
+    uint32_t pw = b->npoints > 0xffffffffu ? 8 : 4, *rank = NULL;
+    uint8_t h[FQ__IX_HDR], *dir = NULL, *data = NULL;
     fq__ixs *order = NULL;
     size_t i;
-    int tdb = t->format == FQ_FORMAT_TRACEDB;
-    len[FQ__XS_BLOCKS] = nb * 32;
-    len[FQ__XS_ODELTA] = b->npoints * 4;
-    len[FQ__XS_PDELTA] = tdb ? b->npoints * 4 : 0;
-    len[FQ__XS_PSIZE] = b->nptr * 8;
-    len[FQ__XS_PVALID] = (b->nptr + 63) / 64 * 8;
-    len[FQ__XS_STMTS] = (b->nstmt + 1) * 16;
-    len[FQ__XS_POST] = b->ncand * pw;
+    int tdb = t->format == FQ_FORMAT_TRACEDB, rc = FRAMES_OK;
     order = (fq__ixs *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
     start = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
-    if (!order || !start) {
-        FQ__FREE(order, b->ctx);
-        FQ__FREE(start, b->ctx);
-        return fq__oom(err);
+    post = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
+    rank = (uint32_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *rank, b->ctx);
+    if (!order || !start || !post || !rank) {
+        rc = fq__oom(err);
+        goto done;
     }
     for (i = 0; i < b->nstmt; i++) {
         order[i].val = b->sval[i];
@@ -2767,8 +3106,26 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     qsort(order, (size_t)b->nstmt, sizeof *order, fq__ixs_cmp);
     for (i = 0, k = 0; i < b->nstmt; i++) {   /* start: first posting of each id */
         start[order[i].id] = k;
+        rank[order[i].id] = (uint32_t)i;
         k += b->scount[order[i].id];
     }
+    /* postings: every point appended to its statement's list, in point order */
+    for (k = 0; k < b->npoints; k++)
+        if (b->sid[k] != 0xffffffffu) post[start[b->sid[k]]++] = k;
+    for (i = 0; i < b->nstmt; i++) start[order[i].id] -= b->scount[order[i].id];
+    if (tdb && fq__ixb_columns(b, t, post, rank, &dir, &data, &datalen, &nrec) < 0) {
+        rc = fq__oom(err);
+        goto done;
+    }
+    len[FQ__XS_BLOCKS] = nb * 32;
+    len[FQ__XS_ODELTA] = b->npoints * 4;
+    len[FQ__XS_PDELTA] = tdb ? b->npoints * 4 : 0;
+    len[FQ__XS_PSIZE] = b->nptr * 8;
+    len[FQ__XS_PVALID] = (b->nptr + 63) / 64 * 8;
+    len[FQ__XS_STMTS] = (b->nstmt + 1) * 16;
+    len[FQ__XS_POST] = b->ncand * pw;
+    len[FQ__XS_COLDIR] = tdb ? (uint64_t)b->ntypes * FQ__IX_CDIR : 0;
+    len[FQ__XS_COLDATA] = tdb ? datalen : 0;
     fq__ixb_header(b, t, len, h);
     fq__ixw_bytes(w, h, FQ__IX_HDR);
     for (k = 0; k < b->npoints; k += FQ__IX_BLOCK) {
@@ -2799,39 +3156,31 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     }
     fq__ixw_le(w, 0, 8);
     fq__ixw_le(w, b->ncand, 8);
-    /* postings: every point appended to its statement's list, in point order; a list
-       at a time through the staging buffer would need random writes, so fill in memory */
-    {
-        uint8_t *post = (uint8_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * pw, b->ctx);
-        if (!post) {
-            FQ__FREE(order, b->ctx);
-            FQ__FREE(start, b->ctx);
-            return fq__oom(err);
-        }
-        for (k = 0; k < b->npoints; k++) {
-            uint32_t id = b->sid[k];
-            uint64_t at;
-            unsigned j;
-            if (id == 0xffffffffu) continue;
-            at = start[id]++ * pw;
-            for (j = 0; j < pw; j++) post[at + j] = (uint8_t)(k >> (8 * j));
-        }
-        fq__ixw_bytes(w, post, (size_t)(b->ncand * pw));
+    for (k = 0; k < b->ncand; k++) fq__ixw_le(w, post[k], pw);
+    fq__ixw_pad(w);
+    if (tdb) {
+        fq__ixw_bytes(w, dir, (size_t)len[FQ__XS_COLDIR]);
         fq__ixw_pad(w);
-        FQ__FREE(post, b->ctx);
+        fq__ixw_bytes(w, data, (size_t)datalen);
     }
     fq__ixw_flush(w);
-    FQ__FREE(order, b->ctx);
-    FQ__FREE(start, b->ctx);
-    if (w->rc < 0) return fq__fail(err, FRAMES_E_IO, w->total, FRAMES_NO_POS, "cannot write the index");
-    if (info) {
+    if (w->rc < 0) rc = fq__fail(err, FRAMES_E_IO, w->total, FRAMES_NO_POS, "cannot write the index");
+    else if (info) {
         info->points = b->npoints;
         info->candidates = b->ncand;
         info->statements = b->nstmt;
         info->pointers = b->nptr;
+        info->records = nrec;
         info->bytes = w->total;
     }
-    return FRAMES_OK;
+done:
+    FQ__FREE(order, b->ctx);
+    FQ__FREE(start, b->ctx);
+    FQ__FREE(post, b->ctx);
+    FQ__FREE(rank, b->ctx);
+    FQ__FREE(dir, b->ctx);
+    FQ__FREE(data, b->ctx);
+    return rc;
 }
 
 FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
@@ -2956,6 +3305,55 @@ static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) {
                     code == FQ_E_STALE ? " (rebuild it with frames index)" : "");
 }
 
+/* The column directory of x against t's types and the data section's length: widths
+   that fit the type, counts that fit the trace, every column inside the data. */
+static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames_error *err) {
+    const uint8_t *dir = x->sec[FQ__XS_COLDIR], *data = x->sec[FQ__XS_COLDATA];
+    uint64_t total = 0, lens[7];
+    uint32_t ti, k;
+    x->cols = (fq__col *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__col), t->ctx);
+    if (!x->cols) return fq__oom(err);
+    memset(x->cols, 0, (t->ntypes ? t->ntypes : 1) * sizeof(fq__col));
+    x->ncols = t->ntypes;
+    for (ti = 0; ti < t->ntypes; ti++) {
+        const uint8_t *e = dir + (uint64_t)ti * FQ__IX_CDIR;
+        const fq__ttype *ty = &t->types[ti];
+        fq__col *c = &x->cols[ti];
+        uint64_t off = fq__le64(e + 8), need;
+        uint32_t fl = e[27], vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
+        const uint8_t *at;
+        c->n = fq__le64(e);
+        if (!c->n) continue;
+        c->cw = fq__le32(e + 16);
+        c->c = fq__le32(e + 20);
+        c->sw = e[24];
+        c->nw = e[25];
+        c->vw = e[26];
+        c->flags = (uint8_t)fl;
+        if (c->n > t->size / 9 || total + c->n > t->size / 9 || (!ty->elen && !ty->varlen) || c->vw != vw ||
+            fl != ((ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0)) ||
+            (c->cw != 0 && c->cw != 1 && c->cw != 2 && c->cw != 4) || (c->cw && c->c) ||
+            (!c->cw && (c->c > c->n || (uint64_t)c->c * x->ncand != c->n)) ||
+            (c->sw != 1 && c->sw != 2 && c->sw != 4) || (c->nw != 1 && c->nw != 2 && c->nw != 4) ||
+            fq__le32(e + 28) != 0)
+            return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's column directory is damaged (type %u)", ti);
+        need = fq__col_lens(x->ncand, c->n, c->cw, c->sw, c->nw, c->vw, fl, lens);
+        if (off % 8 || off > datalen || need > datalen - off)
+            return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's columns are cut short (type %u)", ti);
+        total += c->n;
+        at = data + off;
+        for (k = 0; k < 7; k++) {
+            const uint8_t **dst[7];
+            dst[0] = &c->cnt, dst[1] = &c->mark, dst[2] = &c->slot, dst[3] = &c->name;
+            dst[4] = &c->val, dst[5] = &c->psize, dst[6] = &c->pvalid;
+            *dst[k] = lens[k] ? at : NULL;
+            at += (lens[k] + 7) / 8 * 8;
+        }
+    }
+    x->nrec = total;
+    return FRAMES_OK;
+}
+
 /* Check the index in x against t (header, binding, counts, section bounds) and attach it. */
 static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     const uint8_t *h = x->data;
@@ -2969,7 +3367,8 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
         return fq__ix_bad(err, FQ_E_STALE, "index format version %u (this library reads version %u)",
                           fq__le32(h + 8), FQ__IX_VERSION);
     if (fq__le32(h + 12) != FQ__IX_HDR || fq__le64(h + 504) != fq__hash64(0, h, 504))
-        return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is damaged");
+        return fq__ix_bad(err, FRAMES_E_FORMAT,
+                          "the index header is damaged or from another version (rebuild it)");
     fmt = fq__le32(h + 16);
     x->flags = fq__le32(h + 20);
     if (fmt != (uint32_t)t->format)
@@ -3000,7 +3399,8 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     if (x->npoints > t->size || x->ncand > x->npoints || x->nptr > t->size / 9 ||
         x->nstmt > x->ncand || x->nostmt > x->npoints || x->block == 0 || x->block > 65536 ||
         (x->pwidth != 4 && x->pwidth != 8) || (x->pwidth == 4 && x->npoints > 0x100000000ull) ||
-        (!tdb && x->nptr) || memchr(h + 256, 0, 200) == NULL || fq__le64(h + 128) > t->size)
+        (!tdb && x->nptr) || memchr(h + FQ__IX_MSG, 0, 200) == NULL || fq__le64(h + 128) > t->size ||
+        (tdb && x->ncand != x->npoints))
         return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is inconsistent");
     if (!tdb && x->npoints != t->npoints)
         return fq__ix_bad(err, FQ_E_STALE, "the index has %llu frames, the trace %llu",
@@ -3017,6 +3417,9 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     want[FQ__XS_PVALID] = (x->nptr + 63) / 64 * 8;
     want[FQ__XS_STMTS] = (x->nstmt + 1) * 16;
     want[FQ__XS_POST] = x->ncand * x->pwidth;
+    want[FQ__XS_COLDIR] = tdb ? (uint64_t)t->ntypes * FQ__IX_CDIR : 0;
+    want[FQ__XS_COLDATA] = fq__le64(h + 152 + 16 * FQ__XS_COLDATA);   /* checked with the directory */
+    if (!tdb && want[FQ__XS_COLDATA]) want[FQ__XS_COLDATA] = 0;
     for (i = 0; i < FQ__XS_N; i++) {   /* the counts are below 2^61: no overflow */
         uint64_t off = fq__le64(h + 144 + 16 * i), len = fq__le64(h + 152 + 16 * i);
         if (len != want[i] || (len && (off % 8 || off < FQ__IX_HDR || off > x->size || len > x->size - off)))
@@ -3025,6 +3428,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     }
     if (fq__ix_u64(x, FQ__XS_STMTS, 2 * x->nstmt + 1) != x->ncand)
         return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's statement table is damaged");
+    if (tdb && (i = fq__ix_columns(t, x, want[FQ__XS_COLDATA], err)) < 0) return i;
     if (tdb) {
         FQ__TLOCK(t);
         if (t->idx_busy) {
@@ -3039,7 +3443,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
         t->info.truncated = fq__le32(h + 120) != 0;
         t->info.damaged = fq__le32(h + 124) != 0;
         t->info.cut_offset = fq__le64(h + 128);
-        memcpy(t->info.message, h + 256, sizeof t->info.message < 200 ? sizeof t->info.message : 200);
+        memcpy(t->info.message, h + FQ__IX_MSG, sizeof t->info.message < 200 ? sizeof t->info.message : 200);
         t->info.message[sizeof t->info.message - 1] = 0;
         fq__mm_free(&t->idx_mm);
         FQ__TUNLOCK(t);
@@ -3123,6 +3527,7 @@ FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
     info->statements = x->nstmt;
     info->pointers = x->nptr;
     info->bytes = x->size;
+    info->records = x->nrec;
     return 1;
 }
 
@@ -3562,6 +3967,11 @@ typedef struct fq__slot {
 
 struct fq__run;
 
+typedef struct fq__head {   /* merged column runs: a statement's next posting */
+    uint64_t at, end, key, ent;
+    uint64_t *cur;
+} fq__head;
+
 typedef struct fq__worker {
     const fq_plan *p;
     struct fq__run *run;
@@ -3591,6 +4001,11 @@ typedef struct fq__worker {
     int spilled;           /* fused: a point's results did not fit; it is left to the
                               normal path, which delivers as it goes */
     const struct fq__sel *sel;   /* points chosen by a persistent index's posting lists */
+    uint64_t *ccur;        /* column runs: the next record of each column read (merged:
+                              per statement) */
+    size_t capccur, capheads;
+    struct fq__head *heads;   /* merged column runs: the statements' list heads */
+    int colbad;            /* a column entry is out of range */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -3621,33 +4036,10 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
     return 1;
 }
 
-FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
-                        uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
-    const fq__ttype *ty = &t->types[type];
-    fq__dvar *v;
-    uint64_t raw;
-    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
-        w->oom = 1;
-        return;
-    }
-    v = &w->dv[w->ndv++];
-    v->slot = ord;
-    v->name = name;
-    v->type = type;
-    v->fmt = (uint8_t)ty->fmt;
-    v->flags = 0;
-    v->bits = size * 8;
-    v->len = size;
-    v->bytes = b;
-    v->match = m;
-    v->addr = 0;
-    v->size = 0;
-    v->nm = NULL;   /* trace-db names come from the dictionary by index */
-    v->nmlen = 0;
-    v->memk = 0;
-    raw = size == 4 ? fq__le32(b) : size == 8 ? fq__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size);
+/* v/value of a trace-db variable from its stored bytes (raw: little-endian, zero-extended). */
+FQ__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint32_t size, uint64_t raw) {
     v->raw = raw;
-    switch (ty->fmt) {
+    switch (fmt) {
     case FQ_FMT_SIGNED:
         if (size < 8 && (raw >> (8 * size - 1) & 1)) v->raw = raw |= ~0ull << (8 * size);
         v->num.kind = FQ__INT;
@@ -3656,9 +4048,6 @@ FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, 
         v->num.n = raw != 0;
         break;
     case FQ_FMT_POINTER:
-        if (fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
-        else v->size = 0;
-        /* fall through */
     case FQ_FMT_UNSIGNED:
         fq__set_uint(&v->num, raw);
         break;
@@ -3678,6 +4067,35 @@ FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, 
         v->num.kind = FQ__INV;
         break;
     }
+}
+
+FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
+                        uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
+    const fq__ttype *ty = &t->types[type];
+    fq__dvar *v;
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    v = &w->dv[w->ndv++];
+    v->slot = ord;
+    v->name = name;
+    v->type = type;
+    v->fmt = (uint8_t)ty->fmt;
+    v->flags = 0;
+    v->bits = size * 8;
+    v->len = size;
+    v->bytes = b;
+    v->match = m;
+    v->addr = 0;
+    v->size = 0;
+    v->nm = NULL;   /* trace-db names come from the dictionary by index */
+    v->nmlen = 0;
+    v->memk = 0;
+    if (ty->fmt == FQ_FMT_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
+    else v->size = 0;
+    fq__tdb_num(w, v, ty->fmt, size,
+                size == 4 ? fq__le32(b) : size == 8 ? fq__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size));
 }
 
 /* trace-db, the hot loop: walk the complete point at off and decode the variables the
@@ -4702,16 +5120,17 @@ static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel 
     return out == s->n ? FRAMES_OK : fq__ix_corrupt(err, "posting list lengths");
 }
 
-/* Select the points the statement filters keep from the posting lists: 1 when s holds
-   them, 0 when the index cannot help (no index, no statement filter, or so many points
-   that a scan is cheaper), or a negative code. */
-static int fq__ix_select(const fq_plan *p, fq__sel *s, frames_error *err) {
+/* The statement-table entries the statement filters keep, ascending, into *out (n of
+   them, allocated) with their postings' total in *total (checked against the table).
+   0, or a negative code. */
+static int fq__ix_entries(const fq_plan *p, uint64_t **out, size_t *n, uint64_t *total, frames_error *err) {
     const fq__ix *x = p->t->ix;
-    uint64_t *ent = NULL, i, total = 0;
+    uint64_t *ent = NULL, i;
     size_t nent = 0, cap = 0, k;
-    int rc = 1;
-    memset(s, 0, sizeof *s);
-    if (!x || (!p->mask && !p->npcs)) return 0;
+    int rc = 0;
+    *out = NULL;
+    *n = 0;
+    *total = 0;
 #define FQ__ADD(e)                                                                           \
     do {                                                                                    \
         if (FQ__GROW(ent, cap, nent + 1, p->ctx) < 0) {                                     \
@@ -4745,8 +5164,29 @@ static int fq__ix_select(const fq_plan *p, fq__sel *s, frames_error *err) {
             rc = fq__ix_corrupt(err, "statement table");
             goto done;
         }
-        total += e - a;
+        *total += e - a;
     }
+done:
+    if (rc < 0) FQ__FREE(ent, p->ctx);
+    else {
+        *out = ent;
+        *n = nent;
+    }
+    return rc;
+}
+
+/* Select the points the statement filters keep from the posting lists: 1 when s holds
+   them, 0 when the index cannot help (no index, no statement filter, or so many points
+   that a scan is cheaper), or a negative code. */
+static int fq__ix_select(const fq_plan *p, fq__sel *s, frames_error *err) {
+    const fq__ix *x = p->t->ix;
+    uint64_t *ent = NULL, i, total = 0;
+    size_t nent = 0;
+    int rc = 1;
+    memset(s, 0, sizeof *s);
+    if (!x || (!p->mask && !p->npcs)) return 0;
+    if ((rc = fq__ix_entries(p, &ent, &nent, &total, err)) < 0) return rc;
+    rc = 1;
     if (total > x->npoints / 4) {   /* most points: scanning them in order is cheaper */
         rc = 0;
         goto done;
@@ -4815,10 +5255,14 @@ static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     }
 }
 
+static int fq__col_on(const fq__worker *w);
+static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi);
+
 static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->group = FQ__NONE;
     w->oom = 0;
-    if (w->p->t->ix) fq__ix_process(w, lo, hi);
+    if (fq__col_on(w)) fq__col_item(w, lo, hi);
+    else if (w->p->t->ix) fq__ix_process(w, lo, hi);
     else if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
     else fq__frames_process(w, lo, hi);
     if (w->oom && !w->slot->rc)
@@ -4881,6 +5325,32 @@ static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
     return 1;
 }
 
+typedef struct fq__krange { int any, empty; uint64_t lo, hi; } fq__krange;
+
+typedef struct fq__kconj {   /* the column kernel's conjuncts: operands a, b compared */
+    uint8_t mask;          /* bit c+1: outcome c makes it true */
+    uint8_t ka, kb;        /* FQ__K_CONST, _VALUE, _SIZE */
+    uint8_t na, nb;        /* constants: sign */
+    uint64_t ma, mb;       /* constants: magnitude */
+} fq__kconj;
+
+typedef struct fq__colrun {    /* with an index's columns: the postings the run reads */
+    int on, all;       /* all: every posting; else the statement entries ent[] */
+    int merge;         /* point order: work items are points, the entries' lists merged */
+    int slots, names;  /* the records' slots and names are needed */
+    uint64_t *ent, *cum;   /* entries and the postings before each (cum[nent] = n) */
+    size_t nent;
+    uint64_t n;        /* postings in the run */
+    uint32_t *ty;      /* the types the query binds that have records */
+    uint32_t ncol;
+    int kernel;        /* count-only scan of whole value columns (fq__col_kernel) */
+    int ranges;        /* the conjuncts are intervals: of the value (signed and unsigned
+                          readings: vr[0], vr[1]) and of the buffer size (sr) */
+    fq__krange vr[2], sr;
+    size_t nk;
+    fq__kconj *kc;
+} fq__colrun;
+
 typedef struct fq__run {
     const fq_plan *p;
     const fq_trace *t;
@@ -4899,6 +5369,9 @@ typedef struct fq__run {
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     fq__sel sel;           /* with an index: the points the statement filters select */
+    fq__colrun col;
+    fq__chunk near;        /* column runs: the point after the last one delivered (off 0: none) */
+    uint64_t released;     /* column runs: the trace's pages before this left the process */
     volatile int abort;
 #ifndef FRAMES_QUERY_NO_THREADS
     pthread_mutex_t mu;
@@ -4936,12 +5409,652 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
 
 static void fq__worker_free(fq__worker *w) {
     FQ__FREE(w->vals, w->ctx);
+    FQ__FREE(w->ccur, w->ctx);
+    FQ__FREE(w->heads, w->ctx);
     FQ__FREE(w->limbs, w->ctx);
     FQ__FREE(w->dv, w->ctx);
     FQ__FREE(w->cand, w->ctx);
     FQ__FREE(w->aux, w->ctx);
     FQ__FREE(w->bufs, w->ctx);
     frames_decoder_free(&w->dec);
+}
+
+/* ---------------------------------------------------------------- evaluation from columns
+
+   With an index's columns (trace-db), the free variables are bound from the records of
+   the types they admit, read in posting order (statement, then point): the trace's pages
+   are not touched until a result is delivered (fq__materialize finds and checks its
+   point then). Count-only runs visit the statements in table order; runs that deliver
+   results use the columns when the postings they read are in point order (one statement)
+   and the trace otherwise. */
+
+#define FQ__NOLOC UINT64_MAX   /* result header: the point's offset is not known yet */
+
+static int fq__col_on(const fq__worker *w) { return w->run->col.on; }
+
+static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
+    if (!w->slot->rc)
+        w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, FRAMES_NO_POS, k,
+                               "the index is damaged (%s, point %llu): rebuild it (frames index) or "
+                               "query without it", what, (unsigned long long)k);
+}
+
+/* Record r of column c as a variable of the current point. */
+FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+                            uint64_t m, int slots, int names) {
+    fq__dvar *v;
+    uint32_t size = c->vw;
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    v = &w->dv[w->ndv++];
+    v->slot = slots ? (uint32_t)fq__rdw(c->slot, r, c->sw) : 0;
+    v->name = 0;
+    if (names) {
+        uint64_t nm = fq__rdw(c->name, r, c->nw);
+        if (FQ__UNLIKELY(nm >= t->nnames)) w->colbad = 1;
+        else v->name = (uint32_t)nm;
+    }
+    v->type = type;
+    v->fmt = (uint8_t)t->types[type].fmt;
+    v->flags = 0;
+    v->match = m;
+    v->addr = 0;
+    v->size = 0;
+    v->nm = NULL;
+    v->nmlen = 0;
+    v->memk = 0;
+    if (FQ__UNLIKELY(c->flags & FQ__COL_BLOB)) {   /* the length only: v/value is invalid */
+        v->len = fq__le32(c->val + 4 * r);
+        v->bits = v->len * 8;
+        v->bytes = NULL;
+        v->raw = 0;
+        v->num.kind = FQ__INV;
+        return;
+    }
+    v->len = size;
+    v->bits = size * 8;
+    v->bytes = c->val + r * size;
+    if (c->flags & FQ__COL_PTR) {
+        if (c->pvalid[r / 8] >> (r % 8) & 1) {
+            v->flags = FQ_B_HAS_SIZE;
+            v->size = fq__le64(c->psize + 8 * r);
+        }
+    }
+    fq__tdb_num(w, v, v->fmt, size,
+                size == 4 ? fq__le32(v->bytes) : size == 8 ? fq__le64(v->bytes) : fq__leN(v->bytes, size));
+}
+
+/* The first record of each column at posting j into cur[], with the mark of j's block
+   checked against the block before it; 0, or -1 (reported) when they disagree. */
+static int fq__col_locate(fq__worker *w, uint64_t j, uint64_t *cur) {
+    const fq__colrun *cr = &w->run->col;
+    const fq__ix *x = w->p->t->ix;
+    uint32_t q;
+    for (q = 0; q < cr->ncol; q++) {
+        const fq__col *c = &x->cols[cr->ty[q]];
+        uint64_t at, i, b = j / 64;
+        if (!c->cw) at = j * c->c;
+        else {
+            at = fq__le64(c->mark + 8 * b);
+            if (b > 0) {
+                uint64_t prev = fq__le64(c->mark + 8 * (b - 1));
+                for (i = 64 * (b - 1); i < 64 * b; i++) prev += fq__rdw(c->cnt, i, c->cw);
+                if (prev != at) {
+                    fq__col_bad(w, j, "record marks");
+                    return -1;
+                }
+            }
+            for (i = 64 * b; i < j; i++) at += fq__rdw(c->cnt, i, c->cw);
+        }
+        cur[q] = at;
+    }
+    return 0;
+}
+
+/* Posting j (point k) with the columns' next records at cur[]: bind and evaluate.
+   Nonzero: stop (damage reported, out of memory, or the run stops). */
+static int fq__col_posting(fq__worker *w, uint64_t j, uint64_t k, uint64_t *cur) {
+    const fq__colrun *cr = &w->run->col;
+    const fq_trace *t = w->p->t;
+    const fq__ix *x = t->ix;
+    const fq__ptype *pty = w->p->ptypes;
+    uint32_t q, contrib = 0;
+    w->pt.counter = k;
+    w->ndv = 0;
+    for (q = 0; q < cr->ncol; q++) {
+        uint32_t ti = cr->ty[q];
+        const fq__col *c = &x->cols[ti];
+        uint64_t n, at = cur[q];
+        if (c->cw && j % 64 == 0 && fq__le64(c->mark + 8 * (j / 64)) != at) {
+            fq__col_bad(w, k, "record marks");
+            return 1;
+        }
+        n = c->cw ? fq__rdw(c->cnt, j, c->cw) : c->c;
+        if (FQ__UNLIKELY(at > c->n || n > c->n - at)) {
+            fq__col_bad(w, k, "record counts");
+            return 1;
+        }
+        cur[q] = at + n;
+        contrib += n != 0;
+        for (; n; n--, at++) fq__col_var(w, t, c, ti, at, pty[ti].mask, cr->slots, cr->names);
+    }
+    if (FQ__UNLIKELY(w->colbad)) {
+        fq__col_bad(w, k, "a name");
+        return 1;
+    }
+    if (contrib > 1 && w->slot->cap) {   /* delivered: candidates in entry order, as in the trace */
+        size_t a, b;
+        for (a = 1; a < w->ndv; a++) {
+            fq__dvar tmp = w->dv[a];
+            for (b = a; b > 0 && w->dv[b - 1].slot > tmp.slot; b--) w->dv[b] = w->dv[b - 1];
+            w->dv[b] = tmp;
+        }
+    }
+    fq__eval_point(w);
+    return FQ__UNLIKELY(w->oom) || fq__stopped(w);
+}
+
+/* Postings [ja, jb) of the statement whose postings start at jfirst. */
+static int fq__col_range(fq__worker *w, uint64_t jfirst, uint64_t ja, uint64_t jb, uint64_t stmt) {
+    const fq__ix *x = w->p->t->ix;
+    uint64_t j, last = ja > jfirst ? fq__ix_post(x, ja - 1) : 0;
+    w->pt.stmt = stmt;
+    for (j = ja; j < jb; j++) {
+        uint64_t k = fq__ix_post(x, j);
+        if (FQ__UNLIKELY(k >= x->npoints || (j > jfirst && k <= last))) {
+            fq__col_bad(w, k, "a posting list out of order");
+            return 1;
+        }
+        last = k;
+        if (fq__col_posting(w, j, k, w->ccur)) return 1;
+    }
+    return 0;
+}
+
+/* A work item of a column run in statement order: positions [lo, hi) of the run's
+   postings (every posting, or the selected statements' one after the other). */
+static void fq__col_process(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq__colrun *cr = &w->run->col;
+    const fq__ix *x = w->p->t->ix;
+    uint64_t v = lo, e = 0, next = UINT64_MAX;
+    size_t i = 0;
+    if (cr->all) {   /* the last entry whose postings start at or before lo */
+        uint64_t a = 0, b = x->nstmt;
+        while (b - a > 1) {
+            uint64_t mid = a + (b - a) / 2;
+            if (fq__ix_first(x, mid) <= lo) a = mid;
+            else b = mid;
+        }
+        e = a;
+    } else {
+        size_t a = 0, b = cr->nent;
+        while (b - a > 1) {
+            size_t mid = a + (b - a) / 2;
+            if (cr->cum[mid] <= lo) a = mid;
+            else b = mid;
+        }
+        i = a;
+    }
+    while (v < hi) {
+        uint64_t ja, jb, jf, stmt;
+        if (cr->all) {
+            while (e + 1 < x->nstmt && fq__ix_first(x, e + 1) <= v) e++;
+            ja = v;
+            jf = fq__ix_first(x, e);
+            jb = fq__ix_first(x, e + 1);
+            if (jb <= ja || jb > x->ncand || jf > ja) {
+                fq__col_bad(w, v, "statement table");
+                break;
+            }
+            if (jb > hi) jb = hi;
+            stmt = fq__ix_stmt(x, e);
+        } else {
+            while (cr->cum[i + 1] <= v) i++;
+            jf = fq__ix_first(x, cr->ent[i]);
+            ja = jf + (v - cr->cum[i]);
+            jb = ja + ((cr->cum[i + 1] < hi ? cr->cum[i + 1] : hi) - v);
+            stmt = fq__ix_stmt(x, cr->ent[i]);
+        }
+        if (ja != next && fq__col_locate(w, ja, w->ccur) < 0) break;
+        if (fq__col_range(w, jf, ja, jb, stmt)) break;
+        next = jb;
+        v += jb - ja;
+    }
+    w->slot->reached = cr->n ? (uint64_t)((double)w->p->t->size * (double)v / (double)cr->n) : 0;
+}
+
+/* First posting in [a, b) (ascending, checked) whose point is >= k. */
+static uint64_t fq__col_lower(const fq__ix *x, uint64_t a, uint64_t b, uint64_t k) {
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        if (fq__ix_post(x, mid) < k) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
+/* A work item of a column run in point order: the points [lo, hi) of the selected
+   statements, their posting lists merged (a heap of list heads, smallest point first). */
+static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq__colrun *cr = &w->run->col;
+    const fq__ix *x = w->p->t->ix;
+    fq__head *hp = w->heads;
+    size_t nh = 0, i, c;
+    for (i = 0; i < cr->nent; i++) {
+        uint64_t f = fq__ix_first(x, cr->ent[i]), l = fq__ix_first(x, cr->ent[i] + 1);
+        uint64_t a = fq__col_lower(x, f, l, lo), b = fq__col_lower(x, a, l, hi);
+        if (a == b) continue;
+        hp[nh].at = a;
+        hp[nh].end = b;
+        hp[nh].key = fq__ix_post(x, a);
+        hp[nh].ent = cr->ent[i];
+        hp[nh].cur = w->ccur + i * cr->ncol;
+        if (fq__col_locate(w, a, hp[nh].cur) < 0) return;
+        for (c = nh++; c > 0 && hp[(c - 1) / 2].key > hp[c].key; c = (c - 1) / 2) {
+            fq__head tmp = hp[c];
+            hp[c] = hp[(c - 1) / 2];
+            hp[(c - 1) / 2] = tmp;
+        }
+    }
+    while (nh) {
+        fq__head *h = &hp[0];
+        w->pt.stmt = fq__ix_stmt(x, h->ent);
+        if (fq__col_posting(w, h->at, h->key, h->cur)) return;
+        if (++h->at < h->end) h->key = fq__ix_post(x, h->at);
+        else hp[0] = hp[--nh];
+        for (c = 0;;) {   /* sift down */
+            size_t l = 2 * c + 1, m = c;
+            fq__head tmp;
+            if (l < nh && hp[l].key < hp[m].key) m = l;
+            if (l + 1 < nh && hp[l + 1].key < hp[m].key) m = l + 1;
+            if (m == c) break;
+            tmp = hp[c];
+            hp[c] = hp[m];
+            hp[m] = tmp;
+            c = m;
+        }
+    }
+    w->slot->reached = x->npoints ? (uint64_t)((double)w->p->t->size * (double)hi / (double)x->npoints) : 0;
+}
+
+/* ---- the column kernel: count-only runs of one free variable whose hard predicate is a
+   conjunction of comparisons between its v/value or v/size and integer constants (and
+   no soft predicate) count the records of each bound type's columns over whole posting
+   ranges: no per-point work, no variable records. */
+
+enum { FQ__K_CONST = 0, FQ__K_VALUE = 1, FQ__K_SIZE = 2 };
+
+/* The records [*rs, *re) of column c at postings [ja, jb), with every mark on the way
+   checked against the counts (as the per-posting walk checks them); 0 or -1 (reported). */
+static int fq__col_span(fq__worker *w, const fq__col *c, uint64_t ja, uint64_t jb, uint64_t *rs, uint64_t *re) {
+    uint64_t j, at, b0 = ja / 64;
+    if (!c->cw) {
+        *rs = ja * c->c;
+        *re = jb * c->c;
+        return 0;
+    }
+    at = *rs = fq__le64(c->mark + 8 * b0);
+    if (b0 > 0) {
+        uint64_t prev = fq__le64(c->mark + 8 * (b0 - 1));
+        for (j = 64 * (b0 - 1); j < 64 * b0; j++) prev += fq__rdw(c->cnt, j, c->cw);
+        if (prev != at) goto bad;
+    }
+    for (j = 64 * b0; j < jb; j++) {
+        if (j == ja) *rs = at;
+        if (j % 64 == 0 && j > 64 * b0 && fq__le64(c->mark + 8 * (j / 64)) != at) goto bad;
+        at += fq__rdw(c->cnt, j, c->cw);
+    }
+    if (ja == jb) *rs = at;
+    *re = at;
+    if (*rs <= *re && *re <= c->n) return 0;
+    fq__col_bad(w, ja, "record counts");
+    return -1;
+bad:
+    fq__col_bad(w, ja, "record marks");
+    return -1;
+}
+
+/* Records [rs, re) of column c that satisfy every kernel conjunct. */
+static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
+    const fq__kconj *k0 = cr->kc, *kend = cr->kc + cr->nk, *k;
+    uint32_t vw = c->vw;
+    int sgn = fmt == FQ_FMT_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
+    uint64_t r, n = 0;
+    for (r = rs; r < re; r++) {
+        uint64_t raw = vw == 4 ? fq__le32(c->val + 4 * r) : vw == 8 ? fq__le64(c->val + 8 * r) : fq__leN(c->val + vw * r, vw);
+        uint64_t vm, sm = 0;
+        unsigned vn = 0;
+        int sv = 0;
+        if (sgn && vw < 8 && (raw >> (8 * vw - 1) & 1)) raw |= ~0ull << (8 * vw);
+        vn = sgn && (int64_t)raw < 0;
+        vm = vn ? 0 - raw : raw;
+        for (k = k0; k < kend; k++) {
+            uint64_t xa, xb;
+            unsigned na, nb;
+            int cmp;
+            if (k->ka == FQ__K_SIZE || k->kb == FQ__K_SIZE) {
+                if (!sv) {
+                    sv = ptr && (c->pvalid[r / 8] >> (r % 8) & 1) ? 1 : -1;
+                    if (sv > 0) sm = fq__le64(c->psize + 8 * r);
+                }
+                if (sv < 0) break;   /* no buffer size: the comparison is false */
+            }
+            xa = k->ka == FQ__K_CONST ? k->ma : k->ka == FQ__K_VALUE ? vm : sm;
+            na = k->ka == FQ__K_CONST ? k->na : k->ka == FQ__K_VALUE ? vn : 0;
+            xb = k->kb == FQ__K_CONST ? k->mb : k->kb == FQ__K_VALUE ? vm : sm;
+            nb = k->kb == FQ__K_CONST ? k->nb : k->kb == FQ__K_VALUE ? vn : 0;
+            if (na != nb) cmp = na ? -1 : 1;
+            else {
+                cmp = (int)(xa > xb) - (int)(xa < xb);
+                if (na) cmp = -cmp;
+            }
+            if (!(k->mask >> (cmp + 1) & 1)) break;
+        }
+        n += k == kend;
+    }
+    return n;
+}
+
+/* Records [rs, re) in the intervals cr->vr / cr->sr: v is in [lo, hi] when v - lo <= hi - lo
+   (two's complement, so the same test serves signed readings). */
+static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
+    const fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
+    uint64_t r, n = 0, lo = vr->lo, span = vr->hi - vr->lo, slo = sr->lo, sspan = sr->hi - sr->lo;
+    const uint8_t *val = c->val;
+    if (vr->empty || sr->empty || (sr->any && !(c->flags & FQ__COL_PTR))) return 0;
+    if (!vr->any && !sr->any) return re - rs;
+    if (!sr->any) {   /* the value only */
+        if (c->vw == 4 && fmt == FQ_FMT_SIGNED)
+            for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)fq__le32(val + 4 * r) - lo <= span;
+        else if (c->vw == 4)
+            for (r = rs; r < re; r++) n += (uint64_t)fq__le32(val + 4 * r) - lo <= span;
+        else if (c->vw == 8)
+            for (r = rs; r < re; r++) n += fq__le64(val + 8 * r) - lo <= span;
+        else
+            for (r = rs; r < re; r++) {
+                uint64_t raw = fq__leN(val + c->vw * r, c->vw);
+                if (fmt == FQ_FMT_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+                n += raw - lo <= span;
+            }
+        return n;
+    }
+    for (r = rs; r < re; r++) {   /* the buffer size, and the value when asked */
+        uint64_t raw;
+        if (!(c->pvalid[r / 8] >> (r % 8) & 1) || fq__le64(c->psize + 8 * r) - slo > sspan) continue;
+        if (vr->any) {
+            raw = fq__leN(val + c->vw * r, c->vw);
+            if (fmt == FQ_FMT_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+            if (raw - lo > span) continue;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Exact integers for the intervals: sign and magnitude, with `big` = beyond 2^64 - 1. */
+typedef struct fq__kint { unsigned neg, big; uint64_t mag; } fq__kint;
+
+static int fq__kint_cmp(fq__kint a, fq__kint b) {
+    int s;
+    if (a.neg != b.neg) return a.neg ? -1 : 1;
+    s = a.big != b.big ? (a.big ? 1 : -1) : (a.mag > b.mag) - (a.mag < b.mag);
+    return a.neg ? -s : s;
+}
+
+static fq__kint fq__kint_add(fq__kint a, int d) {   /* a + d, d = -1 or 1 */
+    if (a.mag == 0) {
+        a.neg = d < 0;
+        a.mag = 1;
+    } else if ((d > 0) != (a.neg != 0)) {   /* away from zero */
+        if (a.mag == UINT64_MAX) a.big = 1;
+        else a.mag++;
+    } else if (--a.mag == 0) a.neg = 0;
+    return a;
+}
+
+/* Narrow r (in the signed reading when sgn) to the values v with v OP k. */
+static void fq__krange_cut(fq__krange *r, int sgn, int op, fq__kint k) {
+    fq__kint lo, hi, mn, mx;
+    mn.big = mx.big = 0;
+    mn.neg = sgn != 0;
+    mn.mag = sgn ? 0x8000000000000000ull : 0;
+    mx.neg = 0;
+    mx.mag = sgn ? 0x7fffffffffffffffull : UINT64_MAX;
+    if (r->any) {   /* the current bounds back to exact integers */
+        lo.big = hi.big = 0;
+        lo.neg = sgn && (int64_t)r->lo < 0;
+        lo.mag = lo.neg ? 0 - r->lo : r->lo;
+        hi.neg = sgn && (int64_t)r->hi < 0;
+        hi.mag = hi.neg ? 0 - r->hi : r->hi;
+    } else {
+        lo = mn;
+        hi = mx;
+    }
+    r->any = 1;
+    if (op == FQ_OP_GT || op == FQ_OP_GE || op == FQ_OP_EQ) {
+        fq__kint b = op == FQ_OP_GT ? fq__kint_add(k, 1) : k;
+        if (fq__kint_cmp(b, lo) > 0) lo = b;
+    }
+    if (op == FQ_OP_LT || op == FQ_OP_LE || op == FQ_OP_EQ) {
+        fq__kint b = op == FQ_OP_LT ? fq__kint_add(k, -1) : k;
+        if (fq__kint_cmp(b, hi) < 0) hi = b;
+    }
+    if (fq__kint_cmp(lo, hi) > 0 || fq__kint_cmp(lo, mx) > 0 || fq__kint_cmp(hi, mn) < 0) {
+        r->empty = 1;
+        return;
+    }
+    r->lo = lo.neg ? 0 - lo.mag : lo.mag;
+    r->hi = hi.neg ? 0 - hi.mag : hi.mag;
+}
+
+/* The kernel's conjuncts as intervals, when none is a != : 1, else 0. */
+static int fq__col_ranges(fq__colrun *cr) {
+    static const int mirror[5] = {FQ_OP_LT, FQ_OP_LE, FQ_OP_GT, FQ_OP_GE, FQ_OP_EQ};   /* k OP v */
+    static const int ops[8] = {0, FQ_OP_LT, FQ_OP_EQ, FQ_OP_LE, FQ_OP_GT, FQ_OP_NE, FQ_OP_GE, 0};   /* by mask */
+    size_t i;
+    memset(cr->vr, 0, sizeof cr->vr);
+    memset(&cr->sr, 0, sizeof cr->sr);
+    for (i = 0; i < cr->nk; i++) {
+        const fq__kconj *k = &cr->kc[i];
+        int op = ops[k->mask & 7], flip = k->ka == FQ__K_CONST, kind = flip ? k->kb : k->ka;
+        fq__kint c;
+        if (op == 0 || op == FQ_OP_NE || (k->ka == FQ__K_CONST) == (k->kb == FQ__K_CONST)) return 0;
+        c.big = 0;
+        c.neg = flip ? k->na : k->nb;
+        c.mag = flip ? k->ma : k->mb;
+        if (flip) op = mirror[op - FQ_OP_GT];
+        if (kind == FQ__K_SIZE) fq__krange_cut(&cr->sr, 0, op, c);
+        else {
+            fq__krange_cut(&cr->vr[0], 1, op, c);
+            fq__krange_cut(&cr->vr[1], 0, op, c);
+        }
+    }
+    return 1;
+}
+
+/* A work item of a kernel run: positions [lo, hi) of the run's postings. */
+static void fq__col_kernel(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq__colrun *cr = &w->run->col;
+    const fq_trace *t = w->p->t;
+    const fq__ix *x = t->ix;
+    uint64_t v = lo;
+    size_t i = 0;
+    uint32_t q;
+    if (!cr->all) {
+        size_t a = 0, b = cr->nent;
+        while (b - a > 1) {
+            size_t mid = a + (b - a) / 2;
+            if (cr->cum[mid] <= lo) a = mid;
+            else b = mid;
+        }
+        i = a;
+    }
+    while (v < hi && !fq__stopped(w)) {
+        uint64_t ja = v, jb = hi;
+        if (!cr->all) {
+            while (cr->cum[i + 1] <= v) i++;
+            ja = fq__ix_first(x, cr->ent[i]) + (v - cr->cum[i]);
+            jb = ja + ((cr->cum[i + 1] < hi ? cr->cum[i + 1] : hi) - v);
+        }
+        for (q = 0; q < cr->ncol; q++) {
+            const fq__col *c = &x->cols[cr->ty[q]];
+            uint64_t rs, re;
+            if (fq__col_span(w, c, ja, jb, &rs, &re) < 0) return;
+            w->slot->count += cr->ranges ? fq__col_count_ranges(cr, c, t->types[cr->ty[q]].fmt, rs, re)
+                                         : fq__col_count(cr, c, t->types[cr->ty[q]].fmt, rs, re);
+        }
+        v += jb - ja;
+    }
+    w->slot->reached = cr->n ? (uint64_t)((double)t->size * (double)v / (double)cr->n) : 0;
+}
+
+/* Can the kernel run p's hard predicate? Fills cr->kc. 0 no, 1 yes, -1 out of memory. */
+static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
+    static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
+    const fq__ix *x = p->t->ix;
+    uint32_t a, q;
+    size_t i;
+    if (p->nvars != 1 || p->nsoft || p->conj_off[1] != p->conj_off[2]) return 0;
+    for (q = 0; q < cr->ncol; q++) {
+        unsigned fmt = p->t->types[cr->ty[q]].fmt;
+        if (fmt != FQ_FMT_SIGNED && fmt != FQ_FMT_UNSIGNED && fmt != FQ_FMT_POINTER) return 0;
+    }
+    cr->nk = p->conj_off[1] - p->conj_off[0];
+    if (!(cr->kc = (fq__kconj *)FQ__MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
+    for (i = 0; i < cr->nk; i++) {
+        const fq__node *nd = &p->nodes[p->conj[p->conj_off[0] + i].node];
+        fq__kconj *k = &cr->kc[i];
+        int op = nd->op;
+        if (!((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) return 0;
+        k->mask = outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT];
+        for (a = 0; a < 2; a++) {
+            const fq__node *kid = &p->nodes[p->kids[nd->kid0 + a]];
+            uint8_t kind;
+            if (kid->op == FQ_OP_VALUE) kind = FQ__K_VALUE;
+            else if (kid->op == FQ_OP_SIZE) kind = FQ__K_SIZE;
+            else if ((kid->op == FQ_OP_INT || kid->op == FQ_OP_UINT) && kid->k.kind == FQ__INT && kid->k.n <= 1)
+                kind = FQ__K_CONST;
+            else return 0;
+            if (a) {
+                k->kb = kind;
+                k->nb = kid->k.neg;
+                k->mb = kid->k.small;
+            } else {
+                k->ka = kind;
+                k->na = kid->k.neg;
+                k->ma = kid->k.small;
+            }
+        }
+    }
+    (void)x;
+    cr->ranges = fq__col_ranges(cr);
+    return 1;
+}
+
+static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi) {
+    const fq__colrun *cr = &w->run->col;
+    size_t need = (cr->merge ? cr->nent * cr->ncol : cr->ncol) + 1;   /* never a null base */
+    w->pt.has_tid = 0;
+    w->pt.tid = 0;
+    w->pt.loc = FQ__NOLOC;
+    w->pt.aux = 0;
+    w->colbad = 0;
+    if ((need > w->capccur && FQ__GROW(w->ccur, w->capccur, need, w->ctx) < 0) ||
+        (cr->merge && cr->nent > w->capheads && FQ__GROW(w->heads, w->capheads, cr->nent, w->ctx) < 0)) {
+        w->oom = 1;
+        return;
+    }
+    if (cr->merge) fq__col_merge(w, lo, hi);
+    else if (cr->kernel) fq__col_kernel(w, lo, hi);
+    else fq__col_process(w, lo, hi);
+}
+
+static void fq__col_free(fq__colrun *cr, void *ctx) {
+    FQ__FREE(cr->kc, ctx);
+    FQ__FREE(cr->ent, ctx);
+    FQ__FREE(cr->cum, ctx);
+    FQ__FREE(cr->ty, ctx);
+    memset(cr, 0, sizeof *cr);
+}
+
+/* Most statements a point-order column run merges (a head and cursors each per worker);
+   more go through the trace. */
+#define FQ__COL_MERGE_MAX 4096
+
+/* Does the run read the columns? 1 and r->col set, 0 (the trace or the posting lists
+   serve it), or a negative code. `ordered`: results are delivered in point order. */
+static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_error *err) {
+    const fq__ix *x = p->t->ix;
+    fq__colrun *cr = &r->col;
+    uint32_t ti;
+    size_t i;
+    int distinct = 0, name = 0, rc;
+    memset(cr, 0, sizeof *cr);
+    if (!x || !x->cols || p->format != FQ_FORMAT_TRACEDB) return 0;
+    for (i = 0; i < p->nnodes; i++) {
+        distinct |= p->nodes[i].op == FQ_OP_DISTINCT;
+        name |= p->nodes[i].op == FQ_OP_NAME;
+    }
+    for (ti = 0; ti < x->ncols; ti++)   /* blob contents are not in the columns */
+        if (p->ptypes[ti].mask && x->cols[ti].n && (x->cols[ti].flags & FQ__COL_BLOB) && distinct &&
+            (p->flags & FQ_COMPAT_DISTINCT_VALUE))
+            return 0;
+    if (!p->mask && !p->npcs && (!ordered || x->nstmt <= 1)) {
+        cr->all = 1;
+        cr->n = x->ncand;
+    } else {
+        if (!p->mask && !p->npcs) {   /* every statement, merged */
+            if (x->nstmt > FQ__COL_MERGE_MAX) return 0;
+            if (!(cr->ent = (uint64_t *)FQ__MALLOC((size_t)x->nstmt * sizeof(uint64_t), p->ctx))) return fq__oom(err);
+            for (i = 0; i < x->nstmt; i++) {
+                cr->ent[i] = i;
+                if (fq__ix_first(x, i) > fq__ix_first(x, i + 1)) {
+                    FQ__FREE(cr->ent, p->ctx);
+                    cr->ent = NULL;
+                    return fq__ix_corrupt(err, "statement table");
+                }
+            }
+            cr->nent = (size_t)x->nstmt;
+            cr->n = x->ncand;
+        } else if ((rc = fq__ix_entries(p, &cr->ent, &cr->nent, &cr->n, err)) < 0)
+            return rc;
+        cr->merge = ordered && cr->nent > 1;
+        if ((cr->merge && cr->nent > FQ__COL_MERGE_MAX) ||
+            !(cr->cum = (uint64_t *)FQ__MALLOC((cr->nent + 1) * sizeof(uint64_t), p->ctx))) {
+            rc = cr->merge && cr->nent > FQ__COL_MERGE_MAX ? 0 : fq__oom(err);
+            fq__col_free(cr, p->ctx);
+            return rc;
+        }
+        cr->cum[0] = 0;
+        for (i = 0; i < cr->nent; i++) {
+            uint64_t f = fq__ix_first(x, cr->ent[i]), l = fq__ix_first(x, cr->ent[i] + 1), j;
+            cr->cum[i + 1] = cr->cum[i] + l - f;
+            /* merged lists are searched: each must be ascending (the statement-order
+               walk checks the same as it goes) */
+            for (j = f; cr->merge && j < l; j++)
+                if (fq__ix_post(x, j) >= x->npoints || (j > f && fq__ix_post(x, j) <= fq__ix_post(x, j - 1))) {
+                    fq__col_free(cr, p->ctx);
+                    return fq__ix_corrupt(err, "a posting list out of order");
+                }
+        }
+        if (cr->merge) cr->n = x->npoints;   /* work items are ranges of points */
+    }
+    if (!(cr->ty = (uint32_t *)FQ__MALLOC((x->ncols ? x->ncols : 1) * sizeof(uint32_t), p->ctx))) {
+        fq__col_free(cr, p->ctx);
+        return fq__oom(err);
+    }
+    for (ti = 0; ti < x->ncols; ti++)
+        if (p->ptypes[ti].mask && x->cols[ti].n) cr->ty[cr->ncol++] = ti;
+    cr->slots = ordered || distinct;
+    cr->names = name || (distinct && (p->flags & FQ_COMPAT_DISTINCT_VALUE));
+    if (!ordered && !cr->merge && (cr->kernel = fq__col_kernel_plan(p, cr)) < 0) {
+        fq__col_free(cr, p->ctx);
+        return fq__oom(err);
+    }
+    cr->on = 1;
+    return 1;
 }
 
 /* A decoded variable as the caller sees it. */
@@ -5005,6 +6118,50 @@ static size_t fq__key(fq__run *r, uint64_t stmt, const fq_binding *b, unsigned k
     return n;
 }
 
+/* A result found in the columns: where its point starts in the trace (walked with
+   every bound checked, from the index's nearest entry) and its first pointer variable
+   and previous statement, or FQ__NOLOC (r->err set) when the trace does not have that
+   point of that statement there. */
+static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint64_t *stmt) {
+    const fq_trace *t = r->t;
+    fq__worker *c = &r->cons;
+    fq__chunk ch;
+    uint64_t off = 0, i, p2, s2, next;
+    if (h[0] < t->ix->npoints) {
+        if (r->near.off && h[0] >= r->near.counter && h[0] - r->near.counter < 16)
+            ch = r->near;   /* just after the last point delivered: walk on from there */
+        else fq__ix_locate(t, h[0], &ch);
+        off = ch.off;
+        *ptr = ch.ptr_base;
+        *stmt = ch.stmt;
+        for (i = ch.counter; i < h[0] && off; i++) off = fq__tdb_point_checked(c, t, off, ptr, stmt, 0);
+        p2 = *ptr;
+        s2 = *stmt;
+        if (off && (next = fq__tdb_point_checked(c, t, off, &p2, &s2, 0)) != 0 && s2 == h[1]) {
+            r->near.counter = h[0] + 1;
+            r->near.off = next;
+            r->near.ptr_base = p2;
+            r->near.stmt = s2;
+#if !defined(FRAMES_NO_POSIX) && defined(MADV_DONTNEED)
+            /* only this thread reads the trace in a column run, in point order: the pages
+               behind it leave the process (not the page cache), so that a listing holds
+               the index's pages and a window of the trace rather than both whole */
+            long pg = sysconf(_SC_PAGESIZE);
+            uint64_t to = off & ~(uint64_t)(pg > 0 ? pg - 1 : 4095);
+            if (t->map && to > r->released + ((uint64_t)4 << 20)) {
+                madvise((uint8_t *)t->map + r->released, (size_t)(to - r->released), MADV_DONTNEED);
+                r->released = to;
+            }
+#endif
+            return off;
+        }
+    }
+    fq__fail(&r->err, FQ_E_STALE, off ? off : FRAMES_NO_POS, h[0],
+             "the index does not match the trace at point %llu: rebuild it (frames index) or query "
+             "without it", (unsigned long long)h[0]);
+    return FQ__NOLOC;
+}
+
 /* Decode a point again (every variable) for delivery. */
 static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     fq__worker *c = &r->cons;
@@ -5018,8 +6175,9 @@ static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     res->bind = r->binds;
     res->var_names = (const char *const *)r->p->var_names;
     if (t->format == FQ_FORMAT_TRACEDB) {
-        uint64_t ptr = h[4], stmt = 0;
-        fq__tdb_walk(c, t, h[3], &ptr, &stmt, 2);
+        uint64_t ptr = h[4], stmt = 0, off = h[3];
+        if (off == FQ__NOLOC && (off = fq__col_point(r, h, &ptr, &stmt)) == FQ__NOLOC) return r->err.code;
+        fq__tdb_walk(c, t, off, &ptr, &stmt, 2);
         res->naux = (uint32_t)c->naux;
         res->aux = c->aux;
         res->nbuf = (uint32_t)c->nbufs;
@@ -5070,9 +6228,13 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
         for (q = 0; q < nres && !r->stop; q++, i += k) {
             for (j = 0; j < k; j++) {
                 const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
-                if (!v) {   /* cannot happen: same decoder, same point */
-                    r->rc = fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
-                                     "internal: slot out of range");
+                if (!v) {   /* only an index's column can name a slot the point lacks */
+                    r->rc = r->t->ix ? fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, h[0],
+                                                "the index does not match the trace at point %llu: "
+                                                "rebuild it (frames index) or query without it",
+                                                (unsigned long long)h[0])
+                                     : fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
+                                                "internal: slot out of range");
                     r->stop = 1;
                     return;
                 }
@@ -5389,6 +6551,7 @@ static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     FQ__FREE(r->seen.keys, r->p->ctx);
     FQ__FREE(r->key, r->p->ctx);
     fq__sel_free(&r->sel, r->p->ctx);
+    fq__col_free(&r->col, r->p->ctx);
 }
 
 FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
@@ -5437,12 +6600,14 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         r.hi = k + 1;
         threads = 1;
     } else {
-        int rc = fq__ix_select(p, &r.sel, err);
+        int rc = fq__col_select(p, &r, !count_only, err);
+        if (rc > 0) r.hi = r.col.n;   /* work items are ranges of the postings read */
+        else if (rc == 0 && (rc = fq__ix_select(p, &r.sel, err)) > 0)
+            r.hi = r.sel.n;   /* work items are ranges of the selection */
         if (rc < 0) {
             fq__run_free(&r, ws, nw);
             return rc;
         }
-        if (rc) r.hi = r.sel.n;   /* work items are ranges of the selection */
     }
     /* work items: a few per thread when the number of points is known, else 16k points
        (trace-db traces that are still being indexed) */

@@ -593,9 +593,10 @@ static void test_stale_and_foreign(void **state) {
     buf_add(&bad, tr, 600);
     expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
     memcpy(bad.p, ix.p, 512);
-    put_le(bad.p + 8, 2, 4);
+    put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
     reseal(bad.p);
-    expect_refused(t, &bad, FQ_E_STALE, "version 2");
+    expect_refused(t, &bad, FQ_E_STALE, "version 1");
+    expect_refused(t, &bad, FQ_E_STALE, "rebuild it");
     fq_trace_close(t);
     fq_trace_close(a);
     free(ix.p);
@@ -749,6 +750,397 @@ static void test_damaged_index(void **state) {
     free(bad.p);
 }
 
+/* ---------------------------------------------------------------- value columns */
+
+static uint64_t get_le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    int i;
+    for (i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* A trace-db trace with a type of every format and width: i8, u16, long, ulong, int (0 to
+   2 per point), char*, blob (varlen, every other point), float, u24; statements k % 5,
+   and 100 every 37 points; values at the extremes of their types. */
+static const char mt_names[] = "i8\0u16\0long\0ulong\0int\0char*\0blob\0float\0u24\0"
+                               "a\0b\0c\0d\0e\0p\0s\0f\0g\0";
+enum { MT_NTYPES = 9 };
+static const unsigned mt_types[MT_NTYPES][3] = {   /* name, format, size */
+    {0, 1, 1}, {1, 0, 2}, {2, 1, 8}, {3, 0, 8}, {4, 1, 4}, {5, 3, 8}, {6, 4, 0}, {7, 2, 4}, {8, 0, 3},
+};
+
+static void mt_var(buf *b, uint32_t name, uint32_t type, uint64_t v, unsigned size) {
+    unsigned char tag = 2;
+    buf_add(b, &tag, 1);
+    tdb_le(b, name, 4);
+    tdb_le(b, type, 4);
+    tdb_le(b, v, (int)size);
+}
+
+static void mt_trace(buf *b, uint64_t npoints) {
+    static const uint64_t longs[6] = {0x8000000000000000ull, UINT64_MAX, 0, 1, 0x7fffffffffffffffull, 12345};
+    static const uint64_t ulongs[5] = {0, 1, UINT64_MAX, 0x8000000000000000ull, 0x7fffffffffffffffull};
+    uint64_t k, i;
+    unsigned char tag;
+    tdb_le(b, sizeof mt_names - 1, 8);
+    buf_add(b, mt_names, sizeof mt_names - 1);
+    tdb_le(b, MT_NTYPES, 4);
+    for (i = 0; i < MT_NTYPES; i++)
+        tdb_le(b, mt_types[i][0], 4), tdb_le(b, mt_types[i][1], 4), tdb_le(b, mt_types[i][2], 4);
+    for (k = 0; k < npoints; k++) {
+        float f = (float)((double)k / 7.0 - 40.0);
+        uint32_t fb;
+        tag = 1;
+        buf_add(b, &tag, 1);
+        tdb_le(b, k % 37 == 0 ? 100 : k % 5, 8);
+        if (k % 50 == 0) {
+            tag = 3;
+            buf_add(b, &tag, 1);
+            tdb_le(b, 0x9000 + k, 8);
+            tdb_le(b, 20 + k % 30, 8);
+        }
+        mt_var(b, 9, 0, (k * 37) % 256, 1);
+        mt_var(b, 10, 1, (k * 7919) % 65536, 2);
+        mt_var(b, 11, 2, k % 7 == 6 ? k * 1000 - 300000 : longs[k % 6], 8);
+        mt_var(b, 12, 3, k % 6 == 5 ? k : ulongs[k % 5], 8);
+        for (i = 0; i < k % 3; i++) mt_var(b, 13, 4, (k * 13 + i * 500) % 2000 - 1000, 4);
+        mt_var(b, 14, 5, 0x9000 + k / 50 * 50 + k % 40, 8);
+        if (k % 2) {
+            tag = 2;
+            buf_add(b, &tag, 1);
+            tdb_le(b, 15, 4), tdb_le(b, 6, 4), tdb_le(b, k % 4, 4);
+            buf_add(b, "wxyz", (size_t)(k % 4));
+        }
+        memcpy(&fb, &f, 4);
+        mt_var(b, 16, 7, fb, 4);
+        mt_var(b, 17, 8, (k * 104729) % 0x1000000, 3);
+        tag = 0;
+        buf_add(b, &tag, 1);
+    }
+}
+
+/* Every comparison form the column kernel turns into intervals, and the forms it leaves
+   to the general path, over every format: the same counts and listings as without the
+   index. */
+static void test_columns_same_results(void **state) {
+    static const char *const types[] = {"i8", "u16", "long", "ulong", "int", "char*", "blob", "float", "u24",
+                                        "int,ulong", "*"};
+    static const char *const wheres[] = {
+        NULL, "(> (v/value a) 0)", "(< (v/value a) 0)", "(>= (v/value a) -9223372036854775808)",
+        "(<= (v/value a) 9223372036854775807)", "(> (v/value a) 18446744073709551615)",
+        "(>= (v/value a) 18446744073709551615)", "(< (v/value a) -1)", "(<= (v/value a) -9223372036854775808)",
+        "(= (v/value a) 1)", "(!= (v/value a) 1)", "(and (> (v/value a) -100) (< (v/value a) 100))",
+        "(and (> (v/value a) 100) (< (v/value a) 50))", "(< 5 (v/value a))", "(>= -3 (v/value a))",
+        "(= 0 (v/value a))", "(> (v/size a) 30)", "(and (> (v/size a) 30) (< (v/value a) 0x9050))",
+        "(> (v/value a) 2.5)", "(> (v/value a) -0x8000000000000001)", "(< (v/bits a) 24)",
+        "(= (v/name a) \"e\")", "(or (> (v/value a) 100) (< (v/value a) -100))", "(> (+ (v/value a) 1) 0)",
+        "(> (index) 300)", "(= (pc) 3)"};
+    buf tr = {NULL, 0, 0}, ix;
+    fq_trace *a, *b;
+    frames_error err;
+    size_t i, j;
+    (void)state;
+    mt_trace(&tr, 600);
+    a = open_mem(tr.p, tr.n, 0);
+    b = open_mem(tr.p, tr.n, 0);
+    ix = build_index(a, NULL);
+    assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+    for (i = 0; i < sizeof types / sizeof types[0]; i++)
+        for (j = 0; j < sizeof wheres / sizeof wheres[0]; j++) {
+            qdesc d = {{NULL}, NULL, NULL, 0, 0, {0}, 0, 0};
+            char what[160], var[40];
+            snprintf(var, sizeof var, "a:%s", types[i]);
+            d.vars[0] = var;
+            d.where = wheres[j];
+            snprintf(what, sizeof what, "%s %s", var, wheres[j] ? wheres[j] : "");
+            same(a, b, &d, what);
+            d.mask = UINT64_MAX;   /* one statement */
+            d.stmt = 3;
+            same(a, b, &d, what);
+            d.mask = 0x1;          /* several statements, merged for listings */
+            d.stmt = 0;
+            same(a, b, &d, what);
+        }
+    {   /* two variables, a soft predicate, names, distinct records */
+        qdesc d2 = {{"a:int,long", "b:*"}, "(distinct-vars a b)", "(> (v/value b) 10)", 0, 0, {0}, 0, 0};
+        same(a, b, &d2, "two variables, soft");
+        d2.flags = FQ_COMPAT_DISTINCT_VALUE;
+        same(a, b, &d2, "distinct records");
+        d2.flags = FQ_DEDUP;
+        same(a, b, &d2, "dedup");
+    }
+    fq_trace_close(a);
+    fq_trace_close(b);
+    free(ix.p);
+    free(tr.p);
+}
+
+/* The records the columns must hold, found by walking the trace here: per point, its
+   statement and its variables (type, name, position, value bytes). */
+typedef struct mt_rec {
+    uint32_t type, name, slot, len;
+    const unsigned char *val;
+} mt_rec;
+
+typedef struct mt_point {
+    uint64_t stmt;
+    size_t first, n;   /* records[first .. first + n) */
+} mt_point;
+
+static size_t mt_walk(const unsigned char *d, size_t len, mt_point **pts, mt_rec **recs, size_t *nrec,
+                      uint32_t *ntypes, uint32_t types[][3]) {
+    uint64_t nchars = get_le(d, 8), off = 8 + nchars, i;
+    size_t np = 0, nr = 0;
+    *ntypes = (uint32_t)get_le(d + off, 4);
+    off += 4;
+    for (i = 0; i < *ntypes; i++, off += 12) {
+        types[i][0] = (uint32_t)get_le(d + off, 4);
+        types[i][1] = (uint32_t)get_le(d + off + 4, 4);
+        types[i][2] = (uint32_t)get_le(d + off + 8, 4);
+    }
+    *pts = NULL;
+    *recs = NULL;
+    while (off < len) {
+        uint32_t slot = 0;
+        *pts = (mt_point *)realloc(*pts, (np + 1) * sizeof **pts);
+        (*pts)[np].stmt = 0;
+        (*pts)[np].first = nr;
+        for (;;) {
+            unsigned tag = d[off++];
+            if (tag == 0) break;
+            if (tag == 1) (*pts)[np].stmt = get_le(d + off, 8), off += 8;
+            else if (tag == 3) off += 16;
+            else if (tag == 4) off += 8;
+            else {
+                mt_rec *r;
+                uint32_t type = (uint32_t)get_le(d + off + 4, 4), size = types[type][2];
+                *recs = (mt_rec *)realloc(*recs, (nr + 1) * sizeof **recs);
+                r = &(*recs)[nr++];
+                r->name = (uint32_t)get_le(d + off, 4);
+                r->type = type;
+                r->slot = slot++;
+                off += 8;
+                if (types[type][1] == 4 && size == 0) size = (uint32_t)get_le(d + off, 4), off += 4;
+                r->len = size;
+                r->val = d + off;
+                off += size;
+            }
+        }
+        (*pts)[np].n = nr - (*pts)[np].first;
+        np++;
+    }
+    *nrec = nr;
+    return np;
+}
+
+/* v/size of every char* variable, from a query without an index (the trace's own memory
+   map): per point, 1 + size, or 0 when it has none. */
+typedef struct mt_sizes {
+    uint64_t *size;
+} mt_sizes;
+
+static int mt_size_of(void *ctx, const fq_result *r) {
+    mt_sizes *s = (mt_sizes *)ctx;
+    s->size[r->counter] = (r->bind[0].flags & FQ_B_HAS_SIZE) ? 1 + r->bind[0].size : 0;
+    return 0;
+}
+
+static int mt_cmp_stmt(const void *x, const void *y) {
+    const mt_point *a = *(const mt_point *const *)x, *b = *(const mt_point *const *)y;
+    if (a->stmt != b->stmt) return a->stmt < b->stmt ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The columns of trace tr's index hold exactly its variables, in posting order. */
+static void check_columns(const unsigned char *tr, size_t len, const buf *ix, const char *ptrtype) {
+    mt_point *pts, **order;
+    mt_rec *recs;
+    size_t np, nrec, j;
+    uint32_t ntypes, types[64][3], t;
+    uint64_t dir = get_le(ix->p + 144 + 16 * 7, 8), dirlen = get_le(ix->p + 152 + 16 * 7, 8);
+    uint64_t data = get_le(ix->p + 144 + 16 * 8, 8), datalen = get_le(ix->p + 152 + 16 * 8, 8), total = 0;
+    mt_sizes sz;
+    fq_trace *plain = open_mem(tr, len, 0);
+    fq_query *q;
+    fq_plan *p;
+    frames_error err;
+    qdesc d = {{NULL}, NULL, NULL, 0, 0, {0}, 0, 0};
+    char var[40];
+    np = mt_walk(tr, len, &pts, &recs, &nrec, &ntypes, types);
+    assert_int_equal(dirlen, ntypes * 32);
+    assert_int_equal(get_le(ix->p + 72, 8), np);
+    /* the sizes, through the trace's own indexing */
+    sz.size = (uint64_t *)calloc(np, sizeof(uint64_t));
+    snprintf(var, sizeof var, "q:%s", ptrtype);
+    d.vars[0] = var;
+    p = compile(plain, &d, &q);
+    assert_int_equal(fq_run(p, NULL, mt_size_of, &sz, NULL, &err), 0);
+    fq_plan_free(p);
+    fq_query_free(q);
+    fq_trace_close(plain);
+    /* posting order: statements ascending, points ascending */
+    order = (mt_point **)malloc(np * sizeof *order);
+    for (j = 0; j < np; j++) order[j] = &pts[j];
+    qsort(order, np, sizeof *order, mt_cmp_stmt);
+    for (t = 0; t < ntypes; t++) {
+        const unsigned char *e = ix->p + dir + 32 * t;
+        uint64_t n = get_le(e, 8), r = 0, at = data + get_le(e + 8, 8), col[7];
+        uint32_t cw = (uint32_t)get_le(e + 16, 4), c = (uint32_t)get_le(e + 20, 4), sw = e[24], nw = e[25], vw = e[26];
+        int ptr = types[t][1] == 3, blob = types[t][1] == 4, k;
+        uint64_t lens[7];
+        lens[0] = cw ? np * cw : 0;
+        lens[1] = cw ? (np / 64 + 1) * 8 : 0;
+        lens[2] = n * sw, lens[3] = n * nw, lens[4] = n * vw;
+        lens[5] = ptr ? n * 8 : 0, lens[6] = ptr ? (n + 63) / 64 * 8 : 0;
+        for (k = 0; k < 7; k++) {
+            col[k] = at;
+            at += (lens[k] + 7) / 8 * 8;
+        }
+        if (n) {
+            assert_true(at <= data + datalen);
+            assert_int_equal(e[27], (ptr ? 1 : 0) | (blob ? 2 : 0));
+            assert_int_equal(vw, blob ? 4 : types[t][2]);
+        }
+        for (j = 0; j < np; j++) {
+            const mt_point *pt = order[j];
+            uint64_t expect = 0, i;
+            for (i = 0; i < pt->n; i++) expect += recs[pt->first + i].type == t;
+            if (!n) {
+                assert_int_equal(expect, 0);
+                continue;
+            }
+            assert_int_equal(cw ? get_le(ix->p + col[0] + cw * j, (int)cw) : c, expect);
+            if (cw && j % 64 == 0) assert_int_equal(get_le(ix->p + col[1] + 8 * (j / 64), 8), r);
+            for (i = 0; i < pt->n; i++) {
+                const mt_rec *rc = &recs[pt->first + i];
+                if (rc->type != t) continue;
+                assert_int_equal(get_le(ix->p + col[2] + sw * r, (int)sw), rc->slot);
+                assert_int_equal(get_le(ix->p + col[3] + nw * r, (int)nw), rc->name);
+                if (blob) assert_int_equal(get_le(ix->p + col[4] + 4 * r, 4), rc->len);
+                else assert_memory_equal(ix->p + col[4] + vw * r, rc->val, vw);
+                if (ptr) {
+                    uint64_t want = sz.size[pt - pts];
+                    int valid = (int)(ix->p[col[6] + r / 8] >> (r % 8) & 1);
+                    assert_int_equal(valid, want != 0);
+                    if (valid) assert_int_equal(get_le(ix->p + col[5] + 8 * r, 8), want - 1);
+                }
+                r++;
+            }
+        }
+        assert_int_equal(r, n);
+        total += n;
+    }
+    assert_int_equal(total, nrec);
+    free(order);
+    free(sz.size);
+    free(pts);
+    free(recs);
+}
+
+static void test_columns_contents(void **state) {
+    buf tr = {NULL, 0, 0}, ix;
+    fq_trace *t;
+    fq_index_info info;
+    size_t len;
+    unsigned char *small = tu_read_file(small_trace(), &len);
+    (void)state;
+    mt_trace(&tr, 700);
+    t = open_mem(tr.p, tr.n, 0);
+    ix = build_index(t, &info);
+    assert_int_equal(info.records, 700 * 7 + 699 + 350);   /* 7 a point, ints k % 3, blobs half */
+    check_columns(tr.p, tr.n, &ix, "char*");
+    fq_trace_close(t);
+    free(ix.p);
+    t = open_mem(small, len, 0);
+    ix = build_index(t, &info);
+    check_columns(small, len, &ix, "char*");
+    fq_trace_close(t);
+    free(ix.p);
+    free(small);
+    free(tr.p);
+}
+
+/* Forged column sections: a directory that does not fit is refused when attached;
+   counts, marks, names and postings that do not fit are reported when read, by listings
+   and counts alike. */
+static void test_columns_forged(void **state) {
+    buf tr = {NULL, 0, 0}, ix, bad = {NULL, 0, 0};
+    fq_trace *t;
+    frames_error err;
+    uint64_t dir, data, post;
+    size_t i;
+    (void)state;
+    mt_trace(&tr, 300);
+    t = open_mem(tr.p, tr.n, 0);
+    ix = build_index(t, NULL);
+    fq_trace_close(t);
+    dir = get_le(ix.p + 144 + 16 * 7, 8);
+    data = get_le(ix.p + 144 + 16 * 8, 8);
+    post = get_le(ix.p + 144 + 16 * 6, 8);
+    buf_add(&bad, ix.p, ix.n);
+    {   /* the directory: every field of the int type (4) made impossible */
+        static const struct { unsigned at, n; uint64_t v; } forge[] = {
+            {0, 8, 0xffffffffff}, {8, 8, 4}, {8, 8, 0x7ffffff8}, {16, 4, 3}, {16, 4, 0}, {20, 4, 5},
+            {24, 1, 3}, {25, 1, 0}, {26, 1, 8}, {27, 1, 1}, {28, 4, 1}};
+        for (i = 0; i < sizeof forge / sizeof forge[0]; i++) {
+            t = open_mem(tr.p, tr.n, 0);
+            memcpy(bad.p, ix.p, ix.n);
+            put_le(bad.p + dir + 32 * 4 + forge[i].at, forge[i].v, (int)forge[i].n);
+            if (fq_index_attach(t, bad.p, bad.n, &err) != FRAMES_E_FORMAT)
+                fail_msg("directory field %u = %llu accepted", forge[i].at, (unsigned long long)forge[i].v);
+            assert_non_null(strstr(err.message, "column"));
+            fq_trace_close(t);
+        }
+    }
+    {   /* the data section cut short (its length and the file) */
+        t = open_mem(tr.p, tr.n, 0);
+        memcpy(bad.p, ix.p, ix.n);
+        put_le(bad.p + 152 + 16 * 8, get_le(ix.p + 152 + 16 * 8, 8) - 8, 8);
+        reseal(bad.p);
+        assert_int_equal(fq_index_attach(t, bad.p, bad.n - 8, &err), FRAMES_E_FORMAT);
+        fq_trace_close(t);
+    }
+    {   /* data: the int counts (type 4, counts first), a mark, a name, a posting */
+        qdesc d = {{"a:int"}, NULL, NULL, 0, 0, {0}, 0, 0}, dn = {{"a:int"}, "(= (v/name a) \"e\")", NULL, 0, 0, {0}, 0, 0};
+        uint64_t cols = data + get_le(ix.p + dir + 32 * 4 + 8, 8), np = 300, n4 = get_le(ix.p + dir + 32 * 4, 8);
+        uint64_t marks = cols + (np + 7) / 8 * 8, names = marks + (np / 64 + 1) * 8 + (n4 + 7) / 8 * 8;
+        struct { uint64_t at, v; int n; const qdesc *q; } forge[4];
+        assert_int_equal(get_le(ix.p + dir + 32 * 4 + 16, 4), 1);   /* 0, 1 or 2 a point: counts */
+        forge[0].at = cols + 10, forge[0].v = 200, forge[0].n = 1, forge[0].q = &d;
+        forge[1].at = marks + 8, forge[1].v = 3, forge[1].n = 8, forge[1].q = &d;
+        forge[2].at = names + 5, forge[2].v = 250, forge[2].n = 1, forge[2].q = &dn;
+        forge[3].at = post + 4 * 3, forge[3].v = 0, forge[3].n = 4, forge[3].q = &d;
+        for (i = 0; i < 4; i++) {
+            unsigned th;
+            t = open_mem(tr.p, tr.n, 0);
+            memcpy(bad.p, ix.p, ix.n);
+            put_le(bad.p + forge[i].at, forge[i].v, forge[i].n);
+            assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
+            for (th = 1; th <= 2; th++) {
+                int rc;
+                uint64_t n;
+                fq_query *q;
+                fq_plan *p = compile(t, forge[i].q, &q);
+                fq_run_options o;
+                char *x = run_json(t, forge[i].q, th, 0, 0, 0, &rc);
+                if (rc != FQ_E_STALE) fail_msg("forgery %u, listing: rc %d", (unsigned)i, rc);
+                free(x);
+                fq_run_options_default(&o);
+                o.threads = th;
+                rc = fq_run(p, &o, NULL, NULL, &n, &err);
+                if (i != 3 && rc != FQ_E_STALE) fail_msg("forgery %u, count: rc %d", (unsigned)i, rc);
+                if (rc == FQ_E_STALE) assert_non_null(strstr(err.message, "rebuild"));
+                fq_plan_free(p);
+                fq_query_free(q);
+            }
+            fq_trace_close(t);
+        }
+    }
+    free(ix.p);
+    free(bad.p);
+    free(tr.p);
+}
+
 /* ---------------------------------------------------------------- the command line */
 
 static char *sh(int *status, const char *fmt, const char *a, const char *b) {
@@ -868,6 +1260,9 @@ int main(void) {
         cmocka_unit_test(test_stale_and_foreign),
         cmocka_unit_test(test_files_and_mtime),
         cmocka_unit_test(test_damaged_index),
+        cmocka_unit_test(test_columns_same_results),
+        cmocka_unit_test(test_columns_contents),
+        cmocka_unit_test(test_columns_forged),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

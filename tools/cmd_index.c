@@ -34,18 +34,19 @@ static void report(const char *path, const fq_index_info *ix, double secs, int j
         fputs("{\"index\":", stdout);
         cli_json_string(stdout, path, strlen(path));
         printf(",\"valid\":true,\"points\":%llu,\"candidates\":%llu,\"statements\":%llu,"
-               "\"pointers\":%llu,\"bytes\":%llu",
+               "\"pointers\":%llu,\"values\":%llu,\"bytes\":%llu",
                (unsigned long long)ix->points, (unsigned long long)ix->candidates,
                (unsigned long long)ix->statements, (unsigned long long)ix->pointers,
-               (unsigned long long)ix->bytes);
+               (unsigned long long)ix->records, (unsigned long long)ix->bytes);
         if (!checked) printf(",\"seconds\":%.3f", secs);
         puts("}");
         return;
     }
-    printf("%s: %s%llu points (%llu in posting lists), %llu statements, %llu buffer sizes, %llu bytes",
-           path, checked ? "valid, " : "", (unsigned long long)ix->points,
-           (unsigned long long)ix->candidates, (unsigned long long)ix->statements,
-           (unsigned long long)ix->pointers, (unsigned long long)ix->bytes);
+    printf("%s: %s%llu points (%llu in posting lists), %llu statements, %llu buffer sizes, ", path,
+           checked ? "valid, " : "", (unsigned long long)ix->points, (unsigned long long)ix->candidates,
+           (unsigned long long)ix->statements, (unsigned long long)ix->pointers);
+    if (ix->records) printf("%llu values, ", (unsigned long long)ix->records);
+    printf("%llu bytes", (unsigned long long)ix->bytes);
     if (!checked) printf(", built in %.3f s", secs);
     putchar('\n');
 }

@@ -201,7 +201,8 @@ int cmd_record(int argc, char **argv) {
     if ((rc = parse_args(&t, argc, argv, &first)) != CLI_OK) return rc;
     if (find_program(argv[first], path, sizeof path) < 0)
         return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
-    if (!(t.dec = rx_open())) return cli_fail(CLI_DATA, "cannot initialise capstone");
+    if (!(t.dec = rx_open()))
+        return cli_fail(CLI_DATA, "cannot load or initialise capstone (%s)", rx_library());
     rp_meta_build(&meta, path, argc - first, argv + first);
     frames_writer_options_default(&o);
     o.arch = FRAMES_ARCH_I386;

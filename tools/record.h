@@ -55,6 +55,8 @@ typedef struct rx_insn {
 
 typedef struct rx_decoder rx_decoder;
 
+/* The capstone library rx_open loads (e.g. "libcapstone.so.4"). */
+const char *rx_library(void);
 rx_decoder *rx_open(void);
 void rx_close(rx_decoder *d);
 /* Decode the instruction at pc from up to n bytes (cached; the cache entry is reused only

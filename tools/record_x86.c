@@ -6,11 +6,57 @@
 #ifdef RECORD_SUPPORTED
 #include <capstone/capstone.h>
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+
+/* ---------------------------------------------------------------- capstone, loaded */
+
+/* capstone is loaded when a recording starts rather than linked: the dynamic loader
+   spends about 1.6 ms on its 78,000 relocations at the start of every process, which
+   would be most of the time of a `frames query` over an index. The library loaded is
+   the one whose headers we were built with (same major version, same structures). */
+#define RX_STR2(x) #x
+#define RX_STR(x) RX_STR2(x)
+
+static struct {
+    cs_err (*open)(cs_arch, cs_mode, csh *);
+    cs_err (*close)(csh *);
+    cs_err (*option)(csh, cs_opt_type, size_t);
+    cs_insn *(*malloc)(csh);
+    void (*free)(cs_insn *, size_t);
+    bool (*disasm_iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
+    const char *(*reg_name)(csh, unsigned int);
+    cs_err (*regs_access)(csh, const cs_insn *, cs_regs, uint8_t *, cs_regs, uint8_t *);
+} cs;
+
+/* A function of the library by name (through memcpy: ISO C has no cast from void *). */
+static int cs_sym(void *lib, const char *name, void *fn, size_t size) {
+    void *p = dlsym(lib, name);
+    if (p) memcpy(fn, &p, size);
+    return p != NULL;
+}
+
+const char *rx_library(void) { return "libcapstone.so." RX_STR(CS_API_MAJOR); }
+
+static int cs_load(void) {
+    static void *lib;
+    if (lib) return 1;
+    if (!(lib = dlopen(rx_library(), RTLD_NOW | RTLD_LOCAL))) return 0;
+    if (cs_sym(lib, "cs_open", &cs.open, sizeof cs.open) && cs_sym(lib, "cs_close", &cs.close, sizeof cs.close) &&
+        cs_sym(lib, "cs_option", &cs.option, sizeof cs.option) &&
+        cs_sym(lib, "cs_malloc", &cs.malloc, sizeof cs.malloc) && cs_sym(lib, "cs_free", &cs.free, sizeof cs.free) &&
+        cs_sym(lib, "cs_disasm_iter", &cs.disasm_iter, sizeof cs.disasm_iter) &&
+        cs_sym(lib, "cs_reg_name", &cs.reg_name, sizeof cs.reg_name) &&
+        cs_sym(lib, "cs_regs_access", &cs.regs_access, sizeof cs.regs_access))
+        return 1;
+    dlclose(lib);
+    lib = NULL;
+    return 0;
+}
 
 /* ---------------------------------------------------------------- register table */
 
@@ -81,13 +127,13 @@ static void init_tables(csh h) {
     static const uint16_t high8[4] = {X86_REG_AH, X86_REG_BH, X86_REG_CH, X86_REG_DH};
     unsigned i, a, b, c, d;
     for (i = 0; i < 16; i++) {
-        set_reg(gpr64[i], SRC_GPR, (uint8_t)i, 0, 8, FRAMES_VAL_GPR, cs_reg_name(h, gpr64[i]));
-        set_reg(gpr32[i], SRC_GPR, (uint8_t)i, 0, 4, FRAMES_VAL_GPR, cs_reg_name(h, gpr32[i]));
-        set_reg(gpr16[i], SRC_GPR, (uint8_t)i, 0, 2, FRAMES_VAL_GPR, cs_reg_name(h, gpr16[i]));
-        set_reg(gpr8[i], SRC_GPR, (uint8_t)i, 0, 1, FRAMES_VAL_GPR, cs_reg_name(h, gpr8[i]));
+        set_reg(gpr64[i], SRC_GPR, (uint8_t)i, 0, 8, FRAMES_VAL_GPR, cs.reg_name(h, gpr64[i]));
+        set_reg(gpr32[i], SRC_GPR, (uint8_t)i, 0, 4, FRAMES_VAL_GPR, cs.reg_name(h, gpr32[i]));
+        set_reg(gpr16[i], SRC_GPR, (uint8_t)i, 0, 2, FRAMES_VAL_GPR, cs.reg_name(h, gpr16[i]));
+        set_reg(gpr8[i], SRC_GPR, (uint8_t)i, 0, 1, FRAMES_VAL_GPR, cs.reg_name(h, gpr8[i]));
     }
-    for (i = 0; i < 4; i++) set_reg(high8[i], SRC_GPR, (uint8_t)i, 1, 1, FRAMES_VAL_GPR, cs_reg_name(h, high8[i]));
-    for (i = 0; i < 6; i++) set_reg(seg[i], SRC_SEG, (uint8_t)i, 0, 2, FRAMES_VAL_CTRL, cs_reg_name(h, seg[i]));
+    for (i = 0; i < 4; i++) set_reg(high8[i], SRC_GPR, (uint8_t)i, 1, 1, FRAMES_VAL_GPR, cs.reg_name(h, high8[i]));
+    for (i = 0; i < 6; i++) set_reg(seg[i], SRC_SEG, (uint8_t)i, 0, 2, FRAMES_VAL_CTRL, cs.reg_name(h, seg[i]));
     set_reg(X86_REG_EFLAGS, SRC_FLAGS, 0, 0, 8, FRAMES_VAL_CTRL, "RFLAGS");
     set_reg(X86_REG_RIP, SRC_PC, 0, 0, 8, FRAMES_VAL_PC, "RIP");
     set_reg(X86_REG_EIP, SRC_PC, 0, 0, 4, FRAMES_VAL_PC, "EIP");
@@ -95,16 +141,16 @@ static void init_tables(csh h) {
     set_reg(X86_REG_FPSW, SRC_FPSW, 0, 0, 2, FRAMES_VAL_CTRL, "FPSW");
     for (i = 0; i < 8; i++) {
         set_reg(X86_REG_ST0 + i, SRC_X87, (uint8_t)i, 0, 10, FRAMES_VAL_SIMD | FRAMES_VAL_FLOAT,
-                cs_reg_name(h, X86_REG_ST0 + i));
+                cs.reg_name(h, X86_REG_ST0 + i));
         set_reg(X86_REG_FP0 + i, SRC_X87, (uint8_t)i, 0, 10, FRAMES_VAL_SIMD | FRAMES_VAL_FLOAT,
-                cs_reg_name(h, X86_REG_FP0 + i));
-        set_reg(X86_REG_MM0 + i, SRC_MM, (uint8_t)i, 0, 8, FRAMES_VAL_SIMD, cs_reg_name(h, X86_REG_MM0 + i));
-        set_reg(X86_REG_K0 + i, SRC_K, (uint8_t)i, 0, 8, FRAMES_VAL_OREG, cs_reg_name(h, X86_REG_K0 + i));
+                cs.reg_name(h, X86_REG_FP0 + i));
+        set_reg(X86_REG_MM0 + i, SRC_MM, (uint8_t)i, 0, 8, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_MM0 + i));
+        set_reg(X86_REG_K0 + i, SRC_K, (uint8_t)i, 0, 8, FRAMES_VAL_OREG, cs.reg_name(h, X86_REG_K0 + i));
     }
     for (i = 0; i < 32; i++) {
-        set_reg(X86_REG_XMM0 + i, SRC_VEC, (uint8_t)i, 0, 16, FRAMES_VAL_SIMD, cs_reg_name(h, X86_REG_XMM0 + i));
-        set_reg(X86_REG_YMM0 + i, SRC_VEC, (uint8_t)i, 0, 32, FRAMES_VAL_SIMD, cs_reg_name(h, X86_REG_YMM0 + i));
-        set_reg(X86_REG_ZMM0 + i, SRC_VEC, (uint8_t)i, 0, 64, FRAMES_VAL_SIMD, cs_reg_name(h, X86_REG_ZMM0 + i));
+        set_reg(X86_REG_XMM0 + i, SRC_VEC, (uint8_t)i, 0, 16, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_XMM0 + i));
+        set_reg(X86_REG_YMM0 + i, SRC_VEC, (uint8_t)i, 0, 32, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_YMM0 + i));
+        set_reg(X86_REG_ZMM0 + i, SRC_VEC, (uint8_t)i, 0, 64, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_ZMM0 + i));
     }
     for (i = 2; i < 8; i++) {
         if (i == 3 || i == 4) continue;
@@ -255,14 +301,15 @@ struct rx_decoder {
 };
 
 rx_decoder *rx_open(void) {
-    rx_decoder *d = (rx_decoder *)calloc(1, sizeof *d);
-    if (!d) return NULL;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
+    rx_decoder *d;
+    if (!cs_load()) return NULL;
+    if (!(d = (rx_decoder *)calloc(1, sizeof *d))) return NULL;
+    if (cs.open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
         free(d);
         return NULL;
     }
-    cs_option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
-    d->insn = cs_malloc(d->h);
+    cs.option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
+    d->insn = cs.malloc(d->h);
     d->cache = (rx_insn *)calloc((size_t)1 << CACHE_BITS, sizeof *d->cache);
     d->valid = (uint8_t *)calloc((size_t)1 << CACHE_BITS, 1);
     if (!d->insn || !d->cache || !d->valid) {
@@ -275,8 +322,8 @@ rx_decoder *rx_open(void) {
 
 void rx_close(rx_decoder *d) {
     if (!d) return;
-    if (d->insn) cs_free(d->insn, 1);
-    cs_close(&d->h);
+    if (d->insn) cs.free(d->insn, 1);
+    cs.close(&d->h);
     free(d->cache);
     free(d->valid);
     free(d);
@@ -407,7 +454,7 @@ static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     in->len = (uint8_t)ci->size;
     memcpy(in->bytes, ci->bytes, ci->size);
     in->addr32 = x->addr_size == 4;
-    if (cs_regs_access(h, ci, rr, &nr, ww, &nw) == CS_ERR_OK) {
+    if (cs.regs_access(h, ci, rr, &nr, ww, &nw) == CS_ERR_OK) {
         for (i = 0; i < nr; i++) add_reg(in->reads, &in->nreads, rr[i]);
         for (i = 0; i < nw; i++) add_reg(in->writes, &in->nwrites, ww[i]);
     }
@@ -431,7 +478,7 @@ const rx_insn *rx_decode(rx_decoder *d, uint64_t pc, const uint8_t *bytes, size_
     uint64_t addr = pc;
     size_t left = n;
     if (d->valid[slot] && in->pc == pc && in->len <= n && !memcmp(in->bytes, bytes, in->len)) return in;
-    if (!cs_disasm_iter(d->h, &code, &left, &addr, d->insn)) {
+    if (!cs.disasm_iter(d->h, &code, &left, &addr, d->insn)) {
         d->valid[slot] = 0;
         return NULL;
     }
