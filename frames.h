@@ -680,6 +680,7 @@ typedef struct frames_writer {
     int frames__state;          /* 0 open, 1 finished, 2 failed */
     int frames__allocated;      /* the writer struct itself was allocated */
     frames_error frames__err;
+    uint8_t frames__guess[3];   /* bytes of the previous plain frame's lengths (0: none) */
 } frames_writer;
 
 /* Initialise a writer in caller storage and write the header and meta (NULL meta: all
@@ -1841,18 +1842,19 @@ static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) 
 /* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value; p..end is
    one element. Submessage lengths below 128 (register names up to 123 bytes) are read in
    place, and the fixed bytes are compared a word at a time: the head of the specific part
-   as one word, usage, no_taint and the value's header as two. */
+   as one word, the bit length's tag and varint of one or two bytes (bit lengths below
+   8192) as part of another, usage, no_taint and the value's header as two. */
 FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
                                                  frames_operand *op) {
     const uint8_t *q, *stop;
     size_t l, size = (size_t)(end - p);
     uint64_t w, v;
-    /* the smallest: 0a 04 12 02 0a 00 (empty name), 10 zz, usage (10), taint (4), 2a 00 */
-    if (size < 24) return 0;
+    /* the smallest: 0a 04 12 02 0a 00 (empty name), 10 zz zz, usage (10), taint (4), 2a 00 */
+    if (size < 25) return 0;
     w = frames__le64(p);
     l = (size_t)(w >> 8) & 0xff;   /* length of operand_info_specific: 4..127, and room for
-                                      the 18 bytes at least that follow it */
-    if (l - 4 > 123 || l > size - 20) return 0;
+                                      the 19 bytes at least that follow it */
+    if (l - 4 > 123 || l > size - 21) return 0;
     stop = p + 2 + l;
     /* reg_operand { name }: 0a l 12 l-2 0a l-4 (the lengths cannot borrow: l >= 4) */
     if ((w & 0xffffffffffffull) == 0x000a0012000aull + l * 0x010001000100ull - 0x040002000000ull) {
@@ -1869,10 +1871,19 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
     } else {
         return 0;
     }
-    /* bit_length (sint32, so at most 5 bytes; 8 may be read: 18 bytes remain) */
-    if (stop[0] != 0x10 || !(q = frames__varint8(stop + 1, &v)) || v >> 32) return 0;
+    /* bit_length (sint32): 10 and a varint of one or two bytes; stop + 19 <= end, so 8
+       bytes may be read here and 16 after it */
+    w = frames__le64(stop);
+    if ((w & 0x80ff) == 0x0010) {
+        v = w >> 8 & 0x7f;
+        q = stop + 2;
+    } else if ((w & 0x8080ff) == 0x008010 && (w & 0x7f0000)) {
+        v = (w >> 8 & 0x7f) | (w >> 9 & 0x3f80);
+        q = stop + 3;
+    } else {
+        return 0;
+    }
     op->bit_length = frames__unzigzag32((uint32_t)v);
-    if (end - q < 16) return 0;
     /* operand_usage: 1a 08 08 r 10 w 18 i | 20 b, each of r w i b 0 or 1; then, as every
        tracer writes them, taint_info { no_taint } and a value below 128 bytes:
        | 22 02 08 t 2a len. The flag bytes are masked out and checked for 0/1 at once. */
@@ -1928,21 +1939,31 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
 static int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                      const frames_operand **list, uint32_t *n) {
     frames_decoder *d = x->d;
-    size_t used = d->frames__used + 8, room, count = 0, need;
+    size_t used = d->frames__used + 8, count, need;
     uint64_t cap;
-    frames_operand *ops;
+    frames_operand *ops, *op, *full;
     if (p == end) return 1;   /* an empty list: nothing to allocate */
     if (d->frames__spill || used > d->frames__cap) return 0;
-    ops = (frames_operand *)(void *)(d->frames__base + used);
-    room = (d->frames__cap - used) / sizeof *ops;
-    while (p < end) {
-        const uint8_t *a, *b;
-        if (count == room || *p != 0x0a || !(a = frames__fast_len(p + 1, end, &b))) return 0;
-        memset(&ops[count], 0, sizeof *ops);
-        if (!frames__dec_operand_info_fast(a, b, &ops[count])) return 0;
-        count++;
+    ops = op = (frames_operand *)(void *)(d->frames__base + used);
+    full = ops + (d->frames__cap - used) / sizeof *ops;
+    do {
+        const uint8_t *a = p + 2, *b;
+        size_t len;
+        /* 0a len: an operand_info below 128 bytes read in place */
+        if (op == full || end - p < 2 || p[0] != 0x0a) return 0;
+        len = p[1];
+        if (FRAMES__LIKELY(len < 0x80)) {
+            if (len > (size_t)(end - a)) return 0;
+            b = a + len;
+        } else if (!(a = frames__fast_len(p + 1, end, &b))) {
+            return 0;
+        }
+        memset(op, 0, sizeof *op);
+        if (!frames__dec_operand_info_fast(a, b, op)) return 0;
+        op++;
         p = b;
-    }
+    } while (p < end);
+    count = (size_t)(op - ops);
     need = (8 + count * sizeof *ops + 7) & ~(size_t)7;
     if (d->frames__peak + need > d->limits.max_scratch) return 0;
     cap = count;
@@ -2055,10 +2076,20 @@ static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
 FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                         frames_std_frame *s) {
     const uint8_t *q, *stop;
-    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)) ||
-        p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
-        p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop)))
+    uint64_t w;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &s->address)))
         return 0;
+    /* 10 tid 1a len with a thread id and an instruction length below 128, as one word */
+    if (end - p >= 8 && ((w = frames__le64(p)) & 0x80ff80ffull) == 0x001a0010ull) {
+        s->thread_id = w >> 8 & 0x7f;
+        q = p + 4;
+        if ((size_t)(w >> 24 & 0x7f) > (size_t)(end - q)) return 0;
+        stop = q + (w >> 24 & 0x7f);
+    } else if (p >= end || *p != 0x10 ||
+               !(p = frames__fast_varint(p + 1, end, &s->thread_id)) ||
+               p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop))) {
+        return 0;
+    }
     s->rawbytes = frames_bytes_of(q, (size_t)(stop - q));
     p = stop;
     if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
@@ -2473,9 +2504,12 @@ static int frames__dec_finish(frames__dec *x, frames_error *err, const char *msg
    64-byte pieces (vector stores) it takes 6-9 ns. */
 FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     unsigned char *b = (unsigned char *)f;
-    size_t i;
-    for (i = 0; i + 64 <= sizeof *f; i += 64) memset(b + i, 0, 64);
-    memset(b + i, 0, sizeof *f - i);
+    /* unrolled by hand: gcc -O2 keeps a loop over the 64-byte pieces otherwise */
+    memset(b, 0, 64);
+    memset(b + 64, 0, 64);
+    memset(b + 128, 0, 64);
+    memset(b + 192, 0, 64);
+    memset(b + 256, 0, sizeof *f - 256);
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
@@ -2488,10 +2522,19 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
     x.code = 0;
     x.at = 0;
     x.what = "";
-    frames__arena_reset(d);
+    if (FRAMES__UNLIKELY(d->frames__spill != NULL)) {
+        frames__arena_reset(d);
+    } else {   /* what frames__arena_reset does then, without the call */
+        d->frames__used = 0;
+        d->frames__peak = 0;
+    }
     frames__zero_frame(out);
     frames__dec_frame(&x, x.base, x.base + len, out);
     out->flags = x.flags;
+    if (FRAMES__LIKELY(x.code == 0 && !d->strict)) {
+        if (err) frames__clear_error(err);
+        return FRAMES_OK;
+    }
     rc = frames__dec_finish(&x, err, "bad frame");
     if (rc == FRAMES_OK && err) frames__clear_error(err);
     return rc;
@@ -3143,17 +3186,20 @@ FRAMES__INLINE size_t frames__field_size(size_t payload) {   /* tag < 16, length
    payload in *size. */
 FRAMES__INLINE int frames__plain_list_size(const frames_operand *ops, uint32_t n,
                                            frames__plain_std *z, uint32_t k, size_t *size) {
-    size_t sum = 0, spec, zn;
+    size_t sum = 0, spec, zn, body;
     uint32_t i;
     for (i = 0; i < n; i++) {
         const frames_operand *op = &ops[i];
         if (!frames__operand_is_plain(op)) return 0;
         spec = frames__plain_spec(op);
         zn = frames__small_varint_size(frames__zigzag32(op->bit_length));
+        body = spec + 1 + zn + 16 + op->value.len;
         z->op[k + i].spec = (uint8_t)spec;
         z->op[k + i].zn = (uint8_t)zn;
-        z->op[k + i].body = (uint16_t)(spec + 1 + zn + 16 + op->value.len);
-        sum += frames__field_size(z->op[k + i].body);
+        z->op[k + i].body = (uint16_t)body;
+        /* 0a, the length and the body: a plain body is below 300 bytes (name < 124,
+           value < 128), so its length takes one or two bytes */
+        sum += body + 2 + (body >= 0x80);
     }
     *size = sum;
     return 1;
@@ -3217,6 +3263,76 @@ static void frames__write_plain_std(uint8_t *p, const frames_std_frame *s,
     p = frames__write_plain_list(p, 0x22, z->pre, s->pre, s->npre, z, 0);
     if (s->has_post) p = frames__write_plain_list(p, 0x2a, z->post, s->post, s->npost, z, s->npre);
     if (s->has_mode) frames__write_bytes(p, 0x32, s->mode);
+}
+
+/* The writer's one-pass form of the two above, for a trace's frames after its first: the
+   lengths of the std_frame and of its operand lists are guessed to take as many bytes as
+   in the previous plain frame (guess: std_frame, pre list, post list), the bytes after
+   each length are written past the room guessed for it, and the lengths are filled in
+   at the end. Consecutive frames of a trace mostly keep their lengths' sizes, and this
+   saves the sizing pass over the operands. A wrong guess, an operand that is not plain
+   or less room than the frame may take (`room`, checked before anything is written)
+   returns 0: nothing written counts, and the caller encodes the frame the exact way
+   (which sets the guess for the next frame). Same bytes. */
+static uint8_t *frames__write_plain_ops(uint8_t *p, const frames_operand *ops, uint32_t n) {
+    uint32_t i;
+    for (i = 0; i < n; i++) {
+        const frames_operand *op = &ops[i];
+        uint64_t zz = frames__zigzag32(op->bit_length);
+        size_t spec, zn, body;
+        if (!frames__operand_is_plain(op)) return NULL;
+        spec = frames__plain_spec(op);
+        zn = frames__small_varint_size(zz);
+        body = spec + 1 + zn + 16 + op->value.len;
+        *p++ = 0x0a;
+        p = frames__write_varint(p, body);
+        frames__write_plain(p, op, spec, zz, zn);
+        p += body;
+    }
+    return p;
+}
+
+static size_t frames__write_plain_std_guessed(uint8_t *p, size_t room, const frames_std_frame *s,
+                                              const uint8_t *guess) {
+    uint8_t *start = p, *std_len, *list_len, *list;
+    size_t mode = s->has_mode ? s->mode.len : 0, len;
+    /* a plain operand takes at most 3 + 278 bytes; the rest of the frame, apart from the
+       instruction bytes and the mode, at most 42 */
+    /* (post operands not written are checked all the same: the exact way does that) */
+    if (guess[0] == 0 || (s->npost && !s->has_post) || s->npre > FRAMES__PLAIN_MAX ||
+        s->npost > FRAMES__PLAIN_MAX ||
+        s->rawbytes.len > 65536 || mode > 65536 ||
+        room < 64 + s->rawbytes.len + mode + (size_t)(s->npre + s->npost) * 300)
+        return 0;
+    *p++ = 0x0a;
+    std_len = p;
+    p += guess[0];
+    *p++ = 0x08;
+    p = frames__write_varint(p, s->address);
+    *p++ = 0x10;
+    p = frames__write_varint(p, s->thread_id);
+    p = frames__write_bytes(p, 0x1a, s->rawbytes);
+    *p++ = 0x22;
+    list_len = p;
+    list = p += guess[1];
+    if (!(p = frames__write_plain_ops(p, s->pre, s->npre))) return 0;
+    len = (size_t)(p - list);
+    if (frames__small_varint_size(len) != guess[1]) return 0;
+    frames__write_varint(list_len, len);
+    if (s->has_post) {
+        *p++ = 0x2a;
+        list_len = p;
+        list = p += guess[2];
+        if (!(p = frames__write_plain_ops(p, s->post, s->npost))) return 0;
+        len = (size_t)(p - list);
+        if (frames__small_varint_size(len) != guess[2]) return 0;
+        frames__write_varint(list_len, len);
+    }
+    if (s->has_mode) p = frames__write_bytes(p, 0x32, s->mode);
+    len = (size_t)(p - std_len) - guess[0];
+    if (frames__small_varint_size(len) != guess[0]) return 0;
+    frames__write_varint(std_len, len);
+    return (size_t)(p - start);
 }
 
 FRAMES_DEF size_t frames_frame_size(const frames_frame *f) {
@@ -4219,17 +4335,19 @@ static int frames__mem_end(frames_cursor *c) {
 #define FRAMES__PREFETCH_DISTANCE 4096u
 static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 #if defined(__GNUC__) || defined(__clang__)
-    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end;
+    uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end, at = c->prefetched;
+    const uint8_t *data = c->r->data;   /* in registers: the loop runs for every frame */
     if (stop > end) stop = end;
-    if (c->prefetched < off || c->prefetched > stop) c->prefetched = off; /* after a seek */
-    for (; c->prefetched < stop; c->prefetched += 64) __builtin_prefetch(c->r->data + c->prefetched);
+    if (at < off || at > stop) at = off; /* after a seek */
+    for (; at < stop; at += 64) __builtin_prefetch(data + at);
+    c->prefetched = at;
 #else
     (void)c;
     (void)off;
 #endif
 }
 
-static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
+static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
     if (r->count_known && c->index >= r->nframes) {
@@ -4268,6 +4386,26 @@ static int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
     c->off = off + 8 + len;
     return 1;
+}
+
+/* The common case without a call: a frame the TOC counts, whole inside the data and
+   within the size limit (what frames__mem_next_raw_slow does then, step for step). */
+FRAMES__INLINE int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
+    frames_reader *r = c->r;
+    uint64_t off = c->off, len;
+    if (FRAMES__LIKELY(r->count_known && c->index < r->nframes && off < r->data_end &&
+                       r->data_end - off >= 8)) {
+        len = frames__le64(r->data + off);
+        if (FRAMES__LIKELY(len <= r->data_end - off - 8 && len <= r->opt.limits.max_frame_size)) {
+            frames__prefetch_ahead(c, off);
+            raw->index = c->index++;
+            raw->offset = off;
+            raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
+            c->off = off + 8 + len;
+            return 1;
+        }
+    }
+    return frames__mem_next_raw_slow(c, raw);
 }
 
 /* After the last frame of a finished stream: read m and the TOC words for stat. */
@@ -4394,11 +4532,20 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
 }
 
 /* Decode a raw record; errors carry its index and offset. */
-static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+static int frames__decode_raw_again(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
     frames_error e;
     int rc = frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f, &e);
     if (rc < 0) return frames__fail(&c->err, rc, raw->offset, raw->index, "%s", e.message);
     return 1;
+}
+
+/* Decoded without an error record (clearing one costs every frame); a frame that fails
+   is decoded again for the message (decoding is deterministic). */
+static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+    if (FRAMES__LIKELY(frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f,
+                                           NULL) == FRAMES_OK))
+        return 1;
+    return frames__decode_raw_again(c, raw, f);
 }
 
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
@@ -4414,7 +4561,7 @@ FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
 
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
-    frames__clear_error(&r->cur.err);
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
     rc = frames_reader_next_raw(r, raw);
     if (rc <= 0) return rc;
     rc = frames__decode_raw(&r->cur, raw, f);
@@ -4810,8 +4957,25 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
         w->frames__err.frame = w->frames__count;
         return rc;
     }
+    if (std_only && w->frames__state == FRAMES__W_OPEN && w->frames__buf) {
+        uint8_t *p = w->frames__buf + w->frames__buflen;
+        room = w->frames__bufcap - w->frames__buflen;
+        n = frames__write_plain_std_guessed(p + 8, room > 8 ? room - 8 : 0, &f->std,
+                                            w->frames__guess);
+        if (n) {
+            if ((rc = frames__before_frame(w)) < 0) return rc;
+            frames__put_le64(p, n);
+            w->frames__buflen += 8 + n;
+            w->frames__offset += 8 + n;
+            w->frames__count++;
+            return FRAMES_OK;
+        }
+    }
     if (std_only && frames__plain_std_size(&f->std, &z) && z.total <= w->frames__bufcap - 8) {
         uint8_t *p;
+        w->frames__guess[0] = (uint8_t)frames__small_varint_size(z.std);
+        w->frames__guess[1] = (uint8_t)frames__small_varint_size(z.pre);
+        w->frames__guess[2] = (uint8_t)frames__small_varint_size(z.post);
         if ((rc = frames__before_frame(w)) < 0) return rc;
         if (8 + z.total > w->frames__bufcap - w->frames__buflen &&
             (rc = frames__wflush_buffer(w)) < 0)

@@ -408,6 +408,48 @@ static void test_frame_size_limit_is_reported_with_position(void **state) {
     frames_reader_close(r);
 }
 
+/* A malformed frame between good ones: frames_reader_next reports it with its offset,
+   index and the decoder's message (the reader decodes without an error record first and
+   decodes a failing frame again for the message), then goes on to the next frame. */
+static void test_bad_frame_is_reported_with_position(void **state) {
+    static const uint8_t bad[] = {0x1a, 0x05, 0x08, 0x01};   /* length past the end */
+    trace t;
+    frames_reader *r;
+    frames_frame f;
+    pb_buf p;
+    int rc, errors = 0;
+    uint64_t good = 0;
+    (void)state;
+    trace_begin(&t, 3, 1);
+    t.offsets[1] = t.bytes.n;
+    pb_le64(&t.bytes, sizeof bad);
+    pb_raw(&t.bytes, bad, sizeof bad);
+    t.offsets[2] = t.bytes.n;
+    frame_payload(&p, 2);
+    pb_le64(&t.bytes, p.n);
+    pb_raw(&t.bytes, p.b, p.n);
+    r = open_trace(t.bytes.b, t.bytes.n, 0);
+    assert_non_null(r);
+    while ((rc = frames_reader_next(r, &f)) != 0) {
+        const frames_error *e = frames_reader_error(r);
+        if (rc < 0) {
+            assert_int_equal(rc, FRAMES_E_DECODE);
+            assert_int_equal(e->code, FRAMES_E_DECODE);
+            assert_int_equal(e->frame, 1);
+            assert_int_equal(e->offset, t.offsets[1]);
+            assert_non_null(strstr(e->message, "runs past the enclosing message at byte 2"));
+            errors++;
+            continue;
+        }
+        assert_int_equal(f.kind, FRAMES_KIND_EXCEPTION);
+        assert_int_equal(f.exception.number, good == 0 ? 0 : 2);
+        good++;
+    }
+    assert_int_equal(errors, 1);
+    assert_int_equal(good, 2);
+    frames_reader_close(r);
+}
+
 /* ---- stream readers */
 
 typedef struct trickle {
@@ -850,6 +892,7 @@ int main(void) {
         cmocka_unit_test(test_broken_toc_falls_back_to_scan),
         cmocka_unit_test(test_versions_and_headers),
         cmocka_unit_test(test_frame_size_limit_is_reported_with_position),
+        cmocka_unit_test(test_bad_frame_is_reported_with_position),
         cmocka_unit_test(test_stream_reader_one_byte_at_a_time),
         cmocka_unit_test(test_cursors_on_threads),
         cmocka_unit_test(test_writer_entry_counts_match_spec_table),
