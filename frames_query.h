@@ -3967,10 +3967,35 @@ typedef struct fq__slot {
 
 struct fq__run;
 
-typedef struct fq__head {   /* merged column runs: a statement's next posting */
+typedef struct fq__head {   /* merged posting lists: a list's next posting (key) */
     uint64_t at, end, key, ent;
-    uint64_t *cur;
+    uint64_t *cur;             /* column runs: the list's column cursors */
 } fq__head;
+
+/* A binary min-heap of list heads on key: hp[c] just added, moved up to its place. */
+static void fq__heap_up(fq__head *hp, size_t c) {
+    for (; c > 0 && hp[(c - 1) / 2].key > hp[c].key; c = (c - 1) / 2) {
+        fq__head tmp = hp[c];
+        hp[c] = hp[(c - 1) / 2];
+        hp[(c - 1) / 2] = tmp;
+    }
+}
+
+/* ... hp[0] changed (or replaced by the last head), moved down to its place. */
+static void fq__heap_down(fq__head *hp, size_t nh) {
+    size_t c = 0;
+    for (;;) {
+        size_t l = 2 * c + 1, m = c;
+        fq__head tmp;
+        if (l < nh && hp[l].key < hp[m].key) m = l;
+        if (l + 1 < nh && hp[l + 1].key < hp[m].key) m = l + 1;
+        if (m == c) return;
+        tmp = hp[c];
+        hp[c] = hp[m];
+        hp[m] = tmp;
+        c = m;
+    }
+}
 
 typedef struct fq__worker {
     const fq_plan *p;
@@ -5067,8 +5092,7 @@ static int fq__ix_corrupt(frames_error *err, const char *what) {
    each is ascending and below the number of points. A binary heap of list heads. */
 static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel *s, void *ctx,
                         frames_error *err) {
-    typedef struct { uint64_t v, at, end; } head;
-    head *hp = (head *)FQ__MALLOC(n * sizeof(head), ctx);
+    fq__head *hp = (fq__head *)FQ__MALLOC(n * sizeof *hp, ctx);
     size_t nh = 0, i;
     uint64_t out = 0, last = 0;
     if (!hp) return fq__oom(err);
@@ -5079,18 +5103,13 @@ static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel 
     for (i = 0; i < n; i++) {
         uint64_t a = fq__ix_first(x, ent[i]), e = fq__ix_first(x, ent[i] + 1);
         if (a == e) continue;
-        hp[nh].v = fq__ix_post(x, a);
+        hp[nh].key = fq__ix_post(x, a);
         hp[nh].at = a;
         hp[nh].end = e;
-        for (size_t c = nh++; c > 0 && hp[(c - 1) / 2].v > hp[c].v; c = (c - 1) / 2) {
-            head tmp = hp[c];
-            hp[c] = hp[(c - 1) / 2];
-            hp[(c - 1) / 2] = tmp;
-        }
+        fq__heap_up(hp, nh++);
     }
     while (nh) {
-        uint64_t v = hp[0].v;
-        size_t c = 0;
+        uint64_t v = hp[0].key;
         if (v >= x->npoints || (out && v <= last) || out >= s->n) {
             FQ__FREE(hp, ctx);
             return fq__ix_corrupt(err, "posting lists out of order");
@@ -5102,19 +5121,9 @@ static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel 
                 FQ__FREE(hp, ctx);
                 return fq__ix_corrupt(err, "a posting list out of order");
             }
-            hp[0].v = nv;
+            hp[0].key = nv;
         } else hp[0] = hp[--nh];
-        for (;;) {   /* sift down */
-            size_t l = 2 * c + 1, m = c;
-            head tmp;
-            if (l < nh && hp[l].v < hp[m].v) m = l;
-            if (l + 1 < nh && hp[l + 1].v < hp[m].v) m = l + 1;
-            if (m == c) break;
-            tmp = hp[c];
-            hp[c] = hp[m];
-            hp[m] = tmp;
-            c = m;
-        }
+        fq__heap_down(hp, nh);
     }
     FQ__FREE(hp, ctx);
     return out == s->n ? FRAMES_OK : fq__ix_corrupt(err, "posting list lengths");
@@ -5641,7 +5650,7 @@ static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__colrun *cr = &w->run->col;
     const fq__ix *x = w->p->t->ix;
     fq__head *hp = w->heads;
-    size_t nh = 0, i, c;
+    size_t nh = 0, i;
     for (i = 0; i < cr->nent; i++) {
         uint64_t f = fq__ix_first(x, cr->ent[i]), l = fq__ix_first(x, cr->ent[i] + 1);
         uint64_t a = fq__col_lower(x, f, l, lo), b = fq__col_lower(x, a, l, hi);
@@ -5652,11 +5661,7 @@ static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
         hp[nh].ent = cr->ent[i];
         hp[nh].cur = w->ccur + i * cr->ncol;
         if (fq__col_locate(w, a, hp[nh].cur) < 0) return;
-        for (c = nh++; c > 0 && hp[(c - 1) / 2].key > hp[c].key; c = (c - 1) / 2) {
-            fq__head tmp = hp[c];
-            hp[c] = hp[(c - 1) / 2];
-            hp[(c - 1) / 2] = tmp;
-        }
+        fq__heap_up(hp, nh++);
     }
     while (nh) {
         fq__head *h = &hp[0];
@@ -5664,17 +5669,7 @@ static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
         if (fq__col_posting(w, h->at, h->key, h->cur)) return;
         if (++h->at < h->end) h->key = fq__ix_post(x, h->at);
         else hp[0] = hp[--nh];
-        for (c = 0;;) {   /* sift down */
-            size_t l = 2 * c + 1, m = c;
-            fq__head tmp;
-            if (l < nh && hp[l].key < hp[m].key) m = l;
-            if (l + 1 < nh && hp[l + 1].key < hp[m].key) m = l + 1;
-            if (m == c) break;
-            tmp = hp[c];
-            hp[c] = hp[m];
-            hp[m] = tmp;
-            c = m;
-        }
+        fq__heap_down(hp, nh);
     }
     w->slot->reached = x->npoints ? (uint64_t)((double)w->p->t->size * (double)hi / (double)x->npoints) : 0;
 }
