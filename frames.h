@@ -3292,9 +3292,25 @@ static uint8_t *frames__write_plain_ops(uint8_t *p, const frames_operand *ops, u
     return p;
 }
 
+/* An operand list (field tag) whose length is guessed to take `guess` bytes; NULL when an
+   operand is not plain or the guess was wrong. */
+static uint8_t *frames__write_plain_list_guessed(uint8_t *p, uint8_t tag, const frames_operand *ops,
+                                                 uint32_t n, uint8_t guess) {
+    uint8_t *list_len, *list;
+    size_t len;
+    *p++ = tag;
+    list_len = p;
+    list = p += guess;
+    if (!(p = frames__write_plain_ops(p, ops, n))) return NULL;
+    len = (size_t)(p - list);
+    if (frames__small_varint_size(len) != guess) return NULL;
+    frames__write_varint(list_len, len);
+    return p;
+}
+
 static size_t frames__write_plain_std_guessed(uint8_t *p, size_t room, const frames_std_frame *s,
                                               const uint8_t *guess) {
-    uint8_t *start = p, *std_len, *list_len, *list;
+    uint8_t *start = p, *std_len;
     size_t mode = s->has_mode ? s->mode.len : 0, len;
     /* a plain operand takes at most 3 + 278 bytes; the rest of the frame, apart from the
        instruction bytes and the mode, at most 42 */
@@ -3312,22 +3328,9 @@ static size_t frames__write_plain_std_guessed(uint8_t *p, size_t room, const fra
     *p++ = 0x10;
     p = frames__write_varint(p, s->thread_id);
     p = frames__write_bytes(p, 0x1a, s->rawbytes);
-    *p++ = 0x22;
-    list_len = p;
-    list = p += guess[1];
-    if (!(p = frames__write_plain_ops(p, s->pre, s->npre))) return 0;
-    len = (size_t)(p - list);
-    if (frames__small_varint_size(len) != guess[1]) return 0;
-    frames__write_varint(list_len, len);
-    if (s->has_post) {
-        *p++ = 0x2a;
-        list_len = p;
-        list = p += guess[2];
-        if (!(p = frames__write_plain_ops(p, s->post, s->npost))) return 0;
-        len = (size_t)(p - list);
-        if (frames__small_varint_size(len) != guess[2]) return 0;
-        frames__write_varint(list_len, len);
-    }
+    if (!(p = frames__write_plain_list_guessed(p, 0x22, s->pre, s->npre, guess[1]))) return 0;
+    if (s->has_post && !(p = frames__write_plain_list_guessed(p, 0x2a, s->post, s->npost, guess[2])))
+        return 0;
     if (s->has_mode) p = frames__write_bytes(p, 0x32, s->mode);
     len = (size_t)(p - std_len) - guess[0];
     if (frames__small_varint_size(len) != guess[0]) return 0;
