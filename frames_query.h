@@ -2740,6 +2740,7 @@ static int fq__ixb_frames(fq__ixb *b, fq_trace *t, frames_error *err) {
     frames_decoder dec;
     frames_frame f;
     frames_raw raw;
+    frames_error derr;   /* its message goes into *err's */
     uint64_t k;
     int rc = FRAMES_OK;
     if ((rc = frames_cursor_open(&c, t->fr, 0, err)) < 0) return rc;
@@ -2751,9 +2752,9 @@ static int fq__ixb_frames(fq__ixb *b, fq_trace *t, frames_error *err) {
                                        (unsigned long long)k);
             break;
         }
-        if ((rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, err)) < 0) {
+        if ((rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, &derr)) < 0) {
             fq__fail(err, rc, raw.offset, k, "frame %llu at offset 0x%llx does not decode: %s",
-                     (unsigned long long)k, (unsigned long long)raw.offset, err ? err->message : "");
+                     (unsigned long long)k, (unsigned long long)raw.offset, derr.message);
             break;
         }
         rc = FRAMES_OK;
@@ -4808,6 +4809,7 @@ static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq_trace *t = w->p->t;
     frames_cursor *c;
     frames_raw raw;
+    frames_error derr;
     uint64_t i;
     int rc;
     if ((rc = frames_cursor_open(&c, t->fr, lo, &w->slot->err)) < 0) {
@@ -4822,11 +4824,10 @@ static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
             }
             break;
         }
-        if ((rc = fq__frames_decode(w, &raw, &w->slot->err)) < 0) {
-            w->slot->rc = rc;
+        if ((rc = fq__frames_decode(w, &raw, &derr)) < 0) {   /* derr: its message is an */
+            w->slot->rc = rc;                                   /* argument of the one below */
             fq__fail(&w->slot->err, rc, raw.offset, raw.index, "frame %llu at offset 0x%llx: %s",
-                     (unsigned long long)raw.index, (unsigned long long)raw.offset,
-                     w->slot->err.message);
+                     (unsigned long long)raw.index, (unsigned long long)raw.offset, derr.message);
             break;
         }
         if (w->fr.kind != FRAMES_KIND_STD) continue;

@@ -106,6 +106,24 @@ static size_t commands(char names[][32], size_t max) {
     return n;
 }
 
+/* A message gives a frame's position once. One formatted into itself (an overlapping
+   vsnprintf valgrind found in frames query) repeats it: "frame 3 at offset 0x1c4: frame 3
+   at offset 0x1c4: ...". */
+static int repeats_position(const char *out) {
+    const char *p;
+    for (p = out; (p = strstr(p, "frame ")) != NULL; p++) {
+        const char *at = strstr(p, " at offset 0x"), *eol = strchr(p, '\n'), *again;
+        char pos[80];
+        size_t n = strcspn(p, ":\n");
+        if (!at || at >= p + n || n >= sizeof pos) continue;
+        memcpy(pos, p, n);
+        pos[n] = 0;
+        again = strstr(p + n, pos);
+        if (again && (!eol || again < eol)) return 1;
+    }
+    return 0;
+}
+
 static void run_one(const char *cmd, const char *args, const input *in, int usage_ok) {
     char line[2048], *out;
     const char *outpath = tu_tmp_path(".out");
@@ -130,6 +148,8 @@ static void run_one(const char *cmd, const char *args, const input *in, int usag
         fail_msg("frames %s %s on %s: exit status %d\n%s", cmd, args, in->what, status, out);
     if (status == 1 && !strstr(out, "frames "))
         fail_msg("frames %s %s on %s: failed without a message", cmd, args, in->what);
+    if (repeats_position(out))
+        fail_msg("frames %s %s on %s: a message formatted into itself:\n%s", cmd, args, in->what, out);
     free(out);
     unlink(outpath);
 }
