@@ -24,60 +24,27 @@
 #define FRAMES_QUERY_NO_THREADS
 #include "frames_query.h"
 
-typedef struct fz_mem {
-    uint8_t *p;
-    size_t n, cap;
-} fz_mem;
-
-static int fz_mem_write(void *ctx, const void *data, size_t len) {
-    fz_mem *m = (fz_mem *)ctx;
-    if (m->n + len > m->cap) {
-        size_t cap = (m->n + len) * 2;
-        uint8_t *p = (uint8_t *)realloc(m->p, cap);
-        if (!p) return -1;
-        m->p = p;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->n, data, len);
-    m->n += len;
-    return 0;
-}
-
-static int fz_mem_patch(void *ctx, uint64_t off, const void *data, size_t len) {
-    fz_mem *m = (fz_mem *)ctx;
-    if (off > m->n || len > m->n - off) return -1;
-    memcpy(m->p + off, data, len);
-    return 0;
-}
-
-static void fz_le(fz_mem *m, uint64_t v, int n) {
-    uint8_t b[8];
-    int i;
-    for (i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
-    fz_mem_write(m, b, (size_t)n);
-}
-
 /* trace-db: types int, char*, blob (size 0), unsigned char (size 1). */
 static void fz_tdb_trace(fz_mem *m) {
     static const char names[] = "int\0char*\0str\0uchar\0x\0p\0s\0c\0";
     uint64_t k;
-    fz_le(m, sizeof names - 1, 8);
+    fz_mem_le(m, sizeof names - 1, 8);
     fz_mem_write(m, names, sizeof names - 1);
-    fz_le(m, 4, 4);
-    fz_le(m, 0, 4), fz_le(m, 1, 4), fz_le(m, 4, 4);
-    fz_le(m, 1, 4), fz_le(m, 3, 4), fz_le(m, 8, 4);
-    fz_le(m, 2, 4), fz_le(m, 4, 4), fz_le(m, 0, 4);
-    fz_le(m, 3, 4), fz_le(m, 0, 4), fz_le(m, 1, 4);
+    fz_mem_le(m, 4, 4);
+    fz_mem_le(m, 0, 4), fz_mem_le(m, 1, 4), fz_mem_le(m, 4, 4);
+    fz_mem_le(m, 1, 4), fz_mem_le(m, 3, 4), fz_mem_le(m, 8, 4);
+    fz_mem_le(m, 2, 4), fz_mem_le(m, 4, 4), fz_mem_le(m, 0, 4);
+    fz_mem_le(m, 3, 4), fz_mem_le(m, 0, 4), fz_mem_le(m, 1, 4);
     for (k = 0; k < 130; k++) {
-        if (k != 5) fz_le(m, 1, 1), fz_le(m, k % 7 == 3 ? 1000 + k % 3 : k % 7, 8);
-        if (k % 50 == 0) fz_le(m, 3, 1), fz_le(m, 0x5000 + k, 8), fz_le(m, 40 + k % 9, 8);
-        if (k % 11 == 0) fz_le(m, 4, 1), fz_le(m, k, 8);
-        fz_le(m, 2, 1), fz_le(m, 4, 4), fz_le(m, 0, 4), fz_le(m, (k * 37) % 100, 4);
-        fz_le(m, 2, 1), fz_le(m, 5, 4), fz_le(m, 1, 4), fz_le(m, 0x5000 + k / 50 * 50 + k % 45, 8);
-        if (k % 3 == 0) fz_le(m, 2, 1), fz_le(m, 6, 4), fz_le(m, 2, 4), fz_le(m, k % 5, 4),
+        if (k != 5) fz_mem_le(m, 1, 1), fz_mem_le(m, k % 7 == 3 ? 1000 + k % 3 : k % 7, 8);
+        if (k % 50 == 0) fz_mem_le(m, 3, 1), fz_mem_le(m, 0x5000 + k, 8), fz_mem_le(m, 40 + k % 9, 8);
+        if (k % 11 == 0) fz_mem_le(m, 4, 1), fz_mem_le(m, k, 8);
+        fz_mem_le(m, 2, 1), fz_mem_le(m, 4, 4), fz_mem_le(m, 0, 4), fz_mem_le(m, (k * 37) % 100, 4);
+        fz_mem_le(m, 2, 1), fz_mem_le(m, 5, 4), fz_mem_le(m, 1, 4), fz_mem_le(m, 0x5000 + k / 50 * 50 + k % 45, 8);
+        if (k % 3 == 0) fz_mem_le(m, 2, 1), fz_mem_le(m, 6, 4), fz_mem_le(m, 2, 4), fz_mem_le(m, k % 5, 4),
                         fz_mem_write(m, "hello", k % 5);
-        fz_le(m, 2, 1), fz_le(m, 7, 4), fz_le(m, 3, 4), fz_le(m, k & 0xff, 1);
-        fz_le(m, 0, 1);
+        fz_mem_le(m, 2, 1), fz_mem_le(m, 7, 4), fz_mem_le(m, 3, 4), fz_mem_le(m, k & 0xff, 1);
+        fz_mem_le(m, 0, 1);
     }
 }
 
@@ -152,7 +119,7 @@ static void fz_setup(void) {
         memset(&sink, 0, sizeof sink);
         sink.ctx = &fz_fix[i].index;
         sink.write = fz_mem_write;
-        FZ_CHECK(fq_trace_open_memory(&t, fz_fix[i].trace.p, fz_fix[i].trace.n, NULL, &err) == 0);
+        FZ_CHECK(fq_trace_open_memory(&t, fz_fix[i].trace.p, fz_fix[i].trace.len, NULL, &err) == 0);
         FZ_CHECK(fq_index_build(t, &sink, NULL, &err) == 0);
         fq_trace_close(t);
     }
@@ -269,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(ix, data + 1, n);
         edited = 1;
     } else {             /* edits of the valid index */
-        n = fx->index.n;
+        n = fx->index.len;
         ix = (uint8_t *)malloc(n);
         if (!ix) return 0;
         memcpy(ix, fx->index.p, n);
@@ -285,7 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     base = hc_state.live;
     hc_mark();
-    FZ_CHECK(fq_trace_open_memory(&t, fx->trace.p, fx->trace.n, NULL, &err) == 0);
+    FZ_CHECK(fq_trace_open_memory(&t, fx->trace.p, fx->trace.len, NULL, &err) == 0);
     rc = fq_index_attach(t, ix, n, &err);
     FZ_CHECK(rc == 0 || rc == FRAMES_E_FORMAT || rc == FQ_E_STALE);
     FZ_CHECK(memchr(err.message, 0, sizeof err.message) != NULL);
@@ -293,7 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t with = fz_battery(t, frames);
         if (!edited) {   /* the valid index changes nothing */
             fq_trace *plain;
-            FZ_CHECK(fq_trace_open_memory(&plain, fx->trace.p, fx->trace.n, NULL, &err) == 0);
+            FZ_CHECK(fq_trace_open_memory(&plain, fx->trace.p, fx->trace.len, NULL, &err) == 0);
             FZ_CHECK(fz_battery(plain, frames) == with);
             fq_trace_close(plain);
         }
@@ -301,7 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)fz_battery(t, frames);   /* still usable without the index */
     }
     fq_trace_close(t);
-    FZ_CHECK_MEMORY(base, fx->trace.n + n);
+    FZ_CHECK_MEMORY(base, fx->trace.len + n);
     free(ix);
     return 0;
 }

@@ -13,28 +13,6 @@
 #ifndef FRAMES_FUZZ_QUTIL_H
 #define FRAMES_FUZZ_QUTIL_H
 
-typedef struct fz_mem {
-    uint8_t *p;
-    size_t len, cap;
-} fz_mem;
-
-static void fz_mem_put(fz_mem *m, const void *d, size_t n) {
-    if (m->len + n > m->cap) {
-        m->cap = (m->len + n) * 2 + 256;
-        m->p = (uint8_t *)realloc(m->p, m->cap);
-        FZ_CHECK(m->p);
-    }
-    memcpy(m->p + m->len, d, n);
-    m->len += n;
-}
-
-static void fz_mem_le(fz_mem *m, uint64_t v, int n) {
-    uint8_t b[8];
-    int i;
-    for (i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
-    fz_mem_put(m, b, (size_t)n);
-}
-
 static void fz_mem_u8(fz_mem *m, unsigned v) {
     uint8_t b = (uint8_t)v;
     fz_mem_put(m, &b, 1);
@@ -111,18 +89,6 @@ static fz_mem fz_tdb_build(void) {
 
 /* ---------------------------------------------------------------- frames */
 
-static int fz_mem_sink(void *ctx, const void *d, size_t n) {
-    fz_mem_put((fz_mem *)ctx, d, n);
-    return FRAMES_OK;
-}
-
-static int fz_mem_patch(void *ctx, uint64_t off, const void *d, size_t n) {
-    fz_mem *m = (fz_mem *)ctx;
-    FZ_CHECK(off + n <= m->len);
-    memcpy(m->p + off, d, n);
-    return FRAMES_OK;
-}
-
 static frames_operand fz_reg(const char *name, int bits, uint64_t v, int r, int w) {
     static uint8_t vals[64][16];
     static unsigned nv;
@@ -160,7 +126,7 @@ static fz_mem fz_frames_build(void) {
     memset(&m, 0, sizeof m);
     memset(&s, 0, sizeof s);
     s.ctx = &m;
-    s.write = fz_mem_sink;
+    s.write = fz_mem_write;
     s.patch = fz_mem_patch;
     FZ_CHECK(frames_writer_open(&w, &s, NULL, NULL, &err) == FRAMES_OK);
     for (k = 0; k < 10; k++) {

@@ -237,32 +237,6 @@ static int fz_open_stream(frames_reader **r, const uint8_t *data, size_t size, f
 }
 
 /* frames_fix output: a finished trace holding exactly the records read (fz_run). */
-typedef struct fz_mem {
-    uint8_t *p;
-    size_t len, cap;
-} fz_mem;
-
-static int fz_mem_write(void *ctx, const void *d, size_t n) {
-    fz_mem *m = (fz_mem *)ctx;
-    if (m->len + n > m->cap) {
-        size_t cap = (m->len + n) * 2 + 64;
-        uint8_t *p = (uint8_t *)realloc(m->p, cap);
-        if (!p) return FRAMES_E_IO;
-        m->p = p;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->len, d, n);
-    m->len += n;
-    return FRAMES_OK;
-}
-
-static int fz_mem_patch(void *ctx, uint64_t off, const void *d, size_t n) {
-    fz_mem *m = (fz_mem *)ctx;
-    FZ_CHECK(off + n <= m->len);
-    memcpy(m->p + off, d, n);
-    return FRAMES_OK;
-}
-
 static void fz_check_fix(const uint8_t *data, size_t size, const fz_run *seq) {
     frames_reader *r, *back;
     frames_reader_info st;

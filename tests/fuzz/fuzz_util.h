@@ -96,6 +96,46 @@ static void fz_buf_free(fz_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* ---------------------------------------------------------------- memory sink */
+
+/* A growing byte buffer: inputs built by the targets, and a frames_sink for the writers
+   (fz_mem_write, fz_mem_patch). */
+typedef struct fz_mem {
+    uint8_t *p;
+    size_t len, cap;
+} fz_mem;
+
+static void fz_mem_put(fz_mem *m, const void *d, size_t n) {
+    if (m->len + n > m->cap) {
+        m->cap = (m->len + n) * 2 + 256;
+        m->p = (uint8_t *)realloc(m->p, m->cap);
+        FZ_CHECK(m->p);
+    }
+    memcpy(m->p + m->len, d, n);
+    m->len += n;
+}
+
+/* v as n little-endian bytes */
+static void fz_mem_le(fz_mem *m, uint64_t v, int n) {
+    uint8_t b[8];
+    int i;
+    for (i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
+    fz_mem_put(m, b, (size_t)n);
+}
+
+static int fz_mem_write(void *ctx, const void *d, size_t n) {
+    fz_mem_put((fz_mem *)ctx, d, n);
+    return FRAMES_OK;
+}
+
+/* A writer patches only bytes it has written. */
+static int fz_mem_patch(void *ctx, uint64_t off, const void *d, size_t n) {
+    fz_mem *m = (fz_mem *)ctx;
+    FZ_CHECK(off <= m->len && n <= m->len - off);
+    memcpy(m->p + off, d, n);
+    return FRAMES_OK;
+}
+
 /* ---------------------------------------------------------------- JSON checker */
 /* A strict RFC 8259 recogniser: the printers must produce exactly one valid JSON value,
    and strings must be valid UTF-8 (no raw control characters). */
