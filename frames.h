@@ -1997,16 +1997,17 @@ FRAMES__INLINE const uint8_t *frames__dec_operand_hot(const uint8_t *p, const ui
 FRAMES__INLINE int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                              const frames_operand **list, uint32_t *n) {
     frames_decoder *d = x->d;
-    size_t used = d->frames__used + 8, count, need;
+    frames_operand *ops, *op;
+    const uint8_t *last;   /* the last place an operand fits in the main block */
+    size_t need;
     uint64_t cap;
-    frames_operand *ops, *op, *full;
     if (p == end) return 1;   /* an empty list: nothing to allocate */
-    if (d->frames__spill || used > d->frames__cap) return 0;
-    ops = op = (frames_operand *)(void *)(d->frames__base + used);
-    full = ops + (d->frames__cap - used) / sizeof *ops;
+    if (d->frames__spill || d->frames__cap - d->frames__used < 8 + sizeof *op) return 0;
+    ops = op = (frames_operand *)(void *)(d->frames__base + d->frames__used + 8);
+    last = d->frames__base + d->frames__cap - sizeof *op;
     do {
         const uint8_t *next, *a;
-        if (op == full) return 0;
+        if ((const uint8_t *)op > last) return 0;
         if (FRAMES__UNLIKELY(!(next = frames__dec_operand_hot(p, end, op)))) {
             if (end - p < 2 || p[0] != 0x0a || !(a = frames__fast_len(p + 1, end, &next)))
                 return 0;
@@ -2016,15 +2017,15 @@ FRAMES__INLINE int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, c
         op++;
         p = next;
     } while (p < end);
-    count = (size_t)(op - ops);
-    need = (8 + count * sizeof *ops + 7) & ~(size_t)7;
+    /* the capacity word and the operands, whose size is a multiple of 8 already */
+    need = 8 + (size_t)((uint8_t *)op - (uint8_t *)ops);
     if (d->frames__peak + need > d->limits.max_scratch) return 0;
-    cap = count;
-    memcpy(d->frames__base + d->frames__used, &cap, 8);
+    cap = (uint64_t)(op - ops);
+    memcpy((uint8_t *)ops - 8, &cap, 8);
     d->frames__used += need;
     d->frames__peak += need;
     *list = ops;
-    *n = (uint32_t)count;
+    *n = (uint32_t)cap;
     return 1;
 }
 
