@@ -1961,13 +1961,15 @@ FRAMES__INLINE const uint8_t *frames__dec_operand_hot(const uint8_t *p, const ui
     } else {
         return NULL;
     }
+    /* bit lengths of 64 and more (two bytes) first: 64-bit registers and words are the
+       most common operands of 64-bit programs */
     w = frames__le64(tail);
-    if ((w & 0x80ff) == 0x0010) {
-        bits = w >> 8 & 0x7f;
-        q = tail + 2;
-    } else if ((w & 0x8080ff) == 0x008010 && (w & 0x7f0000)) {
+    if ((w & 0x8080ff) == 0x008010 && (w & 0x7f0000)) {
         bits = (w >> 8 & 0x7f) | (w >> 9 & 0x3f80);
         q = tail + 3;
+    } else if ((w & 0x80ff) == 0x0010) {
+        bits = w >> 8 & 0x7f;
+        q = tail + 2;
     } else {
         return NULL;
     }
