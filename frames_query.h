@@ -169,7 +169,8 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
    every statement (frames: instruction address) the points that have it, and for
    trace-db traces every variable's value in columns by type, in (statement, point)
    order. With an index, a trace-db query binds its free variables from the columns
-   without reading the trace (a listing then decodes the points it delivers), statement
+   without reading the trace (a listing then decodes the points it delivers, unless
+   fq_run_options.bindings_only says the caller reads only the bindings), statement
    and address filters read only the points they select, and a pick decodes one point.
    It is bound to one trace: its size, modification time, a hash of its header and of 64
    sampled 4 KiB blocks; an index that does not match is refused (FQ_E_STALE), a damaged
@@ -372,6 +373,11 @@ typedef struct fq_run_options {
     /* called on the calling thread after each work item (may be NULL) */
     void (*progress)(void *ctx, uint64_t points_done, uint64_t points_total);
     void *progress_ctx;
+    /* the callback reads only index, counter, stmt, tid and the bindings: the run may
+       leave aux, buf and frame empty. With an index, a trace-db run then takes results
+       from the index's columns without reading the trace (bindings of blob types
+       excepted: their contents are in the trace only) */
+    int bindings_only;
 } fq_run_options;
 
 FRAMES_DEF void fq_run_options_default(fq_run_options *o);
@@ -3959,6 +3965,7 @@ typedef struct fq__dvar {
     const uint8_t *bytes;
     const uint8_t *nm;     /* name, NULL for memory operands */
     uint64_t match;        /* free variables whose types admit it */
+    uint64_t rec;          /* from an index's column: the record */
 } fq__dvar;
 
 typedef struct fq__pt {
@@ -3970,6 +3977,9 @@ typedef struct fq__pt {
 
 #define FQ__NONE ((size_t)-1)
 #define FQ__HDR 6          /* words of a result group header: counter stmt tid loc aux nres */
+/* then per result and free variable the slot of its variable in the point, or in a
+   detached column run its column record: type << FQ__REF_SHIFT | record */
+#define FQ__REF_SHIFT 40
 
 enum { FQ__S_FREE = 0, FQ__S_BUSY = 1, FQ__S_DONE = 2 };
 
@@ -4050,6 +4060,7 @@ typedef struct fq__worker {
     size_t capccur, capheads;
     struct fq__head *heads;   /* merged column runs: the statements' list heads */
     int colbad;            /* a column entry is out of range */
+    int detached;          /* the run's col.detached: results name column records */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -4499,7 +4510,10 @@ static void fq__emit(fq__worker *w) {
         w->group = s->n;
         s->n += FQ__HDR;
     }
-    for (i = 0; i < k; i++) s->w[s->n++] = w->bound[i]->slot;
+    if (w->detached)
+        for (i = 0; i < k; i++) s->w[s->n++] = (uint64_t)w->bound[i]->type << FQ__REF_SHIFT | w->bound[i]->rec;
+    else
+        for (i = 0; i < k; i++) s->w[s->n++] = w->bound[i]->slot;
     s->w[w->group + 5]++;
 }
 
@@ -5372,6 +5386,7 @@ typedef struct fq__colrun {    /* with an index's columns: the postings the run 
     uint32_t *ty;      /* the types the query binds that have records */
     uint32_t ncol;
     int kernel;        /* count-only scan of whole value columns (fq__col_kernel) */
+    int detached;      /* results name their column records, not slots of the trace's point */
     int ranges;        /* the conjuncts are intervals: of the value (signed and unsigned
                           readings: vr[0], vr[1]) and of the buffer size (sr) */
     fq__krange vr[2], sr;
@@ -5424,6 +5439,7 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
     memset(w, 0, sizeof *w);
     w->p = p;
     w->run = r;
+    w->detached = r->col.detached;
     w->ctx = p->ctx;
     w->group = FQ__NONE;
     w->sel = &r->sel;
@@ -5467,24 +5483,20 @@ static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
                                "query without it", what, (unsigned long long)k);
 }
 
-/* Record r of column c as a variable of the current point. */
-FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
-                            uint64_t m, int slots, int names) {
-    fq__dvar *v;
+/* Record r of column c (type `type`) into *v: 1 when its name is out of range. */
+FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+                            uint64_t m, int slots, int names, fq__dvar *v) {
     uint32_t size = c->vw;
-    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
-        w->oom = 1;
-        return;
-    }
-    v = &w->dv[w->ndv++];
+    int bad = 0;
     v->slot = slots ? (uint32_t)fq__rdw(c->slot, r, c->sw) : 0;
     v->name = 0;
     if (names) {
         uint64_t nm = fq__rdw(c->name, r, c->nw);
-        if (FQ__UNLIKELY(nm >= t->nnames)) w->colbad = 1;
+        if (FQ__UNLIKELY(nm >= t->nnames)) bad = 1;
         else v->name = (uint32_t)nm;
     }
     v->type = type;
+    v->rec = r;
     v->fmt = (uint8_t)t->types[type].fmt;
     v->flags = 0;
     v->match = m;
@@ -5499,7 +5511,7 @@ FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, 
         v->bytes = NULL;
         v->raw = 0;
         v->num.kind = FQ__INV;
-        return;
+        return bad;
     }
     v->len = size;
     v->bits = size * 8;
@@ -5512,6 +5524,17 @@ FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, 
     }
     fq__tdb_num(w, v, v->fmt, size,
                 size == 4 ? fq__le32(v->bytes) : size == 8 ? fq__le64(v->bytes) : fq__leN(v->bytes, size));
+    return bad;
+}
+
+/* Record r of column c as a variable of the current point. */
+FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+                            uint64_t m, int slots, int names) {
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    w->colbad |= fq__col_fill(w, t, c, type, r, m, slots, names, &w->dv[w->ndv++]);
 }
 
 /* The first record of each column at posting j into cur[], with the mark of j's block
@@ -6071,6 +6094,17 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
     return 1;
 }
 
+/* Can a run's results name their column records (fq__emit): no blob among the types
+   it binds, records and types that fit a reference. */
+static int fq__col_detachable(const fq__ix *x, const fq__colrun *cr) {
+    uint32_t q;
+    for (q = 0; q < cr->ncol; q++) {
+        const fq__col *c = &x->cols[cr->ty[q]];
+        if ((c->flags & FQ__COL_BLOB) || c->n >> FQ__REF_SHIFT || cr->ty[q] >> (63 - FQ__REF_SHIFT)) return 0;
+    }
+    return 1;
+}
+
 /* A decoded variable as the caller sees it. */
 static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_binding *b) {
     const fq_trace *t = r->t;
@@ -6176,18 +6210,23 @@ static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint
     return FQ__NOLOC;
 }
 
+/* What every result of the group at h has, bindings aside. */
+static void fq__result_head(const fq__run *r, const uint64_t *h, fq_result *res) {
+    memset(res, 0, sizeof *res);
+    res->counter = h[0];
+    res->stmt = h[1];
+    res->format = r->t->format;
+    res->nbind = r->p->nvars;
+    res->bind = r->binds;
+    res->var_names = (const char *const *)r->p->var_names;
+}
+
 /* Decode a point again (every variable) for delivery. */
 static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     fq__worker *c = &r->cons;
     const fq_trace *t = r->t;
     c->ndv = 0;
-    memset(res, 0, sizeof *res);
-    res->counter = h[0];
-    res->stmt = h[1];
-    res->format = t->format;
-    res->nbind = r->p->nvars;
-    res->bind = r->binds;
-    res->var_names = (const char *const *)r->p->var_names;
+    fq__result_head(r, h, res);
     if (t->format == FQ_FORMAT_TRACEDB) {
         uint64_t ptr = h[4], stmt = 0, off = h[3];
         if (off == FQ__NOLOC && (off = fq__col_point(r, h, &ptr, &stmt)) == FQ__NOLOC) return r->err.code;
@@ -6217,6 +6256,42 @@ static const fq__dvar *fq__find_slot(const fq__worker *c, uint64_t slot) {
     return NULL;
 }
 
+/* A result with its bindings set: dedup, limit, callback. */
+static void fq__hand_over(fq__run *r, fq_result *res) {
+    if (r->p->flags & FQ_DEDUP) {
+        size_t kl = fq__key(r, res->stmt, r->binds, r->p->nvars);
+        int added = kl ? fq__set_add(&r->seen, r->key, kl) : -1;
+        if (added < 0) {
+            r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, res->counter, "out of memory (dedup)");
+            r->stop = 1;
+            return;
+        }
+        if (!added) return;
+    }
+    res->index = r->delivered;
+    r->delivered++;
+    if (r->fn && r->fn(r->ctx, res)) r->stop = 1;
+    if (r->limit && r->delivered >= r->limit) r->stop = 1;
+}
+
+static int fq__stale_at(fq__run *r, uint64_t k) {
+    return fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, k,
+                    "the index does not match the trace at point %llu: rebuild it (frames index) or "
+                    "query without it", (unsigned long long)k);
+}
+
+/* Binding j of a detached column run's result at point k from its record reference. */
+static int fq__record_binding(fq__run *r, uint64_t k, uint64_t ref, uint32_t j) {
+    const fq__ix *x = r->t->ix;
+    uint64_t ti = ref >> FQ__REF_SHIFT, rec = ref & (((uint64_t)1 << FQ__REF_SHIFT) - 1);
+    fq__dvar v;
+    if (ti >= x->ncols || rec >= x->cols[ti].n ||
+        fq__col_fill(&r->cons, r->t, &x->cols[ti], (uint32_t)ti, rec, 0, 1, 1, &v))
+        return fq__stale_at(r, k);
+    fq__binding(r, &v, j, &r->binds[j]);
+    return FRAMES_OK;
+}
+
 /* Hand results to the caller, in order: dedup, limit, callback. */
 static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
     unsigned k = r->p->nvars, j;
@@ -6227,6 +6302,19 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
         fq_result res;
         int rc;
         i += FQ__HDR;
+        if (r->col.detached) {   /* the columns hold everything the caller reads */
+            fq__result_head(r, h, &res);
+            for (q = 0; q < nres && !r->stop; q++, i += k) {
+                for (j = 0; j < k; j++)
+                    if ((rc = fq__record_binding(r, h[0], wd[i + j], j)) < 0) {
+                        r->rc = rc;
+                        r->stop = 1;
+                        return;
+                    }
+                fq__hand_over(r, &res);
+            }
+            continue;
+        }
         r->cons.want = 0;
         r->cons.want_high = 0;
         for (q = 0; q < nres * k; q++) {   /* decode only the bound variables */
@@ -6243,10 +6331,7 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
             for (j = 0; j < k; j++) {
                 const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
                 if (!v) {   /* only an index's column can name a slot the point lacks */
-                    r->rc = r->t->ix ? fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, h[0],
-                                                "the index does not match the trace at point %llu: "
-                                                "rebuild it (frames index) or query without it",
-                                                (unsigned long long)h[0])
+                    r->rc = r->t->ix ? fq__stale_at(r, h[0])
                                      : fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
                                                 "internal: slot out of range");
                     r->stop = 1;
@@ -6254,20 +6339,7 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
                 }
                 fq__binding(r, v, j, &r->binds[j]);
             }
-            if (r->p->flags & FQ_DEDUP) {
-                size_t kl = fq__key(r, res.stmt, r->binds, k);
-                int added = kl ? fq__set_add(&r->seen, r->key, kl) : -1;
-                if (added < 0) {
-                    r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, h[0], "out of memory (dedup)");
-                    r->stop = 1;
-                    return;
-                }
-                if (!added) continue;
-            }
-            res.index = r->delivered;
-            r->delivered++;
-            if (r->fn && r->fn(r->ctx, &res)) r->stop = 1;
-            if (r->limit && r->delivered >= r->limit) r->stop = 1;
+            fq__hand_over(r, &res);
         }
     }
 }
@@ -6615,7 +6687,10 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         threads = 1;
     } else {
         int rc = fq__col_select(p, &r, !count_only, err);
-        if (rc > 0) r.hi = r.col.n;   /* work items are ranges of the postings read */
+        if (rc > 0) {
+            r.hi = r.col.n;   /* work items are ranges of the postings read */
+            r.col.detached = fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r.col);
+        }
         else if (rc == 0 && (rc = fq__ix_select(p, &r.sel, err)) > 0)
             r.hi = r.sel.n;   /* work items are ranges of the selection */
         if (rc < 0) {
