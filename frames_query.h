@@ -6817,23 +6817,38 @@ static void fq__put(fq__sb *s, const char *p, size_t n) {
 }
 static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
 
-static void fq__put_u64(fq__sb *s, uint64_t v) {
+/* The decimal digits of v, ending at end (at most 20 before it); where they start. */
+static char *fq__u64_digits(uint64_t v, char *end) {
     static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
                                 "3839404142434445464748495051525354555657585960616263646566676869707172737475"
                                 "767778798081828384858687888990919293949596979899";
-    char tmp[24];
-    int i = 24;
     while (v >= 100) {   /* two digits per division */
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
-        tmp[--i] = pairs[d + 1];
-        tmp[--i] = pairs[d];
+        *--end = pairs[d + 1];
+        *--end = pairs[d];
     }
     if (v >= 10) {
-        tmp[--i] = pairs[v * 2 + 1];
-        tmp[--i] = pairs[v * 2];
-    } else tmp[--i] = (char)('0' + v);
-    fq__put(s, tmp + i, (size_t)(24 - i));
+        *--end = pairs[v * 2 + 1];
+        *--end = pairs[v * 2];
+    } else *--end = (char)('0' + v);
+    return end;
+}
+
+/* How many decimal digits v has. */
+static unsigned fq__u64_ndigits(uint64_t v) {
+    unsigned n = 1;
+    uint64_t p = 10;
+    while (n < 20 && v >= p) {
+        n++;
+        p *= 10;
+    }
+    return n;
+}
+
+static void fq__put_u64(fq__sb *s, uint64_t v) {
+    char tmp[24], *b = fq__u64_digits(v, tmp + 24);
+    fq__put(s, b, (size_t)(tmp + 24 - b));
 }
 
 static void fq__put_i64(fq__sb *s, int64_t v) {
@@ -7062,14 +7077,9 @@ static void fq__json(fq__sb *s, const fq_result *r) {
 /* The listing of a trace-db result whose integers and names fit: written without checks
    into a buffer known to be large enough (the common case of fq_format_result). */
 static char *fq__raw_u64(char *o, uint64_t v) {
-    char tmp[24];
-    int i = 24;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    memcpy(o, tmp + i, (size_t)(24 - i));
-    return o + (24 - i);
+    char *end = o + fq__u64_ndigits(v);
+    fq__u64_digits(v, end);
+    return end;
 }
 
 static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
@@ -7108,7 +7118,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
     fq__sb s;
     uint32_t i;
     if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
-        size_t bound = 64;
+        size_t bound = 96;   /* "result " index ": counter=" counter " stmt=" stmt, NUL: 84 at most */
         for (i = 0; i < r->nbind; i++) {
             if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
             bound += r->bind[i].name.len + r->bind[i].type.len + 24;
