@@ -63,9 +63,9 @@
               _thread), fq_query_flags, fq_query_error
    Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
-   Index      fq_index_build / _save (a persistent index of a trace), fq_index_open /
-              _attach (use one: no indexing pass, filters and picks visit only their
-              points), fq_index_info_get
+   Index      fq_index_build / _save (a persistent index of a trace; fq_index_progress
+              reports their progress), fq_index_open / _attach (use one: no indexing
+              pass, filters and picks visit only their points), fq_index_info_get
 
    Threads: a trace and a plan may be shared by several fq_run calls at once; a query
    object is not thread-safe. Callbacks run on the thread that called fq_run.
@@ -196,6 +196,10 @@ typedef struct fq_index_info {
    point cannot be decoded (frames) cannot be indexed. info may be NULL. */
 FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info,
                               frames_error *err);
+/* Progress of fq_index_build / fq_index_save on t (they walk a large trace for seconds):
+   fn is called now and then on the calling thread with the work done out of total
+   (arbitrary units, never decreasing; done == total at the end). fn NULL: none. */
+FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 /* The same into a file, atomically: a temporary file in the same directory, renamed to
    index_path once complete (an existing index is replaced only by a complete one). */
 FRAMES_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
@@ -1781,6 +1785,8 @@ struct fq_trace {
     struct fq__ix *ix;     /* attached persistent index, or NULL */
     int have_mtime;        /* opened from a regular file: its modification time */
     int64_t mtime_s, mtime_ns;
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);   /* fq_index_progress */
+    void *progress_ctx;
 };
 
 static const fq__chunk *fq__chunk_at(const fq_trace *t, uint64_t i) {
@@ -2739,11 +2745,23 @@ static void fq__ixb_count(fq__ixb *b, const fq_trace *t, uint64_t k, uint64_t of
     }
 }
 
+/* An index build's progress: phase 0 loading the trace, 1 its points, 2 the columns;
+   num of den of the phase done. */
+static void fq__build_progress(const fq_trace *t, unsigned phase, uint64_t num, uint64_t den) {
+    const uint64_t unit = (uint64_t)1 << 20;
+    if (t->progress)
+        t->progress(t->progress_ctx, phase * unit + (den && num < den ? (uint64_t)((double)num / (double)den * unit) : unit),
+                    3 * unit);
+}
+
+#define FQ__PROGRESS_EVERY 65536u   /* points between two progress reports */
+
 static int fq__ixb_tdb(fq__ixb *b, fq_trace *t, frames_error *err) {
     uint64_t k, off = t->points_off, ptr = 0, stmt = 0;
     int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, has;
     for (k = 0; k < t->npoints; k++) {
         uint64_t prev = stmt, start = off, ptr0 = ptr;
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 1, k, t->npoints);
         if (!inherit) stmt = 0;
         off = fq__tdb_skip(t, off, &ptr, &stmt, &has);
         if (fq__ixb_point(b, k, start, ptr0, prev, stmt, has, 1) < 0) return fq__oom(err);
@@ -2770,6 +2788,7 @@ static int fq__ixb_frames(fq__ixb *b, fq_trace *t, frames_error *err) {
     if ((rc = frames_cursor_open(&c, t->fr, 0, err)) < 0) return rc;
     frames_decoder_init(&dec, NULL, 0, t->ctx);
     for (k = 0; k < t->npoints; k++) {
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 1, k, t->npoints);
         if ((rc = frames_cursor_next_raw(c, &raw)) <= 0) {
             if (rc < 0 && err) *err = *frames_cursor_error(c);
             if (rc == 0) rc = fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, k, "frame %llu is missing",
@@ -2946,6 +2965,7 @@ static void fq__ixb_fill_postings(fq__ixb *b, const fq_trace *t, const uint64_t 
         uint64_t k = post[j], off = b->poff[k], ptr = b->pbase[k];
         uint32_t ord = 0, name, type, size;
         const uint8_t *v;
+        if (j % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, j, b->ncand);
         if (j % 64 == 0)
             for (ti = 0; ti < nt; ti++)
                 if (cols[ti].n && cols[ti].cw) fq__put_w((uint8_t *)cols[ti].mark, j / 64, 8, rcur[ti]);
@@ -2975,6 +2995,7 @@ static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *po
     for (j = 0; j < b->ncand; j++) pos[post[j]] = j;
     for (k = 0; k < b->npoints; k++) {   /* counts */
         uint64_t off = b->poff[k];
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, k, 2 * b->npoints);
         while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
             fq__col *c = &cols[type];
             if (c->cw) fq__put_w((uint8_t *)c->cnt, pos[k], c->cw, fq__rdw(c->cnt, pos[k], c->cw) + 1);
@@ -3007,6 +3028,7 @@ static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *po
     for (k = 0; k < b->npoints; k++) {   /* records, in point order */
         uint64_t off = b->poff[k], ptr = b->pbase[k], *sc = cur + (uint64_t)rank[b->sid[k]] * nt;
         uint32_t ord = 0;
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, b->npoints + k, 2 * b->npoints);
         while (fq__ixb_next_var(t, &off, &name, &type, &size, &v))
             fq__ixb_put(t, &cols[type], sc[type]++, ord++, name, v, size, sw, nw, &ptr);
     }
@@ -3208,6 +3230,11 @@ done:
     return rc;
 }
 
+FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx) {
+    t->progress = fn;
+    t->progress_ctx = ctx;
+}
+
 FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
     fq__ixb b;
     fq__ixw *w;
@@ -3216,7 +3243,16 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     if (t->ix)
         return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                         "the trace uses an index already: build from a trace opened without one");
+    if (t->progress && t->format == FQ_FORMAT_TRACEDB) {   /* load in steps, to report them */
+        uint64_t upto, avail;
+        int done = 0;
+        for (upto = FQ__PROGRESS_EVERY * 4; !done; upto += FQ__PROGRESS_EVERY * 4) {
+            if ((rc = fq__ensure(t, upto, &avail, &done, err)) < 0) return rc;
+            fq__build_progress(t, 0, t->idx_off, t->size);
+        }
+    }
     if ((rc = fq_trace_load(t, err)) < 0) return rc;
+    fq__build_progress(t, 0, 1, 1);
     if (fq__ixb_init(&b, t, t->npoints) < 0) {
         fq__ixb_free(&b);
         return fq__oom(err);
@@ -3232,6 +3268,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
             rc = fq__ixb_write(&b, t, w, info, err);
             if (rc >= 0 && sink->flush && sink->flush(sink->ctx) < 0)
                 rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write the index");
+            if (rc >= 0) fq__build_progress(t, 2, 1, 1);
             FQ__FREE(w, t->ctx);
         }
     }

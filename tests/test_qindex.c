@@ -979,6 +979,48 @@ static void test_bindings_without_trace(void **state) {
     free(tr.p);
 }
 
+typedef struct progress_log {
+    uint64_t calls, last, total;
+    int backwards, total_changed;
+} progress_log;
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total) {
+    progress_log *l = (progress_log *)ctx;
+    if (l->calls && done < l->last) l->backwards = 1;
+    if (l->calls && total != l->total) l->total_changed = 1;
+    l->calls++;
+    l->last = done;
+    l->total = total;
+}
+
+/* fq_index_progress: reports that never go back, end at the total, one at least every
+   65536 points of each walk; and the index is the same with and without them. */
+static void test_index_progress(void **state) {
+    buf tr = {NULL, 0, 0}, plain, watched;
+    fq_trace *t;
+    progress_log l;
+    (void)state;
+    mt_trace(&tr, 200000);
+    t = open_mem(tr.p, tr.n, 0);
+    plain = build_index(t, NULL);
+    fq_trace_close(t);
+    t = open_mem(tr.p, tr.n, 0);
+    memset(&l, 0, sizeof l);
+    fq_index_progress(t, log_progress, &l);
+    watched = build_index(t, NULL);
+    fq_trace_close(t);
+    assert_int_equal(plain.n, watched.n);
+    assert_memory_equal(plain.p, watched.p, plain.n);
+    assert_false(l.backwards);
+    assert_false(l.total_changed);
+    assert_true(l.total > 0);
+    assert_int_equal(l.last, l.total);
+    assert_true(l.calls >= 3 * (200000 / 65536));   /* loading, points, columns */
+    free(plain.p);
+    free(watched.p);
+    free(tr.p);
+}
+
 /* The records the columns must hold, found by walking the trace here: per point, its
    statement and its variables (type, name, position, value bytes). */
 typedef struct mt_rec {
@@ -1366,6 +1408,7 @@ int main(void) {
         cmocka_unit_test(test_damaged_index),
         cmocka_unit_test(test_columns_same_results),
         cmocka_unit_test(test_bindings_without_trace),
+        cmocka_unit_test(test_index_progress),
         cmocka_unit_test(test_columns_contents),
         cmocka_unit_test(test_columns_forged),
         cmocka_unit_test(test_cli),
