@@ -63,9 +63,9 @@
               _thread), fq_query_flags, fq_query_error
    Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
-   Index      fq_index_build / _save (a persistent index of a trace), fq_index_open /
-              _attach (use one: no indexing pass, filters and picks visit only their
-              points), fq_index_info_get
+   Index      fq_index_build / _save (a persistent index of a trace; fq_index_progress
+              reports their progress), fq_index_open / _attach (use one: no indexing
+              pass, filters and picks visit only their points), fq_index_info_get
 
    Threads: a trace and a plan may be shared by several fq_run calls at once; a query
    object is not thread-safe. Callbacks run on the thread that called fq_run.
@@ -169,7 +169,8 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
    every statement (frames: instruction address) the points that have it, and for
    trace-db traces every variable's value in columns by type, in (statement, point)
    order. With an index, a trace-db query binds its free variables from the columns
-   without reading the trace (a listing then decodes the points it delivers), statement
+   without reading the trace (a listing then decodes the points it delivers, unless
+   fq_run_options.bindings_only says the caller reads only the bindings), statement
    and address filters read only the points they select, and a pick decodes one point.
    It is bound to one trace: its size, modification time, a hash of its header and of 64
    sampled 4 KiB blocks; an index that does not match is refused (FQ_E_STALE), a damaged
@@ -195,6 +196,10 @@ typedef struct fq_index_info {
    point cannot be decoded (frames) cannot be indexed. info may be NULL. */
 FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info,
                               frames_error *err);
+/* Progress of fq_index_build / fq_index_save on t (they walk a large trace for seconds):
+   fn is called now and then on the calling thread with the work done out of total
+   (arbitrary units, never decreasing; done == total at the end). fn NULL: none. */
+FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 /* The same into a file, atomically: a temporary file in the same directory, renamed to
    index_path once complete (an existing index is replaced only by a complete one). */
 FRAMES_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
@@ -372,6 +377,11 @@ typedef struct fq_run_options {
     /* called on the calling thread after each work item (may be NULL) */
     void (*progress)(void *ctx, uint64_t points_done, uint64_t points_total);
     void *progress_ctx;
+    /* the callback reads only index, counter, stmt, tid and the bindings: the run may
+       leave aux, buf and frame empty. With an index, a trace-db run then takes results
+       from the index's columns without reading the trace (bindings of blob types
+       excepted: their contents are in the trace only) */
+    int bindings_only;
 } fq_run_options;
 
 FRAMES_DEF void fq_run_options_default(fq_run_options *o);
@@ -1745,6 +1755,7 @@ struct fq_trace {
     uint64_t size;
     void *map;             /* mmap of the file */
     size_t maplen;
+    int fd;                /* the mapped file, kept open for the index's samples (or -1) */
     uint8_t *owned;        /* or a malloc'd copy (streams, no POSIX) */
     frames_reader *fr;
     uint64_t npoints;      /* points indexed so far (all, once idx_done) */
@@ -1774,6 +1785,8 @@ struct fq_trace {
     struct fq__ix *ix;     /* attached persistent index, or NULL */
     int have_mtime;        /* opened from a regular file: its modification time */
     int64_t mtime_s, mtime_ns;
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);   /* fq_index_progress */
+    void *progress_ctx;
 };
 
 static const fq__chunk *fq__chunk_at(const fq_trace *t, uint64_t i) {
@@ -1900,6 +1913,7 @@ FRAMES_DEF void fq_trace_close(fq_trace *t) {
     if (t->fr) frames_reader_close(t->fr);
 #ifndef FRAMES_NO_POSIX
     if (t->map) munmap(t->map, t->maplen);
+    if (t->fd >= 0) close(t->fd);
 #endif
     FQ__FREE(t->owned, ctx);
     FQ__FREE(t->name_off, ctx);
@@ -2167,7 +2181,7 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
             t->maplen = (size_t)st.st_size;
             t->data = (const uint8_t *)m;
             t->size = (uint64_t)st.st_size;
-            close(fd);
+            t->fd = fd;
             return FRAMES_OK;
         }
     }
@@ -2284,6 +2298,7 @@ static int fq__new_trace(fq_trace **out, const fq_open_options *o, fq_open_optio
     if (!t) return -1;
     memset(t, 0, sizeof *t);
     t->ctx = o->alloc_ctx;
+    t->fd = -1;
     *out = t;
     return 0;
 }
@@ -2486,24 +2501,39 @@ static uint64_t fq__ix_head_len(const fq_trace *t) {
     return t->format == FQ_FORMAT_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
 }
 
-static uint64_t fq__ix_sample_hash(const fq_trace *t) {
-    uint64_t h = t->size, len = t->size < FQ__IX_SAMPLE ? t->size : FQ__IX_SAMPLE, step, i;
-    step = (t->size - len) / (FQ__IX_SAMPLES - 1);
-#if !defined(FRAMES_NO_POSIX) && defined(MADV_WILLNEED)
-    if (t->map) {   /* a cold file: read the samples in parallel, not one after the other */
-        long pg = sysconf(_SC_PAGESIZE);
-        uint64_t mask = pg > 0 ? ~(uint64_t)(pg - 1) : ~(uint64_t)4095;
-        for (i = 0; i < FQ__IX_SAMPLES; i++) {
-            uint64_t at = (i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i) & mask;
-            uint64_t n = t->maplen - at < len + FQ__IX_SAMPLE ? t->maplen - at : len + FQ__IX_SAMPLE;
-            madvise((uint8_t *)t->map + at, (size_t)n, MADV_WILLNEED);
-        }
-    }
-#endif
+/* Where sample i of the 64 starts (the last one ends the file). */
+static uint64_t fq__ix_sample_at(const fq_trace *t, uint64_t i, uint64_t len) {
+    return i == FQ__IX_SAMPLES - 1 ? t->size - len : (t->size - len) / (FQ__IX_SAMPLES - 1) * i;
+}
+
+/* The samples of a mapped file hashed from pread copies: faulting 64 scattered blocks
+   into the mapping costs a query process about 0.4 ms, reading them about 0.08 ms (the
+   readahead hints keep a cold file's reads in parallel). 0 when a read falls short. */
+static int fq__ix_sample_hash_fd(const fq_trace *t, uint64_t len, uint64_t *hash) {
+#if !defined(FRAMES_NO_POSIX) && defined(POSIX_FADV_WILLNEED)
+    uint8_t buf[FQ__IX_SAMPLE];
+    uint64_t h = t->size, i;
+    if (t->fd < 0) return 0;
+    for (i = 0; i < FQ__IX_SAMPLES; i++)
+        (void)posix_fadvise(t->fd, (off_t)fq__ix_sample_at(t, i, len), (off_t)len, POSIX_FADV_WILLNEED);
     for (i = 0; i < FQ__IX_SAMPLES; i++) {
-        uint64_t at = i == FQ__IX_SAMPLES - 1 ? t->size - len : step * i;
-        h = fq__hash64(h, t->data + at, len);
+        if (pread(t->fd, buf, (size_t)len, (off_t)fq__ix_sample_at(t, i, len)) != (ssize_t)len) return 0;
+        h = fq__hash64(h, buf, len);
     }
+    *hash = h;
+    return 1;
+#else
+    (void)t;
+    (void)len;
+    (void)hash;
+    return 0;
+#endif
+}
+
+static uint64_t fq__ix_sample_hash(const fq_trace *t) {
+    uint64_t h = t->size, len = t->size < FQ__IX_SAMPLE ? t->size : FQ__IX_SAMPLE, i;
+    if (fq__ix_sample_hash_fd(t, len, &h)) return h;
+    for (i = 0; i < FQ__IX_SAMPLES; i++) h = fq__hash64(h, t->data + fq__ix_sample_at(t, i, len), len);
     return h;
 }
 
@@ -2715,11 +2745,23 @@ static void fq__ixb_count(fq__ixb *b, const fq_trace *t, uint64_t k, uint64_t of
     }
 }
 
+/* An index build's progress: phase 0 loading the trace, 1 its points, 2 the columns;
+   num of den of the phase done. */
+static void fq__build_progress(const fq_trace *t, unsigned phase, uint64_t num, uint64_t den) {
+    const uint64_t unit = (uint64_t)1 << 20;
+    if (t->progress)
+        t->progress(t->progress_ctx, phase * unit + (den && num < den ? (uint64_t)((double)num / (double)den * unit) : unit),
+                    3 * unit);
+}
+
+#define FQ__PROGRESS_EVERY 65536u   /* points between two progress reports */
+
 static int fq__ixb_tdb(fq__ixb *b, fq_trace *t, frames_error *err) {
     uint64_t k, off = t->points_off, ptr = 0, stmt = 0;
     int inherit = (t->oflags & FQ_OPEN_INHERIT_STMT) != 0, has;
     for (k = 0; k < t->npoints; k++) {
         uint64_t prev = stmt, start = off, ptr0 = ptr;
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 1, k, t->npoints);
         if (!inherit) stmt = 0;
         off = fq__tdb_skip(t, off, &ptr, &stmt, &has);
         if (fq__ixb_point(b, k, start, ptr0, prev, stmt, has, 1) < 0) return fq__oom(err);
@@ -2746,6 +2788,7 @@ static int fq__ixb_frames(fq__ixb *b, fq_trace *t, frames_error *err) {
     if ((rc = frames_cursor_open(&c, t->fr, 0, err)) < 0) return rc;
     frames_decoder_init(&dec, NULL, 0, t->ctx);
     for (k = 0; k < t->npoints; k++) {
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 1, k, t->npoints);
         if ((rc = frames_cursor_next_raw(c, &raw)) <= 0) {
             if (rc < 0 && err) *err = *frames_cursor_error(c);
             if (rc == 0) rc = fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, k, "frame %llu is missing",
@@ -2922,6 +2965,7 @@ static void fq__ixb_fill_postings(fq__ixb *b, const fq_trace *t, const uint64_t 
         uint64_t k = post[j], off = b->poff[k], ptr = b->pbase[k];
         uint32_t ord = 0, name, type, size;
         const uint8_t *v;
+        if (j % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, j, b->ncand);
         if (j % 64 == 0)
             for (ti = 0; ti < nt; ti++)
                 if (cols[ti].n && cols[ti].cw) fq__put_w((uint8_t *)cols[ti].mark, j / 64, 8, rcur[ti]);
@@ -2951,6 +2995,7 @@ static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *po
     for (j = 0; j < b->ncand; j++) pos[post[j]] = j;
     for (k = 0; k < b->npoints; k++) {   /* counts */
         uint64_t off = b->poff[k];
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, k, 2 * b->npoints);
         while (fq__ixb_next_var(t, &off, &name, &type, &size, &v)) {
             fq__col *c = &cols[type];
             if (c->cw) fq__put_w((uint8_t *)c->cnt, pos[k], c->cw, fq__rdw(c->cnt, pos[k], c->cw) + 1);
@@ -2983,6 +3028,7 @@ static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *po
     for (k = 0; k < b->npoints; k++) {   /* records, in point order */
         uint64_t off = b->poff[k], ptr = b->pbase[k], *sc = cur + (uint64_t)rank[b->sid[k]] * nt;
         uint32_t ord = 0;
+        if (k % FQ__PROGRESS_EVERY == 0) fq__build_progress(t, 2, b->npoints + k, 2 * b->npoints);
         while (fq__ixb_next_var(t, &off, &name, &type, &size, &v))
             fq__ixb_put(t, &cols[type], sc[type]++, ord++, name, v, size, sw, nw, &ptr);
     }
@@ -3184,6 +3230,11 @@ done:
     return rc;
 }
 
+FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx) {
+    t->progress = fn;
+    t->progress_ctx = ctx;
+}
+
 FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
     fq__ixb b;
     fq__ixw *w;
@@ -3192,7 +3243,16 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     if (t->ix)
         return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                         "the trace uses an index already: build from a trace opened without one");
+    if (t->progress && t->format == FQ_FORMAT_TRACEDB) {   /* load in steps, to report them */
+        uint64_t upto, avail;
+        int done = 0;
+        for (upto = FQ__PROGRESS_EVERY * 4; !done; upto += FQ__PROGRESS_EVERY * 4) {
+            if ((rc = fq__ensure(t, upto, &avail, &done, err)) < 0) return rc;
+            fq__build_progress(t, 0, t->idx_off, t->size);
+        }
+    }
     if ((rc = fq_trace_load(t, err)) < 0) return rc;
+    fq__build_progress(t, 0, 1, 1);
     if (fq__ixb_init(&b, t, t->npoints) < 0) {
         fq__ixb_free(&b);
         return fq__oom(err);
@@ -3208,6 +3268,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
             rc = fq__ixb_write(&b, t, w, info, err);
             if (rc >= 0 && sink->flush && sink->flush(sink->ctx) < 0)
                 rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write the index");
+            if (rc >= 0) fq__build_progress(t, 2, 1, 1);
             FQ__FREE(w, t->ctx);
         }
     }
@@ -3941,6 +4002,7 @@ typedef struct fq__dvar {
     const uint8_t *bytes;
     const uint8_t *nm;     /* name, NULL for memory operands */
     uint64_t match;        /* free variables whose types admit it */
+    uint64_t rec;          /* from an index's column: the record */
 } fq__dvar;
 
 typedef struct fq__pt {
@@ -3952,6 +4014,9 @@ typedef struct fq__pt {
 
 #define FQ__NONE ((size_t)-1)
 #define FQ__HDR 6          /* words of a result group header: counter stmt tid loc aux nres */
+/* then per result and free variable the slot of its variable in the point, or in a
+   detached column run its column record: type << FQ__REF_SHIFT | record */
+#define FQ__REF_SHIFT 40
 
 enum { FQ__S_FREE = 0, FQ__S_BUSY = 1, FQ__S_DONE = 2 };
 
@@ -4032,6 +4097,7 @@ typedef struct fq__worker {
     size_t capccur, capheads;
     struct fq__head *heads;   /* merged column runs: the statements' list heads */
     int colbad;            /* a column entry is out of range */
+    int detached;          /* the run's col.detached: results name column records */
 } fq__worker;
 
 static int fq__stopped(const fq__worker *w);
@@ -4481,7 +4547,10 @@ static void fq__emit(fq__worker *w) {
         w->group = s->n;
         s->n += FQ__HDR;
     }
-    for (i = 0; i < k; i++) s->w[s->n++] = w->bound[i]->slot;
+    if (w->detached)
+        for (i = 0; i < k; i++) s->w[s->n++] = (uint64_t)w->bound[i]->type << FQ__REF_SHIFT | w->bound[i]->rec;
+    else
+        for (i = 0; i < k; i++) s->w[s->n++] = w->bound[i]->slot;
     s->w[w->group + 5]++;
 }
 
@@ -5354,6 +5423,7 @@ typedef struct fq__colrun {    /* with an index's columns: the postings the run 
     uint32_t *ty;      /* the types the query binds that have records */
     uint32_t ncol;
     int kernel;        /* count-only scan of whole value columns (fq__col_kernel) */
+    int detached;      /* results name their column records, not slots of the trace's point */
     int ranges;        /* the conjuncts are intervals: of the value (signed and unsigned
                           readings: vr[0], vr[1]) and of the buffer size (sr) */
     fq__krange vr[2], sr;
@@ -5406,6 +5476,7 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
     memset(w, 0, sizeof *w);
     w->p = p;
     w->run = r;
+    w->detached = r->col.detached;
     w->ctx = p->ctx;
     w->group = FQ__NONE;
     w->sel = &r->sel;
@@ -5449,24 +5520,20 @@ static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
                                "query without it", what, (unsigned long long)k);
 }
 
-/* Record r of column c as a variable of the current point. */
-FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
-                            uint64_t m, int slots, int names) {
-    fq__dvar *v;
+/* Record r of column c (type `type`) into *v: 1 when its name is out of range. */
+FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+                            uint64_t m, int slots, int names, fq__dvar *v) {
     uint32_t size = c->vw;
-    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
-        w->oom = 1;
-        return;
-    }
-    v = &w->dv[w->ndv++];
+    int bad = 0;
     v->slot = slots ? (uint32_t)fq__rdw(c->slot, r, c->sw) : 0;
     v->name = 0;
     if (names) {
         uint64_t nm = fq__rdw(c->name, r, c->nw);
-        if (FQ__UNLIKELY(nm >= t->nnames)) w->colbad = 1;
+        if (FQ__UNLIKELY(nm >= t->nnames)) bad = 1;
         else v->name = (uint32_t)nm;
     }
     v->type = type;
+    v->rec = r;
     v->fmt = (uint8_t)t->types[type].fmt;
     v->flags = 0;
     v->match = m;
@@ -5481,7 +5548,7 @@ FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, 
         v->bytes = NULL;
         v->raw = 0;
         v->num.kind = FQ__INV;
-        return;
+        return bad;
     }
     v->len = size;
     v->bits = size * 8;
@@ -5494,6 +5561,17 @@ FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, 
     }
     fq__tdb_num(w, v, v->fmt, size,
                 size == 4 ? fq__le32(v->bytes) : size == 8 ? fq__le64(v->bytes) : fq__leN(v->bytes, size));
+    return bad;
+}
+
+/* Record r of column c as a variable of the current point. */
+FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+                            uint64_t m, int slots, int names) {
+    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    w->colbad |= fq__col_fill(w, t, c, type, r, m, slots, names, &w->dv[w->ndv++]);
 }
 
 /* The first record of each column at posting j into cur[], with the mark of j's block
@@ -6053,6 +6131,17 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
     return 1;
 }
 
+/* Can a run's results name their column records (fq__emit): no blob among the types
+   it binds, records and types that fit a reference. */
+static int fq__col_detachable(const fq__ix *x, const fq__colrun *cr) {
+    uint32_t q;
+    for (q = 0; q < cr->ncol; q++) {
+        const fq__col *c = &x->cols[cr->ty[q]];
+        if ((c->flags & FQ__COL_BLOB) || c->n >> FQ__REF_SHIFT || cr->ty[q] >> (63 - FQ__REF_SHIFT)) return 0;
+    }
+    return 1;
+}
+
 /* A decoded variable as the caller sees it. */
 static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_binding *b) {
     const fq_trace *t = r->t;
@@ -6158,18 +6247,23 @@ static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint
     return FQ__NOLOC;
 }
 
+/* What every result of the group at h has, bindings aside. */
+static void fq__result_head(const fq__run *r, const uint64_t *h, fq_result *res) {
+    memset(res, 0, sizeof *res);
+    res->counter = h[0];
+    res->stmt = h[1];
+    res->format = r->t->format;
+    res->nbind = r->p->nvars;
+    res->bind = r->binds;
+    res->var_names = (const char *const *)r->p->var_names;
+}
+
 /* Decode a point again (every variable) for delivery. */
 static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     fq__worker *c = &r->cons;
     const fq_trace *t = r->t;
     c->ndv = 0;
-    memset(res, 0, sizeof *res);
-    res->counter = h[0];
-    res->stmt = h[1];
-    res->format = t->format;
-    res->nbind = r->p->nvars;
-    res->bind = r->binds;
-    res->var_names = (const char *const *)r->p->var_names;
+    fq__result_head(r, h, res);
     if (t->format == FQ_FORMAT_TRACEDB) {
         uint64_t ptr = h[4], stmt = 0, off = h[3];
         if (off == FQ__NOLOC && (off = fq__col_point(r, h, &ptr, &stmt)) == FQ__NOLOC) return r->err.code;
@@ -6199,6 +6293,42 @@ static const fq__dvar *fq__find_slot(const fq__worker *c, uint64_t slot) {
     return NULL;
 }
 
+/* A result with its bindings set: dedup, limit, callback. */
+static void fq__hand_over(fq__run *r, fq_result *res) {
+    if (r->p->flags & FQ_DEDUP) {
+        size_t kl = fq__key(r, res->stmt, r->binds, r->p->nvars);
+        int added = kl ? fq__set_add(&r->seen, r->key, kl) : -1;
+        if (added < 0) {
+            r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, res->counter, "out of memory (dedup)");
+            r->stop = 1;
+            return;
+        }
+        if (!added) return;
+    }
+    res->index = r->delivered;
+    r->delivered++;
+    if (r->fn && r->fn(r->ctx, res)) r->stop = 1;
+    if (r->limit && r->delivered >= r->limit) r->stop = 1;
+}
+
+static int fq__stale_at(fq__run *r, uint64_t k) {
+    return fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, k,
+                    "the index does not match the trace at point %llu: rebuild it (frames index) or "
+                    "query without it", (unsigned long long)k);
+}
+
+/* Binding j of a detached column run's result at point k from its record reference. */
+static int fq__record_binding(fq__run *r, uint64_t k, uint64_t ref, uint32_t j) {
+    const fq__ix *x = r->t->ix;
+    uint64_t ti = ref >> FQ__REF_SHIFT, rec = ref & (((uint64_t)1 << FQ__REF_SHIFT) - 1);
+    fq__dvar v;
+    if (ti >= x->ncols || rec >= x->cols[ti].n ||
+        fq__col_fill(&r->cons, r->t, &x->cols[ti], (uint32_t)ti, rec, 0, 1, 1, &v))
+        return fq__stale_at(r, k);
+    fq__binding(r, &v, j, &r->binds[j]);
+    return FRAMES_OK;
+}
+
 /* Hand results to the caller, in order: dedup, limit, callback. */
 static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
     unsigned k = r->p->nvars, j;
@@ -6209,6 +6339,19 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
         fq_result res;
         int rc;
         i += FQ__HDR;
+        if (r->col.detached) {   /* the columns hold everything the caller reads */
+            fq__result_head(r, h, &res);
+            for (q = 0; q < nres && !r->stop; q++, i += k) {
+                for (j = 0; j < k; j++)
+                    if ((rc = fq__record_binding(r, h[0], wd[i + j], j)) < 0) {
+                        r->rc = rc;
+                        r->stop = 1;
+                        return;
+                    }
+                fq__hand_over(r, &res);
+            }
+            continue;
+        }
         r->cons.want = 0;
         r->cons.want_high = 0;
         for (q = 0; q < nres * k; q++) {   /* decode only the bound variables */
@@ -6225,10 +6368,7 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
             for (j = 0; j < k; j++) {
                 const fq__dvar *v = fq__find_slot(&r->cons, wd[i + j]);
                 if (!v) {   /* only an index's column can name a slot the point lacks */
-                    r->rc = r->t->ix ? fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, h[0],
-                                                "the index does not match the trace at point %llu: "
-                                                "rebuild it (frames index) or query without it",
-                                                (unsigned long long)h[0])
+                    r->rc = r->t->ix ? fq__stale_at(r, h[0])
                                      : fq__fail(&r->err, FRAMES_E_STATE, FRAMES_NO_POS, h[0],
                                                 "internal: slot out of range");
                     r->stop = 1;
@@ -6236,20 +6376,7 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
                 }
                 fq__binding(r, v, j, &r->binds[j]);
             }
-            if (r->p->flags & FQ_DEDUP) {
-                size_t kl = fq__key(r, res.stmt, r->binds, k);
-                int added = kl ? fq__set_add(&r->seen, r->key, kl) : -1;
-                if (added < 0) {
-                    r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, h[0], "out of memory (dedup)");
-                    r->stop = 1;
-                    return;
-                }
-                if (!added) continue;
-            }
-            res.index = r->delivered;
-            r->delivered++;
-            if (r->fn && r->fn(r->ctx, &res)) r->stop = 1;
-            if (r->limit && r->delivered >= r->limit) r->stop = 1;
+            fq__hand_over(r, &res);
         }
     }
 }
@@ -6597,7 +6724,10 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         threads = 1;
     } else {
         int rc = fq__col_select(p, &r, !count_only, err);
-        if (rc > 0) r.hi = r.col.n;   /* work items are ranges of the postings read */
+        if (rc > 0) {
+            r.hi = r.col.n;   /* work items are ranges of the postings read */
+            r.col.detached = fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r.col);
+        }
         else if (rc == 0 && (rc = fq__ix_select(p, &r.sel, err)) > 0)
             r.hi = r.sel.n;   /* work items are ranges of the selection */
         if (rc < 0) {
@@ -6724,23 +6854,38 @@ static void fq__put(fq__sb *s, const char *p, size_t n) {
 }
 static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
 
-static void fq__put_u64(fq__sb *s, uint64_t v) {
+/* The decimal digits of v, ending at end (at most 20 before it); where they start. */
+static char *fq__u64_digits(uint64_t v, char *end) {
     static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
                                 "3839404142434445464748495051525354555657585960616263646566676869707172737475"
                                 "767778798081828384858687888990919293949596979899";
-    char tmp[24];
-    int i = 24;
     while (v >= 100) {   /* two digits per division */
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
-        tmp[--i] = pairs[d + 1];
-        tmp[--i] = pairs[d];
+        *--end = pairs[d + 1];
+        *--end = pairs[d];
     }
     if (v >= 10) {
-        tmp[--i] = pairs[v * 2 + 1];
-        tmp[--i] = pairs[v * 2];
-    } else tmp[--i] = (char)('0' + v);
-    fq__put(s, tmp + i, (size_t)(24 - i));
+        *--end = pairs[v * 2 + 1];
+        *--end = pairs[v * 2];
+    } else *--end = (char)('0' + v);
+    return end;
+}
+
+/* How many decimal digits v has. */
+static unsigned fq__u64_ndigits(uint64_t v) {
+    unsigned n = 1;
+    uint64_t p = 10;
+    while (n < 20 && v >= p) {
+        n++;
+        p *= 10;
+    }
+    return n;
+}
+
+static void fq__put_u64(fq__sb *s, uint64_t v) {
+    char tmp[24], *b = fq__u64_digits(v, tmp + 24);
+    fq__put(s, b, (size_t)(tmp + 24 - b));
 }
 
 static void fq__put_i64(fq__sb *s, int64_t v) {
@@ -6969,14 +7114,9 @@ static void fq__json(fq__sb *s, const fq_result *r) {
 /* The listing of a trace-db result whose integers and names fit: written without checks
    into a buffer known to be large enough (the common case of fq_format_result). */
 static char *fq__raw_u64(char *o, uint64_t v) {
-    char tmp[24];
-    int i = 24;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    memcpy(o, tmp + i, (size_t)(24 - i));
-    return o + (24 - i);
+    char *end = o + fq__u64_ndigits(v);
+    fq__u64_digits(v, end);
+    return end;
 }
 
 static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
@@ -7015,7 +7155,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
     fq__sb s;
     uint32_t i;
     if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
-        size_t bound = 64;
+        size_t bound = 96;   /* "result " index ": counter=" counter " stmt=" stmt, NUL: 84 at most */
         for (i = 0; i < r->nbind; i++) {
             if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
             bound += r->bind[i].name.len + r->bind[i].type.len + 24;

@@ -135,7 +135,51 @@ static char *run_json(fq_trace *t, const qdesc *d, unsigned threads, uint64_t ch
     return (char *)out.p;
 }
 
-/* d gives the same listing on a (no index) and b (index), over several thread counts. */
+/* Every field a bindings_only caller may read, a line per result. */
+static int binding_line(void *ctx, const fq_result *r) {
+    char line[8192];
+    size_t n;
+    uint32_t i, k;
+    n = (size_t)snprintf(line, sizeof line, "%llu %llu %llu %llu %d", (unsigned long long)r->index,
+                         (unsigned long long)r->counter, (unsigned long long)r->stmt,
+                         (unsigned long long)r->tid, r->has_tid);
+    for (i = 0; i < r->nbind && n < sizeof line - 512; i++) {
+        const fq_binding *b = &r->bind[i];
+        n += (size_t)snprintf(line + n, sizeof line - n, " | %u %u %d %u %.*s:%.*s %u %u %u %u %llu %lld %a %llu %llu ",
+                              b->var, b->slot, b->format, b->flags, (int)b->name.len, (const char *)b->name.ptr,
+                              (int)b->type.len, (const char *)b->type.ptr, b->name_index, b->type_index, b->bits,
+                              b->mem_index, (unsigned long long)b->u, (long long)b->i, b->f,
+                              (unsigned long long)b->size, (unsigned long long)b->addr);
+        for (k = 0; k < b->bytes.len && k < 64; k++) n += (size_t)snprintf(line + n, sizeof line - n, "%02x", b->bytes.ptr[k]);
+    }
+    assert_true(n < sizeof line - 1);
+    buf_add((buf *)ctx, line, n);
+    buf_add((buf *)ctx, "\n", 1);
+    return 0;
+}
+
+/* Run d on t and list every result's bindings (malloc'd); rc in *rc. */
+static char *run_bindings(fq_trace *t, const qdesc *d, unsigned threads, uint64_t chunk, int bindings_only,
+                          int *rc) {
+    fq_query *q;
+    fq_plan *p = compile(t, d, &q);
+    fq_run_options o;
+    frames_error err;
+    buf out = {NULL, 0, 0};
+    fq_run_options_default(&o);
+    o.threads = threads;
+    o.chunk = chunk;
+    o.bindings_only = bindings_only;
+    buf_add(&out, "", 0);
+    *rc = fq_run(p, &o, binding_line, &out, NULL, &err);
+    fq_plan_free(p);
+    fq_query_free(q);
+    return (char *)out.p;
+}
+
+/* d gives the same listing on a (no index) and b (index), over several thread counts;
+   and the same bindings when b's run is told that the caller reads only them (trace-db
+   columns then deliver results without the trace). */
 static void same(fq_trace *a, fq_trace *b, const qdesc *d, const char *what) {
     static const unsigned threads[3] = {1, 3, 2};
     static const uint64_t chunks[3] = {0, 7, 64};
@@ -146,6 +190,13 @@ static void same(fq_trace *a, fq_trace *b, const qdesc *d, const char *what) {
         assert_int_equal(ra, 0);
         if (rb != 0 || strcmp(x, y) != 0)
             fail_msg("%s (threads %u): results differ with the index (rc %d)", what, threads[i], rb);
+        free(x);
+        free(y);
+        x = run_bindings(a, d, threads[i], chunks[i], 0, &ra);
+        y = run_bindings(b, d, threads[i], chunks[i], 1, &rb);
+        assert_int_equal(ra, 0);
+        if (rb != 0 || strcmp(x, y) != 0)
+            fail_msg("%s (threads %u): bindings_only results differ with the index (rc %d)", what, threads[i], rb);
         free(x);
         free(y);
     }
@@ -875,6 +926,101 @@ static void test_columns_same_results(void **state) {
     free(tr.p);
 }
 
+/* A bindings_only listing with the index's columns reads nothing of the trace's points:
+   with every point overwritten after the index is attached, it still lists what the
+   intact trace holds, where a full listing finds the trace no longer matches. Blob
+   types (contents in the trace only) take the trace's path. */
+static void test_bindings_without_trace(void **state) {
+    static const qdesc queries[] = {
+        {{"a:int"}, "(> (v/value a) 0)", NULL, 0, 0, {0}, 0, 0},
+        {{"a:int,long", "b:char*"}, "(> (v/size b) 3)", NULL, UINT64_MAX, 3, {0}, 0, 0},
+        {{"a:i8,u16,long,ulong,int,char*,float,u24"}, NULL, NULL, 1, 0, {0}, 0, FQ_DEDUP}};
+    static const qdesc blob = {{"a:blob"}, NULL, NULL, 0, 0, {0}, 0, 0};
+    buf tr = {NULL, 0, 0}, ix;
+    fq_trace *a, *b;
+    frames_error err;
+    size_t i;
+    int rc;
+    (void)state;
+    mt_trace(&tr, 400);
+    a = open_mem(tr.p, tr.n, 0);
+    ix = build_index(a, NULL);
+    fq_trace_close(a);
+    a = open_mem(tr.p, tr.n, 0);
+    {
+        unsigned char *copy = (unsigned char *)malloc(tr.n);
+        uint64_t first;
+        memcpy(copy, tr.p, tr.n);
+        b = open_mem(copy, tr.n, 0);
+        assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
+        first = get_le(ix.p + 136, 8);   /* the index's offset of the first point */
+        assert_true(first > 0 && first < tr.n);
+        memset(copy + first, 0xee, tr.n - first);
+        for (i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+            char *x = run_bindings(a, &queries[i], 1, 0, 0, &rc), *y;
+            assert_int_equal(rc, 0);
+            assert_true(strlen(x) > 100);
+            y = run_bindings(b, &queries[i], 2, 0, 1, &rc);
+            assert_int_equal(rc, 0);
+            assert_string_equal(x, y);
+            free(y);
+            y = run_bindings(b, &queries[i], 1, 0, 0, &rc);
+            assert_int_equal(rc, FQ_E_STALE);
+            free(y);
+            free(x);
+        }
+        free(run_bindings(b, &blob, 1, 0, 1, &rc));
+        assert_int_equal(rc, FQ_E_STALE);
+        fq_trace_close(b);
+        free(copy);
+    }
+    fq_trace_close(a);
+    free(ix.p);
+    free(tr.p);
+}
+
+typedef struct progress_log {
+    uint64_t calls, last, total;
+    int backwards, total_changed;
+} progress_log;
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total) {
+    progress_log *l = (progress_log *)ctx;
+    if (l->calls && done < l->last) l->backwards = 1;
+    if (l->calls && total != l->total) l->total_changed = 1;
+    l->calls++;
+    l->last = done;
+    l->total = total;
+}
+
+/* fq_index_progress: reports that never go back, end at the total, one at least every
+   65536 points of each walk; and the index is the same with and without them. */
+static void test_index_progress(void **state) {
+    buf tr = {NULL, 0, 0}, plain, watched;
+    fq_trace *t;
+    progress_log l;
+    (void)state;
+    mt_trace(&tr, 200000);
+    t = open_mem(tr.p, tr.n, 0);
+    plain = build_index(t, NULL);
+    fq_trace_close(t);
+    t = open_mem(tr.p, tr.n, 0);
+    memset(&l, 0, sizeof l);
+    fq_index_progress(t, log_progress, &l);
+    watched = build_index(t, NULL);
+    fq_trace_close(t);
+    assert_int_equal(plain.n, watched.n);
+    assert_memory_equal(plain.p, watched.p, plain.n);
+    assert_false(l.backwards);
+    assert_false(l.total_changed);
+    assert_true(l.total > 0);
+    assert_int_equal(l.last, l.total);
+    assert_true(l.calls >= 3 * (200000 / 65536));   /* loading, points, columns */
+    free(plain.p);
+    free(watched.p);
+    free(tr.p);
+}
+
 /* The records the columns must hold, found by walking the trace here: per point, its
    statement and its variables (type, name, position, value bytes). */
 typedef struct mt_rec {
@@ -1261,6 +1407,8 @@ int main(void) {
         cmocka_unit_test(test_files_and_mtime),
         cmocka_unit_test(test_damaged_index),
         cmocka_unit_test(test_columns_same_results),
+        cmocka_unit_test(test_bindings_without_trace),
+        cmocka_unit_test(test_index_progress),
         cmocka_unit_test(test_columns_contents),
         cmocka_unit_test(test_columns_forged),
         cmocka_unit_test(test_cli),

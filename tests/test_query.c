@@ -1361,6 +1361,51 @@ static char *frames_cmd(int *status, const char *args) {
     return tu_run(status, "%s query %s 2>&1", tu_frames_bin(), args);
 }
 
+/* fq_format_result never writes past cap and says how much the whole text needs, at
+   the extremes of every number (20 digits) and at every cap around the text's length;
+   the expected text is built here with printf. */
+static void test_format_caps(void **state) {
+    static const char name[] = "longer_name";
+    fq_result r;
+    fq_binding b[2];
+    char want[256], *buf;
+    size_t n, cap;
+    int k;
+    (void)state;
+    for (k = 0; k < 3; k++) {
+        memset(&r, 0, sizeof r);
+        memset(b, 0, sizeof b);
+        r.format = FQ_FORMAT_TRACEDB;
+        r.index = UINT64_MAX - (uint64_t)k;
+        r.counter = UINT64_MAX / (uint64_t)(k + 1);
+        r.stmt = k == 1 ? 0 : UINT64_MAX;
+        r.nbind = (uint32_t)k;   /* 0, 1 and 2 variables */
+        r.bind = b;
+        b[0].format = FQ_FMT_SIGNED;
+        b[0].i = INT64_MIN;
+        b[0].name = frames_bytes_of(name, sizeof name - 1);
+        b[0].type = frames_bytes_of("long", 4);
+        b[1].format = FQ_FMT_UNSIGNED;
+        b[1].u = 10000000000000000000ull;
+        b[1].name = frames_bytes_of("x", 1);
+        b[1].type = frames_bytes_of("ulong", 5);
+        n = (size_t)snprintf(want, sizeof want, "result %llu: counter=%llu stmt=%llu",
+                             (unsigned long long)r.index, (unsigned long long)r.counter,
+                             (unsigned long long)r.stmt);
+        if (k >= 1) n += (size_t)snprintf(want + n, sizeof want - n, " %s:long=%lld", name, (long long)INT64_MIN);
+        if (k >= 2) n += (size_t)snprintf(want + n, sizeof want - n, " x:ulong=%llu", 10000000000000000000ull);
+        for (cap = 1; cap <= n + 40; cap++) {
+            size_t got;
+            buf = (char *)malloc(cap);   /* exactly cap bytes: ASan sees any write past it */
+            got = fq_format_result(&r, FQ_LIST_TRACEDB, buf, cap);
+            assert_int_equal(got, n);
+            assert_int_equal(strlen(buf), cap > n ? n : cap - 1);
+            assert_memory_equal(buf, want, strlen(buf));
+            free(buf);
+        }
+    }
+}
+
 static void test_cli(void **state) {
     char cmd[2048], *out;
     int st;
@@ -1491,6 +1536,7 @@ int main(void) {
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_pick_frames),
         cmocka_unit_test(test_dedup),
+        cmocka_unit_test(test_format_caps),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

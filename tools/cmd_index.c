@@ -29,6 +29,12 @@ static double seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void show_progress(void *ctx, uint64_t done, uint64_t total) {
+    cli_progress *p = (cli_progress *)ctx;
+    if (!p->total) p->total = total;
+    cli_progress_update(p, done);
+}
+
 static void report(const char *path, const fq_index_info *ix, double secs, int json, int checked) {
     if (json) {
         fputs("{\"index\":", stdout);
@@ -58,6 +64,7 @@ int cmd_index(int argc, char **argv) {
     fq_trace *t = NULL;
     fq_index_info ix;
     frames_error err;
+    cli_progress progress;
     double t0;
 
     if (cli_wants_help(argc, argv)) {
@@ -114,10 +121,14 @@ int cmd_index(int argc, char **argv) {
         report(out, &ix, 0, json, 1);
         goto done;
     }
+    cli_progress_start(&progress, "index", 0);
+    if (progress.active) fq_index_progress(t, show_progress, &progress);
     if (fq_index_save(t, out, &ix, &err) < 0) {
+        cli_progress_end(&progress);
         rc = cli_fail(CLI_DATA, "%s: %s", err.code == FRAMES_E_IO ? out : trace, err.message);
         goto done;
     }
+    cli_progress_end(&progress);
     report(out, &ix, seconds() - t0, json, 0);
     {   /* the points kept are those before a cut: say so, as `frames query` does */
         fq_trace_info info;

@@ -358,6 +358,7 @@ int cmd_query(int argc, char **argv) {
     ro.limit = a.limit;
     ro.pick = a.pick;
     ro.seed = a.seed;
+    ro.bindings_only = !o.json;   /* the listing prints the bindings only; JSON adds aux */
     cli_progress_start(&o.progress, "query", 0);
     if (o.progress.active) {
         ro.progress = show_progress;
