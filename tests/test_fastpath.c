@@ -24,34 +24,46 @@
 /* ---------------------------------------------------------------- the expected bytes */
 
 /* operand_info as libprotobuf writes it (fields in order, every usage bool written, an
-   unset taint as no_taint: true). */
-static void pb_operand(pb_buf *out, const frames_operand *op) {
+   unset taint as no_taint: true) when unknown_at is 0 and `read` and `no_taint` are the
+   model's bools; else an operand the general decoder must take: an unknown varint field
+   (number 9) at `unknown_at` (1 in reg_operand / mem_operand, 2 in operand_info_specific,
+   3 first in operand_info, 4 between bit_length and usage, 5 last in usage, 6 last in
+   taint_info, 7 after the value), or `read` / `no_taint` written as 2 or more. */
+static void pb_operand_as(pb_buf *out, const frames_operand *op, int unknown_at, uint64_t read,
+                          uint64_t no_taint) {
     static pb_buf inner, spec, usage, taint, o;
     pb_reset(&inner);
     pb_reset(&spec);
     pb_reset(&usage);
     pb_reset(&taint);
     pb_reset(&o);
-    if (op->spec == FRAMES_REG) {
-        pb_bytes(&inner, 1, op->name.ptr, op->name.len);
-        pb_msg(&spec, 2, &inner);
-    } else {
-        pb_u64(&inner, 1, op->address);
-        pb_msg(&spec, 1, &inner);
-    }
-    pb_u64(&usage, 1, op->read != 0);
+    if (op->spec == FRAMES_REG) pb_bytes(&inner, 1, op->name.ptr, op->name.len);
+    else pb_u64(&inner, 1, op->address);
+    if (unknown_at == 1) pb_u64(&inner, 9, 5);
+    pb_msg(&spec, op->spec == FRAMES_REG ? 2 : 1, &inner);
+    if (unknown_at == 2) pb_u64(&spec, 9, 5);
+    pb_u64(&usage, 1, read);
     pb_u64(&usage, 2, op->written != 0);
     pb_u64(&usage, 3, op->index != 0);
     pb_u64(&usage, 4, op->base != 0);
+    if (unknown_at == 5) pb_u64(&usage, 9, 5);
     if (op->taint.set == FRAMES_TAINT_ID) pb_u64(&taint, 2, op->taint.id);
     else if (op->taint.set == FRAMES_TAINT_MULTIPLE) pb_u64(&taint, 3, op->taint.multiple != 0);
-    else pb_u64(&taint, 1, op->taint.set == 0 || op->taint.no_taint != 0);
+    else pb_u64(&taint, 1, no_taint);
+    if (unknown_at == 6) pb_u64(&taint, 9, 5);
+    if (unknown_at == 3) pb_u64(&o, 9, 5);
     pb_msg(&o, 1, &spec);
     pb_sint(&o, 2, op->bit_length);
+    if (unknown_at == 4) pb_u64(&o, 9, 5);
     pb_msg(&o, 3, &usage);
     pb_msg(&o, 4, &taint);
     pb_bytes(&o, 5, op->value.ptr, op->value.len);
+    if (unknown_at == 7) pb_u64(&o, 9, 5);
     pb_msg(out, 1, &o);
+}
+
+static void pb_operand(pb_buf *out, const frames_operand *op) {
+    pb_operand_as(out, op, 0, op->read != 0, op->taint.set == 0 || op->taint.no_taint != 0);
 }
 
 static void pb_frame(pb_buf *out, const frames_std_frame *s) {
@@ -493,42 +505,6 @@ static void test_near_misses(void **state) {
     }
 }
 
-/* operand_info bytes the way the general decoder must take them: an unknown varint field
-   (number 9) at `unknown_at` (0 none; 1 in reg_operand / mem_operand, 2 in
-   operand_info_specific, 3 first in operand_info, 4 between bit_length and usage, 5 last
-   in usage, 6 last in taint_info, 7 after the value), `flag` as the read flag and
-   `no_taint` as no_taint (bools other than 0/1 when 2 or more). */
-static void pb_odd_operand(pb_buf *out, int mem, int unknown_at, uint64_t flag, uint64_t no_taint,
-                           size_t value_len) {
-    static pb_buf inner, spec, usage, taint, o;
-    pb_reset(&inner);
-    pb_reset(&spec);
-    pb_reset(&usage);
-    pb_reset(&taint);
-    pb_reset(&o);
-    if (mem) pb_u64(&inner, 1, 0x7ffc12345678ull);
-    else pb_bytes(&inner, 1, data + 100, 3);
-    if (unknown_at == 1) pb_u64(&inner, 9, 5);
-    pb_msg(&spec, mem ? 1 : 2, &inner);
-    if (unknown_at == 2) pb_u64(&spec, 9, 5);
-    pb_u64(&usage, 1, flag);
-    pb_u64(&usage, 2, 0);
-    pb_u64(&usage, 3, 1);
-    pb_u64(&usage, 4, 0);
-    if (unknown_at == 5) pb_u64(&usage, 9, 5);
-    pb_u64(&taint, 1, no_taint);
-    if (unknown_at == 6) pb_u64(&taint, 9, 5);
-    if (unknown_at == 3) pb_u64(&o, 9, 5);
-    pb_msg(&o, 1, &spec);
-    pb_sint(&o, 2, 64);
-    if (unknown_at == 4) pb_u64(&o, 9, 5);
-    pb_msg(&o, 3, &usage);
-    pb_msg(&o, 4, &taint);
-    pb_bytes(&o, 5, data + 7, value_len);
-    if (unknown_at == 7) pb_u64(&o, 9, 5);
-    pb_msg(out, 1, &o);
-}
-
 /* A std_frame of plain operands around one odd operand (pre: plain, odd, plain; post:
    odd), with an unknown field between list elements (list_unknown) or after the lists
    (std_unknown). */
@@ -536,6 +512,7 @@ static void pb_odd_frame(pb_buf *out, int mem, int unknown_at, uint64_t flag, ui
                          size_t value_len, int list_unknown, int std_unknown) {
     static pb_buf std, list;
     frames_operand plain = reg_op(5, 8);
+    frames_operand odd = mem ? mem_op(0x7ffc12345678ull, value_len) : reg_op(3, value_len);
     pb_reset(&std);
     pb_u64(&std, 1, 0x401000);
     pb_u64(&std, 2, 1);
@@ -543,11 +520,11 @@ static void pb_odd_frame(pb_buf *out, int mem, int unknown_at, uint64_t flag, ui
     pb_reset(&list);
     pb_operand(&list, &plain);
     if (list_unknown) pb_u64(&list, 2, 5);
-    pb_odd_operand(&list, mem, unknown_at, flag, no_taint, value_len);
+    pb_operand_as(&list, &odd, unknown_at, flag, no_taint);
     pb_operand(&list, &plain);
     pb_msg(&std, 4, &list);
     pb_reset(&list);
-    pb_odd_operand(&list, mem, unknown_at, flag, no_taint, value_len);
+    pb_operand_as(&list, &odd, unknown_at, flag, no_taint);
     pb_msg(&std, 5, &list);
     if (std_unknown) pb_u64(&std, 9, 5);
     pb_reset(out);
