@@ -694,6 +694,30 @@ static void test_files_and_mtime(void **state) {
     t = open_mem(tr, len, 0);
     assert_int_equal(fq_index_open(t, index, &err), 0);
     fq_trace_close(t);
+    {   /* a file (its samples read with pread) edited in a sampled block, same size and
+           time: refused */
+        struct stat st;
+        size_t at = (len - 4096) / 63 * 32 + 100;
+        t = open_path(trace, 0);
+        assert_int_equal(fq_index_save(t, index, NULL, &err), 0);
+        fq_trace_close(t);
+        assert_int_equal(stat(trace, &st), 0);
+        tr[at] ^= 0x5a;
+        assert_int_equal(tu_write_file(trace, tr, len), 0);
+        ut.actime = st.st_atime;
+        ut.modtime = st.st_mtime;
+        assert_int_equal(utime(trace, &ut), 0);
+        t = open_path(trace, 0);
+        assert_int_equal(fq_index_open(t, index, &err), FQ_E_STALE);
+        assert_non_null(strstr(err.message, "other contents"));
+        fq_trace_close(t);
+        tr[at] ^= 0x5a;   /* restored: accepted again */
+        assert_int_equal(tu_write_file(trace, tr, len), 0);
+        assert_int_equal(utime(trace, &ut), 0);
+        t = open_path(trace, 0);
+        assert_int_equal(fq_index_open(t, index, &err), 0);
+        fq_trace_close(t);
+    }
     remove(index);
     remove(trace);
     free(tr);

@@ -168,6 +168,14 @@ static int fz_result(void *ctx, const fq_result *r) {
     return 0;
 }
 
+static int fz_result_text(void *ctx, const fq_result *r) {
+    char line[2048];
+    size_t n = fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
+    uint64_t *h = (uint64_t *)ctx;
+    *h = fz_hash_of(*h, line, n < sizeof line ? n : sizeof line - 1);
+    return 0;
+}
+
 /* Run every query of the fixture on t: a hash of all results and codes. */
 static uint64_t fz_battery(fq_trace *t, int frames) {
     const fz_q *qs = frames ? fz_frames_q : fz_tdb_q;
@@ -204,6 +212,13 @@ static uint64_t fz_battery(fq_trace *t, int frames) {
             FZ_CHECK(rc2 == 0 || rc2 == FQ_E_STALE);
             if (rc2 < 0) FZ_CHECK(memchr(err.message, 0, sizeof err.message) != NULL);
             if (rc == 0) FZ_CHECK(rc2 == 0 && m == n);   /* a listing that works counts the same */
+            h = fz_hash_of(h, (const char *)&m, sizeof m);
+            /* bindings only: trace-db results straight from the columns' records */
+            o.bindings_only = 1;
+            rc2 = fq_run(p, &o, fz_result_text, &h, &m, &err);
+            FZ_CHECK(rc2 == 0 || rc2 == FQ_E_STALE);
+            if (rc2 < 0) FZ_CHECK(memchr(err.message, 0, sizeof err.message) != NULL);
+            if (rc == 0 && rc2 == 0) FZ_CHECK(m == n);
             h = fz_hash_of(h, (const char *)&m, sizeof m);
         }
         rc = fq_pick_point(p, i, &k, &err);
