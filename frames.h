@@ -1839,11 +1839,13 @@ static size_t frames__fast_count(const uint8_t *p, const uint8_t *end, int *ok) 
     return n;
 }
 
-/* operand_info: 0a specific, 10 bit_length, 1a 08 usage, 22 taint, 2a value; p..end is
-   one element. Submessage lengths below 128 (register names up to 123 bytes) are read in
-   place, and the fixed bytes are compared a word at a time: the head of the specific part
-   as one word, the bit length's tag and varint of one or two bytes (bit lengths below
-   8192) as part of another, usage, no_taint and the value's header as two. */
+/* operand_info in any canonical shape the hot template below does not take (taint ids,
+   values of 128 bytes or more, addresses of 9 or 10 bytes, ...): 0a specific,
+   10 bit_length, 1a 08 usage, 22 taint, 2a value; p..end is one element. Submessage
+   lengths below 128 (register names up to 123 bytes) are read in place, and the fixed
+   bytes are compared a word at a time: the head of the specific part as one word, the
+   bit length's tag and varint of one or two bytes (bit lengths below 8192) as part of
+   another, the usage as one. */
 FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t *end,
                                                  frames_operand *op) {
     const uint8_t *q, *stop;
@@ -1884,24 +1886,13 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
         return 0;
     }
     op->bit_length = frames__unzigzag32((uint32_t)v);
-    /* operand_usage: 1a 08 08 r 10 w 18 i | 20 b, each of r w i b 0 or 1; then, as every
-       tracer writes them, taint_info { no_taint } and a value below 128 bytes:
-       | 22 02 08 t 2a len. The flag bytes are masked out and checked for 0/1 at once. */
+    /* operand_usage: 1a 08 08 r 10 w 18 i | 20 b, each of r w i b 0 or 1 (the flag bytes
+       are masked out and checked for 0/1 at once) */
     w = frames__le64(q);
-    v = frames__le64(q + 8);
     if ((w & 0xfefffefffeffffffull) != 0x001800100008081aull) return 0;
     op->read = q[3];
     op->written = q[5];
     op->index = q[7];
-    if (FRAMES__LIKELY((v & 0x80fffefffffffeffull) == 0x002a000802220020ull &&
-                       (size_t)(v >> 56) == (size_t)(end - q) - 16)) {
-        op->base = q[9];
-        op->taint.set = FRAMES_TAINT_NONE;
-        op->taint.no_taint = q[13];
-        op->value.ptr = q + 16;
-        op->value.len = (size_t)(v >> 56);
-        return 1;
-    }
     if (q[8] != 0x20 || q[9] > 1) return 0;
     op->base = q[9];
     p = q + 10;
@@ -1931,54 +1922,122 @@ FRAMES__INLINE int frames__dec_operand_info_fast(const uint8_t *p, const uint8_t
     return 1;
 }
 
+/* One element `0a L` (L < 128) of an operand list holding an operand_info exactly as
+   tracers write a register or memory value (p..end: the rest of the list):
+     0a L 0a l 12 l-2 0a l-4 name     specific = reg_operand { name }        (4 <= l < 128)
+     0a L 0a l 0a l-2 08 address      specific = mem_operand { address of 1-8 bytes }
+     10 b | 10 b b                    bit_length, a varint of one or two bytes
+     1a 08 08 r 10 w 18 i 20 x        usage, each of r w i x 0 or 1
+     22 02 08 t 2a n value            taint_info { no_taint t (0 or 1) }, n < 128 bytes
+   The whole element is checked to lie in the list once, and then its fixed bytes a word at
+   a time (the flag bytes masked, their 0/1 checked by the same compare); the value's length
+   must end the element exactly. Returns the position after the element, or NULL for any
+   other bytes (the element may still be one frames__dec_operand_info_fast takes). */
+FRAMES__INLINE const uint8_t *frames__dec_operand_hot(const uint8_t *p, const uint8_t *end,
+                                                      frames_operand *op) {
+    const uint8_t *b, *tail, *q;
+    uint64_t w, u, v, bits;
+    size_t L, l;
+    if (end - p < 27) return NULL;   /* the smallest such element */
+    w = frames__le64(p);
+    L = (size_t)(w >> 8 & 0xff);
+    l = (size_t)(w >> 24 & 0xff);
+    /* the element inside the list, and 19 bytes at least after the specific part: every
+       word read below then lies inside the element. (An l below 4 matches neither
+       template: the bit length's tag 10 at p + 4 + l would fall on one of its bytes.) */
+    if (L > (size_t)(end - p) - 2 || l + 21 > L) return NULL;
+    b = p + 2 + L;
+    tail = p + 4 + l;
+    memset(op, 0, sizeof *op);
+    /* bytes 0-7 with l in three places; L below 128 */
+    if ((w & 0xffffffffffff80ffull) ==
+        0x000a0012000a000aull + l * 0x0100010001000000ull - 0x0400020000000000ull) {
+        op->spec = FRAMES_REG;
+        op->name = frames_bytes_of(p + 8, l - 4);
+    } else if ((w & 0x00ffffffffff80ffull) ==
+               0x0008000a000a000aull + l * 0x0000010001000000ull - 0x0000020000000000ull) {
+        op->spec = FRAMES_MEM;
+        if (frames__varint8(p + 7, &op->address) != tail) return NULL;
+    } else {
+        return NULL;
+    }
+    /* bit lengths of 64 and more (two bytes) first: 64-bit registers and words are the
+       most common operands of 64-bit programs */
+    w = frames__le64(tail);
+    if ((w & 0x8080ff) == 0x008010 && (w & 0x7f0000)) {
+        bits = (w >> 8 & 0x7f) | (w >> 9 & 0x3f80);
+        q = tail + 3;
+    } else if ((w & 0x80ff) == 0x0010) {
+        bits = w >> 8 & 0x7f;
+        q = tail + 2;
+    } else {
+        return NULL;
+    }
+    u = frames__le64(q);
+    v = frames__le64(q + 8);
+    if ((u & 0xfefffefffeffffffull) != 0x001800100008081aull ||
+        (v & 0x80fffefffffffeffull) != 0x002a000802220020ull ||
+        (size_t)(v >> 56) != (size_t)(b - q) - 16)
+        return NULL;
+    op->bit_length = frames__unzigzag32((uint32_t)bits);
+    op->read = q[3];
+    op->written = q[5];
+    op->index = q[7];
+    op->base = q[9];
+    op->taint.set = FRAMES_TAINT_NONE;
+    op->taint.no_taint = q[13];
+    op->value = frames_bytes_of(q + 16, (size_t)(v >> 56));
+    return b;
+}
+
 /* An operand list (the first occurrence in a std_frame) made of `0a len` elements that
-   frames__dec_operand_info_fast accepts, decoded in one pass straight into the free end
-   of the arena's main block, which then becomes the list (as frames__grow_list would lay
-   it out: its capacity in the 8 bytes before it). 1 when done, 0 when the general path
-   must decode the list instead (another shape, too little room, the scratch limit). */
-static int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                     const frames_operand **list, uint32_t *n) {
+   frames__dec_operand_hot or frames__dec_operand_info_fast accepts, decoded in one pass
+   straight into the free end of the arena's main block, which then becomes the list (as
+   frames__grow_list would lay it out: its capacity in the 8 bytes before it). 1 when
+   done, 0 when the general path must decode the list instead (another shape, too little
+   room, the scratch limit). */
+FRAMES__INLINE int frames__dec_operands_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                             const frames_operand **list, uint32_t *n) {
     frames_decoder *d = x->d;
-    size_t used = d->frames__used + 8, count, need;
+    frames_operand *ops, *op;
+    const uint8_t *last;   /* the last place an operand fits in the main block */
+    size_t need;
     uint64_t cap;
-    frames_operand *ops, *op, *full;
     if (p == end) return 1;   /* an empty list: nothing to allocate */
-    if (d->frames__spill || used > d->frames__cap) return 0;
-    ops = op = (frames_operand *)(void *)(d->frames__base + used);
-    full = ops + (d->frames__cap - used) / sizeof *ops;
+    if (d->frames__spill || d->frames__cap - d->frames__used < 8 + sizeof *op) return 0;
+    ops = op = (frames_operand *)(void *)(d->frames__base + d->frames__used + 8);
+    last = d->frames__base + d->frames__cap - sizeof *op;
     do {
-        const uint8_t *a = p + 2, *b;
-        size_t len;
-        /* 0a len: an operand_info below 128 bytes read in place */
-        if (op == full || end - p < 2 || p[0] != 0x0a) return 0;
-        len = p[1];
-        if (FRAMES__LIKELY(len < 0x80)) {
-            if (len > (size_t)(end - a)) return 0;
-            b = a + len;
-        } else if (!(a = frames__fast_len(p + 1, end, &b))) {
-            return 0;
+        const uint8_t *next, *a;
+        if ((const uint8_t *)op > last) return 0;
+        if (FRAMES__UNLIKELY(!(next = frames__dec_operand_hot(p, end, op)))) {
+            if (end - p < 2 || p[0] != 0x0a || !(a = frames__fast_len(p + 1, end, &next)))
+                return 0;
+            memset(op, 0, sizeof *op);
+            if (!frames__dec_operand_info_fast(a, next, op)) return 0;
         }
-        memset(op, 0, sizeof *op);
-        if (!frames__dec_operand_info_fast(a, b, op)) return 0;
         op++;
-        p = b;
+        p = next;
     } while (p < end);
-    count = (size_t)(op - ops);
-    need = (8 + count * sizeof *ops + 7) & ~(size_t)7;
+    /* the capacity word and the operands, whose size is a multiple of 8 already */
+    need = 8 + (size_t)((uint8_t *)op - (uint8_t *)ops);
     if (d->frames__peak + need > d->limits.max_scratch) return 0;
-    cap = count;
-    memcpy(d->frames__base + d->frames__used, &cap, 8);
+    cap = (uint64_t)(op - ops);
+    memcpy((uint8_t *)ops - 8, &cap, 8);
     d->frames__used += need;
     d->frames__peak += need;
     *list = ops;
-    *n = (uint32_t)count;
+    *n = (uint32_t)cap;
     return 1;
 }
 
 typedef int (*frames__elem_fn)(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                frames_operand *op);
 
-/* operand_value_list / value_list: repeated elem = 1. Appends to (*list, *n). */
+/* operand_value_list / value_list: repeated elem = 1. Appends to (*list, *n). Elements
+   go through `elem`, the general decoder, only: the fast paths belong to the one-pass
+   frames__dec_operands_fast, and a decoder whose arena is still empty (its first frame)
+   decodes lists here, which is how tests compare the fast paths with the general one. */
 static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t *end,
                                 const frames_operand **list, uint32_t *n, frames__elem_fn elem) {
     size_t count, i = *n;
@@ -2003,9 +2062,6 @@ static int frames__dec_operands(frames__dec *x, const uint8_t *p, const uint8_t 
             frames_operand *op = &ops[i++];
             a = frames__fast_len(p + 1, end, &b);
             p = b;
-            memset(op, 0, sizeof *op);
-            if (elem == frames__dec_operand_info && frames__dec_operand_info_fast(a, b, op))
-                continue;
             memset(op, 0, sizeof *op);
             if (elem(x, a, b, op)) return x->code;
         }
@@ -2071,6 +2127,30 @@ static int frames__dec_std(frames__dec *x, const uint8_t *p, const uint8_t *end,
     return 0;
 }
 
+/* A std_frame's operand lists as writers emit them, from p: `22 len pre`, then maybe
+   `2a len post`. Each list is decoded in one pass, or else by the general list decoder.
+   One function for both lists, so that the one-pass loop is there once and called once
+   per frame. The position after the lists, or NULL: with x->code set when the general
+   decoder found an error, else when the bytes are not such lists. */
+static const uint8_t *frames__dec_std_lists(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                            frames_std_frame *s) {
+    const frames_operand **list = &s->pre;
+    uint32_t *n = &s->npre;
+    const uint8_t *q, *stop;
+    if (p >= end || *p != 0x22) return NULL;
+    for (;;) {
+        if (!(q = frames__fast_len(p + 1, end, &stop))) return NULL;
+        if (!frames__dec_operands_fast(x, q, stop, list, n) &&
+            frames__dec_operands(x, q, stop, list, n, frames__dec_operand_info))
+            return NULL;
+        p = stop;
+        if (list == &s->post || p >= end || *p != 0x2a) return p;
+        s->has_post = 1;
+        list = &s->post;
+        n = &s->npost;
+    }
+}
+
 /* std_frame as every writer emits it (see the fast path above): 1 when decoded, 0 when
    the general decoder must decode it (from a zeroed *s), or the error code of a list. */
 FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const uint8_t *end,
@@ -2091,20 +2171,7 @@ FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const 
         return 0;
     }
     s->rawbytes = frames_bytes_of(q, (size_t)(stop - q));
-    p = stop;
-    if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
-    if (!frames__dec_operands_fast(x, q, stop, &s->pre, &s->npre) &&
-        frames__dec_operands(x, q, stop, &s->pre, &s->npre, frames__dec_operand_info))
-        return x->code;
-    p = stop;
-    if (p < end && *p == 0x2a) {
-        if (!(q = frames__fast_len(p + 1, end, &stop))) return 0;
-        s->has_post = 1;
-        if (!frames__dec_operands_fast(x, q, stop, &s->post, &s->npost) &&
-            frames__dec_operands(x, q, stop, &s->post, &s->npost, frames__dec_operand_info))
-            return x->code;
-        p = stop;
-    }
+    if (!(p = frames__dec_std_lists(x, stop, end, s))) return x->code;
     if (p < end && *p == 0x32) {
         if (!(q = frames__fast_len(p + 1, end, &stop))) return 0;
         s->has_mode = 1;
@@ -4535,7 +4602,8 @@ static int frames__stream_next_raw(frames_reader *r, frames_raw *raw) {
 }
 
 /* Decode a raw record; errors carry its index and offset. */
-static int frames__decode_raw_again(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+static FRAMES__NOINLINE int frames__decode_raw_again(frames_cursor *c, const frames_raw *raw,
+                                                     frames_frame *f) {
     frames_error e;
     int rc = frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f, &e);
     if (rc < 0) return frames__fail(&c->err, rc, raw->offset, raw->index, "%s", e.message);
@@ -4543,29 +4611,28 @@ static int frames__decode_raw_again(frames_cursor *c, const frames_raw *raw, fra
 }
 
 /* Decoded without an error record (clearing one costs every frame); a frame that fails
-   is decoded again for the message (decoding is deterministic). */
-static int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
+   is decoded again for the message (decoding is deterministic), out of line so that the
+   error record's stack space is not set up for every frame. */
+FRAMES__INLINE int frames__decode_raw(frames_cursor *c, const frames_raw *raw, frames_frame *f) {
     if (FRAMES__LIKELY(frames_decode_frame(&c->dec, raw->payload.ptr, raw->payload.len, f,
                                            NULL) == FRAMES_OK))
         return 1;
     return frames__decode_raw_again(c, raw, f);
 }
 
-FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
+/* The next record of the reader's own position. Inlined into the public functions: the
+   calls from function to function cost a tenth of reading a mapped trace (each saved and
+   restored six registers). */
+FRAMES__INLINE int frames__reader_next_raw(frames_reader *r, frames_raw *raw) {
     int rc = r->stream ? frames__stream_next_raw(r, raw) : frames__mem_next_raw(&r->cur, raw);
     if (rc < 0) r->err = r->err.code && r->stream && !r->cur.err.code ? r->err : r->cur.err;
     return rc;
 }
 
-FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
-    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
-    return frames_reader_next_full(r, f, &raw);
-}
-
-FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
+FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     int rc;
     if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
-    rc = frames_reader_next_raw(r, raw);
+    rc = frames__reader_next_raw(r, raw);
     if (rc <= 0) return rc;
     rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
@@ -4576,6 +4643,19 @@ FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames
     r->decoded++;
     r->flags_seen |= f->flags;
     return 1;
+}
+
+FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
+    return frames__reader_next_raw(r, raw);
+}
+
+FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
+    frames_raw raw = {0, 0, {NULL, 0}}; /* set for gcc's flow analysis when inlined */
+    return frames__reader_next_full(r, f, &raw);
+}
+
+FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
+    return frames__reader_next_full(r, f, raw);
 }
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }

@@ -5,8 +5,11 @@
      pbbuild.h builds, for register names, addresses, bit lengths, values, usage flags
      and taints on both sides of each limit of the fast paths;
    - decoding those bytes gives the model they were built from, without flags, and the
-     same whether the operand lists go through the one-pass list decoder (a warm
-     decoder) or the general one (a fresh decoder, whose arena is still empty);
+     same whether the operand lists go through the one-pass list decoder and its operand
+     templates (a warm decoder) or the general decoder (a fresh decoder, whose arena is
+     still empty, decodes every operand the general way);
+   - unknown fields at every level of an operand list and bools of 2 decode exactly as
+     the general decoder decodes them, flags included;
    - near misses (every byte of such frames changed, lengths cut): whatever decodes
      without NONCANONICAL or INCOMPLETE re-encodes to exactly its input, and the fresh
      and warm decoders agree;
@@ -21,34 +24,46 @@
 /* ---------------------------------------------------------------- the expected bytes */
 
 /* operand_info as libprotobuf writes it (fields in order, every usage bool written, an
-   unset taint as no_taint: true). */
-static void pb_operand(pb_buf *out, const frames_operand *op) {
+   unset taint as no_taint: true) when unknown_at is 0 and `read` and `no_taint` are the
+   model's bools; else an operand the general decoder must take: an unknown varint field
+   (number 9) at `unknown_at` (1 in reg_operand / mem_operand, 2 in operand_info_specific,
+   3 first in operand_info, 4 between bit_length and usage, 5 last in usage, 6 last in
+   taint_info, 7 after the value), or `read` / `no_taint` written as 2 or more. */
+static void pb_operand_as(pb_buf *out, const frames_operand *op, int unknown_at, uint64_t read,
+                          uint64_t no_taint) {
     static pb_buf inner, spec, usage, taint, o;
     pb_reset(&inner);
     pb_reset(&spec);
     pb_reset(&usage);
     pb_reset(&taint);
     pb_reset(&o);
-    if (op->spec == FRAMES_REG) {
-        pb_bytes(&inner, 1, op->name.ptr, op->name.len);
-        pb_msg(&spec, 2, &inner);
-    } else {
-        pb_u64(&inner, 1, op->address);
-        pb_msg(&spec, 1, &inner);
-    }
-    pb_u64(&usage, 1, op->read != 0);
+    if (op->spec == FRAMES_REG) pb_bytes(&inner, 1, op->name.ptr, op->name.len);
+    else pb_u64(&inner, 1, op->address);
+    if (unknown_at == 1) pb_u64(&inner, 9, 5);
+    pb_msg(&spec, op->spec == FRAMES_REG ? 2 : 1, &inner);
+    if (unknown_at == 2) pb_u64(&spec, 9, 5);
+    pb_u64(&usage, 1, read);
     pb_u64(&usage, 2, op->written != 0);
     pb_u64(&usage, 3, op->index != 0);
     pb_u64(&usage, 4, op->base != 0);
+    if (unknown_at == 5) pb_u64(&usage, 9, 5);
     if (op->taint.set == FRAMES_TAINT_ID) pb_u64(&taint, 2, op->taint.id);
     else if (op->taint.set == FRAMES_TAINT_MULTIPLE) pb_u64(&taint, 3, op->taint.multiple != 0);
-    else pb_u64(&taint, 1, op->taint.set == 0 || op->taint.no_taint != 0);
+    else pb_u64(&taint, 1, no_taint);
+    if (unknown_at == 6) pb_u64(&taint, 9, 5);
+    if (unknown_at == 3) pb_u64(&o, 9, 5);
     pb_msg(&o, 1, &spec);
     pb_sint(&o, 2, op->bit_length);
+    if (unknown_at == 4) pb_u64(&o, 9, 5);
     pb_msg(&o, 3, &usage);
     pb_msg(&o, 4, &taint);
     pb_bytes(&o, 5, op->value.ptr, op->value.len);
+    if (unknown_at == 7) pb_u64(&o, 9, 5);
     pb_msg(out, 1, &o);
+}
+
+static void pb_operand(pb_buf *out, const frames_operand *op) {
+    pb_operand_as(out, op, 0, op->read != 0, op->taint.set == 0 || op->taint.no_taint != 0);
 }
 
 static void pb_frame(pb_buf *out, const frames_std_frame *s) {
@@ -490,6 +505,65 @@ static void test_near_misses(void **state) {
     }
 }
 
+/* A std_frame of plain operands around one odd operand (pre: plain, odd, plain; post:
+   odd), with an unknown field between list elements (list_unknown) or after the lists
+   (std_unknown). */
+static void pb_odd_frame(pb_buf *out, int mem, int unknown_at, uint64_t flag, uint64_t no_taint,
+                         size_t value_len, int list_unknown, int std_unknown) {
+    static pb_buf std, list;
+    frames_operand plain = reg_op(5, 8);
+    frames_operand odd = mem ? mem_op(0x7ffc12345678ull, value_len) : reg_op(3, value_len);
+    pb_reset(&std);
+    pb_u64(&std, 1, 0x401000);
+    pb_u64(&std, 2, 1);
+    pb_bytes(&std, 3, data + 3, 3);
+    pb_reset(&list);
+    pb_operand(&list, &plain);
+    if (list_unknown) pb_u64(&list, 2, 5);
+    pb_operand_as(&list, &odd, unknown_at, flag, no_taint);
+    pb_operand(&list, &plain);
+    pb_msg(&std, 4, &list);
+    pb_reset(&list);
+    pb_operand_as(&list, &odd, unknown_at, flag, no_taint);
+    pb_msg(&std, 5, &list);
+    if (std_unknown) pb_u64(&std, 9, 5);
+    pb_reset(out);
+    pb_msg(out, 1, &std);
+}
+
+/* Unknown fields at every level of an operand list, bools of 2, values around 128 bytes:
+   the fast paths decline (or take) them and the result is exactly the general decoder's,
+   flags included, for register and memory operands. */
+static void test_unknown_fields_and_odd_bools(void **state) {
+    static const size_t value_lens[] = {0, 8, 111, 112, 113, 127, 128};
+    static pb_buf in;
+    frames_frame d;
+    int mem, at, lu, su;
+    uint64_t flag, nt;
+    size_t v;
+    (void)state;
+    for (mem = 0; mem < 2; mem++)
+        for (at = 0; at <= 7; at++)
+            for (flag = 0; flag <= 2; flag++)
+                for (nt = 0; nt <= 2; nt++)
+                    for (v = 0; v < sizeof value_lens / sizeof value_lens[0]; v++)
+                        for (lu = 0; lu < 2; lu++)
+                            for (su = 0; su < 2; su++) {
+                                uint32_t want = 0;
+                                if (at || lu || su) want |= FRAMES_FF_UNKNOWN_FIELD;
+                                if (flag > 1 || nt > 1) want |= FRAMES_FF_BAD_BOOL;
+                                pb_odd_frame(&in, mem, at, flag, nt, value_lens[v], lu, su);
+                                assert_int_equal(decode_both(in.b, in.n, &d), FRAMES_OK);
+                                assert_int_equal(d.flags & (FRAMES_FF_UNKNOWN_FIELD | FRAMES_FF_BAD_BOOL), want);
+                                assert_int_equal(d.std.npre, 3);
+                                assert_int_equal(d.std.npost, 1);
+                                assert_int_equal(d.std.pre[1].read, flag != 0);
+                                assert_int_equal(d.std.post[0].taint.no_taint, nt != 0);
+                                assert_int_equal(d.std.post[0].value.len, value_lens[v]);
+                                assert_int_equal(d.std.post[0].spec, mem ? FRAMES_MEM : FRAMES_REG);
+                            }
+}
+
 /* Operands that are not valid are refused after encoding, with nothing written. */
 static void test_invalid_operands_refused(void **state) {
     static uint8_t out[1024];
@@ -562,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_usage_flags_and_taints),
         cmocka_unit_test(test_frame_shapes),
         cmocka_unit_test(test_near_misses),
+        cmocka_unit_test(test_unknown_fields_and_odd_bools),
         cmocka_unit_test(test_invalid_operands_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
