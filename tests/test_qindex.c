@@ -68,6 +68,14 @@ static buf build_index(fq_trace *t, fq_index_info *info) {
     return b;
 }
 
+/* The index of the trace in tr (opened, indexed and closed here). */
+static buf index_of(const buf *tr) {
+    fq_trace *t = open_mem(tr->p, tr->n, 0);
+    buf ix = build_index(t, NULL);
+    fq_trace_close(t);
+    return ix;
+}
+
 /* A query in pieces. */
 typedef struct qdesc {
     const char *vars[4];
@@ -967,9 +975,7 @@ static void test_bindings_without_trace(void **state) {
     int rc;
     (void)state;
     mt_trace(&tr, 400);
-    a = open_mem(tr.p, tr.n, 0);
-    ix = build_index(a, NULL);
-    fq_trace_close(a);
+    ix = index_of(&tr);
     a = open_mem(tr.p, tr.n, 0);
     {
         unsigned char *copy = (unsigned char *)malloc(tr.n);
@@ -1025,9 +1031,7 @@ static void test_index_progress(void **state) {
     progress_log l;
     (void)state;
     mt_trace(&tr, 200000);
-    t = open_mem(tr.p, tr.n, 0);
-    plain = build_index(t, NULL);
-    fq_trace_close(t);
+    plain = index_of(&tr);
     t = open_mem(tr.p, tr.n, 0);
     memset(&l, 0, sizeof l);
     fq_index_progress(t, log_progress, &l);
