@@ -279,6 +279,16 @@ fail:
 
 /* Attach the trace's index when there is a usable one (building it first if asked);
    an index that does not fit is ignored with a warning. *used receives the outcome. */
+/* Someone at a terminal querying a large trace without an index is told once how to
+   make every later query on it fast (scripts, whose stderr is not a terminal, are not). */
+static void hint_index(fq_trace *t, const args *a) {
+    fq_trace_info info;
+    fq_trace_info_get(t, &info);
+    if (info.file_size >= ((uint64_t)64 << 20) && isatty(2) && !getenv("FRAMES_NO_HINTS"))
+        fprintf(stderr, "frames query: hint: `frames index %s` (a few seconds per GB, once) makes "
+                        "queries on this trace 10-100x faster, or add --build-index\n", a->trace);
+}
+
 static void use_index(fq_trace *t, const args *a, const char **used, char **path) {
     frames_error err;
     int explicit_path = a->index != NULL;
@@ -309,6 +319,7 @@ static void use_index(fq_trace *t, const args *a, const char **used, char **path
         cli_warn("ignoring the index %s: %s", *path, err.message);
         *used = "ignored";
     }
+    hint_index(t, a);
 }
 
 static void say_index(const args *a, fq_trace *t, const char *used, const char *path) {
