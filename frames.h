@@ -2277,8 +2277,8 @@ static int frames__dec_exception(frames__dec *x, const uint8_t *p, const uint8_t
 }
 
 /* taint_intro: addr 1, taint_id 2, value 3, source_name 4, offset 5 */
-static int frames__dec_taint_intro(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                   frames_taint_intro *t) {
+static int frames__dec_taint_intro(frames__dec *x, const uint8_t *p, const uint8_t *end, void *item) {
+    frames_taint_intro *t = (frames_taint_intro *)item;
     uint32_t f, wt, last = 0, seen = 0;
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
@@ -2310,42 +2310,52 @@ static int frames__dec_taint_intro(frames__dec *x, const uint8_t *p, const uint8
     return 0;
 }
 
-/* taint_intro_list: repeated elem = 1 */
-static int frames__dec_taint_intro_list(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                        frames_taint_intro_frame *t) {
-    size_t count, i = t->count;
-    frames_taint_intro *items;
+typedef int (*frames__item_fn)(frames__dec *x, const uint8_t *p, const uint8_t *end, void *item);
+
+/* A list message (taint_intro_list, tagged_value_lists: repeated elem = 1) of `size`-byte
+   items decoded by `item`, appended to the n items at *list; the list, or NULL with
+   x->code set. */
+static void *frames__dec_item_list(frames__dec *x, const uint8_t *p, const uint8_t *end,
+                                   const void *list, uint32_t *n, size_t size, frames__item_fn item) {
+    size_t count, i = *n;
+    uint8_t *items;
     uint32_t f, wt, last = 0;
     const uint8_t *a, *b;
-    if (frames__count_elems(x, p, end, &count)) return x->code;
-    if (count > UINT32_MAX - t->count) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
-    items = (frames_taint_intro *)frames__grow_list(x, t->intros, t->count, count, sizeof *items, p);
-    if (count && !items) return x->code;
-    if (count) memset(items + t->count, 0, count * sizeof *items);
+    if (frames__count_elems(x, p, end, &count)) return NULL;
+    if (count > UINT32_MAX - *n) {
+        frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
+        return NULL;
+    }
+    items = (uint8_t *)frames__grow_list(x, list, *n, count, size, p);
+    if (count && !items) return NULL;
+    if (count) memset(items + *n * size, 0, count * size);
     while (p < end) {
-        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
+        if (frames__tag(x, &p, end, &f, &wt, &last)) return NULL;
         if (f == 1 && wt == FRAMES__LEN) {
-            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint_intro(x, a, b, &items[i++]))
-                return x->code;
+            if (frames__len(x, &p, end, &a, &b) || item(x, a, b, items + i++ * size)) return NULL;
         } else if (frames__unknown(x, &p, end, wt, f)) {
-            return x->code;
+            return NULL;
         }
     }
-    t->intros = items;
-    t->count = (uint32_t)i;
-    return 0;
+    *n = (uint32_t)i;
+    return items;
 }
 
-static int frames__dec_taint_intro_frame(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                         frames_taint_intro_frame *t, int again) {
+/* taint_intro_frame / key_frame: one list message as field 1 (required), appended to the
+   n items at *list. */
+static int frames__dec_list_frame(frames__dec *x, const uint8_t *p, const uint8_t *end, int again,
+                                  const void **list, uint32_t *n, size_t size, frames__item_fn item) {
     uint32_t f, wt, last = 0, seen = 0;
     const uint8_t *a, *b;
     while (p < end) {
         if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
         if (f == 1 && wt == FRAMES__LEN) {
+            void *items;
             frames__once(x, &seen, 1);
-            if (frames__len(x, &p, end, &a, &b) || frames__dec_taint_intro_list(x, a, b, t))
+            if (frames__len(x, &p, end, &a, &b) ||
+                (!(items = frames__dec_item_list(x, a, b, *list, n, size, item)) && x->code))
                 return x->code;
+            *list = items;
         } else if (frames__unknown(x, &p, end, wt, f)) {
             return x->code;
         }
@@ -2399,8 +2409,8 @@ static int frames__dec_source_tag(frames__dec *x, const uint8_t *p, const uint8_
 }
 
 /* tagged_value_list: value_source_tag = 1, value_list = 2 */
-static int frames__dec_tagged(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                              frames_tagged_values *t) {
+static int frames__dec_tagged(frames__dec *x, const uint8_t *p, const uint8_t *end, void *item) {
+    frames_tagged_values *t = (frames_tagged_values *)item;
     uint32_t f, wt, last = 0, seen = 0;
     const uint8_t *a, *b;
     while (p < end) {
@@ -2419,50 +2429,6 @@ static int frames__dec_tagged(frames__dec *x, const uint8_t *p, const uint8_t *e
         }
     }
     frames__require(x, seen, 0x6);
-    return 0;
-}
-
-/* tagged_value_lists: repeated elem = 1 */
-static int frames__dec_tagged_lists(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                                    frames_key_frame *k) {
-    size_t count, i = k->count;
-    frames_tagged_values *items;
-    uint32_t f, wt, last = 0;
-    const uint8_t *a, *b;
-    if (frames__count_elems(x, p, end, &count)) return x->code;
-    if (count > UINT32_MAX - k->count) return frames__bad(x, p, FRAMES_E_LIMIT, "list too long");
-    items = (frames_tagged_values *)frames__grow_list(x, k->lists, k->count, count, sizeof *items, p);
-    if (count && !items) return x->code;
-    if (count) memset(items + k->count, 0, count * sizeof *items);
-    while (p < end) {
-        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
-        if (f == 1 && wt == FRAMES__LEN) {
-            if (frames__len(x, &p, end, &a, &b) || frames__dec_tagged(x, a, b, &items[i++]))
-                return x->code;
-        } else if (frames__unknown(x, &p, end, wt, f)) {
-            return x->code;
-        }
-    }
-    k->lists = items;
-    k->count = (uint32_t)i;
-    return 0;
-}
-
-static int frames__dec_key(frames__dec *x, const uint8_t *p, const uint8_t *end,
-                           frames_key_frame *k, int again) {
-    uint32_t f, wt, last = 0, seen = 0;
-    const uint8_t *a, *b;
-    while (p < end) {
-        if (frames__tag(x, &p, end, &f, &wt, &last)) return x->code;
-        if (f == 1 && wt == FRAMES__LEN) {
-            frames__once(x, &seen, 1);
-            if (frames__len(x, &p, end, &a, &b) || frames__dec_tagged_lists(x, a, b, k))
-                return x->code;
-        } else if (frames__unknown(x, &p, end, wt, f)) {
-            return x->code;
-        }
-    }
-    if (!again) frames__require(x, seen, 0x2);
     return 0;
 }
 
@@ -2536,9 +2502,21 @@ static int frames__dec_frame(frames__dec *x, const uint8_t *p, const uint8_t *en
                 break;
             case 2: frames__dec_syscall(x, a, b, &fr->syscall, again); break;
             case 3: frames__dec_exception(x, a, b, &fr->exception, again); break;
-            case 4: frames__dec_taint_intro_frame(x, a, b, &fr->taint_intro, again); break;
+            case 4: {
+                const void *l = fr->taint_intro.intros;
+                frames__dec_list_frame(x, a, b, again, &l, &fr->taint_intro.count,
+                                       sizeof *fr->taint_intro.intros, frames__dec_taint_intro);
+                fr->taint_intro.intros = (const frames_taint_intro *)l;
+                break;
+            }
             case 5: frames__dec_modload(x, a, b, &fr->modload, again); break;
-            default: frames__dec_key(x, a, b, &fr->key, again); break;
+            default: {
+                const void *l = fr->key.lists;
+                frames__dec_list_frame(x, a, b, again, &l, &fr->key.count, sizeof *fr->key.lists,
+                                       frames__dec_tagged);
+                fr->key.lists = (const frames_tagged_values *)l;
+                break;
+            }
             }
             if (x->code) return x->code;
         } else if (frames__dec_unknown_option(x, &p, end, f, wt, fr)) {
