@@ -72,39 +72,15 @@ static int fz_unsafe_name(const frames_pt_sb_record *r) {
 
 /* ---------------------------------------------------------------- frames in memory */
 
-typedef struct fz_outbuf {
-    uint8_t *p;
-    size_t len, cap;
-} fz_outbuf;
-
-static int fz_out_write(void *ctx, const void *d, size_t n) {
-    fz_outbuf *o = (fz_outbuf *)ctx;
-    if (o->len + n > o->cap) {
-        o->cap = (o->len + n) * 2 + 4096;
-        o->p = (uint8_t *)realloc(o->p, o->cap);
-        FZ_CHECK(o->p);
-    }
-    memcpy(o->p + o->len, d, n);
-    o->len += n;
-    return FRAMES_OK;
-}
-
-static int fz_out_patch(void *ctx, uint64_t off, const void *d, size_t n) {
-    fz_outbuf *o = (fz_outbuf *)ctx;
-    FZ_CHECK(off + n <= o->len);
-    memcpy(o->p + off, d, n);
-    return FRAMES_OK;
-}
-
-static frames_writer *fz_out_writer(fz_outbuf *o) {
+static frames_writer *fz_out_writer(fz_mem *o) {
     frames_sink s;
     frames_writer *w;
     frames_error err;
     memset(o, 0, sizeof *o);
     memset(&s, 0, sizeof s);
     s.ctx = o;
-    s.write = fz_out_write;
-    s.patch = fz_out_patch;
+    s.write = fz_mem_write;
+    s.patch = fz_mem_patch;
     FZ_CHECK(frames_writer_open(&w, &s, NULL, NULL, &err) == FRAMES_OK);
     return w;
 }
@@ -115,7 +91,7 @@ typedef struct fz_counts {
 
 /* Every frame of the written trace decodes; std_frames lie in the image [base, base+len)
    (when image is given) and carry its bytes. */
-static fz_counts fz_check_written(const fz_outbuf *o, const uint8_t *image, size_t len, uint64_t base) {
+static fz_counts fz_check_written(const fz_mem *o, const uint8_t *image, size_t len, uint64_t base) {
     frames_reader *r;
     frames_error err;
     frames_frame f;
@@ -143,7 +119,7 @@ static fz_counts fz_check_written(const fz_outbuf *o, const uint8_t *image, size
     return c;
 }
 
-static int fz_out_equal(const fz_outbuf *a, const fz_outbuf *b) {
+static int fz_out_equal(const fz_mem *a, const fz_mem *b) {
     return a->len == b->len && (a->len == 0 || !memcmp(a->p, b->p, a->len));
 }
 

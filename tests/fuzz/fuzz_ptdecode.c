@@ -56,7 +56,7 @@ static int fz_on_insn(void *ctx, const frames_pt_insn *in) {
 typedef struct fz_result {
     int rc;
     frames_pt_stats st;
-    fz_outbuf out;
+    fz_mem out;
     fz_seen seen;
 } fz_result;
 

@@ -217,7 +217,7 @@ static int fz_on_context(void *ctx, const char *name, uint32_t pid, uint32_t tid
 }
 
 static void fz_decode(const frames_pt_sb_config *c, unsigned flags, const uint8_t *sb, size_t n,
-                      const fz_parse *parse, const fz_parse *parse2, size_t split, fz_outbuf *out,
+                      const fz_parse *parse, const fz_parse *parse2, size_t split, fz_mem *out,
                       frames_pt_stats *st) {
     frames_pt_options o;
     frames_pt *pt;
@@ -278,7 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *sb;
     size_t n, split, i;
     unsigned flags;
-    fz_outbuf a, b;
+    fz_mem a, b;
     frames_pt_stats sa, sb_st;
     if (size < 40) return 0;
     fz_init();
