@@ -17,3 +17,7 @@
 #define FRAMES_PT_IMPLEMENTATION
 #include "frames_pt.h"
 #endif
+#if __has_include("frames_parquet.h")
+#define FRAMES_PARQUET_IMPLEMENTATION
+#include "frames_parquet.h"
+#endif
