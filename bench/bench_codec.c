@@ -504,7 +504,8 @@ int main(int argc, char **argv) {
     for (k = 0; k < 3; k++) {
         free(bytes[k]);
         free(enc[k]);
-        unlink(path[k]);
+        /* BENCH_KEEP: leave frames.h's file (DIR/bench-0.frames) for bench_parquet.sh */
+        if (k != 0 || !getenv("BENCH_KEEP")) unlink(path[k]);
     }
     free(msg);
     free(len);
