@@ -66,7 +66,7 @@
 
    At run time, frames_parquet_options (frames_parquet_options_default):
    row_group_rows (131072), page_rows (16384), compression (zstd when built with it),
-   zstd_level (3), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
+   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
 
    ---------------------------------------------------------------------------------------
    SECTIONS
@@ -100,7 +100,7 @@ typedef struct frames_parquet_options {
     uint32_t page_rows;             /* rows per data page (default 16384) */
     int compression;                /* FRAMES_PARQUET_ZSTD (default when built with it) or
                                        FRAMES_PARQUET_UNCOMPRESSED */
-    int zstd_level;                 /* default 3 */
+    int zstd_level;                 /* default 1 (fast; 3+ a little smaller) */
     uint32_t dictionary_max_entries;/* a chunk with more distinct values is plain (65536) */
     uint32_t dictionary_max_bytes;  /* ... or with larger distinct values (1 MiB) */
     const char *created_by;         /* footer's created_by (default "frames version X") */
@@ -296,7 +296,7 @@ FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     o->row_group_rows = 131072;
     o->page_rows = 16384;
     o->compression = frames_parquet_have_zstd() ? FRAMES_PARQUET_ZSTD : FRAMES_PARQUET_UNCOMPRESSED;
-    o->zstd_level = 3;
+    o->zstd_level = 1;
     o->dictionary_max_entries = 65536;
     o->dictionary_max_bytes = 1u << 20;
 }
@@ -724,6 +724,13 @@ static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t
     return p;
 }
 
+static inline int frames__pq_eq8(const uint8_t *a, const uint8_t *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+}
+
 /* Leave dictionary mode: the plain values of the indices so far, then plain from now on. */
 static int frames__pq_undict(frames__pq_col *c, void *a) {
     size_t i, n;
@@ -767,7 +774,7 @@ static int64_t frames__pq_dict_find(frames__pq_col *c, const uint8_t *enc, size_
     while ((e = c->slots[h]) != 0) {
         size_t en;
         const uint8_t *p = frames__pq_dentry(c, e - 1, &en);
-        if (en == n && memcmp(p, enc, n) == 0) return e - 1;
+        if (en == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) return e - 1;
         h = (h + 1) & mask;
     }
     if (c->ndict >= o->dictionary_max_entries || c->dvals.n + n > o->dictionary_max_bytes)
@@ -785,6 +792,25 @@ static int64_t frames__pq_dict_find(frames__pq_col *c, const uint8_t *enc, size_
 static int frames__pq_value(frames_parquet *w, frames__pq_col *c, const uint8_t *enc, size_t n) {
     void *a = w->o.alloc_ctx;
     c->plain_size += n;
+    /* Most values distinct after a sample: a dictionary would not pay, and filling a large
+       hash table (cache misses on every value) is most of the time an export spends. */
+    if (c->dict && (c->nval & 4095) == 0 && c->nval && c->ndict > c->nval / 2) {
+        c->plain_size -= n;
+        if (frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
+        c->plain_size += n;
+    }
+    if (c->dict && c->nval) {   /* the previous value again (a frame's operands): no hash */
+        size_t pn;
+        uint32_t prev = c->idx[c->nval - 1];
+        const uint8_t *p = frames__pq_dentry(c, prev, &pn);
+        if (pn == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) {
+            if (c->nval >= c->idxcap &&
+                frames__pq_grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
+                return FRAMES_E_NOMEM;
+            c->idx[c->nval++] = prev;
+            return FRAMES_OK;
+        }
+    }
     if (c->dict) {
         int64_t e = frames__pq_dict_find(c, enc, n, &w->o, a);
         if (e == -2) return FRAMES_E_NOMEM;

@@ -14,7 +14,8 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: frames export TRACE --parquet OUT [--chunks N] [--tables LIST]\n"
-            "                     [--row-group ROWS] [--page-rows ROWS] [--compression zstd|none]\n\n"
+            "                     [--row-group ROWS] [--page-rows ROWS] [--compression zstd|none]\n"
+            "                     [--zstd-level L]\n\n"
             "Write the trace as Apache Parquet tables into the directory OUT (created if\n"
             "missing): OUT/instructions.parquet, operands, syscalls, modules, exceptions.\n"
             "Columns follow docs/jsonl.md; see docs/parquet.md for the schema and queries.\n\n"
@@ -24,7 +25,8 @@ static void usage(FILE *out) {
             "  --tables LIST     comma-separated subset (default: all five)\n"
             "  --row-group ROWS  rows per row group (default 131072)\n"
             "  --page-rows ROWS  rows per data page (default 16384)\n"
-            "  --compression C   zstd (default when built with libzstd) or none\n\n"
+            "  --compression C   zstd (default when built with libzstd) or none\n"
+            "  --zstd-level L    zstd level, -7 (fastest) to 19 (smallest); default 1\n\n"
             "Files are written under a temporary name and renamed when complete. Exit status:\n"
             "0 ok, 1 unreadable input, undecodable frames or unwritable output, 2 usage error.\n");
 }
@@ -87,6 +89,11 @@ static int parse_args(int argc, char **argv, export_args *a) {
         } else if (!strcmp(argv[i], "--page-rows") && v) {
             if (parse_rows(argv[++i], &a->o.page_rows))
                 return cli_usage_error("--page-rows wants a number of rows > 0, got '%s'", v);
+        } else if (!strcmp(argv[i], "--zstd-level") && v) {
+            int64_t level;
+            if (cli_parse_i64(argv[++i], &level) || level < -7 || level > 19)
+                return cli_usage_error("--zstd-level wants a level from -7 to 19, got '%s'", v);
+            a->o.zstd_level = (int)level;
         } else if (!strcmp(argv[i], "--compression") && v) {
             ++i;
             if (!strcmp(v, "none")) a->o.compression = FRAMES_PARQUET_UNCOMPRESSED;
