@@ -571,7 +571,7 @@ typedef struct frames__pq_col {
     uint64_t nulls;
     int has_mm;                  /* min/max seen */
     uint64_t imin, imax;         /* ints and bools (signed ones stored as bits) */
-    frames__pq_buf bmin, bmax;   /* byte arrays */
+    frames_bytes bmin, bmax;     /* byte arrays: views into dvals or plain */
 } frames__pq_col;
 
 struct frames_parquet {
@@ -842,49 +842,31 @@ static inline frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col)
     return &w->cols[col];
 }
 
-static void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits, int is_signed,
-                           int width) {
+static void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits, int width) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     uint8_t enc[8];
     if (!c) return;
-    if (!c->has_mm) {
-        c->imin = c->imax = bits;
-        c->has_mm = 1;
-    } else if (is_signed) {
-        if ((int64_t)bits < (int64_t)c->imin) c->imin = bits;
-        if ((int64_t)bits > (int64_t)c->imax) c->imax = bits;
-    } else {
-        if (bits < c->imin) c->imin = bits;
-        if (bits > c->imax) c->imax = bits;
-    }
     frames__pq_le64(enc, bits);
     if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, enc, (size_t)width) < 0)
         w->oom = 1;
 }
 
 FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
-    frames__pq_int(w, col, v, 0, 8);
+    frames__pq_int(w, col, v, 8);
 }
 
 FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
-    frames__pq_int(w, col, (uint64_t)v, 1, 8);
+    frames__pq_int(w, col, (uint64_t)v, 8);
 }
 
 FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
-    frames__pq_int(w, col, (uint64_t)(int64_t)v, 1, 4);
+    frames__pq_int(w, col, (uint64_t)(int64_t)v, 4);
 }
 
 FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     uint8_t b = v ? 1 : 0;
     if (!c) return;
-    if (!c->has_mm) {
-        c->imin = c->imax = b;
-        c->has_mm = 1;
-    } else {
-        if (b < c->imin) c->imin = b;
-        if (b > c->imax) c->imax = b;
-    }
     if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, &b, 1) < 0)
         w->oom = 1;
 }
@@ -907,15 +889,6 @@ FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const 
         w->oom = 1;
         return;
     }
-    if (!c->has_mm || frames__pq_bcmp(s, n, c->bmin.p, c->bmin.n) < 0) {
-        c->bmin.n = 0;
-        if (frames__pq_append(&c->bmin, s, n, a) < 0) w->oom = 1;
-    }
-    if (!c->has_mm || frames__pq_bcmp(s, n, c->bmax.p, c->bmax.n) > 0) {
-        c->bmax.n = 0;
-        if (frames__pq_append(&c->bmax, s, n, a) < 0) w->oom = 1;
-    }
-    c->has_mm = 1;
     if (frames__pq_level(c, 1, 0, a) < 0) {
         w->oom = 1;
         return;
@@ -970,16 +943,8 @@ FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
         return;
     }
     for (i = 0; i < n; i++) {
-        uint64_t bits = (uint64_t)v[i];
         uint8_t enc[8];
-        if (!c->has_mm) {
-            c->imin = c->imax = bits;
-            c->has_mm = 1;
-        } else {
-            if (v[i] < (int64_t)c->imin) c->imin = bits;
-            if (v[i] > (int64_t)c->imax) c->imax = bits;
-        }
-        frames__pq_le64(enc, bits);
+        frames__pq_le64(enc, (uint64_t)v[i]);
         if (frames__pq_level(c, 1, i ? 1 : 0, a) < 0 || frames__pq_value(w, c, enc, 8) < 0) {
             w->oom = 1;
             return;
@@ -1143,10 +1108,10 @@ oom:
 }
 
 static void frames__pq_stat_value(frames_parquet_tc *t, int field, const frames__pq_col *c,
-                                  uint64_t v, const frames__pq_buf *b) {
+                                  uint64_t v, const frames_bytes *b) {
     uint8_t enc[8];
     if (c->ptype == FRAMES__PQ_BYTE_ARRAY) {
-        frames_parquet_tc_binary(t, field, b->p, b->n);
+        frames_parquet_tc_binary(t, field, b->ptr, b->len);
     } else {
         frames__pq_le64(enc, v);
         frames_parquet_tc_binary(t, field, enc, (size_t)(c->ptype == FRAMES__PQ_BOOLEAN ? 1 : c->width));
@@ -1185,13 +1150,59 @@ static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
     frames_parquet_tc_begin(t, 12);   /* Statistics */
     frames_parquet_tc_i64(t, 3, (int64_t)c->nulls);
     if (c->has_mm && (c->ptype != FRAMES__PQ_BYTE_ARRAY ||
-                      (c->bmin.n <= FRAMES__PQ_STAT_MAX && c->bmax.n <= FRAMES__PQ_STAT_MAX))) {
+                      (c->bmin.len <= FRAMES__PQ_STAT_MAX && c->bmax.len <= FRAMES__PQ_STAT_MAX))) {
         frames__pq_stat_value(t, 5, c, c->imax, &c->bmax);
         frames__pq_stat_value(t, 6, c, c->imin, &c->bmin);
     }
     frames_parquet_tc_end(t);
     frames_parquet_tc_end(t);
     frames_parquet_tc_end(t);
+}
+
+static uint64_t frames__pq_rd64(const uint8_t *p) {
+    return (uint64_t)frames__pq_rd32(p) | (uint64_t)frames__pq_rd32(p + 4) << 32;
+}
+
+/* Min and max of the chunk's values, from the dictionary (a few entries) or the plain
+   values, once per chunk rather than per value. Byte arrays: views into the buffers. */
+static void frames__pq_minmax(frames__pq_col *c) {
+    const uint8_t *p, *end, *bmin = NULL, *bmax = NULL;
+    size_t nmin = 0, nmax = 0, step;
+    int sign = c->c.kind == FRAMES_PARQUET_I32 || c->c.kind == FRAMES_PARQUET_I64;
+    c->has_mm = 0;
+    if (c->nval == 0) return;
+    p = c->dict ? c->dvals.p : c->plain.p;
+    end = p + (c->dict ? c->dvals.n : c->plain.n);
+    for (; p < end; p += step) {
+        if (c->width) {
+            uint64_t v = c->width == 8 ? frames__pq_rd64(p) : c->width == 4
+                ? (uint64_t)(int64_t)(int32_t)frames__pq_rd32(p) : (uint64_t)*p;
+            step = (size_t)c->width;
+            if (!c->has_mm) {
+                c->imin = c->imax = v;
+            } else if (sign) {
+                if ((int64_t)v < (int64_t)c->imin) c->imin = v;
+                if ((int64_t)v > (int64_t)c->imax) c->imax = v;
+            } else {
+                if (v < c->imin) c->imin = v;
+                if (v > c->imax) c->imax = v;
+            }
+        } else {
+            size_t n = frames__pq_rd32(p);
+            step = 4 + n;
+            if (!c->has_mm || frames__pq_bcmp(p + 4, n, bmin, nmin) < 0) {
+                bmin = p + 4;
+                nmin = n;
+            }
+            if (!c->has_mm || frames__pq_bcmp(p + 4, n, bmax, nmax) > 0) {
+                bmax = p + 4;
+                nmax = n;
+            }
+        }
+        c->has_mm = 1;
+    }
+    c->bmin = frames_bytes_of(bmin, nmin);
+    c->bmax = frames_bytes_of(bmax, nmax);
 }
 
 /* Write column c of the current row group: dictionary page (when it pays), data pages,
@@ -1222,6 +1233,7 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
         if ((rc = frames__pq_data_page(w, c, ck, &start, mb, bw)) < 0) return rc;
         start = *mb;
     }
+    frames__pq_minmax(c);
     frames__pq_chunk_meta(w, c, ck, bw != 0);
     return FRAMES_OK;
 }
@@ -1235,7 +1247,7 @@ static void frames__pq_reset_col(frames_parquet *w, frames__pq_col *c) {
     c->dict = c->c.dictionary;
     c->nulls = 0;
     c->has_mm = 0;
-    c->bmin.n = c->bmax.n = 0;
+    c->bmin.len = c->bmax.len = 0;
     (void)w;
 }
 
@@ -1449,8 +1461,6 @@ FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
         FRAMES_FREE(c->doff, a);
         FRAMES_FREE(c->slots, a);
         FRAMES_FREE(c->marks, a);
-        FRAMES_FREE(c->bmin.p, a);
-        FRAMES_FREE(c->bmax.p, a);
     }
     FRAMES_FREE(w->cols, a);
     frames_parquet_tc_free(&w->groups);
