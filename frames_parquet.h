@@ -258,38 +258,20 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 #ifndef FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 #define FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define FRAMES__WANT_HELPERS   /* allocator defaults, fail, grow, little-endian stores */
+#include "frames.h"
 #include <string.h>
 #ifdef FRAMES_HAVE_ZSTD
 #include <zstd.h>
-#endif
-
-#if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
-#error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
-#endif
-#ifndef FRAMES_MALLOC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-static int frames__pq_fail(frames_error *err, int code, const char *fmt, ...) {
-    va_list ap;
-    if (!err) return code;
-    err->code = code;
-    err->offset = FRAMES_NO_POS;
-    err->frame = FRAMES_NO_POS;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
+/* Errors of the writer: no position in a trace (frames_parquet_export_add adds the frame). */
+#define frames__pq_fail(err, code, ...)                                                     \
+    frames__fail((err), (code), FRAMES_NO_POS, FRAMES_NO_POS, __VA_ARGS__)
 
 FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     memset(o, 0, sizeof *o);
@@ -316,24 +298,10 @@ typedef struct frames__pq_buf {
     size_t n, cap;
 } frames__pq_buf;
 
-static int frames__pq_grow(void **p, size_t *cap, size_t need, size_t elem, void *actx) {
-    size_t ncap = *cap ? *cap : 64;
-    void *np;
-    while (ncap < need) {
-        if (ncap > ((size_t)-1) / 2 / elem) return FRAMES_E_NOMEM;
-        ncap *= 2;
-    }
-    np = FRAMES_REALLOC(*p, ncap * elem, actx);
-    if (!np) return FRAMES_E_NOMEM;
-    *p = np;
-    *cap = ncap;
-    return FRAMES_OK;
-}
-
 static inline int frames__pq_reserve(frames__pq_buf *b, size_t extra, void *actx) {
     if (b->cap - b->n >= extra) return FRAMES_OK;
     if (extra > ((size_t)-1) - b->n) return FRAMES_E_NOMEM;
-    return frames__pq_grow((void **)&b->p, &b->cap, b->n + extra, 1, actx);
+    return frames__grow((void **)&b->p, &b->cap, b->n + extra, 1, actx);
 }
 
 static inline int frames__pq_append(frames__pq_buf *b, const void *p, size_t n, void *actx) {
@@ -341,22 +309,6 @@ static inline int frames__pq_append(frames__pq_buf *b, const void *p, size_t n, 
     if (n) memcpy(b->p + b->n, p, n);
     b->n += n;
     return FRAMES_OK;
-}
-
-static void frames__pq_le32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void frames__pq_le64(uint8_t *p, uint64_t v) {
-    frames__pq_le32(p, (uint32_t)v);
-    frames__pq_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t frames__pq_rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static size_t frames__pq_varint(uint8_t *p, uint64_t v) {
@@ -398,7 +350,7 @@ static uint8_t *frames__tc_room(frames_parquet_tc *t, size_t n) {
             return NULL;
         }
         if (n > ((size_t)-1) - t->len ||
-            frames__pq_grow((void **)&t->buf, &t->cap, t->len + n, 1, t->alloc_ctx) < 0) {
+            frames__grow((void **)&t->buf, &t->cap, t->len + n, 1, t->alloc_ctx) < 0) {
             t->status = FRAMES_E_NOMEM;
             return NULL;
         }
@@ -607,7 +559,7 @@ static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
 
 static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column *def) {
     c->c = *def;
-    snprintf(c->name, sizeof c->name, "%s", def->name ? def->name : "");
+    frames__fmt(c->name, sizeof c->name, "%s", def->name ? def->name : "");
     c->c.name = c->name;
     switch (def->kind) {
     case FRAMES_PARQUET_BOOL: c->ptype = FRAMES__PQ_BOOLEAN; c->width = 1; c->c.dictionary = 0; break;
@@ -720,7 +672,7 @@ static inline uint32_t frames__pq_hash(const uint8_t *p, size_t n) {
 /* The plain encoding of entry e of the dictionary: pointer and size. */
 static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t e, size_t *n) {
     const uint8_t *p = c->dvals.p + c->doff[e];
-    *n = c->width ? (size_t)c->width : 4 + (size_t)frames__pq_rd32(p);
+    *n = c->width ? (size_t)c->width : 4 + (size_t)frames__le32(p);
     return p;
 }
 
@@ -780,7 +732,7 @@ static int64_t frames__pq_dict_find(frames__pq_col *c, const uint8_t *enc, size_
     if (c->ndict >= o->dictionary_max_entries || c->dvals.n + n > o->dictionary_max_bytes)
         return -1;
     if (c->ndict >= c->doffcap &&
-        frames__pq_grow((void **)&c->doff, &c->doffcap, c->ndict + 1, sizeof *c->doff, a) < 0)
+        frames__grow((void **)&c->doff, &c->doffcap, c->ndict + 1, sizeof *c->doff, a) < 0)
         return -2;
     c->doff[c->ndict] = (uint32_t)c->dvals.n;
     if (frames__pq_append(&c->dvals, enc, n, a) < 0) return -2;
@@ -805,7 +757,7 @@ static int frames__pq_value(frames_parquet *w, frames__pq_col *c, const uint8_t 
         const uint8_t *p = frames__pq_dentry(c, prev, &pn);
         if (pn == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) {
             if (c->nval >= c->idxcap &&
-                frames__pq_grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
+                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
                 return FRAMES_E_NOMEM;
             c->idx[c->nval++] = prev;
             return FRAMES_OK;
@@ -816,7 +768,7 @@ static int frames__pq_value(frames_parquet *w, frames__pq_col *c, const uint8_t 
         if (e == -2) return FRAMES_E_NOMEM;
         if (e >= 0) {
             if (c->nval >= c->idxcap &&
-                frames__pq_grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
+                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
                 return FRAMES_E_NOMEM;
             c->idx[c->nval++] = (uint32_t)e;
             return FRAMES_OK;
@@ -846,7 +798,7 @@ static void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits, int w
     frames__pq_col *c = frames__pq_col_of(w, col);
     uint8_t enc[8];
     if (!c) return;
-    frames__pq_le64(enc, bits);
+    frames__put_le64(enc, bits);
     if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, enc, (size_t)width) < 0)
         w->oom = 1;
 }
@@ -894,7 +846,7 @@ FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const 
         return;
     }
     if (n <= 64) {   /* the common case: encode on the stack */
-        frames__pq_le32(small, (uint32_t)n);
+        frames__put_le32(small, (uint32_t)n);
         if (n) memcpy(small + 4, s, n);
         if (frames__pq_value(w, c, small, n + 4) < 0) w->oom = 1;
     } else {         /* long values: plain only (a dictionary of them rarely pays) */
@@ -906,7 +858,7 @@ FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const 
             w->oom = 1;
             return;
         }
-        frames__pq_le32(c->plain.p + c->plain.n, (uint32_t)n);
+        frames__put_le32(c->plain.p + c->plain.n, (uint32_t)n);
         memcpy(c->plain.p + c->plain.n + 4, s, n);
         c->plain.n += n + 4;
         c->plain_size += n + 4;
@@ -944,7 +896,7 @@ FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
     }
     for (i = 0; i < n; i++) {
         uint8_t enc[8];
-        frames__pq_le64(enc, (uint64_t)v[i]);
+        frames__put_le64(enc, (uint64_t)v[i]);
         if (frames__pq_level(c, 1, i ? 1 : 0, a) < 0 || frames__pq_value(w, c, enc, 8) < 0) {
             w->oom = 1;
             return;
@@ -1010,7 +962,7 @@ static int frames__pq_levels(frames__pq_buf *out, const uint8_t *lev, size_t n, 
     if (frames__pq_reserve(out, 4, a) < 0) return FRAMES_E_NOMEM;
     out->n += 4;
     if (frames__pq_hybrid(out, lev, NULL, n, 1, a) < 0) return FRAMES_E_NOMEM;
-    frames__pq_le32(out->p + at, (uint32_t)(out->n - at - 4));
+    frames__put_le32(out->p + at, (uint32_t)(out->n - at - 4));
     return FRAMES_OK;
 }
 
@@ -1113,7 +1065,7 @@ static void frames__pq_stat_value(frames_parquet_tc *t, int field, const frames_
     if (c->ptype == FRAMES__PQ_BYTE_ARRAY) {
         frames_parquet_tc_binary(t, field, b->ptr, b->len);
     } else {
-        frames__pq_le64(enc, v);
+        frames__put_le64(enc, v);
         frames_parquet_tc_binary(t, field, enc, (size_t)(c->ptype == FRAMES__PQ_BOOLEAN ? 1 : c->width));
     }
 }
@@ -1159,10 +1111,6 @@ static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
     frames_parquet_tc_end(t);
 }
 
-static uint64_t frames__pq_rd64(const uint8_t *p) {
-    return (uint64_t)frames__pq_rd32(p) | (uint64_t)frames__pq_rd32(p + 4) << 32;
-}
-
 /* Min and max of the chunk's values, from the dictionary (a few entries) or the plain
    values, once per chunk rather than per value. Byte arrays: views into the buffers. */
 static void frames__pq_minmax(frames__pq_col *c) {
@@ -1175,8 +1123,8 @@ static void frames__pq_minmax(frames__pq_col *c) {
     end = p + (c->dict ? c->dvals.n : c->plain.n);
     for (; p < end; p += step) {
         if (c->width) {
-            uint64_t v = c->width == 8 ? frames__pq_rd64(p) : c->width == 4
-                ? (uint64_t)(int64_t)(int32_t)frames__pq_rd32(p) : (uint64_t)*p;
+            uint64_t v = c->width == 8 ? frames__le64(p) : c->width == 4
+                ? (uint64_t)(int64_t)(int32_t)frames__le32(p) : (uint64_t)*p;
             step = (size_t)c->width;
             if (!c->has_mm) {
                 c->imin = c->imax = v;
@@ -1188,7 +1136,7 @@ static void frames__pq_minmax(frames__pq_col *c) {
                 if (v > c->imax) c->imax = v;
             }
         } else {
-            size_t n = frames__pq_rd32(p);
+            size_t n = frames__le32(p);
             step = 4 + n;
             if (!c->has_mm || frames__pq_bcmp(p + 4, n, bmin, nmin) < 0) {
                 bmin = p + 4;
@@ -1305,7 +1253,7 @@ FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
         for (i = 0; i < w->ncols; i++) {
             frames__pq_col *c = &w->cols[i];
             if (c->nmarks >= c->markcap &&
-                frames__pq_grow((void **)&c->marks, &c->markcap, c->nmarks + 1, sizeof *c->marks,
+                frames__grow((void **)&c->marks, &c->markcap, c->nmarks + 1, sizeof *c->marks,
                                 w->o.alloc_ctx) < 0) {
                 w->state = 2;
                 return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
@@ -1404,7 +1352,7 @@ static int frames__pq_footer(frames_parquet *w) {
             frames_parquet_tc_end(&t);
         }
     }
-    snprintf(created, sizeof created, "frames version %s", FRAMES_LIB_VERSION);
+    frames__fmt(created, sizeof created, "frames version %s", FRAMES_LIB_VERSION);
     frames_parquet_tc_string(&t, 6, w->o.created_by ? w->o.created_by : created);
     frames_parquet_tc_list(&t, 7, FRAMES_PARQUET_TC_STRUCT, w->ncols);
     for (i = 0; i < w->ncols; i++) {   /* ColumnOrder: TYPE_ORDER for every leaf */
@@ -1418,7 +1366,7 @@ static int frames__pq_footer(frames_parquet *w) {
         frames_parquet_tc_free(&t);
         return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
     }
-    frames__pq_le32(tail, (uint32_t)t.len);
+    frames__put_le32(tail, (uint32_t)t.len);
     memcpy(tail + 4, "PAR1", 4);
     rc = frames__pq_write(w, t.buf, t.len);
     if (rc == FRAMES_OK) rc = frames__pq_write(w, tail, 8);
