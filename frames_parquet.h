@@ -479,8 +479,9 @@ FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
 }
 
 FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n) {
-    uint8_t *d = frames__tc_room(t, n);
-    if (!d) return;
+    uint8_t *d;
+    if (n == 0) return;
+    if ((d = frames__tc_room(t, n)) == NULL) return;
     if (n) memcpy(d, p, n);
     t->len += n;
 }
@@ -1050,7 +1051,8 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
         for (i = 0; i < nval; i++)
             b->p[b->n + i / 8] |= (uint8_t)(c->plain.p[ma->val + i] << (i % 8));
         b->n += (nval + 7) / 8;
-    } else if (frames__pq_append(b, c->plain.p + ma->plain, (size_t)(mb->plain - ma->plain), a) < 0) {
+    } else if (mb->plain > ma->plain &&   /* (no plain buffer when every value is null) */
+               frames__pq_append(b, c->plain.p + ma->plain, (size_t)(mb->plain - ma->plain), a) < 0) {
         goto oom;
     }
     return frames__pq_page(w, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev,
