@@ -233,6 +233,7 @@ duckdb_deps() {
     [ -f build/duckdb/node_modules/@duckdb/node-api/package.json ] && return 0
     if ! command -v npm >/dev/null; then
         local SUDO=""; [ "$(id -u)" != 0 ] && SUDO=sudo
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
     fi
     log "installing DuckDB ($DUCKDB_NODE_API) into build/duckdb"
