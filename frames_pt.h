@@ -74,6 +74,9 @@
    Decoders: FRAMES_PT_DECODER_BLOCK (default) uses libipt's block decoder and rebuilds the
    instructions of each block with the included x86 length decoder (cached per block);
    FRAMES_PT_DECODER_INSN uses the instruction-flow decoder. Both give identical frames.
+   With an address filter on a cpu with erratum SKL014 the block path decodes with the
+   instruction-flow decoder (libipt 2.0.5's block decoder loses instructions there or
+   overflows the stack; stats.blocks stays 0).
 
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
@@ -203,7 +206,7 @@ typedef struct frames_pt_options {
     struct pt_conf_addr_filter addr_filter;    /* needed for erratum SKL014 */
     int decoder;              /* FRAMES_PT_DECODER_* */
     int tick_events;          /* request ptev_tick (finer sideband placement) */
-    int end_on_call, end_on_jump;   /* ignored: set unless SKL014 applies (see the decoder) */
+    int end_on_call, end_on_jump;   /* ignored: both are always set (see the decoder) */
     uint64_t iscache_limit;   /* bytes of mapped sections kept (0: libipt default) */
     uint64_t default_tid;     /* thread_id when the sideband does not tell (default 0) */
     int speculative;          /* FRAMES_PT_SPEC_* */
@@ -2723,21 +2726,23 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
             return FRAMES__PT_ABORT;
         }
     }
-    if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK) {
+    /* With erratum SKL014 and an address filter the block path decodes with libipt's
+       instruction-flow decoder, which finds the branch a TIP.PGD without IP binds to as
+       ptxed does. libipt 2.0.5's block decoder cannot: asked to end blocks at direct
+       branches (below), it binds the event to the first direct branch that ends a block
+       even when its target is inside the filter (pt_blk_proceed_skl014 passes the
+       filter check's "inside" on as "event reached"), and loses the instructions from
+       that target to the branch that left the filter; with ptxed's flags (blocks go on
+       over direct branches) it recurses once per instruction round a cycle of them and
+       overflows the stack (test_fuzz_regress). */
+    if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK &&
+        !(cfg.addr_filter.config.addr_cfg && cfg.errata.skl014)) {
         cfg.flags.variant.block.enable_tick_events = (uint32_t)(pt->opt.tick_events != 0);
-        /* Blocks end at direct calls and jumps: when they continue over them, libipt 2.0
-           follows a cycle of them inside one call, recursing once per instruction up to
-           a 65535-instruction block (a stack overflow where the stack is small). Except
-           with erratum SKL014 and an address filter: with these flags libipt 2.0.5 binds
-           a TIP.PGD without IP to the first direct branch that ends a block, even when
-           its target is inside the filter (pt_blk_proceed_skl014 passes the filter
-           check's "inside" on as "event reached"), and loses the instructions from that
-           target to the branch that left the filter. With ptxed's flags (both off) it
-           finds that branch, as its instruction-flow decoder does. */
-        if (!(cfg.addr_filter.config.addr_cfg && cfg.errata.skl014)) {
-            cfg.flags.variant.block.end_on_call = 1;
-            cfg.flags.variant.block.end_on_jump = 1;
-        }
+        /* always: when blocks continue over direct calls or jumps, libipt 2.0 fills its
+           block cache by recursing along them, without bound round a cycle (a stack
+           overflow for a trace that leads into one); frames are the same either way */
+        cfg.flags.variant.block.end_on_call = 1;
+        cfg.flags.variant.block.end_on_jump = 1;
         pt->blk = pt_blk_alloc_decoder(&cfg);
         rc = pt->blk ? pt_blk_set_image(pt->blk, pt->image) : -pte_nomem;
     } else {
