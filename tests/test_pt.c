@@ -167,6 +167,11 @@ static void decode_into(frames_pt *pt, decoded *d) {
     free(m.data);
 }
 
+/* The block path and the instruction-flow decoder agree on this stream (defined with
+   the other differential tests below). */
+static void decoders_agree_on(const char *what, const uint8_t *trace, size_t len,
+                              const char *cpath, uint64_t base);
+
 static char *file_text(const char *path) {
     return (char *)tu_read_file(path, NULL);
 }
@@ -591,6 +596,7 @@ static void spec_reference_stream(void **state) {
         decoded_free(&d);
         frames_pt_close(pt);
     }
+    decoders_agree_on("spec reference stream", trace, sizeof trace, cpath, 0x400000);
     remove(cpath);
 }
 
@@ -638,6 +644,7 @@ static void synthesised_streams(void **state) {
             decoded_free(&d);
             frames_pt_close(pt);
         }
+        decoders_agree_on("synthesised stream", s.trace, s.len, cpath, s.base);
         ptsynth_free(&s);
     }
     remove(cpath);
@@ -695,6 +702,7 @@ static void wrong_tnt_is_noticed(void **state) {
     assert_true(same < s.nips);   /* the sequence diverges */
     decoded_free(&d);
     frames_pt_close(pt);
+    decoders_agree_on("stream with a wrong TNT bit", s.trace, s.len, cpath, s.base);
     ptsynth_free(&s);
     remove(cpath);
 }
@@ -1008,6 +1016,7 @@ static void interrupt_and_overflow_frames(void **state) {
         assert_int_equal(d.st.events_unwritten, 1);   /* the disable */
         decoded_free(&d);
     }
+    decoders_agree_on("interrupt and overflow", x.buf, len, cpath, 0x1000);
     remove(cpath);
 }
 
@@ -1054,6 +1063,7 @@ static void gap_and_resync(void **state) {
         for (k = 0; k < tail; k++) assert_int_equal(d.ip[g + k], s.ips[s.psb_idx[p] + k]);
         decoded_free(&d);
     }
+    decoders_agree_on("corrupt packet", s.trace, s.len, cpath, s.base);
     ptsynth_free(&s);
     remove(cpath);
 }
@@ -2559,6 +2569,13 @@ static void stream_agree(const char *what, const uint8_t *trace, size_t len, con
     flow_decode(open_stream(FRAMES_PT_DECODER_INSN, trace, len, cpath, base, cpu, lo, hi), &n);
     flows_agree(what, b, &n);
     flow_free(&n);
+}
+
+static void decoders_agree_on(const char *what, const uint8_t *trace, size_t len,
+                              const char *cpath, uint64_t base) {
+    flow b;
+    stream_agree(what, trace, len, cpath, base, "", 0, 0, &b);
+    flow_free(&b);
 }
 
 /* cpus of the errata libipt 2.0.5 knows, and none: BDM70/BDM64 (6/61), SKD007/SKD010/
