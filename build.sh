@@ -19,7 +19,8 @@
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
-# Optional libraries are detected: libipt (frames_pt.h) and capstone (frames record).
+# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
+# libzstd (frames_zstd.h: compressed .frames.zst traces).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -32,7 +33,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -55,11 +56,13 @@ deps() {
 
 have_ipt() { [ -f /usr/include/intel-pt.h ]; }
 have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
+have_zstd() { [ -f /usr/include/zstd.h ]; }
 
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
+    if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h
     echo "$d|$l"
 }
 
@@ -132,6 +135,7 @@ header_checks() {
         local macro; macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
         local extra=""
         if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
+        if [ "$name" = frames_zstd ] && ! have_zstd; then continue; fi
         [ "$name" != frames ] && extra="#define FRAMES_IMPLEMENTATION"
         printf '%s\n#define %s\n#include "%s"\n' "$extra" "$macro" "$(basename "$h")" > "$tmp/$name.c"
         for cc in gcc clang; do

@@ -17,3 +17,7 @@
 #define FRAMES_PT_IMPLEMENTATION
 #include "frames_pt.h"
 #endif
+#if defined(FRAMES_HAVE_ZSTD) && __has_include("frames_zstd.h")
+#define FRAMES_ZSTD_IMPLEMENTATION
+#include "frames_zstd.h"
+#endif
