@@ -3825,7 +3825,11 @@ static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
     frames_cursor *c = &r->cur;
     for (b = 1; b < nb; b++) {
         off = frames__block_start(c, b);
-        if (off <= prev || !frames__record_at(c, off, &next)) return b;
+        /* a paged (compressed) reader checks only the order of the entries here: looking
+           at the record of each would decompress the whole trace on opening it; an entry
+           that is not a record start fails when it is used */
+        if (off <= prev || off >= r->data_end || (!r->paged && !frames__record_at(c, off, &next)))
+            return b;
         prev = off;
     }
     off = frames__block_start(c, nb - 1);
@@ -4867,7 +4871,8 @@ FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st) {
             r->toc_matches = frames__toc_candidates(r, r->nframes);
             r->verified = 0;
         }
-        frames__verify_toc_matches(r);
+        /* verifying every entry against a scan would decompress a paged trace whole */
+        if (!r->paged) frames__verify_toc_matches(r);
         r->toc_conv = r->toc_matches ? frames__first_conv(r->toc_matches) : FRAMES_TOC_INVALID;
     }
     st->header = r->hdr;

@@ -54,7 +54,8 @@
 
    Format constants, options, information
    Chunk map       frames_zstd_map_open / _close / _info / _chunk   (seek table or walk)
-   Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed
+   Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
+                   frames_zstd_reader_map, frames_zstd_split_ranges
    Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
    Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
 */
@@ -160,6 +161,13 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
 /* The chunk map of a reader opened by the functions above, or NULL (plain or streamed
    trace). Valid until the reader is closed. */
 FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
+
+/* Frame ranges for processing a compressed trace in parallel (frames split): at most
+   `chunks` half-open ranges [bounds[i], bounds[i+1]) covering the n frames, each starting
+   where a chunk starts, so that a worker decompresses only its own chunks. bounds holds
+   chunks + 1 entries. Returns the number of ranges, or 0 when the trace's TOC does not
+   show where its chunks start (then split on TOC entries as for plain traces). */
+FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
 
 /* ======================================================================================
    Writing
@@ -751,6 +759,55 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     m->owned = map;
     m->owned_len = (size_t)st.st_size;
     return frames__zstd_open_map(r, m, ro, zinfo, err);
+}
+
+static uint64_t frames__zstd_le64(const uint8_t *p);
+
+FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    frames_reader_info st;
+    frames__zstd_state *s;
+    const uint8_t *toc;
+    uint64_t n, per, T, words, *cand = NULL, ncand = 0, b, i, k = 0;
+    if (!m || chunks == 0 || frames_reader_stat(r, &st) < 0 || !st.toc_used || !st.count_known) return 0;
+    if (st.toc != FRAMES_TOC_LIBTRACE && st.toc != FRAMES_TOC_CEIL && st.toc != FRAMES_TOC_TRACEWRAP &&
+        st.toc != FRAMES_TOC_CEIL_ZERO)
+        return 0;
+    n = st.nframes;
+    per = st.frames_per_toc;
+    T = st.header.toc_offset;
+    words = st.toc_entries;
+    if (n == 0 || per == 0 || T + 8 + words * 8 > m->info.size) return 0;
+    if (!(s = (frames__zstd_state *)frames__zstd_state_open((void *)m))) return 0;
+    if (!(toc = words ? frames__zstd_view(s, T + 8, (size_t)(words * 8), FRAMES_NO_POS, NULL)
+                      : (const uint8_t *)"") ||
+        !(cand = (uint64_t *)malloc((size_t)(words + 1) * sizeof *cand))) {
+        frames__zstd_state_close((void *)m, s);
+        return 0;
+    }
+    cand[ncand++] = 0;
+    /* entry b is the start of block b + 1 in the conventions above */
+    for (b = 0; b < words && (b + 1) * per < n; b++) {
+        uint64_t off = frames__zstd_le64(toc + 8 * b);
+        const frames_zstd_chunk *c = &m->chunks[frames_zstd_map_find(m, off)];
+        if (c->uoffset == off) cand[ncand++] = (b + 1) * per;
+    }
+    frames__zstd_state_close((void *)m, s);
+    /* range i starts at the candidate nearest to i * n / chunks, keeping them increasing */
+    bounds[k++] = 0;
+    for (i = 1; i < chunks; i++) {
+        uint64_t want = n / chunks * i + n % chunks * i / chunks, lo = 0, hi = ncand, pick;
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (cand[mid] <= want) lo = mid;
+            else hi = mid;
+        }
+        pick = lo + 1 < ncand && cand[lo + 1] - want < want - cand[lo] ? cand[lo + 1] : cand[lo];
+        if (pick > bounds[k - 1] && pick < n) bounds[k++] = pick;
+    }
+    bounds[k] = n;
+    free(cand);
+    return k;
 }
 
 /* ---------------------------------------------------------------- writing: sink */

@@ -258,6 +258,38 @@ int cli_reader_compressed(frames_reader *r) {
 #endif
 }
 
+void cli_print_compression(FILE *out, frames_reader *r, int json) {
+#ifdef FRAMES_HAVE_ZSTD
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    const frames_zstd_info *in;
+    double ratio;
+    if (!m) return;
+    in = frames_zstd_map_info(m);
+    ratio = in->compressed_size ? (double)in->size / (double)in->compressed_size : 0;
+    if (json) {
+        fprintf(out, ",\"compression\":{\"format\":\"zstd\",\"chunks\":%llu,\"compressed_size\":%llu,"
+                "\"size\":%llu,\"ratio\":%.2f,\"largest_chunk\":%llu,\"seek_table\":%s,"
+                "\"seek_table_used\":%s,\"cut\":%s}",
+                (unsigned long long)in->chunks, (unsigned long long)in->compressed_size,
+                (unsigned long long)in->size, ratio, (unsigned long long)in->largest_chunk,
+                in->seek_table ? "true" : "false", in->seek_table_used ? "true" : "false",
+                in->cut ? "true" : "false");
+        return;
+    }
+    fprintf(out, "compression: zstd, %llu chunks (largest %llu bytes), %llu bytes for %llu (%.1fx), "
+            "seek table %s\n", (unsigned long long)in->chunks, (unsigned long long)in->largest_chunk,
+            (unsigned long long)in->compressed_size, (unsigned long long)in->size, ratio,
+            !in->seek_table ? "absent (frames walked)"
+                            : in->seek_table_used ? "present" : "present but ignored (frames walked)");
+    if (in->cut) fprintf(out, "compression: the file ends inside the zstd frame at 0x%llx\n",
+                         (unsigned long long)in->cut_offset);
+#else
+    (void)out;
+    (void)r;
+    (void)json;
+#endif
+}
+
 frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
     frames_reader *r = NULL;
     frames_error err;

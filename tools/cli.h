@@ -71,6 +71,9 @@ int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_si
 int cli_close_sink(void *zs, const char *path);
 /* The reader's input was compressed (zstd). */
 int cli_reader_compressed(frames_reader *r);
+/* frames info: a "compression: ..." line, or a ,"compression":{...} JSON member (nothing
+   for a plain trace). */
+void cli_print_compression(FILE *out, frames_reader *r, int json);
 
 /* Apply the options given on the command line over `o` (taken from the input). */
 void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
