@@ -655,8 +655,14 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
                                         frames_error *err) {
     frames__zstd_state *s = (frames__zstd_state *)state;
     frames_zstd_map *m = s->m;
-    uint64_t k = frames_zstd_map_find(m, off), done = 0;
-    const frames_zstd_chunk *c = &m->chunks[k];
+    uint64_t k, done = 0;
+    const frames_zstd_chunk *c;
+    if (s->chunk != UINT64_MAX) { /* most views fall in the chunk already decompressed */
+        c = &m->chunks[s->chunk];
+        if (off >= c->uoffset && off + len <= c->uoffset + c->usize) return s->buf + (off - c->uoffset);
+    }
+    k = frames_zstd_map_find(m, off);
+    c = &m->chunks[k];
     if (m->nchunks == 0 || off + len > m->info.size) {
         frames__zstd_fail(err, FRAMES_E_RANGE, off, frame, "read past the end of the trace");
         return NULL;
