@@ -505,6 +505,8 @@ static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
             bad = "is not a zstd frame";
         else if ((fcs = ZSTD_getFrameContentSize(m->z + off, (size_t)cs)) == ZSTD_CONTENTSIZE_ERROR)
             bad = "has a bad frame header";
+        else if (ZSTD_findFrameCompressedSize(m->z + off, (size_t)cs) != cs)
+            bad = "is not one whole zstd frame";
         else if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != us)
             bad = "holds a different number of bytes";
         if (bad) {
@@ -636,9 +638,11 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
     if (st != 0 || produced != c->usize) {
         char first[48] = "";
-        if (frame != FRAMES_NO_POS && s->m->chunks[k].uoffset <= c->uoffset)
+        if (frame != FRAMES_NO_POS)
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
-        return frames__zstd_fail(err, FRAMES_E_DECODE, c->uoffset, frame,
+        /* FRAMES_E_FORMAT, not _DECODE: the reader cannot step over the records of a
+           chunk it cannot see, so sequential reading stops here (seek to go on) */
+        return frames__zstd_fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
                                  "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
                                  "0x%llx-0x%llx) is corrupt: %s%s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
