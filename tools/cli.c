@@ -1,8 +1,12 @@
 /* cli.c - see cli.h */
 #include "cli.h"
+#include "frames_query.h"
 #ifdef FRAMES_HAVE_ZSTD
 #include "frames_zstd.h"
 #endif
+
+#include <fcntl.h>
+#include <sys/mman.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -288,6 +292,75 @@ void cli_print_compression(FILE *out, frames_reader *r, int json) {
     (void)r;
     (void)json;
 #endif
+}
+
+/* The mapping of a decompressed trace, kept until its query trace is closed. */
+static struct inflated {
+    fq_trace *t;
+    void *map;
+    size_t len;
+} inflated[4];
+
+int cli_open_query_trace(const char *path, fq_trace **t, frames_error *err) {
+#ifdef FRAMES_HAVE_ZSTD
+    unsigned char magic[4];
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1, tmp, cut = 0, rc;
+    struct stat st;
+    void *map;
+    size_t i;
+    if (fd < 0 || read(fd, magic, 4) != 4 || !frames_zstd_is_compressed(magic, 4) ||
+        lseek(fd, 0, SEEK_SET) != 0) {
+        if (fd >= 0) close(fd);
+        return fq_trace_open_path(t, path, NULL, err);
+    }
+    for (i = 0; i < sizeof inflated / sizeof inflated[0] && inflated[i].t; i++) {}
+    {
+        FILE *f = i < sizeof inflated / sizeof inflated[0] ? tmpfile() : NULL;
+        if (!f || (tmp = dup(fileno(f))) < 0) {
+            if (f) fclose(f);
+            close(fd);
+            err->code = FRAMES_E_IO;
+            snprintf(err->message, sizeof err->message, "no temporary file to decompress into: %s",
+                     strerror(errno));
+            return FRAMES_E_IO;
+        }
+        fclose(f); /* the dup keeps the unlinked file */
+    }
+    rc = frames_zstd_decompress_fd(fd, tmp, &cut, err);
+    close(fd);
+    if (rc == FRAMES_OK && cut) cli_warn("%s ends inside a zstd frame: querying what it holds", path);
+    if (rc < 0 || fstat(tmp, &st) != 0) {
+        close(tmp);
+        return rc < 0 ? rc : FRAMES_E_IO;
+    }
+    map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, tmp, 0) : NULL;
+    close(tmp);
+    if (map == MAP_FAILED) {
+        err->code = FRAMES_E_IO;
+        snprintf(err->message, sizeof err->message, "cannot map the decompressed trace: %s", strerror(errno));
+        return FRAMES_E_IO;
+    }
+    if ((rc = fq_trace_open_memory(t, map, (size_t)st.st_size, NULL, err)) < 0) {
+        if (map) munmap(map, (size_t)st.st_size);
+        return rc;
+    }
+    inflated[i].t = *t;
+    inflated[i].map = map;
+    inflated[i].len = (size_t)st.st_size;
+    return FRAMES_OK;
+#else
+    return fq_trace_open_path(t, path, NULL, err);
+#endif
+}
+
+void cli_close_query_trace(fq_trace *t) {
+    size_t i;
+    fq_trace_close(t);
+    for (i = 0; t && i < sizeof inflated / sizeof inflated[0]; i++)
+        if (inflated[i].t == t) {
+            if (inflated[i].map) munmap(inflated[i].map, inflated[i].len);
+            inflated[i].t = NULL;
+        }
 }
 
 frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {

@@ -75,6 +75,14 @@ int cli_reader_compressed(frames_reader *r);
    for a plain trace). */
 void cli_print_compression(FILE *out, frames_reader *r, int json);
 
+/* frames query / index: open a trace with the query engine (frames_query.h), which reads
+   the plain bytes of a frames trace directly: a compressed trace is first decompressed
+   into an unlinked temporary file that is mapped (page cache, not process memory).
+   Close with cli_close_query_trace. Returns 0 or a negative code (err filled). */
+struct fq_trace;
+int cli_open_query_trace(const char *path, struct fq_trace **t, frames_error *err);
+void cli_close_query_trace(struct fq_trace *t);
+
 /* Apply the options given on the command line over `o` (taken from the input). */
 void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
                               unsigned given);

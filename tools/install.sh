@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
 # pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
-# part of the tree; frames_zstd.pc naming libzstd likewise). Called by `./build.sh install [PREFIX]` after the build.
+# part of the tree; frames_zstd.pc naming libzstd likewise). Called by `./build.sh install
+# [PREFIX]` after the build.
 #   FRAMES_BIN   the built command (default: build/frames)
 #   DESTDIR      staging root for packagers (the .pc files still name PREFIX)
 set -euo pipefail
