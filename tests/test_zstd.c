@@ -557,6 +557,31 @@ static void test_commands(void **state) {
     assert_int_equal(st, 0);
     assert_string_equal(o, "10001\n");
     free(o);
+    /* query and index on the compressed trace find what they find on the plain one */
+    {
+        const char *r11 = tu_shared("vectors/frames/r11_pintraces_like_x86.frames");
+        const char *z11 = tu_tmp_path(".frames.zst");
+        char *a, *b, idx[600];
+        const char *q = "--var a:reg32 --var m:mem32 --where '(= (v/value a) (v/addr m))'";
+        o = tu_run(&st, "%s compress %s -o %s 2>&1", bin, r11, z11);
+        assert_int_equal(st, 0);
+        free(o);
+        a = tu_run(&st, "%s query %s %s", bin, r11, q);
+        assert_int_equal(st, 0);
+        b = tu_run(&st, "%s query %s %s", bin, z11, q);
+        assert_int_equal(st, 0);
+        assert_non_null(strstr(a, "result 0:"));
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        snprintf(idx, sizeof idx, "%s.fqidx", z);
+        a = tu_run(&st, "%s index %s 2>&1 && %s query %s --count --pc 0x0-0xffffffffffff", bin, z, bin, z);
+        assert_int_equal(st, 0);
+        assert_non_null(strstr(a, "\n10001\n"));
+        free(a);
+        unlink(idx);
+        unlink(z11);
+    }
     /* the same decompressed by zstd and by frames decompress */
     o = tu_run(&st, "%s decompress %s -o - | cmp - %s && zstd -q -d -c %s | cmp - %s", bin, z, v, z, v);
     assert_int_equal(st, 0);
