@@ -32,32 +32,7 @@
 /* ------------------------------------------------------------------ frames.h */
 
 static int ours_write(const char *path, uint64_t n) {
-    frames_writer *w;
-    frames_writer_options o;
-    frames_error err;
-    frames_meta meta;
-    frames_bytes tracer_args[5], target_args[2], target_envp[2];
-    ours_frame x;
-    uint64_t i;
-    ours_init(&x);
-    ours_meta(&meta, tracer_args, target_args, target_envp);
-    frames_writer_options_default(&o);
-    o.arch = BENCH_ARCH;
-    o.machine = BENCH_MACHINE;
-    o.frames_per_toc = BENCH_FRAMES_PER_TOC;
-    if (frames_writer_open_path(&w, path, &o, &meta, &err) < 0) {
-        fprintf(stderr, "bench_codec: %s\n", err.message);
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        fill_frame(&x, i);
-        if (frames_writer_add(w, &x.f) < 0) {
-            fprintf(stderr, "bench_codec: %s\n", frames_writer_error(w)->message);
-            frames_writer_abandon(w);
-            return -1;
-        }
-    }
-    return frames_writer_close(w) < 0 ? -1 : 0;
+    return ours_write_with(path, n, frames_writer_open_path);
 }
 
 static int ours_read(const char *path, uint64_t *count, uint64_t *sum) {

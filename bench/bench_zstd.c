@@ -41,13 +41,6 @@ static double cpu_now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double best_cpu(const series *s) {
-    double b = s->cpu[0];
-    int i;
-    for (i = 1; i < s->n; i++)
-        if (s->cpu[i] < b) b = s->cpu[i];
-    return b;
-}
 
 static double now(void) {
     struct timespec ts;
@@ -55,13 +48,14 @@ static double now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double best(const series *s) {
-    double b = s->t[0];
+static double least(const double *v, int n) {
+    double b = v[0];
     int i;
-    for (i = 1; i < s->n; i++)
-        if (s->t[i] < b) b = s->t[i];
+    for (i = 1; i < n; i++)
+        if (v[i] < b) b = v[i];
     return b;
 }
+static double best(const series *s) { return least(s->t, s->n); }
 
 static double median(const series *s) {
     double v[MAXREPS], x;
@@ -189,29 +183,13 @@ static uint64_t ours_read(const char *path, int threads, uint64_t *count) {
 
 /* -- writing (PIN-like frames, as bench_codec) */
 
+static int zstd_writer_open(frames_writer **w, const char *path, const frames_writer_options *o,
+                            const frames_meta *meta, frames_error *err) {
+    return frames_zstd_writer_open_path(w, path, o, NULL, meta, err);
+}
+
 static int ours_write(const char *path, uint64_t n, int compressed) {
-    frames_writer *w;
-    frames_writer_options o;
-    frames_error err;
-    frames_meta meta;
-    frames_bytes tracer_args[5], target_args[2], target_envp[2];
-    ours_frame x;
-    uint64_t i;
-    int rc;
-    ours_init(&x);
-    ours_meta(&meta, tracer_args, target_args, target_envp);
-    frames_writer_options_default(&o);
-    o.arch = BENCH_ARCH;
-    o.machine = BENCH_MACHINE;
-    o.frames_per_toc = BENCH_FRAMES_PER_TOC;
-    rc = compressed ? frames_zstd_writer_open_path(&w, path, &o, NULL, &meta, &err)
-                    : frames_writer_open_path(&w, path, &o, &meta, &err);
-    if (rc < 0) die("write", err.message);
-    for (i = 0; i < n; i++) {
-        fill_frame(&x, i);
-        if (frames_writer_add(w, &x.f) < 0) die("write", frames_writer_error(w)->message);
-    }
-    return frames_writer_close(w) < 0 ? -1 : 0;
+    return ours_write_with(path, n, compressed ? zstd_writer_open : frames_writer_open_path);
 }
 
 /* -- random access */
@@ -237,6 +215,8 @@ static void random_access(const char *zpath, double *secs, uint64_t *bytes, uint
     *chunk = zi.size / (zi.chunks ? zi.chunks : 1);
     frames_reader_close(r);
 }
+
+static double best_cpu(const series *s) { return least(s->cpu, s->n); }
 
 static void ratio(const char *what, const series *ours, const series *peer) {
     printf("  %-46s wall %5.2fx best %5.2fx median, CPU %5.2fx  (%s %.3f s wall %.3f s CPU; "

@@ -96,4 +96,37 @@ static uint64_t sum_operands(const frames_operand *ops, uint32_t n) {
     return sum;
 }
 
+/* Write n PIN-like frames (bench_codec's trace: its meta, arch, m) through a writer that
+   `open` makes (frames_writer_open_path, or a compressing one). */
+typedef int (*ours_open_fn)(frames_writer **w, const char *path, const frames_writer_options *o,
+                            const frames_meta *meta, frames_error *err);
+static int ours_write_with(const char *path, uint64_t n, ours_open_fn open_writer) {
+    frames_writer *w;
+    frames_writer_options o;
+    frames_error err;
+    frames_meta meta;
+    frames_bytes tracer_args[5], target_args[2], target_envp[2];
+    ours_frame x;
+    uint64_t i;
+    ours_init(&x);
+    ours_meta(&meta, tracer_args, target_args, target_envp);
+    frames_writer_options_default(&o);
+    o.arch = BENCH_ARCH;
+    o.machine = BENCH_MACHINE;
+    o.frames_per_toc = BENCH_FRAMES_PER_TOC;
+    if (open_writer(&w, path, &o, &meta, &err) < 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        fill_frame(&x, i);
+        if (frames_writer_add(w, &x.f) < 0) {
+            fprintf(stderr, "bench: %s\n", frames_writer_error(w)->message);
+            frames_writer_abandon(w);
+            return -1;
+        }
+    }
+    return frames_writer_close(w) < 0 ? -1 : 0;
+}
+
 #endif

@@ -108,84 +108,69 @@ static int parse(int argc, char **argv, int compress, const char **in, char *out
     return CLI_OK;
 }
 
-int cmd_compress(int argc, char **argv) {
+#ifdef FRAMES_HAVE_ZSTD
+/* The trace in ifd into a compressed file at ofd, chunked on its TOC blocks. */
+static int compress_into(const char *in, int ifd, int ofd, int level, uint64_t chunk) {
+    frames_zstd_options z;
+    frames_zstd_sink *zs;
+    frames_sink down = frames_sink_fd(ofd);
+    frames_error err;
+    frames_reader *r;
+    frames_reader_info st;
+    int status = CLI_OK;
+    frames_zstd_options_default(&z);
+    if (level) z.level = level;
+    if (chunk) z.chunk_size = chunk;
+    /* the chunks follow the trace's TOC blocks: take m from it when it has one */
+    if (strcmp(in, "-") && frames_zstd_reader_open_path(&r, in, NULL, NULL, NULL, &err) == FRAMES_OK) {
+        if (frames_reader_stat(r, &st) == FRAMES_OK && st.frames_per_toc) z.frames_per_toc = st.frames_per_toc;
+        frames_reader_close(r);
+    }
+    if (frames_zstd_sink_open(&zs, &down, &z, &err) < 0) return cli_lib_error(&err);
+    if (frames_zstd_compress_fd(ifd, zs, &err) < 0) status = cli_lib_error(&err);
+    if (frames_zstd_sink_close(zs, &err) < 0 && status == CLI_OK) status = cli_lib_error(&err);
+    return status;
+}
+
+static int decompress_into(const char *in, int ifd, int ofd) {
+    frames_error err;
+    int cut = 0;
+    if (frames_zstd_decompress_fd(ifd, ofd, &cut, &err) < 0) return cli_lib_error(&err);
+    if (cut) cli_warn("%s ends inside a zstd frame: decompressed as far as it goes "
+                      "(`frames fix` finishes the trace)", in);
+    return CLI_OK;
+}
+#endif
+
+/* Both commands: arguments, IN and OUT opened, the conversion, OUT closed. */
+static int convert(int argc, char **argv, int compress, const char *usage) {
     const char *in = NULL;
     char out[4096];
     int level = 0, rc;
     uint64_t chunk = 0;
     if (cli_wants_help(argc, argv)) {
-        fputs(compress_usage, stdout);
+        fputs(usage, stdout);
         return CLI_OK;
     }
-    if ((rc = parse(argc, argv, 1, &in, out, sizeof out, &level, &chunk)) != CLI_OK) return rc;
+    if ((rc = parse(argc, argv, compress, &in, out, sizeof out, &level, &chunk)) != CLI_OK) return rc;
 #ifdef FRAMES_HAVE_ZSTD
     {
-        frames_zstd_options z;
-        frames_zstd_sink *zs;
-        frames_sink down;
-        frames_error err;
-        frames_reader *r;
-        frames_reader_info st;
-        int ifd, ofd, status = CLI_OK;
-        frames_zstd_options_default(&z);
-        if (level) z.level = level;
-        if (chunk) z.chunk_size = chunk;
-        /* the chunks follow the trace's TOC blocks: take m from it when it has one */
-        if (strcmp(in, "-") && frames_zstd_reader_open_path(&r, in, NULL, NULL, NULL, &err) == FRAMES_OK) {
-            if (frames_reader_stat(r, &st) == FRAMES_OK && st.frames_per_toc) z.frames_per_toc = st.frames_per_toc;
-            frames_reader_close(r);
-        }
+        int ifd, ofd, status;
         if ((ifd = open_in(in)) < 0) return CLI_DATA;
         if ((ofd = open_out(out)) < 0) {
             if (ifd) close(ifd);
             return CLI_DATA;
         }
-        down = frames_sink_fd(ofd);
-        if (frames_zstd_sink_open(&zs, &down, &z, &err) < 0) status = cli_lib_error(&err);
-        else {
-            if (frames_zstd_compress_fd(ifd, zs, &err) < 0) status = cli_lib_error(&err);
-            if (frames_zstd_sink_close(zs, &err) < 0 && status == CLI_OK) status = cli_lib_error(&err);
-        }
+        status = compress ? compress_into(in, ifd, ofd, level, chunk) : decompress_into(in, ifd, ofd);
         if (ifd) close(ifd);
         if (ofd != 1 && close(ofd) < 0 && status == CLI_OK)
             status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
         return status;
     }
 #else
-    (void)in;
     return cli_fail(CLI_DATA, "zstd support was not built into this frames (install libzstd-dev and rebuild)");
 #endif
 }
 
-int cmd_decompress(int argc, char **argv) {
-    const char *in = NULL;
-    char out[4096];
-    int level = 0, rc;
-    uint64_t chunk = 0;
-    if (cli_wants_help(argc, argv)) {
-        fputs(decompress_usage, stdout);
-        return CLI_OK;
-    }
-    if ((rc = parse(argc, argv, 0, &in, out, sizeof out, &level, &chunk)) != CLI_OK) return rc;
-#ifdef FRAMES_HAVE_ZSTD
-    {
-        frames_error err;
-        int ifd, ofd, cut = 0, status = CLI_OK;
-        if ((ifd = open_in(in)) < 0) return CLI_DATA;
-        if ((ofd = open_out(out)) < 0) {
-            if (ifd) close(ifd);
-            return CLI_DATA;
-        }
-        if (frames_zstd_decompress_fd(ifd, ofd, &cut, &err) < 0) status = cli_lib_error(&err);
-        else if (cut) cli_warn("%s ends inside a zstd frame: decompressed as far as it goes "
-                               "(`frames fix` finishes the trace)", in);
-        if (ifd) close(ifd);
-        if (ofd != 1 && close(ofd) < 0 && status == CLI_OK)
-            status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
-        return status;
-    }
-#else
-    (void)in;
-    return cli_fail(CLI_DATA, "zstd support was not built into this frames (install libzstd-dev and rebuild)");
-#endif
-}
+int cmd_compress(int argc, char **argv) { return convert(argc, argv, 1, compress_usage); }
+int cmd_decompress(int argc, char **argv) { return convert(argc, argv, 0, decompress_usage); }
