@@ -319,7 +319,7 @@ struct frames_zstd_map {
     uint64_t cut_chunk;         /* index of a chunk cut short, or UINT64_MAX */
     frames_zstd_options opt;
     frames_zstd_info info;
-    uint64_t decompressed;      /* statistics (updated without a lock: approximate) */
+    uint64_t decompressed;      /* bytes decompressed by all states (atomic where possible) */
     /* owned input (reader by path) */
     void *owned;
     size_t owned_len;
@@ -570,7 +570,13 @@ FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m
 FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
     return i < m->nchunks ? &m->chunks[i] : NULL;
 }
-FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) { return m->decompressed; }
+FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(&m->decompressed, __ATOMIC_RELAXED);
+#else
+    return m->decompressed;
+#endif
+}
 
 FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
     uint64_t lo = 0, hi = m->nchunks;
@@ -634,7 +640,11 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     }
     st = frames__zstd_stream(s->d, s->m->z + c->offset, (size_t)c->csize, s->buf, (size_t)c->usize,
                              c->usize, &produced, &why);
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_fetch_add(&s->m->decompressed, produced, __ATOMIC_RELAXED); /* cursors in threads */
+#else
     s->m->decompressed += produced;
+#endif
     if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
     if (st != 0 || produced != c->usize) {
         char first[48] = "";
