@@ -72,7 +72,8 @@
 
    Lifetimes of decoded data: byte views point into the input. For readers over memory,
    a mapped file or a whole-file buffer, views stay valid until the reader is closed; for
-   stream readers (pipes, FILE*) until the next call on that reader. Arrays (operand
+   stream readers (pipes, FILE*) and paged ones (frames_reader_open_source, e.g. compressed
+   traces) until the next call on that reader or cursor. Arrays (operand
    lists, syscall arguments, ...) live in the decoder's scratch arena and stay valid until
    the next frame is decoded with the same reader, cursor or decoder.
 

@@ -194,23 +194,25 @@ static int ours_write(const char *path, uint64_t n, int compressed) {
 
 /* -- random access */
 
-static void random_access(const char *zpath, double *secs, uint64_t *bytes, uint64_t *chunk) {
+static void random_access(const char *zpath, double *secs, double *cpu, uint64_t *bytes, uint64_t *chunk) {
     frames_reader *r;
     frames_error err;
     frames_frame f;
     frames_zstd_info zi;
     uint64_t n, i, seed = 42, before;
-    double t0;
+    double t0, c0;
     if (frames_zstd_reader_open_path(&r, zpath, NULL, NULL, &zi, &err) < 0) die("open", err.message);
     if (frames_reader_count(r, &n) < 0) die("count", frames_reader_error(r)->message);
     before = frames_zstd_map_decompressed(frames_zstd_reader_map(r));
     t0 = now();
+    c0 = cpu_now();
     for (i = 0; i < 1000; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
         if (frames_reader_seek(r, (seed >> 33) % n) < 0 || frames_reader_next(r, &f) != 1)
             die("random access", frames_reader_error(r)->message);
     }
     *secs = now() - t0;
+    *cpu = cpu_now() - c0;
     *bytes = frames_zstd_map_decompressed(frames_zstd_reader_map(r)) - before;
     *chunk = zi.size / (zi.chunks ? zi.chunks : 1);
     frames_reader_close(r);
@@ -236,7 +238,7 @@ static void run_input(const char *label, const char *plain, const char *dir, int
                     {"ours .zst 2 threads", {0}, 0, {0}}, {"libprotobuf plain", {0}, 0, {0}}};
     series wr[3] = {{"ours plain", {0}, 0, {0}}, {"ours .zst + thread", {0}, 0, {0}},
                     {"libprotobuf plain", {0}, 0, {0}}};
-    double secs;
+    double secs, cpu;
     int k, i;
     uint64_t m = BENCH_FRAMES_PER_TOC;
     if (frames_reader_open_path(&r, plain, NULL, &err) < 0) die("open", err.message);
@@ -299,10 +301,10 @@ static void run_input(const char *label, const char *plain, const char *dir, int
         ratio(".zst + compression thread vs libprotobuf plain", &wr[1], &wr[2]);
         ratio(".zst + compression thread vs ours plain", &wr[1], &wr[0]);
     }
-    random_access(z3, &secs, &bytes, &chunk);
-    printf("random access: 1000 random frames of the .zst in %.3f s (%.1f us each), %.1f MB "
-           "decompressed (%.2f chunk of %llu bytes per frame on average)\n",
-           secs, secs * 1e3, bytes / 1e6, (double)bytes / 1000.0 / (double)chunk,
+    random_access(z3, &secs, &cpu, &bytes, &chunk);
+    printf("random access: 1000 random frames (seek + decode) of the .zst in %.3f s wall, %.3f s CPU "
+           "(%.0f us CPU each), %.1f MB decompressed (%.2f chunk of %llu bytes per frame)\n",
+           secs, cpu, cpu * 1e3, bytes / 1e6, (double)bytes / 1000.0 / (double)chunk,
            (unsigned long long)chunk);
     unlink(z1);
     unlink(z3);
