@@ -151,9 +151,10 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err);
-/* Any trace by path: a compressed regular file is mapped and read chunk by chunk, a plain
-   one opened by frames_reader_open_path; "-", pipes and FIFOs are streamed (decompressed
-   on the fly when they start with a zstd magic). zinfo->chunks is 0 for plain traces. */
+/* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
+   and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
+   FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
+   zinfo->chunks is 0 for plain traces. */
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -754,21 +755,23 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     frames_zstd_map *m;
     void *map;
     int fd, rc;
+    int is_stdin = !strcmp(path, "-");
     *r = NULL;
     if (zinfo) memset(zinfo, 0, sizeof *zinfo);
-    if (!strcmp(path, "-")) return frames_reader_open_path(r, path, ro, err);
-    do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
+    /* standard input redirected from a file is mapped like the file; a pipe is streamed */
+    if (is_stdin) fd = 0;
+    else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
                                  path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
         pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
-        close(fd);
+        if (!is_stdin) close(fd);
         return frames_reader_open_path(r, path, ro, err);
     }
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
+    if (!is_stdin) close(fd);
     if (map == MAP_FAILED)
         return frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s",
                                  path, strerror(errno));

@@ -371,6 +371,9 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
     uint32_t i;
     if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
         cli_lib_error(&err);
+        if (!strcmp(path, "-") && strstr(err.message, "fd2fb528"))
+            cli_warn("standard input looks compressed (zstd): give the file's name, or "
+                     "decompress on the way in (zstd -dc FILE | frames ...)");
         return NULL;
     }
     for (i = 0; i < zi.nwarnings; i++) cli_warn("%s: %s", path, zi.warnings[i]);
