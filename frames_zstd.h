@@ -758,7 +758,10 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     int is_stdin = !strcmp(path, "-");
     *r = NULL;
     if (zinfo) memset(zinfo, 0, sizeof *zinfo);
-    /* standard input redirected from a file is mapped like the file; a pipe is streamed */
+    /* standard input redirected from a file is mapped like the file; a pipe is streamed.
+       Only regular files are opened here: opening a FIFO twice would lose its data. */
+    if (!is_stdin && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
+        return frames_reader_open_path(r, path, ro, err);
     if (is_stdin) fd = 0;
     else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
