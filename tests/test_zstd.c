@@ -582,6 +582,14 @@ static void test_commands(void **state) {
         unlink(idx);
         unlink(z11);
     }
+    /* standard input redirected from a compressed file reads; a pipe of one says why not */
+    o = tu_run(&st, "bash -c '%s dump - < %s | cmp - <(%s dump %s)'", bin, z, bin, v);
+    assert_int_equal(st, 0);
+    free(o);
+    o = tu_run(&st, "cat %s | %s info - 2>&1", z, bin);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(o, "standard input looks compressed (zstd)"));
+    free(o);
     /* the same decompressed by zstd and by frames decompress */
     o = tu_run(&st, "%s decompress %s -o - | cmp - %s && zstd -q -d -c %s | cmp - %s", bin, z, v, z, v);
     assert_int_equal(st, 0);
