@@ -64,6 +64,10 @@
 
 #include "frames.h"
 
+#ifdef FRAMES_NO_STDIO
+#error "frames_zstd.h needs the C library (stdio for messages) and libzstd: not for FRAMES_NO_STDIO"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -151,6 +155,7 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err);
+#ifndef FRAMES_NO_POSIX
 /* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
    and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
    FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
@@ -159,6 +164,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
                                             frames_zstd_info *zinfo, frames_error *err);
+#endif
 /* The chunk map of a reader opened by the functions above, or NULL (plain or streamed
    trace). Valid until the reader is closed. */
 FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
@@ -186,6 +192,7 @@ FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
    close. Returns 0 or a negative code (err filled). */
 FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
 
+#ifndef FRAMES_NO_POSIX
 /* A writer whose output is a compressed trace at path ("-": standard output, which
    cannot be patched: the trace stays unfinished, as for plain traces). zo->frames_per_toc
    is taken from wo. */
@@ -193,11 +200,13 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
                                             const frames_writer_options *wo,
                                             const frames_zstd_options *zo,
                                             const frames_meta *meta, frames_error *err);
+#endif
 
 /* ======================================================================================
    Converting
    ====================================================================================== */
 
+#ifndef FRAMES_NO_POSIX
 /* Decompress every zstd frame of in_fd to out_fd, as `zstd -d` does (skippable frames
    skipped). *cut is set when the input ends inside a frame (what came before is written).
    Returns 0 or a negative code. */
@@ -205,6 +214,7 @@ FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames
 /* Copy the bytes of a trace read from in_fd (plain or compressed) into a compressed
    sink, byte for byte, chunked on records and TOC blocks. */
 FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
+#endif
 
 #ifdef __cplusplus
 }
@@ -218,15 +228,24 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 #define FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 
+#define FRAMES__WANT_HELPERS   /* frames.h's shared private helpers: fail, le loads */
+#include "frames.h"
+
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#ifndef FRAMES_NO_POSIX
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
+#if !defined(FRAMES_ZSTD_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_ZSTD_NO_THREADS
+#endif
 #ifndef FRAMES_ZSTD_NO_THREADS
 #include <pthread.h>
 #endif
@@ -237,38 +256,13 @@ extern "C" {
 
 /* ---------------------------------------------------------------- helpers */
 
-#if defined(__GNUC__) || defined(__clang__)
-#define FRAMES__ZSTD_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define FRAMES__ZSTD_PRINTF(a, b)
-#endif
-
-static int frames__zstd_fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
-                             const char *fmt, ...) FRAMES__ZSTD_PRINTF(5, 6);
-static int frames__zstd_fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
-                             const char *fmt, ...) {
-    va_list ap;
-    if (!err) return code;
-    err->code = code;
-    err->offset = offset;
-    err->frame = frame;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__ZSTD_PRINTF(2, 3);
+static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_list ap;
     if (in->nwarnings >= FRAMES_ZSTD_MAX_WARNINGS) return;
     va_start(ap, fmt);
     vsnprintf(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
     va_end(ap);
-}
-
-static uint32_t frames__zstd_le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static void frames__zstd_put32(uint8_t *p, uint32_t v) {
@@ -305,7 +299,7 @@ static frames_zstd_options frames__zstd_opts(const frames_zstd_options *o) {
 FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
     uint32_t magic;
     if (n < 4) return 0;
-    magic = frames__zstd_le32((const uint8_t *)p);
+    magic = frames__le32((const uint8_t *)p);
     return magic == FRAMES_ZSTD_FRAME_MAGIC ||
            (magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC;
 }
@@ -332,12 +326,12 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     if (m->nchunks == m->cap) {
         uint64_t ncap = m->cap ? m->cap * 2 : 64;
         frames_zstd_chunk *n = (frames_zstd_chunk *)realloc(m->chunks, (size_t)ncap * sizeof *n);
-        if (!n) return frames__zstd_fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+        if (!n) return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
         m->chunks = n;
         m->cap = ncap;
     }
     if (usize > m->opt.max_chunk)
-        return frames__zstd_fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
+        return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
                                  "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
                                  "limit of %llu for one chunk (recompress it with `frames compress`)",
                                  (unsigned long long)off, (unsigned long long)usize,
@@ -409,9 +403,9 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
     while (off < m->zsize && rc == FRAMES_OK) {
         const uint8_t *p = m->z + off;
         uint64_t rem = m->zsize - off;
-        uint32_t magic = rem >= 4 ? frames__zstd_le32(p) : 0;
+        uint32_t magic = rem >= 4 ? frames__le32(p) : 0;
         if ((magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC && rem >= 8) {
-            uint64_t sz = 8 + (uint64_t)frames__zstd_le32(p + 4);
+            uint64_t sz = 8 + (uint64_t)frames__le32(p + 4);
             if (sz > rem) {
                 frames__zstd_warn(&m->info, "skippable frame at 0x%llx runs past the end of the file",
                                   (unsigned long long)off);
@@ -440,7 +434,7 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                 const char *why;
                 int st;
                 if (!d && !(d = ZSTD_createDCtx())) {
-                    rc = frames__zstd_fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+                    rc = frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
                     break;
                 }
                 st = frames__zstd_stream(d, p, ZSTD_isError(cs) ? (size_t)rem : cs, NULL, 0,
@@ -477,9 +471,9 @@ static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
     uint8_t desc;
     if (m->zsize < 8 + FRAMES_ZSTD_FOOTER_SIZE) return 0;
     f = m->z + m->zsize - FRAMES_ZSTD_FOOTER_SIZE;
-    if (frames__zstd_le32(f + 5) != FRAMES_ZSTD_SEEKABLE_MAGIC) return 0;
+    if (frames__le32(f + 5) != FRAMES_ZSTD_SEEKABLE_MAGIC) return 0;
     m->info.seek_table = 1;
-    n = frames__zstd_le32(f);
+    n = frames__le32(f);
     desc = f[4];
     esize = desc & 0x80 ? 12 : 8;
     m->info.seek_checksums = (desc & 0x80) != 0;
@@ -490,19 +484,19 @@ static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
         return 0;
     }
     start = m->zsize - tsize;
-    if (frames__zstd_le32(m->z + start) != FRAMES_ZSTD_SEEK_TABLE_MAGIC ||
-        frames__zstd_le32(m->z + start + 4) != tsize - 8) {
+    if (frames__le32(m->z + start) != FRAMES_ZSTD_SEEK_TABLE_MAGIC ||
+        frames__le32(m->z + start + 4) != tsize - 8) {
         frames__zstd_warn(&m->info, "seek table at 0x%llx has no skippable frame header: ignored, "
                           "the frames were walked", (unsigned long long)start);
         return 0;
     }
     for (i = 0; i < n; i++) {
         const uint8_t *e = m->z + start + 8 + i * esize;
-        uint64_t cs = frames__zstd_le32(e), us = frames__zstd_le32(e + 4);
+        uint64_t cs = frames__le32(e), us = frames__le32(e + 4);
         unsigned long long fcs;
         const char *bad = NULL;
         if (cs > start - off) bad = "runs past the seek table";
-        else if (cs < 4 || frames__zstd_le32(m->z + off) != FRAMES_ZSTD_FRAME_MAGIC)
+        else if (cs < 4 || frames__le32(m->z + off) != FRAMES_ZSTD_FRAME_MAGIC)
             bad = "is not a zstd frame";
         else if ((fcs = ZSTD_getFrameContentSize(m->z + off, (size_t)cs)) == ZSTD_CONTENTSIZE_ERROR)
             bad = "has a bad frame header";
@@ -540,9 +534,9 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
     int rc;
     *out = NULL;
     if (!frames_zstd_is_compressed(data, size))
-        return frames__zstd_fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS, "not a zstd stream");
+        return frames__fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS, "not a zstd stream");
     m = (frames_zstd_map *)calloc(1, sizeof *m);
-    if (!m) return frames__zstd_fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!m) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     m->z = (const uint8_t *)data;
     m->zsize = size;
     m->opt = frames__zstd_opts(o);
@@ -563,7 +557,9 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
 FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     if (!m) return;
     free(m->chunks);
+#ifndef FRAMES_NO_POSIX
     if (m->owned) munmap(m->owned, m->owned_len);
+#endif
     free(m);
 }
 
@@ -635,7 +631,7 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     s->chunk = UINT64_MAX;
     if (c->usize > s->cap) { /* usize was bounded by max_chunk when the map was built */
         uint8_t *nb = (uint8_t *)realloc(s->buf, (size_t)c->usize);
-        if (!nb) return frames__zstd_fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
+        if (!nb) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
         s->buf = nb;
         s->cap = (size_t)c->usize;
     }
@@ -653,7 +649,7 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
         /* FRAMES_E_FORMAT, not _DECODE: the reader cannot step over the records of a
            chunk it cannot see, so sequential reading stops here (seek to go on) */
-        return frames__zstd_fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
+        return frames__fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
                                  "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
                                  "0x%llx-0x%llx) is corrupt: %s%s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
@@ -679,7 +675,7 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
     k = frames_zstd_map_find(m, off);
     c = &m->chunks[k];
     if (m->nchunks == 0 || off + len > m->info.size) {
-        frames__zstd_fail(err, FRAMES_E_RANGE, off, frame, "read past the end of the trace");
+        frames__fail(err, FRAMES_E_RANGE, off, frame, "read past the end of the trace");
         return NULL;
     }
     if (off + len <= c->uoffset + c->usize) {
@@ -693,7 +689,7 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
     if (len > s->scap) {
         uint8_t *ns = (uint8_t *)realloc(s->scratch, len);
         if (!ns) {
-            frames__zstd_fail(err, FRAMES_E_NOMEM, off, frame, "out of memory");
+            frames__fail(err, FRAMES_E_NOMEM, off, frame, "out of memory");
             return NULL;
         }
         s->scratch = ns;
@@ -746,6 +742,7 @@ FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
     return src && src->view == frames__zstd_view ? (const frames_zstd_map *)src->ctx : NULL;
 }
 
+#ifndef FRAMES_NO_POSIX
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -765,7 +762,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     if (is_stdin) fd = 0;
     else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
                                  path, strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
         pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
@@ -776,7 +773,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (!is_stdin) close(fd);
     if (map == MAP_FAILED)
-        return frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s",
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s",
                                  path, strerror(errno));
     if ((rc = frames_zstd_map_open(&m, map, (size_t)st.st_size, zo, err)) < 0) {
         munmap(map, (size_t)st.st_size);
@@ -787,7 +784,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     return frames__zstd_open_map(r, m, ro, zinfo, err);
 }
 
-static uint64_t frames__zstd_le64(const uint8_t *p);
+#endif /* FRAMES_NO_POSIX: reader by path */
 
 FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
     const frames_zstd_map *m = frames_zstd_reader_map(r);
@@ -814,7 +811,7 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
     cand[ncand++] = 0;
     /* entry b is the start of block b + 1 in the conventions above */
     for (b = 0; b < words && (b + 1) * per < n; b++) {
-        uint64_t off = frames__zstd_le64(toc + 8 * b);
+        uint64_t off = frames__le64(toc + 8 * b);
         const frames_zstd_chunk *c = &m->chunks[frames_zstd_map_find(m, off)];
         if (c->uoffset == off) cand[ncand++] = (b + 1) * per;
     }
@@ -875,7 +872,7 @@ struct frames_zstd_sink {
 static int frames__zstd_sfail(frames_zstd_sink *zs, int code, const char *what, const char *why) {
     if (!zs->failed) {
         zs->failed = 1;
-        frames__zstd_fail(&zs->err, code, zs->start, FRAMES_NO_POS, "compressed output: %s%s%s", what,
+        frames__fail(&zs->err, code, zs->start, FRAMES_NO_POS, "compressed output: %s%s%s", what,
                           why ? ": " : "", why ? why : "");
     }
     return code;
@@ -1003,10 +1000,6 @@ static int frames__zstd_header_frame(frames_zstd_sink *zs) {
     return FRAMES_OK;
 }
 
-static uint64_t frames__zstd_le64(const uint8_t *p) {
-    return (uint64_t)frames__zstd_le32(p) | (uint64_t)frames__zstd_le32(p + 4) << 32;
-}
-
 /* Walk the record boundaries the buffer now covers; cut where the rule says. */
 static int frames__zstd_parse(frames_zstd_sink *zs) {
     while (zs->parsing) {
@@ -1020,7 +1013,7 @@ static int frames__zstd_parse(frames_zstd_sink *zs) {
             zs->last_boundary = 0;
         }
         if (here + 8 > zs->start + zs->len) return FRAMES_OK; /* size word not here yet */
-        size = frames__zstd_le64(zs->buf + (here - zs->start));
+        size = frames__le64(zs->buf + (here - zs->start));
         if (size > ((uint64_t)1 << 32)) { /* no record: the TOC (m, entries) or foreign bytes */
             zs->parsing = 0;
             return FRAMES_OK;
@@ -1056,7 +1049,7 @@ static int frames__zstd_write(void *ctx, const void *data, size_t n) {
         if (zs->start == 0) {
             if (zs->len < FRAMES_HEADER_SIZE) continue;
             {   /* version 1 (word at offset 8) has no meta frame */
-                uint64_t version = frames__zstd_le64(zs->buf + 8);
+                uint64_t version = frames__le64(zs->buf + 8);
                 zs->meta_next = version != 1;
             }
             if (frames__zstd_header_frame(zs) < 0) return zs->err.code;
@@ -1160,7 +1153,7 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
                                      const frames_zstd_options *o, frames_error *err) {
     frames_zstd_sink *zs = (frames_zstd_sink *)calloc(1, sizeof *zs);
     *out = NULL;
-    if (!zs) return frames__zstd_fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!zs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     zs->down = *down;
     zs->opt = frames__zstd_opts(o);
     if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
@@ -1169,7 +1162,7 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
         ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, zs->opt.level)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, zs->opt.checksum != 0))) {
         frames__zstd_sink_free(zs);
-        return frames__zstd_fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
                                  "cannot set up zstd compression at level %d", zs->opt.level);
     }
 #ifndef FRAMES_ZSTD_NO_THREADS
@@ -1198,6 +1191,7 @@ FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
     return s;
 }
 
+#ifndef FRAMES_NO_POSIX
 static int frames__zstd_fd_close(void *ctx) {
     return close((int)(intptr_t)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO;
 }
@@ -1216,7 +1210,7 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
     else {
         do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666); while (fd < 0 && errno == EINTR);
         if (fd < 0)
-            return frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
+            return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
                                      path, strerror(errno));
     }
     down = frames_sink_fd(fd);
@@ -1230,8 +1224,11 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
     return rc;
 }
 
+#endif /* FRAMES_NO_POSIX: writer by path */
+
 /* ---------------------------------------------------------------- converting */
 
+#ifndef FRAMES_NO_POSIX
 static long long frames__zstd_read_fd(int fd, void *buf, size_t n) {
     for (;;) {
         ssize_t got = read(fd, buf, n);
@@ -1257,7 +1254,7 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
     int rc = FRAMES_OK, eof = 0;
     if (cut) *cut = 0;
     if (!d || !out) {
-        rc = frames__zstd_fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         goto done;
     }
     while (rc == FRAMES_OK) {
@@ -1265,7 +1262,7 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
         if (have == 0) {
             long long got = frames__zstd_read_fd(in_fd, in, incap);
             if (got < 0) {
-                rc = frames__zstd_fail(err, FRAMES_E_IO, consumed, FRAMES_NO_POS, "read failed: %s",
+                rc = frames__fail(err, FRAMES_E_IO, consumed, FRAMES_NO_POS, "read failed: %s",
                                        strerror(errno));
                 break;
             }
@@ -1283,13 +1280,13 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
             ob.pos = 0;
             ret = ZSTD_decompressStream(d, &ob, &ib);
             if (ZSTD_isError(ret)) {
-                rc = frames__zstd_fail(err, FRAMES_E_DECODE, consumed + ib.pos, FRAMES_NO_POS,
+                rc = frames__fail(err, FRAMES_E_DECODE, consumed + ib.pos, FRAMES_NO_POS,
                                        "corrupt zstd data at file offset 0x%llx: %s",
                                        (unsigned long long)(consumed + ib.pos), ZSTD_getErrorName(ret));
                 break;
             }
             if (ob.pos && fn(ctx, out, ob.pos) < 0) {
-                rc = frames__zstd_fail(err, FRAMES_E_IO, consumed + ib.pos, FRAMES_NO_POS,
+                rc = frames__fail(err, FRAMES_E_IO, consumed + ib.pos, FRAMES_NO_POS,
                                        "write failed: %s", strerror(errno));
                 break;
             }
@@ -1311,7 +1308,7 @@ static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
 FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
     uint8_t *in = (uint8_t *)malloc(ZSTD_DStreamInSize());
     int rc;
-    if (!in) return frames__zstd_fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), frames__zstd_to_fd,
                              (void *)(intptr_t)out_fd, cut, err);
     free(in);
@@ -1326,10 +1323,10 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
     size_t cap = 1 << 17, have = 0;
     uint8_t *in = (uint8_t *)malloc(cap);
     int rc = FRAMES_OK;
-    if (!in) return frames__zstd_fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     while (have < 4) { /* enough to see the magic */
         long long got = frames__zstd_read_fd(in_fd, in + have, cap - have);
-        if (got < 0) rc = frames__zstd_fail(err, FRAMES_E_IO, have, FRAMES_NO_POS, "read failed: %s",
+        if (got < 0) rc = frames__fail(err, FRAMES_E_IO, have, FRAMES_NO_POS, "read failed: %s",
                                             strerror(errno));
         if (got <= 0) break;
         have += (size_t)got;
@@ -1346,7 +1343,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
                 break;
             }
             got = frames__zstd_read_fd(in_fd, in, cap);
-            if (got < 0) rc = frames__zstd_fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS,
+            if (got < 0) rc = frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS,
                                                 "read failed: %s", strerror(errno));
             have = got > 0 ? (size_t)got : 0;
         }
@@ -1358,6 +1355,8 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
     free(in);
     return rc;
 }
+
+#endif /* FRAMES_NO_POSIX: converting */
 
 #ifdef __cplusplus
 }
