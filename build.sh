@@ -19,7 +19,8 @@
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
-# Optional libraries are detected: libipt (frames_pt.h) and capstone (frames record).
+# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
+# libzstd (frames_zstd.h: compressed .frames.zst traces).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -32,7 +33,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -61,7 +62,7 @@ opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
-    if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi          # Parquet pages
+    if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h, Parquet pages
     echo "$d|$l"
 }
 
@@ -167,6 +168,7 @@ header_checks() {
         name=$(basename "$h" .h)
         macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
         if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
+        if [ "$name" = frames_zstd ] && ! have_zstd; then continue; fi
         printf '#define %s\n#include "%s"\n' "$macro" "$name.h" > "$tmp/$name.c"
         printf '#define FRAMES_IMPLEMENTATION\n#include "frames.h"\n#define %s\n#include "%s"\n' \
             "$macro" "$name.h" > "$tmp/$name.with.c"
@@ -195,6 +197,7 @@ header_checks() {
     for h in $(HEADERS); do
         hn=$(basename "$h" .h)
         [ "$hn" = frames_pt ] && ! have_ipt && continue
+        [ "$hn" = frames_zstd ] && ! have_zstd && continue
         all+="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'
         rev="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'"$rev"
     done

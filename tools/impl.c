@@ -21,3 +21,7 @@
 #define FRAMES_PARQUET_IMPLEMENTATION
 #include "frames_parquet.h"
 #endif
+#if defined(FRAMES_HAVE_ZSTD) && __has_include("frames_zstd.h")
+#define FRAMES_ZSTD_IMPLEMENTATION
+#include "frames_zstd.h"
+#endif

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
 # pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
-# part of the tree; frames_parquet.pc naming libzstd when it is installed: compile with
-# -DFRAMES_HAVE_ZSTD for zstd pages). Called by `./build.sh install [PREFIX]` after the build.
+# part of the tree; frames_zstd.pc naming libzstd; frames_parquet.pc naming libzstd when it is
+# installed: compile with -DFRAMES_HAVE_ZSTD for zstd pages). Called by `./build.sh install
+# [PREFIX]` after the build.
 #   FRAMES_BIN   the built command (default: build/frames)
 #   DESTDIR      staging root for packagers (the .pc files still name PREFIX)
 set -euo pipefail
@@ -40,5 +41,8 @@ fi
 if [ -f frames_parquet.h ] && [ -f /usr/include/zstd.h ]; then   # zstd pages when built with it
     pc frames_parquet "Parquet tables of frames traces (frames_parquet.h), zstd pages" "frames" \
         "-lzstd"
+fi
+if [ -f frames_zstd.h ]; then
+    pc frames_zstd "Compressed seekable frames traces (frames_zstd.h), on libzstd" "frames" "-lzstd -lpthread"
 fi
 echo "installed frames $version into ${DESTDIR:-}$prefix" >&2
