@@ -19,7 +19,8 @@
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
-# Optional libraries are detected: libipt (frames_pt.h) and capstone (frames record).
+# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
+# libdw (file:line in frames_sym.h).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -32,7 +33,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base"
+libclang-rt-14-dev valgrind strace parallel groff-base libdw-dev binutils"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -55,11 +56,13 @@ deps() {
 
 have_ipt() { [ -f /usr/include/intel-pt.h ]; }
 have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
+have_dw() { [ -f /usr/include/elfutils/libdw.h ] && [ -f /usr/include/libelf.h ]; }
 
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
+    if have_dw; then d+=" -DFRAMES_HAVE_DW"; l+=" -ldw -lelf"; fi         # file:line (frames_sym.h)
     echo "$d|$l"
 }
 
@@ -140,6 +143,10 @@ header_checks() {
         for cc in g++ clang++; do
             $cc -x c++ -std=c++11 $WARN -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "$cc (C++): $h"
         done
+        if [ "$name" = frames_sym ] && have_dw; then   # the optional libdw part too
+            gcc $CSTD $WARN -DFRAMES_HAVE_DW -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "gcc -DFRAMES_HAVE_DW: $h"
+            g++ -x c++ -std=c++11 $WARN -DFRAMES_HAVE_DW -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "g++ -DFRAMES_HAVE_DW: $h"
+        fi
         gcc $CSTD $WARN -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" 2>/dev/null \
             || gcc $CSTD -Wall -Wextra -Werror -Wno-unused-function -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" \
             || die "FRAMES_STATIC: $h"

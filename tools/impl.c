@@ -17,3 +17,7 @@
 #define FRAMES_PT_IMPLEMENTATION
 #include "frames_pt.h"
 #endif
+#if __has_include("frames_sym.h")
+#define FRAMES_SYM_IMPLEMENTATION
+#include "frames_sym.h"
+#endif
