@@ -205,7 +205,7 @@ FRAMES_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i);
    3. ELF reader (exposed for tools and the fuzz target)
    ====================================================================================== */
 
-/* One function symbol of an ELF file. */
+/* One code symbol of an ELF file. */
 typedef struct frames_sym_elf_symbol {
     uint64_t value;            /* st_value */
     uint64_t size;             /* st_size */
@@ -221,8 +221,10 @@ typedef struct frames_sym_elf frames_sym_elf;
 FRAMES_DEF int frames_sym_elf_open(frames_sym_elf **e, const void *data, size_t size,
                                    void *alloc_ctx, frames_error *err);
 FRAMES_DEF void frames_sym_elf_close(frames_sym_elf *e);
-/* Function symbols sorted by value (one per value: the global, else weak, else local
-   one that comes first), and where they came from: ".symtab", ".dynsym" or "". */
+/* Code symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE labels such as _start, as BFD
+   takes them; no ARM mapping symbols) sorted by value, one per value (a typed one before
+   a label, then the global, else weak, else local one that comes first), and where they
+   came from: ".symtab", ".dynsym" or "". */
 FRAMES_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_sym_elf *e,
                                                                size_t *n, const char **table);
 /* The symbol naming file address `addr` (nearest preceding one of the same section),
@@ -658,7 +660,9 @@ FRAMES_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 #define FRAMES__SYM_SHT_DYNSYM 11u
 #define FRAMES__SYM_SHF_ALLOC 2u
 #define FRAMES__SYM_ET_EXEC 2u
+#define FRAMES__SYM_EM_386 3u
 #define FRAMES__SYM_EM_ARM 40u
+#define FRAMES__SYM_EM_X86_64 62u
 
 typedef struct frames__sym_seg {
     uint64_t vaddr, memsz, filesz, offset;
@@ -816,7 +820,7 @@ static void frames__sym_scan_notes(frames_sym_elf *e, uint64_t off, uint64_t siz
 
 typedef struct frames__sym_sorting {
     frames_sym_elf_symbol sym;
-    uint32_t rank, order;   /* global 0, weak 1, local 2; position in the table */
+    uint32_t rank, order;   /* global 0, weak 1, local 2 (+3 without a type); position */
 } frames__sym_sorting;
 
 static int frames__sym_cmp(const void *a, const void *b) {
@@ -843,7 +847,8 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         uint64_t b = tab->offset + i * entsize, name, shndx, value, size;
         unsigned info = (unsigned)FRAMES__SYM_F(e, b, 12, 1, 4, 1), type = info & 15, bind = info >> 4;
         const char *s;
-        if (type != 2 && type != 10) continue;   /* STT_FUNC, STT_GNU_IFUNC */
+        /* STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE labels of code (_start), as BFD */
+        if (type != 2 && type != 10 && type != 0) continue;
         name = frames__sym_rd(e, b, 4);
         shndx = FRAMES__SYM_F(e, b, 14, 2, 6, 2);
         value = FRAMES__SYM_F(e, b, 4, 4, 8, 8);
@@ -858,11 +863,13 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
             tmp[kept].sym.name_len = nul ? (size_t)(nul - s) : (size_t)(strs->size - name);
         }
         if (tmp[kept].sym.name_len == 0) continue;
+        if (s[0] == '$' && e->machine != FRAMES__SYM_EM_X86_64 && e->machine != FRAMES__SYM_EM_386)
+            continue;   /* ARM/AArch64/RISC-V mapping symbols ($a, $t, $d, $x) */
         if (e->machine == FRAMES__SYM_EM_ARM) value &= ~(uint64_t)1;   /* Thumb bit */
         tmp[kept].sym.value = value;
         tmp[kept].sym.size = size;
         tmp[kept].sym.section = (uint32_t)shndx;
-        tmp[kept].rank = bind == 1 ? 0 : bind == 2 ? 1 : 2;
+        tmp[kept].rank = (bind == 1 ? 0 : bind == 2 ? 1 : 2) + (type == 0 ? 3 : 0);
         tmp[kept].order = (uint32_t)i;
         kept++;
     }
@@ -1335,6 +1342,17 @@ static void frames__sym_hex(char *out, size_t cap, const uint8_t *b, size_t n) {
     for (i = 0; i < n && 2 * i + 2 < cap; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
+/* The meta's target_path names the module: the same path, or a relative one ("./prog",
+   relative to the recording's directory) that ends the module's absolute path. */
+static int frames__sym_is_target(const char *target, const char *module) {
+    size_t tl, ml = strlen(module);
+    if (!strcmp(target, module)) return 1;
+    if (target[0] == '/') return 0;
+    while (target[0] == '.' && target[1] == '/') target += 2;
+    tl = strlen(target);
+    return tl && tl < ml && module[ml - tl - 1] == '/' && !strcmp(module + ml - tl, target);
+}
+
 /* Decide once per module whether its file names its pcs. Returns -1 on out of memory. */
 static int frames__sym_resolve(frames_sym *s, frames__sym_module *m) {
     char path[4096];
@@ -1352,7 +1370,7 @@ static int frames__sym_resolve(frames_sym *s, frames__sym_module *m) {
     if ((fi = frames__sym_file_for(s, path)) < 0) return -1;
     f = &s->files[fi];
     if (f->state != 1) return 0;
-    if (s->target && s->target_size && !strcmp(s->target, m->name) &&
+    if (s->target && s->target_size && frames__sym_is_target(s->target, m->name) &&
         (int32_t)(uint32_t)f->img.size != s->target_size) {
         frames__sym_warn(s, "%s: %llu bytes, the trace recorded %ld: not the traced file, "
                          "module+offset names only", path, (unsigned long long)f->img.size,
