@@ -220,7 +220,7 @@ static void record(const char *prog, const char *trace) {
     int st;
     char *out;
     snprintf(p, sizeof p, "%s", wpath(prog));
-    out = tu_run(&st, "cd %s && env LC_ALL=C %s record --no-mem --quiet -o %s -- %s 2>&1 >%s",
+    out = tu_run(&st, "cd %s && env LC_ALL=C %s record --quiet -o %s -- %s 2>&1 >%s",
                  workdir, tu_frames_bin(), trace, p, wpath("record.out"));
     if (st != 0) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
@@ -398,7 +398,7 @@ static void test_non_pie_vs_addr2line_and_nm(void **state) {
 }
 
 /* The tools print the same names: stat's hottest pcs (text and JSON), dump --pc --symbols,
-   query listings; --no-symbols prints none. */
+   query listings, vprof's rows; --no-symbols prints none. */
 static void test_tools_print_names(void **state) {
     char *out;
     int st;
@@ -431,6 +431,16 @@ static void test_tools_print_names(void **state) {
     out = tu_run(&st, "%s query --json %s | grep -m1 '\"symbol\":\"helper\"'",
                  tu_frames_bin(), wpath("pie.frames"));
     assert_int_equal(st, 0);
+    free(out);
+    /* vprof: helper's loop reloads i and s from the stack (-O0) */
+    out = tu_run(&st, "%s vprof --json --top 100000 %s", tu_frames_bin(), wpath("pie.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"symbol\":\"helper\",\"symbol_offset\":"));
+    free(out);
+    out = tu_run(&st, "%s vprof --top 100000 %s", tu_frames_bin(), wpath("pie.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "  prog_pie!helper+0x"));
+    assert_non_null(strstr(out, "/prog.c:"));
     free(out);
 }
 
