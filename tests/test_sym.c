@@ -17,16 +17,8 @@
 #define RECORD_BUILT 1
 #endif
 
-static char workdir[256];
-
-/* Path of a file in the work directory (one of 8 rotating buffers: copy what must last). */
-static const char *wpath(const char *name) {
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", workdir, name);
-    return b;
-}
+#define workdir tu_workdir
+#define wpath tu_workdir_path
 
 /* ------------------------------------------------------------------ syscall tables */
 
@@ -710,14 +702,12 @@ static void test_elf_reader_damaged(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(workdir, sizeof workdir, "%s/frames-sym-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(workdir) ? 0 : -1;
+    return tu_workdir_make("frames-sym");
 }
 
 static int teardown(void **state) {
-    int st;
     (void)state;
-    free(tu_run(&st, "rm -rf %s", workdir));
+    tu_workdir_remove();
     return 0;
 }
 
