@@ -23,6 +23,7 @@
    wrong name. ELF and DWARF files are untrusted input: every offset, size and count read
    from them is checked against the file before use; only the C library is needed (mmap
    on POSIX systems). Files are read lazily, once, when a pc first falls into them.
+   A frames_sym is not thread-safe (lookups fill a cache): one per thread, or a lock.
 
    Syscall names come from tables written from the kernel's syscall lists
    (arch/x86/entry/syscalls/syscall_{64,32}.tbl, arch/arm/tools/syscall.tbl,
@@ -1030,10 +1031,12 @@ typedef struct frames__sym_image {
     int mapped;
 } frames__sym_image;
 
+#ifdef FRAMES_HAVE_DW
 typedef struct frames__sym_dw_range {
     uint64_t lo, hi;   /* [lo, hi) */
-    uint64_t cu;       /* offset of the CU's DIE */
+    Dwarf_Die cu;      /* the compile unit's DIE (valid while the Dwarf is open) */
 } frames__sym_dw_range;
+#endif
 
 typedef struct frames__sym_file {
     char *path;
@@ -1203,7 +1206,7 @@ static void frames__sym_dw_ranges(frames_sym *s, frames__sym_file *f) {
                 }
                 f->ranges[f->nranges].lo = start;
                 f->ranges[f->nranges].hi = end;
-                f->ranges[f->nranges].cu = off + hsize;
+                f->ranges[f->nranges].cu = cu;
                 f->nranges++;
             }
         }
@@ -1249,7 +1252,7 @@ static void frames__sym_dw_line(frames_sym *s, frames__sym_file *f, uint64_t add
     for (k = lo; k > 0 && lo - k < 8; k--)   /* ranges of different CUs rarely overlap */
         if (addr < f->ranges[k - 1].hi) break;
     if (k == 0 || lo - k >= 8) return;
-    if (!dwarf_offdie(f->dw, f->ranges[k - 1].cu, &cu)) return;
+    cu = f->ranges[k - 1].cu;
     if (!(line = dwarf_getsrc_die(&cu, addr))) return;
     if (!(src = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &lineno) != 0 || lineno <= 0)
         return;
