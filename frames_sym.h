@@ -989,6 +989,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
     static const uint64_t pages[] = {4096, 16384, 65536, 1};
     uint64_t len = high - low + 1, img_lo = UINT64_MAX, img_hi = 0;
     uint32_t pass, i, p;
+    if (len == 0) return -1;   /* [0, 2^64 - 1]: no file is that */
     for (pass = 0; pass < 2; pass++)   /* executable segments first */
         for (i = 0; i < e->nsegs; i++) {
             const frames__sym_seg *s = &e->segs[i];
