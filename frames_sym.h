@@ -56,9 +56,12 @@
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
 
-   FRAMES_SYM_STATIC   make every function static (as FRAMES_STATIC for frames.h)
+   FRAMES_SYM_STATIC   this header's functions static (and frames.h's too when it is
+                       first included through this header)
    FRAMES_HAVE_DW      use elfutils' libdw for file:line (link with -ldw -lelf)
-   FRAMES_DEF and the FRAMES_MALLOC/REALLOC/FREE allocator macros of frames.h are honoured.
+   frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co,
+   FRAMES_NO_POSIX: files are read with stdio, FRAMES_NO_TEXT: no JSON printer), except
+   FRAMES_NO_STDIO: this header reads files.
 
    ---------------------------------------------------------------------------------------
    SECTIONS
@@ -75,10 +78,25 @@
 #ifndef FRAMES_SYM_H_INCLUDED
 #define FRAMES_SYM_H_INCLUDED
 
-#if defined(FRAMES_SYM_STATIC) && !defined(FRAMES_STATIC)
-#define FRAMES_STATIC
+#if defined(FRAMES_SYM_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
 #endif
 #include "frames.h"
+#if defined(FRAMES_NO_STDIO)
+#error "frames_sym.h reads files and formats names with stdio: not with FRAMES_NO_STDIO"
+#endif
+
+/* FRAMES_SYM_STATIC holds for this header's functions even when frames.h was included
+   (with external linkage) before it. */
+#ifndef FRAMES_SYM_DEF
+#if defined(FRAMES_SYM_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define FRAMES_SYM_DEF static __attribute__((unused))
+#elif defined(FRAMES_SYM_STATIC)
+#define FRAMES_SYM_DEF static
+#else
+#define FRAMES_SYM_DEF FRAMES_DEF
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,13 +116,13 @@ typedef enum frames_sym_abi_id {
 
 /* The syscall ABI of a trace from its header's arch and machine (BFD numbers: i386 with
    machine 64, 65 or 8 is x86-64, any other i386 machine i386; arm; aarch64). */
-FRAMES_DEF int frames_sym_abi(uint64_t arch, uint64_t machine);
+FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine);
 /* "x86-64", "i386", "arm", "aarch64" or "unknown". */
-FRAMES_DEF const char *frames_sym_abi_name(int abi);
+FRAMES_SYM_DEF const char *frames_sym_abi_name(int abi);
 /* The name of syscall `number` of `abi` ("openat"), or "unknown" for a number the table
    does not name (frames_sym_syscall_known tells the two apart). */
-FRAMES_DEF const char *frames_sym_syscall_name(int abi, uint64_t number);
-FRAMES_DEF int frames_sym_syscall_known(int abi, uint64_t number);
+FRAMES_SYM_DEF const char *frames_sym_syscall_name(int abi, uint64_t number);
+FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number);
 
 /* ======================================================================================
    2. Symboliser
@@ -120,28 +138,28 @@ typedef struct frames_sym_options {
     void *alloc_ctx;           /* passed to FRAMES_MALLOC & co */
 } frames_sym_options;
 
-FRAMES_DEF void frames_sym_options_default(frames_sym_options *o);
+FRAMES_SYM_DEF void frames_sym_options_default(frames_sym_options *o);
 
 typedef struct frames_sym frames_sym;
 
-FRAMES_DEF int frames_sym_open(frames_sym **s, const frames_sym_options *o, frames_error *err);
-FRAMES_DEF void frames_sym_close(frames_sym *s);
+FRAMES_SYM_DEF int frames_sym_open(frames_sym **s, const frames_sym_options *o, frames_error *err);
+FRAMES_SYM_DEF void frames_sym_close(frames_sym *s);
 
 /* A module: `name` (a path, or a label such as "[vdso]") mapped at [low, high], high
    inclusive as in modload frames; build_id (may be NULL/0) is checked against the file's
    GNU build id. A later module overlapping an earlier one wins where they overlap.
    Returns FRAMES_OK or FRAMES_E_NOMEM / FRAMES_E_INVALID (low > high). */
-FRAMES_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t name_len,
+FRAMES_SYM_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t name_len,
                                      uint64_t low, uint64_t high, const void *build_id,
                                      size_t build_id_len);
 /* Adds the module of a modload frame; other frames are ignored (returns FRAMES_OK). */
-FRAMES_DEF int frames_sym_add_frame(frames_sym *s, const frames_frame *f);
+FRAMES_SYM_DEF int frames_sym_add_frame(frames_sym *s, const frames_frame *f);
 /* Adds the modules of every modload frame from r's current position to its end (only
    modload frames are decoded; r is left at the end). Undecodable frames are skipped. */
-FRAMES_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r);
+FRAMES_SYM_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r);
 /* The trace's meta frame: the file of the module named as its target_path must have
    the size recorded there (fstats_size, when not zero). m may be NULL. */
-FRAMES_DEF void frames_sym_set_meta(frames_sym *s, const frames_meta *m);
+FRAMES_SYM_DEF void frames_sym_set_meta(frames_sym *s, const frames_meta *m);
 
 #define FRAMES_SYM_FOUND_MODULE 1u   /* module, module_offset */
 #define FRAMES_SYM_FOUND_SYMBOL 2u   /* symbol, symbol_offset, file_address */
@@ -169,14 +187,14 @@ typedef struct frames_sym_loc {
 /* Look pc up. Returns the FRAMES_SYM_FOUND_* bits (0: in no module) or a negative code
    (FRAMES_E_NOMEM). Problems with files become warnings, not errors. Repeated pcs are
    answered from a cache; one lookup costs a few binary searches otherwise. */
-FRAMES_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc);
+FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc);
 
 #define FRAMES_SYM_FMT_LINE 1u       /* append " at FILE:LINE" when known */
 #define FRAMES_SYM_FMT_FULL_PATH 2u  /* the module's whole name, not its last component */
 /* "libc.so.6!memcpy+0x12" (symbol), "libc.so.6+0x2a1c0" (module only), "" (none), with
    FRAMES_SYM_FMT_LINE " at /src/x.c:12" after it. Writes at most cap bytes including a
    NUL; returns the length the whole text needs (as snprintf). */
-FRAMES_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,
+FRAMES_SYM_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,
                                     size_t cap);
 
 #ifndef FRAMES_NO_TEXT
@@ -184,7 +202,7 @@ FRAMES_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, c
    "module_offset":N` then, when known, `,"file_address":N`, `,"symbol":"f",
    "symbol_offset":N`, `,"file":"/src/x.c","line":N`. Nothing when found is 0.
    Returns 0 or FRAMES_E_IO when out() stopped. */
-FRAMES_DEF int frames_sym_print_json(const frames_sym_loc *loc, frames_out_fn out, void *ctx);
+FRAMES_SYM_DEF int frames_sym_print_json(const frames_sym_loc *loc, frames_out_fn out, void *ctx);
 #endif
 
 typedef struct frames_sym_info {
@@ -197,10 +215,10 @@ typedef struct frames_sym_info {
     int have_dw;               /* built with libdw */
 } frames_sym_info;
 
-FRAMES_DEF void frames_sym_info_get(const frames_sym *s, frames_sym_info *info);
+FRAMES_SYM_DEF void frames_sym_info_get(const frames_sym *s, frames_sym_info *info);
 /* Warning i ("/lib/x.so: does not match the mapping 0x...-0x... (no PT_LOAD segment of
    that size): module+offset names only"), or "" past the last kept one. */
-FRAMES_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i);
+FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i);
 
 /* ======================================================================================
    3. ELF reader (exposed for tools and the fuzz target)
@@ -219,21 +237,21 @@ typedef struct frames_sym_elf frames_sym_elf;
 
 /* Parse an ELF image in memory (data must outlive the object). A damaged image gives
    FRAMES_E_FORMAT with a message; an image without symbols is not an error. */
-FRAMES_DEF int frames_sym_elf_open(frames_sym_elf **e, const void *data, size_t size,
+FRAMES_SYM_DEF int frames_sym_elf_open(frames_sym_elf **e, const void *data, size_t size,
                                    void *alloc_ctx, frames_error *err);
-FRAMES_DEF void frames_sym_elf_close(frames_sym_elf *e);
+FRAMES_SYM_DEF void frames_sym_elf_close(frames_sym_elf *e);
 /* Code symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE labels such as _start, as BFD
    takes them; no ARM mapping symbols) sorted by value, one per value (a typed one before
    a label, then the global, else weak, else local one that comes first), and where they
    came from: ".symtab", ".dynsym" or "". */
-FRAMES_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_sym_elf *e,
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_sym_elf *e,
                                                                size_t *n, const char **table);
 /* The symbol naming file address `addr` (nearest preceding one of the same section),
    or NULL. */
-FRAMES_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr);
 /* GNU build id (NULL when the file has none). */
-FRAMES_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len);
+FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len);
 
 #ifdef __cplusplus
 }
@@ -247,11 +265,11 @@ FRAMES_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_
 #ifndef FRAMES_SYM_IMPLEMENTATION_INCLUDED
 #define FRAMES_SYM_IMPLEMENTATION_INCLUDED
 
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
+
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #ifndef FRAMES_NO_POSIX
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -263,35 +281,9 @@ FRAMES_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_
 #include <libelf.h>
 #endif
 
-#ifndef FRAMES_MALLOC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#if defined(__GNUC__)
-#define FRAMES__SYM_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define FRAMES__SYM_PRINTF(f, a)
-#endif
-
-static int frames__sym_fail(frames_error *err, int code, const char *fmt, ...)
-    FRAMES__SYM_PRINTF(3, 4);
-static int frames__sym_fail(frames_error *err, int code, const char *fmt, ...) {
-    va_list ap;
-    if (!err) return code;
-    err->code = code;
-    err->offset = FRAMES_NO_POS;
-    err->frame = FRAMES_NO_POS;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 /* --------------------------------------------------------------------------------------
    Syscall tables
@@ -602,7 +594,7 @@ static const char *const frames__sym_sc_aarch64[462] = {
 static const char *const frames__sym_sc_arm_private[7] = {
     0, "breakpoint", "cacheflush", "usr26", "usr32", "set_tls", "get_tls"};
 
-FRAMES_DEF int frames_sym_abi(uint64_t arch, uint64_t machine) {
+FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine) {
     switch (arch) {
     case FRAMES_ARCH_I386:
         return machine == 64 || machine == 65 || machine == 8 ? FRAMES_SYM_ABI_X86_64
@@ -613,7 +605,7 @@ FRAMES_DEF int frames_sym_abi(uint64_t arch, uint64_t machine) {
     }
 }
 
-FRAMES_DEF const char *frames_sym_abi_name(int abi) {
+FRAMES_SYM_DEF const char *frames_sym_abi_name(int abi) {
     switch (abi) {
     case FRAMES_SYM_ABI_X86_64: return "x86-64";
     case FRAMES_SYM_ABI_I386: return "i386";
@@ -637,12 +629,12 @@ static const char *frames__sym_syscall(int abi, uint64_t nr) {
 #undef FRAMES__SYM_TABLE
 }
 
-FRAMES_DEF const char *frames_sym_syscall_name(int abi, uint64_t number) {
+FRAMES_SYM_DEF const char *frames_sym_syscall_name(int abi, uint64_t number) {
     const char *n = frames__sym_syscall(abi, number);
     return n ? n : "unknown";
 }
 
-FRAMES_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
+FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
     return frames__sym_syscall(abi, number) != 0;
 }
 
@@ -720,10 +712,10 @@ static int frames__sym_read_segments(frames_sym_elf *e, frames_error *err) {
     uint32_t need = e->is64 ? 56u : 32u;
     if (num == 0) return FRAMES_OK;
     if (entsize < need || !frames__sym_in(e, phoff, (uint64_t)num * entsize))
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "program headers (%u of %u bytes at 0x%llx) "
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "program headers (%u of %u bytes at 0x%llx) "
                                 "lie outside the file", num, entsize, (unsigned long long)phoff);
     e->segs = (frames__sym_seg *)FRAMES_MALLOC(num * sizeof *e->segs, e->actx);
-    if (!e->segs) return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+    if (!e->segs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     for (i = 0; i < num; i++) {
         uint64_t b = phoff + (uint64_t)i * entsize;
         frames__sym_seg *s = &e->segs[e->nsegs];
@@ -746,15 +738,15 @@ static int frames__sym_read_sections(frames_sym_elf *e, frames_error *err) {
     num = FRAMES__SYM_F(e, 0, 48, 2, 60, 2);
     if (shoff == 0) return FRAMES_OK;
     if (entsize < need || !frames__sym_in(e, shoff, entsize))
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "section headers at 0x%llx (entries of %u "
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "section headers at 0x%llx (entries of %u "
                                 "bytes) lie outside the file", (unsigned long long)shoff, entsize);
     if (num == 0) num = FRAMES__SYM_F(e, shoff, 20, 4, 32, 8);   /* extended numbering */
     if (num > (e->n - shoff) / entsize)
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "%llu section headers at 0x%llx do not fit "
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "%llu section headers at 0x%llx do not fit "
                                 "in the file", (unsigned long long)num, (unsigned long long)shoff);
     if (num == 0) return FRAMES_OK;
     e->secs = (frames__sym_sec *)FRAMES_MALLOC((size_t)num * sizeof *e->secs, e->actx);
-    if (!e->secs) return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+    if (!e->secs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     for (i = 0; i < num; i++) {
         uint64_t b = shoff + i * entsize;
         frames__sym_sec *s = &e->secs[i];
@@ -843,7 +835,7 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
     count = tab->size / entsize;
     if (count == 0) return 0;
     tmp = (frames__sym_sorting *)FRAMES_MALLOC((size_t)count * sizeof *tmp, e->actx);
-    if (!tmp) return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+    if (!tmp) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     for (i = 0; i < count; i++) {
         uint64_t b = tab->offset + i * entsize, name, shndx, value, size;
         unsigned info = (unsigned)FRAMES__SYM_F(e, b, 12, 1, 4, 1), type = info & 15, bind = info >> 4;
@@ -880,7 +872,7 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         e->syms = (frames_sym_elf_symbol *)FRAMES_MALLOC((size_t)kept * sizeof *e->syms, e->actx);
         if (!e->syms) {
             FRAMES_FREE(tmp, e->actx);
-            return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+            return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         }
         for (i = 0; i < kept; i++)   /* one per value: the first after sorting */
             if (n == 0 || e->syms[n - 1].value != tmp[i].sym.value) e->syms[n++] = tmp[i].sym;
@@ -890,7 +882,7 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
     return (int)(kept > 0);
 }
 
-FRAMES_DEF void frames_sym_elf_close(frames_sym_elf *e) {
+FRAMES_SYM_DEF void frames_sym_elf_close(frames_sym_elf *e) {
     if (!e) return;
     FRAMES_FREE(e->segs, e->actx);
     FRAMES_FREE(e->secs, e->actx);
@@ -898,7 +890,7 @@ FRAMES_DEF void frames_sym_elf_close(frames_sym_elf *e) {
     FRAMES_FREE(e, e->actx);
 }
 
-FRAMES_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, size_t size,
+FRAMES_SYM_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, size_t size,
                                    void *alloc_ctx, frames_error *err) {
     frames_sym_elf *e;
     const uint8_t *d = (const uint8_t *)data;
@@ -906,15 +898,15 @@ FRAMES_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, size_
     int rc;
     *out = NULL;
     if (size < 16 || memcmp(d, "\177ELF", 4) != 0)
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "not an ELF file");
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "not an ELF file");
     if ((d[4] != 1 && d[4] != 2) || (d[5] != 1 && d[5] != 2))
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "unknown ELF class %u or byte order %u",
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "unknown ELF class %u or byte order %u",
                                 d[4], d[5]);
     if (size < (d[4] == 2 ? 64u : 52u))
-        return frames__sym_fail(err, FRAMES_E_FORMAT, "ELF header cut short (%lu bytes)",
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "ELF header cut short (%lu bytes)",
                                 (unsigned long)size);
     e = (frames_sym_elf *)FRAMES_MALLOC(sizeof *e, alloc_ctx);
-    if (!e) return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+    if (!e) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     memset(e, 0, sizeof *e);
     e->d = d;
     e->n = size;
@@ -950,21 +942,21 @@ FRAMES_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, size_
     return FRAMES_OK;
 }
 
-FRAMES_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_sym_elf *e,
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_sym_elf *e,
                                                                size_t *n, const char **table) {
     if (n) *n = e->nsyms;
     if (table) *table = e->table;
     return e->syms;
 }
 
-FRAMES_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len) {
+FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len) {
     if (len) *len = e->build_id_len;
     return e->build_id;
 }
 
 /* As addr2line: the symbol with the greatest value <= addr, provided that it lies in the
    section that holds addr (a pc in .plt is not "_init+0x20"). */
-FRAMES_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr) {
     size_t lo = 0, hi = e->nsyms;
     const frames_sym_elf_symbol *s;
@@ -1091,12 +1083,12 @@ struct frames_sym {
     char warnings[FRAMES__SYM_MAX_WARNINGS][240];
 };
 
-static void frames__sym_warn(frames_sym *s, const char *fmt, ...) FRAMES__SYM_PRINTF(2, 3);
+static void frames__sym_warn(frames_sym *s, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__sym_warn(frames_sym *s, const char *fmt, ...) {
     va_list ap;
     if (s->info.nwarnings < FRAMES__SYM_MAX_WARNINGS) {
         va_start(ap, fmt);
-        vsnprintf(s->warnings[s->info.nwarnings], sizeof s->warnings[0], fmt, ap);
+        frames__vfmt(s->warnings[s->info.nwarnings], sizeof s->warnings[0], fmt, ap);
         va_end(ap);
     }
     s->info.nwarnings++;
@@ -1196,15 +1188,9 @@ static void frames__sym_dw_ranges(frames_sym *s, frames__sym_file *f) {
             ptrdiff_t r = 0;
             while ((r = dwarf_ranges(&cu, r, &base, &start, &end)) > 0) {
                 if (start >= end) continue;
-                if (f->nranges == cap) {
-                    size_t ncap = cap ? cap * 2 : 64;
-                    frames__sym_dw_range *n;
-                    if (ncap > ((size_t)1 << 24)) return;   /* bound: 16M ranges */
-                    n = (frames__sym_dw_range *)FRAMES_REALLOC(f->ranges, ncap * sizeof *n, s->actx);
-                    if (!n) return;
-                    f->ranges = n;
-                    cap = ncap;
-                }
+                if (f->nranges >= ((size_t)1 << 24) ||   /* bound: 16M ranges */
+                    FRAMES__GROW(f->ranges, cap, f->nranges + 1, s->actx) < 0)
+                    return;
                 f->ranges[f->nranges].lo = start;
                 f->ranges[f->nranges].hi = end;
                 f->ranges[f->nranges].cu = cu;
@@ -1309,13 +1295,8 @@ static int32_t frames__sym_file_for(frames_sym *s, const char *path) {
     size_t i;
     for (i = 0; i < s->nfiles; i++)
         if (!strcmp(s->files[i].path, path)) return (int32_t)i;
-    if (s->nfiles == s->capfiles) {
-        size_t ncap = s->capfiles ? s->capfiles * 2 : 16;
-        frames__sym_file *n = (frames__sym_file *)FRAMES_REALLOC(s->files, ncap * sizeof *n, s->actx);
-        if (!n || ncap > INT32_MAX) return -1;
-        s->files = n;
-        s->capfiles = ncap;
-    }
+    if (s->nfiles >= INT32_MAX || FRAMES__GROW(s->files, s->capfiles, s->nfiles + 1, s->actx) < 0)
+        return -1;
     f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
     if (!(f->path = frames__sym_strndup(path, strlen(path), s->actx))) return -1;
@@ -1406,12 +1387,12 @@ static int frames__sym_resolve(frames_sym *s, frames__sym_module *m) {
    The module table
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF void frames_sym_options_default(frames_sym_options *o) {
+FRAMES_SYM_DEF void frames_sym_options_default(frames_sym_options *o) {
     memset(o, 0, sizeof *o);
     o->max_file_size = (uint64_t)4 << 30;
 }
 
-FRAMES_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o, frames_error *err) {
+FRAMES_SYM_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o, frames_error *err) {
     frames_sym_options def;
     frames_sym *s;
     if (!o) {
@@ -1420,7 +1401,7 @@ FRAMES_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o, fr
     }
     *out = NULL;
     s = (frames_sym *)FRAMES_MALLOC(sizeof *s, o->alloc_ctx);
-    if (!s) return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+    if (!s) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     memset(s, 0, sizeof *s);
     s->opt = *o;
     s->actx = o->alloc_ctx;
@@ -1430,7 +1411,7 @@ FRAMES_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o, fr
         while (n > 1 && o->sysroot[n - 1] == '/') n--;   /* "/x/" + "/lib" */
         if (!(s->sysroot = frames__sym_strndup(o->sysroot, n, s->actx))) {
             FRAMES_FREE(s, s->actx);
-            return frames__sym_fail(err, FRAMES_E_NOMEM, "out of memory");
+            return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         }
     }
     s->opt.sysroot = s->sysroot;
@@ -1441,7 +1422,7 @@ FRAMES_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o, fr
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_sym_close(frames_sym *s) {
+FRAMES_SYM_DEF void frames_sym_close(frames_sym *s) {
     size_t i;
     if (!s) return;
     for (i = 0; i < s->nfiles; i++) frames__sym_free_file(s, &s->files[i]);
@@ -1456,21 +1437,14 @@ FRAMES_DEF void frames_sym_close(frames_sym *s) {
     FRAMES_FREE(s, s->actx);
 }
 
-FRAMES_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t name_len,
+FRAMES_SYM_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t name_len,
                                      uint64_t low, uint64_t high, const void *build_id,
                                      size_t build_id_len) {
     frames__sym_module *m;
     size_t i;
     if (low > high || build_id_len > sizeof m->build_id) return FRAMES_E_INVALID;
-    if (s->nmods == s->capmods) {
-        size_t ncap = s->capmods ? s->capmods * 2 : 16;
-        frames__sym_module *n;
-        if (ncap > UINT32_MAX) return FRAMES_E_NOMEM;
-        n = (frames__sym_module *)FRAMES_REALLOC(s->mods, ncap * sizeof *n, s->actx);
-        if (!n) return FRAMES_E_NOMEM;
-        s->mods = n;
-        s->capmods = ncap;
-    }
+    if (s->nmods >= UINT32_MAX || FRAMES__GROW(s->mods, s->capmods, s->nmods + 1, s->actx) < 0)
+        return FRAMES_E_NOMEM;
     m = &s->mods[s->nmods];
     memset(m, 0, sizeof *m);
     if (!(m->name = frames__sym_strndup(name ? name : "", name ? name_len : 0, s->actx)))
@@ -1489,7 +1463,7 @@ FRAMES_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t nam
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_sym_add_frame(frames_sym *s, const frames_frame *f) {
+FRAMES_SYM_DEF int frames_sym_add_frame(frames_sym *s, const frames_frame *f) {
     const frames_modload_frame *m = &f->modload;
     if (!(f->present & (1u << FRAMES_KIND_MODLOAD)) && f->kind != FRAMES_KIND_MODLOAD) return FRAMES_OK;
     if (m->low_address > m->high_address) return FRAMES_OK;   /* an empty range names nothing */
@@ -1497,7 +1471,7 @@ FRAMES_DEF int frames_sym_add_frame(frames_sym *s, const frames_frame *f) {
                                  m->low_address, m->high_address, NULL, 0);
 }
 
-FRAMES_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r) {
+FRAMES_SYM_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r) {
     frames_decoder d;
     frames_raw raw;
     frames_frame f;
@@ -1520,7 +1494,7 @@ FRAMES_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r) {
     return rc < 0 ? rc : FRAMES_OK;
 }
 
-FRAMES_DEF void frames_sym_set_meta(frames_sym *s, const frames_meta *m) {
+FRAMES_SYM_DEF void frames_sym_set_meta(frames_sym *s, const frames_meta *m) {
     FRAMES_FREE(s->target, s->actx);
     s->target = NULL;
     s->target_size = 0;
@@ -1584,7 +1558,7 @@ static frames__sym_module *frames__sym_module_at(frames_sym *s, uint64_t pc) {
     return best;
 }
 
-FRAMES_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc) {
+FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc) {
     frames__sym_cached *c;
     frames__sym_module *m;
     int rc;
@@ -1649,7 +1623,7 @@ static void frames__sym_put_hex(frames__sym_out *o, const char *prefix, uint64_t
     frames__sym_put(o, t, (size_t)n);
 }
 
-FRAMES_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,
+FRAMES_SYM_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,
                                     size_t cap) {
     frames__sym_out o;
     size_t skip = flags & FRAMES_SYM_FMT_FULL_PATH ? 0 : loc->module_base;
@@ -1692,7 +1666,7 @@ static int frames__sym_json_str(frames_out_fn out, void *ctx, const char *key, c
     return frames_print_json_string(p, n, out, ctx) < 0 ? FRAMES_E_IO : 0;
 }
 
-FRAMES_DEF int frames_sym_print_json(const frames_sym_loc *loc, frames_out_fn out, void *ctx) {
+FRAMES_SYM_DEF int frames_sym_print_json(const frames_sym_loc *loc, frames_out_fn out, void *ctx) {
     int rc = 0;
     if (!(loc->found & FRAMES_SYM_FOUND_MODULE)) return 0;
     rc |= frames__sym_json_str(out, ctx, "module", loc->module, loc->module_len);
@@ -1711,9 +1685,9 @@ FRAMES_DEF int frames_sym_print_json(const frames_sym_loc *loc, frames_out_fn ou
 }
 #endif
 
-FRAMES_DEF void frames_sym_info_get(const frames_sym *s, frames_sym_info *info) { *info = s->info; }
+FRAMES_SYM_DEF void frames_sym_info_get(const frames_sym *s, frames_sym_info *info) { *info = s->info; }
 
-FRAMES_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i) {
+FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i) {
     return i < s->info.nwarnings && i < FRAMES__SYM_MAX_WARNINGS ? s->warnings[i] : "";
 }
 
