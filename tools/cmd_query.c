@@ -396,7 +396,6 @@ static void use_index(fq_trace *t, const args *a, const char **used, char **path
 static int open_names(args *a, fq_trace *t, out_state *o) {
     fq_trace_info info;
     frames_reader *r;
-    frames_error err;
     int rc;
     fq_trace_info_get(t, &info);
     if (a->count || a->names.off || info.format != FQ_FORMAT_FRAMES) return CLI_OK;
@@ -404,7 +403,7 @@ static int open_names(args *a, fq_trace *t, out_state *o) {
     if ((rc = cli_names_open(&a->names, info.reader ? frames_reader_meta(info.reader) : NULL)) != CLI_OK)
         return rc;
     if (!a->names.fixed) {
-        if (frames_reader_open_path(&r, a->trace, NULL, &err) < 0) return cli_lib_error(&err);
+        if (!(r = cli_open_reader(a->trace, NULL))) return CLI_DATA;   /* plain or .zst */
         rc = frames_sym_add_reader(a->names.sym, r);
         frames_reader_close(r);
         if (rc < 0) return cli_fail(CLI_DATA, "%s: reading its modload frames: %s", a->trace,
