@@ -1140,7 +1140,7 @@ static void test_install_prefix_pkg_config(void **state) {
     struct stat sb;
     (void)state;
     snprintf(prefix, sizeof prefix, "%s", tu_tmp_path("-prefix"));
-    o = tu_run(&st, "FRAMES_BIN=%s tools/install.sh %s 2>&1", tu_frames_bin(), prefix);
+    o = tu_run(&st, "FRAMES_BIN='%s' '%s' '%s' 2>&1", tu_frames_bin(), tu_src("tools/install.sh"), prefix);
     assert_int_equal(st, 0);
     free(o);
     snprintf(cmd, sizeof cmd, "%s/bin/frames", prefix);
@@ -1188,7 +1188,7 @@ static void test_install_prefix_pkg_config(void **state) {
 /* The man page has a section for every subcommand of `frames --help` and formats cleanly. */
 static void test_man_page_covers_commands(void **state) {
     size_t n;
-    char *man = (char *)tu_read_file("docs/frames.1", &n);
+    char *man = (char *)tu_read_file(tu_src("docs/frames.1"), &n);
     int st;
     char *o, *line, *save = NULL;
     (void)state;
@@ -1204,7 +1204,7 @@ static void test_man_page_covers_commands(void **state) {
     }
     free(o);
     free(man);
-    o = tu_run(&st, "groff -man -Tutf8 -ww -z docs/frames.1 2>&1");
+    o = tu_run(&st, "groff -man -Tutf8 -ww -z '%s' 2>&1", tu_src("docs/frames.1"));
     assert_int_equal(st, 0);
     assert_string_equal(o, "");
     free(o);

@@ -28,7 +28,7 @@ static void sh(const char *what, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    out = tu_run(&st, "%s 2>&1", cmd);
+    out = tu_run(&st, "cd '%s' && %s 2>&1", tu_root(), cmd); /* sources are named from the root */
     if (st != 0) print_error("%s failed (%d): %s\n%s\n", what, st, cmd, out ? out : "");
     free(out);
     assert_int_equal(st, 0);
