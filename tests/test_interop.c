@@ -481,6 +481,7 @@ static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t 
     while ((rc = frames_reader_next(r, &f)) > 0)
         assert_int_equal(frames_tenet_add_frame(t, &f, mb_out, &mb), 0);
     assert_int_equal(rc, 0);
+    assert_int_equal(frames_tenet_finish(t, mb_out, &mb), 0);
     if (info) frames_tenet_info_get(t, info);
     frames_tenet_free(t);
     frames_reader_close(r);
@@ -529,8 +530,8 @@ static void test_tenet_r02_exact(void **state) {
    C 0x5000 thread 2
    B 0x1003: pre RAX=7 (unchanged), RBX=9; no post list
    D 0x1005: no pre; post RCX=1 (last instruction: no line for it)
-   line 0: rax=0x5, pc A; line 1: rax=0x7 (A's post), rbx=0x9, pc B, A's memory;
-   line 2: pc D. */
+   line 0: rax=0x5 and rbx=0x9 (read by B before anything wrote it: its initial value),
+   pc A; line 1: rax=0x7 (A's post), pc B, A's memory; line 2: pc D. */
 static const char *tenet_synthetic(void) {
     static const uint8_t five[8] = {5}, seven[8] = {7}, nine[8] = {9}, one[8] = {1},
                          fl[8] = {0x46, 2}, rd[2] = {1, 2}, wr[1] = {0xff};
@@ -559,9 +560,11 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     int st;
     char *o;
     (void)state;
-    assert_string_equal(mb.p, "rax=0x5,rip=0x1000\n"
-                              "rax=0x7,rbx=0x9,rip=0x1003,mr=0x2000:0102,mw=0x3000:ff\n"
+    assert_string_equal(mb.p, "rax=0x5,rbx=0x9,rip=0x1000\n"
+                              "rax=0x7,rip=0x1003,mr=0x2000:0102,mw=0x3000:ff\n"
                               "rip=0x1005\n");
+    assert_int_equal(info.initial, 3);       /* rax, rbx */
+    assert_int_equal(info.written_first, 4); /* rcx, by D */
     assert_int_equal(info.other_threads, 1);
     assert_int_equal(info.skipped_operands, 1); /* RFLAGS */
     free(mb.p);

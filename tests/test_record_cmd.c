@@ -939,6 +939,117 @@ static void test_vector_registers(void **state) {
     assert_int_equal(seen, avx512 ? 3 : 1);
 }
 
+/* ------------------------------------------------------------------ frames tenet */
+
+/* x86-64 general registers and their parts, as frames record names them. */
+static const char *const gprs[16][5] = {
+    {"RAX", "EAX", "AX", "AL", "AH"}, {"RBX", "EBX", "BX", "BL", "BH"}, {"RCX", "ECX", "CX", "CL", "CH"},
+    {"RDX", "EDX", "DX", "DL", "DH"}, {"RBP", "EBP", "BP", "BPL", NULL}, {"RSP", "ESP", "SP", "SPL", NULL},
+    {"RSI", "ESI", "SI", "SIL", NULL}, {"RDI", "EDI", "DI", "DIL", NULL}, {"R8", "R8D", "R8W", "R8B", NULL},
+    {"R9", "R9D", "R9W", "R9B", NULL}, {"R10", "R10D", "R10W", "R10B", NULL}, {"R11", "R11D", "R11W", "R11B", NULL},
+    {"R12", "R12D", "R12W", "R12B", NULL}, {"R13", "R13D", "R13W", "R13B", NULL},
+    {"R14", "R14D", "R14W", "R14B", NULL}, {"R15", "R15D", "R15W", "R15B", NULL},
+};
+
+/* The register (0..15) an operand name is or is a part of; *whole when it is the register. */
+static int gpr_of(frames_bytes name, int *whole) {
+    int r, k;
+    for (r = 0; r < 16; r++)
+        for (k = 0; k < 5 && gprs[r][k]; k++)
+            if (name.len == strlen(gprs[r][k]) && !memcmp(name.ptr, gprs[r][k], name.len)) {
+                *whole = k == 0;
+                return r;
+            }
+    return -1;
+}
+
+/* Tenet expects the first line to give every register. On a trace of frames record, the
+   first line of `frames tenet` holds exactly the registers the thread reads (a pre-list
+   operand of the whole register, marked read) before any instruction writes it or a part
+   of it, each with the value of that first read, and the first pc. The expectation is
+   worked out here by walking the trace with the reader. */
+static void test_tenet_first_line_has_initial_registers(void **state) {
+    static const char *const cmd[] = {"/bin/true", NULL};
+    path_buf trace = wkeep("tenet.frames"), log = wkeep("tenet.log");
+    frames_reader *r;
+    frames_error err;
+    frames_frame f;
+    uint64_t want[16], tid = 0, first_pc = 0, k = 0, late = 0;
+    int seen[16] = {0}, written[16] = {0}, st, g, whole, nseen = 0;
+    char *out, *line, *item, *save = NULL;
+    uint32_t i;
+    (void)state;
+    st = record_in(&default_env, trace.s, "--no-mem", cmd, &out);
+    assert_int_equal(st, 0);
+    free(out);
+    assert_int_equal(frames_reader_open_path(&r, trace.s, NULL, &err), 0);
+    while (frames_reader_next(r, &f) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        if (!k) {
+            tid = f.std.thread_id;
+            first_pc = f.std.address;
+        }
+        if (f.std.thread_id != tid) continue;
+        for (i = 0; i < f.std.npre; i++) {
+            const frames_operand *o = &f.std.pre[i];
+            if (o->spec != FRAMES_REG || !o->read || (g = gpr_of(o->name, &whole)) < 0) continue;
+            if (whole && !written[g] && !seen[g]) {
+                seen[g] = 1;
+                want[g] = le(o->value);
+                nseen++;
+                late += k > 0; /* first read after the first instruction */
+            }
+        }
+        for (i = 0; f.std.has_post && i < f.std.npost; i++) {
+            const frames_operand *o = &f.std.post[i];
+            if (o->spec == FRAMES_REG && o->written && (g = gpr_of(o->name, &whole)) >= 0) written[g] = 1;
+        }
+        k++;
+    }
+    frames_reader_close(r);
+    assert_true(nseen >= 4);
+    assert_true(late >= 1); /* registers a first line of the first instruction alone misses */
+    out = tu_run(&st, "'%s' tenet '%s' -o '%s' 2>&1", tu_frames_bin(), trace.s, log.s);
+    assert_int_equal(st, 0);
+    free(out);
+    out = (char *)tu_read_file(log.s, NULL);
+    assert_non_null(out);
+    line = strtok_r(out, "\n", &save);
+    assert_non_null(line);
+    {
+        int on_line[16] = {0}, saw_pc = 0;
+        char *isave = NULL;
+        for (item = strtok_r(line, ",", &isave); item; item = strtok_r(NULL, ",", &isave)) {
+            char *eq = strchr(item, '=');
+            uint64_t v;
+            assert_non_null(eq);
+            *eq = 0;
+            assert_true(!strncmp(eq + 1, "0x", 2));
+            v = strtoull(eq + 3, NULL, 16);
+            if (!strcmp(item, "rip")) {
+                assert_int_equal(v, first_pc);
+                saw_pc = 1;
+                continue;
+            }
+            for (g = 0; g < 16; g++) {
+                char lower[8];
+                size_t c;
+                for (c = 0; gprs[g][0][c]; c++) lower[c] = (char)tolower((unsigned char)gprs[g][0][c]);
+                lower[c] = 0;
+                if (!strcmp(item, lower)) break;
+            }
+            if (g == 16) fail_msg("first line: '%s' is not a register of the set", item);
+            if (!seen[g]) fail_msg("first line gives %s, which the trace writes before reading or never reads", item);
+            assert_int_equal(v, want[g]);
+            on_line[g] = 1;
+        }
+        assert_true(saw_pc);
+        for (g = 0; g < 16; g++)
+            if (seen[g] && !on_line[g]) fail_msg("first line lacks %s (read before written)", gprs[g][0]);
+    }
+    free(out);
+}
+
 /* ------------------------------------------------------------------ options */
 
 /* --sample 100:900 on the static program (3017 instructions): windows start at 0, 1000,
@@ -1060,6 +1171,7 @@ int main(void) {
         cmocka_unit_test(test_forks),
         cmocka_unit_test(test_fault_and_handler),
         cmocka_unit_test(test_vector_registers),
+        cmocka_unit_test(test_tenet_first_line_has_initial_registers),
         cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_usage_errors),
     };
