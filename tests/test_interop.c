@@ -293,7 +293,7 @@ static void test_drcov_command_matches_library(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s drcov %s -o %s 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"), out);
+    o = tu_run(&st, "'%s' drcov '%s' -o '%s' 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"), out);
     assert_int_equal(st, 0);
     assert_string_equal(o, "");
     free(o);
@@ -305,10 +305,10 @@ static void test_drcov_command_matches_library(void **state) {
     free(got);
     unlink(out);
     /* usage errors: exit 2 */
-    o = tu_run(&st, "%s drcov %s 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' drcov '%s' 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
-    o = tu_run(&st, "%s drcov %s -o /dev/null --module nocolon 2>&1", tu_frames_bin(),
+    o = tu_run(&st, "'%s' drcov '%s' -o /dev/null --module nocolon 2>&1", tu_frames_bin(),
                vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
@@ -338,7 +338,7 @@ static void test_drcov_r10_explicit_module(void **state) {
     /* without modules nothing can be written, and the command says why */
     {
         int st;
-        char *o = tu_run(&st, "%s drcov %s -o /dev/null 2>&1", tu_frames_bin(),
+        char *o = tu_run(&st, "'%s' drcov '%s' -o /dev/null 2>&1", tu_frames_bin(),
                          vec("r10_default_m_n10001"));
         assert_int_equal(st, 0);
         assert_non_null(strstr(o, "--module"));
@@ -518,7 +518,7 @@ static void test_tenet_r02_exact(void **state) {
     (void)state;
     assert_string_equal(mb.p, "rcx=0x3,rsp=0x7ffe0000,rip=0x400000\n"
                               "rax=0x1122334455667788,rip=0x400030,mr=0x7ffe0000:8877665544332211\n");
-    o = tu_run(&st, "%s tenet %s", tu_frames_bin(), vec("r02_all_frame_types_x86_64"));
+    o = tu_run(&st, "'%s' tenet '%s'", tu_frames_bin(), vec("r02_all_frame_types_x86_64"));
     assert_int_equal(st, 0);
     assert_string_equal(o, mb.p);
     free(o);
@@ -572,7 +572,7 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     assert_string_equal(mb.p, "rax=0x7,rip=0x5000\n");
     assert_int_equal(info.other_threads, 3);
     free(mb.p);
-    o = tu_run(&st, "%s tenet %s --tid 2 2>/dev/null", tu_frames_bin(), path);
+    o = tu_run(&st, "'%s' tenet '%s' --tid 2 2>/dev/null", tu_frames_bin(), path);
     assert_int_equal(st, 0);
     assert_string_equal(o, "rax=0x7,rip=0x5000\n");
     free(o);
@@ -662,11 +662,11 @@ static void test_tenet_unsupported_arch(void **state) {
     char *o;
     (void)state;
     /* r04 is aarch64: Tenet has no register set for it */
-    o = tu_run(&st, "%s tenet %s 2>&1", tu_frames_bin(), vec("r04_empty_values_aarch64"));
+    o = tu_run(&st, "'%s' tenet '%s' 2>&1", tu_frames_bin(), vec("r04_empty_values_aarch64"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(o, "aarch64"));
     free(o);
-    o = tu_run(&st, "%s tenet %s --arch sparc 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' tenet '%s' --arch sparc 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
 }
@@ -681,7 +681,7 @@ static void test_stat_r11_json_exact(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s stat --json %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' stat --json '%s'", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_string_equal(
         o, "{\"frames\":4,\"by_kind\":{\"none\":0,\"std_frame\":2,\"syscall_frame\":1,"
@@ -693,7 +693,7 @@ static void test_stat_r11_json_exact(void **state) {
            "\"hottest\":[{\"pc\":134512896,\"count\":1},{\"pc\":134512898,\"count\":1}],"
            "\"syscalls\":[{\"number\":4,\"count\":1}]}\n");
     free(o);
-    o = tu_run(&st, "%s stat %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' stat '%s'", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(o, "instructions      2\n"));
     assert_non_null(strstr(o, "/bin/ls"));
@@ -813,7 +813,7 @@ static void test_slice_frames_range_equal(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s slice %s --frames 9990-10001 -o %s 2>&1", tu_frames_bin(), src, out);
+    o = tu_run(&st, "'%s' slice '%s' --frames 9990-10001 -o '%s' 2>&1", tu_frames_bin(), src, out);
     assert_int_equal(st, 0);
     free(o);
     payloads(src, 9990, 10001, &a, &na);
@@ -848,7 +848,7 @@ static void test_slice_keeps_toc_convention(void **state) {
     int s;
     char *o;
     (void)state;
-    o = tu_run(&s, "%s slice %s --frames 2-9 -o %s 2>&1", tu_frames_bin(), vec("tcg_r05_m4_n10"), out);
+    o = tu_run(&s, "'%s' slice '%s' --frames 2-9 -o '%s' 2>&1", tu_frames_bin(), vec("tcg_r05_m4_n10"), out);
     assert_int_equal(s, 0);
     free(o);
     r = open_reader(out);
@@ -871,7 +871,7 @@ static void check_slice_selects(const char *args, const uint64_t *expect, size_t
     uint64_t cnt, total = 0;
     size_t i;
     int st;
-    char *o = tu_run(&st, "%s slice %s %s -o %s 2>&1", tu_frames_bin(), src, args, out);
+    char *o = tu_run(&st, "'%s' slice '%s' %s -o '%s' 2>&1", tu_frames_bin(), src, args, out);
     assert_int_equal(st, 0);
     free(o);
     for (i = 0; i < n; i++) {
@@ -902,7 +902,7 @@ static void test_slice_streams(void **state) {
     char *o;
     (void)state;
     /* r11 frames 1 and 2 are its two std_frames */
-    o = tu_run(&st, "cat %s | %s slice - --frames 1-3 -o - | %s stat --json -",
+    o = tu_run(&st, "cat '%s' | '%s' slice - --frames 1-3 -o - | '%s' stat --json -",
                vec("r11_pintraces_like_x86"), tu_frames_bin(), tu_frames_bin());
     assert_int_equal(st, 0);
     {
@@ -967,7 +967,7 @@ static void test_split_covers_and_aligns(void **state) {
         frames_reader_close(r);
         for (c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
             int st;
-            char *o = tu_run(&st, "%s split %s --chunks %u 2>/dev/null", tu_frames_bin(), path,
+            char *o = tu_run(&st, "'%s' split '%s' --chunks %u 2>/dev/null", tu_frames_bin(), path,
                              chunks[c]);
             const char *p = o;
             unsigned long long a, b, expect_first = 0, lines = 0;
@@ -1008,7 +1008,7 @@ static void test_scale_doc_example_with_parallel(void **state) {
     assert_non_null(slash);
     snprintf(bindir, sizeof bindir, "%.*s", (int)(slash - bin), bin);
     o = tu_run(&st,
-               "cd %s && PATH=$PWD:$PATH; frames split %s --chunks 4 | "
+               "cd '%s' && PATH=$PWD:$PATH; frames split '%s' --chunks 4 | "
                "parallel -k 'frames slice %s --frames {} -o - | frames stat -' | "
                "awk '$1 == \"instructions\" { n += $2 } END { print n }'",
                bindir, t, t);
@@ -1118,7 +1118,7 @@ static void test_dump_jsonl_command(void **state) {
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         membuf mb = rows_of(vec(names[i]));
         int st;
-        char *o = tu_run(&st, "%s dump --jsonl %s", tu_frames_bin(), vec(names[i]));
+        char *o = tu_run(&st, "'%s' dump --jsonl '%s'", tu_frames_bin(), vec(names[i]));
         assert_int_equal(st, 0);
         assert_string_equal(o, mb.p);
         free(o);
@@ -1143,6 +1143,8 @@ static void test_install_prefix_pkg_config(void **state) {
     struct stat sb;
     (void)state;
     snprintf(prefix, sizeof prefix, "%s", tu_tmp_path("-prefix"));
+    if (strchr(prefix, ' ')) /* pkg-config's flags cannot carry a space in a path */
+        snprintf(prefix, sizeof prefix, "/tmp/frames-prefix-%ld", (long)getpid());
     o = tu_run(&st, "FRAMES_BIN='%s' '%s' '%s' 2>&1", tu_frames_bin(), tu_src("tools/install.sh"), prefix);
     assert_int_equal(st, 0);
     free(o);
@@ -1156,18 +1158,18 @@ static void test_install_prefix_pkg_config(void **state) {
     snprintf(cmd, sizeof cmd, "%s/share/man/man1/frames.1", prefix);
     assert_int_equal(stat(cmd, &sb), 0);
     /* the installed command runs */
-    o = tu_run(&st, "%s/bin/frames --version", prefix);
+    o = tu_run(&st, "'%s'/bin/frames --version", prefix);
     assert_int_equal(st, 0);
     assert_true(strncmp(o, "frames ", 7) == 0);
     free(o);
     /* pkg-config finds the headers */
-    o = tu_run(&st, "PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags frames", prefix);
+    o = tu_run(&st, "PKG_CONFIG_PATH='%s'/lib/pkgconfig pkg-config --cflags frames", prefix);
     assert_int_equal(st, 0);
     snprintf(cmd, sizeof cmd, "-I%s/include", prefix);
     assert_non_null(strstr(o, cmd));
     free(o);
-    if (access("frames_pt.h", F_OK) == 0) {   /* the Intel PT header names libipt */
-        o = tu_run(&st, "PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --libs frames_pt", prefix);
+    if (access(tu_src("frames_pt.h"), F_OK) == 0) {   /* the Intel PT header names libipt */
+        o = tu_run(&st, "PKG_CONFIG_PATH='%s'/lib/pkgconfig pkg-config --libs frames_pt", prefix);
         assert_int_equal(st, 0);
         assert_non_null(strstr(o, "-lipt"));
         free(o);
@@ -1177,14 +1179,14 @@ static void test_install_prefix_pkg_config(void **state) {
     snprintf(cmd, sizeof cmd, "%s/prog.c", prefix);
     assert_int_equal(tu_write_file(cmd, prog, strlen(prog)), 0);
     o = tu_run(&st,
-               "cd %s && cc -std=c99 -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
+               "cd '%s' && cc -std=c99 -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
                "--cflags frames) -DFRAMES_IMPLEMENTATION prog.c -o prog $(PKG_CONFIG_PATH="
-               "lib/pkgconfig pkg-config --libs frames) 2>&1 && ./prog %s",
+               "lib/pkgconfig pkg-config --libs frames) 2>&1 && ./prog '%s'",
                prefix, vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_string_equal(o, "4\n");
     free(o);
-    o = tu_run(&st, "rm -rf %s", prefix);
+    o = tu_run(&st, "rm -rf '%s'", prefix);
     free(o);
 }
 
@@ -1196,7 +1198,7 @@ static void test_man_page_covers_commands(void **state) {
     char *o, *line, *save = NULL;
     (void)state;
     assert_non_null(man);
-    o = tu_run(&st, "%s --help | awk '/^commands:/{on=1; next} on && NF {print $1} !NF && on {exit}'",
+    o = tu_run(&st, "'%s' --help | awk '/^commands:/{on=1; next} on && NF {print $1} !NF && on {exit}'",
                tu_frames_bin());
     assert_int_equal(st, 0);
     assert_true(strlen(o) > 0);
