@@ -888,15 +888,6 @@ static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp"
 static const char *const frames__tn_arm32[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
                                                "r8", "r9", "r10", "r11", "r12", "sp", "lr"};
 
-/* Parts of the registers (writing one changes the register; reading one does not give
-   its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
-   (r8d, r8w, r8b, r8l) are recognised by their suffix. */
-static const char *const frames__tn_x86_parts[] = {"ax al ah", "bx bl bh", "cx cl ch", "dx dl dh",
-                                                   "bp",       "sp",       "si",       "di"};
-static const char *const frames__tn_amd64_parts[] = {"eax ax al ah", "ebx bx bl bh", "ecx cx cl ch",
-                                                     "edx dx dl dh", "ebp bp bpl",   "esp sp spl",
-                                                     "esi si sil",   "edi di dil"};
-
 FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i) {
     switch (a) {
     case FRAMES_TENET_X86: return i < 8 ? frames__tn_x86[i] : NULL;
@@ -915,6 +906,14 @@ FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
+/* Parts of the registers (writing one changes the register; reading one does not give
+   its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
+   (r8d, r8w, r8b, r8l) are recognised by their suffix. */
+static const char *const frames__tn_x86_parts[] = {"ax al ah", "bx bl bh", "cx cl ch", "dx dl dh",
+                                                   "bp",       "sp",       "si",       "di"};
+static const char *const frames__tn_amd64_parts[] = {"eax ax al ah", "ebx bx bl bh", "ecx cx cl ch",
+                                                     "edx dx dl dh", "ebp bp bpl",   "esp sp spl",
+                                                     "esi si sil",   "edi di dil"};
 
 struct frames_tenet {
     const char *const *names;

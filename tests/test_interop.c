@@ -579,6 +579,46 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     unlink(path);
 }
 
+/* The first line's initial values (x86-64), worked out by hand:
+   A 0x1000: pre RSP=0x7000 (read); post ECX=5 (a part of rcx: rcx is written first)
+   B 0x1002: pre RCX=5 (too late for the first line), R9=9 (never written before: initial)
+   C 0x1004: pre R8D=1 (a part: does not give r8); post R8B=2 (r8 written first)
+   D 0x1006: pre R8=2, R9=9 (already on the first line, unchanged)
+   line 0: rsp and r9 (in Tenet's order), pc A; line 1: rcx (first seen), pc B;
+   line 2: pc C; line 3: r8 (first seen whole), pc D. */
+static void test_tenet_first_line_initial_values(void **state) {
+    static const uint8_t sp[8] = {0, 0x70}, five[8] = {5}, nine[8] = {9}, one[4] = {1}, two[8] = {2};
+    tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 0);
+    frames_operand a_pre[1], a_post[1], b_pre[2], c_pre[1], c_post[1], d_pre[2];
+    frames_tenet_info info;
+    membuf mb;
+    (void)state;
+    a_pre[0] = reg_op("RSP", sp, 8, 1, 0);
+    a_post[0] = reg_op("ECX", five, 4, 0, 1);
+    b_pre[0] = reg_op("RCX", five, 8, 1, 0);
+    b_pre[1] = reg_op("R9", nine, 8, 1, 0);
+    c_pre[0] = reg_op("R8D", one, 4, 1, 0);
+    c_post[0] = reg_op("R8B", two, 1, 0, 1);
+    d_pre[0] = reg_op("R8", two, 8, 1, 0);
+    d_pre[1] = reg_op("R9", nine, 8, 1, 0);
+    tw_insn_ops(&t, 0x1000, 1, 2, a_pre, 1, a_post, 1);
+    tw_insn_ops(&t, 0x1002, 1, 2, b_pre, 2, NULL, 0);
+    tw_insn_ops(&t, 0x1004, 1, 2, c_pre, 1, c_post, 1);
+    tw_insn_ops(&t, 0x1006, 1, 2, d_pre, 2, NULL, 0);
+    mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
+    assert_string_equal(mb.p, "rsp=0x7000,r9=0x9,rip=0x1000\n"
+                              "rcx=0x5,rip=0x1002\n"
+                              "rip=0x1004\n"
+                              "r8=0x2,rip=0x1006\n");
+    assert_int_equal(info.initial, (1u << 5) | (1u << 9));
+    assert_int_equal(info.written_first, (1u << 2) | (1u << 8));
+    assert_false(info.first_line_cut);
+    assert_string_equal(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 9), "r9");
+    assert_null(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 16));
+    free(mb.p);
+    unlink(t.path);
+}
+
 /* ARM: R13/R14/R15 are sp/lr/pc, values are 32-bit, CPSR is not in the set. */
 static void test_tenet_arm_aliases(void **state) {
     static const uint8_t sp[4] = {0x00, 0xf0, 0xff, 0xbe}, lr[4] = {0x11, 0x22, 0, 0},
@@ -1227,6 +1267,7 @@ int main(void) {
         cmocka_unit_test(test_tenet_r11_exact),
         cmocka_unit_test(test_tenet_r02_exact),
         cmocka_unit_test(test_tenet_synthetic_threads_and_memory),
+        cmocka_unit_test(test_tenet_first_line_initial_values),
         cmocka_unit_test(test_tenet_arm_aliases),
         cmocka_unit_test(test_tenet_grammar_arm_vector),
         cmocka_unit_test(test_tenet_unsupported_arch),

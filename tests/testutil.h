@@ -27,7 +27,16 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-/* The directory of this test program (from /proc/self/exe; "." where that is missing). */
+/* p made absolute (from the current directory) into buf: tests cd elsewhere in commands. */
+TU_FN const char *tu_abs(const char *p, char *buf, size_t cap) {
+    char cwd[4096];
+    if (p[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(buf, cap, "%s", p);
+    else snprintf(buf, cap, "%s/%s", cwd, p);
+    return buf;
+}
+
+/* The directory of this test program (from /proc/self/exe; the current directory where
+   that is missing). */
 TU_FN const char *tu_exe_dir(void) {
     static char dir[4096];
     if (!dir[0]) {
@@ -35,18 +44,18 @@ TU_FN const char *tu_exe_dir(void) {
         char *slash;
         dir[n > 0 ? n : 0] = 0;
         slash = strrchr(dir, '/');
-        if (n <= 0 || !slash) snprintf(dir, sizeof dir, ".");
+        if (n <= 0 || !slash) tu_abs(".", dir, sizeof dir);
         else *slash = 0;
     }
     return dir;
 }
 
 /* The repository root: the nearest directory above the test program holding frames.h and
-   build.sh (FRAMES_ROOT overrides); "." when none is found. */
+   build.sh (FRAMES_ROOT overrides); the current directory when none is found. */
 TU_FN const char *tu_root(void) {
     static char root[4096];
     const char *e = getenv("FRAMES_ROOT");
-    if (e && *e) return e;
+    if (e && *e) return tu_abs(e, root, sizeof root);
     if (!root[0]) {
         char probe[4200];
         int up;
@@ -62,7 +71,7 @@ TU_FN const char *tu_root(void) {
             if (!slash || slash == root) break;
             *slash = 0;
         }
-        snprintf(root, sizeof root, ".");
+        tu_abs(".", root, sizeof root);
     }
     return root;
 }
@@ -83,8 +92,8 @@ TU_FN const char *tu_shared(const char *rel) {
     static char bufs[8][8400];
     static int next;
     const char *base = getenv("FRAMES_SHARED");
-    char *b = bufs[next++ & 7];
-    if (base && *base) snprintf(b, sizeof bufs[0], "%s/%s", base, rel);
+    char *b = bufs[next++ & 7], abs[4096];
+    if (base && *base) snprintf(b, sizeof bufs[0], "%s/%s", tu_abs(base, abs, sizeof abs), rel);
     else snprintf(b, sizeof bufs[0], "%s/../shared/%s", tu_root(), rel);
     return b;
 }
@@ -94,7 +103,7 @@ TU_FN const char *tu_shared(const char *rel) {
 TU_FN const char *tu_frames_bin(void) {
     static char bin[4200];
     const char *b = getenv("FRAMES_BIN");
-    if (b && *b) return b;
+    if (b && *b) return tu_abs(b, bin, sizeof bin);
     if (!bin[0]) {
         snprintf(bin, sizeof bin, "%s/../frames", tu_exe_dir());
         if (access(bin, X_OK) != 0) snprintf(bin, sizeof bin, "%s/build/frames", tu_root());
