@@ -29,7 +29,7 @@
 
 /* p made absolute (from the current directory) into buf: tests cd elsewhere in commands. */
 TU_FN const char *tu_abs(const char *p, char *buf, size_t cap) {
-    char cwd[4096];
+    char cwd[2048];
     if (p[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(buf, cap, "%s", p);
     else snprintf(buf, cap, "%s/%s", cwd, p);
     return buf;
