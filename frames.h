@@ -75,10 +75,16 @@
    Lifecycles. A heap object that reads or writes a source or owns resources:
    frames_X_open(&obj, ..., const frames_X_options *o, frames_error *err) (o NULL: the
    defaults) and frames_X_close(obj). An object in caller storage: frames_X_init(&obj, ...)
-   and frames_X_free(&obj). Options structs: frames_X_options_default(&o), by pointer.
-   Getters: frames_X_info(obj) (a struct of facts), frames_X_error(obj) (its last
-   error). Name lookups (frames_X_name(value)) never return NULL: unknown input gives
-   "unknown".
+   and frames_X_free(&obj). What _open made, _close ends (fq_compile, named after its
+   work, makes a plan that fq_plan_close ends). Defaults are filled by pointer:
+   frames_X_options_default(&o), frames_limits_default(&l).
+   Getters: frames_X_<what>_get (frames_X_info_get(obj, &info) fills a snapshot;
+   frames_vprof_stats_get(vp) gives a pointer to what the object keeps up to date; the
+   struct types take the plain names, frames_X_info), and frames_X_error(obj) for the
+   object's last error. Name lookups (frames_X_name(value)) never return NULL: a value
+   they do not know gives "unknown".
+   Configuration macros are named after the header file: FRAMES_QUERY_IMPLEMENTATION,
+   FRAMES_QUERY_NO_THREADS, FRAMES_VPROF_STATIC (the fq_ prefix is for the API).
    Results. FRAMES_OK (0), a positive status, or a negative code of the one registry
    below (FRAMES_ERRORS: every header's codes, each header in its own range); the
    details go to a frames_error (message, file offset, frame index): see "Status and
@@ -128,7 +134,7 @@
      frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
                                           undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
-     frames_reader_stat / _warning        TOC convention found, truncation, warnings
+     frames_reader_info_get / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
@@ -481,7 +487,7 @@ typedef struct frames_limits {
     size_t max_scratch;       /* decoder arena bound, bytes (default 1 GiB) */
 } frames_limits;
 
-FRAMES_DEF frames_limits frames_limits_default(void);
+FRAMES_DEF void frames_limits_default(frames_limits *l);
 
 /* ======================================================================================
    Decoding one message (no container)
@@ -582,13 +588,15 @@ typedef struct frames_header {
 #define FRAMES_ARCH_AARCH64 78
 #define FRAMES_ARCH_SM83 80
 #define FRAMES_ARCH_HEXAGON 81
+#define FRAMES_ARCH_LAST 82      /* bfd_arch_last: larger numbers have no name */
 #define FRAMES_MACH_I386 1
 #define FRAMES_MACH_X86_64 64
 
-/* "i386", "arm", ... or NULL when the number is unknown. */
+/* "i386", "arm", ... or "unknown" when the number is above FRAMES_ARCH_LAST. */
 FRAMES_DEF const char *frames_arch_name(uint64_t arch);
 FRAMES_DEF const char *frames_kind_name(int kind);         /* "std_frame", ... */
 FRAMES_DEF const char *frames_toc_name(int toc);           /* "libtrace", "ceil", ... */
+/* (name lookups never return NULL: "unknown" for a value they do not know) */
 
 /* ======================================================================================
    Reader
@@ -638,7 +646,7 @@ typedef struct frames_cursor frames_cursor;
    - file:   stream from a FILE* (not closed by frames_reader_close).
    - io:     stream from a caller read callback.
    Stream readers only go forward: seek, count, index and cursors return
-   FRAMES_E_UNSUPPORTED (frames_reader_stat gives the count once the end is reached). */
+   FRAMES_E_UNSUPPORTED (frames_reader_info_get gives the count once the end is reached). */
 FRAMES_DEF int frames_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                          const frames_reader_options *o, frames_error *err);
 FRAMES_DEF int frames_reader_open_path(frames_reader **r, const char *path,
@@ -664,7 +672,7 @@ FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r);
 /* Next frame: returns 1 (frame decoded into *f), 0 (end of trace) or a negative code.
    A frame whose payload does not decode returns FRAMES_E_DECODE with its index and
    offset; the next call continues with the following frame. A truncated tail is not an
-   error: the trace ends (0) and frames_reader_stat reports the cut. */
+   error: the trace ends (0) and frames_reader_info_get reports the cut. */
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f);
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
 /* Both at once: the decoded frame and where it came from (offset, size, payload). On
@@ -708,7 +716,7 @@ typedef struct frames_reader_info {
     int ocaml_accepts;        /* BAP's OCaml Frame_reader */
 } frames_reader_info;
 
-FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st);
+FRAMES_DEF int frames_reader_info_get(frames_reader *r, frames_reader_info *st);
 FRAMES_DEF const char *frames_reader_warning(const frames_reader *r, uint32_t i);
 
 /* Cursors: independent positions over a random-access reader, each with its own decoder,
@@ -1494,12 +1502,11 @@ FRAMES_DEF frames_bytes frames_str(const char *s) {
     return frames_bytes_of(s, s ? strlen(s) : 0);
 }
 
-FRAMES_DEF frames_limits frames_limits_default(void) {
-    frames_limits l;
-    l.max_frame_size = 256u << 20;
-    l.max_depth = 64;
-    l.max_scratch = (size_t)1 << 30;
-    return l;
+FRAMES_DEF void frames_limits_default(frames_limits *l) {
+    memset(l, 0, sizeof *l);
+    l->max_frame_size = 256u << 20;
+    l->max_depth = 64;
+    l->max_scratch = (size_t)1 << 30;
 }
 
 /* ---------------------------------------------------------------- wire primitives */
@@ -1746,7 +1753,7 @@ FRAMES_DEF void frames_decoder_init(frames_decoder *d, void *buf, size_t cap, vo
     d->frames__base = (uint8_t *)buf;
     d->frames__cap = buf ? cap : 0;
     d->frames__owned = buf == NULL;
-    d->limits = frames_limits_default();
+    frames_limits_default(&d->limits);
     d->alloc_ctx = alloc_ctx;
 }
 
@@ -3877,7 +3884,7 @@ static void frames__warn(frames_reader *r, const char *fmt, ...) {
 
 FRAMES_DEF void frames_reader_options_default(frames_reader_options *o) {
     memset(o, 0, sizeof *o);
-    o->limits = frames_limits_default();
+    frames_limits_default(&o->limits);
     o->index_stride = 256;
 }
 
@@ -4378,7 +4385,8 @@ static frames_reader *frames__new_reader(const frames_reader_options *o) {
     memset(r, 0, sizeof *r);
     r->opt = *o;
     { /* a zero limit means its default, field by field (a zeroed options struct works) */
-        frames_limits def = frames_limits_default();
+        frames_limits def;
+        frames_limits_default(&def);
         if (r->opt.limits.max_frame_size == 0) r->opt.limits.max_frame_size = def.max_frame_size;
         if (r->opt.limits.max_depth == 0) r->opt.limits.max_depth = def.max_depth;
         if (r->opt.limits.max_scratch == 0) r->opt.limits.max_scratch = def.max_scratch;
@@ -5056,7 +5064,7 @@ static void frames__judge_readers(frames_reader *r, frames_reader_info *st) {
                         !(r->flags_seen & FRAMES_FF_PIQIRUN_REJECTS);
 }
 
-FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st) {
+FRAMES_DEF int frames_reader_info_get(frames_reader *r, frames_reader_info *st) {
     memset(st, 0, sizeof *st);
     if (!r->stream && !r->toc_usable && frames__scan(r) < 0) return r->err.code;
     if (!r->stream && r->finished && r->t_valid && r->m) {
@@ -5514,7 +5522,7 @@ FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_optio
     o->arch = r->hdr.arch;
     o->machine = r->hdr.machine;
     if (r->has_meta) o->meta_raw = r->meta_bytes;
-    if (frames_reader_stat(r, &st) < 0) return;
+    if (frames_reader_info_get(r, &st) < 0) return;
     if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
         o->frames_per_toc = st.frames_per_toc;
     if (frames__writable_toc(st.toc)) o->toc = st.toc;
@@ -5553,7 +5561,7 @@ FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frame
     rep->frames = frames_writer_count(&w);
     if (fin < 0 && err) *err = w.frames__err;
     frames_writer_abandon(&w);
-    if (frames_reader_stat(r, &st) == FRAMES_OK) {
+    if (frames_reader_info_get(r, &st) == FRAMES_OK) {
         rep->was_finished = st.finished;
         rep->input_toc = st.toc;
         if (st.truncated) {
@@ -5705,7 +5713,7 @@ FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
         "avr", "bfin", "cr16", "cr16c", "crx", "cris", "rx", "s390", "score", "openrisc", "mmix",
         "xstormy16", "msp430", "xc16x", "xtensa", "z80", "lm32", "microblaze", "6502",
         "aarch64", "8051", "sm83", "hexagon", "last"};
-    return arch < sizeof names / sizeof names[0] ? names[arch] : NULL;
+    return arch < sizeof names / sizeof names[0] ? names[arch] : "unknown";
 }
 
 FRAMES_DEF const char *frames_kind_name(int kind) {
@@ -5718,7 +5726,7 @@ FRAMES_DEF const char *frames_kind_name(int kind) {
 FRAMES_DEF const char *frames_toc_name(int toc) {
     static const char *const names[] = {"none", "libtrace", "ceil", "tracewrap", "ceil-zero",
                                         "shifted", "block-starts", "readme", "invalid"};
-    return toc >= 0 && toc <= 8 ? names[toc] : "invalid";
+    return toc >= 0 && toc <= 8 ? names[toc] : "unknown";
 }
 
 /* ---------------------------------------------------------------- printing */

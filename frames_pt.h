@@ -434,7 +434,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **pd, const void *data, size_
 FRAMES_DEF int frames_perf_open_path(frames_perf **pd, const char *path, void *alloc_ctx,
                                      frames_error *err);
 FRAMES_DEF void frames_perf_close(frames_perf *pd);
-FRAMES_DEF const frames_perf_info *frames_perf_get_info(const frames_perf *pd);
+FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd);
 FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd);
 FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i);
 /* cpu, MTC/nominal frequencies and TSC:CTC ratio from the file into o. */
@@ -3672,7 +3672,7 @@ FRAMES_DEF int frames_perf_open_path(frames_perf **out, const char *path, void *
     return FRAMES_OK;
 }
 
-FRAMES_DEF const frames_perf_info *frames_perf_get_info(const frames_perf *pd) { return &pd->info; }
+FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd) { return &pd->info; }
 FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd) { return pd->nstreams; }
 FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i) {
     return i < pd->nstreams ? &pd->streams[i] : NULL;

@@ -27,12 +27,12 @@
 
        fq_trace *t; fq_query *q; fq_plan *p; frames_error err; uint64_t n;
        if (fq_trace_open_path(&t, "small.trace", NULL, &err) < 0) die(err.message);
-       q = fq_query_new(NULL);
+       fq_query_open(&q, NULL, NULL);
        fq_query_var(q, "a", "int");                                 // a : int
        if (fq_query_where_text(q, "(> (v/value a) 500)", &err) < 0) die(err.message);
        if (fq_compile(&p, q, t, &err) < 0) die(err.message);
        fq_run(p, NULL, print_result, NULL, &n, &err);               // in trace order
-       fq_plan_free(p); fq_query_free(q); fq_trace_close(t);
+       fq_plan_close(p); fq_query_close(q); fq_trace_close(t);
 
    with   int print_result(void *ctx, const fq_result *r) {
               char line[4096];
@@ -50,18 +50,18 @@
    FRAMES_QUERY_NO_THREADS   no pthreads: fq_run uses the calling thread only (automatic
                              on _WIN32)
    Allocation goes through FRAMES_MALLOC/REALLOC/FREE when they are defined (see frames.h),
-   with the alloc_ctx given to fq_query_new / fq_open_options.
+   with the alloc_ctx given to fq_query_open / fq_open_options.
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
    Traces     fq_trace_open_path / _memory, fq_trace_load, fq_trace_info_get,
               fq_trace_name / _type_name, fq_trace_close
-   Queries    fq_query_new / _free, fq_query_var, fq_query_where / _soft (+ _text),
+   Queries    fq_query_open / _close, fq_query_var, fq_query_where / _soft (+ _text),
               fq_parse, node builders (fq_const_*, fq_access, fq_point, fq_distinct,
               fq_not, fq_binary, fq_nary), filters (fq_query_statement, _pc_range,
               _thread), fq_query_flags, fq_query_error
-   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
+   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_close
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
    Index      fq_index_build / _save (a persistent index of a trace; fq_index_progress
               reports their progress), fq_index_open / _attach (use one: no indexing
@@ -101,7 +101,7 @@ extern "C" {
    Traces
    ====================================================================================== */
 
-enum { FQ_FORMAT_AUTO = 0, FQ_FORMAT_FRAMES = 1, FQ_FORMAT_TRACEDB = 2 };
+enum { FQ_TRACE_AUTO = 0, FQ_TRACE_FRAMES = 1, FQ_TRACE_TRACEDB = 2 };
 
 /* fq_open_options.flags */
 #define FQ_OPEN_STRICT 1u        /* trace-db: any damage fails the open (as trace-db does);
@@ -110,7 +110,7 @@ enum { FQ_FORMAT_AUTO = 0, FQ_FORMAT_FRAMES = 1, FQ_FORMAT_TRACEDB = 2 };
                                     previous point's statement (trace-db); default: 0 */
 
 typedef struct fq_open_options {
-    int format;                 /* FQ_FORMAT_AUTO (default), _FRAMES or _TRACEDB */
+    int format;                 /* FQ_TRACE_AUTO (default), _FRAMES or _TRACEDB */
     uint32_t flags;             /* FQ_OPEN_* */
     uint32_t index_stride;      /* trace-db: points per index entry (default 256) */
     const frames_reader_options *frames;   /* options for frames traces (NULL: defaults) */
@@ -132,7 +132,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
 FRAMES_DEF void fq_trace_close(fq_trace *t);
 
 typedef struct fq_trace_info {
-    int format;                 /* FQ_FORMAT_FRAMES or FQ_FORMAT_TRACEDB */
+    int format;                 /* FQ_TRACE_FRAMES or FQ_TRACE_TRACEDB */
     int complete;               /* the whole trace is indexed: the fields below are final
                                    (trace-db traces are indexed on demand: fq_trace_load) */
     uint64_t points;            /* trace-db: complete points; frames: frames (any kind) */
@@ -238,9 +238,9 @@ enum {
 typedef int fq_node;   /* handle of a node in its query; negative after an error */
 typedef struct fq_query fq_query;
 
-/* NULL when out of memory. */
-FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx);
-FRAMES_DEF void fq_query_free(fq_query *q);
+/* An empty query (*q NULL and FRAMES_E_NOMEM when out of memory). */
+FRAMES_DEF int fq_query_open(fq_query **q, void *alloc_ctx, frames_error *err);
+FRAMES_DEF void fq_query_close(fq_query *q);
 
 /* Declare free variable `name` (returns its index, 0-based, or a negative code).
    `types` is a comma-separated list of allowed types: trace-db type names ("int",
@@ -297,12 +297,12 @@ typedef struct fq_plan fq_plan;
    independent of the query afterwards and immutable: several fq_run calls may use it
    at the same time. The trace must outlive the plan. */
 FRAMES_DEF int fq_compile(fq_plan **p, const fq_query *q, fq_trace *t, frames_error *err);
-FRAMES_DEF void fq_plan_free(fq_plan *p);
+FRAMES_DEF void fq_plan_close(fq_plan *p);
 
 /* value formats (trace-db's enum type_format; frames operands: UNSIGNED up to 64 bits,
    BLOB when wider or empty) */
-enum { FQ_FMT_UNSIGNED = 0, FQ_FMT_SIGNED = 1, FQ_FMT_FLOAT = 2, FQ_FMT_POINTER = 3,
-       FQ_FMT_BLOB = 4 };
+enum { FQ_TYPE_UNSIGNED = 0, FQ_TYPE_SIGNED = 1, FQ_TYPE_FLOAT = 2, FQ_TYPE_POINTER = 3,
+       FQ_TYPE_BLOB = 4 };
 
 /* fq_binding.flags */
 #define FQ_B_HAS_SIZE 1u   /* trace-db: size is the pointer's buffer size (v/size) */
@@ -316,7 +316,7 @@ typedef struct fq_binding {
     uint32_t var;          /* free variable index */
     uint32_t slot;         /* position of the variable/operand in its point (frames: pre
                               list first, then post list) */
-    int format;            /* FQ_FMT_* */
+    int format;            /* FQ_TYPE_* */
     uint32_t flags;        /* FQ_B_* */
     frames_bytes name;     /* variable or register name (empty for memory operands) */
     frames_bytes type;     /* type name ("int", "reg32", ...) */
@@ -344,7 +344,7 @@ typedef struct fq_result {
     uint64_t stmt;         /* statement id / instruction address */
     uint64_t tid;          /* frames: thread id */
     int has_tid;
-    int format;            /* FQ_FORMAT_TRACEDB / FQ_FORMAT_FRAMES */
+    int format;            /* FQ_TRACE_TRACEDB / FQ_TRACE_FRAMES */
     uint32_t nbind;        /* = number of free variables */
     const fq_binding *bind;
     const char *const *var_names;   /* free variable names, var_names[bind[i].var] */
@@ -999,17 +999,19 @@ static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
     return code;
 }
 
-FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx) {
+FRAMES_DEF int fq_query_open(fq_query **out, void *alloc_ctx, frames_error *err) {
     fq_query *q = (fq_query *)FRAMES_MALLOC(sizeof *q, alloc_ctx);
-    if (!q) return NULL;
+    *out = q;
+    if (!q) return fq__oom(err);
     memset(q, 0, sizeof *q);
     q->ctx = alloc_ctx;
     q->cur_pos = FQ__NOPOS;
     frames__clear_error(&q->err);
-    return q;
+    frames__clear_error(err);
+    return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_query_free(fq_query *q) {
+FRAMES_DEF void fq_query_close(fq_query *q) {
     unsigned i;
     if (!q) return;
     for (i = 0; i < q->nvars; i++) {
@@ -1910,12 +1912,12 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->name = frames__le32(d + off);
         ty->fmt = frames__le32(d + off + 4);
         ty->size = frames__le32(d + off + 8);
-        ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
+        ty->varlen = ty->fmt == FQ_TYPE_BLOB && ty->size == 0;
         /* elen is 0 when no fixed length fits 32 bits (a BLOB of 4 GiB - 9 or more) */
         ty->elen = ty->varlen || ty->size > 0xffffffffu - 9 ||
-                           (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                           (ty->fmt == FQ_TYPE_SIGNED && ty->size != 1 && ty->size != 2 &&
                             ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
-        if (ty->fmt > FQ_FMT_BLOB)
+        if (ty->fmt > FQ_TYPE_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",
                             (unsigned long long)i, ty->fmt);
@@ -1923,7 +1925,7 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
             return fq__fail(err, FRAMES_E_FORMAT, off, FRAMES_NO_POS,
                             "trace-db header: type %llu names string %u of %u",
                             (unsigned long long)i, ty->name, t->nnames);
-        if (ty->fmt != FQ_FMT_BLOB && ty->fmt != FQ_FMT_SIGNED && ty->size > 8)
+        if (ty->fmt != FQ_TYPE_BLOB && ty->fmt != FQ_TYPE_SIGNED && ty->size > 8)
             return fq__fail(err, FRAMES_E_FORMAT, off + 8, FRAMES_NO_POS,
                             "trace-db header: type %llu (%s) is %u bytes, more than the 8 of a value",
                             (unsigned long long)i, (const char *)d + t->name_off[ty->name], ty->size);
@@ -2012,7 +2014,7 @@ static void fq__publish(fq_trace *t, uint64_t np, uint64_t nc, uint64_t nptr, in
    number of indexed points, *done whether that is all of them. */
 static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, frames_error *err) {
     int rc = FRAMES_OK;
-    if (t->format != FQ_FORMAT_TRACEDB) {
+    if (t->format != FQ_TRACE_TRACEDB) {
         *avail = t->npoints;
         *done = 1;
         return FRAMES_OK;
@@ -2167,12 +2169,12 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
     /* stat before counting: it checks the TOC against the frames, and a count taken from a
        TOC the reader then drops sends work items to frames that are not there */
     if ((rc = frames_reader_index(t->fr)) < 0 ||
-        ((have_st = frames_reader_stat(t->fr, &st) == FRAMES_OK), 0) ||
+        ((have_st = frames_reader_info_get(t->fr, &st) == FRAMES_OK), 0) ||
         (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
         if (err) *err = *frames_reader_error(t->fr);
         return rc;
     }
-    t->format = FQ_FORMAT_FRAMES;
+    t->format = FQ_TRACE_FRAMES;
     t->info.points = t->npoints;
     if (have_st && st.truncated) {
         t->info.truncated = 1;
@@ -2190,7 +2192,7 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
    start while the index grows; strict opening indexes everything now, as trace-db would. */
 static int fq__open_tdb(fq_trace *t, frames_error *err) {
     int rc;
-    t->format = FQ_FORMAT_TRACEDB;
+    t->format = FQ_TRACE_TRACEDB;
     if ((rc = fq__tdb_tables(t, err)) < 0) return rc;
 #ifndef FRAMES_QUERY_NO_THREADS
     if (pthread_mutex_init(&t->mu, NULL) != 0)
@@ -2212,11 +2214,11 @@ static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
     t->oflags = o->flags;
     t->stride = o->index_stride ? o->index_stride : 256;
     t->info.file_size = t->size;
-    if (format == FQ_FORMAT_AUTO) {
+    if (format == FQ_TRACE_AUTO) {
         int all_zero = t->size >= 48, i;
         for (i = 0; all_zero && i < 48; i++) all_zero = t->data[i] == 0;
-        if (t->size >= 8 && frames__le64(t->data) == FRAMES_MAGIC) format = FQ_FORMAT_FRAMES;
-        else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_FORMAT_TRACEDB;
+        if (t->size >= 8 && frames__le64(t->data) == FRAMES_MAGIC) format = FQ_TRACE_FRAMES;
+        else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_TRACE_TRACEDB;
         else {
             frames_error ferr;
             fq__tdb_reset(t);
@@ -2227,10 +2229,10 @@ static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
                             "neither a frames trace (%.80s) nor a trace-db trace (%.80s)",
                             ferr.message, tdb_err.code ? tdb_err.message : "all-zero header");
         }
-        if (format == FQ_FORMAT_TRACEDB) return fq__open_tdb(t, err);
+        if (format == FQ_TRACE_TRACEDB) return fq__open_tdb(t, err);
     }
-    if (format == FQ_FORMAT_FRAMES) return fq__open_frames(t, o, err);
-    if (format != FQ_FORMAT_TRACEDB)
+    if (format == FQ_TRACE_FRAMES) return fq__open_frames(t, o, err);
+    if (format != FQ_TRACE_TRACEDB)
         return fq__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "unknown format %d", format);
     if ((rc = fq__tdb_header(t, err)) < 0) return rc;
     return fq__open_tdb(t, err);
@@ -2291,7 +2293,7 @@ FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
     if (t->sync) pthread_mutex_lock(&t->mu);
 #endif
     *info = t->info;
-    info->complete = t->format != FQ_FORMAT_TRACEDB || t->idx_done;
+    info->complete = t->format != FQ_TRACE_TRACEDB || t->idx_done;
     info->points = t->npoints;
 #ifndef FRAMES_QUERY_NO_THREADS
     if (t->sync) pthread_mutex_unlock(&t->mu);
@@ -2303,11 +2305,11 @@ FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
 }
 
 FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t i) {
-    return t->format == FQ_FORMAT_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
+    return t->format == FQ_TRACE_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
 }
 
 FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
-    return t->format == FQ_FORMAT_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
+    return t->format == FQ_TRACE_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
 }
 
 /* ---------------------------------------------------------------- persistent index
@@ -2447,7 +2449,7 @@ static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
 }
 
 static uint64_t fq__ix_head_len(const fq_trace *t) {
-    return t->format == FQ_FORMAT_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
+    return t->format == FQ_TRACE_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
 }
 
 /* Where sample i of the 64 starts (the last one ends the file). */
@@ -2559,7 +2561,7 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     b->table = (uint64_t *)FRAMES_MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
     if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
     memset(b->table, 0, b->tcap * sizeof(uint64_t));
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         size_t nt = t->ntypes ? t->ntypes : 1;
         b->ntypes = t->ntypes;
         b->poff = (uint64_t *)FRAMES_MALLOC(n * sizeof(uint64_t), b->ctx);
@@ -2654,7 +2656,7 @@ static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uin
                 size = frames__le32(d + off);
                 off += 4;
             }
-            *ptr += ty->fmt == FQ_FMT_POINTER;
+            *ptr += ty->fmt == FQ_TYPE_POINTER;
             off += size;
         } else if (tag == FQ__TAG_END) {
             return off;
@@ -2849,7 +2851,7 @@ static void fq__ixb_header(const fq__ixb *b, const fq_trace *t, const uint64_t *
     FQ__PUT(120, (uint32_t)t->info.truncated, 4);
     FQ__PUT(124, (uint32_t)t->info.damaged, 4);
     FQ__PUT(128, t->info.cut_offset, 8);
-    FQ__PUT(136, t->format == FQ_FORMAT_TRACEDB ? t->points_off : 0, 8);
+    FQ__PUT(136, t->format == FQ_TRACE_TRACEDB ? t->points_off : 0, 8);
     for (i = 0; i < FQ__XS_N; i++) {
         FQ__PUT(144 + 16 * i, len[i] ? off : 0, 8);
         FQ__PUT(152 + 16 * i, len[i], 8);
@@ -3024,8 +3026,8 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
         uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
         uint64_t n = b->tn[ti];
         uint32_t cw = n == b->tmax[ti] * b->ncand ? 0 : fq__width_of(b->tmax[ti]);
-        uint32_t vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
-        uint32_t fl = (ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0);
+        uint32_t vw = ty->fmt == FQ_TYPE_BLOB ? 4 : ty->size;
+        uint32_t fl = (ty->fmt == FQ_TYPE_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_TYPE_BLOB ? FQ__COL_BLOB : 0);
         base[ti] = total;
         rcur[ti] = 0;
         if (!n) continue;
@@ -3099,7 +3101,7 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     uint8_t h[FQ__IX_HDR], *dir = NULL, *data = NULL;
     fq__ixs *order = NULL;
     size_t i;
-    int tdb = t->format == FQ_FORMAT_TRACEDB, rc = FRAMES_OK;
+    int tdb = t->format == FQ_TRACE_TRACEDB, rc = FRAMES_OK;
     order = (fq__ixs *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
     start = (uint64_t *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
     post = (uint64_t *)FRAMES_MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
@@ -3205,7 +3207,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     if (t->ix)
         return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                         "the trace uses an index already: build from a trace opened without one");
-    if (t->format == FQ_FORMAT_TRACEDB) {   /* load in steps: report them, release the pages */
+    if (t->format == FQ_TRACE_TRACEDB) {   /* load in steps: report them, release the pages */
         uint64_t upto, avail, released = 0;
         int done = 0;
         for (upto = FQ__PROGRESS_EVERY * 4; !done; upto += FQ__PROGRESS_EVERY * 4) {
@@ -3220,7 +3222,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
         fq__ixb_free(&b);
         return fq__oom(err);
     }
-    rc = t->format == FQ_FORMAT_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
+    rc = t->format == FQ_TRACE_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
     if (rc >= 0) {
         if (!(w = (fq__ixw *)FRAMES_MALLOC(sizeof *w, t->ctx))) rc = fq__oom(err);
         else {
@@ -3345,7 +3347,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
         const fq__ttype *ty = &t->types[ti];
         fq__col *c = &x->cols[ti];
         uint64_t off = frames__le64(e + 8), need;
-        uint32_t fl = e[27], vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
+        uint32_t fl = e[27], vw = ty->fmt == FQ_TYPE_BLOB ? 4 : ty->size;
         const uint8_t *at;
         c->n = frames__le64(e);
         if (!c->n) continue;
@@ -3356,7 +3358,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
         c->vw = e[26];
         c->flags = (uint8_t)fl;
         if (c->n > t->size / 9 || total + c->n > t->size / 9 || (!ty->elen && !ty->varlen) || c->vw != vw ||
-            fl != ((ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0)) ||
+            fl != ((ty->fmt == FQ_TYPE_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_TYPE_BLOB ? FQ__COL_BLOB : 0)) ||
             (c->cw != 0 && c->cw != 1 && c->cw != 2 && c->cw != 4) || (c->cw && c->c) ||
             (!c->cw && (c->c > c->n || (uint64_t)c->c * x->ncand != c->n)) ||
             (c->sw != 1 && c->sw != 2 && c->sw != 4) || (c->nw != 1 && c->nw != 2 && c->nw != 4) ||
@@ -3385,7 +3387,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     static const char *const fmt_names[3] = {"?", "frames", "trace-db"};
     uint64_t want[FQ__XS_N], headlen, tsz;
     uint32_t fmt;
-    int i, tdb = t->format == FQ_FORMAT_TRACEDB;
+    int i, tdb = t->format == FQ_TRACE_TRACEDB;
     if (x->size < FQ__IX_HDR || memcmp(h, FQ__IX_MAGIC, 8) != 0)
         return fq__ix_bad(err, FRAMES_E_FORMAT, "not a frames query index");
     if (frames__le32(h + 8) != FQ__IX_VERSION)
@@ -3611,7 +3613,7 @@ struct fq_plan {
     size_t nlimbs;         /* integer storage per worker */
 };
 
-FRAMES_DEF void fq_plan_free(fq_plan *p) {
+FRAMES_DEF void fq_plan_close(fq_plan *p) {
     void *ctx;
     unsigned i;
     if (!p) return;
@@ -3673,7 +3675,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     fq_trace *t = p->t;
     unsigned v;
     size_t npat = 0, cappat = 0;
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         p->tmask = (uint64_t *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
         if (!p->tmask) return fq__oom(err);
         memset(p->tmask, 0, (t->ntypes ? t->ntypes : 1) * sizeof(uint64_t));
@@ -3686,7 +3688,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             if (!n) return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                                     "variable '%s': empty type name in '%s'", q->vars[v].name,
                                     q->vars[v].types);
-            if (t->format == FQ_FORMAT_TRACEDB) {
+            if (t->format == FQ_TRACE_TRACEDB) {
                 uint32_t ti;
                 int found = 0;
                 for (ti = 0; ti < t->ntypes; ti++) {
@@ -3727,7 +3729,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
                             q->vars[v].name);
     }
     p->pat_off[q->nvars] = (uint32_t)npat;
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint32_t ti;
         p->ptypes = (fq__ptype *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
         if (!p->ptypes) return fq__oom(err);
@@ -3736,7 +3738,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             p->ptypes[ti].mask = p->tmask[ti];
             p->ptypes[ti].size = t->types[ti].size;
             p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
-            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_TYPE_POINTER;
             p->ptypes[ti].elen = t->types[ti].elen;
         }
     }
@@ -3804,7 +3806,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         if (err) *err = q->err;
         return q->err.code;
     }
-    if (q->ntids && t->format != FQ_FORMAT_FRAMES)
+    if (q->ntids && t->format != FQ_TRACE_FRAMES)
         return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                         "a thread filter needs a frames trace (trace-db points have no thread)");
     p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
@@ -3939,7 +3941,7 @@ done:
     FRAMES_FREE(depth, q->ctx);
     FRAMES_FREE(live, q->ctx);
     if (rc < 0) {
-        fq_plan_free(p);
+        fq_plan_close(p);
         return rc;
     }
     *out = p;
@@ -4095,18 +4097,18 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
 FRAMES__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint32_t size, uint64_t raw) {
     v->raw = raw;
     switch (fmt) {
-    case FQ_FMT_SIGNED:
+    case FQ_TYPE_SIGNED:
         if (size < 8 && (raw >> (8 * size - 1) & 1)) v->raw = raw |= ~0ull << (8 * size);
         v->num.kind = FQ__INT;
         v->num.neg = (int64_t)raw < 0;
         v->num.small = (int64_t)raw < 0 ? 0 - raw : raw;
         v->num.n = raw != 0;
         break;
-    case FQ_FMT_POINTER:
-    case FQ_FMT_UNSIGNED:
+    case FQ_TYPE_POINTER:
+    case FQ_TYPE_UNSIGNED:
         fq__set_uint(&v->num, raw);
         break;
-    case FQ_FMT_FLOAT:
+    case FQ_TYPE_FLOAT:
         if (size == 4 || (size == 8 && (w->p->flags & FQ_COMPAT_FLOAT32))) {
             uint32_t bits = (uint32_t)raw;
             float f;
@@ -4147,10 +4149,10 @@ FRAMES__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t 
     v->nm = NULL;   /* trace-db names come from the dictionary by index */
     v->nmlen = 0;
     v->memk = 0;
-    if (ty->fmt == FQ_FMT_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
+    if (ty->fmt == FQ_TYPE_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
     else v->size = 0;
     fq__tdb_num(w, v, ty->fmt, size,
-                size == 4 ? frames__le32(b) : size == 8 ? frames__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size));
+                size == 4 ? frames__le32(b) : size == 8 ? frames__le64(b) : ty->fmt == FQ_TYPE_BLOB ? 0 : fq__leN(b, size));
 }
 
 /* trace-db, the hot loop: walk the complete point at off and decode the variables the
@@ -4227,7 +4229,7 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
                 uint32_t name = frames__le32(d + off - (ty->varlen ? 12 : 8));
                 fq__tdb_var(w, t, d + off, name, type, size, ord, m, *ptr);
             }
-            if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
+            if (ty->fmt == FQ_TYPE_POINTER) (*ptr)++;
             off += size;
             ord++;
             break;
@@ -4285,7 +4287,7 @@ static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) 
             if (!m || !(v = fq__new_dvar(w))) continue;
             v->slot = slot;
             v->name = v->type = 0xffffffffu;
-            v->fmt = (uint8_t)(op->value.len >= 1 && op->value.len <= 8 ? FQ_FMT_UNSIGNED : FQ_FMT_BLOB);
+            v->fmt = (uint8_t)(op->value.len >= 1 && op->value.len <= 8 ? FQ_TYPE_UNSIGNED : FQ_TYPE_BLOB);
             v->flags = (uint8_t)(kind | (op->read ? FQ_B_READ : 0) | (op->written ? FQ_B_WRITTEN : 0) |
                                  (list ? FQ_B_POST : 0));
             v->memk = (uint16_t)(kind == FQ_B_MEM ? memk - 1 : 0);
@@ -4297,7 +4299,7 @@ static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) 
             v->addr = op->address;
             v->size = 0;
             v->match = m;
-            if (v->fmt == FQ_FMT_UNSIGNED) {
+            if (v->fmt == FQ_TYPE_UNSIGNED) {
                 v->raw = fq__leN(op->value.ptr, (unsigned)op->value.len);
                 fq__set_uint(&v->num, v->raw);
             } else {
@@ -4328,7 +4330,7 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         else r->kind = FQ__INV;
         return r;
     case FQ_OP_NAME:
-        if (p->format == FQ_FORMAT_TRACEDB) {
+        if (p->format == FQ_TRACE_TRACEDB) {
             r->kind = FQ__STR;
             r->str = p->t->data + p->t->name_off[v->name];
             r->len = p->t->name_len[v->name];
@@ -4341,7 +4343,7 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         return r;
     case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: {
         unsigned bit = nd->op == FQ_OP_READ ? FQ_B_READ : nd->op == FQ_OP_WRITTEN ? FQ_B_WRITTEN : FQ_B_POST;
-        if (p->format != FQ_FORMAT_FRAMES) r->kind = FQ__INV;
+        if (p->format != FQ_TRACE_FRAMES) r->kind = FQ__INV;
         else fq__set_uint(r, (v->flags & bit) != 0);
         return r;
     }
@@ -4644,14 +4646,14 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
                 if (FRAMES__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
                                frames__le32(d + off + 1) < t->nnames)) {
-                    if (ty->fmt == FQ_FMT_POINTER) {
+                    if (ty->fmt == FQ_TYPE_POINTER) {
                         uint64_t bs = 0;
                         int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
                         if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                     }
                     if (tmask && tmask[type])
                         fq__tdb_var(w, t, d + off + 9, frames__le32(d + off + 1), type, ty->size, ord,
-                                    tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
+                                    tmask[type], nptr - (ty->fmt == FQ_TYPE_POINTER));
                     ord++;
                     off += ty->elen;
                     continue;
@@ -4687,7 +4689,7 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     size = frames__le32(d + off);
                     off += 4;
                 }
-                if (FRAMES__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
+                if (FRAMES__UNLIKELY(ty->fmt == FQ_TYPE_SIGNED && size != 1 && size != 2 && size != 4 &&
                                  size != 8)) {
                     fq__tdb_cut(t, 1, start, np,
                                 "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
@@ -4699,14 +4701,14 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     partial = 1;
                     break;
                 }
-                if (ty->fmt == FQ_FMT_POINTER) {
+                if (ty->fmt == FQ_TYPE_POINTER) {
                     uint64_t bs = 0;
                     int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
                     if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                 }
                 if (tmask && tmask[type])
                     fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type],
-                                nptr - (ty->fmt == FQ_FMT_POINTER));
+                                nptr - (ty->fmt == FQ_TYPE_POINTER));
                 ord++;
                 off += size;
             } else if (tag == FQ__TAG_END) {
@@ -4893,7 +4895,7 @@ static void fq__ix_locate(const fq_trace *t, uint64_t k, fq__chunk *c) {
     const fq__ix *x = t->ix;
     uint64_t b = k / x->block;
     uint32_t od = fq__ix_u32(x, FQ__XS_ODELTA, k);
-    uint32_t pd = t->format == FQ_FORMAT_TRACEDB ? fq__ix_u32(x, FQ__XS_PDELTA, k) : 0;
+    uint32_t pd = t->format == FQ_TRACE_TRACEDB ? fq__ix_u32(x, FQ__XS_PDELTA, k) : 0;
     c->off = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b);
     c->ptr_base = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 1);
     c->stmt = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 2);
@@ -5277,7 +5279,7 @@ static void fq__ix_willneed(const fq_trace *t, uint64_t first, uint64_t last) {
 /* A work item with an index: a range of points, or of the posting-list selection. */
 static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__sel *s = w->sel;
-    int tdb = w->p->format == FQ_FORMAT_TRACEDB;
+    int tdb = w->p->format == FQ_TRACE_TRACEDB;
     uint64_t j;
     if (hi > lo) {   /* this item and the next one (usually another worker's, or ours next) */
         uint64_t end = !s || !s->on ? w->p->t->ix->npoints : s->n, hi2 = end - hi > hi - lo ? hi + (hi - lo) : end;
@@ -5305,7 +5307,7 @@ static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->oom = 0;
     if (fq__col_on(w)) fq__col_item(w, lo, hi);
     else if (w->p->t->ix) fq__ix_process(w, lo, hi);
-    else if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
+    else if (w->p->format == FQ_TRACE_TRACEDB) fq__tdb_process(w, lo, hi);
     else fq__frames_process(w, lo, hi);
     if (w->oom && !w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, w->pt.counter,
@@ -5757,7 +5759,7 @@ bad:
 static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
     const fq__kconj *k0 = cr->kc, *kend = cr->kc + cr->nk, *k;
     uint32_t vw = c->vw;
-    int sgn = fmt == FQ_FMT_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
+    int sgn = fmt == FQ_TYPE_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
     uint64_t r, n = 0;
     for (r = rs; r < re; r++) {
         uint64_t raw = vw == 4 ? frames__le32(c->val + 4 * r) : vw == 8 ? frames__le64(c->val + 8 * r) : fq__leN(c->val + vw * r, vw);
@@ -5797,13 +5799,13 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
 /* Records [rs, re) in the intervals cr->vr / cr->sr: v is in [lo, hi] when v - lo <= hi - lo
    (two's complement, so the same test serves signed readings). */
 static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
-    const fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
+    const fq__krange *vr = &cr->vr[fmt == FQ_TYPE_SIGNED ? 0 : 1], *sr = &cr->sr;
     uint64_t r, n = 0, lo = vr->lo, span = vr->hi - vr->lo, slo = sr->lo, sspan = sr->hi - sr->lo;
     const uint8_t *val = c->val;
     if (vr->empty || sr->empty || (sr->any && !(c->flags & FQ__COL_PTR))) return 0;
     if (!vr->any && !sr->any) return re - rs;
     if (!sr->any) {   /* the value only */
-        if (c->vw == 4 && fmt == FQ_FMT_SIGNED)
+        if (c->vw == 4 && fmt == FQ_TYPE_SIGNED)
             for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)frames__le32(val + 4 * r) - lo <= span;
         else if (c->vw == 4)
             for (r = rs; r < re; r++) n += (uint64_t)frames__le32(val + 4 * r) - lo <= span;
@@ -5812,7 +5814,7 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
         else
             for (r = rs; r < re; r++) {
                 uint64_t raw = fq__leN(val + c->vw * r, c->vw);
-                if (fmt == FQ_FMT_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+                if (fmt == FQ_TYPE_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
                 n += raw - lo <= span;
             }
         return n;
@@ -5822,7 +5824,7 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
         if (!(c->pvalid[r / 8] >> (r % 8) & 1) || frames__le64(c->psize + 8 * r) - slo > sspan) continue;
         if (vr->any) {
             raw = fq__leN(val + c->vw * r, c->vw);
-            if (fmt == FQ_FMT_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+            if (fmt == FQ_TYPE_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
             if (raw - lo > span) continue;
         }
         n++;
@@ -5956,7 +5958,7 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
     if (p->nvars != 1 || p->nsoft || p->conj_off[1] != p->conj_off[2]) return 0;
     for (q = 0; q < cr->ncol; q++) {
         unsigned fmt = p->t->types[cr->ty[q]].fmt;
-        if (fmt != FQ_FMT_SIGNED && fmt != FQ_FMT_UNSIGNED && fmt != FQ_FMT_POINTER) return 0;
+        if (fmt != FQ_TYPE_SIGNED && fmt != FQ_TYPE_UNSIGNED && fmt != FQ_TYPE_POINTER) return 0;
     }
     cr->nk = p->conj_off[1] - p->conj_off[0];
     if (!(cr->kc = (fq__kconj *)FRAMES_MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
@@ -6029,7 +6031,7 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
     size_t i;
     int distinct = 0, name = 0, rc;
     memset(cr, 0, sizeof *cr);
-    if (!x || !x->cols || p->format != FQ_FORMAT_TRACEDB) return 0;
+    if (!x || !x->cols || p->format != FQ_TRACE_TRACEDB) return 0;
     for (i = 0; i < p->nnodes; i++) {
         distinct |= p->nodes[i].op == FQ_OP_DISTINCT;
         name |= p->nodes[i].op == FQ_OP_NAME;
@@ -6121,19 +6123,19 @@ static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_bi
     b->addr = v->addr;
     b->bytes = frames_bytes_of(v->bytes, v->len);
     b->name = frames_bytes_of(v->nm ? v->nm : (const uint8_t *)"", v->nmlen);
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint32_t tn = t->types[v->type].name;
         b->name = frames_bytes_of(t->data + t->name_off[v->name], t->name_len[v->name]);
         b->name_index = v->name;
         b->type_index = v->type;
         b->type = frames_bytes_of(t->data + t->name_off[tn], t->name_len[tn]);
         b->type_buf[0] = 0;
-        if (v->fmt == FQ_FMT_FLOAT && v->len == 4) {
+        if (v->fmt == FQ_TYPE_FLOAT && v->len == 4) {
             uint32_t bits = (uint32_t)v->raw;
             float f;
             memcpy(&f, &bits, 4);
             b->f = f;
-        } else if (v->fmt == FQ_FMT_FLOAT && v->len == 8) memcpy(&b->f, &v->raw, 8);
+        } else if (v->fmt == FQ_TYPE_FLOAT && v->len == 8) memcpy(&b->f, &v->raw, 8);
     } else {
         int n;
         b->name_index = b->type_index = 0xffffffffu;
@@ -6155,10 +6157,10 @@ static size_t fq__key(fq__run *r, uint64_t stmt, const fq_binding *b, unsigned k
         w[0] = b[i].name_index;
         w[1] = b[i].type_index;
         w[2] = (b[i].flags & (FQ_B_POST | FQ_B_MEM | FQ_B_REG)) | (b[i].mem_index << 8);
-        w[3] = r->t->format == FQ_FORMAT_FRAMES ? b[i].bits : (uint32_t)b[i].name.len;
+        w[3] = r->t->format == FQ_TRACE_FRAMES ? b[i].bits : (uint32_t)b[i].name.len;
         memcpy(r->key + n, w, 16);
         n += 16;
-        if (r->t->format == FQ_FORMAT_FRAMES && b[i].name.len) {
+        if (r->t->format == FQ_TRACE_FRAMES && b[i].name.len) {
             memcpy(r->key + n, b[i].name.ptr, b[i].name.len);
             n += b[i].name.len;
         }
@@ -6220,7 +6222,7 @@ static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     const fq_trace *t = r->t;
     c->ndv = 0;
     fq__result_head(r, h, res);
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint64_t ptr = h[4], stmt = 0, off = h[3];
         if (off == FQ__NOLOC && (off = fq__col_point(r, h, &ptr, &stmt)) == FQ__NOLOC) return r->err.code;
         fq__tdb_walk(c, t, off, &ptr, &stmt, 2);
@@ -6404,7 +6406,7 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
     fq_trace *t = r->p->t;
     uint64_t np, nc, nptr;
     int rc;
-    if (t->format != FQ_FORMAT_TRACEDB) return 0;
+    if (t->format != FQ_TRACE_TRACEDB) return 0;
     FQ__TLOCK(t);
     if (t->idx_done || t->idx_busy || t->npoints != at) {
         FQ__TUNLOCK(t);
@@ -6438,7 +6440,7 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
 static void fq__report(fq__run *r, const fq__slot *s) {
     if (r->progress)
         r->progress(r->progress_ctx, s->reached,
-                    r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
+                    r->p->format == FQ_TRACE_TRACEDB ? r->p->t->size : r->p->t->npoints);
 }
 
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -6529,7 +6531,7 @@ static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_err
     const fq_trace *t = p->t;
     fq__pt pt;
     memset(&pt, 0, sizeof pt);
-    if (t->format == FQ_FORMAT_TRACEDB && t->ix) {   /* O(1): from the point's offset */
+    if (t->format == FQ_TRACE_TRACEDB && t->ix) {   /* O(1): from the point's offset */
         fq__chunk c;
         uint64_t off, ptr, stmt, i;
         fq__ix_locate(t, k, &c);
@@ -6540,7 +6542,7 @@ static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_err
             if (!(off = fq__tdb_point_checked(w, t, off, &ptr, &stmt, 0)))
                 return fq__ix_corrupt(err, "a point is not where it says");
         pt.stmt = stmt;
-    } else if (t->format == FQ_FORMAT_TRACEDB) {
+    } else if (t->format == FQ_TRACE_TRACEDB) {
         const fq__chunk *c = fq__chunk_at(t, k / t->stride);
         uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
         for (; counter <= k; counter++) off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
@@ -6714,7 +6716,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
             if (r.per < (r.col.on ? 65536u : 4096u)) r.per = r.col.on ? 65536 : 4096;
             if (r.per > 65536) r.per = 65536;
         }
-        if (p->format == FQ_FORMAT_TRACEDB && !opt->pick)
+        if (p->format == FQ_TRACE_TRACEDB && !opt->pick)
             r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
         nitems = done ? (n + r.per - 1) / r.per : UINT64_MAX;
         if (threads > nitems) threads = nitems ? (unsigned)nitems : 1;
@@ -6914,9 +6916,9 @@ static void fq__put_quoted(fq__sb *s, const uint8_t *b, size_t n) {
 /* Listing value of a trace-db variable (trace-db's harness prints C++ iostream style). */
 static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
     switch (b->format) {
-    case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
-    case FQ_FMT_UNSIGNED: fq__put_u64(s, b->u); break;
-    case FQ_FMT_POINTER:
+    case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
+    case FQ_TYPE_UNSIGNED: fq__put_u64(s, b->u); break;
+    case FQ_TYPE_POINTER:
         fq__put_hex(s, b->u);
         if (b->flags & FQ_B_HAS_SIZE) {
             fq__put(s, "[size ", 6);
@@ -6924,7 +6926,7 @@ static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
             fq__put(s, "]", 1);
         }
         break;
-    case FQ_FMT_FLOAT:
+    case FQ_TYPE_FLOAT:
         if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_fmt(s, "%g", b->f);
         else fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
         break;
@@ -6992,7 +6994,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
     fq__put_u64(s, r->index);
     fq__puts(s, ",\"counter\":");
     fq__put_u64(s, r->counter);
-    fq__puts(s, r->format == FQ_FORMAT_FRAMES ? ",\"pc\":" : ",\"stmt\":");
+    fq__puts(s, r->format == FQ_TRACE_FRAMES ? ",\"pc\":" : ",\"stmt\":");
     fq__put_u64(s, r->stmt);
     if (r->has_tid) {
         fq__puts(s, ",\"tid\":");
@@ -7010,7 +7012,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
         }
         fq__puts(s, ",\"type\":");
         fq__put_json_str(s, b->type.ptr, b->type.len);
-        if (r->format == FQ_FORMAT_FRAMES) {
+        if (r->format == FQ_TRACE_FRAMES) {
             fq__puts(s, (b->flags & FQ_B_POST) ? ",\"post\":true" : ",\"post\":false");
             fq__puts(s, (b->flags & FQ_B_READ) ? ",\"read\":true" : ",\"read\":false");
             fq__puts(s, (b->flags & FQ_B_WRITTEN) ? ",\"written\":true" : ",\"written\":false");
@@ -7020,7 +7022,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
             }
             fq__puts(s, ",\"bits\":");
             fq__put_u64(s, b->bits);
-            if (b->format == FQ_FMT_UNSIGNED) {
+            if (b->format == FQ_TYPE_UNSIGNED) {
                 fq__puts(s, ",\"value\":");
                 fq__put_u64(s, b->u);
             }
@@ -7039,9 +7041,9 @@ static void fq__json(fq__sb *s, const fq_result *r) {
         } else {
             fq__puts(s, ",\"value\":");
             switch (b->format) {
-            case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
-            case FQ_FMT_UNSIGNED: case FQ_FMT_POINTER: fq__put_u64(s, b->u); break;
-            case FQ_FMT_FLOAT:
+            case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
+            case FQ_TYPE_UNSIGNED: case FQ_TYPE_POINTER: fq__put_u64(s, b->u); break;
+            case FQ_TYPE_FLOAT:
                 if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_json_double(s, b->f);
                 else fq__puts(s, "null");
                 break;
@@ -7108,7 +7110,7 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
             o += b->type.len;
         }
         *o++ = '=';
-        if (b->format == FQ_FMT_SIGNED) {
+        if (b->format == FQ_TYPE_SIGNED) {
             if (b->i < 0) *o++ = '-';
             o = fq__raw_u64(o, b->i < 0 ? 0 - (uint64_t)b->i : (uint64_t)b->i);
         } else o = fq__raw_u64(o, b->u);   /* UNSIGNED (the caller checked) */
@@ -7120,10 +7122,10 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
 FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
     fq__sb s;
     uint32_t i;
-    if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
+    if (style != FQ_LIST_JSON && r->format == FQ_TRACE_TRACEDB) {   /* fast path: integers only */
         size_t bound = 96;   /* "result " index ": counter=" counter " stmt=" stmt, NUL: 84 at most */
         for (i = 0; i < r->nbind; i++) {
-            if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
+            if (r->bind[i].format != FQ_TYPE_SIGNED && r->bind[i].format != FQ_TYPE_UNSIGNED) break;
             bound += r->bind[i].name.len + r->bind[i].type.len + 24;
         }
         if (i == r->nbind && bound <= cap) return fq__raw_listing(r, style, buf);
@@ -7140,20 +7142,20 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
             fq__put(&s, " counter=", 9);
             fq__put_u64(&s, r->counter);
         }
-        if (r->format == FQ_FORMAT_FRAMES && style != FQ_LIST_CAPI) {
+        if (r->format == FQ_TRACE_FRAMES && style != FQ_LIST_CAPI) {
             fq__put(&s, " pc=", 4);
             fq__put_hex(&s, r->stmt);
             fq__put(&s, " tid=", 5);
             fq__put_u64(&s, r->tid);
         } else {
             fq__put(&s, " stmt=", 6);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_hex(&s, r->stmt);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_hex(&s, r->stmt);
             else fq__put_u64(&s, r->stmt);
         }
         for (i = 0; i < r->nbind; i++) {
             const fq_binding *b = &r->bind[i];
             fq__put(&s, " ", 1);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_name(&s, b);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_frames_name(&s, b);
             else fq__put(&s, (const char *)b->name.ptr, b->name.len);
             if (style != FQ_LIST_CAPI) {
                 fq__put(&s, ":", 1);
@@ -7161,7 +7163,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
                 if (b->flags & FQ_B_POST) fq__put(&s, "@post", 5);
             }
             fq__put(&s, "=", 1);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_value(&s, b);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_frames_value(&s, b);
             else fq__put_tdb_value(&s, b);
         }
     }

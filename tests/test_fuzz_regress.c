@@ -29,7 +29,8 @@ static int format_result(void *ctx, const fq_result *r) {
 /* Run `a : *` (and nothing else) over t, with `threads` threads, counting and with a
    callback that formats every result; returns the number of results. */
 static uint64_t count_all_vars(fq_trace *t, unsigned threads) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     fq_run_options o;
     frames_error err;
@@ -42,8 +43,8 @@ static uint64_t count_all_vars(fq_trace *t, unsigned threads) {
     assert_int_equal(fq_run(p, &o, NULL, NULL, &n, &err), FRAMES_OK);
     assert_int_equal(fq_run(p, &o, format_result, NULL, &m, &err), FRAMES_OK);
     assert_int_equal(n, m);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return n;
 }
 
@@ -63,7 +64,7 @@ static void test_tracedb_blob_size_wraps(void **state) {
     memcpy(d + 8, "x\0blob\0", 7);
     put_le(d + 15, 1, 4);
     put_le(d + 19, 1, 4);
-    put_le(d + 23, FQ_FMT_BLOB, 4);
+    put_le(d + 23, FQ_TYPE_BLOB, 4);
     put_le(d + 27, 0xfffffff8u, 4);
     d[31] = 2;
     put_le(d + 32, 0, 4);
@@ -72,7 +73,7 @@ static void test_tracedb_blob_size_wraps(void **state) {
     assert_int_equal(fq_trace_open_memory(&t, d, sizeof d, NULL, &err), FRAMES_OK);
     assert_int_equal(fq_trace_load(t, &err), FRAMES_OK);
     fq_trace_info_get(t, &in);
-    assert_int_equal(in.format, FQ_FORMAT_TRACEDB);
+    assert_int_equal(in.format, FQ_TRACE_TRACEDB);
     assert_int_equal(in.points, 0);
     assert_true(in.truncated);
     assert_int_equal(in.cut_offset, 31);
@@ -119,7 +120,7 @@ static void test_tracedb_wide_point_streams(void **state) {
     memcpy(d + 8, "v\0int\0", 6);
     put_le(d + 14, 1, 4);
     put_le(d + 18, 1, 4);   /* type 0: "int", SIGNED, 4 bytes */
-    put_le(d + 22, FQ_FMT_SIGNED, 4);
+    put_le(d + 22, FQ_TYPE_SIGNED, 4);
     put_le(d + 26, 4, 4);
     n = 30;
     for (p = 0; p < 3; p++) {
@@ -134,7 +135,8 @@ static void test_tracedb_wide_point_streams(void **state) {
         d[n++] = 0;
     }
     for (threads = 1; threads <= 3; threads++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *pl;
         fq_run_options o;
         uint64_t count = 0;
@@ -150,8 +152,8 @@ static void test_tracedb_wide_point_streams(void **state) {
         assert_int_equal(count, 4 + 1000000 + 4);
         assert_int_equal(got[threads - 1].n, count);
         if (threads > 1) assert_true(got[threads - 1].hash == got[0].hash);
-        fq_plan_free(pl);
-        fq_query_free(q);
+        fq_plan_close(pl);
+        fq_query_close(q);
         fq_trace_close(t);
     }
     /* peak (KiB): 16 MB of results would show (not under valgrind: its own memory counts;
@@ -178,7 +180,7 @@ static void test_tracedb_failed_open_sets_null(void **state) {
 
 /* fuzz_qexec (one thread = several threads with small work items): a frames trace whose
    TOC promises 10 frames, but whose frame 5 has a size word running past the end. The
-   trace was counted from the TOC before frames_reader_stat found it wrong, so work items
+   trace was counted from the TOC before frames_reader_info_get found it wrong, so work items
    of one frame asked cursors for frames 5-9: FRAMES_E_RANGE, or records the TOC points at
    behind the cut; one work item read 5 frames and succeeded. */
 static void test_frames_count_after_toc_check(void **state) {
@@ -194,11 +196,12 @@ static void test_frames_count_after_toc_check(void **state) {
     d[605] = 6;   /* the size word of frame 5 (offset 0x259) */
     assert_int_equal(fq_trace_open_memory(&t, d, len, NULL, &err), FRAMES_OK);
     fq_trace_info_get(t, &in);
-    assert_int_equal(in.format, FQ_FORMAT_FRAMES);
+    assert_int_equal(in.format, FQ_TRACE_FRAMES);
     assert_int_equal(in.points, 5);
     assert_true(in.truncated);
     for (i = 0; i < 4; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *p;
         fq_run_options o;
         assert_int_equal(fq_query_var(q, "x", "*"), 0);
@@ -208,8 +211,8 @@ static void test_frames_count_after_toc_check(void **state) {
         o.chunk = i % 2;   /* 0: automatic (one item), 1: one frame per item */
         assert_int_equal(fq_run(p, &o, format_result, NULL, &n[i], &err), FRAMES_OK);
         assert_int_equal(n[i], n[0]);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
     }
     fq_trace_close(t);
     free(d);
@@ -470,8 +473,8 @@ static void test_perf_without_records(void **state) {
     frames_error err;
     (void)state;
     assert_int_equal(frames_perf_open_memory(&pd, pipe, sizeof pipe, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_perf_get_info(pd)->pipe_mode, 1);
-    assert_int_equal(frames_perf_get_info(pd)->sideband_records, 0);
+    assert_int_equal(frames_perf_info_get(pd)->pipe_mode, 1);
+    assert_int_equal(frames_perf_info_get(pd)->sideband_records, 0);
     assert_int_equal(frames_perf_nstreams(pd), 0);
     assert_int_equal(frames_perf_sideband(pd, -2).len, 0);
     frames_perf_close(pd);
@@ -516,7 +519,7 @@ static void test_perf_overlapping_ids(void **state) {
     put_le(f + 104 + 56, SIZE / 2, 8);
     put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
     assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_perf_get_info(pd)->nattrs, 2);
+    assert_int_equal(frames_perf_info_get(pd)->nattrs, 2);
     frames_perf_close(pd);
     free(f);
 }

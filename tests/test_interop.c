@@ -56,7 +56,7 @@ static membuf drcov_of(const char *path, const char *const *mods, frames_cov_inf
     frames_error err;
     membuf mb = {0};
     int rc;
-    assert_int_equal(frames_cov_create(&cov, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_cov_open(&cov, NULL, &err), FRAMES_OK);
     for (; mods && *mods; mods++) {
         const char *colon = strrchr(*mods, ':');
         unsigned long long lo, hi;
@@ -69,7 +69,7 @@ static membuf drcov_of(const char *path, const char *const *mods, frames_cov_inf
     assert_int_equal(frames_cov_finish(cov), 0);
     assert_int_equal(frames_cov_write_drcov(cov, mb_out, &mb), 0);
     if (info) frames_cov_info_get(cov, info);
-    frames_cov_free(cov);
+    frames_cov_close(cov);
     frames_reader_close(r);
     return mb;
 }
@@ -476,13 +476,13 @@ static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t 
         const frames_header *h = frames_reader_header(r);
         arch = frames_tenet_arch_of(h->arch, h->machine);
     }
-    assert_int_equal(frames_tenet_create(&t, arch, tid, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_tenet_open(&t, arch, tid, NULL, &err), FRAMES_OK);
     mb_out(&mb, "", 0);
     while ((rc = frames_reader_next(r, &f)) > 0)
         assert_int_equal(frames_tenet_add_frame(t, &f, mb_out, &mb), 0);
     assert_int_equal(rc, 0);
     if (info) frames_tenet_info_get(t, info);
-    frames_tenet_free(t);
+    frames_tenet_close(t);
     frames_reader_close(r);
     return mb;
 }
@@ -703,7 +703,7 @@ static frames_stats *stats_of(const char *path) {
     frames_frame f;
     frames_error err;
     int rc;
-    assert_int_equal(frames_stats_create(&s, NULL, &err), 0);
+    assert_int_equal(frames_stats_open(&s, NULL, &err), 0);
     while ((rc = frames_reader_next(r, &f)) > 0) assert_int_equal(frames_stats_add_frame(s, &f), 0);
     assert_int_equal(rc, 0);
     assert_int_equal(frames_stats_finish(s), 0);
@@ -741,7 +741,7 @@ static void test_stat_r02_kinds(void **state) {
     assert_int_equal(n, 1);
     assert_int_equal(sys[0].key, 231);
     assert_int_equal(sys[0].count, 1);
-    frames_stats_free(s);
+    frames_stats_close(s);
 }
 
 /* Hottest pcs: counts descending, ties by pc; threads sorted; syscalls sorted. */
@@ -775,7 +775,7 @@ static void test_stat_hottest_synthetic(void **state) {
     assert_int_equal(mods[0].unique_pcs, 2);
     assert_int_equal(mods[0].covered_bytes, 5);
     assert_int_equal(frames_stats_threads(s, &n)[0].thread_id, 4);
-    frames_stats_free(s);
+    frames_stats_close(s);
     unlink(t.path);
 }
 
@@ -849,7 +849,7 @@ static void test_slice_keeps_toc_convention(void **state) {
     assert_int_equal(s, 0);
     free(o);
     r = open_reader(out);
-    assert_int_equal(frames_reader_stat(r, &st), 0);
+    assert_int_equal(frames_reader_info_get(r, &st), 0);
     assert_int_equal(st.frames_per_toc, 4);
     assert_int_equal(st.toc_entries, 2);
     assert_true(st.toc_matches & (1u << FRAMES_TOC_CEIL));

@@ -244,7 +244,7 @@ static void test_last_frame_over_scratch_limit_is_reported(void **state) {
         assert_int_equal(frames_reader_next(r, &f), FRAMES_E_LIMIT);
         assert_int_equal(frames_reader_error(r)->frame, 3);
         assert_int_equal(frames_reader_next(r, &f), 0);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 4);
         frames_reader_close(r);
     }
@@ -310,7 +310,7 @@ static void test_hostile_frame_size(void **state) {
             if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, t.p, t.len, NULL, NULL), FRAMES_OK);
             else assert_int_equal(open_stream(&r, &s, t.p, t.len, NULL), FRAMES_OK);
             assert_int_equal(count_results(r, 1), 3);
-            assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+            assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
             assert_true(st.truncated);
             assert_int_equal(st.truncated_offset, len);
             assert_int_equal(st.truncated_bytes, 1008);
@@ -476,7 +476,7 @@ static void test_scratch_limit_on_meta(void **state) {
     o.limits.max_scratch = 2048;
     assert_int_equal(frames_reader_open_memory(&r, out.p, out.len, &o, NULL), FRAMES_OK);
     assert_null(frames_reader_meta(r));
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_true(st.nwarnings >= 1);
     assert_non_null(strstr(frames_reader_warning(r, 0), "meta frame"));
     frames_reader_close(r);
@@ -544,7 +544,7 @@ static void run_with_failures(const uint8_t *v, size_t len, int stream) {
         if (rc == FRAMES_OK) {
             for (i = 0; i < 100 && (rc = frames_reader_next(r, &f)) != 0; i++)
                 assert_true(rc == 1 || rc == FRAMES_E_NOMEM);
-            rc = frames_reader_stat(r, &st);
+            rc = frames_reader_info_get(r, &st);
             assert_true(rc == FRAMES_OK || rc == FRAMES_E_NOMEM);
             if (!stream) {
                 rc = frames_reader_count(r, &n);

@@ -1742,7 +1742,7 @@ static void perf_data_file(void **state) {
         size_t i;
         frames_bytes sb0;
         assert_int_equal(frames_perf_open_memory(&pd, f.d, f.len, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->pipe_mode, pipe);
         assert_int_equal(in->nattrs, 2);
         assert_int_equal(in->pt_pmu_type, 8);
@@ -2086,7 +2086,7 @@ static void perf_data_unfinished(void **state) {
         if (zero) put64(f.d + 48, 0);   /* as perf record leaves it until it finishes */
         /* the whole data section, no features */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->unterminated, zero);
         assert_int_equal(in->cut_offset, 0);
         assert_string_equal(in->cpuid, "");
@@ -2097,7 +2097,7 @@ static void perf_data_unfinished(void **state) {
         frames_perf_close(pd);
         /* cut inside the last PT payload: cpu 1 keeps the bytes before the cut */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end - half, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->unterminated, zero);
         assert_int_equal(in->cut_offset, end - len1 - 48);
         assert_int_equal(in->cut_missing, half);
@@ -2107,7 +2107,7 @@ static void perf_data_unfinished(void **state) {
         frames_perf_close(pd);
         /* cut inside the last AUXTRACE record's header: cpu 1 has nothing */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end - len1 - 20, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->cut_offset, end - len1 - 48);
         assert_int_equal(in->cut_missing, 20);
         assert_int_equal(frames_perf_nstreams(pd), 1);
@@ -2117,7 +2117,7 @@ static void perf_data_unfinished(void **state) {
     /* pipe mode: a stream that stops 5 bytes into a record header */
     p = perf_file(dir, 1, x0.buf, len0, x1.buf, len1);
     assert_int_equal(frames_perf_open_memory(&pd, p.d, p.len - len1 - 43, NULL, &err), FRAMES_OK);
-    in = frames_perf_get_info(pd);
+    in = frames_perf_info_get(pd);
     assert_int_equal(in->cut_offset, p.len - len1 - 48);
     assert_int_equal(in->cut_missing, 3);   /* what its 8-byte header lacks */
     assert_int_equal(frames_perf_nstreams(pd), 1);

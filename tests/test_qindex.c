@@ -87,7 +87,8 @@ typedef struct qdesc {
 } qdesc;
 
 static fq_plan *compile(fq_trace *t, const qdesc *d, fq_query **qp) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     int i;
@@ -138,8 +139,8 @@ static char *run_json(fq_trace *t, const qdesc *d, unsigned threads, uint64_t ch
         assert_int_equal(fq_run(p, &o, NULL, NULL, &m, &err), 0);
         if (!(d->flags & FQ_DEDUP)) assert_int_equal(m, n);
     }
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return (char *)out.p;
 }
 
@@ -180,8 +181,8 @@ static char *run_bindings(fq_trace *t, const qdesc *d, unsigned threads, uint64_
     o.bindings_only = bindings_only;
     buf_add(&out, "", 0);
     *rc = fq_run(p, &o, binding_line, &out, NULL, &err);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return (char *)out.p;
 }
 
@@ -232,10 +233,10 @@ static void same_picks(fq_trace *a, fq_trace *b, const qdesc *d, unsigned nseeds
             free(y);
         }
     }
-    fq_plan_free(pa);
-    fq_plan_free(pb);
-    fq_query_free(qa);
-    fq_query_free(qb);
+    fq_plan_close(pa);
+    fq_plan_close(pb);
+    fq_query_close(qa);
+    fq_query_close(qb);
 }
 
 /* A trace-db trace: a header of types int (SIGNED 4), char* (POINTER 8), then points. */
@@ -368,8 +369,8 @@ static void test_pick_rare_statement(void **state) {
         seen2500 += k == 2500;
     }
     assert_true(seen777 > 60 && seen2500 > 60);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     d.stmt = 0;
     d.mask = 0;
     d.npcs = 1;
@@ -546,12 +547,12 @@ static void test_frames_same_results(void **state) {
         assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
         assert_int_equal(info.pointers, 0);
         /* the addresses of the std_frames, from a query without variables */
-        q = fq_query_new(NULL);
+        fq_query_open(&q, NULL, NULL);
         assert_int_equal(fq_compile(&p, q, a, &err), 0);
         assert_int_equal(fq_run(p, NULL, collect_pc, &pcs, &n, &err), 0);
         assert_int_equal(info.candidates, n);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
         same(a, b, &all, frames_files[f]);
         for (i = 0; i < n; i += n > 1000 ? n / 3 : 1 + n / 16) {   /* big traces: a few addresses */
             uint64_t pc;
@@ -1149,8 +1150,8 @@ static void check_columns(const unsigned char *tr, size_t len, const buf *ix, co
     d.vars[0] = var;
     p = compile(plain, &d, &q);
     assert_int_equal(fq_run(p, NULL, mt_size_of, &sz, NULL, &err), 0);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(plain);
     /* posting order: statements ascending, points ascending */
     order = (mt_point **)malloc(np * sizeof *order);
@@ -1304,8 +1305,8 @@ static void test_columns_forged(void **state) {
                 rc = fq_run(p, &o, NULL, NULL, &n, &err);
                 if (i != 3 && rc != FQ_E_STALE) fail_msg("forgery %u, count: rc %d", (unsigned)i, rc);
                 if (rc == FQ_E_STALE) assert_non_null(strstr(err.message, "rebuild"));
-                fq_plan_free(p);
-                fq_query_free(q);
+                fq_plan_close(p);
+                fq_query_close(q);
             }
             fq_trace_close(t);
         }

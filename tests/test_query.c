@@ -84,7 +84,7 @@ static fq_trace *with_index(fq_trace *t) {
         /* only a frames trace with a frame that does not decode cannot be indexed */
         fq_trace_info info;
         fq_trace_info_get(t, &info);
-        if (info.format != FQ_FORMAT_FRAMES) fail_msg("index: %s", err.message);
+        if (info.format != FQ_TRACE_FRAMES) fail_msg("index: %s", err.message);
         free(m.p);
         return t;
     }
@@ -128,7 +128,8 @@ typedef struct qspec {
 } qspec;
 
 static fq_query *build(const qspec *s) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     frames_error err;
     int i;
     assert_non_null(q);
@@ -164,8 +165,8 @@ static uint64_t run_on(fq_trace *t, const qspec *s, int style, unsigned threads,
     c->style = style;
     if (fq_run(p, &o, collect_fn, c, &n, &err) < 0) fail_msg("run: %s", err.message);
     assert_int_equal(n, c->n);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return n;
 }
 
@@ -794,12 +795,12 @@ static void test_bad_headers(void **state) {
         fq_trace *t = NULL;
         frames_error err;
         fq_open_options_default(&o);
-        o.format = FQ_FORMAT_TRACEDB;
+        o.format = FQ_TRACE_TRACEDB;
         assert_true(fq_trace_open_memory(&t, cases[i].bytes, cases[i].n, &o, &err) < 0);
         assert_null(t);
         if (!strstr(err.message, cases[i].msg)) fail_msg("case %u: '%s'", (unsigned)i, err.message);
         /* detection: neither format */
-        o.format = FQ_FORMAT_AUTO;
+        o.format = FQ_TRACE_AUTO;
         assert_int_equal(fq_trace_open_memory(&t, cases[i].bytes, cases[i].n, &o, &err), FRAMES_E_FORMAT);
         assert_non_null(strstr(err.message, "neither a frames trace"));
     }
@@ -844,7 +845,8 @@ static void test_parser_errors(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         frames_error err;
         fq_node n;
         fq_query_var(q, "a", "int");
@@ -855,7 +857,7 @@ static void test_parser_errors(void **state) {
         assert_int_equal(err.offset, cases[i].offset);
         /* a failed parse does not poison the query */
         assert_int_equal(fq_query_where_text(q, "(> (v/value a) 1)", &err), 0);
-        fq_query_free(q);
+        fq_query_close(q);
     }
 }
 
@@ -870,19 +872,21 @@ static void test_parser_accepts(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         frames_error err;
         fq_query_var(q, "a", "int");
         fq_query_var(q, "b", "int");
         if (fq_query_where_text(q, ok[i], &err) < 0) fail_msg("'%s': %s", ok[i], err.message);
-        fq_query_free(q);
+        fq_query_close(q);
     }
 }
 
 /* The builder API gives the same query as the text, and checks types. */
 static void test_builder_api(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     fq_node a, b, both[2];
@@ -898,33 +902,33 @@ static void test_builder_api(void **state) {
     assert_int_equal(fq_compile(&p, q, t, &err), 0);
     assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
     assert_int_equal(n, 3000);   /* q03 */
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     /* type errors are reported by the builder and stick to the query */
-    q = fq_query_new(NULL);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     a = fq_binary(q, FQ_OP_ADD, fq_const_int(q, 1), fq_binary(q, FQ_OP_GT, fq_const_int(q, 1), fq_const_int(q, 2)));
     assert_int_equal(a, FQ_E_QUERY);
     assert_non_null(strstr(fq_query_error(q)->message, "'+' needs numbers"));
     assert_true(fq_query_where(q, a) < 0);
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     assert_true(fq_access(q, FQ_OP_VALUE, 3) < 0);           /* no variable 3 */
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     assert_int_equal(fq_query_var(q, "a", "long"), FQ_E_QUERY);   /* declared twice */
     assert_non_null(strstr(fq_query_error(q)->message, "declared twice"));
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "no such type");
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
     assert_non_null(strstr(err.message, "the trace has no type 'no such type'"));
-    fq_query_free(q);
+    fq_query_close(q);
     /* exact arithmetic has a bound, checked at compile time */
-    q = fq_query_new(NULL);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     a = fq_access(q, FQ_OP_VALUE, 0);
     {
@@ -934,7 +938,7 @@ static void test_builder_api(void **state) {
     fq_query_where(q, fq_binary(q, FQ_OP_GT, a, fq_const_int(q, 0)));
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
     assert_non_null(strstr(err.message, "exact arithmetic is limited to 4096 bits"));
-    fq_query_free(q);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1019,7 +1023,8 @@ static void test_frames_r11(void **state) {
     s.stmt = 0x2;
     assert_int_equal(count_on(t, &s), 1);
     {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *p;
         frames_error err;
         uint64_t n;
@@ -1027,16 +1032,16 @@ static void test_frames_r11(void **state) {
         assert_int_equal(fq_compile(&p, q, t, &err), 0);
         assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
         assert_int_equal(n, 2);
-        fq_plan_free(p);
+        fq_plan_close(p);
         fq_query_thread(q, 2);
-        fq_query_free(q);
-        q = fq_query_new(NULL);
+        fq_query_close(q);
+        fq_query_open(&q, NULL, NULL);
         fq_query_thread(q, 2);
         assert_int_equal(fq_compile(&p, q, t, &err), 0);
         assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
         assert_int_equal(n, 0);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
     }
     fq_trace_close(t);
 }
@@ -1207,7 +1212,8 @@ static int stop_after_3(void *ctx, const fq_result *r) {
 
 static void test_limit_and_stop(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 16);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     fq_run_options o;
     frames_error err;
@@ -1233,8 +1239,8 @@ static void test_limit_and_stop(void **state) {
         assert_int_equal(calls, 3);
         assert_int_equal(n, 3);
     }
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1259,7 +1265,8 @@ static const char *strip_indexes(char *listing, const char *needle) {
    and exactly the full query's results at the picked point. */
 static void test_pick(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p, *p7;
     frames_error err;
     uint64_t k, k2, seed, hist[4] = {0, 0, 0, 0};
@@ -1303,16 +1310,17 @@ static void test_pick(void **state) {
         free(picked.out.s);
         free(all.out.s);
     }
-    fq_plan_free(p);
-    fq_plan_free(p7);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_plan_close(p7);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
 /* Pick on frames skips the frames that are not std_frames (r11: frames 1 and 2). */
 static void test_pick_frames(void **state) {
     fq_trace *t = open_trace(frames_vec("r11_pintraces_like_x86.frames"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     uint64_t k, seed, seen[4] = {0, 0, 0, 0};
@@ -1324,13 +1332,13 @@ static void test_pick_frames(void **state) {
         seen[k]++;
     }
     assert_true(seen[1] > 60 && seen[2] > 60);
-    fq_plan_free(p);
+    fq_plan_close(p);
     /* no candidate at all */
     fq_query_pc_range(q, 0, 10);
     assert_int_equal(fq_compile(&p, q, t, &err), 0);
     assert_int_equal(fq_pick_point(p, 1, &k, &err), -1);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1378,17 +1386,17 @@ static void test_format_caps(void **state) {
     for (k = 0; k < 3; k++) {
         memset(&r, 0, sizeof r);
         memset(b, 0, sizeof b);
-        r.format = FQ_FORMAT_TRACEDB;
+        r.format = FQ_TRACE_TRACEDB;
         r.index = UINT64_MAX - (uint64_t)k;
         r.counter = UINT64_MAX / (uint64_t)(k + 1);
         r.stmt = k == 1 ? 0 : UINT64_MAX;
         r.nbind = (uint32_t)k;   /* 0, 1 and 2 variables */
         r.bind = b;
-        b[0].format = FQ_FMT_SIGNED;
+        b[0].format = FQ_TYPE_SIGNED;
         b[0].i = INT64_MIN;
         b[0].name = frames_bytes_of(name, sizeof name - 1);
         b[0].type = frames_bytes_of("long", 4);
-        b[1].format = FQ_FMT_UNSIGNED;
+        b[1].format = FQ_TYPE_UNSIGNED;
         b[1].u = 10000000000000000000ull;
         b[1].name = frames_bytes_of("x", 1);
         b[1].type = frames_bytes_of("ulong", 5);

@@ -165,7 +165,7 @@ static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint
         else assert_int_equal(frames_reader_open_io(&r, &io, &o, NULL), FRAMES_OK);
         for (n = 0; frames_reader_next_raw(r, &raw) > 0; n++) continue;
         assert_int_equal(n, want);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, want);
         assert_int_equal(st.truncated, bytes != 0);
         if (bytes) {
@@ -333,7 +333,7 @@ static void test_toc_that_fools_validation(void **state) {
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, NULL), FRAMES_OK);
         while (frames_reader_next_raw(r, &raw) > 0) n++;
         assert_int_equal(n, 10);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 10);
         assert_false(st.toc_used);
         assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
@@ -386,7 +386,7 @@ static void test_oversized_last_record_counts_once(void **state) {
         assert_int_equal(frames_reader_error(r)->frame, 3);
         assert_int_equal(frames_reader_error(r)->offset, len);
         assert_int_equal(frames_reader_next_raw(r, &raw), 0);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 4);
         assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
         assert_int_equal(count, 4);

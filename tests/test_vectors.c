@@ -190,7 +190,7 @@ static void test_frame_counts_and_readers(void **state) {
         while (frames_reader_next(r, &f) > 0) continue;
         assert_int_equal(frames_reader_count(r, &n), FRAMES_OK);
         assert_int_equal(n, strtoull(dump_value(v->dump, "frames_read"), NULL, 10));
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         if (st.cxx_head_accepts != dump_says_yes(v->dump, "cxx_reader_HEAD_7587868_accepts") ||
             st.cxx_legacy_accepts != dump_says_yes(v->dump, "cxx_reader_legacy_4aee1b3_accepts") ||
             st.ocaml_accepts != dump_says_yes(v->dump, "ocaml_frame_reader_accepts"))
@@ -220,7 +220,7 @@ static void test_toc_convention(void **state) {
         frames_reader_info st;
         if (!readable(v)) continue;
         r = open_vector(v);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         if (!strstr(v->dump, "toc_offset: 0 ")) {
             uint32_t dump_matches = 0;
             for (k = 0; k < 3; k++) {

@@ -235,7 +235,8 @@ static void show_position(const char *text, uint64_t offset) {
 
 /* The query from the arguments; returns NULL after printing the error. */
 static fq_query *build_query(const args *a) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     frames_error err;
     int i;
     if (!q) {
@@ -273,7 +274,7 @@ static fq_query *build_query(const args *a) {
     fq_query_flags(q, a->dedup ? FQ_DEDUP : 0);
     return q;
 fail:
-    fq_query_free(q);
+    fq_query_close(q);
     return NULL;
 }
 
@@ -403,8 +404,8 @@ int cmd_query(int argc, char **argv) {
     if (fflush(stdout) != 0 || o.failed) rc = cli_fail(CLI_DATA, "cannot write the results");
     if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
 done:
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(t);
     free(o.line);
     free(o.batch);

@@ -142,7 +142,7 @@ int cmd_stat(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("missing TRACE");
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
-    if (frames_stats_create(&s, NULL, &err) < 0) {
+    if (frames_stats_open(&s, NULL, &err) < 0) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
@@ -157,7 +157,7 @@ int cmd_stat(int argc, char **argv) {
         if (fflush(stdout) != 0) rc = cli_fail(CLI_DATA, "cannot write the output");
     }
     free(hot);
-    frames_stats_free(s);
+    frames_stats_close(s);
     frames_reader_close(r);
     return rc;
 }
