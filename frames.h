@@ -140,6 +140,7 @@
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
      frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
      frames_writer_options_like           settings that reproduce an input trace
+     frames_sink_memory / _fd / _file     where a writer writes (frames_membuf: memory)
      frames_fix                           unfinished/truncated trace -> finished trace
    Recording (embedded tracers; see "Recording API" below)
      frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
@@ -796,6 +797,22 @@ FRAMES_DEF int frames_writer_open(frames_writer **w, const frames_sink *sink,
 FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
                                        const frames_writer_options *o,
                                        const frames_meta *meta, frames_error *err);
+/* Growing memory a memory sink writes into (caller storage: init / free). */
+typedef struct frames_membuf {
+    uint8_t *data;       /* the bytes written (FRAMES_MALLOC'd; NULL before the first) */
+    size_t size;         /* bytes written */
+    size_t cap;          /* bytes allocated */
+    size_t max;          /* writes that would grow it past max fail (0: no bound) */
+    void *alloc_ctx;
+} frames_membuf;
+
+FRAMES_DEF void frames_membuf_init(frames_membuf *m, void *alloc_ctx);
+FRAMES_DEF void frames_membuf_free(frames_membuf *m);   /* frees data; m can be reused */
+/* A seekable sink that appends to m (patch rewrites bytes already written), so that a
+   writer finishes its trace in memory: the counterpart of frames_reader_open_memory.
+   Closing the writer leaves the bytes in m. */
+FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m);
+
 #ifndef FRAMES_NO_POSIX
 /* Sink over an fd with write()/pwrite() only, so finishing is async-signal-safe when
    the writer uses caller buffers. The fd is not closed. patch is NULL for pipes. */
@@ -5573,6 +5590,46 @@ FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frame
 }
 
 /* -- sinks */
+
+FRAMES_DEF void frames_membuf_init(frames_membuf *m, void *alloc_ctx) {
+    memset(m, 0, sizeof *m);
+    m->alloc_ctx = alloc_ctx;
+}
+
+FRAMES_DEF void frames_membuf_free(frames_membuf *m) {
+    void *ctx = m->alloc_ctx;
+    size_t max = m->max;
+    if (m->data) FRAMES_FREE(m->data, ctx);
+    frames_membuf_init(m, ctx);
+    m->max = max;
+}
+
+static int frames__mem_write(void *ctx, const void *data, size_t len) {
+    frames_membuf *m = (frames_membuf *)ctx;
+    if (len == 0) return FRAMES_OK;
+    if (len > (size_t)-1 - m->size || (m->max && m->size + len > m->max)) return FRAMES_E_LIMIT;
+    if (frames__grow((void **)&m->data, &m->cap, m->size + len, 1, m->alloc_ctx) < 0)
+        return FRAMES_E_NOMEM;
+    memcpy(m->data + m->size, data, len);
+    m->size += len;
+    return FRAMES_OK;
+}
+
+static int frames__mem_patch(void *ctx, uint64_t offset, const void *data, size_t len) {
+    frames_membuf *m = (frames_membuf *)ctx;
+    if (offset > m->size || len > m->size - offset) return FRAMES_E_RANGE;
+    memcpy(m->data + offset, data, len);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m) {
+    frames_sink s;
+    memset(&s, 0, sizeof s);
+    s.ctx = m;
+    s.write = frames__mem_write;
+    s.patch = frames__mem_patch;
+    return s;
+}
 
 #ifndef FRAMES_NO_POSIX
 static int frames__fd_write(void *ctx, const void *data, size_t len) {

@@ -14,11 +14,6 @@
 #pragma GCC diagnostic ignored "-Wunused-function" /* testutil.h helpers this suite skips */
 #include "testutil.h"
 
-static void put_le(uint8_t *p, uint64_t v, int n) {
-    int i;
-    for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static int format_result(void *ctx, const fq_result *r) {
     char line[256];
     (void)ctx;
@@ -60,15 +55,15 @@ static void test_tracedb_blob_size_wraps(void **state) {
     fq_trace_info in;
     frames_error err;
     (void)state;
-    put_le(d, 7, 8);
+    tu_put_le(d, 7, 8);
     memcpy(d + 8, "x\0blob\0", 7);
-    put_le(d + 15, 1, 4);
-    put_le(d + 19, 1, 4);
-    put_le(d + 23, FQ_TYPE_BLOB, 4);
-    put_le(d + 27, 0xfffffff8u, 4);
+    tu_put_le(d + 15, 1, 4);
+    tu_put_le(d + 19, 1, 4);
+    tu_put_le(d + 23, FQ_TYPE_BLOB, 4);
+    tu_put_le(d + 27, 0xfffffff8u, 4);
     d[31] = 2;
-    put_le(d + 32, 0, 4);
-    put_le(d + 36, 0, 4);
+    tu_put_le(d + 32, 0, 4);
+    tu_put_le(d + 36, 0, 4);
     d[40] = 0;
     assert_int_equal(fq_trace_open_memory(&t, d, sizeof d, NULL, &err), FRAMES_OK);
     assert_int_equal(fq_trace_load(t, &err), FRAMES_OK);
@@ -116,20 +111,20 @@ static void test_tracedb_wide_point_streams(void **state) {
     assert_non_null(d);
     getrusage(RUSAGE_SELF, &ru);
     rss0 = ru.ru_maxrss;
-    put_le(d, 6, 8);
+    tu_put_le(d, 6, 8);
     memcpy(d + 8, "v\0int\0", 6);
-    put_le(d + 14, 1, 4);
-    put_le(d + 18, 1, 4);   /* type 0: "int", SIGNED, 4 bytes */
-    put_le(d + 22, FQ_TYPE_SIGNED, 4);
-    put_le(d + 26, 4, 4);
+    tu_put_le(d + 14, 1, 4);
+    tu_put_le(d + 18, 1, 4);   /* type 0: "int", SIGNED, 4 bytes */
+    tu_put_le(d + 22, FQ_TYPE_SIGNED, 4);
+    tu_put_le(d + 26, 4, 4);
     n = 30;
     for (p = 0; p < 3; p++) {
         size_t vars = p == 1 ? 1000 : 2;
         for (i = 0; i < vars; i++) {
             d[n] = 2;
-            put_le(d + n + 1, 0, 4);
-            put_le(d + n + 5, 0, 4);
-            put_le(d + n + 9, i, 4);
+            tu_put_le(d + n + 1, 0, 4);
+            tu_put_le(d + n + 5, 0, 4);
+            tu_put_le(d + n + 9, i, 4);
             n += 13;
         }
         d[n++] = 0;
@@ -494,30 +489,30 @@ static void test_perf_overlapping_ids(void **state) {
     (void)state;
     assert_non_null(f);
     memcpy(f, "PERFILE2", 8);
-    put_le(f + 8, 104, 8);
-    put_le(f + 16, ASIZE, 8);
-    put_le(f + 24, 104, 8);
-    put_le(f + 32, K * ASIZE, 8);
-    put_le(f + 40, data, 8);
-    put_le(f + 48, (SIZE - data) / 16 * 16, 8);
+    tu_put_le(f + 8, 104, 8);
+    tu_put_le(f + 16, ASIZE, 8);
+    tu_put_le(f + 24, 104, 8);
+    tu_put_le(f + 32, K * ASIZE, 8);
+    tu_put_le(f + 40, data, 8);
+    tu_put_le(f + 48, (SIZE - data) / 16 * 16, 8);
     for (k = 0; k < K; k++) {
         uint8_t *a = f + 104 + k * ASIZE;
-        put_le(a, 1, 4);
-        put_le(a + 4, 48, 4);
-        put_le(a + 24, 0x10000, 8);   /* PERF_SAMPLE_IDENTIFIER */
-        put_le(a + 40, 1ull << 18, 8);
-        put_le(a + 48, 0, 8);         /* ids: the whole file */
-        put_le(a + 56, SIZE, 8);
+        tu_put_le(a, 1, 4);
+        tu_put_le(a + 4, 48, 4);
+        tu_put_le(a + 24, 0x10000, 8);   /* PERF_SAMPLE_IDENTIFIER */
+        tu_put_le(a + 40, 1ull << 18, 8);
+        tu_put_le(a + 48, 0, 8);         /* ids: the whole file */
+        tu_put_le(a + 56, SIZE, 8);
     }
     for (k = data; k + 16 <= data + (SIZE - data) / 16 * 16; k += 16) {
-        put_le(f + k, 3, 4);          /* COMM */
-        put_le(f + k + 6, 16, 2);
+        tu_put_le(f + k, 3, 4);          /* COMM */
+        tu_put_le(f + k + 6, 16, 2);
     }
     assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_E_FORMAT);
     assert_non_null(strstr(err.message, "attribute ids overlap"));
-    put_le(f + 32, 2 * ASIZE, 8);     /* two attributes sharing ids: half the file each */
-    put_le(f + 104 + 56, SIZE / 2, 8);
-    put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
+    tu_put_le(f + 32, 2 * ASIZE, 8);     /* two attributes sharing ids: half the file each */
+    tu_put_le(f + 104 + 56, SIZE / 2, 8);
+    tu_put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
     assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_perf_info_get(pd)->nattrs, 2);
     frames_perf_close(pd);
@@ -549,13 +544,13 @@ static void test_pt_sample_ids_first_wins(void **state) {
     frames_error err;
     uint64_t seen = 0;
     (void)state;
-    put_le(rec, 12, 4);          /* ITRACE_START, size 32: pid, tid, time, identifier */
-    put_le(rec + 4, 0, 2);
-    put_le(rec + 6, 32, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0, 8);      /* time 0: due at once */
-    put_le(rec + 24, 5, 8);
+    tu_put_le(rec, 12, 4);          /* ITRACE_START, size 32: pid, tid, time, identifier */
+    tu_put_le(rec + 4, 0, 2);
+    tu_put_le(rec + 6, 32, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0, 8);      /* time 0: due at once */
+    tu_put_le(rec + 24, 5, 8);
     frames_pt_sb_config_default(&c);
     c.sample_ids = ids;
     c.nsample_ids = sizeof ids / sizeof ids[0];
@@ -590,13 +585,13 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     snprintf(root, sizeof root, "%s/", dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user mode: pid 1, tid 1, 0x1000, 4096 bytes, "p" */
-    put_le(rec, 1, 4);
-    put_le(rec + 4, 2, 2);
-    put_le(rec + 6, sizeof rec, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0x1000, 8);
-    put_le(rec + 24, 4096, 8);
+    tu_put_le(rec, 1, 4);
+    tu_put_le(rec + 4, 2, 2);
+    tu_put_le(rec + 6, sizeof rec, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0x1000, 8);
+    tu_put_le(rec + 24, 4096, 8);
     rec[40] = 'p';
     frames_pt_sb_config_default(&c);
     c.sysroot = root;
@@ -639,13 +634,13 @@ static void test_pt_mmap_past_2_64(void **state) {
     snprintf(root, sizeof root, "%s/", dir);
     assert_int_equal(tu_write_file(path, "\x90\x90\x90\x90", 4), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user: pid 1, 0xfff...f000, 1 MiB, "code.bin" */
-    put_le(rec, 1, 4);
-    put_le(rec + 4, 2, 2);
-    put_le(rec + 6, sizeof rec, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0xfffffffffffff000ull, 8);
-    put_le(rec + 24, 1u << 20, 8);
+    tu_put_le(rec, 1, 4);
+    tu_put_le(rec + 4, 2, 2);
+    tu_put_le(rec + 6, sizeof rec, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0xfffffffffffff000ull, 8);
+    tu_put_le(rec + 24, 1u << 20, 8);
     memcpy(rec + 40, "code.bin", 8);
     frames_pt_sb_config_default(&c);
     c.sysroot = root;

@@ -231,30 +231,6 @@ static const char *tw_close(tw *t) {
     return t->path;
 }
 
-static frames_operand reg_op(const char *name, const void *value, size_t len, int read, int written) {
-    frames_operand op;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_REG;
-    op.name = frames_str(name);
-    op.bit_length = (int32_t)(8 * len);
-    op.read = (uint8_t)read;
-    op.written = (uint8_t)written;
-    op.value = frames_bytes_of(value, len);
-    return op;
-}
-
-static frames_operand mem_op(uint64_t addr, const void *value, size_t len, int read, int written) {
-    frames_operand op;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_MEM;
-    op.address = addr;
-    op.bit_length = (int32_t)(8 * len);
-    op.read = (uint8_t)read;
-    op.written = (uint8_t)written;
-    op.value = frames_bytes_of(value, len);
-    return op;
-}
-
 /* ---------------------------------------------------------------------------------------
    drcov
    --------------------------------------------------------------------------------------- */
@@ -536,14 +512,14 @@ static const char *tenet_synthetic(void) {
                          fl[8] = {0x46, 2}, rd[2] = {1, 2}, wr[1] = {0xff};
     tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 0);
     frames_operand a_pre[2], a_post[3], b_pre[2], d_post[1];
-    a_pre[0] = reg_op("RAX", five, 8, 1, 0);
-    a_pre[1] = mem_op(0x2000, rd, 2, 1, 0);
-    a_post[0] = reg_op("RAX", seven, 8, 0, 1);
-    a_post[1] = mem_op(0x3000, wr, 1, 0, 1);
-    a_post[2] = reg_op("RFLAGS", fl, 8, 0, 1);
-    b_pre[0] = reg_op("rax", seven, 8, 1, 0);
-    b_pre[1] = reg_op("R_RBX", nine, 8, 1, 0);
-    d_post[0] = reg_op("RCX", one, 8, 0, 1);
+    a_pre[0] = tu_reg_op("RAX", five, 8, 1, 0);
+    a_pre[1] = tu_mem_op(0x2000, rd, 2, 1, 0);
+    a_post[0] = tu_reg_op("RAX", seven, 8, 0, 1);
+    a_post[1] = tu_mem_op(0x3000, wr, 1, 0, 1);
+    a_post[2] = tu_reg_op("RFLAGS", fl, 8, 0, 1);
+    b_pre[0] = tu_reg_op("rax", seven, 8, 1, 0);
+    b_pre[1] = tu_reg_op("R_RBX", nine, 8, 1, 0);
+    d_post[0] = tu_reg_op("RCX", one, 8, 0, 1);
     tw_insn_ops(&t, 0x1000, 1, 3, a_pre, 2, a_post, 3);
     tw_insn_ops(&t, 0x5000, 2, 1, b_pre, 1, NULL, 0);
     tw_insn_ops(&t, 0x1003, 1, 2, b_pre, 2, NULL, 0);
@@ -586,11 +562,11 @@ static void test_tenet_arm_aliases(void **state) {
     membuf mb;
     frames_tenet_info info;
     (void)state;
-    pre[0] = reg_op("R13", sp, 4, 1, 0);
-    pre[1] = reg_op("R14", lr, 4, 1, 0);
-    pre[2] = reg_op("R15", pc, 4, 1, 0);
-    pre[3] = reg_op("R0", r0, 8, 1, 0);
-    pre[4] = reg_op("CPSR", cpsr, 4, 1, 0);
+    pre[0] = tu_reg_op("R13", sp, 4, 1, 0);
+    pre[1] = tu_reg_op("R14", lr, 4, 1, 0);
+    pre[2] = tu_reg_op("R15", pc, 4, 1, 0);
+    pre[3] = tu_reg_op("R0", r0, 8, 1, 0);
+    pre[4] = tu_reg_op("CPSR", cpsr, 4, 1, 0);
     tw_insn_ops(&t, 0x8000, 1, 4, pre, 5, NULL, 0);
     mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
     assert_string_equal(mb.p, "r0=0x1,sp=0xbefff000,lr=0x2211,pc=0x8000\n");
@@ -934,13 +910,6 @@ static void test_split_ranges_arithmetic(void **state) {
     assert_int_equal(b[2], UINT64_MAX);
 }
 
-static uint64_t le64(const unsigned char *p) {
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 /* frames split: ranges cover [0, n) exactly and every inner boundary is the start of a
    TOC block: its file offset (found by a sequential scan) is the TOC word for it. */
 static void test_split_covers_and_aligns(void **state) {
@@ -955,7 +924,7 @@ static void test_split_covers_and_aligns(void **state) {
         const char *path = vec(names[i]);
         size_t flen;
         unsigned char *file = tu_read_file(path, &flen);
-        uint64_t T = le64(file + 0x28), m = T ? le64(file + T) : 0, n;
+        uint64_t T = tu_le64(file + 0x28), m = T ? tu_le64(file + T) : 0, n;
         uint64_t *offs = (uint64_t *)malloc(20000 * sizeof *offs);
         frames_reader *r = open_reader(path);
         frames_raw raw;
@@ -976,7 +945,7 @@ static void test_split_covers_and_aligns(void **state) {
                 assert_true(a < b);
                 if (a > 0 && m) {
                     assert_int_equal(a % m, 0);
-                    assert_int_equal(offs[a], le64(file + T + 8 * (a / m)));
+                    assert_int_equal(offs[a], tu_le64(file + T + 8 * (a / m)));
                 }
                 expect_first = b;
                 lines++;

@@ -41,10 +41,6 @@ static void put_varint(buf *b, uint64_t v) {
     }
     put_byte(b, (uint8_t)v);
 }
-static void put64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 static void put_le64(buf *b, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) put_byte(b, (uint8_t)(v >> (8 * i)));
@@ -273,7 +269,7 @@ static void test_hostile_meta_size(void **state) {
         src s;
         size_t before;
         int want = sizes[i] > (256u << 20) ? FRAMES_E_LIMIT : FRAMES_E_TRUNCATED;
-        put64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
+        tu_put_le64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
         before = hc_state.live;
         hc_mark();
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, &err), want);

@@ -586,11 +586,6 @@ static void test_frames_same_results(void **state) {
 
 /* ---------------------------------------------------------------- stale and foreign */
 
-static void put_le(unsigned char *p, uint64_t v, int n) {
-    int i;
-    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* The header checksum after a deliberate change (to reach the checks behind it). */
 static void reseal(unsigned char *ix) {
     uint64_t h = 0;
@@ -605,7 +600,7 @@ static void reseal(unsigned char *ix) {
     }
     h = (h ^ 504) * 0xbf58476d1ce4e5b9ull;
     h ^= h >> 31;
-    put_le(ix + 504, h, 8);
+    tu_put_le(ix + 504, h, 8);
 }
 
 static void expect_refused(fq_trace *t, const buf *ix, int code, const char *msg) {
@@ -653,7 +648,7 @@ static void test_stale_and_foreign(void **state) {
     buf_add(&bad, tr, 600);
     expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
     memcpy(bad.p, ix.p, 512);
-    put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
+    tu_put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
     reseal(bad.p);
     expect_refused(t, &bad, FQ_E_STALE, "version 1");
     expect_refused(t, &bad, FQ_E_STALE, "rebuild it");
@@ -788,7 +783,7 @@ static void test_damaged_index(void **state) {
         for (i = 0; i < sizeof fields / sizeof fields[0]; i++) {
             fq_trace *t = open_path(small_trace(), 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + fields[i], 0xfffffffffff0ull, fields[i] == 112 || fields[i] == 116 ? 4 : 8);
+            tu_put_le(bad.p + fields[i], 0xfffffffffff0ull, fields[i] == 112 || fields[i] == 116 ? 4 : 8);
             reseal(bad.p);
             assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), FRAMES_E_FORMAT);
             fq_trace_close(t);
@@ -818,8 +813,8 @@ static void test_damaged_index(void **state) {
         for (i = 0; i < 8; i++) post |= (uint64_t)ix.p[144 + 16 * 6 + i] << (8 * i);
         for (i = 0; i < 8; i++) blocks |= (uint64_t)ix.p[144 + i] << (8 * i);
         memcpy(bad.p, ix.p, ix.n);
-        put_le(bad.p + post + 4, 0, 4);   /* statement 0: points 0, 0, 64, ... */
-        put_le(bad.p + blocks + 32, 3, 8); /* block 1 starts inside the header */
+        tu_put_le(bad.p + post + 4, 0, 4);   /* statement 0: points 0, 0, 64, ... */
+        tu_put_le(bad.p + blocks + 32, 3, 8); /* block 1 starts inside the header */
         assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
         x = run_json(t, &d, 1, 0, 0, 0, &rc);
         assert_int_equal(rc, FQ_E_STALE);
@@ -1260,7 +1255,7 @@ static void test_columns_forged(void **state) {
         for (i = 0; i < sizeof forge / sizeof forge[0]; i++) {
             t = open_mem(tr.p, tr.n, 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + dir + 32 * 4 + forge[i].at, forge[i].v, (int)forge[i].n);
+            tu_put_le(bad.p + dir + 32 * 4 + forge[i].at, forge[i].v, (int)forge[i].n);
             if (fq_index_attach(t, bad.p, bad.n, &err) != FRAMES_E_FORMAT)
                 fail_msg("directory field %u = %llu accepted", forge[i].at, (unsigned long long)forge[i].v);
             assert_non_null(strstr(err.message, "column"));
@@ -1270,7 +1265,7 @@ static void test_columns_forged(void **state) {
     {   /* the data section cut short (its length and the file) */
         t = open_mem(tr.p, tr.n, 0);
         memcpy(bad.p, ix.p, ix.n);
-        put_le(bad.p + 152 + 16 * 8, get_le(ix.p + 152 + 16 * 8, 8) - 8, 8);
+        tu_put_le(bad.p + 152 + 16 * 8, get_le(ix.p + 152 + 16 * 8, 8) - 8, 8);
         reseal(bad.p);
         assert_int_equal(fq_index_attach(t, bad.p, bad.n - 8, &err), FRAMES_E_FORMAT);
         fq_trace_close(t);
@@ -1289,7 +1284,7 @@ static void test_columns_forged(void **state) {
             unsigned th;
             t = open_mem(tr.p, tr.n, 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + forge[i].at, forge[i].v, forge[i].n);
+            tu_put_le(bad.p + forge[i].at, forge[i].v, forge[i].n);
             assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
             for (th = 1; th <= 2; th++) {
                 int rc;

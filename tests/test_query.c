@@ -4,6 +4,7 @@
    the protobuf text dumps of the frames vectors (counted by hand, noted at each test), the
    trace-db spec's worked examples and hand-computed arithmetic. */
 #include "testutil.h"
+#include "tdbbuild.h"
 
 #include "frames_query.h"
 
@@ -49,49 +50,30 @@ static int collect_fn(void *ctx, const fq_result *r) {
    open gets a persistent index, built in memory and attached, so that every query of this
    file also runs through the index against the same expectations. The buffers stay
    reachable until the process ends (an attached index must outlive its trace). */
-static unsigned char *tq_indexes[4096];
+static uint8_t *tq_indexes[4096];
 static size_t tq_nindexes;
-
-typedef struct tq_membuf {
-    unsigned char *p;
-    size_t n, cap;
-} tq_membuf;
-
-static int tq_mem_write(void *ctx, const void *data, size_t len) {
-    tq_membuf *m = (tq_membuf *)ctx;
-    if (m->n + len > m->cap) {
-        m->cap = (m->n + len) * 2;
-        m->p = (unsigned char *)realloc(m->p, m->cap);
-        assert_non_null(m->p);
-    }
-    memcpy(m->p + m->n, data, len);
-    m->n += len;
-    return 0;
-}
 
 static void tq_free_indexes(void) {
     while (tq_nindexes) free(tq_indexes[--tq_nindexes]);
 }
 
 static fq_trace *with_index(fq_trace *t) {
-    tq_membuf m = {NULL, 0, 0};
-    frames_sink sink;
+    frames_membuf m;
+    frames_sink sink = frames_sink_memory(&m);
     frames_error err;
-    memset(&sink, 0, sizeof sink);
-    sink.ctx = &m;
-    sink.write = tq_mem_write;
+    frames_membuf_init(&m, NULL);
     if (fq_index_build(t, &sink, NULL, &err) < 0) {
         /* only a frames trace with a frame that does not decode cannot be indexed */
         fq_trace_info info;
         fq_trace_info_get(t, &info);
         if (info.format != FQ_TRACE_FRAMES) fail_msg("index: %s", err.message);
-        free(m.p);
+        frames_membuf_free(&m);
         return t;
     }
     if (!tq_nindexes) atexit(tq_free_indexes);
     assert_true(tq_nindexes < sizeof tq_indexes / sizeof tq_indexes[0]);
-    tq_indexes[tq_nindexes++] = m.p;
-    if (fq_index_attach(t, m.p, m.n, &err) < 0) fail_msg("attach: %s", err.message);
+    tq_indexes[tq_nindexes++] = m.data;
+    if (fq_index_attach(t, m.data, m.size, &err) < 0) fail_msg("attach: %s", err.message);
     return t;
 }
 #else
@@ -314,49 +296,6 @@ static void test_tracedb_q12_double(void **state) {
 
 /* ---------------------------------------------------------------- trace-db writer */
 
-typedef struct tdb {
-    sbuf b;
-} tdb;
-
-static void tdb_u8(tdb *t, unsigned v) {
-    char c = (char)v;
-    sb_add(&t->b, &c, 1);
-}
-static void tdb_le(tdb *t, uint64_t v, int n) {
-    char c[8];
-    int i;
-    for (i = 0; i < n; i++) c[i] = (char)(v >> (8 * i));
-    sb_add(&t->b, c, (size_t)n);
-}
-/* names: NUL-separated list ending with an empty name; types: name, format, size */
-static void tdb_header(tdb *t, const char *names, size_t nchars, const uint32_t types[][3], uint32_t ntypes) {
-    uint32_t i;
-    memset(t, 0, sizeof *t);
-    tdb_le(t, nchars, 8);
-    sb_add(&t->b, names, nchars);
-    tdb_le(t, ntypes, 4);
-    for (i = 0; i < ntypes; i++) {
-        tdb_le(t, types[i][0], 4);
-        tdb_le(t, types[i][1], 4);
-        tdb_le(t, types[i][2], 4);
-    }
-}
-static void tdb_stmt(tdb *t, uint64_t s) {
-    tdb_u8(t, 1);
-    tdb_le(t, s, 8);
-}
-static void tdb_var(tdb *t, uint32_t name, uint32_t type, uint64_t v, int size) {
-    tdb_u8(t, 2);
-    tdb_le(t, name, 4);
-    tdb_le(t, type, 4);
-    tdb_le(t, v, size);
-}
-static void tdb_bufsize(tdb *t, uint64_t addr, uint64_t size) {
-    tdb_u8(t, 3);
-    tdb_le(t, addr, 8);
-    tdb_le(t, size, 8);
-}
-
 /* spec/trace-db.md §1.5, byte for byte. */
 static const unsigned char spec_example[107] = {
     0x0e, 0, 0, 0, 0, 0, 0, 0, 'x', 0, 'y', 0, 'i', 'n', 't', 0, 'c', 'h', 'a', 'r', '*', 0,
@@ -427,7 +366,7 @@ static uint64_t unit_count(fq_trace *t, const char *a, const char *b, const char
 
 static void test_unit_point(void **state) {
     tdb b = unit_trace();
-    fq_trace *t = open_mem(b.b.s, b.b.n);
+    fq_trace *t = open_mem(b.p, b.n);
     const char *ab = "a:unsigned int,int", *bb = "b:unsigned int,int";
     qspec s;
     collect c;
@@ -478,7 +417,7 @@ static void test_unit_point(void **state) {
     s.soft[1] = NULL;
     assert_int_equal(count_on(t, &s), 9);
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* ---------------------------------------------------------------- arithmetic */
@@ -494,7 +433,7 @@ static int holds(fq_trace *t, const char *pred) {
 
 static void test_arithmetic(void **state) {
     tdb b = unit_trace();
-    fq_trace *t = open_mem(b.b.s, b.b.n);
+    fq_trace *t = open_mem(b.p, b.n);
     static const struct {
         const char *pred;
         int expect;
@@ -544,7 +483,7 @@ static void test_arithmetic(void **state) {
             fail_msg("%s: expected %s", cases[i].pred, cases[i].expect ? "true" : "false");
     }
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* Values of variables: formats, sizes, invalid values, the memory map. */
@@ -576,11 +515,11 @@ static void test_values_and_memory_map(void **state) {
     tdb_le(&b, 4, 4);
     tdb_le(&b, 4, 4);
     tdb_le(&b, 4, 4);
-    sb_add(&b.b, "hi\"\n", 4);
+    tdb_raw(&b, "hi\"\n", 4);
     tdb_u8(&b, 2);                       /* fixed-size blob: no length */
     tdb_le(&b, 5, 4);
     tdb_le(&b, 5, 4);
-    sb_add(&b.b, "abcd", 4);
+    tdb_raw(&b, "abcd", 4);
     tdb_var(&b, 6, 6, 0x100, 8);         /* start: 16 */
     tdb_var(&b, 7, 6, 0x108, 8);         /* middle: 8 */
     tdb_var(&b, 8, 6, 0x110, 8);         /* one past the end: 0 (inclusive end) */
@@ -601,7 +540,7 @@ static void test_values_and_memory_map(void **state) {
     tdb_var(&b, 8, 6, 0x300, 8);         /* 32 */
     tdb_var(&b, 9, 6, UINT64_MAX, 8);    /* no size */
     tdb_u8(&b, 0);
-    t = open_mem(b.b.s, b.b.n);
+    t = open_mem(b.p, b.n);
     memset(&s, 0, sizeof s);
     s.vars[0] = "v:*";
     memset(&c, 0, sizeof c);
@@ -648,14 +587,14 @@ static void test_values_and_memory_map(void **state) {
         frames_error err;
         fq_open_options_default(&o);
         o.flags = FQ_OPEN_INHERIT_STMT;
-        assert_int_equal(fq_trace_open_memory(&t, b.b.s, b.b.n, &o, &err), 0);
+        assert_int_equal(fq_trace_open_memory(&t, b.p, b.n, &o, &err), 0);
         memset(&s, 0, sizeof s);
         s.mask = UINT64_MAX;
         s.stmt = 5;
         assert_int_equal(count_on(t, &s), 3);
         fq_trace_close(t);
     }
-    free(b.b.s);
+    free(b.p);
 }
 
 /* distinct-vars compares positions; the compat flag compares the variable records. */
@@ -671,7 +610,7 @@ static void test_distinct_vars(void **state) {
     tdb_var(&b, 0, 0, 7, 4);   /* same name, type and value */
     tdb_var(&b, 0, 0, 8, 4);
     tdb_u8(&b, 0);
-    t = open_mem(b.b.s, b.b.n);
+    t = open_mem(b.p, b.n);
     memset(&s, 0, sizeof s);
     s.vars[0] = "a:int";
     s.vars[1] = "b:int";
@@ -680,7 +619,7 @@ static void test_distinct_vars(void **state) {
     s.flags = FQ_COMPAT_DISTINCT_VALUE;
     assert_int_equal(count_on(t, &s), 4);
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* ---------------------------------------------------------------- reading trace-db files */
