@@ -39,7 +39,8 @@
 
    Writing:
 
-       frames_writer *w; frames_frame f = {0}; frames_operand op = {0};
+       frames_writer *w; frames_error err; frames_frame f; frames_operand op;
+       memset(&f, 0, sizeof f); memset(&op, 0, sizeof op);
        frames_writer_open_path(&w, "out.frames", NULL, NULL, &err);  // v3, i386, m = 10000
        op.spec = FRAMES_REG; op.name = frames_str("RAX"); op.bit_length = 64; op.read = 1;
        op.value = frames_bytes_of(&rax, 8);
@@ -151,6 +152,39 @@
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
      frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Status and error codes (the one registry of the library)
+   The model
+   Limits (decoding)
+   Decoding one message (no container)
+   Encoding one message (byte-identical to libprotobuf for the same content)
+   Container constants and header
+   Reader
+   Writer
+   Printing (protobuf text format as protoc --decode prints it; JSON)
+   Recording API (DBI clients, emulators, in-process hooks, debuggers)
+   SHARED PRIVATE HELPERS
+     message formatting
+     errors
+     memory
+     little-endian words
+   IMPLEMENTATION
+     errors and names
+     wire primitives
+     decoder arena
+     message decoders
+     fast path
+     meta frame
+     message encoders
+     a std_frame of plain operands, written in place front to back
+     container: reader
+     container: writer
+     names
+     printing
+     recording API
 */
 
 /* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
@@ -1213,7 +1247,9 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- message formatting */
+/* --------------------------------------------------------------------------------------
+   message formatting
+   -------------------------------------------------------------------------------------- */
 
 #ifdef FRAMES_NO_STDIO
 static void frames__fmt_put(char *buf, size_t cap, size_t *n, char c) {
@@ -1352,7 +1388,9 @@ static FRAMES__UNUSED size_t frames__fmt(char *buf, size_t cap, const char *fmt,
     return n;
 }
 
-/* ---------------------------------------------------------------- errors */
+/* --------------------------------------------------------------------------------------
+   errors
+   -------------------------------------------------------------------------------------- */
 
 /* The system's reason for the last failed call (errno), for messages. */
 static FRAMES__UNUSED const char *frames__syserr(void) {
@@ -1410,7 +1448,9 @@ static FRAMES__UNUSED void frames__clear_error(frames_error *err) {
     err->message[0] = 0;
 }
 
-/* ---------------------------------------------------------------- memory */
+/* --------------------------------------------------------------------------------------
+   memory
+   -------------------------------------------------------------------------------------- */
 
 /* Make room for `need` elements of `size` bytes in *arr (capacity *cap, doubled from 16):
    0, or -1 when out of memory or the size overflows (*arr and *cap unchanged). */
@@ -1434,7 +1474,9 @@ static FRAMES__UNUSED int frames__grow(void **arr, size_t *cap, size_t need, siz
 #define FRAMES__GROW(arr, cap, need, actx)                                                   \
     frames__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (actx))
 
-/* ---------------------------------------------------------------- little-endian words */
+/* --------------------------------------------------------------------------------------
+   little-endian words
+   -------------------------------------------------------------------------------------- */
 
 /* One load or store where the host is little-endian (the codec's hot paths read and
    write operands a word at a time; the trace-db walks do little else), bytes elsewhere. */
@@ -1504,7 +1546,9 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- errors and names */
+/* --------------------------------------------------------------------------------------
+   errors and names
+   -------------------------------------------------------------------------------------- */
 
 #define FRAMES__ERROR_CASE(name, value, message) case name: return message;
 FRAMES_DEF const char *frames_strerror(int code) {
@@ -1526,7 +1570,9 @@ FRAMES_DEF void frames_limits_default(frames_limits *l) {
     l->max_scratch = (size_t)1 << 30;
 }
 
-/* ---------------------------------------------------------------- wire primitives */
+/* --------------------------------------------------------------------------------------
+   wire primitives
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__VARINT = 0, FRAMES__I64 = 1, FRAMES__LEN = 2, FRAMES__SGROUP = 3,
        FRAMES__EGROUP = 4, FRAMES__I32 = 5 };
@@ -1756,7 +1802,9 @@ static void frames__variant(frames__dec *x, uint32_t set) {
     else if (set & (set - 1)) x->flags |= FRAMES_FF_MULTI_OPTION;
 }
 
-/* ---------------------------------------------------------------- decoder arena */
+/* --------------------------------------------------------------------------------------
+   decoder arena
+   -------------------------------------------------------------------------------------- */
 
 /* Overflow blocks used while a decoder's main block is too small; merged into one
    larger main block at the next reset, so steady state is a single block. */
@@ -1906,7 +1954,9 @@ static int frames__count_elems(frames__dec *x, const uint8_t *p, const uint8_t *
     return 0;
 }
 
-/* ---------------------------------------------------------------- message decoders */
+/* --------------------------------------------------------------------------------------
+   message decoders
+   -------------------------------------------------------------------------------------- */
 /* One function per message, in schema order. Each reads fields in any order, keeps the
    last value of scalars, merges repeated occurrences of singular messages, skips
    unknown fields, and records what it saw in x->flags. */
@@ -2084,7 +2134,9 @@ static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_
     return 0;
 }
 
-/* ---------------------------------------------------------------- fast path */
+/* --------------------------------------------------------------------------------------
+   fast path
+   -------------------------------------------------------------------------------------- */
 /* Every writer emits operand_info the same way (libprotobuf's canonical encoding: fields
    in ascending order, minimal varints, bools 0 or 1, one option in each variant), and it
    is most of every std_frame. Decoding exactly that shape needs no field dispatch, order
@@ -2924,7 +2976,9 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
     return rc;
 }
 
-/* ---------------------------------------------------------------- meta frame */
+/* --------------------------------------------------------------------------------------
+   meta frame
+   -------------------------------------------------------------------------------------- */
 
 /* Appends the field-`field` strings of a message to (*list, *n); counted first so that a
    long list costs one allocation. */
@@ -3065,7 +3119,9 @@ FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t le
     return rc;
 }
 
-/* ---------------------------------------------------------------- message encoders */
+/* --------------------------------------------------------------------------------------
+   message encoders
+   -------------------------------------------------------------------------------------- */
 /* Messages are written back to front: a submessage's content is written first, and its
    length prefix and tag are then put in front of it, so sizes are known without a
    separate sizing pass. Fields therefore go in descending order here, which yields the
@@ -3539,7 +3595,9 @@ FRAMES_DEF int frames_validate_frame(const frames_frame *f, frames_error *err) {
     return FRAMES_OK;
 }
 
-/* ---- a std_frame of plain operands, written in place front to back */
+/* --------------------------------------------------------------------------------------
+   a std_frame of plain operands, written in place front to back
+   -------------------------------------------------------------------------------------- */
 /* What tracers write nearly every time. The back-to-front encoder above leaves the
    frame at the end of the buffer, and moving it to the start cost 8-10 ns of 70 per
    frame (the copy reads bytes still in flight from the encoder's stores). Plain
@@ -3817,7 +3875,9 @@ FRAMES_DEF int frames_encode_meta(const frames_meta *m, void *buf, size_t cap, s
     e.end = buf ? (uint8_t *)buf + cap : NULL;
     return frames__finish_encoding(frames__enc_meta(e, m), buf, e.cap, len, err, "meta frame");
 }
-/* ---------------------------------------------------------------- container: reader */
+/* --------------------------------------------------------------------------------------
+   container: reader
+   -------------------------------------------------------------------------------------- */
 
 #define FRAMES__MAX_WARNINGS 16
 
@@ -5161,7 +5221,9 @@ FRAMES_DEF void frames_cursor_close(frames_cursor *c) {
     if (c->allocated) FRAMES_FREE(c, c->r->opt.alloc_ctx);
 }
 
-/* ---------------------------------------------------------------- container: writer */
+/* --------------------------------------------------------------------------------------
+   container: writer
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__W_OPEN = 0, FRAMES__W_FINISHED = 1, FRAMES__W_FAILED = 2 };
 
@@ -5756,7 +5818,9 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
 #endif
 }
 
-/* ---------------------------------------------------------------- names */
+/* --------------------------------------------------------------------------------------
+   names
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
     /* enum frame_architecture of libtrace's frame_arch.h (a frozen copy of old BFD) */
@@ -5786,7 +5850,9 @@ FRAMES_DEF const char *frames_toc_name(int toc) {
     return toc >= 0 && toc <= 8 ? names[toc] : "unknown";
 }
 
-/* ---------------------------------------------------------------- printing */
+/* --------------------------------------------------------------------------------------
+   printing
+   -------------------------------------------------------------------------------------- */
 #ifndef FRAMES_NO_TEXT
 
 typedef struct frames__pr {
@@ -6447,7 +6513,9 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n) {
 #endif
 #endif /* FRAMES_NO_TEXT */
 
-/* ---------------------------------------------------------------- recording API */
+/* --------------------------------------------------------------------------------------
+   recording API
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__REC_IDLE = 0, FRAMES__REC_OPEN = 1, FRAMES__REC_SKIPPED = 2 };
 
@@ -6853,9 +6921,25 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #endif /* FRAMES_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */

@@ -108,6 +108,20 @@
    Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
                 output with frames_writer_options_like to keep the source's container)
    Splitting    frames_split_alignment, frames_split_ranges
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Coverage: basic blocks and drcov
+   Tenet text traces
+   Statistics
+   Slicing and splitting
+   IMPLEMENTATION
+     Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
+     Coverage
+     Tenet
+     Statistics
+     Slicing and splitting
 */
 
 #ifndef FRAMES_INTEROP_H_INCLUDED
@@ -320,9 +334,9 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 typedef struct frames__interop_slot {
     uint64_t key, count, aux;
@@ -462,9 +476,9 @@ static void frames__interop_mods_free(frames__interop_mods *t, void *actx) {
     memset(t, 0, sizeof *t);
 }
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Coverage
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 typedef struct frames__interop_thread_block {
     uint64_t start, next;
@@ -753,9 +767,9 @@ FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, vo
 }
 #endif
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Tenet
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
     if (arch == FRAMES_ARCH_I386) return machine == FRAMES_MACH_X86_64 ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
@@ -1027,9 +1041,9 @@ FRAMES_DEF void frames_tenet_close(frames_tenet *t) {
 }
 #endif /* FRAMES_NO_TEXT */
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Statistics
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 typedef struct frames__interop_modstat {
     uint64_t instructions, unique_pcs, covered_bytes;
@@ -1287,9 +1301,9 @@ FRAMES_DEF void frames_stats_close(frames_stats *s) {
     FRAMES_FREE(s, s->actx);
 }
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Slicing and splitting
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt) {
     memset(flt, 0, sizeof *flt);
@@ -1427,9 +1441,25 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 #endif /* FRAMES_INTEROP_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */

@@ -25,6 +25,17 @@
        #define FRAMES_QUERY_IMPLEMENTATION
        #include "frames_query.h"
 
+   A callback that prints each result:
+
+       static int print_result(void *ctx, const fq_result *r) {
+           char line[4096];
+           (void)ctx;
+           fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
+           puts(line); return 0;                                  // nonzero stops
+       }
+
+   A query over a trace-db trace:
+
        fq_trace *t; fq_query *q; fq_plan *p; frames_error err; uint64_t n;
        if (fq_trace_open_path(&t, "small.trace", NULL, &err) < 0) die(err.message);
        fq_query_open(&q, NULL, NULL);
@@ -33,12 +44,6 @@
        if (fq_compile(&p, q, t, &err) < 0) die(err.message);
        fq_run(p, NULL, print_result, NULL, &n, &err);               // in trace order
        fq_plan_close(p); fq_query_close(q); fq_trace_close(t);
-
-   with   int print_result(void *ctx, const fq_result *r) {
-              char line[4096];
-              fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
-              puts(line); return 0;                                  // nonzero stops
-          }
 
    The same predicate without text:
        fq_node a = fq_access(q, FQ_OP_VALUE, 0);
@@ -81,6 +86,33 @@
                  (% X Y) (& X Y) (| X Y) (^ X Y) (<< X Y) (>> X Y)   extensions
                  42 -7 0x1f 2.5 1e3 "RAX"                     literals
    Values are exact integers, doubles, strings or invalid; see docs/query.md.
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Traces
+   Persistent index (a file next to the trace; docs/query.md, "The index")
+   Queries: free variables, predicates, filters
+   Compiling and running
+   Output
+   IMPLEMENTATION
+     errors, memory
+     queries and nodes
+     the text language
+     traces
+     building
+     saving and attaching
+     compiling
+     points and evaluation
+     running: workers
+     running
+     running: column runs (postings of an index, read as columns)
+     running: the column kernel
+     running: results (bindings, dedup, delivery in trace order)
+     running: work items and threads
+     running: pick mode
+     running: fq_run
+     output
 */
 
 #ifndef FRAMES_QUERY_H_INCLUDED
@@ -440,7 +472,9 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- errors, memory */
+/* --------------------------------------------------------------------------------------
+   errors, memory
+   -------------------------------------------------------------------------------------- */
 
 /* The query's messages say where themselves (line and column of the query text), so
    the position goes to the fields only. */
@@ -909,7 +943,9 @@ static void fq__arith(int op, const fq__num *a, const fq__num *b, fq__num *r, ui
     }
 }
 
-/* ---------------------------------------------------------------- queries and nodes */
+/* --------------------------------------------------------------------------------------
+   queries and nodes
+   -------------------------------------------------------------------------------------- */
 
 enum { FQ__T_BOOL = 1, FQ__T_NUM = 2, FQ__T_STR = 4, FQ__T_FLAG = 3 /* both BOOL and NUM */ };
 #define FQ__NOPOS 0xffffffffu
@@ -1268,7 +1304,9 @@ FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
 
 FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags) { q->flags = flags; }
 
-/* ---------------------------------------------------------------- the text language */
+/* --------------------------------------------------------------------------------------
+   the text language
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__parser {
     fq_query *q;
@@ -1635,7 +1673,9 @@ FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *e
     return fq__pred_text(q, text, err, 1);
 }
 
-/* ---------------------------------------------------------------- traces */
+/* --------------------------------------------------------------------------------------
+   traces
+   -------------------------------------------------------------------------------------- */
 
 /* trace-db tags and formats (spec/trace-db.md §1) */
 enum { FQ__TAG_END = 0, FQ__TAG_STMT = 1, FQ__TAG_VAR = 2, FQ__TAG_BUFSIZE = 3, FQ__TAG_AUX = 4 };
@@ -2514,7 +2554,9 @@ static void fq__ix_free(fq__ix *x, void *ctx) {
     FRAMES_FREE(x, ctx);
 }
 
-/* ---- building */
+/* --------------------------------------------------------------------------------------
+   building
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__ixb {   /* an index under construction */
     void *ctx;
@@ -3241,7 +3283,9 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     return rc;
 }
 
-/* ---- saving and attaching */
+/* --------------------------------------------------------------------------------------
+   saving and attaching
+   -------------------------------------------------------------------------------------- */
 
 #ifndef FRAMES_NO_POSIX
 static int fq__fd_write(void *ctx, const void *data, size_t len) {
@@ -3558,7 +3602,9 @@ FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
     return 1;
 }
 
-/* ---------------------------------------------------------------- compiling */
+/* --------------------------------------------------------------------------------------
+   compiling
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
     uint64_t mask;         /* free variables that admit it */
@@ -3948,7 +3994,9 @@ done:
     return FRAMES_OK;
 }
 
-/* ---------------------------------------------------------------- points and evaluation */
+/* --------------------------------------------------------------------------------------
+   points and evaluation
+   -------------------------------------------------------------------------------------- */
 
 /* One variable (trace-db) or operand (frames) of the current point. */
 typedef struct fq__dvar {
@@ -5299,6 +5347,10 @@ static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     }
 }
 
+/* --------------------------------------------------------------------------------------
+   running: workers
+   -------------------------------------------------------------------------------------- */
+
 static int fq__col_on(const fq__worker *w);
 static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi);
 
@@ -5314,7 +5366,9 @@ static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
                                "out of memory evaluating point %llu", (unsigned long long)w->pt.counter);
 }
 
-/* ---------------------------------------------------------------- running */
+/* --------------------------------------------------------------------------------------
+   running
+   -------------------------------------------------------------------------------------- */
 
 /* Set of byte strings (dedup keys). */
 typedef struct fq__set_e {
@@ -5475,6 +5529,10 @@ static void fq__worker_free(fq__worker *w) {
    and the trace otherwise. */
 
 #define FQ__NOLOC UINT64_MAX   /* result header: the point's offset is not known yet */
+
+/* --------------------------------------------------------------------------------------
+   running: column runs (postings of an index, read as columns)
+   -------------------------------------------------------------------------------------- */
 
 static int fq__col_on(const fq__worker *w) { return w->run->col.on; }
 
@@ -5718,10 +5776,14 @@ static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->slot->reached = x->npoints ? (uint64_t)((double)w->p->t->size * (double)hi / (double)x->npoints) : 0;
 }
 
-/* ---- the column kernel: count-only runs of one free variable whose hard predicate is a
-   conjunction of comparisons between its v/value or v/size and integer constants (and
-   no soft predicate) count the records of each bound type's columns over whole posting
-   ranges: no per-point work, no variable records. */
+/* --------------------------------------------------------------------------------------
+   running: the column kernel
+   -------------------------------------------------------------------------------------- */
+
+/* Count-only runs of one free variable whose hard predicate is a conjunction of
+   comparisons between its v/value or v/size and integer constants (and no soft
+   predicate) count the records of each bound type's columns over whole posting ranges:
+   no per-point work, no variable records. */
 
 enum { FQ__K_CONST = 0, FQ__K_VALUE = 1, FQ__K_SIZE = 2 };
 
@@ -6107,6 +6169,10 @@ static int fq__col_detachable(const fq__ix *x, const fq__colrun *cr) {
     return 1;
 }
 
+/* --------------------------------------------------------------------------------------
+   running: results (bindings, dedup, delivery in trace order)
+   -------------------------------------------------------------------------------------- */
+
 /* A decoded variable as the caller sees it. */
 static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_binding *b) {
     const fq_trace *t = r->t;
@@ -6347,6 +6413,10 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
     }
 }
 
+/* --------------------------------------------------------------------------------------
+   running: work items and threads
+   -------------------------------------------------------------------------------------- */
+
 /* Count-only runs and the end of an item. */
 static void fq__finish_item(fq__run *r, fq__slot *s) {
     r->counted += s->count;
@@ -6526,6 +6596,10 @@ static uint64_t fq__below(uint64_t *s, uint64_t n) {
     return x % n;
 }
 
+/* --------------------------------------------------------------------------------------
+   running: pick mode
+   -------------------------------------------------------------------------------------- */
+
 /* Is point k a candidate (std frame, filters)? 1, 0, or a negative code. */
 static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_error *err) {
     const fq_trace *t = p->t;
@@ -6626,6 +6700,10 @@ FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
     fq__worker_free(&r.cons);
     return rc < 0 ? rc : rc ? FRAMES_OK : -1;
 }
+
+/* --------------------------------------------------------------------------------------
+   running: fq_run
+   -------------------------------------------------------------------------------------- */
 
 static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     unsigned i;
@@ -6806,7 +6884,9 @@ fail:
     return err ? err->code : FRAMES_E_NOMEM;
 }
 
-/* ---------------------------------------------------------------- output */
+/* --------------------------------------------------------------------------------------
+   output
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__sb {
     char *buf;
@@ -7179,9 +7259,25 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #endif /* FRAMES_QUERY_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */
