@@ -195,11 +195,34 @@ static void test_section_index_matches_banners(void **state) {
     }
 }
 
+/* ./build.sh --help names every command that build.sh's final case accepts. */
+static void test_build_help_lists_every_command(void **state) {
+    int st;
+    char *help = tu_run(&st, "./build.sh --help"), *cmds, *p;
+    int n = 0;
+    (void)state;
+    assert_int_equal(st, 0);
+    cmds = tu_run(&st, "sed -n '/^case \"${1:-build}\" in/,/^esac/p' build.sh | "
+                       "sed -n 's/^ *\\([a-z|-]*\\)).*/\\1/p' | tr '|' '\\n' | grep -v '^-'");
+    assert_int_equal(st, 0);
+    for (p = strtok(cmds, "\n"); p; p = strtok(NULL, "\n")) {
+        char word[64];
+        snprintf(word, sizeof word, "./build.sh %s", p);
+        if (!strstr(help, word) && !(strcmp(p, "build") == 0 && strstr(help, "./build.sh [build]")))
+            fail_msg("./build.sh --help does not mention '%s'", p);
+        n++;
+    }
+    assert_true(n >= 10);
+    free(cmds);
+    free(help);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples_build_and_run),
         cmocka_unit_test(test_usage_fragments_compile),
         cmocka_unit_test(test_section_index_matches_banners),
+        cmocka_unit_test(test_build_help_lists_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
