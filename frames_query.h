@@ -6721,167 +6721,207 @@ static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     fq__col_free(&r->col, r->p->ctx);
 }
 
+/* Step 1: the run's state and the consumer's scratch. */
+static int fq__run_start(fq__run *r, const fq_plan *p, const fq_run_options *opt, fq_result_fn fn,
+                         void *ctx) {
+    memset(r, 0, sizeof *r);
+    r->p = p;
+    r->t = p->t;
+    r->fn = fn;
+    r->ctx = ctx;
+    r->limit = opt->limit;
+    r->progress = opt->progress;
+    r->progress_ctx = opt->progress_ctx;
+    r->seen.ctx = p->ctx;
+    r->hi = UINT64_MAX;   /* the index tells where the trace ends */
+    if (fq__worker_init(&r->cons, p, r) < 0) return -1;
+    r->binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx);
+    return r->binds ? 0 : -1;
+}
+
+/* Step 2: which points the run visits: the one pick mode chooses, the postings of the
+   index's columns, or the points the statement filters select. 1: run, 0: nothing to
+   run (pick mode found no candidate), or a negative code. */
+static int fq__run_select(fq__run *r, const fq_plan *p, const fq_run_options *opt, int count_only,
+                          frames_error *err) {
+    int rc;
+    if (opt->pick) {
+        uint64_t k;
+        rc = fq_trace_load(p->t, err);
+        if (rc == FRAMES_OK) rc = fq__pick(p, &r->cons, opt->seed, &k, err);
+        if (rc <= 0) return rc;
+        r->lo = k;
+        r->hi = k + 1;
+        return 1;
+    }
+    rc = fq__col_select(p, r, !count_only, err);
+    if (rc > 0) {
+        r->hi = r->col.n;   /* work items are ranges of the postings read */
+        r->col.detached = r->fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r->col);
+    } else if (rc == 0 && (rc = fq__ix_select(p, &r->sel, err)) > 0) {
+        r->hi = r->sel.n;   /* work items are ranges of the selection */
+    }
+    return rc < 0 ? rc : 1;
+}
+
+/* Step 3: the size of a work item, and the threads worth starting for them: a few items
+   per thread when the number of points is known, else 16k points (trace-db traces that
+   are still being indexed). 0 or a negative code. */
+static int fq__run_items(fq__run *r, const fq_plan *p, const fq_run_options *opt, unsigned *threads,
+                         frames_error *err) {
+    uint64_t known, n, nitems;
+    int done;
+    if (fq__ensure(p->t, 0, &known, &done, err) < 0) return err ? err->code : FRAMES_E_NOMEM;
+    n = done ? (r->hi < known ? r->hi : known) - r->lo : UINT64_MAX;
+    r->per = opt->chunk;
+    if (!r->per) {
+        r->per = !done ? 16384 : *threads > 1 ? n / ((uint64_t)*threads * 8) : 65536;
+        /* a column run's posting costs about 100 ns: fewer than 64k of them are done
+           sooner than a second thread starts (Q3: 1.7 ms with one, 2.2 with two) */
+        if (r->per < (r->col.on ? 65536u : 4096u)) r->per = r->col.on ? 65536 : 4096;
+        if (r->per > 65536) r->per = 65536;
+    }
+    if (p->format == FQ_TRACE_TRACEDB && !opt->pick)
+        r->per = (r->per + p->t->stride - 1) / p->t->stride * p->t->stride;
+    nitems = done ? (n + r->per - 1) / r->per : UINT64_MAX;
+    if (*threads > nitems) *threads = nitems ? (unsigned)nitems : 1;
+    return 0;
+}
+
+/* Step 4: the result slots (two per thread: one filled while the other is delivered)
+   and the workers. 0, or -1 when out of memory (*ws and *nw say what to free). */
+static int fq__run_alloc(fq__run *r, const fq_plan *p, unsigned threads, int count_only,
+                         fq__worker **ws, unsigned *nw) {
+    size_t cap = count_only ? 0 : (size_t)1 << 16;
+    unsigned i;
+    if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
+    r->mt = threads > 1;
+    r->nslots = r->mt ? 2 * threads : 1;
+    r->slots = (fq__slot *)FRAMES_MALLOC(r->nslots * sizeof(fq__slot), p->ctx);
+    *ws = (fq__worker *)FRAMES_MALLOC(threads * sizeof(fq__worker), p->ctx);
+    if (r->slots) memset(r->slots, 0, r->nslots * sizeof(fq__slot));
+    if (*ws) memset(*ws, 0, threads * sizeof(fq__worker));
+    *nw = *ws ? threads : 0;
+    if (!r->slots || !*ws) return -1;
+    for (i = 0; i < r->nslots; i++) {
+        r->slots[i].cap = cap;
+        r->slots[i].expect = i;
+        if (cap && !(r->slots[i].w = (uint64_t *)FRAMES_MALLOC(cap * sizeof(uint64_t), p->ctx))) return -1;
+    }
+    for (i = 0; i < threads; i++)
+        if (fq__worker_init(&(*ws)[i], p, r) < 0) return -1;
+    return 0;
+}
+
+/* Step 5a: the calling thread indexes, evaluates and delivers in turn. */
+static void fq__run_serial(fq__run *r, const fq_plan *p, fq__worker *w) {
+    uint64_t at = r->lo;
+    fq__slot *s = &r->slots[0];
+    w->slot = s;
+    while (!r->stop && at < r->hi) {
+        uint64_t hi = r->hi - at > r->per ? at + r->per : r->hi, reached, avail;
+        int done;
+        s->n = 0;
+        s->count = 0;
+        s->rc = 0;
+        w->group = FQ__NONE;
+        w->oom = 0;
+        if (!fq__fused(r, w, at, hi, &reached)) {
+            if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
+            if (s->rc < 0 || at >= avail) {
+                fq__finish_item(r, s);
+                break;
+            }
+            reached = hi < avail ? hi : avail;
+            fq__process(w, at, reached);
+        }
+        fq__deliver(r, s->w, s->n);
+        fq__finish_item(r, s);
+        fq__report(r, s);
+        if (reached <= at) break;   /* the end of the trace */
+        at = reached;
+    }
+}
+
+#ifndef FRAMES_QUERY_NO_THREADS
+/* Step 5b: workers evaluate items, the calling thread delivers their results in order.
+   0, or -1 when no thread could be started or memory ran out. */
+static int fq__run_threads(fq__run *r, const fq_plan *p, fq__worker *ws, unsigned threads) {
+    pthread_t *tids = (pthread_t *)FRAMES_MALLOC(threads * sizeof(pthread_t), p->ctx);
+    unsigned started = 0, i;
+    if (!tids) return -1;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cw, NULL);
+    pthread_cond_init(&r->cc, NULL);
+    for (i = 0; i < threads; i++) {
+        if (pthread_create(&tids[i], NULL, fq__thread_main, &ws[i]) != 0) break;
+        started++;
+    }
+    if (!started) {
+        r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot start threads");
+    } else {
+        fq__consume(r);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->abort = 1;
+    pthread_cond_broadcast(&r->cw);
+    pthread_mutex_unlock(&r->mu);
+    for (i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cw);
+    pthread_cond_destroy(&r->cc);
+    FRAMES_FREE(tids, p->ctx);
+    return 0;
+}
+#endif
+
 FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
                       uint64_t *nresults, frames_error *err) {
     fq_run_options def;
     fq__run r;
     fq__worker *ws = NULL;
-    unsigned nw = 0, threads, i;
-    int count_only;
-    size_t cap;
+    unsigned nw = 0, threads;
+    int count_only, rc;
     frames__clear_error(err);
     if (!opt) {
         fq_run_options_default(&def);
         opt = &def;
     }
     if (nresults) *nresults = 0;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.t = p->t;
-    r.fn = fn;
-    r.ctx = ctx;
-    r.limit = opt->limit;
-    r.progress = opt->progress;
-    r.progress_ctx = opt->progress_ctx;
-    r.seen.ctx = p->ctx;
-    r.hi = UINT64_MAX;   /* the index tells where the trace ends */
     count_only = !fn && !(p->flags & FQ_DEDUP);
     threads = opt->threads ? opt->threads : 1;
 #ifdef FRAMES_QUERY_NO_THREADS
     threads = 1;
 #endif
-    if (fq__worker_init(&r.cons, p, &r) < 0 ||
-        !(r.binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
+    if (fq__run_start(&r, p, opt, fn, ctx) < 0) {
         fq__run_free(&r, ws, nw);
         return fq__oom(err);
     }
-    if (opt->pick) {
-        uint64_t k;
-        int rc = fq_trace_load(p->t, err);
-        if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, opt->seed, &k, err);
-        if (rc <= 0) {
-            fq__run_free(&r, ws, nw);
-            return rc < 0 ? rc : FRAMES_OK;
-        }
-        r.lo = k;
-        r.hi = k + 1;
-        threads = 1;
-    } else {
-        int rc = fq__col_select(p, &r, !count_only, err);
-        if (rc > 0) {
-            r.hi = r.col.n;   /* work items are ranges of the postings read */
-            r.col.detached = fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r.col);
-        }
-        else if (rc == 0 && (rc = fq__ix_select(p, &r.sel, err)) > 0)
-            r.hi = r.sel.n;   /* work items are ranges of the selection */
-        if (rc < 0) {
-            fq__run_free(&r, ws, nw);
-            return rc;
-        }
+    rc = fq__run_select(&r, p, opt, count_only, err);
+    if (rc <= 0) {
+        fq__run_free(&r, ws, nw);
+        return rc;
     }
-    /* work items: a few per thread when the number of points is known, else 16k points
-       (trace-db traces that are still being indexed) */
-    {
-        uint64_t known, n, nitems;
-        int done;
-        if (fq__ensure(p->t, 0, &known, &done, err) < 0) goto fail;
-        n = done ? (r.hi < known ? r.hi : known) - r.lo : UINT64_MAX;
-        r.per = opt->chunk;
-        if (!r.per) {
-            r.per = !done ? 16384 : threads > 1 ? n / ((uint64_t)threads * 8) : 65536;
-            /* a column run's posting costs about 100 ns: fewer than 64k of them are done
-               sooner than a second thread starts (Q3: 1.7 ms with one, 2.2 with two) */
-            if (r.per < (r.col.on ? 65536u : 4096u)) r.per = r.col.on ? 65536 : 4096;
-            if (r.per > 65536) r.per = 65536;
-        }
-        if (p->format == FQ_TRACE_TRACEDB && !opt->pick)
-            r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
-        nitems = done ? (n + r.per - 1) / r.per : UINT64_MAX;
-        if (threads > nitems) threads = nitems ? (unsigned)nitems : 1;
+    if (opt->pick) threads = 1;
+    if ((rc = fq__run_items(&r, p, opt, &threads, err)) < 0) {
+        fq__run_free(&r, ws, nw);
+        return rc;
     }
-    r.mt = threads > 1;
-    r.nslots = r.mt ? 2 * threads : 1;
-    cap = count_only ? 0 : (size_t)1 << 16;
-    if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
-    r.slots = (fq__slot *)FRAMES_MALLOC(r.nslots * sizeof(fq__slot), p->ctx);
-    ws = (fq__worker *)FRAMES_MALLOC(threads * sizeof(fq__worker), p->ctx);
-    if (r.slots) memset(r.slots, 0, r.nslots * sizeof(fq__slot));
-    if (ws) memset(ws, 0, threads * sizeof(fq__worker));
-    nw = ws ? threads : 0;
-    if (!r.slots || !ws) goto nomem;
-    for (i = 0; i < r.nslots; i++) {
-        r.slots[i].cap = cap;
-        r.slots[i].expect = i;
-        if (cap && !(r.slots[i].w = (uint64_t *)FRAMES_MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
+    if (fq__run_alloc(&r, p, threads, count_only, &ws, &nw) < 0) {
+        fq__run_free(&r, ws, nw);
+        return fq__oom(err);
     }
-    for (i = 0; i < threads; i++)
-        if (fq__worker_init(&ws[i], p, &r) < 0) goto nomem;
-
-    if (!r.mt) {   /* the calling thread: index, evaluate and deliver in turn */
-        uint64_t at = r.lo;
-        fq__slot *s = &r.slots[0];
-        ws[0].slot = s;
-        while (!r.stop && at < r.hi) {
-            uint64_t hi = r.hi - at > r.per ? at + r.per : r.hi, reached, avail;
-            int done;
-            s->n = 0;
-            s->count = 0;
-            s->rc = 0;
-            ws[0].group = FQ__NONE;
-            ws[0].oom = 0;
-            if (!fq__fused(&r, &ws[0], at, hi, &reached)) {
-                if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
-                if (s->rc < 0 || at >= avail) {
-                    fq__finish_item(&r, s);
-                    break;
-                }
-                reached = hi < avail ? hi : avail;
-                fq__process(&ws[0], at, reached);
-            }
-            fq__deliver(&r, s->w, s->n);
-            fq__finish_item(&r, s);
-            fq__report(&r, s);
-            if (reached <= at) break;   /* the end of the trace */
-            at = reached;
-        }
-    }
+    if (!r.mt) fq__run_serial(&r, p, &ws[0]);
 #ifndef FRAMES_QUERY_NO_THREADS
-    else {
-        pthread_t *tids = (pthread_t *)FRAMES_MALLOC(threads * sizeof(pthread_t), p->ctx);
-        unsigned started = 0;
-        if (!tids) goto nomem;
-        pthread_mutex_init(&r.mu, NULL);
-        pthread_cond_init(&r.cw, NULL);
-        pthread_cond_init(&r.cc, NULL);
-        for (i = 0; i < threads; i++) {
-            if (pthread_create(&tids[i], NULL, fq__thread_main, &ws[i]) != 0) break;
-            started++;
-        }
-        if (!started) {
-            r.rc = fq__fail(&r.err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot start threads");
-        } else {
-            fq__consume(&r);
-        }
-        pthread_mutex_lock(&r.mu);
-        r.abort = 1;
-        pthread_cond_broadcast(&r.cw);
-        pthread_mutex_unlock(&r.mu);
-        for (i = 0; i < started; i++) pthread_join(tids[i], NULL);
-        pthread_mutex_destroy(&r.mu);
-        pthread_cond_destroy(&r.cw);
-        pthread_cond_destroy(&r.cc);
-        FRAMES_FREE(tids, p->ctx);
+    else if (fq__run_threads(&r, p, ws, threads) < 0) {
+        fq__run_free(&r, ws, nw);
+        return fq__oom(err);
     }
 #endif
     if (nresults) *nresults = count_only ? r.counted : r.delivered;
     if (r.rc < 0 && err) *err = r.err;
     fq__run_free(&r, ws, nw);
     return r.rc < 0 ? r.rc : FRAMES_OK;
-nomem:
-    fq__oom(err);
-fail:
-    fq__run_free(&r, ws, nw);
-    return err ? err->code : FRAMES_E_NOMEM;
 }
 
 /* --------------------------------------------------------------------------------------
