@@ -364,7 +364,7 @@ int cmd_query(int argc, char **argv) {
         rc = CLI_USAGE;
         goto done;
     }
-    if (fq_trace_open_path(&t, a.trace, NULL, &err) < 0) {
+    if (cli_open_query_trace(a.trace, &t, &err) < 0) {
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
         goto done;
     }
@@ -406,7 +406,7 @@ int cmd_query(int argc, char **argv) {
 done:
     fq_plan_close(p);
     fq_query_close(q);
-    fq_trace_close(t);
+    cli_close_query_trace(t);
     free(o.line);
     free(o.batch);
     free(a.vars);

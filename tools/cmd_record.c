@@ -155,6 +155,9 @@ static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
         if (!strcmp(a, "-o") && i + 1 < argc) t->out = argv[++i];
+        else if (cli_zstd_option(a)) {
+            if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
+        }
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
@@ -186,7 +189,6 @@ int cmd_record(int argc, char **argv) {
     rt_tracer t;
     rp_meta meta;
     frames_writer_options o;
-    frames_error err;
     char path[4096];
     int first = 0, rc;
     pid_t pid;
@@ -207,10 +209,10 @@ int cmd_record(int argc, char **argv) {
     frames_writer_options_default(&o);
     o.arch = FRAMES_ARCH_I386;
     o.machine = FRAMES_MACH_X86_64;
-    if (frames_writer_open_path(&t.w, t.out, &o, &meta.meta, &err) < 0) {
+    if (!(t.w = cli_open_writer(t.out, &o, &meta.meta))) {
         rp_meta_free(&meta);
         rx_close(t.dec);
-        return cli_lib_error(&err);
+        return CLI_DATA;
     }
     t.shared.writer = t.w;
     if (t.pin) pin_to_this_cpu();
