@@ -26,7 +26,7 @@
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
 # Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
-# libzstd (frames_zstd.h: compressed .frames.zst traces).
+# libzstd (frames_zstd.h: compressed .frames.zst traces), libdw (file:line in frames_sym.h).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -39,7 +39,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -63,12 +63,14 @@ deps() {
 have_ipt() { [ -f /usr/include/intel-pt.h ]; }
 have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
 have_zstd() { [ -f /usr/include/zstd.h ]; }
+have_dw() { [ -f /usr/include/elfutils/libdw.h ] && [ -f /usr/include/libelf.h ]; }
 
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
     if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h, Parquet pages
+    if have_dw; then d+=" -DFRAMES_HAVE_DW"; l+=" -ldw -lelf"; fi         # file:line (frames_sym.h)
     echo "$d|$l"
 }
 
@@ -197,6 +199,11 @@ header_checks() {
             clang $CSTD $WARN -I"$ROOT" "${flags[@]}" -fsyntax-only "$tmp/$name.with.c" \
                 || die "clang ${flags[*]}: $h"
         done
+        if [ "$name" = frames_sym ] && have_dw; then   # its optional libdw part too
+            compile "$tmp/$name.with.c" gcc "$CSTD" -DFRAMES_HAVE_DW
+            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW
+            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW -DFRAMES_SYM_STATIC
+        fi
     done
     # every implementation in one file, in two orders
     local all="" rev="" hn
@@ -224,15 +231,25 @@ header_checks() {
 }
 
 run_tests() {   # run_tests DIR LABEL
-    local dir=$1 label=$2 t failed=0
+    local dir=$1 label=$2 t failed=0 cwd
+    # from an empty directory of their own: no suite may depend on the current directory
+    # or leave files in it
+    cwd=$(mktemp -d)
     for t in "$dir"/tests/test_*; do
         [ -x "$t" ] || continue
         log "$label $(basename "$t")"
-        if ! FRAMES_BIN="$ROOT/$dir/frames" "$t"; then
+        if ! (cd "$cwd" && FRAMES_ROOT="$ROOT" FRAMES_BIN="$ROOT/$dir/frames" "$ROOT/$t"); then
             failed=1
             printf 'FAILED: %s (%s)\n' "$(basename "$t")" "$label" >&2
         fi
+        if [ -n "$(ls -A "$cwd")" ]; then
+            failed=1
+            printf 'FAILED: %s (%s) left files in the current directory: %s\n' "$(basename "$t")" \
+                "$label" "$(ls -A "$cwd" | head -5 | tr '\n' ' ')" >&2
+            rm -rf "${cwd:?}"/* "${cwd:?}"/.[!.]* 2>/dev/null || true
+        fi
     done
+    rmdir "$cwd"
     return $failed
 }
 
