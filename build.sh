@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # build.sh - build, test, demo, benchmark, fuzz and install frames.
 #
-#   ./build.sh              build build/frames and the test programs
+#   ./build.sh [build]      build build/frames and the test programs
 #   ./build.sh test         install missing Debian packages, build, run every test suite
-#                           normally and under ASan+UBSan, plus header C++/clang checks
+#                           normally and under ASan+UBSan, the header checks and a short
+#                           fuzzing round
 #   ./build.sh demo         the main job on built-in sample data
 #   ./build.sh bench        benchmarks (figures and ratios against peers, same run)
 #   ./build.sh fuzz [SECS]  run every libFuzzer target for SECS seconds (default 60)
 #   ./build.sh valgrind     every test suite, and the frames command they run, under
 #                           valgrind memcheck (minutes; not part of ./build.sh test)
+#   ./build.sh headers      every header with every documented option, alone and
+#                           combined, as C99 and C++ with gcc and clang
+#   ./build.sh asan         build the ASan+UBSan variant only (build/asan)
 #   ./build.sh install [PREFIX]   headers, frames, man page, pkg-config files
-#   ./build.sh deps | clean
+#   ./build.sh deps         install the Debian packages the build and tests need
+#   ./build.sh clean        remove build/
+#   ./build.sh help         this text (also -h, --help)
 #
 # Layout conventions (so that new parts need no edit here):
 #   tools/cmd_*.c, tools/cli.c, tools/frames.c  -> build/frames (one command)
@@ -273,28 +279,24 @@ cmd_test() {
     run_tests build "test" || rc=1
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         run_tests build/asan "asan+ubsan" || rc=1
-    if [ -x tests/fuzz/run.sh ]; then tests/fuzz/run.sh short || rc=1; fi
+    tests/fuzz/run.sh short || rc=1
     [ $rc -eq 0 ] && log "all tests passed" || die "some tests failed"
 }
 
 cmd_demo() {
     build
-    if [ -x tools/demo.sh ]; then exec tools/demo.sh "$ROOT/build/frames" "$SHARED"; fi
-    local v="$SHARED/vectors/frames/r11_pintraces_like_x86.frames"
-    log "frames info $v"; build/frames info "$v"
-    log "frames dump --pbtext (first frames)"; build/frames dump --pbtext "$v" | head -60
+    exec tools/demo.sh "$ROOT/build/frames" "$SHARED"
 }
 
 cmd_bench() {
     deps
     build
     mkdir -p build/bench
-    if [ -x bench/run.sh ]; then bench/run.sh "$ROOT/build"; else die "no benchmarks yet"; fi
+    bench/run.sh "$ROOT/build"
 }
 
 cmd_fuzz() {
     deps
-    [ -x tests/fuzz/run.sh ] || die "no fuzz targets yet"
     tests/fuzz/run.sh long "${1:-60}"
 }
 
@@ -328,11 +330,7 @@ cmd_valgrind() {
 cmd_install() {
     local prefix=${1:-/usr/local}
     build
-    if [ -x tools/install.sh ]; then tools/install.sh "$prefix"; else
-        install -d "$prefix/bin" "$prefix/include"
-        install -m 755 build/frames "$prefix/bin/frames"
-        install -m 644 frames*.h "$prefix/include/"
-    fi
+    tools/install.sh "$prefix"
 }
 
 case "${1:-build}" in
@@ -347,6 +345,6 @@ case "${1:-build}" in
     asan) build_asan ;;
     headers) header_checks ;;
     clean) rm -rf build ;;
-    -h|--help|help) sed -n '2,20p' "$0" ;;
+    -h|--help|help) sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p' ;;
     *) die "unknown command '$1' (try --help)" ;;
 esac

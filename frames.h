@@ -39,7 +39,8 @@
 
    Writing:
 
-       frames_writer *w; frames_frame f = {0}; frames_operand op = {0};
+       frames_writer *w; frames_error err; frames_frame f; frames_operand op;
+       memset(&f, 0, sizeof f); memset(&op, 0, sizeof op);
        frames_writer_open_path(&w, "out.frames", NULL, NULL, &err);  // v3, i386, m = 10000
        op.spec = FRAMES_REG; op.name = frames_str("RAX"); op.bit_length = 64; op.read = 1;
        op.value = frames_bytes_of(&rax, 8);
@@ -75,10 +76,16 @@
    Lifecycles. A heap object that reads or writes a source or owns resources:
    frames_X_open(&obj, ..., const frames_X_options *o, frames_error *err) (o NULL: the
    defaults) and frames_X_close(obj). An object in caller storage: frames_X_init(&obj, ...)
-   and frames_X_free(&obj). Options structs: frames_X_options_default(&o), by pointer.
-   Getters: frames_X_info(obj) (a struct of facts), frames_X_error(obj) (its last
-   error). Name lookups (frames_X_name(value)) never return NULL: unknown input gives
-   "unknown".
+   and frames_X_free(&obj). What _open made, _close ends (fq_compile, named after its
+   work, makes a plan that fq_plan_close ends). Defaults are filled by pointer:
+   frames_X_options_default(&o), frames_limits_default(&l).
+   Getters: frames_X_<what>_get (frames_X_info_get(obj, &info) fills a snapshot;
+   frames_vprof_stats_get(vp) gives a pointer to what the object keeps up to date; the
+   struct types take the plain names, frames_X_info), and frames_X_error(obj) for the
+   object's last error. Name lookups (frames_X_name(value)) never return NULL: a value
+   they do not know gives "unknown".
+   Configuration macros are named after the header file: FRAMES_QUERY_IMPLEMENTATION,
+   FRAMES_QUERY_NO_THREADS, FRAMES_VPROF_STATIC (the fq_ prefix is for the API).
    Results. FRAMES_OK (0), a positive status, or a negative code of the one registry
    below (FRAMES_ERRORS: every header's codes, each header in its own range); the
    details go to a frames_error (message, file offset, frame index): see "Status and
@@ -129,12 +136,13 @@
      frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
                                           undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
-     frames_reader_stat / _warning        TOC convention found, truncation, warnings
+     frames_reader_info_get / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
      frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
      frames_writer_options_like           settings that reproduce an input trace
+     frames_sink_memory / _fd / _file     where a writer writes (frames_membuf: memory)
      frames_fix                           unfinished/truncated trace -> finished trace
    Recording (embedded tracers; see "Recording API" below)
      frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
@@ -145,6 +153,39 @@
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
      frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Status and error codes (the one registry of the library)
+   The model
+   Limits (decoding)
+   Decoding one message (no container)
+   Encoding one message (byte-identical to libprotobuf for the same content)
+   Container constants and header
+   Reader
+   Writer
+   Printing (protobuf text format as protoc --decode prints it; JSON)
+   Recording API (DBI clients, emulators, in-process hooks, debuggers)
+   SHARED PRIVATE HELPERS
+     message formatting
+     errors
+     memory
+     little-endian words
+   IMPLEMENTATION
+     errors and names
+     wire primitives
+     decoder arena
+     message decoders
+     fast path
+     meta frame
+     message encoders
+     a std_frame of plain operands, written in place front to back
+     container: reader
+     container: writer
+     names
+     printing
+     recording API
 */
 
 /* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
@@ -482,7 +523,7 @@ typedef struct frames_limits {
     size_t max_scratch;       /* decoder arena bound, bytes (default 1 GiB) */
 } frames_limits;
 
-FRAMES_DEF frames_limits frames_limits_default(void);
+FRAMES_DEF void frames_limits_default(frames_limits *l);
 
 /* ======================================================================================
    Decoding one message (no container)
@@ -583,13 +624,15 @@ typedef struct frames_header {
 #define FRAMES_ARCH_AARCH64 78
 #define FRAMES_ARCH_SM83 80
 #define FRAMES_ARCH_HEXAGON 81
+#define FRAMES_ARCH_LAST 82      /* bfd_arch_last: larger numbers have no name */
 #define FRAMES_MACH_I386 1
 #define FRAMES_MACH_X86_64 64
 
-/* "i386", "arm", ... or NULL when the number is unknown. */
+/* "i386", "arm", ... or "unknown" when the number is above FRAMES_ARCH_LAST. */
 FRAMES_DEF const char *frames_arch_name(uint64_t arch);
 FRAMES_DEF const char *frames_kind_name(int kind);         /* "std_frame", ... */
 FRAMES_DEF const char *frames_toc_name(int toc);           /* "libtrace", "ceil", ... */
+/* (name lookups never return NULL: "unknown" for a value they do not know) */
 
 /* ======================================================================================
    Reader
@@ -639,7 +682,7 @@ typedef struct frames_cursor frames_cursor;
    - file:   stream from a FILE* (not closed by frames_reader_close).
    - io:     stream from a caller read callback.
    Stream readers only go forward: seek, count, index and cursors return
-   FRAMES_E_UNSUPPORTED (frames_reader_stat gives the count once the end is reached). */
+   FRAMES_E_UNSUPPORTED (frames_reader_info_get gives the count once the end is reached). */
 FRAMES_DEF int frames_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                          const frames_reader_options *o, frames_error *err);
 FRAMES_DEF int frames_reader_open_path(frames_reader **r, const char *path,
@@ -688,7 +731,7 @@ FRAMES_DEF frames_bytes frames_reader_meta_bytes(const frames_reader *r);
 /* Next frame: returns 1 (frame decoded into *f), 0 (end of trace) or a negative code.
    A frame whose payload does not decode returns FRAMES_E_DECODE with its index and
    offset; the next call continues with the following frame. A truncated tail is not an
-   error: the trace ends (0) and frames_reader_stat reports the cut. */
+   error: the trace ends (0) and frames_reader_info_get reports the cut. */
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f);
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
 /* Both at once: the decoded frame and where it came from (offset, size, payload). On
@@ -732,7 +775,7 @@ typedef struct frames_reader_info {
     int ocaml_accepts;        /* BAP's OCaml Frame_reader */
 } frames_reader_info;
 
-FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st);
+FRAMES_DEF int frames_reader_info_get(frames_reader *r, frames_reader_info *st);
 FRAMES_DEF const char *frames_reader_warning(const frames_reader *r, uint32_t i);
 
 /* Cursors: independent positions over a random-access reader, each with its own decoder,
@@ -812,6 +855,22 @@ FRAMES_DEF int frames_writer_open(frames_writer **w, const frames_sink *sink,
 FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
                                        const frames_writer_options *o,
                                        const frames_meta *meta, frames_error *err);
+/* Growing memory a memory sink writes into (caller storage: init / free). */
+typedef struct frames_membuf {
+    uint8_t *data;       /* the bytes written (FRAMES_MALLOC'd; NULL before the first) */
+    size_t size;         /* bytes written */
+    size_t cap;          /* bytes allocated */
+    size_t max;          /* writes that would grow it past max fail (0: no bound) */
+    void *alloc_ctx;
+} frames_membuf;
+
+FRAMES_DEF void frames_membuf_init(frames_membuf *m, void *alloc_ctx);
+FRAMES_DEF void frames_membuf_free(frames_membuf *m);   /* frees data; m can be reused */
+/* A seekable sink that appends to m (patch rewrites bytes already written), so that a
+   writer finishes its trace in memory: the counterpart of frames_reader_open_memory.
+   Closing the writer leaves the bytes in m. */
+FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m);
+
 #ifndef FRAMES_NO_POSIX
 /* Sink over an fd with write()/pwrite() only, so finishing is async-signal-safe when
    the writer uses caller buffers. The fd is not closed. patch is NULL for pipes. */
@@ -1212,7 +1271,9 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- message formatting */
+/* --------------------------------------------------------------------------------------
+   message formatting
+   -------------------------------------------------------------------------------------- */
 
 #ifdef FRAMES_NO_STDIO
 static void frames__fmt_put(char *buf, size_t cap, size_t *n, char c) {
@@ -1351,7 +1412,9 @@ static FRAMES__UNUSED size_t frames__fmt(char *buf, size_t cap, const char *fmt,
     return n;
 }
 
-/* ---------------------------------------------------------------- errors */
+/* --------------------------------------------------------------------------------------
+   errors
+   -------------------------------------------------------------------------------------- */
 
 /* The system's reason for the last failed call (errno), for messages. */
 static FRAMES__UNUSED const char *frames__syserr(void) {
@@ -1409,7 +1472,9 @@ static FRAMES__UNUSED void frames__clear_error(frames_error *err) {
     err->message[0] = 0;
 }
 
-/* ---------------------------------------------------------------- memory */
+/* --------------------------------------------------------------------------------------
+   memory
+   -------------------------------------------------------------------------------------- */
 
 /* Make room for `need` elements of `size` bytes in *arr (capacity *cap, doubled from 16):
    0, or -1 when out of memory or the size overflows (*arr and *cap unchanged). */
@@ -1433,7 +1498,9 @@ static FRAMES__UNUSED int frames__grow(void **arr, size_t *cap, size_t need, siz
 #define FRAMES__GROW(arr, cap, need, actx)                                                   \
     frames__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (actx))
 
-/* ---------------------------------------------------------------- little-endian words */
+/* --------------------------------------------------------------------------------------
+   little-endian words
+   -------------------------------------------------------------------------------------- */
 
 /* One load or store where the host is little-endian (the codec's hot paths read and
    write operands a word at a time; the trace-db walks do little else), bytes elsewhere. */
@@ -1503,7 +1570,9 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- errors and names */
+/* --------------------------------------------------------------------------------------
+   errors and names
+   -------------------------------------------------------------------------------------- */
 
 #define FRAMES__ERROR_CASE(name, value, message) case name: return message;
 FRAMES_DEF const char *frames_strerror(int code) {
@@ -1518,15 +1587,16 @@ FRAMES_DEF frames_bytes frames_str(const char *s) {
     return frames_bytes_of(s, s ? strlen(s) : 0);
 }
 
-FRAMES_DEF frames_limits frames_limits_default(void) {
-    frames_limits l;
-    l.max_frame_size = 256u << 20;
-    l.max_depth = 64;
-    l.max_scratch = (size_t)1 << 30;
-    return l;
+FRAMES_DEF void frames_limits_default(frames_limits *l) {
+    memset(l, 0, sizeof *l);
+    l->max_frame_size = 256u << 20;
+    l->max_depth = 64;
+    l->max_scratch = (size_t)1 << 30;
 }
 
-/* ---------------------------------------------------------------- wire primitives */
+/* --------------------------------------------------------------------------------------
+   wire primitives
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__VARINT = 0, FRAMES__I64 = 1, FRAMES__LEN = 2, FRAMES__SGROUP = 3,
        FRAMES__EGROUP = 4, FRAMES__I32 = 5 };
@@ -1756,7 +1826,9 @@ static void frames__variant(frames__dec *x, uint32_t set) {
     else if (set & (set - 1)) x->flags |= FRAMES_FF_MULTI_OPTION;
 }
 
-/* ---------------------------------------------------------------- decoder arena */
+/* --------------------------------------------------------------------------------------
+   decoder arena
+   -------------------------------------------------------------------------------------- */
 
 /* Overflow blocks used while a decoder's main block is too small; merged into one
    larger main block at the next reset, so steady state is a single block. */
@@ -1770,7 +1842,7 @@ FRAMES_DEF void frames_decoder_init(frames_decoder *d, void *buf, size_t cap, vo
     d->frames__base = (uint8_t *)buf;
     d->frames__cap = buf ? cap : 0;
     d->frames__owned = buf == NULL;
-    d->limits = frames_limits_default();
+    frames_limits_default(&d->limits);
     d->alloc_ctx = alloc_ctx;
 }
 
@@ -1906,7 +1978,9 @@ static int frames__count_elems(frames__dec *x, const uint8_t *p, const uint8_t *
     return 0;
 }
 
-/* ---------------------------------------------------------------- message decoders */
+/* --------------------------------------------------------------------------------------
+   message decoders
+   -------------------------------------------------------------------------------------- */
 /* One function per message, in schema order. Each reads fields in any order, keeps the
    last value of scalars, merges repeated occurrences of singular messages, skips
    unknown fields, and records what it saw in x->flags. */
@@ -2084,7 +2158,9 @@ static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_
     return 0;
 }
 
-/* ---------------------------------------------------------------- fast path */
+/* --------------------------------------------------------------------------------------
+   fast path
+   -------------------------------------------------------------------------------------- */
 /* Every writer emits operand_info the same way (libprotobuf's canonical encoding: fields
    in ascending order, minimal varints, bools 0 or 1, one option in each variant), and it
    is most of every std_frame. Decoding exactly that shape needs no field dispatch, order
@@ -2924,7 +3000,9 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
     return rc;
 }
 
-/* ---------------------------------------------------------------- meta frame */
+/* --------------------------------------------------------------------------------------
+   meta frame
+   -------------------------------------------------------------------------------------- */
 
 /* Appends the field-`field` strings of a message to (*list, *n); counted first so that a
    long list costs one allocation. */
@@ -3065,7 +3143,9 @@ FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t le
     return rc;
 }
 
-/* ---------------------------------------------------------------- message encoders */
+/* --------------------------------------------------------------------------------------
+   message encoders
+   -------------------------------------------------------------------------------------- */
 /* Messages are written back to front: a submessage's content is written first, and its
    length prefix and tag are then put in front of it, so sizes are known without a
    separate sizing pass. Fields therefore go in descending order here, which yields the
@@ -3539,7 +3619,9 @@ FRAMES_DEF int frames_validate_frame(const frames_frame *f, frames_error *err) {
     return FRAMES_OK;
 }
 
-/* ---- a std_frame of plain operands, written in place front to back */
+/* --------------------------------------------------------------------------------------
+   a std_frame of plain operands, written in place front to back
+   -------------------------------------------------------------------------------------- */
 /* What tracers write nearly every time. The back-to-front encoder above leaves the
    frame at the end of the buffer, and moving it to the start cost 8-10 ns of 70 per
    frame (the copy reads bytes still in flight from the encoder's stores). Plain
@@ -3817,7 +3899,9 @@ FRAMES_DEF int frames_encode_meta(const frames_meta *m, void *buf, size_t cap, s
     e.end = buf ? (uint8_t *)buf + cap : NULL;
     return frames__finish_encoding(frames__enc_meta(e, m), buf, e.cap, len, err, "meta frame");
 }
-/* ---------------------------------------------------------------- container: reader */
+/* --------------------------------------------------------------------------------------
+   container: reader
+   -------------------------------------------------------------------------------------- */
 
 #define FRAMES__MAX_WARNINGS 16
 
@@ -3905,7 +3989,7 @@ static void frames__warn(frames_reader *r, const char *fmt, ...) {
 
 FRAMES_DEF void frames_reader_options_default(frames_reader_options *o) {
     memset(o, 0, sizeof *o);
-    o->limits = frames_limits_default();
+    frames_limits_default(&o->limits);
     o->index_stride = 256;
 }
 
@@ -4451,7 +4535,8 @@ static frames_reader *frames__new_reader(const frames_reader_options *o) {
     memset(r, 0, sizeof *r);
     r->opt = *o;
     { /* a zero limit means its default, field by field (a zeroed options struct works) */
-        frames_limits def = frames_limits_default();
+        frames_limits def;
+        frames_limits_default(&def);
         if (r->opt.limits.max_frame_size == 0) r->opt.limits.max_frame_size = def.max_frame_size;
         if (r->opt.limits.max_depth == 0) r->opt.limits.max_depth = def.max_depth;
         if (r->opt.limits.max_scratch == 0) r->opt.limits.max_scratch = def.max_scratch;
@@ -5179,7 +5264,7 @@ static void frames__judge_readers(frames_reader *r, frames_reader_info *st) {
                         !(r->flags_seen & FRAMES_FF_PIQIRUN_REJECTS);
 }
 
-FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st) {
+FRAMES_DEF int frames_reader_info_get(frames_reader *r, frames_reader_info *st) {
     memset(st, 0, sizeof *st);
     if (!r->stream && !r->toc_usable && frames__scan(r) < 0) return r->err.code;
     if (!r->stream && r->finished && r->t_valid && r->m) {
@@ -5268,7 +5353,9 @@ FRAMES_DEF void frames_cursor_close(frames_cursor *c) {
     if (c->allocated) FRAMES_FREE(c, c->r->opt.alloc_ctx);
 }
 
-/* ---------------------------------------------------------------- container: writer */
+/* --------------------------------------------------------------------------------------
+   container: writer
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__W_OPEN = 0, FRAMES__W_FINISHED = 1, FRAMES__W_FAILED = 2 };
 
@@ -5646,7 +5733,7 @@ FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_optio
     o->arch = r->hdr.arch;
     o->machine = r->hdr.machine;
     if (r->has_meta) o->meta_raw = r->meta_bytes;
-    if (frames_reader_stat(r, &st) < 0) return;
+    if (frames_reader_info_get(r, &st) < 0) return;
     if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
         o->frames_per_toc = st.frames_per_toc;
     if (frames__writable_toc(st.toc)) o->toc = st.toc;
@@ -5685,7 +5772,7 @@ FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frame
     rep->frames = frames_writer_count(&w);
     if (fin < 0 && err) *err = w.frames__err;
     frames_writer_abandon(&w);
-    if (frames_reader_stat(r, &st) == FRAMES_OK) {
+    if (frames_reader_info_get(r, &st) == FRAMES_OK) {
         rep->was_finished = st.finished;
         rep->input_toc = st.toc;
         if (st.truncated) {
@@ -5697,6 +5784,46 @@ FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frame
 }
 
 /* -- sinks */
+
+FRAMES_DEF void frames_membuf_init(frames_membuf *m, void *alloc_ctx) {
+    memset(m, 0, sizeof *m);
+    m->alloc_ctx = alloc_ctx;
+}
+
+FRAMES_DEF void frames_membuf_free(frames_membuf *m) {
+    void *ctx = m->alloc_ctx;
+    size_t max = m->max;
+    if (m->data) FRAMES_FREE(m->data, ctx);
+    frames_membuf_init(m, ctx);
+    m->max = max;
+}
+
+static int frames__mem_write(void *ctx, const void *data, size_t len) {
+    frames_membuf *m = (frames_membuf *)ctx;
+    if (len == 0) return FRAMES_OK;
+    if (len > (size_t)-1 - m->size || (m->max && m->size + len > m->max)) return FRAMES_E_LIMIT;
+    if (frames__grow((void **)&m->data, &m->cap, m->size + len, 1, m->alloc_ctx) < 0)
+        return FRAMES_E_NOMEM;
+    memcpy(m->data + m->size, data, len);
+    m->size += len;
+    return FRAMES_OK;
+}
+
+static int frames__mem_patch(void *ctx, uint64_t offset, const void *data, size_t len) {
+    frames_membuf *m = (frames_membuf *)ctx;
+    if (offset > m->size || len > m->size - offset) return FRAMES_E_RANGE;
+    memcpy(m->data + offset, data, len);
+    return FRAMES_OK;
+}
+
+FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m) {
+    frames_sink s;
+    memset(&s, 0, sizeof s);
+    s.ctx = m;
+    s.write = frames__mem_write;
+    s.patch = frames__mem_patch;
+    return s;
+}
 
 #ifndef FRAMES_NO_POSIX
 static int frames__fd_write(void *ctx, const void *data, size_t len) {
@@ -5823,7 +5950,9 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
 #endif
 }
 
-/* ---------------------------------------------------------------- names */
+/* --------------------------------------------------------------------------------------
+   names
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
     /* enum frame_architecture of libtrace's frame_arch.h (a frozen copy of old BFD) */
@@ -5837,7 +5966,7 @@ FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
         "avr", "bfin", "cr16", "cr16c", "crx", "cris", "rx", "s390", "score", "openrisc", "mmix",
         "xstormy16", "msp430", "xc16x", "xtensa", "z80", "lm32", "microblaze", "6502",
         "aarch64", "8051", "sm83", "hexagon", "last"};
-    return arch < sizeof names / sizeof names[0] ? names[arch] : NULL;
+    return arch < sizeof names / sizeof names[0] ? names[arch] : "unknown";
 }
 
 FRAMES_DEF const char *frames_kind_name(int kind) {
@@ -5850,10 +5979,12 @@ FRAMES_DEF const char *frames_kind_name(int kind) {
 FRAMES_DEF const char *frames_toc_name(int toc) {
     static const char *const names[] = {"none", "libtrace", "ceil", "tracewrap", "ceil-zero",
                                         "shifted", "block-starts", "readme", "invalid"};
-    return toc >= 0 && toc <= 8 ? names[toc] : "invalid";
+    return toc >= 0 && toc <= 8 ? names[toc] : "unknown";
 }
 
-/* ---------------------------------------------------------------- printing */
+/* --------------------------------------------------------------------------------------
+   printing
+   -------------------------------------------------------------------------------------- */
 #ifndef FRAMES_NO_TEXT
 
 typedef struct frames__pr {
@@ -6514,7 +6645,9 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n) {
 #endif
 #endif /* FRAMES_NO_TEXT */
 
-/* ---------------------------------------------------------------- recording API */
+/* --------------------------------------------------------------------------------------
+   recording API
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__REC_IDLE = 0, FRAMES__REC_OPEN = 1, FRAMES__REC_SKIPPED = 2 };
 
@@ -6920,9 +7053,25 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #endif /* FRAMES_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */

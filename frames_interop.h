@@ -36,11 +36,11 @@
    Coverage of a trace as a drcov file:
 
        frames_cov *cov; frames_frame f; int rc;
-       frames_cov_create(&cov, NULL, &err);
+       frames_cov_open(&cov, NULL, &err);
        while ((rc = frames_reader_next(r, &f)) > 0) frames_cov_add_frame(cov, &f);
        frames_cov_finish(cov);
        frames_cov_write_drcov(cov, frames_out_file, out);   // FILE *out opened "wb"
-       frames_cov_free(cov);
+       frames_cov_close(cov);
 
    Options: the FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE
    macros of frames.h apply here too. The writers (drcov, Tenet) need the text printers
@@ -110,15 +110,29 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
-   Coverage     frames_cov_create / _add_module / _add_frame / _finish / _info /
+   Coverage     frames_cov_open / _add_module / _add_frame / _finish / _info /
                 _module / _blocks / _write_drcov / _error / _free
    Tenet        frames_tenet_arch_of / _arch_name / _arch_parse / _arch_reg,
-                frames_tenet_create / _add_frame / _finish / _info / _error / _free
-   Statistics   frames_stats_create / _add_frame / _finish / _summary / _hottest /
+                frames_tenet_open / _add_frame / _finish / _info / _error / _free
+   Statistics   frames_stats_open / _add_frame / _finish / _summary / _hottest /
                 _syscalls / _threads / _modules / _error / _free
    Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
                 output with frames_writer_options_like to keep the source's container)
    Splitting    frames_split_alignment, frames_split_ranges
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Coverage: basic blocks and drcov
+   Tenet text traces
+   Statistics
+   Slicing and splitting
+   IMPLEMENTATION
+     Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
+     Coverage
+     Tenet
+     Statistics
+     Slicing and splitting
 */
 
 #ifndef FRAMES_INTEROP_H_INCLUDED
@@ -159,7 +173,7 @@ typedef struct frames_cov_info {
     size_t nblocks;            /* unique blocks so far (all of them after finish) */
 } frames_cov_info;
 
-FRAMES_DEF int frames_cov_create(frames_cov **c, void *alloc_ctx, frames_error *err);
+FRAMES_DEF int frames_cov_open(frames_cov **c, void *alloc_ctx, frames_error *err);
 /* An explicit module [base, end). Once one is added, modload frames are ignored. */
 FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
                                      uint64_t base, uint64_t end);
@@ -171,7 +185,7 @@ FRAMES_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info);
 FRAMES_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id);
 FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n);
 FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c);
-FRAMES_DEF void frames_cov_free(frames_cov *c);
+FRAMES_DEF void frames_cov_close(frames_cov *c);
 #ifndef FRAMES_NO_TEXT
 /* The whole drcov file (text header + binary table) through `out` (after finish). */
 FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx);
@@ -216,7 +230,7 @@ typedef struct frames_tenet_info {
 
 #ifndef FRAMES_NO_TEXT
 /* thread_id NULL: convert the thread of the first std_frame. */
-FRAMES_DEF int frames_tenet_create(frames_tenet **t, frames_tenet_arch arch,
+FRAMES_DEF int frames_tenet_open(frames_tenet **t, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err);
 /* One line per std_frame of the chosen thread, through `out`: held back until the first
@@ -227,7 +241,7 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
 FRAMES_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx);
 FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info);
 FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t);
-FRAMES_DEF void frames_tenet_free(frames_tenet *t);
+FRAMES_DEF void frames_tenet_close(frames_tenet *t);
 #endif
 
 /* ======================================================================================
@@ -268,7 +282,7 @@ typedef struct frames_stats_summary {
     uint64_t modules;
 } frames_stats_summary;
 
-FRAMES_DEF int frames_stats_create(frames_stats **s, void *alloc_ctx, frames_error *err);
+FRAMES_DEF int frames_stats_open(frames_stats **s, void *alloc_ctx, frames_error *err);
 FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
 /* Sort the thread and syscall tables. Call once, after the last frame. */
 FRAMES_DEF int frames_stats_finish(frames_stats *s);
@@ -280,7 +294,7 @@ FRAMES_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s
 FRAMES_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n);
 FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n);
 FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s);
-FRAMES_DEF void frames_stats_free(frames_stats *s);
+FRAMES_DEF void frames_stats_close(frames_stats *s);
 
 /* ======================================================================================
    Slicing and splitting
@@ -344,21 +358,21 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
-typedef struct frames__ix_slot {
+typedef struct frames__interop_slot {
     uint64_t key, count, aux;
     uint64_t used;
-} frames__ix_slot;
+} frames__interop_slot;
 
-typedef struct frames__ix_map {
-    frames__ix_slot *slots;
+typedef struct frames__interop_map {
+    frames__interop_slot *slots;
     size_t cap, len;       /* cap is a power of two (or 0) */
-} frames__ix_map;
+} frames__interop_map;
 
-static size_t frames__ix_hash(uint64_t k) {
+static size_t frames__interop_hash(uint64_t k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdull;
     k ^= k >> 33;
@@ -367,16 +381,16 @@ static size_t frames__ix_hash(uint64_t k) {
     return (size_t)k;
 }
 
-static int frames__ix_map_grow(frames__ix_map *m, void *actx) {
+static int frames__interop_map_grow(frames__interop_map *m, void *actx) {
     size_t ncap = m->cap ? m->cap * 2 : 64, i;
-    frames__ix_slot *ns;
+    frames__interop_slot *ns;
     if (ncap < m->cap || ncap > (size_t)-1 / sizeof *ns) return -1;
-    ns = (frames__ix_slot *)FRAMES_MALLOC(ncap * sizeof *ns, actx);
+    ns = (frames__interop_slot *)FRAMES_MALLOC(ncap * sizeof *ns, actx);
     if (!ns) return -1;
     memset(ns, 0, ncap * sizeof *ns);
     for (i = 0; i < m->cap; i++) {
         if (m->slots[i].used) {
-            size_t j = frames__ix_hash(m->slots[i].key) & (ncap - 1);
+            size_t j = frames__interop_hash(m->slots[i].key) & (ncap - 1);
             while (ns[j].used) j = (j + 1) & (ncap - 1);
             ns[j] = m->slots[i];
         }
@@ -388,12 +402,12 @@ static int frames__ix_map_grow(frames__ix_map *m, void *actx) {
 }
 
 /* The slot of key, created (zeroed, *fresh = 1) if absent. NULL when out of memory. */
-static frames__ix_slot *frames__ix_map_put(frames__ix_map *m, uint64_t key, int *fresh,
+static frames__interop_slot *frames__interop_map_put(frames__interop_map *m, uint64_t key, int *fresh,
                                            void *actx) {
     size_t j;
     *fresh = 0;
-    if ((m->len + 1) * 10 > m->cap * 7 && frames__ix_map_grow(m, actx) < 0) return NULL;
-    j = frames__ix_hash(key) & (m->cap - 1);
+    if ((m->len + 1) * 10 > m->cap * 7 && frames__interop_map_grow(m, actx) < 0) return NULL;
+    j = frames__interop_hash(key) & (m->cap - 1);
     while (m->slots[j].used) {
         if (m->slots[j].key == key) return &m->slots[j];
         j = (j + 1) & (m->cap - 1);
@@ -407,35 +421,35 @@ static frames__ix_slot *frames__ix_map_put(frames__ix_map *m, uint64_t key, int 
     return &m->slots[j];
 }
 
-static void frames__ix_map_free(frames__ix_map *m, void *actx) {
+static void frames__interop_map_free(frames__interop_map *m, void *actx) {
     FRAMES_FREE(m->slots, actx);
     m->slots = NULL;
     m->cap = m->len = 0;
 }
 
-#define FRAMES__IX_NOMOD 0xffffffffu
-#define FRAMES__IX_MAXMODS 65535u
+#define FRAMES__INTEROP_NOMOD 0xffffffffu
+#define FRAMES__INTEROP_MAXMODS 65535u
 
-typedef struct frames__ix_mod {
+typedef struct frames__interop_mod {
     char *name;
     size_t name_len;
     uint64_t base, end;
-} frames__ix_mod;
+} frames__interop_mod;
 
-typedef struct frames__ix_mods {
-    frames__ix_mod *v;
+typedef struct frames__interop_mods {
+    frames__interop_mod *v;
     size_t n, cap;
     uint32_t last;       /* cache: index of the last module found */
     int overlap;         /* some modules overlap: search newest first every time */
     uint64_t ignored;
-} frames__ix_mods;
+} frames__interop_mods;
 
 /* Adds [base, end); 1 added, 0 ignored (empty range or table full), -1 out of memory. */
-static int frames__ix_mods_add(frames__ix_mods *t, const void *name, size_t len, uint64_t base,
+static int frames__interop_mods_add(frames__interop_mods *t, const void *name, size_t len, uint64_t base,
                                uint64_t end, void *actx) {
-    frames__ix_mod *m;
+    frames__interop_mod *m;
     size_t i;
-    if (base >= end || t->n >= FRAMES__IX_MAXMODS) {
+    if (base >= end || t->n >= FRAMES__INTEROP_MAXMODS) {
         t->ignored++;
         return 0;
     }
@@ -452,11 +466,11 @@ static int frames__ix_mods_add(frames__ix_mods *t, const void *name, size_t len,
     for (i = 0; i < t->n; i++)
         if (t->v[i].base < end && base < t->v[i].end) t->overlap = 1;
     t->n++;
-    t->last = FRAMES__IX_NOMOD;
+    t->last = FRAMES__INTEROP_NOMOD;
     return 1;
 }
 
-static int frames__ix_mods_add_modload(frames__ix_mods *t, const frames_modload_frame *ml,
+static int frames__interop_mods_add_modload(frames__interop_mods *t, const frames_modload_frame *ml,
                                        void *actx) {
     uint64_t end;
     if (ml->low_address > ml->high_address) {
@@ -464,45 +478,45 @@ static int frames__ix_mods_add_modload(frames__ix_mods *t, const frames_modload_
         return 0;
     }
     end = ml->high_address == UINT64_MAX ? UINT64_MAX : ml->high_address + 1;
-    return frames__ix_mods_add(t, ml->module_name.ptr, ml->module_name.len, ml->low_address,
+    return frames__interop_mods_add(t, ml->module_name.ptr, ml->module_name.len, ml->low_address,
                                end, actx);
 }
 
-/* The most recently added module containing pc, or FRAMES__IX_NOMOD. */
-static uint32_t frames__ix_mods_find(frames__ix_mods *t, uint64_t pc) {
+/* The most recently added module containing pc, or FRAMES__INTEROP_NOMOD. */
+static uint32_t frames__interop_mods_find(frames__interop_mods *t, uint64_t pc) {
     size_t i;
-    if (!t->overlap && t->last != FRAMES__IX_NOMOD && pc >= t->v[t->last].base &&
+    if (!t->overlap && t->last != FRAMES__INTEROP_NOMOD && pc >= t->v[t->last].base &&
         pc < t->v[t->last].end)
         return t->last;
     for (i = t->n; i-- > 0;)
         if (pc >= t->v[i].base && pc < t->v[i].end) return t->last = (uint32_t)i;
-    return FRAMES__IX_NOMOD;
+    return FRAMES__INTEROP_NOMOD;
 }
 
-static void frames__ix_mods_free(frames__ix_mods *t, void *actx) {
+static void frames__interop_mods_free(frames__interop_mods *t, void *actx) {
     size_t i;
     for (i = 0; i < t->n; i++) FRAMES_FREE(t->v[i].name, actx);
     FRAMES_FREE(t->v, actx);
     memset(t, 0, sizeof *t);
 }
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Coverage
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
-typedef struct frames__ix_thread_block {
+typedef struct frames__interop_thread_block {
     uint64_t start, next;
     uint32_t module;
     int open;
-} frames__ix_thread_block;
+} frames__interop_thread_block;
 
 struct frames_cov {
-    frames__ix_mods mods;
+    frames__interop_mods mods;
     int explicit_mods;
-    frames__ix_map threads;                /* tid -> aux = index in thr */
-    frames__ix_thread_block *thr;
+    frames__interop_map threads;                /* tid -> aux = index in thr */
+    frames__interop_thread_block *thr;
     size_t nthr, capthr;
-    frames__ix_map blockset;               /* packed (module, offset, size) */
+    frames__interop_map blockset;               /* packed (module, offset, size) */
     frames_cov_block *blocks;
     size_t nblocks, capblocks;
     frames_cov_module *pub;                /* public view of the module table */
@@ -513,7 +527,7 @@ struct frames_cov {
     frames_error err;
 };
 
-FRAMES_DEF int frames_cov_create(frames_cov **out, void *alloc_ctx, frames_error *err) {
+FRAMES_DEF int frames_cov_open(frames_cov **out, void *alloc_ctx, frames_error *err) {
     frames_cov *c = (frames_cov *)FRAMES_MALLOC(sizeof *c, alloc_ctx);
     *out = NULL;
     if (!c) {
@@ -522,7 +536,7 @@ FRAMES_DEF int frames_cov_create(frames_cov **out, void *alloc_ctx, frames_error
     }
     memset(c, 0, sizeof *c);
     c->actx = alloc_ctx;
-    c->mods.last = FRAMES__IX_NOMOD;
+    c->mods.last = FRAMES__INTEROP_NOMOD;
     frames__clear_error(&c->err);
     *out = c;
     return FRAMES_OK;
@@ -548,11 +562,11 @@ FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t nam
         return FRAMES_E_INVALID;
     }
     c->explicit_mods = 1;
-    rc = frames__ix_mods_add(&c->mods, name, name_len, base, end, c->actx);
+    rc = frames__interop_mods_add(&c->mods, name, name_len, base, end, c->actx);
     if (rc < 0) return frames__cov_nomem(c);
     if (rc == 0) {
         frames__fail(&c->err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: more than %u modules",
-                          FRAMES__IX_MAXMODS);
+                          FRAMES__INTEROP_MAXMODS);
         return FRAMES_E_LIMIT;
     }
     return FRAMES_OK;
@@ -569,7 +583,7 @@ static int frames__cov_emit(frames_cov *c, uint64_t start, uint64_t next, uint32
         } else {
             uint64_t key = ((uint64_t)m << 48) | (off << 16) | size;
             int fresh;
-            frames__ix_slot *s = frames__ix_map_put(&c->blockset, key, &fresh, c->actx);
+            frames__interop_slot *s = frames__interop_map_put(&c->blockset, key, &fresh, c->actx);
             if (!s) return frames__cov_nomem(c);
             if (fresh) {
                 frames_cov_block *b;
@@ -586,9 +600,9 @@ static int frames__cov_emit(frames_cov *c, uint64_t start, uint64_t next, uint32
     return FRAMES_OK;
 }
 
-static frames__ix_thread_block *frames__cov_thread(frames_cov *c, uint64_t tid) {
+static frames__interop_thread_block *frames__cov_thread(frames_cov *c, uint64_t tid) {
     int fresh;
-    frames__ix_slot *s = frames__ix_map_put(&c->threads, tid, &fresh, c->actx);
+    frames__interop_slot *s = frames__interop_map_put(&c->threads, tid, &fresh, c->actx);
     if (!s) return NULL;
     if (fresh) {
         if (FRAMES__GROW(c->thr, c->capthr, (c->nthr) + 1, c->actx) < 0)
@@ -602,7 +616,7 @@ static frames__ix_thread_block *frames__cov_thread(frames_cov *c, uint64_t tid) 
 }
 
 FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
-    frames__ix_thread_block *t;
+    frames__interop_thread_block *t;
     uint64_t pc, len, next;
     uint32_t m;
     if (c->finished) {
@@ -611,7 +625,7 @@ FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
     }
     if (f->kind == FRAMES_KIND_MODLOAD) {
         if (!c->explicit_mods &&
-            frames__ix_mods_add_modload(&c->mods, &f->modload, c->actx) < 0)
+            frames__interop_mods_add_modload(&c->mods, &f->modload, c->actx) < 0)
             return frames__cov_nomem(c);
         return FRAMES_OK;
     }
@@ -620,7 +634,7 @@ FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
     len = f->std.rawbytes.len ? (uint64_t)f->std.rawbytes.len : 1;
     next = pc + len < pc ? UINT64_MAX : pc + len;
     c->info.instructions++;
-    m = frames__ix_mods_find(&c->mods, pc);
+    m = frames__interop_mods_find(&c->mods, pc);
     t = frames__cov_thread(c, f->std.thread_id);
     if (!t) return frames__cov_nomem(c);
     if (t->open && t->next == pc && t->module == m) {
@@ -632,7 +646,7 @@ FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
         t->open = 0;
         if (rc < 0) return rc;
     }
-    if (m == FRAMES__IX_NOMOD) {
+    if (m == FRAMES__INTEROP_NOMOD) {
         c->info.outside++;
         return FRAMES_OK;
     }
@@ -693,11 +707,11 @@ FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t
 
 FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c) { return &c->err; }
 
-FRAMES_DEF void frames_cov_free(frames_cov *c) {
+FRAMES_DEF void frames_cov_close(frames_cov *c) {
     if (!c) return;
-    frames__ix_mods_free(&c->mods, c->actx);
-    frames__ix_map_free(&c->threads, c->actx);
-    frames__ix_map_free(&c->blockset, c->actx);
+    frames__interop_mods_free(&c->mods, c->actx);
+    frames__interop_map_free(&c->threads, c->actx);
+    frames__interop_map_free(&c->blockset, c->actx);
     FRAMES_FREE(c->thr, c->actx);
     FRAMES_FREE(c->blocks, c->actx);
     FRAMES_FREE(c->pub, c->actx);
@@ -705,8 +719,8 @@ FRAMES_DEF void frames_cov_free(frames_cov *c) {
 }
 
 #ifndef FRAMES_NO_TEXT
-static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) FRAMES__PRINTF(3, 4);
-static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) {
+static int frames__interop_put(frames_out_fn out, void *ctx, const char *fmt, ...) FRAMES__PRINTF(3, 4);
+static int frames__interop_put(frames_out_fn out, void *ctx, const char *fmt, ...) {
     char buf[160];
     int n;
     va_list ap;
@@ -719,7 +733,7 @@ static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) {
 }
 
 /* Module path for the table: control characters would split the line. */
-static int frames__ix_put_path(frames_out_fn out, void *ctx, const char *s, size_t n) {
+static int frames__interop_put_path(frames_out_fn out, void *ctx, const char *s, size_t n) {
     char buf[256];
     size_t i, k = 0;
     if (n == 0) return out(ctx, "<unnamed>", 9) ? FRAMES_E_IO : FRAMES_OK;
@@ -739,21 +753,21 @@ FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, vo
     unsigned char entry[8 * 128];
     size_t k = 0;
     if (!c->finished) return FRAMES_E_STATE;
-    if (frames__ix_put(out, ctx,
+    if (frames__interop_put(out, ctx,
                        "DRCOV VERSION: 2\nDRCOV FLAVOR: drcov\n"
                        "Module Table: version 2, count %u\n"
                        "Columns: id, base, end, entry, checksum, timestamp, path\n",
                        (unsigned)c->mods.n) < 0)
         return FRAMES_E_IO;
     for (i = 0; i < c->mods.n; i++) {
-        const frames__ix_mod *m = &c->mods.v[i];
-        if (frames__ix_put(out, ctx, "%3u, 0x%016llx, 0x%016llx, 0x%016llx, 0x%08x, 0x%08x, ",
+        const frames__interop_mod *m = &c->mods.v[i];
+        if (frames__interop_put(out, ctx, "%3u, 0x%016llx, 0x%016llx, 0x%016llx, 0x%08x, 0x%08x, ",
                            (unsigned)i, (unsigned long long)m->base,
                            (unsigned long long)m->end, 0ull, 0u, 0u) < 0 ||
-            frames__ix_put_path(out, ctx, m->name, m->name_len) < 0 || out(ctx, "\n", 1))
+            frames__interop_put_path(out, ctx, m->name, m->name_len) < 0 || out(ctx, "\n", 1))
             return FRAMES_E_IO;
     }
-    if (frames__ix_put(out, ctx, "BB Table: %llu bbs\n", (unsigned long long)c->nblocks) < 0)
+    if (frames__interop_put(out, ctx, "BB Table: %llu bbs\n", (unsigned long long)c->nblocks) < 0)
         return FRAMES_E_IO;
     for (i = 0; i < c->nblocks; i++) {
         const frames_cov_block *b = &c->blocks[i];
@@ -777,9 +791,9 @@ FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, vo
 }
 #endif
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Tenet
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
     if (arch == FRAMES_ARCH_I386) return machine == FRAMES_MACH_X86_64 ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
@@ -822,7 +836,7 @@ FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
-static uint64_t frames__ix_le(frames_bytes b) {
+static uint64_t frames__interop_le(frames_bytes b) {
     uint64_t v = 0;
     size_t i, n = b.len < 8 ? b.len : 8;
     for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
@@ -832,7 +846,7 @@ static uint64_t frames__ix_le(frames_bytes b) {
 /* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
    the length. The Tenet writer formats several numbers per instruction: snprintf was the
    largest cost of the conversion (measured with callgrind on bench/bench_interop). */
-static size_t frames__ix_hex(char *dst, uint64_t v) {
+static size_t frames__interop_hex(char *dst, uint64_t v) {
     static const char digits[] = "0123456789abcdef";
     char tmp[16];
     size_t n = 0, i;
@@ -879,7 +893,7 @@ struct frames_tenet {
     frames_error err;
 };
 
-FRAMES_DEF int frames_tenet_create(frames_tenet **out, frames_tenet_arch arch,
+FRAMES_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err) {
     frames_tenet *t;
@@ -993,7 +1007,7 @@ static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t
             continue;
         }
         bit = 1u << r;
-        v = frames__ix_le(ops[i].value) & t->mask;
+        v = frames__interop_le(ops[i].value) & t->mask;
         if (post) {
             t->written |= bit;
         } else if (t->holding && !(t->known & bit) && !(t->written & bit)) {
@@ -1031,7 +1045,7 @@ static size_t frames__tn_item(char *line, const char *name, uint64_t v) {
     size_t k = strlen(name), n;
     memcpy(line, name, k);
     line[k] = '=';
-    n = k + 1 + frames__ix_hex(line + k + 1, v);
+    n = k + 1 + frames__interop_hex(line + k + 1, v);
     line[n++] = ',';
     return n;
 }
@@ -1091,7 +1105,7 @@ static int frames__tn_mem(frames_tenet *t, const frames_operand *ops, uint32_t n
         head[1] = 'm';
         head[2] = post ? 'w' : 'r';
         head[3] = '=';
-        hn = 4 + frames__ix_hex(head + 4, ops[i].address);
+        hn = 4 + frames__interop_hex(head + 4, ops[i].address);
         head[hn++] = ':';
         if (frames__tn_mem_append(t, head, hn) < 0) return -1;
         for (j = 0; j < ops[i].value.len; j++) {
@@ -1172,7 +1186,7 @@ FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *
 
 FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { return &t->err; }
 
-FRAMES_DEF void frames_tenet_free(frames_tenet *t) {
+FRAMES_DEF void frames_tenet_close(frames_tenet *t) {
     if (!t) return;
     FRAMES_FREE(t->mem, t->actx);
     FRAMES_FREE(t->hold, t->actx);
@@ -1180,25 +1194,25 @@ FRAMES_DEF void frames_tenet_free(frames_tenet *t) {
 }
 #endif /* FRAMES_NO_TEXT */
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Statistics
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
-typedef struct frames__ix_modstat {
+typedef struct frames__interop_modstat {
     uint64_t instructions, unique_pcs, covered_bytes;
-} frames__ix_modstat;
+} frames__interop_modstat;
 
 struct frames_stats {
     frames_stats_summary sum;
-    frames__ix_map pcs;            /* pc -> count; aux = length | (module + 1) << 32 */
-    frames__ix_map sys;            /* number -> count */
-    frames__ix_map thr;            /* tid -> aux = index in threads */
+    frames__interop_map pcs;            /* pc -> count; aux = length | (module + 1) << 32 */
+    frames__interop_map sys;            /* number -> count */
+    frames__interop_map thr;            /* tid -> aux = index in threads */
     frames_stats_thread *threads;
     size_t nthreads, capthreads;
     frames_stats_count *syscalls;
     size_t nsyscalls;
-    frames__ix_mods mods;
-    frames__ix_modstat *modstat;
+    frames__interop_mods mods;
+    frames__interop_modstat *modstat;
     size_t capmodstat;
     frames_stats_module *pubmods;
     int finished;
@@ -1206,7 +1220,7 @@ struct frames_stats {
     frames_error err;
 };
 
-FRAMES_DEF int frames_stats_create(frames_stats **out, void *alloc_ctx, frames_error *err) {
+FRAMES_DEF int frames_stats_open(frames_stats **out, void *alloc_ctx, frames_error *err) {
     frames_stats *s = (frames_stats *)FRAMES_MALLOC(sizeof *s, alloc_ctx);
     *out = NULL;
     if (!s) {
@@ -1215,7 +1229,7 @@ FRAMES_DEF int frames_stats_create(frames_stats **out, void *alloc_ctx, frames_e
     }
     memset(s, 0, sizeof *s);
     s->actx = alloc_ctx;
-    s->mods.last = FRAMES__IX_NOMOD;
+    s->mods.last = FRAMES__INTEROP_NOMOD;
     frames__clear_error(&s->err);
     *out = s;
     return FRAMES_OK;
@@ -1229,7 +1243,7 @@ static int frames__st_nomem(frames_stats *s) {
 
 static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
     int fresh;
-    frames__ix_slot *slot = frames__ix_map_put(&s->thr, tid, &fresh, s->actx);
+    frames__interop_slot *slot = frames__interop_map_put(&s->thr, tid, &fresh, s->actx);
     if (!slot) return NULL;
     if (fresh) {
         if (FRAMES__GROW(s->threads, s->capthreads, (s->nthreads) + 1, s->actx) < 0)
@@ -1244,19 +1258,19 @@ static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
 
 static int frames__st_instruction(frames_stats *s, const frames_std_frame *f) {
     int fresh;
-    uint32_t m = frames__ix_mods_find(&s->mods, f->address);
-    frames__ix_slot *slot = frames__ix_map_put(&s->pcs, f->address, &fresh, s->actx);
+    uint32_t m = frames__interop_mods_find(&s->mods, f->address);
+    frames__interop_slot *slot = frames__interop_map_put(&s->pcs, f->address, &fresh, s->actx);
     if (!slot) return -1;
     if (fresh) {
         uint64_t len = f->rawbytes.len ? (uint64_t)f->rawbytes.len : 1;
-        slot->aux = len | ((uint64_t)(m == FRAMES__IX_NOMOD ? 0 : m + 1) << 32);
-        if (m != FRAMES__IX_NOMOD) {
+        slot->aux = len | ((uint64_t)(m == FRAMES__INTEROP_NOMOD ? 0 : m + 1) << 32);
+        if (m != FRAMES__INTEROP_NOMOD) {
             s->modstat[m].unique_pcs++;
             s->modstat[m].covered_bytes += len;
         }
     }
     slot->count++;
-    if (m == FRAMES__IX_NOMOD) s->sum.outside++;
+    if (m == FRAMES__INTEROP_NOMOD) s->sum.outside++;
     else s->modstat[m].instructions++;
     return 0;
 }
@@ -1281,7 +1295,7 @@ FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
         break;
     case FRAMES_KIND_SYSCALL: {
         int fresh;
-        frames__ix_slot *slot = frames__ix_map_put(&s->sys, f->syscall.number, &fresh, s->actx);
+        frames__interop_slot *slot = frames__interop_map_put(&s->sys, f->syscall.number, &fresh, s->actx);
         if (!slot || !(t = frames__st_thread(s, f->syscall.thread_id))) return frames__st_nomem(s);
         slot->count++;
         t->frames++;
@@ -1295,7 +1309,7 @@ FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
         }
         break;
     case FRAMES_KIND_MODLOAD: {
-        int rc = frames__ix_mods_add_modload(&s->mods, &f->modload, s->actx);
+        int rc = frames__interop_mods_add_modload(&s->mods, &f->modload, s->actx);
         if (rc < 0) return frames__st_nomem(s);
         if (rc > 0) {
             if (FRAMES__GROW(s->modstat, s->capmodstat, (s->mods.n - 1) + 1, s->actx) < 0)
@@ -1427,12 +1441,12 @@ FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s
 
 FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s) { return &s->err; }
 
-FRAMES_DEF void frames_stats_free(frames_stats *s) {
+FRAMES_DEF void frames_stats_close(frames_stats *s) {
     if (!s) return;
-    frames__ix_map_free(&s->pcs, s->actx);
-    frames__ix_map_free(&s->sys, s->actx);
-    frames__ix_map_free(&s->thr, s->actx);
-    frames__ix_mods_free(&s->mods, s->actx);
+    frames__interop_map_free(&s->pcs, s->actx);
+    frames__interop_map_free(&s->sys, s->actx);
+    frames__interop_map_free(&s->thr, s->actx);
+    frames__interop_mods_free(&s->mods, s->actx);
     FRAMES_FREE(s->threads, s->actx);
     FRAMES_FREE(s->syscalls, s->actx);
     FRAMES_FREE(s->modstat, s->actx);
@@ -1440,9 +1454,9 @@ FRAMES_DEF void frames_stats_free(frames_stats *s) {
     FRAMES_FREE(s, s->actx);
 }
 
-/* ---------------------------------------------------------------------------------------
+/* --------------------------------------------------------------------------------------
    Slicing and splitting
-   --------------------------------------------------------------------------------------- */
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt) {
     memset(flt, 0, sizeof *flt);
@@ -1547,7 +1561,7 @@ reader_failed:
 
 FRAMES_DEF uint64_t frames_split_alignment(frames_reader *r) {
     frames_reader_info st;
-    if (frames_reader_stat(r, &st) == FRAMES_OK && st.toc_used && st.frames_per_toc > 0)
+    if (frames_reader_info_get(r, &st) == FRAMES_OK && st.toc_used && st.frames_per_toc > 0)
         return st.frames_per_toc;
     return 1;
 }
@@ -1580,9 +1594,25 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 #endif /* FRAMES_INTEROP_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */

@@ -38,15 +38,16 @@
    With perf sideband files (ptxed --pevent:*), before decoding:
 
        frames_pt_sb_config sb; frames_pt_sb_config_default(&sb);
-       sb.sample_type = 0x10086; sb.time_mult = ...; sb.sysroot = "/sysroot";
+       sb.sample_type = 0x10086; sb.sysroot = "/sysroot";
+       sb.time_mult = 1; sb.time_shift = 0;     // perf's time conversion (perf.data header)
        frames_pt_load_pevent(pt, &sb, "cpu0.pevent", 0, 0, 1, &err);   // primary
        frames_pt_load_pevent(pt, &sb, "cpu1.pevent", 0, 0, 0, &err);   // secondary
 
    From a perf.data file recorded with `perf record -e intel_pt//u --switch-events`:
 
        frames_perf *pd;
-       frames_perf_open_path(&pd, "perf.data", &err);
-       for (i = 0; i < frames_perf_nstreams(pd); i++) {
+       frames_perf_open_path(&pd, "perf.data", NULL, &err);   // NULL: alloc_ctx
+       for (size_t i = 0; i < frames_perf_nstreams(pd); i++) {
            frames_pt_options_default(&o);
            frames_perf_pt_options(pd, &o);                // cpu, timing, MTC from the file
            frames_pt_open(&pt, &o, &err);
@@ -101,6 +102,32 @@
      frames_pt_decode                   run the decoder, write frames, fill stats
      frames_pt_printer_*                ptxed --no-inst compatible text output
      frames_perf_*                      perf.data: header, attrs, AUX streams, sideband
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   x86 instruction decoding (length, class, direct branch target)
+   Perf sideband configuration (one per sideband source; ptxed's --pevent:* options)
+   Decoder options, callbacks and statistics
+   The decoder session
+   ptxed-compatible printing (the output of `ptxed --no-inst`)
+   perf.data
+   IMPLEMENTATION
+     Small helpers
+     x86 instruction decoding
+     Names, defaults, cpu strings
+     Session state
+     ELF PT_LOAD segments (ptxed --elf): own parser, little-endian 32/64-bit files
+     Perf sideband: records
+     Perf sideband: process contexts
+     Perf sideband: applying records
+     Session setup
+     Writing frames
+     Block path: the instructions of a block, decoded and encoded once per start
+     Decoding
+     Decoding: cycles that take no trace
+     ptxed-compatible printing
+     perf.data
 */
 #ifndef FRAMES_PT_H_INCLUDED
 #define FRAMES_PT_H_INCLUDED
@@ -437,7 +464,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **pd, const void *data, size_
 FRAMES_DEF int frames_perf_open_path(frames_perf **pd, const char *path, void *alloc_ctx,
                                      frames_error *err);
 FRAMES_DEF void frames_perf_close(frames_perf *pd);
-FRAMES_DEF const frames_perf_info *frames_perf_get_info(const frames_perf *pd);
+FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd);
 FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd);
 FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i);
 /* cpu, MTC/nominal frequencies and TSC:CTC ratio from the file into o. */
@@ -2459,14 +2486,16 @@ static int frames__pt_on_event(frames_pt *pt, const struct pt_event *ev, uint64_
 }
 
 /* --------------------------------------------------------------------------------------
-   Decoding that takes no trace. libipt follows direct jumps and calls without packets, so
-   a trace that leads the decoder into a cycle of them (crafted, or an ip in the middle
-   of an instruction) is decoded for ever. Progress is a move in the trace (a packet
-   taken: TIP, PTW, ...), an event, or a conditional branch or return (they may take a
-   bit of a TNT packet read before); without progress the decoder is deterministic, so
-   an instruction (block) start seen again is such a cycle. Brent's cycle detection finds it within about twice
-   the length of the path; FRAMES_PT_MAX_STALL bounds the path in any case.
+   Decoding: cycles that take no trace
    -------------------------------------------------------------------------------------- */
+
+/* libipt follows direct jumps and calls without packets, so a trace that leads the
+   decoder into a cycle of them (crafted, or an ip in the middle of an instruction) is
+   decoded for ever. Progress is a move in the trace (a packet taken: TIP, PTW, ...), an
+   event, or a conditional branch or return (they may take a bit of a TNT packet read
+   before); without progress the decoder is deterministic, so an instruction (block)
+   start seen again is such a cycle. Brent's cycle detection finds it within about twice
+   the length of the path; FRAMES_PT_MAX_STALL bounds the path in any case. */
 #ifndef FRAMES_PT_MAX_STALL
 #define FRAMES_PT_MAX_STALL ((uint64_t)1 << 24)
 #endif
@@ -3685,7 +3714,7 @@ FRAMES_DEF int frames_perf_open_path(frames_perf **out, const char *path, void *
     return FRAMES_OK;
 }
 
-FRAMES_DEF const frames_perf_info *frames_perf_get_info(const frames_perf *pd) { return &pd->info; }
+FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd) { return &pd->info; }
 FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd) { return pd->nstreams; }
 FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i) {
     return i < pd->nstreams ? &pd->streams[i] : NULL;
@@ -3749,3 +3778,27 @@ FRAMES_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt
 #endif
 #endif /* FRAMES_PT_IMPLEMENTATION_INCLUDED */
 #endif /* FRAMES_PT_IMPLEMENTATION */
+
+/*
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
+*/

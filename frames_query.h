@@ -25,20 +25,25 @@
        #define FRAMES_QUERY_IMPLEMENTATION
        #include "frames_query.h"
 
+   A callback that prints each result:
+
+       static int print_result(void *ctx, const fq_result *r) {
+           char line[4096];
+           (void)ctx;
+           fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
+           puts(line); return 0;                                  // nonzero stops
+       }
+
+   A query over a trace-db trace:
+
        fq_trace *t; fq_query *q; fq_plan *p; frames_error err; uint64_t n;
        if (fq_trace_open_path(&t, "small.trace", NULL, &err) < 0) die(err.message);
-       q = fq_query_new(NULL);
+       fq_query_open(&q, NULL, NULL);
        fq_query_var(q, "a", "int");                                 // a : int
        if (fq_query_where_text(q, "(> (v/value a) 500)", &err) < 0) die(err.message);
        if (fq_compile(&p, q, t, &err) < 0) die(err.message);
        fq_run(p, NULL, print_result, NULL, &n, &err);               // in trace order
-       fq_plan_free(p); fq_query_free(q); fq_trace_close(t);
-
-   with   int print_result(void *ctx, const fq_result *r) {
-              char line[4096];
-              fq_format_result(r, FQ_LIST_TRACEDB, line, sizeof line);
-              puts(line); return 0;                                  // nonzero stops
-          }
+       fq_plan_close(p); fq_query_close(q); fq_trace_close(t);
 
    The same predicate without text:
        fq_node a = fq_access(q, FQ_OP_VALUE, 0);
@@ -50,18 +55,18 @@
    FRAMES_QUERY_NO_THREADS   no pthreads: fq_run uses the calling thread only (automatic
                              on _WIN32)
    Allocation goes through FRAMES_MALLOC/REALLOC/FREE when they are defined (see frames.h),
-   with the alloc_ctx given to fq_query_new / fq_open_options.
+   with the alloc_ctx given to fq_query_open / fq_open_options.
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
    Traces     fq_trace_open_path / _memory, fq_trace_load, fq_trace_info_get,
               fq_trace_name / _type_name, fq_trace_close
-   Queries    fq_query_new / _free, fq_query_var, fq_query_where / _soft (+ _text),
+   Queries    fq_query_open / _close, fq_query_var, fq_query_where / _soft (+ _text),
               fq_parse, node builders (fq_const_*, fq_access, fq_point, fq_distinct,
               fq_not, fq_binary, fq_nary), filters (fq_query_statement, _pc_range,
               _thread), fq_query_flags, fq_query_error
-   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_free
+   Running    fq_compile, fq_run (+ fq_run_options_default), fq_pick_point, fq_plan_close
    Output     fq_format_result (trace-db listing, C API listing, JSON line)
    Index      fq_index_build / _save (a persistent index of a trace; fq_index_progress
               reports their progress), fq_index_open / _attach (use one: no indexing
@@ -81,6 +86,33 @@
                  (% X Y) (& X Y) (| X Y) (^ X Y) (<< X Y) (>> X Y)   extensions
                  42 -7 0x1f 2.5 1e3 "RAX"                     literals
    Values are exact integers, doubles, strings or invalid; see docs/query.md.
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Traces
+   Persistent index (a file next to the trace; docs/query.md, "The index")
+   Queries: free variables, predicates, filters
+   Compiling and running
+   Output
+   IMPLEMENTATION
+     errors, memory
+     queries and nodes
+     the text language
+     traces
+     building
+     saving and attaching
+     compiling
+     points and evaluation
+     running: workers
+     running
+     running: column runs (postings of an index, read as columns)
+     running: the column kernel
+     running: results (bindings, dedup, delivery in trace order)
+     running: work items and threads
+     running: pick mode
+     running: fq_run
+     output
 */
 
 #ifndef FRAMES_QUERY_H_INCLUDED
@@ -101,7 +133,7 @@ extern "C" {
    Traces
    ====================================================================================== */
 
-enum { FQ_FORMAT_AUTO = 0, FQ_FORMAT_FRAMES = 1, FQ_FORMAT_TRACEDB = 2 };
+enum { FQ_TRACE_AUTO = 0, FQ_TRACE_FRAMES = 1, FQ_TRACE_TRACEDB = 2 };
 
 /* fq_open_options.flags */
 #define FQ_OPEN_STRICT 1u        /* trace-db: any damage fails the open (as trace-db does);
@@ -110,7 +142,7 @@ enum { FQ_FORMAT_AUTO = 0, FQ_FORMAT_FRAMES = 1, FQ_FORMAT_TRACEDB = 2 };
                                     previous point's statement (trace-db); default: 0 */
 
 typedef struct fq_open_options {
-    int format;                 /* FQ_FORMAT_AUTO (default), _FRAMES or _TRACEDB */
+    int format;                 /* FQ_TRACE_AUTO (default), _FRAMES or _TRACEDB */
     uint32_t flags;             /* FQ_OPEN_* */
     uint32_t index_stride;      /* trace-db: points per index entry (default 256) */
     const frames_reader_options *frames;   /* options for frames traces (NULL: defaults) */
@@ -132,7 +164,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
 FRAMES_DEF void fq_trace_close(fq_trace *t);
 
 typedef struct fq_trace_info {
-    int format;                 /* FQ_FORMAT_FRAMES or FQ_FORMAT_TRACEDB */
+    int format;                 /* FQ_TRACE_FRAMES or FQ_TRACE_TRACEDB */
     int complete;               /* the whole trace is indexed: the fields below are final
                                    (trace-db traces are indexed on demand: fq_trace_load) */
     uint64_t points;            /* trace-db: complete points; frames: frames (any kind) */
@@ -238,9 +270,9 @@ enum {
 typedef int fq_node;   /* handle of a node in its query; negative after an error */
 typedef struct fq_query fq_query;
 
-/* NULL when out of memory. */
-FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx);
-FRAMES_DEF void fq_query_free(fq_query *q);
+/* An empty query (*q NULL and FRAMES_E_NOMEM when out of memory). */
+FRAMES_DEF int fq_query_open(fq_query **q, void *alloc_ctx, frames_error *err);
+FRAMES_DEF void fq_query_close(fq_query *q);
 
 /* Declare free variable `name` (returns its index, 0-based, or a negative code).
    `types` is a comma-separated list of allowed types: trace-db type names ("int",
@@ -297,12 +329,12 @@ typedef struct fq_plan fq_plan;
    independent of the query afterwards and immutable: several fq_run calls may use it
    at the same time. The trace must outlive the plan. */
 FRAMES_DEF int fq_compile(fq_plan **p, const fq_query *q, fq_trace *t, frames_error *err);
-FRAMES_DEF void fq_plan_free(fq_plan *p);
+FRAMES_DEF void fq_plan_close(fq_plan *p);
 
 /* value formats (trace-db's enum type_format; frames operands: UNSIGNED up to 64 bits,
    BLOB when wider or empty) */
-enum { FQ_FMT_UNSIGNED = 0, FQ_FMT_SIGNED = 1, FQ_FMT_FLOAT = 2, FQ_FMT_POINTER = 3,
-       FQ_FMT_BLOB = 4 };
+enum { FQ_TYPE_UNSIGNED = 0, FQ_TYPE_SIGNED = 1, FQ_TYPE_FLOAT = 2, FQ_TYPE_POINTER = 3,
+       FQ_TYPE_BLOB = 4 };
 
 /* fq_binding.flags */
 #define FQ_B_HAS_SIZE 1u   /* trace-db: size is the pointer's buffer size (v/size) */
@@ -316,7 +348,7 @@ typedef struct fq_binding {
     uint32_t var;          /* free variable index */
     uint32_t slot;         /* position of the variable/operand in its point (frames: pre
                               list first, then post list) */
-    int format;            /* FQ_FMT_* */
+    int format;            /* FQ_TYPE_* */
     uint32_t flags;        /* FQ_B_* */
     frames_bytes name;     /* variable or register name (empty for memory operands) */
     frames_bytes type;     /* type name ("int", "reg32", ...) */
@@ -344,7 +376,7 @@ typedef struct fq_result {
     uint64_t stmt;         /* statement id / instruction address */
     uint64_t tid;          /* frames: thread id */
     int has_tid;
-    int format;            /* FQ_FORMAT_TRACEDB / FQ_FORMAT_FRAMES */
+    int format;            /* FQ_TRACE_TRACEDB / FQ_TRACE_FRAMES */
     uint32_t nbind;        /* = number of free variables */
     const fq_binding *bind;
     const char *const *var_names;   /* free variable names, var_names[bind[i].var] */
@@ -440,7 +472,9 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- errors, memory */
+/* --------------------------------------------------------------------------------------
+   errors, memory
+   -------------------------------------------------------------------------------------- */
 
 /* The query's messages say where themselves (line and column of the query text), so
    the position goes to the fields only. */
@@ -909,7 +943,9 @@ static void fq__arith(int op, const fq__num *a, const fq__num *b, fq__num *r, ui
     }
 }
 
-/* ---------------------------------------------------------------- queries and nodes */
+/* --------------------------------------------------------------------------------------
+   queries and nodes
+   -------------------------------------------------------------------------------------- */
 
 enum { FQ__T_BOOL = 1, FQ__T_NUM = 2, FQ__T_STR = 4, FQ__T_FLAG = 3 /* both BOOL and NUM */ };
 #define FQ__NOPOS 0xffffffffu
@@ -999,17 +1035,19 @@ static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
     return code;
 }
 
-FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx) {
+FRAMES_DEF int fq_query_open(fq_query **out, void *alloc_ctx, frames_error *err) {
     fq_query *q = (fq_query *)FRAMES_MALLOC(sizeof *q, alloc_ctx);
-    if (!q) return NULL;
+    *out = q;
+    if (!q) return fq__oom(err);
     memset(q, 0, sizeof *q);
     q->ctx = alloc_ctx;
     q->cur_pos = FQ__NOPOS;
     frames__clear_error(&q->err);
-    return q;
+    frames__clear_error(err);
+    return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_query_free(fq_query *q) {
+FRAMES_DEF void fq_query_close(fq_query *q) {
     unsigned i;
     if (!q) return;
     for (i = 0; i < q->nvars; i++) {
@@ -1266,7 +1304,9 @@ FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
 
 FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags) { q->flags = flags; }
 
-/* ---------------------------------------------------------------- the text language */
+/* --------------------------------------------------------------------------------------
+   the text language
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__parser {
     fq_query *q;
@@ -1633,7 +1673,9 @@ FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *e
     return fq__pred_text(q, text, err, 1);
 }
 
-/* ---------------------------------------------------------------- traces */
+/* --------------------------------------------------------------------------------------
+   traces
+   -------------------------------------------------------------------------------------- */
 
 /* trace-db tags and formats (spec/trace-db.md §1) */
 enum { FQ__TAG_END = 0, FQ__TAG_STMT = 1, FQ__TAG_VAR = 2, FQ__TAG_BUFSIZE = 3, FQ__TAG_AUX = 4 };
@@ -1910,12 +1952,12 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         ty->name = frames__le32(d + off);
         ty->fmt = frames__le32(d + off + 4);
         ty->size = frames__le32(d + off + 8);
-        ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
+        ty->varlen = ty->fmt == FQ_TYPE_BLOB && ty->size == 0;
         /* elen is 0 when no fixed length fits 32 bits (a BLOB of 4 GiB - 9 or more) */
         ty->elen = ty->varlen || ty->size > 0xffffffffu - 9 ||
-                           (ty->fmt == FQ_FMT_SIGNED && ty->size != 1 && ty->size != 2 &&
+                           (ty->fmt == FQ_TYPE_SIGNED && ty->size != 1 && ty->size != 2 &&
                             ty->size != 4 && ty->size != 8) ? 0 : 9 + ty->size;
-        if (ty->fmt > FQ_FMT_BLOB)
+        if (ty->fmt > FQ_TYPE_BLOB)
             return fq__fail(err, FRAMES_E_FORMAT, off + 4, FRAMES_NO_POS,
                             "trace-db header: type %llu has format %u (valid: 0-4)",
                             (unsigned long long)i, ty->fmt);
@@ -1923,7 +1965,7 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
             return fq__fail(err, FRAMES_E_FORMAT, off, FRAMES_NO_POS,
                             "trace-db header: type %llu names string %u of %u",
                             (unsigned long long)i, ty->name, t->nnames);
-        if (ty->fmt != FQ_FMT_BLOB && ty->fmt != FQ_FMT_SIGNED && ty->size > 8)
+        if (ty->fmt != FQ_TYPE_BLOB && ty->fmt != FQ_TYPE_SIGNED && ty->size > 8)
             return fq__fail(err, FRAMES_E_FORMAT, off + 8, FRAMES_NO_POS,
                             "trace-db header: type %llu (%s) is %u bytes, more than the 8 of a value",
                             (unsigned long long)i, (const char *)d + t->name_off[ty->name], ty->size);
@@ -2012,7 +2054,7 @@ static void fq__publish(fq_trace *t, uint64_t np, uint64_t nc, uint64_t nptr, in
    number of indexed points, *done whether that is all of them. */
 static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, frames_error *err) {
     int rc = FRAMES_OK;
-    if (t->format != FQ_FORMAT_TRACEDB) {
+    if (t->format != FQ_TRACE_TRACEDB) {
         *avail = t->npoints;
         *done = 1;
         return FRAMES_OK;
@@ -2167,12 +2209,12 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
     /* stat before counting: it checks the TOC against the frames, and a count taken from a
        TOC the reader then drops sends work items to frames that are not there */
     if ((rc = frames_reader_index(t->fr)) < 0 ||
-        ((have_st = frames_reader_stat(t->fr, &st) == FRAMES_OK), 0) ||
+        ((have_st = frames_reader_info_get(t->fr, &st) == FRAMES_OK), 0) ||
         (rc = frames_reader_count(t->fr, &t->npoints)) < 0) {
         if (err) *err = *frames_reader_error(t->fr);
         return rc;
     }
-    t->format = FQ_FORMAT_FRAMES;
+    t->format = FQ_TRACE_FRAMES;
     t->info.points = t->npoints;
     if (have_st && st.truncated) {
         t->info.truncated = 1;
@@ -2190,7 +2232,7 @@ static int fq__open_frames(fq_trace *t, const fq_open_options *o, frames_error *
    start while the index grows; strict opening indexes everything now, as trace-db would. */
 static int fq__open_tdb(fq_trace *t, frames_error *err) {
     int rc;
-    t->format = FQ_FORMAT_TRACEDB;
+    t->format = FQ_TRACE_TRACEDB;
     if ((rc = fq__tdb_tables(t, err)) < 0) return rc;
 #ifndef FRAMES_QUERY_NO_THREADS
     if (pthread_mutex_init(&t->mu, NULL) != 0)
@@ -2212,11 +2254,11 @@ static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
     t->oflags = o->flags;
     t->stride = o->index_stride ? o->index_stride : 256;
     t->info.file_size = t->size;
-    if (format == FQ_FORMAT_AUTO) {
+    if (format == FQ_TRACE_AUTO) {
         int all_zero = t->size >= 48, i;
         for (i = 0; all_zero && i < 48; i++) all_zero = t->data[i] == 0;
-        if (t->size >= 8 && frames__le64(t->data) == FRAMES_MAGIC) format = FQ_FORMAT_FRAMES;
-        else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_FORMAT_TRACEDB;
+        if (t->size >= 8 && frames__le64(t->data) == FRAMES_MAGIC) format = FQ_TRACE_FRAMES;
+        else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_TRACE_TRACEDB;
         else {
             frames_error ferr;
             fq__tdb_reset(t);
@@ -2227,10 +2269,10 @@ static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
                             "neither a frames trace (%.80s) nor a trace-db trace (%.80s)",
                             ferr.message, tdb_err.code ? tdb_err.message : "all-zero header");
         }
-        if (format == FQ_FORMAT_TRACEDB) return fq__open_tdb(t, err);
+        if (format == FQ_TRACE_TRACEDB) return fq__open_tdb(t, err);
     }
-    if (format == FQ_FORMAT_FRAMES) return fq__open_frames(t, o, err);
-    if (format != FQ_FORMAT_TRACEDB)
+    if (format == FQ_TRACE_FRAMES) return fq__open_frames(t, o, err);
+    if (format != FQ_TRACE_TRACEDB)
         return fq__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "unknown format %d", format);
     if ((rc = fq__tdb_header(t, err)) < 0) return rc;
     return fq__open_tdb(t, err);
@@ -2291,7 +2333,7 @@ FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
     if (t->sync) pthread_mutex_lock(&t->mu);
 #endif
     *info = t->info;
-    info->complete = t->format != FQ_FORMAT_TRACEDB || t->idx_done;
+    info->complete = t->format != FQ_TRACE_TRACEDB || t->idx_done;
     info->points = t->npoints;
 #ifndef FRAMES_QUERY_NO_THREADS
     if (t->sync) pthread_mutex_unlock(&t->mu);
@@ -2303,11 +2345,11 @@ FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
 }
 
 FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t i) {
-    return t->format == FQ_FORMAT_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
+    return t->format == FQ_TRACE_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
 }
 
 FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
-    return t->format == FQ_FORMAT_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
+    return t->format == FQ_TRACE_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
 }
 
 /* ---------------------------------------------------------------- persistent index
@@ -2447,7 +2489,7 @@ static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
 }
 
 static uint64_t fq__ix_head_len(const fq_trace *t) {
-    return t->format == FQ_FORMAT_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
+    return t->format == FQ_TRACE_TRACEDB ? t->points_off : t->size < 4096 ? t->size : 4096;
 }
 
 /* Where sample i of the 64 starts (the last one ends the file). */
@@ -2512,7 +2554,9 @@ static void fq__ix_free(fq__ix *x, void *ctx) {
     FRAMES_FREE(x, ctx);
 }
 
-/* ---- building */
+/* --------------------------------------------------------------------------------------
+   building
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__ixb {   /* an index under construction */
     void *ctx;
@@ -2559,7 +2603,7 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     b->table = (uint64_t *)FRAMES_MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
     if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
     memset(b->table, 0, b->tcap * sizeof(uint64_t));
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         size_t nt = t->ntypes ? t->ntypes : 1;
         b->ntypes = t->ntypes;
         b->poff = (uint64_t *)FRAMES_MALLOC(n * sizeof(uint64_t), b->ctx);
@@ -2654,7 +2698,7 @@ static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uin
                 size = frames__le32(d + off);
                 off += 4;
             }
-            *ptr += ty->fmt == FQ_FMT_POINTER;
+            *ptr += ty->fmt == FQ_TYPE_POINTER;
             off += size;
         } else if (tag == FQ__TAG_END) {
             return off;
@@ -2849,7 +2893,7 @@ static void fq__ixb_header(const fq__ixb *b, const fq_trace *t, const uint64_t *
     FQ__PUT(120, (uint32_t)t->info.truncated, 4);
     FQ__PUT(124, (uint32_t)t->info.damaged, 4);
     FQ__PUT(128, t->info.cut_offset, 8);
-    FQ__PUT(136, t->format == FQ_FORMAT_TRACEDB ? t->points_off : 0, 8);
+    FQ__PUT(136, t->format == FQ_TRACE_TRACEDB ? t->points_off : 0, 8);
     for (i = 0; i < FQ__XS_N; i++) {
         FQ__PUT(144 + 16 * i, len[i] ? off : 0, 8);
         FQ__PUT(152 + 16 * i, len[i], 8);
@@ -3024,8 +3068,8 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
         uint8_t *e = dir + (size_t)ti * FQ__IX_CDIR;
         uint64_t n = b->tn[ti];
         uint32_t cw = n == b->tmax[ti] * b->ncand ? 0 : fq__width_of(b->tmax[ti]);
-        uint32_t vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
-        uint32_t fl = (ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0);
+        uint32_t vw = ty->fmt == FQ_TYPE_BLOB ? 4 : ty->size;
+        uint32_t fl = (ty->fmt == FQ_TYPE_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_TYPE_BLOB ? FQ__COL_BLOB : 0);
         base[ti] = total;
         rcur[ti] = 0;
         if (!n) continue;
@@ -3099,7 +3143,7 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     uint8_t h[FQ__IX_HDR], *dir = NULL, *data = NULL;
     fq__ixs *order = NULL;
     size_t i;
-    int tdb = t->format == FQ_FORMAT_TRACEDB, rc = FRAMES_OK;
+    int tdb = t->format == FQ_TRACE_TRACEDB, rc = FRAMES_OK;
     order = (fq__ixs *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
     start = (uint64_t *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
     post = (uint64_t *)FRAMES_MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
@@ -3205,7 +3249,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     if (t->ix)
         return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                         "the trace uses an index already: build from a trace opened without one");
-    if (t->format == FQ_FORMAT_TRACEDB) {   /* load in steps: report them, release the pages */
+    if (t->format == FQ_TRACE_TRACEDB) {   /* load in steps: report them, release the pages */
         uint64_t upto, avail, released = 0;
         int done = 0;
         for (upto = FQ__PROGRESS_EVERY * 4; !done; upto += FQ__PROGRESS_EVERY * 4) {
@@ -3220,7 +3264,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
         fq__ixb_free(&b);
         return fq__oom(err);
     }
-    rc = t->format == FQ_FORMAT_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
+    rc = t->format == FQ_TRACE_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
     if (rc >= 0) {
         if (!(w = (fq__ixw *)FRAMES_MALLOC(sizeof *w, t->ctx))) rc = fq__oom(err);
         else {
@@ -3239,7 +3283,9 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     return rc;
 }
 
-/* ---- saving and attaching */
+/* --------------------------------------------------------------------------------------
+   saving and attaching
+   -------------------------------------------------------------------------------------- */
 
 #ifndef FRAMES_NO_POSIX
 static int fq__fd_write(void *ctx, const void *data, size_t len) {
@@ -3345,7 +3391,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
         const fq__ttype *ty = &t->types[ti];
         fq__col *c = &x->cols[ti];
         uint64_t off = frames__le64(e + 8), need;
-        uint32_t fl = e[27], vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
+        uint32_t fl = e[27], vw = ty->fmt == FQ_TYPE_BLOB ? 4 : ty->size;
         const uint8_t *at;
         c->n = frames__le64(e);
         if (!c->n) continue;
@@ -3356,7 +3402,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
         c->vw = e[26];
         c->flags = (uint8_t)fl;
         if (c->n > t->size / 9 || total + c->n > t->size / 9 || (!ty->elen && !ty->varlen) || c->vw != vw ||
-            fl != ((ty->fmt == FQ_FMT_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_FMT_BLOB ? FQ__COL_BLOB : 0)) ||
+            fl != ((ty->fmt == FQ_TYPE_POINTER ? FQ__COL_PTR : 0) | (ty->fmt == FQ_TYPE_BLOB ? FQ__COL_BLOB : 0)) ||
             (c->cw != 0 && c->cw != 1 && c->cw != 2 && c->cw != 4) || (c->cw && c->c) ||
             (!c->cw && (c->c > c->n || (uint64_t)c->c * x->ncand != c->n)) ||
             (c->sw != 1 && c->sw != 2 && c->sw != 4) || (c->nw != 1 && c->nw != 2 && c->nw != 4) ||
@@ -3385,7 +3431,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     static const char *const fmt_names[3] = {"?", "frames", "trace-db"};
     uint64_t want[FQ__XS_N], headlen, tsz;
     uint32_t fmt;
-    int i, tdb = t->format == FQ_FORMAT_TRACEDB;
+    int i, tdb = t->format == FQ_TRACE_TRACEDB;
     if (x->size < FQ__IX_HDR || memcmp(h, FQ__IX_MAGIC, 8) != 0)
         return fq__ix_bad(err, FRAMES_E_FORMAT, "not a frames query index");
     if (frames__le32(h + 8) != FQ__IX_VERSION)
@@ -3556,7 +3602,9 @@ FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
     return 1;
 }
 
-/* ---------------------------------------------------------------- compiling */
+/* --------------------------------------------------------------------------------------
+   compiling
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__ptype {   /* trace-db type as the hot loop sees it */
     uint64_t mask;         /* free variables that admit it */
@@ -3611,7 +3659,7 @@ struct fq_plan {
     size_t nlimbs;         /* integer storage per worker */
 };
 
-FRAMES_DEF void fq_plan_free(fq_plan *p) {
+FRAMES_DEF void fq_plan_close(fq_plan *p) {
     void *ctx;
     unsigned i;
     if (!p) return;
@@ -3673,7 +3721,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     fq_trace *t = p->t;
     unsigned v;
     size_t npat = 0, cappat = 0;
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         p->tmask = (uint64_t *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
         if (!p->tmask) return fq__oom(err);
         memset(p->tmask, 0, (t->ntypes ? t->ntypes : 1) * sizeof(uint64_t));
@@ -3686,7 +3734,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             if (!n) return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                                     "variable '%s': empty type name in '%s'", q->vars[v].name,
                                     q->vars[v].types);
-            if (t->format == FQ_FORMAT_TRACEDB) {
+            if (t->format == FQ_TRACE_TRACEDB) {
                 uint32_t ti;
                 int found = 0;
                 for (ti = 0; ti < t->ntypes; ti++) {
@@ -3727,7 +3775,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
                             q->vars[v].name);
     }
     p->pat_off[q->nvars] = (uint32_t)npat;
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint32_t ti;
         p->ptypes = (fq__ptype *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
         if (!p->ptypes) return fq__oom(err);
@@ -3736,7 +3784,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
             p->ptypes[ti].mask = p->tmask[ti];
             p->ptypes[ti].size = t->types[ti].size;
             p->ptypes[ti].varlen = (uint8_t)t->types[ti].varlen;
-            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_FMT_POINTER;
+            p->ptypes[ti].pointer = t->types[ti].fmt == FQ_TYPE_POINTER;
             p->ptypes[ti].elen = t->types[ti].elen;
         }
     }
@@ -3804,7 +3852,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         if (err) *err = q->err;
         return q->err.code;
     }
-    if (q->ntids && t->format != FQ_FORMAT_FRAMES)
+    if (q->ntids && t->format != FQ_TRACE_FRAMES)
         return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                         "a thread filter needs a frames trace (trace-db points have no thread)");
     p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
@@ -3939,14 +3987,16 @@ done:
     FRAMES_FREE(depth, q->ctx);
     FRAMES_FREE(live, q->ctx);
     if (rc < 0) {
-        fq_plan_free(p);
+        fq_plan_close(p);
         return rc;
     }
     *out = p;
     return FRAMES_OK;
 }
 
-/* ---------------------------------------------------------------- points and evaluation */
+/* --------------------------------------------------------------------------------------
+   points and evaluation
+   -------------------------------------------------------------------------------------- */
 
 /* One variable (trace-db) or operand (frames) of the current point. */
 typedef struct fq__dvar {
@@ -4095,18 +4145,18 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
 FRAMES__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint32_t size, uint64_t raw) {
     v->raw = raw;
     switch (fmt) {
-    case FQ_FMT_SIGNED:
+    case FQ_TYPE_SIGNED:
         if (size < 8 && (raw >> (8 * size - 1) & 1)) v->raw = raw |= ~0ull << (8 * size);
         v->num.kind = FQ__INT;
         v->num.neg = (int64_t)raw < 0;
         v->num.small = (int64_t)raw < 0 ? 0 - raw : raw;
         v->num.n = raw != 0;
         break;
-    case FQ_FMT_POINTER:
-    case FQ_FMT_UNSIGNED:
+    case FQ_TYPE_POINTER:
+    case FQ_TYPE_UNSIGNED:
         fq__set_uint(&v->num, raw);
         break;
-    case FQ_FMT_FLOAT:
+    case FQ_TYPE_FLOAT:
         if (size == 4 || (size == 8 && (w->p->flags & FQ_COMPAT_FLOAT32))) {
             uint32_t bits = (uint32_t)raw;
             float f;
@@ -4147,10 +4197,10 @@ FRAMES__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t 
     v->nm = NULL;   /* trace-db names come from the dictionary by index */
     v->nmlen = 0;
     v->memk = 0;
-    if (ty->fmt == FQ_FMT_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
+    if (ty->fmt == FQ_TYPE_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
     else v->size = 0;
     fq__tdb_num(w, v, ty->fmt, size,
-                size == 4 ? frames__le32(b) : size == 8 ? frames__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size));
+                size == 4 ? frames__le32(b) : size == 8 ? frames__le64(b) : ty->fmt == FQ_TYPE_BLOB ? 0 : fq__leN(b, size));
 }
 
 /* trace-db, the hot loop: walk the complete point at off and decode the variables the
@@ -4227,7 +4277,7 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
                 uint32_t name = frames__le32(d + off - (ty->varlen ? 12 : 8));
                 fq__tdb_var(w, t, d + off, name, type, size, ord, m, *ptr);
             }
-            if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
+            if (ty->fmt == FQ_TYPE_POINTER) (*ptr)++;
             off += size;
             ord++;
             break;
@@ -4285,7 +4335,7 @@ static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) 
             if (!m || !(v = fq__new_dvar(w))) continue;
             v->slot = slot;
             v->name = v->type = 0xffffffffu;
-            v->fmt = (uint8_t)(op->value.len >= 1 && op->value.len <= 8 ? FQ_FMT_UNSIGNED : FQ_FMT_BLOB);
+            v->fmt = (uint8_t)(op->value.len >= 1 && op->value.len <= 8 ? FQ_TYPE_UNSIGNED : FQ_TYPE_BLOB);
             v->flags = (uint8_t)(kind | (op->read ? FQ_B_READ : 0) | (op->written ? FQ_B_WRITTEN : 0) |
                                  (list ? FQ_B_POST : 0));
             v->memk = (uint16_t)(kind == FQ_B_MEM ? memk - 1 : 0);
@@ -4297,7 +4347,7 @@ static void fq__frames_vars(fq__worker *w, const frames_std_frame *sf, int all) 
             v->addr = op->address;
             v->size = 0;
             v->match = m;
-            if (v->fmt == FQ_FMT_UNSIGNED) {
+            if (v->fmt == FQ_TYPE_UNSIGNED) {
                 v->raw = fq__leN(op->value.ptr, (unsigned)op->value.len);
                 fq__set_uint(&v->num, v->raw);
             } else {
@@ -4328,7 +4378,7 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         else r->kind = FQ__INV;
         return r;
     case FQ_OP_NAME:
-        if (p->format == FQ_FORMAT_TRACEDB) {
+        if (p->format == FQ_TRACE_TRACEDB) {
             r->kind = FQ__STR;
             r->str = p->t->data + p->t->name_off[v->name];
             r->len = p->t->name_len[v->name];
@@ -4341,7 +4391,7 @@ static const fq__num *fq__eval(const fq_plan *p, fq__worker *w, uint32_t ni) {
         return r;
     case FQ_OP_READ: case FQ_OP_WRITTEN: case FQ_OP_POST: {
         unsigned bit = nd->op == FQ_OP_READ ? FQ_B_READ : nd->op == FQ_OP_WRITTEN ? FQ_B_WRITTEN : FQ_B_POST;
-        if (p->format != FQ_FORMAT_FRAMES) r->kind = FQ__INV;
+        if (p->format != FQ_TRACE_FRAMES) r->kind = FQ__INV;
         else fq__set_uint(r, (v->flags & bit) != 0);
         return r;
     }
@@ -4644,14 +4694,14 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
                 if (FRAMES__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
                                frames__le32(d + off + 1) < t->nnames)) {
-                    if (ty->fmt == FQ_FMT_POINTER) {
+                    if (ty->fmt == FQ_TYPE_POINTER) {
                         uint64_t bs = 0;
                         int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
                         if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                     }
                     if (tmask && tmask[type])
                         fq__tdb_var(w, t, d + off + 9, frames__le32(d + off + 1), type, ty->size, ord,
-                                    tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
+                                    tmask[type], nptr - (ty->fmt == FQ_TYPE_POINTER));
                     ord++;
                     off += ty->elen;
                     continue;
@@ -4687,7 +4737,7 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     size = frames__le32(d + off);
                     off += 4;
                 }
-                if (FRAMES__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
+                if (FRAMES__UNLIKELY(ty->fmt == FQ_TYPE_SIGNED && size != 1 && size != 2 && size != 4 &&
                                  size != 8)) {
                     fq__tdb_cut(t, 1, start, np,
                                 "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
@@ -4699,14 +4749,14 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     partial = 1;
                     break;
                 }
-                if (ty->fmt == FQ_FMT_POINTER) {
+                if (ty->fmt == FQ_TYPE_POINTER) {
                     uint64_t bs = 0;
                     int has = fq__mm_size(&t->idx_mm, fq__leN(d + off, size), &bs);
                     if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                 }
                 if (tmask && tmask[type])
                     fq__tdb_var(w, t, d + off, name, type, size, ord, tmask[type],
-                                nptr - (ty->fmt == FQ_FMT_POINTER));
+                                nptr - (ty->fmt == FQ_TYPE_POINTER));
                 ord++;
                 off += size;
             } else if (tag == FQ__TAG_END) {
@@ -4893,7 +4943,7 @@ static void fq__ix_locate(const fq_trace *t, uint64_t k, fq__chunk *c) {
     const fq__ix *x = t->ix;
     uint64_t b = k / x->block;
     uint32_t od = fq__ix_u32(x, FQ__XS_ODELTA, k);
-    uint32_t pd = t->format == FQ_FORMAT_TRACEDB ? fq__ix_u32(x, FQ__XS_PDELTA, k) : 0;
+    uint32_t pd = t->format == FQ_TRACE_TRACEDB ? fq__ix_u32(x, FQ__XS_PDELTA, k) : 0;
     c->off = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b);
     c->ptr_base = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 1);
     c->stmt = fq__ix_u64(x, FQ__XS_BLOCKS, 4 * b + 2);
@@ -5277,7 +5327,7 @@ static void fq__ix_willneed(const fq_trace *t, uint64_t first, uint64_t last) {
 /* A work item with an index: a range of points, or of the posting-list selection. */
 static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     const fq__sel *s = w->sel;
-    int tdb = w->p->format == FQ_FORMAT_TRACEDB;
+    int tdb = w->p->format == FQ_TRACE_TRACEDB;
     uint64_t j;
     if (hi > lo) {   /* this item and the next one (usually another worker's, or ours next) */
         uint64_t end = !s || !s->on ? w->p->t->ix->npoints : s->n, hi2 = end - hi > hi - lo ? hi + (hi - lo) : end;
@@ -5297,6 +5347,10 @@ static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
     }
 }
 
+/* --------------------------------------------------------------------------------------
+   running: workers
+   -------------------------------------------------------------------------------------- */
+
 static int fq__col_on(const fq__worker *w);
 static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi);
 
@@ -5305,14 +5359,16 @@ static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->oom = 0;
     if (fq__col_on(w)) fq__col_item(w, lo, hi);
     else if (w->p->t->ix) fq__ix_process(w, lo, hi);
-    else if (w->p->format == FQ_FORMAT_TRACEDB) fq__tdb_process(w, lo, hi);
+    else if (w->p->format == FQ_TRACE_TRACEDB) fq__tdb_process(w, lo, hi);
     else fq__frames_process(w, lo, hi);
     if (w->oom && !w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FRAMES_E_NOMEM, FRAMES_NO_POS, w->pt.counter,
                                "out of memory evaluating point %llu", (unsigned long long)w->pt.counter);
 }
 
-/* ---------------------------------------------------------------- running */
+/* --------------------------------------------------------------------------------------
+   running
+   -------------------------------------------------------------------------------------- */
 
 /* Set of byte strings (dedup keys). */
 typedef struct fq__set_e {
@@ -5473,6 +5529,10 @@ static void fq__worker_free(fq__worker *w) {
    and the trace otherwise. */
 
 #define FQ__NOLOC UINT64_MAX   /* result header: the point's offset is not known yet */
+
+/* --------------------------------------------------------------------------------------
+   running: column runs (postings of an index, read as columns)
+   -------------------------------------------------------------------------------------- */
 
 static int fq__col_on(const fq__worker *w) { return w->run->col.on; }
 
@@ -5716,10 +5776,14 @@ static void fq__col_merge(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->slot->reached = x->npoints ? (uint64_t)((double)w->p->t->size * (double)hi / (double)x->npoints) : 0;
 }
 
-/* ---- the column kernel: count-only runs of one free variable whose hard predicate is a
-   conjunction of comparisons between its v/value or v/size and integer constants (and
-   no soft predicate) count the records of each bound type's columns over whole posting
-   ranges: no per-point work, no variable records. */
+/* --------------------------------------------------------------------------------------
+   running: the column kernel
+   -------------------------------------------------------------------------------------- */
+
+/* Count-only runs of one free variable whose hard predicate is a conjunction of
+   comparisons between its v/value or v/size and integer constants (and no soft
+   predicate) count the records of each bound type's columns over whole posting ranges:
+   no per-point work, no variable records. */
 
 enum { FQ__K_CONST = 0, FQ__K_VALUE = 1, FQ__K_SIZE = 2 };
 
@@ -5757,7 +5821,7 @@ bad:
 static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
     const fq__kconj *k0 = cr->kc, *kend = cr->kc + cr->nk, *k;
     uint32_t vw = c->vw;
-    int sgn = fmt == FQ_FMT_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
+    int sgn = fmt == FQ_TYPE_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
     uint64_t r, n = 0;
     for (r = rs; r < re; r++) {
         uint64_t raw = vw == 4 ? frames__le32(c->val + 4 * r) : vw == 8 ? frames__le64(c->val + 8 * r) : fq__leN(c->val + vw * r, vw);
@@ -5797,13 +5861,13 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
 /* Records [rs, re) in the intervals cr->vr / cr->sr: v is in [lo, hi] when v - lo <= hi - lo
    (two's complement, so the same test serves signed readings). */
 static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, unsigned fmt, uint64_t rs, uint64_t re) {
-    const fq__krange *vr = &cr->vr[fmt == FQ_FMT_SIGNED ? 0 : 1], *sr = &cr->sr;
+    const fq__krange *vr = &cr->vr[fmt == FQ_TYPE_SIGNED ? 0 : 1], *sr = &cr->sr;
     uint64_t r, n = 0, lo = vr->lo, span = vr->hi - vr->lo, slo = sr->lo, sspan = sr->hi - sr->lo;
     const uint8_t *val = c->val;
     if (vr->empty || sr->empty || (sr->any && !(c->flags & FQ__COL_PTR))) return 0;
     if (!vr->any && !sr->any) return re - rs;
     if (!sr->any) {   /* the value only */
-        if (c->vw == 4 && fmt == FQ_FMT_SIGNED)
+        if (c->vw == 4 && fmt == FQ_TYPE_SIGNED)
             for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)frames__le32(val + 4 * r) - lo <= span;
         else if (c->vw == 4)
             for (r = rs; r < re; r++) n += (uint64_t)frames__le32(val + 4 * r) - lo <= span;
@@ -5812,7 +5876,7 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
         else
             for (r = rs; r < re; r++) {
                 uint64_t raw = fq__leN(val + c->vw * r, c->vw);
-                if (fmt == FQ_FMT_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+                if (fmt == FQ_TYPE_SIGNED && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
                 n += raw - lo <= span;
             }
         return n;
@@ -5822,7 +5886,7 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
         if (!(c->pvalid[r / 8] >> (r % 8) & 1) || frames__le64(c->psize + 8 * r) - slo > sspan) continue;
         if (vr->any) {
             raw = fq__leN(val + c->vw * r, c->vw);
-            if (fmt == FQ_FMT_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
+            if (fmt == FQ_TYPE_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
             if (raw - lo > span) continue;
         }
         n++;
@@ -5956,7 +6020,7 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
     if (p->nvars != 1 || p->nsoft || p->conj_off[1] != p->conj_off[2]) return 0;
     for (q = 0; q < cr->ncol; q++) {
         unsigned fmt = p->t->types[cr->ty[q]].fmt;
-        if (fmt != FQ_FMT_SIGNED && fmt != FQ_FMT_UNSIGNED && fmt != FQ_FMT_POINTER) return 0;
+        if (fmt != FQ_TYPE_SIGNED && fmt != FQ_TYPE_UNSIGNED && fmt != FQ_TYPE_POINTER) return 0;
     }
     cr->nk = p->conj_off[1] - p->conj_off[0];
     if (!(cr->kc = (fq__kconj *)FRAMES_MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
@@ -6029,7 +6093,7 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
     size_t i;
     int distinct = 0, name = 0, rc;
     memset(cr, 0, sizeof *cr);
-    if (!x || !x->cols || p->format != FQ_FORMAT_TRACEDB) return 0;
+    if (!x || !x->cols || p->format != FQ_TRACE_TRACEDB) return 0;
     for (i = 0; i < p->nnodes; i++) {
         distinct |= p->nodes[i].op == FQ_OP_DISTINCT;
         name |= p->nodes[i].op == FQ_OP_NAME;
@@ -6105,6 +6169,10 @@ static int fq__col_detachable(const fq__ix *x, const fq__colrun *cr) {
     return 1;
 }
 
+/* --------------------------------------------------------------------------------------
+   running: results (bindings, dedup, delivery in trace order)
+   -------------------------------------------------------------------------------------- */
+
 /* A decoded variable as the caller sees it. */
 static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_binding *b) {
     const fq_trace *t = r->t;
@@ -6121,19 +6189,19 @@ static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_bi
     b->addr = v->addr;
     b->bytes = frames_bytes_of(v->bytes, v->len);
     b->name = frames_bytes_of(v->nm ? v->nm : (const uint8_t *)"", v->nmlen);
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint32_t tn = t->types[v->type].name;
         b->name = frames_bytes_of(t->data + t->name_off[v->name], t->name_len[v->name]);
         b->name_index = v->name;
         b->type_index = v->type;
         b->type = frames_bytes_of(t->data + t->name_off[tn], t->name_len[tn]);
         b->type_buf[0] = 0;
-        if (v->fmt == FQ_FMT_FLOAT && v->len == 4) {
+        if (v->fmt == FQ_TYPE_FLOAT && v->len == 4) {
             uint32_t bits = (uint32_t)v->raw;
             float f;
             memcpy(&f, &bits, 4);
             b->f = f;
-        } else if (v->fmt == FQ_FMT_FLOAT && v->len == 8) memcpy(&b->f, &v->raw, 8);
+        } else if (v->fmt == FQ_TYPE_FLOAT && v->len == 8) memcpy(&b->f, &v->raw, 8);
     } else {
         int n;
         b->name_index = b->type_index = 0xffffffffu;
@@ -6155,10 +6223,10 @@ static size_t fq__key(fq__run *r, uint64_t stmt, const fq_binding *b, unsigned k
         w[0] = b[i].name_index;
         w[1] = b[i].type_index;
         w[2] = (b[i].flags & (FQ_B_POST | FQ_B_MEM | FQ_B_REG)) | (b[i].mem_index << 8);
-        w[3] = r->t->format == FQ_FORMAT_FRAMES ? b[i].bits : (uint32_t)b[i].name.len;
+        w[3] = r->t->format == FQ_TRACE_FRAMES ? b[i].bits : (uint32_t)b[i].name.len;
         memcpy(r->key + n, w, 16);
         n += 16;
-        if (r->t->format == FQ_FORMAT_FRAMES && b[i].name.len) {
+        if (r->t->format == FQ_TRACE_FRAMES && b[i].name.len) {
             memcpy(r->key + n, b[i].name.ptr, b[i].name.len);
             n += b[i].name.len;
         }
@@ -6220,7 +6288,7 @@ static int fq__materialize(fq__run *r, const uint64_t *h, fq_result *res) {
     const fq_trace *t = r->t;
     c->ndv = 0;
     fq__result_head(r, h, res);
-    if (t->format == FQ_FORMAT_TRACEDB) {
+    if (t->format == FQ_TRACE_TRACEDB) {
         uint64_t ptr = h[4], stmt = 0, off = h[3];
         if (off == FQ__NOLOC && (off = fq__col_point(r, h, &ptr, &stmt)) == FQ__NOLOC) return r->err.code;
         fq__tdb_walk(c, t, off, &ptr, &stmt, 2);
@@ -6345,6 +6413,10 @@ static void fq__deliver(fq__run *r, const uint64_t *wd, size_t n) {
     }
 }
 
+/* --------------------------------------------------------------------------------------
+   running: work items and threads
+   -------------------------------------------------------------------------------------- */
+
 /* Count-only runs and the end of an item. */
 static void fq__finish_item(fq__run *r, fq__slot *s) {
     r->counted += s->count;
@@ -6404,7 +6476,7 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
     fq_trace *t = r->p->t;
     uint64_t np, nc, nptr;
     int rc;
-    if (t->format != FQ_FORMAT_TRACEDB) return 0;
+    if (t->format != FQ_TRACE_TRACEDB) return 0;
     FQ__TLOCK(t);
     if (t->idx_done || t->idx_busy || t->npoints != at) {
         FQ__TUNLOCK(t);
@@ -6438,7 +6510,7 @@ static int fq__fused(fq__run *r, fq__worker *w, uint64_t at, uint64_t hi, uint64
 static void fq__report(fq__run *r, const fq__slot *s) {
     if (r->progress)
         r->progress(r->progress_ctx, s->reached,
-                    r->p->format == FQ_FORMAT_TRACEDB ? r->p->t->size : r->p->t->npoints);
+                    r->p->format == FQ_TRACE_TRACEDB ? r->p->t->size : r->p->t->npoints);
 }
 
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -6524,12 +6596,16 @@ static uint64_t fq__below(uint64_t *s, uint64_t n) {
     return x % n;
 }
 
+/* --------------------------------------------------------------------------------------
+   running: pick mode
+   -------------------------------------------------------------------------------------- */
+
 /* Is point k a candidate (std frame, filters)? 1, 0, or a negative code. */
 static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_error *err) {
     const fq_trace *t = p->t;
     fq__pt pt;
     memset(&pt, 0, sizeof pt);
-    if (t->format == FQ_FORMAT_TRACEDB && t->ix) {   /* O(1): from the point's offset */
+    if (t->format == FQ_TRACE_TRACEDB && t->ix) {   /* O(1): from the point's offset */
         fq__chunk c;
         uint64_t off, ptr, stmt, i;
         fq__ix_locate(t, k, &c);
@@ -6540,7 +6616,7 @@ static int fq__candidate(const fq_plan *p, fq__worker *w, uint64_t k, frames_err
             if (!(off = fq__tdb_point_checked(w, t, off, &ptr, &stmt, 0)))
                 return fq__ix_corrupt(err, "a point is not where it says");
         pt.stmt = stmt;
-    } else if (t->format == FQ_FORMAT_TRACEDB) {
+    } else if (t->format == FQ_TRACE_TRACEDB) {
         const fq__chunk *c = fq__chunk_at(t, k / t->stride);
         uint64_t off = c->off, counter = c->counter, ptr = c->ptr_base, stmt = c->stmt;
         for (; counter <= k; counter++) off = fq__tdb_walk(w, t, off, &ptr, &stmt, 0);
@@ -6625,6 +6701,10 @@ FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
     return rc < 0 ? rc : rc ? FRAMES_OK : -1;
 }
 
+/* --------------------------------------------------------------------------------------
+   running: fq_run
+   -------------------------------------------------------------------------------------- */
+
 static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     unsigned i;
     for (i = 0; i < nw; i++) fq__worker_free(&ws[i]);
@@ -6641,170 +6721,212 @@ static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     fq__col_free(&r->col, r->p->ctx);
 }
 
+/* Step 1: the run's state and the consumer's scratch. */
+static int fq__run_start(fq__run *r, const fq_plan *p, const fq_run_options *opt, fq_result_fn fn,
+                         void *ctx) {
+    memset(r, 0, sizeof *r);
+    r->p = p;
+    r->t = p->t;
+    r->fn = fn;
+    r->ctx = ctx;
+    r->limit = opt->limit;
+    r->progress = opt->progress;
+    r->progress_ctx = opt->progress_ctx;
+    r->seen.ctx = p->ctx;
+    r->hi = UINT64_MAX;   /* the index tells where the trace ends */
+    if (fq__worker_init(&r->cons, p, r) < 0) return -1;
+    r->binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx);
+    return r->binds ? 0 : -1;
+}
+
+/* Step 2: which points the run visits: the one pick mode chooses, the postings of the
+   index's columns, or the points the statement filters select. 1: run, 0: nothing to
+   run (pick mode found no candidate), or a negative code. */
+static int fq__run_select(fq__run *r, const fq_plan *p, const fq_run_options *opt, int count_only,
+                          frames_error *err) {
+    int rc;
+    if (opt->pick) {
+        uint64_t k;
+        rc = fq_trace_load(p->t, err);
+        if (rc == FRAMES_OK) rc = fq__pick(p, &r->cons, opt->seed, &k, err);
+        if (rc <= 0) return rc;
+        r->lo = k;
+        r->hi = k + 1;
+        return 1;
+    }
+    rc = fq__col_select(p, r, !count_only, err);
+    if (rc > 0) {
+        r->hi = r->col.n;   /* work items are ranges of the postings read */
+        r->col.detached = r->fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r->col);
+    } else if (rc == 0 && (rc = fq__ix_select(p, &r->sel, err)) > 0) {
+        r->hi = r->sel.n;   /* work items are ranges of the selection */
+    }
+    return rc < 0 ? rc : 1;
+}
+
+/* Step 3: the size of a work item, and the threads worth starting for them: a few items
+   per thread when the number of points is known, else 16k points (trace-db traces that
+   are still being indexed). 0 or a negative code. */
+static int fq__run_items(fq__run *r, const fq_plan *p, const fq_run_options *opt, unsigned *threads,
+                         frames_error *err) {
+    uint64_t known, n, nitems;
+    int done;
+    if (fq__ensure(p->t, 0, &known, &done, err) < 0) return err ? err->code : FRAMES_E_NOMEM;
+    n = done ? (r->hi < known ? r->hi : known) - r->lo : UINT64_MAX;
+    r->per = opt->chunk;
+    if (!r->per) {
+        r->per = !done ? 16384 : *threads > 1 ? n / ((uint64_t)*threads * 8) : 65536;
+        /* a column run's posting costs about 100 ns: fewer than 64k of them are done
+           sooner than a second thread starts (Q3: 1.7 ms with one, 2.2 with two) */
+        if (r->per < (r->col.on ? 65536u : 4096u)) r->per = r->col.on ? 65536 : 4096;
+        if (r->per > 65536) r->per = 65536;
+    }
+    if (p->format == FQ_TRACE_TRACEDB && !opt->pick)
+        r->per = (r->per + p->t->stride - 1) / p->t->stride * p->t->stride;
+    nitems = done ? (n + r->per - 1) / r->per : UINT64_MAX;
+    if (*threads > nitems) *threads = nitems ? (unsigned)nitems : 1;
+    return 0;
+}
+
+/* Step 4: the result slots (two per thread: one filled while the other is delivered)
+   and the workers. 0, or -1 when out of memory (*ws and *nw say what to free). */
+static int fq__run_alloc(fq__run *r, const fq_plan *p, unsigned threads, int count_only,
+                         fq__worker **ws, unsigned *nw) {
+    size_t cap = count_only ? 0 : (size_t)1 << 16;
+    unsigned i;
+    if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
+    r->mt = threads > 1;
+    r->nslots = r->mt ? 2 * threads : 1;
+    r->slots = (fq__slot *)FRAMES_MALLOC(r->nslots * sizeof(fq__slot), p->ctx);
+    *ws = (fq__worker *)FRAMES_MALLOC(threads * sizeof(fq__worker), p->ctx);
+    if (r->slots) memset(r->slots, 0, r->nslots * sizeof(fq__slot));
+    if (*ws) memset(*ws, 0, threads * sizeof(fq__worker));
+    *nw = *ws ? threads : 0;
+    if (!r->slots || !*ws) return -1;
+    for (i = 0; i < r->nslots; i++) {
+        r->slots[i].cap = cap;
+        r->slots[i].expect = i;
+        if (cap && !(r->slots[i].w = (uint64_t *)FRAMES_MALLOC(cap * sizeof(uint64_t), p->ctx))) return -1;
+    }
+    for (i = 0; i < threads; i++)
+        if (fq__worker_init(&(*ws)[i], p, r) < 0) return -1;
+    return 0;
+}
+
+/* Step 5a: the calling thread indexes, evaluates and delivers in turn. */
+static void fq__run_serial(fq__run *r, const fq_plan *p, fq__worker *w) {
+    uint64_t at = r->lo;
+    fq__slot *s = &r->slots[0];
+    w->slot = s;
+    while (!r->stop && at < r->hi) {
+        uint64_t hi = r->hi - at > r->per ? at + r->per : r->hi, reached, avail;
+        int done;
+        s->n = 0;
+        s->count = 0;
+        s->rc = 0;
+        w->group = FQ__NONE;
+        w->oom = 0;
+        if (!fq__fused(r, w, at, hi, &reached)) {
+            if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
+            if (s->rc < 0 || at >= avail) {
+                fq__finish_item(r, s);
+                break;
+            }
+            reached = hi < avail ? hi : avail;
+            fq__process(w, at, reached);
+        }
+        fq__deliver(r, s->w, s->n);
+        fq__finish_item(r, s);
+        fq__report(r, s);
+        if (reached <= at) break;   /* the end of the trace */
+        at = reached;
+    }
+}
+
+#ifndef FRAMES_QUERY_NO_THREADS
+/* Step 5b: workers evaluate items, the calling thread delivers their results in order.
+   0, or -1 when no thread could be started or memory ran out. */
+static int fq__run_threads(fq__run *r, const fq_plan *p, fq__worker *ws, unsigned threads) {
+    pthread_t *tids = (pthread_t *)FRAMES_MALLOC(threads * sizeof(pthread_t), p->ctx);
+    unsigned started = 0, i;
+    if (!tids) return -1;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cw, NULL);
+    pthread_cond_init(&r->cc, NULL);
+    for (i = 0; i < threads; i++) {
+        if (pthread_create(&tids[i], NULL, fq__thread_main, &ws[i]) != 0) break;
+        started++;
+    }
+    if (!started) {
+        r->rc = fq__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot start threads");
+    } else {
+        fq__consume(r);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->abort = 1;
+    pthread_cond_broadcast(&r->cw);
+    pthread_mutex_unlock(&r->mu);
+    for (i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cw);
+    pthread_cond_destroy(&r->cc);
+    FRAMES_FREE(tids, p->ctx);
+    return 0;
+}
+#endif
+
 FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
                       uint64_t *nresults, frames_error *err) {
     fq_run_options def;
     fq__run r;
     fq__worker *ws = NULL;
-    unsigned nw = 0, threads, i;
-    int count_only;
-    size_t cap;
+    unsigned nw = 0, threads;
+    int count_only, rc;
     frames__clear_error(err);
     if (!opt) {
         fq_run_options_default(&def);
         opt = &def;
     }
     if (nresults) *nresults = 0;
-    memset(&r, 0, sizeof r);
-    r.p = p;
-    r.t = p->t;
-    r.fn = fn;
-    r.ctx = ctx;
-    r.limit = opt->limit;
-    r.progress = opt->progress;
-    r.progress_ctx = opt->progress_ctx;
-    r.seen.ctx = p->ctx;
-    r.hi = UINT64_MAX;   /* the index tells where the trace ends */
     count_only = !fn && !(p->flags & FQ_DEDUP);
     threads = opt->threads ? opt->threads : 1;
 #ifdef FRAMES_QUERY_NO_THREADS
     threads = 1;
 #endif
-    if (fq__worker_init(&r.cons, p, &r) < 0 ||
-        !(r.binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
+    if (fq__run_start(&r, p, opt, fn, ctx) < 0) {
         fq__run_free(&r, ws, nw);
         return fq__oom(err);
     }
-    if (opt->pick) {
-        uint64_t k;
-        int rc = fq_trace_load(p->t, err);
-        if (rc == FRAMES_OK) rc = fq__pick(p, &r.cons, opt->seed, &k, err);
-        if (rc <= 0) {
-            fq__run_free(&r, ws, nw);
-            return rc < 0 ? rc : FRAMES_OK;
-        }
-        r.lo = k;
-        r.hi = k + 1;
-        threads = 1;
-    } else {
-        int rc = fq__col_select(p, &r, !count_only, err);
-        if (rc > 0) {
-            r.hi = r.col.n;   /* work items are ranges of the postings read */
-            r.col.detached = fn && opt->bindings_only && fq__col_detachable(p->t->ix, &r.col);
-        }
-        else if (rc == 0 && (rc = fq__ix_select(p, &r.sel, err)) > 0)
-            r.hi = r.sel.n;   /* work items are ranges of the selection */
-        if (rc < 0) {
-            fq__run_free(&r, ws, nw);
-            return rc;
-        }
+    rc = fq__run_select(&r, p, opt, count_only, err);
+    if (rc <= 0) {
+        fq__run_free(&r, ws, nw);
+        return rc;
     }
-    /* work items: a few per thread when the number of points is known, else 16k points
-       (trace-db traces that are still being indexed) */
-    {
-        uint64_t known, n, nitems;
-        int done;
-        if (fq__ensure(p->t, 0, &known, &done, err) < 0) goto fail;
-        n = done ? (r.hi < known ? r.hi : known) - r.lo : UINT64_MAX;
-        r.per = opt->chunk;
-        if (!r.per) {
-            r.per = !done ? 16384 : threads > 1 ? n / ((uint64_t)threads * 8) : 65536;
-            /* a column run's posting costs about 100 ns: fewer than 64k of them are done
-               sooner than a second thread starts (Q3: 1.7 ms with one, 2.2 with two) */
-            if (r.per < (r.col.on ? 65536u : 4096u)) r.per = r.col.on ? 65536 : 4096;
-            if (r.per > 65536) r.per = 65536;
-        }
-        if (p->format == FQ_FORMAT_TRACEDB && !opt->pick)
-            r.per = (r.per + p->t->stride - 1) / p->t->stride * p->t->stride;
-        nitems = done ? (n + r.per - 1) / r.per : UINT64_MAX;
-        if (threads > nitems) threads = nitems ? (unsigned)nitems : 1;
+    if (opt->pick) threads = 1;
+    if ((rc = fq__run_items(&r, p, opt, &threads, err)) < 0) {
+        fq__run_free(&r, ws, nw);
+        return rc;
     }
-    r.mt = threads > 1;
-    r.nslots = r.mt ? 2 * threads : 1;
-    cap = count_only ? 0 : (size_t)1 << 16;
-    if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
-    r.slots = (fq__slot *)FRAMES_MALLOC(r.nslots * sizeof(fq__slot), p->ctx);
-    ws = (fq__worker *)FRAMES_MALLOC(threads * sizeof(fq__worker), p->ctx);
-    if (r.slots) memset(r.slots, 0, r.nslots * sizeof(fq__slot));
-    if (ws) memset(ws, 0, threads * sizeof(fq__worker));
-    nw = ws ? threads : 0;
-    if (!r.slots || !ws) goto nomem;
-    for (i = 0; i < r.nslots; i++) {
-        r.slots[i].cap = cap;
-        r.slots[i].expect = i;
-        if (cap && !(r.slots[i].w = (uint64_t *)FRAMES_MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
+    if (fq__run_alloc(&r, p, threads, count_only, &ws, &nw) < 0) {
+        fq__run_free(&r, ws, nw);
+        return fq__oom(err);
     }
-    for (i = 0; i < threads; i++)
-        if (fq__worker_init(&ws[i], p, &r) < 0) goto nomem;
-
-    if (!r.mt) {   /* the calling thread: index, evaluate and deliver in turn */
-        uint64_t at = r.lo;
-        fq__slot *s = &r.slots[0];
-        ws[0].slot = s;
-        while (!r.stop && at < r.hi) {
-            uint64_t hi = r.hi - at > r.per ? at + r.per : r.hi, reached, avail;
-            int done;
-            s->n = 0;
-            s->count = 0;
-            s->rc = 0;
-            ws[0].group = FQ__NONE;
-            ws[0].oom = 0;
-            if (!fq__fused(&r, &ws[0], at, hi, &reached)) {
-                if ((s->rc = fq__ensure(p->t, hi, &avail, &done, &s->err)) >= 0) s->rc = 0;
-                if (s->rc < 0 || at >= avail) {
-                    fq__finish_item(&r, s);
-                    break;
-                }
-                reached = hi < avail ? hi : avail;
-                fq__process(&ws[0], at, reached);
-            }
-            fq__deliver(&r, s->w, s->n);
-            fq__finish_item(&r, s);
-            fq__report(&r, s);
-            if (reached <= at) break;   /* the end of the trace */
-            at = reached;
-        }
-    }
+    if (!r.mt) fq__run_serial(&r, p, &ws[0]);
 #ifndef FRAMES_QUERY_NO_THREADS
-    else {
-        pthread_t *tids = (pthread_t *)FRAMES_MALLOC(threads * sizeof(pthread_t), p->ctx);
-        unsigned started = 0;
-        if (!tids) goto nomem;
-        pthread_mutex_init(&r.mu, NULL);
-        pthread_cond_init(&r.cw, NULL);
-        pthread_cond_init(&r.cc, NULL);
-        for (i = 0; i < threads; i++) {
-            if (pthread_create(&tids[i], NULL, fq__thread_main, &ws[i]) != 0) break;
-            started++;
-        }
-        if (!started) {
-            r.rc = fq__fail(&r.err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "cannot start threads");
-        } else {
-            fq__consume(&r);
-        }
-        pthread_mutex_lock(&r.mu);
-        r.abort = 1;
-        pthread_cond_broadcast(&r.cw);
-        pthread_mutex_unlock(&r.mu);
-        for (i = 0; i < started; i++) pthread_join(tids[i], NULL);
-        pthread_mutex_destroy(&r.mu);
-        pthread_cond_destroy(&r.cw);
-        pthread_cond_destroy(&r.cc);
-        FRAMES_FREE(tids, p->ctx);
+    else if (fq__run_threads(&r, p, ws, threads) < 0) {
+        fq__run_free(&r, ws, nw);
+        return fq__oom(err);
     }
 #endif
     if (nresults) *nresults = count_only ? r.counted : r.delivered;
     if (r.rc < 0 && err) *err = r.err;
     fq__run_free(&r, ws, nw);
     return r.rc < 0 ? r.rc : FRAMES_OK;
-nomem:
-    fq__oom(err);
-fail:
-    fq__run_free(&r, ws, nw);
-    return err ? err->code : FRAMES_E_NOMEM;
 }
 
-/* ---------------------------------------------------------------- output */
+/* --------------------------------------------------------------------------------------
+   output
+   -------------------------------------------------------------------------------------- */
 
 typedef struct fq__sb {
     char *buf;
@@ -6914,9 +7036,9 @@ static void fq__put_quoted(fq__sb *s, const uint8_t *b, size_t n) {
 /* Listing value of a trace-db variable (trace-db's harness prints C++ iostream style). */
 static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
     switch (b->format) {
-    case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
-    case FQ_FMT_UNSIGNED: fq__put_u64(s, b->u); break;
-    case FQ_FMT_POINTER:
+    case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
+    case FQ_TYPE_UNSIGNED: fq__put_u64(s, b->u); break;
+    case FQ_TYPE_POINTER:
         fq__put_hex(s, b->u);
         if (b->flags & FQ_B_HAS_SIZE) {
             fq__put(s, "[size ", 6);
@@ -6924,7 +7046,7 @@ static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
             fq__put(s, "]", 1);
         }
         break;
-    case FQ_FMT_FLOAT:
+    case FQ_TYPE_FLOAT:
         if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_fmt(s, "%g", b->f);
         else fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
         break;
@@ -6992,7 +7114,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
     fq__put_u64(s, r->index);
     fq__puts(s, ",\"counter\":");
     fq__put_u64(s, r->counter);
-    fq__puts(s, r->format == FQ_FORMAT_FRAMES ? ",\"pc\":" : ",\"stmt\":");
+    fq__puts(s, r->format == FQ_TRACE_FRAMES ? ",\"pc\":" : ",\"stmt\":");
     fq__put_u64(s, r->stmt);
     if (r->has_tid) {
         fq__puts(s, ",\"tid\":");
@@ -7010,7 +7132,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
         }
         fq__puts(s, ",\"type\":");
         fq__put_json_str(s, b->type.ptr, b->type.len);
-        if (r->format == FQ_FORMAT_FRAMES) {
+        if (r->format == FQ_TRACE_FRAMES) {
             fq__puts(s, (b->flags & FQ_B_POST) ? ",\"post\":true" : ",\"post\":false");
             fq__puts(s, (b->flags & FQ_B_READ) ? ",\"read\":true" : ",\"read\":false");
             fq__puts(s, (b->flags & FQ_B_WRITTEN) ? ",\"written\":true" : ",\"written\":false");
@@ -7020,7 +7142,7 @@ static void fq__json(fq__sb *s, const fq_result *r) {
             }
             fq__puts(s, ",\"bits\":");
             fq__put_u64(s, b->bits);
-            if (b->format == FQ_FMT_UNSIGNED) {
+            if (b->format == FQ_TYPE_UNSIGNED) {
                 fq__puts(s, ",\"value\":");
                 fq__put_u64(s, b->u);
             }
@@ -7039,9 +7161,9 @@ static void fq__json(fq__sb *s, const fq_result *r) {
         } else {
             fq__puts(s, ",\"value\":");
             switch (b->format) {
-            case FQ_FMT_SIGNED: fq__put_i64(s, b->i); break;
-            case FQ_FMT_UNSIGNED: case FQ_FMT_POINTER: fq__put_u64(s, b->u); break;
-            case FQ_FMT_FLOAT:
+            case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
+            case FQ_TYPE_UNSIGNED: case FQ_TYPE_POINTER: fq__put_u64(s, b->u); break;
+            case FQ_TYPE_FLOAT:
                 if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_json_double(s, b->f);
                 else fq__puts(s, "null");
                 break;
@@ -7108,7 +7230,7 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
             o += b->type.len;
         }
         *o++ = '=';
-        if (b->format == FQ_FMT_SIGNED) {
+        if (b->format == FQ_TYPE_SIGNED) {
             if (b->i < 0) *o++ = '-';
             o = fq__raw_u64(o, b->i < 0 ? 0 - (uint64_t)b->i : (uint64_t)b->i);
         } else o = fq__raw_u64(o, b->u);   /* UNSIGNED (the caller checked) */
@@ -7120,10 +7242,10 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
 FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
     fq__sb s;
     uint32_t i;
-    if (style != FQ_LIST_JSON && r->format == FQ_FORMAT_TRACEDB) {   /* fast path: integers only */
+    if (style != FQ_LIST_JSON && r->format == FQ_TRACE_TRACEDB) {   /* fast path: integers only */
         size_t bound = 96;   /* "result " index ": counter=" counter " stmt=" stmt, NUL: 84 at most */
         for (i = 0; i < r->nbind; i++) {
-            if (r->bind[i].format != FQ_FMT_SIGNED && r->bind[i].format != FQ_FMT_UNSIGNED) break;
+            if (r->bind[i].format != FQ_TYPE_SIGNED && r->bind[i].format != FQ_TYPE_UNSIGNED) break;
             bound += r->bind[i].name.len + r->bind[i].type.len + 24;
         }
         if (i == r->nbind && bound <= cap) return fq__raw_listing(r, style, buf);
@@ -7140,20 +7262,20 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
             fq__put(&s, " counter=", 9);
             fq__put_u64(&s, r->counter);
         }
-        if (r->format == FQ_FORMAT_FRAMES && style != FQ_LIST_CAPI) {
+        if (r->format == FQ_TRACE_FRAMES && style != FQ_LIST_CAPI) {
             fq__put(&s, " pc=", 4);
             fq__put_hex(&s, r->stmt);
             fq__put(&s, " tid=", 5);
             fq__put_u64(&s, r->tid);
         } else {
             fq__put(&s, " stmt=", 6);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_hex(&s, r->stmt);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_hex(&s, r->stmt);
             else fq__put_u64(&s, r->stmt);
         }
         for (i = 0; i < r->nbind; i++) {
             const fq_binding *b = &r->bind[i];
             fq__put(&s, " ", 1);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_name(&s, b);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_frames_name(&s, b);
             else fq__put(&s, (const char *)b->name.ptr, b->name.len);
             if (style != FQ_LIST_CAPI) {
                 fq__put(&s, ":", 1);
@@ -7161,7 +7283,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
                 if (b->flags & FQ_B_POST) fq__put(&s, "@post", 5);
             }
             fq__put(&s, "=", 1);
-            if (r->format == FQ_FORMAT_FRAMES) fq__put_frames_value(&s, b);
+            if (r->format == FQ_TRACE_FRAMES) fq__put_frames_value(&s, b);
             else fq__put_tdb_value(&s, b);
         }
     }
@@ -7177,9 +7299,25 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #endif /* FRAMES_QUERY_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
 */

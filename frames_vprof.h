@@ -1,7 +1,16 @@
 /* frames_vprof.h - value profiles of frames traces: redundant loads, silent stores and
-   zero-value loads, per instruction (the offline counterparts of VClinic's clients).
-   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, as
-   frames.h.
+   zero-value loads, per instruction. Single-header C99 library (also compiles as C++) on
+   top of frames.h. MIT licence, see end of file.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   The offline counterparts of VClinic's value-profiling clients: feed it the frames of a
+   trace (or single accesses from a live tracer) and it counts, per instruction, the loads
+   that read again what the same address gave last time with nothing written in between,
+   the stores that write what memory already holds, and the loads of zero. Bounded
+   memory (two capped hash tables), no allocation per access once they have grown, no
+   global state, no stdio.
 
    ---------------------------------------------------------------------------------------
    USAGE
@@ -11,10 +20,10 @@
        #define FRAMES_VPROF_IMPLEMENTATION
        #include "frames_vprof.h"
 
-   Profiling a trace:
+   Profiling the frames of a reader r:
 
        frames_vprof *vp; frames_error err; frames_frame f; frames_vprof_insn top[10];
-       if (frames_vprof_open(&vp, NULL, &err) < 0) { ... err.message ... }
+       if (frames_vprof_open(&vp, NULL, &err) < 0) { fputs(err.message, stderr); return 1; }
        while (frames_reader_next(r, &f) > 0) frames_vprof_add_frame(vp, &f);
        const frames_vprof_stats *s = frames_vprof_stats_get(vp);
        size_t n = frames_vprof_top(vp, FRAMES_VPROF_REDUNDANT_LOADS, top, 10);
@@ -22,6 +31,15 @@
 
    A tracer without frames (a DBI client, an emulator) can feed accesses directly with
    frames_vprof_load / _store / _observe and get the same results online.
+
+   ---------------------------------------------------------------------------------------
+   API OVERVIEW (details at each declaration below)
+
+     frames_vprof_options_default, frames_vprof_open / _close
+     frames_vprof_add_frame                 one frame of a trace (only std_frames count)
+     frames_vprof_load / _store / _observe  single accesses, for live tracers
+     frames_vprof_stats_get, frames_vprof_error
+     frames_vprof_top, frames_vprof_metric_of   the instructions ranked by a metric
 
    ---------------------------------------------------------------------------------------
    THE MODEL (exact definitions; docs/vprof.md has worked examples)
@@ -71,6 +89,18 @@
                           first included through this header)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co,
    FRAMES_NO_POSIX, FRAMES_NO_TEXT, and FRAMES_NO_STDIO: this header needs no stdio).
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Options, rows and statistics
+   The profiler
+   IMPLEMENTATION
+     State: hash tables of loads, content granules and rows
+     Lifecycle
+     Accesses: loads, stores, observations
+     Frames
+     Ranking
 */
 #ifndef FRAMES_VPROF_H_INCLUDED
 #define FRAMES_VPROF_H_INCLUDED
@@ -95,6 +125,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ======================================================================================
+   Options, rows and statistics
+   ====================================================================================== */
 
 #define FRAMES_VPROF_MAX_ACCESS 4096u   /* largest access in bytes that is profiled */
 
@@ -139,6 +173,10 @@ typedef enum frames_vprof_metric {
     FRAMES_VPROF_STORES = 4,
     FRAMES_VPROF_ACCESSES = 5      /* loads + stores: every row */
 } frames_vprof_metric;
+
+/* ======================================================================================
+   The profiler
+   ====================================================================================== */
 
 typedef struct frames_vprof frames_vprof;
 
@@ -191,6 +229,10 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* --------------------------------------------------------------------------------------
+   State: hash tables of loads, content granules and rows
+   -------------------------------------------------------------------------------------- */
 
 #define FRAMES__VPROF_MIN_SLOTS 1024u
 
@@ -372,6 +414,10 @@ static void frames__vprof_table_init(frames__vprof_table *t, size_t slot_size,
     t->max = max;
 }
 
+/* --------------------------------------------------------------------------------------
+   Lifecycle
+   -------------------------------------------------------------------------------------- */
+
 FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_options *o,
                                  frames_error *err) {
     frames_vprof_options def;
@@ -416,6 +462,10 @@ FRAMES_VPROF_DEF const frames_vprof_stats *frames_vprof_stats_get(const frames_v
 }
 
 FRAMES_VPROF_DEF const frames_error *frames_vprof_error(const frames_vprof *vp) { return &vp->err; }
+
+/* --------------------------------------------------------------------------------------
+   Accesses: loads, stores, observations
+   -------------------------------------------------------------------------------------- */
 
 /* The row of instruction pc, or NULL beyond the row cap. */
 static frames_vprof_insn *frames__vprof_row_of(frames_vprof *vp, uint64_t pc, int *rc) {
@@ -634,6 +684,10 @@ FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const vo
     return rc;
 }
 
+/* --------------------------------------------------------------------------------------
+   Frames
+   -------------------------------------------------------------------------------------- */
+
 static int frames__vprof_is_mem(const frames_operand *op) { return (op->spec & FRAMES_MEM) != 0; }
 
 static int frames__vprof_has_post_store(const frames_std_frame *s, uint64_t a) {
@@ -706,6 +760,10 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *r, fra
     return 0;
 }
 
+/* --------------------------------------------------------------------------------------
+   Ranking
+   -------------------------------------------------------------------------------------- */
+
 /* a ranks before b: larger metric, then lower address. */
 static int frames__vprof_before(const frames_vprof_insn *a, const frames_vprof_insn *b,
                                 frames_vprof_metric m) {
@@ -772,3 +830,27 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 #endif
 #endif /* FRAMES_VPROF_IMPLEMENTATION_INCLUDED */
 #endif /* FRAMES_VPROF_IMPLEMENTATION */
+
+/*
+   MIT License
+
+   Copyright (c) 2026 the frames authors
+
+   Permission is hereby granted, free of charge, to any person obtaining a copy
+   of this software and associated documentation files (the "Software"), to deal
+   in the Software without restriction, including without limitation the rights
+   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+   copies of the Software, and to permit persons to whom the Software is
+   furnished to do so, subject to the following conditions:
+
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
+*/

@@ -792,7 +792,7 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
     frames__zstd_state *s;
     const uint8_t *toc;
     uint64_t n, per, T, words, *cand = NULL, ncand = 0, b, i, k = 0;
-    if (!m || chunks == 0 || frames_reader_stat(r, &st) < 0 || !st.toc_used || !st.count_known) return 0;
+    if (!m || chunks == 0 || frames_reader_info_get(r, &st) < 0 || !st.toc_used || !st.count_known) return 0;
     if (st.toc != FRAMES_TOC_LIBTRACE && st.toc != FRAMES_TOC_CEIL && st.toc != FRAMES_TOC_TRACEWRAP &&
         st.toc != FRAMES_TOC_CEIL_ZERO)
         return 0;

@@ -128,13 +128,13 @@ int main(int argc, char **argv) {
         frames_slice_filter flt;
         frames_writer_options o;
         t_dec = best(t_dec, pass(path, NULL, NULL));
-        if (frames_stats_create(&s, NULL, &err) < 0) die("stats", &err);
+        if (frames_stats_open(&s, NULL, &err) < 0) die("stats", &err);
         t = now();
         pass(path, v_stat, s);
         frames_stats_finish(s);
         t_stat = best(t_stat, now() - t);
-        frames_stats_free(s);
-        if (frames_cov_create(&c, NULL, &err) < 0) die("cov", &err);
+        frames_stats_close(s);
+        if (frames_cov_open(&c, NULL, &err) < 0) die("cov", &err);
         t = now();
         pass(path, v_cov, c);
         frames_cov_finish(c);
@@ -142,11 +142,11 @@ int main(int argc, char **argv) {
         frames_cov_write_drcov(c, sink, &drcov_bytes);
         t_cov = best(t_cov, now() - t);
         frames_cov_info_get(c, &ci);
-        frames_cov_free(c);
-        if (frames_tenet_create(&tn, FRAMES_TENET_AMD64, NULL, NULL, &err) < 0) die("tenet", &err);
+        frames_cov_close(c);
+        if (frames_tenet_open(&tn, FRAMES_TENET_AMD64, NULL, NULL, &err) < 0) die("tenet", &err);
         tenet_bytes = 0;
         t_tenet = best(t_tenet, pass(path, v_tenet, tn));
-        frames_tenet_free(tn);
+        frames_tenet_close(tn);
         /* slice 10% from the middle of the trace */
         if (frames_reader_open_path(&r, path, NULL, &err) < 0) die("open", &err);
         frames_writer_options_like(r, &o);

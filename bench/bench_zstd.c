@@ -242,7 +242,7 @@ static void run_input(const char *label, const char *plain, const char *dir, int
     int k, i;
     uint64_t m = BENCH_FRAMES_PER_TOC;
     if (frames_reader_open_path(&r, plain, NULL, &err) < 0) die("open", err.message);
-    if (frames_reader_stat(r, &st) == 0 && st.frames_per_toc) m = st.frames_per_toc;
+    if (frames_reader_info_get(r, &st) == 0 && st.frames_per_toc) m = st.frames_per_toc;
     frames_reader_close(r);
     snprintf(z1, sizeof z1, "%s/bench-zstd-l1.frames.zst", dir);
     snprintf(z3, sizeof z3, "%s/bench-zstd-l3.frames.zst", dir);

@@ -5,13 +5,7 @@
 #ifndef FRAMES_PBBUILD_H
 #define FRAMES_PBBUILD_H
 
-#ifndef TU_FN /* helpers a suite does not use must not warn */
-#if defined(__GNUC__)
-#define TU_FN static __attribute__((unused))
-#else
-#define TU_FN static
-#endif
-#endif
+#include "testutil.h"   /* TU_FN */
 
 #include <stdint.h>
 #include <string.h>

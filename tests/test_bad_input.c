@@ -26,11 +26,6 @@ static const struct {
     {"export", "IN --parquet OUT"}, {"export", "IN --parquet OUT --chunks 3"},
 };
 
-static void put64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* The damaged inputs, written to temporary files. */
 typedef struct input {
     const char *what;
@@ -63,18 +58,18 @@ static size_t make_inputs(input *in, size_t max) {
     t[0x1c4 + 8] = 0xff; /* frame 3's first tag: wire type 7 */
     ADD("a frame that does not decode", t, len);
     memcpy(t, v, len);
-    put64(t + 48, (uint64_t)1 << 40);
+    tu_put_le64(t + 48, (uint64_t)1 << 40);
     ADD("a meta size of 2^40", t, len);
     memcpy(t, v, len);
-    put64(t + 32, (uint64_t)1 << 63);
-    put64(t + 40, 0x1c4 + 3);
+    tu_put_le64(t + 32, (uint64_t)1 << 63);
+    tu_put_le64(t + 40, 0x1c4 + 3);
     ADD("n = 2^63 and T inside a frame", t, len);
     memcpy(t, v, len);
-    put64(t + 0x3de + 8, 0x1000000);
-    put64(t + 0x3de + 16, 0x12f);
+    tu_put_le64(t + 0x3de + 8, 0x1000000);
+    tu_put_le64(t + 0x3de + 16, 0x12f);
     ADD("TOC entries pointing outside and backwards", t, len);
     memcpy(t, v9, len9);
-    put64(t + len9, (uint64_t)1 << 62);
+    tu_put_le64(t + len9, (uint64_t)1 << 62);
     memset(t + len9 + 8, 0x41, 100);
     ADD("a size word of 2^62", t, len9 + 108);
     memcpy(t, v9, len9);
@@ -82,7 +77,7 @@ static size_t make_inputs(input *in, size_t max) {
         uint8_t *p = t + len9 + 8;
         for (i = 0; i < 2000; i++) p[i] = 9 << 3 | 3;
         for (i = 0; i < 2000; i++) p[2000 + i] = 9 << 3 | 4;
-        put64(t + len9, 4000);
+        tu_put_le64(t + len9, 4000);
     }
     ADD("groups nested 2000 deep", t, len9 + 8 + 4000);
     memcpy(t, v, len);

@@ -147,7 +147,7 @@ static void test_truncated_inside_frame_and_size_word(void **state) {
         frames_reader_info st;
         assert_non_null(r);
         assert_int_equal(read_all(r), 4);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         if (!st.truncated) fprintf(stderr, "cut %zu: %s\n", cut - (size_t)t.offsets[4], st.nwarnings ? frames_reader_warning(r, 0) : "-");
         assert_true(st.truncated);
         assert_int_equal(st.truncated_offset, t.offsets[4]);
@@ -169,7 +169,7 @@ static void test_unfinished_with_pipe_toc_tail(void **state) {
     r = open_trace(t.bytes.b, t.bytes.n, 0);
     assert_non_null(r);
     assert_int_equal(read_all(r), 3);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_false(st.finished);
     assert_false(st.truncated);
     assert_true(st.nwarnings >= 1);
@@ -189,7 +189,7 @@ static void test_finished_empty_trace(void **state) {
     assert_int_equal(read_all(r), 0);
     assert_int_equal(frames_reader_count(r, &n), FRAMES_OK);
     assert_int_equal(n, 0);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_true(st.finished);
     assert_false(st.truncated);
     assert_int_equal(frames_reader_seek(r, 1), FRAMES_E_RANGE);
@@ -207,7 +207,7 @@ static void expect_convention(const trace *t, int toc, int usable) {
     frames_reader *r = open_trace(t->bytes.b, t->bytes.n, 0);
     frames_reader_info st;
     assert_non_null(r);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     if (st.toc_used != usable) fprintf(stderr, "convention %s (used %d), expected %s\n", frames_toc_name(st.toc), st.toc_used, frames_toc_name(toc));
     assert_true(st.toc_matches & (1u << toc));
     assert_int_equal(st.toc_used, usable);
@@ -274,7 +274,7 @@ static void test_broken_toc_falls_back_to_scan(void **state) {
     trace_finish(&t, 4, e, 2);
     r = open_trace(t.bytes.b, t.bytes.n, 0);
     assert_non_null(r);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_int_equal(st.toc, FRAMES_TOC_INVALID);
     assert_false(st.toc_used);
     assert_int_equal(read_all(r), 10);
@@ -285,7 +285,7 @@ static void test_broken_toc_falls_back_to_scan(void **state) {
     trace_finish(&t, 0, NULL, 0);
     r = open_trace(t.bytes.b, t.bytes.n, 0);
     assert_non_null(r);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_false(st.toc_used);
     assert_int_equal(read_all(r), 10);
     check_seeks(r, &t);
@@ -489,7 +489,7 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
         }
         assert_int_equal(k, 10);
         assert_int_equal(frames_reader_seek(r, 0), FRAMES_E_UNSUPPORTED);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 10);
         assert_true(st.toc_matches & (1u << FRAMES_TOC_LIBTRACE));
         frames_reader_close(r);
@@ -503,7 +503,7 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
         frames_error err;
         assert_int_equal(frames_reader_open_io(&r, &io, NULL, &err), FRAMES_OK);
         assert_int_equal(read_all(r), 7);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_true(st.truncated);
         assert_int_equal(st.truncated_offset, t.offsets[7]);
         assert_int_equal(st.truncated_bytes, 5);
@@ -692,7 +692,7 @@ static void test_writer_non_seekable_sink_leaves_readable_unfinished_trace(void 
     r = open_trace(rec.b, rec.n, 0);
     assert_non_null(r);
     assert_int_equal(read_all(r), 7);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_false(st.finished);
     assert_false(st.truncated);
     assert_int_equal(st.nwarnings, 0); /* no bogus TOC words, unlike libtrace on a pipe */
@@ -843,7 +843,7 @@ static void test_pipe_end_to_end(void **state) {
     close(fds[1]);
     assert_int_equal(frames_reader_open_fd(&r, fds[0], NULL, &err), FRAMES_OK);
     assert_int_equal(read_all(r), 1000);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_false(st.finished);
     assert_false(st.truncated);
     frames_reader_close(r);
@@ -878,7 +878,7 @@ static void test_fix_repairs_truncated_unfinished_trace(void **state) {
     back = open_trace(rec.b, rec.n, 0);
     assert_non_null(back);
     assert_int_equal(read_all(back), 19);
-    assert_int_equal(frames_reader_stat(back, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(back, &st), FRAMES_OK);
     assert_true(st.finished && st.cxx_legacy_accepts && st.ocaml_accepts);
     frames_reader_close(back);
 }

@@ -139,7 +139,7 @@ static uint64_t check_frames(const char *path, uint64_t at_least, unsigned seed,
     if (n < at_least)
         fail_msg("seed %u: %s: %llu frames recovered, %llu had been flushed", seed, path,
                  (unsigned long long)n, (unsigned long long)at_least);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_int_equal(st.nframes, n);
     *finished = st.finished && st.toc_used && st.header.nframes == n;
     frames_reader_close(r);

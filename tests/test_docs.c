@@ -1,7 +1,8 @@
 /* test_docs: every complete C program in README.md and the docs directory (a ```c block with a
    main function) compiles warning-free as C99 against the headers and runs with exit
-   status 0, given a reference trace as its argument. Documentation that does not build is
-   a defect like any other. */
+   status 0, given a reference trace as its argument; the USAGE fragments at the top of
+   every header compile (C99 and C++); every header's SECTIONS index lists its banners,
+   in order. Documentation that does not build is a defect like any other. */
 #include "frames.h"
 
 #include <dirent.h>
@@ -57,9 +58,171 @@ static void test_examples_build_and_run(void **state) {
     assert_true(total >= 3);
 }
 
+/* ---- the headers' top comments */
+
+/* The free names a header's USAGE fragments assume (declared around each fragment). */
+static const struct {
+    const char *header, *context;
+} usage_context[] = {
+    {"frames.h", "uint64_t pc = 0x1000, rax = 7; uint8_t code[3] = {0x90, 0x90, 0x90};"},
+    {"frames_query.h", "fq_query *q = NULL;"},
+    {"frames_pt.h", "frames_writer *writer = NULL; frames_pt *pt = NULL; frames_pt_options o; "
+                    "frames_pt_stats st; frames_error err;"},
+    {"frames_interop.h", "frames_reader *r = NULL; frames_error err; FILE *out = stdout;"},
+    {"frames_vprof.h", "frames_reader *r = NULL;"},
+};
+
+static char *header_text(const char *name) {
+    char *t = (char *)tu_read_file(name, NULL);
+    if (!t) fail_msg("cannot read %s", name);
+    return t;
+}
+
+/* The lines of the top comment's section `title` (up to the next separator line). */
+static char *top_section(const char *text, const char *title) {
+    const char *end = strstr(text, "\n*/"), *at;
+    char head[64];
+    snprintf(head, sizeof head, "\n   %s", title);
+    at = strstr(text, head);
+    if (!at || !end || at > end) return NULL;
+    at += strlen(head);
+    {
+        const char *stop = strstr(at, "\n   -----");
+        size_t n = (size_t)((stop && stop < end ? stop : end) - at);
+        char *out = (char *)malloc(n + 1);
+        memcpy(out, at, n);
+        out[n] = 0;
+        return out;
+    }
+}
+
+/* Fragments: runs of lines indented by 7 or more spaces. A run that starts with a function
+   definition goes to file scope, the others into a function each, inside the context. */
+static void usage_program(const char *header, const char *usage, const char *context, FILE *f) {
+    const char *p = usage;
+    int n = 0, in = 0, file_scope = 0;
+    fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"frames.h\"\n#include \"%s\"\n"
+               "static void die(const char *m) { fputs(m, stderr); exit(1); }\n", header);
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        int code = len > 7 && !strncmp(p, "       ", 7);
+        if (code && (strstr(p, "#define") == p + 7 || strstr(p, "#include") == p + 7)) code = 0;
+        if (code && !in) {
+            file_scope = !strncmp(p + 7, "static int ", 11) && memchr(p, '{', len);
+            if (!file_scope) fprintf(f, "int usage_%d(void) {\n%s\n{\n", ++n, context);
+            in = 1;
+        } else if (!code && in && len > 0) {
+            if (!file_scope) fputs("}\nreturn 0;\n}\n", f);
+            in = 0;
+        }
+        if (in && len > 0) fprintf(f, "%.*s\n", (int)len, p);
+        p += len + (eol != NULL);
+    }
+    if (in && !file_scope) fputs("}\nreturn 0;\n}\n", f);
+}
+
+static void test_usage_fragments_compile(void **state) {
+    size_t i;
+    int checked = 0;
+    (void)state;
+    for (i = 0; i < sizeof usage_context / sizeof usage_context[0]; i++) {
+        const char *h = usage_context[i].header, *src = tu_tmp_path(".c");
+        char *text, *usage, *out;
+        FILE *f;
+        int st, cxx;
+#ifndef FRAMES_HAVE_IPT
+        if (!strcmp(h, "frames_pt.h")) continue;
+#endif
+        text = header_text(h);
+        usage = top_section(text, "USAGE");
+        if (!usage) fail_msg("%s has no USAGE section", h);
+        f = fopen(src, "w");
+        assert_non_null(f);
+        usage_program(h, usage, usage_context[i].context, f);
+        fclose(f);
+        for (cxx = 0; cxx < 2; cxx++) {
+            out = tu_run(&st, "%s -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Werror -Wno-unused "
+                              "-Wno-unused-parameter -I. -fsyntax-only '%s' 2>&1",
+                         cxx ? "c++ -x c++ -std=c++11" : "cc -std=c99", src);
+            if (st) fprintf(stderr, "the USAGE of %s does not compile (%s):\n%s\n", h, cxx ? "C++" : "C99", out);
+            assert_int_equal(st, 0);
+            free(out);
+        }
+        unlink(src);
+        free(usage);
+        free(text);
+        checked++;
+    }
+    assert_true(checked >= 4);
+}
+
+/* SECTIONS lists the banner titles ('=' or '-' lines, title below) in file order. */
+static void test_section_index_matches_banners(void **state) {
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof usage_context / sizeof usage_context[0]; i++) {
+        const char *h = usage_context[i].header;
+        char *text = header_text(h), *index = top_section(text, "SECTIONS"), *p, *q;
+        int banners = 0;
+        if (!index) fail_msg("%s has no SECTIONS index", h);
+        p = strstr(index, "\n\n");   /* the entries follow the explanation */
+        assert_non_null(p);
+        p += 2;
+        for (q = text; (q = strstr(q, "\n/* ")) != NULL; q++) {
+            const char *title, *tend, *entry, *eend;
+            if (strncmp(q + 4, "=================", 17) && strncmp(q + 4, "-----------------", 17))
+                continue;
+            title = strchr(q + 1, '\n');
+            if (!title || strncmp(title, "\n   ", 4)) continue;
+            title += 4;
+            tend = strchr(title, '\n');
+            while (*p == ' ') p++;
+            entry = p;
+            eend = strchr(entry, '\n');
+            if (!eend) eend = entry + strlen(entry);
+            if ((size_t)(eend - entry) != (size_t)(tend - title) || strncmp(entry, title, (size_t)(tend - title)))
+                fail_msg("%s: SECTIONS says '%.*s' where the banner is '%.*s'", h, (int)(eend - entry), entry,
+                         (int)(tend - title), title);
+            p = (char *)eend + (*eend != 0);
+            banners++;
+        }
+        while (*p == ' ' || *p == '\n') p++;
+        if (*p) fail_msg("%s: SECTIONS lists '%.40s' that no banner has", h, p);
+        assert_true(banners >= 2);
+        free(index);
+        free(text);
+    }
+}
+
+/* ./build.sh --help names every command that build.sh's final case accepts. */
+static void test_build_help_lists_every_command(void **state) {
+    int st;
+    char *help = tu_run(&st, "./build.sh --help"), *cmds, *p;
+    int n = 0;
+    (void)state;
+    assert_int_equal(st, 0);
+    cmds = tu_run(&st, "sed -n '/^case \"${1:-build}\" in/,/^esac/p' build.sh | "
+                       "sed -n 's/^ *\\([a-z|-]*\\)).*/\\1/p' | tr '|' '\\n' | grep -v '^-'");
+    assert_int_equal(st, 0);
+    for (p = strtok(cmds, "\n"); p; p = strtok(NULL, "\n")) {
+        char word[64];
+        snprintf(word, sizeof word, "./build.sh %s", p);
+        if (!strstr(help, word) && !(strcmp(p, "build") == 0 && strstr(help, "./build.sh [build]")))
+            fail_msg("./build.sh --help does not mention '%s'", p);
+        n++;
+    }
+    assert_true(n >= 10);
+    free(cmds);
+    free(help);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples_build_and_run),
+        cmocka_unit_test(test_usage_fragments_compile),
+        cmocka_unit_test(test_section_index_matches_banners),
+        cmocka_unit_test(test_build_help_lists_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,11 +14,6 @@
 #pragma GCC diagnostic ignored "-Wunused-function" /* testutil.h helpers this suite skips */
 #include "testutil.h"
 
-static void put_le(uint8_t *p, uint64_t v, int n) {
-    int i;
-    for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static int format_result(void *ctx, const fq_result *r) {
     char line[256];
     (void)ctx;
@@ -29,7 +24,8 @@ static int format_result(void *ctx, const fq_result *r) {
 /* Run `a : *` (and nothing else) over t, with `threads` threads, counting and with a
    callback that formats every result; returns the number of results. */
 static uint64_t count_all_vars(fq_trace *t, unsigned threads) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     fq_run_options o;
     frames_error err;
@@ -42,8 +38,8 @@ static uint64_t count_all_vars(fq_trace *t, unsigned threads) {
     assert_int_equal(fq_run(p, &o, NULL, NULL, &n, &err), FRAMES_OK);
     assert_int_equal(fq_run(p, &o, format_result, NULL, &m, &err), FRAMES_OK);
     assert_int_equal(n, m);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return n;
 }
 
@@ -59,20 +55,20 @@ static void test_tracedb_blob_size_wraps(void **state) {
     fq_trace_info in;
     frames_error err;
     (void)state;
-    put_le(d, 7, 8);
+    tu_put_le(d, 7, 8);
     memcpy(d + 8, "x\0blob\0", 7);
-    put_le(d + 15, 1, 4);
-    put_le(d + 19, 1, 4);
-    put_le(d + 23, FQ_FMT_BLOB, 4);
-    put_le(d + 27, 0xfffffff8u, 4);
+    tu_put_le(d + 15, 1, 4);
+    tu_put_le(d + 19, 1, 4);
+    tu_put_le(d + 23, FQ_TYPE_BLOB, 4);
+    tu_put_le(d + 27, 0xfffffff8u, 4);
     d[31] = 2;
-    put_le(d + 32, 0, 4);
-    put_le(d + 36, 0, 4);
+    tu_put_le(d + 32, 0, 4);
+    tu_put_le(d + 36, 0, 4);
     d[40] = 0;
     assert_int_equal(fq_trace_open_memory(&t, d, sizeof d, NULL, &err), FRAMES_OK);
     assert_int_equal(fq_trace_load(t, &err), FRAMES_OK);
     fq_trace_info_get(t, &in);
-    assert_int_equal(in.format, FQ_FORMAT_TRACEDB);
+    assert_int_equal(in.format, FQ_TRACE_TRACEDB);
     assert_int_equal(in.points, 0);
     assert_true(in.truncated);
     assert_int_equal(in.cut_offset, 31);
@@ -115,26 +111,27 @@ static void test_tracedb_wide_point_streams(void **state) {
     assert_non_null(d);
     getrusage(RUSAGE_SELF, &ru);
     rss0 = ru.ru_maxrss;
-    put_le(d, 6, 8);
+    tu_put_le(d, 6, 8);
     memcpy(d + 8, "v\0int\0", 6);
-    put_le(d + 14, 1, 4);
-    put_le(d + 18, 1, 4);   /* type 0: "int", SIGNED, 4 bytes */
-    put_le(d + 22, FQ_FMT_SIGNED, 4);
-    put_le(d + 26, 4, 4);
+    tu_put_le(d + 14, 1, 4);
+    tu_put_le(d + 18, 1, 4);   /* type 0: "int", SIGNED, 4 bytes */
+    tu_put_le(d + 22, FQ_TYPE_SIGNED, 4);
+    tu_put_le(d + 26, 4, 4);
     n = 30;
     for (p = 0; p < 3; p++) {
         size_t vars = p == 1 ? 1000 : 2;
         for (i = 0; i < vars; i++) {
             d[n] = 2;
-            put_le(d + n + 1, 0, 4);
-            put_le(d + n + 5, 0, 4);
-            put_le(d + n + 9, i, 4);
+            tu_put_le(d + n + 1, 0, 4);
+            tu_put_le(d + n + 5, 0, 4);
+            tu_put_le(d + n + 9, i, 4);
             n += 13;
         }
         d[n++] = 0;
     }
     for (threads = 1; threads <= 3; threads++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *pl;
         fq_run_options o;
         uint64_t count = 0;
@@ -150,8 +147,8 @@ static void test_tracedb_wide_point_streams(void **state) {
         assert_int_equal(count, 4 + 1000000 + 4);
         assert_int_equal(got[threads - 1].n, count);
         if (threads > 1) assert_true(got[threads - 1].hash == got[0].hash);
-        fq_plan_free(pl);
-        fq_query_free(q);
+        fq_plan_close(pl);
+        fq_query_close(q);
         fq_trace_close(t);
     }
     /* peak (KiB): 16 MB of results would show (not under valgrind: its own memory counts;
@@ -178,7 +175,7 @@ static void test_tracedb_failed_open_sets_null(void **state) {
 
 /* fuzz_qexec (one thread = several threads with small work items): a frames trace whose
    TOC promises 10 frames, but whose frame 5 has a size word running past the end. The
-   trace was counted from the TOC before frames_reader_stat found it wrong, so work items
+   trace was counted from the TOC before frames_reader_info_get found it wrong, so work items
    of one frame asked cursors for frames 5-9: FRAMES_E_RANGE, or records the TOC points at
    behind the cut; one work item read 5 frames and succeeded. */
 static void test_frames_count_after_toc_check(void **state) {
@@ -194,11 +191,12 @@ static void test_frames_count_after_toc_check(void **state) {
     d[605] = 6;   /* the size word of frame 5 (offset 0x259) */
     assert_int_equal(fq_trace_open_memory(&t, d, len, NULL, &err), FRAMES_OK);
     fq_trace_info_get(t, &in);
-    assert_int_equal(in.format, FQ_FORMAT_FRAMES);
+    assert_int_equal(in.format, FQ_TRACE_FRAMES);
     assert_int_equal(in.points, 5);
     assert_true(in.truncated);
     for (i = 0; i < 4; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *p;
         fq_run_options o;
         assert_int_equal(fq_query_var(q, "x", "*"), 0);
@@ -208,8 +206,8 @@ static void test_frames_count_after_toc_check(void **state) {
         o.chunk = i % 2;   /* 0: automatic (one item), 1: one frame per item */
         assert_int_equal(fq_run(p, &o, format_result, NULL, &n[i], &err), FRAMES_OK);
         assert_int_equal(n[i], n[0]);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
     }
     fq_trace_close(t);
     free(d);
@@ -481,8 +479,8 @@ static void test_perf_without_records(void **state) {
     frames_error err;
     (void)state;
     assert_int_equal(frames_perf_open_memory(&pd, pipe, sizeof pipe, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_perf_get_info(pd)->pipe_mode, 1);
-    assert_int_equal(frames_perf_get_info(pd)->sideband_records, 0);
+    assert_int_equal(frames_perf_info_get(pd)->pipe_mode, 1);
+    assert_int_equal(frames_perf_info_get(pd)->sideband_records, 0);
     assert_int_equal(frames_perf_nstreams(pd), 0);
     assert_int_equal(frames_perf_sideband(pd, -2).len, 0);
     frames_perf_close(pd);
@@ -502,32 +500,32 @@ static void test_perf_overlapping_ids(void **state) {
     (void)state;
     assert_non_null(f);
     memcpy(f, "PERFILE2", 8);
-    put_le(f + 8, 104, 8);
-    put_le(f + 16, ASIZE, 8);
-    put_le(f + 24, 104, 8);
-    put_le(f + 32, K * ASIZE, 8);
-    put_le(f + 40, data, 8);
-    put_le(f + 48, (SIZE - data) / 16 * 16, 8);
+    tu_put_le(f + 8, 104, 8);
+    tu_put_le(f + 16, ASIZE, 8);
+    tu_put_le(f + 24, 104, 8);
+    tu_put_le(f + 32, K * ASIZE, 8);
+    tu_put_le(f + 40, data, 8);
+    tu_put_le(f + 48, (SIZE - data) / 16 * 16, 8);
     for (k = 0; k < K; k++) {
         uint8_t *a = f + 104 + k * ASIZE;
-        put_le(a, 1, 4);
-        put_le(a + 4, 48, 4);
-        put_le(a + 24, 0x10000, 8);   /* PERF_SAMPLE_IDENTIFIER */
-        put_le(a + 40, 1ull << 18, 8);
-        put_le(a + 48, 0, 8);         /* ids: the whole file */
-        put_le(a + 56, SIZE, 8);
+        tu_put_le(a, 1, 4);
+        tu_put_le(a + 4, 48, 4);
+        tu_put_le(a + 24, 0x10000, 8);   /* PERF_SAMPLE_IDENTIFIER */
+        tu_put_le(a + 40, 1ull << 18, 8);
+        tu_put_le(a + 48, 0, 8);         /* ids: the whole file */
+        tu_put_le(a + 56, SIZE, 8);
     }
     for (k = data; k + 16 <= data + (SIZE - data) / 16 * 16; k += 16) {
-        put_le(f + k, 3, 4);          /* COMM */
-        put_le(f + k + 6, 16, 2);
+        tu_put_le(f + k, 3, 4);          /* COMM */
+        tu_put_le(f + k + 6, 16, 2);
     }
     assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_E_FORMAT);
     assert_non_null(strstr(err.message, "attribute ids overlap"));
-    put_le(f + 32, 2 * ASIZE, 8);     /* two attributes sharing ids: half the file each */
-    put_le(f + 104 + 56, SIZE / 2, 8);
-    put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
+    tu_put_le(f + 32, 2 * ASIZE, 8);     /* two attributes sharing ids: half the file each */
+    tu_put_le(f + 104 + 56, SIZE / 2, 8);
+    tu_put_le(f + 104 + ASIZE + 56, SIZE / 2, 8);
     assert_int_equal(frames_perf_open_memory(&pd, f, SIZE, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_perf_get_info(pd)->nattrs, 2);
+    assert_int_equal(frames_perf_info_get(pd)->nattrs, 2);
     frames_perf_close(pd);
     free(f);
 }
@@ -557,13 +555,13 @@ static void test_pt_sample_ids_first_wins(void **state) {
     frames_error err;
     uint64_t seen = 0;
     (void)state;
-    put_le(rec, 12, 4);          /* ITRACE_START, size 32: pid, tid, time, identifier */
-    put_le(rec + 4, 0, 2);
-    put_le(rec + 6, 32, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0, 8);      /* time 0: due at once */
-    put_le(rec + 24, 5, 8);
+    tu_put_le(rec, 12, 4);          /* ITRACE_START, size 32: pid, tid, time, identifier */
+    tu_put_le(rec + 4, 0, 2);
+    tu_put_le(rec + 6, 32, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0, 8);      /* time 0: due at once */
+    tu_put_le(rec + 24, 5, 8);
     frames_pt_sb_config_default(&c);
     c.sample_ids = ids;
     c.nsample_ids = sizeof ids / sizeof ids[0];
@@ -599,13 +597,13 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     snprintf(root, sizeof root, "%s/", dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user mode: pid 1, tid 1, 0x1000, 4096 bytes, "p" */
-    put_le(rec, 1, 4);
-    put_le(rec + 4, 2, 2);
-    put_le(rec + 6, sizeof rec, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0x1000, 8);
-    put_le(rec + 24, 4096, 8);
+    tu_put_le(rec, 1, 4);
+    tu_put_le(rec + 4, 2, 2);
+    tu_put_le(rec + 6, sizeof rec, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0x1000, 8);
+    tu_put_le(rec + 24, 4096, 8);
     rec[40] = 'p';
     frames_pt_sb_config_default(&c);
     c.sysroot = root;
@@ -649,13 +647,13 @@ static void test_pt_mmap_past_2_64(void **state) {
     snprintf(root, sizeof root, "%s/", dir);
     assert_int_equal(tu_write_file(path, "\x90\x90\x90\x90", 4), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user: pid 1, 0xfff...f000, 1 MiB, "code.bin" */
-    put_le(rec, 1, 4);
-    put_le(rec + 4, 2, 2);
-    put_le(rec + 6, sizeof rec, 2);
-    put_le(rec + 8, 1, 4);
-    put_le(rec + 12, 1, 4);
-    put_le(rec + 16, 0xfffffffffffff000ull, 8);
-    put_le(rec + 24, 1u << 20, 8);
+    tu_put_le(rec, 1, 4);
+    tu_put_le(rec + 4, 2, 2);
+    tu_put_le(rec + 6, sizeof rec, 2);
+    tu_put_le(rec + 8, 1, 4);
+    tu_put_le(rec + 12, 1, 4);
+    tu_put_le(rec + 16, 0xfffffffffffff000ull, 8);
+    tu_put_le(rec + 24, 1u << 20, 8);
     memcpy(rec + 40, "code.bin", 8);
     frames_pt_sb_config_default(&c);
     c.sysroot = root;

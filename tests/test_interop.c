@@ -56,7 +56,7 @@ static membuf drcov_of(const char *path, const char *const *mods, frames_cov_inf
     frames_error err;
     membuf mb = {0};
     int rc;
-    assert_int_equal(frames_cov_create(&cov, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_cov_open(&cov, NULL, &err), FRAMES_OK);
     for (; mods && *mods; mods++) {
         const char *colon = strrchr(*mods, ':');
         unsigned long long lo, hi;
@@ -69,7 +69,7 @@ static membuf drcov_of(const char *path, const char *const *mods, frames_cov_inf
     assert_int_equal(frames_cov_finish(cov), 0);
     assert_int_equal(frames_cov_write_drcov(cov, mb_out, &mb), 0);
     if (info) frames_cov_info_get(cov, info);
-    frames_cov_free(cov);
+    frames_cov_close(cov);
     frames_reader_close(r);
     return mb;
 }
@@ -229,30 +229,6 @@ static void tw_modload(tw *t, const char *name, uint64_t lo, uint64_t hi) {
 static const char *tw_close(tw *t) {
     assert_int_equal(frames_writer_close(t->w), FRAMES_OK);
     return t->path;
-}
-
-static frames_operand reg_op(const char *name, const void *value, size_t len, int read, int written) {
-    frames_operand op;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_REG;
-    op.name = frames_str(name);
-    op.bit_length = (int32_t)(8 * len);
-    op.read = (uint8_t)read;
-    op.written = (uint8_t)written;
-    op.value = frames_bytes_of(value, len);
-    return op;
-}
-
-static frames_operand mem_op(uint64_t addr, const void *value, size_t len, int read, int written) {
-    frames_operand op;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_MEM;
-    op.address = addr;
-    op.bit_length = (int32_t)(8 * len);
-    op.read = (uint8_t)read;
-    op.written = (uint8_t)written;
-    op.value = frames_bytes_of(value, len);
-    return op;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -476,14 +452,14 @@ static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t 
         const frames_header *h = frames_reader_header(r);
         arch = frames_tenet_arch_of(h->arch, h->machine);
     }
-    assert_int_equal(frames_tenet_create(&t, arch, tid, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_tenet_open(&t, arch, tid, NULL, &err), FRAMES_OK);
     mb_out(&mb, "", 0);
     while ((rc = frames_reader_next(r, &f)) > 0)
         assert_int_equal(frames_tenet_add_frame(t, &f, mb_out, &mb), 0);
     assert_int_equal(rc, 0);
     assert_int_equal(frames_tenet_finish(t, mb_out, &mb), 0);
     if (info) frames_tenet_info_get(t, info);
-    frames_tenet_free(t);
+    frames_tenet_close(t);
     frames_reader_close(r);
     return mb;
 }
@@ -537,14 +513,14 @@ static const char *tenet_synthetic(void) {
                          fl[8] = {0x46, 2}, rd[2] = {1, 2}, wr[1] = {0xff};
     tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 0);
     frames_operand a_pre[2], a_post[3], b_pre[2], d_post[1];
-    a_pre[0] = reg_op("RAX", five, 8, 1, 0);
-    a_pre[1] = mem_op(0x2000, rd, 2, 1, 0);
-    a_post[0] = reg_op("RAX", seven, 8, 0, 1);
-    a_post[1] = mem_op(0x3000, wr, 1, 0, 1);
-    a_post[2] = reg_op("RFLAGS", fl, 8, 0, 1);
-    b_pre[0] = reg_op("rax", seven, 8, 1, 0);
-    b_pre[1] = reg_op("R_RBX", nine, 8, 1, 0);
-    d_post[0] = reg_op("RCX", one, 8, 0, 1);
+    a_pre[0] = tu_reg_op("RAX", five, 8, 1, 0);
+    a_pre[1] = tu_mem_op(0x2000, rd, 2, 1, 0);
+    a_post[0] = tu_reg_op("RAX", seven, 8, 0, 1);
+    a_post[1] = tu_mem_op(0x3000, wr, 1, 0, 1);
+    a_post[2] = tu_reg_op("RFLAGS", fl, 8, 0, 1);
+    b_pre[0] = tu_reg_op("rax", seven, 8, 1, 0);
+    b_pre[1] = tu_reg_op("R_RBX", nine, 8, 1, 0);
+    d_post[0] = tu_reg_op("RCX", one, 8, 0, 1);
     tw_insn_ops(&t, 0x1000, 1, 3, a_pre, 2, a_post, 3);
     tw_insn_ops(&t, 0x5000, 2, 1, b_pre, 1, NULL, 0);
     tw_insn_ops(&t, 0x1003, 1, 2, b_pre, 2, NULL, 0);
@@ -593,14 +569,14 @@ static void test_tenet_first_line_initial_values(void **state) {
     frames_tenet_info info;
     membuf mb;
     (void)state;
-    a_pre[0] = reg_op("RSP", sp, 8, 1, 0);
-    a_post[0] = reg_op("ECX", five, 4, 0, 1);
-    b_pre[0] = reg_op("RCX", five, 8, 1, 0);
-    b_pre[1] = reg_op("R9", nine, 8, 1, 0);
-    c_pre[0] = reg_op("R8D", one, 4, 1, 0);
-    c_post[0] = reg_op("R8B", two, 1, 0, 1);
-    d_pre[0] = reg_op("R8", two, 8, 1, 0);
-    d_pre[1] = reg_op("R9", nine, 8, 1, 0);
+    a_pre[0] = tu_reg_op("RSP", sp, 8, 1, 0);
+    a_post[0] = tu_reg_op("ECX", five, 4, 0, 1);
+    b_pre[0] = tu_reg_op("RCX", five, 8, 1, 0);
+    b_pre[1] = tu_reg_op("R9", nine, 8, 1, 0);
+    c_pre[0] = tu_reg_op("R8D", one, 4, 1, 0);
+    c_post[0] = tu_reg_op("R8B", two, 1, 0, 1);
+    d_pre[0] = tu_reg_op("R8", two, 8, 1, 0);
+    d_pre[1] = tu_reg_op("R9", nine, 8, 1, 0);
     tw_insn_ops(&t, 0x1000, 1, 2, a_pre, 1, a_post, 1);
     tw_insn_ops(&t, 0x1002, 1, 2, b_pre, 2, NULL, 0);
     tw_insn_ops(&t, 0x1004, 1, 2, c_pre, 1, c_post, 1);
@@ -629,11 +605,11 @@ static void test_tenet_arm_aliases(void **state) {
     membuf mb;
     frames_tenet_info info;
     (void)state;
-    pre[0] = reg_op("R13", sp, 4, 1, 0);
-    pre[1] = reg_op("R14", lr, 4, 1, 0);
-    pre[2] = reg_op("R15", pc, 4, 1, 0);
-    pre[3] = reg_op("R0", r0, 8, 1, 0);
-    pre[4] = reg_op("CPSR", cpsr, 4, 1, 0);
+    pre[0] = tu_reg_op("R13", sp, 4, 1, 0);
+    pre[1] = tu_reg_op("R14", lr, 4, 1, 0);
+    pre[2] = tu_reg_op("R15", pc, 4, 1, 0);
+    pre[3] = tu_reg_op("R0", r0, 8, 1, 0);
+    pre[4] = tu_reg_op("CPSR", cpsr, 4, 1, 0);
     tw_insn_ops(&t, 0x8000, 1, 4, pre, 5, NULL, 0);
     mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
     assert_string_equal(mb.p, "r0=0x1,sp=0xbefff000,lr=0x2211,pc=0x8000\n");
@@ -755,7 +731,7 @@ static frames_stats *stats_of(const char *path) {
     frames_frame f;
     frames_error err;
     int rc;
-    assert_int_equal(frames_stats_create(&s, NULL, &err), 0);
+    assert_int_equal(frames_stats_open(&s, NULL, &err), 0);
     while ((rc = frames_reader_next(r, &f)) > 0) assert_int_equal(frames_stats_add_frame(s, &f), 0);
     assert_int_equal(rc, 0);
     assert_int_equal(frames_stats_finish(s), 0);
@@ -793,7 +769,7 @@ static void test_stat_r02_kinds(void **state) {
     assert_int_equal(n, 1);
     assert_int_equal(sys[0].key, 231);
     assert_int_equal(sys[0].count, 1);
-    frames_stats_free(s);
+    frames_stats_close(s);
 }
 
 /* Hottest pcs: counts descending, ties by pc; threads sorted; syscalls sorted. */
@@ -827,7 +803,7 @@ static void test_stat_hottest_synthetic(void **state) {
     assert_int_equal(mods[0].unique_pcs, 2);
     assert_int_equal(mods[0].covered_bytes, 5);
     assert_int_equal(frames_stats_threads(s, &n)[0].thread_id, 4);
-    frames_stats_free(s);
+    frames_stats_close(s);
     unlink(t.path);
 }
 
@@ -901,7 +877,7 @@ static void test_slice_keeps_toc_convention(void **state) {
     assert_int_equal(s, 0);
     free(o);
     r = open_reader(out);
-    assert_int_equal(frames_reader_stat(r, &st), 0);
+    assert_int_equal(frames_reader_info_get(r, &st), 0);
     assert_int_equal(st.frames_per_toc, 4);
     assert_int_equal(st.toc_entries, 2);
     assert_true(st.toc_matches & (1u << FRAMES_TOC_CEIL));
@@ -986,13 +962,6 @@ static void test_split_ranges_arithmetic(void **state) {
     assert_int_equal(b[2], UINT64_MAX);
 }
 
-static uint64_t le64(const unsigned char *p) {
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 /* frames split: ranges cover [0, n) exactly and every inner boundary is the start of a
    TOC block: its file offset (found by a sequential scan) is the TOC word for it. */
 static void test_split_covers_and_aligns(void **state) {
@@ -1007,7 +976,7 @@ static void test_split_covers_and_aligns(void **state) {
         const char *path = vec(names[i]);
         size_t flen;
         unsigned char *file = tu_read_file(path, &flen);
-        uint64_t T = le64(file + 0x28), m = T ? le64(file + T) : 0, n;
+        uint64_t T = tu_le64(file + 0x28), m = T ? tu_le64(file + T) : 0, n;
         uint64_t *offs = (uint64_t *)malloc(20000 * sizeof *offs);
         frames_reader *r = open_reader(path);
         frames_raw raw;
@@ -1028,7 +997,7 @@ static void test_split_covers_and_aligns(void **state) {
                 assert_true(a < b);
                 if (a > 0 && m) {
                     assert_int_equal(a % m, 0);
-                    assert_int_equal(offs[a], le64(file + T + 8 * (a / m)));
+                    assert_int_equal(offs[a], tu_le64(file + T + 8 * (a / m)));
                 }
                 expect_first = b;
                 lines++;

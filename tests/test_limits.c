@@ -41,10 +41,6 @@ static void put_varint(buf *b, uint64_t v) {
     }
     put_byte(b, (uint8_t)v);
 }
-static void put64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 static void put_le64(buf *b, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) put_byte(b, (uint8_t)(v >> (8 * i)));
@@ -244,7 +240,7 @@ static void test_last_frame_over_scratch_limit_is_reported(void **state) {
         assert_int_equal(frames_reader_next(r, &f), FRAMES_E_LIMIT);
         assert_int_equal(frames_reader_error(r)->frame, 3);
         assert_int_equal(frames_reader_next(r, &f), 0);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 4);
         frames_reader_close(r);
     }
@@ -273,7 +269,7 @@ static void test_hostile_meta_size(void **state) {
         src s;
         size_t before;
         int want = sizes[i] > (256u << 20) ? FRAMES_E_LIMIT : FRAMES_E_TRUNCATED;
-        put64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
+        tu_put_le64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
         before = hc_state.live;
         hc_mark();
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, &err), want);
@@ -310,7 +306,7 @@ static void test_hostile_frame_size(void **state) {
             if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, t.p, t.len, NULL, NULL), FRAMES_OK);
             else assert_int_equal(open_stream(&r, &s, t.p, t.len, NULL), FRAMES_OK);
             assert_int_equal(count_results(r, 1), 3);
-            assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+            assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
             assert_true(st.truncated);
             assert_int_equal(st.truncated_offset, len);
             assert_int_equal(st.truncated_bytes, 1008);
@@ -476,7 +472,7 @@ static void test_scratch_limit_on_meta(void **state) {
     o.limits.max_scratch = 2048;
     assert_int_equal(frames_reader_open_memory(&r, out.p, out.len, &o, NULL), FRAMES_OK);
     assert_null(frames_reader_meta(r));
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_true(st.nwarnings >= 1);
     assert_non_null(strstr(frames_reader_warning(r, 0), "meta frame"));
     frames_reader_close(r);
@@ -544,7 +540,7 @@ static void run_with_failures(const uint8_t *v, size_t len, int stream) {
         if (rc == FRAMES_OK) {
             for (i = 0; i < 100 && (rc = frames_reader_next(r, &f)) != 0; i++)
                 assert_true(rc == 1 || rc == FRAMES_E_NOMEM);
-            rc = frames_reader_stat(r, &st);
+            rc = frames_reader_info_get(r, &st);
             assert_true(rc == FRAMES_OK || rc == FRAMES_E_NOMEM);
             if (!stream) {
                 rc = frames_reader_count(r, &n);

@@ -64,26 +64,11 @@ static void test_fail_carries_the_position(void **state) {
     assert_string_equal(frames_strerror(12345), "unknown error");
 }
 
-typedef struct membuf {
-    uint8_t *p;
-    size_t n;
-} membuf;
-
-static int grow_sink(void *ctx, const void *data, size_t len) {
-    membuf *m = (membuf *)ctx;
-    uint8_t *nb = (uint8_t *)realloc(m->p, m->n + len);
-    if (!nb) return FRAMES_E_IO;
-    memcpy(nb + m->n, data, len);
-    m->p = nb;
-    m->n += len;
-    return 0;
-}
-
 /* A no-stdio writer into memory and a no-stdio reader of it: the frames come back, and a
    damaged copy is reported with its offset. */
 static void test_write_and_read_without_stdio(void **state) {
-    membuf mem = {NULL, 0};
-    frames_sink sink;
+    frames_membuf mem;
+    frames_sink sink = frames_sink_memory(&mem);
     frames_writer *w;
     frames_reader *r;
     frames_error err;
@@ -93,9 +78,7 @@ static void test_write_and_read_without_stdio(void **state) {
     uint64_t i, n = 0;
     int rc;
     (void)state;
-    memset(&sink, 0, sizeof sink);
-    sink.write = grow_sink;
-    sink.ctx = &mem;
+    frames_membuf_init(&mem, NULL);
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), 0);
     for (i = 0; i < 5; i++) {
         memset(&f, 0, sizeof f);
@@ -105,19 +88,38 @@ static void test_write_and_read_without_stdio(void **state) {
         f.std.rawbytes = frames_bytes_of(code, 2);
         assert_int_equal(frames_writer_add(w, &f), 0);
     }
-    assert_true(frames_writer_close(w) >= 0);   /* no seek: left unfinished, readable */
-    size = mem.n;
-    assert_int_equal(frames_reader_open_memory(&r, mem.p, size, NULL, &err), 0);
+    assert_int_equal(frames_writer_close(w), FRAMES_OK);   /* finished in memory */
+    size = mem.size;
+    assert_int_equal(frames_reader_open_memory(&r, mem.data, size, NULL, &err), 0);
     while ((rc = frames_reader_next(r, &f)) > 0) assert_int_equal(f.std.address, 0x1000 + n++);
     assert_int_equal(rc, 0);
     assert_int_equal(n, 5);
     frames_reader_close(r);
-    mem.p[0] ^= 0xff;   /* the magic */
-    rc = frames_reader_open_memory(&r, mem.p, size, NULL, &err);
+    mem.data[0] ^= 0xff;   /* the magic */
+    rc = frames_reader_open_memory(&r, mem.data, size, NULL, &err);
     assert_true(rc < 0);
     assert_int_equal(err.code, rc);
     assert_non_null(strstr(err.message, "offset 0x"));
-    free(mem.p);
+    frames_membuf_free(&mem);
+}
+
+/* The memory sink honours its bound and patches only bytes it holds. */
+static void test_memory_sink_bounds(void **state) {
+    frames_membuf m;
+    frames_sink s = frames_sink_memory(&m);
+    uint8_t bytes[64] = {1, 2, 3};
+    (void)state;
+    frames_membuf_init(&m, NULL);
+    m.max = 100;
+    assert_int_equal(s.write(s.ctx, bytes, 64), FRAMES_OK);
+    assert_int_equal(s.write(s.ctx, bytes, 64), FRAMES_E_LIMIT);   /* would pass 100 */
+    assert_int_equal(m.size, 64);
+    assert_int_equal(s.patch(s.ctx, 60, bytes, 4), FRAMES_OK);
+    assert_int_equal(s.patch(s.ctx, 61, bytes, 4), FRAMES_E_RANGE);
+    assert_memory_equal(m.data + 60, bytes, 4);
+    frames_membuf_free(&m);
+    assert_null(m.data);
+    assert_int_equal(m.max, 100);
 }
 
 int main(void) {
@@ -126,6 +128,7 @@ int main(void) {
         cmocka_unit_test(test_formatter_truncates_like_snprintf),
         cmocka_unit_test(test_fail_carries_the_position),
         cmocka_unit_test(test_write_and_read_without_stdio),
+        cmocka_unit_test(test_memory_sink_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

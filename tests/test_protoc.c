@@ -338,13 +338,6 @@ static size_t parse_dump(const char *txt, sbuf *batch, block **out) {
     return count;
 }
 
-static uint64_t le64(const uint8_t *p) {
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 /* Our encoding of our decoding of `payload` (a frame or the meta frame). */
 static uint8_t *reencode(int meta, const uint8_t *payload, size_t n, size_t *outlen,
                          const char *what) {
@@ -402,7 +395,7 @@ static void check_vector(const char *name, size_t *nframes, size_t *nmeta) {
         if (b->meta) {
             uint64_t msize;
             assert_true(flen >= 0x38);
-            msize = le64(file + 0x30);
+            msize = tu_le64(file + 0x30);
             assert_true(msize <= flen - 0x38);
             payload = file + 0x38;
             snprintf(what, sizeof what, "%s meta frame", name);
@@ -414,7 +407,7 @@ static void check_vector(const char *name, size_t *nframes, size_t *nmeta) {
             snprintf(what, sizeof what, "%s frame %llu @ 0x%llx", name,
                      (unsigned long long)b->index, (unsigned long long)b->offset);
             assert_true(b->offset + 8 + b->size <= flen);
-            assert_int_equal(le64(file + b->offset), b->size);
+            assert_int_equal(tu_le64(file + b->offset), b->size);
             payload = file + b->offset + 8;
             expect_bytes(what, payload, (size_t)b->size, e->p, e->n);
             ours = reencode(0, payload, (size_t)b->size, &ourlen, what);

@@ -1117,14 +1117,6 @@ typedef struct sample {
     uint64_t time, id;
 } sample;
 
-static void put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
-}
-static void put64(uint8_t *p, uint64_t v) {
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* Append a record: header, body, then the sample_id fields of sample_type st. Returns
    the record's offset. */
 static size_t sb_rec(sbbuf *b, uint32_t type, uint16_t misc, const uint8_t *body, size_t blen,
@@ -1132,13 +1124,13 @@ static size_t sb_rec(sbbuf *b, uint32_t type, uint16_t misc, const uint8_t *body
     size_t at = b->len, n = 8 + blen;
     uint8_t *p = b->d + at;
     memcpy(p + 8, body, blen);
-    if (st & FRAMES_PERF_SAMPLE_TID) put32(p + n, s.pid), put32(p + n + 4, s.tid), n += 8;
-    if (st & FRAMES_PERF_SAMPLE_TIME) put64(p + n, s.time), n += 8;
-    if (st & FRAMES_PERF_SAMPLE_ID) put64(p + n, s.id), n += 8;
-    if (st & FRAMES_PERF_SAMPLE_STREAM_ID) put64(p + n, s.id), n += 8;
-    if (st & FRAMES_PERF_SAMPLE_CPU) put32(p + n, s.cpu), put32(p + n + 4, 0), n += 8;
-    if (st & FRAMES_PERF_SAMPLE_IDENTIFIER) put64(p + n, s.id), n += 8;
-    put32(p, type);
+    if (st & FRAMES_PERF_SAMPLE_TID) tu_put_le32(p + n, s.pid), tu_put_le32(p + n + 4, s.tid), n += 8;
+    if (st & FRAMES_PERF_SAMPLE_TIME) tu_put_le64(p + n, s.time), n += 8;
+    if (st & FRAMES_PERF_SAMPLE_ID) tu_put_le64(p + n, s.id), n += 8;
+    if (st & FRAMES_PERF_SAMPLE_STREAM_ID) tu_put_le64(p + n, s.id), n += 8;
+    if (st & FRAMES_PERF_SAMPLE_CPU) tu_put_le32(p + n, s.cpu), tu_put_le32(p + n + 4, 0), n += 8;
+    if (st & FRAMES_PERF_SAMPLE_IDENTIFIER) tu_put_le64(p + n, s.id), n += 8;
+    tu_put_le32(p, type);
     p[4] = (uint8_t)misc, p[5] = (uint8_t)(misc >> 8);
     p[6] = (uint8_t)n, p[7] = (uint8_t)(n >> 8);
     b->len += n;
@@ -1150,32 +1142,32 @@ static size_t body_mmap(uint8_t *p, int mmap2, uint32_t pid, uint32_t tid, uint6
                         uint64_t len, uint64_t pgoff, const char *name) {
     size_t n = mmap2 ? 64 : 32, sl = strlen(name) + 1;
     memset(p, 0, 64 + sl + 8);
-    put32(p, pid), put32(p + 4, tid), put64(p + 8, addr), put64(p + 16, len), put64(p + 24, pgoff);
+    tu_put_le32(p, pid), tu_put_le32(p + 4, tid), tu_put_le64(p + 8, addr), tu_put_le64(p + 16, len), tu_put_le64(p + 24, pgoff);
     memcpy(p + n, name, sl);
     return n + ((sl + 7) & ~(size_t)7);
 }
 
 static size_t body_pidtid(uint8_t *p, uint32_t pid, uint32_t tid) {
-    put32(p, pid), put32(p + 4, tid);
+    tu_put_le32(p, pid), tu_put_le32(p + 4, tid);
     return 8;
 }
 
 static size_t body_comm(uint8_t *p, uint32_t pid, uint32_t tid, const char *comm) {
     size_t sl = strlen(comm) + 1;
     memset(p, 0, 8 + sl + 8);
-    put32(p, pid), put32(p + 4, tid);
+    tu_put_le32(p, pid), tu_put_le32(p + 4, tid);
     memcpy(p + 8, comm, sl);
     return 8 + ((sl + 7) & ~(size_t)7);
 }
 
 static size_t body_fork(uint8_t *p, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
                         uint64_t time) {
-    put32(p, pid), put32(p + 4, ppid), put32(p + 8, tid), put32(p + 12, ptid), put64(p + 16, time);
+    tu_put_le32(p, pid), tu_put_le32(p + 4, ppid), tu_put_le32(p + 8, tid), tu_put_le32(p + 12, ptid), tu_put_le64(p + 16, time);
     return 24;
 }
 
 static size_t body_u64s(uint8_t *p, uint64_t a, uint64_t b, uint64_t c, int n) {
-    put64(p, a), put64(p + 8, b), put64(p + 16, c);
+    tu_put_le64(p, a), tu_put_le64(p + 8, b), tu_put_le64(p + 16, c);
     return (size_t)n * 8;
 }
 
@@ -1593,18 +1585,18 @@ static size_t pf_put(perfbuf *f, const void *p, size_t n) {
 
 static void pf_u64(perfbuf *f, uint64_t v) {
     uint8_t b[8];
-    put64(b, v);
+    tu_put_le64(b, v);
     pf_put(f, b, 8);
 }
 
 /* perf_event_attr (120 bytes): type, size, config, sample_type, flags */
 static void pf_attr(uint8_t *a, uint32_t type, uint64_t config, uint64_t sample_type, uint64_t flags) {
     memset(a, 0, 120);
-    put32(a, type);
-    put32(a + 4, 120);
-    put64(a + 8, config);
-    put64(a + 24, sample_type);
-    put64(a + 40, flags);
+    tu_put_le32(a, type);
+    tu_put_le32(a + 4, 120);
+    tu_put_le64(a + 8, config);
+    tu_put_le64(a + 24, sample_type);
+    tu_put_le64(a + 40, flags);
 }
 
 #define ST_PERF 0x10087ull   /* IP TID TIME CPU IDENTIFIER */
@@ -1626,9 +1618,9 @@ static void pf_records(perfbuf *f, const char *dir, const uint8_t *pt0, size_t l
     snprintf(bb, sizeof bb, "%s/b.bin", dir);
     /* AUXTRACE_INFO: type 1 (Intel PT), reserved, priv[16] */
     memset(hdr, 0, 16);
-    put32(hdr, 70);
+    tu_put_le32(hdr, 70);
     hdr[6] = 16 + 16 * 8;
-    put32(hdr + 8, 1);
+    tu_put_le32(hdr + 8, 1);
     pf_put(f, hdr, 16);
     for (i = 0; i < 16; i++) pf_u64(f, priv[i]);
     b.len = 0;
@@ -1647,7 +1639,7 @@ static void pf_records(perfbuf *f, const char *dir, const uint8_t *pt0, size_t l
     sb_rec(&b, 12, 0, body, body_pidtid(body, 2, 2), ST_SB, s);
     pf_put(f, b.d, b.len);
     memset(hdr, 0, 8);   /* FINISHED_ROUND */
-    put32(hdr, 68);
+    tu_put_le32(hdr, 68);
     hdr[6] = 8;
     pf_put(f, hdr, 8);
     /* AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; the data follows */
@@ -1656,13 +1648,13 @@ static void pf_records(perfbuf *f, const char *dir, const uint8_t *pt0, size_t l
         size_t n = i == 0 ? cut : i == 1 ? len0 - cut : len1;
         uint32_t cpu = i == 2 ? 1 : 0;
         memset(hdr, 0, sizeof hdr);
-        put32(hdr, 71);
+        tu_put_le32(hdr, 71);
         hdr[6] = 48;
-        put64(hdr + 8, n);
-        put64(hdr + 16, i == 1 ? cut : 0);
-        put32(hdr + 32, cpu);    /* idx */
-        put32(hdr + 36, 0xffffffffu);
-        put32(hdr + 40, cpu);
+        tu_put_le64(hdr + 8, n);
+        tu_put_le64(hdr + 16, i == 1 ? cut : 0);
+        tu_put_le32(hdr + 32, cpu);    /* idx */
+        tu_put_le32(hdr + 36, 0xffffffffu);
+        tu_put_le32(hdr + 40, cpu);
         pf_put(f, hdr, 48);
         pf_put(f, data, n);
     }
@@ -1682,16 +1674,16 @@ static perfbuf perf_file(const char *dir, int pipe, const uint8_t *pt0, size_t l
         pf_u64(&f, 16);
         pf_attr(a, 8, 3ull << 14, ST_PERF, FLAG_SAMPLE_ID_ALL | FLAG_EXCLUDE_KERNEL);
         memset(rec, 0, sizeof rec);
-        put32(rec, 64);
+        tu_put_le32(rec, 64);
         rec[6] = (uint8_t)sizeof rec;
         memcpy(rec + 8, a, 120);
-        put64(rec + 128, 100);
-        put64(rec + 136, 101);
+        tu_put_le64(rec + 128, 100);
+        tu_put_le64(rec + 136, 101);
         pf_put(&f, rec, sizeof rec);
         pf_attr(a, 1, 9, ST_SB, FLAG_SAMPLE_ID_ALL | FLAG_CONTEXT_SWITCH);
         memcpy(rec + 8, a, 120);
-        put64(rec + 128, 200);
-        put64(rec + 136, 201);
+        tu_put_le64(rec + 128, 200);
+        tu_put_le64(rec + 136, 201);
         pf_put(&f, rec, sizeof rec);
         pf_records(&f, dir, pt0, len0, pt1, len1);
         return f;
@@ -1714,17 +1706,17 @@ static perfbuf perf_file(const char *dir, int pipe, const uint8_t *pt0, size_t l
     {
         uint8_t s[28];
         memset(s, 0, sizeof s);
-        put32(s, 24);
+        tu_put_le32(s, 24);
         memcpy(s + 4, cpuid, strlen(cpuid));
         pf_put(&f, s, sizeof s);
     }
-    put64(f.d + hdr, 104);             /* header size */
-    put64(f.d + 16, 120 + 16);        /* attr_size */
-    put64(f.d + 24, attrs);
-    put64(f.d + 32, 2 * (120 + 16));
-    put64(f.d + 40, data);
-    put64(f.d + 48, feat - data);
-    put64(f.d + 72, 1ull << 9);       /* adds_features */
+    tu_put_le64(f.d + hdr, 104);             /* header size */
+    tu_put_le64(f.d + 16, 120 + 16);        /* attr_size */
+    tu_put_le64(f.d + 24, attrs);
+    tu_put_le64(f.d + 32, 2 * (120 + 16));
+    tu_put_le64(f.d + 40, data);
+    tu_put_le64(f.d + 48, feat - data);
+    tu_put_le64(f.d + 72, 1ull << 9);       /* adds_features */
     return f;
 }
 
@@ -1758,7 +1750,7 @@ static void perf_data_file(void **state) {
         size_t i;
         frames_bytes sb0;
         assert_int_equal(frames_perf_open_memory(&pd, f.d, f.len, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->pipe_mode, pipe);
         assert_int_equal(in->nattrs, 2);
         assert_int_equal(in->pt_pmu_type, 8);
@@ -1829,13 +1821,13 @@ static void perf_data_rejects_garbage(void **state) {
     assert_null(pd);
     memset(hdr, 0, sizeof hdr);
     memcpy(hdr, "PERFILE2", 8);
-    put64(hdr + 8, 104);
-    put64(hdr + 16, 136);
-    put64(hdr + 40, 2000);    /* data section starting past the end */
-    put64(hdr + 48, 1000);
+    tu_put_le64(hdr + 8, 104);
+    tu_put_le64(hdr + 16, 136);
+    tu_put_le64(hdr + 40, 2000);    /* data section starting past the end */
+    tu_put_le64(hdr + 48, 1000);
     assert_int_equal(frames_perf_open_memory(&pd, hdr, sizeof hdr, NULL, &err), FRAMES_E_FORMAT);
     assert_non_null(strstr(err.message, "outside the file"));
-    put64(hdr + 40, 100);     /* ... or inside the header */
+    tu_put_le64(hdr + 40, 100);     /* ... or inside the header */
     assert_int_equal(frames_perf_open_memory(&pd, hdr, sizeof hdr, NULL, &err), FRAMES_E_FORMAT);
     assert_non_null(strstr(err.message, "inside the file header"));
     {   /* a record whose size is smaller than its header */
@@ -1863,15 +1855,15 @@ static const char *elf64_file(const uint8_t *code, size_t n, uint64_t code_vaddr
     memset(f, 0, sizeof f);
     memcpy(f, "\177ELF\2\1\1", 7);
     f[16] = 2, f[18] = 62, f[20] = 1;             /* ET_EXEC, EM_X86_64, EV_CURRENT */
-    put64(f + 32, 64);                             /* e_phoff */
+    tu_put_le64(f + 32, 64);                             /* e_phoff */
     f[52] = 64, f[54] = 56, f[56] = 3;             /* e_ehsize, e_phentsize, e_phnum */
     ph = f + 64;
-    put32(ph, 1), put64(ph + 8, 0), put64(ph + 16, code_vaddr - 0x1000), put64(ph + 32, 0x100);
+    tu_put_le32(ph, 1), tu_put_le64(ph + 8, 0), tu_put_le64(ph + 16, code_vaddr - 0x1000), tu_put_le64(ph + 32, 0x100);
     ph += 56;
-    put32(ph, 1), put64(ph + 8, 0x1000), put64(ph + 16, code_vaddr), put64(ph + 32, n);
-    put64(ph + 40, n);
+    tu_put_le32(ph, 1), tu_put_le64(ph + 8, 0x1000), tu_put_le64(ph + 16, code_vaddr), tu_put_le64(ph + 32, n);
+    tu_put_le64(ph + 40, n);
     ph += 56;
-    put32(ph, 1), put64(ph + 8, 0), put64(ph + 16, code_vaddr + 0x1ff000), put64(ph + 40, 0x1000);
+    tu_put_le32(ph, 1), tu_put_le64(ph + 8, 0), tu_put_le64(ph + 16, code_vaddr + 0x1ff000), tu_put_le64(ph + 40, 0x1000);
     memcpy(f + 0x1000, code, n);
     return temp_file(f, 0x1000 + n, ".elf");
 }
@@ -1883,10 +1875,10 @@ static const char *elf32_file(const uint8_t *code, size_t n) {
     memset(f, 0, sizeof f);
     memcpy(f, "\177ELF\1\1\1", 7);
     f[16] = 2, f[18] = 3, f[20] = 1;               /* ET_EXEC, EM_386 */
-    put32(f + 28, 52);                             /* e_phoff */
+    tu_put_le32(f + 28, 52);                             /* e_phoff */
     f[40] = 52, f[42] = 32, f[44] = 1;             /* e_ehsize, e_phentsize, e_phnum */
     ph = f + 52;
-    put32(ph, 1), put32(ph + 4, 0x80), put32(ph + 8, 0x8049000), put32(ph + 16, (uint32_t)n);
+    tu_put_le32(ph, 1), tu_put_le32(ph + 4, 0x80), tu_put_le32(ph + 8, 0x8049000), tu_put_le32(ph + 16, (uint32_t)n);
     memcpy(f + 0x80, code, n);
     return temp_file(f, 0x80 + n, ".elf");
 }
@@ -2099,10 +2091,10 @@ static void perf_data_unfinished(void **state) {
     end = perf_data_end(&f);   /* the last AUXTRACE's PT bytes end here */
     half = len1 / 2;
     for (zero = 0; zero < 2; zero++) {
-        if (zero) put64(f.d + 48, 0);   /* as perf record leaves it until it finishes */
+        if (zero) tu_put_le64(f.d + 48, 0);   /* as perf record leaves it until it finishes */
         /* the whole data section, no features */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->unterminated, zero);
         assert_int_equal(in->cut_offset, 0);
         assert_string_equal(in->cpuid, "");
@@ -2113,7 +2105,7 @@ static void perf_data_unfinished(void **state) {
         frames_perf_close(pd);
         /* cut inside the last PT payload: cpu 1 keeps the bytes before the cut */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end - half, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->unterminated, zero);
         assert_int_equal(in->cut_offset, end - len1 - 48);
         assert_int_equal(in->cut_missing, half);
@@ -2123,7 +2115,7 @@ static void perf_data_unfinished(void **state) {
         frames_perf_close(pd);
         /* cut inside the last AUXTRACE record's header: cpu 1 has nothing */
         assert_int_equal(frames_perf_open_memory(&pd, f.d, end - len1 - 20, NULL, &err), FRAMES_OK);
-        in = frames_perf_get_info(pd);
+        in = frames_perf_info_get(pd);
         assert_int_equal(in->cut_offset, end - len1 - 48);
         assert_int_equal(in->cut_missing, 20);
         assert_int_equal(frames_perf_nstreams(pd), 1);
@@ -2133,7 +2125,7 @@ static void perf_data_unfinished(void **state) {
     /* pipe mode: a stream that stops 5 bytes into a record header */
     p = perf_file(dir, 1, x0.buf, len0, x1.buf, len1);
     assert_int_equal(frames_perf_open_memory(&pd, p.d, p.len - len1 - 43, NULL, &err), FRAMES_OK);
-    in = frames_perf_get_info(pd);
+    in = frames_perf_info_get(pd);
     assert_int_equal(in->cut_offset, p.len - len1 - 48);
     assert_int_equal(in->cut_missing, 3);   /* what its 8-byte header lacks */
     assert_int_equal(frames_perf_nstreams(pd), 1);
@@ -2236,7 +2228,7 @@ static void tool_perf_data(void **state) {
     remove(path);
     /* perf record killed: data size 0, the file ends inside cpu 1's PT bytes */
     end = perf_data_end(&f);
-    put64(f.d + 48, 0);
+    tu_put_le64(f.d + 48, 0);
     path = temp_file(f.d, end - 2, ".data");
     txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 0 -o '%s' 2>&1", tu_frames_bin(), path, out);
     assert_int_equal(status, 0);

@@ -87,7 +87,8 @@ typedef struct qdesc {
 } qdesc;
 
 static fq_plan *compile(fq_trace *t, const qdesc *d, fq_query **qp) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     int i;
@@ -138,8 +139,8 @@ static char *run_json(fq_trace *t, const qdesc *d, unsigned threads, uint64_t ch
         assert_int_equal(fq_run(p, &o, NULL, NULL, &m, &err), 0);
         if (!(d->flags & FQ_DEDUP)) assert_int_equal(m, n);
     }
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return (char *)out.p;
 }
 
@@ -180,8 +181,8 @@ static char *run_bindings(fq_trace *t, const qdesc *d, unsigned threads, uint64_
     o.bindings_only = bindings_only;
     buf_add(&out, "", 0);
     *rc = fq_run(p, &o, binding_line, &out, NULL, &err);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return (char *)out.p;
 }
 
@@ -232,10 +233,10 @@ static void same_picks(fq_trace *a, fq_trace *b, const qdesc *d, unsigned nseeds
             free(y);
         }
     }
-    fq_plan_free(pa);
-    fq_plan_free(pb);
-    fq_query_free(qa);
-    fq_query_free(qb);
+    fq_plan_close(pa);
+    fq_plan_close(pb);
+    fq_query_close(qa);
+    fq_query_close(qb);
 }
 
 /* A trace-db trace: a header of types int (SIGNED 4), char* (POINTER 8), then points. */
@@ -368,8 +369,8 @@ static void test_pick_rare_statement(void **state) {
         seen2500 += k == 2500;
     }
     assert_true(seen777 > 60 && seen2500 > 60);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     d.stmt = 0;
     d.mask = 0;
     d.npcs = 1;
@@ -546,12 +547,12 @@ static void test_frames_same_results(void **state) {
         assert_int_equal(fq_index_attach(b, ix.p, ix.n, &err), 0);
         assert_int_equal(info.pointers, 0);
         /* the addresses of the std_frames, from a query without variables */
-        q = fq_query_new(NULL);
+        fq_query_open(&q, NULL, NULL);
         assert_int_equal(fq_compile(&p, q, a, &err), 0);
         assert_int_equal(fq_run(p, NULL, collect_pc, &pcs, &n, &err), 0);
         assert_int_equal(info.candidates, n);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
         same(a, b, &all, frames_files[f]);
         for (i = 0; i < n; i += n > 1000 ? n / 3 : 1 + n / 16) {   /* big traces: a few addresses */
             uint64_t pc;
@@ -585,11 +586,6 @@ static void test_frames_same_results(void **state) {
 
 /* ---------------------------------------------------------------- stale and foreign */
 
-static void put_le(unsigned char *p, uint64_t v, int n) {
-    int i;
-    for (i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* The header checksum after a deliberate change (to reach the checks behind it). */
 static void reseal(unsigned char *ix) {
     uint64_t h = 0;
@@ -604,7 +600,7 @@ static void reseal(unsigned char *ix) {
     }
     h = (h ^ 504) * 0xbf58476d1ce4e5b9ull;
     h ^= h >> 31;
-    put_le(ix + 504, h, 8);
+    tu_put_le(ix + 504, h, 8);
 }
 
 static void expect_refused(fq_trace *t, const buf *ix, int code, const char *msg) {
@@ -652,7 +648,7 @@ static void test_stale_and_foreign(void **state) {
     buf_add(&bad, tr, 600);
     expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
     memcpy(bad.p, ix.p, 512);
-    put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
+    tu_put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
     reseal(bad.p);
     expect_refused(t, &bad, FQ_E_STALE, "version 1");
     expect_refused(t, &bad, FQ_E_STALE, "rebuild it");
@@ -787,7 +783,7 @@ static void test_damaged_index(void **state) {
         for (i = 0; i < sizeof fields / sizeof fields[0]; i++) {
             fq_trace *t = open_path(small_trace(), 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + fields[i], 0xfffffffffff0ull, fields[i] == 112 || fields[i] == 116 ? 4 : 8);
+            tu_put_le(bad.p + fields[i], 0xfffffffffff0ull, fields[i] == 112 || fields[i] == 116 ? 4 : 8);
             reseal(bad.p);
             assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), FRAMES_E_FORMAT);
             fq_trace_close(t);
@@ -817,8 +813,8 @@ static void test_damaged_index(void **state) {
         for (i = 0; i < 8; i++) post |= (uint64_t)ix.p[144 + 16 * 6 + i] << (8 * i);
         for (i = 0; i < 8; i++) blocks |= (uint64_t)ix.p[144 + i] << (8 * i);
         memcpy(bad.p, ix.p, ix.n);
-        put_le(bad.p + post + 4, 0, 4);   /* statement 0: points 0, 0, 64, ... */
-        put_le(bad.p + blocks + 32, 3, 8); /* block 1 starts inside the header */
+        tu_put_le(bad.p + post + 4, 0, 4);   /* statement 0: points 0, 0, 64, ... */
+        tu_put_le(bad.p + blocks + 32, 3, 8); /* block 1 starts inside the header */
         assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
         x = run_json(t, &d, 1, 0, 0, 0, &rc);
         assert_int_equal(rc, FQ_E_STALE);
@@ -1149,8 +1145,8 @@ static void check_columns(const unsigned char *tr, size_t len, const buf *ix, co
     d.vars[0] = var;
     p = compile(plain, &d, &q);
     assert_int_equal(fq_run(p, NULL, mt_size_of, &sz, NULL, &err), 0);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(plain);
     /* posting order: statements ascending, points ascending */
     order = (mt_point **)malloc(np * sizeof *order);
@@ -1259,7 +1255,7 @@ static void test_columns_forged(void **state) {
         for (i = 0; i < sizeof forge / sizeof forge[0]; i++) {
             t = open_mem(tr.p, tr.n, 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + dir + 32 * 4 + forge[i].at, forge[i].v, (int)forge[i].n);
+            tu_put_le(bad.p + dir + 32 * 4 + forge[i].at, forge[i].v, (int)forge[i].n);
             if (fq_index_attach(t, bad.p, bad.n, &err) != FRAMES_E_FORMAT)
                 fail_msg("directory field %u = %llu accepted", forge[i].at, (unsigned long long)forge[i].v);
             assert_non_null(strstr(err.message, "column"));
@@ -1269,7 +1265,7 @@ static void test_columns_forged(void **state) {
     {   /* the data section cut short (its length and the file) */
         t = open_mem(tr.p, tr.n, 0);
         memcpy(bad.p, ix.p, ix.n);
-        put_le(bad.p + 152 + 16 * 8, get_le(ix.p + 152 + 16 * 8, 8) - 8, 8);
+        tu_put_le(bad.p + 152 + 16 * 8, get_le(ix.p + 152 + 16 * 8, 8) - 8, 8);
         reseal(bad.p);
         assert_int_equal(fq_index_attach(t, bad.p, bad.n - 8, &err), FRAMES_E_FORMAT);
         fq_trace_close(t);
@@ -1288,7 +1284,7 @@ static void test_columns_forged(void **state) {
             unsigned th;
             t = open_mem(tr.p, tr.n, 0);
             memcpy(bad.p, ix.p, ix.n);
-            put_le(bad.p + forge[i].at, forge[i].v, forge[i].n);
+            tu_put_le(bad.p + forge[i].at, forge[i].v, forge[i].n);
             assert_int_equal(fq_index_attach(t, bad.p, bad.n, &err), 0);
             for (th = 1; th <= 2; th++) {
                 int rc;
@@ -1304,8 +1300,8 @@ static void test_columns_forged(void **state) {
                 rc = fq_run(p, &o, NULL, NULL, &n, &err);
                 if (i != 3 && rc != FQ_E_STALE) fail_msg("forgery %u, count: rc %d", (unsigned)i, rc);
                 if (rc == FQ_E_STALE) assert_non_null(strstr(err.message, "rebuild"));
-                fq_plan_free(p);
-                fq_query_free(q);
+                fq_plan_close(p);
+                fq_query_close(q);
             }
             fq_trace_close(t);
         }

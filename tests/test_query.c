@@ -4,6 +4,7 @@
    the protobuf text dumps of the frames vectors (counted by hand, noted at each test), the
    trace-db spec's worked examples and hand-computed arithmetic. */
 #include "testutil.h"
+#include "tdbbuild.h"
 
 #include "frames_query.h"
 
@@ -49,49 +50,30 @@ static int collect_fn(void *ctx, const fq_result *r) {
    open gets a persistent index, built in memory and attached, so that every query of this
    file also runs through the index against the same expectations. The buffers stay
    reachable until the process ends (an attached index must outlive its trace). */
-static unsigned char *tq_indexes[4096];
+static uint8_t *tq_indexes[4096];
 static size_t tq_nindexes;
-
-typedef struct tq_membuf {
-    unsigned char *p;
-    size_t n, cap;
-} tq_membuf;
-
-static int tq_mem_write(void *ctx, const void *data, size_t len) {
-    tq_membuf *m = (tq_membuf *)ctx;
-    if (m->n + len > m->cap) {
-        m->cap = (m->n + len) * 2;
-        m->p = (unsigned char *)realloc(m->p, m->cap);
-        assert_non_null(m->p);
-    }
-    memcpy(m->p + m->n, data, len);
-    m->n += len;
-    return 0;
-}
 
 static void tq_free_indexes(void) {
     while (tq_nindexes) free(tq_indexes[--tq_nindexes]);
 }
 
 static fq_trace *with_index(fq_trace *t) {
-    tq_membuf m = {NULL, 0, 0};
-    frames_sink sink;
+    frames_membuf m;
+    frames_sink sink = frames_sink_memory(&m);
     frames_error err;
-    memset(&sink, 0, sizeof sink);
-    sink.ctx = &m;
-    sink.write = tq_mem_write;
+    frames_membuf_init(&m, NULL);
     if (fq_index_build(t, &sink, NULL, &err) < 0) {
         /* only a frames trace with a frame that does not decode cannot be indexed */
         fq_trace_info info;
         fq_trace_info_get(t, &info);
-        if (info.format != FQ_FORMAT_FRAMES) fail_msg("index: %s", err.message);
-        free(m.p);
+        if (info.format != FQ_TRACE_FRAMES) fail_msg("index: %s", err.message);
+        frames_membuf_free(&m);
         return t;
     }
     if (!tq_nindexes) atexit(tq_free_indexes);
     assert_true(tq_nindexes < sizeof tq_indexes / sizeof tq_indexes[0]);
-    tq_indexes[tq_nindexes++] = m.p;
-    if (fq_index_attach(t, m.p, m.n, &err) < 0) fail_msg("attach: %s", err.message);
+    tq_indexes[tq_nindexes++] = m.data;
+    if (fq_index_attach(t, m.data, m.size, &err) < 0) fail_msg("attach: %s", err.message);
     return t;
 }
 #else
@@ -128,7 +110,8 @@ typedef struct qspec {
 } qspec;
 
 static fq_query *build(const qspec *s) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     frames_error err;
     int i;
     assert_non_null(q);
@@ -164,8 +147,8 @@ static uint64_t run_on(fq_trace *t, const qspec *s, int style, unsigned threads,
     c->style = style;
     if (fq_run(p, &o, collect_fn, c, &n, &err) < 0) fail_msg("run: %s", err.message);
     assert_int_equal(n, c->n);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     return n;
 }
 
@@ -313,49 +296,6 @@ static void test_tracedb_q12_double(void **state) {
 
 /* ---------------------------------------------------------------- trace-db writer */
 
-typedef struct tdb {
-    sbuf b;
-} tdb;
-
-static void tdb_u8(tdb *t, unsigned v) {
-    char c = (char)v;
-    sb_add(&t->b, &c, 1);
-}
-static void tdb_le(tdb *t, uint64_t v, int n) {
-    char c[8];
-    int i;
-    for (i = 0; i < n; i++) c[i] = (char)(v >> (8 * i));
-    sb_add(&t->b, c, (size_t)n);
-}
-/* names: NUL-separated list ending with an empty name; types: name, format, size */
-static void tdb_header(tdb *t, const char *names, size_t nchars, const uint32_t types[][3], uint32_t ntypes) {
-    uint32_t i;
-    memset(t, 0, sizeof *t);
-    tdb_le(t, nchars, 8);
-    sb_add(&t->b, names, nchars);
-    tdb_le(t, ntypes, 4);
-    for (i = 0; i < ntypes; i++) {
-        tdb_le(t, types[i][0], 4);
-        tdb_le(t, types[i][1], 4);
-        tdb_le(t, types[i][2], 4);
-    }
-}
-static void tdb_stmt(tdb *t, uint64_t s) {
-    tdb_u8(t, 1);
-    tdb_le(t, s, 8);
-}
-static void tdb_var(tdb *t, uint32_t name, uint32_t type, uint64_t v, int size) {
-    tdb_u8(t, 2);
-    tdb_le(t, name, 4);
-    tdb_le(t, type, 4);
-    tdb_le(t, v, size);
-}
-static void tdb_bufsize(tdb *t, uint64_t addr, uint64_t size) {
-    tdb_u8(t, 3);
-    tdb_le(t, addr, 8);
-    tdb_le(t, size, 8);
-}
-
 /* spec/trace-db.md §1.5, byte for byte. */
 static const unsigned char spec_example[107] = {
     0x0e, 0, 0, 0, 0, 0, 0, 0, 'x', 0, 'y', 0, 'i', 'n', 't', 0, 'c', 'h', 'a', 'r', '*', 0,
@@ -426,7 +366,7 @@ static uint64_t unit_count(fq_trace *t, const char *a, const char *b, const char
 
 static void test_unit_point(void **state) {
     tdb b = unit_trace();
-    fq_trace *t = open_mem(b.b.s, b.b.n);
+    fq_trace *t = open_mem(b.p, b.n);
     const char *ab = "a:unsigned int,int", *bb = "b:unsigned int,int";
     qspec s;
     collect c;
@@ -477,7 +417,7 @@ static void test_unit_point(void **state) {
     s.soft[1] = NULL;
     assert_int_equal(count_on(t, &s), 9);
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* ---------------------------------------------------------------- arithmetic */
@@ -493,7 +433,7 @@ static int holds(fq_trace *t, const char *pred) {
 
 static void test_arithmetic(void **state) {
     tdb b = unit_trace();
-    fq_trace *t = open_mem(b.b.s, b.b.n);
+    fq_trace *t = open_mem(b.p, b.n);
     static const struct {
         const char *pred;
         int expect;
@@ -543,7 +483,7 @@ static void test_arithmetic(void **state) {
             fail_msg("%s: expected %s", cases[i].pred, cases[i].expect ? "true" : "false");
     }
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* Values of variables: formats, sizes, invalid values, the memory map. */
@@ -575,11 +515,11 @@ static void test_values_and_memory_map(void **state) {
     tdb_le(&b, 4, 4);
     tdb_le(&b, 4, 4);
     tdb_le(&b, 4, 4);
-    sb_add(&b.b, "hi\"\n", 4);
+    tdb_raw(&b, "hi\"\n", 4);
     tdb_u8(&b, 2);                       /* fixed-size blob: no length */
     tdb_le(&b, 5, 4);
     tdb_le(&b, 5, 4);
-    sb_add(&b.b, "abcd", 4);
+    tdb_raw(&b, "abcd", 4);
     tdb_var(&b, 6, 6, 0x100, 8);         /* start: 16 */
     tdb_var(&b, 7, 6, 0x108, 8);         /* middle: 8 */
     tdb_var(&b, 8, 6, 0x110, 8);         /* one past the end: 0 (inclusive end) */
@@ -600,7 +540,7 @@ static void test_values_and_memory_map(void **state) {
     tdb_var(&b, 8, 6, 0x300, 8);         /* 32 */
     tdb_var(&b, 9, 6, UINT64_MAX, 8);    /* no size */
     tdb_u8(&b, 0);
-    t = open_mem(b.b.s, b.b.n);
+    t = open_mem(b.p, b.n);
     memset(&s, 0, sizeof s);
     s.vars[0] = "v:*";
     memset(&c, 0, sizeof c);
@@ -647,14 +587,14 @@ static void test_values_and_memory_map(void **state) {
         frames_error err;
         fq_open_options_default(&o);
         o.flags = FQ_OPEN_INHERIT_STMT;
-        assert_int_equal(fq_trace_open_memory(&t, b.b.s, b.b.n, &o, &err), 0);
+        assert_int_equal(fq_trace_open_memory(&t, b.p, b.n, &o, &err), 0);
         memset(&s, 0, sizeof s);
         s.mask = UINT64_MAX;
         s.stmt = 5;
         assert_int_equal(count_on(t, &s), 3);
         fq_trace_close(t);
     }
-    free(b.b.s);
+    free(b.p);
 }
 
 /* distinct-vars compares positions; the compat flag compares the variable records. */
@@ -670,7 +610,7 @@ static void test_distinct_vars(void **state) {
     tdb_var(&b, 0, 0, 7, 4);   /* same name, type and value */
     tdb_var(&b, 0, 0, 8, 4);
     tdb_u8(&b, 0);
-    t = open_mem(b.b.s, b.b.n);
+    t = open_mem(b.p, b.n);
     memset(&s, 0, sizeof s);
     s.vars[0] = "a:int";
     s.vars[1] = "b:int";
@@ -679,7 +619,7 @@ static void test_distinct_vars(void **state) {
     s.flags = FQ_COMPAT_DISTINCT_VALUE;
     assert_int_equal(count_on(t, &s), 4);
     fq_trace_close(t);
-    free(b.b.s);
+    free(b.p);
 }
 
 /* ---------------------------------------------------------------- reading trace-db files */
@@ -794,12 +734,12 @@ static void test_bad_headers(void **state) {
         fq_trace *t = NULL;
         frames_error err;
         fq_open_options_default(&o);
-        o.format = FQ_FORMAT_TRACEDB;
+        o.format = FQ_TRACE_TRACEDB;
         assert_true(fq_trace_open_memory(&t, cases[i].bytes, cases[i].n, &o, &err) < 0);
         assert_null(t);
         if (!strstr(err.message, cases[i].msg)) fail_msg("case %u: '%s'", (unsigned)i, err.message);
         /* detection: neither format */
-        o.format = FQ_FORMAT_AUTO;
+        o.format = FQ_TRACE_AUTO;
         assert_int_equal(fq_trace_open_memory(&t, cases[i].bytes, cases[i].n, &o, &err), FRAMES_E_FORMAT);
         assert_non_null(strstr(err.message, "neither a frames trace"));
     }
@@ -844,7 +784,8 @@ static void test_parser_errors(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         frames_error err;
         fq_node n;
         fq_query_var(q, "a", "int");
@@ -855,7 +796,7 @@ static void test_parser_errors(void **state) {
         assert_int_equal(err.offset, cases[i].offset);
         /* a failed parse does not poison the query */
         assert_int_equal(fq_query_where_text(q, "(> (v/value a) 1)", &err), 0);
-        fq_query_free(q);
+        fq_query_close(q);
     }
 }
 
@@ -870,19 +811,21 @@ static void test_parser_accepts(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         frames_error err;
         fq_query_var(q, "a", "int");
         fq_query_var(q, "b", "int");
         if (fq_query_where_text(q, ok[i], &err) < 0) fail_msg("'%s': %s", ok[i], err.message);
-        fq_query_free(q);
+        fq_query_close(q);
     }
 }
 
 /* The builder API gives the same query as the text, and checks types. */
 static void test_builder_api(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     fq_node a, b, both[2];
@@ -898,33 +841,33 @@ static void test_builder_api(void **state) {
     assert_int_equal(fq_compile(&p, q, t, &err), 0);
     assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
     assert_int_equal(n, 3000);   /* q03 */
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     /* type errors are reported by the builder and stick to the query */
-    q = fq_query_new(NULL);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     a = fq_binary(q, FQ_OP_ADD, fq_const_int(q, 1), fq_binary(q, FQ_OP_GT, fq_const_int(q, 1), fq_const_int(q, 2)));
     assert_int_equal(a, FQ_E_QUERY);
     assert_non_null(strstr(fq_query_error(q)->message, "'+' needs numbers"));
     assert_true(fq_query_where(q, a) < 0);
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     assert_true(fq_access(q, FQ_OP_VALUE, 3) < 0);           /* no variable 3 */
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     assert_int_equal(fq_query_var(q, "a", "long"), FQ_E_QUERY);   /* declared twice */
     assert_non_null(strstr(fq_query_error(q)->message, "declared twice"));
-    fq_query_free(q);
-    q = fq_query_new(NULL);
+    fq_query_close(q);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "no such type");
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
     assert_non_null(strstr(err.message, "the trace has no type 'no such type'"));
-    fq_query_free(q);
+    fq_query_close(q);
     /* exact arithmetic has a bound, checked at compile time */
-    q = fq_query_new(NULL);
+    fq_query_open(&q, NULL, NULL);
     fq_query_var(q, "a", "int");
     a = fq_access(q, FQ_OP_VALUE, 0);
     {
@@ -934,7 +877,7 @@ static void test_builder_api(void **state) {
     fq_query_where(q, fq_binary(q, FQ_OP_GT, a, fq_const_int(q, 0)));
     assert_int_equal(fq_compile(&p, q, t, &err), FQ_E_QUERY);
     assert_non_null(strstr(err.message, "exact arithmetic is limited to 4096 bits"));
-    fq_query_free(q);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1019,7 +962,8 @@ static void test_frames_r11(void **state) {
     s.stmt = 0x2;
     assert_int_equal(count_on(t, &s), 1);
     {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *p;
         frames_error err;
         uint64_t n;
@@ -1027,16 +971,16 @@ static void test_frames_r11(void **state) {
         assert_int_equal(fq_compile(&p, q, t, &err), 0);
         assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
         assert_int_equal(n, 2);
-        fq_plan_free(p);
+        fq_plan_close(p);
         fq_query_thread(q, 2);
-        fq_query_free(q);
-        q = fq_query_new(NULL);
+        fq_query_close(q);
+        fq_query_open(&q, NULL, NULL);
         fq_query_thread(q, 2);
         assert_int_equal(fq_compile(&p, q, t, &err), 0);
         assert_int_equal(fq_run(p, NULL, NULL, NULL, &n, &err), 0);
         assert_int_equal(n, 0);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
     }
     fq_trace_close(t);
 }
@@ -1207,7 +1151,8 @@ static int stop_after_3(void *ctx, const fq_result *r) {
 
 static void test_limit_and_stop(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 16);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     fq_run_options o;
     frames_error err;
@@ -1233,8 +1178,8 @@ static void test_limit_and_stop(void **state) {
         assert_int_equal(calls, 3);
         assert_int_equal(n, 3);
     }
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1259,7 +1204,8 @@ static const char *strip_indexes(char *listing, const char *needle) {
    and exactly the full query's results at the picked point. */
 static void test_pick(void **state) {
     fq_trace *t = open_trace(tu_shared("vectors/tracedb/small.trace"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p, *p7;
     frames_error err;
     uint64_t k, k2, seed, hist[4] = {0, 0, 0, 0};
@@ -1303,16 +1249,17 @@ static void test_pick(void **state) {
         free(picked.out.s);
         free(all.out.s);
     }
-    fq_plan_free(p);
-    fq_plan_free(p7);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_plan_close(p7);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
 /* Pick on frames skips the frames that are not std_frames (r11: frames 1 and 2). */
 static void test_pick_frames(void **state) {
     fq_trace *t = open_trace(frames_vec("r11_pintraces_like_x86.frames"), 0, 0);
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p;
     frames_error err;
     uint64_t k, seed, seen[4] = {0, 0, 0, 0};
@@ -1324,13 +1271,13 @@ static void test_pick_frames(void **state) {
         seen[k]++;
     }
     assert_true(seen[1] > 60 && seen[2] > 60);
-    fq_plan_free(p);
+    fq_plan_close(p);
     /* no candidate at all */
     fq_query_pc_range(q, 0, 10);
     assert_int_equal(fq_compile(&p, q, t, &err), 0);
     assert_int_equal(fq_pick_point(p, 1, &k, &err), -1);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     fq_trace_close(t);
 }
 
@@ -1378,17 +1325,17 @@ static void test_format_caps(void **state) {
     for (k = 0; k < 3; k++) {
         memset(&r, 0, sizeof r);
         memset(b, 0, sizeof b);
-        r.format = FQ_FORMAT_TRACEDB;
+        r.format = FQ_TRACE_TRACEDB;
         r.index = UINT64_MAX - (uint64_t)k;
         r.counter = UINT64_MAX / (uint64_t)(k + 1);
         r.stmt = k == 1 ? 0 : UINT64_MAX;
         r.nbind = (uint32_t)k;   /* 0, 1 and 2 variables */
         r.bind = b;
-        b[0].format = FQ_FMT_SIGNED;
+        b[0].format = FQ_TYPE_SIGNED;
         b[0].i = INT64_MIN;
         b[0].name = frames_bytes_of(name, sizeof name - 1);
         b[0].type = frames_bytes_of("long", 4);
-        b[1].format = FQ_FMT_UNSIGNED;
+        b[1].format = FQ_TYPE_UNSIGNED;
         b[1].u = 10000000000000000000ull;
         b[1].name = frames_bytes_of("x", 1);
         b[1].type = frames_bytes_of("ulong", 5);

@@ -695,7 +695,7 @@ static void test_threads_one_trace(void **state) {
     assert_int_equal(n, NTHREADS * PER_THREAD);
     for (i = 0; i < NTHREADS; i++) assert_int_equal(next[i], PER_THREAD);
     assert_true(switches >= NTHREADS);
-    assert_int_equal(frames_reader_stat(rd, &st), 0);
+    assert_int_equal(frames_reader_info_get(rd, &st), 0);
     assert_true(st.finished);
     assert_true(st.toc_used);
     assert_true(st.cxx_legacy_accepts);
@@ -750,7 +750,7 @@ static void test_crash_sigkill_leaves_readable_trace(void **state) {
     }
     assert_int_equal(rc, 0);
     assert_int_equal(n, flushed);
-    assert_int_equal(frames_reader_stat(rd, &st), 0);
+    assert_int_equal(frames_reader_info_get(rd, &st), 0);
     assert_false(st.finished);
     assert_false(st.truncated);
     assert_true(st.ocaml_accepts);
@@ -825,7 +825,7 @@ static void test_crash_signal_handler_finishes(void **state) {
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 42);
     assert_int_equal(frames_reader_open_path(&rd, p, NULL, &err), 0);
-    assert_int_equal(frames_reader_stat(rd, &st), 0);
+    assert_int_equal(frames_reader_info_get(rd, &st), 0);
     assert_true(st.finished);
     assert_int_equal(st.header.nframes, 1001);
     while ((rc = frames_reader_next(rd, &f)) > 0) {
@@ -843,7 +843,7 @@ static void test_crash_signal_handler_finishes(void **state) {
     assert_int_equal(rc, 0);
     assert_int_equal(n, 1001);
     assert_true(saw_open);
-    assert_int_equal(frames_reader_stat(rd, &st), 0);
+    assert_int_equal(frames_reader_info_get(rd, &st), 0);
     assert_true(st.toc_used);
     assert_true(st.cxx_legacy_accepts);
     frames_reader_close(rd);

@@ -147,7 +147,7 @@ static void summarise(const char *path, trace_sum *s) {
         }
     }
     assert_int_equal(rc, 0);
-    assert_int_equal(frames_reader_stat(r, &st), 0);
+    assert_int_equal(frames_reader_info_get(r, &st), 0);
     assert_true(st.finished);
     assert_false(st.truncated);
     assert_true(st.ocaml_accepts);
@@ -1110,7 +1110,7 @@ static void test_interrupt_finishes_trace(void **state) {
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_int_equal(frames_reader_open_path(&r, trace.s, NULL, &err), 0);
-    assert_int_equal(frames_reader_stat(r, &info), 0);
+    assert_int_equal(frames_reader_info_get(r, &info), 0);
     assert_true(info.finished);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_STD) {

@@ -165,7 +165,7 @@ static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint
         else assert_int_equal(frames_reader_open_io(&r, &io, &o, NULL), FRAMES_OK);
         for (n = 0; frames_reader_next_raw(r, &raw) > 0; n++) continue;
         assert_int_equal(n, want);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, want);
         assert_int_equal(st.truncated, bytes != 0);
         if (bytes) {
@@ -179,11 +179,6 @@ static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint
 static void expect_records_and_cut(const uint8_t *data, size_t len, uint64_t want,
                                    uint64_t off, uint64_t bytes) {
     expect_records_and_cut_limited(data, len, want, off, bytes, 0);
-}
-
-static void put64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Stream and memory readers must agree on a record that runs past the TOC offset
@@ -200,10 +195,10 @@ static void test_stream_cut_at_toc_offset(void **state) {
        (0x3de) lies past the end, the record crosses it, 0x150 - 0x12f bytes are present */
     cut = malloc(0x150);
     memcpy(cut, v, 0x150);
-    put64(cut + 0x12f, 10000);
+    tu_put_le64(cut + 0x12f, 10000);
     expect_records_and_cut(cut, 0x150, 1, 0x12f, 0x150 - 0x12f);
     /* T moved to 4 bytes after frame 0: only half a size word lies before it */
-    put64(v + 40, 0x12f + 4);
+    tu_put_le64(v + 40, 0x12f + 4);
     expect_records_and_cut(v, len, 1, 0x12f, 4);
     free(cut);
     free(v);
@@ -212,10 +207,10 @@ static void test_stream_cut_at_toc_offset(void **state) {
 /* Append m and `entries` words of 0xff..ff to data[0..len) (t has room); returns the
    new length. */
 static size_t append_pipe_toc(uint8_t *t, size_t len, uint64_t m, size_t entries) {
-    put64(t + len, m);
+    tu_put_le64(t + len, m);
     len += 8;
     while (entries-- > 0) {
-        put64(t + len, UINT64_MAX);
+        tu_put_le64(t + len, UINT64_MAX);
         len += 8;
     }
     return len;
@@ -255,8 +250,8 @@ static void test_pipe_toc_needs_the_right_entry_count(void **state) {
     T = (uint64_t)w[40] | (uint64_t)w[41] << 8 | (uint64_t)w[42] << 16 | (uint64_t)w[43] << 24;
     assert_int_equal(big, T + 16);
     memcpy(t, w, (size_t)T);
-    put64(t + 32, 0);
-    put64(t + 40, 0);
+    tu_put_le64(t + 32, 0);
+    tu_put_le64(t + 40, 0);
     n = append_pipe_toc(t, (size_t)T, 10000, 1);
     expect_records_and_cut(t, n, 10001, 0, 0);
     n = append_pipe_toc(t, (size_t)T, 10000, 0); /* an entry missing */
@@ -294,7 +289,7 @@ static void test_stream_huge_size_word(void **state) {
     memcpy(t, v, len);
     memset(t + len, 0x11, 40);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        put64(t + len, sizes[i]);
+        tu_put_le64(t + len, sizes[i]);
         expect_records_and_cut(t, len + 40, 3, len, 40);
     }
     free(t);
@@ -322,9 +317,9 @@ static void test_toc_that_fools_validation(void **state) {
         frames_reader_info st;
         frames_raw raw;
         uint64_t n = 0, count;
-        put64(v + 32, lies[i].n);
-        put64(v + 0x3de + 8, lies[i].toc0);
-        put64(v + 0x3de + 16, lies[i].toc1);
+        tu_put_le64(v + 32, lies[i].n);
+        tu_put_le64(v + 0x3de + 8, lies[i].toc0);
+        tu_put_le64(v + 0x3de + 16, lies[i].toc1);
         /* the premise: validation accepts the TOC, so count trusts it before reading */
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, NULL), FRAMES_OK);
         assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
@@ -333,7 +328,7 @@ static void test_toc_that_fools_validation(void **state) {
         assert_int_equal(frames_reader_open_memory(&r, v, len, NULL, NULL), FRAMES_OK);
         while (frames_reader_next_raw(r, &raw) > 0) n++;
         assert_int_equal(n, 10);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 10);
         assert_false(st.toc_used);
         assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
@@ -364,7 +359,7 @@ static void test_oversized_last_record_counts_once(void **state) {
     assert_non_null(v);
     t = malloc(len + 308);
     memcpy(t, v, len);
-    put64(t + len, 300); /* a 300-byte record that is not a frame */
+    tu_put_le64(t + len, 300); /* a 300-byte record that is not a frame */
     memset(t + len + 8, 0xff, 300);
     frames_reader_options_default(&o);
     o.limits.max_frame_size = 200; /* above the meta frame (189) and the frames */
@@ -386,7 +381,7 @@ static void test_oversized_last_record_counts_once(void **state) {
         assert_int_equal(frames_reader_error(r)->frame, 3);
         assert_int_equal(frames_reader_error(r)->offset, len);
         assert_int_equal(frames_reader_next_raw(r, &raw), 0);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         assert_int_equal(st.nframes, 4);
         assert_int_equal(frames_reader_count(r, &count), FRAMES_OK);
         assert_int_equal(count, 4);
@@ -400,41 +395,19 @@ static void test_oversized_last_record_counts_once(void **state) {
    entries, whole or cut). Read as records, m was a size word and the entries a bogus
    frame, which `frames fix` then kept (test_crash found it); readers now recognise the
    TOC, the stream reader as the memory reader. */
-typedef struct membuf {
-    uint8_t *p;
-    size_t n, cap;
-} membuf;
-
-static int membuf_write(void *ctx, const void *data, size_t len) {
-    membuf *b = ctx;
-    if (len == 0) return FRAMES_OK;
-    if (b->n + len > b->cap) {
-        b->cap = (b->n + len) * 2;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    return FRAMES_OK;
-}
-
-static int membuf_patch(void *ctx, uint64_t off, const void *data, size_t len) {
-    membuf *b = ctx;
-    memcpy(b->p + off, data, len);
-    return FRAMES_OK;
-}
-
 static void test_toc_of_a_writer_killed_while_finishing(void **state) {
     static const int tocs[] = {FRAMES_TOC_LIBTRACE, FRAMES_TOC_CEIL, FRAMES_TOC_TRACEWRAP,
                                FRAMES_TOC_CEIL_ZERO};
     size_t c, cut;
     (void)state;
     for (c = 0; c < 2 * sizeof tocs / sizeof tocs[0]; c++) {
-        membuf b = {NULL, 0, 0};
-        frames_sink sink = {&b, membuf_write, membuf_patch, NULL, NULL};
+        frames_membuf b;
+        frames_sink sink = frames_sink_memory(&b);
         frames_writer_options o;
         frames_writer *w;
         frames_frame f;
         uint64_t i, T;
+        frames_membuf_init(&b, NULL);
         frames_writer_options_default(&o);
         /* m = 4: the stream reader sees the record (4 bytes) before any whole entry, and
            must read on instead of taking it for a frame (fuzz_reader) */
@@ -448,11 +421,11 @@ static void test_toc_of_a_writer_killed_while_finishing(void **state) {
             assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
         }
         assert_int_equal(frames_writer_close(w), FRAMES_OK);
-        memcpy(&T, b.p + 40, 8);
-        memset(b.p + 32, 0, 16); /* the header was never patched */
+        memcpy(&T, b.data + 40, 8);
+        memset(b.data + 32, 0, 16); /* the header was never patched */
         /* every cut from "m and one whole entry" to the whole TOC */
-        for (cut = (size_t)T + 16; cut <= b.n; cut++) expect_records_and_cut(b.p, cut, 64, 0, 0);
-        free(b.p);
+        for (cut = (size_t)T + 16; cut <= b.size; cut++) expect_records_and_cut(b.data, cut, 64, 0, 0);
+        frames_membuf_free(&b);
     }
 }
 
@@ -463,9 +436,8 @@ static void test_toc_of_a_writer_killed_while_finishing(void **state) {
 static void test_meta_larger_than_writer_buffer(void **state) {
     static frames_bytes env[3000];
     static char text[3000][40];
-    membuf b = {NULL, 0, 0}, fixed = {NULL, 0, 0};
-    frames_sink sink = {&b, membuf_write, membuf_patch, NULL, NULL};
-    frames_sink sink2 = {&fixed, membuf_write, membuf_patch, NULL, NULL};
+    frames_membuf b, fixed;
+    frames_sink sink = frames_sink_memory(&b), sink2 = frames_sink_memory(&fixed);
     frames_meta m;
     frames_writer *w;
     frames_reader *r;
@@ -473,6 +445,8 @@ static void test_meta_larger_than_writer_buffer(void **state) {
     frames_frame f;
     size_t i;
     (void)state;
+    frames_membuf_init(&b, NULL);
+    frames_membuf_init(&fixed, NULL);
     memset(&m, 0, sizeof m);
     for (i = 0; i < 3000; i++) {
         snprintf(text[i], sizeof text[i], "VARIABLE_%04zu=some value here", i);
@@ -486,16 +460,16 @@ static void test_meta_larger_than_writer_buffer(void **state) {
     f.kind = FRAMES_KIND_EXCEPTION;
     assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
     assert_int_equal(frames_writer_close(w), FRAMES_OK);
-    assert_int_equal(frames_reader_open_memory(&r, b.p, b.n, NULL, NULL), FRAMES_OK);
+    assert_int_equal(frames_reader_open_memory(&r, b.data, b.size, NULL, NULL), FRAMES_OK);
     assert_non_null(frames_reader_meta(r));
     assert_int_equal(frames_reader_meta(r)->ntarget_envp, 3000);
     assert_int_equal(frames_fix(r, &sink2, NULL, &rep, NULL), FRAMES_OK);
     assert_int_equal(rep.frames, 1);
     frames_reader_close(r);
-    assert_int_equal(fixed.n, b.n);
-    assert_memory_equal(fixed.p, b.p, b.n);
-    free(b.p);
-    free(fixed.p);
+    assert_int_equal(fixed.size, b.size);
+    assert_memory_equal(fixed.data, b.data, b.size);
+    frames_membuf_free(&b);
+    frames_membuf_free(&fixed);
 }
 
 int main(void) {

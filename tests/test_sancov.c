@@ -178,7 +178,7 @@ static void load_trace(trace *t, const char *path, const char *bin) {
         }
     }
     assert_int_equal(rc, 0);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     t->finished = st.finished;
     frames_reader_close(r);
 }

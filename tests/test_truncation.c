@@ -94,7 +94,7 @@ static void check_reader(const vector *v, size_t cut, frames_reader *r, const ch
     if (rc != 0) fail_msg("%s %s cut %zu: %s", v->name, how, cut, frames_reader_error(r)->message);
     if (k != e.whole) fail_msg("%s %s cut %zu: %zu frames, expected %zu", v->name, how, cut, k, e.whole);
     assert_int_equal(frames_reader_next_raw(r, &raw), 0);
-    assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+    assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
     assert_int_equal(st.nframes, e.whole);
     assert_int_equal(st.frames_decoded, e.whole);
     if (e.pipe_like && !st.truncated) return;

@@ -190,7 +190,7 @@ static void test_frame_counts_and_readers(void **state) {
         while (frames_reader_next(r, &f) > 0) continue;
         assert_int_equal(frames_reader_count(r, &n), FRAMES_OK);
         assert_int_equal(n, strtoull(dump_value(v->dump, "frames_read"), NULL, 10));
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         if (st.cxx_head_accepts != dump_says_yes(v->dump, "cxx_reader_HEAD_7587868_accepts") ||
             st.cxx_legacy_accepts != dump_says_yes(v->dump, "cxx_reader_legacy_4aee1b3_accepts") ||
             st.ocaml_accepts != dump_says_yes(v->dump, "ocaml_frame_reader_accepts"))
@@ -220,7 +220,7 @@ static void test_toc_convention(void **state) {
         frames_reader_info st;
         if (!readable(v)) continue;
         r = open_vector(v);
-        assert_int_equal(frames_reader_stat(r, &st), FRAMES_OK);
+        assert_int_equal(frames_reader_info_get(r, &st), FRAMES_OK);
         if (!strstr(v->dump, "toc_offset: 0 ")) {
             uint32_t dump_matches = 0;
             for (k = 0; k < 3; k++) {
@@ -274,38 +274,15 @@ static void test_every_frame_reencodes_identically(void **state) {
 
 /* ---- whole-file re-encoding through the writer into memory */
 
-typedef struct membuf {
-    uint8_t *b;
-    size_t n, cap;
-} membuf;
-
-static int mem_write(void *ctx, const void *data, size_t len) {
-    membuf *m = (membuf *)ctx;
-    if (m->n + len > m->cap) {
-        m->cap = (m->n + len) * 2;
-        m->b = (uint8_t *)realloc(m->b, m->cap);
-    }
-    memcpy(m->b + m->n, data, len);
-    m->n += len;
-    return 0;
-}
-
-static int mem_patch(void *ctx, uint64_t off, const void *data, size_t len) {
-    membuf *m = (membuf *)ctx;
-    if (off + len > m->n) return -1;
-    memcpy(m->b + off, data, len);
-    return 0;
-}
-
-static membuf rewrite(const vector *v) {
-    membuf out = {NULL, 0, 0};
-    frames_sink sink = {NULL, mem_write, mem_patch, NULL, NULL};
+static frames_membuf rewrite(const vector *v) {
+    frames_membuf out;
+    frames_sink sink = frames_sink_memory(&out);
     frames_writer_options o;
     frames_writer *w;
     frames_reader *r = open_vector(v);
     frames_frame f;
     frames_error err;
-    sink.ctx = &out;
+    frames_membuf_init(&out, NULL);
     frames_writer_options_like(r, &o);
     o.meta_raw = frames_bytes_of(NULL, 0);
     assert_int_equal(frames_writer_open(&w, &sink, &o, frames_reader_meta(r), &err), FRAMES_OK);
@@ -315,17 +292,12 @@ static membuf rewrite(const vector *v) {
     return out;
 }
 
-static void put_le64(uint8_t *p, uint64_t v) {
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void test_whole_files_rewrite_byte_identical(void **state) {
     int i, finished_checked = 0;
     (void)state;
     for (i = 0; i < nvectors; i++) {
         const vector *v = &vectors[i];
-        membuf out;
+        frames_membuf out;
         if (!readable(v)) continue;
         out = rewrite(v);
         if (strstr(v->dump, "toc_offset: 0 ")) {
@@ -334,20 +306,20 @@ static void test_whole_files_rewrite_byte_identical(void **state) {
             uint8_t *want = (uint8_t *)malloc(v->size + 8);
             uint64_t n = strtoull(dump_value(v->dump, "frames_read"), NULL, 10);
             memcpy(want, v->bytes, v->size);
-            put_le64(want + 0x20, n);
-            put_le64(want + 0x28, v->size);
-            put_le64(want + v->size, 10000);
-            assert_int_equal(out.n, v->size + 8);
-            assert_memory_equal(out.b, want, out.n);
+            tu_put_le64(want + 0x20, n);
+            tu_put_le64(want + 0x28, v->size);
+            tu_put_le64(want + v->size, 10000);
+            assert_int_equal(out.size, v->size + 8);
+            assert_memory_equal(out.data, want, out.size);
             free(want);
         } else {
-            if (out.n != v->size || memcmp(out.b, v->bytes, v->size))
+            if (out.size != v->size || memcmp(out.data, v->bytes, v->size))
                 fprintf(stderr, "rewrite of %s differs\n", v->name);
-            assert_int_equal(out.n, v->size);
-            assert_memory_equal(out.b, v->bytes, v->size);
+            assert_int_equal(out.size, v->size);
+            assert_memory_equal(out.data, v->bytes, v->size);
             finished_checked++;
         }
-        free(out.b);
+        frames_membuf_free(&out);
     }
     assert_true(finished_checked >= 23);
 }

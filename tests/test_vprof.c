@@ -16,19 +16,6 @@ typedef struct tframe {
     uint32_t npre, npost;
 } tframe;
 
-static frames_operand mem_op(uint64_t addr, const void *value, size_t len, int read,
-                             int written) {
-    frames_operand op;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_MEM;
-    op.address = addr;
-    op.read = (uint8_t)read;
-    op.written = (uint8_t)written;
-    op.bit_length = (int32_t)(8 * len);
-    op.value = frames_bytes_of(value, len);
-    return op;
-}
-
 static tframe *tf_new(tframe *f, uint64_t pc) {
     memset(f, 0, sizeof *f);
     f->pc = pc;
@@ -37,13 +24,13 @@ static tframe *tf_new(tframe *f, uint64_t pc) {
 
 /* A load frame: mem operand read in the pre list (pintraces' convention). */
 static tframe *tf_load(tframe *f, uint64_t pc, uint64_t addr, const void *v, size_t n) {
-    tf_new(f, pc)->pre[f->npre++] = mem_op(addr, v, n, 1, 0);
+    tf_new(f, pc)->pre[f->npre++] = tu_mem_op(addr, v, n, 1, 0);
     return f;
 }
 
 /* A store frame: mem operand written in the post list. */
 static tframe *tf_store(tframe *f, uint64_t pc, uint64_t addr, const void *v, size_t n) {
-    tf_new(f, pc)->post[f->npost++] = mem_op(addr, v, n, 0, 1);
+    tf_new(f, pc)->post[f->npost++] = tu_mem_op(addr, v, n, 0, 1);
     return f;
 }
 
@@ -127,18 +114,18 @@ static void write_hand_trace(const char *path, frames_vprof *direct) {
 
     /* F16 old value observed in the pre list (read = written = false), same value: silent (3) */
     tf_new(&t, 0x70);
-    t.pre[t.npre++] = mem_op(D, SEVEN, 4, 0, 0);
-    t.post[t.npost++] = mem_op(D, SEVEN, 4, 0, 1);
+    t.pre[t.npre++] = tu_mem_op(D, SEVEN, 4, 0, 0);
+    t.post[t.npost++] = tu_mem_op(D, SEVEN, 4, 0, 1);
     tb_add(&tb, &t);
     /* F17 observed 7, writes 8: checked, not silent */
     tf_new(&t, 0x70);
-    t.pre[t.npre++] = mem_op(D, SEVEN, 4, 0, 0);
-    t.post[t.npost++] = mem_op(D, EIGHT, 4, 0, 1);
+    t.pre[t.npre++] = tu_mem_op(D, SEVEN, 4, 0, 0);
+    t.post[t.npost++] = tu_mem_op(D, EIGHT, 4, 0, 1);
     tb_add(&tb, &t);
     /* F18 read-modify-write listed in pre only: a load (first at C: not redundant), then a
        store of unknown value (1) that makes C's content unknown */
     tf_new(&t, 0x80);
-    t.pre[t.npre++] = mem_op(C, ONE, 4, 1, 1);
+    t.pre[t.npre++] = tu_mem_op(C, ONE, 4, 1, 1);
     tb_add(&tb, &t);
     tb_add(&tb, tf_store(&t, 0x60, C, ONE, 4));   /* F19 content unknown again: unchecked */
 
@@ -159,7 +146,7 @@ static void write_hand_trace(const char *path, frames_vprof *direct) {
 
     /* F25 store without value, bit_length 32 at B: unknown value (2), ends the load at B */
     tf_new(&t, 0xb0);
-    t.post[t.npost] = mem_op(B, NULL, 0, 0, 1);
+    t.post[t.npost] = tu_mem_op(B, NULL, 0, 0, 1);
     t.post[t.npost++].bit_length = 32;
     tb_add(&tb, &t);
     tb_add(&tb, tf_load(&t, 0x50, B, ZERO8, 8));  /* F26 zero (3), not redundant */

@@ -247,7 +247,7 @@ static void test_group_depth_limit(void **state) {
     /* a lower limit set by the caller stops them */
     dec.limits.max_depth = 16;
     assert_int_equal(decode(&p, &f, &err), FRAMES_E_LIMIT);
-    dec.limits = frames_limits_default();
+    frames_limits_default(&dec.limits);
     /* 1000 nested groups never finish: the default limit stops them too */
     pb_reset(&extra);
     for (i = 0; i < 1000; i++) pb_tag(&extra, 20, 3);

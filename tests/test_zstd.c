@@ -233,8 +233,8 @@ static void test_vectors_compressed_read_the_same(void **state) {
         assert_true(zi.chunks >= 1);
         assert_true(zi.seek_table_used);
         expect_same_frames(a, b);
-        assert_int_equal(frames_reader_stat(a, &sa), 0);
-        assert_int_equal(frames_reader_stat(b, &sb), 0);
+        assert_int_equal(frames_reader_info_get(a, &sa), 0);
+        assert_int_equal(frames_reader_info_get(b, &sb), 0);
         assert_int_equal(sa.nframes, sb.nframes);
         assert_int_equal(sa.truncated, sb.truncated);
         assert_int_equal(sa.toc_used, sb.toc_used);
@@ -450,7 +450,7 @@ static void test_cut_file_recovers_and_fix(void **state) {
         b = open_any(c, &zi);
         assert_true(zi.cut || !zi.seek_table);
         expect_same_frames(a, b);
-        assert_int_equal(frames_reader_stat(b, &sb), 0);
+        assert_int_equal(frames_reader_info_get(b, &sb), 0);
         n = sb.nframes;
         assert_true(n > 0);
         frames_reader_close(a);
@@ -461,7 +461,7 @@ static void test_cut_file_recovers_and_fix(void **state) {
         b = open_any(fixed, &zi);
         assert_true(zi.seek_table_used);
         assert_false(zi.cut);
-        assert_int_equal(frames_reader_stat(b, &sb), 0);
+        assert_int_equal(frames_reader_info_get(b, &sb), 0);
         assert_true(sb.finished && sb.toc_used);
         assert_int_equal(sb.nframes, n);
         frames_reader_close(b);

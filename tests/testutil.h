@@ -27,6 +27,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "frames.h"
+
 /* p made absolute (from the current directory) into buf: tests cd elsewhere in commands. */
 TU_FN const char *tu_abs(const char *p, char *buf, size_t cap) {
     char cwd[2048];
@@ -214,6 +216,47 @@ TU_FN const char *tu_workdir_path(const char *name) {
 TU_FN void tu_workdir_remove(void) {
     int st;
     if (tu_workdir[0]) free(tu_run(&st, "rm -rf '%s'", tu_workdir));
+}
+
+/* ---- little-endian words: byte by byte, independent of the library's loads */
+
+TU_FN void tu_put_le(uint8_t *p, uint64_t v, int n) {
+    int i;
+    for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+TU_FN void tu_put_le16(uint8_t *p, uint16_t v) { tu_put_le(p, v, 2); }
+TU_FN void tu_put_le32(uint8_t *p, uint32_t v) { tu_put_le(p, v, 4); }
+TU_FN void tu_put_le64(uint8_t *p, uint64_t v) { tu_put_le(p, v, 8); }
+
+TU_FN uint64_t tu_le(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    while (n--) v = v << 8 | p[n];
+    return v;
+}
+TU_FN uint64_t tu_le64(const uint8_t *p) { return tu_le(p, 8); }
+
+/* ---- operands: a register or memory value of len bytes (bit_length 8 * len) */
+
+TU_FN frames_operand tu_reg_op(const char *name, const void *value, size_t len, int read,
+                               int written) {
+    frames_operand op;
+    memset(&op, 0, sizeof op);
+    op.spec = FRAMES_REG;
+    op.name = frames_str(name);
+    op.bit_length = (int32_t)(8 * len);
+    op.read = (uint8_t)read;
+    op.written = (uint8_t)written;
+    op.value = frames_bytes_of(value, len);
+    return op;
+}
+
+TU_FN frames_operand tu_mem_op(uint64_t addr, const void *value, size_t len, int read,
+                               int written) {
+    frames_operand op = tu_reg_op("", value, len, read, written);
+    op.spec = FRAMES_MEM;
+    op.name = frames_bytes_of(NULL, 0);
+    op.address = addr;
+    return op;
 }
 
 #endif

@@ -49,7 +49,7 @@ int cli_lib_error(const frames_error *err) {
 void cli_reader_warnings(frames_reader *r) {
     frames_reader_info st;
     uint32_t i;
-    if (frames_reader_stat(r, &st) < 0) return;
+    if (frames_reader_info_get(r, &st) < 0) return;
     for (i = 0; i < st.nwarnings; i++) cli_warn("%s", frames_reader_warning(r, i));
 }
 
@@ -449,7 +449,7 @@ void cli_progress_end(cli_progress *p) {
 
 uint64_t cli_known_frames(frames_reader *r) {
     frames_reader_info st;
-    if (frames_reader_stat(r, &st) < 0 || !st.count_known) return 0;
+    if (frames_reader_info_get(r, &st) < 0 || !st.count_known) return 0;
     return st.nframes;
 }
 

@@ -123,7 +123,7 @@ static int compress_into(const char *in, int ifd, int ofd, int level, uint64_t c
     if (chunk) z.chunk_size = chunk;
     /* the chunks follow the trace's TOC blocks: take m from it when it has one */
     if (strcmp(in, "-") && frames_zstd_reader_open_path(&r, in, NULL, NULL, NULL, &err) == FRAMES_OK) {
-        if (frames_reader_stat(r, &st) == FRAMES_OK && st.frames_per_toc) z.frames_per_toc = st.frames_per_toc;
+        if (frames_reader_info_get(r, &st) == FRAMES_OK && st.frames_per_toc) z.frames_per_toc = st.frames_per_toc;
         frames_reader_close(r);
     }
     if (frames_zstd_sink_open(&zs, &down, &z, &err) < 0) return cli_lib_error(&err);

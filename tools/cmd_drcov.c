@@ -48,7 +48,7 @@ int cmd_drcov(int argc, char **argv) {
         usage(stdout);
         return CLI_OK;
     }
-    if (frames_cov_create(&cov, NULL, &err) < 0) return cli_lib_error(&err);
+    if (frames_cov_open(&cov, NULL, &err) < 0) return cli_lib_error(&err);
     for (i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
             outpath = argv[++i];
@@ -101,6 +101,6 @@ int cmd_drcov(int argc, char **argv) {
     rc = status;
 done_rc:
     frames_reader_close(r);
-    frames_cov_free(cov);
+    frames_cov_close(cov);
     return rc;
 }

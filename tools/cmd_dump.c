@@ -24,7 +24,7 @@ static const char dump_usage[] =
 
 static void print_header_comment(FILE *out, frames_reader *r) {
     const frames_header *h = frames_reader_header(r);
-    const char *arch = frames_arch_name(h->arch);
+    const char *arch = h->arch <= FRAMES_ARCH_LAST ? frames_arch_name(h->arch) : NULL;
     fprintf(out, "# version %llu, arch %llu (%s), machine %llu, header frames %llu, toc 0x%llx\n",
             (unsigned long long)h->version, (unsigned long long)h->arch, arch ? arch : "?",
             (unsigned long long)h->machine, (unsigned long long)h->nframes,

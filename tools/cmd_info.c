@@ -24,7 +24,7 @@ static void count_frames(frames_reader *r, census *c) {
     cli_progress bar;
     int rc, k;
     memset(c, 0, sizeof *c);
-    frames_reader_stat(r, &st);
+    frames_reader_info_get(r, &st);
     cli_progress_start(&bar, "reading", st.file_size);
     while ((rc = frames_reader_next(r, &f)) != 0) {
         if (rc < 0) {
@@ -94,7 +94,7 @@ static void print_meta_text(FILE *out, const frames_meta *m) {
 static void print_text(FILE *out, const char *path, frames_reader *r, const frames_reader_info *st,
                        const census *c) {
     const frames_header *h = &st->header;
-    const char *arch = frames_arch_name(h->arch);
+    const char *arch = h->arch <= FRAMES_ARCH_LAST ? frames_arch_name(h->arch) : NULL;
     const frames_meta *m = frames_reader_meta(r);
     uint32_t i, problems = 0;
     int k;
@@ -145,7 +145,7 @@ static void print_text(FILE *out, const char *path, frames_reader *r, const fram
 static void print_json(FILE *out, const char *path, frames_reader *r, const frames_reader_info *st,
                        const census *c) {
     const frames_header *h = &st->header;
-    const char *arch = frames_arch_name(h->arch);
+    const char *arch = h->arch <= FRAMES_ARCH_LAST ? frames_arch_name(h->arch) : NULL;
     const frames_meta *m = frames_reader_meta(r);
     uint32_t i;
     int k, first;
@@ -222,7 +222,7 @@ int cmd_info(int argc, char **argv) {
     if (!path) return cli_usage_error("no input (a trace file, or - for standard input)");
     if (!(r = cli_open_reader(path, NULL))) return CLI_DATA;
     count_frames(r, &c);
-    if (frames_reader_stat(r, &st) < 0) {
+    if (frames_reader_info_get(r, &st) < 0) {
         cli_lib_error(frames_reader_error(r));
         frames_reader_close(r);
         return CLI_DATA;

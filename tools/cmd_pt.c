@@ -587,7 +587,7 @@ static int run(pt_args *a, int argc, char **argv) {
         }
     }
     if (pd) {
-        const frames_perf_info *in = frames_perf_get_info(pd);
+        const frames_perf_info *in = frames_perf_info_get(pd);
         uint64_t bytes = 0;
         size_t n = frames_perf_nstreams(pd);
         if (!n) rc = cli_fail(CLI_DATA, "%s: no Intel PT data (AUXTRACE records)", a->perf);

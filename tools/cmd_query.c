@@ -89,7 +89,7 @@ static int mem_out(void *ctx, const char *s, size_t n) {
 static size_t name_suffix(out_state *o, const fq_result *r) {
     frames_sym_loc loc;
     mem_sink m;
-    if (!o->names || r->format != FQ_FORMAT_FRAMES) return 0;
+    if (!o->names || r->format != FQ_TRACE_FRAMES) return 0;
     cli_names_lookup(o->names, r->stmt, &loc);
     if (!loc.found) return 0;
     m.buf = o->suffix;
@@ -316,7 +316,8 @@ static void show_position(const char *text, uint64_t offset) {
 
 /* The query from the arguments; returns NULL after printing the error. */
 static fq_query *build_query(const args *a) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     frames_error err;
     int i;
     if (!q) {
@@ -354,7 +355,7 @@ static fq_query *build_query(const args *a) {
     fq_query_flags(q, a->dedup ? FQ_DEDUP : 0);
     return q;
 fail:
-    fq_query_free(q);
+    fq_query_close(q);
     return NULL;
 }
 
@@ -410,7 +411,7 @@ static int open_names(args *a, fq_trace *t, out_state *o) {
     frames_reader *r;
     int rc;
     fq_trace_info_get(t, &info);
-    if (a->count || a->names.off || info.format != FQ_FORMAT_FRAMES) return CLI_OK;
+    if (a->count || a->names.off || info.format != FQ_TRACE_FRAMES) return CLI_OK;
     if (!a->names.fixed && !strcmp(a->trace, "-")) return CLI_OK;
     if ((rc = cli_names_open(&a->names, info.reader ? frames_reader_meta(info.reader) : NULL)) != CLI_OK)
         return rc;
@@ -509,8 +510,8 @@ int cmd_query(int argc, char **argv) {
     if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
 done:
     cli_names_close(&a.names);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     cli_close_query_trace(t);
     free(o.line);
     free(o.batch);

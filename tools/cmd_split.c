@@ -60,7 +60,7 @@ int cmd_split(int argc, char **argv) {
         return status;
     }
     align = frames_split_alignment(r);
-    if (frames_reader_stat(r, &st) == FRAMES_OK && !st.toc_used)
+    if (frames_reader_info_get(r, &st) == FRAMES_OK && !st.toc_used)
         cli_warn("no usable TOC: ranges are not aligned (slices find their start through an "
                  "index built by one scan)");
     blocks = n / align + (n % align != 0);

@@ -179,7 +179,7 @@ int cmd_stat(int argc, char **argv) {
         frames_reader_close(r);
         return rc;
     }
-    if (frames_stats_create(&run.stats, NULL, &err) < 0) {
+    if (frames_stats_open(&run.stats, NULL, &err) < 0) {
         cli_names_close(&run.names);
         frames_reader_close(r);
         return cli_lib_error(&err);
@@ -196,7 +196,7 @@ int cmd_stat(int argc, char **argv) {
     }
     free(hot);
     cli_names_close(&run.names);
-    frames_stats_free(run.stats);
+    frames_stats_close(run.stats);
     frames_reader_close(r);
     return rc;
 }

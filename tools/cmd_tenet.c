@@ -92,17 +92,17 @@ int cmd_tenet(int argc, char **argv) {
             const char *name = frames_arch_name(h->arch);
             rc = cli_fail(CLI_DATA, "Tenet has no register set for arch %llu (%s); Tenet "
                           "knows x86, amd64 and arm32 (--arch)",
-                          (unsigned long long)h->arch, name ? name : "unknown");
+                          (unsigned long long)h->arch, name);
             frames_reader_close(r);
             return rc;
         }
     }
-    if (frames_tenet_create(&run.t, arch, have_tid ? &tid : NULL, NULL, &err) < 0) {
+    if (frames_tenet_open(&run.t, arch, have_tid ? &tid : NULL, NULL, &err) < 0) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
     if (!(run.out = cli_open_output(outpath))) {
-        frames_tenet_free(run.t);
+        frames_tenet_close(run.t);
         frames_reader_close(r);
         return CLI_DATA;
     }
@@ -117,7 +117,7 @@ int cmd_tenet(int argc, char **argv) {
                  (unsigned long long)info.thread_id, (unsigned long long)info.other_threads);
     if (!info.lines && rc == CLI_OK) cli_warn("no instruction (std_frame) to write");
     if (info.lines && rc == CLI_OK) note_missing_initial(arch, &info);
-    frames_tenet_free(run.t);
+    frames_tenet_close(run.t);
     frames_reader_close(r);
     return rc;
 }

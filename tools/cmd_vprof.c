@@ -177,7 +177,7 @@ static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors, cli_n
     cli_progress p;
     uint64_t done = 0;
     int rc;
-    cli_progress_start(&p, "vprof", frames_reader_stat(r, &st) == 0 && st.count_known ? st.nframes : 0);
+    cli_progress_start(&p, "vprof", frames_reader_info_get(r, &st) == 0 && st.count_known ? st.nframes : 0);
     for (;;) {
         rc = frames_reader_next(r, &f);
         if (rc == 0) break;

@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(hc_state.live == base);
         return 0;
     }
-    in = frames_perf_get_info(pd);
+    in = frames_perf_info_get(pd);
     FZ_CHECK(in->nattrs == pd->nattrs && in->pipe_mode == (frames__le64(copy + 8) == 16));
     FZ_CHECK(in->sideband_records == pd->nrecs && memchr(in->cpuid, 0, sizeof in->cpuid));
     fz_check_streams(pd, copy, size);

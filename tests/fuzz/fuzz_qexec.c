@@ -54,7 +54,8 @@ static const fz_qspec fz_queries[] = {
 
 /* The query of spec s, or NULL when a type does not exist in t (compile error checked). */
 static fq_plan *fz_compile_spec(const fz_qspec *s, fq_trace *t) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p = NULL;
     frames_error err;
     int i, rc;
@@ -74,7 +75,7 @@ static fq_plan *fz_compile_spec(const fz_qspec *s, fq_trace *t) {
     rc = fq_compile(&p, q, t, &err);
     if (rc < 0) FZ_CHECK(p == NULL && err.code == rc && err.message[0]);
     else FZ_CHECK(p != NULL);
-    fq_query_free(q);
+    fq_query_close(q);
     return p;
 }
 
@@ -101,12 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fq_plan *p = fz_compile_spec(&fz_queries[i], t);
         if (!p) continue;
         fz_check_plan(p, salt + i);
-        fq_plan_free(p);
+        fq_plan_close(p);
     }
     fq_trace_info_get(t, &in);
-    FZ_CHECK(in.format == FQ_FORMAT_TRACEDB || in.format == FQ_FORMAT_FRAMES);
+    FZ_CHECK(in.format == FQ_TRACE_TRACEDB || in.format == FQ_TRACE_FRAMES);
     FZ_CHECK(in.file_size == size && strlen(in.message) < sizeof in.message);
-    if (in.format == FQ_FORMAT_TRACEDB) FZ_CHECK(in.complete || fq_trace_load(t, &err) == FRAMES_OK);
+    if (in.format == FQ_TRACE_TRACEDB) FZ_CHECK(in.complete || fq_trace_load(t, &err) == FRAMES_OK);
     fq_trace_close(t);
     FZ_CHECK_MEMORY_BOUND(base, size, fz_memory_bound(size) + (8u << 20));
     free(copy);

@@ -182,7 +182,8 @@ static uint64_t fz_battery(fq_trace *t, int frames) {
     size_t nq = frames ? sizeof fz_frames_q / sizeof fz_frames_q[0] : sizeof fz_tdb_q / sizeof fz_tdb_q[0], i;
     uint64_t h = 1469598103934665603ull;
     for (i = 0; i < nq; i++) {
-        fq_query *q = fq_query_new(NULL);
+        fq_query *q;
+        fq_query_open(&q, NULL, NULL);
         fq_plan *p;
         fq_run_options o;
         frames_error err;
@@ -225,8 +226,8 @@ static uint64_t fz_battery(fq_trace *t, int frames) {
         FZ_CHECK(rc == 0 || rc == -1 || rc == FQ_E_STALE);
         h = fz_hash_of(h, (const char *)&rc, sizeof rc);
         if (rc == 0) h = fz_hash_of(h, (const char *)&k, sizeof k);
-        fq_plan_free(p);
-        fq_query_free(q);
+        fq_plan_close(p);
+        fq_query_close(q);
     }
     return h;
 }

@@ -47,7 +47,8 @@ static void fz_init(void) {
 }
 
 static fq_query *fz_new_query(int frames) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     size_t i;
     FZ_CHECK(q);
     for (i = 0; i < FZ_NVARS; i++) FZ_CHECK(fq_query_var(q, fz_vars[i][0], fz_vars[i][frames ? 2 : 1]) == (int)i);
@@ -158,7 +159,7 @@ static int fz_compile_run(fq_query *q, fq_trace *t, uint64_t salt, int full, fz_
     }
     if (full) fz_check_plan(p, salt);
     FZ_CHECK(fz_run(p, 1, 0, 0, out, &err) == FRAMES_OK);
-    fq_plan_free(p);
+    fq_plan_close(p);
     return rc;
 }
 
@@ -184,7 +185,7 @@ static int fz_eval_text(const char *text, int frames, int soft, uint64_t salt, i
         FZ_CHECK(rc == FRAMES_OK);
         rc = fz_compile_run(q, frames ? frames_trace : tdb_trace, salt, full, out);
     }
-    fq_query_free(q);
+    fq_query_close(q);
     return rc;
 }
 
@@ -209,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(fq_query_error(q)->code == 0);   /* not poisoned */
         rc2 = fq_parse(q, text, &h2, &err2);
         FZ_CHECK(rc2 == rc && err2.offset == err.offset && !strcmp(err.message, err2.message));
-        fq_query_free(q);
+        fq_query_close(q);
         free(text);
         return 0;
     }
@@ -221,7 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         again = fz_print_text(q2, h2);
         FZ_CHECK(!strcmp(printed, again));
         FZ_CHECK(q2->nodes[h2].type == q->nodes[h].type);
-        fq_query_free(q2);
+        fq_query_close(q2);
         free(again);
 
         /* evaluation, over both traces, as hard and as soft predicate; the printed text
@@ -238,7 +239,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         free(printed);
     }
-    fq_query_free(q);
+    fq_query_close(q);
     free(text);
     return 0;
 }

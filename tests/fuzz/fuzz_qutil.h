@@ -25,9 +25,9 @@ static const char *const fz_tdb_names[] = {
     "int", "unsigned int", "long", "char", "char*", "double", "float", "string", "blob16"};
 /* name, format, size */
 static const uint32_t fz_tdb_types[][3] = {
-    {10, FQ_FMT_SIGNED, 4}, {11, FQ_FMT_UNSIGNED, 4}, {12, FQ_FMT_SIGNED, 8},
-    {13, FQ_FMT_SIGNED, 1}, {14, FQ_FMT_POINTER, 8}, {15, FQ_FMT_FLOAT, 8},
-    {16, FQ_FMT_FLOAT, 4}, {17, FQ_FMT_BLOB, 0}, {18, FQ_FMT_BLOB, 16}};
+    {10, FQ_TYPE_SIGNED, 4}, {11, FQ_TYPE_UNSIGNED, 4}, {12, FQ_TYPE_SIGNED, 8},
+    {13, FQ_TYPE_SIGNED, 1}, {14, FQ_TYPE_POINTER, 8}, {15, FQ_TYPE_FLOAT, 8},
+    {16, FQ_TYPE_FLOAT, 4}, {17, FQ_TYPE_BLOB, 0}, {18, FQ_TYPE_BLOB, 16}};
 
 static void fz_tdb_var(fz_mem *m, uint32_t name, uint32_t type) {
     fz_mem_u8(m, 2);

@@ -90,7 +90,7 @@ static void fz_read_all(frames_reader *r, fz_run *out, size_t input_size) {
 
 static void fz_check_stat(frames_reader *r, fz_run *out) {
     uint32_t i;
-    out->stat_rc = frames_reader_stat(r, &out->st);
+    out->stat_rc = frames_reader_info_get(r, &out->st);
     if (out->stat_rc < 0) return;
     FZ_CHECK(out->st.nwarnings <= 16);
     for (i = 0; i < out->st.nwarnings; i++) {
@@ -270,7 +270,7 @@ static void fz_check_fix(const uint8_t *data, size_t size, const fz_run *seq) {
     FZ_CHECK(again->records == seq->records && again->n == seq->n);
     for (k = 0; k < seq->n; k++)
         FZ_CHECK(again->ev[k].len == seq->ev[k].len && again->ev[k].hash == seq->ev[k].hash);
-    FZ_CHECK(frames_reader_stat(back, &st) == FRAMES_OK);
+    FZ_CHECK(frames_reader_info_get(back, &st) == FRAMES_OK);
     FZ_CHECK(st.finished && st.toc_used && !st.truncated && st.nframes == seq->records);
     FZ_CHECK(frames_reader_seek(back, 0) == FRAMES_OK);
     while ((rc = frames_reader_next(back, &f)) != 0) undecodable += rc < 0;
@@ -287,7 +287,7 @@ static void fz_check_accessors(frames_reader *r, const fz_run *seq) {
     frames_cursor *c;
     frames_frame f;
     const char *name = frames_arch_name(h->arch);
-    FZ_CHECK(name == NULL || strlen(name) > 0);
+    FZ_CHECK(name != NULL && strlen(name) > 0);
     FZ_CHECK(strlen(frames_toc_name((int)(h->nframes % 11) - 1)) > 0);
     FZ_CHECK(strlen(frames_kind_name((int)(h->machine % 11) - 1)) > 0);
     FZ_CHECK(strlen(frames_strerror(-(int)(h->version % 15))) > 0);

@@ -129,8 +129,8 @@ static int tm_header(tm_trace *m, const uint8_t *d, uint64_t n) {
         m->tname[i] = (uint32_t)tm_le(d + off, 4);
         m->tfmt[i] = (uint32_t)tm_le(d + off + 4, 4);
         m->tsize[i] = (uint32_t)tm_le(d + off + 8, 4);
-        if (m->tfmt[i] > FQ_FMT_BLOB || m->tname[i] >= m->nnames) return 0;
-        if (m->tfmt[i] != FQ_FMT_BLOB && m->tfmt[i] != FQ_FMT_SIGNED && m->tsize[i] > 8) return 0;
+        if (m->tfmt[i] > FQ_TYPE_BLOB || m->tname[i] >= m->nnames) return 0;
+        if (m->tfmt[i] != FQ_TYPE_BLOB && m->tfmt[i] != FQ_TYPE_SIGNED && m->tsize[i] > 8) return 0;
     }
     m->points_off = off;
     return 1;
@@ -181,12 +181,12 @@ static int tm_point_read(tm_trace *m, const uint8_t *d, uint64_t n, uint64_t off
             if (name >= m->nnames || type >= m->ntypes) return -1;
             off += 8;
             size = m->tsize[type];
-            if (m->tfmt[type] == FQ_FMT_BLOB && size == 0) {
+            if (m->tfmt[type] == FQ_TYPE_BLOB && size == 0) {
                 if (n - off < 4) return m->partial = 1, 0;
                 size = (uint32_t)tm_le(d + off, 4);
                 off += 4;
             }
-            if (m->tfmt[type] == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)
+            if (m->tfmt[type] == FQ_TYPE_SIGNED && size != 1 && size != 2 && size != 4 && size != 8)
                 return -1;
             if (n - off < size) return m->partial = 1, 0;
             v = TM_PUSH(m->vars, m->nvars);
@@ -197,7 +197,7 @@ static int tm_point_read(tm_trace *m, const uint8_t *d, uint64_t n, uint64_t off
             v->voff = off;
             v->has_size = 0;
             v->bsize = 0;
-            if (m->tfmt[type] == FQ_FMT_POINTER)
+            if (m->tfmt[type] == FQ_TYPE_POINTER)
                 v->has_size = tm_mm_size(m, tm_le(d + off, size), &v->bsize);
             p->nvar++;
             off += size;

@@ -72,7 +72,7 @@ static int fz_on_result(void *ctx, const fq_result *r) {
     const tm_point *p;
     size_t i;
     FZ_CHECK(r->index == s->n);
-    FZ_CHECK(r->format == FQ_FORMAT_TRACEDB && r->frame == NULL && !r->has_tid);
+    FZ_CHECK(r->format == FQ_TRACE_TRACEDB && r->frame == NULL && !r->has_tid);
     if (s->zero_vars) {
         FZ_CHECK(r->counter == s->n && r->counter < m->npts && r->nbind == 0);
         p = &m->pts[r->counter];
@@ -92,9 +92,9 @@ static int fz_on_result(void *ctx, const fq_result *r) {
         FZ_CHECK(b->type.ptr == s->data + m->name_off[m->tname[v->type]]);
         FZ_CHECK(!!(b->flags & FQ_B_HAS_SIZE) == v->has_size);
         if (v->has_size) FZ_CHECK(b->size == v->bsize);
-        if (b->format == FQ_FMT_UNSIGNED || b->format == FQ_FMT_POINTER)
+        if (b->format == FQ_TYPE_UNSIGNED || b->format == FQ_TYPE_POINTER)
             FZ_CHECK(b->u == tm_le(s->data + v->voff, v->size > 8 ? 8 : v->size));
-        if (b->format == FQ_FMT_SIGNED) {
+        if (b->format == FQ_TYPE_SIGNED) {
             uint64_t raw = tm_le(s->data + v->voff, v->size);
             if (v->size < 8 && (raw >> (8 * v->size - 1) & 1)) raw |= ~0ull << (8 * v->size);
             FZ_CHECK(b->i == (int64_t)raw);
@@ -119,7 +119,7 @@ static fq_trace *fz_open(const uint8_t *data, size_t size, uint32_t flags, uint3
     fq_trace *t = NULL;
     int rc;
     fq_open_options_default(&o);
-    o.format = FQ_FORMAT_TRACEDB;
+    o.format = FQ_TRACE_TRACEDB;
     o.flags = flags;
     o.index_stride = stride;
     rc = fq_trace_open_memory(&t, data, size, &o, err);
@@ -136,7 +136,8 @@ static fq_trace *fz_open(const uint8_t *data, size_t size, uint32_t flags, uint3
    the model as they arrive). */
 static uint64_t fz_query(fq_trace *t, const tm_trace *m, const uint8_t *data, size_t size,
                          int one_var, int inherit, unsigned threads, uint64_t chunk, uint64_t *hash) {
-    fq_query *q = fq_query_new(NULL);
+    fq_query *q;
+    fq_query_open(&q, NULL, NULL);
     fq_plan *p = NULL;
     fq_run_options ro;
     frames_error err;
@@ -148,7 +149,7 @@ static uint64_t fz_query(fq_trace *t, const tm_trace *m, const uint8_t *data, si
     rc = fq_compile(&p, q, t, &err);
     if (one_var && m->ntypes == 0) {   /* "*" names no type of this trace */
         FZ_CHECK(rc == FQ_E_QUERY && err.message[0] && p == NULL);
-        fq_query_free(q);
+        fq_query_close(q);
         *hash = 0;
         return 0;
     }
@@ -169,8 +170,8 @@ static uint64_t fz_query(fq_trace *t, const tm_trace *m, const uint8_t *data, si
     /* counting only: the same number */
     FZ_CHECK(fq_run(p, &ro, NULL, NULL, &counted, &err) == FRAMES_OK);
     FZ_CHECK(counted == n);
-    fq_plan_free(p);
-    fq_query_free(q);
+    fq_plan_close(p);
+    fq_query_close(q);
     *hash = s.hash;
     return n;
 }
@@ -180,7 +181,7 @@ static void fz_check_info(fq_trace *t, const tm_trace *m, size_t size) {
     frames_error err;
     FZ_CHECK(fq_trace_load(t, &err) == FRAMES_OK);
     fq_trace_info_get(t, &in);
-    FZ_CHECK(in.format == FQ_FORMAT_TRACEDB && in.complete && in.reader == NULL);
+    FZ_CHECK(in.format == FQ_TRACE_TRACEDB && in.complete && in.reader == NULL);
     FZ_CHECK(in.points == m->npts && in.file_size == size);
     FZ_CHECK(in.nnames == m->nnames && in.ntypes == m->ntypes);
     FZ_CHECK(in.truncated == m->truncated && in.damaged == m->damaged);

@@ -120,7 +120,7 @@ static void fz_check_cut(const uint8_t *p, size_t cut, size_t n, int finished) {
         k++;
     }
     FZ_CHECK(rc == 0 && k == whole);
-    FZ_CHECK(frames_reader_stat(r, &st) == FRAMES_OK);
+    FZ_CHECK(frames_reader_info_get(r, &st) == FRAMES_OK);
     if (cut > offsets[whole] && whole < n) {
         /* a lone size word after the frames of an unfinished trace may also be the m that
            libtrace writes to pipes: then it is not a truncation (see frames.h) */
@@ -194,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             offsets[i + 1] = offsets[i] + 8 + added[i].len;
         }
         FZ_CHECK(frames_reader_next(r, &f) == 0);
-        FZ_CHECK(frames_reader_stat(r, &st) == FRAMES_OK);
+        FZ_CHECK(frames_reader_info_get(r, &st) == FRAMES_OK);
         FZ_CHECK(!st.truncated && st.nframes == n && st.finished == seekable);
         if (seekable) {
             FZ_CHECK(st.header.nframes == n && st.header.toc_offset == offsets[n]);
