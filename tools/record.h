@@ -142,10 +142,13 @@ typedef struct rt_thread {
     struct rt_thread *next;
 } rt_thread;
 
+enum { RT_ENGINE_DEFAULT = 0, RT_ENGINE_PTRACE, RT_ENGINE_VALGRIND };
+
 /* The tracer: options, the shared writer, threads and processes, counters. */
 typedef struct rt_tracer {
     const char *out;
     int no_mem, follow, pin, quiet;
+    int engine;                /* RT_ENGINE_* */
     uint64_t sample_on, sample_off;
     frames_writer *w;
     frames_rec_shared shared;
@@ -169,6 +172,14 @@ void rt_on_exec(rt_tracer *t, rt_thread *th);
 void rt_loop(rt_tracer *t);
 /* SIGINT, SIGTERM, SIGHUP to the tracer: kill the program, finish the trace. */
 void rt_catch_interrupts(void);
+
+/* ---------------------------------------------------------------- record_vg.c */
+
+/* The folder holding the valgrind tool (frames-amd64-linux); 0, or -1 if not built. */
+int rv_tool_dir(char *out, size_t cap);
+/* Run the program (argv[0..argc)) under Valgrind with the frames tool and convert its
+   records into t's writer. Returns CLI_OK or CLI_DATA (t->failed set). */
+int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv);
 
 #endif /* RECORD_SUPPORTED */
 #endif

@@ -1,0 +1,639 @@
+/* record_vg.c - the valgrind engine of `frames record`: runs the program under Valgrind
+   with the frames tool (tools/vg/frames_vg.c), reads its raw records (tools/vg/vgrec.h)
+   from a pipe and converts them into frames through the recording API, on the other
+   core while the program runs. */
+#include "record.h"
+
+#ifdef RECORD_SUPPORTED
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "vg/vgrec.h"
+
+#define RV_REC_BUFFER (256 * 1024)
+
+/* ---------------------------------------------------------------- locating the tool */
+
+/* The folder Valgrind loads the tool from (VALGRIND_LIB): $FRAMES_VG_LIB, else vg/ next
+   to the frames binary (the build tree), else ../lib/frames/vg (an installed tree). */
+int rv_tool_dir(char *out, size_t cap) {
+    const char *env = getenv("FRAMES_VG_LIB");
+    char exe[PATH_MAX], try_[PATH_MAX + 64], *slash;
+    ssize_t n;
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        snprintf(try_, sizeof try_, "%s/frames-amd64-linux", out);
+        return access(try_, X_OK) == 0 ? 0 : -1;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    if (!(slash = strrchr(exe, '/'))) return -1;
+    *slash = 0;
+    snprintf(try_, sizeof try_, "%s/vg/frames-amd64-linux", exe);
+    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/vg", exe) < (int)cap ? 0 : -1;
+    snprintf(try_, sizeof try_, "%s/../lib/frames/vg/frames-amd64-linux", exe);
+    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/../lib/frames/vg", exe) < (int)cap ? 0 : -1;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- state */
+
+typedef struct rv_def {
+    uint64_t pc;
+    uint8_t kind, len, nregs, memsize;
+    uint8_t bytes[16];
+    uint8_t regs[VGR_MAX_REGS][3]; /* register, byte offset, size */
+    uint32_t size;                 /* bytes of a use after the gid */
+} rv_def;
+
+typedef struct rv_thread {
+    uint32_t tid, pid;
+    frames_recorder *rec;
+    uint8_t *buf;
+    int open;                    /* an instruction is open (its BEGIN was seen) */
+    uint64_t pc;
+    int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
+    uint64_t ret;
+    const struct rv_proc *post_proc; /* last POST of the open instruction: */
+    uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
+    uint8_t post_vals[VGR_MAX_REGS * 32];
+    struct rv_thread *next;
+} rv_thread;
+
+typedef struct rv_proc {
+    uint32_t pid;
+    rv_def *defs;                /* indexed by gid - VGR_GROUP_BASE */
+    size_t ndefs, capdefs;
+    uint8_t *in;                 /* stream bytes not parsed yet */
+    size_t nin, capin;
+    rv_thread *cur;
+    uint64_t (*mods)[2];
+    size_t nmods, capmods;
+    struct rv_proc *next;
+} rv_proc;
+
+typedef struct rv_conv {
+    rt_tracer *t;
+    rv_proc *procs;
+    rv_thread *threads, *last;
+} rv_conv;
+
+static void rv_fail(rv_conv *c, const char *msg) {
+    if (!c->t->failed) cli_fail(CLI_DATA, "%s", msg);
+    c->t->failed = 1;
+}
+
+static void rv_check(rv_conv *c, rv_thread *th, int rc) {
+    if (rc < 0 && !c->t->failed) {
+        cli_fail(CLI_DATA, "%s: %s", c->t->out, frames_rec_error(th->rec)->message);
+        c->t->failed = 1;
+    }
+}
+
+static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next)
+        if (th->tid == tid) return th;
+    th = (rv_thread *)calloc(1, sizeof *th);
+    if (!th) return NULL;
+    th->tid = tid;
+    th->pid = pid;
+    th->rec = (frames_recorder *)malloc(sizeof *th->rec);
+    th->buf = (uint8_t *)malloc(RV_REC_BUFFER);
+    if (!th->rec || !th->buf ||
+        frames_rec_init(th->rec, th->buf, RV_REC_BUFFER, frames_rec_flush_to_writer, &c->t->shared, tid) < 0) {
+        free(th->rec);
+        free(th->buf);
+        free(th);
+        return NULL;
+    }
+    if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
+    th->next = c->threads;
+    c->threads = th;
+    c->t->nthreads++;
+    return th;
+}
+
+/* ---------------------------------------------------------------- register names */
+
+static const char *const gpr64[16] = {"RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI",
+                                      "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"};
+static const char *const gpr32[16] = {"EAX", "ECX", "EDX", "EBX", "ESP", "EBP", "ESI", "EDI",
+                                      "R8D", "R9D", "R10D", "R11D", "R12D", "R13D", "R14D", "R15D"};
+static const char *const gpr16[16] = {"AX", "CX", "DX", "BX", "SP", "BP", "SI", "DI",
+                                      "R8W", "R9W", "R10W", "R11W", "R12W", "R13W", "R14W", "R15W"};
+static const char *const gpr8[16] = {"AL", "CL", "DL", "BL", "SPL", "BPL", "SIL", "DIL",
+                                     "R8B", "R9B", "R10B", "R11B", "R12B", "R13B", "R14B", "R15B"};
+static const char *const gpr8h[4] = {"AH", "CH", "DH", "BH"};
+static const char *const simd[2][16] = {
+    {"XMM0", "XMM1", "XMM2", "XMM3", "XMM4", "XMM5", "XMM6", "XMM7", "XMM8", "XMM9", "XMM10",
+     "XMM11", "XMM12", "XMM13", "XMM14", "XMM15"},
+    {"YMM0", "YMM1", "YMM2", "YMM3", "YMM4", "YMM5", "YMM6", "YMM7", "YMM8", "YMM9", "YMM10",
+     "YMM11", "YMM12", "YMM13", "YMM14", "YMM15"}};
+static const char *const mmx[8] = {"MM0", "MM1", "MM2", "MM3", "MM4", "MM5", "MM6", "MM7"};
+
+/* Name and kind of a register of a DEF record. */
+static const char *rv_reg_name(const uint8_t *r, uint32_t *kind) {
+    unsigned reg = r[0], byte = r[1], size = r[2];
+    *kind = FRAMES_VAL_GPR;
+    if (reg < 16) {
+        if (size == 8) return gpr64[reg];
+        if (size == 4) return gpr32[reg];
+        if (size == 2) return gpr16[reg];
+        return byte == 1 && reg < 4 ? gpr8h[reg] : gpr8[reg];
+    }
+    *kind = FRAMES_VAL_CTRL;
+    if (reg == VGR_RFLAGS) return "RFLAGS";
+    if (reg == VGR_FS_BASE) return "FS_BASE";
+    if (reg == VGR_GS_BASE) return "GS_BASE";
+    *kind = FRAMES_VAL_SIMD;
+    if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) return simd[size == 32][reg - VGR_XMM0];
+    if (reg >= VGR_MM0 && reg < VGR_MM0 + 8) return mmx[reg - VGR_MM0];
+    *kind = FRAMES_VAL_OREG;
+    return "UNKNOWN";
+}
+
+/* ---------------------------------------------------------------- instructions */
+
+static uint32_t le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static void rv_regs(rv_thread *th, const rv_def *d, const uint8_t *vals, uint32_t how) {
+    uint8_t i;
+    for (i = 0; i < d->nregs; i++) {
+        uint32_t kind;
+        const char *name = rv_reg_name(d->regs[i], &kind);
+        frames_rec_reg(th->rec, kind | how, name, vals, d->regs[i][2]);
+        vals += d->regs[i][2];
+    }
+}
+
+/* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
+   write its std_frame. */
+static void rv_close(rv_conv *c, rv_thread *th, int completed) {
+    if (!th->open) return;
+    th->open = 0;
+    c->t->instructions++;
+    if (!completed) {
+        rv_check(c, th, frames_rec_finish(th->rec));
+        th->in_syscall = th->has_ret = 0;
+        th->post_proc = NULL;
+        return;
+    }
+    if (th->post_proc) rv_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER);
+    if (th->has_ret) frames_rec_reg(th->rec, FRAMES_VAL_GPR | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, "RAX", &th->ret, 8);
+    th->in_syscall = th->has_ret = 0;
+    th->post_proc = NULL;
+    rv_check(c, th, frames_rec_end(th->rec));
+}
+
+/* An instruction that is not waiting in a syscall has completed when its thread stops
+   running; a syscall completes when it returns. */
+static void rv_settle(rv_conv *c, rv_thread *th) {
+    if (th->open && (!th->in_syscall || th->has_ret)) rv_close(c, th, 1);
+}
+
+static void rv_switch(rv_conv *c, rv_thread *th) {
+    if (c->last && c->last != th) {
+        rv_settle(c, c->last);
+        rv_check(c, c->last, frames_rec_flush(c->last->rec));
+    }
+    c->last = th;
+}
+
+static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v, uint32_t size) {
+    while (size > 0) {
+        uint32_t n = size < 64 ? size : 64;
+        frames_rec_mem(th->rec, attr, addr, v, n);
+        addr += n;
+        v += n;
+        size -= n;
+    }
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int rv_module_known(rv_proc *p, uint64_t lo, uint64_t hi) {
+    size_t i;
+    for (i = 0; i < p->nmods; i++)
+        if (p->mods[i][0] == lo && p->mods[i][1] == hi) return 1;
+    if (p->nmods == p->capmods) {
+        size_t ncap = p->capmods ? 2 * p->capmods : 32;
+        uint64_t(*nm)[2] = (uint64_t(*)[2])realloc(p->mods, ncap * sizeof *nm);
+        if (!nm) return 1;
+        p->mods = nm;
+        p->capmods = ncap;
+    }
+    p->mods[p->nmods][0] = lo;
+    p->mods[p->nmods][1] = hi;
+    p->nmods++;
+    return 0;
+}
+
+static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
+    rv_def *d;
+    size_t need;
+    uint32_t i;
+    if (avail < 20) return 0;
+    need = 20 + (size_t)r[17] + 3u * r[18];
+    if (avail < need) return 0;
+    *used = need;
+    if (gid < VGR_GROUP_BASE || r[17] > 15 || r[18] > VGR_MAX_REGS) return -1;
+    gid -= VGR_GROUP_BASE;
+    if (gid >= p->capdefs) {
+        size_t ncap = p->capdefs ? 2 * p->capdefs : 4096;
+        rv_def *nd;
+        while (ncap <= gid) ncap *= 2;
+        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) return -1;
+        memset(nd + p->capdefs, 0, (ncap - p->capdefs) * sizeof *nd);
+        p->defs = nd;
+        p->capdefs = ncap;
+    }
+    if (gid >= p->ndefs) p->ndefs = gid + 1;
+    d = &p->defs[gid];
+    d->pc = le64(r + 8);
+    d->kind = r[16];
+    d->len = r[17];
+    d->nregs = r[18];
+    d->memsize = r[19];
+    memcpy(d->bytes, r + 20, d->len);
+    memcpy(d->regs, r + 20 + d->len, 3u * d->nregs);
+    d->size = 0;
+    for (i = 0; i < d->nregs; i++) d->size += d->regs[i][2];
+    if (d->kind == VGR_MEMR) d->size = 8 + d->memsize;
+    if (d->kind == VGR_MEMW) d->size = 8 + 2u * d->memsize;
+    return 1;
+}
+
+static rv_thread *rv_current(rv_conv *c, rv_proc *p) {
+    if (!p->cur) p->cur = rv_thread_get(c, p->pid, p->pid);
+    if (p->cur) rv_switch(c, p->cur);
+    return p->cur;
+}
+
+static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed);
+
+/* One use of a group. */
+static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, const rv_def *d, const uint8_t *v) {
+    switch (d->kind) {
+    case VGR_BEGIN:
+        rv_close(c, th, 1);
+        th->open = 1;
+        th->pc = d->pc;
+        if (frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0)
+            rv_regs(th, d, v, FRAMES_VAL_READ | FRAMES_VAL_BEFORE);
+        break;
+    case VGR_POST:
+        th->post_proc = p;
+        th->post_idx = (uint32_t)(d - p->defs);
+        memcpy(th->post_vals, v, d->size);
+        break;
+    case VGR_MEMR:
+        rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, le64(v), v + 8, d->memsize);
+        break;
+    case VGR_MEMW:
+        rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE, le64(v), v + 8, d->memsize);
+        rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, le64(v), v + 8 + d->memsize, d->memsize);
+        break;
+    default: break;
+    }
+}
+
+static int rv_is_fault(uint32_t sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP;
+}
+
+/* Parse one record at r (avail bytes). Returns its length, 0 if incomplete, -1 if bad. */
+static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
+    uint32_t code;
+    rv_thread *th;
+    size_t used = 0;
+    if (avail < 8) return 0;
+    code = le32(r);
+    if (code >= VGR_GROUP_BASE) {
+        const rv_def *d;
+        if (code - VGR_GROUP_BASE >= p->ndefs) return -1;
+        d = &p->defs[code - VGR_GROUP_BASE];
+        if (!d->kind) return -1;
+        if (avail < 4 + (size_t)d->size) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        rv_group(c, p, th, d, r + 4);
+        return 4 + (long)d->size;
+    }
+    switch (code) {
+    case VGR_DEF: {
+        int rc = rv_def_add(p, le32(r + 4), r, avail, &used);
+        return rc < 0 ? -1 : rc == 0 ? 0 : (long)used;
+    }
+    case VGR_THREAD:
+        p->cur = rv_thread_get(c, le32(r + 4), p->pid);
+        if (!p->cur) return -1;
+        rv_switch(c, p->cur);
+        return 8;
+    case VGR_HELLO: {
+        uint32_t parent;
+        rv_proc *pp;
+        if (avail < 16) return 0;
+        parent = le32(r + 8);
+        if (!parent) { /* a new image (execve): the old image's translations are gone */
+            rv_finish_proc_threads(c, p, 0);
+            p->ndefs = 0;
+            p->nmods = 0;
+            return 16;
+        }
+        for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
+        if (pp && pp->ndefs) { /* a forked child runs its parent's translations */
+            p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
+            if (!p->defs) return -1;
+            memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
+            p->ndefs = pp->ndefs;
+            p->capdefs = pp->capdefs;
+        }
+        if (pp && pp->nmods) {
+            p->mods = (uint64_t(*)[2])malloc(pp->capmods * sizeof *p->mods);
+            if (p->mods) {
+                memcpy(p->mods, pp->mods, pp->nmods * sizeof *p->mods);
+                p->nmods = pp->nmods;
+                p->capmods = pp->capmods;
+            }
+        }
+        return 16;
+    }
+    case VGR_SYSCALL: {
+        int64_t args[6];
+        int i;
+        if (avail < 64) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        for (i = 0; i < 6; i++) args[i] = (int64_t)le64(r + 16 + 8 * i);
+        th->in_syscall = 1;
+        th->has_ret = 0;
+        c->t->syscalls++;
+        rv_check(c, th, frames_rec_syscall(th->rec, th->open ? th->pc : le64(r + 8), le32(r + 4), args, 6));
+        return 64;
+    }
+    case VGR_SYSRET:
+        if (avail < 16) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        th->ret = le64(r + 8);
+        th->has_ret = 1;
+        return 16;
+    case VGR_MODLOAD: {
+        uint32_t nl = le32(r + 4);
+        char name[4097];
+        if (nl > 4096) return -1;
+        if (avail < 24 + (size_t)nl) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        memcpy(name, r + 24, nl);
+        name[nl] = 0;
+        if (!rv_module_known(p, le64(r + 8), le64(r + 16))) {
+            c->t->nmodules++;
+            rv_check(c, th, frames_rec_modload(th->rec, name, le64(r + 8), le64(r + 16)));
+        }
+        return 24 + (long)nl;
+    }
+    case VGR_SIGNAL: {
+        uint32_t sig;
+        uint64_t pc;
+        if (avail < 16) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        sig = le32(r + 4);
+        pc = le64(r + 8);
+        c->t->signals++;
+        /* a fault is delivered at the faulting instruction, which did not complete */
+        rv_close(c, th, !(th->open && th->pc == pc && rv_is_fault(sig) && !th->in_syscall));
+        rv_check(c, th, frames_rec_exception(th->rec, sig, pc, FRAMES_NO_POS));
+        return 16;
+    }
+    case VGR_BIGMEM: {
+        uint32_t how, size;
+        if (avail < 24) return 0;
+        how = le32(r + 4);
+        size = le32(r + 16);
+        if (avail < 24 + (size_t)size) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        if (th->open)
+            rv_mem(th, how == VGR_MEM_READ ? FRAMES_VAL_READ | FRAMES_VAL_BEFORE
+                       : how == VGR_MEM_OLD ? FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE
+                                            : FRAMES_VAL_WRITE | FRAMES_VAL_AFTER,
+                   le64(r + 8), r + 24, size);
+        return 24 + (long)size;
+    }
+    case VGR_EXIT:
+        if (!(th = rv_current(c, p))) return -1;
+        rv_close(c, th, !(th->in_syscall && !th->has_ret));
+        rv_check(c, th, frames_rec_flush(th->rec));
+        return 8;
+    default: return -1;
+    }
+}
+
+/* Every thread of the process: its open instruction is written (completed or not), its
+   frames flushed. */
+static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next) {
+        if (th->pid != p->pid) continue;
+        if (th->open) rv_close(c, th, completed && !(th->in_syscall && !th->has_ret));
+        rv_check(c, th, frames_rec_flush(th->rec));
+    }
+}
+
+static rv_proc *rv_proc_get(rv_conv *c, uint32_t pid) {
+    rv_proc *p;
+    for (p = c->procs; p; p = p->next)
+        if (p->pid == pid) return p;
+    if (!(p = (rv_proc *)calloc(1, sizeof *p))) return NULL;
+    p->pid = pid;
+    p->next = c->procs;
+    c->procs = p;
+    return p;
+}
+
+/* Append a chunk to its process's stream and convert every complete record. */
+static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
+    rv_proc *p = rv_proc_get(c, pid);
+    size_t pos = 0;
+    if (!p) return -1;
+    if (p->nin + n > p->capin) {
+        size_t ncap = p->capin ? p->capin : 1 << 20;
+        uint8_t *nb;
+        while (ncap < p->nin + n) ncap *= 2;
+        if (!(nb = (uint8_t *)realloc(p->in, ncap))) return -1;
+        p->in = nb;
+        p->capin = ncap;
+    }
+    memcpy(p->in + p->nin, data, n);
+    p->nin += n;
+    while (pos < p->nin && !c->t->failed) {
+        long used = rv_record(c, p, p->in + pos, p->nin - pos);
+        if (used < 0) {
+            rv_fail(c, "malformed record from the valgrind tool");
+            return -1;
+        }
+        if (used == 0) break;
+        pos += (size_t)used;
+    }
+    memmove(p->in, p->in + pos, p->nin - pos);
+    p->nin -= pos;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the pipe */
+
+static volatile sig_atomic_t rv_interrupted;
+static void rv_on_interrupt(int sig) { rv_interrupted = sig; }
+
+static void rv_catch_interrupts(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = rv_on_interrupt; /* no SA_RESTART: read returns EINTR */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Read chunks until every writer closed the pipe. */
+static void rv_pump(rv_conv *c, int fd, pid_t pid) {
+    size_t cap = 8u << 20, have = 0, pos;
+    uint8_t *buf = (uint8_t *)malloc(cap);
+    int killed = 0;
+    if (!buf) {
+        rv_fail(c, "out of memory");
+        return;
+    }
+    for (;;) {
+        ssize_t got;
+        if (rv_interrupted && !killed) {
+            cli_warn("interrupted by signal %d: killing the program, finishing the trace", (int)rv_interrupted);
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        got = read(fd, buf + have, cap - have);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        have += (size_t)got;
+        pos = 0;
+        while (have - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
+            uint32_t cpid = le32(buf + pos), len = le32(buf + pos + 4);
+            if (len > cap - VGR_CHUNK_HEADER) {
+                size_t ncap = cap;
+                uint8_t *nb;
+                while (ncap < (size_t)len + VGR_CHUNK_HEADER) ncap *= 2;
+                if (!(nb = (uint8_t *)realloc(buf, ncap))) {
+                    rv_fail(c, "out of memory");
+                    break;
+                }
+                buf = nb;
+                cap = ncap;
+            }
+            if (have - pos < VGR_CHUNK_HEADER + (size_t)len) break;
+            rv_feed(c, cpid, buf + pos + VGR_CHUNK_HEADER, len);
+            pos += VGR_CHUNK_HEADER + (size_t)len;
+        }
+        memmove(buf, buf + pos, have - pos);
+        have -= pos;
+        if (c->t->failed) {
+            kill(pid, SIGKILL);
+            break;
+        }
+    }
+    free(buf);
+}
+
+static pid_t rv_spawn(rt_tracer *t, const char *tooldir, int wfd, const char *path, char **argv, int argc) {
+    char **av = (char **)calloc((size_t)argc + 16, sizeof *av);
+    char fdopt[64];
+    int n = 0, i;
+    pid_t pid;
+    if (!av) return -1;
+    snprintf(fdopt, sizeof fdopt, "--frames-fd=%d", wfd);
+    av[n++] = (char *)"valgrind";
+    av[n++] = (char *)"--tool=frames";
+    av[n++] = (char *)"-q";
+    av[n++] = (char *)"--trace-children=yes";
+    av[n++] = fdopt;
+    if (t->no_mem) av[n++] = (char *)"--frames-mem=no";
+    if (t->follow) av[n++] = (char *)"--frames-forks=yes";
+    av[n++] = (char *)path;
+    for (i = 1; i < argc; i++) av[n++] = argv[i];
+    av[n] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        setenv("VALGRIND_LIB", tooldir, 1);
+        if (!strcmp(t->out, "-")) dup2(2, 1);
+        execvp("valgrind", av);
+        fprintf(stderr, "frames record: cannot run valgrind: %s\n", strerror(errno));
+        _exit(127);
+    }
+    free(av);
+    return pid;
+}
+
+int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
+    char tooldir[PATH_MAX];
+    int fds[2], status = 0;
+    rv_conv c;
+    rv_proc *p;
+    rv_thread *th;
+    pid_t pid;
+    if (rv_tool_dir(tooldir, sizeof tooldir) < 0) {
+        t->failed = 1;
+        return cli_fail(CLI_DATA, "the valgrind tool was not built (tools/vg; needs the valgrind package)");
+    }
+    if (pipe(fds) < 0) return t->failed = cli_fail(CLI_DATA, "pipe: %s", strerror(errno));
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+#ifdef F_SETPIPE_SZ
+    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups of the converter */
+#endif
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    rv_catch_interrupts();
+    pid = rv_spawn(t, tooldir, fds[1], path, argv, argc);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return t->failed = cli_fail(CLI_DATA, "fork: %s", strerror(errno));
+    }
+    t->main_pid = pid;
+    rv_pump(&c, fds[0], pid);
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    t->main_status = status;
+    t->main_done = 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !c.procs)
+        t->failed = 1;
+    for (p = c.procs; p; p = p->next) rv_finish_proc_threads(&c, p, 1);
+    while (c.threads) {
+        th = c.threads;
+        c.threads = th->next;
+        rv_close(&c, th, 0);
+        rv_check(&c, th, frames_rec_finish(th->rec));
+        t->frames += th->rec->stats.frames;
+        t->values += th->rec->stats.values;
+        free(th->rec);
+        free(th->buf);
+        free(th);
+    }
+    while (c.procs) {
+        p = c.procs;
+        c.procs = p->next;
+        free(p->defs);
+        free(p->in);
+        free(p->mods);
+        free(p);
+    }
+    return t->failed ? CLI_DATA : CLI_OK;
+}
+
+#else
+typedef int record_vg_unused; /* ISO C forbids an empty translation unit */
+#endif
