@@ -55,7 +55,7 @@ static void build_program(const char *name, const char *ext, const char *src, co
 
 /* Run frames record; returns its stderr (summary) and the exit status. */
 static char *record(int *status, const char *trace, const char *opts, const char *cmd) {
-    return tu_run(status, "%s record %s -o %s -- %s 2>&1 >%s", tu_frames_bin(), opts, trace, cmd,
+    return tu_run(status, "%s record --engine ptrace %s -o %s -- %s 2>&1 >%s", tu_frames_bin(), opts, trace, cmd,
                   wpath("program.out"));
 }
 

@@ -243,9 +243,13 @@ int cmd_record(int argc, char **argv) {
         char dir[4096];
         t.engine = rv_tool_dir(dir, sizeof dir) == 0 ? RT_ENGINE_VALGRIND : RT_ENGINE_PTRACE;
     }
-    if (t.engine == RT_ENGINE_VALGRIND) return record_valgrind(&t, path, argc - first, argv + first);
     if (!(t.dec = rx_open()))
         return cli_fail(CLI_DATA, "cannot load or initialise capstone (%s)", rx_library());
+    if (t.engine == RT_ENGINE_VALGRIND) {
+        rc = record_valgrind(&t, path, argc - first, argv + first);
+        rx_close(t.dec);
+        return rc;
+    }
     if ((rc = open_writer(&t, &meta, path, argc - first, argv + first)) != CLI_OK) {
         rx_close(t.dec);
         return rc;

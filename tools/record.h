@@ -77,6 +77,8 @@ extern const uint16_t rx_gprs[17];
 unsigned rx_full_reg(unsigned reg);
 /* 64-bit value of a GPR (capstone 64-bit id) or RFLAGS from a user_regs_struct. */
 uint64_t rx_gpr64(const struct user_regs_struct *g, unsigned reg);
+/* XSAVE offset of the upper ymm halves (AVX component), 0 without AVX (after rx_open). */
+uint32_t rx_ymm_hi_offset(void);
 /* rcx (or ecx with 32-bit addressing): whether a rep string instruction accesses memory. */
 int rx_rep_active(const rx_state *st, const rx_insn *in);
 

@@ -60,9 +60,17 @@ typedef struct rv_thread {
     frames_recorder *rec;
     uint8_t *buf;
     int open;                    /* an instruction is open (its BEGIN was seen) */
+    int recorded;                /* ... and sampled */
+    int decoded;                 /* capstone decoded it (insn is valid) */
     uint64_t pc;
+    uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
-    uint64_t ret;
+    uint32_t sysno;
+    rx_insn insn;
+    rx_state *st;                /* the register file, kept from the tool's records */
+    uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction */
+    uint64_t fpreg[8];
+    uint32_t ftop;
     const struct rv_proc *post_proc; /* last POST of the open instruction: */
     uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
     uint8_t post_vals[VGR_MAX_REGS * 32];
@@ -99,6 +107,8 @@ static void rv_check(rv_conv *c, rv_thread *th, int rc) {
     }
 }
 
+static void rv_state_init(rv_thread *th);
+
 static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     rv_thread *th;
     for (th = c->threads; th; th = th->next)
@@ -109,13 +119,16 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     th->pid = pid;
     th->rec = (frames_recorder *)malloc(sizeof *th->rec);
     th->buf = (uint8_t *)malloc(RV_REC_BUFFER);
-    if (!th->rec || !th->buf ||
+    th->st = (rx_state *)calloc(1, sizeof *th->st);
+    if (!th->rec || !th->buf || !th->st ||
         frames_rec_init(th->rec, th->buf, RV_REC_BUFFER, frames_rec_flush_to_writer, &c->t->shared, tid) < 0) {
         free(th->rec);
         free(th->buf);
+        free(th->st);
         free(th);
         return NULL;
     }
+    rv_state_init(th);
     if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
     th->next = c->threads;
     c->threads = th;
@@ -123,77 +136,174 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     return th;
 }
 
-/* ---------------------------------------------------------------- register names */
-
-static const char *const gpr64[16] = {"RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI",
-                                      "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"};
-static const char *const gpr32[16] = {"EAX", "ECX", "EDX", "EBX", "ESP", "EBP", "ESI", "EDI",
-                                      "R8D", "R9D", "R10D", "R11D", "R12D", "R13D", "R14D", "R15D"};
-static const char *const gpr16[16] = {"AX", "CX", "DX", "BX", "SP", "BP", "SI", "DI",
-                                      "R8W", "R9W", "R10W", "R11W", "R12W", "R13W", "R14W", "R15W"};
-static const char *const gpr8[16] = {"AL", "CL", "DL", "BL", "SPL", "BPL", "SIL", "DIL",
-                                     "R8B", "R9B", "R10B", "R11B", "R12B", "R13B", "R14B", "R15B"};
-static const char *const gpr8h[4] = {"AH", "CH", "DH", "BH"};
-static const char *const simd[2][16] = {
-    {"XMM0", "XMM1", "XMM2", "XMM3", "XMM4", "XMM5", "XMM6", "XMM7", "XMM8", "XMM9", "XMM10",
-     "XMM11", "XMM12", "XMM13", "XMM14", "XMM15"},
-    {"YMM0", "YMM1", "YMM2", "YMM3", "YMM4", "YMM5", "YMM6", "YMM7", "YMM8", "YMM9", "YMM10",
-     "YMM11", "YMM12", "YMM13", "YMM14", "YMM15"}};
-static const char *const mmx[8] = {"MM0", "MM1", "MM2", "MM3", "MM4", "MM5", "MM6", "MM7"};
-
-/* Name and kind of a register of a DEF record. */
-static const char *rv_reg_name(const uint8_t *r, uint32_t *kind) {
-    unsigned reg = r[0], byte = r[1], size = r[2];
-    *kind = FRAMES_VAL_GPR;
-    if (reg < 16) {
-        if (size == 8) return gpr64[reg];
-        if (size == 4) return gpr32[reg];
-        if (size == 2) return gpr16[reg];
-        return byte == 1 && reg < 4 ? gpr8h[reg] : gpr8[reg];
-    }
-    *kind = FRAMES_VAL_CTRL;
-    if (reg == VGR_RFLAGS) return "RFLAGS";
-    if (reg == VGR_FS_BASE) return "FS_BASE";
-    if (reg == VGR_GS_BASE) return "GS_BASE";
-    *kind = FRAMES_VAL_SIMD;
-    if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) return simd[size == 32][reg - VGR_XMM0];
-    if (reg >= VGR_MM0 && reg < VGR_MM0 + 8) return mmx[reg - VGR_MM0];
-    *kind = FRAMES_VAL_OREG;
-    return "UNKNOWN";
-}
-
 /* ---------------------------------------------------------------- instructions */
 
 static uint32_t le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-static void rv_regs(rv_thread *th, const rv_def *d, const uint8_t *vals, uint32_t how) {
+#define XS_FSW 2
+#define XS_ST 32
+#define XS_XMM 160
+#define XS_HEADER 512
+
+/* struct user_regs_struct field of each GPR in VEX (and x86 encoding) order. */
+static const size_t vex_gpr[16] = {
+    offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rcx),
+    offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, rbx),
+    offsetof(struct user_regs_struct, rsp), offsetof(struct user_regs_struct, rbp),
+    offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+    offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
+    offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+    offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+    offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15)};
+
+/* The register file as ptrace shows it (segment selectors of a 64-bit Linux process),
+   with an XSAVE image for the vector and x87 registers, so that the ptrace engine's
+   operand code (record_x86.c) reads values the same way for both engines. */
+static void rv_state_init(rv_thread *th) {
+    uint64_t bv = 7; /* x87, SSE, AVX state present */
+    th->st->tid = (pid_t)th->tid;
+    th->st->gpr.cs = 0x33;
+    th->st->gpr.ss = 0x2b;
+    th->st->gpr.eflags = 0x202;
+    th->st->xs_state = 1;
+    memcpy(th->st->xs + XS_HEADER, &bv, 8);
+}
+
+/* VEX keeps x87 registers as doubles: widen to the 80-bit format of the FXSAVE image. */
+static void f64_to_f80(uint64_t d, uint8_t out[10]) {
+    uint64_t frac = d & ((1ull << 52) - 1), mant = 0;
+    unsigned exp = (unsigned)(d >> 52) & 0x7ff, e80 = 0;
+    uint16_t top;
+    if (exp == 0x7ff) {
+        e80 = 0x7fff;
+        mant = (1ull << 63) | (frac << 11);
+    } else if (exp) {
+        e80 = exp - 1023 + 16383;
+        mant = (1ull << 63) | (frac << 11);
+    } else if (frac) { /* denormal double: a normal extended */
+        int msb = 51;
+        while (!(frac >> msb)) msb--;
+        e80 = (unsigned)(msb - 1074 + 16383);
+        mant = frac << (63 - msb);
+    }
+    top = (uint16_t)(((d >> 63) << 15) | e80);
+    memcpy(out, &mant, 8);
+    memcpy(out + 8, &top, 2);
+}
+
+static void rv_x87_sync(rv_thread *th) {
+    uint16_t fsw;
+    unsigned i;
+    memcpy(&fsw, th->st->xs + XS_FSW, 2);
+    fsw = (uint16_t)((fsw & ~0x3800u) | ((th->ftop & 7u) << 11));
+    memcpy(th->st->xs + XS_FSW, &fsw, 2);
+    for (i = 0; i < 8; i++) f64_to_f80(th->fpreg[(th->ftop + i) & 7], th->st->xs + XS_ST + 16 * i);
+}
+
+/* Store one register value of a POST or REGS record into the register file. */
+static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
+    rx_state *st = th->st;
+    uint32_t hi = rx_ymm_hi_offset();
+    if (reg < 16) memcpy((uint8_t *)&st->gpr + vex_gpr[reg], v, 8);
+    else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
+    else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
+    else if (reg == VGR_GS_BASE) memcpy(&st->gpr.gs_base, v, 8);
+    else if (reg == VGR_FTOP) {
+        memcpy(&th->ftop, v, 4);
+        rv_x87_sync(th);
+    } else if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) {
+        memcpy(st->xs + XS_XMM + 16 * (reg - VGR_XMM0), v, 16);
+        if (size == 32 && hi) memcpy(st->xs + hi + 16 * (reg - VGR_XMM0), v + 16, 16);
+    } else if (reg >= VGR_MM0 && reg < VGR_MM0 + 8) {
+        memcpy(&th->fpreg[reg - VGR_MM0], v, 8);
+        rv_x87_sync(th);
+    }
+}
+
+static void rv_set_regs(rv_thread *th, const rv_def *d, const uint8_t *vals) {
     uint8_t i;
     for (i = 0; i < d->nregs; i++) {
-        uint32_t kind;
-        const char *name = rv_reg_name(d->regs[i], &kind);
-        frames_rec_reg(th->rec, kind | how, name, vals, d->regs[i][2]);
+        rv_set_reg(th, d->regs[i][0], vals, d->regs[i][2]);
         vals += d->regs[i][2];
     }
 }
 
+static void rv_reg(rv_thread *th, unsigned reg, uint32_t how, uint64_t next_pc) {
+    uint8_t v[64];
+    uint32_t attr;
+    const char *name;
+    size_t n = rx_reg_value(th->st, reg, next_pc, v, &attr, &name);
+    if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
+}
+
+static void rv_save_gprs(rv_thread *th) {
+    unsigned i;
+    for (i = 0; i < 17; i++) th->pre_gpr[i] = rx_gpr64(&th->st->gpr, rx_gprs[i]);
+}
+
+static int rv_write_listed(const rx_insn *in, unsigned full) {
+    uint8_t i;
+    for (i = 0; i < in->nwrites; i++)
+        if (rx_full_reg(in->writes[i]) == full) return 1;
+    return 0;
+}
+
+/* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
+   although capstone did not list it (as the ptrace engine does). */
+static void rv_after(rv_thread *th, uint64_t next_pc) {
+    const rx_insn *in = &th->insn;
+    unsigned i;
+    if (th->decoded)
+        for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    for (i = 0; i < 17; i++) {
+        unsigned r = rx_gprs[i];
+        if (th->pre_gpr[i] != rx_gpr64(&th->st->gpr, r) && !(th->decoded && rv_write_listed(in, r)))
+            rv_reg(th, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    }
+}
+
 /* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
-   write its std_frame. */
-static void rv_close(rv_conv *c, rv_thread *th, int completed) {
+   apply its register writes, write its std_frame. next_pc: where the thread went on. */
+static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_pc) {
     if (!th->open) return;
     th->open = 0;
     c->t->instructions++;
+    if (th->post_proc) rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
+    th->post_proc = NULL;
+    th->in_syscall = th->has_ret = 0;
     if (!completed) {
         rv_check(c, th, frames_rec_finish(th->rec));
-        th->in_syscall = th->has_ret = 0;
-        th->post_proc = NULL;
         return;
     }
-    if (th->post_proc) rv_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER);
-    if (th->has_ret) frames_rec_reg(th->rec, FRAMES_VAL_GPR | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, "RAX", &th->ret, 8);
-    th->in_syscall = th->has_ret = 0;
-    th->post_proc = NULL;
+    if (th->recorded) rv_after(th, next_pc);
     rv_check(c, th, frames_rec_end(th->rec));
+}
+
+static void rv_close(rv_conv *c, rv_thread *th, int completed) {
+    rv_close_at(c, th, completed, th->pc + th->len);
+}
+
+/* An instruction starts: registers it reads, from the register file (before it runs). */
+static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
+    const rx_insn *in;
+    uint8_t i;
+    rv_close_at(c, th, 1, d->pc);
+    th->open = 1;
+    th->pc = d->pc;
+    th->len = d->len;
+    th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
+    if (!th->recorded) return;
+    in = rx_decode(c->t->dec, d->pc, d->bytes, d->len);
+    th->decoded = in != NULL;
+    if (!in) {
+        c->t->undecoded++;
+    } else {
+        th->insn = *in;
+        for (i = 0; i < in->nreads; i++)
+            rv_reg(th, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], d->pc + d->len);
+    }
+    rv_save_gprs(th);
 }
 
 /* An instruction that is not waiting in a syscall has completed when its thread stops
@@ -202,6 +312,8 @@ static void rv_settle(rv_conv *c, rv_thread *th) {
     if (th->open && (!th->in_syscall || th->has_ret)) rv_close(c, th, 1);
 }
 
+/* File order = order of completion across threads: the previous thread's frames go out
+   before this thread records anything (as the ptrace engine does). */
 static void rv_switch(rv_conv *c, rv_thread *th) {
     if (c->last && c->last != th) {
         rv_settle(c, c->last);
@@ -210,7 +322,9 @@ static void rv_switch(rv_conv *c, rv_thread *th) {
     c->last = th;
 }
 
+/* Values larger than 64 bytes are split into 64-byte operands at consecutive addresses. */
 static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v, uint32_t size) {
+    if (!th->recorded) return;
     while (size > 0) {
         uint32_t n = size < 64 ? size : 64;
         frames_rec_mem(th->rec, attr, addr, v, n);
@@ -285,13 +399,7 @@ static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed);
 /* One use of a group. */
 static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, const rv_def *d, const uint8_t *v) {
     switch (d->kind) {
-    case VGR_BEGIN:
-        rv_close(c, th, 1);
-        th->open = 1;
-        th->pc = d->pc;
-        if (frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0)
-            rv_regs(th, d, v, FRAMES_VAL_READ | FRAMES_VAL_BEFORE);
-        break;
+    case VGR_BEGIN: rv_begin(c, th, d); break;
     case VGR_POST:
         th->post_proc = p;
         th->post_idx = (uint32_t)(d - p->defs);
@@ -376,16 +484,37 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         for (i = 0; i < 6; i++) args[i] = (int64_t)le64(r + 16 + 8 * i);
         th->in_syscall = 1;
         th->has_ret = 0;
+        th->sysno = le32(r + 4);
         c->t->syscalls++;
         rv_check(c, th, frames_rec_syscall(th->rec, th->open ? th->pc : le64(r + 8), le32(r + 4), args, 6));
         return 64;
     }
-    case VGR_SYSRET:
+    case VGR_SYSRET: /* the result is in the REGS record that follows */
         if (avail < 16) return 0;
         if (!(th = rv_current(c, p))) return -1;
-        th->ret = le64(r + 8);
-        th->has_ret = 1;
+        /* Valgrind completes exit and exit_group in its wrapper; they never return */
+        if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
         return 16;
+    case VGR_REGS: {
+        const uint8_t *q = r + 8;
+        unsigned i;
+        if (avail < VGR_REGS_SIZE) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        if (th->post_proc) { /* the open instruction's writes are in the newer file */
+            rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
+            th->post_proc = NULL;
+        }
+        for (i = 0; i < 16; i++, q += 8) rv_set_reg(th, i, q, 8);
+        rv_set_reg(th, VGR_RFLAGS, q, 8);
+        rv_set_reg(th, VGR_FS_BASE, q + 8, 8);
+        rv_set_reg(th, VGR_GS_BASE, q + 16, 8);
+        memcpy(&th->ftop, q + 24, 4);
+        memcpy(th->fpreg, q + 32, 64);
+        rv_x87_sync(th);
+        q += 96;
+        for (i = 0; i < 16; i++, q += 32) rv_set_reg(th, VGR_XMM0 + i, q, 32);
+        return VGR_REGS_SIZE;
+    }
     case VGR_MODLOAD: {
         uint32_t nl = le32(r + 4);
         char name[4097];
@@ -560,6 +689,7 @@ static pid_t rv_spawn(rt_tracer *t, const char *tooldir, int wfd, const char *pa
     av[n++] = (char *)"--tool=frames";
     av[n++] = (char *)"-q";
     av[n++] = (char *)"--trace-children=yes";
+    av[n++] = (char *)"--vex-iropt-level=0"; /* see frames_vg.c: each instruction its own GETs */
     av[n++] = fdopt;
     if (t->no_mem) av[n++] = (char *)"--frames-mem=no";
     if (t->follow) av[n++] = (char *)"--frames-forks=yes";
@@ -621,6 +751,7 @@ int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
         t->values += th->rec->stats.values;
         free(th->rec);
         free(th->buf);
+        free(th->st);
         free(th);
     }
     while (c.procs) {

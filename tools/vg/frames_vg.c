@@ -37,6 +37,8 @@
 extern ULong amd64g_calculate_rflags_all(ULong cc_op, ULong cc_dep1, ULong cc_dep2, ULong cc_ndep);
 extern Int VG_(safe_fd)(Int oldfd);
 extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
+extern void VG_(trampoline_stuff_start)(void); /* Valgrind's code the client may run */
+extern void VG_(trampoline_stuff_end)(void);
 
 #define OFF(f) ((Int)offsetof(VexGuestAMD64State, f))
 #define BUF_SIZE (4u << 20)
@@ -160,12 +162,11 @@ static VG_REGPARM(3) void fv_bigmem(ULong how, ULong addr, ULong size) {
 /* ---------------------------------------------------------------- registers */
 
 typedef struct {
-    UChar lo[56], hi[56]; /* byte range accessed, per register (hi = 0: not accessed) */
-    Bool flags_put;
+    UChar hi[VGR_NREGS]; /* bytes written, per register (0: not written) */
 } RegSet;
 
-/* Register number and byte offset of a guest state access; -1 for state we do not report
-   (RIP, which is the instruction's own address, emulation notes, x87 bookkeeping). */
+/* Register number of a guest state offset; -1 for state that is not a register value
+   (RIP: the converter knows each instruction's address; emulation notes, x87 tags). */
 static Int map_offset(Int off, Int *byte) {
     *byte = 0;
     if (off >= OFF(guest_RAX) && off < OFF(guest_R15) + 8) {
@@ -177,6 +178,7 @@ static Int map_offset(Int off, Int *byte) {
         return VGR_RFLAGS;
     if (off == OFF(guest_FS_CONST)) return VGR_FS_BASE;
     if (off == OFF(guest_GS_CONST)) return VGR_GS_BASE;
+    if (off == OFF(guest_FTOP)) return VGR_FTOP;
     if (off >= OFF(guest_YMM0) && off < OFF(guest_YMM16)) {
         *byte = (off - OFF(guest_YMM0)) % 32;
         return VGR_XMM0 + (off - OFF(guest_YMM0)) / 32;
@@ -187,57 +189,32 @@ static Int map_offset(Int off, Int *byte) {
 
 static void regset_add(RegSet *s, Int off, Int size) {
     while (size > 0) { /* an access may span registers (fxState ranges) */
-        Int b, r = map_offset(off, &b), n;
-        if (r < 0) {
-            off++;
-            size--;
-            continue;
+        Int b, r = map_offset(off, &b), n = 1;
+        if (r >= VGR_XMM0 && r < VGR_XMM0 + 16) {
+            n = 32 - b < size ? 32 - b : size;
+            if (!s->hi[r]) s->hi[r] = 16;
+            if (b + n > 16) s->hi[r] = 32;
+        } else if (r >= 0) {
+            s->hi[r] = r == VGR_FTOP ? 4 : 8;
         }
-        n = size;
-        if (r < 16 && b + n > 8) n = 8 - b;
-        if (r >= VGR_XMM0 && r < VGR_MM0 && b + n > 32) n = 32 - b;
-        if ((r >= VGR_RFLAGS && r < VGR_XMM0) || r >= VGR_MM0) { b = 0; n = 8; }
-        if (r == VGR_RFLAGS) s->flags_put = True;
-        if (!s->hi[r] || b < s->lo[r]) s->lo[r] = (UChar)b;
-        if (b + n > s->hi[r]) s->hi[r] = (UChar)(b + n);
-        off += (r >= VGR_RFLAGS && r < VGR_XMM0) ? size : n;
-        size -= (r >= VGR_RFLAGS && r < VGR_XMM0) ? size : n;
+        off += n;
+        size -= n;
     }
 }
 
-/* The value each accessed register is recorded with: sub-registers as accessed (AL, AH,
-   AX, EAX), anything else the whole GPR; XMMn, or YMMn when its upper half is used. */
-static void regset_shape(const RegSet *s, Int r, Int *byte, Int *size) {
-    Int lo = s->lo[r], hi = s->hi[r];
-    if (r < 16) {
-        if ((lo == 0 && (hi == 1 || hi == 2 || hi == 4 || hi == 8)) || (lo == 1 && hi == 2 && r < 4)) {
-            *byte = lo;
-            *size = hi - lo;
-        } else {
-            *byte = 0;
-            *size = 8;
-        }
-    } else if (r >= VGR_XMM0 && r < VGR_MM0) {
-        *byte = 0;
-        *size = hi > 16 ? 32 : 16;
-    } else {
-        *byte = 0;
-        *size = 8;
-    }
-}
-
+/* A written register is recorded whole: the 64-bit GPR, XMMn (YMMn when its upper half
+   was written), RFLAGS; the converter keeps the register file. */
 static Int reg_offset(Int r) {
     if (r < 16) return OFF(guest_RAX) + 8 * r;
     if (r == VGR_FS_BASE) return OFF(guest_FS_CONST);
     if (r == VGR_GS_BASE) return OFF(guest_GS_CONST);
+    if (r == VGR_FTOP) return OFF(guest_FTOP);
     if (r >= VGR_XMM0 && r < VGR_MM0) return OFF(guest_YMM0) + 32 * (r - VGR_XMM0);
     return OFF(guest_FPREG) + 8 * (r - VGR_MM0);
 }
 
 static IRType int_type(Int size) {
     switch (size) {
-    case 1: return Ity_I8;
-    case 2: return Ity_I16;
     case 4: return Ity_I32;
     case 16: return Ity_V128;
     case 32: return Ity_V256;
@@ -258,8 +235,8 @@ static IRExpr *assign(IRSB *sb, IRType ty, IRExpr *e) {
     return IRExpr_RdTmp(t);
 }
 
-static IRExpr *get_reg(IRSB *sb, Int r, Int byte, Int size) {
-    return assign(sb, int_type(size), IRExpr_Get(reg_offset(r) + byte, int_type(size)));
+static IRExpr *get_reg(IRSB *sb, Int r, Int size) {
+    return assign(sb, int_type(size), IRExpr_Get(reg_offset(r), int_type(size)));
 }
 
 /* RFLAGS as the hardware shows it: the thunk's O S Z A C P, bit 1 and IF (always set in
@@ -317,7 +294,7 @@ static UInt define(UInt kind, Addr pc, UInt len, const RegSet *s, Int memsize, I
     Int r, nregs = 0, total = 4;
     UChar *p, *q;
     if (s)
-        for (r = 0; r < 56; r++)
+        for (r = 0; r < VGR_NREGS; r++)
             if (s->hi[r]) nregs++;
     if (len > 15) len = 15;
     p = room(20 + len + 3 * (SizeT)nregs);
@@ -332,14 +309,12 @@ static UInt define(UInt kind, Addr pc, UInt len, const RegSet *s, Int memsize, I
     VG_(memcpy)(q, (const void *)pc, len);
     q += len;
     if (s)
-        for (r = 0; r < 56; r++)
+        for (r = 0; r < VGR_NREGS; r++)
             if (s->hi[r]) {
-                Int b, sz;
-                regset_shape(s, r, &b, &sz);
                 *q++ = (UChar)r;
-                *q++ = (UChar)b;
-                *q++ = (UChar)sz;
-                total += sz;
+                *q++ = 0;
+                *q++ = s->hi[r];
+                total += s->hi[r];
             }
     vg_cur = q;
     if (kind == VGR_MEMR) total = 4 + 8 + memsize;
@@ -351,12 +326,10 @@ static UInt define(UInt kind, Addr pc, UInt len, const RegSet *s, Int memsize, I
 static void regs_values(IRSB *sb, const RegSet *s, Val *v, Int *n) {
     Int r;
     *n = 0;
-    for (r = 0; r < 56; r++)
+    for (r = 0; r < VGR_NREGS; r++)
         if (s->hi[r]) {
-            Int b, sz;
-            regset_shape(s, r, &b, &sz);
-            v[*n].e = r == VGR_RFLAGS ? get_rflags(sb) : get_reg(sb, r, b, sz);
-            v[*n].size = sz;
+            v[*n].e = r == VGR_RFLAGS ? get_rflags(sb) : get_reg(sb, r, s->hi[r]);
+            v[*n].size = s->hi[r];
             (*n)++;
         }
 }
@@ -367,56 +340,46 @@ typedef struct {
     Int first, end; /* statements of the instruction: [first, end), first is the IMark */
     Addr pc;
     UInt len;
-    RegSet rd, wr;
-    Int nreads, nwrites, nexits;
+    RegSet wr;
+    Int nwrites, nexits;
     UInt begin_gid, post_gid;
     Int begin_size, post_size;
 } Insn;
 
+/* The registers an instruction writes: its PUTs and the guest state its helpers write.
+   (Reads are not taken from the IR: Valgrind forwards a register's value from one
+   instruction to the next inside a superblock even at iropt level 0, so a read may
+   have no GET. The converter decodes reads with capstone and takes their values from
+   its copy of the register file.) */
 static void scan_insn(IRSB *in, Insn *x) {
     Int i, k, j;
-    RegSet put;
-    VG_(memset)(&x->rd, 0, sizeof x->rd);
     VG_(memset)(&x->wr, 0, sizeof x->wr);
-    VG_(memset)(&put, 0, sizeof put);
     x->nexits = 0;
     for (i = x->first + 1; i < x->end; i++) {
         IRStmt *st = in->stmts[i];
         switch (st->tag) {
-        case Ist_WrTmp:
-            if (st->Ist.WrTmp.data->tag == Iex_Get) {
-                Int off = st->Ist.WrTmp.data->Iex.Get.offset, b, r = map_offset(off, &b);
-                /* a register read after this instruction wrote it is not an input */
-                if (r >= 0 && !put.hi[r])
-                    regset_add(&x->rd, off, sizeofIRType(st->Ist.WrTmp.data->Iex.Get.ty));
-            }
+        case Ist_Put:
+            regset_add(&x->wr, st->Ist.Put.offset, sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Put.data)));
             break;
-        case Ist_Put: {
-            Int sz = sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Put.data));
-            regset_add(&x->wr, st->Ist.Put.offset, sz);
-            regset_add(&put, st->Ist.Put.offset, sz);
+        case Ist_PutI: /* x87 stack: any of the eight registers */
+            regset_add(&x->wr, OFF(guest_FPREG), 64);
             break;
-        }
         case Ist_Dirty: {
             IRDirty *d = st->Ist.Dirty.details;
             for (k = 0; k < d->nFxState; k++)
-                for (j = 0; j <= d->fxState[k].nRepeats; j++) {
-                    Int off = d->fxState[k].offset + j * d->fxState[k].repeatLen;
-                    if (d->fxState[k].fx != Ifx_Write) regset_add(&x->rd, off, d->fxState[k].size);
-                    if (d->fxState[k].fx != Ifx_Read) regset_add(&x->wr, off, d->fxState[k].size);
-                }
+                for (j = 0; j <= d->fxState[k].nRepeats; j++)
+                    if (d->fxState[k].fx != Ifx_Read)
+                        regset_add(&x->wr, d->fxState[k].offset + j * d->fxState[k].repeatLen, d->fxState[k].size);
             break;
         }
         case Ist_Exit: x->nexits++; break;
         default: break;
         }
     }
-    x->nreads = x->nwrites = 0;
-    for (i = 0; i < 56; i++) {
-        if (x->rd.hi[i]) x->nreads++;
+    x->nwrites = 0;
+    for (i = 0; i < VGR_NREGS; i++)
         if (x->wr.hi[i]) x->nwrites++;
-    }
-    tl_assert(x->nreads <= VGR_MAX_REGS && x->nwrites <= VGR_MAX_REGS);
+    tl_assert(x->nwrites <= VGR_MAX_REGS);
 }
 
 static Int mem_groups_size(IRSB *in, const Insn *x) {
@@ -481,11 +444,9 @@ static void dirty_mem(IRSB *out, IRDirty *d, Bool after) {
 }
 
 static void instrument_insn(IRSB *in, IRSB *out, const Insn *x) {
-    Val v[VGR_MAX_REGS];
-    Int i, n;
+    Int i;
     addStmtToIRSB(out, in->stmts[x->first]); /* the IMark */
-    regs_values(out, &x->rd, v, &n);
-    emit_group(out, x->begin_gid, v, n);
+    emit_group(out, x->begin_gid, NULL, 0);
     for (i = x->first + 1; i < x->end; i++) {
         IRStmt *st = in->stmts[i];
         if (st->tag == Ist_Store && clo_mem) {
@@ -545,7 +506,7 @@ static IRSB *fv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
     for (i = 0; i < nx; i++) {
         Insn *x = &xs[i];
         scan_insn(in, x);
-        x->begin_gid = define(VGR_BEGIN, x->pc, x->len, &x->rd, 0, &x->begin_size);
+        x->begin_gid = define(VGR_BEGIN, x->pc, x->len, NULL, 0, &x->begin_size);
         x->post_gid = define(VGR_POST, x->pc, x->len, &x->wr, 0, &x->post_size);
         sbmax += x->begin_size + (x->nwrites ? (x->nexits + 1) * x->post_size : 0) + mem_groups_size(in, x);
     }
@@ -566,9 +527,35 @@ static IRSB *fv_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 
 /* ---------------------------------------------------------------- events */
 
+/* The whole register file of a thread, each time it (re)starts running client code:
+   the core changes registers only while no client code runs (syscall results, signal
+   frames, thread creation), so this and the instructions' writes give every value. */
+static void emit_regs(ThreadId tid) {
+    static VexGuestAMD64State g;
+    UChar *p;
+    Int i;
+    ULong v;
+    VG_(get_shadow_regs_area)(tid, (UChar *)&g, 0, 0, sizeof g);
+    p = room(VGR_REGS_SIZE);
+    put32(&p, VGR_REGS);
+    put32(&p, 0);
+    for (i = 0; i < 16; i++) put64(&p, (&g.guest_RAX)[i]);
+    v = amd64g_calculate_rflags_all(g.guest_CC_OP, g.guest_CC_DEP1, g.guest_CC_DEP2, g.guest_CC_NDEP);
+    v |= 0x202 | (g.guest_DFLAG & 0x400) | (g.guest_ACFLAG << 18) | (g.guest_IDFLAG << 21);
+    put64(&p, v);
+    put64(&p, g.guest_FS_CONST);
+    put64(&p, g.guest_GS_CONST);
+    put64(&p, g.guest_FTOP);
+    for (i = 0; i < 8; i++) put64(&p, g.guest_FPREG[i]);
+    VG_(memcpy)(p, &g.guest_YMM0, 16 * 32);
+    vg_cur = p + 16 * 32;
+}
+
 static void fv_start_client_code(ThreadId tid, ULong blocks) {
-    (void)tid; (void)blocks;
+    (void)blocks;
+    if (!buf) return;
     emit_thread();
+    emit_regs(tid);
 }
 
 static void fv_pre_syscall(ThreadId tid, UInt no, UWord *args, UInt nargs) {
@@ -603,6 +590,9 @@ static void emit_module(Addr a, SizeT len) {
     SizeT nl;
     UChar *p;
     if (!buf || len == 0 || !seg || (seg->kind != SkFileC && seg->kind != SkAnonC)) return;
+    /* the page of Valgrind's trampolines (signal return, vsyscall) is not the program's */
+    if (a < (Addr)&VG_(trampoline_stuff_end) && a + len > (Addr)&VG_(trampoline_stuff_start)) return;
+    if (seg->start <= (Addr)&VG_(trampoline_stuff_start) && seg->end >= (Addr)&VG_(trampoline_stuff_start)) return;
     if (!name) name = "[anonymous]";
     nl = VG_(strlen)(name);
     if (nl > 4000) nl = 4000;

@@ -10,7 +10,7 @@
    A record starts with a u32 code. Codes below VGR_GROUP_BASE are control records;
    a larger code is a GROUP id, defined once by a VGR_DEF record (at translation time,
    before its first use) and then used by instrumented code with fixed-size values:
-     BEGIN  u32 gid, register values (the instruction's reads, before it executes)
+     BEGIN  u32 gid (the instruction starts)
      POST   u32 gid, register values (its writes, after; the last POST of an
             instruction wins: one is written before every side exit)
      MEMR   u32 gid, u64 address, value[size]
@@ -34,8 +34,11 @@ enum {
     VGR_SIGNAL = 6,  /* u32 signal, u64 pc (delivered to the current thread) */
     VGR_BIGMEM = 7,  /* u32 how (VGR_MEM_*), u64 address, u32 size, u32 0, bytes[size] */
     VGR_EXIT = 8,    /* u32 tid: the thread ended (its last instruction does not complete) */
-    VGR_HELLO = 9    /* u32 version, u32 parent pid (0 = first process), u32 0 */
+    VGR_HELLO = 9,   /* u32 version, u32 parent pid (0 = first process), u32 0 */
+    VGR_REGS = 10    /* u32 0, the current thread's register file: u64 gpr[16] (VEX order),
+                        rflags, fs_base, gs_base, ftop, fpreg[8], ymm[16][32] */
 };
+#define VGR_REGS_SIZE (8 + 8 * 28 + 16 * 32)
 
 enum { VGR_BEGIN = 1, VGR_POST = 2, VGR_MEMR = 3, VGR_MEMW = 4 };
 enum { VGR_MEM_READ = 1, VGR_MEM_OLD = 2, VGR_MEM_NEW = 3 };
@@ -46,8 +49,10 @@ enum {
     VGR_RFLAGS = 16,  /* computed from VEX's flag thunk, DF, ID and AC */
     VGR_FS_BASE = 17,
     VGR_GS_BASE = 18,
+    VGR_FTOP = 19,    /* x87 stack top (4 bytes) */
     VGR_XMM0 = 32,    /* 32..47: XMMn (16 bytes) or YMMn (32 bytes) */
-    VGR_MM0 = 48      /* 48..55: MMn (VEX keeps x87 registers as 64-bit values) */
+    VGR_MM0 = 48,     /* 48..55: physical x87/MMX register n (VEX keeps 64-bit values) */
+    VGR_NREGS = 56
 };
 
 #define VGR_VERSION 1
