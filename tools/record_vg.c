@@ -284,17 +284,21 @@ static void rv_close(rv_conv *c, rv_thread *th, int completed) {
     rv_close_at(c, th, completed, th->pc + th->len);
 }
 
-/* An instruction starts: registers it reads, from the register file (before it runs). */
+/* An instruction starts: registers it reads, from the register file (before it runs).
+   VEX runs a rep string instruction once more than the CPU, to find the count zero
+   after the last iteration; that run executes nothing and is not an instruction. */
 static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
     const rx_insn *in;
     uint8_t i;
+    uint64_t prev = th->pc;
     rv_close_at(c, th, 1, d->pc);
-    th->open = 1;
+    in = rx_decode(c->t->dec, d->pc, d->bytes, d->len);
     th->pc = d->pc;
     th->len = d->len;
+    if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
+    th->open = 1;
     th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
     if (!th->recorded) return;
-    in = rx_decode(c->t->dec, d->pc, d->bytes, d->len);
     th->decoded = in != NULL;
     if (!in) {
         c->t->undecoded++;
