@@ -102,15 +102,23 @@ static void same_values(const frames_operand *a, uint32_t na, const frames_opera
     for (i = 0; i < na; i++) ma += a[i].spec == FRAMES_MEM;
     for (j = 0; j < nb; j++) mb += b[j].spec == FRAMES_MEM;
     if (ma != mb) fail_msg("0x%llx: %u memory operands against %u", (unsigned long long)pc, ma, mb);
+    /* data: the operand at the same address and with the same role; stack: in order */
     for (i = 0, j = 0; i < na; i++) {
+        const frames_operand *m = NULL;
+        uint32_t k;
         if (a[i].spec != FRAMES_MEM) continue;
-        while (b[j].spec != FRAMES_MEM) j++;
-        if (b[j].address < 0x7f0000000000ull) assert_int_equal(a[i].address, b[j].address);
-        assert_int_equal(a[i].value.len, b[j].value.len);
-        if (memcmp(a[i].value.ptr, b[j].value.ptr, a[i].value.len))
+        for (k = 0; k < nb && !m; k++)
+            if (b[k].spec == FRAMES_MEM && b[k].address == a[i].address && b[k].read == a[i].read) m = &b[k];
+        if (!m) {
+            while (j < nb && (b[j].spec != FRAMES_MEM || b[j].address < 0x7f0000000000ull)) j++;
+            if (j == nb) fail_msg("0x%llx: no memory operand at 0x%llx", (unsigned long long)pc,
+                                  (unsigned long long)a[i].address);
+            m = &b[j++];
+        }
+        assert_int_equal(a[i].value.len, m->value.len);
+        if (memcmp(a[i].value.ptr, m->value.ptr, a[i].value.len))
             fail_msg("0x%llx: memory value differs", (unsigned long long)pc);
         (*compared)++;
-        j++;
     }
 }
 
@@ -334,8 +342,11 @@ static size_t thread_slot(per_thread *p, long tid) {
     return p->nthreads++;
 }
 
+/* Valgrind 3.19 answers clone3 and rseq with ENOSYS (glibc then uses clone, and no
+   rseq): those calls are left out on both sides (docs/recording.md). */
 static void add_call(per_thread *p, long tid, long nr) {
     size_t s = thread_slot(p, tid);
+    if (nr == sysno("clone3") || nr == sysno("rseq") || nr == sysno("clone")) return;
     assert_true(p->n[s] < 256);
     p->nr[s][p->n[s]++] = nr;
 }

@@ -71,6 +71,9 @@ typedef struct rv_thread {
     uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction */
     uint64_t fpreg[8];
     uint32_t ftop;
+    uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
+    uint32_t rd_size;            /* a read-modify-write (then one READ|WRITE operand) */
+    uint8_t rd_val[64];
     const struct rv_proc *post_proc; /* last POST of the open instruction: */
     uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
     uint8_t post_vals[VGR_MAX_REGS * 32];
@@ -265,8 +268,11 @@ static void rv_after(rv_thread *th, uint64_t next_pc) {
 
 /* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
    apply its register writes, write its std_frame. next_pc: where the thread went on. */
+static void rv_pending_read(rv_thread *th);
+
 static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_pc) {
     if (!th->open) return;
+    rv_pending_read(th);
     th->open = 0;
     c->t->instructions++;
     if (th->post_proc) rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
@@ -324,6 +330,40 @@ static void rv_switch(rv_conv *c, rv_thread *th) {
         rv_check(c, c->last, frames_rec_flush(c->last->rec));
     }
     c->last = th;
+}
+
+static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v, uint32_t size);
+
+static void rv_pending_read(rv_thread *th) {
+    if (!th->rd_size) return;
+    rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, th->rd_addr, th->rd_val, th->rd_size);
+    th->rd_size = 0;
+}
+
+/* A load and then a store of the same location in one instruction (add to memory,
+   xchg, lock xadd, cmpxchg) is one read-modify-write operand, as the ptrace engine
+   records it: READ|WRITE before with the old value, WRITE after with the new one. */
+static void rv_load(rv_thread *th, uint64_t addr, const uint8_t *v, uint32_t size) {
+    rv_pending_read(th);
+    if (size > sizeof th->rd_val) {
+        rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, addr, v, size);
+        return;
+    }
+    th->rd_addr = addr;
+    th->rd_size = size;
+    memcpy(th->rd_val, v, size);
+}
+
+static void rv_store(rv_thread *th, uint64_t addr, const uint8_t *old, const uint8_t *now, uint32_t size,
+                     int cas) {
+    uint32_t attr = FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE | (cas ? FRAMES_VAL_READ : 0);
+    if (th->rd_size == size && th->rd_addr == addr) {
+        attr |= FRAMES_VAL_READ;
+        th->rd_size = 0;
+    }
+    rv_pending_read(th);
+    rv_mem(th, attr, addr, old, size);
+    rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, addr, now, size);
 }
 
 /* Values larger than 64 bytes are split into 64-byte operands at consecutive addresses. */
@@ -388,7 +428,7 @@ static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, 
     d->size = 0;
     for (i = 0; i < d->nregs; i++) d->size += d->regs[i][2];
     if (d->kind == VGR_MEMR) d->size = 8 + d->memsize;
-    if (d->kind == VGR_MEMW) d->size = 8 + 2u * d->memsize;
+    if (d->kind == VGR_MEMW || d->kind == VGR_MEMRW) d->size = 8 + 2u * d->memsize;
     return 1;
 }
 
@@ -410,11 +450,11 @@ static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, const rv_def *d, con
         memcpy(th->post_vals, v, d->size);
         break;
     case VGR_MEMR:
-        rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, le64(v), v + 8, d->memsize);
+        if (th->recorded) rv_load(th, le64(v), v + 8, d->memsize);
         break;
     case VGR_MEMW:
-        rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE, le64(v), v + 8, d->memsize);
-        rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, le64(v), v + 8 + d->memsize, d->memsize);
+    case VGR_MEMRW:
+        if (th->recorded) rv_store(th, le64(v), v + 8, v + 8 + d->memsize, d->memsize, d->kind == VGR_MEMRW);
         break;
     default: break;
     }
@@ -553,6 +593,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         size = le32(r + 16);
         if (avail < 24 + (size_t)size) return 0;
         if (!(th = rv_current(c, p))) return -1;
+        if (th->open) rv_pending_read(th);
         if (th->open)
             rv_mem(th, how == VGR_MEM_READ ? FRAMES_VAL_READ | FRAMES_VAL_BEFORE
                        : how == VGR_MEM_OLD ? FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE
@@ -560,9 +601,10 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
                    le64(r + 8), r + 24, size);
         return 24 + (long)size;
     }
-    case VGR_EXIT:
+    case VGR_EXIT: /* an exit syscall never completes; another open instruction did,
+                      unless a fatal signal ends the process (decided at the end) */
         if (!(th = rv_current(c, p))) return -1;
-        rv_close(c, th, !(th->in_syscall && !th->has_ret));
+        if (th->in_syscall && !th->has_ret) rv_close(c, th, 0);
         rv_check(c, th, frames_rec_flush(th->rec));
         return 8;
     default: return -1;
@@ -745,6 +787,13 @@ int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
     t->main_done = 1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !c.procs)
         t->failed = 1;
+    /* killed by a signal Valgrind did not deliver to a handler (a fatal fault, SIGKILL):
+       the instruction the thread was in did not complete */
+    if (WIFSIGNALED(status) && c.last && c.last->open) {
+        uint64_t pc = c.last->pc;
+        rv_close(&c, c.last, 0);
+        rv_check(&c, c.last, frames_rec_exception(c.last->rec, (uint64_t)WTERMSIG(status), pc, FRAMES_NO_POS));
+    }
     for (p = c.procs; p; p = p->next) rv_finish_proc_threads(&c, p, 1);
     while (c.threads) {
         th = c.threads;

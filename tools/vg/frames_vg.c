@@ -318,7 +318,7 @@ static UInt define(UInt kind, Addr pc, UInt len, const RegSet *s, Int memsize, I
             }
     vg_cur = q;
     if (kind == VGR_MEMR) total = 4 + 8 + memsize;
-    if (kind == VGR_MEMW) total = 4 + 8 + 2 * memsize;
+    if (kind == VGR_MEMW || kind == VGR_MEMRW) total = 4 + 8 + 2 * memsize;
     *bytes_out = total;
     return gid;
 }
@@ -415,7 +415,7 @@ static void mem_group(IRSB *out, Addr pc, UInt len, UInt kind, IRExpr *addr, IRE
     v[1].size = size;
     v[2].e = b;
     v[2].size = size;
-    emit_group(out, gid, v, kind == VGR_MEMW ? 3 : 2);
+    emit_group(out, gid, v, kind == VGR_MEMR ? 2 : 3);
 }
 
 static IROp cas_cmp(IRType ty) {
@@ -467,7 +467,7 @@ static void instrument_insn(IRSB *in, IRSB *out, const Insn *x) {
             addStmtToIRSB(out, st);
             eq = assign(out, Ity_I1, IRExpr_Binop(cas_cmp(ty), old, c->expdLo));
             now = assign(out, ty, IRExpr_ITE(eq, c->dataLo, old));
-            mem_group(out, x->pc, x->len, VGR_MEMW, c->addr, old, now, sizeofIRType(ty));
+            mem_group(out, x->pc, x->len, VGR_MEMRW, c->addr, old, now, sizeofIRType(ty));
         } else if (st->tag == Ist_Dirty) {
             dirty_mem(out, st->Ist.Dirty.details, False);
             addStmtToIRSB(out, st);

@@ -40,7 +40,7 @@ enum {
 };
 #define VGR_REGS_SIZE (8 + 8 * 28 + 16 * 32)
 
-enum { VGR_BEGIN = 1, VGR_POST = 2, VGR_MEMR = 3, VGR_MEMW = 4 };
+enum { VGR_BEGIN = 1, VGR_POST = 2, VGR_MEMR = 3, VGR_MEMW = 4, VGR_MEMRW = 5 /* as MEMW: a CAS */ };
 enum { VGR_MEM_READ = 1, VGR_MEM_OLD = 2, VGR_MEM_NEW = 3 };
 
 /* Register numbers of the DEF records (value bytes: `size` at `byte offset` of it). */
