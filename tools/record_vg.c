@@ -66,7 +66,8 @@ typedef struct rv_thread {
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
     uint32_t sysno;
-    rx_insn insn;
+    const rx_insn *insn;         /* the decoder's cache entry (valid until its next decode) */
+    rx_insn own;                 /* a copy, when another thread decodes while this one waits */
     rx_state *st;                /* the register file, kept from the tool's records */
     uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction */
     uint64_t fpreg[8];
@@ -240,9 +241,22 @@ static void rv_reg(rv_thread *th, unsigned reg, uint32_t how, uint64_t next_pc) 
     if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
 }
 
+/* user_regs_struct offsets of rx_gprs (RAX RBX RCX RDX RSI RDI RBP RSP R8..R15 RFLAGS),
+   so that the per-instruction copy and compare are plain loads. */
+#define RV_U(f) offsetof(struct user_regs_struct, f)
+static const size_t rv_gpr_off[17] = {RV_U(rax), RV_U(rbx), RV_U(rcx), RV_U(rdx), RV_U(rsi), RV_U(rdi),
+                                      RV_U(rbp), RV_U(rsp), RV_U(r8), RV_U(r9), RV_U(r10), RV_U(r11),
+                                      RV_U(r12), RV_U(r13), RV_U(r14), RV_U(r15), RV_U(eflags)};
+
+static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)&th->st->gpr + rv_gpr_off[i], 8);
+    return v;
+}
+
 static void rv_save_gprs(rv_thread *th) {
     unsigned i;
-    for (i = 0; i < 17; i++) th->pre_gpr[i] = rx_gpr64(&th->st->gpr, rx_gprs[i]);
+    for (i = 0; i < 17; i++) th->pre_gpr[i] = rv_gpr(th, i);
 }
 
 static int rv_write_listed(const rx_insn *in, unsigned full) {
@@ -255,13 +269,13 @@ static int rv_write_listed(const rx_insn *in, unsigned full) {
 /* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
    although capstone did not list it (as the ptrace engine does). */
 static void rv_after(rv_thread *th, uint64_t next_pc) {
-    const rx_insn *in = &th->insn;
+    const rx_insn *in = th->insn;
     unsigned i;
     if (th->decoded)
         for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
     for (i = 0; i < 17; i++) {
         unsigned r = rx_gprs[i];
-        if (th->pre_gpr[i] != rx_gpr64(&th->st->gpr, r) && !(th->decoded && rv_write_listed(in, r)))
+        if (th->pre_gpr[i] != rv_gpr(th, i) && !(th->decoded && rv_write_listed(in, r)))
             rv_reg(th, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
     }
 }
@@ -309,7 +323,7 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
     if (!in) {
         c->t->undecoded++;
     } else {
-        th->insn = *in;
+        th->insn = in;
         for (i = 0; i < in->nreads; i++)
             rv_reg(th, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], d->pc + d->len);
     }
@@ -327,6 +341,10 @@ static void rv_settle(rv_conv *c, rv_thread *th) {
 static void rv_switch(rv_conv *c, rv_thread *th) {
     if (c->last && c->last != th) {
         rv_settle(c, c->last);
+        if (c->last->open && c->last->decoded && c->last->insn != &c->last->own) {
+            c->last->own = *c->last->insn;
+            c->last->insn = &c->last->own;
+        }
         rv_check(c, c->last, frames_rec_flush(c->last->rec));
     }
     c->last = th;
@@ -634,10 +652,30 @@ static rv_proc *rv_proc_get(rv_conv *c, uint32_t pid) {
 }
 
 /* Append a chunk to its process's stream and convert every complete record. */
+static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
+    size_t pos = 0;
+    while (pos < n && !c->t->failed) {
+        long used = rv_record(c, p, data + pos, n - pos);
+        if (used < 0) {
+            rv_fail(c, "malformed record from the valgrind tool");
+            return pos;
+        }
+        if (used == 0) break;
+        pos += (size_t)used;
+    }
+    return pos;
+}
+
 static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
     rv_proc *p = rv_proc_get(c, pid);
     size_t pos = 0;
     if (!p) return -1;
+    if (p->nin == 0) { /* the usual case: records straight from the chunk, the tail kept */
+        pos = rv_parse(c, p, data, n);
+        data += pos;
+        n -= pos;
+        if (n == 0 || c->t->failed) return 0;
+    }
     if (p->nin + n > p->capin) {
         size_t ncap = p->capin ? p->capin : 1 << 20;
         uint8_t *nb;
@@ -648,15 +686,7 @@ static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
     }
     memcpy(p->in + p->nin, data, n);
     p->nin += n;
-    while (pos < p->nin && !c->t->failed) {
-        long used = rv_record(c, p, p->in + pos, p->nin - pos);
-        if (used < 0) {
-            rv_fail(c, "malformed record from the valgrind tool");
-            return -1;
-        }
-        if (used == 0) break;
-        pos += (size_t)used;
-    }
+    pos = rv_parse(c, p, p->in, p->nin);
     memmove(p->in, p->in + pos, p->nin - pos);
     p->nin -= pos;
     return 0;
