@@ -156,28 +156,92 @@ build_asan() {
         "-fsanitize=address,undefined"
 }
 
-# Every header alone, as C99 and as C++, with gcc and clang, implementation included.
+# The documented options of a header (one per line; ALLOC = the three allocator macros).
+# frames.h's options hold for every header, except FRAMES_NO_STDIO for a header that
+# says it needs stdio (an #error under it).
+header_options() {
+    local h=$1
+    printf '%s\n' FRAMES_STATIC FRAMES_NO_POSIX FRAMES_NO_TEXT ALLOC
+    grep -q '^#error.*stdio' "$h" || echo FRAMES_NO_STDIO
+    grep -oE '^   (FRAMES_[A-Z]+_NO_[A-Z_]+|FRAMES_[A-Z]+_STATIC)\b' "$h" | sed 's/^ *//' | sort -u
+}
+
+option_flag() {   # option_flag NAME -> compiler flags
+    case $1 in
+        ALLOC) printf '%s\n' '-DFRAMES_MALLOC(s,c)=((void)(c),malloc(s))' \
+               '-DFRAMES_REALLOC(p,s,c)=((void)(c),realloc(p,s))' '-DFRAMES_FREE(p,c)=((void)(c),free(p))' ;;
+        *) printf -- '-D%s\n' "$1" ;;
+    esac
+}
+
+# Every header, its implementation alone and after frames.h's (compiled by gcc, gcc and
+# clang as C99 and C++ check the rest), with every documented option alone (gcc, clang,
+# g++, clang++) and every combination of them (clang: its syntax pass reports unused
+# static functions, gcc's does not); all headers in one file; the no-stdio build needs
+# no more of the C library than frames.h says; FRAMES_VPROF_STATIC exports nothing.
 header_checks() {
-    local h cc tmp; tmp=$(mktemp -d)
-    for h in $(HEADERS); do
-        local name; name=$(basename "$h" .h)
-        local macro; macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
-        local extra=""
-        if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
-        [ "$name" != frames ] && extra="#define FRAMES_IMPLEMENTATION"
-        printf '%s\n#define %s\n#include "%s"\n' "$extra" "$macro" "$(basename "$h")" > "$tmp/$name.c"
-        for cc in gcc clang; do
-            $cc $CSTD $WARN -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "$cc: $h"
-        done
+    local h cc tmp name macro src opt combo i n flags=() opts=()
+    tmp=$(mktemp -d)
+    compile() {   # compile SRC CC LANGFLAGS EXTRA...: an object in $tmp/x.o
+        local src=$1 cc=$2 lang=$3; shift 3
+        $cc $lang $WARN -I"$ROOT" "$@" -c "$src" -o "$tmp/x.o" || die "$cc $lang $*: $src"
+    }
+    check() {     # check SRC FLAGS...: gcc, clang, g++, clang++ (syntax and warnings)
+        local src=$1 cc; shift
+        for cc in gcc clang; do $cc $CSTD $WARN -I"$ROOT" "$@" -fsyntax-only "$src" || die "$cc $*: $src"; done
         for cc in g++ clang++; do
-            $cc -x c++ -std=c++11 $WARN -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" || die "$cc (C++): $h"
+            $cc -x c++ -std=c++11 $WARN -I"$ROOT" "$@" -fsyntax-only "$src" || die "$cc (C++) $*: $src"
         done
-        gcc $CSTD $WARN -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" 2>/dev/null \
-            || gcc $CSTD -Wall -Wextra -Werror -Wno-unused-function -DFRAMES_STATIC -I"$ROOT" -c "$tmp/$name.c" -o "$tmp/$name.o" \
-            || die "FRAMES_STATIC: $h"
+    }
+    for h in $(HEADERS); do
+        name=$(basename "$h" .h)
+        macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
+        if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
+        printf '#define %s\n#include "%s"\n' "$macro" "$name.h" > "$tmp/$name.c"
+        printf '#define FRAMES_IMPLEMENTATION\n#include "frames.h"\n#define %s\n#include "%s"\n' \
+            "$macro" "$name.h" > "$tmp/$name.with.c"
+        for src in "$tmp/$name.c" "$tmp/$name.with.c"; do
+            compile "$src" gcc "$CSTD"
+            check "$src"
+        done
+        mapfile -t opts < <(header_options "$h")
+        for opt in "${opts[@]}"; do   # FRAMES_STATIC needs frames.h's implementation here
+            mapfile -t flags < <(option_flag "$opt")
+            check "$tmp/$name.with.c" "${flags[@]}"
+        done
+        n=${#opts[@]}
+        for ((combo = 3; combo < (1 << n); combo++)); do
+            [ $((combo & (combo - 1))) -eq 0 ] && continue   # one option: done above
+            flags=()
+            for ((i = 0; i < n; i++)); do
+                [ $((combo >> i & 1)) -eq 1 ] && mapfile -t -O ${#flags[@]} flags < <(option_flag "${opts[i]}")
+            done
+            clang $CSTD $WARN -I"$ROOT" "${flags[@]}" -fsyntax-only "$tmp/$name.with.c" \
+                || die "clang ${flags[*]}: $h"
+        done
     done
+    # every implementation in one file, in two orders
+    local all="" rev="" hn
+    for h in $(HEADERS); do
+        hn=$(basename "$h" .h)
+        [ "$hn" = frames_pt ] && ! have_ipt && continue
+        all+="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'
+        rev="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'"$rev"
+    done
+    printf '%s' "$all" > "$tmp/all.c"; printf '%s' "$rev" > "$tmp/rev.c"
+    for src in "$tmp/all.c" "$tmp/rev.c"; do check "$src"; done
+    # FRAMES_NO_STDIO: the C library functions frames.h says remain, and no others
+    compile "$tmp/frames.c" gcc "$CSTD" -DFRAMES_NO_STDIO -O1
+    local extra; extra=$(nm -u "$tmp/x.o" | awk '{print $2}' |
+        grep -vxE 'memcpy|memmove|memset|strlen|strcmp|malloc|realloc|free' || true)
+    [ -z "$extra" ] || die "frames.h under FRAMES_NO_STDIO needs: $extra"
+    # FRAMES_VPROF_STATIC after frames.h: no vprof symbol leaves the file
+    printf '#include "frames.h"\n#define FRAMES_VPROF_STATIC\n#define FRAMES_VPROF_IMPLEMENTATION\n#include "frames_vprof.h"\n' > "$tmp/vs.c"
+    compile "$tmp/vs.c" gcc "$CSTD"
+    extra=$(nm -g --defined-only "$tmp/x.o" | awk '{print $3}' | grep vprof || true)
+    [ -z "$extra" ] || die "FRAMES_VPROF_STATIC exports: $extra"
     rm -rf "$tmp"
-    log "headers compile as C99 and C++ with gcc and clang"
+    log "headers compile with every documented option, alone and combined, as C99 and C++"
 }
 
 run_tests() {   # run_tests DIR LABEL

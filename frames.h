@@ -56,9 +56,41 @@
    FRAMES_MALLOC(sz,ctx)  allocator; ctx is the alloc_ctx of the options that made the
    FRAMES_REALLOC(p,sz,ctx)  object (reader, writer, decoder). Define all three or none.
    FRAMES_FREE(p,ctx)     Defaults: malloc, realloc, free.
-   FRAMES_NO_STDIO        leave out everything that uses FILE* (file/stream helpers)
+   FRAMES_NO_STDIO        no C library beyond memory and strings (freestanding tracers:
+                          Valgrind tools, kernel modules, firmware): leaves out FILE*
+                          helpers and implies FRAMES_NO_POSIX and FRAMES_NO_TEXT. Messages
+                          are formatted by the library's own formatter; what remains of
+                          the C library is memcpy, memmove, memset, strlen, strcmp and
+                          (unless FRAMES_MALLOC & co are defined) malloc, realloc, free.
    FRAMES_NO_POSIX        leave out mmap/fd based helpers (automatic on _WIN32)
    FRAMES_NO_TEXT         leave out the protobuf-text and JSON printers
+   Every option compiles alone and with any other, as C99 and C++ (build.sh headers).
+
+   ---------------------------------------------------------------------------------------
+   CONVENTIONS (every header of the library follows them; keep this true)
+
+   Names. Public: frames_<part>_... and FRAMES_<PART>_...; private: frames__<part>_...
+   and FRAMES__... (stb's lib_ / lib__). The one documented short prefix is the query
+   header's fq_ / FQ_ (private fq__). Nothing else is exported.
+   Lifecycles. A heap object that reads or writes a source or owns resources:
+   frames_X_open(&obj, ..., const frames_X_options *o, frames_error *err) (o NULL: the
+   defaults) and frames_X_close(obj). An object in caller storage: frames_X_init(&obj, ...)
+   and frames_X_free(&obj). Options structs: frames_X_options_default(&o), by pointer.
+   Getters: frames_X_info(obj) (a struct of facts), frames_X_error(obj) (its last
+   error). Name lookups (frames_X_name(value)) never return NULL: unknown input gives
+   "unknown".
+   Results. FRAMES_OK (0), a positive status, or a negative code of the one registry
+   below (FRAMES_ERRORS: every header's codes, each header in its own range); the
+   details go to a frames_error (message, file offset, frame index): see "Status and
+   error codes" for where. Callbacks return 0 to go on, nonzero to stop: the run then
+   returns FRAMES_E_STOPPED. Progress callbacks are frames_progress_fn.
+   Memory. FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE (all three or none) with the
+   alloc_ctx of the options that made the object; nothing is sized from the input
+   without a bound; no global state.
+   Code. Each header's implementation shares one block of private helpers (allocator
+   defaults, attributes, the position-carrying fail, growth, little-endian loads) found
+   in frames.h under "SHARED PRIVATE HELPERS"; sections start with a banner of '='
+   (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -127,6 +159,17 @@
 #ifndef FRAMES_H_INCLUDED
 #define FRAMES_H_INCLUDED
 
+/* No stdio means no C library beyond memory and strings (a freestanding tracer): the
+   fd/path helpers (errno) and the text printers (floating point) go with it. */
+#ifdef FRAMES_NO_STDIO
+#ifndef FRAMES_NO_POSIX
+#define FRAMES_NO_POSIX
+#endif
+#ifndef FRAMES_NO_TEXT
+#define FRAMES_NO_TEXT
+#endif
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #if !defined(FRAMES_NO_STDIO)
@@ -138,7 +181,9 @@
 #endif
 
 #ifndef FRAMES_DEF
-#ifdef FRAMES_STATIC
+#if defined(FRAMES_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define FRAMES_DEF static __attribute__((unused))   /* a private copy: unused parts are fine */
+#elif defined(FRAMES_STATIC)
 #define FRAMES_DEF static
 #else
 #define FRAMES_DEF extern
@@ -152,25 +197,68 @@ extern "C" {
 #define FRAMES_LIB_VERSION "0.1.0"
 
 /* ======================================================================================
-   Status and error codes
+   Status and error codes (the one registry of the library)
+
+   Every code of every header is in this one list, so that frames_strerror names them
+   all and no two parts give one value two meanings. Ranges: 0 and positive values are
+   statuses; frames.h -1..-99, frames_query.h -100..-199 (short prefix FQ_E_),
+   frames_pt.h -200..-299, frames_interop.h -300..-399, frames_vprof.h -400..-499,
+   frames_zstd.h -500..-599; a new header takes the next free hundred. A header adds
+   its codes here, in its range, never in a list of its own.
+
+   Where an error is reported: a call that creates an object, and every call that is not
+   a per-item step of an object, takes `frames_error *err` as its last argument (NULL
+   allowed) and returns the code. The per-item calls of a streaming object (reader next,
+   writer add, cursor next, recorder, coverage, vprof...) return the code and keep the
+   details in the object: frames_X_error(obj). A callback that asks to stop (returns
+   nonzero) ends the run with FRAMES_E_STOPPED; what was delivered before stays valid.
    ====================================================================================== */
 
-enum {
-    FRAMES_OK = 0,
-    FRAMES_UNFINISHED = 1,     /* finish: sink cannot seek; trace left unfinished (readable) */
-    FRAMES_E_IO = -1,          /* read/write/seek failed (errno in the message) */
-    FRAMES_E_NOMEM = -2,       /* allocation failed or scratch/limit exhausted */
-    FRAMES_E_FORMAT = -3,      /* container is malformed (header, meta size, TOC) */
-    FRAMES_E_DECODE = -4,      /* a protobuf message is malformed */
-    FRAMES_E_TRUNCATED = -5,   /* input ends inside a record */
-    FRAMES_E_LIMIT = -6,       /* a configured limit (frame size, depth, memory) exceeded */
-    FRAMES_E_INVALID = -7,     /* invalid argument, or a frame that must not be written */
-    FRAMES_E_VERSION = -8,     /* unsupported container version */
-    FRAMES_E_RANGE = -9,       /* frame index out of range */
-    FRAMES_E_SPACE = -10,      /* caller buffer too small (the needed size is reported) */
-    FRAMES_E_UNSUPPORTED = -11,/* operation not possible on this object (e.g. seek a pipe) */
-    FRAMES_E_STATE = -12       /* call out of order (add after finish, ...) */
-};
+/* X(name, value, message): message is what frames_strerror returns */
+#define FRAMES_ERRORS(X)                                                                    \
+    X(FRAMES_OK, 0, "ok")                                                                   \
+    /* finish: the sink cannot seek; the trace is left unfinished (readable) */             \
+    X(FRAMES_UNFINISHED, 1, "trace left unfinished (output cannot seek)")                   \
+    /* read/write/seek failed (the system's reason in the message) */                       \
+    X(FRAMES_E_IO, -1, "input/output error")                                                \
+    /* allocation failed or scratch/limit exhausted */                                      \
+    X(FRAMES_E_NOMEM, -2, "out of memory")                                                  \
+    /* container is malformed (header, meta size, TOC) */                                   \
+    X(FRAMES_E_FORMAT, -3, "malformed trace container")                                     \
+    /* a protobuf message is malformed */                                                   \
+    X(FRAMES_E_DECODE, -4, "malformed protobuf message")                                    \
+    /* input ends inside a record */                                                        \
+    X(FRAMES_E_TRUNCATED, -5, "input ends inside a record")                                 \
+    /* a configured limit (frame size, depth, memory) exceeded */                           \
+    X(FRAMES_E_LIMIT, -6, "limit exceeded")                                                 \
+    /* invalid argument, or a frame that must not be written */                             \
+    X(FRAMES_E_INVALID, -7, "invalid argument or frame")                                    \
+    /* unsupported container version */                                                     \
+    X(FRAMES_E_VERSION, -8, "unsupported trace version")                                    \
+    /* frame index out of range */                                                          \
+    X(FRAMES_E_RANGE, -9, "frame index out of range")                                       \
+    /* caller buffer too small (the needed size is reported) */                             \
+    X(FRAMES_E_SPACE, -10, "buffer too small")                                              \
+    /* operation not possible on this object (e.g. seek a pipe) */                          \
+    X(FRAMES_E_UNSUPPORTED, -11, "operation not supported by this reader or writer")        \
+    /* call out of order (add after finish, ...) */                                         \
+    X(FRAMES_E_STATE, -12, "call out of order")                                             \
+    /* a callback returned nonzero: the run ended early at its request */                   \
+    X(FRAMES_E_STOPPED, -13, "stopped by a callback")                                       \
+    /* frames_query.h: query text (offset = byte position in the text) */                   \
+    X(FQ_E_SYNTAX, -101, "query syntax error")                                              \
+    /* frames_query.h: well-formed but wrong (unknown variable/type, type error, ...) */   \
+    X(FQ_E_QUERY, -102, "invalid query")                                                    \
+    /* frames_query.h: the index belongs to another trace or an older version of it */      \
+    X(FQ_E_STALE, -103, "index does not match the trace")                                   \
+    /* frames_pt.h: instruction bytes incomplete or not decodable (libipt's pte_bad_insn) */ \
+    X(FRAMES_PT_E_BAD_INSN, -201, "undecodable or incomplete instruction")                  \
+    /* frames_pt.h: libipt refused the trace, the image or the configuration */            \
+    X(FRAMES_PT_E_LIBIPT, -202, "Intel PT decoder (libipt) error")
+
+#define FRAMES__ERROR_ENUM(name, value, message) name = value,
+enum { FRAMES_ERRORS(FRAMES__ERROR_ENUM) FRAMES__ERROR_END = -1000 };
+#undef FRAMES__ERROR_ENUM
 
 #define FRAMES_NO_POS UINT64_MAX
 
@@ -181,8 +269,13 @@ typedef struct frames_error {
     char message[200];  /* readable, NUL-terminated, includes offset and frame */
 } frames_error;
 
-/* Static description of an error code ("malformed protobuf message", ...). */
+/* Static description of any code of the registry ("malformed protobuf message", ...);
+   "unknown error" for a value that is not in it. Never NULL. */
 FRAMES_DEF const char *frames_strerror(int code);
+
+/* Progress of long work, called now and then on the calling thread: `done` out of
+   `total` (units of the call; total 0 when unknown; done never decreases). */
+typedef void (*frames_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* ======================================================================================
    The model
@@ -862,7 +955,7 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
    enough (otherwise a TOC entry due in the last batch may call FRAMES_REALLOC) and the
    lock callbacks are async-signal-safe (a spinlock; pthread_mutex_lock is not listed by
    POSIX). Error paths format messages with vsnprintf (not listed either; glibc's does not
-   allocate for these formats). If the crash happened inside this recorder's flush the
+   allocate for these formats; under FRAMES_NO_STDIO the library's own formatter). If the crash happened inside this recorder's flush the
    writer is in an unknown state: the function returns FRAMES_E_STATE and the file stays
    an unfinished, readable trace. Frames other threads buffered since their last flush are
    lost: the handler cannot touch buffers that are still being written.
@@ -1042,21 +1135,26 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #endif /* FRAMES_H_INCLUDED */
 
 /* ======================================================================================
-   IMPLEMENTATION
-   ====================================================================================== */
-#ifdef FRAMES_IMPLEMENTATION
-#ifndef FRAMES_IMPLEMENTATION_INCLUDED
-#define FRAMES_IMPLEMENTATION_INCLUDED
+   SHARED PRIVATE HELPERS
 
-#include <errno.h>
+   The private code every header's implementation uses: allocator defaults, attributes,
+   message formatting, the position-carrying fail, array growth, little-endian loads.
+   Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
+   implementation of another header asks for them with
+       #define FRAMES__WANT_HELPERS
+       #include "frames.h"
+   Everything here is static and private (frames__ / FRAMES__).
+   ====================================================================================== */
+#if (defined(FRAMES_IMPLEMENTATION) || defined(FRAMES__WANT_HELPERS)) &&                      \
+    !defined(FRAMES__HELPERS_INCLUDED)
+#define FRAMES__HELPERS_INCLUDED
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#ifndef FRAMES_NO_POSIX
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#ifndef FRAMES_NO_STDIO
+#include <errno.h>
+#include <stdio.h>
 #endif
 
 #if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
@@ -1072,6 +1170,7 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #define FRAMES__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FRAMES__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define FRAMES__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define FRAMES__UNUSED __attribute__((unused))
 #define FRAMES__INLINE static inline __attribute__((always_inline))
 #if defined(__clang__) || __GNUC__ < 8
 #define FRAMES__NOINLINE __attribute__((noinline))
@@ -1083,7 +1182,299 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #define FRAMES__LIKELY(x) (x)
 #define FRAMES__UNLIKELY(x) (x)
 #define FRAMES__PRINTF(a, b)
+#define FRAMES__UNUSED
 #define FRAMES__INLINE static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- message formatting */
+
+#ifdef FRAMES_NO_STDIO
+static void frames__fmt_put(char *buf, size_t cap, size_t *n, char c) {
+    if (*n + 1 < cap) buf[*n] = c;
+    (*n)++;
+}
+
+static void frames__fmt_pad(char *buf, size_t cap, size_t *n, char c, size_t count) {
+    while (count--) frames__fmt_put(buf, cap, n, c);
+}
+
+/* One conversion's argument as an unsigned magnitude (sign in *neg for d/i). */
+static uint64_t frames__fmt_arg(va_list *ap, char conv, int lng, int *neg) {
+    if (conv == 'd' || conv == 'i') {
+        long long v = lng == 2 ? va_arg(*ap, long long) : lng == 1 ? va_arg(*ap, long)
+                    : lng == 3 ? (long long)va_arg(*ap, ptrdiff_t) : va_arg(*ap, int);
+        *neg = v < 0;
+        return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    }
+    *neg = 0;
+    if (conv == 'p') return (uint64_t)(uintptr_t)va_arg(*ap, void *);
+    return lng == 2 ? va_arg(*ap, unsigned long long) : lng == 1 ? va_arg(*ap, unsigned long)
+         : lng == 3 ? va_arg(*ap, size_t) : va_arg(*ap, unsigned);
+}
+
+/* The printf subset the library's messages use, without the C library: flags - and 0,
+   width and precision (numbers or *), lengths hh h l ll z t j, conversions d i u x X o
+   c s p %. Anything else is copied as it stands. */
+static size_t frames__vfmt_own(char *buf, size_t cap, const char *fmt, va_list ap0) {
+    va_list ap;
+    size_t n = 0;
+    va_copy(ap, ap0);
+    for (; *fmt; fmt++) {
+        char tmp[24];
+        const char *s = tmp, *spec = fmt, *pre = "";
+        size_t len = 0, width = 0, i;
+        int prec = -1, left = 0, zero = 0, lng = 0, neg = 0, base = 10;
+        uint64_t u;
+        if (*fmt != '%') {
+            frames__fmt_put(buf, cap, &n, *fmt);
+            continue;
+        }
+        for (fmt++; *fmt == '-' || *fmt == '0' || *fmt == '+' || *fmt == ' ' || *fmt == '#'; fmt++)
+            if (*fmt == '-') left = 1; else if (*fmt == '0') zero = 1;
+        if (*fmt == '*') {
+            int w = va_arg(ap, int);
+            if (w < 0) left = 1;
+            width = (size_t)(w < 0 ? -(long)w : w);
+            fmt++;
+        }
+        while (*fmt >= '0' && *fmt <= '9') width = width * 10 + (size_t)(*fmt++ - '0');
+        if (*fmt == '.') {
+            prec = 0;
+            if (*++fmt == '*') {
+                prec = va_arg(ap, int);
+                fmt++;
+            }
+            while (*fmt >= '0' && *fmt <= '9') prec = prec * 10 + (*fmt++ - '0');
+        }
+        for (; *fmt == 'h' || *fmt == 'l' || *fmt == 'z' || *fmt == 't' || *fmt == 'j'; fmt++)
+            lng = *fmt == 'l' ? lng + 1 : *fmt == 'j' ? 2 : *fmt == 'h' ? 0 : 3;
+        switch (*fmt) {
+        case 's':
+            s = va_arg(ap, const char *);
+            if (!s) s = "(null)";
+            while ((prec < 0 || len < (size_t)prec) && s[len]) len++;
+            zero = 0;
+            break;
+        case 'c':
+            tmp[0] = (char)va_arg(ap, int);
+            len = 1;
+            zero = 0;
+            break;
+        case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'p':
+            if (*fmt == 'p') lng = 3;
+            u = frames__fmt_arg(&ap, *fmt, lng, &neg);
+            base = *fmt == 'o' ? 8 : (*fmt == 'x' || *fmt == 'X' || *fmt == 'p') ? 16 : 10;
+            i = sizeof tmp;
+            do {
+                unsigned dgt = (unsigned)(u % (unsigned)base);
+                tmp[--i] = (char)(dgt < 10 ? '0' + dgt : (*fmt == 'X' ? 'A' : 'a') + dgt - 10);
+                u /= (unsigned)base;
+            } while (u);
+            while (prec >= 0 && sizeof tmp - i < (size_t)prec && i > 0) tmp[--i] = '0';
+            s = tmp + i;
+            len = sizeof tmp - i;
+            pre = neg ? "-" : *fmt == 'p' ? "0x" : "";
+            if (prec >= 0) zero = 0;
+            break;
+        case '%':
+            frames__fmt_put(buf, cap, &n, '%');
+            continue;
+        default:   /* not in the subset: copy the directive */
+            for (; spec <= fmt && *spec; spec++) frames__fmt_put(buf, cap, &n, *spec);
+            if (!*fmt) fmt--;
+            continue;
+        }
+        {
+            size_t shown = len + strlen(pre);   /* sign or 0x, then digits or text */
+            size_t pad = width > shown ? width - shown : 0;
+            if (!left && !zero) frames__fmt_pad(buf, cap, &n, ' ', pad);
+            for (; *pre; pre++) frames__fmt_put(buf, cap, &n, *pre);
+            if (!left && zero) frames__fmt_pad(buf, cap, &n, '0', pad);
+            for (i = 0; i < len; i++) frames__fmt_put(buf, cap, &n, s[i]);
+            if (left) frames__fmt_pad(buf, cap, &n, ' ', pad);
+        }
+    }
+    va_end(ap);
+    if (cap) buf[n < cap ? n : cap - 1] = 0;
+    return n;
+}
+#endif
+
+/* vsnprintf's contract (the length the whole text needs; buf NUL-terminated when cap >
+   0); without the C library's stdio, the subset above. */
+static FRAMES__UNUSED size_t frames__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
+#ifndef FRAMES_NO_STDIO
+    int n = vsnprintf(buf, cap, fmt, ap);
+    if (n < 0) {
+        if (cap) buf[0] = 0;
+        return 0;
+    }
+    return (size_t)n;
+#else
+    return frames__vfmt_own(buf, cap, fmt, ap);
+#endif
+}
+
+static FRAMES__UNUSED size_t frames__fmt(char *buf, size_t cap, const char *fmt, ...) FRAMES__PRINTF(3, 4);
+static FRAMES__UNUSED size_t frames__fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    size_t n;
+    va_start(ap, fmt);
+    n = frames__vfmt(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+/* The system's reason for the last failed call (errno), for messages. */
+static FRAMES__UNUSED const char *frames__syserr(void) {
+#ifndef FRAMES_NO_STDIO
+    return strerror(errno);
+#else
+    return "the output reported an error";
+#endif
+}
+
+/* Fill *err (when given) and return code. FRAMES__FAIL_POS appends the position that is
+   known (frame, offset) to the message; without it the message says where itself (query
+   text columns) and the position is only in the fields. */
+enum { FRAMES__FAIL_PLAIN = 0, FRAMES__FAIL_POS = 1 };
+static FRAMES__UNUSED int frames__vfail(frames_error *err, int code, uint64_t offset, uint64_t frame,
+                                        int how, const char *fmt, va_list ap) {
+    size_t n;
+    if (!err) return code;
+    err->code = code;
+    err->offset = offset;
+    err->frame = frame;
+    n = frames__vfmt(err->message, sizeof err->message, fmt, ap);
+    if (how != FRAMES__FAIL_POS || n >= sizeof err->message) return code;
+    if (frame != FRAMES_NO_POS && n < sizeof err->message)
+        n += frames__fmt(err->message + n, sizeof err->message - n, " (frame %llu",
+                         (unsigned long long)frame);
+    if (offset != FRAMES_NO_POS && n < sizeof err->message)
+        n += frames__fmt(err->message + n, sizeof err->message - n, "%s offset 0x%llx",
+                         frame != FRAMES_NO_POS ? "," : " (at", (unsigned long long)offset);
+    if ((frame != FRAMES_NO_POS || offset != FRAMES_NO_POS) && n + 1 < sizeof err->message) {
+        err->message[n] = ')';
+        err->message[n + 1] = 0;
+    }
+    return code;
+}
+
+/* The library's one way to fail: fill *err (when given; the message ends with the
+   position) and return code. */
+static FRAMES__UNUSED int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
+                                       const char *fmt, ...) FRAMES__PRINTF(5, 6);
+static FRAMES__UNUSED int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
+                                       const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    frames__vfail(err, code, offset, frame, FRAMES__FAIL_POS, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static FRAMES__UNUSED void frames__clear_error(frames_error *err) {
+    if (!err) return;
+    err->code = 0;
+    err->offset = FRAMES_NO_POS;
+    err->frame = FRAMES_NO_POS;
+    err->message[0] = 0;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* Make room for `need` elements of `size` bytes in *arr (capacity *cap, doubled from 16):
+   0, or -1 when out of memory or the size overflows (*arr and *cap unchanged). */
+static FRAMES__UNUSED int frames__grow(void **arr, size_t *cap, size_t need, size_t size,
+                                       void *actx) {
+    size_t ncap;
+    void *p;
+    if (need <= *cap) return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > ((size_t)-1) / 2 / size) return -1;
+        ncap *= 2;
+    }
+    p = FRAMES_REALLOC(*arr, ncap * size, actx);
+    if (!p) return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+/* FRAMES__GROW(arr, cap, need, actx): frames__grow for a typed array; 0 or -1. */
+#define FRAMES__GROW(arr, cap, need, actx)                                                   \
+    frames__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (actx))
+
+/* ---------------------------------------------------------------- little-endian words */
+
+/* One load or store where the host is little-endian (the codec's hot paths read and
+   write operands a word at a time; the trace-db walks do little else), bytes elsewhere. */
+#if (defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&                        \
+     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) ||                                          \
+    defined(_M_X64) || defined(_M_IX86) || defined(_M_ARM64)
+#define FRAMES__LITTLE_ENDIAN 1
+#endif
+
+FRAMES__INLINE uint16_t frames__le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+
+FRAMES__INLINE uint32_t frames__le32(const uint8_t *p) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+#endif
+}
+
+FRAMES__INLINE uint64_t frames__le64(const uint8_t *p) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    return (uint64_t)frames__le32(p) | (uint64_t)frames__le32(p + 4) << 32;
+#endif
+}
+
+FRAMES__INLINE void frames__put_le32(uint8_t *p, uint32_t v) {
+    int i;
+    for (i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    memcpy(p, &v, 8);
+#else
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* shared private helpers */
+
+/* ======================================================================================
+   IMPLEMENTATION
+   ====================================================================================== */
+#ifdef FRAMES_IMPLEMENTATION
+#ifndef FRAMES_IMPLEMENTATION_INCLUDED
+#define FRAMES_IMPLEMENTATION_INCLUDED
+
+#ifndef FRAMES_NO_POSIX
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #ifdef __cplusplus
@@ -1092,61 +1483,14 @@ extern "C" {
 
 /* ---------------------------------------------------------------- errors and names */
 
+#define FRAMES__ERROR_CASE(name, value, message) case name: return message;
 FRAMES_DEF const char *frames_strerror(int code) {
     switch (code) {
-    case FRAMES_OK: return "ok";
-    case FRAMES_UNFINISHED: return "trace left unfinished (output cannot seek)";
-    case FRAMES_E_IO: return "input/output error";
-    case FRAMES_E_NOMEM: return "out of memory";
-    case FRAMES_E_FORMAT: return "malformed trace container";
-    case FRAMES_E_DECODE: return "malformed protobuf message";
-    case FRAMES_E_TRUNCATED: return "input ends inside a record";
-    case FRAMES_E_LIMIT: return "limit exceeded";
-    case FRAMES_E_INVALID: return "invalid argument or frame";
-    case FRAMES_E_VERSION: return "unsupported trace version";
-    case FRAMES_E_RANGE: return "frame index out of range";
-    case FRAMES_E_SPACE: return "buffer too small";
-    case FRAMES_E_UNSUPPORTED: return "operation not supported by this reader or writer";
-    case FRAMES_E_STATE: return "call out of order";
+    FRAMES_ERRORS(FRAMES__ERROR_CASE)
     default: return "unknown error";
     }
 }
-
-static int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
-                        const char *fmt, ...) FRAMES__PRINTF(5, 6);
-/* Fill *err (when given) and return code. The message ends with the position. */
-static int frames__fail(frames_error *err, int code, uint64_t offset, uint64_t frame,
-                        const char *fmt, ...) {
-    va_list ap;
-    size_t n;
-    if (!err) return code;
-    err->code = code;
-    err->offset = offset;
-    err->frame = frame;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    n = strlen(err->message);
-    if (frame != FRAMES_NO_POS && n < sizeof err->message)
-        n += (size_t)snprintf(err->message + n, sizeof err->message - n, " (frame %llu",
-                              (unsigned long long)frame);
-    if (offset != FRAMES_NO_POS && n < sizeof err->message)
-        n += (size_t)snprintf(err->message + n, sizeof err->message - n, "%s offset 0x%llx",
-                              frame != FRAMES_NO_POS ? "," : " (at", (unsigned long long)offset);
-    if ((frame != FRAMES_NO_POS || offset != FRAMES_NO_POS) && n + 1 < sizeof err->message) {
-        err->message[n] = ')';
-        err->message[n + 1] = 0;
-    }
-    return code;
-}
-
-static void frames__clear_error(frames_error *err) {
-    if (!err) return;
-    err->code = 0;
-    err->offset = FRAMES_NO_POS;
-    err->frame = FRAMES_NO_POS;
-    err->message[0] = 0;
-}
+#undef FRAMES__ERROR_CASE
 
 FRAMES_DEF frames_bytes frames_str(const char *s) {
     return frames_bytes_of(s, s ? strlen(s) : 0);
@@ -1164,35 +1508,6 @@ FRAMES_DEF frames_limits frames_limits_default(void) {
 
 enum { FRAMES__VARINT = 0, FRAMES__I64 = 1, FRAMES__LEN = 2, FRAMES__SGROUP = 3,
        FRAMES__EGROUP = 4, FRAMES__I32 = 5 };
-
-/* Little-endian words: one load or store where the host is little-endian (the codec's
-   hot paths read and write operands a word at a time), bytes elsewhere. */
-#if (defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) &&                        \
-     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) ||                                          \
-    defined(_M_X64) || defined(_M_IX86) || defined(_M_ARM64)
-#define FRAMES__LITTLE_ENDIAN 1
-#endif
-
-FRAMES__INLINE uint64_t frames__le64(const uint8_t *p) {
-#ifdef FRAMES__LITTLE_ENDIAN
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-#else
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
-           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-           (uint64_t)p[7] << 56;
-#endif
-}
-
-FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
-#ifdef FRAMES__LITTLE_ENDIAN
-    memcpy(p, &v, 8);
-#else
-    int i;
-    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-#endif
-}
 
 static int64_t frames__unzigzag64(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 static int32_t frames__unzigzag32(uint32_t u) { return (int32_t)(u >> 1) ^ -(int32_t)(u & 1); }
@@ -3554,11 +3869,11 @@ static void frames__warn(frames_reader *r, const char *fmt, ...) {
     va_list ap;
     if (r->nwarn >= FRAMES__MAX_WARNINGS) {
         r->nwarn = FRAMES__MAX_WARNINGS; /* the last slot says that more were dropped */
-        snprintf(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
+        frames__fmt(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
         return;
     }
     va_start(ap, fmt);
-    vsnprintf(r->warn[r->nwarn++], sizeof r->warn[0], fmt, ap);
+    frames__vfmt(r->warn[r->nwarn++], sizeof r->warn[0], fmt, ap);
     va_end(ap);
 }
 
@@ -3595,7 +3910,7 @@ static long long frames__fill(frames_reader *r, size_t need) {
         got = r->io.read(r->io.ctx, r->win + r->tail, want);
         if (got < 0)
             return frames__fail(&r->err, FRAMES_E_IO, r->win_pos + r->tail, FRAMES_NO_POS,
-                                "read failed: %s", strerror(errno));
+                                "read failed: %s", frames__syserr());
         if (got == 0) r->eof = 1;
         r->tail += (size_t)got;
     }
@@ -4239,7 +4554,7 @@ static int frames__open_fd(frames_reader **out, int fd, int own_fd, const char *
     frames_io io;
     int rc;
     if (fstat(fd, &st) != 0) {
-        rc = frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", name, strerror(errno));
+        rc = frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", name, frames__syserr());
         if (own_fd) close(fd);
         return rc;
     }
@@ -4311,7 +4626,7 @@ FRAMES_DEF int frames_reader_open_path(frames_reader **out, const char *path,
         do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
         if (fd < 0)
             return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
-                                path, strerror(errno));
+                                path, frames__syserr());
         return frames__open_fd(out, fd, 1, path, o, err);
     }
 #elif !defined(FRAMES_NO_STDIO)
@@ -4320,7 +4635,7 @@ FRAMES_DEF int frames_reader_open_path(frames_reader **out, const char *path,
         int rc;
         if (!f)
             return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
-                                path, strerror(errno));
+                                path, frames__syserr());
         rc = frames_reader_open_file(out, f, o, err);
         if (f != stdin) {
             if (rc == FRAMES_OK) (*out)->io_file = f; else fclose(f);
@@ -4846,7 +5161,7 @@ static int frames__wfail(frames_writer *w, int code, const char *fmt, const char
 static int frames__wflush_buffer(frames_writer *w) {
     if (w->frames__buflen == 0) return FRAMES_OK;
     if (w->frames__sink.write(w->frames__sink.ctx, w->frames__buf, w->frames__buflen) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", frames__syserr());
     w->frames__buflen = 0;
     return FRAMES_OK;
 }
@@ -4864,7 +5179,7 @@ static int frames__wappend(frames_writer *w, const void *data, size_t len) {
         if ((rc = frames__wflush_buffer(w)) < 0) return rc;
         if (len > w->frames__bufcap) {
             if (w->frames__sink.write(w->frames__sink.ctx, data, len) < 0)
-                return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+                return frames__wfail(w, FRAMES_E_IO, "write failed: %s", frames__syserr());
             w->frames__offset += len;
             return FRAMES_OK;
         }
@@ -5104,7 +5419,7 @@ FRAMES_DEF int frames_writer_flush(frames_writer *w) {
     if (w->frames__state == FRAMES__W_FAILED) return FRAMES_E_STATE;
     if ((rc = frames__wflush_buffer(w)) < 0) return rc;
     if (w->frames__sink.flush && w->frames__sink.flush(w->frames__sink.ctx) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", frames__syserr());
     return FRAMES_OK;
 }
 
@@ -5141,12 +5456,12 @@ FRAMES_DEF int frames_writer_finish(frames_writer *w) {
     /* n first, then T: a crash in between leaves T = 0, which reads as unfinished */
     frames__put_le64(word, w->frames__count);
     if (w->frames__sink.patch(w->frames__sink.ctx, 0x20, word, 8) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", frames__syserr());
     frames__put_le64(word, T);
     if (w->frames__sink.patch(w->frames__sink.ctx, 0x28, word, 8) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "cannot patch the header: %s", frames__syserr());
     if (w->frames__sink.flush && w->frames__sink.flush(w->frames__sink.ctx) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "flush failed: %s", frames__syserr());
     w->frames__state = FRAMES__W_FINISHED;
     return FRAMES_OK;
 }
@@ -5172,7 +5487,7 @@ FRAMES_DEF int frames_writer_close(frames_writer *w) {
     if (w->frames__state == FRAMES__W_OPEN) rc = frames_writer_finish(w);
     else if (w->frames__state == FRAMES__W_FINISHED && !w->frames__sink.patch) rc = FRAMES_UNFINISHED;
     if (w->frames__sink.close && w->frames__sink.close(w->frames__sink.ctx) < 0 && rc >= 0)
-        rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", strerror(errno));
+        rc = frames__wfail(w, FRAMES_E_IO, "close failed: %s", frames__syserr());
     frames__writer_release(w);
     return rc;
 }
@@ -5348,7 +5663,7 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
     do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644); while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
-                            path, strerror(errno));
+                            path, frames__syserr());
     s = frames_sink_fd(fd);
     s.close = frames__fd_close;
     rc = frames_writer_open(w, &s, o, meta, err);
@@ -5363,7 +5678,7 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
     f = fopen(path, "wb");
     if (!f)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
-                            path, strerror(errno));
+                            path, frames__syserr());
     s = frames_sink_file(f);
     s.close = frames__file_close;
     rc = frames_writer_open(w, &s, o, meta, err);
@@ -6076,11 +6391,8 @@ enum { FRAMES__REC_IDLE = 0, FRAMES__REC_OPEN = 1, FRAMES__REC_SKIPPED = 2 };
 static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
 static int frames__rfail(frames_recorder *r, int code, const char *fmt, ...) {
     va_list ap;
-    r->frames__err.code = code;
-    r->frames__err.offset = FRAMES_NO_POS;
-    r->frames__err.frame = FRAMES_NO_POS;
     va_start(ap, fmt);
-    vsnprintf(r->frames__err.message, sizeof r->frames__err.message, fmt, ap);
+    frames__vfail(&r->frames__err, code, FRAMES_NO_POS, FRAMES_NO_POS, FRAMES__FAIL_POS, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -6513,7 +6825,7 @@ FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, si
         w->frames__count++;
     }
     if (len && w->frames__sink.write(w->frames__sink.ctx, p, len) < 0)
-        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", strerror(errno));
+        return frames__wfail(w, FRAMES_E_IO, "write failed: %s", frames__syserr());
     w->frames__offset += len;
     return FRAMES_OK;
 }

@@ -278,8 +278,8 @@ typedef struct frames_slice_filter {
 FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt);  /* everything */
 /* The pc/tid part of the rule above (the index range is the caller's). */
 FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f);
-/* Called every 4096 frames read with the index of the next frame. */
-typedef void (*frames_progress_fn)(void *ctx, uint64_t index);
+/* progress (frames_progress_fn of frames.h) is called every 4096 frames read: done = the
+   index of the next frame, total = flt->end (0 when the range is open). */
 
 /* Copy the selected frames of r (from its current position; seeks to flt->first when the
    reader has random access, else reads forward) to w as they are stored (no re-encoding).
@@ -313,19 +313,8 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 #ifndef FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
 #define FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
-#error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
-#endif
-#ifndef FRAMES_MALLOC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
-#endif
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -334,47 +323,6 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------
    Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
    --------------------------------------------------------------------------------------- */
-
-static void frames__ix_seterr(frames_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void frames__ix_seterr(frames_error *err, int code, const char *fmt, ...) {
-    va_list ap;
-    if (!err) return;
-    err->code = code;
-    err->offset = FRAMES_NO_POS;
-    err->frame = FRAMES_NO_POS;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
-static void frames__ix_clearerr(frames_error *err) {
-    memset(err, 0, sizeof *err);
-    err->offset = FRAMES_NO_POS;
-    err->frame = FRAMES_NO_POS;
-}
-
-/* Room for element `len` of an array of `size`-byte elements: returns the (possibly
-   moved) array, or NULL when out of memory (the old array is then still valid). */
-static void *frames__ix_grow(void *arr, size_t *cap, size_t len, size_t size, void *actx) {
-    size_t ncap;
-    void *p;
-    if (len < *cap) return arr;
-    ncap = *cap ? *cap * 2 : 16;
-    if (ncap < *cap || ncap > (size_t)-1 / size) return NULL;
-    p = FRAMES_REALLOC(arr, ncap * size, actx);
-    if (!p) return NULL;
-    *cap = ncap;
-    return p;
-}
-
-/* FRAMES__IX_GROW(ptr, cap, len, actx): make room for ptr[len]; evaluates to 0 or -1. */
-#define FRAMES__IX_GROW(type, ptr, cap, len, actx)                                         \
-    (frames__ix_grown = frames__ix_grow((ptr), &(cap), (len), sizeof *(ptr), (actx)),       \
-     frames__ix_grown ? ((ptr) = (type *)frames__ix_grown, 0) : -1)
 
 typedef struct frames__ix_slot {
     uint64_t key, count, aux;
@@ -468,8 +416,7 @@ static int frames__ix_mods_add(frames__ix_mods *t, const void *name, size_t len,
         return 0;
     }
     if (len > (size_t)-1 - 1) return -1;
-    void *frames__ix_grown;
-    if (FRAMES__IX_GROW(frames__ix_mod, t->v, t->cap, t->n, actx) < 0) return -1;
+    if (FRAMES__GROW(t->v, t->cap, (t->n) + 1, actx) < 0) return -1;
     m = &t->v[t->n];
     m->name = (char *)FRAMES_MALLOC(len + 1, actx);
     if (!m->name) return -1;
@@ -515,30 +462,6 @@ static void frames__ix_mods_free(frames__ix_mods *t, void *actx) {
     memset(t, 0, sizeof *t);
 }
 
-static uint64_t frames__ix_le(frames_bytes b) {
-    uint64_t v = 0;
-    size_t i, n = b.len < 8 ? b.len : 8;
-    for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
-    return v;
-}
-
-/* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
-   the length. The Tenet writer formats several numbers per instruction: snprintf was the
-   largest cost of the conversion (measured with callgrind on bench/bench_interop). */
-static size_t frames__ix_hex(char *dst, uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    char tmp[16];
-    size_t n = 0, i;
-    do {
-        tmp[n++] = digits[v & 15];
-        v >>= 4;
-    } while (v);
-    dst[0] = '0';
-    dst[1] = 'x';
-    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
-    return n + 2;
-}
-
 /* ---------------------------------------------------------------------------------------
    Coverage
    --------------------------------------------------------------------------------------- */
@@ -570,19 +493,19 @@ FRAMES_DEF int frames_cov_create(frames_cov **out, void *alloc_ctx, frames_error
     frames_cov *c = (frames_cov *)FRAMES_MALLOC(sizeof *c, alloc_ctx);
     *out = NULL;
     if (!c) {
-        frames__ix_seterr(err, FRAMES_E_NOMEM, "coverage: out of memory");
+        frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: out of memory");
         return FRAMES_E_NOMEM;
     }
     memset(c, 0, sizeof *c);
     c->actx = alloc_ctx;
     c->mods.last = FRAMES__IX_NOMOD;
-    frames__ix_clearerr(&c->err);
+    frames__clear_error(&c->err);
     *out = c;
     return FRAMES_OK;
 }
 
 static int frames__cov_nomem(frames_cov *c) {
-    frames__ix_seterr(&c->err, FRAMES_E_NOMEM, "coverage: out of memory after %llu instructions",
+    frames__fail(&c->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: out of memory after %llu instructions",
                       (unsigned long long)c->info.instructions);
     return FRAMES_E_NOMEM;
 }
@@ -591,11 +514,11 @@ FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t nam
                                      uint64_t base, uint64_t end) {
     int rc;
     if (c->finished) {
-        frames__ix_seterr(&c->err, FRAMES_E_STATE, "coverage: module added after finish");
+        frames__fail(&c->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: module added after finish");
         return FRAMES_E_STATE;
     }
     if (base >= end) {
-        frames__ix_seterr(&c->err, FRAMES_E_INVALID,
+        frames__fail(&c->err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
                           "coverage: module range 0x%llx-0x%llx is empty",
                           (unsigned long long)base, (unsigned long long)end);
         return FRAMES_E_INVALID;
@@ -604,7 +527,7 @@ FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t nam
     rc = frames__ix_mods_add(&c->mods, name, name_len, base, end, c->actx);
     if (rc < 0) return frames__cov_nomem(c);
     if (rc == 0) {
-        frames__ix_seterr(&c->err, FRAMES_E_LIMIT, "coverage: more than %u modules",
+        frames__fail(&c->err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: more than %u modules",
                           FRAMES__IX_MAXMODS);
         return FRAMES_E_LIMIT;
     }
@@ -626,9 +549,7 @@ static int frames__cov_emit(frames_cov *c, uint64_t start, uint64_t next, uint32
             if (!s) return frames__cov_nomem(c);
             if (fresh) {
                 frames_cov_block *b;
-                void *frames__ix_grown;
-                if (FRAMES__IX_GROW(frames_cov_block, c->blocks, c->capblocks, c->nblocks,
-                                    c->actx) < 0)
+                if (FRAMES__GROW(c->blocks, c->capblocks, (c->nblocks) + 1, c->actx) < 0)
                     return frames__cov_nomem(c);
                 b = &c->blocks[c->nblocks++];
                 b->offset = (uint32_t)off;
@@ -646,8 +567,7 @@ static frames__ix_thread_block *frames__cov_thread(frames_cov *c, uint64_t tid) 
     frames__ix_slot *s = frames__ix_map_put(&c->threads, tid, &fresh, c->actx);
     if (!s) return NULL;
     if (fresh) {
-        void *frames__ix_grown;
-        if (FRAMES__IX_GROW(frames__ix_thread_block, c->thr, c->capthr, c->nthr, c->actx) < 0)
+        if (FRAMES__GROW(c->thr, c->capthr, (c->nthr) + 1, c->actx) < 0)
             return NULL;
         s->aux = c->nthr;
         memset(&c->thr[c->nthr], 0, sizeof c->thr[0]);
@@ -662,7 +582,7 @@ FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
     uint64_t pc, len, next;
     uint32_t m;
     if (c->finished) {
-        frames__ix_seterr(&c->err, FRAMES_E_STATE, "coverage: frame added after finish");
+        frames__fail(&c->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "coverage: frame added after finish");
         return FRAMES_E_STATE;
     }
     if (f->kind == FRAMES_KIND_MODLOAD) {
@@ -761,11 +681,7 @@ FRAMES_DEF void frames_cov_free(frames_cov *c) {
 }
 
 #ifndef FRAMES_NO_TEXT
-static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) FRAMES__PRINTF(3, 4);
 static int frames__ix_put(frames_out_fn out, void *ctx, const char *fmt, ...) {
     char buf[160];
     int n;
@@ -865,6 +781,30 @@ FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
+static uint64_t frames__ix_le(frames_bytes b) {
+    uint64_t v = 0;
+    size_t i, n = b.len < 8 ? b.len : 8;
+    for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
+    return v;
+}
+
+/* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
+   the length. The Tenet writer formats several numbers per instruction: snprintf was the
+   largest cost of the conversion (measured with callgrind on bench/bench_interop). */
+static size_t frames__ix_hex(char *dst, uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    size_t n = 0, i;
+    do {
+        tmp[n++] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    dst[0] = '0';
+    dst[1] = 'x';
+    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
+    return n + 2;
+}
+
 /* Register sets in Tenet's order, without the instruction pointer (written last). */
 static const char *const frames__tn_x86[] = {"eax", "ebx", "ecx", "edx", "ebp", "esp", "esi", "edi"};
 static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp", "rsp",
@@ -896,19 +836,19 @@ FRAMES_DEF int frames_tenet_create(frames_tenet **out, frames_tenet_arch arch,
     frames_tenet *t;
     *out = NULL;
     if (arch != FRAMES_TENET_X86 && arch != FRAMES_TENET_AMD64 && arch != FRAMES_TENET_ARM32) {
-        frames__ix_seterr(err, FRAMES_E_INVALID,
+        frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
                           "tenet: no Tenet register set for this architecture "
                           "(Tenet knows x86, amd64 and arm32)");
         return FRAMES_E_INVALID;
     }
     t = (frames_tenet *)FRAMES_MALLOC(sizeof *t, alloc_ctx);
     if (!t) {
-        frames__ix_seterr(err, FRAMES_E_NOMEM, "tenet: out of memory");
+        frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: out of memory");
         return FRAMES_E_NOMEM;
     }
     memset(t, 0, sizeof *t);
     t->actx = alloc_ctx;
-    frames__ix_clearerr(&t->err);
+    frames__clear_error(&t->err);
     if (arch == FRAMES_TENET_X86) {
         t->names = frames__tn_x86;
         t->nregs = sizeof frames__tn_x86 / sizeof frames__tn_x86[0];
@@ -1058,7 +998,7 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
         n += frames__ix_hex(line + n, s->address & t->mask);
     }
     if (out(ctx, line, n) || (t->memlen && out(ctx, t->mem, t->memlen)) || out(ctx, "\n", 1)) {
-        frames__ix_seterr(&t->err, FRAMES_E_IO, "tenet: write failed after %llu lines",
+        frames__fail(&t->err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: write failed after %llu lines",
                           (unsigned long long)t->info.lines);
         return FRAMES_E_IO;
     }
@@ -1067,7 +1007,7 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
     t->memlen = 0;
     if (frames__tn_mem(t, s->pre, s->npre, 0) < 0 ||
         (s->has_post && frames__tn_mem(t, s->post, s->npost, 1) < 0)) {
-        frames__ix_seterr(&t->err, FRAMES_E_NOMEM, "tenet: out of memory");
+        frames__fail(&t->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: out of memory");
         return FRAMES_E_NOMEM;
     }
     if (s->has_post) frames__tn_regs(t, s->post, s->npost);
@@ -1117,19 +1057,19 @@ FRAMES_DEF int frames_stats_create(frames_stats **out, void *alloc_ctx, frames_e
     frames_stats *s = (frames_stats *)FRAMES_MALLOC(sizeof *s, alloc_ctx);
     *out = NULL;
     if (!s) {
-        frames__ix_seterr(err, FRAMES_E_NOMEM, "stats: out of memory");
+        frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "stats: out of memory");
         return FRAMES_E_NOMEM;
     }
     memset(s, 0, sizeof *s);
     s->actx = alloc_ctx;
     s->mods.last = FRAMES__IX_NOMOD;
-    frames__ix_clearerr(&s->err);
+    frames__clear_error(&s->err);
     *out = s;
     return FRAMES_OK;
 }
 
 static int frames__st_nomem(frames_stats *s) {
-    frames__ix_seterr(&s->err, FRAMES_E_NOMEM, "stats: out of memory after %llu frames",
+    frames__fail(&s->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "stats: out of memory after %llu frames",
                       (unsigned long long)s->sum.frames);
     return FRAMES_E_NOMEM;
 }
@@ -1139,9 +1079,7 @@ static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
     frames__ix_slot *slot = frames__ix_map_put(&s->thr, tid, &fresh, s->actx);
     if (!slot) return NULL;
     if (fresh) {
-        void *frames__ix_grown;
-        if (FRAMES__IX_GROW(frames_stats_thread, s->threads, s->capthreads, s->nthreads,
-                            s->actx) < 0)
+        if (FRAMES__GROW(s->threads, s->capthreads, (s->nthreads) + 1, s->actx) < 0)
             return NULL;
         slot->aux = s->nthreads;
         memset(&s->threads[s->nthreads], 0, sizeof s->threads[0]);
@@ -1174,7 +1112,7 @@ FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
     frames_stats_thread *t = NULL;
     int kind = (int)f->kind;
     if (s->finished) {
-        frames__ix_seterr(&s->err, FRAMES_E_STATE, "stats: frame added after finish");
+        frames__fail(&s->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "stats: frame added after finish");
         return FRAMES_E_STATE;
     }
     s->sum.frames++;
@@ -1207,9 +1145,7 @@ FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
         int rc = frames__ix_mods_add_modload(&s->mods, &f->modload, s->actx);
         if (rc < 0) return frames__st_nomem(s);
         if (rc > 0) {
-            void *frames__ix_grown;
-            if (FRAMES__IX_GROW(frames__ix_modstat, s->modstat, s->capmodstat, s->mods.n - 1,
-                                s->actx) < 0)
+            if (FRAMES__GROW(s->modstat, s->capmodstat, (s->mods.n - 1) + 1, s->actx) < 0)
                 return frames__st_nomem(s);
             memset(&s->modstat[s->mods.n - 1], 0, sizeof s->modstat[0]);
         }
@@ -1422,12 +1358,13 @@ FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_sli
             frames_decoder_free(&dec);
             goto reader_failed;
         }
-        if (progress && (index & 4095) == 0) progress(progress_ctx, index);
+        if (progress && (index & 4095) == 0)
+            progress(progress_ctx, index, flt->end == UINT64_MAX ? 0 : flt->end);
         if (filter) {
             frames_error derr;
             rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, &derr);
             if (rc < 0) {
-                frames__ix_seterr(err, rc, "slice: frame %llu at offset %llu does not decode: %s",
+                frames__fail(err, rc, FRAMES_NO_POS, FRAMES_NO_POS, "slice: frame %llu at offset %llu does not decode: %s",
                                   (unsigned long long)index, (unsigned long long)raw.offset,
                                   derr.message);
                 if (err) {

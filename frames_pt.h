@@ -125,13 +125,13 @@ typedef struct frames_pt_x86 {
 } frames_pt_x86;
 
 /* Decode the instruction at code[0..avail) in `mode` (ptem_16bit/32bit/64bit) at address
-   ip, with the rules of libipt's own length decoder. Returns 0 or -pte_bad_insn
+   ip, with the rules of libipt's own length decoder. Returns 0 or FRAMES_PT_E_BAD_INSN
    (incomplete or undecodable). Needs no allocation and no libipt call. */
 FRAMES_DEF int frames_pt_x86_decode(const void *code, size_t avail, enum pt_exec_mode mode,
                                     uint64_t ip, frames_pt_x86 *out);
 
 /* "f/m[/s]" (decimal, ptxed --cpu), "none" (vendor unknown: no errata) or perf's
-   HEADER_CPUID "GenuineIntel,6,142,10". Returns 0 or -pte_invalid. */
+   HEADER_CPUID "GenuineIntel,6,142,10". Returns 0 or FRAMES_E_INVALID. */
 FRAMES_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu);
 
 /* ======================================================================================
@@ -255,7 +255,7 @@ typedef struct frames_pt_sb_record {
 FRAMES_DEF const char *frames_pt_sb_strerror(int code);
 
 /* Callbacks: all optional; return 0 to continue, nonzero to stop decoding (the decode
-   call then returns FRAMES_E_STATE with the callback's code in the message). */
+   call then returns FRAMES_E_STOPPED with the callback's code in the message). */
 typedef struct frames_pt_callbacks {
     void *ctx;
     /* every decoder event, status updates included (ev->status_update) */
@@ -464,34 +464,17 @@ FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu)
 #ifndef FRAMES_PT_IMPLEMENTATION_INCLUDED
 #define FRAMES_PT_IMPLEMENTATION_INCLUDED
 
+#ifdef FRAMES_NO_STDIO
+#error "frames_pt.h reads trace, image and sideband files with the C library's stdio"
+#endif
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
 #ifndef FRAMES_NO_POSIX
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#endif
-
-#if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
-#error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
-#endif
-#ifndef FRAMES_MALLOC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define FRAMES__PT_LIKELY(x) __builtin_expect(!!(x), 1)
-#define FRAMES__PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define FRAMES__PT_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define FRAMES__PT_LIKELY(x) (x)
-#define FRAMES__PT_UNLIKELY(x) (x)
-#define FRAMES__PT_PRINTF(a, b)
 #endif
 
 #ifdef __cplusplus
@@ -502,37 +485,15 @@ extern "C" {
    Small helpers
    -------------------------------------------------------------------------------------- */
 
-static uint16_t frames__pt_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t frames__pt_le32(const uint8_t *p) {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-static uint64_t frames__pt_le64(const uint8_t *p) {
-    return (uint64_t)frames__pt_le32(p) | ((uint64_t)frames__pt_le32(p + 4) << 32);
-}
-
-static int frames__pt_fail(frames_error *err, int code, const char *fmt, ...)
-    FRAMES__PT_PRINTF(3, 4);
+/* PT's messages say where themselves (trace offsets are in the text), and most have no
+   frame index: the position is left to the caller's message. */
+static int frames__pt_fail(frames_error *err, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
 static int frames__pt_fail(frames_error *err, int code, const char *fmt, ...) {
     va_list ap;
-    if (err) {
-        err->code = code;
-        err->offset = FRAMES_NO_POS;
-        err->frame = FRAMES_NO_POS;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    frames__vfail(err, code, FRAMES_NO_POS, FRAMES_NO_POS, FRAMES__FAIL_POS, fmt, ap);
+    va_end(ap);
     return code;
-}
-
-static void frames__pt_clear(frames_error *err) {
-    if (err) {
-        err->code = 0;
-        err->offset = FRAMES_NO_POS;
-        err->frame = FRAMES_NO_POS;
-        err->message[0] = 0;
-    }
 }
 
 static const char *frames__pt_errstr(int code) {
@@ -559,7 +520,7 @@ static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size
     size_t n;
     *out = NULL;
     *outlen = 0;
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
     if (fseek(f, 0, SEEK_END) != 0 || (fsize = ftell(f)) < 0) {
         fclose(f);
         return frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);
@@ -716,11 +677,11 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
     frames__pt_ild d;
     memset(out, 0, sizeof *out);
     memset(&d, 0, sizeof d);
-    if (mode != ptem_16bit && mode != ptem_32bit && mode != ptem_64bit) return -pte_bad_insn;
+    if (mode != ptem_16bit && mode != ptem_32bit && mode != ptem_64bit) return FRAMES_PT_E_BAD_INSN;
     /* legacy prefixes; a REX prefix counts only when no other prefix follows it */
     for (;; n++) {
         uint8_t b;
-        if (n >= max) return -pte_bad_insn;
+        if (n >= max) return FRAMES_PT_E_BAD_INSN;
         b = code[n];
         if (b == 0x66) d.osz_pfx = 1, rex = 0;
         else if (b == 0x67) d.asz_pfx = 1, rex = 0;
@@ -738,7 +699,7 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
     if ((d.op == 0xC4 || d.op == 0xC5 || d.op == 0x62) && n + 1 < max &&
         (mode64 || (code[n + 1] & 0xC0) == 0xC0)) {
         unsigned len = d.op == 0xC5 ? 2 : d.op == 0xC4 ? 3 : 4;
-        if (n + len >= max) return -pte_bad_insn;
+        if (n + len >= max) return FRAMES_PT_E_BAD_INSN;
         if (d.op == 0xC5) {
             d.map = 1;
         } else {   /* libipt reads EVEX.mm as 2 bits (maps 5 and 6 are 1 and 2) */
@@ -748,7 +709,7 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
         d.vex = d.op == 0x62 ? 2 : 1;   /* pp (an implied 66/F2/F3) sizes nothing in libipt */
         n += len;
         d.op = code[n++];
-        if (d.map > 4) return -pte_bad_insn;
+        if (d.map > 4) return FRAMES_PT_E_BAD_INSN;
         /* libipt applies the legacy maps' ModRM, displacement and immediate rules to the
            VEX/EVEX opcodes of maps 0 and 1 (vzeroupper: none); 0F 0F is no escape here;
            maps 2-4 (4: AMD's 0F 0F) always have ModRM, 3 and 4 an imm8 */
@@ -764,12 +725,12 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
             d.map = 0;
             d.has_modrm = (unsigned)frames__pt_bit(frames__pt_modrm_map0, d.op);
         } else {
-            if (n >= max) return -pte_bad_insn;
+            if (n >= max) return FRAMES_PT_E_BAD_INSN;
             d.op = code[n++];
             if ((d.op & 0xF8) == 0x38) {   /* 0F 38 and 0F 3A; libipt reads 0F 39, 0F 3B-3F
                                                like 0F 38 */
                 d.map = d.op == 0x3A ? 3 : 2;
-                if (n >= max) return -pte_bad_insn;
+                if (n >= max) return FRAMES_PT_E_BAD_INSN;
                 d.op = code[n++];
                 d.has_modrm = 1;
                 d.imm = d.map == 3;
@@ -792,7 +753,7 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
     }
     if (d.has_modrm) {
         unsigned mod, rm;
-        if (n >= max) return -pte_bad_insn;
+        if (n >= max) return FRAMES_PT_E_BAD_INSN;
         d.modrm = code[n++];
         mod = d.modrm >> 6, rm = d.modrm & 7, d.reg = (d.modrm >> 3) & 7;
         if (!d.ignore_mod && mod != 3) {
@@ -800,7 +761,7 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
                 d.disp = mod == 1 ? 1 : mod == 2 ? 2 : rm == 6 ? 2 : 0;
             } else {
                 if (rm == 4) {   /* SIB; base 5 with mod 0 means disp32 */
-                    if (n >= max) return -pte_bad_insn;
+                    if (n >= max) return FRAMES_PT_E_BAD_INSN;
                     if ((code[n++] & 7) == 5 && mod == 0) d.disp = 4;
                 }
                 if (mod == 1) d.disp = 1;
@@ -814,15 +775,15 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
     {
         size_t at = n + d.disp;   /* a branch displacement follows any memory displacement */
         n += d.disp + d.brdisp + d.imm;
-        if (n > max) return -pte_bad_insn;
+        if (n > max) return FRAMES_PT_E_BAD_INSN;
         out->size = (uint8_t)n;
         out->modrm_reg = (uint8_t)d.reg;
         frames__pt_classify(&d, mode64, f3, out);
         if (d.brdisp && (out->iclass == ptic_cond_jump || out->iclass == ptic_call ||
                          out->iclass == ptic_jump)) {   /* not xbegin's abort target */
             int64_t disp = d.brdisp == 1 ? (int8_t)code[at]
-                         : d.brdisp == 2 ? (int16_t)frames__pt_le16(code + at)
-                                         : (int32_t)frames__pt_le32(code + at);
+                         : d.brdisp == 2 ? (int16_t)frames__le16(code + at)
+                                         : (int32_t)frames__le32(code + at);
             out->has_target = 1;
             out->target = ip + n + (uint64_t)disp;
         }
@@ -872,23 +833,23 @@ FRAMES_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu) {
     const char *p = s;
     char sep = '/';
     memset(cpu, 0, sizeof *cpu);
-    if (!s) return -pte_invalid;
+    if (!s) return FRAMES_E_INVALID;
     if (!strcmp(s, "none")) return 0;
     if (!strncmp(s, "GenuineIntel,", 13)) {   /* perf HEADER_CPUID */
         p = s + 13;
         sep = ',';
     } else if (strchr(s, ',')) {
-        return -pte_invalid;                   /* another vendor: libipt knows no errata */
+        return FRAMES_E_INVALID;                   /* another vendor: libipt knows no errata */
     }
     if (frames__pt_parse_uint(&p, &f, 0xffff) < 0 || *p++ != sep ||
         frames__pt_parse_uint(&p, &m, 0xff) < 0)
-        return -pte_invalid;
+        return FRAMES_E_INVALID;
     if (*p == sep) {
         p++;
-        if (frames__pt_parse_uint(&p, &st, 0xff) < 0) return -pte_invalid;
+        if (frames__pt_parse_uint(&p, &st, 0xff) < 0) return FRAMES_E_INVALID;
     }
     if (*p && !(sep == ',' && *p == ','))   /* perf may append more fields */
-        return -pte_invalid;
+        return FRAMES_E_INVALID;
     cpu->vendor = pcv_intel;
     cpu->family = (uint16_t)f;
     cpu->model = (uint8_t)m;
@@ -1041,18 +1002,6 @@ struct frames_pt {
     size_t arenalen, arenacap;
 };
 
-static void *frames__pt_grow(void *p, size_t *cap, size_t need, size_t elem, void *actx) {
-    size_t ncap = *cap ? *cap : 16;
-    void *np;
-    while (ncap < need) {
-        if (ncap > ((size_t)-1) / 2 / elem) return NULL;
-        ncap *= 2;
-    }
-    np = FRAMES_REALLOC(p, ncap * elem, actx);
-    if (np) *cap = ncap;
-    return np;
-}
-
 /* --------------------------------------------------------------------------------------
    ELF PT_LOAD segments (ptxed --elf): own parser, little-endian 32/64-bit files
    -------------------------------------------------------------------------------------- */
@@ -1073,7 +1022,7 @@ static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr
     size_t nseg = 0;
     *out = NULL;
     *n = 0;
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
     if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0) {
         fclose(f);
         return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file", path);
@@ -1087,9 +1036,9 @@ static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr
         return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not a little-endian ELF file", path);
     }
     is64 = eh[4] == 2;
-    phoff = is64 ? frames__pt_le64(eh + 32) : frames__pt_le32(eh + 28);
-    phentsize = frames__pt_le16(eh + (is64 ? 54 : 42));
-    phnum = frames__pt_le16(eh + (is64 ? 56 : 44));
+    phoff = is64 ? frames__le64(eh + 32) : frames__le32(eh + 28);
+    phentsize = frames__le16(eh + (is64 ? 54 : 42));
+    phnum = frames__le16(eh + (is64 ? 56 : 44));
     if (phnum && phentsize < (is64 ? 56u : 32u)) {
         fclose(f);
         return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: bad program header size %u", path,
@@ -1113,16 +1062,16 @@ static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr
             return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: cannot read program header %u",
                                    path, i);
         }
-        type = frames__pt_le32(ph);
+        type = frames__le32(ph);
         if (type != 1) continue;   /* PT_LOAD */
         if (is64) {
-            s.offset = frames__pt_le64(ph + 8);
-            s.vaddr = frames__pt_le64(ph + 16);
-            s.filesz = frames__pt_le64(ph + 32);
+            s.offset = frames__le64(ph + 8);
+            s.vaddr = frames__le64(ph + 16);
+            s.filesz = frames__le64(ph + 32);
         } else {
-            s.offset = frames__pt_le32(ph + 4);
-            s.vaddr = frames__pt_le32(ph + 8);
-            s.filesz = frames__pt_le32(ph + 16);
+            s.offset = frames__le32(ph + 4);
+            s.vaddr = frames__le32(ph + 8);
+            s.filesz = frames__le32(ph + 16);
         }
         segs[nseg++] = s;
     }
@@ -1167,7 +1116,7 @@ static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char
         if (isid < 0 || (rc = pt_image_add_cached(image, pt->iscache, isid, NULL)) < 0) {
             rc = isid < 0 ? isid : rc;
             FRAMES_FREE(segs, pt->actx);
-            return frames__pt_fail(err, FRAMES_E_INVALID, "%s: cannot add segment at 0x%llx: %s",
+            return frames__pt_fail(err, FRAMES_PT_E_LIBIPT, "%s: cannot add segment at 0x%llx: %s",
                                    path, (unsigned long long)(segs[i].vaddr + bias),
                                    frames__pt_errstr(rc));
         }
@@ -1206,7 +1155,7 @@ static int frames__pt_file_abi(const char *path) {
     if (got != 20) return abi;
 #endif
     if (!memcmp(eh, "\177ELF", 4) && eh[6] == 1) {
-        unsigned machine = frames__pt_le16(eh + 18);
+        unsigned machine = frames__le16(eh + 18);
         if (eh[4] == 2) abi = FRAMES__PT_ABI_X64;
         else if (eh[4] == 1 && machine == 3) abi = FRAMES__PT_ABI_IA32;
         else if (eh[4] == 1 && machine == 62) abi = FRAMES__PT_ABI_X32;
@@ -1249,7 +1198,7 @@ static long frames__pt_padded_strlen(const uint8_t *p, size_t n) {
 static uint64_t frames__pt_sample_type(const frames_pt_sb_config *c, const uint8_t *rec,
                                        size_t size) {
     if (c->nsample_ids && size >= 16) {   /* PERF_SAMPLE_IDENTIFIER: the last u64 */
-        uint64_t id = frames__pt_le64(rec + size - 8);
+        uint64_t id = frames__le64(rec + size - 8);
         size_t lo = 0, hi = c->nsample_ids;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -1296,14 +1245,14 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     size_t fixed = 0;
     long slen;
     if (avail < 8) return avail ? -pte_eos : 0;
-    type = frames__pt_le32(data);
-    size = frames__pt_le16(data + 6);
+    type = frames__le32(data);
+    size = frames__le16(data + 6);
     if (size < 8) return -pte_nosync;
     if (!type) return 0;
     if (size > avail) return -pte_eos;
     memset(r, 0, sizeof *r);
     r->type = type;
-    r->misc = frames__pt_le16(data + 4);
+    r->misc = frames__le16(data + 4);
     r->size = size;
     b = data + 8;
     end = data + size;
@@ -1312,18 +1261,18 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     case FRAMES__PERF_MMAP2:
         fixed = type == FRAMES__PERF_MMAP ? 32 : 64;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__pt_le32(b);
-        r->tid = frames__pt_le32(b + 4);
-        r->addr = frames__pt_le64(b + 8);
-        r->len = frames__pt_le64(b + 16);
-        r->pgoff = frames__pt_le64(b + 24);
+        r->pid = frames__le32(b);
+        r->tid = frames__le32(b + 4);
+        r->addr = frames__le64(b + 8);
+        r->len = frames__le64(b + 16);
+        r->pgoff = frames__le64(b + 24);
         if (type == FRAMES__PERF_MMAP2) {
-            r->maj = frames__pt_le32(b + 32);
-            r->min = frames__pt_le32(b + 36);
-            r->ino = frames__pt_le64(b + 40);
-            r->ino_generation = frames__pt_le64(b + 48);
-            r->prot = frames__pt_le32(b + 56);
-            r->mflags = frames__pt_le32(b + 60);
+            r->maj = frames__le32(b + 32);
+            r->min = frames__le32(b + 36);
+            r->ino = frames__le64(b + 40);
+            r->ino_generation = frames__le64(b + 48);
+            r->prot = frames__le32(b + 56);
+            r->mflags = frames__le32(b + 60);
         }
         if ((slen = frames__pt_padded_strlen(b + fixed, (size_t)(end - b) - fixed)) < 0)
             return -pte_bad_packet;
@@ -1333,8 +1282,8 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     case FRAMES__PERF_COMM:
         fixed = 8;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__pt_le32(b);
-        r->tid = frames__pt_le32(b + 4);
+        r->pid = frames__le32(b);
+        r->tid = frames__le32(b + 4);
         if ((slen = frames__pt_padded_strlen(b + 8, (size_t)(end - b) - 8)) < 0)
             return -pte_bad_packet;
         r->name = (const char *)(b + 8);
@@ -1344,44 +1293,44 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     case FRAMES__PERF_FORK:
         fixed = 24;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__pt_le32(b);
-        r->ppid = frames__pt_le32(b + 4);
-        r->tid = frames__pt_le32(b + 8);
-        r->ptid = frames__pt_le32(b + 12);
-        r->time = frames__pt_le64(b + 16);
+        r->pid = frames__le32(b);
+        r->ppid = frames__le32(b + 4);
+        r->tid = frames__le32(b + 8);
+        r->ptid = frames__le32(b + 12);
+        r->time = frames__le64(b + 16);
         break;
     case FRAMES__PERF_LOST:
         fixed = 16;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->id = frames__pt_le64(b);
-        r->lost = frames__pt_le64(b + 8);
+        r->id = frames__le64(b);
+        r->lost = frames__le64(b + 8);
         break;
     case FRAMES__PERF_THROTTLE:
     case FRAMES__PERF_UNTHROTTLE:
         fixed = 24;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->time = frames__pt_le64(b);
-        r->id = frames__pt_le64(b + 8);
-        r->stream_id = frames__pt_le64(b + 16);
+        r->time = frames__le64(b);
+        r->id = frames__le64(b + 8);
+        r->stream_id = frames__le64(b + 16);
         break;
     case FRAMES__PERF_AUX:
         fixed = 24;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->aux_offset = frames__pt_le64(b);
-        r->aux_size = frames__pt_le64(b + 8);
-        r->aux_flags = frames__pt_le64(b + 16);
+        r->aux_offset = frames__le64(b);
+        r->aux_size = frames__le64(b + 8);
+        r->aux_flags = frames__le64(b + 16);
         break;
     case FRAMES__PERF_ITRACE_START:
     case FRAMES__PERF_SWITCH_CPU_WIDE:
         fixed = 8;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__pt_le32(b);
-        r->tid = frames__pt_le32(b + 4);
+        r->pid = frames__le32(b);
+        r->tid = frames__le32(b + 4);
         break;
     case FRAMES__PERF_LOST_SAMPLES:
         fixed = 8;
         if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->lost = frames__pt_le64(b);
+        r->lost = frames__le64(b);
         break;
     case FRAMES__PERF_SWITCH:
         break;
@@ -1392,35 +1341,35 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     p = b + fixed;
     if (st & FRAMES_PERF_SAMPLE_TID) {
         if (end - p < 8) return -pte_nosync;
-        r->s_pid = frames__pt_le32(p);
-        r->s_tid = frames__pt_le32(p + 4);
+        r->s_pid = frames__le32(p);
+        r->s_tid = frames__le32(p + 4);
         p += 8;
     }
     if (st & FRAMES_PERF_SAMPLE_TIME) {
         if (end - p < 8) return -pte_nosync;
-        r->s_time = frames__pt_le64(p);
+        r->s_time = frames__le64(p);
         if (!c->time_mult) return -pte_bad_config;
         r->tsc = frames_pt_time_to_tsc(c, r->s_time);
         p += 8;
     }
     if (st & FRAMES_PERF_SAMPLE_ID) {
         if (end - p < 8) return -pte_nosync;
-        r->s_id = frames__pt_le64(p);
+        r->s_id = frames__le64(p);
         p += 8;
     }
     if (st & FRAMES_PERF_SAMPLE_STREAM_ID) {
         if (end - p < 8) return -pte_nosync;
-        r->s_stream_id = frames__pt_le64(p);
+        r->s_stream_id = frames__le64(p);
         p += 8;
     }
     if (st & FRAMES_PERF_SAMPLE_CPU) {
         if (end - p < 8) return -pte_nosync;
-        r->s_cpu = frames__pt_le32(p);
+        r->s_cpu = frames__le32(p);
         p += 8;
     }
     if (st & FRAMES_PERF_SAMPLE_IDENTIFIER) {
         if (end - p < 8) return -pte_nosync;
-        r->s_identifier = frames__pt_le64(p);
+        r->s_identifier = frames__le64(p);
         p += 8;
     }
     r->samples = st & (FRAMES_PERF_SAMPLE_TID | FRAMES_PERF_SAMPLE_TIME | FRAMES_PERF_SAMPLE_ID |
@@ -1843,13 +1792,13 @@ FRAMES_DEF int frames_pt_open(frames_pt **out, const frames_pt_options *o, frame
         int rc = pt_iscache_set_limit(pt->iscache, o->iscache_limit);
         if (rc < 0) {
             frames_pt_close(pt);
-            return frames__pt_fail(err, FRAMES_E_INVALID, "iscache limit: %s",
+            return frames__pt_fail(err, FRAMES_PT_E_LIBIPT, "iscache limit: %s",
                                    frames__pt_errstr(rc));
         }
     }
     frames__pt_set_tid(pt, o->default_tid);
     *out = pt;
-    frames__pt_clear(err);
+    frames__clear_error(err);
     return FRAMES_OK;
 }
 
@@ -1899,7 +1848,7 @@ FRAMES_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
     pt->trace_owned = NULL;
     pt->trace = (const uint8_t *)data;
     pt->trace_size = size;
-    frames__pt_clear(err);
+    frames__clear_error(err);
     return FRAMES_OK;
 }
 
@@ -1922,7 +1871,7 @@ static int frames__pt_file_range(const char *path, uint64_t offset, uint64_t *si
                                  frames_error *err) {
     FILE *f = fopen(path, "rb");
     long fsize;
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
     fsize = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     fclose(f);
     if (fsize < 0) return frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);
@@ -1943,25 +1892,25 @@ FRAMES_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offse
     if ((rc = frames__pt_file_range(path, offset, &size, err)) < 0) return rc;
     isid = pt_iscache_add_file(pt->iscache, path, offset, size, vaddr);
     if (isid < 0 || (rc = pt_image_add_cached(pt->image, pt->iscache, isid, NULL)) < 0)
-        return frames__pt_fail(err, FRAMES_E_INVALID, "cannot add %s at 0x%llx: %s", path,
+        return frames__pt_fail(err, FRAMES_PT_E_LIBIPT, "cannot add %s at 0x%llx: %s", path,
                                (unsigned long long)vaddr, frames__pt_errstr(isid < 0 ? isid : rc));
     if (frames__pt_add_module(pt, path, vaddr, size) < 0)
         return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
-    frames__pt_clear(err);
+    frames__clear_error(err);
     return FRAMES_OK;
 }
 
 FRAMES_DEF int frames_pt_add_elf(frames_pt *pt, const char *path, uint64_t base, int has_base,
                                  frames_error *err) {
     int rc = frames__pt_load_elf(pt, pt->image, path, base, has_base, err);
-    if (rc == FRAMES_OK) frames__pt_clear(err);
+    if (rc == FRAMES_OK) frames__clear_error(err);
     return rc;
 }
 
 FRAMES_DEF int frames_pt_add_kcore(frames_pt *pt, const char *path, uint64_t base,
                                    int has_base, frames_error *err) {
     int rc = frames__pt_load_elf(pt, pt->kernel, path, base, has_base, err);
-    if (rc == FRAMES_OK) frames__pt_clear(err);
+    if (rc == FRAMES_OK) frames__clear_error(err);
     return rc;
 }
 
@@ -2047,7 +1996,7 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
         FRAMES_FREE(s, actx);
         return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
     }
-    frames__pt_clear(err);
+    frames__clear_error(err);
     return FRAMES_OK;
 }
 
@@ -2184,10 +2133,8 @@ static int frames__pt_spec_hold(frames_pt *pt, const uint8_t *frame, size_t len)
         return 0;
     }
     if (pt->speclen + len > pt->speccap) {
-        uint8_t *n = (uint8_t *)frames__pt_grow(pt->spec, &pt->speccap, pt->speclen + len, 1,
-                                                pt->actx);
-        if (!n) return frames__pt_fail(pt->err, FRAMES_E_NOMEM, "%s", "out of memory");
-        pt->spec = n;
+        if (FRAMES__GROW(pt->spec, pt->speccap, pt->speclen + len, pt->actx) < 0)
+            return frames__pt_fail(pt->err, FRAMES_E_NOMEM, "%s", "out of memory");
     }
     memcpy(pt->spec + pt->speclen, frame, len);
     pt->speclen += len;
@@ -2345,10 +2292,7 @@ static frames__pt_run *frames__pt_run_build(frames_pt *pt, const struct pt_block
     uint32_t k;
     if (pt->arenalen + need > FRAMES__PT_ARENA_MAX) frames__pt_run_clear(pt);
     if (pt->arenalen + need > pt->arenacap) {
-        uint8_t *na = (uint8_t *)frames__pt_grow(pt->arena, &pt->arenacap, pt->arenalen + need, 1,
-                                                 pt->actx);
-        if (!na) goto nomem;
-        pt->arena = na;
+        if (FRAMES__GROW(pt->arena, pt->arenacap, pt->arenalen + need, pt->actx) < 0) goto nomem;
     }
     out = pt->arenalen;
     for (k = 0; k < n; k++) {
@@ -2738,7 +2682,7 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
         rc = pt->insn ? pt_insn_set_image(pt->insn, pt->image) : -pte_nomem;
     }
     if (rc < 0)
-        return frames__pt_fail(err, FRAMES_E_INVALID, "cannot create the decoder: %s",
+        return frames__pt_fail(err, FRAMES_PT_E_LIBIPT, "cannot create the decoder: %s",
                                frames__pt_errstr(rc));
     pt->cur_image = pt->image;
     return 0;
@@ -2758,7 +2702,7 @@ FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats
     pt->w = w;
     pt->st = st;
     pt->err = err;
-    frames__pt_clear(err);
+    frames__clear_error(err);
     st->trace_bytes = pt->trace_size;
     pt->next_progress = pt->opt.progress_every;
     if (w && !(pt->batch = (uint8_t *)FRAMES_MALLOC(FRAMES__PT_BATCH, pt->actx)))
@@ -2782,7 +2726,7 @@ FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats
     if (rc == FRAMES__PT_ABORT || pt->werr || pt->stop) {
         if (pt->werr) return pt->werr;
         if (pt->stop)
-            return frames__pt_fail(err, FRAMES_E_STATE, "stopped by a callback (%d)", pt->stop);
+            return frames__pt_fail(err, FRAMES_E_STOPPED, "stopped by a callback (%d)", pt->stop);
         return frames__pt_fail(err, FRAMES_E_STATE, "%s", "decoding stopped");
     }
     return rc;
@@ -2804,7 +2748,7 @@ static const char *frames__pt_mode_name(int mode) {
 
 /* snprintf that appends at *pos and never overruns */
 static void frames__pt_cat(char *buf, size_t n, size_t *pos, const char *fmt, ...)
-    FRAMES__PT_PRINTF(4, 5);
+    FRAMES__PRINTF(4, 5);
 static void frames__pt_cat(char *buf, size_t n, size_t *pos, const char *fmt, ...) {
     va_list ap;
     int k;
@@ -3067,7 +3011,7 @@ FRAMES_DEF int frames_pt_format_sb_record(char *buf, size_t n, const frames_pt_s
     return (int)pos;
 }
 
-static int frames__pt_pr(frames_pt_printer *p, const char *fmt, ...) FRAMES__PT_PRINTF(2, 3);
+static int frames__pt_pr(frames_pt_printer *p, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static int frames__pt_pr(frames_pt_printer *p, const char *fmt, ...) {
     va_list ap;
     int k;
@@ -3280,14 +3224,14 @@ static int frames__perf_add_attr(frames_perf *pd, const uint8_t *a, size_t asize
     pd->attrs = na;
     at = &na[pd->nattrs];
     memset(at, 0, sizeof *at);
-    at->type = frames__pt_le32(a);
-    at->config = frames__pt_le64(a + 8);
-    at->sample_type = frames__pt_le64(a + 24);
-    at->flags = frames__pt_le64(a + 40);
+    at->type = frames__le32(a);
+    at->config = frames__le64(a + 8);
+    at->sample_type = frames__le64(a + 24);
+    at->flags = frames__le64(a + 40);
     if (nids) {
         at->ids = (uint64_t *)FRAMES_MALLOC(nids * sizeof *at->ids, pd->actx);
         if (!at->ids) return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
-        for (i = 0; i < nids; i++) at->ids[i] = frames__pt_le64(idbytes + 8 * i);
+        for (i = 0; i < nids; i++) at->ids[i] = frames__le64(idbytes + 8 * i);
         at->nids = nids;
     }
     pd->nattrs++;
@@ -3300,7 +3244,7 @@ static const frames__perf_attr *frames__perf_attr_of(const frames_perf *pd, cons
                                                      size_t size) {
     if (!pd->nattrs) return NULL;
     if (pd->nidx && size >= 16) {
-        uint64_t id = frames__pt_le64(rec + size - 8);
+        uint64_t id = frames__le64(rec + size - 8);
         size_t lo = 0, hi = pd->nidx;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -3328,25 +3272,23 @@ static void frames__perf_trailer(const frames__perf_attr *at, const uint8_t *rec
     if (len + 8 > size) return;
     pos = size - len;
     if (st & FRAMES_PERF_SAMPLE_TID) pos += 8;
-    if (st & FRAMES_PERF_SAMPLE_TIME) *time = frames__pt_le64(rec + pos), pos += 8;
+    if (st & FRAMES_PERF_SAMPLE_TIME) *time = frames__le64(rec + pos), pos += 8;
     if (st & FRAMES_PERF_SAMPLE_ID) pos += 8;
     if (st & FRAMES_PERF_SAMPLE_STREAM_ID) pos += 8;
-    if (st & FRAMES_PERF_SAMPLE_CPU) *cpu = (int32_t)frames__pt_le32(rec + pos);
+    if (st & FRAMES_PERF_SAMPLE_CPU) *cpu = (int32_t)frames__le32(rec + pos);
 }
 
 static int frames__perf_add_piece(frames_perf *pd, const uint8_t *r, uint64_t payload, uint64_t size,
                               frames_error *err) {
     frames__perf_piece *p;
     if (pd->npieces == pd->piececap) {
-        p = (frames__perf_piece *)frames__pt_grow(pd->pieces, &pd->piececap, pd->npieces + 1,
-                                                  sizeof *p, pd->actx);
-        if (!p) return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
-        pd->pieces = p;
+        if (FRAMES__GROW(pd->pieces, pd->piececap, pd->npieces + 1, pd->actx) < 0)
+            return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
     }
     p = &pd->pieces[pd->npieces++];
-    p->idx = frames__pt_le32(r + 32);
-    p->tid = frames__pt_le32(r + 36);
-    p->cpu = (int32_t)frames__pt_le32(r + 40);
+    p->idx = frames__le32(r + 32);
+    p->tid = frames__le32(r + 36);
+    p->cpu = (int32_t)frames__le32(r + 40);
     p->off = payload;
     p->size = size;
     return FRAMES_OK;
@@ -3355,10 +3297,8 @@ static int frames__perf_add_piece(frames_perf *pd, const uint8_t *r, uint64_t pa
 static int frames__perf_sb_rec(frames_perf *pd, size_t off, uint16_t size, frames_error *err) {
     frames__perf_rec *r;
     if (pd->nrecs == pd->reccap) {
-        r = (frames__perf_rec *)frames__pt_grow(pd->recs, &pd->reccap, pd->nrecs + 1, sizeof *r,
-                                                pd->actx);
-        if (!r) return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
-        pd->recs = r;
+        if (FRAMES__GROW(pd->recs, pd->reccap, pd->nrecs + 1, pd->actx) < 0)
+            return frames__pt_fail(err, FRAMES_E_NOMEM, "%s", "out of memory");
     }
     r = &pd->recs[pd->nrecs];
     r->off = off;
@@ -3385,8 +3325,8 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, i
     int rc;
     while (off + 8 <= end) {
         const uint8_t *r = pd->data + off;
-        uint32_t type = frames__pt_le32(r);
-        uint16_t size = frames__pt_le16(r + 6);
+        uint32_t type = frames__le32(r);
+        uint16_t size = frames__le16(r + 6);
         uint64_t next = off + size;
         if (size < 8) return frames__perf_fail(err, off, "record smaller than its header");
         if (next > end) {
@@ -3397,7 +3337,7 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, i
         if (type == FRAMES__PERF_AUXTRACE) {
             uint64_t psize;
             if (size < 48) return frames__perf_fail(err, off, "short AUXTRACE record");
-            psize = frames__pt_le64(r + 8);
+            psize = frames__le64(r + 8);
             if (psize > end - next) {
                 if (!at_eof) return frames__perf_fail(err, off, "AUXTRACE data runs past the end");
                 frames__perf_cut(pd, off, psize - (end - next));
@@ -3407,27 +3347,27 @@ static int frames__perf_records(frames_perf *pd, uint64_t start, uint64_t end, i
             next += psize;
         } else if (type == FRAMES__PERF_AUXTRACE_INFO) {
             size_t i;
-            if (size >= 16 && frames__pt_le32(r + 8) == 1) {   /* PERF_AUXTRACE_INTEL_PT */
+            if (size >= 16 && frames__le32(r + 8) == 1) {   /* PERF_AUXTRACE_INTEL_PT */
                 pd->npriv = ((size_t)size - 16) / 8;
                 if (pd->npriv > 32) pd->npriv = 32;
-                for (i = 0; i < pd->npriv; i++) pd->priv[i] = frames__pt_le64(r + 16 + 8 * i);
+                for (i = 0; i < pd->npriv; i++) pd->priv[i] = frames__le64(r + 16 + 8 * i);
             }
         } else if (type == FRAMES__PERF_TIME_CONV) {
             if (size >= 32 && !pd->info.have_time_conv) {
-                pd->info.time_shift = (uint16_t)frames__pt_le64(r + 8);
-                pd->info.time_mult = (uint32_t)frames__pt_le64(r + 16);
-                pd->info.time_zero = frames__pt_le64(r + 24);
+                pd->info.time_shift = (uint16_t)frames__le64(r + 8);
+                pd->info.time_mult = (uint32_t)frames__le64(r + 16);
+                pd->info.time_zero = frames__le64(r + 24);
                 pd->info.have_time_conv = 1;
             }
         } else if (type == FRAMES__PERF_HEADER_ATTR) {
-            uint32_t asize = size >= 16 ? frames__pt_le32(r + 12) : 0;
+            uint32_t asize = size >= 16 ? frames__le32(r + 12) : 0;
             if (asize < 48 || (size_t)asize + 8 > size)
                 return frames__perf_fail(err, off, "bad HEADER_ATTR record");
             if ((rc = frames__perf_add_attr(pd, r + 8, asize, r + 8 + asize,
                                             ((size_t)size - 8 - asize) / 8, err)) < 0)
                 return rc;
         } else if (type == FRAMES__PERF_TRACING_DATA) {
-            uint64_t tsize = size >= 12 ? frames__pt_le32(r + 8) : 0;
+            uint64_t tsize = size >= 12 ? frames__le32(r + 8) : 0;
             tsize = (tsize + 7) & ~(uint64_t)7;
             if (tsize > end - next) return frames__perf_fail(err, off, "tracing data runs past the end");
             next += tsize;
@@ -3565,14 +3505,14 @@ static void frames__perf_cpuid(frames_perf *pd, const uint8_t *h, uint64_t data_
     unsigned bit, idx = 0;
     uint64_t sec, off, len;
     for (bit = 0; bit < FRAMES__PERF_FEAT_CPUID; bit++)
-        if ((frames__pt_le64(h + 72 + 8 * (bit / 64)) >> (bit % 64)) & 1) idx++;
-    if (!((frames__pt_le64(h + 72) >> FRAMES__PERF_FEAT_CPUID) & 1)) return;
+        if ((frames__le64(h + 72 + 8 * (bit / 64)) >> (bit % 64)) & 1) idx++;
+    if (!((frames__le64(h + 72) >> FRAMES__PERF_FEAT_CPUID) & 1)) return;
     sec = data_end + 16ull * idx;
     if (sec > pd->size || pd->size - sec < 16) return;
-    off = frames__pt_le64(pd->data + sec);
-    len = frames__pt_le64(pd->data + sec + 8);
+    off = frames__le64(pd->data + sec);
+    len = frames__le64(pd->data + sec + 8);
     if (off > pd->size || len > pd->size - off || len < 4) return;
-    len = frames__pt_le32(pd->data + off) < len - 4 ? frames__pt_le32(pd->data + off) : len - 4;
+    len = frames__le32(pd->data + off) < len - 4 ? frames__le32(pd->data + off) : len - 4;
     if (len >= sizeof pd->info.cpuid) len = sizeof pd->info.cpuid - 1;
     memcpy(pd->info.cpuid, pd->data + off + 4, (size_t)len);
     pd->info.cpuid[len] = 0;
@@ -3644,7 +3584,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
     pd->data = h;
     pd->size = size;
     pd->pt_attr = -1;
-    hsize = frames__pt_le64(h + 8);
+    hsize = frames__le64(h + 8);
     if (hsize == 16) {   /* pipe mode: attrs arrive as records */
         pd->info.pipe_mode = 1;
         data_off = 16;
@@ -3657,11 +3597,11 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
             frames_perf_close(pd);
             return frames__perf_fail(err, 8, "bad header size");
         }
-        attr_size = frames__pt_le64(h + 16);
-        attrs_off = frames__pt_le64(h + 24);
-        attrs_size = frames__pt_le64(h + 32);
-        data_off = frames__pt_le64(h + 40);
-        data_size = frames__pt_le64(h + 48);
+        attr_size = frames__le64(h + 16);
+        attrs_off = frames__le64(h + 24);
+        attrs_size = frames__le64(h + 32);
+        data_off = frames__le64(h + 40);
+        data_size = frames__le64(h + 48);
         if (attr_size < 16 + 48 || attrs_off > size || attrs_size > size - attrs_off ||
             data_off > size) {
             frames_perf_close(pd);
@@ -3680,8 +3620,8 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         rc = FRAMES_OK;
         for (i = 0; rc == FRAMES_OK && i + attr_size <= attrs_size; i += attr_size) {
             const uint8_t *a = h + attrs_off + i;
-            uint64_t ids_off = frames__pt_le64(a + attr_size - 16);
-            uint64_t ids_size = frames__pt_le64(a + attr_size - 8);
+            uint64_t ids_off = frames__le64(a + attr_size - 16);
+            uint64_t ids_size = frames__le64(a + attr_size - 8);
             if (ids_off > size || ids_size > size - ids_off) {
                 rc = frames__perf_fail(err, attrs_off + i, "attribute ids outside the file");
                 break;
@@ -3713,7 +3653,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
         return rc;
     }
     *out = pd;
-    frames__pt_clear(err);
+    frames__clear_error(err);
     return FRAMES_OK;
 }
 

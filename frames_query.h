@@ -92,17 +92,10 @@
 extern "C" {
 #endif
 
-/* ======================================================================================
-   Errors: frames_error, with FRAMES_E_* codes plus these two.
-   ====================================================================================== */
-
-enum {
-    FQ_E_SYNTAX = -101, /* query text: offset = byte position in the text */
-    FQ_E_QUERY = -102   /* well-formed but wrong: unknown variable/type, type error, ... */
-};
-
-/* frames_strerror for every code, including FQ_E_*. */
-FRAMES_DEF const char *fq_strerror(int code);
+/* Errors: frames_error with the codes of frames.h's registry; this header's own are
+   FQ_E_SYNTAX (query text; offset = byte position in the text), FQ_E_QUERY (well-formed
+   but wrong: unknown variable or type, type error, ...) and FQ_E_STALE (an index of
+   another trace). frames_strerror names them all. */
 
 /* ======================================================================================
    Traces
@@ -179,10 +172,6 @@ FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index
    memory plus about 36 bytes per point besides the trace's own in-memory index (of a
    mapped trace, only a window of pages: they leave the process behind each pass).
    ====================================================================================== */
-
-enum {
-    FQ_E_STALE = -103   /* the index belongs to another trace or an older version of it */
-};
 
 typedef struct fq_index_info {
     uint64_t points;       /* points (frames: frames of any kind) */
@@ -366,7 +355,8 @@ typedef struct fq_result {
     const frames_frame *frame;   /* frames: the decoded frame */
 } fq_result;
 
-/* Return nonzero to stop the run (fq_run then returns FRAMES_OK). */
+/* Return nonzero to stop the run: fq_run then returns FRAMES_E_STOPPED (the results
+   delivered before stay valid; *nresults counts them). */
 typedef int (*fq_result_fn)(void *ctx, const fq_result *r);
 
 typedef struct fq_run_options {
@@ -389,7 +379,8 @@ FRAMES_DEF void fq_run_options_default(fq_run_options *o);
 
 /* Run the plan; fn is called in trace order on the calling thread (fn may be NULL to
    count only). *nresults (may be NULL) receives the number of results delivered.
-   Returns FRAMES_OK or a negative code (results before the problem were delivered). */
+   Returns FRAMES_OK, FRAMES_E_STOPPED when fn asked to stop, or another negative code
+   (results before the problem were delivered). */
 FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *o, fq_result_fn fn, void *ctx,
                       uint64_t *nresults, frames_error *err);
 
@@ -425,11 +416,12 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #ifndef FRAMES_QUERY_IMPLEMENTATION_INCLUDED
 #define FRAMES_QUERY_IMPLEMENTATION_INCLUDED
 
+#ifdef FRAMES_NO_STDIO
+#error "frames_query.h reads files and formats results with the C library's stdio"
+#endif
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #if defined(_WIN32) && !defined(FRAMES_QUERY_NO_THREADS)
 #define FRAMES_QUERY_NO_THREADS
@@ -444,45 +436,21 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #include <unistd.h>
 #endif
 
-#ifdef FRAMES_MALLOC
-#define FQ__MALLOC(sz, ctx) FRAMES_MALLOC(sz, ctx)
-#define FQ__REALLOC(p, sz, ctx) FRAMES_REALLOC(p, sz, ctx)
-#define FQ__FREE(p, ctx) FRAMES_FREE(p, ctx)
-#else
-#define FQ__MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FQ__REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FQ__FREE(p, ctx) ((void)(ctx), free(p))
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define FQ__PRINTF(a, b) __attribute__((format(printf, a, b)))
-#define FQ__INLINE static inline __attribute__((always_inline))
-#define FQ__LIKELY(x) __builtin_expect(!!(x), 1)
-#define FQ__UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define FQ__PRINTF(a, b)
-#define FQ__INLINE static inline
-#define FQ__LIKELY(x) (x)
-#define FQ__UNLIKELY(x) (x)
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- errors, memory */
 
+/* The query's messages say where themselves (line and column of the query text), so
+   the position goes to the fields only. */
 static int fq__fail(frames_error *e, int code, uint64_t offset, uint64_t point, const char *fmt,
-                    ...) FQ__PRINTF(5, 6);
+                    ...) FRAMES__PRINTF(5, 6);
 static int fq__fail(frames_error *e, int code, uint64_t offset, uint64_t point, const char *fmt,
                     ...) {
     va_list ap;
-    if (!e) return code;
-    e->code = code;
-    e->offset = offset;
-    e->frame = point;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    frames__vfail(e, code, offset, point, FRAMES__FAIL_PLAIN, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -491,50 +459,11 @@ static int fq__oom(frames_error *e) {
     return fq__fail(e, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
 }
 
-static void fq__clear(frames_error *e) {
-    if (!e) return;
-    e->code = 0;
-    e->offset = e->frame = FRAMES_NO_POS;
-    e->message[0] = 0;
-}
-
-FRAMES_DEF const char *fq_strerror(int code) {
-    if (code == FQ_E_SYNTAX) return "query syntax error";
-    if (code == FQ_E_QUERY) return "invalid query";
-    return frames_strerror(code);
-}
-
-/* Grow *arr (element size es) to hold at least need elements. */
-static int fq__grow(void **arr, size_t *cap, size_t need, size_t es, void *ctx) {
-    size_t nc;
-    void *p;
-    if (need <= *cap) return 0;
-    nc = *cap ? *cap : 16;
-    while (nc < need) {
-        if (nc > ((size_t)-1) / 2 / es) return -1;
-        nc *= 2;
-    }
-    p = FQ__REALLOC(*arr, nc * es, ctx);
-    if (!p) return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-#define FQ__GROW(arr, cap, need, ctx) fq__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (ctx))
-
-/* Little-endian loads (compilers make them single loads): inlined, as the walks over
-   trace-db points do little else. */
-FQ__INLINE uint32_t fq__le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-FQ__INLINE uint64_t fq__le64(const uint8_t *p) {
-    return (uint64_t)fq__le32(p) | (uint64_t)fq__le32(p + 4) << 32;
-}
-FQ__INLINE uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
+FRAMES__INLINE uint64_t fq__leN(const uint8_t *p, unsigned n) {  /* n <= 8 */
     uint64_t v = 0;
     switch (n) {   /* the usual sizes as single loads */
-    case 8: return fq__le64(p);
-    case 4: return fq__le32(p);
+    case 8: return frames__le64(p);
+    case 4: return frames__le32(p);
     case 2: return (uint64_t)p[0] | (uint64_t)p[1] << 8;
     case 1: return p[0];
     default:
@@ -849,7 +778,7 @@ static int fq__int_op(int op, const fq__num *a, const fq__num *b, fq__num *r, ui
     case FQ_OP_ADD:
     case FQ_OP_SUB: {
         int bneg = op == FQ_OP_SUB ? (nb ? !b->neg : 0) : b->neg;
-        if (FQ__LIKELY(na <= 1 && nb <= 1)) {   /* fast path: one limb each */
+        if (FRAMES__LIKELY(na <= 1 && nb <= 1)) {   /* fast path: one limb each */
             uint64_t s;
             if (a->neg == bneg) {
                 s = a->small + b->small;
@@ -1056,7 +985,7 @@ static void fq__where(char *out, size_t cap, const char *text, uint32_t pos) {
     else snprintf(out, cap, "column %u: ", col);
 }
 
-static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) FQ__PRINTF(3, 4);
+static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
 static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
     char where[48], msg[200];
     va_list ap;
@@ -1071,12 +1000,12 @@ static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
 }
 
 FRAMES_DEF fq_query *fq_query_new(void *alloc_ctx) {
-    fq_query *q = (fq_query *)FQ__MALLOC(sizeof *q, alloc_ctx);
+    fq_query *q = (fq_query *)FRAMES_MALLOC(sizeof *q, alloc_ctx);
     if (!q) return NULL;
     memset(q, 0, sizeof *q);
     q->ctx = alloc_ctx;
     q->cur_pos = FQ__NOPOS;
-    fq__clear(&q->err);
+    frames__clear_error(&q->err);
     return q;
 }
 
@@ -1084,22 +1013,22 @@ FRAMES_DEF void fq_query_free(fq_query *q) {
     unsigned i;
     if (!q) return;
     for (i = 0; i < q->nvars; i++) {
-        FQ__FREE(q->vars[i].name, q->ctx);
-        FQ__FREE(q->vars[i].types, q->ctx);
+        FRAMES_FREE(q->vars[i].name, q->ctx);
+        FRAMES_FREE(q->vars[i].types, q->ctx);
     }
-    FQ__FREE(q->nodes, q->ctx);
-    FQ__FREE(q->kids, q->ctx);
-    FQ__FREE(q->strs, q->ctx);
-    FQ__FREE(q->soft, q->ctx);
-    FQ__FREE(q->pcs, q->ctx);
-    FQ__FREE(q->tids, q->ctx);
-    FQ__FREE(q, q->ctx);
+    FRAMES_FREE(q->nodes, q->ctx);
+    FRAMES_FREE(q->kids, q->ctx);
+    FRAMES_FREE(q->strs, q->ctx);
+    FRAMES_FREE(q->soft, q->ctx);
+    FRAMES_FREE(q->pcs, q->ctx);
+    FRAMES_FREE(q->tids, q->ctx);
+    FRAMES_FREE(q, q->ctx);
 }
 
 FRAMES_DEF const frames_error *fq_query_error(const fq_query *q) { return &q->err; }
 
 static char *fq__strdup(const char *s, size_t n, void *ctx) {
-    char *d = (char *)FQ__MALLOC(n + 1, ctx);
+    char *d = (char *)FRAMES_MALLOC(n + 1, ctx);
     if (d) {
         memcpy(d, s, n);
         d[n] = 0;
@@ -1124,8 +1053,8 @@ FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
     q->vars[q->nvars].name = fq__strdup(name, strlen(name), q->ctx);
     q->vars[q->nvars].types = fq__strdup(types, strlen(types), q->ctx);
     if (!q->vars[q->nvars].name || !q->vars[q->nvars].types) {
-        FQ__FREE(q->vars[q->nvars].name, q->ctx);
-        FQ__FREE(q->vars[q->nvars].types, q->ctx);
+        FRAMES_FREE(q->vars[q->nvars].name, q->ctx);
+        FRAMES_FREE(q->vars[q->nvars].types, q->ctx);
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     }
     return (int)q->nvars++;
@@ -1134,7 +1063,7 @@ FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
 static fq_node fq__new_node(fq_query *q, int op, int type) {
     fq__node *n;
     if (q->nnodes >= 0x7fffffff) return fq__qfail(q, FRAMES_E_LIMIT, "too many nodes");
-    if (FQ__GROW(q->nodes, q->capnodes, q->nnodes + 1, q->ctx) < 0)
+    if (FRAMES__GROW(q->nodes, q->capnodes, q->nnodes + 1, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     n = &q->nodes[q->nnodes];
     memset(n, 0, sizeof *n);
@@ -1174,7 +1103,7 @@ FRAMES_DEF fq_node fq_const_float(fq_query *q, double v) {
 FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len) {
     fq_node h;
     if (len > 0xffffffffu) return fq__qfail(q, FRAMES_E_LIMIT, "string constant too long");
-    if (FQ__GROW(q->strs, q->capstrs, q->nstrs + len + 1, q->ctx) < 0)
+    if (FRAMES__GROW(q->strs, q->capstrs, q->nstrs + len + 1, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     h = fq__new_node(q, FQ_OP_STR, FQ__T_STR);
     if (h < 0) return h;
@@ -1230,7 +1159,7 @@ static fq_node fq__with_kids(fq_query *q, int op, int type, const fq_node *args,
     size_t i;
     uint64_t deps = 0;
     if (n > 0xffff) return fq__qfail(q, FRAMES_E_LIMIT, "too many operands for '%s'", fq__op_name(op));
-    if (FQ__GROW(q->kids, q->capkids, q->nkids + n, q->ctx) < 0)
+    if (FRAMES__GROW(q->kids, q->capkids, q->nkids + n, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     if ((h = fq__new_node(q, op, type)) < 0) return h;
     for (i = 0; i < n; i++) {
@@ -1303,7 +1232,7 @@ static int fq__set_pred(fq_query *q, fq_node pred, int soft) {
         q->has_where = 1;
         return FRAMES_OK;
     }
-    if (FQ__GROW(q->soft, q->capsoft, q->nsoft + 1, q->ctx) < 0)
+    if (FRAMES__GROW(q->soft, q->capsoft, q->nsoft + 1, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     q->soft[q->nsoft++] = pred;
     return FRAMES_OK;
@@ -1320,7 +1249,7 @@ FRAMES_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt) {
 FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
     if (lo > hi) return fq__qfail(q, FRAMES_E_INVALID, "empty address range 0x%llx-0x%llx",
                                   (unsigned long long)lo, (unsigned long long)hi);
-    if (FQ__GROW(q->pcs, q->cappcs, q->npcs * 2 + 2, q->ctx) < 0)
+    if (FRAMES__GROW(q->pcs, q->cappcs, q->npcs * 2 + 2, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     q->pcs[q->npcs * 2] = lo;
     q->pcs[q->npcs * 2 + 1] = hi;
@@ -1329,7 +1258,7 @@ FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
 }
 
 FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
-    if (FQ__GROW(q->tids, q->captids, q->ntids + 1, q->ctx) < 0)
+    if (FRAMES__GROW(q->tids, q->captids, q->ntids + 1, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     q->tids[q->ntids++] = tid;
     return FRAMES_OK;
@@ -1398,7 +1327,7 @@ static void fq__found(const fq__parser *p, size_t i, char *out, size_t cap) {
     snprintf(out, cap, "'%.*s'", (int)(e - i > 40 ? 40 : e - i), p->s + i);
 }
 
-static fq_node fq__perr(fq__parser *p, size_t pos, int code, const char *fmt, ...) FQ__PRINTF(4, 5);
+static fq_node fq__perr(fq__parser *p, size_t pos, int code, const char *fmt, ...) FRAMES__PRINTF(4, 5);
 static fq_node fq__perr(fq__parser *p, size_t pos, int code, const char *fmt, ...) {
     char msg[180];
     va_list ap;
@@ -1518,7 +1447,7 @@ static fq_node fq__p_string(fq__parser *p) {
     for (k = start + 1; k < p->len && p->s[k] != '"'; k++)
         if (p->s[k] == '\\' && k + 1 < p->len) k++;
     if (k >= p->len) return fq__perr(p, start, FQ_E_SYNTAX, "unterminated string");
-    tmp = (char *)FQ__MALLOC(k - start + 1, p->q->ctx);
+    tmp = (char *)FRAMES_MALLOC(k - start + 1, p->q->ctx);
     if (!tmp) return fq__qfail(p->q, FRAMES_E_NOMEM, "out of memory");
     for (k = start + 1; p->s[k] != '"'; k++) {
         if (p->s[k] == '\\') k++;   /* \" and \\ (any escaped character stands for itself) */
@@ -1527,7 +1456,7 @@ static fq_node fq__p_string(fq__parser *p) {
     p->i = k + 1;
     p->q->cur_pos = (uint32_t)start;
     h = fq_const_str(p->q, tmp, n);
-    FQ__FREE(tmp, p->q->ctx);
+    FRAMES_FREE(tmp, p->q->ctx);
     return h;
 }
 
@@ -1562,19 +1491,19 @@ static fq_node fq__p_form(fq__parser *p, int op, size_t open, size_t oppos, int 
             fq__skip_space(p);
             if (p->i >= p->len || p->s[p->i] == ')') break;
             if (want >= 0 && (int)n == want) {
-                FQ__FREE(many, p->q->ctx);
+                FRAMES_FREE(many, p->q->ctx);
                 return fq__perr(p, p->i, FQ_E_SYNTAX, "'%s' takes %d operand%s, found more",
                                 fq__op_name(op), want, want == 1 ? "" : "s");
             }
             h = fq__p_expr(p, depth + 1);
             if (h < 0) {
-                FQ__FREE(many, p->q->ctx);
+                FRAMES_FREE(many, p->q->ctx);
                 return h;
             }
             if (want >= 0) args[n++] = h;
             else {
-                if (FQ__GROW(many, cap, n + 1, p->q->ctx) < 0) {
-                    FQ__FREE(many, p->q->ctx);
+                if (FRAMES__GROW(many, cap, n + 1, p->q->ctx) < 0) {
+                    FRAMES_FREE(many, p->q->ctx);
                     return fq__qfail(p->q, FRAMES_E_NOMEM, "out of memory");
                 }
                 many[n++] = h;
@@ -1589,7 +1518,7 @@ static fq_node fq__p_form(fq__parser *p, int op, size_t open, size_t oppos, int 
         if (want < 0) h = fq_nary(p->q, op, many, n);
         else if (op == FQ_OP_NOT) h = fq_not(p->q, args[0]);
         else h = fq_binary(p->q, op, args[0], args[1]);
-        FQ__FREE(many, p->q->ctx);
+        FRAMES_FREE(many, p->q->ctx);
         break;
     }
     (void)oppos;
@@ -1655,7 +1584,7 @@ FRAMES_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_erro
     fq__parser p;
     fq_node h;
     frames_error saved = q->err;
-    fq__clear(err);
+    frames__clear_error(err);
     if (q->err.code) {   /* an earlier builder error: report it */
         if (err) *err = q->err;
         return q->err.code;
@@ -1829,8 +1758,8 @@ static uint32_t fq__mm_lower(const fq__mmblk *b, uint64_t key) {   /* first entr
 
 static void fq__mm_free(fq__memmap *m) {
     size_t i;
-    for (i = 0; i < m->nb; i++) FQ__FREE(m->b[i], m->ctx);
-    FQ__FREE(m->b, m->ctx);
+    for (i = 0; i < m->nb; i++) FRAMES_FREE(m->b[i], m->ctx);
+    FRAMES_FREE(m->b, m->ctx);
     m->b = NULL;
     m->nb = m->capb = 0;
 }
@@ -1844,8 +1773,8 @@ static int fq__mm_set(fq__memmap *m, uint64_t key, uint64_t size) {
     if (key == UINT64_MAX) return 0;
     if (m->nb == 0) {
         if (!size) return 0;
-        if (FQ__GROW(m->b, m->capb, 1, m->ctx) < 0) return -1;
-        if (!(m->b[0] = (fq__mmblk *)FQ__MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
+        if (FRAMES__GROW(m->b, m->capb, 1, m->ctx) < 0) return -1;
+        if (!(m->b[0] = (fq__mmblk *)FRAMES_MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
         m->b[0]->n = 0;
         m->nb = 1;
     }
@@ -1859,7 +1788,7 @@ static int fq__mm_set(fq__memmap *m, uint64_t key, uint64_t size) {
         }
         memmove(blk->e + pos, blk->e + pos + 1, (blk->n - pos - 1) * sizeof blk->e[0]);
         if (--blk->n == 0) {
-            FQ__FREE(blk, m->ctx);
+            FRAMES_FREE(blk, m->ctx);
             memmove(m->b + j, m->b + j + 1, (m->nb - j - 1) * sizeof m->b[0]);
             m->nb--;
         }
@@ -1868,8 +1797,8 @@ static int fq__mm_set(fq__memmap *m, uint64_t key, uint64_t size) {
     if (!size) return 0;
     if (blk->n == FQ__MM_BLK) {   /* split the full block in two */
         fq__mmblk *nb2;
-        if (FQ__GROW(m->b, m->capb, m->nb + 1, m->ctx) < 0) return -1;
-        if (!(nb2 = (fq__mmblk *)FQ__MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
+        if (FRAMES__GROW(m->b, m->capb, m->nb + 1, m->ctx) < 0) return -1;
+        if (!(nb2 = (fq__mmblk *)FRAMES_MALLOC(sizeof(fq__mmblk), m->ctx))) return -1;
         nb2->n = FQ__MM_BLK / 2;
         memcpy(nb2->e, blk->e + FQ__MM_BLK / 2, (FQ__MM_BLK / 2) * sizeof blk->e[0]);
         blk->n = FQ__MM_BLK / 2;
@@ -1916,16 +1845,16 @@ FRAMES_DEF void fq_trace_close(fq_trace *t) {
     if (t->map) munmap(t->map, t->maplen);
     if (t->fd >= 0) close(t->fd);
 #endif
-    FQ__FREE(t->owned, ctx);
-    FQ__FREE(t->name_off, ctx);
-    FQ__FREE(t->name_len, ctx);
-    FQ__FREE(t->types, ctx);
+    FRAMES_FREE(t->owned, ctx);
+    FRAMES_FREE(t->name_off, ctx);
+    FRAMES_FREE(t->name_len, ctx);
+    FRAMES_FREE(t->types, ctx);
     if (t->cblk)
-        for (i = 0; i < t->ncblk; i++) FQ__FREE(t->cblk[i], ctx);
+        for (i = 0; i < t->ncblk; i++) FRAMES_FREE(t->cblk[i], ctx);
     if (t->pblk)
-        for (i = 0; i < t->npblk; i++) FQ__FREE(t->pblk[i], ctx);
-    FQ__FREE(t->cblk, ctx);
-    FQ__FREE(t->pblk, ctx);
+        for (i = 0; i < t->npblk; i++) FRAMES_FREE(t->pblk[i], ctx);
+    FRAMES_FREE(t->cblk, ctx);
+    FRAMES_FREE(t->pblk, ctx);
     fq__mm_free(&t->idx_mm);
     fq__ix_free(t->ix, ctx);
 #ifndef FRAMES_QUERY_NO_THREADS
@@ -1934,7 +1863,7 @@ FRAMES_DEF void fq_trace_close(fq_trace *t) {
         pthread_cond_destroy(&t->cv);
     }
 #endif
-    FQ__FREE(t, ctx);
+    FRAMES_FREE(t, ctx);
 }
 
 /* trace-db header (§1.1). Fills the dictionaries; returns 0 or a negative code. */
@@ -1945,7 +1874,7 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
         return fq__fail(err, n ? FRAMES_E_TRUNCATED : FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
                         "trace-db header: file has %llu bytes, fewer than the 12 of an empty header",
                         (unsigned long long)n);
-    nchars = fq__le64(d);
+    nchars = frames__le64(d);
     if (nchars > n - 12)
         return fq__fail(err, FRAMES_E_TRUNCATED, 0, FRAMES_NO_POS,
                         "trace-db header: name dictionary of %llu bytes, but the file has %llu",
@@ -1957,8 +1886,8 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
     if (k > 0xffffffffu)
         return fq__fail(err, FRAMES_E_LIMIT, 8, FRAMES_NO_POS, "trace-db header: too many names");
     t->nnames = (uint32_t)k;
-    t->name_off = (uint64_t *)FQ__MALLOC((k ? k : 1) * sizeof(uint64_t), t->ctx);
-    t->name_len = (uint32_t *)FQ__MALLOC((k ? k : 1) * sizeof(uint32_t), t->ctx);
+    t->name_off = (uint64_t *)FRAMES_MALLOC((k ? k : 1) * sizeof(uint64_t), t->ctx);
+    t->name_len = (uint32_t *)FRAMES_MALLOC((k ? k : 1) * sizeof(uint32_t), t->ctx);
     if (!t->name_off || !t->name_len) return fq__fail(err, FRAMES_E_NOMEM, 0, FRAMES_NO_POS, "out of memory");
     for (i = 0, k = 0, off = 8; i < nchars; i++)
         if (d[8 + i] == 0) {
@@ -1968,19 +1897,19 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
             off = 8 + i + 1;
         }
     off = 8 + nchars;
-    t->ntypes = fq__le32(d + off);
+    t->ntypes = frames__le32(d + off);
     off += 4;
     if ((uint64_t)t->ntypes * 12 > n - off)
         return fq__fail(err, FRAMES_E_TRUNCATED, off - 4, FRAMES_NO_POS,
                         "trace-db header: %u types need %llu bytes, %llu left", t->ntypes,
                         (unsigned long long)t->ntypes * 12, (unsigned long long)(n - off));
-    t->types = (fq__ttype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ttype), t->ctx);
+    t->types = (fq__ttype *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ttype), t->ctx);
     if (!t->types) return fq__fail(err, FRAMES_E_NOMEM, 0, FRAMES_NO_POS, "out of memory");
     for (i = 0; i < t->ntypes; i++, off += 12) {
         fq__ttype *ty = &t->types[i];
-        ty->name = fq__le32(d + off);
-        ty->fmt = fq__le32(d + off + 4);
-        ty->size = fq__le32(d + off + 8);
+        ty->name = frames__le32(d + off);
+        ty->fmt = frames__le32(d + off + 4);
+        ty->size = frames__le32(d + off + 8);
         ty->varlen = ty->fmt == FQ_FMT_BLOB && ty->size == 0;
         /* elen is 0 when no fixed length fits 32 bits (a BLOB of 4 GiB - 9 or more) */
         ty->elen = ty->varlen || ty->size > 0xffffffffu - 9 ||
@@ -2005,7 +1934,7 @@ static int fq__tdb_header(fq_trace *t, frames_error *err) {
 
 /* Report where the complete points end. */
 static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...)
-    FQ__PRINTF(5, 6);
+    FRAMES__PRINTF(5, 6);
 static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept, const char *fmt, ...) {
     va_list ap;
     char what[160];
@@ -2025,8 +1954,8 @@ static int fq__tdb_tables(fq_trace *t, frames_error *err) {
     uint64_t max_chunks = body / t->stride + 2, max_ptrs = body / 9 + 2;
     t->ncblk = (size_t)(max_chunks >> FQ__BSHIFT) + 1;
     t->npblk = (size_t)(max_ptrs >> FQ__BSHIFT) + 1;
-    t->cblk = (fq__chunk **)FQ__MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
-    t->pblk = (fq__pblock **)FQ__MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
+    t->cblk = (fq__chunk **)FRAMES_MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
+    t->pblk = (fq__pblock **)FRAMES_MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
     if (!t->cblk || !t->pblk) return fq__oom(err);
     memset(t->cblk, 0, t->ncblk * sizeof(fq__chunk *));
     memset(t->pblk, 0, t->npblk * sizeof(fq__pblock *));
@@ -2039,7 +1968,7 @@ static int fq__tdb_tables(fq_trace *t, frames_error *err) {
 static int fq__ptr_record(fq_trace *t, uint64_t nptr, int has, uint64_t size) {
     uint64_t j = nptr & (FQ__BSIZE - 1);
     fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FQ__MALLOC(sizeof(fq__pblock), t->ctx)))
+    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FRAMES_MALLOC(sizeof(fq__pblock), t->ctx)))
         return -1;
     if (j % 64 == 0) b->valid[j / 64] = 0;
     b->size[j] = size;
@@ -2114,7 +2043,7 @@ static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, fr
 FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err) {
     uint64_t avail;
     int done;
-    fq__clear(err);
+    frames__clear_error(err);
     return fq__ensure(t, UINT64_MAX, &avail, &done, err);
 }
 
@@ -2123,8 +2052,8 @@ static int fq__read_all(fq_trace *t, int fd, void *f, frames_error *err, const c
     uint8_t *buf = NULL;
     for (;;) {
         long long got;
-        if (n + 65536 > cap && FQ__GROW(buf, cap, n + 65536, t->ctx) < 0) {
-            FQ__FREE(buf, t->ctx);
+        if (n + 65536 > cap && FRAMES__GROW(buf, cap, n + 65536, t->ctx) < 0) {
+            FRAMES_FREE(buf, t->ctx);
             return fq__fail(err, FRAMES_E_NOMEM, n, FRAMES_NO_POS, "out of memory reading %s", path);
         }
 #ifndef FRAMES_NO_POSIX
@@ -2137,8 +2066,8 @@ static int fq__read_all(fq_trace *t, int fd, void *f, frames_error *err, const c
         if (got == 0 && ferror((FILE *)f)) got = -1;
 #endif
         if (got < 0) {
-            FQ__FREE(buf, t->ctx);
-            return fq__fail(err, FRAMES_E_IO, n, FRAMES_NO_POS, "cannot read %s: %s", path, strerror(errno));
+            FRAMES_FREE(buf, t->ctx);
+            return fq__fail(err, FRAMES_E_IO, n, FRAMES_NO_POS, "cannot read %s: %s", path, frames__syserr());
         }
         if (got == 0) break;
         n += (size_t)got;
@@ -2172,7 +2101,7 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
     fd = open(path, O_RDONLY);
     if (fd < 0)
         return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
-                        strerror(errno));
+                        frames__syserr());
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) fq__note_mtime(t, &st);
     else st.st_size = 0;
     if (t->have_mtime && st.st_size > 0) {
@@ -2195,7 +2124,7 @@ static int fq__map_path(fq_trace *t, const char *path, frames_error *err) {
     if (!strcmp(path, "-")) return fq__read_all(t, 0, stdin, err, "standard input");
     if (!(f = fopen(path, "rb")))
         return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
-                        strerror(errno));
+                        frames__syserr());
     rc = fq__read_all(t, 0, f, err, path);
     fclose(f);
     return rc;
@@ -2222,9 +2151,9 @@ static void fq__release_behind(const fq_trace *t, uint64_t *released, uint64_t o
 }
 
 static void fq__tdb_reset(fq_trace *t) {
-    FQ__FREE(t->name_off, t->ctx);
-    FQ__FREE(t->name_len, t->ctx);
-    FQ__FREE(t->types, t->ctx);
+    FRAMES_FREE(t->name_off, t->ctx);
+    FRAMES_FREE(t->name_len, t->ctx);
+    FRAMES_FREE(t->types, t->ctx);
     t->name_off = NULL;
     t->name_len = NULL;
     t->types = NULL;
@@ -2279,14 +2208,14 @@ static int fq__open_tdb(fq_trace *t, frames_error *err) {
 static int fq__open(fq_trace *t, const fq_open_options *o, frames_error *err) {
     int format = o->format, rc;
     frames_error tdb_err;
-    fq__clear(&tdb_err);
+    frames__clear_error(&tdb_err);
     t->oflags = o->flags;
     t->stride = o->index_stride ? o->index_stride : 256;
     t->info.file_size = t->size;
     if (format == FQ_FORMAT_AUTO) {
         int all_zero = t->size >= 48, i;
         for (i = 0; all_zero && i < 48; i++) all_zero = t->data[i] == 0;
-        if (t->size >= 8 && fq__le64(t->data) == FRAMES_MAGIC) format = FQ_FORMAT_FRAMES;
+        if (t->size >= 8 && frames__le64(t->data) == FRAMES_MAGIC) format = FQ_FORMAT_FRAMES;
         else if (!all_zero && fq__tdb_header(t, &tdb_err) == FRAMES_OK) format = FQ_FORMAT_TRACEDB;
         else {
             frames_error ferr;
@@ -2314,7 +2243,7 @@ static int fq__new_trace(fq_trace **out, const fq_open_options *o, fq_open_optio
         o = def;
     }
     *out = NULL;
-    t = (fq_trace *)FQ__MALLOC(sizeof *t, o->alloc_ctx);
+    t = (fq_trace *)FRAMES_MALLOC(sizeof *t, o->alloc_ctx);
     if (!t) return -1;
     memset(t, 0, sizeof *t);
     t->ctx = o->alloc_ctx;
@@ -2328,7 +2257,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t siz
     fq_open_options def;
     fq_trace *t;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     *out = NULL;
     if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     t->data = size ? (const uint8_t *)data : (const uint8_t *)"";
@@ -2346,7 +2275,7 @@ FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_ope
     fq_open_options def;
     fq_trace *t;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     if (fq__new_trace(&t, o, &def) < 0) return fq__oom(err);
     if ((rc = fq__map_path(t, path, err)) < 0 || (rc = fq__open(t, o ? o : &def, err)) < 0) {
         fq_trace_close(t);
@@ -2483,9 +2412,9 @@ static uint64_t fq__col_lens(uint64_t ncand, uint64_t n, uint32_t cw, uint32_t s
 }
 
 /* Reads of 1, 2, 4 or 8 byte little-endian numbers. */
-FQ__INLINE uint64_t fq__rdw(const uint8_t *p, uint64_t i, uint32_t w) {
+FRAMES__INLINE uint64_t fq__rdw(const uint8_t *p, uint64_t i, uint32_t w) {
     return w == 1 ? p[i] : w == 2 ? (uint64_t)p[2 * i] | (uint64_t)p[2 * i + 1] << 8
-                  : w == 4 ? fq__le32(p + 4 * i) : fq__le64(p + 8 * i);
+                  : w == 4 ? frames__le32(p + 4 * i) : frames__le64(p + 8 * i);
 }
 
 /* A fast non-cryptographic hash (the binding detects a changed or foreign trace; it is
@@ -2504,14 +2433,14 @@ static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
         uint64_t a = h, b = h ^ 0x243f6a8885a308d3ull, c = h ^ 0x13198a2e03707344ull,
                  d = h ^ 0xa4093822299f31d0ull;
         for (; i + 32 <= n; i += 32) {
-            a = fq__hash_step(a, fq__le64(p + i));
-            b = fq__hash_step(b, fq__le64(p + i + 8));
-            c = fq__hash_step(c, fq__le64(p + i + 16));
-            d = fq__hash_step(d, fq__le64(p + i + 24));
+            a = fq__hash_step(a, frames__le64(p + i));
+            b = fq__hash_step(b, frames__le64(p + i + 8));
+            c = fq__hash_step(c, frames__le64(p + i + 16));
+            d = fq__hash_step(d, frames__le64(p + i + 24));
         }
         h = fq__hash_step(fq__hash_step(fq__hash_step(a, b), c), d);
     }
-    for (; i + 8 <= n; i += 8) h = fq__hash_step(h, fq__le64(p + i));
+    for (; i + 8 <= n; i += 8) h = fq__hash_step(h, frames__le64(p + i));
     for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     h = (h ^ n) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
@@ -2557,11 +2486,11 @@ static uint64_t fq__ix_sample_hash(const fq_trace *t) {
     return h;
 }
 
-static uint64_t fq__ix_u64(const fq__ix *x, int sec, uint64_t i) { return fq__le64(x->sec[sec] + 8 * i); }
-static uint32_t fq__ix_u32(const fq__ix *x, int sec, uint64_t i) { return fq__le32(x->sec[sec] + 4 * i); }
+static uint64_t fq__ix_u64(const fq__ix *x, int sec, uint64_t i) { return frames__le64(x->sec[sec] + 8 * i); }
+static uint32_t fq__ix_u32(const fq__ix *x, int sec, uint64_t i) { return frames__le32(x->sec[sec] + 4 * i); }
 
 static uint64_t fq__ix_post(const fq__ix *x, uint64_t i) {
-    return x->pwidth == 4 ? fq__le32(x->sec[FQ__XS_POST] + 4 * i) : fq__le64(x->sec[FQ__XS_POST] + 8 * i);
+    return x->pwidth == 4 ? frames__le32(x->sec[FQ__XS_POST] + 4 * i) : frames__le64(x->sec[FQ__XS_POST] + 8 * i);
 }
 
 static int fq__ix_psize(const fq__ix *x, uint64_t i, uint64_t *size) {
@@ -2575,12 +2504,12 @@ static int fq__ix_psize(const fq__ix *x, uint64_t i, uint64_t *size) {
 
 static void fq__ix_free(fq__ix *x, void *ctx) {
     if (!x) return;
-    FQ__FREE(x->cols, ctx);
+    FRAMES_FREE(x->cols, ctx);
 #ifndef FRAMES_NO_POSIX
     if (x->map) munmap(x->map, x->maplen);
 #endif
-    FQ__FREE(x->owned, ctx);
-    FQ__FREE(x, ctx);
+    FRAMES_FREE(x->owned, ctx);
+    FRAMES_FREE(x, ctx);
 }
 
 /* ---- building */
@@ -2604,16 +2533,16 @@ typedef struct fq__ixb {   /* an index under construction */
 } fq__ixb;
 
 static void fq__ixb_free(fq__ixb *b) {
-    FQ__FREE(b->blocks, b->ctx);
-    FQ__FREE(b->odelta, b->ctx);
-    FQ__FREE(b->pdelta, b->ctx);
-    FQ__FREE(b->sid, b->ctx);
-    FQ__FREE(b->sval, b->ctx);
-    FQ__FREE(b->scount, b->ctx);
-    FQ__FREE(b->table, b->ctx);
-    FQ__FREE(b->poff, b->ctx);
-    FQ__FREE(b->pbase, b->ctx);
-    FQ__FREE(b->tn, b->ctx);
+    FRAMES_FREE(b->blocks, b->ctx);
+    FRAMES_FREE(b->odelta, b->ctx);
+    FRAMES_FREE(b->pdelta, b->ctx);
+    FRAMES_FREE(b->sid, b->ctx);
+    FRAMES_FREE(b->sval, b->ctx);
+    FRAMES_FREE(b->scount, b->ctx);
+    FRAMES_FREE(b->table, b->ctx);
+    FRAMES_FREE(b->poff, b->ctx);
+    FRAMES_FREE(b->pbase, b->ctx);
+    FRAMES_FREE(b->tn, b->ctx);
 }
 
 static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
@@ -2622,20 +2551,20 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     b->ctx = t->ctx;
     b->format = t->format;
     if (npoints > ((size_t)-1) / 16) return -1;
-    b->blocks = (uint64_t *)FQ__MALLOC(nb * 4 * sizeof(uint64_t), b->ctx);
-    b->odelta = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
-    b->pdelta = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
-    b->sid = (uint32_t *)FQ__MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->blocks = (uint64_t *)FRAMES_MALLOC(nb * 4 * sizeof(uint64_t), b->ctx);
+    b->odelta = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->pdelta = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
+    b->sid = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
     b->tcap = 1024;
-    b->table = (uint64_t *)FQ__MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
+    b->table = (uint64_t *)FRAMES_MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
     if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
     memset(b->table, 0, b->tcap * sizeof(uint64_t));
     if (t->format == FQ_FORMAT_TRACEDB) {
         size_t nt = t->ntypes ? t->ntypes : 1;
         b->ntypes = t->ntypes;
-        b->poff = (uint64_t *)FQ__MALLOC(n * sizeof(uint64_t), b->ctx);
-        b->pbase = (uint64_t *)FQ__MALLOC(n * sizeof(uint64_t), b->ctx);
-        b->tn = (uint64_t *)FQ__MALLOC(4 * nt * sizeof(uint64_t), b->ctx);
+        b->poff = (uint64_t *)FRAMES_MALLOC(n * sizeof(uint64_t), b->ctx);
+        b->pbase = (uint64_t *)FRAMES_MALLOC(n * sizeof(uint64_t), b->ctx);
+        b->tn = (uint64_t *)FRAMES_MALLOC(4 * nt * sizeof(uint64_t), b->ctx);
         if (!b->poff || !b->pbase || !b->tn) return -1;
         memset(b->tn, 0, 4 * nt * sizeof(uint64_t));
         b->tmax = b->tn + nt;
@@ -2659,17 +2588,17 @@ static int fq__ixb_stmt(fq__ixb *b, uint64_t s, uint32_t *id) {
         return 0;
     }
     if (b->nstmt >= 0xfffffffeu) return -1;
-    if (FQ__GROW(b->sval, b->capval, b->nstmt + 1, b->ctx) < 0 ||
-        FQ__GROW(b->scount, b->capcount, b->nstmt + 1, b->ctx) < 0)
+    if (FRAMES__GROW(b->sval, b->capval, b->nstmt + 1, b->ctx) < 0 ||
+        FRAMES__GROW(b->scount, b->capcount, b->nstmt + 1, b->ctx) < 0)
         return -1;
     if ((b->nstmt + 1) * 2 > b->tcap) {   /* rehash into a table twice as large */
         size_t nc = b->tcap * 2, k;
-        uint64_t *nt = (uint64_t *)FQ__MALLOC(nc * sizeof(uint64_t), b->ctx);
+        uint64_t *nt = (uint64_t *)FRAMES_MALLOC(nc * sizeof(uint64_t), b->ctx);
         if (!nt) return -1;
         memset(nt, 0, nc * sizeof(uint64_t));
         for (k = 0; k < b->tcap; k++)
             if (b->table[k]) nt[fq__ixb_slot(nt, nc, b->sval, b->sval[b->table[k] - 1])] = b->table[k];
-        FQ__FREE(b->table, b->ctx);
+        FRAMES_FREE(b->table, b->ctx);
         b->table = nt;
         b->tcap = nc;
         i = fq__ixb_slot(b->table, b->tcap, b->sval, s);
@@ -2718,11 +2647,11 @@ static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uin
     for (;;) {
         unsigned tag = d[off++];
         if (tag == FQ__TAG_VAR) {
-            const fq__ttype *ty = &t->types[fq__le32(d + off + 4)];
+            const fq__ttype *ty = &t->types[frames__le32(d + off + 4)];
             uint32_t size = ty->size;
             off += 8;
             if (ty->varlen) {
-                size = fq__le32(d + off);
+                size = frames__le32(d + off);
                 off += 4;
             }
             *ptr += ty->fmt == FQ_FMT_POINTER;
@@ -2730,7 +2659,7 @@ static uint64_t fq__tdb_skip(const fq_trace *t, uint64_t off, uint64_t *ptr, uin
         } else if (tag == FQ__TAG_END) {
             return off;
         } else if (tag == FQ__TAG_STMT) {
-            *stmt = fq__le64(d + off);
+            *stmt = frames__le64(d + off);
             *has = 1;
             off += 8;
         } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
@@ -2744,10 +2673,10 @@ static void fq__ixb_count(fq__ixb *b, const fq_trace *t, uint64_t k, uint64_t of
     for (;;) {
         unsigned tag = d[off++];
         if (tag == FQ__TAG_VAR) {
-            uint32_t type = fq__le32(d + off + 4), size = t->types[type].size;
+            uint32_t type = frames__le32(d + off + 4), size = t->types[type].size;
             off += 8;
             if (t->types[type].varlen) {
-                size = fq__le32(d + off);
+                size = frames__le32(d + off);
                 off += 4;
             }
             if (b->tlast[type] != k + 1) {
@@ -2962,12 +2891,12 @@ static int fq__ixb_next_var(const fq_trace *t, uint64_t *off, uint32_t *name, ui
     for (;;) {
         unsigned tag = d[(*off)++];
         if (tag == FQ__TAG_VAR) {
-            *name = fq__le32(d + *off);
-            *type = fq__le32(d + *off + 4);
+            *name = frames__le32(d + *off);
+            *type = frames__le32(d + *off + 4);
             *size = t->types[*type].size;
             *off += 8;
             if (t->types[*type].varlen) {
-                *size = fq__le32(d + *off);
+                *size = frames__le32(d + *off);
                 *off += 4;
             }
             *v = d + *off;
@@ -3006,14 +2935,14 @@ static void fq__ixb_fill_postings(fq__ixb *b, const fq_trace *t, const uint64_t 
    through a cursor per statement and type. -1: out of memory. */
 static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *post, const uint32_t *rank,
                                fq__col *cols, uint32_t sw, uint32_t nw) {
-    uint64_t *pos = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof(uint64_t), b->ctx);
-    uint64_t *cur = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt * b->ntypes + 1) * sizeof(uint64_t), b->ctx);
+    uint64_t *pos = (uint64_t *)FRAMES_MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof(uint64_t), b->ctx);
+    uint64_t *cur = (uint64_t *)FRAMES_MALLOC((size_t)(b->nstmt * b->ntypes + 1) * sizeof(uint64_t), b->ctx);
     uint64_t j, k, s, released = 0;
     uint32_t ti, nt = b->ntypes, name, type, size;
     const uint8_t *v;
     if (!pos || !cur) {
-        FQ__FREE(pos, b->ctx);
-        FQ__FREE(cur, b->ctx);
+        FRAMES_FREE(pos, b->ctx);
+        FRAMES_FREE(cur, b->ctx);
         return -1;
     }
     for (j = 0; j < b->ncand; j++) pos[post[j]] = j;
@@ -3065,8 +2994,8 @@ static int fq__ixb_fill_points(fq__ixb *b, const fq_trace *t, const uint64_t *po
             fq__ixb_put(t, &cols[type], sc[type]++, ord++, name, v, size, sw, nw, &ptr);
     }
     fq__release_behind(t, &released, UINT64_MAX);
-    FQ__FREE(pos, b->ctx);
-    FQ__FREE(cur, b->ctx);
+    FRAMES_FREE(pos, b->ctx);
+    FRAMES_FREE(cur, b->ctx);
     return 0;
 }
 
@@ -3081,11 +3010,11 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
     fq__col *cols;   /* the columns being written (const pointers cast back) */
     *dirp = *datap = NULL;
     *datalen = *nrec = 0;
-    dir = (uint8_t *)FQ__MALLOC((size_t)nt * FQ__IX_CDIR + 1, b->ctx);
-    base = (uint64_t *)FQ__MALLOC(((size_t)nt + 1) * 2 * sizeof(uint64_t), b->ctx);
+    dir = (uint8_t *)FRAMES_MALLOC((size_t)nt * FQ__IX_CDIR + 1, b->ctx);
+    base = (uint64_t *)FRAMES_MALLOC(((size_t)nt + 1) * 2 * sizeof(uint64_t), b->ctx);
     if (!dir || !base) {
-        FQ__FREE(dir, b->ctx);
-        FQ__FREE(base, b->ctx);
+        FRAMES_FREE(dir, b->ctx);
+        FRAMES_FREE(base, b->ctx);
         return -1;
     }
     rcur = base + nt + 1;
@@ -3111,16 +3040,16 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
         total += fq__col_lens(b->ncand, n, cw, sw, nw, vw, fl, lens);
         *nrec += n;
     }
-    if (total > ((size_t)-1) / 2 || !(data = (uint8_t *)FQ__MALLOC((size_t)(total ? total : 1), b->ctx))) {
-        FQ__FREE(dir, b->ctx);
-        FQ__FREE(base, b->ctx);
+    if (total > ((size_t)-1) / 2 || !(data = (uint8_t *)FRAMES_MALLOC((size_t)(total ? total : 1), b->ctx))) {
+        FRAMES_FREE(dir, b->ctx);
+        FRAMES_FREE(base, b->ctx);
         return -1;
     }
     memset(data, 0, (size_t)total);
-    if (!(cols = (fq__col *)FQ__MALLOC((size_t)(nt ? nt : 1) * sizeof *cols, b->ctx))) {
-        FQ__FREE(dir, b->ctx);
-        FQ__FREE(base, b->ctx);
-        FQ__FREE(data, b->ctx);
+    if (!(cols = (fq__col *)FRAMES_MALLOC((size_t)(nt ? nt : 1) * sizeof *cols, b->ctx))) {
+        FRAMES_FREE(dir, b->ctx);
+        FRAMES_FREE(base, b->ctx);
+        FRAMES_FREE(data, b->ctx);
         return -1;
     }
     for (ti = 0; ti < nt; ti++) {   /* where each column of each type starts */
@@ -3131,8 +3060,8 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
         memset(c, 0, sizeof *c);
         c->n = b->tn[ti];
         if (!c->n) continue;
-        c->cw = fq__le32(e + 16);
-        c->c = fq__le32(e + 20);
+        c->cw = frames__le32(e + 16);
+        c->c = frames__le32(e + 20);
         c->vw = e[26];
         c->flags = e[27];
         fq__col_lens(b->ncand, c->n, c->cw, sw, nw, c->vw, c->flags, lens);
@@ -3146,16 +3075,16 @@ static int fq__ixb_columns(fq__ixb *b, const fq_trace *t, const uint64_t *post, 
     }
     if ((size_t)b->nstmt * nt <= ((size_t)1 << 22) && b->ncand == b->npoints && b->nstmt < 0xffffffffu) {
         if (fq__ixb_fill_points(b, t, post, rank, cols, sw, nw) < 0) {
-            FQ__FREE(cols, b->ctx);
-            FQ__FREE(dir, b->ctx);
-            FQ__FREE(base, b->ctx);
-            FQ__FREE(data, b->ctx);
+            FRAMES_FREE(cols, b->ctx);
+            FRAMES_FREE(dir, b->ctx);
+            FRAMES_FREE(base, b->ctx);
+            FRAMES_FREE(data, b->ctx);
             return -1;
         }
     } else
         fq__ixb_fill_postings(b, t, post, cols, rcur, sw, nw);
-    FQ__FREE(cols, b->ctx);
-    FQ__FREE(base, b->ctx);
+    FRAMES_FREE(cols, b->ctx);
+    FRAMES_FREE(base, b->ctx);
     *dirp = dir;
     *datap = data;
     *datalen = total;
@@ -3171,10 +3100,10 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
     fq__ixs *order = NULL;
     size_t i;
     int tdb = t->format == FQ_FORMAT_TRACEDB, rc = FRAMES_OK;
-    order = (fq__ixs *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
-    start = (uint64_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
-    post = (uint64_t *)FQ__MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
-    rank = (uint32_t *)FQ__MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *rank, b->ctx);
+    order = (fq__ixs *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *order, b->ctx);
+    start = (uint64_t *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *start, b->ctx);
+    post = (uint64_t *)FRAMES_MALLOC((size_t)(b->ncand ? b->ncand : 1) * sizeof *post, b->ctx);
+    rank = (uint32_t *)FRAMES_MALLOC((size_t)(b->nstmt ? b->nstmt : 1) * sizeof *rank, b->ctx);
     if (!order || !start || !post || !rank) {
         rc = fq__oom(err);
         goto done;
@@ -3254,12 +3183,12 @@ static int fq__ixb_write(fq__ixb *b, const fq_trace *t, fq__ixw *w, fq_index_inf
         info->bytes = w->total;
     }
 done:
-    FQ__FREE(order, b->ctx);
-    FQ__FREE(start, b->ctx);
-    FQ__FREE(post, b->ctx);
-    FQ__FREE(rank, b->ctx);
-    FQ__FREE(dir, b->ctx);
-    FQ__FREE(data, b->ctx);
+    FRAMES_FREE(order, b->ctx);
+    FRAMES_FREE(start, b->ctx);
+    FRAMES_FREE(post, b->ctx);
+    FRAMES_FREE(rank, b->ctx);
+    FRAMES_FREE(dir, b->ctx);
+    FRAMES_FREE(data, b->ctx);
     return rc;
 }
 
@@ -3272,7 +3201,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     fq__ixb b;
     fq__ixw *w;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     if (t->ix)
         return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                         "the trace uses an index already: build from a trace opened without one");
@@ -3293,7 +3222,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
     }
     rc = t->format == FQ_FORMAT_TRACEDB ? fq__ixb_tdb(&b, t, err) : fq__ixb_frames(&b, t, err);
     if (rc >= 0) {
-        if (!(w = (fq__ixw *)FQ__MALLOC(sizeof *w, t->ctx))) rc = fq__oom(err);
+        if (!(w = (fq__ixw *)FRAMES_MALLOC(sizeof *w, t->ctx))) rc = fq__oom(err);
         else {
             w->sink = sink;
             w->n = 0;
@@ -3303,7 +3232,7 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
             if (rc >= 0 && sink->flush && sink->flush(sink->ctx) < 0)
                 rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write the index");
             if (rc >= 0) fq__build_progress(t, 2, 1, 1);
-            FQ__FREE(w, t->ctx);
+            FRAMES_FREE(w, t->ctx);
         }
     }
     fq__ixb_free(&b);
@@ -3333,10 +3262,10 @@ static int fq__file_write(void *ctx, const void *data, size_t len) {
 
 FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info, frames_error *err) {
     size_t n = strlen(path) + 48;
-    char *tmp = (char *)FQ__MALLOC(n, t->ctx);
+    char *tmp = (char *)FRAMES_MALLOC(n, t->ctx);
     frames_sink sink;
     int rc, i;
-    fq__clear(err);
+    frames__clear_error(err);
     if (!tmp) return fq__oom(err);
     memset(&sink, 0, sizeof sink);
 #ifndef FRAMES_NO_POSIX
@@ -3349,8 +3278,8 @@ FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info,
         }
         if (fd < 0) {
             rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s", tmp,
-                          strerror(errno));
-            FQ__FREE(tmp, t->ctx);
+                          frames__syserr());
+            FRAMES_FREE(tmp, t->ctx);
             return rc;
         }
         sink.ctx = &fd;
@@ -3358,10 +3287,10 @@ FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info,
         rc = fq_index_build(t, &sink, info, err);
         if (rc >= 0 && fsync(fd) != 0)
             rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write %s: %s", tmp,
-                          strerror(errno));
+                          frames__syserr());
         if (close(fd) != 0 && rc >= 0)
             rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot write %s: %s", tmp,
-                          strerror(errno));
+                          frames__syserr());
     }
 #else
     {
@@ -3370,8 +3299,8 @@ FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info,
         snprintf(tmp, n, "%s.tmp", path);
         if (!(f = fopen(tmp, "wb"))) {
             rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s", tmp,
-                          strerror(errno));
-            FQ__FREE(tmp, t->ctx);
+                          frames__syserr());
+            FRAMES_FREE(tmp, t->ctx);
             return rc;
         }
         sink.ctx = f;
@@ -3384,13 +3313,13 @@ FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info,
 #endif
     if (rc >= 0 && rename(tmp, path) != 0)
         rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot rename %s to %s: %s", tmp,
-                      path, strerror(errno));
+                      path, frames__syserr());
     if (rc < 0) remove(tmp);
-    FQ__FREE(tmp, t->ctx);
+    FRAMES_FREE(tmp, t->ctx);
     return rc;
 }
 
-static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) FQ__PRINTF(3, 4);
+static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) FRAMES__PRINTF(3, 4);
 static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) {
     char what[160];
     va_list ap;
@@ -3407,7 +3336,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
     const uint8_t *dir = x->sec[FQ__XS_COLDIR], *data = x->sec[FQ__XS_COLDATA];
     uint64_t total = 0, lens[7];
     uint32_t ti, k;
-    x->cols = (fq__col *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__col), t->ctx);
+    x->cols = (fq__col *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__col), t->ctx);
     if (!x->cols) return fq__oom(err);
     memset(x->cols, 0, (t->ntypes ? t->ntypes : 1) * sizeof(fq__col));
     x->ncols = t->ntypes;
@@ -3415,13 +3344,13 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
         const uint8_t *e = dir + (uint64_t)ti * FQ__IX_CDIR;
         const fq__ttype *ty = &t->types[ti];
         fq__col *c = &x->cols[ti];
-        uint64_t off = fq__le64(e + 8), need;
+        uint64_t off = frames__le64(e + 8), need;
         uint32_t fl = e[27], vw = ty->fmt == FQ_FMT_BLOB ? 4 : ty->size;
         const uint8_t *at;
-        c->n = fq__le64(e);
+        c->n = frames__le64(e);
         if (!c->n) continue;
-        c->cw = fq__le32(e + 16);
-        c->c = fq__le32(e + 20);
+        c->cw = frames__le32(e + 16);
+        c->c = frames__le32(e + 20);
         c->sw = e[24];
         c->nw = e[25];
         c->vw = e[26];
@@ -3431,7 +3360,7 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
             (c->cw != 0 && c->cw != 1 && c->cw != 2 && c->cw != 4) || (c->cw && c->c) ||
             (!c->cw && (c->c > c->n || (uint64_t)c->c * x->ncand != c->n)) ||
             (c->sw != 1 && c->sw != 2 && c->sw != 4) || (c->nw != 1 && c->nw != 2 && c->nw != 4) ||
-            fq__le32(e + 28) != 0)
+            frames__le32(e + 28) != 0)
             return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's column directory is damaged (type %u)", ti);
         need = fq__col_lens(x->ncand, c->n, c->cw, c->sw, c->nw, c->vw, fl, lens);
         if (off % 8 || off > datalen || need > datalen - off)
@@ -3459,43 +3388,43 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     int i, tdb = t->format == FQ_FORMAT_TRACEDB;
     if (x->size < FQ__IX_HDR || memcmp(h, FQ__IX_MAGIC, 8) != 0)
         return fq__ix_bad(err, FRAMES_E_FORMAT, "not a frames query index");
-    if (fq__le32(h + 8) != FQ__IX_VERSION)
+    if (frames__le32(h + 8) != FQ__IX_VERSION)
         return fq__ix_bad(err, FQ_E_STALE, "index format version %u (this library reads version %u)",
-                          fq__le32(h + 8), FQ__IX_VERSION);
-    if (fq__le32(h + 12) != FQ__IX_HDR || fq__le64(h + 504) != fq__hash64(0, h, 504))
+                          frames__le32(h + 8), FQ__IX_VERSION);
+    if (frames__le32(h + 12) != FQ__IX_HDR || frames__le64(h + 504) != fq__hash64(0, h, 504))
         return fq__ix_bad(err, FRAMES_E_FORMAT,
                           "the index header is damaged or from another version (rebuild it)");
-    fmt = fq__le32(h + 16);
-    x->flags = fq__le32(h + 20);
+    fmt = frames__le32(h + 16);
+    x->flags = frames__le32(h + 20);
     if (fmt != (uint32_t)t->format)
         return fq__ix_bad(err, FQ_E_STALE, "the index is of a %s trace, this is a %s trace",
                           fmt_names[fmt < 3 ? fmt : 0], fmt_names[t->format]);
-    tsz = fq__le64(h + 24);
+    tsz = frames__le64(h + 24);
     if (tsz != t->size)
         return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace of %llu bytes, this one has %llu",
                           (unsigned long long)tsz, (unsigned long long)t->size);
     if ((x->flags & FQ__IX_MTIME) && t->have_mtime &&
-        (fq__le64(h + 32) != (uint64_t)t->mtime_s || fq__le64(h + 40) != (uint64_t)t->mtime_ns))
+        (frames__le64(h + 32) != (uint64_t)t->mtime_s || frames__le64(h + 40) != (uint64_t)t->mtime_ns))
         return fq__ix_bad(err, FQ_E_STALE, "the trace was modified after the index was built");
     headlen = fq__ix_head_len(t);
-    if (fq__le64(h + 48) != headlen || fq__le64(h + 56) != fq__hash64(0, t->data, headlen))
+    if (frames__le64(h + 48) != headlen || frames__le64(h + 56) != fq__hash64(0, t->data, headlen))
         return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with another header");
-    if (fq__le64(h + 64) != fq__ix_sample_hash(t))
+    if (frames__le64(h + 64) != fq__ix_sample_hash(t))
         return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with other contents");
-    if (tdb && fq__le64(h + 136) != t->points_off)
+    if (tdb && frames__le64(h + 136) != t->points_off)
         return fq__ix_bad(err, FQ_E_STALE, "the index is of a trace with another header");
-    x->npoints = fq__le64(h + 72);
-    x->ncand = fq__le64(h + 80);
-    x->nptr = fq__le64(h + 88);
-    x->nstmt = fq__le64(h + 96);
-    x->nostmt = fq__le64(h + 104);
-    x->block = fq__le32(h + 112);
-    x->pwidth = fq__le32(h + 116);
+    x->npoints = frames__le64(h + 72);
+    x->ncand = frames__le64(h + 80);
+    x->nptr = frames__le64(h + 88);
+    x->nstmt = frames__le64(h + 96);
+    x->nostmt = frames__le64(h + 104);
+    x->block = frames__le32(h + 112);
+    x->pwidth = frames__le32(h + 116);
     /* every count is bounded by the trace: a point takes a byte at least, a pointer 9 */
     if (x->npoints > t->size || x->ncand > x->npoints || x->nptr > t->size / 9 ||
         x->nstmt > x->ncand || x->nostmt > x->npoints || x->block == 0 || x->block > 65536 ||
         (x->pwidth != 4 && x->pwidth != 8) || (x->pwidth == 4 && x->npoints > 0x100000000ull) ||
-        (!tdb && x->nptr) || memchr(h + FQ__IX_MSG, 0, 200) == NULL || fq__le64(h + 128) > t->size ||
+        (!tdb && x->nptr) || memchr(h + FQ__IX_MSG, 0, 200) == NULL || frames__le64(h + 128) > t->size ||
         (tdb && x->ncand != x->npoints))
         return fq__ix_bad(err, FRAMES_E_FORMAT, "the index header is inconsistent");
     if (!tdb && x->npoints != t->npoints)
@@ -3514,10 +3443,10 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     want[FQ__XS_STMTS] = (x->nstmt + 1) * 16;
     want[FQ__XS_POST] = x->ncand * x->pwidth;
     want[FQ__XS_COLDIR] = tdb ? (uint64_t)t->ntypes * FQ__IX_CDIR : 0;
-    want[FQ__XS_COLDATA] = fq__le64(h + 152 + 16 * FQ__XS_COLDATA);   /* checked with the directory */
+    want[FQ__XS_COLDATA] = frames__le64(h + 152 + 16 * FQ__XS_COLDATA);   /* checked with the directory */
     if (!tdb && want[FQ__XS_COLDATA]) want[FQ__XS_COLDATA] = 0;
     for (i = 0; i < FQ__XS_N; i++) {   /* the counts are below 2^61: no overflow */
-        uint64_t off = fq__le64(h + 144 + 16 * i), len = fq__le64(h + 152 + 16 * i);
+        uint64_t off = frames__le64(h + 144 + 16 * i), len = frames__le64(h + 152 + 16 * i);
         if (len != want[i] || (len && (off % 8 || off < FQ__IX_HDR || off > x->size || len > x->size - off)))
             return fq__ix_bad(err, FRAMES_E_FORMAT, "the index is damaged or cut short (section %d)", i);
         x->sec[i] = h + (len ? off : 0);
@@ -3536,9 +3465,9 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
         t->nptr = x->nptr;
         t->idx_done = 1;
         t->info.points = x->npoints;
-        t->info.truncated = fq__le32(h + 120) != 0;
-        t->info.damaged = fq__le32(h + 124) != 0;
-        t->info.cut_offset = fq__le64(h + 128);
+        t->info.truncated = frames__le32(h + 120) != 0;
+        t->info.damaged = frames__le32(h + 124) != 0;
+        t->info.cut_offset = frames__le64(h + 128);
         memcpy(t->info.message, h + FQ__IX_MSG, sizeof t->info.message < 200 ? sizeof t->info.message : 200);
         t->info.message[sizeof t->info.message - 1] = 0;
         fq__mm_free(&t->idx_mm);
@@ -3549,7 +3478,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
 
 static int fq__ix_new(fq_trace *t, fq__ix **out, frames_error *err) {
     if (t->ix) return fq__fail(err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "the trace has an index already");
-    if (!(*out = (fq__ix *)FQ__MALLOC(sizeof **out, t->ctx))) return fq__oom(err);
+    if (!(*out = (fq__ix *)FRAMES_MALLOC(sizeof **out, t->ctx))) return fq__oom(err);
     memset(*out, 0, sizeof **out);
     return FRAMES_OK;
 }
@@ -3557,7 +3486,7 @@ static int fq__ix_new(fq_trace *t, fq__ix **out, frames_error *err) {
 FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err) {
     fq__ix *x;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     if ((rc = fq__ix_new(t, &x, err)) < 0) return rc;
     x->data = size ? (const uint8_t *)data : (const uint8_t *)"";
     x->size = size;
@@ -3568,21 +3497,21 @@ FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frame
 FRAMES_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
     fq__ix *x;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     if ((rc = fq__ix_new(t, &x, err)) < 0) return rc;
 #ifndef FRAMES_NO_POSIX
     {
         struct stat st;
         int fd = open(path, O_RDONLY);
         if (fd < 0) rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
-                                  strerror(errno));
+                                  frames__syserr());
         else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
             rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s is not a regular file", path);
         else if (st.st_size > 0) {
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
             if (m == MAP_FAILED)
                 rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s", path,
-                              strerror(errno));
+                              frames__syserr());
             else {
                 x->map = m;
                 x->maplen = (size_t)st.st_size;
@@ -3599,7 +3528,7 @@ FRAMES_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
         memset(&tmp, 0, sizeof tmp);
         tmp.ctx = t->ctx;
         if (!f) rc = fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s", path,
-                              strerror(errno));
+                              frames__syserr());
         else {
             rc = fq__read_all(&tmp, 0, f, err, path);
             fclose(f);
@@ -3688,19 +3617,19 @@ FRAMES_DEF void fq_plan_free(fq_plan *p) {
     if (!p) return;
     ctx = p->ctx;
     if (p->var_names)
-        for (i = 0; i < p->nvars; i++) FQ__FREE(p->var_names[i], ctx);
-    FQ__FREE(p->var_names, ctx);
-    FQ__FREE(p->nodes, ctx);
-    FQ__FREE(p->kids, ctx);
-    FQ__FREE(p->strs, ctx);
-    FQ__FREE(p->tmask, ctx);
-    FQ__FREE(p->ptypes, ctx);
-    FQ__FREE(p->pats, ctx);
-    FQ__FREE(p->soft, ctx);
-    FQ__FREE(p->conj, ctx);
-    FQ__FREE(p->pcs, ctx);
-    FQ__FREE(p->tids, ctx);
-    FQ__FREE(p, ctx);
+        for (i = 0; i < p->nvars; i++) FRAMES_FREE(p->var_names[i], ctx);
+    FRAMES_FREE(p->var_names, ctx);
+    FRAMES_FREE(p->nodes, ctx);
+    FRAMES_FREE(p->kids, ctx);
+    FRAMES_FREE(p->strs, ctx);
+    FRAMES_FREE(p->tmask, ctx);
+    FRAMES_FREE(p->ptypes, ctx);
+    FRAMES_FREE(p->pats, ctx);
+    FRAMES_FREE(p->soft, ctx);
+    FRAMES_FREE(p->conj, ctx);
+    FRAMES_FREE(p->pcs, ctx);
+    FRAMES_FREE(p->tids, ctx);
+    FRAMES_FREE(p, ctx);
 }
 
 /* Next comma-separated item of a type list, trimmed. */
@@ -3745,7 +3674,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     unsigned v;
     size_t npat = 0, cappat = 0;
     if (t->format == FQ_FORMAT_TRACEDB) {
-        p->tmask = (uint64_t *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
+        p->tmask = (uint64_t *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(uint64_t), p->ctx);
         if (!p->tmask) return fq__oom(err);
         memset(p->tmask, 0, (t->ntypes ? t->ntypes : 1) * sizeof(uint64_t));
     }
@@ -3786,7 +3715,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
                                     "variable '%s': '%.*s' is not an operand type "
                                     "(regN, memN, reg*, mem*, *)",
                                     q->vars[v].name, (int)(n > 40 ? 40 : n), b);
-                if (FQ__GROW(p->pats, cappat, npat + 1, p->ctx) < 0)
+                if (FRAMES__GROW(p->pats, cappat, npat + 1, p->ctx) < 0)
                     return fq__oom(err);
                 p->pats[npat++] = pat;
                 if (pat.bits < 0 && (pat.kinds & FQ_B_REG)) p->any_reg_bits |= 1ull << v;
@@ -3800,7 +3729,7 @@ static int fq__resolve_types(fq_plan *p, const fq_query *q, frames_error *err) {
     p->pat_off[q->nvars] = (uint32_t)npat;
     if (t->format == FQ_FORMAT_TRACEDB) {
         uint32_t ti;
-        p->ptypes = (fq__ptype *)FQ__MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
+        p->ptypes = (fq__ptype *)FRAMES_MALLOC((t->ntypes ? t->ntypes : 1) * sizeof(fq__ptype), p->ctx);
         if (!p->ptypes) return fq__oom(err);
         for (ti = 0; ti < t->ntypes; ti++) {
             memset(&p->ptypes[ti], 0, sizeof p->ptypes[ti]);
@@ -3869,7 +3798,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     uint32_t *tmp = NULL, *depth = NULL;
     unsigned char *live = NULL;
     int rc = FRAMES_OK;
-    fq__clear(err);
+    frames__clear_error(err);
     *out = NULL;
     if (q->err.code) {
         if (err) *err = q->err;
@@ -3878,7 +3807,7 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     if (q->ntids && t->format != FQ_FORMAT_FRAMES)
         return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
                         "a thread filter needs a frames trace (trace-db points have no thread)");
-    p = (fq_plan *)FQ__MALLOC(sizeof *p, q->ctx);
+    p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
     if (!p) return fq__oom(err);
     memset(p, 0, sizeof *p);
     p->ctx = q->ctx;
@@ -3889,20 +3818,20 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->mask = q->mask;
     p->stmt = q->stmt;
     p->nnodes = q->nnodes;
-    p->var_names = (char **)FQ__MALLOC((q->nvars ? q->nvars : 1) * sizeof(char *), q->ctx);
-    p->nodes = (fq__node *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__node), q->ctx);
-    p->kids = (uint32_t *)FQ__MALLOC((q->nkids ? q->nkids : 1) * sizeof(uint32_t), q->ctx);
-    p->strs = (char *)FQ__MALLOC(q->nstrs ? q->nstrs : 1, q->ctx);
-    p->soft = (uint32_t *)FQ__MALLOC((q->nsoft ? q->nsoft : 1) * sizeof(uint32_t), q->ctx);
-    p->pcs = (uint64_t *)FQ__MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
-    p->tids = (uint64_t *)FQ__MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
-    p->conj = (fq__conj *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
-    tmp = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    depth = (uint32_t *)FQ__MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    live = (unsigned char *)FQ__MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
+    p->var_names = (char **)FRAMES_MALLOC((q->nvars ? q->nvars : 1) * sizeof(char *), q->ctx);
+    p->nodes = (fq__node *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__node), q->ctx);
+    p->kids = (uint32_t *)FRAMES_MALLOC((q->nkids ? q->nkids : 1) * sizeof(uint32_t), q->ctx);
+    p->strs = (char *)FRAMES_MALLOC(q->nstrs ? q->nstrs : 1, q->ctx);
+    p->soft = (uint32_t *)FRAMES_MALLOC((q->nsoft ? q->nsoft : 1) * sizeof(uint32_t), q->ctx);
+    p->pcs = (uint64_t *)FRAMES_MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
+    p->tids = (uint64_t *)FRAMES_MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
+    p->conj = (fq__conj *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
+    tmp = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    depth = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    live = (unsigned char *)FRAMES_MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
     if (!p->var_names || !p->nodes || !p->kids || !p->strs || !p->soft || !p->pcs || !p->tids ||
         !p->conj || !tmp || !depth || !live) {
-        FQ__FREE(p->var_names, q->ctx);
+        FRAMES_FREE(p->var_names, q->ctx);
         p->var_names = NULL;
         rc = fq__oom(err);
         goto done;
@@ -4006,9 +3935,9 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         p->conj_off[q->nvars + 1] = (uint32_t)at;
     }
 done:
-    FQ__FREE(tmp, q->ctx);
-    FQ__FREE(depth, q->ctx);
-    FQ__FREE(live, q->ctx);
+    FRAMES_FREE(tmp, q->ctx);
+    FRAMES_FREE(depth, q->ctx);
+    FRAMES_FREE(live, q->ctx);
     if (rc < 0) {
         fq_plan_free(p);
         return rc;
@@ -4138,7 +4067,7 @@ static int fq__stopped(const fq__worker *w);
 static void fq__flush(fq__worker *w);
 
 static fq__dvar *fq__new_dvar(fq__worker *w) {
-    if (w->ndv == w->capdv && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+    if (w->ndv == w->capdv && FRAMES__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
         w->oom = 1;
         return NULL;
     }
@@ -4163,7 +4092,7 @@ static int fq__keep_point(const fq_plan *p, const fq__pt *pt) {
 }
 
 /* v/value of a trace-db variable from its stored bytes (raw: little-endian, zero-extended). */
-FQ__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint32_t size, uint64_t raw) {
+FRAMES__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint32_t size, uint64_t raw) {
     v->raw = raw;
     switch (fmt) {
     case FQ_FMT_SIGNED:
@@ -4195,11 +4124,11 @@ FQ__INLINE void fq__tdb_num(const fq__worker *w, fq__dvar *v, unsigned fmt, uint
     }
 }
 
-FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
+FRAMES__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, uint32_t name, uint32_t type,
                         uint32_t size, uint32_t ord, uint64_t m, uint64_t ptr) {
     const fq__ttype *ty = &t->types[type];
     fq__dvar *v;
-    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+    if (FRAMES__UNLIKELY(w->ndv == w->capdv) && FRAMES__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
         w->oom = 1;
         return;
     }
@@ -4221,7 +4150,7 @@ FQ__INLINE void fq__tdb_var(fq__worker *w, const fq_trace *t, const uint8_t *b, 
     if (ty->fmt == FQ_FMT_POINTER && fq__ptr_size(t, ptr, &v->size)) v->flags = FQ_B_HAS_SIZE;
     else v->size = 0;
     fq__tdb_num(w, v, ty->fmt, size,
-                size == 4 ? fq__le32(b) : size == 8 ? fq__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size));
+                size == 4 ? frames__le32(b) : size == 8 ? frames__le64(b) : ty->fmt == FQ_FMT_BLOB ? 0 : fq__leN(b, size));
 }
 
 /* trace-db, the hot loop: walk the complete point at off and decode the variables the
@@ -4234,17 +4163,17 @@ static uint64_t fq__tdb_point(fq__worker *w, const fq_trace *t, uint64_t off, ui
     uint32_t ord = 0;
     for (;;) {
         unsigned tag = d[off++];
-        if (FQ__LIKELY(tag == FQ__TAG_VAR)) {
-            uint32_t type = fq__le32(d + off + 4);
+        if (FRAMES__LIKELY(tag == FQ__TAG_VAR)) {
+            uint32_t type = frames__le32(d + off + 4);
             const fq__ptype *ty = &types[type];
             uint32_t size = ty->size;
             off += 8;
-            if (FQ__UNLIKELY(ty->varlen)) {
-                size = fq__le32(d + off);
+            if (FRAMES__UNLIKELY(ty->varlen)) {
+                size = frames__le32(d + off);
                 off += 4;
             }
             if (ty->mask) {
-                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                uint32_t name = frames__le32(d + off - (ty->varlen ? 12 : 8));
                 fq__tdb_var(w, t, d + off, name, type, size, ord, ty->mask, pc);
             }
             pc += ty->pointer;
@@ -4253,7 +4182,7 @@ static uint64_t fq__tdb_point(fq__worker *w, const fq_trace *t, uint64_t off, ui
         } else if (tag == FQ__TAG_END) {
             break;
         } else if (tag == FQ__TAG_STMT) {
-            st = fq__le64(d + off);
+            st = frames__le64(d + off);
             off += 8;
         } else off += tag == FQ__TAG_BUFSIZE ? 16 : 8;
     }
@@ -4280,22 +4209,22 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
             *stmt = st;
             return off;
         case FQ__TAG_STMT:
-            st = fq__le64(d + off);
+            st = frames__le64(d + off);
             off += 8;
             break;
         case FQ__TAG_VAR: {
-            uint32_t type = fq__le32(d + off + 4), size;
+            uint32_t type = frames__le32(d + off + 4), size;
             const fq__ttype *ty = &types[type];
             uint64_t m = mode == 1 ? tmask[type] : all;
             if (mode == 2 && !(ord < 64 ? (w->want >> ord & 1) : (uint64_t)w->want_high)) m = 0;
             size = ty->size;
             off += 8;
-            if (FQ__UNLIKELY(ty->varlen)) {
-                size = fq__le32(d + off);
+            if (FRAMES__UNLIKELY(ty->varlen)) {
+                size = frames__le32(d + off);
                 off += 4;
             }
             if (m) {
-                uint32_t name = fq__le32(d + off - (ty->varlen ? 12 : 8));
+                uint32_t name = frames__le32(d + off - (ty->varlen ? 12 : 8));
                 fq__tdb_var(w, t, d + off, name, type, size, ord, m, *ptr);
             }
             if (ty->fmt == FQ_FMT_POINTER) (*ptr)++;
@@ -4305,19 +4234,19 @@ static uint64_t fq__tdb_walk(fq__worker *w, const fq_trace *t, uint64_t off, uin
         }
         case FQ__TAG_BUFSIZE:
             if (mode == 2) {
-                if (w->nbufs == w->capbufs && FQ__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0)
+                if (w->nbufs == w->capbufs && FRAMES__GROW(w->bufs, w->capbufs, w->nbufs + 1, w->ctx) < 0)
                     w->oom = 1;
                 else {
-                    w->bufs[w->nbufs].address = fq__le64(d + off);
-                    w->bufs[w->nbufs++].size = fq__le64(d + off + 8);
+                    w->bufs[w->nbufs].address = frames__le64(d + off);
+                    w->bufs[w->nbufs++].size = frames__le64(d + off + 8);
                 }
             }
             off += 16;
             break;
         default:   /* AUXILIARY */
             if (mode == 2) {
-                if (w->naux == w->capaux && FQ__GROW(w->aux, w->capaux, w->naux + 1, w->ctx) < 0) w->oom = 1;
-                else w->aux[w->naux++] = fq__le64(d + off);
+                if (w->naux == w->capaux && FRAMES__GROW(w->aux, w->capaux, w->naux + 1, w->ctx) < 0) w->oom = 1;
+                else w->aux[w->naux++] = frames__le64(d + off);
             }
             off += 8;
             break;
@@ -4480,7 +4409,7 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
         const fq__num *a = fq__operand(p, w, p->kids[nd->kid0]);
         const fq__num *b = fq__operand(p, w, p->kids[nd->kid0 + 1]);
         int c;
-        if (FQ__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
+        if (FRAMES__LIKELY(a->kind == FQ__INT && b->kind == FQ__INT && (a->n | b->n) <= 1)) {
             if (a->neg != b->neg) c = a->neg ? -1 : 1;
             else {
                 c = (a->small > b->small) - (a->small < b->small);
@@ -4514,8 +4443,8 @@ static int fq__test(const fq_plan *p, fq__worker *w, uint32_t ni) {
 
 /* Most conjuncts compare a variable's value with a constant or another value: decide
    those on single-limb integers here, everything else in fq__test. */
-FQ__INLINE int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
-    if (FQ__LIKELY(c->mask)) {
+FRAMES__INLINE int fq__conj_ok(const fq_plan *p, fq__worker *w, const fq__conj *c) {
+    if (FRAMES__LIKELY(c->mask)) {
         uint64_t xa, xb;
         unsigned na, nb;
         int r;
@@ -4625,7 +4554,7 @@ static void fq__enumerate(fq__worker *w) {
             continue;
         }
         fq__tuple(w);
-        if (FQ__UNLIKELY(w->spilled)) return;
+        if (FRAMES__UNLIKELY(w->spilled)) return;
     }
 }
 
@@ -4651,7 +4580,7 @@ static void fq__eval_point(fq__worker *w) {
         w->group = FQ__NONE;
         return;
     }
-    if (k * w->ndv > w->capcand && FQ__GROW(w->cand, w->capcand, k * w->ndv, w->ctx) < 0) {
+    if (k * w->ndv > w->capcand && FRAMES__GROW(w->cand, w->capcand, k * w->ndv, w->ctx) < 0) {
         w->oom = 1;
         return;
     }
@@ -4698,7 +4627,7 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
         if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
             fq__chunk *c;
             if (!t->cblk[nc >> FQ__BSHIFT] &&
-                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FQ__MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
+                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FRAMES_MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
                 goto nomem;
             c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
             c->off = start;
@@ -4710,18 +4639,18 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
         while (off < n) {
             unsigned tag = d[off];
             uint64_t at;
-            if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
-                uint32_t type = fq__le32(d + off + 5);
+            if (FRAMES__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* the common entry, checked at once */
+                uint32_t type = frames__le32(d + off + 5);
                 const fq__ttype *ty = &types[type < t->ntypes ? type : 0];
-                if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
-                               fq__le32(d + off + 1) < t->nnames)) {
+                if (FRAMES__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen &&
+                               frames__le32(d + off + 1) < t->nnames)) {
                     if (ty->fmt == FQ_FMT_POINTER) {
                         uint64_t bs = 0;
                         int has = fq__mm_size(&t->idx_mm, fq__leN(d + off + 9, ty->size), &bs);
                         if (fq__ptr_record(t, nptr++, has, bs) < 0) goto nomem;
                     }
                     if (tmask && tmask[type])
-                        fq__tdb_var(w, t, d + off + 9, fq__le32(d + off + 1), type, ty->size, ord,
+                        fq__tdb_var(w, t, d + off + 9, frames__le32(d + off + 1), type, ty->size, ord,
                                     tmask[type], nptr - (ty->fmt == FQ_FMT_POINTER));
                     ord++;
                     off += ty->elen;
@@ -4736,9 +4665,9 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     partial = 1;
                     break;
                 }
-                name = fq__le32(d + off);
-                type = fq__le32(d + off + 4);
-                if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
+                name = frames__le32(d + off);
+                type = frames__le32(d + off + 4);
+                if (FRAMES__UNLIKELY(name >= t->nnames || type >= t->ntypes)) {
                     fq__tdb_cut(t, 1, start, np,
                                 "point %llu: variable at offset 0x%llx has %s index %u of %u",
                                 (unsigned long long)np, (unsigned long long)at,
@@ -4750,15 +4679,15 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                 off += 8;
                 ty = &types[type];
                 size = ty->size;
-                if (FQ__UNLIKELY(ty->varlen)) {
+                if (FRAMES__UNLIKELY(ty->varlen)) {
                     if (n - off < 4) {
                         partial = 1;
                         break;
                     }
-                    size = fq__le32(d + off);
+                    size = frames__le32(d + off);
                     off += 4;
                 }
-                if (FQ__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
+                if (FRAMES__UNLIKELY(ty->fmt == FQ_FMT_SIGNED && size != 1 && size != 2 && size != 4 &&
                                  size != 8)) {
                     fq__tdb_cut(t, 1, start, np,
                                 "point %llu: SIGNED type %u has size %u (1, 2, 4 or 8) at offset 0x%llx",
@@ -4788,14 +4717,14 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
                     partial = 1;
                     break;
                 }
-                if (tag == FQ__TAG_STMT) pstmt = fq__le64(d + off);
+                if (tag == FQ__TAG_STMT) pstmt = frames__le64(d + off);
                 off += 8;
             } else if (tag == FQ__TAG_BUFSIZE) {
                 if (n - off < 16) {
                     partial = 1;
                     break;
                 }
-                if (fq__mm_set(&t->idx_mm, fq__le64(d + off), fq__le64(d + off + 8)) < 0) goto nomem;
+                if (fq__mm_set(&t->idx_mm, frames__le64(d + off), frames__le64(d + off + 8)) < 0) goto nomem;
                 off += 16;
             } else {
                 fq__tdb_cut(t, 1, start, np, "point %llu: bad tag %u at offset 0x%llx",
@@ -4899,7 +4828,7 @@ static void fq__tdb_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         w->pt.loc = start;
         w->pt.aux = ptr0;
         if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
-        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+        if (FRAMES__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
     w->slot->reached = off;
 }
@@ -4944,7 +4873,7 @@ static void fq__frames_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         w->ndv = 0;
         fq__frames_vars(w, &w->fr.std, 0);
         fq__eval_point(w);
-        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+        if (FRAMES__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
     w->slot->reached = i;
     frames_cursor_close(c);
@@ -4991,10 +4920,10 @@ static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t
     if (off < t->points_off) return 0;
     while (off < n) {
         unsigned tag = d[off];
-        if (FQ__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* fixed-size types at once */
-            uint32_t type = fq__le32(d + off + 5), name = fq__le32(d + off + 1);
+        if (FRAMES__LIKELY(tag == FQ__TAG_VAR && n - off >= 9)) {   /* fixed-size types at once */
+            uint32_t type = frames__le32(d + off + 5), name = frames__le32(d + off + 1);
             const fq__ptype *ty = &pty[type < t->ntypes ? type : 0];
-            if (FQ__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen && name < t->nnames)) {
+            if (FRAMES__LIKELY(type < t->ntypes && ty->elen && n - off >= ty->elen && name < t->nnames)) {
                 if (decode && ty->mask) fq__tdb_var(w, t, d + off + 9, name, type, ty->size, ord, ty->mask, pc);
                 pc += ty->pointer;
                 off += ty->elen;
@@ -5006,19 +4935,19 @@ static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t
         if (tag == FQ__TAG_VAR) {
             uint32_t name, type, size;
             const fq__ttype *ty;
-            if (FQ__UNLIKELY(n - off < 8)) return 0;
-            name = fq__le32(d + off);
-            type = fq__le32(d + off + 4);
-            if (FQ__UNLIKELY(name >= t->nnames || type >= t->ntypes)) return 0;
+            if (FRAMES__UNLIKELY(n - off < 8)) return 0;
+            name = frames__le32(d + off);
+            type = frames__le32(d + off + 4);
+            if (FRAMES__UNLIKELY(name >= t->nnames || type >= t->ntypes)) return 0;
             ty = &t->types[type];
             off += 8;
             size = ty->size;
-            if (FQ__UNLIKELY(ty->varlen)) {
+            if (FRAMES__UNLIKELY(ty->varlen)) {
                 if (n - off < 4) return 0;
-                size = fq__le32(d + off);
+                size = frames__le32(d + off);
                 off += 4;
-            } else if (FQ__UNLIKELY(!ty->elen)) return 0;   /* a SIGNED size trace-db rejects */
-            if (FQ__UNLIKELY(n - off < size)) return 0;
+            } else if (FRAMES__UNLIKELY(!ty->elen)) return 0;   /* a SIGNED size trace-db rejects */
+            if (FRAMES__UNLIKELY(n - off < size)) return 0;
             if (decode && pty[type].mask) fq__tdb_var(w, t, d + off, name, type, size, ord, pty[type].mask, pc);
             pc += pty[type].pointer;
             off += size;
@@ -5029,7 +4958,7 @@ static uint64_t fq__tdb_point_checked(fq__worker *w, const fq_trace *t, uint64_t
             return off;
         } else if (tag == FQ__TAG_STMT || tag == FQ__TAG_AUX) {
             if (n - off < 8) return 0;
-            if (tag == FQ__TAG_STMT) st = fq__le64(d + off);
+            if (tag == FQ__TAG_STMT) st = frames__le64(d + off);
             off += 8;
         } else if (tag == FQ__TAG_BUFSIZE) {
             if (n - off < 16) return 0;
@@ -5101,7 +5030,7 @@ static void fq__ix_tdb_range(fq__worker *w, uint64_t lo, uint64_t hi, int prefil
         w->pt.loc = start;
         w->pt.aux = ptr0;
         if (fq__keep_point(w->p, &w->pt)) fq__eval_point(w);
-        if (FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+        if (FRAMES__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
     w->slot->reached = off;
 }
@@ -5114,7 +5043,7 @@ static int fq__ix_frame_at(const fq_trace *t, uint64_t k, uint64_t *off, uint64_
     for (i = c.counter, o = c.off;; i++) {
         uint64_t l;
         if (o > t->size || t->size - o < 8) return 0;
-        l = fq__le64(t->data + o);
+        l = frames__le64(t->data + o);
         if (l > t->size - o - 8) return 0;
         if (i == k) {
             *off = o;
@@ -5160,11 +5089,11 @@ typedef struct fq__sel {
 
 static uint64_t fq__sel_at(const fq__sel *s, uint64_t j) {
     if (s->merged) return s->merged[j];
-    return s->width == 4 ? fq__le32(s->list + 4 * j) : fq__le64(s->list + 8 * j);
+    return s->width == 4 ? frames__le32(s->list + 4 * j) : frames__le64(s->list + 8 * j);
 }
 
 static void fq__sel_free(fq__sel *s, void *ctx) {
-    FQ__FREE(s->merged, ctx);
+    FRAMES_FREE(s->merged, ctx);
     memset(s, 0, sizeof *s);
 }
 
@@ -5196,12 +5125,12 @@ static int fq__ix_corrupt(frames_error *err, const char *what) {
    each is ascending and below the number of points. A binary heap of list heads. */
 static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel *s, void *ctx,
                         frames_error *err) {
-    fq__head *hp = (fq__head *)FQ__MALLOC(n * sizeof *hp, ctx);
+    fq__head *hp = (fq__head *)FRAMES_MALLOC(n * sizeof *hp, ctx);
     size_t nh = 0, i;
     uint64_t out = 0, last = 0;
     if (!hp) return fq__oom(err);
-    if (!(s->merged = (uint64_t *)FQ__MALLOC((size_t)(s->n ? s->n : 1) * sizeof(uint64_t), ctx))) {
-        FQ__FREE(hp, ctx);
+    if (!(s->merged = (uint64_t *)FRAMES_MALLOC((size_t)(s->n ? s->n : 1) * sizeof(uint64_t), ctx))) {
+        FRAMES_FREE(hp, ctx);
         return fq__oom(err);
     }
     for (i = 0; i < n; i++) {
@@ -5215,21 +5144,21 @@ static int fq__ix_merge(const fq__ix *x, const uint64_t *ent, size_t n, fq__sel 
     while (nh) {
         uint64_t v = hp[0].key;
         if (v >= x->npoints || (out && v <= last) || out >= s->n) {
-            FQ__FREE(hp, ctx);
+            FRAMES_FREE(hp, ctx);
             return fq__ix_corrupt(err, "posting lists out of order");
         }
         s->merged[out++] = last = v;
         if (++hp[0].at < hp[0].end) {
             uint64_t nv = fq__ix_post(x, hp[0].at);
             if (nv <= v) {
-                FQ__FREE(hp, ctx);
+                FRAMES_FREE(hp, ctx);
                 return fq__ix_corrupt(err, "a posting list out of order");
             }
             hp[0].key = nv;
         } else hp[0] = hp[--nh];
         fq__heap_down(hp, nh);
     }
-    FQ__FREE(hp, ctx);
+    FRAMES_FREE(hp, ctx);
     return out == s->n ? FRAMES_OK : fq__ix_corrupt(err, "posting list lengths");
 }
 
@@ -5246,7 +5175,7 @@ static int fq__ix_entries(const fq_plan *p, uint64_t **out, size_t *n, uint64_t 
     *total = 0;
 #define FQ__ADD(e)                                                                           \
     do {                                                                                    \
-        if (FQ__GROW(ent, cap, nent + 1, p->ctx) < 0) {                                     \
+        if (FRAMES__GROW(ent, cap, nent + 1, p->ctx) < 0) {                                     \
             rc = fq__oom(err);                                                              \
             goto done;                                                                      \
         }                                                                                   \
@@ -5280,7 +5209,7 @@ static int fq__ix_entries(const fq_plan *p, uint64_t **out, size_t *n, uint64_t 
         *total += e - a;
     }
 done:
-    if (rc < 0) FQ__FREE(ent, p->ctx);
+    if (rc < 0) FRAMES_FREE(ent, p->ctx);
     else {
         *out = ent;
         *n = nent;
@@ -5321,7 +5250,7 @@ static int fq__ix_select(const fq_plan *p, fq__sel *s, frames_error *err) {
     } else if (nent > 1 && (rc = fq__ix_merge(x, ent, nent, s, p->ctx, err)) >= 0)
         rc = 1;
 done:
-    FQ__FREE(ent, p->ctx);
+    FRAMES_FREE(ent, p->ctx);
     if (rc <= 0) fq__sel_free(s, p->ctx);
     return rc;
 }
@@ -5364,7 +5293,7 @@ static void fq__ix_process(fq__worker *w, uint64_t lo, uint64_t hi) {
         uint64_t k = fq__sel_at(s, j);
         if (tdb) fq__ix_tdb_range(w, k, k + 1, 0, 1);
         else fq__ix_frame(w, k);
-        if (w->slot->rc || FQ__UNLIKELY(w->oom) || fq__stopped(w)) break;
+        if (w->slot->rc || FRAMES__UNLIKELY(w->oom) || fq__stopped(w)) break;
     }
 }
 
@@ -5412,7 +5341,7 @@ static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
     size_t i;
     if ((s->n + 1) * 2 > s->cap) {   /* rehash */
         size_t nc = s->cap ? s->cap * 2 : 256, j;
-        fq__set_e *ne = (fq__set_e *)FQ__MALLOC(nc * sizeof *ne, s->ctx);
+        fq__set_e *ne = (fq__set_e *)FRAMES_MALLOC(nc * sizeof *ne, s->ctx);
         if (!ne) return -1;
         memset(ne, 0, nc * sizeof *ne);
         for (j = 0; j < s->cap; j++)
@@ -5421,13 +5350,13 @@ static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
                 while (ne[b].used) b = (b + 1) & (nc - 1);
                 ne[b] = s->e[j];
             }
-        FQ__FREE(s->e, s->ctx);
+        FRAMES_FREE(s->e, s->ctx);
         s->e = ne;
         s->cap = nc;
     }
     for (i = (size_t)h & (s->cap - 1); s->e[i].used; i = (i + 1) & (s->cap - 1))
         if (s->e[i].hash == h && s->e[i].len == n && !memcmp(s->keys + s->e[i].off, k, n)) return 0;
-    if (FQ__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0) return -1;
+    if (FRAMES__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0) return -1;
     memcpy(s->keys + s->nkeys, k, n);
     s->e[i].hash = h;
     s->e[i].off = s->nkeys;
@@ -5514,8 +5443,8 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
     w->ctx = p->ctx;
     w->group = FQ__NONE;
     w->sel = &r->sel;
-    w->vals = (fq__num *)FQ__MALLOC((p->nnodes ? p->nnodes : 1) * sizeof(fq__num), p->ctx);
-    w->limbs = (uint64_t *)FQ__MALLOC((p->nlimbs ? p->nlimbs : 1) * sizeof(uint64_t), p->ctx);
+    w->vals = (fq__num *)FRAMES_MALLOC((p->nnodes ? p->nnodes : 1) * sizeof(fq__num), p->ctx);
+    w->limbs = (uint64_t *)FRAMES_MALLOC((p->nlimbs ? p->nlimbs : 1) * sizeof(uint64_t), p->ctx);
     frames_decoder_init(&w->dec, NULL, 0, p->ctx);
     if (!w->vals || !w->limbs) return -1;
     memset(w->vals, 0, (p->nnodes ? p->nnodes : 1) * sizeof(fq__num));
@@ -5523,14 +5452,14 @@ static int fq__worker_init(fq__worker *w, const fq_plan *p, fq__run *r) {
 }
 
 static void fq__worker_free(fq__worker *w) {
-    FQ__FREE(w->vals, w->ctx);
-    FQ__FREE(w->ccur, w->ctx);
-    FQ__FREE(w->heads, w->ctx);
-    FQ__FREE(w->limbs, w->ctx);
-    FQ__FREE(w->dv, w->ctx);
-    FQ__FREE(w->cand, w->ctx);
-    FQ__FREE(w->aux, w->ctx);
-    FQ__FREE(w->bufs, w->ctx);
+    FRAMES_FREE(w->vals, w->ctx);
+    FRAMES_FREE(w->ccur, w->ctx);
+    FRAMES_FREE(w->heads, w->ctx);
+    FRAMES_FREE(w->limbs, w->ctx);
+    FRAMES_FREE(w->dv, w->ctx);
+    FRAMES_FREE(w->cand, w->ctx);
+    FRAMES_FREE(w->aux, w->ctx);
+    FRAMES_FREE(w->bufs, w->ctx);
     frames_decoder_free(&w->dec);
 }
 
@@ -5555,7 +5484,7 @@ static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
 }
 
 /* Record r of column c (type `type`) into *v: 1 when its name is out of range. */
-FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+FRAMES__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
                             uint64_t m, int slots, int names, fq__dvar *v) {
     uint32_t size = c->vw;
     int bad = 0;
@@ -5563,7 +5492,7 @@ FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__co
     v->name = 0;
     if (names) {
         uint64_t nm = fq__rdw(c->name, r, c->nw);
-        if (FQ__UNLIKELY(nm >= t->nnames)) bad = 1;
+        if (FRAMES__UNLIKELY(nm >= t->nnames)) bad = 1;
         else v->name = (uint32_t)nm;
     }
     v->type = type;
@@ -5576,8 +5505,8 @@ FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__co
     v->nm = NULL;
     v->nmlen = 0;
     v->memk = 0;
-    if (FQ__UNLIKELY(c->flags & FQ__COL_BLOB)) {   /* the length only: v/value is invalid */
-        v->len = fq__le32(c->val + 4 * r);
+    if (FRAMES__UNLIKELY(c->flags & FQ__COL_BLOB)) {   /* the length only: v/value is invalid */
+        v->len = frames__le32(c->val + 4 * r);
         v->bits = v->len * 8;
         v->bytes = NULL;
         v->raw = 0;
@@ -5590,18 +5519,18 @@ FQ__INLINE int fq__col_fill(const fq__worker *w, const fq_trace *t, const fq__co
     if (c->flags & FQ__COL_PTR) {
         if (c->pvalid[r / 8] >> (r % 8) & 1) {
             v->flags = FQ_B_HAS_SIZE;
-            v->size = fq__le64(c->psize + 8 * r);
+            v->size = frames__le64(c->psize + 8 * r);
         }
     }
     fq__tdb_num(w, v, v->fmt, size,
-                size == 4 ? fq__le32(v->bytes) : size == 8 ? fq__le64(v->bytes) : fq__leN(v->bytes, size));
+                size == 4 ? frames__le32(v->bytes) : size == 8 ? frames__le64(v->bytes) : fq__leN(v->bytes, size));
     return bad;
 }
 
 /* Record r of column c as a variable of the current point. */
-FQ__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
+FRAMES__INLINE void fq__col_var(fq__worker *w, const fq_trace *t, const fq__col *c, uint32_t type, uint64_t r,
                             uint64_t m, int slots, int names) {
-    if (FQ__UNLIKELY(w->ndv == w->capdv) && FQ__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
+    if (FRAMES__UNLIKELY(w->ndv == w->capdv) && FRAMES__GROW(w->dv, w->capdv, w->ndv + 1, w->ctx) < 0) {
         w->oom = 1;
         return;
     }
@@ -5619,9 +5548,9 @@ static int fq__col_locate(fq__worker *w, uint64_t j, uint64_t *cur) {
         uint64_t at, i, b = j / 64;
         if (!c->cw) at = j * c->c;
         else {
-            at = fq__le64(c->mark + 8 * b);
+            at = frames__le64(c->mark + 8 * b);
             if (b > 0) {
-                uint64_t prev = fq__le64(c->mark + 8 * (b - 1));
+                uint64_t prev = frames__le64(c->mark + 8 * (b - 1));
                 for (i = 64 * (b - 1); i < 64 * b; i++) prev += fq__rdw(c->cnt, i, c->cw);
                 if (prev != at) {
                     fq__col_bad(w, j, "record marks");
@@ -5649,12 +5578,12 @@ static int fq__col_posting(fq__worker *w, uint64_t j, uint64_t k, uint64_t *cur)
         uint32_t ti = cr->ty[q];
         const fq__col *c = &x->cols[ti];
         uint64_t n, at = cur[q];
-        if (c->cw && j % 64 == 0 && fq__le64(c->mark + 8 * (j / 64)) != at) {
+        if (c->cw && j % 64 == 0 && frames__le64(c->mark + 8 * (j / 64)) != at) {
             fq__col_bad(w, k, "record marks");
             return 1;
         }
         n = c->cw ? fq__rdw(c->cnt, j, c->cw) : c->c;
-        if (FQ__UNLIKELY(at > c->n || n > c->n - at)) {
+        if (FRAMES__UNLIKELY(at > c->n || n > c->n - at)) {
             fq__col_bad(w, k, "record counts");
             return 1;
         }
@@ -5662,7 +5591,7 @@ static int fq__col_posting(fq__worker *w, uint64_t j, uint64_t k, uint64_t *cur)
         contrib += n != 0;
         for (; n; n--, at++) fq__col_var(w, t, c, ti, at, pty[ti].mask, cr->slots, cr->names);
     }
-    if (FQ__UNLIKELY(w->colbad)) {
+    if (FRAMES__UNLIKELY(w->colbad)) {
         fq__col_bad(w, k, "a name");
         return 1;
     }
@@ -5675,7 +5604,7 @@ static int fq__col_posting(fq__worker *w, uint64_t j, uint64_t k, uint64_t *cur)
         }
     }
     fq__eval_point(w);
-    return FQ__UNLIKELY(w->oom) || fq__stopped(w);
+    return FRAMES__UNLIKELY(w->oom) || fq__stopped(w);
 }
 
 /* Postings [ja, jb) of the statement whose postings start at jfirst. */
@@ -5685,7 +5614,7 @@ static int fq__col_range(fq__worker *w, uint64_t jfirst, uint64_t ja, uint64_t j
     w->pt.stmt = stmt;
     for (j = ja; j < jb; j++) {
         uint64_t k = fq__ix_post(x, j);
-        if (FQ__UNLIKELY(k >= x->npoints || (j > jfirst && k <= last))) {
+        if (FRAMES__UNLIKELY(k >= x->npoints || (j > jfirst && k <= last))) {
             fq__col_bad(w, k, "a posting list out of order");
             return 1;
         }
@@ -5803,15 +5732,15 @@ static int fq__col_span(fq__worker *w, const fq__col *c, uint64_t ja, uint64_t j
         *re = jb * c->c;
         return 0;
     }
-    at = *rs = fq__le64(c->mark + 8 * b0);
+    at = *rs = frames__le64(c->mark + 8 * b0);
     if (b0 > 0) {
-        uint64_t prev = fq__le64(c->mark + 8 * (b0 - 1));
+        uint64_t prev = frames__le64(c->mark + 8 * (b0 - 1));
         for (j = 64 * (b0 - 1); j < 64 * b0; j++) prev += fq__rdw(c->cnt, j, c->cw);
         if (prev != at) goto bad;
     }
     for (j = 64 * b0; j < jb; j++) {
         if (j == ja) *rs = at;
-        if (j % 64 == 0 && j > 64 * b0 && fq__le64(c->mark + 8 * (j / 64)) != at) goto bad;
+        if (j % 64 == 0 && j > 64 * b0 && frames__le64(c->mark + 8 * (j / 64)) != at) goto bad;
         at += fq__rdw(c->cnt, j, c->cw);
     }
     if (ja == jb) *rs = at;
@@ -5831,7 +5760,7 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
     int sgn = fmt == FQ_FMT_SIGNED, ptr = (c->flags & FQ__COL_PTR) != 0;
     uint64_t r, n = 0;
     for (r = rs; r < re; r++) {
-        uint64_t raw = vw == 4 ? fq__le32(c->val + 4 * r) : vw == 8 ? fq__le64(c->val + 8 * r) : fq__leN(c->val + vw * r, vw);
+        uint64_t raw = vw == 4 ? frames__le32(c->val + 4 * r) : vw == 8 ? frames__le64(c->val + 8 * r) : fq__leN(c->val + vw * r, vw);
         uint64_t vm, sm = 0;
         unsigned vn = 0;
         int sv = 0;
@@ -5845,7 +5774,7 @@ static uint64_t fq__col_count(const fq__colrun *cr, const fq__col *c, unsigned f
             if (k->ka == FQ__K_SIZE || k->kb == FQ__K_SIZE) {
                 if (!sv) {
                     sv = ptr && (c->pvalid[r / 8] >> (r % 8) & 1) ? 1 : -1;
-                    if (sv > 0) sm = fq__le64(c->psize + 8 * r);
+                    if (sv > 0) sm = frames__le64(c->psize + 8 * r);
                 }
                 if (sv < 0) break;   /* no buffer size: the comparison is false */
             }
@@ -5875,11 +5804,11 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
     if (!vr->any && !sr->any) return re - rs;
     if (!sr->any) {   /* the value only */
         if (c->vw == 4 && fmt == FQ_FMT_SIGNED)
-            for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)fq__le32(val + 4 * r) - lo <= span;
+            for (r = rs; r < re; r++) n += (uint64_t)(int64_t)(int32_t)frames__le32(val + 4 * r) - lo <= span;
         else if (c->vw == 4)
-            for (r = rs; r < re; r++) n += (uint64_t)fq__le32(val + 4 * r) - lo <= span;
+            for (r = rs; r < re; r++) n += (uint64_t)frames__le32(val + 4 * r) - lo <= span;
         else if (c->vw == 8)
-            for (r = rs; r < re; r++) n += fq__le64(val + 8 * r) - lo <= span;
+            for (r = rs; r < re; r++) n += frames__le64(val + 8 * r) - lo <= span;
         else
             for (r = rs; r < re; r++) {
                 uint64_t raw = fq__leN(val + c->vw * r, c->vw);
@@ -5890,7 +5819,7 @@ static uint64_t fq__col_count_ranges(const fq__colrun *cr, const fq__col *c, uns
     }
     for (r = rs; r < re; r++) {   /* the buffer size, and the value when asked */
         uint64_t raw;
-        if (!(c->pvalid[r / 8] >> (r % 8) & 1) || fq__le64(c->psize + 8 * r) - slo > sspan) continue;
+        if (!(c->pvalid[r / 8] >> (r % 8) & 1) || frames__le64(c->psize + 8 * r) - slo > sspan) continue;
         if (vr->any) {
             raw = fq__leN(val + c->vw * r, c->vw);
             if (fmt == FQ_FMT_SIGNED && c->vw < 8 && (raw >> (8 * c->vw - 1) & 1)) raw |= ~0ull << (8 * c->vw);
@@ -6030,7 +5959,7 @@ static int fq__col_kernel_plan(const fq_plan *p, fq__colrun *cr) {
         if (fmt != FQ_FMT_SIGNED && fmt != FQ_FMT_UNSIGNED && fmt != FQ_FMT_POINTER) return 0;
     }
     cr->nk = p->conj_off[1] - p->conj_off[0];
-    if (!(cr->kc = (fq__kconj *)FQ__MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
+    if (!(cr->kc = (fq__kconj *)FRAMES_MALLOC((cr->nk ? cr->nk : 1) * sizeof *cr->kc, p->ctx))) return -1;
     for (i = 0; i < cr->nk; i++) {
         const fq__node *nd = &p->nodes[p->conj[p->conj_off[0] + i].node];
         fq__kconj *k = &cr->kc[i];
@@ -6069,8 +5998,8 @@ static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi) {
     w->pt.loc = FQ__NOLOC;
     w->pt.aux = 0;
     w->colbad = 0;
-    if ((need > w->capccur && FQ__GROW(w->ccur, w->capccur, need, w->ctx) < 0) ||
-        (cr->merge && cr->nent > w->capheads && FQ__GROW(w->heads, w->capheads, cr->nent, w->ctx) < 0)) {
+    if ((need > w->capccur && FRAMES__GROW(w->ccur, w->capccur, need, w->ctx) < 0) ||
+        (cr->merge && cr->nent > w->capheads && FRAMES__GROW(w->heads, w->capheads, cr->nent, w->ctx) < 0)) {
         w->oom = 1;
         return;
     }
@@ -6080,10 +6009,10 @@ static void fq__col_item(fq__worker *w, uint64_t lo, uint64_t hi) {
 }
 
 static void fq__col_free(fq__colrun *cr, void *ctx) {
-    FQ__FREE(cr->kc, ctx);
-    FQ__FREE(cr->ent, ctx);
-    FQ__FREE(cr->cum, ctx);
-    FQ__FREE(cr->ty, ctx);
+    FRAMES_FREE(cr->kc, ctx);
+    FRAMES_FREE(cr->ent, ctx);
+    FRAMES_FREE(cr->cum, ctx);
+    FRAMES_FREE(cr->ty, ctx);
     memset(cr, 0, sizeof *cr);
 }
 
@@ -6115,11 +6044,11 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
     } else {
         if (!p->mask && !p->npcs) {   /* every statement, merged */
             if (x->nstmt > FQ__COL_MERGE_MAX) return 0;
-            if (!(cr->ent = (uint64_t *)FQ__MALLOC((size_t)x->nstmt * sizeof(uint64_t), p->ctx))) return fq__oom(err);
+            if (!(cr->ent = (uint64_t *)FRAMES_MALLOC((size_t)x->nstmt * sizeof(uint64_t), p->ctx))) return fq__oom(err);
             for (i = 0; i < x->nstmt; i++) {
                 cr->ent[i] = i;
                 if (fq__ix_first(x, i) > fq__ix_first(x, i + 1)) {
-                    FQ__FREE(cr->ent, p->ctx);
+                    FRAMES_FREE(cr->ent, p->ctx);
                     cr->ent = NULL;
                     return fq__ix_corrupt(err, "statement table");
                 }
@@ -6130,7 +6059,7 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
             return rc;
         cr->merge = ordered && cr->nent > 1;
         if ((cr->merge && cr->nent > FQ__COL_MERGE_MAX) ||
-            !(cr->cum = (uint64_t *)FQ__MALLOC((cr->nent + 1) * sizeof(uint64_t), p->ctx))) {
+            !(cr->cum = (uint64_t *)FRAMES_MALLOC((cr->nent + 1) * sizeof(uint64_t), p->ctx))) {
             rc = cr->merge && cr->nent > FQ__COL_MERGE_MAX ? 0 : fq__oom(err);
             fq__col_free(cr, p->ctx);
             return rc;
@@ -6149,7 +6078,7 @@ static int fq__col_select(const fq_plan *p, fq__run *r, int ordered, frames_erro
         }
         if (cr->merge) cr->n = x->npoints;   /* work items are ranges of points */
     }
-    if (!(cr->ty = (uint32_t *)FQ__MALLOC((x->ncols ? x->ncols : 1) * sizeof(uint32_t), p->ctx))) {
+    if (!(cr->ty = (uint32_t *)FRAMES_MALLOC((x->ncols ? x->ncols : 1) * sizeof(uint32_t), p->ctx))) {
         fq__col_free(cr, p->ctx);
         return fq__oom(err);
     }
@@ -6218,7 +6147,7 @@ static void fq__binding(const fq__run *r, const fq__dvar *v, uint32_t var, fq_bi
 static size_t fq__key(fq__run *r, uint64_t stmt, const fq_binding *b, unsigned k) {
     size_t need = 8, n = 0, i;
     for (i = 0; i < k; i++) need += 16 + b[i].name.len;
-    if (need > r->capkey && FQ__GROW(r->key, r->capkey, need, r->p->ctx) < 0) return 0;
+    if (need > r->capkey && FRAMES__GROW(r->key, r->capkey, need, r->p->ctx) < 0) return 0;
     memcpy(r->key, &stmt, 8);
     n = 8;
     for (i = 0; i < k; i++) {
@@ -6334,7 +6263,15 @@ static void fq__hand_over(fq__run *r, fq_result *res) {
     }
     res->index = r->delivered;
     r->delivered++;
-    if (r->fn && r->fn(r->ctx, res)) r->stop = 1;
+    if (r->fn) {
+        int v = r->fn(r->ctx, res);
+        if (v) {
+            r->stop = 1;
+            if (r->rc >= 0)
+                r->rc = fq__fail(&r->err, FRAMES_E_STOPPED, FRAMES_NO_POS, res->counter,
+                                 "stopped by the result callback (it returned %d)", v);
+        }
+    }
     if (r->limit && r->delivered >= r->limit) r->stop = 1;
 }
 
@@ -6674,7 +6611,7 @@ static int fq__pick(const fq_plan *p, fq__worker *w, uint64_t seed, uint64_t *ou
 FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter, frames_error *err) {
     fq__run r;
     int rc;
-    fq__clear(err);
+    frames__clear_error(err);
     memset(&r, 0, sizeof r);
     r.p = p;
     r.t = p->t;
@@ -6691,15 +6628,15 @@ FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
 static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     unsigned i;
     for (i = 0; i < nw; i++) fq__worker_free(&ws[i]);
-    FQ__FREE(ws, r->p->ctx);
+    FRAMES_FREE(ws, r->p->ctx);
     if (r->slots)
-        for (i = 0; i < r->nslots; i++) FQ__FREE(r->slots[i].w, r->p->ctx);
-    FQ__FREE(r->slots, r->p->ctx);
+        for (i = 0; i < r->nslots; i++) FRAMES_FREE(r->slots[i].w, r->p->ctx);
+    FRAMES_FREE(r->slots, r->p->ctx);
     fq__worker_free(&r->cons);
-    FQ__FREE(r->binds, r->p->ctx);
-    FQ__FREE(r->seen.e, r->p->ctx);
-    FQ__FREE(r->seen.keys, r->p->ctx);
-    FQ__FREE(r->key, r->p->ctx);
+    FRAMES_FREE(r->binds, r->p->ctx);
+    FRAMES_FREE(r->seen.e, r->p->ctx);
+    FRAMES_FREE(r->seen.keys, r->p->ctx);
+    FRAMES_FREE(r->key, r->p->ctx);
     fq__sel_free(&r->sel, r->p->ctx);
     fq__col_free(&r->col, r->p->ctx);
 }
@@ -6712,7 +6649,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     unsigned nw = 0, threads, i;
     int count_only;
     size_t cap;
-    fq__clear(err);
+    frames__clear_error(err);
     if (!opt) {
         fq_run_options_default(&def);
         opt = &def;
@@ -6734,7 +6671,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     threads = 1;
 #endif
     if (fq__worker_init(&r.cons, p, &r) < 0 ||
-        !(r.binds = (fq_binding *)FQ__MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
+        !(r.binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx))) {
         fq__run_free(&r, ws, nw);
         return fq__oom(err);
     }
@@ -6786,8 +6723,8 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     r.nslots = r.mt ? 2 * threads : 1;
     cap = count_only ? 0 : (size_t)1 << 16;
     if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
-    r.slots = (fq__slot *)FQ__MALLOC(r.nslots * sizeof(fq__slot), p->ctx);
-    ws = (fq__worker *)FQ__MALLOC(threads * sizeof(fq__worker), p->ctx);
+    r.slots = (fq__slot *)FRAMES_MALLOC(r.nslots * sizeof(fq__slot), p->ctx);
+    ws = (fq__worker *)FRAMES_MALLOC(threads * sizeof(fq__worker), p->ctx);
     if (r.slots) memset(r.slots, 0, r.nslots * sizeof(fq__slot));
     if (ws) memset(ws, 0, threads * sizeof(fq__worker));
     nw = ws ? threads : 0;
@@ -6795,7 +6732,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     for (i = 0; i < r.nslots; i++) {
         r.slots[i].cap = cap;
         r.slots[i].expect = i;
-        if (cap && !(r.slots[i].w = (uint64_t *)FQ__MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
+        if (cap && !(r.slots[i].w = (uint64_t *)FRAMES_MALLOC(cap * sizeof(uint64_t), p->ctx))) goto nomem;
     }
     for (i = 0; i < threads; i++)
         if (fq__worker_init(&ws[i], p, &r) < 0) goto nomem;
@@ -6830,7 +6767,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
     }
 #ifndef FRAMES_QUERY_NO_THREADS
     else {
-        pthread_t *tids = (pthread_t *)FQ__MALLOC(threads * sizeof(pthread_t), p->ctx);
+        pthread_t *tids = (pthread_t *)FRAMES_MALLOC(threads * sizeof(pthread_t), p->ctx);
         unsigned started = 0;
         if (!tids) goto nomem;
         pthread_mutex_init(&r.mu, NULL);
@@ -6853,7 +6790,7 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
         pthread_mutex_destroy(&r.mu);
         pthread_cond_destroy(&r.cw);
         pthread_cond_destroy(&r.cc);
-        FQ__FREE(tids, p->ctx);
+        FRAMES_FREE(tids, p->ctx);
     }
 #endif
     if (nresults) *nresults = count_only ? r.counted : r.delivered;

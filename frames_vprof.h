@@ -65,16 +65,32 @@
    `max_instructions`; accesses of instructions beyond it count only in the totals.
 
    ---------------------------------------------------------------------------------------
-   OPTIONS: FRAMES_VPROF_STATIC makes every function static; FRAMES_DEF and the
-   FRAMES_MALLOC/REALLOC/FREE allocator macros of frames.h are honoured.
+   OPTIONS (#define before including the implementation)
+
+   FRAMES_VPROF_STATIC    this header's functions static (and frames.h's too when it is
+                          first included through this header)
+   frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co,
+   FRAMES_NO_POSIX, FRAMES_NO_TEXT, and FRAMES_NO_STDIO: this header needs no stdio).
 */
 #ifndef FRAMES_VPROF_H_INCLUDED
 #define FRAMES_VPROF_H_INCLUDED
 
-#if defined(FRAMES_VPROF_STATIC) && !defined(FRAMES_STATIC)
-#define FRAMES_STATIC
+#if defined(FRAMES_VPROF_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
 #endif
 #include "frames.h"
+
+/* FRAMES_VPROF_STATIC holds for this header's functions even when frames.h was included
+   (with external linkage) before it. */
+#ifndef FRAMES_VPROF_DEF
+#if defined(FRAMES_VPROF_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define FRAMES_VPROF_DEF static __attribute__((unused))
+#elif defined(FRAMES_VPROF_STATIC)
+#define FRAMES_VPROF_DEF static
+#else
+#define FRAMES_VPROF_DEF FRAMES_DEF
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,7 +104,7 @@ typedef struct frames_vprof_options {
     void *alloc_ctx;            /* passed to FRAMES_MALLOC & co */
 } frames_vprof_options;
 
-FRAMES_DEF void frames_vprof_options_default(frames_vprof_options *o);
+FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o);
 
 /* One instruction (frame address) and its accesses. */
 typedef struct frames_vprof_insn {
@@ -127,34 +143,34 @@ typedef enum frames_vprof_metric {
 typedef struct frames_vprof frames_vprof;
 
 /* Create a profiler (o may be NULL). Returns FRAMES_OK or FRAMES_E_NOMEM/E_INVALID. */
-FRAMES_DEF int frames_vprof_open(frames_vprof **vp, const frames_vprof_options *o,
+FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **vp, const frames_vprof_options *o,
                                  frames_error *err);
-FRAMES_DEF void frames_vprof_close(frames_vprof *vp);
+FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp);
 
 /* Profile one frame (any kind; only std_frames have accesses). Returns FRAMES_OK, or
    FRAMES_E_NOMEM when a table could not grow (the access is then treated as untracked,
    the state stays consistent and profiling can go on). */
-FRAMES_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame *f);
+FRAMES_VPROF_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame *f);
 
 /* Single accesses, for tracers that feed the profiler directly. `pc` names the
    instruction; a store's value may be NULL (unknown value). */
-FRAMES_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t address,
+FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t address,
                                  const void *value, size_t size);
-FRAMES_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t address,
+FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t address,
                                   const void *value, size_t size);
-FRAMES_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t address, const void *value,
+FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t address, const void *value,
                                     size_t size);
 
-FRAMES_DEF const frames_vprof_stats *frames_vprof_stats_get(const frames_vprof *vp);
+FRAMES_VPROF_DEF const frames_vprof_stats *frames_vprof_stats_get(const frames_vprof *vp);
 /* The error of the last failing call (code 0 if none). */
-FRAMES_DEF const frames_error *frames_vprof_error(const frames_vprof *vp);
+FRAMES_VPROF_DEF const frames_error *frames_vprof_error(const frames_vprof *vp);
 
 /* The (at most) n instructions with the largest nonzero `metric`, largest first, ties by
    lower address, copied into out[0..n). Returns how many were written. No allocation. */
-FRAMES_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_metric metric,
+FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_metric metric,
                                    frames_vprof_insn *out, size_t n);
 /* The value of `metric` for a row. */
-FRAMES_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
+FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
                                            frames_vprof_metric metric);
 
 #ifdef __cplusplus
@@ -169,62 +185,54 @@ FRAMES_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 #ifndef FRAMES_VPROF_IMPLEMENTATION_INCLUDED
 #define FRAMES_VPROF_IMPLEMENTATION_INCLUDED
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#ifndef FRAMES_MALLOC
-#define FRAMES_MALLOC(sz, ctx) ((void)(ctx), malloc(sz))
-#define FRAMES_REALLOC(p, sz, ctx) ((void)(ctx), realloc(p, sz))
-#define FRAMES_FREE(p, ctx) ((void)(ctx), free(p))
-#endif
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define FRAMES_VPROF__MIN_SLOTS 1024u
+#define FRAMES__VPROF_MIN_SLOTS 1024u
 
 /* Previous load at a start address. */
-typedef struct frames_vprof__load {
+typedef struct frames__vprof_load {
     uint64_t address;
     uint64_t value;     /* bytes (size <= 8, little-endian) or a hash of them */
     uint32_t size;
     uint8_t used;
-} frames_vprof__load;
+} frames__vprof_load;
 
 /* One 8-byte-aligned granule: known content, and which of its addresses have a previous
    load (so that a store finds the loads it ends without probing every start address). */
-typedef struct frames_vprof__granule {
+typedef struct frames__vprof_granule {
     uint64_t index;     /* address >> 3 */
     uint8_t bytes[8];
     uint8_t known;      /* bit i: bytes[i] is known */
     uint8_t load_starts;/* bit i: a previous load starts at byte i */
     uint8_t used;
-} frames_vprof__granule;
+} frames__vprof_granule;
 
-typedef struct frames_vprof__row {
+typedef struct frames__vprof_row {
     frames_vprof_insn insn;
     uint8_t used;
-} frames_vprof__row;
+} frames__vprof_row;
 
 /* Open addressing with linear probing; slots is a power of two, count <= 3/4 of it. */
-typedef struct frames_vprof__table {
+typedef struct frames__vprof_table {
     void *slots;
     uint64_t nslots, count, max;
     size_t slot_size, used_off;   /* every slot starts with its uint64_t key */
-} frames_vprof__table;
+} frames__vprof_table;
 
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
-    frames_vprof__table loads, granules, rows;
+    frames__vprof_table loads, granules, rows;
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
 };
 
-static uint64_t frames_vprof__mix(uint64_t k) {
+static uint64_t frames__vprof_mix(uint64_t k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdull;
     k ^= k >> 33;
@@ -233,59 +241,60 @@ static uint64_t frames_vprof__mix(uint64_t k) {
     return k;
 }
 
-static int frames_vprof__fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
+/* The error goes to the profile (frames_vprof_error) and to *err when given. */
+static int frames__vprof_fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
+                              ...) FRAMES__PRINTF(4, 5);
+static int frames__vprof_fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
                               ...) {
     frames_error e;
     va_list ap;
-    e.code = code;
-    e.offset = FRAMES_NO_POS;
-    e.frame = vp ? vp->stats.frames : FRAMES_NO_POS;
     va_start(ap, fmt);
-    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    frames__vfail(&e, code, FRAMES_NO_POS, vp ? vp->stats.frames : FRAMES_NO_POS,
+                  FRAMES__FAIL_PLAIN, fmt, ap);
     va_end(ap);
     if (vp) vp->err = e;
     if (err) *err = e;
     return code;
 }
 
-FRAMES_DEF void frames_vprof_options_default(frames_vprof_options *o) {
+FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o) {
     memset(o, 0, sizeof *o);
     o->max_addresses = (uint64_t)1 << 21;
     o->max_instructions = (uint64_t)1 << 20;
 }
 
-static void *frames_vprof__slot(const frames_vprof__table *t, uint64_t i) {
+static void *frames__vprof_slot(const frames__vprof_table *t, uint64_t i) {
     return (char *)t->slots + i * t->slot_size;
 }
 
-static uint64_t frames_vprof__key(const void *slot) {
+static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
     memcpy(&k, slot, sizeof k);
     return k;
 }
 
-static int frames_vprof__used(const frames_vprof__table *t, const void *slot) {
+static int frames__vprof_used(const frames__vprof_table *t, const void *slot) {
     return ((const uint8_t *)slot)[t->used_off] != 0;
 }
 
-static uint64_t frames_vprof__home(const frames_vprof__table *t, uint64_t key) {
-    return frames_vprof__mix(key) & (t->nslots - 1);
+static uint64_t frames__vprof_home(const frames__vprof_table *t, uint64_t key) {
+    return frames__vprof_mix(key) & (t->nslots - 1);
 }
 
 /* Slot holding key, or NULL. */
-static void *frames_vprof__find(const frames_vprof__table *t, uint64_t key) {
+static void *frames__vprof_find(const frames__vprof_table *t, uint64_t key) {
     uint64_t i;
     void *s;
     if (t->count == 0) return NULL;
-    for (i = frames_vprof__home(t, key);; i = (i + 1) & (t->nslots - 1)) {
-        s = frames_vprof__slot(t, i);
-        if (!frames_vprof__used(t, s)) return NULL;
-        if (frames_vprof__key(s) == key) return s;
+    for (i = frames__vprof_home(t, key);; i = (i + 1) & (t->nslots - 1)) {
+        s = frames__vprof_slot(t, i);
+        if (!frames__vprof_used(t, s)) return NULL;
+        if (frames__vprof_key(s) == key) return s;
     }
 }
 
-static int frames_vprof__grow(frames_vprof *vp, frames_vprof__table *t) {
-    uint64_t n = t->nslots ? t->nslots * 2 : FRAMES_VPROF__MIN_SLOTS, i, j;
+static int frames__vprof_grow(frames_vprof *vp, frames__vprof_table *t) {
+    uint64_t n = t->nslots ? t->nslots * 2 : FRAMES__VPROF_MIN_SLOTS, i, j;
     void *old = t->slots, *s;
     uint64_t oldn = t->nslots;
     if (n > (uint64_t)SIZE_MAX / t->slot_size) return FRAMES_E_NOMEM;
@@ -298,11 +307,11 @@ static int frames_vprof__grow(frames_vprof *vp, frames_vprof__table *t) {
     t->nslots = n;
     for (i = 0; i < oldn; i++) {
         s = (char *)old + i * t->slot_size;
-        if (!frames_vprof__used(t, s)) continue;
-        for (j = frames_vprof__home(t, frames_vprof__key(s));
-             frames_vprof__used(t, frames_vprof__slot(t, j)); j = (j + 1) & (n - 1)) {
+        if (!frames__vprof_used(t, s)) continue;
+        for (j = frames__vprof_home(t, frames__vprof_key(s));
+             frames__vprof_used(t, frames__vprof_slot(t, j)); j = (j + 1) & (n - 1)) {
         }
-        memcpy(frames_vprof__slot(t, j), s, t->slot_size);
+        memcpy(frames__vprof_slot(t, j), s, t->slot_size);
     }
     if (old) FRAMES_FREE(old, vp->opt.alloc_ctx);
     return FRAMES_OK;
@@ -310,23 +319,23 @@ static int frames_vprof__grow(frames_vprof *vp, frames_vprof__table *t) {
 
 /* Slot for key; when absent it is inserted zeroed but for key and used, and *created
    is set. NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
-static void *frames_vprof__insert(frames_vprof *vp, frames_vprof__table *t, uint64_t key,
+static void *frames__vprof_insert(frames_vprof *vp, frames__vprof_table *t, uint64_t key,
                                   int *created, int *rc) {
-    void *s = frames_vprof__find(t, key);
+    void *s = frames__vprof_find(t, key);
     uint64_t i;
     *rc = FRAMES_OK;
     *created = 0;
     if (s) return s;
     if (t->count >= t->max) return NULL;
-    if ((t->count + 1) * 4 > t->nslots * 3 && (*rc = frames_vprof__grow(vp, t)) < 0) {
-        frames_vprof__fail(vp, NULL, *rc, "out of memory for a profile table of %llu entries",
+    if ((t->count + 1) * 4 > t->nslots * 3 && (*rc = frames__vprof_grow(vp, t)) < 0) {
+        frames__vprof_fail(vp, NULL, *rc, "out of memory for a profile table of %llu entries",
                            (unsigned long long)t->count);
         return NULL;
     }
-    for (i = frames_vprof__home(t, key); frames_vprof__used(t, frames_vprof__slot(t, i));
+    for (i = frames__vprof_home(t, key); frames__vprof_used(t, frames__vprof_slot(t, i));
          i = (i + 1) & (t->nslots - 1)) {
     }
-    s = frames_vprof__slot(t, i);
+    s = frames__vprof_slot(t, i);
     memset(s, 0, t->slot_size);
     memcpy(s, &key, sizeof key);
     ((uint8_t *)s)[t->used_off] = 1;
@@ -336,26 +345,26 @@ static void *frames_vprof__insert(frames_vprof *vp, frames_vprof__table *t, uint
 }
 
 /* Delete a slot, shifting later members of its probe run back (no tombstones). */
-static void frames_vprof__erase(frames_vprof__table *t, void *slot) {
+static void frames__vprof_erase(frames__vprof_table *t, void *slot) {
     uint64_t mask = t->nslots - 1;
     uint64_t i = (uint64_t)((char *)slot - (char *)t->slots) / t->slot_size, j = i, k;
     for (;;) {
         void *sj;
         j = (j + 1) & mask;
-        sj = frames_vprof__slot(t, j);
-        if (!frames_vprof__used(t, sj)) break;
-        k = frames_vprof__home(t, frames_vprof__key(sj));
+        sj = frames__vprof_slot(t, j);
+        if (!frames__vprof_used(t, sj)) break;
+        k = frames__vprof_home(t, frames__vprof_key(sj));
         /* move j into the hole at i unless its home lies cyclically in (i, j] */
         if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            memcpy(frames_vprof__slot(t, i), sj, t->slot_size);
+            memcpy(frames__vprof_slot(t, i), sj, t->slot_size);
             i = j;
         }
     }
-    memset(frames_vprof__slot(t, i), 0, t->slot_size);
+    memset(frames__vprof_slot(t, i), 0, t->slot_size);
     t->count--;
 }
 
-static void frames_vprof__table_init(frames_vprof__table *t, size_t slot_size,
+static void frames__vprof_table_init(frames__vprof_table *t, size_t slot_size,
                                      size_t used_off, uint64_t max) {
     memset(t, 0, sizeof *t);
     t->slot_size = slot_size;
@@ -363,7 +372,7 @@ static void frames_vprof__table_init(frames_vprof__table *t, size_t slot_size,
     t->max = max;
 }
 
-FRAMES_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_options *o,
+FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_options *o,
                                  frames_error *err) {
     frames_vprof_options def;
     frames_vprof *vp;
@@ -373,26 +382,26 @@ FRAMES_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_options 
         o = &def;
     }
     if (o->max_addresses == 0 || o->max_instructions == 0)
-        return frames_vprof__fail(NULL, err, FRAMES_E_INVALID,
+        return frames__vprof_fail(NULL, err, FRAMES_E_INVALID,
                                   "max_addresses and max_instructions must not be 0");
     vp = (frames_vprof *)FRAMES_MALLOC(sizeof *vp, o->alloc_ctx);
-    if (!vp) return frames_vprof__fail(NULL, err, FRAMES_E_NOMEM, "out of memory");
+    if (!vp) return frames__vprof_fail(NULL, err, FRAMES_E_NOMEM, "out of memory");
     memset(vp, 0, sizeof *vp);
     vp->opt = *o;
     vp->stats.max_addresses = o->max_addresses;
     vp->stats.max_instructions = o->max_instructions;
-    frames_vprof__table_init(&vp->loads, sizeof(frames_vprof__load),
-                             offsetof(frames_vprof__load, used), o->max_addresses);
-    frames_vprof__table_init(&vp->granules, sizeof(frames_vprof__granule),
-                             offsetof(frames_vprof__granule, used), o->max_addresses);
-    frames_vprof__table_init(&vp->rows, sizeof(frames_vprof__row),
-                             offsetof(frames_vprof__row, used), o->max_instructions);
+    frames__vprof_table_init(&vp->loads, sizeof(frames__vprof_load),
+                             offsetof(frames__vprof_load, used), o->max_addresses);
+    frames__vprof_table_init(&vp->granules, sizeof(frames__vprof_granule),
+                             offsetof(frames__vprof_granule, used), o->max_addresses);
+    frames__vprof_table_init(&vp->rows, sizeof(frames__vprof_row),
+                             offsetof(frames__vprof_row, used), o->max_instructions);
     *out = vp;
     if (err) memset(err, 0, sizeof *err);
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_vprof_close(frames_vprof *vp) {
+FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     void *ctx;
     if (!vp) return;
     ctx = vp->opt.alloc_ctx;
@@ -402,17 +411,17 @@ FRAMES_DEF void frames_vprof_close(frames_vprof *vp) {
     FRAMES_FREE(vp, ctx);
 }
 
-FRAMES_DEF const frames_vprof_stats *frames_vprof_stats_get(const frames_vprof *vp) {
+FRAMES_VPROF_DEF const frames_vprof_stats *frames_vprof_stats_get(const frames_vprof *vp) {
     return &vp->stats;
 }
 
-FRAMES_DEF const frames_error *frames_vprof_error(const frames_vprof *vp) { return &vp->err; }
+FRAMES_VPROF_DEF const frames_error *frames_vprof_error(const frames_vprof *vp) { return &vp->err; }
 
 /* The row of instruction pc, or NULL beyond the row cap. */
-static frames_vprof_insn *frames_vprof__row_of(frames_vprof *vp, uint64_t pc, int *rc) {
+static frames_vprof_insn *frames__vprof_row_of(frames_vprof *vp, uint64_t pc, int *rc) {
     int created;
-    frames_vprof__row *r =
-        (frames_vprof__row *)frames_vprof__insert(vp, &vp->rows, pc, &created, rc);
+    frames__vprof_row *r =
+        (frames__vprof_row *)frames__vprof_insert(vp, &vp->rows, pc, &created, rc);
     if (!r) {
         if (*rc == FRAMES_OK) vp->stats.instruction_cap_hit = 1;
         vp->stats.untracked_instructions++;
@@ -422,7 +431,7 @@ static frames_vprof_insn *frames_vprof__row_of(frames_vprof *vp, uint64_t pc, in
     return &r->insn;
 }
 
-static uint64_t frames_vprof__value_key(const uint8_t *v, size_t n) {
+static uint64_t frames__vprof_value_key(const uint8_t *v, size_t n) {
     uint64_t k = 0, h = 0xcbf29ce484222325ull ^ n;
     size_t i;
     if (n <= 8) {
@@ -430,27 +439,27 @@ static uint64_t frames_vprof__value_key(const uint8_t *v, size_t n) {
         return k;
     }
     for (i = 0; i < n; i++) h = (h ^ v[i]) * 0x100000001b3ull;
-    return frames_vprof__mix(h);
+    return frames__vprof_mix(h);
 }
 
 /* Call fn for each granule piece of [a, a+n): granule index, first byte offset in the
    granule, byte count, offset into the access. */
-#define FRAMES_VPROF__FOR_GRANULES(a, n, g, off, cnt, pos)                                   \
+#define FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos)                                   \
     for (pos = 0, g = (a) >> 3, off = (unsigned)((a)&7),                                     \
         cnt = (unsigned)((n) - pos < 8u - off ? (n) - pos : 8u - off);                        \
          pos < (n); pos += cnt, g++, off = 0,                                                \
         cnt = (unsigned)((n) - pos < 8u ? (n) - pos : 8u))
 
 /* Record known content. Returns 1 if some granule could not be tracked. */
-static int frames_vprof__set_known(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
+static int frames__vprof_set_known(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
                                    int *rc) {
     uint64_t g;
     unsigned off, cnt, i;
     size_t pos;
     int untracked = 0, r, created;
-    FRAMES_VPROF__FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames_vprof__granule *s =
-            (frames_vprof__granule *)frames_vprof__insert(vp, &vp->granules, g, &created, &r);
+    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
+        frames__vprof_granule *s =
+            (frames__vprof_granule *)frames__vprof_insert(vp, &vp->granules, g, &created, &r);
         if (!s) {
             untracked = 1;
             if (r < 0) *rc = r;
@@ -465,29 +474,29 @@ static int frames_vprof__set_known(frames_vprof *vp, uint64_t a, const uint8_t *
     return untracked;
 }
 
-static void frames_vprof__forget(frames_vprof *vp, uint64_t a, size_t n) {
+static void frames__vprof_forget(frames_vprof *vp, uint64_t a, size_t n) {
     uint64_t g;
     unsigned off, cnt, i;
     size_t pos;
-    FRAMES_VPROF__FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames_vprof__granule *s = (frames_vprof__granule *)frames_vprof__find(&vp->granules, g);
+    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
+        frames__vprof_granule *s = (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
         if (!s) continue;
         for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known && !s->load_starts) frames_vprof__erase(&vp->granules, s);
+        if (!s->known && !s->load_starts) frames__vprof_erase(&vp->granules, s);
     }
     vp->stats.content_granules = vp->granules.count;
 }
 
 /* 1: every byte known and equal to v; 0: known, different; -1: some byte unknown. */
-static int frames_vprof__compare(const frames_vprof *vp, uint64_t a, const uint8_t *v,
+static int frames__vprof_compare(const frames_vprof *vp, uint64_t a, const uint8_t *v,
                                  size_t n) {
     uint64_t g;
     unsigned off, cnt, i;
     size_t pos;
     int equal = 1;
-    FRAMES_VPROF__FOR_GRANULES(a, n, g, off, cnt, pos) {
-        const frames_vprof__granule *s =
-            (const frames_vprof__granule *)frames_vprof__find(&vp->granules, g);
+    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
+        const frames__vprof_granule *s =
+            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
         if (!s) return -1;
         for (i = 0; i < cnt; i++) {
             if (!(s->known & (1u << (off + i)))) return -1;
@@ -499,34 +508,34 @@ static int frames_vprof__compare(const frames_vprof *vp, uint64_t a, const uint8
 
 /* A store to [a, a+n) ends every previous load that overlaps it. Those loads start at
    most max_load_size - 1 bytes before a, in granules whose load_starts say where. */
-static void frames_vprof__invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
+static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
     uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
     unsigned b;
     if (vp->loads.count == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
     last = (end - 1) >> 3;
     for (g = lo >> 3; g <= last; g++) {
-        frames_vprof__granule *gr =
-            (frames_vprof__granule *)frames_vprof__find(&vp->granules, g);
+        frames__vprof_granule *gr =
+            (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
         if (!gr || !gr->load_starts) continue;
         for (b = 0; b < 8; b++) {
             uint64_t s = (g << 3) + b;
-            frames_vprof__load *l;
+            frames__vprof_load *l;
             if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
-            l = (frames_vprof__load *)frames_vprof__find(&vp->loads, s);
+            l = (frames__vprof_load *)frames__vprof_find(&vp->loads, s);
             if (l && s + l->size > a) {
-                frames_vprof__erase(&vp->loads, l);
+                frames__vprof_erase(&vp->loads, l);
                 gr->load_starts &= (uint8_t)~(1u << b);
             }
         }
         /* erasing a load cannot move granule slots: gr stays valid */
-        if (!gr->known && !gr->load_starts) frames_vprof__erase(&vp->granules, gr);
+        if (!gr->known && !gr->load_starts) frames__vprof_erase(&vp->granules, gr);
     }
     vp->stats.load_addresses = vp->loads.count;
     vp->stats.content_granules = vp->granules.count;
 }
 
-static int frames_vprof__bad_range(frames_vprof *vp, uint64_t a, size_t n) {
+static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
     if (n == 0 || n > FRAMES_VPROF_MAX_ACCESS || a > UINT64_MAX - n) {
         vp->stats.skipped_operands++;
         return 1;
@@ -534,30 +543,30 @@ static int frames_vprof__bad_range(frames_vprof *vp, uint64_t a, size_t n) {
     return 0;
 }
 
-FRAMES_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a, const void *value,
+FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a, const void *value,
                                  size_t n) {
     const uint8_t *v = (const uint8_t *)value;
     frames_vprof_insn *row;
-    frames_vprof__load *l;
-    frames_vprof__granule *start;
+    frames__vprof_load *l;
+    frames__vprof_granule *start;
     uint64_t key;
     size_t i;
     int rc = FRAMES_OK, r, created, zero = 1, redundant = 0, untracked;
-    if (!v || frames_vprof__bad_range(vp, a, n)) {
+    if (!v || frames__vprof_bad_range(vp, a, n)) {
         if (!v) vp->stats.skipped_operands++;
         return FRAMES_OK;
     }
-    row = frames_vprof__row_of(vp, pc, &rc);
+    row = frames__vprof_row_of(vp, pc, &rc);
     for (i = 0; i < n; i++)
         if (v[i]) {
             zero = 0;
             break;
         }
-    key = frames_vprof__value_key(v, n);
-    untracked = frames_vprof__set_known(vp, a, v, n, &rc);
+    key = frames__vprof_value_key(v, n);
+    untracked = frames__vprof_set_known(vp, a, v, n, &rc);
     /* a previous load is only kept where its start granule can index it */
-    start = (frames_vprof__granule *)frames_vprof__find(&vp->granules, a >> 3);
-    l = start ? (frames_vprof__load *)frames_vprof__insert(vp, &vp->loads, a, &created, &r)
+    start = (frames__vprof_granule *)frames__vprof_find(&vp->granules, a >> 3);
+    l = start ? (frames__vprof_load *)frames__vprof_insert(vp, &vp->loads, a, &created, &r)
               : NULL;
     if (start && r < 0) rc = r;
     if (l) {
@@ -585,22 +594,22 @@ FRAMES_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a, cons
     return rc;
 }
 
-FRAMES_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t a, const void *value,
+FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t a, const void *value,
                                   size_t n) {
     const uint8_t *v = (const uint8_t *)value;
     frames_vprof_insn *row;
     int rc = FRAMES_OK, cmp = -1;
-    if (frames_vprof__bad_range(vp, a, n)) return FRAMES_OK;
-    row = frames_vprof__row_of(vp, pc, &rc);
-    if (v) cmp = frames_vprof__compare(vp, a, v, n);
-    frames_vprof__invalidate_loads(vp, a, n);
+    if (frames__vprof_bad_range(vp, a, n)) return FRAMES_OK;
+    row = frames__vprof_row_of(vp, pc, &rc);
+    if (v) cmp = frames__vprof_compare(vp, a, v, n);
+    frames__vprof_invalidate_loads(vp, a, n);
     if (v) {
-        if (frames_vprof__set_known(vp, a, v, n, &rc)) {
+        if (frames__vprof_set_known(vp, a, v, n, &rc)) {
             vp->stats.untracked_accesses++;
             vp->stats.address_cap_hit |= rc == FRAMES_OK;
         }
     } else {
-        frames_vprof__forget(vp, a, n);
+        frames__vprof_forget(vp, a, n);
         vp->stats.unknown_value_stores++;
     }
     vp->stats.stores++;
@@ -614,37 +623,37 @@ FRAMES_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t a, con
     return rc;
 }
 
-FRAMES_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const void *value, size_t n) {
+FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const void *value, size_t n) {
     int rc = FRAMES_OK;
     if (!value || n == 0) return FRAMES_OK;
-    if (frames_vprof__bad_range(vp, a, n)) return FRAMES_OK;
-    if (frames_vprof__set_known(vp, a, (const uint8_t *)value, n, &rc)) {
+    if (frames__vprof_bad_range(vp, a, n)) return FRAMES_OK;
+    if (frames__vprof_set_known(vp, a, (const uint8_t *)value, n, &rc)) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
     }
     return rc;
 }
 
-static int frames_vprof__is_mem(const frames_operand *op) { return (op->spec & FRAMES_MEM) != 0; }
+static int frames__vprof_is_mem(const frames_operand *op) { return (op->spec & FRAMES_MEM) != 0; }
 
-static int frames_vprof__has_post_store(const frames_std_frame *s, uint64_t a) {
+static int frames__vprof_has_post_store(const frames_std_frame *s, uint64_t a) {
     uint32_t i;
     if (!s->has_post) return 0;
     for (i = 0; i < s->npost; i++)
-        if (frames_vprof__is_mem(&s->post[i]) && s->post[i].written && s->post[i].address == a)
+        if (frames__vprof_is_mem(&s->post[i]) && s->post[i].written && s->post[i].address == a)
             return 1;
     return 0;
 }
 
 /* Bytes a store without value covers: from bit_length, rounded up. */
-static size_t frames_vprof__declared_size(const frames_operand *op) {
+static size_t frames__vprof_declared_size(const frames_operand *op) {
     if (op->value.len) return op->value.len;
     return op->bit_length > 0 ? ((size_t)op->bit_length + 7) / 8 : 0;
 }
 
-static int frames_vprof__keep(int rc, int r) { return rc < 0 ? rc : r; }
+static int frames__vprof_keep(int rc, int r) { return rc < 0 ? rc : r; }
 
-FRAMES_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame *f) {
+FRAMES_VPROF_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame *f) {
     const frames_std_frame *s = &f->std;
     uint64_t pc = s->address;
     uint32_t i;
@@ -654,38 +663,38 @@ FRAMES_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame *f) {
     vp->stats.std_frames++;
     for (i = 0; i < s->npre; i++) {
         const frames_operand *op = &s->pre[i];
-        if (!frames_vprof__is_mem(op)) continue;
+        if (!frames__vprof_is_mem(op)) continue;
         if (op->read) {
-            rc = frames_vprof__keep(rc, frames_vprof_load(vp, pc, op->address, op->value.ptr,
+            rc = frames__vprof_keep(rc, frames_vprof_load(vp, pc, op->address, op->value.ptr,
                                                           op->value.len));
         } else if (op->value.len) {
-            rc = frames_vprof__keep(rc, frames_vprof_observe(vp, op->address, op->value.ptr,
+            rc = frames__vprof_keep(rc, frames_vprof_observe(vp, op->address, op->value.ptr,
                                                              op->value.len));
         }
     }
     for (i = 0; s->has_post && i < s->npost; i++) {
         const frames_operand *op = &s->post[i];
-        if (!frames_vprof__is_mem(op)) continue;
+        if (!frames__vprof_is_mem(op)) continue;
         if (op->written) {
-            size_t n = frames_vprof__declared_size(op);
-            rc = frames_vprof__keep(rc, frames_vprof_store(vp, pc, op->address,
+            size_t n = frames__vprof_declared_size(op);
+            rc = frames__vprof_keep(rc, frames_vprof_store(vp, pc, op->address,
                                                            op->value.len ? op->value.ptr : NULL, n));
         } else if (op->value.len) {
-            rc = frames_vprof__keep(rc, frames_vprof_observe(vp, op->address, op->value.ptr,
+            rc = frames__vprof_keep(rc, frames_vprof_observe(vp, op->address, op->value.ptr,
                                                              op->value.len));
         }
     }
     for (i = 0; i < s->npre; i++) {
         const frames_operand *op = &s->pre[i];
-        if (!frames_vprof__is_mem(op) || !op->written || frames_vprof__has_post_store(s, op->address))
+        if (!frames__vprof_is_mem(op) || !op->written || frames__vprof_has_post_store(s, op->address))
             continue;
-        rc = frames_vprof__keep(rc, frames_vprof_store(vp, pc, op->address, NULL,
-                                                       frames_vprof__declared_size(op)));
+        rc = frames__vprof_keep(rc, frames_vprof_store(vp, pc, op->address, NULL,
+                                                       frames__vprof_declared_size(op)));
     }
     return rc;
 }
 
-FRAMES_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *r, frames_vprof_metric m) {
+FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *r, frames_vprof_metric m) {
     switch (m) {
     case FRAMES_VPROF_REDUNDANT_LOADS: return r->redundant_loads;
     case FRAMES_VPROF_SILENT_STORES: return r->silent_stores;
@@ -698,20 +707,20 @@ FRAMES_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *r, frames_vp
 }
 
 /* a ranks before b: larger metric, then lower address. */
-static int frames_vprof__before(const frames_vprof_insn *a, const frames_vprof_insn *b,
+static int frames__vprof_before(const frames_vprof_insn *a, const frames_vprof_insn *b,
                                 frames_vprof_metric m) {
     uint64_t x = frames_vprof_metric_of(a, m), y = frames_vprof_metric_of(b, m);
     return x != y ? x > y : a->address < b->address;
 }
 
 /* Min-heap (by rank: the worst kept row at the root) over out[0..n). */
-static void frames_vprof__sift_down(frames_vprof_insn *h, size_t n, size_t i,
+static void frames__vprof_sift_down(frames_vprof_insn *h, size_t n, size_t i,
                                     frames_vprof_metric m) {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, w = i;
         frames_vprof_insn t;
-        if (l < n && frames_vprof__before(&h[w], &h[l], m)) w = l;
-        if (r < n && frames_vprof__before(&h[w], &h[r], m)) w = r;
+        if (l < n && frames__vprof_before(&h[w], &h[l], m)) w = l;
+        if (r < n && frames__vprof_before(&h[w], &h[r], m)) w = r;
         if (w == i) return;
         t = h[i];
         h[i] = h[w];
@@ -720,11 +729,11 @@ static void frames_vprof__sift_down(frames_vprof_insn *h, size_t n, size_t i,
     }
 }
 
-static void frames_vprof__sift_up(frames_vprof_insn *h, size_t i, frames_vprof_metric m) {
+static void frames__vprof_sift_up(frames_vprof_insn *h, size_t i, frames_vprof_metric m) {
     while (i > 0) {
         size_t p = (i - 1) / 2;
         frames_vprof_insn t;
-        if (!frames_vprof__before(&h[p], &h[i], m)) return;
+        if (!frames__vprof_before(&h[p], &h[i], m)) return;
         t = h[i];
         h[i] = h[p];
         h[p] = t;
@@ -732,20 +741,20 @@ static void frames_vprof__sift_up(frames_vprof_insn *h, size_t i, frames_vprof_m
     }
 }
 
-FRAMES_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_metric m,
+FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_metric m,
                                    frames_vprof_insn *out, size_t n) {
     size_t have = 0, i;
     uint64_t k;
     if (n == 0) return 0;
     for (k = 0; k < vp->rows.nslots; k++) {
-        const frames_vprof__row *r = (const frames_vprof__row *)frames_vprof__slot(&vp->rows, k);
+        const frames__vprof_row *r = (const frames__vprof_row *)frames__vprof_slot(&vp->rows, k);
         if (!r->used || frames_vprof_metric_of(&r->insn, m) == 0) continue;
         if (have < n) {
             out[have] = r->insn;
-            frames_vprof__sift_up(out, have++, m);
-        } else if (frames_vprof__before(&r->insn, &out[0], m)) {
+            frames__vprof_sift_up(out, have++, m);
+        } else if (frames__vprof_before(&r->insn, &out[0], m)) {
             out[0] = r->insn;
-            frames_vprof__sift_down(out, n, 0, m);
+            frames__vprof_sift_down(out, n, 0, m);
         }
     }
     /* heap sort: repeatedly move the worst kept row to the end */
@@ -753,7 +762,7 @@ FRAMES_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_metric m
         frames_vprof_insn t = out[0];
         out[0] = out[i - 1];
         out[i - 1] = t;
-        frames_vprof__sift_down(out, i - 1, 0, m);
+        frames__vprof_sift_down(out, i - 1, 0, m);
     }
     return have;
 }

@@ -873,7 +873,7 @@ static void length_decoder_classes(void **state) {
         frames_pt_x86 x;
         int rc = frames_pt_x86_decode(t[i].bytes, t[i].len, (enum pt_exec_mode)t[i].mode, 0x1000, &x);
         if (!t[i].size) {
-            if (rc != -pte_bad_insn) fail_msg("case %zu: decoded, expected an error", i);
+            if (rc != FRAMES_PT_E_BAD_INSN) fail_msg("case %zu: decoded, expected an error", i);
             continue;
         }
         if (rc != 0) fail_msg("case %zu: error %d", i, rc);

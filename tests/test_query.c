@@ -1226,7 +1226,10 @@ static void test_limit_and_stop(void **state) {
         assert_int_equal(n, 7);
         o.limit = 0;
         calls = 0;
-        assert_int_equal(fq_run(p, &o, stop_after_3, &calls, &n, &err), 0);
+        /* a callback that stops the run: FRAMES_E_STOPPED, as frames_pt_decode gives */
+        assert_int_equal(fq_run(p, &o, stop_after_3, &calls, &n, &err), FRAMES_E_STOPPED);
+        assert_int_equal(err.code, FRAMES_E_STOPPED);
+        assert_non_null(strstr(err.message, "stopped"));
         assert_int_equal(calls, 3);
         assert_int_equal(n, 3);
     }

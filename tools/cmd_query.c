@@ -348,7 +348,7 @@ int cmd_query(int argc, char **argv) {
     frames_error err;
     out_state o;
     uint64_t n = 0;
-    int rc = CLI_OK;
+    int rc = CLI_OK, qrc;
     const char *index_used = "none";
     char *index_path = NULL;
 
@@ -391,7 +391,8 @@ int cmd_query(int argc, char **argv) {
         ro.progress = show_progress;
         ro.progress_ctx = &o;
     }
-    if (fq_run(p, &ro, a.count ? NULL : print_result, &o, &n, &err) < 0)
+    qrc = fq_run(p, &ro, a.count ? NULL : print_result, &o, &n, &err);
+    if (qrc < 0 && qrc != FRAMES_E_STOPPED)   /* stopped: a write failed (reported below) */
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
     flush_batch(&o);
     cli_progress_end(&o.progress);

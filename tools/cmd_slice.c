@@ -36,7 +36,10 @@ static int parse_frames_arg(const char *s, frames_slice_filter *flt) {
     return 0;
 }
 
-static void progress(void *ctx, uint64_t index) { cli_progress_update((cli_progress *)ctx, index); }
+static void progress(void *ctx, uint64_t index, uint64_t total) {
+    (void)total;   /* the bar's total was set from the reader */
+    cli_progress_update((cli_progress *)ctx, index);
+}
 
 int cmd_slice(int argc, char **argv) {
     const char *in = NULL, *outpath = NULL;

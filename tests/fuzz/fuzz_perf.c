@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     in = frames_perf_get_info(pd);
-    FZ_CHECK(in->nattrs == pd->nattrs && in->pipe_mode == (frames__pt_le64(copy + 8) == 16));
+    FZ_CHECK(in->nattrs == pd->nattrs && in->pipe_mode == (frames__le64(copy + 8) == 16));
     FZ_CHECK(in->sideband_records == pd->nrecs && memchr(in->cpuid, 0, sizeof in->cpuid));
     fz_check_streams(pd, copy, size);
     for (i = 1; i < pd->nrecs; i++)
