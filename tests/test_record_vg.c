@@ -494,6 +494,55 @@ static void test_crash_leaves_finished_trace(void **state) {
     assert_false(has_post);
 }
 
+/* --sample 100:900 on the probe (3017 instructions): windows at 0, 1000, 2000, 3000
+   record 100 + 100 + 100 + 17; --no-mem: registers only. */
+static void test_sampling_and_no_mem(void **state) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t n = 0, mem = 0, values = 0;
+    uint32_t i;
+    (void)state;
+    compile("probe", "S", probe_src, "-nostdlib -static");
+    assert_int_equal(rec("valgrind", "--sample 100:900", at("s.frames"), at("probe")), 0);
+    r = open_trace(at("s.frames"));
+    while (next_std(r, &f)) n++;
+    frames_reader_close(r);
+    assert_int_equal(n, 3 * 100 + 17);
+    assert_int_equal(rec("valgrind", "--no-mem", at("nm.frames"), at("probe")), 0);
+    r = open_trace(at("nm.frames"));
+    while (next_std(r, &f)) {
+        for (i = 0; i < f.std.npre; i++) mem += f.std.pre[i].spec == FRAMES_MEM;
+        for (i = 0; i < f.std.npost; i++) mem += f.std.post[i].spec == FRAMES_MEM;
+        values += f.std.npre + f.std.npost;
+    }
+    frames_reader_close(r);
+    assert_int_equal(mem, 0);
+    assert_true(values > 3000);
+}
+
+/* SIGINT to frames record: the program is killed, the trace finished. */
+static void test_interrupt_finishes_trace(void **state) {
+    static const char spin_src[] = "int main(void) { volatile long i = 0; for (;;) i++; }\n";
+    frames_reader *r;
+    frames_frame f;
+    uint64_t n = 0;
+    int st;
+    char *out;
+    (void)state;
+    compile("spin", "c", spin_src, "-O1 -static");
+    out = tu_run(&st, "%s record --engine valgrind -o %s -- %s >/dev/null 2>%s & pid=$!; sleep 3; kill -INT $pid; wait $pid",
+                 tu_frames_bin(), at("spin.frames"), at("spin"), at("err.txt"));
+    free(out);
+    assert_int_equal(st, 0);
+    out = (char *)tu_read_file(at("err.txt"), NULL);
+    assert_non_null(strstr(out, "killed by signal 9"));
+    free(out);
+    r = open_trace(at("spin.frames"));
+    while (next_std(r, &f)) n++;
+    frames_reader_close(r);
+    assert_true(n > 1000);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/frames_test_vg.XXXXXX");
@@ -522,6 +571,8 @@ int main(void) {
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_forks),
         cmocka_unit_test(test_crash_leaves_finished_trace),
+        cmocka_unit_test(test_sampling_and_no_mem),
+        cmocka_unit_test(test_interrupt_finishes_trace),
     };
     if (!tool_built()) {
         printf("test_record_vg: the valgrind tool was not built (needs the valgrind package): skipped\n");
