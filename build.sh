@@ -19,9 +19,10 @@
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
-# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
-# valgrind (tools/vg: the Valgrind tool of `frames record --engine valgrind`, built into
-# build/vg/ next to build/frames).
+# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record),
+# libzstd (frames_zstd.h: compressed .frames.zst traces) and valgrind (tools/vg: the
+# Valgrind tool of `frames record --engine valgrind`, built into build/vg/ next to
+# build/frames).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -34,7 +35,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -57,11 +58,13 @@ deps() {
 
 have_ipt() { [ -f /usr/include/intel-pt.h ]; }
 have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
+have_zstd() { [ -f /usr/include/zstd.h ]; }
 
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
+    if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h, Parquet pages
     echo "$d|$l"
 }
 
@@ -197,6 +200,7 @@ header_checks() {
         name=$(basename "$h" .h)
         macro=$(echo "$name" | tr a-z A-Z)_IMPLEMENTATION
         if [ "$name" = frames_pt ] && ! have_ipt; then continue; fi
+        if [ "$name" = frames_zstd ] && ! have_zstd; then continue; fi
         printf '#define %s\n#include "%s"\n' "$macro" "$name.h" > "$tmp/$name.c"
         printf '#define FRAMES_IMPLEMENTATION\n#include "frames.h"\n#define %s\n#include "%s"\n' \
             "$macro" "$name.h" > "$tmp/$name.with.c"
@@ -225,6 +229,7 @@ header_checks() {
     for h in $(HEADERS); do
         hn=$(basename "$h" .h)
         [ "$hn" = frames_pt ] && ! have_ipt && continue
+        [ "$hn" = frames_zstd ] && ! have_zstd && continue
         all+="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'
         rev="#define $(echo "$hn" | tr a-z A-Z)_IMPLEMENTATION"$'\n'"#include \"$hn.h\""$'\n'"$rev"
     done
@@ -257,8 +262,24 @@ run_tests() {   # run_tests DIR LABEL
     return $failed
 }
 
+# DuckDB for the Parquet tests (tests/test_parquet.c), from the npm registry into build/
+DUCKDB_NODE_API="@duckdb/node-api@1.5.6-r.1"
+duckdb_deps() {
+    [ -f build/duckdb/node_modules/@duckdb/node-api/package.json ] && return 0
+    if ! command -v npm >/dev/null; then
+        local SUDO=""; [ "$(id -u)" != 0 ] && SUDO=sudo
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+    fi
+    log "installing DuckDB ($DUCKDB_NODE_API) into build/duckdb"
+    mkdir -p build/duckdb
+    npm install --prefix build/duckdb --no-audit --no-fund --loglevel=error "$DUCKDB_NODE_API" \
+        || die "npm install $DUCKDB_NODE_API failed"
+}
+
 cmd_test() {
     deps
+    duckdb_deps
     [ -d "$SHARED/vectors" ] || die "reference material not found at $SHARED (set FRAMES_SHARED)"
     header_checks
     build

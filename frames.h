@@ -104,7 +104,8 @@
 
    Lifetimes of decoded data: byte views point into the input. For readers over memory,
    a mapped file or a whole-file buffer, views stay valid until the reader is closed; for
-   stream readers (pipes, FILE*) until the next call on that reader. Arrays (operand
+   stream readers (pipes, FILE*) and paged ones (frames_reader_open_source, e.g. compressed
+   traces) until the next call on that reader or cursor. Arrays (operand
    lists, syscall arguments, ...) live in the decoder's scratch arena and stay valid until
    the next frame is decoded with the same reader, cursor or decoder.
 
@@ -124,7 +125,7 @@
      frames_frame_size / frames_meta_size exact encoded size
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
    Reading a container
-     frames_reader_open_memory / _path / _fd / _file / _io
+     frames_reader_open_memory / _path / _fd / _file / _io / _source
      frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
                                           undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
@@ -653,6 +654,29 @@ FRAMES_DEF int frames_reader_open_file(frames_reader **r, FILE *f,
 #endif
 FRAMES_DEF int frames_reader_open_io(frames_reader **r, const frames_io *io,
                                      const frames_reader_options *o, frames_error *err);
+
+/* Random-access input that is not in memory as a whole, e.g. a compressed trace
+   (frames_zstd.h): the reader asks for byte ranges of the trace. Every cursor, and the
+   reader's own position, gets a state of its own (state_open), so that cursors in
+   several threads read in parallel without sharing buffers. view returns len bytes at
+   off (off + len <= size), valid until the next view on that state, or NULL with err
+   filled; `frame` is the index of the frame whose record starts at off when the reader
+   knows it (FRAMES_NO_POS otherwise), for error messages. Frame payloads from such a
+   reader are valid until the next call on the same reader or cursor (as for streams).
+   close (may be NULL) is called by frames_reader_close, also when opening fails. */
+typedef struct frames_source {
+    void *ctx;
+    uint64_t size;
+    void *(*state_open)(void *ctx);
+    void (*state_close)(void *ctx, void *state);
+    const uint8_t *(*view)(void *state, uint64_t off, size_t len, uint64_t frame,
+                           frames_error *err);
+    void (*close)(void *ctx);
+} frames_source;
+FRAMES_DEF int frames_reader_open_source(frames_reader **r, const frames_source *src,
+                                         const frames_reader_options *o, frames_error *err);
+/* The source of a reader opened by frames_reader_open_source, else NULL. */
+FRAMES_DEF const frames_source *frames_reader_source(const frames_reader *r);
 FRAMES_DEF void frames_reader_close(frames_reader *r);
 
 FRAMES_DEF const frames_header *frames_reader_header(const frames_reader *r);
@@ -3807,6 +3831,7 @@ struct frames_cursor {
     frames_decoder dec;
     frames_error err;
     int allocated;
+    void *src_state;       /* paged readers: the source's state of this cursor */
 };
 
 struct frames_reader {
@@ -3818,6 +3843,9 @@ struct frames_reader {
     void *owned;           /* malloc'd copy or mapping of the whole file */
     size_t owned_len;
     int owned_is_map;
+    /* paged input (frames_reader_open_source): data is NULL, bytes come from src.view */
+    int paged;
+    frames_source src;
     /* stream input: a window [win + head, win + tail) starting at file offset win_pos */
     frames_io io;
     int io_fd;             /* for the fd/path stream helpers */
@@ -4050,11 +4078,39 @@ static int frames__first_conv(uint32_t c) {
     return FRAMES_TOC_INVALID;
 }
 
+/* Bytes [off, off + len) of the trace as cursor c sees them: memory-backed readers
+   point into the data, paged readers ask their source (NULL on error, c->err filled). */
+FRAMES__INLINE const uint8_t *frames__at(frames_cursor *c, uint64_t off, uint64_t len) {
+    frames_reader *r = c->r;
+    if (FRAMES__LIKELY(!r->paged)) return r->data + off;
+    return r->src.view(c->src_state, off, (size_t)len, off == c->off ? c->index : FRAMES_NO_POS,
+                       &c->err);
+}
+
+/* The rem bytes from off to the end of the data, for the checks that tell what a tail is
+   (a pipe or crashed TOC: they read at most 8 (n + 3) bytes). A paged reader does not
+   fetch a longer tail, which cannot be such a TOC: NULL then. */
+static const uint8_t *frames__tail_at(frames_cursor *c, uint64_t off, uint64_t rem, uint64_t n) {
+    if (!c->r->paged) return c->r->data + off;
+    if (rem > 8 * (n + 3) || rem > c->r->opt.limits.max_frame_size) return NULL;
+    return frames__at(c, off, rem);
+}
+
+/* The error a paged reader's source reported for the reader's own position. */
+static int frames__source_failed(frames_reader *r) {
+    r->err = r->cur.err;
+    if (!r->err.code) r->err.code = FRAMES_E_IO;
+    return r->err.code;
+}
+
 /* Does a complete frame record start at off (before data_end)? */
-static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *next) {
+static int frames__record_at(frames_cursor *c, uint64_t off, uint64_t *next) {
+    const frames_reader *r = c->r;
+    const uint8_t *p;
     uint64_t len;
     if (off < r->hdr.first_frame || off > r->data_end || r->data_end - off < 8) return 0;
-    len = frames__le64(r->data + off);
+    if (!(p = frames__at(c, off, 8))) return 0;
+    len = frames__le64(p);
     if (len > r->data_end - off - 8) return 0;
     *next = off + 8 + len;
     return 1;
@@ -4063,14 +4119,15 @@ static int frames__record_at(const frames_reader *r, uint64_t off, uint64_t *nex
 /* Offset of the start of block b according to the TOC. A block the convention has no
    entry for (the shifted v1 TOC stops one block early) is reached by hopping m frames
    from the last block that has one. 0 when no record is found there. */
-static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
+static uint64_t frames__block_start(frames_cursor *c, uint64_t b) {
+    const frames_reader *r = c->r;
     uint64_t shift = (uint64_t)frames__toc_shift(r->toc_conv), known = b, off, next, hops;
     if (r->toc_words + shift == 0) known = 0;
     else if (known > r->toc_words + shift - 1) known = r->toc_words + shift - 1;
     /* block 0 is always at F (the early TCG plugin's first entry is 0x30, not F) */
     off = known == 0 ? r->hdr.first_frame : frames__toc_entry(r, known - shift);
     for (hops = (b - known) * r->m; hops > 0; hops--) {
-        if (!frames__record_at(r, off, &next)) return 0;
+        if (!frames__record_at(c, off, &next)) return 0;
         off = next;
     }
     return off;
@@ -4083,14 +4140,19 @@ static uint64_t frames__block_start(const frames_reader *r, uint64_t b) {
    or the block whose entry is wrong (nb for a bad last block). */
 static uint64_t frames__toc_fault(frames_reader *r, uint64_t n, uint64_t nb) {
     uint64_t b, prev = r->hdr.first_frame, off, next, hops;
+    frames_cursor *c = &r->cur;
     for (b = 1; b < nb; b++) {
-        off = frames__block_start(r, b);
-        if (off <= prev || !frames__record_at(r, off, &next)) return b;
+        off = frames__block_start(c, b);
+        /* a paged (compressed) reader checks only the order of the entries here: looking
+           at the record of each would decompress the whole trace on opening it; an entry
+           that is not a record start fails when it is used */
+        if (off <= prev || off >= r->data_end || (!r->paged && !frames__record_at(c, off, &next)))
+            return b;
         prev = off;
     }
-    off = frames__block_start(r, nb - 1);
+    off = frames__block_start(c, nb - 1);
     for (hops = 0; off < r->data_end && hops <= r->m; hops++) {
-        if (!frames__record_at(r, off, &next)) break;
+        if (!frames__record_at(c, off, &next)) break;
         off = next;
     }
     return off == r->data_end && hops == n - (nb - 1) * r->m ? 0 : nb;
@@ -4274,6 +4336,8 @@ static int frames__final_record_is_garbage(frames_reader *r, const uint8_t *payl
 static int frames__scan(frames_reader *r) {
     uint64_t off = r->hdr.first_frame, n = 0, len;
     size_t cap = 0;
+    frames_cursor *c = &r->cur;
+    const uint8_t *p;
     uint32_t stride = r->opt.index_stride ? r->opt.index_stride : 256;
     if (r->indexed) return FRAMES_OK;
     if (r->stream)
@@ -4295,23 +4359,26 @@ static int frames__scan(frames_reader *r) {
             r->index[r->nindex++] = off;
         }
         if (rem < 8) {
-            frames__note_tail(r, off, rem, r->data + off, n);
+            frames__note_tail(r, off, rem, frames__tail_at(c, off, rem, n), n);
             break;
         }
-        len = frames__le64(r->data + off);
+        if (!(p = frames__at(c, off, 8))) return frames__source_failed(r);
+        len = frames__le64(p);
         if (len > rem - 8) {
-            frames__note_tail(r, off, rem, r->data + off, n);
+            frames__note_tail(r, off, rem, frames__tail_at(c, off, rem, n), n);
             break;
         }
-        if (frames__crashed_toc_at(r, r->data + off, rem, 1, off, n, NULL) == 1) {
+        if (!r->finished && (p = frames__tail_at(c, off, rem, n)) != NULL &&
+            frames__crashed_toc_at(r, p, rem, 1, off, n, NULL) == 1) {
             if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
             break;
         }
         /* an oversized record is refused unread (FRAMES_E_LIMIT), even the last one, as
            reading and the stream reader do */
-        if (off + 8 + len == r->data_end && len <= r->opt.limits.max_frame_size &&
-            frames__final_record_is_garbage(r, r->data + off + 8, len, off))
-            break;
+        if (off + 8 + len == r->data_end && len <= r->opt.limits.max_frame_size && !r->finished) {
+            if (!(p = frames__at(c, off + 8, len))) return frames__source_failed(r);
+            if (frames__final_record_is_garbage(r, p, len, off)) break;
+        }
         off += 8 + len;
         n++;
     }
@@ -4333,7 +4400,8 @@ static int frames__scan(frames_reader *r) {
 }
 
 /* Offset of frame `index` (random access), or an error. index == nframes gives the end. */
-static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frames_error *err) {
+static int frames__locate(frames_reader *r, frames_cursor *c, uint64_t index, uint64_t *off,
+                          frames_error *err) {
     uint64_t start, first, next;
     int rc;
     if (!r->toc_usable && !r->indexed && (rc = frames__scan(r)) < 0) {
@@ -4347,7 +4415,7 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
     if (r->toc_usable) {
         uint64_t b = index / r->m, nb = frames__ceil_div(r->nframes, r->m);
         if (b >= nb) b = nb ? nb - 1 : 0; /* the end of an exact multiple of m frames */
-        start = frames__block_start(r, b);
+        start = frames__block_start(c, b);
         first = b * r->m;
     } else {
         uint32_t stride = r->opt.index_stride ? r->opt.index_stride : 256;
@@ -4357,8 +4425,13 @@ static int frames__locate(frames_reader *r, uint64_t index, uint64_t *off, frame
         first = s * stride;
     }
     while (first < index) {
-        if (!frames__record_at(r, start, &next))
+        if (!frames__record_at(c, start, &next)) {
+            if (r->paged && c->err.code) {
+                if (err != &c->err) *err = c->err;
+                return c->err.code;
+            }
             return frames__fail(err, FRAMES_E_FORMAT, start, first, "frame record expected");
+        }
         start = next;
         first++;
     }
@@ -4396,23 +4469,37 @@ static frames_reader *frames__new_reader(const frames_reader_options *o) {
 }
 
 /* Header, meta and TOC of a memory-backed trace. */
+/* A copy of bytes a paged reader's source handed out (its views do not last). */
+static const uint8_t *frames__paged_copy(frames_reader *r, const uint8_t *p, uint64_t len,
+                                         uint8_t **copy) {
+    *copy = (uint8_t *)FRAMES_MALLOC(len ? (size_t)len : 1, r->opt.alloc_ctx);
+    if (*copy) memcpy(*copy, p, (size_t)len);
+    return *copy;
+}
+
+/* Header, meta and TOC of a memory-backed (or paged) trace. */
 static int frames__open_memory_layout(frames_reader *r) {
-    const uint8_t *d = r->data;
+    const uint8_t *d;
     uint64_t size = r->size, F, T;
     int rc;
     if (size < FRAMES_HEADER_SIZE)
         return frames__fail(&r->err, size ? FRAMES_E_TRUNCATED : FRAMES_E_FORMAT, 0, FRAMES_NO_POS,
                             "file has %llu bytes, shorter than the 48-byte header",
                             (unsigned long long)size);
+    if (!(d = frames__at(&r->cur, 0, FRAMES_HEADER_SIZE))) return frames__source_failed(r);
     if ((rc = frames__parse_header(r, d)) < 0) return rc;
     F = FRAMES_HEADER_SIZE;
     if (r->has_meta) {
         if (size < F + 8)
             return frames__fail(&r->err, FRAMES_E_TRUNCATED, F, FRAMES_NO_POS,
                                 "file ends before the meta frame size");
-        r->hdr.meta_size = frames__le64(d + F);
+        if (!(d = frames__at(&r->cur, F, 8))) return frames__source_failed(r);
+        r->hdr.meta_size = frames__le64(d);
         if ((rc = frames__check_meta_size(r, r->hdr.meta_size, size - F - 8)) < 0) return rc;
-        frames__load_meta(r, d + F + 8, (size_t)r->hdr.meta_size);
+        if (!(d = frames__at(&r->cur, F + 8, r->hdr.meta_size))) return frames__source_failed(r);
+        if (r->paged && !frames__paged_copy(r, d, r->hdr.meta_size, &r->meta_copy))
+            return frames__fail(&r->err, FRAMES_E_NOMEM, F, FRAMES_NO_POS, "out of memory");
+        frames__load_meta(r, r->paged ? r->meta_copy : d, (size_t)r->hdr.meta_size);
         F += 8 + r->hdr.meta_size;
     }
     r->hdr.first_frame = F;
@@ -4429,12 +4516,20 @@ static int frames__open_memory_layout(frames_reader *r) {
             frames__warn(r, "the file ends %llu bytes after the TOC offset 0x%llx, inside the TOC: "
                          "it was cut after it was finished", (unsigned long long)(size - T),
                          (unsigned long long)T);
+        } else if (r->paged && size - T - 8 > r->opt.limits.max_frame_size) {
+            frames__warn(r, "TOC at 0x%llx is longer than %llu bytes: not used",
+                         (unsigned long long)T, (unsigned long long)r->opt.limits.max_frame_size);
+            r->t_valid = 1;
+            r->data_end = T;
         } else {
             r->t_valid = 1;
             r->data_end = T;
-            r->m = frames__le64(d + T);
+            if (!(d = frames__at(&r->cur, T, size - T))) return frames__source_failed(r);
+            if (r->paged && !(d = frames__paged_copy(r, d, size - T, &r->toc_copy)))
+                return frames__fail(&r->err, FRAMES_E_NOMEM, T, FRAMES_NO_POS, "out of memory");
+            r->m = frames__le64(d);
             r->toc_words = (size - T - 8) / 8;
-            r->toc = d + T + 8;
+            r->toc = d + 8;
             if ((size - T - 8) % 8)
                 frames__warn(r, "%llu stray bytes after the TOC", (unsigned long long)((size - T - 8) % 8));
         }
@@ -4469,6 +4564,27 @@ FRAMES_DEF int frames_reader_open_memory(frames_reader **out, const void *data, 
     r->data = (const uint8_t *)data;
     r->size = size;
     return frames__open_done(r, out, err, frames__open_memory_layout(r));
+}
+
+FRAMES_DEF int frames_reader_open_source(frames_reader **out, const frames_source *src,
+                                         const frames_reader_options *o, frames_error *err) {
+    frames_reader *r = frames__new_reader(o);
+    *out = NULL;
+    if (!r) {
+        if (src->close) src->close(src->ctx);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    r->paged = 1;
+    r->src = *src;
+    r->size = src->size;
+    if (!(r->cur.src_state = src->state_open(src->ctx)))
+        return frames__open_done(r, out, err, frames__fail(&r->err, FRAMES_E_NOMEM, FRAMES_NO_POS,
+                                                           FRAMES_NO_POS, "out of memory"));
+    return frames__open_done(r, out, err, frames__open_memory_layout(r));
+}
+
+FRAMES_DEF const frames_source *frames_reader_source(const frames_reader *r) {
+    return r->paged ? &r->src : NULL;
 }
 
 /* Header and meta of a stream; the frames follow. */
@@ -4654,6 +4770,8 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
     if (!r) return;
     ctx = r->opt.alloc_ctx;
     frames_decoder_free(&r->cur.dec);
+    if (r->cur.src_state) r->src.state_close(r->src.ctx, r->cur.src_state);
+    if (r->paged && r->src.close) r->src.close(r->src.ctx);
     frames_decoder_free(&r->meta_dec);
 #ifndef FRAMES_NO_POSIX
     if (r->owned && r->owned_is_map) munmap(r->owned, r->owned_len);
@@ -4702,6 +4820,7 @@ static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 #if defined(__GNUC__) || defined(__clang__)
     uint64_t stop = off + FRAMES__PREFETCH_DISTANCE, end = c->r->data_end, at = c->prefetched;
     const uint8_t *data = c->r->data;   /* in registers: the loop runs for every frame */
+    if (c->r->paged) return;
     if (stop > end) stop = end;
     if (at < off || at > stop) at = off; /* after a seek */
     for (; at < stop; at += 64) __builtin_prefetch(data + at);
@@ -4715,6 +4834,7 @@ static void frames__prefetch_ahead(frames_cursor *c, uint64_t off) {
 static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, rem, len;
+    const uint8_t *p;
     if (r->count_known && c->index >= r->nframes) {
         if (!r->toc_usable || off >= r->data_end) return 0;
         if (c == &r->cur) frames__distrust_toc(r, c->index, 1);
@@ -4722,16 +4842,18 @@ static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
     if (off >= r->data_end) return frames__mem_end(c);
     rem = r->data_end - off;
     if (rem < 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
+        if (!r->tail_known) frames__note_tail(r, off, rem, frames__tail_at(c, off, rem, c->index), c->index);
         return frames__mem_end(c);
     }
-    len = frames__le64(r->data + off);
+    if (!(p = frames__at(c, off, 8))) return c->err.code;
+    len = frames__le64(p);
     frames__prefetch_ahead(c, off);
     if (len > rem - 8) {
-        if (!r->tail_known) frames__note_tail(r, off, rem, r->data + off, c->index);
+        if (!r->tail_known) frames__note_tail(r, off, rem, frames__tail_at(c, off, rem, c->index), c->index);
         return frames__mem_end(c);
     }
-    if (!r->count_known && frames__crashed_toc_at(r, r->data + off, rem, 1, off, c->index, NULL) == 1) {
+    if (!r->count_known && !r->finished && (p = frames__tail_at(c, off, rem, c->index)) != NULL &&
+        frames__crashed_toc_at(r, p, rem, 1, off, c->index, NULL) == 1) {
         if (!r->tail_known) frames__note_crashed_toc(r, off, rem, len);
         return frames__mem_end(c);
     }
@@ -4743,12 +4865,13 @@ static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
                             (unsigned long long)len,
                             (unsigned long long)r->opt.limits.max_frame_size);
     }
+    if (!(p = frames__at(c, off, 8 + len))) return c->err.code;
     if (!r->count_known && off + 8 + len == r->data_end &&
-        frames__final_record_is_garbage(r, r->data + off + 8, len, off))
+        frames__final_record_is_garbage(r, p + 8, len, off))
         return 0;
     raw->index = c->index++;
     raw->offset = off;
-    raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
+    raw->payload = frames_bytes_of(p + 8, (size_t)len);
     c->off = off + 8 + len;
     return 1;
 }
@@ -4759,7 +4882,7 @@ FRAMES__INLINE int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
     uint64_t off = c->off, len;
     if (FRAMES__LIKELY(r->count_known && c->index < r->nframes && off < r->data_end &&
-                       r->data_end - off >= 8)) {
+                       r->data_end - off >= 8 && !r->paged)) {
         len = frames__le64(r->data + off);
         if (FRAMES__LIKELY(len <= r->data_end - off - 8 && len <= r->opt.limits.max_frame_size)) {
             frames__prefetch_ahead(c, off);
@@ -4966,7 +5089,7 @@ FRAMES_DEF int frames_reader_seek(frames_reader *r, uint64_t index) {
     uint64_t off;
     int rc;
     if ((rc = frames__need_random_access(r)) < 0) return rc;
-    if ((rc = frames__locate(r, index, &off, &r->err)) < 0) return rc;
+    if ((rc = frames__locate(r, &r->cur, index, &off, &r->err)) < 0) return rc;
     r->cur.index = index;
     r->cur.off = off;
     return FRAMES_OK;
@@ -5006,7 +5129,7 @@ FRAMES_DEF const char *frames_reader_warning(const frames_reader *r, uint32_t i)
 static int frames__scanned_offset(frames_reader *r, uint64_t index, uint64_t *off) {
     int usable = r->toc_usable, rc;
     r->toc_usable = 0;
-    rc = frames__locate(r, index, off, &r->err);
+    rc = frames__locate(r, &r->cur, index, off, &r->err);
     r->toc_usable = usable;
     return rc;
 }
@@ -5066,7 +5189,8 @@ FRAMES_DEF int frames_reader_stat(frames_reader *r, frames_reader_info *st) {
             r->toc_matches = frames__toc_candidates(r, r->nframes);
             r->verified = 0;
         }
-        frames__verify_toc_matches(r);
+        /* verifying every entry against a scan would decompress a paged trace whole */
+        if (!r->paged) frames__verify_toc_matches(r);
         r->toc_conv = r->toc_matches ? frames__first_conv(r->toc_matches) : FRAMES_TOC_INVALID;
     }
     st->header = r->hdr;
@@ -5102,18 +5226,25 @@ FRAMES_DEF int frames_cursor_open(frames_cursor **out, frames_reader *r, uint64_
     if (r->stream)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "cursors need a file or memory, not a stream");
-    if ((rc = frames__locate(r, first, &off, err)) < 0) return rc;
     c = (frames_cursor *)FRAMES_MALLOC(sizeof *c, r->opt.alloc_ctx);
     if (!c) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     memset(c, 0, sizeof *c);
     c->r = r;
-    c->index = first;
-    c->off = off;
     c->allocated = 1;
     frames_decoder_init(&c->dec, NULL, 0, r->opt.alloc_ctx);
     c->dec.limits = r->opt.limits;
     c->dec.strict = (r->opt.flags & FRAMES_READ_STRICT) != 0;
     frames__clear_error(&c->err);
+    if (r->paged && !(c->src_state = r->src.state_open(r->src.ctx)))
+        rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    else
+        rc = frames__locate(r, c, first, &off, err);
+    if (rc < 0) {
+        frames_cursor_close(c);
+        return rc;
+    }
+    c->index = first;
+    c->off = off;
     *out = c;
     return FRAMES_OK;
 }
@@ -5135,6 +5266,7 @@ FRAMES_DEF const frames_error *frames_cursor_error(const frames_cursor *c) { ret
 FRAMES_DEF void frames_cursor_close(frames_cursor *c) {
     if (!c) return;
     frames_decoder_free(&c->dec);
+    if (c->src_state) c->r->src.state_close(c->r->src.ctx, c->src_state);
     if (c->allocated) FRAMES_FREE(c, c->r->opt.alloc_ctx);
 }
 

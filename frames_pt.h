@@ -74,6 +74,9 @@
    Decoders: FRAMES_PT_DECODER_BLOCK (default) uses libipt's block decoder and rebuilds the
    instructions of each block with the included x86 length decoder (cached per block);
    FRAMES_PT_DECODER_INSN uses the instruction-flow decoder. Both give identical frames.
+   With an address filter on a cpu with erratum SKL014 the block path decodes with the
+   instruction-flow decoder (libipt 2.0.5's block decoder loses instructions there or
+   overflows the stack; stats.blocks stays 0).
 
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
@@ -2667,7 +2670,17 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
             return FRAMES__PT_ABORT;
         }
     }
-    if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK) {
+    /* With erratum SKL014 and an address filter the block path decodes with libipt's
+       instruction-flow decoder, which finds the branch a TIP.PGD without IP binds to as
+       ptxed does. libipt 2.0.5's block decoder cannot: asked to end blocks at direct
+       branches (below), it binds the event to the first direct branch that ends a block
+       even when its target is inside the filter (pt_blk_proceed_skl014 passes the
+       filter check's "inside" on as "event reached"), and loses the instructions from
+       that target to the branch that left the filter; with ptxed's flags (blocks go on
+       over direct branches) it recurses once per instruction round a cycle of them and
+       overflows the stack (test_fuzz_regress). */
+    if (pt->opt.decoder == FRAMES_PT_DECODER_BLOCK &&
+        !(cfg.addr_filter.config.addr_cfg && cfg.errata.skl014)) {
         cfg.flags.variant.block.enable_tick_events = (uint32_t)(pt->opt.tick_events != 0);
         /* always: when blocks continue over direct calls or jumps, libipt 2.0 fills its
            block cache by recursing along them, without bound round a cycle (a stack

@@ -27,7 +27,7 @@ fi
 
 OPT="-O2 -DNDEBUG"
 BIN=$OUT/bench_codec
-srcs=(bench/bench_codec.c bench/codec_pbc.c bench/codec_pbcxx.cc bench/codec.h frames.h "$GEN/frames.pb.cc")
+srcs=(bench/bench_codec.c bench/codec_pbc.c bench/codec_pbcxx.cc bench/codec.h bench/codec_ours.h frames.h "$GEN/frames.pb.cc")
 stale=0
 for s in "${srcs[@]}"; do [ "$s" -nt "$BIN" ] && stale=1; done
 if [ ! -x "$BIN" ] || [ $stale = 1 ]; then

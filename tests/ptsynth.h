@@ -6,6 +6,9 @@
    not taken, compressed returns), TIP for indirect branches, PSB+ with FUP and MODE.exec,
    and a final FUP + TIP.PGD. It records the executed addresses; libipt then has to decode
    exactly that sequence (a wrong instruction length or TNT count decodes differently).
+   Optionally it pauses tracing at times (disable, re-enable at the same ip, with what
+   errata-affected cpus put in between) and stops where a branch leaves an address
+   filter (the TIP.PGD without IP of erratum SKL014 for direct branches).
    Header-only, static functions; needs intel-pt.h and frames_pt.h. */
 #ifndef FRAMES_PTSYNTH_H
 #define FRAMES_PTSYNTH_H
@@ -43,6 +46,12 @@ static const uint8_t ptsynth_code[] = {
 #define PTSYNTH_FB 0x94u
 #define PTSYNTH_FC 0xaeu
 
+/* How a pause looks: what comes between the disable and TIP.PGE at the same ip. */
+#define PTSYNTH_PAUSE_PLAIN 0   /* FUP + TIP.PGD (asynchronous disable) ... TIP.PGE */
+#define PTSYNTH_PAUSE_PSB 1     /* a PSB+ with FUP and MODE.Exec while disabled (BDM70) */
+#define PTSYNTH_PAUSE_OVF_FUP 2 /* an OVF followed by a FUP while disabled (APL12) */
+#define PTSYNTH_PAUSE_OVF_PGD 3 /* OVF then TIP.PGD instead of FUP + TIP.PGD (APL11) */
+
 typedef struct ptsynth {
     /* input */
     const uint8_t *code;
@@ -55,6 +64,11 @@ typedef struct ptsynth {
     uint64_t psb_every;            /* trace bytes between PSBs (0: only the first) */
     uint64_t tsc_every;            /* instructions between TSC packets (0: none) */
     uint32_t seed;
+    uint64_t pause_every;          /* instructions between pauses of tracing (0: none) */
+    int pause_kind;                /* PTSYNTH_PAUSE_* */
+    uint64_t filter_lo, filter_hi; /* address filter (inclusive; hi 0: none): leaving it
+                                      disables tracing, and the walk ends there */
+    int filter_skl014;             /* a direct branch leaving it: TIP.PGD without IP */
     /* output */
     uint8_t *trace;                /* malloc'd */
     size_t len;
@@ -205,6 +219,39 @@ static void ptsynth_record(ptsynth *s, uint64_t ip) {
     s->hash = (s->hash ^ ip) * 0x100000001b3ull;
 }
 
+/* Tracing stops right before ip and starts again there, in the way pause_kind says. */
+static void ptsynth_pause(ptsynth *s, uint64_t ip) {
+    if (s->pause_kind == PTSYNTH_PAUSE_OVF_PGD) {
+        ptsynth_flush_tnt(s);
+        ptsynth_simple(s, ppt_ovf);
+        ptsynth_simple(s, ppt_tip_pgd);
+        s->last_ip = 0;   /* the overflow lost the last ip: resume with a full one */
+    } else {
+        ptsynth_ip(s, ppt_fup, ip);
+        ptsynth_simple(s, ppt_tip_pgd);
+    }
+    if (s->pause_kind == PTSYNTH_PAUSE_PSB) {
+        ptsynth_psb(s, ip);
+    } else if (s->pause_kind == PTSYNTH_PAUSE_OVF_FUP) {
+        ptsynth_simple(s, ppt_ovf);
+        s->last_ip = 0;
+        ptsynth_ip(s, ppt_fup, ip);
+    }
+    ptsynth_ip(s, ppt_tip_pge, ip);
+}
+
+/* Branch x to target leaves the address filter: tracing stops (returns 1). */
+static int ptsynth_leaves_filter(ptsynth *s, const frames_pt_x86 *x, uint64_t target) {
+    if (!s->filter_hi || (target >= s->filter_lo && target <= s->filter_hi)) return 0;
+    if (x->has_target && s->filter_skl014) {
+        ptsynth_flush_tnt(s);
+        ptsynth_simple(s, ppt_tip_pgd);
+    } else {
+        ptsynth_ip(s, ppt_tip_pgd, target);
+    }
+    return 1;
+}
+
 /* Walk ninsn instructions from entry. Returns 0, or -1 (encoder failure or code the
    walker cannot follow: a far transfer or bytes outside the image). */
 static int ptsynth_walk(ptsynth *s, uint64_t entry, uint64_t ninsn) {
@@ -227,6 +274,8 @@ static int ptsynth_walk(ptsynth *s, uint64_t entry, uint64_t ninsn) {
             break;
         case ptic_cond_jump: {
             int taken = (int)(ptsynth_rand(s) % 3 != 0);   /* loops mostly loop */
+            if (s->filter_hi && (x.target < s->filter_lo || x.target > s->filter_hi))
+                return -1;   /* not modelled: a conditional branch out of the filter */
             ptsynth_tnt(s, taken);
             if (taken) next = x.target;
             break;
@@ -234,9 +283,12 @@ static int ptsynth_walk(ptsynth *s, uint64_t entry, uint64_t ninsn) {
         case ptic_call:
             if (s->depth == 64) return -1;
             s->stack[s->depth++] = next;
-            if (x.has_target) next = x.target;
-            else {
+            if (x.has_target) {
+                next = x.target;
+                if (ptsynth_leaves_filter(s, &x, next)) goto disabled;
+            } else {
                 next = s->call_targets[ptsynth_rand(s) % s->ncall_targets];
+                if (ptsynth_leaves_filter(s, &x, next)) goto disabled;
                 ptsynth_ip(s, ppt_tip, next);
             }
             break;
@@ -246,9 +298,12 @@ static int ptsynth_walk(ptsynth *s, uint64_t entry, uint64_t ninsn) {
             ptsynth_tnt(s, 1);   /* compressed return */
             break;
         case ptic_jump:
-            if (x.has_target) next = x.target;
-            else {
+            if (x.has_target) {
+                next = x.target;
+                if (ptsynth_leaves_filter(s, &x, next)) goto disabled;
+            } else {
                 next = s->jump_targets[ptsynth_rand(s) % s->njump_targets];
+                if (ptsynth_leaves_filter(s, &x, next)) goto disabled;
                 ptsynth_ip(s, ppt_tip, next);
             }
             break;
@@ -270,10 +325,14 @@ static int ptsynth_walk(ptsynth *s, uint64_t entry, uint64_t ninsn) {
             pt_enc_get_offset(s->enc, &off2);
             if (off2 - s->last_psb >= s->psb_every) ptsynth_psb(s, ip);
         }
+        /* pauses too only between calls: the decoder's return stack stays as it is */
+        if (s->pause_every && s->depth == 0 && (n + 1) % s->pause_every == 0 && n + 1 < ninsn)
+            ptsynth_pause(s, ip);
     }
     /* stop right before ip: FUP + TIP.PGD without an IP (an asynchronous disable) */
     ptsynth_ip(s, ppt_fup, ip);
     ptsynth_simple(s, ppt_tip_pgd);
+disabled:
     if (s->failed) return -1;
     {
         uint64_t off = 0;

@@ -23,6 +23,7 @@ static const struct {
     {"fix", "IN -o OUT"},   {"drcov", "IN -o OUT"},  {"tenet", "IN -o OUT"},
     {"stat", "IN"},         {"slice", "IN -o OUT --frames 1-5"},
     {"split", "IN --chunks 3"}, {"vprof", "IN"}, {"index", "IN -o OUT"},
+    {"export", "IN --parquet OUT"}, {"export", "IN --parquet OUT --chunks 3"},
 };
 
 static void put64(uint8_t *p, uint64_t v) {
@@ -151,7 +152,7 @@ static void run_one(const char *cmd, const char *args, const input *in, int usag
     if (repeats_position(out))
         fail_msg("frames %s %s on %s: a message formatted into itself:\n%s", cmd, args, in->what, out);
     free(out);
-    unlink(outpath);
+    if (unlink(outpath) != 0) free(tu_run(&status, "rm -rf '%s'", outpath));   /* a directory */
 }
 
 static void test_every_command_on_damaged_traces(void **state) {

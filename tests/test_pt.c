@@ -167,6 +167,11 @@ static void decode_into(frames_pt *pt, decoded *d) {
     free(m.data);
 }
 
+/* The block path and the instruction-flow decoder agree on this stream (defined with
+   the other differential tests below). */
+static void decoders_agree_on(const char *what, const uint8_t *trace, size_t len,
+                              const char *cpath, uint64_t base);
+
 static char *file_text(const char *path) {
     return (char *)tu_read_file(path, NULL);
 }
@@ -253,8 +258,8 @@ static uint64_t extra_value(const pt_case *c, const char *opt) {
     return p ? strtoull(p + strlen(opt) + 1, NULL, 0) : 0;
 }
 
-/* Decode a case through the library with the given cpu ("" = none) and decoder. */
-static void decode_case(const pt_case *c, const char *cpu, int decoder, int spec, decoded *d) {
+/* A session for a case with the given cpu ("" = none) and decoder, ready to decode. */
+static frames_pt *open_case(const pt_case *c, const char *cpu, int decoder, int spec) {
     frames_pt_options o;
     frames_pt *pt;
     frames_error err;
@@ -284,6 +289,12 @@ static void decode_case(const pt_case *c, const char *cpu, int decoder, int spec
     }
     snprintf(path, sizeof path, "%s/trace.pt", c->dir);
     assert_int_equal(frames_pt_load_trace(pt, path, 0, 0, &err), FRAMES_OK);
+    return pt;
+}
+
+/* Decode a case through the library with the given cpu ("" = none) and decoder. */
+static void decode_case(const pt_case *c, const char *cpu, int decoder, int spec, decoded *d) {
+    frames_pt *pt = open_case(c, cpu, decoder, spec);
     decode_into(pt, d);
     frames_pt_close(pt);
 }
@@ -585,6 +596,7 @@ static void spec_reference_stream(void **state) {
         decoded_free(&d);
         frames_pt_close(pt);
     }
+    decoders_agree_on("spec reference stream", trace, sizeof trace, cpath, 0x400000);
     remove(cpath);
 }
 
@@ -632,6 +644,7 @@ static void synthesised_streams(void **state) {
             decoded_free(&d);
             frames_pt_close(pt);
         }
+        decoders_agree_on("synthesised stream", s.trace, s.len, cpath, s.base);
         ptsynth_free(&s);
     }
     remove(cpath);
@@ -689,6 +702,7 @@ static void wrong_tnt_is_noticed(void **state) {
     assert_true(same < s.nips);   /* the sequence diverges */
     decoded_free(&d);
     frames_pt_close(pt);
+    decoders_agree_on("stream with a wrong TNT bit", s.trace, s.len, cpath, s.base);
     ptsynth_free(&s);
     remove(cpath);
 }
@@ -1002,6 +1016,7 @@ static void interrupt_and_overflow_frames(void **state) {
         assert_int_equal(d.st.events_unwritten, 1);   /* the disable */
         decoded_free(&d);
     }
+    decoders_agree_on("interrupt and overflow", x.buf, len, cpath, 0x1000);
     remove(cpath);
 }
 
@@ -1048,6 +1063,7 @@ static void gap_and_resync(void **state) {
         for (k = 0; k < tail; k++) assert_int_equal(d.ip[g + k], s.ips[s.psb_idx[p] + k]);
         decoded_free(&d);
     }
+    decoders_agree_on("corrupt packet", s.trace, s.len, cpath, s.base);
     ptsynth_free(&s);
     remove(cpath);
 }
@@ -2297,6 +2313,423 @@ static void tool_ranges_and_summary(void **state) {
     remove(tpath);
 }
 
+/* --------------------------------------------------------------------------------------
+   The two decoders agree. The block path (libipt's block decoder, our own rebuilding of
+   each block's instructions, its run cache, how it ends blocks, the errata flags it
+   sets) must write what the instruction-flow decoder writes: the same std_frames
+   (address, bytes, thread), exception and modload frames, and the same events, errors and
+   ends of trace at the same places, on every input the tests have.
+   -------------------------------------------------------------------------------------- */
+
+/* What one decode reported, besides its frames: one line per event, error, end. */
+typedef struct flow {
+    decoded d;
+    char *log;
+    size_t len, cap;
+} flow;
+
+static void flow_printf(flow *f, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    if (f->cap - f->len < 256) {
+        f->cap = f->cap * 2 + 4096;
+        f->log = (char *)realloc(f->log, f->cap);
+        assert_non_null(f->log);
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(f->log + f->len, f->cap - f->len, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < f->cap - f->len);
+    f->len += (size_t)n;
+}
+
+#define FLOW_X(v) ((unsigned long long)(v))
+
+/* Where in the flow: instructions decoded so far (the statistics are live). */
+static void flow_at(flow *f) { flow_printf(f, "@%llu ", FLOW_X(f->d.st.insns)); }
+
+static void flow_event_variant(flow *f, const struct pt_event *ev) {
+    int ip = !ev->ip_suppressed;
+    switch (ev->type) {
+    case ptev_enabled:
+        flow_printf(f, " ip %llx resumed %d", FLOW_X(ev->variant.enabled.ip), ev->variant.enabled.resumed);
+        break;
+    case ptev_disabled:
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.disabled.ip));
+        break;
+    case ptev_async_disabled:
+        flow_printf(f, " at %llx", FLOW_X(ev->variant.async_disabled.at));
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.async_disabled.ip));
+        break;
+    case ptev_async_branch:
+        flow_printf(f, " from %llx", FLOW_X(ev->variant.async_branch.from));
+        if (ip) flow_printf(f, " to %llx", FLOW_X(ev->variant.async_branch.to));
+        break;
+    case ptev_paging:
+        flow_printf(f, " cr3 %llx nr %d", FLOW_X(ev->variant.paging.cr3), ev->variant.paging.non_root);
+        break;
+    case ptev_async_paging:
+        flow_printf(f, " cr3 %llx nr %d", FLOW_X(ev->variant.async_paging.cr3),
+                    ev->variant.async_paging.non_root);
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.async_paging.ip));
+        break;
+    case ptev_overflow:
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.overflow.ip));
+        break;
+    case ptev_exec_mode:
+        flow_printf(f, " mode %d", (int)ev->variant.exec_mode.mode);
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.exec_mode.ip));
+        break;
+    case ptev_tsx:
+        flow_printf(f, " spec %d aborted %d", ev->variant.tsx.speculative, ev->variant.tsx.aborted);
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.tsx.ip));
+        break;
+    case ptev_vmcs:
+        flow_printf(f, " base %llx", FLOW_X(ev->variant.vmcs.base));
+        break;
+    case ptev_async_vmcs:
+        flow_printf(f, " base %llx", FLOW_X(ev->variant.async_vmcs.base));
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.async_vmcs.ip));
+        break;
+    case ptev_exstop:
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.exstop.ip));
+        break;
+    case ptev_mwait:
+        flow_printf(f, " hints %x ext %x", ev->variant.mwait.hints, ev->variant.mwait.ext);
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.mwait.ip));
+        break;
+    case ptev_pwre:
+        flow_printf(f, " %u/%u hw %d", ev->variant.pwre.state, ev->variant.pwre.sub_state,
+                    ev->variant.pwre.hw);
+        break;
+    case ptev_pwrx:
+        flow_printf(f, " %u/%u %d%d%d", ev->variant.pwrx.last, ev->variant.pwrx.deepest,
+                    ev->variant.pwrx.interrupt, ev->variant.pwrx.store, ev->variant.pwrx.autonomous);
+        break;
+    case ptev_ptwrite:
+        flow_printf(f, " size %u payload %llx", ev->variant.ptwrite.size,
+                    FLOW_X(ev->variant.ptwrite.payload));
+        if (ip) flow_printf(f, " ip %llx", FLOW_X(ev->variant.ptwrite.ip));
+        break;
+    case ptev_tick:   /* its ip is "near which" the tick was: libipt's two decoders differ */
+        break;
+    case ptev_cbr:
+        flow_printf(f, " ratio %u", ev->variant.cbr.ratio);
+        break;
+    case ptev_mnt:
+        flow_printf(f, " payload %llx", FLOW_X(ev->variant.mnt.payload));
+        break;
+    default:
+        break;
+    }
+}
+
+static int flow_event(void *ctx, const struct pt_event *ev, uint64_t offset) {
+    flow *f = (flow *)ctx;
+    flow_at(f);
+    flow_printf(f, "event %d%s%s", (int)ev->type, ev->ip_suppressed ? " noip" : "",
+                ev->status_update ? " status" : "");
+    if (ev->has_tsc) flow_printf(f, " tsc %llx", FLOW_X(ev->tsc));
+    flow_event_variant(f, ev);
+    flow_printf(f, " (trace %llx)\n", FLOW_X(offset));
+    return 0;
+}
+
+static int flow_error(void *ctx, const char *kind, uint64_t offset, uint64_t ip, int code) {
+    flow *f = (flow *)ctx;
+    flow_at(f);
+    flow_printf(f, "%s at trace %llx ip %llx: %s\n", kind, FLOW_X(offset), FLOW_X(ip),
+                pt_errstr(pt_errcode(code)));
+    return 0;
+}
+
+static int flow_end(void *ctx) {
+    flow *f = (flow *)ctx;
+    flow_at(f);
+    flow_printf(f, "end of trace\n");
+    return 0;
+}
+
+/* Decode a prepared session (closed here) and log what it reports. */
+static void flow_decode(frames_pt *pt, flow *f) {
+    frames_pt_callbacks cb;
+    memset(f, 0, sizeof *f);
+    memset(&cb, 0, sizeof cb);
+    cb.ctx = f;
+    cb.event = flow_event;
+    cb.error = flow_error;
+    cb.end_of_trace = flow_end;
+    frames_pt_set_callbacks(pt, &cb);
+    flow_printf(f, "%s", "");
+    decode_into(pt, &f->d);
+    frames_pt_close(pt);
+}
+
+static void flow_free(flow *f) {
+    decoded_free(&f->d);
+    free(f->log);
+}
+
+static void exceptions_agree(const char *what, const decoded *b, const decoded *i) {
+    size_t k;
+    if (b->nexc != i->nexc) fail_msg("%s: %zu exception frames (block), %zu (insn)", what, b->nexc, i->nexc);
+    for (k = 0; k < b->nexc; k++) {
+        const frames_exception_frame *x = &b->exc[k], *y = &i->exc[k];
+        if (b->exc_pos[k] != i->exc_pos[k] || x->number != y->number ||
+            x->has_from_addr != y->has_from_addr || x->from_addr != y->from_addr ||
+            x->has_to_addr != y->has_to_addr || x->to_addr != y->to_addr ||
+            x->has_thread_id != y->has_thread_id || x->thread_id != y->thread_id)
+            fail_msg("%s: exception frame %zu differs (block %x after %zu frames, insn %x after %zu)",
+                     what, k, (unsigned)x->number, b->exc_pos[k], (unsigned)y->number, i->exc_pos[k]);
+    }
+}
+
+/* The block path's decode b and the instruction-flow decoder's i agree. */
+static void flows_agree(const char *what, const flow *b, const flow *i) {
+    size_t k;
+    if (b->d.rc != i->d.rc) fail_msg("%s: decode returned %d (block), %d (insn)", what, b->d.rc, i->d.rc);
+    for (k = 0; k < b->d.n && k < i->d.n; k++)
+        if (b->d.ip[k] != i->d.ip[k] || b->d.tid[k] != i->d.tid[k] || b->d.rawlen[k] != i->d.rawlen[k] ||
+            memcmp(b->d.raw[k], i->d.raw[k], b->d.rawlen[k]) != 0)
+            fail_msg("%s: std frame %zu: block %llx (%u bytes, tid %llu), insn %llx (%u bytes, tid %llu)",
+                     what, k, FLOW_X(b->d.ip[k]), b->d.rawlen[k], FLOW_X(b->d.tid[k]),
+                     FLOW_X(i->d.ip[k]), i->d.rawlen[k], FLOW_X(i->d.tid[k]));
+    if (b->d.n != i->d.n)
+        fail_msg("%s: %zu std frames (block), %zu (insn); first %zu agree", what, b->d.n, i->d.n, k);
+    exceptions_agree(what, &b->d, &i->d);
+    if (b->d.nmod != i->d.nmod) fail_msg("%s: modload frames differ", what);
+    for (k = 0; k < b->d.nmod; k++)
+        if (strcmp(b->d.modules[k], i->d.modules[k]) || b->d.mod_low[k] != i->d.mod_low[k] ||
+            b->d.mod_high[k] != i->d.mod_high[k])
+            fail_msg("%s: modload frame %zu differs", what, k);
+    if (strcmp(b->log, i->log) != 0)
+        fail_msg("%s: events differ\n--- block path\n%.3000s\n--- insn path\n%.3000s", what, b->log, i->log);
+    assert_int_equal(b->d.st.insns, i->d.st.insns);
+    assert_int_equal(b->d.st.speculative, i->d.st.speculative);
+    assert_int_equal(b->d.st.speculative_unwritten, i->d.st.speculative_unwritten);
+    assert_int_equal(b->d.st.reconstruct_errors, 0);
+}
+
+/* Every case of the reference vectors, every cpu it lists, every speculative policy. */
+static void decoders_agree_vectors(void **state) {
+    static const int specs[] = {FRAMES_PT_SPEC_SKIP, FRAMES_PT_SPEC_COMMIT, FRAMES_PT_SPEC_ALL};
+    case_list l;
+    int i, j, p, compared = 0;
+    (void)state;
+    list_cases(&l);
+    assert_int_equal(l.n, 83);
+    for (i = 0; i < l.n; i++) {
+        pt_case c;
+        char dir[1200], what[400];
+        snprintf(dir, sizeof dir, "%s/%s", tu_shared("vectors/pt"), l.names[i]);
+        assert_int_equal(read_case(dir, l.names[i], &c), 0);
+        for (j = 0; j < (c.ncpus ? c.ncpus : 1); j++) {
+            const char *cpu = c.ncpus ? c.cpus[j] : "";
+            for (p = 0; p < 3; p++) {
+                flow b, n;
+                flow_decode(open_case(&c, cpu, FRAMES_PT_DECODER_BLOCK, specs[p]), &b);
+                flow_decode(open_case(&c, cpu, FRAMES_PT_DECODER_INSN, specs[p]), &n);
+                snprintf(what, sizeof what, "%s cpu %s speculative %d", c.name, *cpu ? cpu : "-", specs[p]);
+                flows_agree(what, &b, &n);
+                compared++;
+                flow_free(&b);
+                flow_free(&n);
+            }
+        }
+    }
+    printf("decoders agree on %d vector decodes (cases x cpus x speculative policies)\n", compared);
+}
+
+/* A session over a synthesised stream: code at base, optional cpu and address filter. */
+static frames_pt *open_stream(int decoder, const uint8_t *trace, size_t len, const char *cpath,
+                              uint64_t base, const char *cpu, uint64_t lo, uint64_t hi) {
+    frames_pt_options o;
+    frames_pt *pt;
+    frames_error err;
+    frames_pt_options_default(&o);
+    o.decoder = decoder;
+    o.default_tid = 3;
+    if (cpu && *cpu) assert_int_equal(frames_pt_parse_cpu(cpu, &o.cpu), 0);
+    if (hi) {
+        o.addr_filter.config.ctl.addr0_cfg = 1;   /* FilterEn: trace only inside [lo, hi] */
+        o.addr_filter.addr0_a = lo;
+        o.addr_filter.addr0_b = hi;
+    }
+    assert_int_equal(frames_pt_open(&pt, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_add_raw(pt, cpath, 0, 0, base, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_set_trace(pt, trace, len, &err), FRAMES_OK);
+    return pt;
+}
+
+/* Both decoders on one stream; returns the block path's flow (the caller frees it). */
+static void stream_agree(const char *what, const uint8_t *trace, size_t len, const char *cpath,
+                         uint64_t base, const char *cpu, uint64_t lo, uint64_t hi, flow *b) {
+    flow n;
+    flow_decode(open_stream(FRAMES_PT_DECODER_BLOCK, trace, len, cpath, base, cpu, lo, hi), b);
+    flow_decode(open_stream(FRAMES_PT_DECODER_INSN, trace, len, cpath, base, cpu, lo, hi), &n);
+    flows_agree(what, b, &n);
+    flow_free(&n);
+}
+
+static void decoders_agree_on(const char *what, const uint8_t *trace, size_t len,
+                              const char *cpath, uint64_t base) {
+    flow b;
+    stream_agree(what, trace, len, cpath, base, "", 0, 0, &b);
+    flow_free(&b);
+}
+
+/* cpus of the errata libipt 2.0.5 knows, and none: BDM70/BDM64 (6/61), SKD007/SKD010/
+   SKD022/SKL014 (6/78), APL11/APL12 (6/92), SKZ84 (6/85), SKL168 (6/142). */
+static const char *const errata_cpus[] = {"", "6/61", "6/78", "6/92", "6/85", "6/142"};
+/* Only cpus with SKL014 write a TIP.PGD without IP after a direct branch (elsewhere even
+   libipt's two decoders disagree on such a stream: only the block decoder reports the
+   disable). */
+static const char *const skl014_cpus[] = {"6/78", "6/85", "6/142", "6/158", "6/165"};
+#define NCPUS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Walks over ptsynth's code: the streams of the other tests (PSBs, TSCs), pauses of
+   tracing in the forms errata cpus produce, and address filters left by a direct call
+   (TIP.PGD without IP: SKL014) or an indirect one; every cpu of errata_cpus. Where
+   the stream is what the cpu would write, the frames are also the walked addresses. */
+static void decoders_agree_synthesised(void **state) {
+    static const struct {
+        uint32_t seed;
+        uint64_t n, psb_every, tsc_every, pause_every;
+        int pause_kind;
+        uint64_t filter_hi;   /* offset in the code; 0: no filter */
+        int skl014;
+    } runs[] = {
+        {1, 20000, 0, 0, 0, 0, 0, 0},
+        {2, 20000, 64, 0, 0, 0, 0, 0},
+        {3, 30000, 512, 97, 0, 0, 0, 0},
+        {4, 3, 0, 0, 0, 0, 0, 0},
+        {6, 20000, 0, 0, 37, PTSYNTH_PAUSE_PLAIN, 0, 0},
+        {7, 20000, 1024, 50, 41, PTSYNTH_PAUSE_PSB, 0, 0},
+        {8, 20000, 256, 0, 29, PTSYNTH_PAUSE_OVF_FUP, 0, 0},
+        {9, 20000, 256, 0, 31, PTSYNTH_PAUSE_OVF_PGD, 0, 0},
+        {10, 20000, 0, 0, 0, 0, PTSYNTH_FA - 1, 1},   /* call fa (direct) leaves */
+        {11, 20000, 0, 0, 0, 0, PTSYNTH_FC - 1, 1},   /* call fc: direct or indirect */
+        {12, 20000, 0, 0, 0, 0, PTSYNTH_FC - 1, 0},   /* the same with the target ip */
+        {13, 20000, 64, 0, 23, PTSYNTH_PAUSE_PLAIN, PTSYNTH_FC - 1, 1},
+    };
+    const uint64_t base = 0x7f0000001000ull;
+    const char *cpath = temp_file(ptsynth_code, sizeof ptsynth_code, ".bin");
+    size_t r, c;
+    int compared = 0, left_filter = 0, paused = 0;
+    (void)state;
+    for (r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        ptsynth s;
+        uint64_t calls[3], jumps[3], lo = 0, hi = 0;
+        ptsynth_init_default(&s, base, runs[r].seed, calls, jumps);
+        s.psb_every = runs[r].psb_every;
+        s.tsc_every = runs[r].tsc_every;
+        s.pause_every = runs[r].pause_every;
+        s.pause_kind = runs[r].pause_kind;
+        if (runs[r].filter_hi) {
+            s.filter_lo = lo = base;
+            s.filter_hi = hi = base + runs[r].filter_hi;
+            s.filter_skl014 = runs[r].skl014;
+        }
+        s.want_ips = 1;
+        assert_int_equal(ptsynth_walk(&s, s.base, runs[r].n), 0);
+        left_filter += hi && s.nips < runs[r].n;
+        for (c = 0; c < (runs[r].skl014 ? NCPUS(skl014_cpus) : NCPUS(errata_cpus)); c++) {
+            const char *cpu = runs[r].skl014 ? skl014_cpus[c] : errata_cpus[c];
+            char what[200];
+            flow b;
+            uint64_t k;
+            snprintf(what, sizeof what, "seed %u cpu %s", runs[r].seed, *cpu ? cpu : "-");
+            stream_agree(what, s.trace, s.len, cpath, base, cpu, lo, hi, &b);
+            compared++;
+            paused += b.d.st.events[ptev_enabled] > 0;
+            /* the walked addresses, where the stream is what any cpu writes (the pauses
+               of errata cpus lose or add instructions) */
+            if (!s.pause_every || s.pause_kind == PTSYNTH_PAUSE_PLAIN) {
+                if (b.d.n != s.nips)
+                    fail_msg("%s: %zu frames, walked %llu", what, b.d.n, FLOW_X(s.nips));
+                for (k = 0; k < s.nips; k++) {
+                    if (b.d.ip[k] != s.ips[k])
+                        fail_msg("%s: frame %llu at %llx, walked %llx", what, FLOW_X(k),
+                                 FLOW_X(b.d.ip[k]), FLOW_X(s.ips[k]));
+                    assert_memory_equal(b.d.raw[k], ptsynth_code + (s.ips[k] - base), b.d.rawlen[k]);
+                }
+            }
+            flow_free(&b);
+        }
+        ptsynth_free(&s);
+    }
+    assert_true(left_filter >= 3);   /* the filter runs did leave the filter */
+    assert_true(paused >= 20);       /* and most pause runs enabled tracing again */
+    printf("decoders agree on %d synthesised streams\n", compared);
+    remove(cpath);
+}
+
+/* SKL014 after direct branches that stay inside the filter: the TIP.PGD without IP binds
+   to the first direct jump or call that leaves it (upstream skl014-jmp-jmp prints l0, l2;
+   the others follow the same rule). Filter 0x1000..0x10ff; 0x1100 is outside. */
+static void decoders_agree_skl014(void **state) {
+    static const struct {
+        const char *name;
+        uint8_t code[16];
+        size_t len;
+        uint64_t want[4];
+        size_t nwant;
+    } cases[] = {
+        /* 1000: jmp 1003; 1002: hlt; 1003: jmp 1100 */
+        {"jmp-jmp", {0xeb, 0x01, 0xf4, 0xe9, 0xf8, 0x00, 0x00, 0x00, 0xf4}, 9, {0x1000, 0x1003}, 2},
+        /* 1000: call 1006; 1005: hlt; 1006: jmp 1100 */
+        {"call-jmp", {0xe8, 0x01, 0x00, 0x00, 0x00, 0xf4, 0xe9, 0xf5, 0x00, 0x00, 0x00, 0xf4}, 12,
+         {0x1000, 0x1006}, 2},
+        /* 1000: jmp 1003; 1002: hlt; 1003: call 1100 */
+        {"jmp-call", {0xeb, 0x01, 0xf4, 0xe8, 0xf8, 0x00, 0x00, 0x00, 0xf4}, 9, {0x1000, 0x1003}, 2},
+        /* 1000: jmp 1006; 1002: jmp 1100; 1007: hlt; 1006: jmp 1002 (backwards) */
+        {"jmp-jmp_back-jmp", {0xeb, 0x04, 0xe9, 0xf9, 0x00, 0x00, 0xeb, 0xfa, 0xf4}, 9,
+         {0x1000, 0x1006, 0x1002}, 3},
+        /* 1000: nop; 1001: call 1100 (the erratum right away, as the shared skl014-call) */
+        {"nop-call", {0x90, 0xe8, 0xfa, 0x00, 0x00, 0x00, 0xf4}, 7, {0x1000, 0x1001}, 2},
+    };
+    uint8_t image[0x101];
+    size_t i, j, k;
+    int pass;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enc x;
+        size_t len;
+        const char *cpath;
+        memset(image, 0xf4, sizeof image);   /* hlt everywhere else, 0x1100 included */
+        memcpy(image, cases[i].code, cases[i].len);
+        cpath = temp_file(image, sizeof image, ".bin");
+        enc_init(&x);
+        enc_pkt(&x, ppt_psb, 0, 0);
+        enc_pkt(&x, ppt_mode, 0, 0);
+        enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x1000);
+        enc_pkt(&x, ppt_psbend, 0, 0);
+        enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+        len = enc_done(&x);
+        /* SKL014 cpus: the walked addresses; the others (the disable binds elsewhere
+           without the erratum): the decoders agree here too */
+        for (pass = 0; pass < 2; pass++) {
+            size_t ncpu = pass ? NCPUS(errata_cpus) : NCPUS(skl014_cpus);
+            for (j = 0; j < ncpu; j++) {
+                const char *cpu = pass ? errata_cpus[j] : skl014_cpus[j];
+                char what[200];
+                flow b;
+                snprintf(what, sizeof what, "skl014 %s cpu %s", cases[i].name, *cpu ? cpu : "-");
+                stream_agree(what, x.buf, len, cpath, 0x1000, cpu, 0x1000, 0x10ff, &b);
+                if (!pass) {
+                    if (b.d.n != cases[i].nwant)
+                        fail_msg("%s: %zu frames, want %zu", what, b.d.n, cases[i].nwant);
+                    for (k = 0; k < cases[i].nwant; k++) assert_int_equal(b.d.ip[k], cases[i].want[k]);
+                    assert_int_equal(b.d.st.events[ptev_disabled], 1);
+                    assert_int_equal(b.d.st.gaps, 0);
+                }
+                flow_free(&b);
+            }
+        }
+        remove(cpath);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(length_decoder_classes),
@@ -2310,6 +2743,9 @@ int main(void) {
         cmocka_unit_test(vectors_library),
         cmocka_unit_test(vectors_tool),
         cmocka_unit_test(vectors_tool_options),
+        cmocka_unit_test(decoders_agree_vectors),
+        cmocka_unit_test(decoders_agree_synthesised),
+        cmocka_unit_test(decoders_agree_skl014),
         cmocka_unit_test(sideband_time_conversion),
         cmocka_unit_test(sideband_record_format),
         cmocka_unit_test(sideband_malformed),

@@ -1,5 +1,12 @@
 /* cli.c - see cli.h */
 #include "cli.h"
+#include "frames_query.h"
+#ifdef FRAMES_HAVE_ZSTD
+#include "frames_zstd.h"
+#endif
+
+#include <fcntl.h>
+#include <sys/mman.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -129,6 +136,10 @@ int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, u
         *given |= CLI_GIVEN_TOC;
         return 1;
     }
+    {
+        int z = cli_zstd_option(arg);
+        if (z) return z;
+    }
     if (!strcmp(arg, "--frames-per-toc")) {
         if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || n == 0)
             return cli_usage_error("--frames-per-toc takes a number of frames >= 1");
@@ -146,13 +157,241 @@ void cli_apply_writer_options(frames_writer_options *o, const frames_writer_opti
     if (given & CLI_GIVEN_M) o->frames_per_toc = cmdline->frames_per_toc;
 }
 
-frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
-    frames_reader *r = NULL;
+static int zstd_asked = 0, zstd_level = 0;
+
+int cli_zstd_option(const char *arg) {
+    uint64_t n;
+    if (strcmp(arg, "--zstd") && strncmp(arg, "--zstd=", 7)) return 0;
+    if (arg[6] == '=') {
+        if (cli_parse_u64(arg + 7, &n) || n < 1 || n > 22)
+            return cli_usage_error("--zstd=LEVEL takes a level from 1 to 22");
+        zstd_level = (int)n;
+    }
+    zstd_asked = 1;
+    return 1;
+}
+
+int cli_zstd_level(void) { return zstd_level; }
+
+int cli_output_compressed(const char *path) {
+    size_t n = path ? strlen(path) : 0;
+    return zstd_asked || (n > 4 && !strcmp(path + n - 4, ".zst"));
+}
+
+#ifdef FRAMES_HAVE_ZSTD
+static frames_zstd_options zstd_options(uint64_t m) {
+    frames_zstd_options z;
+    frames_zstd_options_default(&z);
+    if (zstd_level) z.level = zstd_level;
+    if (m) z.frames_per_toc = m;
+    return z;
+}
+#endif
+
+#ifndef FRAMES_HAVE_ZSTD
+static int no_zstd(void) {
+    return cli_fail(CLI_DATA, "zstd support was not built into this frames (install libzstd-dev "
+                              "and rebuild) - decompress with `zstd -d` first");
+}
+#endif
+
+frames_writer *cli_open_writer(const char *path, const frames_writer_options *o,
+                               const frames_meta *meta) {
+    frames_writer *w = NULL;
     frames_error err;
-    if (frames_reader_open_path(&r, path, o, &err) < 0) {
+    int rc;
+    if (cli_output_compressed(path)) {
+#ifdef FRAMES_HAVE_ZSTD
+        frames_zstd_options z = zstd_options(o ? o->frames_per_toc : 0);
+        rc = frames_zstd_writer_open_path(&w, path, o, &z, meta, &err);
+#else
+        no_zstd();
+        return NULL;
+#endif
+    } else {
+        rc = frames_writer_open_path(&w, path, o, meta, &err);
+    }
+    if (rc < 0) {
         cli_lib_error(&err);
         return NULL;
     }
+    return w;
+}
+
+int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_sink *sink,
+                    void **zs) {
+    *sink = frames_sink_fd(fd);
+    *zs = NULL;
+    if (!cli_output_compressed(path)) return CLI_OK;
+#ifdef FRAMES_HAVE_ZSTD
+    {
+        frames_zstd_options z = zstd_options(frames_per_toc);
+        frames_zstd_sink *s;
+        frames_error err;
+        if (frames_zstd_sink_open(&s, sink, &z, &err) < 0) return cli_lib_error(&err);
+        *sink = frames_zstd_sink_sink(s);
+        *zs = s;
+        return CLI_OK;
+    }
+#else
+    (void)frames_per_toc;
+    return no_zstd();
+#endif
+}
+
+int cli_close_sink(void *zs, const char *path) {
+#ifdef FRAMES_HAVE_ZSTD
+    frames_error err;
+    if (zs && frames_zstd_sink_close((frames_zstd_sink *)zs, &err) < 0) {
+        cli_lib_error(&err);
+        return cli_fail(CLI_DATA, "%s: cannot finish the compressed output", path);
+    }
+#else
+    (void)zs;
+    (void)path;
+#endif
+    return CLI_OK;
+}
+
+int cli_reader_compressed(frames_reader *r) {
+#ifdef FRAMES_HAVE_ZSTD
+    return frames_zstd_reader_map(r) != NULL;
+#else
+    (void)r;
+    return 0;
+#endif
+}
+
+void cli_print_compression(FILE *out, frames_reader *r, int json) {
+#ifdef FRAMES_HAVE_ZSTD
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    const frames_zstd_info *in;
+    double ratio;
+    if (!m) return;
+    in = frames_zstd_map_info(m);
+    ratio = in->compressed_size ? (double)in->size / (double)in->compressed_size : 0;
+    if (json) {
+        fprintf(out, ",\"compression\":{\"format\":\"zstd\",\"chunks\":%llu,\"compressed_size\":%llu,"
+                "\"size\":%llu,\"ratio\":%.2f,\"largest_chunk\":%llu,\"seek_table\":%s,"
+                "\"seek_table_used\":%s,\"cut\":%s}",
+                (unsigned long long)in->chunks, (unsigned long long)in->compressed_size,
+                (unsigned long long)in->size, ratio, (unsigned long long)in->largest_chunk,
+                in->seek_table ? "true" : "false", in->seek_table_used ? "true" : "false",
+                in->cut ? "true" : "false");
+        return;
+    }
+    fprintf(out, "compression: zstd, %llu chunks (largest %llu bytes), %llu bytes for %llu (%.1fx), "
+            "seek table %s\n", (unsigned long long)in->chunks, (unsigned long long)in->largest_chunk,
+            (unsigned long long)in->compressed_size, (unsigned long long)in->size, ratio,
+            !in->seek_table ? "absent (frames walked)"
+                            : in->seek_table_used ? "present" : "present but ignored (frames walked)");
+    if (in->cut) fprintf(out, "compression: the file ends inside the zstd frame at 0x%llx\n",
+                         (unsigned long long)in->cut_offset);
+#else
+    (void)out;
+    (void)r;
+    (void)json;
+#endif
+}
+
+/* The mapping of a decompressed trace, kept until its query trace is closed. */
+static struct inflated {
+    fq_trace *t;
+    void *map;
+    size_t len;
+} inflated[4];
+
+int cli_open_query_trace(const char *path, fq_trace **t, frames_error *err) {
+#ifdef FRAMES_HAVE_ZSTD
+    unsigned char magic[4];
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1, tmp, cut = 0, rc;
+    struct stat st;
+    void *map;
+    size_t i;
+    if (fd < 0 || read(fd, magic, 4) != 4 || !frames_zstd_is_compressed(magic, 4) ||
+        lseek(fd, 0, SEEK_SET) != 0) {
+        if (fd >= 0) close(fd);
+        return fq_trace_open_path(t, path, NULL, err);
+    }
+    for (i = 0; i < sizeof inflated / sizeof inflated[0] && inflated[i].t; i++) {}
+    {
+        FILE *f = i < sizeof inflated / sizeof inflated[0] ? tmpfile() : NULL;
+        if (!f || (tmp = dup(fileno(f))) < 0) {
+            if (f) fclose(f);
+            close(fd);
+            err->code = FRAMES_E_IO;
+            snprintf(err->message, sizeof err->message, "no temporary file to decompress into: %s",
+                     strerror(errno));
+            return FRAMES_E_IO;
+        }
+        fclose(f); /* the dup keeps the unlinked file */
+    }
+    rc = frames_zstd_decompress_fd(fd, tmp, &cut, err);
+    close(fd);
+    if (rc == FRAMES_OK && cut) cli_warn("%s ends inside a zstd frame: querying what it holds", path);
+    if (rc < 0 || fstat(tmp, &st) != 0) {
+        close(tmp);
+        return rc < 0 ? rc : FRAMES_E_IO;
+    }
+    map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, tmp, 0) : NULL;
+    close(tmp);
+    if (map == MAP_FAILED) {
+        err->code = FRAMES_E_IO;
+        snprintf(err->message, sizeof err->message, "cannot map the decompressed trace: %s", strerror(errno));
+        return FRAMES_E_IO;
+    }
+    if ((rc = fq_trace_open_memory(t, map, (size_t)st.st_size, NULL, err)) < 0) {
+        if (map) munmap(map, (size_t)st.st_size);
+        return rc;
+    }
+    inflated[i].t = *t;
+    inflated[i].map = map;
+    inflated[i].len = (size_t)st.st_size;
+    return FRAMES_OK;
+#else
+    return fq_trace_open_path(t, path, NULL, err);
+#endif
+}
+
+void cli_close_query_trace(fq_trace *t) {
+    size_t i;
+    fq_trace_close(t);
+    for (i = 0; t && i < sizeof inflated / sizeof inflated[0]; i++)
+        if (inflated[i].t == t) {
+            if (inflated[i].map) munmap(inflated[i].map, inflated[i].len);
+            inflated[i].t = NULL;
+        }
+}
+
+frames_reader *cli_open_reader(const char *path, const frames_reader_options *o) {
+    frames_reader *r = NULL;
+    frames_error err;
+#ifdef FRAMES_HAVE_ZSTD
+    frames_zstd_info zi;
+    uint32_t i;
+    if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
+        cli_lib_error(&err);
+        if (!strcmp(path, "-") && strstr(err.message, "fd2fb528"))
+            cli_warn("standard input looks compressed (zstd): give the file's name, or "
+                     "decompress on the way in (zstd -dc FILE | frames ...)");
+        return NULL;
+    }
+    for (i = 0; i < zi.nwarnings; i++) cli_warn("%s: %s", path, zi.warnings[i]);
+#else
+    if (frames_reader_open_path(&r, path, o, &err) < 0) {
+        FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+        unsigned char m[4] = {0, 0, 0, 0};
+        if (f && fread(m, 1, 4, f) == 4 && ((m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) ||
+                                            ((m[0] & 0xF0) == 0x50 && m[1] == 0x2A && m[2] == 0x4D && m[3] == 0x18))) {
+            fclose(f);
+            no_zstd();
+            return NULL;
+        }
+        if (f) fclose(f);
+        cli_lib_error(&err);
+        return NULL;
+    }
+#endif
     return r;
 }
 

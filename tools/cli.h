@@ -55,6 +55,34 @@ int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, u
 #define CLI_GIVEN_VERSION 1u
 #define CLI_GIVEN_TOC 2u
 #define CLI_GIVEN_M 4u
+/* Compressed output (frames_zstd.h): --zstd or --zstd=LEVEL seen by cli_writer_option
+   (or cli_zstd_option), or an output name ending in .zst. */
+int cli_zstd_option(const char *arg);   /* 1 consumed, 0 not this option, CLI_USAGE */
+int cli_output_compressed(const char *path);
+int cli_zstd_level(void);                /* level asked for, 0: default */
+/* Open a writer on path ("-" = standard output), compressed when cli_output_compressed.
+   Prints the error and returns NULL on failure. */
+frames_writer *cli_open_writer(const char *path, const frames_writer_options *o,
+                               const frames_meta *meta);
+/* A sink over fd, compressing when asked (see above); *zs is the compressing sink to
+   close after use (cli_close_sink), NULL when plain. Returns 0, or an exit code. */
+int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_sink *sink,
+                    void **zs);
+int cli_close_sink(void *zs, const char *path);
+/* The reader's input was compressed (zstd). */
+int cli_reader_compressed(frames_reader *r);
+/* frames info: a "compression: ..." line, or a ,"compression":{...} JSON member (nothing
+   for a plain trace). */
+void cli_print_compression(FILE *out, frames_reader *r, int json);
+
+/* frames query / index: open a trace with the query engine (frames_query.h), which reads
+   the plain bytes of a frames trace directly: a compressed trace is first decompressed
+   into an unlinked temporary file that is mapped (page cache, not process memory).
+   Close with cli_close_query_trace. Returns 0 or a negative code (err filled). */
+struct fq_trace;
+int cli_open_query_trace(const char *path, struct fq_trace **t, frames_error *err);
+void cli_close_query_trace(struct fq_trace *t);
+
 /* Apply the options given on the command line over `o` (taken from the input). */
 void cli_apply_writer_options(frames_writer_options *o, const frames_writer_options *cmdline,
                               unsigned given);

@@ -7,13 +7,14 @@
 
 static const char cat_usage[] =
     "usage: frames cat IN OUT [--version N] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
-    "                         [--frames-per-toc M]\n"
+    "                         [--frames-per-toc M] [--zstd[=LEVEL]]\n"
     "\n"
     "Decode every frame of IN (a file, or - for standard input) and write it again to OUT\n"
     "(- for standard output, which cannot be finished: the trace is left unfinished, and\n"
     "every reader in the spec reads it). The meta frame is decoded and encoded too.\n"
     "By default OUT keeps IN's version (1 becomes 3), arch, machine, frames per TOC entry\n"
-    "and TOC convention (libtrace when IN has none).\n"
+    "and TOC convention (libtrace when IN has none). IN may be compressed (.frames.zst);\n"
+    "OUT is compressed when its name ends in .zst or with --zstd[=LEVEL].\n"
     "Exit status: 0 ok, 1 unreadable input or a frame that does not decode, 2 usage.\n";
 
 static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
@@ -35,15 +36,13 @@ static int cat(frames_reader *r, const char *out, const frames_writer_options *c
                unsigned given) {
     frames_writer_options o;
     frames_writer *w;
-    frames_error err;
     uint64_t rejects = 0;
     int status, rc;
     frames_writer_options_like(r, &o);
     o.meta_raw = frames_bytes_of(NULL, 0); /* re-encode the meta from the model */
     o.encode_flags = FRAMES_ENC_LENIENT;   /* reproduce what was read, even odd frames */
     cli_apply_writer_options(&o, cmdline, given);
-    if (frames_writer_open_path(&w, out, &o, frames_reader_meta(r), &err) < 0)
-        return cli_lib_error(&err);
+    if (!(w = cli_open_writer(out, &o, frames_reader_meta(r)))) return CLI_DATA;
     status = copy_frames(r, w, &rejects);
     rc = frames_writer_close(w);
     if (rc == FRAMES_UNFINISHED)

@@ -37,11 +37,18 @@ static void report(const char *in, const char *out, const frames_fix_report *rep
 /* Write the repaired trace to an open fd. */
 static int fix_into(frames_reader *r, int fd, const frames_writer_options *o, const char *in,
                     const char *out) {
-    frames_sink sink = frames_sink_fd(fd);
+    frames_sink sink;
     frames_fix_report rep;
     frames_error err;
-    int rc = frames_fix(r, &sink, o, &rep, &err);
+    void *zs;
+    int rc, status;
+    if (cli_reader_compressed(r) && !strcmp(in, out) && !cli_output_compressed(out))
+        cli_zstd_option("--zstd"); /* in place: a compressed trace stays compressed */
+    if ((status = cli_output_sink(fd, out, o->frames_per_toc, &sink, &zs)) != CLI_OK) return status;
+    rc = frames_fix(r, &sink, o, &rep, &err);
+    status = cli_close_sink(zs, out);
     if (rc < 0) return cli_lib_error(&err);
+    if (status != CLI_OK) return status;
     if (rc == FRAMES_UNFINISHED)
         cli_warn("%s cannot seek: the output is an unfinished trace (all frames, no TOC)", out);
     report(in, out, &rep, o);

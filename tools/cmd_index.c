@@ -101,7 +101,7 @@ int cmd_index(int argc, char **argv) {
         goto done;
     }
     t0 = seconds();
-    if (fq_trace_open_path(&t, trace, NULL, &err) < 0) {
+    if (cli_open_query_trace(trace, &t, &err) < 0) {
         rc = cli_fail(CLI_DATA, "%s: %s", trace, err.message);
         goto done;
     }
@@ -137,7 +137,7 @@ int cmd_index(int argc, char **argv) {
     }
 done:
     if (fflush(stdout) != 0 && rc == CLI_OK) rc = cli_fail(CLI_DATA, "cannot write the report");
-    fq_trace_close(t);
+    cli_close_query_trace(t);
     free(def);
     return rc;
 }

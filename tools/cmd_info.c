@@ -99,6 +99,7 @@ static void print_text(FILE *out, const char *path, frames_reader *r, const fram
     uint32_t i, problems = 0;
     int k;
     fprintf(out, "file: %s (%llu bytes)\n", path, (unsigned long long)st->file_size);
+    cli_print_compression(out, r, 0);
     fprintf(out, "version: %llu\narch: %llu (%s)\nmachine: %llu\n", (unsigned long long)h->version,
             (unsigned long long)h->arch, arch ? arch : "unknown number", (unsigned long long)h->machine);
     if (m) print_meta_text(out, m);
@@ -156,6 +157,7 @@ static void print_json(FILE *out, const char *path, frames_reader *r, const fram
     if (arch) cli_json_string(out, arch, strlen(arch));
     else fputs("null", out);
     fprintf(out, ",\"machine\":%llu", (unsigned long long)h->machine);
+    cli_print_compression(out, r, 1);
     if (m) {
         fputs(",\"meta\":", out);
         frames_print_meta_json(m, frames_out_file, out);

@@ -263,6 +263,8 @@ static int parse_args(pt_args *a, int argc, char **argv) {
             a->print = 1;
         } else if (!strcmp(o, "--json")) {
             a->json = 1;
+        } else if (cli_zstd_option(o)) {
+            if (cli_zstd_option(o) == CLI_USAGE) return CLI_USAGE;
         } else if (!strcmp(o, "--insn-decoder")) {
             a->opt.decoder = FRAMES_PT_DECODER_INSN;
         } else if (!strcmp(o, "--block-decoder")) {
@@ -579,9 +581,9 @@ static int run(pt_args *a, int argc, char **argv) {
         meta.tracer_args = args;
         meta.ntracer_args = (uint32_t)nargs;
         meta.target_path = frames_str(a->perf ? a->perf : a->pt_path);
-        if (frames_writer_open_path(&w, a->output, &wo, &meta, &err) < 0) {
+        if (!(w = cli_open_writer(a->output, &wo, &meta))) {
             frames_perf_close(pd);
-            return cli_lib_error(&err);
+            return CLI_DATA;
         }
     }
     if (pd) {

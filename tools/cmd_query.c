@@ -363,7 +363,7 @@ int cmd_query(int argc, char **argv) {
         rc = CLI_USAGE;
         goto done;
     }
-    if (fq_trace_open_path(&t, a.trace, NULL, &err) < 0) {
+    if (cli_open_query_trace(a.trace, &t, &err) < 0) {
         rc = cli_fail(CLI_DATA, "%s: %s", a.trace, err.message);
         goto done;
     }
@@ -405,7 +405,7 @@ int cmd_query(int argc, char **argv) {
 done:
     fq_plan_free(p);
     fq_query_free(q);
-    fq_trace_close(t);
+    cli_close_query_trace(t);
     free(o.line);
     free(o.batch);
     free(a.vars);

@@ -160,6 +160,9 @@ static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
         if (!strcmp(a, "-o") && i + 1 < argc) t->out = argv[++i];
+        else if (cli_zstd_option(a)) {
+            if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
+        }
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
@@ -195,14 +198,13 @@ static int probe(void) {
 
 static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, char **argv) {
     frames_writer_options o;
-    frames_error err;
     rp_meta_build(meta, path, argc, argv);
     frames_writer_options_default(&o);
     o.arch = FRAMES_ARCH_I386;
     o.machine = FRAMES_MACH_X86_64;
-    if (frames_writer_open_path(&t->w, t->out, &o, &meta->meta, &err) < 0) {
+    if (!(t->w = cli_open_writer(t->out, &o, &meta->meta))) {
         rp_meta_free(meta);
-        return cli_lib_error(&err);
+        return CLI_DATA;
     }
     t->shared.writer = t->w;
     return CLI_OK;

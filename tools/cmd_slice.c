@@ -70,6 +70,8 @@ int cmd_slice(int argc, char **argv) {
             if (cli_parse_u64(argv[++i], &flt.thread_id))
                 return cli_usage_error("bad --tid '%s'", argv[i]);
             flt.has_tid = 1;
+        } else if (cli_zstd_option(argv[i])) {
+            if (cli_zstd_option(argv[i]) == CLI_USAGE) return CLI_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("unknown option '%s'", argv[i]);
         } else if (!in) {
@@ -84,9 +86,9 @@ int cmd_slice(int argc, char **argv) {
     if (frames_reader_header(r)->version == 1)
         cli_warn("version 1 trace: the slice is version 3 with an empty meta frame");
     frames_writer_options_like(r, &wo);
-    if (frames_writer_open_path(&w, outpath, &wo, frames_reader_meta(r), &err) < 0) {
+    if (!(w = cli_open_writer(outpath, &wo, frames_reader_meta(r)))) {
         frames_reader_close(r);
-        return cli_lib_error(&err);
+        return CLI_DATA;
     }
     cli_progress_start(&pg, "slice", flt.end != UINT64_MAX ? flt.end : cli_known_frames(r));
     rc = frames_slice(r, w, &flt, progress, &pg, &copied, &err);

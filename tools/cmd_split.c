@@ -5,6 +5,9 @@
 
 #include "cli.h"
 #include "frames_interop.h"
+#ifdef FRAMES_HAVE_ZSTD
+#include "frames_zstd.h"
+#endif
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -67,7 +70,20 @@ int cmd_split(int argc, char **argv) {
         frames_reader_close(r);
         return cli_fail(CLI_DATA, "out of memory for %llu ranges", (unsigned long long)k);
     }
-    k = frames_split_ranges(n, align, chunks, bounds);
+    k = 0;
+#ifdef FRAMES_HAVE_ZSTD
+    /* a compressed trace: ranges start on chunks, so each worker decompresses its own */
+    if (cli_reader_compressed(r)) {
+        uint64_t *zb = (uint64_t *)malloc((size_t)(chunks + 1) * sizeof *zb);
+        if (zb && (k = frames_zstd_split_ranges(r, chunks, zb)) > 0) {
+            free(bounds);
+            bounds = zb;
+        } else {
+            free(zb);
+        }
+    }
+#endif
+    if (k == 0) k = frames_split_ranges(n, align, chunks, bounds);
     if (json)
         printf("{\"frames\":%llu,\"alignment\":%llu,\"chunks\":[", (unsigned long long)n,
                (unsigned long long)align);

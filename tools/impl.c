@@ -17,3 +17,11 @@
 #define FRAMES_PT_IMPLEMENTATION
 #include "frames_pt.h"
 #endif
+#if __has_include("frames_parquet.h")
+#define FRAMES_PARQUET_IMPLEMENTATION
+#include "frames_parquet.h"
+#endif
+#if defined(FRAMES_HAVE_ZSTD) && __has_include("frames_zstd.h")
+#define FRAMES_ZSTD_IMPLEMENTATION
+#include "frames_zstd.h"
+#endif

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
 # pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
-# part of the tree). Called by `./build.sh install [PREFIX]` after the build.
+# part of the tree; frames_zstd.pc naming libzstd; frames_parquet.pc naming libzstd when it is
+# installed: compile with -DFRAMES_HAVE_ZSTD for zstd pages). Called by `./build.sh install
+# [PREFIX]` after the build.
 #   FRAMES_BIN   the built command (default: build/frames)
 #   DESTDIR      staging root for packagers (the .pc files still name PREFIX)
 set -euo pipefail
@@ -44,5 +46,12 @@ PC
 pc frames "BAP frames execution traces: single-header reader/writer (frames.h) and analysis headers" "" ""
 if [ -f frames_pt.h ]; then
     pc frames_pt "Intel Processor Trace to frames (frames_pt.h), on libipt" "frames" "-lipt"
+fi
+if [ -f frames_parquet.h ] && [ -f /usr/include/zstd.h ]; then   # zstd pages when built with it
+    pc frames_parquet "Parquet tables of frames traces (frames_parquet.h), zstd pages" "frames" \
+        "-lzstd"
+fi
+if [ -f frames_zstd.h ]; then
+    pc frames_zstd "Compressed seekable frames traces (frames_zstd.h), on libzstd" "frames" "-lzstd -lpthread"
 fi
 echo "installed frames $version into ${DESTDIR:-}$prefix" >&2

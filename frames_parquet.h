@@ -1,0 +1,1786 @@
+/* frames_parquet.h - Apache Parquet tables of BAP frames traces, for DuckDB, Spark, pandas.
+   Single-header C99 library on top of frames.h (also compiles as C++). MIT licence, see
+   end of file.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   A Parquet file writer (no Parquet library: the Thrift compact encoding of the page
+   headers and the footer is written here by hand) and, on top of it, the five tables of a
+   trace that `frames export --parquet` writes (docs/parquet.md):
+
+   - instructions  one row per std_frame: frame, pc, tid, bytes, length, mode
+   - operands      one row per operand event, the columns of docs/jsonl.md
+   - syscalls      frame, pc, tid, number, args (a list of int64)
+   - modules       frame, module_name, low_address, high_address
+   - exceptions    frame, number, tid, from_addr, to_addr
+
+   What the files hold: row groups of a configurable number of rows, each column chunk
+   with min/max statistics (so that `WHERE pc BETWEEN ...` skips row groups) and split into
+   pages; dictionary encoding where the dictionary is smaller than the plain values
+   (register names, thread ids, pcs of hot loops); zstd page compression when built with
+   FRAMES_HAVE_ZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
+   (addresses, thread ids) are INT64 with the logical type INTEGER(64, unsigned) and the
+   converted type UINT_64: the 64 bits are stored as they are, DuckDB reads UBIGINT,
+   pandas/pyarrow uint64, Polars UInt64, Spark (3.2+) DECIMAL(20,0); their statistics use
+   unsigned order (min_value/max_value with column_orders = TYPE_ORDER).
+
+   The writer buffers one row group per table and allocates only when a buffer grows to
+   the largest row group seen: no allocation per row.
+
+   ---------------------------------------------------------------------------------------
+   USAGE
+
+   In exactly one C or C++ file (frames.h's implementation may live in another one):
+
+       #define FRAMES_IMPLEMENTATION          // unless another file has it
+       #include "frames.h"
+       #define FRAMES_PARQUET_IMPLEMENTATION
+       #include "frames_parquet.h"
+
+   Every table of a trace, one file each:
+
+       FILE *files[FRAMES_PARQUET_NTABLES]; frames_sink sinks[FRAMES_PARQUET_NTABLES];
+       frames_parquet_export *x; frames_frame f; uint64_t i = 0; int t;
+       for (t = 0; t < FRAMES_PARQUET_NTABLES; t++) {
+           char name[64];
+           snprintf(name, sizeof name, "%s.parquet", frames_parquet_table_name(t));
+           files[t] = fopen(name, "wb");
+           sinks[t] = frames_sink_file(files[t]);
+       }
+       frames_parquet_export_open(&x, sinks, NULL, &err);
+       while (frames_reader_next(r, &f) > 0) frames_parquet_export_add(x, &f, i++);
+       if (frames_parquet_export_close(x, &err) < 0) fprintf(stderr, "%s\n", err.message);
+       for (t = 0; t < FRAMES_PARQUET_NTABLES; t++) fclose(files[t]);
+
+   A table of your own (frames_parquet_open with an array of frames_parquet_column, then
+   one frames_parquet_put_* per column and frames_parquet_row_end per row).
+
+   ---------------------------------------------------------------------------------------
+   OPTIONS
+
+   #define before including the implementation:
+   FRAMES_HAVE_ZSTD       compress pages with zstd (link with -lzstd)
+   The FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE macros
+   of frames.h apply here too.
+
+   At run time, frames_parquet_options (frames_parquet_options_default):
+   row_group_rows (131072), page_rows (16384), compression (zstd when built with it),
+   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS
+
+   1. Options and codes
+   2. Thrift compact protocol writer    frames_parquet_tc_*
+   3. Parquet file writer               frames_parquet_open / put_* / row_end / finish /
+                                        close / abandon / error
+   4. Trace tables                      frames_parquet_table_name / _table_columns,
+                                        frames_parquet_export_open / _add / _close / _abandon
+   5. Implementation
+*/
+
+#ifndef FRAMES_PARQUET_H_INCLUDED
+#define FRAMES_PARQUET_H_INCLUDED
+
+#include "frames.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================
+   1. Options and codes
+   ====================================================================================== */
+
+enum { FRAMES_PARQUET_UNCOMPRESSED = 0, FRAMES_PARQUET_ZSTD = 6 }; /* Parquet codec ids */
+
+typedef struct frames_parquet_options {
+    uint32_t row_group_rows;        /* rows per row group (default 131072) */
+    uint32_t page_rows;             /* rows per data page (default 16384) */
+    int compression;                /* FRAMES_PARQUET_ZSTD (default when built with it) or
+                                       FRAMES_PARQUET_UNCOMPRESSED */
+    int zstd_level;                 /* default 1 (fast; 3+ a little smaller) */
+    uint32_t dictionary_max_entries;/* a chunk with more distinct values is plain (65536) */
+    uint32_t dictionary_max_bytes;  /* ... or with larger distinct values (1 MiB) */
+    const char *created_by;         /* footer's created_by (default "frames version X") */
+    void *alloc_ctx;
+} frames_parquet_options;
+
+FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o);
+/* 1 when this build can write zstd pages (FRAMES_HAVE_ZSTD). */
+FRAMES_DEF int frames_parquet_have_zstd(void);
+
+/* ======================================================================================
+   2. Thrift compact protocol writer
+
+   Parquet's metadata is Thrift, compact protocol. Fields are written in the order they
+   are called; field 0 means "an element of the list being written" (no field header).
+   Errors (out of space in a fixed buffer, out of memory) are sticky: check
+   frames_parquet_tc_status once at the end.
+   ====================================================================================== */
+
+enum {   /* compact protocol type ids */
+    FRAMES_PARQUET_TC_TRUE = 1, FRAMES_PARQUET_TC_FALSE = 2, FRAMES_PARQUET_TC_BYTE = 3,
+    FRAMES_PARQUET_TC_I16 = 4, FRAMES_PARQUET_TC_I32 = 5, FRAMES_PARQUET_TC_I64 = 6,
+    FRAMES_PARQUET_TC_DOUBLE = 7, FRAMES_PARQUET_TC_BINARY = 8, FRAMES_PARQUET_TC_LIST = 9,
+    FRAMES_PARQUET_TC_SET = 10, FRAMES_PARQUET_TC_MAP = 11, FRAMES_PARQUET_TC_STRUCT = 12
+};
+
+#define FRAMES_PARQUET_TC_DEPTH 16
+
+typedef struct frames_parquet_tc {
+    uint8_t *buf;
+    size_t len, cap;
+    int owned;       /* buf is allocated here and grows */
+    int status;      /* FRAMES_OK, FRAMES_E_SPACE, FRAMES_E_NOMEM or FRAMES_E_INVALID */
+    int depth;
+    int16_t last[FRAMES_PARQUET_TC_DEPTH];   /* last field id per open struct */
+    void *alloc_ctx;
+} frames_parquet_tc;
+
+/* buf NULL: allocate and grow (free with frames_parquet_tc_free); else a fixed buffer. */
+FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
+                                       void *alloc_ctx);
+FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t);
+FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t);
+FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v);
+FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v);
+FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v);
+FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v);
+FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v);
+FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
+                                         size_t n);
+FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s);
+/* A list header: elem_type FRAMES_PARQUET_TC_*, then n elements written with field 0. */
+FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
+                                       uint32_t n);
+/* A struct (or union): fields, then frames_parquet_tc_end (which writes the stop byte). */
+FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field);
+FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t);
+/* Bytes already encoded (e.g. list elements prepared earlier). */
+FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n);
+
+/* ======================================================================================
+   3. Parquet file writer
+   ====================================================================================== */
+
+typedef enum frames_parquet_kind {
+    FRAMES_PARQUET_BOOL,    /* BOOLEAN */
+    FRAMES_PARQUET_I32,     /* INT32 */
+    FRAMES_PARQUET_I64,     /* INT64 */
+    FRAMES_PARQUET_U64,     /* INT64, INTEGER(64, unsigned) / UINT_64, unsigned statistics */
+    FRAMES_PARQUET_STRING,  /* BYTE_ARRAY, STRING / UTF8 (the caller gives valid UTF-8) */
+    FRAMES_PARQUET_BYTES    /* BYTE_ARRAY, no annotation */
+} frames_parquet_kind;
+
+typedef struct frames_parquet_column {
+    const char *name;
+    frames_parquet_kind kind;
+    uint8_t optional;     /* nulls allowed (frames_parquet_put_null) */
+    uint8_t list;         /* a LIST of kind (frames_parquet_put_list_i64); not optional */
+    uint8_t dictionary;   /* try dictionary encoding */
+} frames_parquet_column;
+
+typedef struct frames_parquet frames_parquet;
+
+typedef struct frames_parquet_info {
+    uint64_t rows, row_groups, bytes;   /* bytes written to the sink so far */
+} frames_parquet_info;
+
+/* Write the magic; columns are copied (names too). Up to 64 columns. */
+FRAMES_DEF int frames_parquet_open(frames_parquet **w, const frames_sink *sink,
+                                   const frames_parquet_column *cols, uint32_t ncols,
+                                   const frames_parquet_options *o, frames_error *err);
+/* Footer key/value metadata (copied); before frames_parquet_finish. */
+FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value);
+/* One value per column of the current row, in any order; errors show at row_end. */
+FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v);
+FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v);
+FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v);
+FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v);
+FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+                                         size_t n);
+FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col);
+FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+                                            const int64_t *v, uint32_t n);
+/* End the row (writes a row group when it is full). */
+FRAMES_DEF int frames_parquet_row_end(frames_parquet *w);
+/* Write the last row group and the footer; the object stays for _info and _error. */
+FRAMES_DEF int frames_parquet_finish(frames_parquet *w);
+/* Finish (if not done) and free; returns the result of finishing. */
+FRAMES_DEF int frames_parquet_close(frames_parquet *w);
+/* Free without writing the footer (the output is not a Parquet file). */
+FRAMES_DEF void frames_parquet_abandon(frames_parquet *w);
+FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
+FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
+
+/* ======================================================================================
+   4. Trace tables (columns and meanings: docs/parquet.md)
+   ====================================================================================== */
+
+enum {
+    FRAMES_PARQUET_INSTRUCTIONS, FRAMES_PARQUET_OPERANDS, FRAMES_PARQUET_SYSCALLS,
+    FRAMES_PARQUET_MODULES, FRAMES_PARQUET_EXCEPTIONS, FRAMES_PARQUET_NTABLES
+};
+
+/* "instructions", ...; "unknown" for other numbers. */
+FRAMES_DEF const char *frames_parquet_table_name(int table);
+/* The columns of a table (NULL and *n = 0 for other numbers). */
+FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n);
+
+typedef struct frames_parquet_export frames_parquet_export;
+
+/* sinks[t] for every table t; a sink whose write is NULL skips that table. */
+FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
+                                          const frames_parquet_options *o, frames_error *err);
+/* Rows of one decoded frame; index is its frame index in the trace (the frame column). */
+FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+                                         uint64_t index);
+/* Rows written so far per table (rows[FRAMES_PARQUET_NTABLES]). */
+FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows);
+FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x);
+/* Finish every table and free; the first error is copied to err (may be NULL). */
+FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err);
+FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRAMES_PARQUET_H_INCLUDED */
+
+/* ======================================================================================
+   5. Implementation
+   ====================================================================================== */
+
+#ifdef FRAMES_PARQUET_IMPLEMENTATION
+#ifndef FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
+#define FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
+
+#define FRAMES__WANT_HELPERS   /* allocator defaults, fail, grow, little-endian stores */
+#include "frames.h"
+#include <string.h>
+#ifdef FRAMES_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Errors of the writer: no position in a trace (frames_parquet_export_add adds the frame). */
+#define frames__pq_fail(err, code, ...)                                                     \
+    frames__fail((err), (code), FRAMES_NO_POS, FRAMES_NO_POS, __VA_ARGS__)
+
+FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
+    memset(o, 0, sizeof *o);
+    o->row_group_rows = 131072;
+    o->page_rows = 16384;
+    o->compression = frames_parquet_have_zstd() ? FRAMES_PARQUET_ZSTD : FRAMES_PARQUET_UNCOMPRESSED;
+    o->zstd_level = 1;
+    o->dictionary_max_entries = 65536;
+    o->dictionary_max_bytes = 1u << 20;
+}
+
+FRAMES_DEF int frames_parquet_have_zstd(void) {
+#ifdef FRAMES_HAVE_ZSTD
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* --- growable byte buffer ------------------------------------------------------------ */
+
+typedef struct frames__pq_buf {
+    uint8_t *p;
+    size_t n, cap;
+} frames__pq_buf;
+
+static inline int frames__pq_reserve(frames__pq_buf *b, size_t extra, void *actx) {
+    if (b->cap - b->n >= extra) return FRAMES_OK;
+    if (extra > ((size_t)-1) - b->n) return FRAMES_E_NOMEM;
+    return frames__grow((void **)&b->p, &b->cap, b->n + extra, 1, actx);
+}
+
+static inline int frames__pq_append(frames__pq_buf *b, const void *p, size_t n, void *actx) {
+    if (frames__pq_reserve(b, n, actx) < 0) return FRAMES_E_NOMEM;
+    if (n) memcpy(b->p + b->n, p, n);
+    b->n += n;
+    return FRAMES_OK;
+}
+
+static size_t frames__pq_varint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* ======================================================================================
+   Thrift compact protocol
+   ====================================================================================== */
+
+FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
+                                       void *alloc_ctx) {
+    memset(t, 0, sizeof *t);
+    t->buf = (uint8_t *)buf;
+    t->cap = buf ? cap : 0;
+    t->owned = buf == NULL;
+    t->alloc_ctx = alloc_ctx;
+}
+
+FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t) {
+    if (t->owned) FRAMES_FREE(t->buf, t->alloc_ctx);
+    t->buf = NULL;
+    t->len = t->cap = 0;
+}
+
+FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t) { return t->status; }
+
+static uint8_t *frames__tc_room(frames_parquet_tc *t, size_t n) {
+    if (t->status) return NULL;
+    if (t->cap - t->len < n) {
+        if (!t->owned) {
+            t->status = FRAMES_E_SPACE;
+            return NULL;
+        }
+        if (n > ((size_t)-1) - t->len ||
+            frames__grow((void **)&t->buf, &t->cap, t->len + n, 1, t->alloc_ctx) < 0) {
+            t->status = FRAMES_E_NOMEM;
+            return NULL;
+        }
+    }
+    return t->buf + t->len;
+}
+
+static void frames__tc_uvarint(frames_parquet_tc *t, uint64_t v) {
+    uint8_t *p = frames__tc_room(t, 10);
+    if (p) t->len += frames__pq_varint(p, v);
+}
+
+static uint64_t frames__tc_zigzag(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(v < 0 ? -1 : 0);
+}
+
+/* Field header: a delta from the previous field id in the high nibble when it is 1..15,
+   else the type byte followed by the id as a zigzag varint (i16). Field 0: a list
+   element, no header. */
+static void frames__tc_field(frames_parquet_tc *t, int field, int type) {
+    int16_t *last;
+    uint8_t *p;
+    if (field == 0 || t->status) return;
+    if (field < 0 || field > 32767) {
+        t->status = FRAMES_E_INVALID;
+        return;
+    }
+    last = &t->last[t->depth];
+    if (field > *last && field - *last <= 15) {
+        if ((p = frames__tc_room(t, 1)) == NULL) return;
+        *p = (uint8_t)((field - *last) << 4 | type);
+        t->len++;
+    } else {
+        if ((p = frames__tc_room(t, 1)) == NULL) return;
+        *p = (uint8_t)type;
+        t->len++;
+        frames__tc_uvarint(t, frames__tc_zigzag(field));
+    }
+    *last = (int16_t)field;
+}
+
+FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
+    int type = v ? FRAMES_PARQUET_TC_TRUE : FRAMES_PARQUET_TC_FALSE;
+    if (field) {
+        frames__tc_field(t, field, type);   /* the value is the type nibble */
+    } else {
+        uint8_t *p = frames__tc_room(t, 1);
+        if (p) {
+            *p = (uint8_t)type;
+            t->len++;
+        }
+    }
+}
+
+FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v) {
+    uint8_t *p;
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_BYTE);
+    if ((p = frames__tc_room(t, 1)) != NULL) {
+        *p = (uint8_t)v;
+        t->len++;
+    }
+}
+
+FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v) {
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_I16);
+    frames__tc_uvarint(t, frames__tc_zigzag(v));
+}
+
+FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v) {
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_I32);
+    frames__tc_uvarint(t, frames__tc_zigzag(v));
+}
+
+FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v) {
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_I64);
+    frames__tc_uvarint(t, frames__tc_zigzag(v));
+}
+
+FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
+                                         size_t n) {
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_BINARY);
+    frames__tc_uvarint(t, n);
+    frames_parquet_tc_raw(t, p, n);
+}
+
+FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s) {
+    frames_parquet_tc_binary(t, field, s, strlen(s));
+}
+
+FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
+                                       uint32_t n) {
+    uint8_t *p;
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_LIST);
+    if ((p = frames__tc_room(t, 1)) == NULL) return;
+    if (n < 15) {
+        *p = (uint8_t)(n << 4 | (uint32_t)elem_type);
+        t->len++;
+    } else {
+        *p = (uint8_t)(0xf0 | elem_type);
+        t->len++;
+        frames__tc_uvarint(t, n);
+    }
+}
+
+FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field) {
+    frames__tc_field(t, field, FRAMES_PARQUET_TC_STRUCT);
+    if (t->status) return;
+    if (t->depth + 1 >= FRAMES_PARQUET_TC_DEPTH) {
+        t->status = FRAMES_E_INVALID;
+        return;
+    }
+    t->last[++t->depth] = 0;
+}
+
+FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
+    uint8_t *p;
+    if (t->status) return;
+    if (t->depth == 0) {
+        t->status = FRAMES_E_INVALID;
+        return;
+    }
+    if ((p = frames__tc_room(t, 1)) == NULL) return;
+    *p = 0;   /* stop */
+    t->len++;
+    t->depth--;
+}
+
+FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n) {
+    uint8_t *d;
+    if (n == 0) return;
+    if ((d = frames__tc_room(t, n)) == NULL) return;
+    if (n) memcpy(d, p, n);
+    t->len += n;
+}
+
+/* ======================================================================================
+   Parquet writer
+   ====================================================================================== */
+
+enum { FRAMES__PQ_BOOLEAN = 0, FRAMES__PQ_INT32 = 1, FRAMES__PQ_INT64 = 2, FRAMES__PQ_BYTE_ARRAY = 6 };
+enum { FRAMES__PQ_PLAIN = 0, FRAMES__PQ_RLE = 3, FRAMES__PQ_RLE_DICTIONARY = 8 };
+enum { FRAMES__PQ_DATA_PAGE = 0, FRAMES__PQ_DICTIONARY_PAGE = 2 };
+#define FRAMES__PQ_MAX_COLS 64
+#define FRAMES__PQ_STAT_MAX 256   /* byte-array min/max longer than this are not written */
+
+typedef struct frames__pq_mark {
+    size_t lev, val;     /* level entries and values before the page */
+    uint64_t plain;      /* plain bytes before the page */
+} frames__pq_mark;
+
+typedef struct frames__pq_col {
+    frames_parquet_column c;
+    char name[64];
+    int ptype, width;            /* width: 1 bool, 4, 8, 0 byte array */
+    int maxdef, maxrep;
+    frames__pq_buf def, rep;     /* one byte per level entry */
+    size_t nlev, nval;
+    frames__pq_buf plain;        /* plain values while not dictionary encoded */
+    uint64_t plain_size;         /* size of the plain encoding of the chunk's values */
+    int dict;                    /* values are dictionary indices */
+    uint32_t *idx;
+    size_t idxcap;
+    frames__pq_buf dvals;        /* plain encoding of the distinct values */
+    uint32_t *doff;
+    size_t doffcap;
+    uint32_t ndict;
+    uint32_t *slots;             /* open addressing: entry + 1, 0 = empty */
+    uint32_t nslots;
+    frames__pq_mark *marks;
+    size_t nmarks, markcap;
+    uint64_t nulls;
+    int has_mm;                  /* min/max seen */
+    uint64_t imin, imax;         /* ints and bools (signed ones stored as bits) */
+    frames_bytes bmin, bmax;     /* byte arrays: views into dvals or plain */
+} frames__pq_col;
+
+struct frames_parquet {
+    frames_sink sink;
+    frames_parquet_options o;
+    frames__pq_col *cols;
+    uint32_t ncols;
+    uint64_t offset;             /* bytes written */
+    uint64_t rows, group_rows;
+    uint32_t row_puts;
+    frames_parquet_tc groups;    /* encoded RowGroup structs (list elements) */
+    uint64_t ngroups;
+    frames__pq_buf kv;           /* key\0value\0 pairs */
+    uint32_t nkv;
+    frames__pq_buf body, packed; /* page scratch */
+    int state;                   /* 0 open, 1 finished, 2 failed */
+    int oom;                     /* a put failed */
+    frames_error err;
+#ifdef FRAMES_HAVE_ZSTD
+    ZSTD_CCtx *zctx;
+#endif
+};
+
+static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
+    if (n && w->sink.write(w->sink.ctx, p, n) < 0) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: write failed at offset %llu",
+                               (unsigned long long)w->offset);
+    }
+    w->offset += n;
+    return FRAMES_OK;
+}
+
+static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column *def) {
+    c->c = *def;
+    frames__fmt(c->name, sizeof c->name, "%s", def->name ? def->name : "");
+    c->c.name = c->name;
+    switch (def->kind) {
+    case FRAMES_PARQUET_BOOL: c->ptype = FRAMES__PQ_BOOLEAN; c->width = 1; c->c.dictionary = 0; break;
+    case FRAMES_PARQUET_I32: c->ptype = FRAMES__PQ_INT32; c->width = 4; break;
+    case FRAMES_PARQUET_I64:
+    case FRAMES_PARQUET_U64: c->ptype = FRAMES__PQ_INT64; c->width = 8; break;
+    default: c->ptype = FRAMES__PQ_BYTE_ARRAY; c->width = 0; break;
+    }
+    c->maxrep = def->list ? 1 : 0;
+    c->maxdef = (def->list || def->optional) ? 1 : 0;
+    c->dict = c->c.dictionary;
+}
+
+FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
+                                   const frames_parquet_column *cols, uint32_t ncols,
+                                   const frames_parquet_options *o, frames_error *err) {
+    frames_parquet_options def;
+    frames_parquet *w;
+    uint32_t i;
+    *wp = NULL;
+    if (!o) {
+        frames_parquet_options_default(&def);
+        o = &def;
+    }
+    if (!sink || !sink->write || !cols || ncols == 0 || ncols > FRAMES__PQ_MAX_COLS)
+        return frames__pq_fail(err, FRAMES_E_INVALID, "parquet: need a sink and 1 to %d columns",
+                               FRAMES__PQ_MAX_COLS);
+    if (o->row_group_rows == 0 || o->page_rows == 0)
+        return frames__pq_fail(err, FRAMES_E_INVALID, "parquet: row group and page sizes must be > 0");
+    if (o->compression != FRAMES_PARQUET_UNCOMPRESSED &&
+        (o->compression != FRAMES_PARQUET_ZSTD || !frames_parquet_have_zstd()))
+        return frames__pq_fail(err, FRAMES_E_UNSUPPORTED,
+                               "parquet: compression codec %d not available in this build",
+                               o->compression);
+    for (i = 0; i < ncols; i++)
+        if (!cols[i].name || !cols[i].name[0] || strlen(cols[i].name) >= 64 ||
+            (cols[i].list && (cols[i].optional || cols[i].kind != FRAMES_PARQUET_I64)))
+            return frames__pq_fail(err, FRAMES_E_INVALID,
+                                   "parquet: column %u: a name of 1 to 63 bytes; lists are "
+                                   "required lists of I64", i);
+    w = (frames_parquet *)FRAMES_MALLOC(sizeof *w, o->alloc_ctx);
+    if (!w) return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
+    memset(w, 0, sizeof *w);
+    w->o = *o;
+    w->sink = *sink;
+    w->ncols = ncols;
+    w->cols = (frames__pq_col *)FRAMES_MALLOC(ncols * sizeof *w->cols, o->alloc_ctx);
+    if (!w->cols) {
+        FRAMES_FREE(w, o->alloc_ctx);
+        return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
+    }
+    memset(w->cols, 0, ncols * sizeof *w->cols);
+    for (i = 0; i < ncols; i++) frames__pq_col_setup(&w->cols[i], &cols[i]);
+    frames_parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
+#ifdef FRAMES_HAVE_ZSTD
+    if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
+        frames_parquet_abandon(w);
+        return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory (zstd context)");
+    }
+#endif
+    if (frames__pq_write(w, "PAR1", 4) < 0) {
+        if (err) *err = w->err;
+        frames_parquet_abandon(w);
+        return FRAMES_E_IO;
+    }
+    *wp = w;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value) {
+    void *a = w->o.alloc_ctx;
+    if (w->state) return FRAMES_E_STATE;
+    if (frames__pq_append(&w->kv, key, strlen(key) + 1, a) < 0 ||
+        frames__pq_append(&w->kv, value, strlen(value) + 1, a) < 0)
+        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+    w->nkv++;
+    return FRAMES_OK;
+}
+
+/* --- values -------------------------------------------------------------------------- */
+
+static inline int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
+    if (c->maxdef) {
+        if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
+        c->def.p[c->def.n++] = (uint8_t)def;
+    }
+    if (c->maxrep) {
+        if (frames__pq_reserve(&c->rep, 1, a) < 0) return FRAMES_E_NOMEM;
+        c->rep.p[c->rep.n++] = (uint8_t)rep;
+    }
+    c->nlev++;
+    return FRAMES_OK;
+}
+
+static inline uint32_t frames__pq_hash(const uint8_t *p, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The plain encoding of entry e of the dictionary: pointer and size. */
+static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t e, size_t *n) {
+    const uint8_t *p = c->dvals.p + c->doff[e];
+    *n = c->width ? (size_t)c->width : 4 + (size_t)frames__le32(p);
+    return p;
+}
+
+static inline int frames__pq_eq8(const uint8_t *a, const uint8_t *b) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+}
+
+/* Leave dictionary mode: the plain values of the indices so far, then plain from now on. */
+static int frames__pq_undict(frames__pq_col *c, void *a) {
+    size_t i, n;
+    c->plain.n = 0;
+    if (frames__pq_reserve(&c->plain, (size_t)c->plain_size, a) < 0) return FRAMES_E_NOMEM;
+    for (i = 0; i < c->nval; i++) {
+        const uint8_t *p = frames__pq_dentry(c, c->idx[i], &n);
+        memcpy(c->plain.p + c->plain.n, p, n);
+        c->plain.n += n;
+    }
+    c->dict = 0;
+    return FRAMES_OK;
+}
+
+static int frames__pq_rehash(frames__pq_col *c, void *a) {
+    uint32_t ns = c->nslots ? c->nslots * 2 : 1024, e, mask = ns - 1;
+    uint32_t *s = (uint32_t *)FRAMES_MALLOC((size_t)ns * sizeof *s, a);
+    if (!s) return FRAMES_E_NOMEM;
+    memset(s, 0, (size_t)ns * sizeof *s);
+    for (e = 0; e < c->ndict; e++) {
+        size_t n;
+        const uint8_t *p = frames__pq_dentry(c, e, &n);
+        uint32_t h = frames__pq_hash(p, n) & mask;
+        while (s[h]) h = (h + 1) & mask;
+        s[h] = e + 1;
+    }
+    FRAMES_FREE(c->slots, a);
+    c->slots = s;
+    c->nslots = ns;
+    return FRAMES_OK;
+}
+
+/* Index of the plain-encoded value enc[0..n) in the dictionary, adding it; -1 when the
+   dictionary would exceed its limits. */
+static int64_t frames__pq_dict_find(frames__pq_col *c, const uint8_t *enc, size_t n,
+                                    const frames_parquet_options *o, void *a) {
+    uint32_t h, mask, e;
+    if (c->ndict * 2 >= c->nslots && frames__pq_rehash(c, a) < 0) return -2;
+    mask = c->nslots - 1;
+    h = frames__pq_hash(enc, n) & mask;
+    while ((e = c->slots[h]) != 0) {
+        size_t en;
+        const uint8_t *p = frames__pq_dentry(c, e - 1, &en);
+        if (en == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) return e - 1;
+        h = (h + 1) & mask;
+    }
+    if (c->ndict >= o->dictionary_max_entries || c->dvals.n + n > o->dictionary_max_bytes)
+        return -1;
+    if (c->ndict >= c->doffcap &&
+        frames__grow((void **)&c->doff, &c->doffcap, c->ndict + 1, sizeof *c->doff, a) < 0)
+        return -2;
+    c->doff[c->ndict] = (uint32_t)c->dvals.n;
+    if (frames__pq_append(&c->dvals, enc, n, a) < 0) return -2;
+    c->slots[h] = ++c->ndict;
+    return c->ndict - 1;
+}
+
+/* Append one value given in its plain encoding (byte arrays: 4-byte length + bytes). */
+static int frames__pq_value(frames_parquet *w, frames__pq_col *c, const uint8_t *enc, size_t n) {
+    void *a = w->o.alloc_ctx;
+    c->plain_size += n;
+    /* Most values distinct after a sample: a dictionary would not pay, and filling a large
+       hash table (cache misses on every value) is most of the time an export spends. */
+    if (c->dict && (c->nval & 4095) == 0 && c->nval && c->ndict > c->nval / 2) {
+        c->plain_size -= n;
+        if (frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
+        c->plain_size += n;
+    }
+    if (c->dict && c->nval) {   /* the previous value again (a frame's operands): no hash */
+        size_t pn;
+        uint32_t prev = c->idx[c->nval - 1];
+        const uint8_t *p = frames__pq_dentry(c, prev, &pn);
+        if (pn == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) {
+            if (c->nval >= c->idxcap &&
+                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
+                return FRAMES_E_NOMEM;
+            c->idx[c->nval++] = prev;
+            return FRAMES_OK;
+        }
+    }
+    if (c->dict) {
+        int64_t e = frames__pq_dict_find(c, enc, n, &w->o, a);
+        if (e == -2) return FRAMES_E_NOMEM;
+        if (e >= 0) {
+            if (c->nval >= c->idxcap &&
+                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
+                return FRAMES_E_NOMEM;
+            c->idx[c->nval++] = (uint32_t)e;
+            return FRAMES_OK;
+        }
+        c->plain_size -= n;   /* counted again below */
+        if (frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
+        c->plain_size += n;
+    }
+    if (frames__pq_append(&c->plain, enc, n, a) < 0) return FRAMES_E_NOMEM;
+    c->nval++;
+    return FRAMES_OK;
+}
+
+static inline frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col) {
+    if (col >= w->ncols || w->state) {
+        if (!w->state) {
+            frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: no column %u", col);
+            w->state = 2;
+        }
+        return NULL;
+    }
+    w->row_puts++;
+    return &w->cols[col];
+}
+
+static void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits, int width) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    uint8_t enc[8];
+    if (!c) return;
+    frames__put_le64(enc, bits);
+    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, enc, (size_t)width) < 0)
+        w->oom = 1;
+}
+
+FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
+    frames__pq_int(w, col, v, 8);
+}
+
+FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
+    frames__pq_int(w, col, (uint64_t)v, 8);
+}
+
+FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
+    frames__pq_int(w, col, (uint64_t)(int64_t)v, 4);
+}
+
+FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    uint8_t b = v ? 1 : 0;
+    if (!c) return;
+    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, &b, 1) < 0)
+        w->oom = 1;
+}
+
+static int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int r = memcmp(a, b, an < bn ? an : bn);
+    if (r) return r;
+    return an < bn ? -1 : an > bn;
+}
+
+FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+                                         size_t n) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    const uint8_t *s = (const uint8_t *)p;
+    void *a;
+    uint8_t small[68];
+    if (!c) return;
+    a = w->o.alloc_ctx;
+    if (n > 0x7fffffffu) {
+        w->oom = 1;
+        return;
+    }
+    if (frames__pq_level(c, 1, 0, a) < 0) {
+        w->oom = 1;
+        return;
+    }
+    if (n <= 64) {   /* the common case: encode on the stack */
+        frames__put_le32(small, (uint32_t)n);
+        if (n) memcpy(small + 4, s, n);
+        if (frames__pq_value(w, c, small, n + 4) < 0) w->oom = 1;
+    } else {         /* long values: plain only (a dictionary of them rarely pays) */
+        if (c->dict && frames__pq_undict(c, a) < 0) {
+            w->oom = 1;
+            return;
+        }
+        if (frames__pq_reserve(&c->plain, n + 4, a) < 0) {
+            w->oom = 1;
+            return;
+        }
+        frames__put_le32(c->plain.p + c->plain.n, (uint32_t)n);
+        memcpy(c->plain.p + c->plain.n + 4, s, n);
+        c->plain.n += n + 4;
+        c->plain_size += n + 4;
+        c->nval++;
+    }
+}
+
+FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    if (!c) return;
+    if (!c->c.optional) {
+        frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: column '%s' is not optional", c->name);
+        w->state = 2;
+        return;
+    }
+    c->nulls++;
+    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
+}
+
+FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+                                            const int64_t *v, uint32_t n) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    void *a;
+    uint32_t i;
+    if (!c) return;
+    a = w->o.alloc_ctx;
+    if (!c->c.list) {
+        frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: column '%s' is not a list", c->name);
+        w->state = 2;
+        return;
+    }
+    if (n == 0) {   /* an empty list: one level entry, no value */
+        if (frames__pq_level(c, 0, 0, a) < 0) w->oom = 1;
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        uint8_t enc[8];
+        frames__put_le64(enc, (uint64_t)v[i]);
+        if (frames__pq_level(c, 1, i ? 1 : 0, a) < 0 || frames__pq_value(w, c, enc, 8) < 0) {
+            w->oom = 1;
+            return;
+        }
+    }
+}
+
+/* --- RLE / bit-packed hybrid ----------------------------------------------------------- */
+
+static inline uint32_t frames__pq_at(const uint8_t *v8, const uint32_t *v32, size_t i) {
+    return v8 ? v8[i] : v32[i];
+}
+
+/* Runs of 8 or more equal values are RLE runs (header count << 1, then the value in
+   ceil(bw / 8) bytes); the rest goes into bit-packed runs of groups of 8 values (header
+   groups << 1 | 1, values LSB first), the last group padded with zeros. */
+static int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
+                             size_t n, int bw, void *a) {
+    size_t i = 0, vbytes = (size_t)(bw + 7) / 8;
+    while (i < n) {
+        uint32_t v = frames__pq_at(v8, v32, i);
+        size_t run = 1;
+        while (i + run < n && frames__pq_at(v8, v32, i + run) == v) run++;
+        if (run >= 8) {
+            size_t k;
+            if (frames__pq_reserve(out, 10 + vbytes, a) < 0) return FRAMES_E_NOMEM;
+            out->n += frames__pq_varint(out->p + out->n, (uint64_t)run << 1);
+            for (k = 0; k < vbytes; k++) out->p[out->n++] = (uint8_t)(v >> (8 * k));
+            i += run;
+        } else {
+            size_t start = i, groups, j;
+            uint64_t acc = 0;
+            int nbits = 0;
+            for (;;) {   /* whole groups until a long run starts at a group boundary */
+                size_t r = 1;
+                i += n - i < 8 ? n - i : 8;
+                if (i >= n) break;
+                v = frames__pq_at(v8, v32, i);
+                while (i + r < n && r < 8 && frames__pq_at(v8, v32, i + r) == v) r++;
+                if (r >= 8) break;
+            }
+            groups = (i - start + 7) / 8;
+            if (frames__pq_reserve(out, 10 + groups * (size_t)bw, a) < 0) return FRAMES_E_NOMEM;
+            out->n += frames__pq_varint(out->p + out->n, (uint64_t)groups << 1 | 1);
+            for (j = start; j < start + groups * 8; j++) {
+                uint64_t x = j < i ? frames__pq_at(v8, v32, j) : 0;
+                acc |= x << nbits;
+                nbits += bw;
+                while (nbits >= 8) {
+                    out->p[out->n++] = (uint8_t)acc;
+                    acc >>= 8;
+                    nbits -= 8;
+                }
+            }
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* Levels of a data page v1: a 4-byte length, then the hybrid encoding (bit width 1). */
+static int frames__pq_levels(frames__pq_buf *out, const uint8_t *lev, size_t n, void *a) {
+    size_t at = out->n;
+    if (frames__pq_reserve(out, 4, a) < 0) return FRAMES_E_NOMEM;
+    out->n += 4;
+    if (frames__pq_hybrid(out, lev, NULL, n, 1, a) < 0) return FRAMES_E_NOMEM;
+    frames__put_le32(out->p + at, (uint32_t)(out->n - at - 4));
+    return FRAMES_OK;
+}
+
+static int frames__pq_bitwidth(uint32_t maxv) {
+    int bw = 1;
+    while (bw < 32 && (maxv >> bw)) bw++;
+    return bw;
+}
+
+/* --- pages ----------------------------------------------------------------------------- */
+
+typedef struct frames__pq_chunk {
+    uint64_t first, data_page, dict_page;
+    uint64_t usize, csize;
+} frames__pq_chunk;
+
+/* Write one page: header (Thrift) and body (compressed when asked). */
+static int frames__pq_page(frames_parquet *w, frames__pq_chunk *ck, int type, uint32_t nvalues,
+                           int encoding, const uint8_t *body, size_t len) {
+    uint8_t hdr[128];
+    frames_parquet_tc t;
+    const uint8_t *out = body;
+    size_t clen = len;
+    if (len > 0x7fffffffu)
+        return frames__pq_fail(&w->err, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
+#ifdef FRAMES_HAVE_ZSTD
+    if (w->o.compression == FRAMES_PARQUET_ZSTD) {
+        size_t bound = ZSTD_compressBound(len);
+        w->packed.n = 0;
+        if (frames__pq_reserve(&w->packed, bound, w->o.alloc_ctx) < 0)
+            return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+        clen = ZSTD_compressCCtx(w->zctx, w->packed.p, bound, body, len, w->o.zstd_level);
+        if (ZSTD_isError(clen))
+            return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: zstd: %s",
+                                   ZSTD_getErrorName(clen));
+        out = w->packed.p;
+    }
+#endif
+    frames_parquet_tc_init(&t, hdr, sizeof hdr, NULL);
+    frames_parquet_tc_i32(&t, 1, type);
+    frames_parquet_tc_i32(&t, 2, (int32_t)len);
+    frames_parquet_tc_i32(&t, 3, (int32_t)clen);
+    if (type == FRAMES__PQ_DICTIONARY_PAGE) {
+        frames_parquet_tc_begin(&t, 7);
+        frames_parquet_tc_i32(&t, 1, (int32_t)nvalues);
+        frames_parquet_tc_i32(&t, 2, FRAMES__PQ_PLAIN);
+        frames_parquet_tc_end(&t);
+        ck->dict_page = w->offset;
+    } else {
+        frames_parquet_tc_begin(&t, 5);
+        frames_parquet_tc_i32(&t, 1, (int32_t)nvalues);
+        frames_parquet_tc_i32(&t, 2, encoding);
+        frames_parquet_tc_i32(&t, 3, FRAMES__PQ_RLE);
+        frames_parquet_tc_i32(&t, 4, FRAMES__PQ_RLE);
+        frames_parquet_tc_end(&t);
+        if (!ck->data_page) ck->data_page = w->offset;
+    }
+    t.buf[t.len++] = 0;   /* PageHeader's stop (128 bytes leave room) */
+    if (t.status) return frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: page header");
+    if (!ck->first) ck->first = w->offset;
+    ck->usize += t.len + len;
+    ck->csize += t.len + clen;
+    if (frames__pq_write(w, hdr, t.len) < 0 || frames__pq_write(w, out, clen) < 0)
+        return FRAMES_E_IO;
+    return FRAMES_OK;
+}
+
+/* Data pages of column c between marks a and b. */
+static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck,
+                                const frames__pq_mark *ma, const frames__pq_mark *mb, int bw) {
+    void *a = w->o.alloc_ctx;
+    frames__pq_buf *b = &w->body;
+    size_t nlev = mb->lev - ma->lev, nval = mb->val - ma->val;
+    b->n = 0;
+    if (c->maxrep && frames__pq_levels(b, c->rep.p + ma->lev, nlev, a) < 0) goto oom;
+    if (c->maxdef && frames__pq_levels(b, c->def.p + ma->lev, nlev, a) < 0) goto oom;
+    if (bw) {
+        if (frames__pq_reserve(b, 1, a) < 0) goto oom;
+        b->p[b->n++] = (uint8_t)bw;
+        if (frames__pq_hybrid(b, NULL, c->idx + ma->val, nval, bw, a) < 0) goto oom;
+    } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
+        size_t i;
+        if (frames__pq_reserve(b, nval / 8 + 1, a) < 0) goto oom;
+        memset(b->p + b->n, 0, nval / 8 + 1);
+        for (i = 0; i < nval; i++)
+            b->p[b->n + i / 8] |= (uint8_t)(c->plain.p[ma->val + i] << (i % 8));
+        b->n += (nval + 7) / 8;
+    } else if (mb->plain > ma->plain &&   /* (no plain buffer when every value is null) */
+               frames__pq_append(b, c->plain.p + ma->plain, (size_t)(mb->plain - ma->plain), a) < 0) {
+        goto oom;
+    }
+    return frames__pq_page(w, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev,
+                           bw ? FRAMES__PQ_RLE_DICTIONARY : FRAMES__PQ_PLAIN, b->p, b->n);
+oom:
+    return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+}
+
+static void frames__pq_stat_value(frames_parquet_tc *t, int field, const frames__pq_col *c,
+                                  uint64_t v, const frames_bytes *b) {
+    uint8_t enc[8];
+    if (c->ptype == FRAMES__PQ_BYTE_ARRAY) {
+        frames_parquet_tc_binary(t, field, b->ptr, b->len);
+    } else {
+        frames__put_le64(enc, v);
+        frames_parquet_tc_binary(t, field, enc, (size_t)(c->ptype == FRAMES__PQ_BOOLEAN ? 1 : c->width));
+    }
+}
+
+static void frames__pq_path(frames_parquet_tc *t, int field, const frames__pq_col *c) {
+    frames_parquet_tc_list(t, field, FRAMES_PARQUET_TC_BINARY, c->c.list ? 3 : 1);
+    frames_parquet_tc_string(t, 0, c->name);
+    if (c->c.list) {
+        frames_parquet_tc_string(t, 0, "list");
+        frames_parquet_tc_string(t, 0, "element");
+    }
+}
+
+/* The ColumnChunk struct of this chunk (an element of RowGroup.columns). */
+static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
+                                  const frames__pq_chunk *ck, int dict) {
+    frames_parquet_tc *t = &w->groups;
+    int levels = c->maxdef || c->maxrep;
+    frames_parquet_tc_begin(t, 0);
+    frames_parquet_tc_i64(t, 2, (int64_t)ck->first);
+    frames_parquet_tc_begin(t, 3);
+    frames_parquet_tc_i32(t, 1, c->ptype);
+    frames_parquet_tc_list(t, 2, FRAMES_PARQUET_TC_I32, (uint32_t)(1 + dict + levels));
+    frames_parquet_tc_i32(t, 0, FRAMES__PQ_PLAIN);   /* values, or the dictionary page */
+    if (dict) frames_parquet_tc_i32(t, 0, FRAMES__PQ_RLE_DICTIONARY);
+    if (levels) frames_parquet_tc_i32(t, 0, FRAMES__PQ_RLE);
+    frames__pq_path(t, 3, c);
+    frames_parquet_tc_i32(t, 4, w->o.compression);
+    frames_parquet_tc_i64(t, 5, (int64_t)c->nlev);
+    frames_parquet_tc_i64(t, 6, (int64_t)ck->usize);
+    frames_parquet_tc_i64(t, 7, (int64_t)ck->csize);
+    frames_parquet_tc_i64(t, 9, (int64_t)ck->data_page);
+    if (dict) frames_parquet_tc_i64(t, 11, (int64_t)ck->dict_page);
+    frames_parquet_tc_begin(t, 12);   /* Statistics */
+    frames_parquet_tc_i64(t, 3, (int64_t)c->nulls);
+    if (c->has_mm && (c->ptype != FRAMES__PQ_BYTE_ARRAY ||
+                      (c->bmin.len <= FRAMES__PQ_STAT_MAX && c->bmax.len <= FRAMES__PQ_STAT_MAX))) {
+        frames__pq_stat_value(t, 5, c, c->imax, &c->bmax);
+        frames__pq_stat_value(t, 6, c, c->imin, &c->bmin);
+    }
+    frames_parquet_tc_end(t);
+    frames_parquet_tc_end(t);
+    frames_parquet_tc_end(t);
+}
+
+/* Min and max of the chunk's values, from the dictionary (a few entries) or the plain
+   values, once per chunk rather than per value. Byte arrays: views into the buffers. */
+static void frames__pq_minmax(frames__pq_col *c) {
+    const uint8_t *p, *end, *bmin = NULL, *bmax = NULL;
+    size_t nmin = 0, nmax = 0, step;
+    int sign = c->c.kind == FRAMES_PARQUET_I32 || c->c.kind == FRAMES_PARQUET_I64;
+    c->has_mm = 0;
+    if (c->nval == 0) return;
+    p = c->dict ? c->dvals.p : c->plain.p;
+    end = p + (c->dict ? c->dvals.n : c->plain.n);
+    for (; p < end; p += step) {
+        if (c->width) {
+            uint64_t v = c->width == 8 ? frames__le64(p) : c->width == 4
+                ? (uint64_t)(int64_t)(int32_t)frames__le32(p) : (uint64_t)*p;
+            step = (size_t)c->width;
+            if (!c->has_mm) {
+                c->imin = c->imax = v;
+            } else if (sign) {
+                if ((int64_t)v < (int64_t)c->imin) c->imin = v;
+                if ((int64_t)v > (int64_t)c->imax) c->imax = v;
+            } else {
+                if (v < c->imin) c->imin = v;
+                if (v > c->imax) c->imax = v;
+            }
+        } else {
+            size_t n = frames__le32(p);
+            step = 4 + n;
+            if (!c->has_mm || frames__pq_bcmp(p + 4, n, bmin, nmin) < 0) {
+                bmin = p + 4;
+                nmin = n;
+            }
+            if (!c->has_mm || frames__pq_bcmp(p + 4, n, bmax, nmax) > 0) {
+                bmax = p + 4;
+                nmax = n;
+            }
+        }
+        c->has_mm = 1;
+    }
+    c->bmin = frames_bytes_of(bmin, nmin);
+    c->bmax = frames_bytes_of(bmax, nmax);
+}
+
+/* Write column c of the current row group: dictionary page (when it pays), data pages,
+   and its ColumnChunk metadata. */
+static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck) {
+    frames__pq_mark end, start;
+    int bw = 0, rc;
+    size_t i;
+    memset(ck, 0, sizeof *ck);
+    if (c->dict) {
+        bw = frames__pq_bitwidth(c->ndict ? c->ndict - 1 : 0);
+        if ((uint64_t)c->dvals.n + ((uint64_t)c->nval * (uint64_t)bw + 7) / 8 >= c->plain_size) {
+            if (frames__pq_undict(c, w->o.alloc_ctx) < 0)
+                return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+            bw = 0;
+        }
+    }
+    if (bw && (rc = frames__pq_page(w, ck, FRAMES__PQ_DICTIONARY_PAGE, c->ndict, FRAMES__PQ_PLAIN,
+                                    c->dvals.p, c->dvals.n)) < 0)
+        return rc;
+    end.lev = c->nlev;
+    end.val = c->nval;
+    end.plain = c->plain_size;
+    memset(&start, 0, sizeof start);
+    for (i = 0; i <= c->nmarks; i++) {
+        const frames__pq_mark *mb = i < c->nmarks ? &c->marks[i] : &end;
+        if (mb->lev == start.lev && i < c->nmarks) continue;
+        if ((rc = frames__pq_data_page(w, c, ck, &start, mb, bw)) < 0) return rc;
+        start = *mb;
+    }
+    frames__pq_minmax(c);
+    frames__pq_chunk_meta(w, c, ck, bw != 0);
+    return FRAMES_OK;
+}
+
+static void frames__pq_reset_col(frames_parquet *w, frames__pq_col *c) {
+    c->def.n = c->rep.n = c->plain.n = c->dvals.n = 0;
+    c->nlev = c->nval = c->nmarks = 0;
+    c->plain_size = 0;
+    c->ndict = 0;
+    if (c->slots) memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+    c->dict = c->c.dictionary;
+    c->nulls = 0;
+    c->has_mm = 0;
+    c->bmin.len = c->bmax.len = 0;
+    (void)w;
+}
+
+static int frames__pq_flush_group(frames_parquet *w) {
+    frames__pq_chunk ck;
+    uint64_t first = w->offset, usize = 0, csize = 0;
+    uint32_t i;
+    int rc;
+    if (w->group_rows == 0) return FRAMES_OK;
+    frames_parquet_tc_begin(&w->groups, 0);
+    frames_parquet_tc_list(&w->groups, 1, FRAMES_PARQUET_TC_STRUCT, w->ncols);
+    for (i = 0; i < w->ncols; i++) {
+        if ((rc = frames__pq_flush_col(w, &w->cols[i], &ck)) < 0) {
+            w->state = 2;
+            return rc;
+        }
+        usize += ck.usize;
+        csize += ck.csize;
+        frames__pq_reset_col(w, &w->cols[i]);
+    }
+    frames_parquet_tc_i64(&w->groups, 2, (int64_t)usize);
+    frames_parquet_tc_i64(&w->groups, 3, (int64_t)w->group_rows);
+    frames_parquet_tc_i64(&w->groups, 5, (int64_t)first);
+    frames_parquet_tc_i64(&w->groups, 6, (int64_t)csize);
+    frames_parquet_tc_i16(&w->groups, 7, (int16_t)(w->ngroups & 0x7fff));
+    frames_parquet_tc_end(&w->groups);
+    if (w->groups.status) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
+    }
+    w->ngroups++;
+    w->group_rows = 0;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
+    uint32_t i;
+    if (w->state) return w->state == 1 ? FRAMES_E_STATE : w->err.code;
+    if (w->oom) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory at row %llu",
+                               (unsigned long long)w->rows);
+    }
+    if (w->row_puts != w->ncols) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_INVALID,
+                               "parquet: row %llu has %u values for %u columns",
+                               (unsigned long long)w->rows, w->row_puts, w->ncols);
+    }
+    w->row_puts = 0;
+    w->rows++;
+    w->group_rows++;
+    if (w->group_rows >= w->o.row_group_rows) return frames__pq_flush_group(w);
+    if (w->group_rows % w->o.page_rows == 0) {
+        for (i = 0; i < w->ncols; i++) {
+            frames__pq_col *c = &w->cols[i];
+            if (c->nmarks >= c->markcap &&
+                frames__grow((void **)&c->marks, &c->markcap, c->nmarks + 1, sizeof *c->marks,
+                                w->o.alloc_ctx) < 0) {
+                w->state = 2;
+                return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+            }
+            c->marks[c->nmarks].lev = c->nlev;
+            c->marks[c->nmarks].val = c->nval;
+            c->marks[c->nmarks].plain = c->plain_size;
+            c->nmarks++;
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* --- footer ----------------------------------------------------------------------------- */
+
+static void frames__pq_schema_leaf(frames_parquet_tc *t, const frames__pq_col *c) {
+    frames_parquet_tc_begin(t, 0);
+    frames_parquet_tc_i32(t, 1, c->ptype);
+    frames_parquet_tc_i32(t, 3, c->c.list ? 0 : c->c.optional ? 1 : 0);
+    frames_parquet_tc_string(t, 4, c->c.list ? "element" : c->name);
+    if (c->c.kind == FRAMES_PARQUET_U64) {
+        frames_parquet_tc_i32(t, 6, 14);         /* UINT_64 */
+        frames_parquet_tc_begin(t, 10);          /* LogicalType */
+        frames_parquet_tc_begin(t, 10);          /* INTEGER: IntType */
+        frames_parquet_tc_byte(t, 1, 64);
+        frames_parquet_tc_bool(t, 2, 0);
+        frames_parquet_tc_end(t);
+        frames_parquet_tc_end(t);
+    } else if (c->c.kind == FRAMES_PARQUET_STRING) {
+        frames_parquet_tc_i32(t, 6, 0);          /* UTF8 */
+        frames_parquet_tc_begin(t, 10);
+        frames_parquet_tc_begin(t, 1);           /* STRING: StringType */
+        frames_parquet_tc_end(t);
+        frames_parquet_tc_end(t);
+    }
+    frames_parquet_tc_end(t);
+}
+
+static uint32_t frames__pq_schema_size(const frames_parquet *w) {
+    uint32_t i, n = 1;
+    for (i = 0; i < w->ncols; i++) n += w->cols[i].c.list ? 3 : 1;
+    return n;
+}
+
+static void frames__pq_schema(frames_parquet *w, frames_parquet_tc *t) {
+    uint32_t i;
+    frames_parquet_tc_list(t, 2, FRAMES_PARQUET_TC_STRUCT, frames__pq_schema_size(w));
+    frames_parquet_tc_begin(t, 0);
+    frames_parquet_tc_string(t, 4, "schema");
+    frames_parquet_tc_i32(t, 5, (int32_t)w->ncols);
+    frames_parquet_tc_end(t);
+    for (i = 0; i < w->ncols; i++) {
+        const frames__pq_col *c = &w->cols[i];
+        if (c->c.list) {   /* the three-level LIST: <name> (LIST) / list (repeated) / element */
+            frames_parquet_tc_begin(t, 0);
+            frames_parquet_tc_i32(t, 3, 0);
+            frames_parquet_tc_string(t, 4, c->name);
+            frames_parquet_tc_i32(t, 5, 1);
+            frames_parquet_tc_i32(t, 6, 3);      /* LIST */
+            frames_parquet_tc_begin(t, 10);
+            frames_parquet_tc_begin(t, 3);       /* LIST: ListType */
+            frames_parquet_tc_end(t);
+            frames_parquet_tc_end(t);
+            frames_parquet_tc_end(t);
+            frames_parquet_tc_begin(t, 0);
+            frames_parquet_tc_i32(t, 3, 2);      /* REPEATED */
+            frames_parquet_tc_string(t, 4, "list");
+            frames_parquet_tc_i32(t, 5, 1);
+            frames_parquet_tc_end(t);
+        }
+        frames__pq_schema_leaf(t, c);
+    }
+}
+
+static int frames__pq_footer(frames_parquet *w) {
+    frames_parquet_tc t;
+    uint8_t tail[8];
+    const char *kv = (const char *)w->kv.p;
+    char created[64];
+    uint32_t i;
+    int rc;
+    frames_parquet_tc_init(&t, NULL, 0, w->o.alloc_ctx);
+    frames_parquet_tc_i32(&t, 1, 1);
+    frames__pq_schema(w, &t);
+    frames_parquet_tc_i64(&t, 3, (int64_t)w->rows);
+    frames_parquet_tc_list(&t, 4, FRAMES_PARQUET_TC_STRUCT, (uint32_t)w->ngroups);
+    frames_parquet_tc_raw(&t, w->groups.buf, w->groups.len);
+    if (w->nkv) {
+        frames_parquet_tc_list(&t, 5, FRAMES_PARQUET_TC_STRUCT, w->nkv);
+        for (i = 0; i < w->nkv; i++) {
+            frames_parquet_tc_begin(&t, 0);
+            frames_parquet_tc_string(&t, 1, kv);
+            kv += strlen(kv) + 1;
+            frames_parquet_tc_string(&t, 2, kv);
+            kv += strlen(kv) + 1;
+            frames_parquet_tc_end(&t);
+        }
+    }
+    frames__fmt(created, sizeof created, "frames version %s", FRAMES_LIB_VERSION);
+    frames_parquet_tc_string(&t, 6, w->o.created_by ? w->o.created_by : created);
+    frames_parquet_tc_list(&t, 7, FRAMES_PARQUET_TC_STRUCT, w->ncols);
+    for (i = 0; i < w->ncols; i++) {   /* ColumnOrder: TYPE_ORDER for every leaf */
+        frames_parquet_tc_begin(&t, 0);
+        frames_parquet_tc_begin(&t, 1);
+        frames_parquet_tc_end(&t);
+        frames_parquet_tc_end(&t);
+    }
+    frames_parquet_tc_raw(&t, "", 1);   /* FileMetaData's stop */
+    if (t.status || t.len > 0xffffffffu) {
+        frames_parquet_tc_free(&t);
+        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
+    }
+    frames__put_le32(tail, (uint32_t)t.len);
+    memcpy(tail + 4, "PAR1", 4);
+    rc = frames__pq_write(w, t.buf, t.len);
+    if (rc == FRAMES_OK) rc = frames__pq_write(w, tail, 8);
+    frames_parquet_tc_free(&t);
+    return rc;
+}
+
+FRAMES_DEF int frames_parquet_finish(frames_parquet *w) {
+    int rc;
+    if (w->state == 1) return FRAMES_OK;
+    if (w->state == 2) return w->err.code ? w->err.code : FRAMES_E_STATE;
+    if (w->row_puts) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_STATE, "parquet: finish inside a row");
+    }
+    if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0) {
+        w->state = 2;
+        return rc;
+    }
+    if (w->sink.flush && w->sink.flush(w->sink.ctx) < 0) {
+        w->state = 2;
+        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: flush failed");
+    }
+    w->state = 1;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
+    void *a;
+    uint32_t i;
+    if (!w) return;
+    a = w->o.alloc_ctx;
+    for (i = 0; i < w->ncols; i++) {
+        frames__pq_col *c = &w->cols[i];
+        FRAMES_FREE(c->def.p, a);
+        FRAMES_FREE(c->rep.p, a);
+        FRAMES_FREE(c->plain.p, a);
+        FRAMES_FREE(c->idx, a);
+        FRAMES_FREE(c->dvals.p, a);
+        FRAMES_FREE(c->doff, a);
+        FRAMES_FREE(c->slots, a);
+        FRAMES_FREE(c->marks, a);
+    }
+    FRAMES_FREE(w->cols, a);
+    frames_parquet_tc_free(&w->groups);
+    FRAMES_FREE(w->kv.p, a);
+    FRAMES_FREE(w->body.p, a);
+    FRAMES_FREE(w->packed.p, a);
+#ifdef FRAMES_HAVE_ZSTD
+    if (w->zctx) ZSTD_freeCCtx(w->zctx);
+#endif
+    FRAMES_FREE(w, a);
+}
+
+FRAMES_DEF int frames_parquet_close(frames_parquet *w) {
+    int rc;
+    if (!w) return FRAMES_OK;
+    rc = frames_parquet_finish(w);
+    frames_parquet_abandon(w);
+    return rc;
+}
+
+FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w) { return &w->err; }
+
+FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info) {
+    info->rows = w->rows;
+    info->row_groups = w->ngroups;
+    info->bytes = w->offset;
+}
+
+/* ======================================================================================
+   Trace tables
+   ====================================================================================== */
+
+enum { FRAMES__PQ_I_FRAME, FRAMES__PQ_I_PC, FRAMES__PQ_I_TID, FRAMES__PQ_I_BYTES,
+       FRAMES__PQ_I_LENGTH, FRAMES__PQ_I_MODE };
+enum { FRAMES__PQ_O_FRAME, FRAMES__PQ_O_PC, FRAMES__PQ_O_TID, FRAMES__PQ_O_LIST,
+       FRAMES__PQ_O_KIND, FRAMES__PQ_O_NAME, FRAMES__PQ_O_ADDRESS, FRAMES__PQ_O_BITS,
+       FRAMES__PQ_O_READ, FRAMES__PQ_O_WRITTEN, FRAMES__PQ_O_INDEX, FRAMES__PQ_O_BASE,
+       FRAMES__PQ_O_TAINT, FRAMES__PQ_O_VALUE, FRAMES__PQ_O_VALUE_UINT };
+enum { FRAMES__PQ_S_FRAME, FRAMES__PQ_S_PC, FRAMES__PQ_S_TID, FRAMES__PQ_S_NUMBER,
+       FRAMES__PQ_S_ARGS };
+enum { FRAMES__PQ_M_FRAME, FRAMES__PQ_M_NAME, FRAMES__PQ_M_LOW, FRAMES__PQ_M_HIGH };
+enum { FRAMES__PQ_E_FRAME, FRAMES__PQ_E_NUMBER, FRAMES__PQ_E_TID, FRAMES__PQ_E_FROM,
+       FRAMES__PQ_E_TO };
+
+static const frames_parquet_column frames__pq_instructions[] = {
+    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
+    {"pc", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"tid", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"bytes", FRAMES_PARQUET_BYTES, 0, 0, 1},
+    {"length", FRAMES_PARQUET_I32, 0, 0, 1},
+    {"mode", FRAMES_PARQUET_STRING, 1, 0, 1},
+};
+static const frames_parquet_column frames__pq_operands[] = {
+    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
+    {"pc", FRAMES_PARQUET_U64, 1, 0, 1},
+    {"tid", FRAMES_PARQUET_U64, 1, 0, 1},
+    {"list", FRAMES_PARQUET_STRING, 0, 0, 1},
+    {"kind", FRAMES_PARQUET_STRING, 0, 0, 1},
+    {"name", FRAMES_PARQUET_STRING, 1, 0, 1},
+    {"address", FRAMES_PARQUET_U64, 1, 0, 1},
+    {"bits", FRAMES_PARQUET_I32, 0, 0, 1},
+    {"read", FRAMES_PARQUET_BOOL, 0, 0, 0},
+    {"written", FRAMES_PARQUET_BOOL, 0, 0, 0},
+    {"index", FRAMES_PARQUET_BOOL, 0, 0, 0},
+    {"base", FRAMES_PARQUET_BOOL, 0, 0, 0},
+    {"taint_id", FRAMES_PARQUET_U64, 1, 0, 1},
+    {"value", FRAMES_PARQUET_BYTES, 0, 0, 1},
+    {"value_uint", FRAMES_PARQUET_U64, 1, 0, 1},
+};
+static const frames_parquet_column frames__pq_syscalls[] = {
+    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
+    {"pc", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"tid", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"number", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"args", FRAMES_PARQUET_I64, 0, 1, 1},
+};
+static const frames_parquet_column frames__pq_modules[] = {
+    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
+    {"module_name", FRAMES_PARQUET_STRING, 0, 0, 1},
+    {"low_address", FRAMES_PARQUET_U64, 0, 0, 0},
+    {"high_address", FRAMES_PARQUET_U64, 0, 0, 0},
+};
+static const frames_parquet_column frames__pq_exceptions[] = {
+    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
+    {"number", FRAMES_PARQUET_U64, 0, 0, 1},
+    {"tid", FRAMES_PARQUET_U64, 1, 0, 1},
+    {"from_addr", FRAMES_PARQUET_U64, 1, 0, 0},
+    {"to_addr", FRAMES_PARQUET_U64, 1, 0, 0},
+};
+
+FRAMES_DEF const char *frames_parquet_table_name(int table) {
+    static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
+                                        "exceptions"};
+    return table >= 0 && table < FRAMES_PARQUET_NTABLES ? names[table] : "unknown";
+}
+
+FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n) {
+#define FRAMES__PQ_TABLE(t) (*n = (uint32_t)(sizeof t / sizeof t[0]), t)
+    switch (table) {
+    case FRAMES_PARQUET_INSTRUCTIONS: return FRAMES__PQ_TABLE(frames__pq_instructions);
+    case FRAMES_PARQUET_OPERANDS: return FRAMES__PQ_TABLE(frames__pq_operands);
+    case FRAMES_PARQUET_SYSCALLS: return FRAMES__PQ_TABLE(frames__pq_syscalls);
+    case FRAMES_PARQUET_MODULES: return FRAMES__PQ_TABLE(frames__pq_modules);
+    case FRAMES_PARQUET_EXCEPTIONS: return FRAMES__PQ_TABLE(frames__pq_exceptions);
+    default: *n = 0; return NULL;
+    }
+#undef FRAMES__PQ_TABLE
+}
+
+struct frames_parquet_export {
+    frames_parquet *t[FRAMES_PARQUET_NTABLES];
+    frames__pq_buf text;     /* a string made valid UTF-8 */
+    frames_error err;
+    void *alloc_ctx;
+};
+
+FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
+    int i;
+    if (!x) return;
+    for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) frames_parquet_abandon(x->t[i]);
+    FRAMES_FREE(x->text.p, x->alloc_ctx);
+    FRAMES_FREE(x, x->alloc_ctx);
+}
+
+FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **xp, const frames_sink *sinks,
+                                          const frames_parquet_options *o, frames_error *err) {
+    frames_parquet_export *x;
+    void *a = o ? o->alloc_ctx : NULL;
+    int i, rc;
+    *xp = NULL;
+    x = (frames_parquet_export *)FRAMES_MALLOC(sizeof *x, a);
+    if (!x) return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
+    memset(x, 0, sizeof *x);
+    x->alloc_ctx = a;
+    for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
+        uint32_t n;
+        const frames_parquet_column *cols = frames_parquet_table_columns(i, &n);
+        if (!sinks[i].write) continue;
+        if ((rc = frames_parquet_open(&x->t[i], &sinks[i], cols, n, o, err)) < 0 ||
+            (rc = frames_parquet_metadata(x->t[i], "frames.table", frames_parquet_table_name(i))) < 0) {
+            frames_parquet_export_abandon(x);
+            return rc;
+        }
+    }
+    *xp = x;
+    return FRAMES_OK;
+}
+
+/* Names as valid UTF-8: a byte that is not part of a valid sequence becomes U+00XX, the
+   code point that the \u00XX escape of docs/jsonl.md stands for. */
+static int frames__pq_utf8(frames_parquet_export *x, frames_bytes s, const uint8_t **p, size_t *n) {
+    size_t i = 0, k;
+    uint8_t *o;
+    while (i < s.len && s.ptr[i] < 0x80 && s.ptr[i] >= 0x20) i++;
+    if (i == s.len) {   /* plain printable ASCII: no copy */
+        *p = s.ptr;
+        *n = s.len;
+        return FRAMES_OK;
+    }
+    x->text.n = 0;
+    if (frames__pq_reserve(&x->text, s.len * 2, x->alloc_ctx) < 0) return FRAMES_E_NOMEM;
+    o = x->text.p;
+    for (i = 0; i < s.len;) {
+        uint8_t c = s.ptr[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len && i + len <= s.len && !(c >= 0x80 && c < 0xc2) && c <= 0xf4;
+        for (k = 1; ok && k < len; k++) ok = (s.ptr[i + k] & 0xc0) == 0x80;
+        if (ok && len == 3) {   /* no overlongs, no surrogates */
+            uint32_t cp = (uint32_t)(c & 15) << 12 | (uint32_t)(s.ptr[i + 1] & 63) << 6;
+            ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+        }
+        if (ok && len == 4) {
+            uint32_t cp = (uint32_t)(c & 7) << 18 | (uint32_t)(s.ptr[i + 1] & 63) << 12;
+            ok = cp >= 0x10000 && cp <= 0x10ffff;
+        }
+        if (ok) {
+            memcpy(o + x->text.n, s.ptr + i, len);
+            x->text.n += len;
+            i += len;
+        } else {
+            o[x->text.n++] = (uint8_t)(0xc0 | c >> 6);
+            o[x->text.n++] = (uint8_t)(0x80 | (c & 63));
+            i++;
+        }
+    }
+    *p = x->text.p;
+    *n = x->text.n;
+    return FRAMES_OK;
+}
+
+static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint32_t col,
+                               frames_bytes s) {
+    const uint8_t *p;
+    size_t n;
+    if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
+    frames_parquet_put_bytes(w, col, p, n);
+    return FRAMES_OK;
+}
+
+static void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
+    if (has) frames_parquet_put_u64(w, col, v);
+    else frames_parquet_put_null(w, col);
+}
+
+static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+                              const uint64_t *tid, const char *list, const frames_operand *op,
+                              int value_info) {
+    frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
+    static const char *const kinds[] = {"none", "mem", "reg", "mem"};
+    uint64_t v = 0;
+    size_t i;
+    frames_parquet_put_i64(w, FRAMES__PQ_O_FRAME, (int64_t)index);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
+    frames_parquet_put_bytes(w, FRAMES__PQ_O_LIST, list, strlen(list));
+    frames_parquet_put_bytes(w, FRAMES__PQ_O_KIND, kinds[op->spec & 3], strlen(kinds[op->spec & 3]));
+    if (op->spec & FRAMES_REG) {
+        if (frames__pq_put_text(x, w, FRAMES__PQ_O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
+    } else {
+        frames_parquet_put_null(w, FRAMES__PQ_O_NAME);
+    }
+    frames__pq_opt_u64(w, FRAMES__PQ_O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
+    frames_parquet_put_i32(w, FRAMES__PQ_O_BITS, op->bit_length);
+    frames_parquet_put_bool(w, FRAMES__PQ_O_READ, !value_info && op->read);
+    frames_parquet_put_bool(w, FRAMES__PQ_O_WRITTEN, !value_info && op->written);
+    frames_parquet_put_bool(w, FRAMES__PQ_O_INDEX, !value_info && op->index);
+    frames_parquet_put_bool(w, FRAMES__PQ_O_BASE, !value_info && op->base);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
+    frames_parquet_put_bytes(w, FRAMES__PQ_O_VALUE, op->value.ptr, op->value.len);
+    for (i = 0; i < op->value.len && i < 8; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, op->value.len >= 1 && op->value.len <= 8, v);
+    return frames_parquet_row_end(w);
+}
+
+static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
+    frames_parquet *w = x->t[FRAMES_PARQUET_INSTRUCTIONS];
+    uint32_t i;
+    int rc;
+    if (w) {
+        frames_parquet_put_i64(w, FRAMES__PQ_I_FRAME, (int64_t)index);
+        frames_parquet_put_u64(w, FRAMES__PQ_I_PC, s->address);
+        frames_parquet_put_u64(w, FRAMES__PQ_I_TID, s->thread_id);
+        frames_parquet_put_bytes(w, FRAMES__PQ_I_BYTES, s->rawbytes.ptr, s->rawbytes.len);
+        frames_parquet_put_i32(w, FRAMES__PQ_I_LENGTH, (int32_t)s->rawbytes.len);
+        if (!s->has_mode) frames_parquet_put_null(w, FRAMES__PQ_I_MODE);
+        else if (frames__pq_put_text(x, w, FRAMES__PQ_I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
+        if ((rc = frames_parquet_row_end(w)) < 0) return rc;
+    }
+    if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
+    for (i = 0; i < s->npre; i++)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, "pre", &s->pre[i], 0)) < 0)
+            return rc;
+    for (i = 0; i < s->npost; i++)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, "post", &s->post[i], 0)) < 0)
+            return rc;
+    return FRAMES_OK;
+}
+
+static int frames__pq_key(frames_parquet_export *x, const frames_key_frame *k, uint64_t index) {
+    uint32_t i, j;
+    int rc;
+    if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
+    for (i = 0; i < k->count; i++) {
+        const frames_tagged_values *t = &k->lists[i];
+        const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
+        for (j = 0; j < t->count; j++)
+            if ((rc = frames__pq_operand(x, index, NULL, tid, "key", &t->values[j], 1)) < 0)
+                return rc;
+    }
+    return FRAMES_OK;
+}
+
+static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int kind,
+                            uint64_t index) {
+    frames_parquet *w;
+    if (kind == FRAMES_KIND_SYSCALL && (w = x->t[FRAMES_PARQUET_SYSCALLS]) != NULL) {
+        frames_parquet_put_i64(w, FRAMES__PQ_S_FRAME, (int64_t)index);
+        frames_parquet_put_u64(w, FRAMES__PQ_S_PC, f->syscall.address);
+        frames_parquet_put_u64(w, FRAMES__PQ_S_TID, f->syscall.thread_id);
+        frames_parquet_put_u64(w, FRAMES__PQ_S_NUMBER, f->syscall.number);
+        frames_parquet_put_list_i64(w, FRAMES__PQ_S_ARGS, f->syscall.args, f->syscall.nargs);
+        return frames_parquet_row_end(w);
+    }
+    if (kind == FRAMES_KIND_MODLOAD && (w = x->t[FRAMES_PARQUET_MODULES]) != NULL) {
+        frames_parquet_put_i64(w, FRAMES__PQ_M_FRAME, (int64_t)index);
+        if (frames__pq_put_text(x, w, FRAMES__PQ_M_NAME, f->modload.module_name) < 0)
+            return FRAMES_E_NOMEM;
+        frames_parquet_put_u64(w, FRAMES__PQ_M_LOW, f->modload.low_address);
+        frames_parquet_put_u64(w, FRAMES__PQ_M_HIGH, f->modload.high_address);
+        return frames_parquet_row_end(w);
+    }
+    if (kind == FRAMES_KIND_EXCEPTION && (w = x->t[FRAMES_PARQUET_EXCEPTIONS]) != NULL) {
+        const frames_exception_frame *e = &f->exception;
+        frames_parquet_put_i64(w, FRAMES__PQ_E_FRAME, (int64_t)index);
+        frames_parquet_put_u64(w, FRAMES__PQ_E_NUMBER, e->number);
+        frames__pq_opt_u64(w, FRAMES__PQ_E_TID, e->has_thread_id, e->thread_id);
+        frames__pq_opt_u64(w, FRAMES__PQ_E_FROM, e->has_from_addr, e->from_addr);
+        frames__pq_opt_u64(w, FRAMES__PQ_E_TO, e->has_to_addr, e->to_addr);
+        return frames_parquet_row_end(w);
+    }
+    return FRAMES_OK;
+}
+
+static int frames__pq_export_error(frames_parquet_export *x, int rc) {
+    int i;
+    x->err.code = 0;
+    for (i = 0; i < FRAMES_PARQUET_NTABLES; i++)
+        if (x->t[i] && x->t[i]->err.code) {
+            x->err = x->t[i]->err;
+            return rc;
+        }
+    return frames__pq_fail(&x->err, rc, "parquet: %s", frames_strerror(rc));
+}
+
+FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+                                         uint64_t index) {
+    uint32_t opts = f->present;
+    int rc = FRAMES_OK;
+    if (!opts && f->kind >= FRAMES_KIND_STD && f->kind <= FRAMES_KIND_KEY) opts = 1u << f->kind;
+    /* every option of a (malformed) frame with several, as frames dump --jsonl */
+    if (opts & (1u << FRAMES_KIND_STD)) rc = frames__pq_std(x, &f->std, index);
+    if (rc == FRAMES_OK && (opts & (1u << FRAMES_KIND_SYSCALL)))
+        rc = frames__pq_other(x, f, FRAMES_KIND_SYSCALL, index);
+    if (rc == FRAMES_OK && (opts & (1u << FRAMES_KIND_EXCEPTION)))
+        rc = frames__pq_other(x, f, FRAMES_KIND_EXCEPTION, index);
+    if (rc == FRAMES_OK && (opts & (1u << FRAMES_KIND_MODLOAD)))
+        rc = frames__pq_other(x, f, FRAMES_KIND_MODLOAD, index);
+    if (rc == FRAMES_OK && (opts & (1u << FRAMES_KIND_KEY))) rc = frames__pq_key(x, &f->key, index);
+    if (rc < 0) {
+        frames__pq_export_error(x, rc);
+        x->err.frame = index;
+    }
+    return rc;
+}
+
+FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
+    int i;
+    for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) rows[i] = x->t[i] ? x->t[i]->rows : 0;
+}
+
+FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
+    return &x->err;
+}
+
+FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
+    int i, rc = FRAMES_OK;
+    for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
+        int r;
+        if (!x->t[i]) continue;
+        r = frames_parquet_finish(x->t[i]);
+        if (r < 0 && rc == FRAMES_OK) {
+            rc = r;
+            if (err) *err = x->t[i]->err;
+        }
+    }
+    frames_parquet_export_abandon(x);
+    return rc;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRAMES_PARQUET_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_PARQUET_IMPLEMENTATION */
+
+/*
+   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
+   distribution; the full text: permission is granted, free of charge, to deal in the
+   software without restriction, provided the copyright notice and this permission notice
+   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
+   KIND.
+*/

@@ -1,0 +1,1365 @@
+/* frames_zstd.h - compressed, seekable frames traces (.frames.zst) over libzstd.
+   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, as
+   frames.h.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   A compressed trace is a sequence of standard zstd frames followed by a seek table in
+   the layout of zstd's seekable format (contrib/seekable_format): plain `zstd -d` turns it
+   into the byte-identical uncompressed trace. Every zstd frame ("chunk") holds whole
+   records; chunks end on TOC block starts where the trace's m allows (about chunk_size
+   uncompressed bytes each); the 48-byte header is alone in the first frame, stored raw,
+   so that finishing a trace patches n and T in place. docs/compression.md has the layout.
+
+   It plugs into frames.h: a reader over a compressed file is an ordinary frames_reader
+   (frames_reader_open_source) whose cursors decompress their own chunks, so seek, index,
+   cursors in several threads and everything built on them work unchanged; a writer over
+   a compressed sink is an ordinary frames_writer (frames_sink), whose chunks can be
+   compressed on a second thread. Memory: a few chunks per cursor, never the file.
+
+   Needs libzstd (Debian: libzstd-dev, link -lzstd -lpthread). frames.h does not.
+
+   ---------------------------------------------------------------------------------------
+   USAGE
+
+   In exactly one C or C++ file (frames.h's implementation may live in another file):
+
+       #define FRAMES_ZSTD_IMPLEMENTATION
+       #include "frames_zstd.h"
+
+   Reading any trace, compressed or not (detected by its magic number):
+
+       frames_reader *r; frames_error err;
+       if (frames_zstd_reader_open_path(&r, "trace.frames.zst", NULL, NULL, NULL, &err) < 0)
+           return fprintf(stderr, "%s\n", err.message), 1;
+       ... frames_reader_next / _seek / frames_cursor_open as for any trace ...
+       frames_reader_close(r);
+
+   Writing a compressed trace:
+
+       frames_writer *w;
+       frames_zstd_writer_open_path(&w, "out.frames.zst", NULL, NULL, NULL, &err);
+       ... frames_writer_add(w, &f) ...
+       frames_writer_close(w);   // TOC, header patched in place, seek table
+
+   ---------------------------------------------------------------------------------------
+   OPTIONS
+
+   FRAMES_ZSTD_NO_THREADS   never start a compression thread (no pthreads needed)
+   Allocation uses FRAMES_MALLOC/FREE's defaults (malloc, free).
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS
+
+   Format constants, options, information
+   Chunk map       frames_zstd_map_open / _close / _info / _chunk   (seek table or walk)
+   Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
+                   frames_zstd_reader_map, frames_zstd_split_ranges
+   Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
+   Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
+*/
+#ifndef FRAMES_ZSTD_H_INCLUDED
+#define FRAMES_ZSTD_H_INCLUDED
+
+#include "frames.h"
+
+#ifdef FRAMES_NO_STDIO
+#error "frames_zstd.h needs the C library (stdio for messages) and libzstd: not for FRAMES_NO_STDIO"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================
+   Format constants, options, information
+   ====================================================================================== */
+
+#define FRAMES_ZSTD_FRAME_MAGIC 0xFD2FB528u      /* a zstd frame */
+#define FRAMES_ZSTD_SKIPPABLE_MAGIC 0x184D2A50u  /* ..0x184D2A5F: skippable frames */
+#define FRAMES_ZSTD_SEEK_TABLE_MAGIC 0x184D2A5Eu /* the skippable frame of the seek table */
+#define FRAMES_ZSTD_SEEKABLE_MAGIC 0x8F92EAB1u   /* last 4 bytes of the seek table */
+#define FRAMES_ZSTD_FOOTER_SIZE 9u
+#define FRAMES_ZSTD_HEADER_FRAME_SIZE 57u        /* zstd frame holding the raw 48-byte header */
+#define FRAMES_ZSTD_HEADER_AT 9u                 /* file offset of the header's first byte */
+#define FRAMES_ZSTD_DEFAULT_LEVEL 3
+#define FRAMES_ZSTD_DEFAULT_CHUNK ((uint64_t)1 << 20)
+
+#define FRAMES_ZSTD_IGNORE_SEEK_TABLE 1u  /* reader: walk the zstd frames */
+
+typedef struct frames_zstd_options {
+    int level;                /* compression level (default 3; 0 = default) */
+    uint64_t chunk_size;      /* uncompressed bytes per chunk (default 1 MiB) */
+    uint64_t frames_per_toc;  /* the trace's m: chunks end on TOC block starts (10000) */
+    int threads;              /* 2 (default): compress on a second thread; 1: inline */
+    int checksum;             /* zstd content checksum in every chunk (default 1) */
+    uint64_t max_chunk;       /* reader: largest chunk accepted, bytes (default 256 MiB) */
+    uint32_t flags;           /* FRAMES_ZSTD_* */
+} frames_zstd_options;
+
+FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o);
+
+typedef struct frames_zstd_chunk {
+    uint64_t offset;          /* file offset of its zstd frame */
+    uint64_t csize;           /* compressed bytes */
+    uint64_t uoffset;         /* offset of its first byte in the uncompressed trace */
+    uint64_t usize;           /* uncompressed bytes */
+} frames_zstd_chunk;
+
+#define FRAMES_ZSTD_MAX_WARNINGS 4
+typedef struct frames_zstd_info {
+    uint64_t chunks;          /* zstd frames holding trace bytes */
+    uint64_t compressed_size; /* file size */
+    uint64_t size;            /* uncompressed trace bytes (recoverable ones when cut) */
+    uint64_t largest_chunk;   /* uncompressed bytes of the largest chunk */
+    int seek_table;           /* a seek table is present */
+    int seek_table_used;      /* ... and agrees with the frames (else they were walked) */
+    int seek_checksums;       /* its entries carry checksums */
+    int cut;                  /* the file ends inside a zstd frame (a writer died) */
+    uint64_t cut_offset;      /* file offset of that frame */
+    uint32_t nwarnings;
+    char warnings[FRAMES_ZSTD_MAX_WARNINGS][200];
+} frames_zstd_info;
+
+/* 1 if the bytes start like a zstd stream (a zstd or skippable frame magic), else 0. */
+FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n);
+
+/* ======================================================================================
+   Chunk map: where each chunk is, from the seek table or by walking the zstd frames
+   ====================================================================================== */
+
+typedef struct frames_zstd_map frames_zstd_map;
+
+/* Map a compressed file held in memory (data must outlive the map). A seek table that
+   disagrees with the frames is reported (a warning) and the frames are walked instead;
+   a last frame cut short is decompressed as far as it goes. Fails on a file that is not
+   zstd, or on a chunk larger than max_chunk. */
+FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
+                                    const frames_zstd_options *o, frames_error *err);
+FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m);
+FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m);
+FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
+/* Index of the chunk holding uncompressed offset off (chunks - 1 past the end). */
+FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
+/* Bytes decompressed so far by every reader state of the map (random access figures). */
+FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
+
+/* ======================================================================================
+   Reading
+   ====================================================================================== */
+
+/* A frames_reader over a compressed trace in memory (data must outlive the reader).
+   zinfo (may be NULL) receives the chunk information and warnings. */
+FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+                                              const frames_reader_options *ro,
+                                              const frames_zstd_options *zo,
+                                              frames_zstd_info *zinfo, frames_error *err);
+#ifndef FRAMES_NO_POSIX
+/* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
+   and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
+   FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
+   zinfo->chunks is 0 for plain traces. */
+FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+                                            const frames_reader_options *ro,
+                                            const frames_zstd_options *zo,
+                                            frames_zstd_info *zinfo, frames_error *err);
+#endif
+/* The chunk map of a reader opened by the functions above, or NULL (plain or streamed
+   trace). Valid until the reader is closed. */
+FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
+
+/* Frame ranges for processing a compressed trace in parallel (frames split): at most
+   `chunks` half-open ranges [bounds[i], bounds[i+1]) covering the n frames, each starting
+   where a chunk starts, so that a worker decompresses only its own chunks. bounds holds
+   chunks + 1 entries. Returns the number of ranges, or 0 when the trace's TOC does not
+   show where its chunks start (then split on TOC entries as for plain traces). */
+FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
+
+/* ======================================================================================
+   Writing
+   ====================================================================================== */
+
+typedef struct frames_zstd_sink frames_zstd_sink;
+
+/* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_sink
+   gives the frames_sink to hand to frames_writer_open: its close writes the last chunk
+   and the seek table and frees zs. Patching is possible when `down` can patch. */
+FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
+                                     const frames_zstd_options *o, frames_error *err);
+FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
+/* Close without a frames_writer (e.g. after frames_zstd_compress_fd): same as the sink's
+   close. Returns 0 or a negative code (err filled). */
+FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
+
+#ifndef FRAMES_NO_POSIX
+/* A writer whose output is a compressed trace at path ("-": standard output, which
+   cannot be patched: the trace stays unfinished, as for plain traces). zo->frames_per_toc
+   is taken from wo. */
+FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+                                            const frames_writer_options *wo,
+                                            const frames_zstd_options *zo,
+                                            const frames_meta *meta, frames_error *err);
+#endif
+
+/* ======================================================================================
+   Converting
+   ====================================================================================== */
+
+#ifndef FRAMES_NO_POSIX
+/* Decompress every zstd frame of in_fd to out_fd, as `zstd -d` does (skippable frames
+   skipped). *cut is set when the input ends inside a frame (what came before is written).
+   Returns 0 or a negative code. */
+FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
+/* Copy the bytes of a trace read from in_fd (plain or compressed) into a compressed
+   sink, byte for byte, chunked on records and TOC blocks. */
+FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_ZSTD_H_INCLUDED */
+
+/* ======================================================================================
+   Implementation
+   ====================================================================================== */
+#ifdef FRAMES_ZSTD_IMPLEMENTATION
+#ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
+#define FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
+
+#define FRAMES__WANT_HELPERS   /* frames.h's shared private helpers: fail, le loads */
+#include "frames.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+#if !defined(FRAMES_ZSTD_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_ZSTD_NO_THREADS
+#endif
+#ifndef FRAMES_ZSTD_NO_THREADS
+#include <pthread.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- helpers */
+
+static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__PRINTF(2, 3);
+static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
+    va_list ap;
+    if (in->nwarnings >= FRAMES_ZSTD_MAX_WARNINGS) return;
+    va_start(ap, fmt);
+    vsnprintf(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
+    va_end(ap);
+}
+
+static void frames__zstd_put32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o) {
+    memset(o, 0, sizeof *o);
+    o->level = FRAMES_ZSTD_DEFAULT_LEVEL;
+    o->chunk_size = FRAMES_ZSTD_DEFAULT_CHUNK;
+    o->frames_per_toc = FRAMES_DEFAULT_FRAMES_PER_TOC;
+    o->threads = 2;
+    o->checksum = 1;
+    o->max_chunk = (uint64_t)256 << 20;
+}
+
+/* Options with zero fields replaced by their defaults. */
+static frames_zstd_options frames__zstd_opts(const frames_zstd_options *o) {
+    frames_zstd_options d, r;
+    frames_zstd_options_default(&d);
+    if (!o) return d;
+    r = *o;
+    if (r.level == 0) r.level = d.level;
+    if (r.chunk_size == 0) r.chunk_size = d.chunk_size;
+    if (r.frames_per_toc == 0) r.frames_per_toc = d.frames_per_toc;
+    if (r.threads == 0) r.threads = d.threads;
+    if (r.max_chunk == 0) r.max_chunk = d.max_chunk;
+    return r;
+}
+
+FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
+    uint32_t magic;
+    if (n < 4) return 0;
+    magic = frames__le32((const uint8_t *)p);
+    return magic == FRAMES_ZSTD_FRAME_MAGIC ||
+           (magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC;
+}
+
+/* ---------------------------------------------------------------- chunk map */
+
+struct frames_zstd_map {
+    const uint8_t *z;
+    uint64_t zsize;
+    frames_zstd_chunk *chunks;
+    uint64_t nchunks, cap;
+    uint64_t cut_chunk;         /* index of a chunk cut short, or UINT64_MAX */
+    frames_zstd_options opt;
+    frames_zstd_info info;
+    uint64_t decompressed;      /* bytes decompressed by all states (atomic where possible) */
+    /* owned input (reader by path) */
+    void *owned;
+    size_t owned_len;
+};
+
+static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, uint64_t usize,
+                             frames_error *err) {
+    frames_zstd_chunk *c;
+    if (m->nchunks == m->cap) {
+        uint64_t ncap = m->cap ? m->cap * 2 : 64;
+        frames_zstd_chunk *n = (frames_zstd_chunk *)realloc(m->chunks, (size_t)ncap * sizeof *n);
+        if (!n) return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+        m->chunks = n;
+        m->cap = ncap;
+    }
+    if (usize > m->opt.max_chunk)
+        return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
+                                 "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
+                                 "limit of %llu for one chunk (recompress it with `frames compress`)",
+                                 (unsigned long long)off, (unsigned long long)usize,
+                                 (unsigned long long)m->opt.max_chunk);
+    c = &m->chunks[m->nchunks++];
+    c->offset = off;
+    c->csize = csize;
+    c->uoffset = m->info.size;
+    c->usize = usize;
+    m->info.size += usize;
+    if (usize > m->info.largest_chunk) m->info.largest_chunk = usize;
+    return FRAMES_OK;
+}
+
+/* Decompress src into out (cap bytes; NULL: count only) with a streaming context, up to
+   the end of the input or the first error. *produced: bytes that came out; returns 0,
+   1 if the input ended inside the frame, or -1 on corrupt data (*why: zstd's reason). */
+static int frames__zstd_stream(ZSTD_DCtx *d, const uint8_t *src, size_t n, uint8_t *out,
+                               size_t cap, uint64_t limit, uint64_t *produced, const char **why) {
+    uint8_t tmp[1 << 16];
+    ZSTD_inBuffer in;
+    size_t ret = 1;
+    *produced = 0;
+    *why = "";
+    in.src = src;
+    in.size = n;
+    in.pos = 0;
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    while (ret != 0) {
+        ZSTD_outBuffer o;
+        size_t before_in = in.pos;
+        if (out && *produced < cap) {
+            o.dst = out + *produced;
+            o.size = cap - (size_t)*produced;
+        } else {
+            o.dst = tmp;
+            o.size = sizeof tmp;
+        }
+        o.pos = 0;
+        ret = ZSTD_decompressStream(d, &o, &in);
+        if (ZSTD_isError(ret)) {
+            *why = ZSTD_getErrorName(ret);
+            return -1;
+        }
+        if (out && o.dst == tmp && o.pos) {
+            *why = "more bytes than its header says";
+            return -1;
+        }
+        *produced += o.pos;
+        if (*produced > limit) {
+            *why = "more bytes than the chunk limit";
+            return -1;
+        }
+        if (ret == 0) break;            /* frame complete */
+        if (in.pos == in.size && o.pos == 0 && in.pos == before_in) return 1; /* cut */
+    }
+    return 0;
+}
+
+/* Walk the frames from the start: a zstd frame is a chunk, skippable frames (the seek
+   table among them) are skipped, a frame cut short ends the walk. */
+static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
+    uint64_t off = 0;
+    ZSTD_DCtx *d = NULL;
+    int rc = FRAMES_OK;
+    m->nchunks = 0;
+    m->info.size = 0;
+    m->info.largest_chunk = 0;
+    while (off < m->zsize && rc == FRAMES_OK) {
+        const uint8_t *p = m->z + off;
+        uint64_t rem = m->zsize - off;
+        uint32_t magic = rem >= 4 ? frames__le32(p) : 0;
+        if ((magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC && rem >= 8) {
+            uint64_t sz = 8 + (uint64_t)frames__le32(p + 4);
+            if (sz > rem) {
+                frames__zstd_warn(&m->info, "skippable frame at 0x%llx runs past the end of the file",
+                                  (unsigned long long)off);
+                break;
+            }
+            off += sz;
+            continue;
+        }
+        if (magic != FRAMES_ZSTD_FRAME_MAGIC) {
+            frames__zstd_warn(&m->info, "%llu bytes at file offset 0x%llx are not a zstd frame: ignored",
+                              (unsigned long long)rem, (unsigned long long)off);
+            break;
+        }
+        {
+            size_t cs = ZSTD_findFrameCompressedSize(p, (size_t)rem);
+            unsigned long long us = ZSTD_isError(cs) ? ZSTD_CONTENTSIZE_ERROR
+                                                     : ZSTD_getFrameContentSize(p, (size_t)cs);
+            if (!ZSTD_isError(cs) && us != ZSTD_CONTENTSIZE_ERROR && us != ZSTD_CONTENTSIZE_UNKNOWN) {
+                rc = frames__zstd_push(m, off, cs, us, err);
+                off += cs;
+                continue;
+            }
+            /* no size in its header, or cut short / corrupt: decompress to count */
+            {
+                uint64_t produced;
+                const char *why;
+                int st;
+                if (!d && !(d = ZSTD_createDCtx())) {
+                    rc = frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+                    break;
+                }
+                st = frames__zstd_stream(d, p, ZSTD_isError(cs) ? (size_t)rem : cs, NULL, 0,
+                                         m->opt.max_chunk, &produced, &why);
+                if (st == 0 && !ZSTD_isError(cs)) {
+                    rc = frames__zstd_push(m, off, cs, produced, err);
+                    off += cs;
+                    continue;
+                }
+                m->info.cut = 1;
+                m->info.cut_offset = off;
+                frames__zstd_warn(&m->info, "%s at file offset 0x%llx: %llu bytes of it recovered%s%s",
+                                  st == 1 ? "the file ends inside the zstd frame"
+                                          : "corrupt zstd frame",
+                                  (unsigned long long)off, (unsigned long long)produced,
+                                  st < 0 ? " before " : "", st < 0 ? why : "");
+                if (produced) {
+                    m->cut_chunk = m->nchunks;
+                    rc = frames__zstd_push(m, off, rem, produced, err);
+                }
+                off = m->zsize;
+            }
+        }
+    }
+    if (d) ZSTD_freeDCtx(d);
+    return rc;
+}
+
+/* Read the seek table at the end of the file, if there is one, and use it when every
+   entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
+static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
+    const uint8_t *f;
+    uint64_t n, esize, tsize, off = 0, i, start;
+    uint8_t desc;
+    if (m->zsize < 8 + FRAMES_ZSTD_FOOTER_SIZE) return 0;
+    f = m->z + m->zsize - FRAMES_ZSTD_FOOTER_SIZE;
+    if (frames__le32(f + 5) != FRAMES_ZSTD_SEEKABLE_MAGIC) return 0;
+    m->info.seek_table = 1;
+    n = frames__le32(f);
+    desc = f[4];
+    esize = desc & 0x80 ? 12 : 8;
+    m->info.seek_checksums = (desc & 0x80) != 0;
+    tsize = 8 + n * esize + FRAMES_ZSTD_FOOTER_SIZE;
+    if ((desc & 0x7C) || tsize > m->zsize) {
+        frames__zstd_warn(&m->info, "seek table footer is malformed (%llu entries, descriptor 0x%02x): "
+                          "ignored, the frames were walked", (unsigned long long)n, desc);
+        return 0;
+    }
+    start = m->zsize - tsize;
+    if (frames__le32(m->z + start) != FRAMES_ZSTD_SEEK_TABLE_MAGIC ||
+        frames__le32(m->z + start + 4) != tsize - 8) {
+        frames__zstd_warn(&m->info, "seek table at 0x%llx has no skippable frame header: ignored, "
+                          "the frames were walked", (unsigned long long)start);
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        const uint8_t *e = m->z + start + 8 + i * esize;
+        uint64_t cs = frames__le32(e), us = frames__le32(e + 4);
+        unsigned long long fcs;
+        const char *bad = NULL;
+        if (cs > start - off) bad = "runs past the seek table";
+        else if (cs < 4 || frames__le32(m->z + off) != FRAMES_ZSTD_FRAME_MAGIC)
+            bad = "is not a zstd frame";
+        else if ((fcs = ZSTD_getFrameContentSize(m->z + off, (size_t)cs)) == ZSTD_CONTENTSIZE_ERROR)
+            bad = "has a bad frame header";
+        else if (ZSTD_findFrameCompressedSize(m->z + off, (size_t)cs) != cs)
+            bad = "is not one whole zstd frame";
+        else if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != us)
+            bad = "holds a different number of bytes";
+        if (bad) {
+            frames__zstd_warn(&m->info, "seek table disagrees with the frames: entry %llu (file offset "
+                              "0x%llx) %s; table ignored, the frames were walked",
+                              (unsigned long long)i, (unsigned long long)off, bad);
+            m->nchunks = 0;
+            m->info.size = 0;
+            m->info.largest_chunk = 0;
+            return 0;
+        }
+        if (frames__zstd_push(m, off, cs, us, err) < 0) return err ? err->code : FRAMES_E_LIMIT;
+        off += cs;
+    }
+    if (off != start) {
+        frames__zstd_warn(&m->info, "seek table describes %llu bytes of frames, the file has %llu: "
+                          "ignored, the frames were walked", (unsigned long long)off,
+                          (unsigned long long)start);
+        m->nchunks = 0;
+        m->info.size = 0;
+        m->info.largest_chunk = 0;
+        return 0;
+    }
+    return 1;
+}
+
+FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, size_t size,
+                                    const frames_zstd_options *o, frames_error *err) {
+    frames_zstd_map *m;
+    int rc;
+    *out = NULL;
+    if (!frames_zstd_is_compressed(data, size))
+        return frames__fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS, "not a zstd stream");
+    m = (frames_zstd_map *)calloc(1, sizeof *m);
+    if (!m) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    m->z = (const uint8_t *)data;
+    m->zsize = size;
+    m->opt = frames__zstd_opts(o);
+    m->cut_chunk = UINT64_MAX;
+    m->info.compressed_size = size;
+    rc = m->opt.flags & FRAMES_ZSTD_IGNORE_SEEK_TABLE ? 0 : frames__zstd_seek_table(m, err);
+    if (rc == 1) m->info.seek_table_used = 1;
+    else if (rc == 0) rc = frames__zstd_walk(m, err);
+    if (rc < 0) {
+        frames_zstd_map_close(m);
+        return rc;
+    }
+    m->info.chunks = m->nchunks;
+    *out = m;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
+    if (!m) return;
+    free(m->chunks);
+#ifndef FRAMES_NO_POSIX
+    if (m->owned) munmap(m->owned, m->owned_len);
+#endif
+    free(m);
+}
+
+FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
+FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
+    return i < m->nchunks ? &m->chunks[i] : NULL;
+}
+FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_load_n(&m->decompressed, __ATOMIC_RELAXED);
+#else
+    return m->decompressed;
+#endif
+}
+
+FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
+    uint64_t lo = 0, hi = m->nchunks;
+    if (m->nchunks == 0) return 0;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (m->chunks[mid].uoffset <= off) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* ---------------------------------------------------------------- reading: source */
+
+/* What one cursor holds: its decompression context and the chunk it has decompressed,
+   plus a scratch buffer for the rare record that straddles two chunks (traces not
+   written by this library). */
+typedef struct frames__zstd_state {
+    frames_zstd_map *m;
+    ZSTD_DCtx *d;
+    uint8_t *buf;
+    size_t cap;
+    uint64_t chunk;            /* chunk in buf, UINT64_MAX: none */
+    uint8_t *scratch;
+    size_t scap;
+} frames__zstd_state;
+
+static void *frames__zstd_state_open(void *ctx) {
+    frames__zstd_state *s = (frames__zstd_state *)calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->m = (frames_zstd_map *)ctx;
+    s->chunk = UINT64_MAX;
+    if (!(s->d = ZSTD_createDCtx())) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void frames__zstd_state_close(void *ctx, void *state) {
+    frames__zstd_state *s = (frames__zstd_state *)state;
+    (void)ctx;
+    ZSTD_freeDCtx(s->d);
+    free(s->buf);
+    free(s->scratch);
+    free(s);
+}
+
+static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
+    const frames_zstd_chunk *c = &s->m->chunks[k];
+    uint64_t produced;
+    const char *why;
+    int st;
+    if (s->chunk == k) return FRAMES_OK;
+    s->chunk = UINT64_MAX;
+    if (c->usize > s->cap) { /* usize was bounded by max_chunk when the map was built */
+        uint8_t *nb = (uint8_t *)realloc(s->buf, (size_t)c->usize);
+        if (!nb) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
+        s->buf = nb;
+        s->cap = (size_t)c->usize;
+    }
+    st = frames__zstd_stream(s->d, s->m->z + c->offset, (size_t)c->csize, s->buf, (size_t)c->usize,
+                             c->usize, &produced, &why);
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_fetch_add(&s->m->decompressed, produced, __ATOMIC_RELAXED); /* cursors in threads */
+#else
+    s->m->decompressed += produced;
+#endif
+    if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
+    if (st != 0 || produced != c->usize) {
+        char first[48] = "";
+        if (frame != FRAMES_NO_POS)
+            snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
+        /* FRAMES_E_FORMAT, not _DECODE: the reader cannot step over the records of a
+           chunk it cannot see, so sequential reading stops here (seek to go on) */
+        return frames__fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
+                                 "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
+                                 "0x%llx-0x%llx) is corrupt: %s%s",
+                                 (unsigned long long)k, (unsigned long long)c->offset, first,
+                                 (unsigned long long)c->uoffset,
+                                 (unsigned long long)(c->uoffset + c->usize),
+                                 st ? why : "it decompresses to a different size",
+                                 st == 1 ? "it ends early" : "");
+    }
+    s->chunk = k;
+    return FRAMES_OK;
+}
+
+static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, uint64_t frame,
+                                        frames_error *err) {
+    frames__zstd_state *s = (frames__zstd_state *)state;
+    frames_zstd_map *m = s->m;
+    uint64_t k, done = 0;
+    const frames_zstd_chunk *c;
+    if (s->chunk != UINT64_MAX) { /* most views fall in the chunk already decompressed */
+        c = &m->chunks[s->chunk];
+        if (off >= c->uoffset && off + len <= c->uoffset + c->usize) return s->buf + (off - c->uoffset);
+    }
+    k = frames_zstd_map_find(m, off);
+    c = &m->chunks[k];
+    if (m->nchunks == 0 || off + len > m->info.size) {
+        frames__fail(err, FRAMES_E_RANGE, off, frame, "read past the end of the trace");
+        return NULL;
+    }
+    if (off + len <= c->uoffset + c->usize) {
+        /* the frame index names the chunk's first frame only when off is its start */
+        if (frames__zstd_load(s, k, off == c->uoffset ? frame : FRAMES_NO_POS, err) < 0) {
+            if (off != c->uoffset && err) err->frame = frame;
+            return NULL;
+        }
+        return s->buf + (off - c->uoffset);
+    }
+    if (len > s->scap) {
+        uint8_t *ns = (uint8_t *)realloc(s->scratch, len);
+        if (!ns) {
+            frames__fail(err, FRAMES_E_NOMEM, off, frame, "out of memory");
+            return NULL;
+        }
+        s->scratch = ns;
+        s->scap = len;
+    }
+    while (done < len) {
+        uint64_t at = off + done, take;
+        c = &m->chunks[k];
+        if (frames__zstd_load(s, k, FRAMES_NO_POS, err) < 0) return NULL;
+        take = c->uoffset + c->usize - at;
+        if (take > len - done) take = len - done;
+        memcpy(s->scratch + done, s->buf + (at - c->uoffset), (size_t)take);
+        done += take;
+        k++;
+    }
+    return s->scratch;
+}
+
+static void frames__zstd_source_close(void *ctx) { frames_zstd_map_close((frames_zstd_map *)ctx); }
+
+/* The reader keeps the map as its source ctx; frames_zstd_reader_map finds it again by
+   the view function. */
+static int frames__zstd_open_map(frames_reader **r, frames_zstd_map *m,
+                                 const frames_reader_options *ro, frames_zstd_info *zinfo,
+                                 frames_error *err) {
+    frames_source src;
+    if (zinfo) *zinfo = m->info;
+    src.ctx = m;
+    src.size = m->info.size;
+    src.state_open = frames__zstd_state_open;
+    src.state_close = frames__zstd_state_close;
+    src.view = frames__zstd_view;
+    src.close = frames__zstd_source_close;
+    return frames_reader_open_source(r, &src, ro, err);
+}
+
+FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+                                              const frames_reader_options *ro,
+                                              const frames_zstd_options *zo,
+                                              frames_zstd_info *zinfo, frames_error *err) {
+    frames_zstd_map *m;
+    int rc;
+    *r = NULL;
+    if ((rc = frames_zstd_map_open(&m, data, size, zo, err)) < 0) return rc;
+    return frames__zstd_open_map(r, m, ro, zinfo, err);
+}
+
+FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
+    const frames_source *src = r ? frames_reader_source(r) : NULL;
+    return src && src->view == frames__zstd_view ? (const frames_zstd_map *)src->ctx : NULL;
+}
+
+#ifndef FRAMES_NO_POSIX
+FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+                                            const frames_reader_options *ro,
+                                            const frames_zstd_options *zo,
+                                            frames_zstd_info *zinfo, frames_error *err) {
+    struct stat st;
+    uint8_t magic[4];
+    frames_zstd_map *m;
+    void *map;
+    int fd, rc;
+    int is_stdin = !strcmp(path, "-");
+    *r = NULL;
+    if (zinfo) memset(zinfo, 0, sizeof *zinfo);
+    /* standard input redirected from a file is mapped like the file; a pipe is streamed.
+       Only regular files are opened here: opening a FIFO twice would lose its data. */
+    if (!is_stdin && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
+        return frames_reader_open_path(r, path, ro, err);
+    if (is_stdin) fd = 0;
+    else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
+                                 path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
+        pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
+        (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
+        if (!is_stdin) close(fd);
+        return frames_reader_open_path(r, path, ro, err);
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (!is_stdin) close(fd);
+    if (map == MAP_FAILED)
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot map %s: %s",
+                                 path, strerror(errno));
+    if ((rc = frames_zstd_map_open(&m, map, (size_t)st.st_size, zo, err)) < 0) {
+        munmap(map, (size_t)st.st_size);
+        return rc;
+    }
+    m->owned = map;
+    m->owned_len = (size_t)st.st_size;
+    return frames__zstd_open_map(r, m, ro, zinfo, err);
+}
+
+#endif /* FRAMES_NO_POSIX: reader by path */
+
+FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    frames_reader_info st;
+    frames__zstd_state *s;
+    const uint8_t *toc;
+    uint64_t n, per, T, words, *cand = NULL, ncand = 0, b, i, k = 0;
+    if (!m || chunks == 0 || frames_reader_stat(r, &st) < 0 || !st.toc_used || !st.count_known) return 0;
+    if (st.toc != FRAMES_TOC_LIBTRACE && st.toc != FRAMES_TOC_CEIL && st.toc != FRAMES_TOC_TRACEWRAP &&
+        st.toc != FRAMES_TOC_CEIL_ZERO)
+        return 0;
+    n = st.nframes;
+    per = st.frames_per_toc;
+    T = st.header.toc_offset;
+    words = st.toc_entries;
+    if (n == 0 || per == 0 || T + 8 + words * 8 > m->info.size) return 0;
+    if (!(s = (frames__zstd_state *)frames__zstd_state_open((void *)m))) return 0;
+    if (!(toc = words ? frames__zstd_view(s, T + 8, (size_t)(words * 8), FRAMES_NO_POS, NULL)
+                      : (const uint8_t *)"") ||
+        !(cand = (uint64_t *)malloc((size_t)(words + 1) * sizeof *cand))) {
+        frames__zstd_state_close((void *)m, s);
+        return 0;
+    }
+    cand[ncand++] = 0;
+    /* entry b is the start of block b + 1 in the conventions above */
+    for (b = 0; b < words && (b + 1) * per < n; b++) {
+        uint64_t off = frames__le64(toc + 8 * b);
+        const frames_zstd_chunk *c = &m->chunks[frames_zstd_map_find(m, off)];
+        if (c->uoffset == off) cand[ncand++] = (b + 1) * per;
+    }
+    frames__zstd_state_close((void *)m, s);
+    /* range i starts at the candidate nearest to i * n / chunks, keeping them increasing */
+    bounds[k++] = 0;
+    for (i = 1; i < chunks; i++) {
+        uint64_t want = n / chunks * i + n % chunks * i / chunks, lo = 0, hi = ncand, pick;
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (cand[mid] <= want) lo = mid;
+            else hi = mid;
+        }
+        pick = lo + 1 < ncand && cand[lo + 1] - want < want - cand[lo] ? cand[lo + 1] : cand[lo];
+        if (pick > bounds[k - 1] && pick < n) bounds[k++] = pick;
+    }
+    bounds[k] = n;
+    free(cand);
+    return k;
+}
+
+/* ---------------------------------------------------------------- writing: sink */
+
+/* The sink takes the trace's bytes in whatever pieces the writer hands over, finds the
+   record boundaries by their size prefixes (header, meta, frames), and cuts a chunk at
+   the first boundary after chunk_size bytes that starts a TOC block (every m frames), or
+   at any boundary once a chunk has grown to four times chunk_size (m too large). The
+   bytes after the last frame (the TOC) go into the last chunk. */
+struct frames_zstd_sink {
+    frames_sink down;
+    frames_zstd_options opt;
+    ZSTD_CCtx *cctx;
+    uint8_t *buf;               /* bytes of the chunk being filled, from trace offset start */
+    size_t len, cap;
+    uint64_t start;
+    uint64_t next;              /* trace offset where the record being parsed ends */
+    int meta_next;              /* the record ending at next is the meta frame */
+    uint64_t frames;            /* frame records ending at or before next */
+    uint64_t last_boundary;     /* latest record boundary inside the buffer (0: none) */
+    int parsing;                /* 0 once the bytes stop looking like records (the TOC) */
+    uint32_t *entries;          /* seek table: compressed, uncompressed size per chunk */
+    size_t nentries, entcap;
+    int failed;
+    frames_error err;
+    uint8_t *out;
+    size_t outcap;
+#ifndef FRAMES_ZSTD_NO_THREADS
+    int threaded;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint8_t *job;               /* chunk handed to the compression thread */
+    size_t joblen, jobcap;
+    int job_pending, stop;
+#endif
+};
+
+static int frames__zstd_sfail(frames_zstd_sink *zs, int code, const char *what, const char *why) {
+    if (!zs->failed) {
+        zs->failed = 1;
+        frames__fail(&zs->err, code, zs->start, FRAMES_NO_POS, "compressed output: %s%s%s", what,
+                          why ? ": " : "", why ? why : "");
+    }
+    return code;
+}
+
+static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) {
+    if (zs->nentries + 2 > zs->entcap) {
+        size_t ncap = zs->entcap ? zs->entcap * 2 : 256;
+        uint32_t *n = (uint32_t *)realloc(zs->entries, ncap * sizeof *n);
+        if (!n) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
+        zs->entries = n;
+        zs->entcap = ncap;
+    }
+    zs->entries[zs->nentries++] = (uint32_t)csize;
+    zs->entries[zs->nentries++] = (uint32_t)usize;
+    return FRAMES_OK;
+}
+
+/* Compress one chunk and hand it to the sink below (the compression thread, or the
+   writer's thread when there is none). */
+static int frames__zstd_emit(frames_zstd_sink *zs, const uint8_t *src, size_t n) {
+    size_t bound = ZSTD_compressBound(n), cs;
+    if (bound > zs->outcap) {
+        uint8_t *o = (uint8_t *)realloc(zs->out, bound);
+        if (!o) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
+        zs->out = o;
+        zs->outcap = bound;
+    }
+    cs = ZSTD_compress2(zs->cctx, zs->out, zs->outcap, src, n);
+    if (ZSTD_isError(cs)) return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", ZSTD_getErrorName(cs));
+    if (zs->down.write(zs->down.ctx, zs->out, cs) < 0)
+        return frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno));
+    return frames__zstd_entry(zs, cs, n);
+}
+
+#ifndef FRAMES_ZSTD_NO_THREADS
+static void *frames__zstd_worker(void *arg) {
+    frames_zstd_sink *zs = (frames_zstd_sink *)arg;
+    pthread_mutex_lock(&zs->mu);
+    for (;;) {
+        while (!zs->job_pending && !zs->stop) pthread_cond_wait(&zs->cv, &zs->mu);
+        if (!zs->job_pending && zs->stop) break;
+        pthread_mutex_unlock(&zs->mu);
+        if (!zs->failed) frames__zstd_emit(zs, zs->job, zs->joblen);
+        pthread_mutex_lock(&zs->mu);
+        zs->job_pending = 0;
+        pthread_cond_broadcast(&zs->cv);
+    }
+    pthread_mutex_unlock(&zs->mu);
+    return NULL;
+}
+#endif
+
+/* Wait until the compression thread has written every chunk handed to it. */
+static void frames__zstd_drain(frames_zstd_sink *zs) {
+#ifndef FRAMES_ZSTD_NO_THREADS
+    if (!zs->threaded) return;
+    pthread_mutex_lock(&zs->mu);
+    while (zs->job_pending) pthread_cond_wait(&zs->cv, &zs->mu);
+    pthread_mutex_unlock(&zs->mu);
+#else
+    (void)zs;
+#endif
+}
+
+/* Compress the first n buffered bytes as a chunk; the rest stays for the next one. */
+static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
+    if (n == 0) return FRAMES_OK;
+#ifndef FRAMES_ZSTD_NO_THREADS
+    if (zs->threaded) {
+        uint8_t *t;
+        size_t tcap, rest = zs->len - n;
+        frames__zstd_drain(zs);
+        if (zs->failed) return zs->err.code;
+        /* the filled buffer becomes the job; the bytes after the cut move to the other */
+        if (zs->jobcap < rest + zs->opt.chunk_size) {
+            uint8_t *nb = (uint8_t *)realloc(zs->job, rest + (size_t)zs->opt.chunk_size);
+            if (!nb) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
+            zs->job = nb;
+            zs->jobcap = rest + (size_t)zs->opt.chunk_size;
+        }
+        memcpy(zs->job, zs->buf + n, rest);
+        t = zs->job;
+        tcap = zs->jobcap;
+        zs->job = zs->buf;
+        zs->jobcap = zs->cap;
+        zs->buf = t;
+        zs->cap = tcap;
+        pthread_mutex_lock(&zs->mu);
+        zs->joblen = n;
+        zs->job_pending = 1;
+        pthread_cond_broadcast(&zs->cv);
+        pthread_mutex_unlock(&zs->mu);
+        zs->len = rest;
+        zs->start += n;
+        return FRAMES_OK;
+    }
+#endif
+    if (frames__zstd_emit(zs, zs->buf, n) < 0) return zs->err.code;
+    memmove(zs->buf, zs->buf + n, zs->len - n);
+    zs->len -= n;
+    zs->start += n;
+    return FRAMES_OK;
+}
+
+/* The 48-byte header alone in a zstd frame of one raw block, so that n and T can be
+   patched in place: magic, descriptor 0x20 (single segment, 1-byte content size, no
+   checksum), content size 48, block header (last, raw, 48 bytes), the header. */
+static int frames__zstd_header_frame(frames_zstd_sink *zs) {
+    uint8_t f[FRAMES_ZSTD_HEADER_FRAME_SIZE];
+    uint32_t bh = 1u | (uint32_t)FRAMES_HEADER_SIZE << 3;
+    frames__zstd_put32(f, FRAMES_ZSTD_FRAME_MAGIC);
+    f[4] = 0x20;
+    f[5] = (uint8_t)FRAMES_HEADER_SIZE;
+    f[6] = (uint8_t)bh;
+    f[7] = (uint8_t)(bh >> 8);
+    f[8] = (uint8_t)(bh >> 16);
+    memcpy(f + FRAMES_ZSTD_HEADER_AT, zs->buf, FRAMES_HEADER_SIZE);
+    if (zs->down.write(zs->down.ctx, f, sizeof f) < 0)
+        return frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno));
+    if (frames__zstd_entry(zs, sizeof f, FRAMES_HEADER_SIZE) < 0) return zs->err.code;
+    memmove(zs->buf, zs->buf + FRAMES_HEADER_SIZE, zs->len - FRAMES_HEADER_SIZE);
+    zs->len -= FRAMES_HEADER_SIZE;
+    zs->start = FRAMES_HEADER_SIZE;
+    return FRAMES_OK;
+}
+
+/* Walk the record boundaries the buffer now covers; cut where the rule says. */
+static int frames__zstd_parse(frames_zstd_sink *zs) {
+    while (zs->parsing) {
+        uint64_t end = zs->start + zs->len, size, here;
+        if (zs->next > end) return FRAMES_OK;          /* the record is not complete yet */
+        here = zs->next;                                /* a boundary */
+        if (here > zs->start) zs->last_boundary = here;
+        if (here - zs->start >= zs->opt.chunk_size &&
+            (zs->frames % zs->opt.frames_per_toc == 0 || here - zs->start >= 4 * zs->opt.chunk_size)) {
+            if (frames__zstd_cut(zs, (size_t)(here - zs->start)) < 0) return zs->err.code;
+            zs->last_boundary = 0;
+        }
+        if (here + 8 > zs->start + zs->len) return FRAMES_OK; /* size word not here yet */
+        size = frames__le64(zs->buf + (here - zs->start));
+        if (size > ((uint64_t)1 << 32)) { /* no record: the TOC (m, entries) or foreign bytes */
+            zs->parsing = 0;
+            return FRAMES_OK;
+        }
+        zs->next = here + 8 + size;
+        if (zs->meta_next) zs->meta_next = 0;
+        else zs->frames++;
+    }
+    return FRAMES_OK;
+}
+
+static int frames__zstd_write(void *ctx, const void *data, size_t n) {
+    frames_zstd_sink *zs = (frames_zstd_sink *)ctx;
+    const uint8_t *p = (const uint8_t *)data;
+    if (zs->failed) return zs->err.code;
+    while (n > 0) {
+        size_t take = n;
+        if (zs->start == 0 && zs->len < FRAMES_HEADER_SIZE && take > FRAMES_HEADER_SIZE - zs->len)
+            take = FRAMES_HEADER_SIZE - zs->len; /* the header goes out on its own */
+        if (zs->len + take > zs->cap) {
+            size_t ncap = zs->cap ? zs->cap : (size_t)zs->opt.chunk_size + 65536;
+            uint8_t *nb;
+            while (ncap < zs->len + take) ncap *= 2;
+            if (!(nb = (uint8_t *)realloc(zs->buf, ncap)))
+                return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
+            zs->buf = nb;
+            zs->cap = ncap;
+        }
+        memcpy(zs->buf + zs->len, p, take);
+        zs->len += take;
+        p += take;
+        n -= take;
+        if (zs->start == 0) {
+            if (zs->len < FRAMES_HEADER_SIZE) continue;
+            {   /* version 1 (word at offset 8) has no meta frame */
+                uint64_t version = frames__le64(zs->buf + 8);
+                zs->meta_next = version != 1;
+            }
+            if (frames__zstd_header_frame(zs) < 0) return zs->err.code;
+            zs->next = FRAMES_HEADER_SIZE;
+        }
+        if (frames__zstd_parse(zs) < 0) return zs->err.code;
+    }
+    return FRAMES_OK;
+}
+
+/* Everything buffered up to the last record boundary becomes a chunk (all of it at the
+   end), so that what was flushed is a readable compressed stream. */
+static int frames__zstd_flush_to(frames_zstd_sink *zs, int all) {
+    size_t n = all || zs->start + zs->len == zs->next || !zs->parsing ? zs->len
+             : zs->last_boundary > zs->start ? (size_t)(zs->last_boundary - zs->start) : 0;
+    if (zs->start == 0) n = 0; /* not even a header yet */
+    if (frames__zstd_cut(zs, n) < 0) return zs->err.code;
+    zs->last_boundary = 0;
+    frames__zstd_drain(zs);
+    return zs->failed ? zs->err.code : FRAMES_OK;
+}
+
+static int frames__zstd_flush(void *ctx) {
+    frames_zstd_sink *zs = (frames_zstd_sink *)ctx;
+    if (zs->failed) return zs->err.code;
+    if (frames__zstd_flush_to(zs, 0) < 0) return zs->err.code;
+    return zs->down.flush ? zs->down.flush(zs->down.ctx) : FRAMES_OK;
+}
+
+static int frames__zstd_patch(void *ctx, uint64_t off, const void *data, size_t n) {
+    frames_zstd_sink *zs = (frames_zstd_sink *)ctx;
+    if (zs->failed) return zs->err.code;
+    if (off >= zs->start && off + n <= zs->start + zs->len) { /* still in the buffer */
+        memcpy(zs->buf + (off - zs->start), data, n);
+        return FRAMES_OK;
+    }
+    if (off + n > FRAMES_HEADER_SIZE || zs->start == 0)
+        return frames__zstd_sfail(zs, FRAMES_E_UNSUPPORTED, "only the header can be patched", NULL);
+    frames__zstd_drain(zs);
+    return zs->down.patch(zs->down.ctx, FRAMES_ZSTD_HEADER_AT + off, data, n);
+}
+
+static void frames__zstd_sink_free(frames_zstd_sink *zs) {
+#ifndef FRAMES_ZSTD_NO_THREADS
+    if (zs->threaded) {
+        pthread_mutex_lock(&zs->mu);
+        zs->stop = 1;
+        pthread_cond_broadcast(&zs->cv);
+        pthread_mutex_unlock(&zs->mu);
+        pthread_join(zs->thread, NULL);
+        pthread_mutex_destroy(&zs->mu);
+        pthread_cond_destroy(&zs->cv);
+    }
+    free(zs->job);
+#endif
+    ZSTD_freeCCtx(zs->cctx);
+    free(zs->buf);
+    free(zs->out);
+    free(zs->entries);
+    free(zs);
+}
+
+/* The seek table: a skippable frame of one entry per zstd frame, then the footer. */
+static int frames__zstd_seek_table_write(frames_zstd_sink *zs) {
+    size_t n = zs->nentries / 2, size = 8 + n * 8 + FRAMES_ZSTD_FOOTER_SIZE, i;
+    uint8_t *t = (uint8_t *)malloc(size);
+    int rc;
+    if (!t) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
+    frames__zstd_put32(t, FRAMES_ZSTD_SEEK_TABLE_MAGIC);
+    frames__zstd_put32(t + 4, (uint32_t)(size - 8));
+    for (i = 0; i < zs->nentries; i++) frames__zstd_put32(t + 8 + 4 * i, zs->entries[i]);
+    frames__zstd_put32(t + size - 9, (uint32_t)n);
+    t[size - 5] = 0; /* descriptor: no checksums (each zstd frame has its own) */
+    frames__zstd_put32(t + size - 4, FRAMES_ZSTD_SEEKABLE_MAGIC);
+    rc = zs->down.write(zs->down.ctx, t, size);
+    free(t);
+    return rc < 0 ? frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno)) : FRAMES_OK;
+}
+
+FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err) {
+    int rc = FRAMES_OK;
+    if (!zs) return FRAMES_OK;
+    if (!zs->failed && frames__zstd_flush_to(zs, 1) == FRAMES_OK) frames__zstd_seek_table_write(zs);
+    if (!zs->failed && zs->down.flush && zs->down.flush(zs->down.ctx) < 0)
+        frames__zstd_sfail(zs, FRAMES_E_IO, "flush failed", strerror(errno));
+    if (zs->down.close && zs->down.close(zs->down.ctx) < 0)
+        frames__zstd_sfail(zs, FRAMES_E_IO, "close failed", strerror(errno));
+    if (zs->failed) {
+        rc = zs->err.code;
+        if (err) *err = zs->err;
+    }
+    frames__zstd_sink_free(zs);
+    return rc;
+}
+
+static int frames__zstd_close(void *ctx) {
+    return frames_zstd_sink_close((frames_zstd_sink *)ctx, NULL);
+}
+
+FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
+                                     const frames_zstd_options *o, frames_error *err) {
+    frames_zstd_sink *zs = (frames_zstd_sink *)calloc(1, sizeof *zs);
+    *out = NULL;
+    if (!zs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    zs->down = *down;
+    zs->opt = frames__zstd_opts(o);
+    if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
+    zs->parsing = 1;
+    if (!(zs->cctx = ZSTD_createCCtx()) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, zs->opt.level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, zs->opt.checksum != 0))) {
+        frames__zstd_sink_free(zs);
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                                 "cannot set up zstd compression at level %d", zs->opt.level);
+    }
+#ifndef FRAMES_ZSTD_NO_THREADS
+    if (zs->opt.threads > 1) {
+        pthread_mutex_init(&zs->mu, NULL);
+        pthread_cond_init(&zs->cv, NULL);
+        if (pthread_create(&zs->thread, NULL, frames__zstd_worker, zs) == 0) zs->threaded = 1;
+        else {
+            pthread_mutex_destroy(&zs->mu);
+            pthread_cond_destroy(&zs->cv);
+        }
+    }
+#endif
+    *out = zs;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
+    frames_sink s;
+    memset(&s, 0, sizeof s);
+    s.ctx = zs;
+    s.write = frames__zstd_write;
+    s.patch = zs->down.patch ? frames__zstd_patch : NULL;
+    s.flush = frames__zstd_flush;
+    s.close = frames__zstd_close;
+    return s;
+}
+
+#ifndef FRAMES_NO_POSIX
+static int frames__zstd_fd_close(void *ctx) {
+    return close((int)(intptr_t)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO;
+}
+
+FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+                                            const frames_writer_options *wo,
+                                            const frames_zstd_options *zo,
+                                            const frames_meta *meta, frames_error *err) {
+    frames_zstd_options z = frames__zstd_opts(zo);
+    frames_zstd_sink *zs;
+    frames_sink down, s;
+    int fd, rc;
+    *w = NULL;
+    if (wo && wo->frames_per_toc) z.frames_per_toc = wo->frames_per_toc;
+    if (!strcmp(path, "-")) fd = 1;
+    else {
+        do fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666); while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+            return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot create %s: %s",
+                                     path, strerror(errno));
+    }
+    down = frames_sink_fd(fd);
+    if (fd != 1) down.close = frames__zstd_fd_close;
+    if ((rc = frames_zstd_sink_open(&zs, &down, &z, err)) < 0) {
+        if (fd != 1) close(fd);
+        return rc;
+    }
+    s = frames_zstd_sink_sink(zs);
+    if ((rc = frames_writer_open(w, &s, wo, meta, err)) < 0) frames_zstd_sink_close(zs, NULL);
+    return rc;
+}
+
+#endif /* FRAMES_NO_POSIX: writer by path */
+
+/* ---------------------------------------------------------------- converting */
+
+#ifndef FRAMES_NO_POSIX
+static long long frames__zstd_read_fd(int fd, void *buf, size_t n) {
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0) return (long long)got;
+        if (errno != EINTR) return -1;
+    }
+}
+
+static int frames__zstd_write_fd(int fd, const void *data, size_t n) {
+    frames_sink s = frames_sink_fd(fd);
+    return s.write(s.ctx, data, n);
+}
+
+/* Decompress what in_fd holds after the `have` bytes already in `in` into fn(ctx, ...):
+   every zstd frame, skippable frames skipped, as `zstd -d` does. */
+static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap,
+                               int (*fn)(void *ctx, const void *p, size_t n), void *ctx, int *cut,
+                               frames_error *err) {
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    uint8_t *out = (uint8_t *)malloc(ZSTD_DStreamOutSize());
+    uint64_t consumed = 0;
+    size_t ret = 0;
+    int rc = FRAMES_OK, eof = 0;
+    if (cut) *cut = 0;
+    if (!d || !out) {
+        rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        goto done;
+    }
+    while (rc == FRAMES_OK) {
+        ZSTD_inBuffer ib;
+        if (have == 0) {
+            long long got = frames__zstd_read_fd(in_fd, in, incap);
+            if (got < 0) {
+                rc = frames__fail(err, FRAMES_E_IO, consumed, FRAMES_NO_POS, "read failed: %s",
+                                       strerror(errno));
+                break;
+            }
+            if (got == 0) eof = 1;
+            have = (size_t)got;
+        }
+        if (eof) break;
+        ib.src = in;
+        ib.size = have;
+        ib.pos = 0;
+        while (ib.pos < ib.size) {
+            ZSTD_outBuffer ob;
+            ob.dst = out;
+            ob.size = ZSTD_DStreamOutSize();
+            ob.pos = 0;
+            ret = ZSTD_decompressStream(d, &ob, &ib);
+            if (ZSTD_isError(ret)) {
+                rc = frames__fail(err, FRAMES_E_DECODE, consumed + ib.pos, FRAMES_NO_POS,
+                                       "corrupt zstd data at file offset 0x%llx: %s",
+                                       (unsigned long long)(consumed + ib.pos), ZSTD_getErrorName(ret));
+                break;
+            }
+            if (ob.pos && fn(ctx, out, ob.pos) < 0) {
+                rc = frames__fail(err, FRAMES_E_IO, consumed + ib.pos, FRAMES_NO_POS,
+                                       "write failed: %s", strerror(errno));
+                break;
+            }
+        }
+        consumed += have;
+        have = 0;
+    }
+    if (rc == FRAMES_OK && ret != 0 && cut) *cut = 1;
+done:
+    ZSTD_freeDCtx(d);
+    free(out);
+    return rc;
+}
+
+static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
+    return frames__zstd_write_fd((int)(intptr_t)ctx, p, n);
+}
+
+FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
+    uint8_t *in = (uint8_t *)malloc(ZSTD_DStreamInSize());
+    int rc;
+    if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), frames__zstd_to_fd,
+                             (void *)(intptr_t)out_fd, cut, err);
+    free(in);
+    return rc;
+}
+
+static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
+    return frames__zstd_write(ctx, p, n);
+}
+
+FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
+    size_t cap = 1 << 17, have = 0;
+    uint8_t *in = (uint8_t *)malloc(cap);
+    int rc = FRAMES_OK;
+    if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    while (have < 4) { /* enough to see the magic */
+        long long got = frames__zstd_read_fd(in_fd, in + have, cap - have);
+        if (got < 0) rc = frames__fail(err, FRAMES_E_IO, have, FRAMES_NO_POS, "read failed: %s",
+                                            strerror(errno));
+        if (got <= 0) break;
+        have += (size_t)got;
+    }
+    if (rc == FRAMES_OK && frames_zstd_is_compressed(in, have)) {
+        int cut = 0;
+        rc = frames__zstd_unpack(in_fd, in, have, cap, frames__zstd_to_sink, zs, &cut, err);
+    } else {
+        while (rc == FRAMES_OK && have > 0) {
+            long long got;
+            if (frames__zstd_write(zs, in, have) < 0) {
+                if (err) *err = zs->err;
+                rc = zs->err.code;
+                break;
+            }
+            got = frames__zstd_read_fd(in_fd, in, cap);
+            if (got < 0) rc = frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS,
+                                                "read failed: %s", strerror(errno));
+            have = got > 0 ? (size_t)got : 0;
+        }
+    }
+    if (rc == FRAMES_OK && zs->failed) {
+        if (err) *err = zs->err;
+        rc = zs->err.code;
+    }
+    free(in);
+    return rc;
+}
+
+#endif /* FRAMES_NO_POSIX: converting */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_ZSTD_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_ZSTD_IMPLEMENTATION */

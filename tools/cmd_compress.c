@@ -1,0 +1,176 @@
+/* frames compress / frames decompress: convert between .frames and .frames.zst. The
+   compressed trace holds the same bytes (zstd -d gives them back); the logic lives in
+   frames_zstd.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#ifdef FRAMES_HAVE_ZSTD
+#include "frames_zstd.h"
+#endif
+
+static const char compress_usage[] =
+    "usage: frames compress IN [-o OUT] [--level N] [--chunk SIZE]\n"
+    "\n"
+    "Compress a trace into a seekable .frames.zst (zstd frames of whole records, chunked on\n"
+    "TOC blocks, plus a seek table): `zstd -d` and `frames decompress` give back IN byte for\n"
+    "byte, and every frames command reads it with random access. IN may be - (standard\n"
+    "input) or compressed already (it is re-chunked). OUT defaults to IN.zst ('-' = stdout).\n"
+    "  --level N     zstd level 1-22 (default 3)\n"
+    "  --chunk SIZE  uncompressed bytes per chunk, K/M suffixes (default 1M)\n"
+    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage.\n";
+
+static const char decompress_usage[] =
+    "usage: frames decompress IN [-o OUT]\n"
+    "\n"
+    "Decompress a .frames.zst trace, byte for byte as `zstd -d` does. OUT defaults to IN\n"
+    "without .zst ('-' = stdout). A file cut inside a zstd frame is decompressed as far as it\n"
+    "goes (then use `frames fix`).\n"
+    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage.\n";
+
+static int parse_size(const char *s, uint64_t *out) {
+    char buf[32];
+    size_t n = strlen(s);
+    uint64_t mul = 1;
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n + 1);
+    if (buf[n - 1] == 'K' || buf[n - 1] == 'k') mul = 1024;
+    else if (buf[n - 1] == 'M' || buf[n - 1] == 'm') mul = 1024 * 1024;
+    else if (buf[n - 1] == 'G' || buf[n - 1] == 'g') mul = 1024ull * 1024 * 1024;
+    if (mul != 1) buf[n - 1] = 0;
+    if (cli_parse_u64(buf, out) || *out == 0 || *out > ((uint64_t)1 << 30) / mul) return -1;
+    *out *= mul;
+    return 0;
+}
+
+static int open_in(const char *in) {
+    int fd;
+    if (!strcmp(in, "-")) return 0;
+    if ((fd = open(in, O_RDONLY)) < 0) cli_fail(CLI_DATA, "cannot open %s: %s", in, strerror(errno));
+    return fd;
+}
+
+static int open_out(const char *out) {
+    int fd;
+    if (!strcmp(out, "-")) return 1;
+    if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        cli_fail(CLI_DATA, "cannot create %s: %s", out, strerror(errno));
+    return fd;
+}
+
+/* IN, -o OUT and the options of one command; OUT derived from IN when missing. */
+static int parse(int argc, char **argv, int compress, const char **in, char *out, size_t cap,
+                 int *level, uint64_t *chunk) {
+    const char *o = NULL;
+    int i;
+    uint64_t n;
+    for (i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) o = argv[++i];
+        else if (compress && !strcmp(argv[i], "--level") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &n) || n < 1 || n > 22)
+                return cli_usage_error("--level takes 1 to 22");
+            *level = (int)n;
+        } else if (compress && !strcmp(argv[i], "--chunk") && i + 1 < argc) {
+            if (parse_size(argv[++i], chunk)) return cli_usage_error("--chunk takes a size up to 1G");
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (*in) {
+            return cli_usage_error("one input only");
+        } else {
+            *in = argv[i];
+        }
+    }
+    if (!*in) return cli_usage_error("no input");
+    if (!o) {
+        size_t len = strlen(*in);
+        if (!strcmp(*in, "-")) o = "-";
+        else if (compress) {
+            if (len + 5 > cap) return cli_usage_error("name too long");
+            memcpy(out, *in, len);
+            memcpy(out + len, ".zst", 5);
+            o = out;
+        } else {
+            if (len <= 4 || strcmp(*in + len - 4, ".zst") || len >= cap)
+                return cli_usage_error("%s does not end in .zst: give -o OUT", *in);
+            memcpy(out, *in, len - 4);
+            out[len - 4] = 0;
+            o = out;
+        }
+    }
+    if (o != out) {
+        if (strlen(o) >= cap) return cli_usage_error("name too long");
+        memcpy(out, o, strlen(o) + 1);
+    }
+    if (strcmp(*in, "-") && strcmp(out, "-") && cli_same_file(*in, out))
+        return cli_usage_error("IN and OUT are the same file");
+    return CLI_OK;
+}
+
+#ifdef FRAMES_HAVE_ZSTD
+/* The trace in ifd into a compressed file at ofd, chunked on its TOC blocks. */
+static int compress_into(const char *in, int ifd, int ofd, int level, uint64_t chunk) {
+    frames_zstd_options z;
+    frames_zstd_sink *zs;
+    frames_sink down = frames_sink_fd(ofd);
+    frames_error err;
+    frames_reader *r;
+    frames_reader_info st;
+    int status = CLI_OK;
+    frames_zstd_options_default(&z);
+    if (level) z.level = level;
+    if (chunk) z.chunk_size = chunk;
+    /* the chunks follow the trace's TOC blocks: take m from it when it has one */
+    if (strcmp(in, "-") && frames_zstd_reader_open_path(&r, in, NULL, NULL, NULL, &err) == FRAMES_OK) {
+        if (frames_reader_stat(r, &st) == FRAMES_OK && st.frames_per_toc) z.frames_per_toc = st.frames_per_toc;
+        frames_reader_close(r);
+    }
+    if (frames_zstd_sink_open(&zs, &down, &z, &err) < 0) return cli_lib_error(&err);
+    if (frames_zstd_compress_fd(ifd, zs, &err) < 0) status = cli_lib_error(&err);
+    if (frames_zstd_sink_close(zs, &err) < 0 && status == CLI_OK) status = cli_lib_error(&err);
+    return status;
+}
+
+static int decompress_into(const char *in, int ifd, int ofd) {
+    frames_error err;
+    int cut = 0;
+    if (frames_zstd_decompress_fd(ifd, ofd, &cut, &err) < 0) return cli_lib_error(&err);
+    if (cut) cli_warn("%s ends inside a zstd frame: decompressed as far as it goes "
+                      "(`frames fix` finishes the trace)", in);
+    return CLI_OK;
+}
+#endif
+
+/* Both commands: arguments, IN and OUT opened, the conversion, OUT closed. */
+static int convert(int argc, char **argv, int compress, const char *usage) {
+    const char *in = NULL;
+    char out[4096];
+    int level = 0, rc;
+    uint64_t chunk = 0;
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if ((rc = parse(argc, argv, compress, &in, out, sizeof out, &level, &chunk)) != CLI_OK) return rc;
+#ifdef FRAMES_HAVE_ZSTD
+    {
+        int ifd, ofd, status;
+        if ((ifd = open_in(in)) < 0) return CLI_DATA;
+        if ((ofd = open_out(out)) < 0) {
+            if (ifd) close(ifd);
+            return CLI_DATA;
+        }
+        status = compress ? compress_into(in, ifd, ofd, level, chunk) : decompress_into(in, ifd, ofd);
+        if (ifd) close(ifd);
+        if (ofd != 1 && close(ofd) < 0 && status == CLI_OK)
+            status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
+        return status;
+    }
+#else
+    return cli_fail(CLI_DATA, "zstd support was not built into this frames (install libzstd-dev and rebuild)");
+#endif
+}
+
+int cmd_compress(int argc, char **argv) { return convert(argc, argv, 1, compress_usage); }
+int cmd_decompress(int argc, char **argv) { return convert(argc, argv, 0, decompress_usage); }
