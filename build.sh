@@ -20,9 +20,9 @@
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
 # Optional libraries are detected: libipt (frames_pt.h), capstone (frames record),
-# libzstd (frames_zstd.h: compressed .frames.zst traces) and valgrind (tools/vg: the
-# Valgrind tool of `frames record --engine valgrind`, built into build/vg/ next to
-# build/frames).
+# libzstd (frames_zstd.h: compressed .frames.zst traces), libdw (file:line in
+# frames_sym.h) and valgrind (tools/vg: the Valgrind tool of `frames record --engine
+# valgrind`, built into build/vg/ next to build/frames).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -35,7 +35,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -59,12 +59,14 @@ deps() {
 have_ipt() { [ -f /usr/include/intel-pt.h ]; }
 have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
 have_zstd() { [ -f /usr/include/zstd.h ]; }
+have_dw() { [ -f /usr/include/elfutils/libdw.h ] && [ -f /usr/include/libelf.h ]; }
 
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
     if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h, Parquet pages
+    if have_dw; then d+=" -DFRAMES_HAVE_DW"; l+=" -ldw -lelf"; fi         # file:line (frames_sym.h)
     echo "$d|$l"
 }
 
@@ -223,6 +225,11 @@ header_checks() {
             clang $CSTD $WARN -I"$ROOT" "${flags[@]}" -fsyntax-only "$tmp/$name.with.c" \
                 || die "clang ${flags[*]}: $h"
         done
+        if [ "$name" = frames_sym ] && have_dw; then   # its optional libdw part too
+            compile "$tmp/$name.with.c" gcc "$CSTD" -DFRAMES_HAVE_DW
+            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW
+            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW -DFRAMES_SYM_STATIC
+        fi
     done
     # every implementation in one file, in two orders
     local all="" rev="" hn

@@ -678,7 +678,10 @@ static void test_stat_r11_json_exact(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s stat --json %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    /* names from the modload frame (no file under the sysroot: module+offset) and the
+       syscall's name (an i386 trace, machine 1: 4 is write) are extra members */
+    o = tu_run(&st, "%s stat --json --sysroot /nonexistent %s 2>/dev/null", tu_frames_bin(),
+               vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_string_equal(
         o, "{\"frames\":4,\"by_kind\":{\"none\":0,\"std_frame\":2,\"syscall_frame\":1,"
@@ -687,8 +690,14 @@ static void test_stat_r11_json_exact(void **state) {
            "\"threads\":[{\"tid\":1,\"frames\":3,\"instructions\":2,\"syscalls\":1}],"
            "\"modules\":[{\"name\":\"/bin/ls\",\"base\":134512640,\"end\":134610944,"
            "\"instructions\":2,\"unique_pcs\":2,\"covered_bytes\":4}],"
-           "\"hottest\":[{\"pc\":134512896,\"count\":1},{\"pc\":134512898,\"count\":1}],"
-           "\"syscalls\":[{\"number\":4,\"count\":1}]}\n");
+           "\"hottest\":[{\"pc\":134512896,\"count\":1,\"module\":\"/bin/ls\",\"module_offset\":256},"
+           "{\"pc\":134512898,\"count\":1,\"module\":\"/bin/ls\",\"module_offset\":258}],"
+           "\"syscalls\":[{\"number\":4,\"count\":1,\"name\":\"write\"}]}\n");
+    free(o);
+    /* --no-symbols: the pcs without names, the members as before */
+    o = tu_run(&st, "%s stat --json --no-symbols %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(o, "\"hottest\":[{\"pc\":134512896,\"count\":1},{\"pc\":134512898,\"count\":1}],"));
     free(o);
     o = tu_run(&st, "%s stat %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);

@@ -1457,10 +1457,22 @@ static void test_cli(void **state) {
         free(out);
         free(again);
     }
-    snprintf(cmd, sizeof cmd, "'%s' --pc 0x8048102 --json", frames_vec("r11_pintraces_like_x86.frames"));
+    snprintf(cmd, sizeof cmd, "'%s' --pc 0x8048102 --json --no-symbols", frames_vec("r11_pintraces_like_x86.frames"));
     out = frames_cmd(&st, cmd);
     assert_int_equal(st, 0);
     assert_string_equal(out, "{\"result\":0,\"counter\":2,\"pc\":134512898,\"tid\":1,\"bindings\":[]}\n");
+    free(out);
+    /* the pc's name from the modload frame (no file under the sysroot: module+offset) */
+    out = tu_run(&st, "%s query '%s' --pc 0x8048102 --json --sysroot /nonexistent 2>/dev/null",
+                 tu_frames_bin(), frames_vec("r11_pintraces_like_x86.frames"));
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "{\"result\":0,\"counter\":2,\"pc\":134512898,\"tid\":1,\"bindings\":[],"
+                             "\"module\":\"/bin/ls\",\"module_offset\":258}\n");
+    free(out);
+    out = tu_run(&st, "%s query '%s' --pc 0x8048102 --sysroot /nonexistent 2>/dev/null",
+                 tu_frames_bin(), frames_vec("r11_pintraces_like_x86.frames"));
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "result 0: counter=2 pc=0x8048102 tid=1 sym=ls+0x102\n");
     free(out);
     snprintf(cmd, sizeof cmd, "- --var 'r:reg32' --where '(v/written r)' < '%s'", frames_vec("r11_pintraces_like_x86.frames"));
     out = frames_cmd(&st, cmd);

@@ -110,4 +110,32 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
     return b;
 }
 
+/* A private work directory for a suite: tu_workdir_make("frames-sym") in the group setup
+   (returns 0), tu_workdir_path("x.c") for a file in it (one of 8 rotating buffers: copy
+   what must last), tu_workdir_remove() in the teardown. */
+#if defined(__GNUC__)
+static __attribute__((unused)) char tu_workdir[256];
+#else
+static char tu_workdir[256];
+#endif
+
+TU_FN int tu_workdir_make(const char *prefix) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tu_workdir, sizeof tu_workdir, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
+    return mkdtemp(tu_workdir) ? 0 : -1;
+}
+
+TU_FN const char *tu_workdir_path(const char *name) {
+    static char bufs[8][512];
+    static int next;
+    char *b = bufs[next++ & 7];
+    snprintf(b, sizeof bufs[0], "%s/%s", tu_workdir, name);
+    return b;
+}
+
+TU_FN void tu_workdir_remove(void) {
+    int st;
+    if (tu_workdir[0]) free(tu_run(&st, "rm -rf '%s'", tu_workdir));
+}
+
 #endif

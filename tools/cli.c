@@ -491,3 +491,100 @@ void cli_hex(FILE *out, const void *data, size_t len) {
         fputc(digits[s[i] & 15], out);
     }
 }
+
+int cli_parse_module(const char *arg, size_t *name_len, uint64_t *lo, uint64_t *hi) {
+    const char *colon = strrchr(arg, ':');
+    if (!colon || colon == arg || cli_parse_range(colon + 1, lo, hi) || *lo >= *hi) return -1;
+    *name_len = (size_t)(colon - arg);
+    return 0;
+}
+
+void cli_names_init(cli_names *n) {
+    memset(n, 0, sizeof *n);
+    frames_sym_options_default(&n->opt);
+}
+
+int cli_names_option(int argc, char **argv, int *i, cli_names *n) {
+    const char *arg = argv[*i];
+    if (!strcmp(arg, "--no-symbols")) {
+        n->off = 1;
+        return 1;
+    }
+    if (!strcmp(arg, "--sysroot")) {
+        if (*i + 1 >= argc) return cli_usage_error("--sysroot needs a directory");
+        n->opt.sysroot = argv[++*i];
+        return 1;
+    }
+    if (!strcmp(arg, "--module")) {
+        size_t len;
+        uint64_t lo, hi;
+        if (*i + 1 >= argc || cli_parse_module(argv[*i + 1], &len, &lo, &hi))
+            return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'",
+                                   *i + 1 < argc ? argv[*i + 1] : "");
+        if (n->nmodules == (int)(sizeof n->modules / sizeof n->modules[0]))
+            return cli_usage_error("at most %d --module options",
+                                   (int)(sizeof n->modules / sizeof n->modules[0]));
+        n->modules[n->nmodules++] = argv[++*i];
+        n->fixed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_names_open(cli_names *n, const frames_meta *meta) {
+    frames_error err;
+    int k;
+    if (n->off) return CLI_OK;
+    if (frames_sym_open(&n->sym, &n->opt, &err) < 0) return cli_lib_error(&err);
+    frames_sym_set_meta(n->sym, meta);
+    for (k = 0; k < n->nmodules; k++) {
+        size_t len;
+        uint64_t lo, hi;
+        cli_parse_module(n->modules[k], &len, &lo, &hi);
+        if (frames_sym_add_module(n->sym, n->modules[k], len, lo, hi - 1, NULL, 0) < 0)
+            return cli_fail(CLI_DATA, "out of memory");
+    }
+    return CLI_OK;
+}
+
+void cli_names_frame(cli_names *n, const frames_frame *f) {
+    if (n->sym && !n->fixed && frames_sym_add_frame(n->sym, f) < 0)
+        cli_warn("out of memory: module %.*s left out", (int)f->modload.module_name.len,
+                 (const char *)f->modload.module_name.ptr);
+}
+
+void cli_names_lookup(cli_names *n, uint64_t pc, frames_sym_loc *loc) {
+    memset(loc, 0, sizeof *loc);
+    if (n->sym && frames_sym_lookup(n->sym, pc, loc) < 0) memset(loc, 0, sizeof *loc);
+}
+
+const char *cli_names_text(cli_names *n, uint64_t pc, char *buf, size_t cap) {
+    frames_sym_loc loc;
+    cli_names_lookup(n, pc, &loc);
+    frames_sym_format(&loc, FRAMES_SYM_FMT_LINE, buf, cap);
+    return buf;
+}
+
+void cli_names_json(cli_names *n, FILE *out, uint64_t pc) {
+    frames_sym_loc loc;
+    cli_names_lookup(n, pc, &loc);
+    frames_sym_print_json(&loc, frames_out_file, out);
+}
+
+void cli_names_close(cli_names *n) {
+    frames_sym_info info;
+    uint32_t i;
+    if (n->sym) {
+        frames_sym_info_get(n->sym, &info);
+        for (i = 0; i < info.nwarnings; i++) {
+            const char *w = frames_sym_warning(n->sym, i);
+            if (!*w) {
+                cli_warn("%u more warnings about module files", (unsigned)(info.nwarnings - i));
+                break;
+            }
+            cli_warn("%s", w);
+        }
+        frames_sym_close(n->sym);
+    }
+    memset(n, 0, sizeof *n);
+}

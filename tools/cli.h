@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "frames.h"
+#include "frames_sym.h"
 
 enum { CLI_OK = 0, CLI_DATA = 1, CLI_USAGE = 2 };
 
@@ -117,6 +118,44 @@ typedef int (*cli_frame_fn)(void *ctx, const frames_frame *f, uint64_t index);
 int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx);
 /* Frames in the trace when known without a scan (for progress totals), else 0. */
 uint64_t cli_known_frames(frames_reader *r);
+
+/* Parse NAME:LO-HI (split at the last ':' so that names may hold ':'), LO < HI. Returns
+   0, or -1 when the argument is not of that form. */
+int cli_parse_module(const char *arg, size_t *name_len, uint64_t *lo, uint64_t *hi);
+
+/* Names of pcs (frames_sym.h) for the commands that print pcs. The options
+     --module NAME:LO-HI  a module at [LO, HI) (repeatable; the trace's modload frames are
+                          then ignored)
+     --sysroot DIR        module files are looked for under DIR
+     --no-symbols         no names at all (no file is read)
+   are parsed by cli_names_option; cli_names_open opens the symboliser (meta: the trace's,
+   may be NULL); cli_names_frame feeds it the trace's modload frames; cli_names_close
+   prints its warnings and frees it. */
+typedef struct cli_names {
+    frames_sym_options opt;
+    int off;              /* --no-symbols */
+    int fixed;            /* --module given */
+    const char *modules[256];   /* --module arguments */
+    int nmodules;
+    frames_sym *sym;
+} cli_names;
+#define CLI_NAMES_USAGE                                                                      \
+    "  --module NAME:LO-HI   a module at [LO, HI) (repeatable); without it the modules\n"     \
+    "                        come from the trace's modload frames\n"                           \
+    "  --sysroot DIR         look for module files under DIR (traces from another machine)\n" \
+    "  --no-symbols          bare addresses: no module, symbol or file:line names\n"
+void cli_names_init(cli_names *n);
+/* 1 consumed (with its value), 0 not one of them, CLI_USAGE after a usage error. */
+int cli_names_option(int argc, char **argv, int *i, cli_names *n);
+int cli_names_open(cli_names *n, const frames_meta *meta);
+void cli_names_frame(cli_names *n, const frames_frame *f);
+/* Look pc up (loc->found 0 when there is no name or names are off). */
+void cli_names_lookup(cli_names *n, uint64_t pc, frames_sym_loc *loc);
+/* The name of pc ("prog!main+0x4 at /src/p.c:12", "" when none) into buf. */
+const char *cli_names_text(cli_names *n, uint64_t pc, char *buf, size_t cap);
+/* The JSON members of pc's name (frames_sym_print_json) on out. */
+void cli_names_json(cli_names *n, FILE *out, uint64_t pc);
+void cli_names_close(cli_names *n);
 
 /* JSON string literal of arbitrary bytes (\u00XX for control and non-UTF-8 bytes). */
 void cli_json_string(FILE *out, const void *data, size_t len);

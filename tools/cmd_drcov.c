@@ -19,13 +19,12 @@ static void usage(FILE *out) {
             "left out. TRACE may be '-' (standard input). See docs/interop.md.\n");
 }
 
-/* NAME:LO-HI, split at the last ':' so that names may contain ':'. */
 static int add_module_arg(frames_cov *cov, const char *arg) {
-    const char *colon = strrchr(arg, ':');
     uint64_t lo, hi;
-    if (!colon || colon == arg || cli_parse_range(colon + 1, &lo, &hi) || lo >= hi)
+    size_t len;
+    if (cli_parse_module(arg, &len, &lo, &hi))
         return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'", arg);
-    if (frames_cov_add_module(cov, arg, (size_t)(colon - arg), lo, hi) < 0)
+    if (frames_cov_add_module(cov, arg, len, lo, hi) < 0)
         return cli_lib_error(frames_cov_error(cov));
     return CLI_OK;
 }

@@ -7,7 +7,7 @@
 enum dump_format { DUMP_PBTEXT, DUMP_JSON, DUMP_PC, DUMP_JSONL };
 
 static const char dump_usage[] =
-    "usage: frames dump [--pbtext | --json | --jsonl | --pc] FILE|-\n"
+    "usage: frames dump [--pbtext | --json | --jsonl | --pc [--symbols]] FILE|-\n"
     "\n"
     "Print every frame of a trace on standard output.\n"
     "  --pbtext  (default) a 'meta {' block, then 'frame N @ 0xOFF size S {' blocks holding\n"
@@ -16,6 +16,9 @@ static const char dump_usage[] =
     "  --jsonl   one JSON object per operand (frame, pc, tid, kind, name/address, read/\n"
     "            written, value hex), the same members in every row (docs/jsonl.md)\n"
     "  --pc      the address of every std_frame, 16 lowercase hex digits per line\n"
+    "  --symbols with --pc: the address, a space and its name (module!symbol+offset at\n"
+    "            file:line, docs/symbols.md; nothing after the address when it has none)\n"
+    "  --module NAME:LO-HI, --sysroot DIR: where names come from (as frames stat)\n"
     "Exit status: 0 ok (also when a truncated tail was dropped: warning on stderr),\n"
     "1 unreadable input or undecodable frames, 2 usage error.\n";
 
@@ -44,11 +47,16 @@ static int print_meta(FILE *out, frames_reader *r, enum dump_format fmt) {
 }
 
 static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
-                        enum dump_format fmt) {
+                        enum dump_format fmt, cli_names *names) {
     if (fmt == DUMP_JSONL) {
         frames_print_operand_rows_jsonl(f, raw->index, frames_out_file, out);
     } else if (fmt == DUMP_PC) {
-        if (f->present & (1u << FRAMES_KIND_STD))
+        char name[1024];
+        if (f->kind == FRAMES_KIND_MODLOAD) cli_names_frame(names, f);
+        if (!(f->present & (1u << FRAMES_KIND_STD))) return;
+        if (names->sym && cli_names_text(names, f->std.address, name, sizeof name)[0])
+            fprintf(out, "%016llx %s\n", (unsigned long long)f->std.address, name);
+        else
             fprintf(out, "%016llx\n", (unsigned long long)f->std.address);
     } else if (fmt == DUMP_PBTEXT) {
         fprintf(out, "frame %llu @ 0x%llx size %zu {\n", (unsigned long long)raw->index,
@@ -63,7 +71,7 @@ static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
     }
 }
 
-static int dump(frames_reader *r, FILE *out, enum dump_format fmt) {
+static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *names) {
     frames_frame f;
     frames_raw raw;
     int rc, status = CLI_OK;
@@ -77,7 +85,7 @@ static int dump(frames_reader *r, FILE *out, enum dump_format fmt) {
             if (rc != FRAMES_E_DECODE && rc != FRAMES_E_LIMIT) break;
             continue;
         }
-        print_frame(out, &f, &raw, fmt);
+        print_frame(out, &f, &raw, fmt, names);
     }
     return status;
 }
@@ -86,13 +94,19 @@ int cmd_dump(int argc, char **argv) {
     enum dump_format fmt = DUMP_PBTEXT;
     const char *path = NULL;
     frames_reader *r;
-    int i, status;
+    int i, status, symbols = 0;
+    cli_names names;
     if (cli_wants_help(argc, argv)) {
         fputs(dump_usage, stdout);
         return CLI_OK;
     }
+    cli_names_init(&names);
     for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--pbtext")) fmt = DUMP_PBTEXT;
+        int o = cli_names_option(argc, argv, &i, &names);
+        if (o == CLI_USAGE) return o;
+        if (o == 1) continue;
+        if (!strcmp(argv[i], "--symbols")) symbols = 1;
+        else if (!strcmp(argv[i], "--pbtext")) fmt = DUMP_PBTEXT;
         else if (!strcmp(argv[i], "--json")) fmt = DUMP_JSON;
         else if (!strcmp(argv[i], "--pc")) fmt = DUMP_PC;
         else if (!strcmp(argv[i], "--jsonl")) fmt = DUMP_JSONL;
@@ -101,9 +115,16 @@ int cmd_dump(int argc, char **argv) {
         else path = argv[i];
     }
     if (!path) return cli_usage_error("no input (a trace file, or - for standard input)");
+    if (symbols && fmt != DUMP_PC) return cli_usage_error("--symbols goes with --pc");
+    if (!symbols) names.off = 1;   /* the plain address list stays as it was */
     if (!(r = cli_open_reader(path, NULL))) return CLI_DATA;
-    status = dump(r, stdout, fmt);
+    if ((status = cli_names_open(&names, frames_reader_meta(r))) != CLI_OK) {
+        frames_reader_close(r);
+        return status;
+    }
+    status = dump(r, stdout, fmt, &names);
     cli_reader_warnings(r);
+    cli_names_close(&names);
     frames_reader_close(r);
     if (fflush(stdout) != 0) return cli_fail(CLI_DATA, "cannot write standard output");
     return status;

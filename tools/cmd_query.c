@@ -11,6 +11,7 @@ static const char usage_text[] =
     "                    [--pick SEED] [--mask M --stmt S] [--pc LO-HI]... [--dedup]\n"
     "                    [--count] [--limit N] [--json] [--threads N]\n"
     "                    [--index PATH | --no-index] [--build-index] [-v]\n"
+    "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols]\n"
     "\n"
     "Find the points of a trace where a predicate holds, as GrammaTech trace-db does.\n"
     "TRACE is a frames trace or a trace-db binary trace (detected; '-' reads stdin).\n"
@@ -35,6 +36,11 @@ static const char usage_text[] =
     "  --no-index        do not use an index\n"
     "  --build-index     build the index first when it is missing or out of date\n"
     "  -v, --verbose     say on stderr whether an index was used (JSON with --json)\n"
+    "  --module NAME:LO-HI, --sysroot DIR, --no-symbols\n"
+    "                    names of the pcs of a frames trace (modules from its modload\n"
+    "                    frames, read in a first pass; not for standard input): listings\n"
+    "                    end with sym=MODULE!SYMBOL+OFF (src=FILE:LINE), JSON gets the\n"
+    "                    members of docs/symbols.md\n"
     "\n"
     "Language: (and P...) (or P...) (not P) (distinct-vars a b) (> >= < <= = != X Y)\n"
     "(+ - * / % & | ^ << >> X Y) (v/value a) (v/size a) (v/addr a) (v/name a) (v/bits a)\n"
@@ -52,6 +58,8 @@ typedef struct out_state {
     size_t cap;
     int failed;
     cli_progress progress;
+    cli_names *names;  /* names of frames pcs, NULL when off */
+    char suffix[2048];
 } out_state;
 
 static int flush_batch(out_state *o) {
@@ -60,31 +68,86 @@ static int flush_batch(out_state *o) {
     return o->failed;
 }
 
+typedef struct mem_sink {
+    char *buf;
+    size_t cap, len;
+} mem_sink;
+
+static int mem_out(void *ctx, const char *s, size_t n) {
+    mem_sink *m = (mem_sink *)ctx;
+    if (n > m->cap - m->len) n = m->cap - m->len;   /* cut, never overrun */
+    memcpy(m->buf + m->len, s, n);
+    m->len += n;
+    return 0;
+}
+
+/* The name of a frames result's pc: " sym=NAME src=FILE:LINE" for listings, JSON
+   members for --json; its length in o->suffix. */
+static size_t name_suffix(out_state *o, const fq_result *r) {
+    frames_sym_loc loc;
+    mem_sink m;
+    if (!o->names || r->format != FQ_FORMAT_FRAMES) return 0;
+    cli_names_lookup(o->names, r->stmt, &loc);
+    if (!loc.found) return 0;
+    m.buf = o->suffix;
+    m.cap = sizeof o->suffix;
+    m.len = 0;
+    if (o->json) {
+        frames_sym_print_json(&loc, mem_out, &m);
+    } else {
+        char t[32];
+        size_t n;
+        mem_out(&m, " sym=", 5);
+        n = frames_sym_format(&loc, 0, m.buf + m.len, m.cap - m.len);
+        m.len += n < m.cap - m.len ? n : m.cap - m.len - 1;
+        if (loc.found & FRAMES_SYM_FOUND_LINE) {
+            mem_out(&m, " src=", 5);
+            mem_out(&m, loc.file, loc.file_len);
+            mem_out(&m, t, (size_t)snprintf(t, sizeof t, ":%u", (unsigned)loc.line));
+        }
+    }
+    return m.len;
+}
+
+/* Put the name after a formatted result of n bytes (inside the closing brace of JSON). */
+static size_t attach_name(const out_state *o, char *line, size_t n, size_t sl) {
+    if (!sl) return n;
+    if (o->json && n && line[n - 1] == '}') {
+        memcpy(line + n - 1, o->suffix, sl);
+        line[n - 1 + sl] = '}';
+    } else {
+        memcpy(line + n, o->suffix, sl);
+    }
+    return n + sl;
+}
+
 /* One line per result, formatted in place at the end of the batch (a million-result
    listing spends its time here: no copy and no stdio call per line). */
 static int print_result(void *ctx, const fq_result *r) {
     out_state *o = (out_state *)ctx;
     int style = o->json ? FQ_LIST_JSON : FQ_LIST_TRACEDB;
-    size_t room, n;
-    if (OUT_BATCH - o->used < 4096 && flush_batch(o)) return 1;
+    size_t room, n, sl = name_suffix(o, r);
+    if (OUT_BATCH - o->used < 4096 + sl && flush_batch(o)) return 1;
     room = OUT_BATCH - o->used;
     n = fq_format_result(r, style, o->batch + o->used, room);
-    if (n + 1 < room) {
+    if (n + sl + 1 < room) {
+        n = attach_name(o, o->batch + o->used, n, sl);
         o->batch[o->used + n] = '\n';
         o->used += n + 1;
         return 0;
     }
     if (flush_batch(o)) return 1;   /* a long line (many variables, blobs) on its own */
-    if (n + 2 > o->cap) {
-        char *bigger = (char *)realloc(o->line, n + 2);
+    if (n + sl + 2 > o->cap) {
+        char *bigger = (char *)realloc(o->line, n + sl + 2);
         if (!bigger) {
             o->failed = 1;
             return 1;
         }
         o->line = bigger;
-        o->cap = n + 2;
+        o->cap = n + sl + 2;
     }
     n = fq_format_result(r, style, o->line, o->cap);
+    n = attach_name(o, o->line, n, sl);
     o->line[n] = '\n';
     if (fwrite(o->line, 1, n + 1, o->out) != n + 1) o->failed = 1;
     return o->failed;
@@ -120,6 +183,7 @@ typedef struct args {
     unsigned threads;
     const char *index;
     int no_index, build_index, verbose;
+    cli_names names;
 } args;
 
 static int parse_args(int argc, char **argv, args *a) {
@@ -131,6 +195,11 @@ static int parse_args(int argc, char **argv, args *a) {
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
         uint64_t n;
+        int no;
+        if (!rest && (no = cli_names_option(argc, argv, &i, &a->names)) != 0) {
+            if (no == CLI_USAGE) return no;
+            continue;
+        }
         if (rest || arg[0] != '-' || !strcmp(arg, "-")) {
             if (a->trace) return cli_usage_error("more than one trace given ('%s' and '%s')", a->trace, arg);
             a->trace = arg;
@@ -322,6 +391,28 @@ static void use_index(fq_trace *t, const args *a, const char **used, char **path
     hint_index(t, a);
 }
 
+/* Names for the pcs of a frames trace: the modules of its modload frames, read in a pass
+   of their own before the query runs (a stream cannot be read twice: no names). */
+static int open_names(args *a, fq_trace *t, out_state *o) {
+    fq_trace_info info;
+    frames_reader *r;
+    int rc;
+    fq_trace_info_get(t, &info);
+    if (a->count || a->names.off || info.format != FQ_FORMAT_FRAMES) return CLI_OK;
+    if (!a->names.fixed && !strcmp(a->trace, "-")) return CLI_OK;
+    if ((rc = cli_names_open(&a->names, info.reader ? frames_reader_meta(info.reader) : NULL)) != CLI_OK)
+        return rc;
+    if (!a->names.fixed) {
+        if (!(r = cli_open_reader(a->trace, NULL))) return CLI_DATA;   /* plain or .zst */
+        rc = frames_sym_add_reader(a->names.sym, r);
+        frames_reader_close(r);
+        if (rc < 0) return cli_fail(CLI_DATA, "%s: reading its modload frames: %s", a->trace,
+                                    frames_strerror(rc));
+    }
+    o->names = &a->names;
+    return CLI_OK;
+}
+
 static void say_index(const args *a, fq_trace *t, const char *used, const char *path) {
     fq_index_info ix;
     fq_index_info_get(t, &ix);
@@ -358,6 +449,7 @@ int cmd_query(int argc, char **argv) {
     }
     memset(&a, 0, sizeof a);
     memset(&o, 0, sizeof o);
+    cli_names_init(&a.names);
     if ((rc = parse_args(argc, argv, &a)) != CLI_OK) goto done;
     if (!(q = build_query(&a))) {
         rc = CLI_USAGE;
@@ -376,6 +468,7 @@ int cmd_query(int argc, char **argv) {
     }
     o.out = stdout;
     o.json = a.json;
+    if ((rc = open_names(&a, t, &o)) != CLI_OK) goto done;
     if (!a.count && !(o.batch = (char *)malloc(OUT_BATCH))) {
         rc = cli_fail(CLI_DATA, "out of memory");
         goto done;
@@ -403,6 +496,7 @@ int cmd_query(int argc, char **argv) {
     if (fflush(stdout) != 0 || o.failed) rc = cli_fail(CLI_DATA, "cannot write the results");
     if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
 done:
+    cli_names_close(&a.names);
     fq_plan_free(p);
     fq_query_free(q);
     cli_close_query_trace(t);

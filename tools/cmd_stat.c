@@ -8,18 +8,28 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: frames stat TRACE [--json] [--top N]\n\n"
+            "usage: frames stat TRACE [--json] [--top N] [--module NAME:LO-HI]... [--sysroot DIR]\n"
+            "                   [--no-symbols]\n\n"
             "Frame counts by kind, instructions (std_frames), unique pcs, threads, per-module\n"
-            "coverage (modules from modload frames), the N hottest pcs (default 10) and the\n"
-            "syscall histogram. TRACE may be '-' (standard input).\n\n"
-            "  --json    one JSON object (schema in docs/interop.md)\n"
-            "  --top N   how many hottest pcs to list\n");
+            "coverage (modules from modload frames), the N hottest pcs (default 10) with their\n"
+            "names (module!symbol+offset at file:line, docs/symbols.md) and the syscall\n"
+            "histogram with syscall names. TRACE may be '-' (standard input).\n\n"
+            "  --json                one JSON object (schema in docs/interop.md)\n"
+            "  --top N               how many hottest pcs to list\n"
+            CLI_NAMES_USAGE);
 }
 
+typedef struct stat_run {
+    frames_stats *stats;
+    cli_names names;
+    int abi;              /* syscall names (frames_sym_abi) */
+} stat_run;
+
 static int feed(void *ctx, const frames_frame *f, uint64_t index) {
-    frames_stats *s = (frames_stats *)ctx;
+    stat_run *run = (stat_run *)ctx;
     (void)index;
-    if (frames_stats_add_frame(s, f) < 0) return cli_lib_error(frames_stats_error(s));
+    if (frames_stats_add_frame(run->stats, f) < 0) return cli_lib_error(frames_stats_error(run->stats));
+    if (f->kind == FRAMES_KIND_MODLOAD) cli_names_frame(&run->names, f);
     return 0;
 }
 
@@ -27,7 +37,9 @@ static double percent(uint64_t part, uint64_t whole) {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void print_text(const frames_stats *s, const frames_stats_count *hot, size_t nhot) {
+static void print_text(stat_run *run, const frames_stats_count *hot, size_t nhot) {
+    const frames_stats *s = run->stats;
+    char name[1024];
     frames_stats_summary sum;
     const frames_stats_thread *th;
     const frames_stats_module *mods;
@@ -61,15 +73,20 @@ static void print_text(const frames_stats *s, const frames_stats_count *hot, siz
     printf("outside modules   %llu instructions\n", (unsigned long long)sum.outside);
     printf("hottest pcs\n");
     for (i = 0; i < nhot; i++)
-        printf("  0x%-14llx%llu (%.2f%%)\n", (unsigned long long)hot[i].key,
-               (unsigned long long)hot[i].count, percent(hot[i].count, sum.instructions));
+        printf("  0x%-14llx%llu (%.2f%%)%s%s\n", (unsigned long long)hot[i].key,
+               (unsigned long long)hot[i].count, percent(hot[i].count, sum.instructions),
+               cli_names_text(&run->names, hot[i].key, name, sizeof name)[0] ? "  " : "", name);
     sys = frames_stats_syscalls(s, &n);
     printf("syscalls          %llu\n", (unsigned long long)sum.by_kind[FRAMES_KIND_SYSCALL]);
     for (i = 0; i < n; i++)
-        printf("  %-16llu%llu\n", (unsigned long long)sys[i].key, (unsigned long long)sys[i].count);
+        printf("  %-5llu %-22s %llu\n", (unsigned long long)sys[i].key,
+               frames_sym_syscall_known(run->abi, sys[i].key)
+                   ? frames_sym_syscall_name(run->abi, sys[i].key) : "-",
+               (unsigned long long)sys[i].count);
 }
 
-static void print_json(const frames_stats *s, const frames_stats_count *hot, size_t nhot) {
+static void print_json(stat_run *run, const frames_stats_count *hot, size_t nhot) {
+    const frames_stats *s = run->stats;
     frames_stats_summary sum;
     const frames_stats_thread *th;
     const frames_stats_module *mods;
@@ -102,14 +119,21 @@ static void print_json(const frames_stats *s, const frames_stats_count *hot, siz
                (unsigned long long)mods[i].covered_bytes);
     }
     printf("],\"hottest\":[");
-    for (i = 0; i < nhot; i++)
-        printf("%s{\"pc\":%llu,\"count\":%llu}", i ? "," : "", (unsigned long long)hot[i].key,
+    for (i = 0; i < nhot; i++) {
+        printf("%s{\"pc\":%llu,\"count\":%llu", i ? "," : "", (unsigned long long)hot[i].key,
                (unsigned long long)hot[i].count);
+        cli_names_json(&run->names, stdout, hot[i].key);
+        printf("}");
+    }
     sys = frames_stats_syscalls(s, &n);
     printf("],\"syscalls\":[");
-    for (i = 0; i < n; i++)
-        printf("%s{\"number\":%llu,\"count\":%llu}", i ? "," : "", (unsigned long long)sys[i].key,
+    for (i = 0; i < n; i++) {
+        printf("%s{\"number\":%llu,\"count\":%llu", i ? "," : "", (unsigned long long)sys[i].key,
                (unsigned long long)sys[i].count);
+        if (frames_sym_syscall_known(run->abi, sys[i].key))
+            printf(",\"name\":\"%s\"", frames_sym_syscall_name(run->abi, sys[i].key));
+        printf("}");
+    }
     printf("]}\n");
 }
 
@@ -118,15 +142,21 @@ int cmd_stat(int argc, char **argv) {
     int json = 0, i, rc;
     uint64_t top = 10;
     frames_reader *r;
-    frames_stats *s;
+    stat_run run;
     frames_stats_count *hot;
     frames_error err;
+    const frames_header *h;
     size_t nhot;
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
         return CLI_OK;
     }
+    memset(&run, 0, sizeof run);
+    cli_names_init(&run.names);
     for (i = 1; i < argc; i++) {
+        int o = cli_names_option(argc, argv, &i, &run.names);
+        if (o == CLI_USAGE) return o;
+        if (o == 1) continue;
         if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
@@ -142,22 +172,31 @@ int cmd_stat(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("missing TRACE");
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
-    if (frames_stats_create(&s, NULL, &err) < 0) {
+    h = frames_reader_header(r);
+    run.abi = frames_sym_abi(h->arch, h->machine);
+    if ((rc = cli_names_open(&run.names, frames_reader_meta(r))) != CLI_OK) {
+        cli_names_close(&run.names);
+        frames_reader_close(r);
+        return rc;
+    }
+    if (frames_stats_create(&run.stats, NULL, &err) < 0) {
+        cli_names_close(&run.names);
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
-    rc = cli_for_each_frame(r, "stat", feed, s);
+    rc = cli_for_each_frame(r, "stat", feed, &run);
     hot = (frames_stats_count *)malloc((top ? top : 1) * sizeof *hot);
-    if (!hot || frames_stats_finish(s) < 0) {
-        rc = hot ? cli_lib_error(frames_stats_error(s)) : cli_fail(CLI_DATA, "out of memory");
+    if (!hot || frames_stats_finish(run.stats) < 0) {
+        rc = hot ? cli_lib_error(frames_stats_error(run.stats)) : cli_fail(CLI_DATA, "out of memory");
     } else {
-        nhot = frames_stats_hottest(s, hot, (size_t)top);
-        if (json) print_json(s, hot, nhot);
-        else print_text(s, hot, nhot);
+        nhot = frames_stats_hottest(run.stats, hot, (size_t)top);
+        if (json) print_json(&run, hot, nhot);
+        else print_text(&run, hot, nhot);
         if (fflush(stdout) != 0) rc = cli_fail(CLI_DATA, "cannot write the output");
     }
     free(hot);
-    frames_stats_free(s);
+    cli_names_close(&run.names);
+    frames_stats_free(run.stats);
     frames_reader_close(r);
     return rc;
 }

@@ -9,7 +9,8 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N] TRACE\n"
+            "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N]\n"
+            "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
             "\n"
             "Value profile of the memory operands of a trace (\"-\" reads standard input):\n"
             "  redundant loads  the previous load of the same address and size loaded the same\n"
@@ -17,13 +18,15 @@ static void usage(FILE *out) {
             "  silent stores    the store writes the value the memory already held (counted\n"
             "                   only where the trace carries the old value of every byte)\n"
             "  zero-value loads every loaded byte is zero\n"
-            "with a table of the top instructions for each (see docs/vprof.md).\n"
+            "with a table of the top instructions for each (see docs/vprof.md), named as\n"
+            "module!symbol+offset at file:line (docs/symbols.md).\n"
             "\n"
             "  --json                one JSON object on standard output\n"
             "  --top N               rows per table (default 10, 0 for totals only)\n"
             "  --max-addresses N     memory tracked: entries per table (default %llu);\n"
             "                        past it counts are lower bounds, and that is reported\n"
-            "  --max-instructions N  per-instruction rows (default %llu)\n",
+            "  --max-instructions N  per-instruction rows (default %llu)\n"
+            CLI_NAMES_USAGE,
             1ull << 21, 1ull << 20);
 }
 
@@ -64,8 +67,9 @@ static uint64_t row_base(const frames_vprof_insn *r, const struct table_spec *t)
 }
 
 static void print_text(const char *path, const frames_vprof_stats *s, frames_vprof *vp,
-                       frames_vprof_insn *rows, size_t top) {
+                       frames_vprof_insn *rows, size_t top, cli_names *names) {
     size_t t, i, n;
+    char name[1024];
     printf("trace                %s\n", path);
     printf("frames               %llu (%llu std_frames)\n", (unsigned long long)s->frames,
            (unsigned long long)s->std_frames);
@@ -106,9 +110,10 @@ static void print_text(const char *path, const frames_vprof_stats *s, frames_vpr
                "%row", "%all");
         for (i = 0; i < n; i++) {
             uint64_t v = frames_vprof_metric_of(&rows[i], ts->metric), b = row_base(&rows[i], ts);
-            printf("  0x%016llx %12llu %12llu %7.2f%% %7.2f%%\n",
+            printf("  0x%016llx %12llu %12llu %7.2f%% %7.2f%%%s%s\n",
                    (unsigned long long)rows[i].address, (unsigned long long)b,
-                   (unsigned long long)v, percent(v, b), percent(v, total));
+                   (unsigned long long)v, percent(v, b), percent(v, total),
+                   cli_names_text(names, rows[i].address, name, sizeof name)[0] ? "  " : "", name);
         }
     }
 }
@@ -118,7 +123,7 @@ static void json_u64(const char *key, uint64_t v, int comma) {
 }
 
 static void print_json(const char *path, const frames_vprof_stats *s, frames_vprof *vp,
-                       frames_vprof_insn *rows, size_t top) {
+                       frames_vprof_insn *rows, size_t top, cli_names *names) {
     size_t t, i, n;
     printf("{\"trace\":");
     cli_json_string(stdout, path, strlen(path));
@@ -155,8 +160,10 @@ static void print_json(const char *path, const frames_vprof_stats *s, frames_vpr
             json_u64("stores", r->stores, 1);
             json_u64("checked_stores", r->checked_stores, 1);
             json_u64("silent_stores", r->silent_stores, 1);
-            printf("\"percent_of_row\":%.4f,\"percent_of_total\":%.4f}",
+            printf("\"percent_of_row\":%.4f,\"percent_of_total\":%.4f",
                    percent(v, row_base(r, ts)), percent(v, total));
+            cli_names_json(names, stdout, r->address);
+            printf("}");
         }
         printf("]");
     }
@@ -164,7 +171,7 @@ static void print_json(const char *path, const frames_vprof_stats *s, frames_vpr
 }
 
 /* Feed every frame; decode errors are reported and skipped (the reader continues). */
-static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors) {
+static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors, cli_names *names) {
     frames_frame f;
     frames_reader_info st;
     cli_progress p;
@@ -182,6 +189,7 @@ static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors) {
             cli_progress_end(&p);
             return cli_lib_error(frames_reader_error(r));
         }
+        if (f.kind == FRAMES_KIND_MODLOAD) cli_names_frame(names, &f);
         if (frames_vprof_add_frame(vp, &f) < 0) {
             cli_progress_end(&p);
             return cli_lib_error(frames_vprof_error(vp));
@@ -201,13 +209,18 @@ int cmd_vprof(int argc, char **argv) {
     frames_vprof *vp;
     frames_vprof_insn *rows;
     frames_error err;
+    cli_names names;
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
         return CLI_OK;
     }
     frames_vprof_options_default(&o);
+    cli_names_init(&names);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int no = cli_names_option(argc, argv, &i, &names);
+        if (no == CLI_USAGE) return no;
+        if (no == 1) continue;
         if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--top") || !strcmp(a, "--max-addresses") ||
@@ -237,22 +250,29 @@ int cmd_vprof(int argc, char **argv) {
     }
     if (!path) return cli_usage_error("no trace given");
     if (!(r = cli_open_reader(path, NULL))) return CLI_DATA;
+    if ((rc = cli_names_open(&names, frames_reader_meta(r))) != CLI_OK) {
+        cli_names_close(&names);
+        frames_reader_close(r);
+        return rc;
+    }
     if (frames_vprof_open(&vp, &o, &err) < 0) {
+        cli_names_close(&names);
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
     rows = (frames_vprof_insn *)calloc(top ? (size_t)top : 1, sizeof *rows);
     if (!rows) {
         rc = cli_fail(CLI_DATA, "out of memory");
-    } else if ((rc = profile(r, vp, &decode_errors)) == CLI_OK) {
+    } else if ((rc = profile(r, vp, &decode_errors, &names)) == CLI_OK) {
         cli_reader_warnings(r);
         if (json)
-            print_json(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top);
+            print_json(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top, &names);
         else
-            print_text(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top);
+            print_text(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top, &names);
         if (decode_errors) rc = cli_fail(CLI_DATA, "%d frames could not be decoded", decode_errors);
     }
     free(rows);
+    cli_names_close(&names);
     frames_vprof_close(vp);
     frames_reader_close(r);
     return rc;

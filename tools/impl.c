@@ -25,3 +25,7 @@
 #define FRAMES_ZSTD_IMPLEMENTATION
 #include "frames_zstd.h"
 #endif
+#if __has_include("frames_sym.h")
+#define FRAMES_SYM_IMPLEMENTATION
+#include "frames_sym.h"
+#endif
