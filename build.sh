@@ -257,15 +257,25 @@ header_checks() {
 }
 
 run_tests() {   # run_tests DIR LABEL
-    local dir=$1 label=$2 t failed=0
+    local dir=$1 label=$2 t failed=0 cwd
+    # from an empty directory of their own: no suite may depend on the current directory
+    # or leave files in it
+    cwd=$(mktemp -d)
     for t in "$dir"/tests/test_*; do
         [ -x "$t" ] || continue
         log "$label $(basename "$t")"
-        if ! FRAMES_BIN="$ROOT/$dir/frames" "$t"; then
+        if ! (cd "$cwd" && FRAMES_ROOT="$ROOT" FRAMES_BIN="$ROOT/$dir/frames" "$ROOT/$t"); then
             failed=1
             printf 'FAILED: %s (%s)\n' "$(basename "$t")" "$label" >&2
         fi
+        if [ -n "$(ls -A "$cwd")" ]; then
+            failed=1
+            printf 'FAILED: %s (%s) left files in the current directory: %s\n' "$(basename "$t")" \
+                "$label" "$(ls -A "$cwd" | head -5 | tr '\n' ' ')" >&2
+            rm -rf "${cwd:?}"/* "${cwd:?}"/.[!.]* 2>/dev/null || true
+        fi
     done
+    rmdir "$cwd"
     return $failed
 }
 

@@ -44,7 +44,8 @@
 
    Options: the FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE
    macros of frames.h apply here too. The writers (drcov, Tenet) need the text printers
-   and are left out under FRAMES_NO_TEXT.
+   and are left out under FRAMES_NO_TEXT. FRAMES_TENET_HOLD (default 64 MiB): the most
+   Tenet text held back while the first line's initial register values are looked for.
 
    ---------------------------------------------------------------------------------------
    RULES (what the converters decide where the formats are silent)
@@ -90,6 +91,16 @@
    memory operands marked written, with the value written; hex bytes in the order they are
    stored in the trace, i.e. memory order for little-endian targets). The effects of the
    last instruction therefore have no line, exactly as with the reference tracers.
+   The first line holds, besides the pc, every register of the set that the thread reads
+   (has in a pre list) before any of its instructions writes it (a post-list operand of the
+   register or of a part of it, e.g. EAX or AL of RAX), with the value of that first read:
+   it is the register's value at the first instruction, and Tenet's loader expects the
+   first line to give every register. Registers the thread writes before reading, or never
+   reads, have no known initial value and are left out (frames_tenet_info: initial,
+   written_first). To know them the converter holds the lines back (in memory, at most
+   FRAMES_TENET_HOLD bytes) until every register of the set has been read or written,
+   or until frames_tenet_finish; past the bound the first line is written with what is
+   known so far (info.first_line_cut) and later first reads become ordinary changes.
    Registers: the architecture's Tenet set only (x86: eax..edi + eip; amd64: rax..r15 +
    rip; arm32: r0..r12, sp, lr + pc); names are matched case-insensitively after removing
    a BAP "R_" prefix (R_EAX -> eax); ARM r13/r14/r15 are sp/lr/pc. Other operands
@@ -101,8 +112,8 @@
 
    Coverage     frames_cov_create / _add_module / _add_frame / _finish / _info /
                 _module / _blocks / _write_drcov / _error / _free
-   Tenet        frames_tenet_arch_of / _arch_name / _arch_parse, frames_tenet_create /
-                _add_frame / _info / _error / _free
+   Tenet        frames_tenet_arch_of / _arch_name / _arch_parse / _arch_reg,
+                frames_tenet_create / _add_frame / _finish / _info / _error / _free
    Statistics   frames_stats_create / _add_frame / _finish / _summary / _hottest /
                 _syscalls / _threads / _modules / _error / _free
    Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
@@ -182,6 +193,12 @@ typedef enum frames_tenet_arch {
 FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine);
 FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a);   /* "x86", ... */
 FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name); /* NONE if unknown */
+/* Register i of the set in Tenet's order, without the pc ("rax", ...); NULL past the end. */
+FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i);
+
+#ifndef FRAMES_TENET_HOLD
+#define FRAMES_TENET_HOLD ((size_t)64 << 20)
+#endif
 
 typedef struct frames_tenet frames_tenet;
 
@@ -191,6 +208,10 @@ typedef struct frames_tenet_info {
     int thread_chosen;
     uint64_t other_threads;    /* std_frames of other threads, skipped */
     uint64_t skipped_operands; /* register operands outside the Tenet set (flags, ...) */
+    /* bit i = register i of the set (frames_tenet_arch_reg), once the first line is out: */
+    uint32_t initial;          /* on the first line: read before written */
+    uint32_t written_first;    /* written (or a part of it) before any read: no initial value */
+    int first_line_cut;        /* written at the FRAMES_TENET_HOLD bound, before the end */
 } frames_tenet_info;
 
 #ifndef FRAMES_NO_TEXT
@@ -198,9 +219,12 @@ typedef struct frames_tenet_info {
 FRAMES_DEF int frames_tenet_create(frames_tenet **t, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err);
-/* Writes at most one line (for a std_frame of the chosen thread) through `out`. */
+/* One line per std_frame of the chosen thread, through `out`: held back until the first
+   line is known (see RULES), then written as they come. */
 FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
                                       frames_out_fn out, void *ctx);
+/* Writes the lines still held back. Call once, after the last frame. */
+FRAMES_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx);
 FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info);
 FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t);
 FRAMES_DEF void frames_tenet_free(frames_tenet *t);
@@ -772,6 +796,23 @@ FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a) {
     }
 }
 
+/* Register sets in Tenet's order, without the instruction pointer (written last). */
+static const char *const frames__tn_x86[] = {"eax", "ebx", "ecx", "edx", "ebp", "esp", "esi", "edi"};
+static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp", "rsp",
+                                               "rsi", "rdi", "r8",  "r9",  "r10", "r11",
+                                               "r12", "r13", "r14", "r15"};
+static const char *const frames__tn_arm32[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
+                                               "r8", "r9", "r10", "r11", "r12", "sp", "lr"};
+
+FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i) {
+    switch (a) {
+    case FRAMES_TENET_X86: return i < 8 ? frames__tn_x86[i] : NULL;
+    case FRAMES_TENET_AMD64: return i < 16 ? frames__tn_amd64[i] : NULL;
+    case FRAMES_TENET_ARM32: return i < 15 ? frames__tn_arm32[i] : NULL;
+    default: return NULL;
+    }
+}
+
 FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
     if (!strcmp(name, "x86") || !strcmp(name, "i386")) return FRAMES_TENET_X86;
     if (!strcmp(name, "amd64") || !strcmp(name, "x86-64") || !strcmp(name, "x86_64"))
@@ -805,16 +846,18 @@ static size_t frames__ix_hex(char *dst, uint64_t v) {
     return n + 2;
 }
 
-/* Register sets in Tenet's order, without the instruction pointer (written last). */
-static const char *const frames__tn_x86[] = {"eax", "ebx", "ecx", "edx", "ebp", "esp", "esi", "edi"};
-static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp", "rsp",
-                                               "rsi", "rdi", "r8",  "r9",  "r10", "r11",
-                                               "r12", "r13", "r14", "r15"};
-static const char *const frames__tn_arm32[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
-                                               "r8", "r9", "r10", "r11", "r12", "sp", "lr"};
+/* Parts of the registers (writing one changes the register; reading one does not give
+   its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
+   (r8d, r8w, r8b, r8l) are recognised by their suffix. */
+static const char *const frames__tn_x86_parts[] = {"ax al ah", "bx bl bh", "cx cl ch", "dx dl dh",
+                                                   "bp",       "sp",       "si",       "di"};
+static const char *const frames__tn_amd64_parts[] = {"eax ax al ah", "ebx bx bl bh", "ecx cx cl ch",
+                                                     "edx dx dl dh", "ebp bp bpl",   "esp sp spl",
+                                                     "esi si sil",   "edi di dil"};
 
 struct frames_tenet {
     const char *const *names;
+    const char *const *parts;       /* NULL: the set has no parts (arm32) */
     unsigned nregs;
     const char *ip;
     uint64_t mask;                  /* register width */
@@ -822,6 +865,12 @@ struct frames_tenet {
     uint32_t known;
     uint64_t pend[16];              /* values known for the state before the next insn */
     uint32_t pending;
+    uint32_t written;               /* registers an instruction wrote (or a part of) */
+    uint64_t init[16];              /* initial values (info.initial) for the first line */
+    int holding;                    /* lines held back: the first line is not known yet */
+    uint64_t first_pc;
+    char *hold;                     /* lines 2.. while holding */
+    size_t holdlen, holdcap;
     char *mem;                      /* ",mr=0x..:hex" items of the previous instruction */
     size_t memlen, memcap;
     frames_tenet_info info;
@@ -849,13 +898,16 @@ FRAMES_DEF int frames_tenet_create(frames_tenet **out, frames_tenet_arch arch,
     memset(t, 0, sizeof *t);
     t->actx = alloc_ctx;
     frames__clear_error(&t->err);
+    t->holding = 1;
     if (arch == FRAMES_TENET_X86) {
         t->names = frames__tn_x86;
+        t->parts = frames__tn_x86_parts;
         t->nregs = sizeof frames__tn_x86 / sizeof frames__tn_x86[0];
         t->ip = "eip";
         t->mask = 0xffffffffu;
     } else if (arch == FRAMES_TENET_AMD64) {
         t->names = frames__tn_amd64;
+        t->parts = frames__tn_amd64_parts;
         t->nregs = sizeof frames__tn_amd64 / sizeof frames__tn_amd64[0];
         t->ip = "rip";
         t->mask = UINT64_MAX;
@@ -874,12 +926,36 @@ FRAMES_DEF int frames_tenet_create(frames_tenet **out, frames_tenet_arch arch,
     return FRAMES_OK;
 }
 
-/* Index of a register name in the set; -1 not in the set, -2 the instruction pointer. */
-static int frames__tn_reg(const frames_tenet *t, frames_bytes name) {
+/* The register a name of a part of it belongs to (index in the set), -1 if none. */
+static int frames__tn_part_of(const frames_tenet *t, const char *name) {
+    size_t n = strlen(name);
+    unsigned r;
+    if (!t->parts) return -1;
+    for (r = 0; r < 8; r++) {
+        const char *p = t->parts[r];
+        while (*p) {
+            size_t k = strcspn(p, " ");
+            if (k == n && !memcmp(p, name, n)) return (int)r;
+            p += k + (p[k] == ' ');
+        }
+    }
+    if (t->names == frames__tn_amd64 && name[0] == 'r' && n >= 3 && strchr("dwbl", name[n - 1])) {
+        for (r = 8; r < 16; r++) {
+            size_t k = strlen(frames__tn_amd64[r]);
+            if (k == n - 1 && !memcmp(frames__tn_amd64[r], name, k)) return (int)r;
+        }
+    }
+    return -1;
+}
+
+/* Index of a register name in the set; -1 not in the set, -2 the instruction pointer;
+   *part the register a part of it names (EAX -> rax), else -1. */
+static int frames__tn_reg(const frames_tenet *t, frames_bytes name, int *part) {
     char buf[8];
     size_t i, n = name.len;
     const uint8_t *p = name.ptr;
     unsigned r;
+    *part = -1;
     if (n > 2 && (p[0] == 'R' || p[0] == 'r') && p[1] == '_') {
         p += 2;
         n -= 2;
@@ -895,23 +971,93 @@ static int frames__tn_reg(const frames_tenet *t, frames_bytes name) {
     }
     for (r = 0; r < t->nregs; r++)
         if (!strcmp(buf, t->names[r])) return (int)r;
+    *part = frames__tn_part_of(t, buf);
     return -1;
 }
 
-static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t n) {
+/* Register values of a pre list (post = 0) or post list. A register read before anything
+   wrote it, while the first line is held back, is its initial value: it goes on the first
+   line and is not repeated on this one. */
+static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t n, int post) {
     uint32_t i;
     for (i = 0; i < n; i++) {
-        int r;
+        int r, part;
+        uint32_t bit;
+        uint64_t v;
         if (ops[i].spec != FRAMES_REG) continue;
-        r = frames__tn_reg(t, ops[i].name);
+        r = frames__tn_reg(t, ops[i].name, &part);
         if (r == -2) continue;
+        if (post && part >= 0) t->written |= 1u << part;
         if (r < 0 || ops[i].value.len == 0) {
             t->info.skipped_operands++;
             continue;
         }
-        t->pend[r] = frames__ix_le(ops[i].value) & t->mask;
-        t->pending |= 1u << r;
+        bit = 1u << r;
+        v = frames__ix_le(ops[i].value) & t->mask;
+        if (post) {
+            t->written |= bit;
+        } else if (t->holding && !(t->known & bit) && !(t->written & bit)) {
+            t->cur[r] = t->init[r] = v;
+            t->known |= bit;
+            t->info.initial |= bit;
+            continue;
+        }
+        t->pend[r] = v;
+        t->pending |= bit;
     }
+}
+
+/* Appends one line (a, then b, then a newline) to the lines held back. */
+static int frames__tn_hold(frames_tenet *t, const char *a, size_t an, const char *b, size_t bn) {
+    size_t need = t->holdlen + an + bn + 1;
+    if (need > t->holdcap) {
+        size_t ncap = t->holdcap ? t->holdcap : 4096;
+        char *p;
+        while (ncap < need) ncap *= 2;
+        p = (char *)FRAMES_REALLOC(t->hold, ncap, t->actx);
+        if (!p) return -1;
+        t->hold = p;
+        t->holdcap = ncap;
+    }
+    memcpy(t->hold + t->holdlen, a, an);
+    if (bn) memcpy(t->hold + t->holdlen + an, b, bn);
+    t->hold[t->holdlen + an + bn] = '\n';
+    t->holdlen = need;
+    return 0;
+}
+
+/* "name=0xVALUE," into line; returns the bytes written. */
+static size_t frames__tn_item(char *line, const char *name, uint64_t v) {
+    size_t k = strlen(name), n;
+    memcpy(line, name, k);
+    line[k] = '=';
+    n = k + 1 + frames__ix_hex(line + k + 1, v);
+    line[n++] = ',';
+    return n;
+}
+
+/* The first line (initial values, first pc), then the lines held back; from now on lines
+   are written as they come. */
+static int frames__tn_release(frames_tenet *t, frames_out_fn out, void *ctx) {
+    char line[16 * 24 + 32];
+    size_t n = 0;
+    unsigned r;
+    t->holding = 0;
+    t->info.written_first = t->written & ~t->info.initial;
+    if (!t->info.lines) return FRAMES_OK;
+    for (r = 0; r < t->nregs; r++)
+        if (t->info.initial & (1u << r)) n += frames__tn_item(line + n, t->names[r], t->init[r]);
+    n += frames__tn_item(line + n, t->ip, t->first_pc) - 1;
+    line[n++] = '\n';
+    if (out(ctx, line, n) || (t->holdlen && out(ctx, t->hold, t->holdlen))) {
+        frames__fail(&t->err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: write failed after %llu lines",
+                          (unsigned long long)t->info.lines);
+        return FRAMES_E_IO;
+    }
+    FRAMES_FREE(t->hold, t->actx);
+    t->hold = NULL;
+    t->holdlen = t->holdcap = 0;
+    return FRAMES_OK;
 }
 
 static int frames__tn_mem_append(frames_tenet *t, const char *s, size_t n) {
@@ -967,6 +1113,7 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
     char line[16 * 24 + 32];   /* 16 registers of <= 23 bytes ("r15=0x" + 16 digits + ","), pc */
     size_t n = 0;
     unsigned r;
+    uint32_t all = (uint32_t)((1ull << t->nregs) - 1);
     if (f->kind != FRAMES_KIND_STD) return FRAMES_OK;
     if (!t->have_tid) {
         t->have_tid = 1;
@@ -976,28 +1123,24 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
         t->info.other_threads++;
         return FRAMES_OK;
     }
-    frames__tn_regs(t, s->pre, s->npre);
+    frames__tn_regs(t, s->pre, s->npre, 0);
     for (r = 0; r < t->nregs; r++) {
         uint32_t bit = 1u << r;
         if ((t->pending & bit) && (!(t->known & bit) || t->cur[r] != t->pend[r])) {
-            size_t k = strlen(t->names[r]);
-            memcpy(line + n, t->names[r], k);
-            line[n + k] = '=';
-            n += k + 1;
-            n += frames__ix_hex(line + n, t->pend[r]);
-            line[n++] = ',';
+            n += frames__tn_item(line + n, t->names[r], t->pend[r]);
             t->cur[r] = t->pend[r];
             t->known |= bit;
         }
     }
-    {
-        size_t k = strlen(t->ip);
-        memcpy(line + n, t->ip, k);
-        line[n + k] = '=';
-        n += k + 1;
-        n += frames__ix_hex(line + n, s->address & t->mask);
-    }
-    if (out(ctx, line, n) || (t->memlen && out(ctx, t->mem, t->memlen)) || out(ctx, "\n", 1)) {
+    n += frames__tn_item(line + n, t->ip, s->address & t->mask) - 1;
+    if (t->holding && !t->info.lines) {
+        t->first_pc = s->address & t->mask; /* the line is made when its registers are known */
+    } else if (t->holding) {
+        if (frames__tn_hold(t, line, n, t->mem, t->memlen) < 0) {
+            frames__fail(&t->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: out of memory");
+            return FRAMES_E_NOMEM;
+        }
+    } else if (out(ctx, line, n) || (t->memlen && out(ctx, t->mem, t->memlen)) || out(ctx, "\n", 1)) {
         frames__fail(&t->err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: write failed after %llu lines",
                           (unsigned long long)t->info.lines);
         return FRAMES_E_IO;
@@ -1010,8 +1153,17 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
         frames__fail(&t->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: out of memory");
         return FRAMES_E_NOMEM;
     }
-    if (s->has_post) frames__tn_regs(t, s->post, s->npost);
+    if (s->has_post) frames__tn_regs(t, s->post, s->npost, 1);
+    if (t->holding && ((t->info.initial | t->written) & all) == all) return frames__tn_release(t, out, ctx);
+    if (t->holding && t->holdlen >= FRAMES_TENET_HOLD) {
+        t->info.first_line_cut = 1;
+        return frames__tn_release(t, out, ctx);
+    }
     return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx) {
+    return t->holding ? frames__tn_release(t, out, ctx) : FRAMES_OK;
 }
 
 FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info) {
@@ -1023,6 +1175,7 @@ FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { retur
 FRAMES_DEF void frames_tenet_free(frames_tenet *t) {
     if (!t) return;
     FRAMES_FREE(t->mem, t->actx);
+    FRAMES_FREE(t->hold, t->actx);
     FRAMES_FREE(t, t->actx);
 }
 #endif /* FRAMES_NO_TEXT */

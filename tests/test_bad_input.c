@@ -98,7 +98,7 @@ static size_t make_inputs(input *in, size_t max) {
 /* Commands listed in tools/commands.def. */
 static size_t commands(char names[][32], size_t max) {
     size_t len = 0, n = 0;
-    char *def = (char *)tu_read_file("tools/commands.def", &len), *p;
+    char *def = (char *)tu_read_file(tu_src("tools/commands.def"), &len), *p;
     assert_non_null(def);
     for (p = def; (p = strstr(p, "\nFRAMES_COMMAND(")) != NULL && n < max; p++) {
         if (sscanf(p + 16, "%31[a-z0-9_]", names[n]) == 1) n++;

@@ -585,7 +585,7 @@ static void test_pt_sample_ids_first_wins(void **state) {
    for ever: the ELF header of every mapped file was read with fopen, which waits for a
    writer. The file is now opened without blocking and read only if regular. */
 static void test_pt_sideband_mmap_of_a_fifo(void **state) {
-    char dir[] = "/tmp/frames-regress-XXXXXX", fifo[64], root[64];
+    char dir[512], fifo[600], root[600];
     uint8_t trace[64], rec[48];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
@@ -593,6 +593,7 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     frames_pt_stats st;
     frames_error err;
     (void)state;
+    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
     assert_non_null(mkdtemp(dir));
     snprintf(fifo, sizeof fifo, "%s/p", dir);
     snprintf(root, sizeof root, "%s/", dir);
@@ -629,7 +630,7 @@ typedef struct modload_seen {
    record whose address + length passes 2^64 (libipt maps only the file's bytes) gave a
    modload frame ending below its start. The end is now saturated. */
 static void test_pt_mmap_past_2_64(void **state) {
-    char dir[] = "/tmp/frames-regress-XXXXXX", path[64], root[64];
+    char dir[512], path[600], root[600];
     uint8_t trace[64], rec[56];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
@@ -642,6 +643,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     mem_sink m = {NULL, 0};
     modload_seen seen = {0, 0, 0};
     (void)state;
+    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/code.bin", dir);
     snprintf(root, sizeof root, "%s/", dir);

@@ -293,7 +293,7 @@ static void test_drcov_command_matches_library(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s drcov %s -o %s 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"), out);
+    o = tu_run(&st, "'%s' drcov '%s' -o '%s' 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"), out);
     assert_int_equal(st, 0);
     assert_string_equal(o, "");
     free(o);
@@ -305,10 +305,10 @@ static void test_drcov_command_matches_library(void **state) {
     free(got);
     unlink(out);
     /* usage errors: exit 2 */
-    o = tu_run(&st, "%s drcov %s 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' drcov '%s' 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
-    o = tu_run(&st, "%s drcov %s -o /dev/null --module nocolon 2>&1", tu_frames_bin(),
+    o = tu_run(&st, "'%s' drcov '%s' -o /dev/null --module nocolon 2>&1", tu_frames_bin(),
                vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
@@ -338,7 +338,7 @@ static void test_drcov_r10_explicit_module(void **state) {
     /* without modules nothing can be written, and the command says why */
     {
         int st;
-        char *o = tu_run(&st, "%s drcov %s -o /dev/null 2>&1", tu_frames_bin(),
+        char *o = tu_run(&st, "'%s' drcov '%s' -o /dev/null 2>&1", tu_frames_bin(),
                          vec("r10_default_m_n10001"));
         assert_int_equal(st, 0);
         assert_non_null(strstr(o, "--module"));
@@ -481,6 +481,7 @@ static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t 
     while ((rc = frames_reader_next(r, &f)) > 0)
         assert_int_equal(frames_tenet_add_frame(t, &f, mb_out, &mb), 0);
     assert_int_equal(rc, 0);
+    assert_int_equal(frames_tenet_finish(t, mb_out, &mb), 0);
     if (info) frames_tenet_info_get(t, info);
     frames_tenet_free(t);
     frames_reader_close(r);
@@ -517,7 +518,7 @@ static void test_tenet_r02_exact(void **state) {
     (void)state;
     assert_string_equal(mb.p, "rcx=0x3,rsp=0x7ffe0000,rip=0x400000\n"
                               "rax=0x1122334455667788,rip=0x400030,mr=0x7ffe0000:8877665544332211\n");
-    o = tu_run(&st, "%s tenet %s", tu_frames_bin(), vec("r02_all_frame_types_x86_64"));
+    o = tu_run(&st, "'%s' tenet '%s'", tu_frames_bin(), vec("r02_all_frame_types_x86_64"));
     assert_int_equal(st, 0);
     assert_string_equal(o, mb.p);
     free(o);
@@ -529,8 +530,8 @@ static void test_tenet_r02_exact(void **state) {
    C 0x5000 thread 2
    B 0x1003: pre RAX=7 (unchanged), RBX=9; no post list
    D 0x1005: no pre; post RCX=1 (last instruction: no line for it)
-   line 0: rax=0x5, pc A; line 1: rax=0x7 (A's post), rbx=0x9, pc B, A's memory;
-   line 2: pc D. */
+   line 0: rax=0x5 and rbx=0x9 (read by B before anything wrote it: its initial value),
+   pc A; line 1: rax=0x7 (A's post), pc B, A's memory; line 2: pc D. */
 static const char *tenet_synthetic(void) {
     static const uint8_t five[8] = {5}, seven[8] = {7}, nine[8] = {9}, one[8] = {1},
                          fl[8] = {0x46, 2}, rd[2] = {1, 2}, wr[1] = {0xff};
@@ -559,9 +560,11 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     int st;
     char *o;
     (void)state;
-    assert_string_equal(mb.p, "rax=0x5,rip=0x1000\n"
-                              "rax=0x7,rbx=0x9,rip=0x1003,mr=0x2000:0102,mw=0x3000:ff\n"
+    assert_string_equal(mb.p, "rax=0x5,rbx=0x9,rip=0x1000\n"
+                              "rax=0x7,rip=0x1003,mr=0x2000:0102,mw=0x3000:ff\n"
                               "rip=0x1005\n");
+    assert_int_equal(info.initial, 3);       /* rax, rbx */
+    assert_int_equal(info.written_first, 4); /* rcx, by D */
     assert_int_equal(info.other_threads, 1);
     assert_int_equal(info.skipped_operands, 1); /* RFLAGS */
     free(mb.p);
@@ -569,11 +572,51 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     assert_string_equal(mb.p, "rax=0x7,rip=0x5000\n");
     assert_int_equal(info.other_threads, 3);
     free(mb.p);
-    o = tu_run(&st, "%s tenet %s --tid 2 2>/dev/null", tu_frames_bin(), path);
+    o = tu_run(&st, "'%s' tenet '%s' --tid 2 2>/dev/null", tu_frames_bin(), path);
     assert_int_equal(st, 0);
     assert_string_equal(o, "rax=0x7,rip=0x5000\n");
     free(o);
     unlink(path);
+}
+
+/* The first line's initial values (x86-64), worked out by hand:
+   A 0x1000: pre RSP=0x7000 (read); post ECX=5 (a part of rcx: rcx is written first)
+   B 0x1002: pre RCX=5 (too late for the first line), R9=9 (never written before: initial)
+   C 0x1004: pre R8D=1 (a part: does not give r8); post R8B=2 (r8 written first)
+   D 0x1006: pre R8=2, R9=9 (already on the first line, unchanged)
+   line 0: rsp and r9 (in Tenet's order), pc A; line 1: rcx (first seen), pc B;
+   line 2: pc C; line 3: r8 (first seen whole), pc D. */
+static void test_tenet_first_line_initial_values(void **state) {
+    static const uint8_t sp[8] = {0, 0x70}, five[8] = {5}, nine[8] = {9}, one[4] = {1}, two[8] = {2};
+    tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 0);
+    frames_operand a_pre[1], a_post[1], b_pre[2], c_pre[1], c_post[1], d_pre[2];
+    frames_tenet_info info;
+    membuf mb;
+    (void)state;
+    a_pre[0] = reg_op("RSP", sp, 8, 1, 0);
+    a_post[0] = reg_op("ECX", five, 4, 0, 1);
+    b_pre[0] = reg_op("RCX", five, 8, 1, 0);
+    b_pre[1] = reg_op("R9", nine, 8, 1, 0);
+    c_pre[0] = reg_op("R8D", one, 4, 1, 0);
+    c_post[0] = reg_op("R8B", two, 1, 0, 1);
+    d_pre[0] = reg_op("R8", two, 8, 1, 0);
+    d_pre[1] = reg_op("R9", nine, 8, 1, 0);
+    tw_insn_ops(&t, 0x1000, 1, 2, a_pre, 1, a_post, 1);
+    tw_insn_ops(&t, 0x1002, 1, 2, b_pre, 2, NULL, 0);
+    tw_insn_ops(&t, 0x1004, 1, 2, c_pre, 1, c_post, 1);
+    tw_insn_ops(&t, 0x1006, 1, 2, d_pre, 2, NULL, 0);
+    mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
+    assert_string_equal(mb.p, "rsp=0x7000,r9=0x9,rip=0x1000\n"
+                              "rcx=0x5,rip=0x1002\n"
+                              "rip=0x1004\n"
+                              "r8=0x2,rip=0x1006\n");
+    assert_int_equal(info.initial, (1u << 5) | (1u << 9));
+    assert_int_equal(info.written_first, (1u << 2) | (1u << 8));
+    assert_false(info.first_line_cut);
+    assert_string_equal(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 9), "r9");
+    assert_null(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 16));
+    free(mb.p);
+    unlink(t.path);
 }
 
 /* ARM: R13/R14/R15 are sp/lr/pc, values are 32-bit, CPSR is not in the set. */
@@ -659,11 +702,11 @@ static void test_tenet_unsupported_arch(void **state) {
     char *o;
     (void)state;
     /* r04 is aarch64: Tenet has no register set for it */
-    o = tu_run(&st, "%s tenet %s 2>&1", tu_frames_bin(), vec("r04_empty_values_aarch64"));
+    o = tu_run(&st, "'%s' tenet '%s' 2>&1", tu_frames_bin(), vec("r04_empty_values_aarch64"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(o, "aarch64"));
     free(o);
-    o = tu_run(&st, "%s tenet %s --arch sparc 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' tenet '%s' --arch sparc 2>&1", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 2);
     free(o);
 }
@@ -680,7 +723,7 @@ static void test_stat_r11_json_exact(void **state) {
     (void)state;
     /* names from the modload frame (no file under the sysroot: module+offset) and the
        syscall's name (an i386 trace, machine 1: 4 is write) are extra members */
-    o = tu_run(&st, "%s stat --json --sysroot /nonexistent %s 2>/dev/null", tu_frames_bin(),
+    o = tu_run(&st, "'%s' stat --json --sysroot /nonexistent '%s' 2>/dev/null", tu_frames_bin(),
                vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_string_equal(
@@ -695,11 +738,11 @@ static void test_stat_r11_json_exact(void **state) {
            "\"syscalls\":[{\"number\":4,\"count\":1,\"name\":\"write\"}]}\n");
     free(o);
     /* --no-symbols: the pcs without names, the members as before */
-    o = tu_run(&st, "%s stat --json --no-symbols %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' stat --json --no-symbols '%s'", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(o, "\"hottest\":[{\"pc\":134512896,\"count\":1},{\"pc\":134512898,\"count\":1}],"));
     free(o);
-    o = tu_run(&st, "%s stat %s", tu_frames_bin(), vec("r11_pintraces_like_x86"));
+    o = tu_run(&st, "'%s' stat '%s'", tu_frames_bin(), vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(o, "instructions      2\n"));
     assert_non_null(strstr(o, "/bin/ls"));
@@ -819,7 +862,7 @@ static void test_slice_frames_range_equal(void **state) {
     int st;
     char *o;
     (void)state;
-    o = tu_run(&st, "%s slice %s --frames 9990-10001 -o %s 2>&1", tu_frames_bin(), src, out);
+    o = tu_run(&st, "'%s' slice '%s' --frames 9990-10001 -o '%s' 2>&1", tu_frames_bin(), src, out);
     assert_int_equal(st, 0);
     free(o);
     payloads(src, 9990, 10001, &a, &na);
@@ -854,7 +897,7 @@ static void test_slice_keeps_toc_convention(void **state) {
     int s;
     char *o;
     (void)state;
-    o = tu_run(&s, "%s slice %s --frames 2-9 -o %s 2>&1", tu_frames_bin(), vec("tcg_r05_m4_n10"), out);
+    o = tu_run(&s, "'%s' slice '%s' --frames 2-9 -o '%s' 2>&1", tu_frames_bin(), vec("tcg_r05_m4_n10"), out);
     assert_int_equal(s, 0);
     free(o);
     r = open_reader(out);
@@ -877,7 +920,7 @@ static void check_slice_selects(const char *args, const uint64_t *expect, size_t
     uint64_t cnt, total = 0;
     size_t i;
     int st;
-    char *o = tu_run(&st, "%s slice %s %s -o %s 2>&1", tu_frames_bin(), src, args, out);
+    char *o = tu_run(&st, "'%s' slice '%s' %s -o '%s' 2>&1", tu_frames_bin(), src, args, out);
     assert_int_equal(st, 0);
     free(o);
     for (i = 0; i < n; i++) {
@@ -908,7 +951,7 @@ static void test_slice_streams(void **state) {
     char *o;
     (void)state;
     /* r11 frames 1 and 2 are its two std_frames */
-    o = tu_run(&st, "cat %s | %s slice - --frames 1-3 -o - | %s stat --json -",
+    o = tu_run(&st, "cat '%s' | '%s' slice - --frames 1-3 -o - | '%s' stat --json -",
                vec("r11_pintraces_like_x86"), tu_frames_bin(), tu_frames_bin());
     assert_int_equal(st, 0);
     {
@@ -973,7 +1016,7 @@ static void test_split_covers_and_aligns(void **state) {
         frames_reader_close(r);
         for (c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
             int st;
-            char *o = tu_run(&st, "%s split %s --chunks %u 2>/dev/null", tu_frames_bin(), path,
+            char *o = tu_run(&st, "'%s' split '%s' --chunks %u 2>/dev/null", tu_frames_bin(), path,
                              chunks[c]);
             const char *p = o;
             unsigned long long a, b, expect_first = 0, lines = 0;
@@ -1014,7 +1057,7 @@ static void test_scale_doc_example_with_parallel(void **state) {
     assert_non_null(slash);
     snprintf(bindir, sizeof bindir, "%.*s", (int)(slash - bin), bin);
     o = tu_run(&st,
-               "cd %s && PATH=$PWD:$PATH; frames split %s --chunks 4 | "
+               "cd '%s' && PATH=$PWD:$PATH; frames split '%s' --chunks 4 | "
                "parallel -k 'frames slice %s --frames {} -o - | frames stat -' | "
                "awk '$1 == \"instructions\" { n += $2 } END { print n }'",
                bindir, t, t);
@@ -1124,7 +1167,7 @@ static void test_dump_jsonl_command(void **state) {
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         membuf mb = rows_of(vec(names[i]));
         int st;
-        char *o = tu_run(&st, "%s dump --jsonl %s", tu_frames_bin(), vec(names[i]));
+        char *o = tu_run(&st, "'%s' dump --jsonl '%s'", tu_frames_bin(), vec(names[i]));
         assert_int_equal(st, 0);
         assert_string_equal(o, mb.p);
         free(o);
@@ -1149,7 +1192,9 @@ static void test_install_prefix_pkg_config(void **state) {
     struct stat sb;
     (void)state;
     snprintf(prefix, sizeof prefix, "%s", tu_tmp_path("-prefix"));
-    o = tu_run(&st, "FRAMES_BIN=%s tools/install.sh %s 2>&1", tu_frames_bin(), prefix);
+    if (strchr(prefix, ' ')) /* pkg-config's flags cannot carry a space in a path */
+        snprintf(prefix, sizeof prefix, "/tmp/frames-prefix-%ld", (long)getpid());
+    o = tu_run(&st, "FRAMES_BIN='%s' '%s' '%s' 2>&1", tu_frames_bin(), tu_src("tools/install.sh"), prefix);
     assert_int_equal(st, 0);
     free(o);
     snprintf(cmd, sizeof cmd, "%s/bin/frames", prefix);
@@ -1162,18 +1207,18 @@ static void test_install_prefix_pkg_config(void **state) {
     snprintf(cmd, sizeof cmd, "%s/share/man/man1/frames.1", prefix);
     assert_int_equal(stat(cmd, &sb), 0);
     /* the installed command runs */
-    o = tu_run(&st, "%s/bin/frames --version", prefix);
+    o = tu_run(&st, "'%s'/bin/frames --version", prefix);
     assert_int_equal(st, 0);
     assert_true(strncmp(o, "frames ", 7) == 0);
     free(o);
     /* pkg-config finds the headers */
-    o = tu_run(&st, "PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags frames", prefix);
+    o = tu_run(&st, "PKG_CONFIG_PATH='%s'/lib/pkgconfig pkg-config --cflags frames", prefix);
     assert_int_equal(st, 0);
     snprintf(cmd, sizeof cmd, "-I%s/include", prefix);
     assert_non_null(strstr(o, cmd));
     free(o);
-    if (access("frames_pt.h", F_OK) == 0) {   /* the Intel PT header names libipt */
-        o = tu_run(&st, "PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --libs frames_pt", prefix);
+    if (access(tu_src("frames_pt.h"), F_OK) == 0) {   /* the Intel PT header names libipt */
+        o = tu_run(&st, "PKG_CONFIG_PATH='%s'/lib/pkgconfig pkg-config --libs frames_pt", prefix);
         assert_int_equal(st, 0);
         assert_non_null(strstr(o, "-lipt"));
         free(o);
@@ -1183,26 +1228,26 @@ static void test_install_prefix_pkg_config(void **state) {
     snprintf(cmd, sizeof cmd, "%s/prog.c", prefix);
     assert_int_equal(tu_write_file(cmd, prog, strlen(prog)), 0);
     o = tu_run(&st,
-               "cd %s && cc -std=c99 -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
+               "cd '%s' && cc -std=c99 -Wall -Werror $(PKG_CONFIG_PATH=lib/pkgconfig pkg-config "
                "--cflags frames) -DFRAMES_IMPLEMENTATION prog.c -o prog $(PKG_CONFIG_PATH="
-               "lib/pkgconfig pkg-config --libs frames) 2>&1 && ./prog %s",
+               "lib/pkgconfig pkg-config --libs frames) 2>&1 && ./prog '%s'",
                prefix, vec("r11_pintraces_like_x86"));
     assert_int_equal(st, 0);
     assert_string_equal(o, "4\n");
     free(o);
-    o = tu_run(&st, "rm -rf %s", prefix);
+    o = tu_run(&st, "rm -rf '%s'", prefix);
     free(o);
 }
 
 /* The man page has a section for every subcommand of `frames --help` and formats cleanly. */
 static void test_man_page_covers_commands(void **state) {
     size_t n;
-    char *man = (char *)tu_read_file("docs/frames.1", &n);
+    char *man = (char *)tu_read_file(tu_src("docs/frames.1"), &n);
     int st;
     char *o, *line, *save = NULL;
     (void)state;
     assert_non_null(man);
-    o = tu_run(&st, "%s --help | awk '/^commands:/{on=1; next} on && NF {print $1} !NF && on {exit}'",
+    o = tu_run(&st, "'%s' --help | awk '/^commands:/{on=1; next} on && NF {print $1} !NF && on {exit}'",
                tu_frames_bin());
     assert_int_equal(st, 0);
     assert_true(strlen(o) > 0);
@@ -1213,7 +1258,7 @@ static void test_man_page_covers_commands(void **state) {
     }
     free(o);
     free(man);
-    o = tu_run(&st, "groff -man -Tutf8 -ww -z docs/frames.1 2>&1");
+    o = tu_run(&st, "groff -man -Tutf8 -ww -z '%s' 2>&1", tu_src("docs/frames.1"));
     assert_int_equal(st, 0);
     assert_string_equal(o, "");
     free(o);
@@ -1231,6 +1276,7 @@ int main(void) {
         cmocka_unit_test(test_tenet_r11_exact),
         cmocka_unit_test(test_tenet_r02_exact),
         cmocka_unit_test(test_tenet_synthetic_threads_and_memory),
+        cmocka_unit_test(test_tenet_first_line_initial_values),
         cmocka_unit_test(test_tenet_arm_aliases),
         cmocka_unit_test(test_tenet_grammar_arm_vector),
         cmocka_unit_test(test_tenet_unsupported_arch),

@@ -82,8 +82,8 @@ static void find_proto_dir(void) {
         snprintf(g_proto_dir, sizeof g_proto_dir, "%s", e);
         return;
     }
-    if (access("tests/frames.proto", R_OK) == 0) {
-        snprintf(g_proto_dir, sizeof g_proto_dir, "tests");
+    if (access(tu_src("tests/frames.proto"), R_OK) == 0) {
+        snprintf(g_proto_dir, sizeof g_proto_dir, "%s", tu_src("tests"));
         return;
     }
     snprintf(file_dir, sizeof file_dir, "%s", __FILE__);   /* tests/test_protoc.c */
@@ -94,7 +94,6 @@ static void find_proto_dir(void) {
 }
 
 static int setup(void **state) {
-    const char *dir = getenv("TMPDIR");
     char path[600];
     static const char batch_proto[] =
         "// written by tests/test_protoc.c: many messages through one protoc process\n"
@@ -106,7 +105,7 @@ static int setup(void **state) {
         "}\n";
     (void)state;
     find_proto_dir();
-    snprintf(g_tmp, sizeof g_tmp, "%s/frames-protoc-XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(g_tmp, sizeof g_tmp, "%s/frames-protoc-XXXXXX", tu_tmpdir());
     if (!mkdtemp(g_tmp)) return -1;
     snprintf(path, sizeof path, "%s/frames_batch.proto", g_tmp);
     return tu_write_file(path, batch_proto, sizeof batch_proto - 1);

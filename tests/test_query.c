@@ -1361,7 +1361,7 @@ static void test_dedup(void **state) {
 /* ---------------------------------------------------------------- the command */
 
 static char *frames_cmd(int *status, const char *args) {
-    return tu_run(status, "%s query %s 2>&1", tu_frames_bin(), args);
+    return tu_run(status, "'%s' query %s 2>&1", tu_frames_bin(), args);
 }
 
 /* fq_format_result never writes past cap and says how much the whole text needs, at

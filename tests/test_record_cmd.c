@@ -5,8 +5,13 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "frames.h"
 #include "testutil.h"
@@ -47,22 +52,17 @@ static void build_program(const char *name, const char *ext, const char *src, co
     char *out;
     snprintf(file, sizeof file, "%s.%s", name, ext);
     assert_int_equal(tu_write_file(wpath(file), src, strlen(src)), 0);
-    out = tu_run(&st, "cc %s -o %s %s 2>&1", flags, wpath(name), wpath(file));
+    out = tu_run(&st, "cc %s -o '%s' '%s' 2>&1", flags, wpath(name), wpath(file));
     if (st != 0) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
     free(out);
 }
 
-/* Run frames record; returns its stderr (summary) and the exit status. */
-static char *record(int *status, const char *trace, const char *opts, const char *cmd) {
-    return tu_run(status, "%s record --engine ptrace %s -o %s -- %s 2>&1 >%s", tu_frames_bin(), opts, trace, cmd,
-                  wpath("program.out"));
-}
 
 /* Address of a symbol of a program (nm). */
 static uint64_t symbol(const char *prog, const char *name) {
     int st;
-    char *out = tu_run(&st, "nm %s", prog), *line;
+    char *out = tu_run(&st, "nm '%s'", prog), *line;
     uint64_t addr = 0;
     assert_int_equal(st, 0);
     for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
@@ -155,6 +155,182 @@ static void summarise(const char *path, trace_sum *s) {
     frames_reader_close(r);
 }
 
+/* ------------------------------------------------------------------ controlled runs */
+
+/* strace and `frames record` run the same program; their system calls agree only when
+   the program sees the same environment in both runs: glibc asks a character device on
+   stdout whether it is a terminal (ioctl TCGETS) and a file or pipe not, and LANG decides
+   which locale files it opens. So every run below is started with its standard streams,
+   environment, directory and CPUs set here, never inherited from whoever runs the suite. */
+typedef enum std_kind { STD_FILE, STD_DEVNULL, STD_PIPE, STD_PTY } std_kind;
+
+static const char *const std_kind_names[] = {"file", "/dev/null", "pipe", "pty"};
+
+typedef struct run_env {
+    std_kind kind;    /* stdin and stdout; stderr is always a file */
+    const char *lang; /* LANG, NULL: unset (no LC_* either) */
+    const char *cwd;  /* NULL: the work directory */
+    int one_cpu;      /* affinity to one CPU, as taskset -c N */
+} run_env;
+
+static const run_env default_env = {STD_FILE, "C.UTF-8", NULL, 0};
+
+/* The program's standard streams for a run: fds[0] stdin, fds[1] stdout in the child,
+   *reader the parent's end to drain (-1: none). 0, or -1 when this kind is not available
+   here (no /dev/null device in a chroot, no ptys). */
+static int open_streams(std_kind kind, int fds[2], int *reader) {
+    int p[2], q[2], m;
+    *reader = -1;
+    if (kind == STD_FILE) {
+        fds[0] = open(wpath("run.in"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        fds[1] = open(wpath("run.out"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    } else if (kind == STD_DEVNULL) {
+        struct stat st;
+        if (stat("/dev/null", &st) != 0 || !S_ISCHR(st.st_mode)) return -1;
+        fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        fds[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    } else if (kind == STD_PIPE) {
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(q, O_CLOEXEC), 0);
+        close(p[1]); /* stdin: end of file at once */
+        fds[0] = p[0];
+        fds[1] = q[1];
+        *reader = q[0];
+    } else {
+        const char *name;
+        m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (m < 0) return -1;
+        if (grantpt(m) != 0 || unlockpt(m) != 0 || !(name = ptsname(m))) {
+            close(m);
+            return -1;
+        }
+        fds[0] = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (fds[0] < 0) {
+            close(m);
+            return -1;
+        }
+        fds[1] = dup(fds[0]);
+        *reader = m;
+    }
+    assert_true(fds[0] >= 0 && fds[1] >= 0);
+    return 0;
+}
+
+/* Everything a reader end delivers until end of file (a pty master: EIO once every
+   slave is closed). */
+static char *drain(int fd) {
+    size_t n = 0, cap = 4096;
+    char *buf = (char *)malloc(cap);
+    ssize_t got;
+    assert_non_null(buf);
+    for (;;) {
+        if (n + 1024 > cap) buf = (char *)realloc(buf, cap *= 2);
+        got = read(fd, buf + n, cap - n - 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* Runs argv (argv[0] found on PATH) in environment e. Returns its exit status, -1 when
+   e's kind of standard stream is not available here; *out (if given) gets what the
+   program wrote to its standard output. */
+static int run_in(const run_env *e, char *const argv[], char **out) {
+    static char path_var[4096], lang_var[128], home_var[600];
+    char *envp[4];
+    int fds[2], reader, err_fd, status = 0, k = 0;
+    pid_t pid;
+    const char *path = getenv("PATH");
+    if (open_streams(e->kind, fds, &reader) < 0) return -1;
+    err_fd = open(wpath("run.err"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(err_fd >= 0);
+    snprintf(path_var, sizeof path_var, "PATH=%s", path && *path ? path : "/usr/bin:/bin");
+    snprintf(home_var, sizeof home_var, "HOME=%s", workdir);
+    envp[k++] = path_var;
+    envp[k++] = home_var;
+    if (e->lang) {
+        snprintf(lang_var, sizeof lang_var, "LANG=%s", e->lang);
+        envp[k++] = lang_var;
+    }
+    envp[k] = NULL;
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (e->kind == STD_PTY) setsid(); /* the pty becomes the controlling terminal */
+        if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
+        if (e->kind == STD_PTY) ioctl(0, TIOCSCTTY, 0);
+        if (chdir(e->cwd ? e->cwd : workdir) != 0) _exit(126);
+        if (e->one_cpu) {
+            cpu_set_t set, one;
+            int c;
+            if (sched_getaffinity(0, sizeof set, &set) != 0) _exit(126);
+            for (c = 0; c < CPU_SETSIZE && !CPU_ISSET(c, &set); c++) {
+            }
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(126);
+        }
+        execvpe(argv[0], argv, envp);
+        _exit(127);
+    }
+    close(fds[0]);
+    close(fds[1]);
+    close(err_fd);
+    if (out) *out = NULL;
+    if (reader >= 0) {
+        char *got = drain(reader);
+        close(reader);
+        if (out) *out = got;
+        else free(got);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (out && !*out) *out = e->kind == STD_FILE ? (char *)tu_read_file(wpath("run.out"), NULL) : strdup("");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* argv of `PREFIX... -- cmd...` in v (cmd NULL-terminated). */
+static char **prefixed(char **v, const char *const *prefix, const char *const *cmd) {
+    size_t k = 0;
+    while (*prefix) v[k++] = (char *)*prefix++;
+    while (*cmd) v[k++] = (char *)*cmd++;
+    v[k] = NULL;
+    return v;
+}
+
+/* Runs `frames record OPTS -o TRACE -- cmd` in e (OPTS: options split at spaces); returns
+   its exit status. The summary it prints is in wpath("run.err"). */
+static int record_in(const run_env *e, const char *trace, const char *opts, const char *const *cmd, char **out) {
+    char optbuf[256], *tok, *save = NULL, *v[64];
+    const char *pre[32];
+    size_t k = 0;
+    pre[k++] = tu_frames_bin();
+    pre[k++] = "record";
+    pre[k++] = "--engine"; /* these are the ptrace engine's tests (test_record_vg: valgrind) */
+    pre[k++] = "ptrace";
+    snprintf(optbuf, sizeof optbuf, "%s", opts);
+    for (tok = strtok_r(optbuf, " ", &save); tok && k < 26; tok = strtok_r(NULL, " ", &save)) pre[k++] = tok;
+    pre[k++] = "-o";
+    pre[k++] = trace;
+    pre[k++] = "--";
+    pre[k] = NULL;
+    return run_in(e, prefixed(v, pre, cmd), out);
+}
+
+/* frames record on one program in the default environment; returns its stderr (the
+   summary) and the exit status. The program's stdout is in wpath("run.out"). */
+static char *record(int *status, const char *trace, const char *opts, const char *prog) {
+    const char *cmd[2];
+    char *out;
+    cmd[0] = prog;
+    cmd[1] = NULL;
+    *status = record_in(&default_env, trace, opts, cmd, &out);
+    free(out);
+    return (char *)tu_read_file(wpath("run.err"), NULL);
+}
+
+
 /* ------------------------------------------------------------------ the static program */
 
 /* A loop, a load, a store, a call, push/pop, a vector load, write(1, "hi\n", 3), exit(7). */
@@ -231,13 +407,15 @@ static void test_static_program_vs_callgrind(void **state) {
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "exited with status 7"));
     free(out);
-    out = (char *)tu_read_file(wpath("program.out"), NULL);
+    out = (char *)tu_read_file(wpath("run.out"), NULL);
     assert_string_equal(out, "hi\n"); /* the program's own output passes through */
     free(out);
     summarise(wpath("prog.frames"), &s);
     assert_int_equal(s.std, PROG_INSNS);
-    out = tu_run(&st, "valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s %s >/dev/null 2>&1",
-                 wpath("cg.out"), prog);
+    /* valgrind reads options from ~/.valgrindrc, ./.valgrindrc and VALGRIND_OPTS: none */
+    out = tu_run(&st, "cd '%s' && env -u VALGRIND_OPTS HOME='%s' valgrind --tool=callgrind --dump-instr=yes "
+                 "--callgrind-out-file='%s' '%s' <cg.in >cg.log 2>&1",
+                 workdir, workdir, wpath("cg.out"), prog);
     assert_int_equal(st, 7);
     free(out);
     counts_init(&cg);
@@ -380,7 +558,7 @@ static void test_static_program_values(void **state) {
     {
         const frames_meta *m = frames_reader_meta(r);
         unsigned v;
-        out = tu_run(&st, "md5sum %s", prog);
+        out = tu_run(&st, "md5sum '%s'", prog);
         assert_int_equal(st, 0);
         for (i = 0; i < 16; i++) {
             assert_int_equal(sscanf(out + 2 * i, "%2x", &v), 1);
@@ -418,22 +596,20 @@ static long syscall_number(const char *name) {
     return nr;
 }
 
-/* Syscall numbers strace -f reports, in order, from lines "PID name(args) = ret" and
-   "PID name(args <unfinished ...>"; resumed halves, signals and exits are not calls. */
-static size_t strace_syscalls(const char *cmd, long *out, size_t cap) {
-    path_buf log_path = wkeep("strace.txt");
-    const char *log = log_path.s;
-    char *text, *line, *save = NULL;
+/* Syscall numbers strace -f reports in `log`, in order, from lines "PID name(args) = ret"
+   and "PID name(args <unfinished ...>"; resumed halves, signals and exits are not calls.
+   With only_other_pids, only the lines of processes other than the first line's. */
+static size_t strace_syscalls_of(const char *log, long *out, size_t cap, int only_other_pids) {
+    char *text = (char *)tu_read_file(log, NULL), *line, *save = NULL;
     size_t n = 0;
-    int st;
-    free(tu_run(&st, "strace -f -qq -o %s %s >/dev/null 2>&1", log, cmd));
-    assert_int_equal(st, 0);
-    text = (char *)tu_read_file(log, NULL);
+    long first_pid = -1;
     assert_non_null(text);
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char name[64];
-        const char *p = line;
-        while (isdigit((unsigned char)*p)) p++;
+        char *p = line;
+        long pid = strtol(line, &p, 10);
+        if (first_pid < 0) first_pid = pid;
+        if (only_other_pids && pid == first_pid) continue;
         while (*p == ' ') p++;
         if (!strncmp(p, "<...", 4) || !strncmp(p, "+++", 3) || !strncmp(p, "---", 3)) continue;
         if (sscanf(p, "%63[a-z0-9_](", name) != 1) continue;
@@ -446,42 +622,116 @@ static size_t strace_syscalls(const char *cmd, long *out, size_t cap) {
     return n;
 }
 
-static void compare_with_strace(const char *cmd) {
+/* Runs cmd under strace -f in e: its syscall numbers into want, its stdout into *out. */
+static size_t strace_in(const run_env *e, const char *const *cmd, long *want, size_t cap, int only_children,
+                        char **out) {
+    path_buf log = wkeep("strace.txt");
+    const char *const pre[] = {"strace", "-f", "-qq", "-o", log.s, "--", NULL};
+    char *v[64];
+    assert_int_equal(run_in(e, prefixed(v, pre, cmd), out), 0);
+    return strace_syscalls_of(log.s, want, cap, only_children);
+}
+
+/* The syscalls of cmd in e, by strace and in a trace of `frames record`, are the same
+   calls in the same order, and the program writes the same output in both runs. The
+   trace's syscall numbers are left in *s (caller frees s->pcs). 0, or -1 when e is not
+   available here. */
+static int compare_with_strace_in(const run_env *e, const char *const *cmd, trace_sum *s) {
     long want[512];
     size_t n, i;
-    trace_sum s;
-    char *out;
+    char *strace_out, *record_out;
     int st;
-    n = strace_syscalls(cmd, want, 512);
-    out = record(&st, wpath("sys.frames"), "--no-mem", cmd);
-    assert_int_equal(st, 0);
-    free(out);
-    summarise(wpath("sys.frames"), &s);
+    st = run_in(e, (char *const[]){(char *)"true", NULL}, NULL);
+    if (st < 0) return -1;
+    n = strace_in(e, cmd, want, 512, 0, &strace_out);
+    st = record_in(e, wpath("sys.frames"), "--no-mem", cmd, &record_out);
+    if (st != 0) fail_msg("frames record exited with %d (%s, LANG %s)", st, std_kind_names[e->kind],
+                          e->lang ? e->lang : "unset");
+    assert_string_equal(record_out, strace_out);
+    free(strace_out);
+    free(record_out);
+    summarise(wpath("sys.frames"), s);
     /* the trace starts in the new image: strace's first call is the execve itself */
     assert_true(n > 10);
     assert_int_equal(want[0], syscall_number("execve"));
-    assert_int_equal(s.syscalls_n, n - 1);
-    for (i = 1; i < n; i++)
-        if (s.syscalls[i - 1] != want[i])
-            fail_msg("syscall %lu: trace has %ld, strace %ld", (unsigned long)i, s.syscalls[i - 1], want[i]);
-    assert_int_equal(s.syscalls[s.syscalls_n - 1], syscall_number("exit_group"));
-    assert_true(s.modloads >= 3); /* the program, ld.so, libc at least */
-    assert_int_equal(s.unfinished_std, 1); /* only exit_group never completes */
+    for (i = 1; i < n && i - 1 < s->syscalls_n; i++)
+        if (s->syscalls[i - 1] != want[i]) break;
+    if (i < n || s->syscalls_n != n - 1)
+        fail_msg("stdout %s, LANG %s, cwd %s%s: syscall %lu of %lu: trace has %ld, strace %ld",
+                 std_kind_names[e->kind], e->lang ? e->lang : "unset", e->cwd ? e->cwd : "(work dir)",
+                 e->one_cpu ? ", one CPU" : "", (unsigned long)i, (unsigned long)n,
+                 i - 1 < s->syscalls_n ? s->syscalls[i - 1] : -1L, i < n ? want[i] : -1L);
+    assert_int_equal(s->syscalls[s->syscalls_n - 1], syscall_number("exit_group"));
+    assert_true(s->modloads >= 3); /* the program, ld.so, libc at least */
+    assert_int_equal(s->unfinished_std, 1); /* only exit_group never completes */
+    return 0;
+}
+
+static void compare_with_strace(const char *const *cmd) {
+    trace_sum s;
+    assert_int_equal(compare_with_strace_in(&default_env, cmd, &s), 0);
     counts_free(&s.pcs);
 }
 
 static void test_true_syscalls_vs_strace(void **state) {
+    static const char *const cmd[] = {"/bin/true", NULL};
     (void)state;
-    compare_with_strace("/bin/true");
+    compare_with_strace(cmd);
 }
 
 static void test_echo_syscalls_vs_strace(void **state) {
+    static const char *const cmd[] = {"/bin/echo", "hi", NULL};
     char *out;
     (void)state;
-    compare_with_strace("/bin/echo hi");
-    out = (char *)tu_read_file(wpath("program.out"), NULL);
+    compare_with_strace(cmd);
+    out = (char *)tu_read_file(wpath("run.out"), NULL);
     assert_string_equal(out, "hi\n");
     free(out);
+}
+
+/* The comparison holds whatever the program's stdout is (a file, /dev/null, a pipe, a
+   terminal), with and without a locale, from another directory and on one CPU: the
+   environments a person at a terminal, CI without stdin and a chroot give. The runs must
+   also differ where glibc makes them differ (TCGETS on a character device that is not a
+   terminal by its device number, locale files, a terminal's CR LF), or the variants would
+   not be testing what they claim. Mostly without a locale: the program runs half as long. */
+static void test_echo_vs_strace_in_every_environment(void **state) {
+    static const char *const cmd[] = {"/bin/echo", "hi", NULL};
+    static const run_env envs[] = {
+        {STD_FILE, NULL, NULL, 0}, {STD_DEVNULL, NULL, NULL, 0},     {STD_DEVNULL, "C.UTF-8", NULL, 0},
+        {STD_PTY, NULL, NULL, 0},  {STD_PIPE, NULL, "/", 1},
+    };
+    enum { FILE_C, NULL_C, NULL_UTF8, PTY_C, PIPE_C, NENV };
+    static const char *const want_out[] = {"hi\n", "", "", "hi\r\n", "hi\n"};
+    uint64_t ncalls[NENV];
+    long ioctls[NENV];
+    int ran[NENV], i;
+    uint64_t k;
+    char *out;
+    (void)state;
+    for (i = 0; i < NENV; i++) {
+        trace_sum s;
+        ran[i] = compare_with_strace_in(&envs[i], cmd, &s) == 0;
+        if (!ran[i]) {
+            fprintf(stderr, "(stdout %s is not available here: that case is left out)\n",
+                    std_kind_names[envs[i].kind]);
+            continue;
+        }
+        ncalls[i] = s.syscalls_n;
+        for (ioctls[i] = 0, k = 0; k < s.syscalls_n && k < 512; k++)
+            ioctls[i] += s.syscalls[k] == syscall_number("ioctl");
+        counts_free(&s.pcs);
+        run_in(&envs[i], (char *const *)cmd, &out);
+        assert_string_equal(out, want_out[i]);
+        free(out);
+    }
+    assert_true(ran[FILE_C] && ran[PIPE_C]); /* files and pipes exist everywhere */
+    assert_int_equal(ioctls[FILE_C], 0);      /* a file or a pipe is not asked TCGETS */
+    assert_int_equal(ioctls[PIPE_C], 0);
+    if (ran[NULL_C]) {
+        assert_true(ioctls[NULL_C] > 0);                /* /dev/null is */
+        assert_true(ncalls[NULL_UTF8] > ncalls[NULL_C]); /* C.UTF-8: locale files */
+    }
 }
 
 /* ------------------------------------------------------------------ threads, forks, signals */
@@ -561,35 +811,23 @@ static void test_forks(void **state) {
     uint64_t child = 0;
     int st;
     char *out;
+    static const char *cmd[2];
+    path_buf forker = wkeep("forker");
     (void)state;
+    cmd[0] = forker.s;
     build_program("forker", "c", fork_src, "-O1 -static");
-    out = record(&st, wpath("fork.frames"), "--follow-forks --no-mem", wpath("forker"));
+    st = record_in(&default_env, wpath("fork.frames"), "--follow-forks --no-mem", cmd, &out);
     assert_int_equal(st, 0);
+    free(out);
+    out = (char *)tu_read_file(wpath("run.err"), NULL);
     assert_non_null(strstr(out, "exited with status 0"));
     free(out);
     summarise(wpath("fork.frames"), &s);
     assert_int_equal(s.ntids, 2);
     child = s.tids[1];
     /* strace: the child's lines carry a pid other than the first line's */
-    {
-        path_buf log_path = wkeep("strace.txt");
-        const char *log = log_path.s;
-        char *text, *line, *save = NULL;
-        long first_pid = -1;
-        free(tu_run(&st, "strace -f -qq -o %s %s >/dev/null 2>&1", log, wpath("forker")));
-        text = (char *)tu_read_file(log, NULL);
-        n = 0;
-        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-            long pid;
-            char name[64];
-            int off = 0;
-            if (sscanf(line, "%ld %n", &pid, &off) != 1) continue;
-            if (first_pid < 0) first_pid = pid;
-            if (pid == first_pid || sscanf(line + off, "%63[a-z0-9_](", name) != 1) continue;
-            want[n++] = syscall_number(name);
-        }
-        free(text);
-    }
+    n = strace_in(&default_env, cmd, want, 512, 1, &out);
+    free(out);
     assert_true(n >= 2);
     for (i = 0, k = 0; i < s.syscalls_n && i < 512; i++) {
         if (s.syscall_tid[i] != child) continue;
@@ -605,7 +843,7 @@ static void test_forks(void **state) {
     summarise(wpath("nofork.frames"), &s);
     assert_int_equal(s.ntids, 1);
     counts_free(&s.pcs);
-    out = (char *)tu_read_file(wpath("program.out"), NULL);
+    out = (char *)tu_read_file(wpath("run.out"), NULL);
     assert_string_equal(out, "child\n");
     free(out);
 }
@@ -661,13 +899,9 @@ static void test_fault_and_handler(void **state) {
 /* Vector registers come from the XSAVE area: ymm upper halves (AVX component), zmm upper
    halves (ZMM_Hi256) and zmm16-31 (Hi16_ZMM), at the CPU's offsets. Only the parts this
    CPU has are checked. */
-static int cpu_has(const char *flag) {
-    int st, found;
-    char *out = tu_run(&st, "grep -m1 -w -o %s /proc/cpuinfo", flag);
-    found = st == 0 && strstr(out, flag) != NULL;
-    free(out);
-    return found;
-}
+/* from CPUID and XGETBV (what the CPU and the kernel enable), not /proc/cpuinfo, which a
+   chroot may not have */
+#define cpu_has(feature) __builtin_cpu_supports(feature)
 
 static void test_vector_registers(void **state) {
     int avx512 = cpu_has("avx512f"), st;
@@ -705,6 +939,117 @@ static void test_vector_registers(void **state) {
     }
     frames_reader_close(r);
     assert_int_equal(seen, avx512 ? 3 : 1);
+}
+
+/* ------------------------------------------------------------------ frames tenet */
+
+/* x86-64 general registers and their parts, as frames record names them. */
+static const char *const gprs[16][5] = {
+    {"RAX", "EAX", "AX", "AL", "AH"}, {"RBX", "EBX", "BX", "BL", "BH"}, {"RCX", "ECX", "CX", "CL", "CH"},
+    {"RDX", "EDX", "DX", "DL", "DH"}, {"RBP", "EBP", "BP", "BPL", NULL}, {"RSP", "ESP", "SP", "SPL", NULL},
+    {"RSI", "ESI", "SI", "SIL", NULL}, {"RDI", "EDI", "DI", "DIL", NULL}, {"R8", "R8D", "R8W", "R8B", NULL},
+    {"R9", "R9D", "R9W", "R9B", NULL}, {"R10", "R10D", "R10W", "R10B", NULL}, {"R11", "R11D", "R11W", "R11B", NULL},
+    {"R12", "R12D", "R12W", "R12B", NULL}, {"R13", "R13D", "R13W", "R13B", NULL},
+    {"R14", "R14D", "R14W", "R14B", NULL}, {"R15", "R15D", "R15W", "R15B", NULL},
+};
+
+/* The register (0..15) an operand name is or is a part of; *whole when it is the register. */
+static int gpr_of(frames_bytes name, int *whole) {
+    int r, k;
+    for (r = 0; r < 16; r++)
+        for (k = 0; k < 5 && gprs[r][k]; k++)
+            if (name.len == strlen(gprs[r][k]) && !memcmp(name.ptr, gprs[r][k], name.len)) {
+                *whole = k == 0;
+                return r;
+            }
+    return -1;
+}
+
+/* Tenet expects the first line to give every register. On a trace of frames record, the
+   first line of `frames tenet` holds exactly the registers the thread reads (a pre-list
+   operand of the whole register, marked read) before any instruction writes it or a part
+   of it, each with the value of that first read, and the first pc. The expectation is
+   worked out here by walking the trace with the reader. */
+static void test_tenet_first_line_has_initial_registers(void **state) {
+    static const char *const cmd[] = {"/bin/true", NULL};
+    path_buf trace = wkeep("tenet.frames"), log = wkeep("tenet.log");
+    frames_reader *r;
+    frames_error err;
+    frames_frame f;
+    uint64_t want[16], tid = 0, first_pc = 0, k = 0, late = 0;
+    int seen[16] = {0}, written[16] = {0}, st, g, whole, nseen = 0;
+    char *out, *line, *item, *save = NULL;
+    uint32_t i;
+    (void)state;
+    st = record_in(&default_env, trace.s, "--no-mem", cmd, &out);
+    assert_int_equal(st, 0);
+    free(out);
+    assert_int_equal(frames_reader_open_path(&r, trace.s, NULL, &err), 0);
+    while (frames_reader_next(r, &f) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        if (!k) {
+            tid = f.std.thread_id;
+            first_pc = f.std.address;
+        }
+        if (f.std.thread_id != tid) continue;
+        for (i = 0; i < f.std.npre; i++) {
+            const frames_operand *o = &f.std.pre[i];
+            if (o->spec != FRAMES_REG || !o->read || (g = gpr_of(o->name, &whole)) < 0) continue;
+            if (whole && !written[g] && !seen[g]) {
+                seen[g] = 1;
+                want[g] = le(o->value);
+                nseen++;
+                late += k > 0; /* first read after the first instruction */
+            }
+        }
+        for (i = 0; f.std.has_post && i < f.std.npost; i++) {
+            const frames_operand *o = &f.std.post[i];
+            if (o->spec == FRAMES_REG && o->written && (g = gpr_of(o->name, &whole)) >= 0) written[g] = 1;
+        }
+        k++;
+    }
+    frames_reader_close(r);
+    assert_true(nseen >= 4);
+    assert_true(late >= 1); /* registers a first line of the first instruction alone misses */
+    out = tu_run(&st, "'%s' tenet '%s' -o '%s' 2>&1", tu_frames_bin(), trace.s, log.s);
+    assert_int_equal(st, 0);
+    free(out);
+    out = (char *)tu_read_file(log.s, NULL);
+    assert_non_null(out);
+    line = strtok_r(out, "\n", &save);
+    assert_non_null(line);
+    {
+        int on_line[16] = {0}, saw_pc = 0;
+        char *isave = NULL;
+        for (item = strtok_r(line, ",", &isave); item; item = strtok_r(NULL, ",", &isave)) {
+            char *eq = strchr(item, '=');
+            uint64_t v;
+            assert_non_null(eq);
+            *eq = 0;
+            assert_true(!strncmp(eq + 1, "0x", 2));
+            v = strtoull(eq + 3, NULL, 16);
+            if (!strcmp(item, "rip")) {
+                assert_int_equal(v, first_pc);
+                saw_pc = 1;
+                continue;
+            }
+            for (g = 0; g < 16; g++) {
+                char lower[8];
+                size_t c;
+                for (c = 0; gprs[g][0][c]; c++) lower[c] = (char)tolower((unsigned char)gprs[g][0][c]);
+                lower[c] = 0;
+                if (!strcmp(item, lower)) break;
+            }
+            if (g == 16) fail_msg("first line: '%s' is not a register of the set", item);
+            if (!seen[g]) fail_msg("first line gives %s, which the trace writes before reading or never reads", item);
+            assert_int_equal(v, want[g]);
+            on_line[g] = 1;
+        }
+        assert_true(saw_pc);
+        for (g = 0; g < 16; g++)
+            if (seen[g] && !on_line[g]) fail_msg("first line lacks %s (read before written)", gprs[g][0]);
+    }
+    free(out);
 }
 
 /* ------------------------------------------------------------------ options */
@@ -757,7 +1102,7 @@ static void test_interrupt_finishes_trace(void **state) {
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        freopen("/dev/null", "w", stderr);
+        if (!freopen(wpath("spin.err"), "w", stderr)) _exit(126);
         execl(tu_frames_bin(), "frames", "record", "-o", trace.s, "--", prog.s, (char *)NULL);
         _exit(127);
     }
@@ -783,17 +1128,17 @@ static void test_usage_errors(void **state) {
     int st;
     char *out;
     (void)state;
-    free(tu_run(&st, "%s record --help", tu_frames_bin()));
+    free(tu_run(&st, "'%s' record --help", tu_frames_bin()));
     assert_int_equal(st, 0);
-    free(tu_run(&st, "%s record -o %s 2>/dev/null", tu_frames_bin(), wpath("x.frames")));
+    free(tu_run(&st, "'%s' record -o '%s' 2>&1", tu_frames_bin(), wpath("x.frames")));
     assert_int_equal(st, 2);
-    free(tu_run(&st, "%s record --bogus -- /bin/true 2>/dev/null", tu_frames_bin()));
+    free(tu_run(&st, "'%s' record --bogus -- /bin/true 2>&1", tu_frames_bin()));
     assert_int_equal(st, 2);
-    out = tu_run(&st, "%s record -o %s -- /nonexistent/program 2>&1", tu_frames_bin(), wpath("x.frames"));
+    out = tu_run(&st, "'%s' record -o '%s' -- /nonexistent/program 2>&1", tu_frames_bin(), wpath("x.frames"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "not found"));
     free(out);
-    out = tu_run(&st, "%s record --probe", tu_frames_bin());
+    out = tu_run(&st, "'%s' record --probe", tu_frames_bin());
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "PTRACE_SINGLEBLOCK"));
     free(out);
@@ -801,14 +1146,15 @@ static void test_usage_errors(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(workdir, sizeof workdir, "%s/frames-record-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(workdir) ? 0 : -1;
+    snprintf(workdir, sizeof workdir, "%s/frames-record-XXXXXX", tu_tmpdir());
+    if (!mkdtemp(workdir)) return -1;
+    return tu_write_file(wpath("cg.in"), "", 0);
 }
 
 static int teardown(void **state) {
     int st;
     (void)state;
-    free(tu_run(&st, "rm -rf %s", workdir));
+    free(tu_run(&st, "rm -rf '%s'", workdir));
     return 0;
 }
 
@@ -822,10 +1168,12 @@ int main(void) {
         cmocka_unit_test(test_sampling_and_no_mem),
         cmocka_unit_test(test_true_syscalls_vs_strace),
         cmocka_unit_test(test_echo_syscalls_vs_strace),
+        cmocka_unit_test(test_echo_vs_strace_in_every_environment),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_forks),
         cmocka_unit_test(test_fault_and_handler),
         cmocka_unit_test(test_vector_registers),
+        cmocka_unit_test(test_tenet_first_line_has_initial_registers),
         cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_usage_errors),
     };

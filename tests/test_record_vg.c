@@ -39,7 +39,8 @@ static void compile(const char *name, const char *ext, const char *src, const ch
    stdout for every engine and for strace). Returns the exit status. */
 static int rec(const char *engine, const char *opts, const char *trace, const char *cmd) {
     int st;
-    char *out = tu_run(&st, "LC_ALL=C %s record --engine %s %s -o %s -- %s >%s/out.txt 2>%s/err.txt",
+    /* no core file (Valgrind writes vgcore.PID into the current directory) */
+    char *out = tu_run(&st, "ulimit -c 0; LC_ALL=C %s record --engine %s %s -o %s -- %s >%s/out.txt 2>%s/err.txt",
                        tu_frames_bin(), engine, opts, trace, cmd, dir, dir);
     free(out);
     return st;

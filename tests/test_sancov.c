@@ -28,7 +28,7 @@ static void sh(const char *what, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    out = tu_run(&st, "%s 2>&1", cmd);
+    out = tu_run(&st, "cd '%s' && %s 2>&1", tu_root(), cmd); /* sources are named from the root */
     if (st != 0) print_error("%s failed (%d): %s\n%s\n", what, st, cmd, out ? out : "");
     free(out);
     assert_int_equal(st, 0);
@@ -372,10 +372,10 @@ static void check_crash(const char *bin, const char *input, const char *name,
     char *out, path[1024], binpath[700];
     snprintf(binpath, sizeof binpath, "%s/%s", dir, bin);
     load_symbols(binpath);
-    out = tu_run(&st, "cd '%s' && rm -rf crash-* %s %s.d && mkdir %s.d", dir, name, name, name);
+    out = tu_run(&st, "cd '%s' && rm -rf crash-* '%s' '%s'.d && mkdir '%s'.d", dir, name, name, name);
     free(out);
     assert_int_equal(tu_write_file(in_dir(name), input, 21), 0);
-    out = tu_run(&st, "cd '%s' && cp %s %s.d/ && FRAMES_SANCOV_OUT='%s.d/t-%%n.frames' ./%s "
+    out = tu_run(&st, "cd '%s' && cp '%s' '%s'.d/ && FRAMES_SANCOV_OUT='%s.d/t-%%n.frames' ./%s "
                       "-artifact_prefix='%s/' -runs=10 %s.d 2>&1; ls '%s' | grep -c '^crash-'",
                  dir, name, name, name, bin, dir, name, dir);
     assert_non_null(strstr(out, report));

@@ -21,24 +21,24 @@ static void test_help_and_usage_errors(void **state) {
     int st;
     char *out;
     (void)state;
-    out = tu_run(&st, "%s --help", tu_frames_bin());
+    out = tu_run(&st, "'%s' --help", tu_frames_bin());
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "usage: frames COMMAND"));
     free(out);
     for (i = 0; i < 4; i++) {
-        out = tu_run(&st, "%s %s --help", tu_frames_bin(), cmds[i]);
+        out = tu_run(&st, "'%s' '%s' --help", tu_frames_bin(), cmds[i]);
         assert_int_equal(st, 0);
         assert_non_null(strstr(out, "usage: frames"));
         free(out);
-        out = tu_run(&st, "%s %s --no-such-option x 2>&1", tu_frames_bin(), cmds[i]);
+        out = tu_run(&st, "'%s' '%s' --no-such-option x 2>&1", tu_frames_bin(), cmds[i]);
         assert_int_equal(st, 2);
         assert_non_null(strstr(out, "unknown option"));
         free(out);
     }
-    out = tu_run(&st, "%s frobnicate 2>&1", tu_frames_bin());
+    out = tu_run(&st, "'%s' frobnicate 2>&1", tu_frames_bin());
     assert_int_equal(st, 2);
     free(out);
-    out = tu_run(&st, "%s dump /no/such/file 2>&1", tu_frames_bin());
+    out = tu_run(&st, "'%s' dump /no/such/file 2>&1", tu_frames_bin());
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "/no/such/file"));
     free(out);
@@ -48,14 +48,14 @@ static void test_dump_reads_standard_input(void **state) {
     int st1, st2;
     char *a, *b;
     (void)state;
-    a = run(&st1, "%s dump --pbtext '%s'", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
-    b = run(&st2, "%s dump --pbtext - < '%s'", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
+    a = run(&st1, "'%s' dump --pbtext '%s'", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
+    b = run(&st2, "'%s' dump --pbtext - < '%s'", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
     assert_int_equal(st1, 0);
     assert_int_equal(st2, 0);
     assert_string_equal(a, b);
     free(a);
     free(b);
-    a = run(&st1, "cat '%s' | %s dump --json - | wc -l", VEC("r05_toc_m4_n10_mips"), tu_frames_bin());
+    a = run(&st1, "cat '%s' | '%s' dump --json - | wc -l", VEC("r05_toc_m4_n10_mips"), tu_frames_bin());
     assert_int_equal(st1, 0);
     assert_int_equal(atoi(a), 11); /* the meta and 10 frames */
     free(a);
@@ -93,7 +93,7 @@ static void test_truncated_input_is_a_warning(void **state) {
     assert_non_null(strstr((char *)err, "truncated"));
     assert_non_null(strstr((char *)err, "0x2b4"));
     free(err);
-    out = run(&st, "%s dump --pc '%s' >/dev/null 2>&1; echo $?", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' dump --pc '%s' >/dev/null 2>&1; echo $?", tu_frames_bin(), tmp);
     assert_int_equal(atoi(out), 0);
     free(out);
     unlink(errfile);
@@ -112,7 +112,7 @@ static void test_undecodable_frame_exit_1_others_printed(void **state) {
     b[0x1c4 + 8] = 0x0f;
     assert_int_equal(tu_write_file(tmp, b, n), 0);
     free(b);
-    out = run(&st, "%s dump --pc '%s' 2>/dev/null", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' dump --pc '%s' 2>/dev/null", tu_frames_bin(), tmp);
     assert_int_equal(st, 1);
     {
         int lines = 0;
@@ -121,7 +121,7 @@ static void test_undecodable_frame_exit_1_others_printed(void **state) {
         assert_int_equal(lines, 9);
     }
     free(out);
-    out = run(&st, "%s dump '%s' 2>&1 >/dev/null", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' dump '%s' 2>&1 >/dev/null", tu_frames_bin(), tmp);
     assert_non_null(strstr(out, "frame 3"));
     free(out);
     unlink(tmp);
@@ -131,13 +131,13 @@ static void test_info_verdicts(void **state) {
     char *out;
     int st;
     (void)state;
-    out = run(&st, "%s info '%s'", tu_frames_bin(), VEC("tcg_r05_m4_n10"));
+    out = run(&st, "'%s' info '%s'", tu_frames_bin(), VEC("tcg_r05_m4_n10"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "frames: 10 (header says 10)"));
     assert_non_null(strstr(out, "toc convention: ceil"));
     assert_non_null(strstr(out, "before 2025-07 no; libtrace C++ since 2025-07 yes; BAP OCaml yes"));
     free(out);
-    out = run(&st, "%s info --json '%s'", tu_frames_bin(), VEC("r09_unfinished_no_finish_call"));
+    out = run(&st, "'%s' info --json '%s'", tu_frames_bin(), VEC("r09_unfinished_no_finish_call"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"frames\":3,"));
     assert_non_null(strstr(out, "\"finished\":false"));
@@ -166,12 +166,12 @@ static void test_fix_in_place_and_to_file(void **state) {
     free(out);
     assert_int_equal(stat(tmp, &before), 0);
     assert_int_equal(before.st_size, 0x2b4 + 10);
-    out = run(&st, "%s info --json '%s'", tu_frames_bin(), out_path);
+    out = run(&st, "'%s' info --json '%s'", tu_frames_bin(), out_path);
     assert_non_null(strstr(out, "\"frames\":6,\"header_frames\":6"));
     assert_non_null(strstr(out, "\"libtrace_cxx_legacy\":true"));
     free(out);
     /* in place: a new inode renamed over the original, permissions kept */
-    out = run(&st, "%s fix '%s' 2>/dev/null", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' fix '%s' 2>/dev/null", tu_frames_bin(), tmp);
     assert_int_equal(st, 0);
     free(out);
     assert_int_equal(stat(tmp, &after), 0);
@@ -186,9 +186,9 @@ static void test_fix_in_place_and_to_file(void **state) {
         free(y);
     }
     /* the fixed file's first frames are the original bytes: same as the vector's */
-    out = run(&st, "%s dump --pc '%s'", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' dump --pc '%s'", tu_frames_bin(), tmp);
     {
-        char *want = run(&st, "%s dump --pc '%s' | head -6", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
+        char *want = run(&st, "'%s' dump --pc '%s' | head -6", tu_frames_bin(), VEC("r05_toc_m4_n10_mips"));
         assert_string_equal(out, want);
         free(want);
     }
@@ -241,7 +241,7 @@ static void test_cat_to_standard_output_is_unfinished(void **state) {
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "unfinished"));
     free(out);
-    out = run(&st, "%s info --json '%s'", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' info --json '%s'", tu_frames_bin(), tmp);
     assert_non_null(strstr(out, "\"frames\":4,"));
     assert_non_null(strstr(out, "\"finished\":false"));
     free(out);
@@ -274,7 +274,7 @@ static void test_cat_options(void **state) {
              tu_frames_bin(), VEC("r05_toc_m4_n10_mips"), tmp);
     free(tu_run(&st, "%s", cmd));
     assert_int_equal(st, 0);
-    out = run(&st, "%s info --json '%s'", tu_frames_bin(), tmp);
+    out = run(&st, "'%s' info --json '%s'", tu_frames_bin(), tmp);
     assert_non_null(strstr(out, "\"version\":2,"));
     assert_non_null(strstr(out, "\"toc\":\"ceil\""));
     assert_non_null(strstr(out, "\"libtrace_cxx_head\":true"));

@@ -252,7 +252,7 @@ static void test_cli_hand_trace(void **state) {
     int st;
     (void)state;
     write_hand_trace(path, NULL);
-    out = tu_run(&st, "%s vprof --json --top 2 %s", tu_frames_bin(), path);
+    out = tu_run(&st, "'%s' vprof --json --top 2 '%s'", tu_frames_bin(), path);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"loads\":16,\"redundant_loads\":6,\"zero_loads\":3,\"stores\":10,"
                                 "\"checked_stores\":6,\"silent_stores\":3,\"unknown_value_stores\":2,"
@@ -264,13 +264,13 @@ static void test_cli_hand_trace(void **state) {
     assert_non_null(strstr(out, "\"top_zero_loads\":[{\"address\":\"0x50\""));
     assert_null(strstr(out, "\"address\":\"0x90\""));   /* --top 2 cut it */
     free(out);
-    out = tu_run(&st, "%s vprof %s", tu_frames_bin(), path);
+    out = tu_run(&st, "'%s' vprof '%s'", tu_frames_bin(), path);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "  redundant          6 (37.50% of loads)"));
     assert_non_null(strstr(out, "  silent             3 (50.00% of stores with a known old value)"));
     assert_non_null(strstr(out, "  0x0000000000000010            8            4   50.00%   66.67%"));
     free(out);
-    out = tu_run(&st, "cat %s | %s vprof --top 0 -", path, tu_frames_bin());
+    out = tu_run(&st, "cat '%s' | '%s' vprof --top 0 -", path, tu_frames_bin());
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "loads                16"));
     assert_null(strstr(out, "top instructions"));
@@ -373,7 +373,7 @@ static void test_vector_r11(void **state) {
     assert_int_equal(row.loads, 1);
     frames_vprof_close(vp);
     frames_reader_close(r);
-    out = tu_run(&st, "%s vprof --json %s", tu_frames_bin(),
+    out = tu_run(&st, "'%s' vprof --json '%s'", tu_frames_bin(),
                  tu_shared("vectors/frames/r11_pintraces_like_x86.frames"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"frames\":4,\"std_frames\":2,\"loads\":1,\"redundant_loads\":0,"
@@ -386,7 +386,7 @@ static void test_vector_r10(void **state) {
     char *out;
     int st;
     (void)state;
-    out = tu_run(&st, "%s vprof --json %s", tu_frames_bin(),
+    out = tu_run(&st, "'%s' vprof --json '%s'", tu_frames_bin(),
                  tu_shared("vectors/frames/r10_default_m_n10001.frames"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"frames\":10001,\"std_frames\":10001,\"loads\":0,"));
@@ -397,18 +397,18 @@ static void test_cli_errors(void **state) {
     char *out;
     int st;
     (void)state;
-    out = tu_run(&st, "%s vprof 2>&1", tu_frames_bin());
+    out = tu_run(&st, "'%s' vprof 2>&1", tu_frames_bin());
     assert_int_equal(st, 2);
     free(out);
-    out = tu_run(&st, "%s vprof --top x %s 2>&1", tu_frames_bin(),
+    out = tu_run(&st, "'%s' vprof --top x '%s' 2>&1", tu_frames_bin(),
                  tu_shared("vectors/frames/r11_pintraces_like_x86.frames"));
     assert_int_equal(st, 2);
     free(out);
-    out = tu_run(&st, "%s vprof /nonexistent/trace.frames 2>&1", tu_frames_bin());
+    out = tu_run(&st, "'%s' vprof /nonexistent/trace.frames 2>&1", tu_frames_bin());
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "frames vprof: "));
     free(out);
-    out = tu_run(&st, "%s vprof --help", tu_frames_bin());
+    out = tu_run(&st, "'%s' vprof --help", tu_frames_bin());
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "usage: frames vprof"));
     free(out);

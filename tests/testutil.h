@@ -1,6 +1,9 @@
 /* testutil.h - helpers shared by the cmocka suites (header-only, static functions).
    Paths: FRAMES_SHARED (set by build.sh) is the reference material directory
-   (../shared from the repository root); FRAMES_BIN is the built `frames` command. */
+   (../shared from the repository root); FRAMES_BIN is the built `frames` command.
+   Without them, both are found from where the test program is (build/tests/test_X or
+   build/asan/tests/test_X), never from the current directory: a suite gives the same
+   result whatever directory it is started from. */
 #ifndef FRAMES_TESTUTIL_H
 #define FRAMES_TESTUTIL_H
 
@@ -24,20 +27,96 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-/* Path of a file under the shared directory, e.g. tu_shared("vectors/frames/r01.frames").
-   Returns a static buffer (one of 8 rotating). */
-TU_FN const char *tu_shared(const char *rel) {
-    static char bufs[8][4096];
+/* p made absolute (from the current directory) into buf: tests cd elsewhere in commands. */
+TU_FN const char *tu_abs(const char *p, char *buf, size_t cap) {
+    char cwd[2048];
+    if (p[0] == '/' || !getcwd(cwd, sizeof cwd)) snprintf(buf, cap, "%s", p);
+    else snprintf(buf, cap, "%s/%s", cwd, p);
+    return buf;
+}
+
+/* The directory of this test program (from /proc/self/exe; the current directory where
+   that is missing). */
+TU_FN const char *tu_exe_dir(void) {
+    static char dir[4096];
+    if (!dir[0]) {
+        ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+        char *slash;
+        dir[n > 0 ? n : 0] = 0;
+        slash = strrchr(dir, '/');
+        if (n <= 0 || !slash) tu_abs(".", dir, sizeof dir);
+        else *slash = 0;
+    }
+    return dir;
+}
+
+/* The repository root: the nearest directory above the test program holding frames.h and
+   build.sh (FRAMES_ROOT overrides); the current directory when none is found. */
+TU_FN const char *tu_root(void) {
+    static char root[4096];
+    const char *e = getenv("FRAMES_ROOT");
+    if (e && *e) return tu_abs(e, root, sizeof root);
+    if (!root[0]) {
+        char probe[4200];
+        int up;
+        snprintf(root, sizeof root, "%s", tu_exe_dir());
+        for (up = 0; up < 4; up++) {
+            char *slash;
+            snprintf(probe, sizeof probe, "%s/frames.h", root);
+            if (access(probe, R_OK) == 0) {
+                snprintf(probe, sizeof probe, "%s/build.sh", root);
+                if (access(probe, R_OK) == 0) return root;
+            }
+            slash = strrchr(root, '/');
+            if (!slash || slash == root) break;
+            *slash = 0;
+        }
+        tu_abs(".", root, sizeof root);
+    }
+    return root;
+}
+
+/* Path of a file of the repository, e.g. tu_src("tests/frames.proto"). Returns a static
+   buffer (one of 8 rotating). */
+TU_FN const char *tu_src(const char *rel) {
+    static char bufs[8][4200];
     static int next;
-    const char *base = getenv("FRAMES_SHARED");
     char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", base && *base ? base : "../shared", rel);
+    snprintf(b, sizeof bufs[0], "%s/%s", tu_root(), rel);
     return b;
 }
 
+/* Path of a file under the shared directory, e.g. tu_shared("vectors/frames/r01.frames").
+   Returns a static buffer (one of 8 rotating). */
+TU_FN const char *tu_shared(const char *rel) {
+    static char bufs[8][8400];
+    static int next;
+    const char *base = getenv("FRAMES_SHARED");
+    char *b = bufs[next++ & 7], abs[4096];
+    if (base && *base) snprintf(b, sizeof bufs[0], "%s/%s", tu_abs(base, abs, sizeof abs), rel);
+    else snprintf(b, sizeof bufs[0], "%s/../shared/%s", tu_root(), rel);
+    return b;
+}
+
+/* The frames command: FRAMES_BIN, else the one built beside this test program
+   (build/tests/../frames, build/asan/tests/../frames). */
 TU_FN const char *tu_frames_bin(void) {
+    static char bin[4200];
     const char *b = getenv("FRAMES_BIN");
-    return b && *b ? b : "build/frames";
+    if (b && *b) return tu_abs(b, bin, sizeof bin);
+    if (!bin[0]) {
+        snprintf(bin, sizeof bin, "%s/../frames", tu_exe_dir());
+        if (access(bin, X_OK) != 0) snprintf(bin, sizeof bin, "%s/build/frames", tu_root());
+    }
+    return bin;
+}
+
+/* The directory for temporary files: $TMPDIR when it names a writable directory, else
+   /tmp (an empty or stale TMPDIR must not send files to "/" or fail the suite). */
+TU_FN const char *tu_tmpdir(void) {
+    const char *dir = getenv("TMPDIR");
+    if (dir && *dir && access(dir, W_OK | X_OK) == 0) return dir;
+    return "/tmp";
 }
 
 /* Whole file into a malloc'd buffer (NUL-terminated for convenience); NULL if missing. */
@@ -103,9 +182,8 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
     static char bufs[8][512];
     static int next;
     static unsigned counter;
-    const char *dir = getenv("TMPDIR");
     char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/frames-test-%ld-%u%s", dir && *dir ? dir : "/tmp",
+    snprintf(b, sizeof bufs[0], "%s/frames-test-%ld-%u%s", tu_tmpdir(),
              (long)getpid(), counter++, suffix ? suffix : "");
     return b;
 }

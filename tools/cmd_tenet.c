@@ -10,13 +10,31 @@ static void usage(FILE *out) {
             "usage: frames tenet TRACE [-o OUT.log] [--tid T] [--arch x86|amd64|arm32]\n\n"
             "Write one thread of the trace as a Tenet trace: one line per instruction with the\n"
             "registers that changed, the pc, and the memory the previous instruction read\n"
-            "(mr=ADDR:HEX) and wrote (mw=ADDR:HEX), as Tenet's own tracers write it.\n\n"
+            "(mr=ADDR:HEX) and wrote (mw=ADDR:HEX), as Tenet's own tracers write it. The first\n"
+            "line gives every register the thread reads before writing it (its initial value);\n"
+            "the ones it cannot give are named on stderr.\n\n"
             "  -o, --output FILE   output (default: standard output)\n"
             "  --tid T             the thread to convert (default: the first one)\n"
             "  --arch A            register set, when the trace header does not give one\n\n"
             "Only the Tenet register set of the architecture is written (x86: eax..edi, eip;\n"
             "amd64: rax..r15, rip; arm32: r0..r12, sp, lr, pc); BAP names like R_EAX are\n"
             "accepted. See docs/interop.md.\n");
+}
+
+/* Tenet warns about every register the first line does not give: say why. */
+static void note_missing_initial(frames_tenet_arch arch, const frames_tenet_info *info) {
+    char written[160] = "", unused[160] = "";
+    const char *name;
+    unsigned i;
+    for (i = 0; (name = frames_tenet_arch_reg(arch, i)) != NULL; i++) {
+        char *list = (info->written_first >> i) & 1 ? written : (info->initial >> i) & 1 ? NULL : unused;
+        if (list) snprintf(list + strlen(list), 160 - strlen(list), " %s", name);
+    }
+    if (written[0] || unused[0])
+        cli_warn("Tenet will report these registers missing from the first line: %s%s%s%s%s",
+                 written[0] ? "written before read:" : "", written, written[0] && unused[0] ? "; " : "",
+                 unused[0] ? info->first_line_cut ? "not read in the lines held back:" : "never read:" : "",
+                 unused);
 }
 
 struct tenet_run {
@@ -89,6 +107,8 @@ int cmd_tenet(int argc, char **argv) {
         return CLI_DATA;
     }
     rc = cli_for_each_frame(r, "tenet", feed, &run);
+    if (rc == CLI_OK && frames_tenet_finish(run.t, frames_out_file, run.out) < 0)
+        rc = cli_lib_error(frames_tenet_error(run.t));
     if (fflush(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
     if (run.out != stdout && fclose(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
     frames_tenet_info_get(run.t, &info);
@@ -96,6 +116,7 @@ int cmd_tenet(int argc, char **argv) {
         cli_warn("thread %llu converted; %llu instructions of other threads skipped (--tid)",
                  (unsigned long long)info.thread_id, (unsigned long long)info.other_threads);
     if (!info.lines && rc == CLI_OK) cli_warn("no instruction (std_frame) to write");
+    if (info.lines && rc == CLI_OK) note_missing_initial(arch, &info);
     frames_tenet_free(run.t);
     frames_reader_close(r);
     return rc;
