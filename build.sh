@@ -25,8 +25,10 @@
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
-# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record) and
-# libzstd (frames_zstd.h: compressed .frames.zst traces), libdw (file:line in frames_sym.h).
+# Optional libraries are detected: libipt (frames_pt.h), capstone (frames record),
+# libzstd (frames_zstd.h: compressed .frames.zst traces), libdw (file:line in
+# frames_sym.h) and valgrind (tools/vg: the Valgrind tool of `frames record --engine
+# valgrind`, built into build/vg/ next to build/frames).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -85,6 +87,35 @@ newer() {
 
 HEADERS() { ls "$ROOT"/frames*.h 2>/dev/null; }
 
+# The Valgrind tool, linked as Valgrind's own tools are (static, no C library, text at
+# valt_load_address) against the packaged core libraries. It runs from OUT/vg, which
+# VALGRIND_LIB names, so that folder also links the packaged preload and suppressions.
+VG_LIBDIR=/usr/lib/x86_64-linux-gnu/valgrind
+VG_EXECDIR=/usr/libexec/valgrind
+have_vg_tool_deps() {
+    [ "$(uname -m)" = x86_64 ] && [ -f /usr/include/valgrind/pub_tool_basics.h ] &&
+        [ -f $VG_LIBDIR/libcoregrind-amd64-linux.a ] && [ -f $VG_EXECDIR/vgpreload_core-amd64-linux.so ] &&
+        pkg-config --exists valgrind 2>/dev/null
+}
+build_vg_tool() {   # build_vg_tool OUTDIR
+    local out=$1/vg
+    have_vg_tool_deps || { rm -rf "$out"; return 0; }
+    mkdir -p "$out"
+    if newer "$out/frames-amd64-linux" tools/vg/*.c tools/vg/*.h; then
+        gcc -std=gnu99 -O2 -g -m64 -fno-stack-protector -fno-builtin -fno-strict-aliasing -fno-pie \
+            -Wall -Wextra -Wno-unused-parameter -Werror -I/usr/include/valgrind -Itools/vg \
+            -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
+            -c tools/vg/frames_vg.c -o "$out/frames_vg.o" || die "valgrind tool: compile failed"
+        gcc -m64 -static -nodefaultlibs -nostartfiles -u _start -no-pie -Wl,--build-id=none \
+            -Wl,-Ttext-segment="$(pkg-config --variable=valt_load_address valgrind)" \
+            -o "$out/frames-amd64-linux" "$out/frames_vg.o" $VG_LIBDIR/libcoregrind-amd64-linux.a \
+            $VG_LIBDIR/libvex-amd64-linux.a $VG_LIBDIR/libgcc-sup-amd64-linux.a -lgcc ||
+            die "valgrind tool: link failed"
+    fi
+    ln -sf $VG_EXECDIR/vgpreload_core-amd64-linux.so "$out/vgpreload_core-amd64-linux.so"
+    ln -sf $VG_EXECDIR/default.supp "$out/default.supp"
+}
+
 # build_variant OUTDIR CC "CFLAGS" "LDFLAGS"
 build_variant() {
     local out=$1 cc=$2 cflags=$3 ldflags=$4
@@ -98,13 +129,14 @@ build_variant() {
         [ -e "$src" ] || continue
         obj="$out/obj/$(basename "${src%.c}").o"
         objs+=("$obj")
-        if newer "$obj" "$src" $hdrs tools/*.h tools/*.def; then
+        if newer "$obj" "$src" $hdrs tools/*.h tools/*.def tools/vg/*.h; then
             $cc $CSTD $cflags $WARN $odefs -I"$ROOT" -Itools -c "$src" -o "$obj" &
             pids+=($!)
             if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "compile failed"; pids=("${pids[@]:1}"); fi
         fi
     done
     for p in "${pids[@]}"; do wait "$p" || die "compile failed"; done
+    build_vg_tool "$out"
     if newer "$out/frames" "${objs[@]}"; then
         # --as-needed: libraries frames does not use (libm, libpthread on glibc >= 2.34) are
         # not loaded by every process (each costs a query process tens of microseconds)

@@ -1080,7 +1080,7 @@ FRAMES_DEF int frames_out_file(void *file, const char *s, size_t n); /* ctx = FI
 /* Capacities of a recorder. FRAMES_REC_MAX_VALUES may be #defined (identically in every
    file that includes frames.h) to record larger instructions. */
 #ifndef FRAMES_REC_MAX_VALUES
-#define FRAMES_REC_MAX_VALUES 64     /* values per instruction (pre + post) */
+#define FRAMES_REC_MAX_VALUES 128    /* values per instruction (pre + post; xsave needs ~60) */
 #endif
 #define FRAMES_REC_MAX_VALUE_SIZE 64 /* bytes per value (a zmm register) */
 #define FRAMES_REC_MAX_NAME 23       /* bytes per register name */
@@ -1104,10 +1104,9 @@ typedef struct frames_rec_stats {
     uint64_t bytes;         /* bytes handed to the flush callback */
 } frames_rec_stats;
 
-typedef struct frames__rec_slot {
-    uint8_t value[FRAMES_REC_MAX_VALUE_SIZE];
-    char name[FRAMES_REC_MAX_NAME + 1];
-} frames__rec_slot;
+/* Bytes of one value as a list element (0a, length, operand_info): at most
+   2 + 6 + FRAMES_REC_MAX_NAME + 6 + 16 + FRAMES_REC_MAX_VALUE_SIZE, fewer than 128. */
+#define FRAMES__REC_ELEM 128
 
 /* A recorder. Fields are private except `stats` (read-only); the struct is public so that
    it can live in thread-local or static storage. */
@@ -1127,9 +1126,12 @@ typedef struct frames_recorder {
     uint64_t frames__pc;
     uint8_t frames__raw[FRAMES_REC_MAX_RAWBYTES];
     uint32_t frames__rawlen;
-    uint32_t frames__npre, frames__npost;  /* pre fills ops from the front, post from the back */
-    frames_operand frames__ops[FRAMES_REC_MAX_VALUES];
-    frames__rec_slot frames__slots[FRAMES_REC_MAX_VALUES];
+    uint32_t frames__npre, frames__npost;
+    uint32_t frames__lpre, frames__lpost;  /* bytes of the encoded lists so far */
+    /* values are encoded as list elements when recorded: the std_frame is then its
+       header and two copies (byte-identical to frames_writer_add) */
+    uint8_t frames__pre[FRAMES_REC_MAX_VALUES * FRAMES__REC_ELEM];
+    uint8_t frames__post[FRAMES_REC_MAX_VALUES * FRAMES__REC_ELEM];
     frames_error frames__err;
 } frames_recorder;
 
@@ -6755,61 +6757,108 @@ FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *byt
     r->frames__rawlen = (uint32_t)n;
     r->frames__insn_tid = r->frames__tid;
     r->frames__npre = r->frames__npost = 0;
+    r->frames__lpre = r->frames__lpost = 0;
     r->frames__state = FRAMES__REC_OPEN;
     return 1;
 }
 
-static int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
-                             uint64_t address, const void *value, size_t size) {
-    frames_operand *op;
-    frames__rec_slot *slot;
-    size_t name_len = 0;
-    uint32_t i;
-    if (r->frames__state != FRAMES__REC_OPEN) {
+static uint8_t *frames__rec_varint(uint8_t *p, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static int frames__rec_bad(frames_recorder *r, uint32_t attr, size_t size) {
+    return frames__rfail(r, FRAMES_E_INVALID,
+                         "bad value record: attributes 0x%x (one kind and one position), "
+                         "size %lu (1 to %u)", (unsigned)attr, (unsigned long)size,
+                         (unsigned)FRAMES_REC_MAX_VALUE_SIZE);
+}
+
+/* Encode the value as an operand list element, as frames__write_plain does for a plain
+   operand (no taint: taint_info { no_taint: true }). */
+FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
+                                    uint64_t address, const void *value, size_t size) {
+    uint8_t *e, *p;
+    size_t name_len = 0, spec;
+    uint64_t zz = (uint64_t)(16 * size); /* zigzag of the bit length, 8 * size */
+    uint32_t kinds = attr & FRAMES_VAL_KINDS, pos = attr & FRAMES_VAL_POSITIONS, before;
+    if (FRAMES__UNLIKELY(r->frames__state != FRAMES__REC_OPEN)) {
         if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
         return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
     }
-    if (!frames__one_bit(attr & FRAMES_VAL_KINDS) || !frames__one_bit(attr & FRAMES_VAL_POSITIONS) ||
-        (attr & FRAMES_VAL_CLASSES) == FRAMES_VAL_CLASSES || size == 0 ||
-        size > FRAMES_REC_MAX_VALUE_SIZE || !value)
-        return frames__rfail(r, FRAMES_E_INVALID,
-                             "bad value record: attributes 0x%x (one kind and one position), "
-                             "size %lu (1 to %u)", (unsigned)attr, (unsigned long)size,
-                             (unsigned)FRAMES_REC_MAX_VALUE_SIZE);
+    if (FRAMES__UNLIKELY(!kinds || (kinds & (kinds - 1)) || !pos || pos == FRAMES_VAL_POSITIONS ||
+                         (attr & FRAMES_VAL_CLASSES) == FRAMES_VAL_CLASSES || size - 1 >= FRAMES_REC_MAX_VALUE_SIZE ||
+                         !value))
+        return frames__rec_bad(r, attr, size);
     if (name) {
         name_len = strlen(name);
-        if (name_len > FRAMES_REC_MAX_NAME)
+        if (FRAMES__UNLIKELY(name_len > FRAMES_REC_MAX_NAME))
             return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
                                  (unsigned)FRAMES_REC_MAX_NAME);
     }
-    if (!frames__rec_selected(r, attr)) {
+    if (r->frames__nsel && !frames__rec_selected(r, attr)) {
         r->stats.filtered++;
         return 0;
     }
-    if (r->frames__npre + r->frames__npost >= FRAMES_REC_MAX_VALUES) {
+    if (FRAMES__UNLIKELY(r->frames__npre + r->frames__npost >= FRAMES_REC_MAX_VALUES)) {
         r->stats.overflow++;
         return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
                              (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
     }
-    i = (attr & FRAMES_VAL_BEFORE) ? r->frames__npre++
-                                   : FRAMES_REC_MAX_VALUES - 1 - r->frames__npost++;
-    op = &r->frames__ops[i];
-    slot = &r->frames__slots[i];
-    memset(op, 0, sizeof *op);
-    memcpy(slot->value, value, size);
-    op->value = frames_bytes_of(slot->value, size);
-    op->bit_length = (int32_t)(8 * size);
-    if (attr & FRAMES_VAL_BEFORE) op->read = (attr & FRAMES_VAL_READ) != 0;
-    else op->written = (attr & FRAMES_VAL_WRITE) != 0;
-    op->base = (attr & FRAMES_VAL_BASE) != 0;
-    op->index = (attr & FRAMES_VAL_INDEX) != 0;
-    if (attr & FRAMES_VAL_MEM) {
-        op->spec = FRAMES_MEM;
-        op->address = address;
+    before = (attr & FRAMES_VAL_BEFORE) != 0;
+    e = before ? r->frames__pre + r->frames__lpre : r->frames__post + r->frames__lpost;
+    p = e + 2;
+    if (attr & FRAMES_VAL_MEM) { /* 0a l 0a l-2 08 address */
+        size_t an = frames__varint_size(address);
+        spec = 5 + an;
+        p[0] = 0x0a;
+        p[1] = (uint8_t)(spec - 2);
+        p[2] = 0x0a;
+        p[3] = (uint8_t)(spec - 4);
+        p[4] = 0x08;
+        if (FRAMES__LIKELY(an <= 8)) { /* the element has room for a word store here */
+            frames__put_le64(p + 5, frames__varint_word(address, an));
+            p += spec;
+        } else {
+            p = frames__rec_varint(p + 5, address);
+        }
+    } else {                     /* 0a l 12 l-2 0a l-4 name */
+        spec = 6 + name_len;
+        p[0] = 0x0a;
+        p[1] = (uint8_t)(spec - 2);
+        p[2] = 0x12;
+        p[3] = (uint8_t)(spec - 4);
+        p[4] = 0x0a;
+        p[5] = (uint8_t)name_len;
+        frames__copy(p + 6, (const uint8_t *)name, name_len);
+        p += spec;
+    }
+    *p++ = 0x10;
+    if (zz < 0x80) {
+        *p++ = (uint8_t)zz;
     } else {
-        op->spec = FRAMES_REG;
-        if (name_len) memcpy(slot->name, name, name_len);
-        op->name = frames_bytes_of(slot->name, name_len);
+        p[0] = (uint8_t)(zz | 0x80);
+        p[1] = (uint8_t)(zz >> 7);
+        p += 2;
+    }
+    /* usage (read only before, written only after), taint_info { no_taint }, value */
+    frames__put_le64(p, 0x001800100008081aull |
+                            (uint64_t)(before && (attr & FRAMES_VAL_READ)) << 24 |
+                            (uint64_t)(!before && (attr & FRAMES_VAL_WRITE)) << 40 |
+                            (uint64_t)((attr & FRAMES_VAL_INDEX) != 0) << 56);
+    frames__put_le64(p + 8, 0x002a010802220020ull | (uint64_t)((attr & FRAMES_VAL_BASE) != 0) << 8 |
+                                (uint64_t)size << 56);
+    frames__copy(p + 16, (const uint8_t *)value, size);
+    p += 16 + size;
+    e[0] = 0x0a;
+    e[1] = (uint8_t)(p - e - 2);
+    if (before) {
+        r->frames__lpre += (uint32_t)(p - e);
+        r->frames__npre++;
+    } else {
+        r->frames__lpost += (uint32_t)(p - e);
+        r->frames__npost++;
     }
     r->stats.values++;
     return 1;
@@ -6874,28 +6923,50 @@ static int frames__rec_emit(frames_recorder *r, const frames_frame *f) {
                          (unsigned long)n);
 }
 
+/* The std_frame of the open instruction, straight into the buffer: frame { 1: std_frame
+   { 1 address, 2 thread_id, 3 rawbytes, 4 pre list, 5 post list } } (post only if the
+   instruction completed), the same bytes frames_writer_add writes. */
 static int frames__rec_close(frames_recorder *r, int completed) {
-    frames_frame f;
-    frames_operand *post = r->frames__ops + FRAMES_REC_MAX_VALUES - r->frames__npost, tmp;
-    uint32_t i, n = r->frames__npost;
+    size_t lpre = r->frames__lpre, lpost = completed ? r->frames__lpost : 0, body, frame, need;
+    uint8_t *p;
     int rc;
     r->frames__state = FRAMES__REC_IDLE;
-    for (i = 0; i < n / 2; i++) { /* post values were stacked from the back */
-        tmp = post[i];
-        post[i] = post[n - 1 - i];
-        post[n - 1 - i] = tmp;
+    body = 1 + frames__varint_size(r->frames__pc) + 1 + frames__varint_size(r->frames__insn_tid) + 1 +
+           frames__varint_size(r->frames__rawlen) + r->frames__rawlen + 1 + frames__varint_size(lpre) + lpre +
+           (completed ? 1 + frames__varint_size(lpost) + lpost : 0);
+    frame = 1 + frames__varint_size(body) + body;
+    need = 8 + frame;
+    if (FRAMES__UNLIKELY(need > r->frames__cap - r->frames__len)) {
+        if (r->frames__len && (rc = frames_rec_flush(r)) < 0) return rc;
+        if (need > r->frames__cap)
+            return frames__rfail(r, FRAMES_E_SPACE, "a frame of %lu bytes does not fit the recorder buffer",
+                                 (unsigned long)frame);
     }
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_STD;
-    f.std.address = r->frames__pc;
-    f.std.thread_id = r->frames__insn_tid;
-    f.std.rawbytes = frames_bytes_of(r->frames__raw, r->frames__rawlen);
-    f.std.pre = r->frames__ops;
-    f.std.npre = r->frames__npre;
-    f.std.post = post;
-    f.std.npost = completed ? n : 0;
-    f.std.has_post = (uint8_t)(completed != 0);
-    if ((rc = frames__rec_emit(r, &f)) < 0) return rc;
+    p = r->frames__buf + r->frames__len;
+    frames__put_le64(p, frame);
+    p += 8;
+    *p++ = 0x0a;
+    p = frames__rec_varint(p, body);
+    *p++ = 0x08;
+    p = frames__rec_varint(p, r->frames__pc);
+    *p++ = 0x10;
+    p = frames__rec_varint(p, r->frames__insn_tid);
+    *p++ = 0x1a;
+    p = frames__rec_varint(p, r->frames__rawlen);
+    frames__copy(p, r->frames__raw, r->frames__rawlen);
+    p += r->frames__rawlen;
+    *p++ = 0x22;
+    p = frames__rec_varint(p, lpre);
+    memcpy(p, r->frames__pre, lpre);
+    p += lpre;
+    if (completed) {
+        *p++ = 0x2a;
+        p = frames__rec_varint(p, lpost);
+        memcpy(p, r->frames__post, lpost);
+    }
+    r->frames__len += need;
+    r->frames__nframes++;
+    r->stats.frames++;
     r->stats.recorded++;
     return 1;
 }

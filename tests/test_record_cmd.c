@@ -307,6 +307,8 @@ static int record_in(const run_env *e, const char *trace, const char *opts, cons
     size_t k = 0;
     pre[k++] = tu_frames_bin();
     pre[k++] = "record";
+    pre[k++] = "--engine"; /* these are the ptrace engine's tests (test_record_vg: valgrind) */
+    pre[k++] = "ptrace";
     snprintf(optbuf, sizeof optbuf, "%s", opts);
     for (tok = strtok_r(optbuf, " ", &save); tok && k < 26; tok = strtok_r(NULL, " ", &save)) pre[k++] = tok;
     pre[k++] = "-o";

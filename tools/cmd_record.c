@@ -1,6 +1,8 @@
-/* frames record: trace a program by ptrace single-stepping (x86-64 Linux), one std_frame
-   per executed user instruction with register and memory operand values, syscall frames,
-   modload frames, threads and (on request) forked processes, through the recording API. */
+/* frames record: trace a program (x86-64 Linux), one std_frame per executed user
+   instruction with register and memory operand values, syscall frames, modload frames,
+   threads and (on request) forked processes, through the recording API. Two engines:
+   Valgrind with the frames tool (record_vg.c, the default when the tool is built) and
+   ptrace single-stepping (record_trace.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +10,12 @@
 #include "record.h"
 
 static const char record_usage[] =
-    "usage: frames record [-o OUT] [--no-mem] [--follow-forks] [--sample N:M] [--no-pin]\n"
-    "                     [--quiet] -- PROGRAM [ARGS...]\n"
+    "usage: frames record [-o OUT] [--engine valgrind|ptrace] [--no-mem] [--follow-forks]\n"
+    "                     [--sample N:M] [--no-pin] [--quiet] -- PROGRAM [ARGS...]\n"
     "       frames record --probe\n"
     "\n"
-    "Runs PROGRAM under ptrace, single-stepping every user instruction of every thread, and\n"
-    "writes a frames trace (x86-64: arch i386, machine 64):\n"
+    "Runs PROGRAM and records every user instruction of every thread into a frames trace\n"
+    "(x86-64: arch i386, machine 64):\n"
     "  std_frame     per instruction: address, bytes, thread id; registers read (values\n"
     "                before) and written (values after); memory read (before), memory\n"
     "                written (old value before with read = written = false, new value after)\n"
@@ -21,14 +23,17 @@ static const char record_usage[] =
     "  modload_frame per executable mapping (at exec and after mmap/mprotect/mremap)\n"
     "  exception_frame per signal delivered (number = signal, from_addr = pc)\n"
     "\n"
+    "  --engine E        valgrind: run PROGRAM under Valgrind with the frames tool (millions\n"
+    "                    of instructions/s; the default when the tool was built);\n"
+    "                    ptrace: single-step it (tens of thousands/s; exact CPU)\n"
     "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
     "                    program's standard output then goes to standard error)\n"
     "  --no-mem          no memory operands (registers only; faster)\n"
     "  --follow-forks    also trace child processes (fork, vfork, clone without threads)\n"
     "  --sample N:M      record N instructions, skip M, repeating (per thread); skipped\n"
-    "                    instructions are still stepped, syscalls always recorded\n"
-    "  --no-pin          do not pin tracer and program to one CPU (pinning makes each\n"
-    "                    step about 2x faster on VMs; the program sees a one-CPU mask)\n"
+    "                    instructions still run traced, syscalls are always recorded\n"
+    "  --no-pin          ptrace: do not pin tracer and program to one CPU (pinning makes\n"
+    "                    each step about 2x faster on VMs; the program sees a one-CPU mask)\n"
     "  --quiet           no summary on standard error\n"
     "  --probe           report whether this kernel honours PTRACE_SINGLEBLOCK, and exit\n"
     "\n"
@@ -162,6 +167,12 @@ static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
         else if (!strcmp(a, "--quiet")) t->quiet = 1;
+        else if (!strcmp(a, "--engine") && i + 1 < argc) {
+            const char *e = argv[++i];
+            if (!strcmp(e, "valgrind")) t->engine = RT_ENGINE_VALGRIND;
+            else if (!strcmp(e, "ptrace")) t->engine = RT_ENGINE_PTRACE;
+            else return cli_usage_error("--engine wants valgrind or ptrace");
+        }
         else if (!strcmp(a, "--sample") && i + 1 < argc) {
             char *colon = strchr(argv[++i], ':');
             if (!colon) return cli_usage_error("--sample wants N:M");
@@ -185,10 +196,37 @@ static int probe(void) {
     return CLI_OK;
 }
 
+static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, char **argv) {
+    frames_writer_options o;
+    rp_meta_build(meta, path, argc, argv);
+    frames_writer_options_default(&o);
+    o.arch = FRAMES_ARCH_I386;
+    o.machine = FRAMES_MACH_X86_64;
+    if (!(t->w = cli_open_writer(t->out, &o, &meta->meta))) {
+        rp_meta_free(meta);
+        return CLI_DATA;
+    }
+    t->shared.writer = t->w;
+    return CLI_OK;
+}
+
+static int record_valgrind(rt_tracer *t, const char *path, int argc, char **argv) {
+    rp_meta meta;
+    double t0;
+    int rc;
+    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return rc;
+    t0 = now();
+    rv_record_program(t, path, argc, argv);
+    if (!t->quiet && !t->failed) report(t, path, now() - t0);
+    rc = frames_writer_close(t->w);
+    if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    rp_meta_free(&meta);
+    return t->failed ? CLI_DATA : CLI_OK;
+}
+
 int cmd_record(int argc, char **argv) {
     rt_tracer t;
     rp_meta meta;
-    frames_writer_options o;
     char path[4096];
     int first = 0, rc;
     pid_t pid;
@@ -203,18 +241,21 @@ int cmd_record(int argc, char **argv) {
     if ((rc = parse_args(&t, argc, argv, &first)) != CLI_OK) return rc;
     if (find_program(argv[first], path, sizeof path) < 0)
         return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
+    if (t.engine == RT_ENGINE_DEFAULT) {
+        char dir[4096];
+        t.engine = rv_tool_dir(dir, sizeof dir) == 0 ? RT_ENGINE_VALGRIND : RT_ENGINE_PTRACE;
+    }
     if (!(t.dec = rx_open()))
         return cli_fail(CLI_DATA, "cannot load or initialise capstone (%s)", rx_library());
-    rp_meta_build(&meta, path, argc - first, argv + first);
-    frames_writer_options_default(&o);
-    o.arch = FRAMES_ARCH_I386;
-    o.machine = FRAMES_MACH_X86_64;
-    if (!(t.w = cli_open_writer(t.out, &o, &meta.meta))) {
-        rp_meta_free(&meta);
+    if (t.engine == RT_ENGINE_VALGRIND) {
+        rc = record_valgrind(&t, path, argc - first, argv + first);
         rx_close(t.dec);
-        return CLI_DATA;
+        return rc;
     }
-    t.shared.writer = t.w;
+    if ((rc = open_writer(&t, &meta, path, argc - first, argv + first)) != CLI_OK) {
+        rx_close(t.dec);
+        return rc;
+    }
     if (t.pin) pin_to_this_cpu();
     pid = spawn(&t, path, argv + first);
     if (pid > 0) {

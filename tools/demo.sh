@@ -51,7 +51,8 @@ step "frames dump --json demo.frames | head   (modules, then one std_frame per i
 if has dump; then
     "$FRAMES" dump --json "$trace" | sed -n '2,7p' | cut -c1-230
     step "frames dump --pbtext: the program's first instruction, with its operand values"
-    "$FRAMES" dump --pbtext "$trace" | awk '/^frame /{n++} n==4' | grep -v -e 'taint' -e '^ *}$'
+    "$FRAMES" dump --pbtext "$trace" | awk '/^frame /{blk=""} {blk=blk $0 "\n"} /std_frame/{s=1} s && /^}/{printf "%s", blk; exit}' |
+        grep -v -e 'taint' -e '^ *}$'
 else skip dump; fi
 
 step "the syscalls the program made (frames dump --json, syscall_frame numbers)"

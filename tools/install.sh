@@ -19,6 +19,15 @@ install -d "$root/bin" "$root/include" "$root/share/man/man1" "$root/lib/pkgconf
 install -m 755 "$bin" "$root/bin/frames"
 install -m 644 frames*.h "$root/include/"
 install -m 644 docs/frames.1 "$root/share/man/man1/frames.1"
+# the Valgrind tool of `frames record`, where the command looks for it (../lib/frames/vg)
+vgdir=$(dirname "$bin")/vg
+if [ -x "$vgdir/frames-amd64-linux" ]; then
+    install -d "$root/lib/frames/vg"
+    install -m 755 "$vgdir/frames-amd64-linux" "$root/lib/frames/vg/"
+    for f in vgpreload_core-amd64-linux.so default.supp; do
+        ln -sf "$(readlink "$vgdir/$f")" "$root/lib/frames/vg/$f"
+    done
+fi
 
 pc() {   # pc NAME DESCRIPTION REQUIRES LIBS
     cat > "$root/lib/pkgconfig/$1.pc" <<PC

@@ -77,6 +77,8 @@ extern const uint16_t rx_gprs[17];
 unsigned rx_full_reg(unsigned reg);
 /* 64-bit value of a GPR (capstone 64-bit id) or RFLAGS from a user_regs_struct. */
 uint64_t rx_gpr64(const struct user_regs_struct *g, unsigned reg);
+/* XSAVE offset of the upper ymm halves (AVX component), 0 without AVX (after rx_open). */
+uint32_t rx_ymm_hi_offset(void);
 /* rcx (or ecx with 32-bit addressing): whether a rep string instruction accesses memory. */
 int rx_rep_active(const rx_state *st, const rx_insn *in);
 
@@ -142,10 +144,13 @@ typedef struct rt_thread {
     struct rt_thread *next;
 } rt_thread;
 
+enum { RT_ENGINE_DEFAULT = 0, RT_ENGINE_PTRACE, RT_ENGINE_VALGRIND };
+
 /* The tracer: options, the shared writer, threads and processes, counters. */
 typedef struct rt_tracer {
     const char *out;
     int no_mem, follow, pin, quiet;
+    int engine;                /* RT_ENGINE_* */
     uint64_t sample_on, sample_off;
     frames_writer *w;
     frames_rec_shared shared;
@@ -169,6 +174,14 @@ void rt_on_exec(rt_tracer *t, rt_thread *th);
 void rt_loop(rt_tracer *t);
 /* SIGINT, SIGTERM, SIGHUP to the tracer: kill the program, finish the trace. */
 void rt_catch_interrupts(void);
+
+/* ---------------------------------------------------------------- record_vg.c */
+
+/* The folder holding the valgrind tool (frames-amd64-linux); 0, or -1 if not built. */
+int rv_tool_dir(char *out, size_t cap);
+/* Run the program (argv[0..argc)) under Valgrind with the frames tool and convert its
+   records into t's writer. Returns CLI_OK or CLI_DATA (t->failed set). */
+int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv);
 
 #endif /* RECORD_SUPPORTED */
 #endif

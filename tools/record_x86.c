@@ -161,6 +161,8 @@ static void init_tables(csh h) {
     (void)d;
 }
 
+uint32_t rx_ymm_hi_offset(void) { return xs_off[2]; }
+
 unsigned rx_full_reg(unsigned reg) {
     if (reg >= X86_REG_ENDING) return 0;
     if (regs[reg].src == SRC_GPR) return gpr64[regs[reg].idx];

@@ -1,0 +1,853 @@
+/* record_vg.c - the valgrind engine of `frames record`: runs the program under Valgrind
+   with the frames tool (tools/vg/frames_vg.c), reads its raw records (tools/vg/vgrec.h)
+   from a pipe and converts them into frames through the recording API, on the other
+   core while the program runs. */
+#include "record.h"
+
+#ifdef RECORD_SUPPORTED
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "vg/vgrec.h"
+
+#define RV_REC_BUFFER (256 * 1024)
+
+/* ---------------------------------------------------------------- locating the tool */
+
+/* The folder Valgrind loads the tool from (VALGRIND_LIB): $FRAMES_VG_LIB, else vg/ next
+   to the frames binary (the build tree), else ../lib/frames/vg (an installed tree). */
+int rv_tool_dir(char *out, size_t cap) {
+    const char *env = getenv("FRAMES_VG_LIB");
+    char exe[PATH_MAX], try_[PATH_MAX + 64], *slash;
+    ssize_t n;
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        snprintf(try_, sizeof try_, "%s/frames-amd64-linux", out);
+        return access(try_, X_OK) == 0 ? 0 : -1;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    if (!(slash = strrchr(exe, '/'))) return -1;
+    *slash = 0;
+    snprintf(try_, sizeof try_, "%s/vg/frames-amd64-linux", exe);
+    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/vg", exe) < (int)cap ? 0 : -1;
+    snprintf(try_, sizeof try_, "%s/../lib/frames/vg/frames-amd64-linux", exe);
+    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/../lib/frames/vg", exe) < (int)cap ? 0 : -1;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- state */
+
+typedef struct rv_def {
+    uint64_t pc;
+    uint8_t kind, len, nregs, memsize;
+    uint8_t bytes[16];
+    uint8_t regs[VGR_MAX_REGS][3]; /* register, byte offset, size */
+    uint32_t size;                 /* bytes of a use after the gid */
+} rv_def;
+
+typedef struct rv_thread {
+    uint32_t tid, pid;
+    frames_recorder *rec;
+    uint8_t *buf;
+    int open;                    /* an instruction is open (its BEGIN was seen) */
+    int recorded;                /* ... and sampled */
+    int decoded;                 /* capstone decoded it (insn is valid) */
+    uint64_t pc;
+    uint8_t len;
+    int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
+    uint32_t sysno;
+    const rx_insn *insn;         /* the decoder's cache entry (valid until its next decode) */
+    rx_insn own;                 /* a copy, when another thread decodes while this one waits */
+    rx_state *st;                /* the register file, kept from the tool's records */
+    uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction */
+    uint64_t fpreg[8];
+    uint32_t ftop;
+    uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
+    uint32_t rd_size;            /* a read-modify-write (then one READ|WRITE operand) */
+    uint8_t rd_val[64];
+    const struct rv_proc *post_proc; /* last POST of the open instruction: */
+    uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
+    uint8_t post_vals[VGR_MAX_REGS * 32];
+    struct rv_thread *next;
+} rv_thread;
+
+typedef struct rv_proc {
+    uint32_t pid;
+    rv_def *defs;                /* indexed by gid - VGR_GROUP_BASE */
+    size_t ndefs, capdefs;
+    uint8_t *in;                 /* stream bytes not parsed yet */
+    size_t nin, capin;
+    rv_thread *cur;
+    uint64_t (*mods)[2];
+    size_t nmods, capmods;
+    struct rv_proc *next;
+} rv_proc;
+
+typedef struct rv_conv {
+    rt_tracer *t;
+    rv_proc *procs;
+    rv_thread *threads, *last;
+} rv_conv;
+
+static void rv_fail(rv_conv *c, const char *msg) {
+    if (!c->t->failed) cli_fail(CLI_DATA, "%s", msg);
+    c->t->failed = 1;
+}
+
+static void rv_check(rv_conv *c, rv_thread *th, int rc) {
+    if (rc < 0 && !c->t->failed) {
+        cli_fail(CLI_DATA, "%s: %s", c->t->out, frames_rec_error(th->rec)->message);
+        c->t->failed = 1;
+    }
+}
+
+static void rv_state_init(rv_thread *th);
+
+static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next)
+        if (th->tid == tid) return th;
+    th = (rv_thread *)calloc(1, sizeof *th);
+    if (!th) return NULL;
+    th->tid = tid;
+    th->pid = pid;
+    th->rec = (frames_recorder *)malloc(sizeof *th->rec);
+    th->buf = (uint8_t *)malloc(RV_REC_BUFFER);
+    th->st = (rx_state *)calloc(1, sizeof *th->st);
+    if (!th->rec || !th->buf || !th->st ||
+        frames_rec_init(th->rec, th->buf, RV_REC_BUFFER, frames_rec_flush_to_writer, &c->t->shared, tid) < 0) {
+        free(th->rec);
+        free(th->buf);
+        free(th->st);
+        free(th);
+        return NULL;
+    }
+    rv_state_init(th);
+    if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
+    th->next = c->threads;
+    c->threads = th;
+    c->t->nthreads++;
+    return th;
+}
+
+/* ---------------------------------------------------------------- instructions */
+
+static uint32_t le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+#define XS_FSW 2
+#define XS_ST 32
+#define XS_XMM 160
+#define XS_HEADER 512
+
+/* struct user_regs_struct field of each GPR in VEX (and x86 encoding) order. */
+static const size_t vex_gpr[16] = {
+    offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rcx),
+    offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, rbx),
+    offsetof(struct user_regs_struct, rsp), offsetof(struct user_regs_struct, rbp),
+    offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+    offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
+    offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+    offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+    offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15)};
+
+/* The register file as ptrace shows it (segment selectors of a 64-bit Linux process),
+   with an XSAVE image for the vector and x87 registers, so that the ptrace engine's
+   operand code (record_x86.c) reads values the same way for both engines. */
+static void rv_state_init(rv_thread *th) {
+    uint64_t bv = 7; /* x87, SSE, AVX state present */
+    th->st->tid = (pid_t)th->tid;
+    th->st->gpr.cs = 0x33;
+    th->st->gpr.ss = 0x2b;
+    th->st->gpr.eflags = 0x202;
+    th->st->xs_state = 1;
+    memcpy(th->st->xs + XS_HEADER, &bv, 8);
+}
+
+/* VEX keeps x87 registers as doubles: widen to the 80-bit format of the FXSAVE image. */
+static void f64_to_f80(uint64_t d, uint8_t out[10]) {
+    uint64_t frac = d & ((1ull << 52) - 1), mant = 0;
+    unsigned exp = (unsigned)(d >> 52) & 0x7ff, e80 = 0;
+    uint16_t top;
+    if (exp == 0x7ff) {
+        e80 = 0x7fff;
+        mant = (1ull << 63) | (frac << 11);
+    } else if (exp) {
+        e80 = exp - 1023 + 16383;
+        mant = (1ull << 63) | (frac << 11);
+    } else if (frac) { /* denormal double: a normal extended */
+        int msb = 51;
+        while (!(frac >> msb)) msb--;
+        e80 = (unsigned)(msb - 1074 + 16383);
+        mant = frac << (63 - msb);
+    }
+    top = (uint16_t)(((d >> 63) << 15) | e80);
+    memcpy(out, &mant, 8);
+    memcpy(out + 8, &top, 2);
+}
+
+static void rv_x87_sync(rv_thread *th) {
+    uint16_t fsw;
+    unsigned i;
+    memcpy(&fsw, th->st->xs + XS_FSW, 2);
+    fsw = (uint16_t)((fsw & ~0x3800u) | ((th->ftop & 7u) << 11));
+    memcpy(th->st->xs + XS_FSW, &fsw, 2);
+    for (i = 0; i < 8; i++) f64_to_f80(th->fpreg[(th->ftop + i) & 7], th->st->xs + XS_ST + 16 * i);
+}
+
+/* Store one register value of a POST or REGS record into the register file. */
+static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
+    rx_state *st = th->st;
+    uint32_t hi = rx_ymm_hi_offset();
+    if (reg < 16) memcpy((uint8_t *)&st->gpr + vex_gpr[reg], v, 8);
+    else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
+    else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
+    else if (reg == VGR_GS_BASE) memcpy(&st->gpr.gs_base, v, 8);
+    else if (reg == VGR_FTOP) {
+        memcpy(&th->ftop, v, 4);
+        rv_x87_sync(th);
+    } else if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) {
+        memcpy(st->xs + XS_XMM + 16 * (reg - VGR_XMM0), v, 16);
+        if (size == 32 && hi) memcpy(st->xs + hi + 16 * (reg - VGR_XMM0), v + 16, 16);
+    } else if (reg >= VGR_MM0 && reg < VGR_MM0 + 8) {
+        memcpy(&th->fpreg[reg - VGR_MM0], v, 8);
+        rv_x87_sync(th);
+    }
+}
+
+static void rv_set_regs(rv_thread *th, const rv_def *d, const uint8_t *vals) {
+    uint8_t i;
+    for (i = 0; i < d->nregs; i++) {
+        rv_set_reg(th, d->regs[i][0], vals, d->regs[i][2]);
+        vals += d->regs[i][2];
+    }
+}
+
+static void rv_reg(rv_thread *th, unsigned reg, uint32_t how, uint64_t next_pc) {
+    uint8_t v[64];
+    uint32_t attr;
+    const char *name;
+    size_t n = rx_reg_value(th->st, reg, next_pc, v, &attr, &name);
+    if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
+}
+
+/* user_regs_struct offsets of rx_gprs (RAX RBX RCX RDX RSI RDI RBP RSP R8..R15 RFLAGS),
+   so that the per-instruction copy and compare are plain loads. */
+#define RV_U(f) offsetof(struct user_regs_struct, f)
+static const size_t rv_gpr_off[17] = {RV_U(rax), RV_U(rbx), RV_U(rcx), RV_U(rdx), RV_U(rsi), RV_U(rdi),
+                                      RV_U(rbp), RV_U(rsp), RV_U(r8), RV_U(r9), RV_U(r10), RV_U(r11),
+                                      RV_U(r12), RV_U(r13), RV_U(r14), RV_U(r15), RV_U(eflags)};
+
+static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)&th->st->gpr + rv_gpr_off[i], 8);
+    return v;
+}
+
+static void rv_save_gprs(rv_thread *th) {
+    unsigned i;
+    for (i = 0; i < 17; i++) th->pre_gpr[i] = rv_gpr(th, i);
+}
+
+static int rv_write_listed(const rx_insn *in, unsigned full) {
+    uint8_t i;
+    for (i = 0; i < in->nwrites; i++)
+        if (rx_full_reg(in->writes[i]) == full) return 1;
+    return 0;
+}
+
+/* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
+   although capstone did not list it (as the ptrace engine does). */
+static void rv_after(rv_thread *th, uint64_t next_pc) {
+    const rx_insn *in = th->insn;
+    unsigned i;
+    if (th->decoded)
+        for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    for (i = 0; i < 17; i++) {
+        unsigned r = rx_gprs[i];
+        if (th->pre_gpr[i] != rv_gpr(th, i) && !(th->decoded && rv_write_listed(in, r)))
+            rv_reg(th, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    }
+}
+
+/* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
+   apply its register writes, write its std_frame. next_pc: where the thread went on. */
+static void rv_pending_read(rv_thread *th);
+
+static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_pc) {
+    if (!th->open) return;
+    rv_pending_read(th);
+    th->open = 0;
+    c->t->instructions++;
+    if (th->post_proc) rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
+    th->post_proc = NULL;
+    th->in_syscall = th->has_ret = 0;
+    if (!completed) {
+        rv_check(c, th, frames_rec_finish(th->rec));
+        return;
+    }
+    if (th->recorded) rv_after(th, next_pc);
+    rv_check(c, th, frames_rec_end(th->rec));
+}
+
+static void rv_close(rv_conv *c, rv_thread *th, int completed) {
+    rv_close_at(c, th, completed, th->pc + th->len);
+}
+
+/* An instruction starts: registers it reads, from the register file (before it runs).
+   VEX runs a rep string instruction once more than the CPU, to find the count zero
+   after the last iteration; that run executes nothing and is not an instruction. */
+static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
+    const rx_insn *in;
+    uint8_t i;
+    uint64_t prev = th->pc;
+    rv_close_at(c, th, 1, d->pc);
+    in = rx_decode(c->t->dec, d->pc, d->bytes, d->len);
+    th->pc = d->pc;
+    th->len = d->len;
+    if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
+    th->open = 1;
+    th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
+    if (!th->recorded) return;
+    th->decoded = in != NULL;
+    if (!in) {
+        c->t->undecoded++;
+    } else {
+        th->insn = in;
+        for (i = 0; i < in->nreads; i++)
+            rv_reg(th, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], d->pc + d->len);
+    }
+    rv_save_gprs(th);
+}
+
+/* An instruction that is not waiting in a syscall has completed when its thread stops
+   running; a syscall completes when it returns. */
+static void rv_settle(rv_conv *c, rv_thread *th) {
+    if (th->open && (!th->in_syscall || th->has_ret)) rv_close(c, th, 1);
+}
+
+/* File order = order of completion across threads: the previous thread's frames go out
+   before this thread records anything (as the ptrace engine does). */
+static void rv_switch(rv_conv *c, rv_thread *th) {
+    if (c->last && c->last != th) {
+        rv_settle(c, c->last);
+        if (c->last->open && c->last->decoded && c->last->insn != &c->last->own) {
+            c->last->own = *c->last->insn;
+            c->last->insn = &c->last->own;
+        }
+        rv_check(c, c->last, frames_rec_flush(c->last->rec));
+    }
+    c->last = th;
+}
+
+static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v, uint32_t size);
+
+static void rv_pending_read(rv_thread *th) {
+    if (!th->rd_size) return;
+    rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, th->rd_addr, th->rd_val, th->rd_size);
+    th->rd_size = 0;
+}
+
+/* A load and then a store of the same location in one instruction (add to memory,
+   xchg, lock xadd, cmpxchg) is one read-modify-write operand, as the ptrace engine
+   records it: READ|WRITE before with the old value, WRITE after with the new one. */
+static void rv_load(rv_thread *th, uint64_t addr, const uint8_t *v, uint32_t size) {
+    rv_pending_read(th);
+    if (size > sizeof th->rd_val) {
+        rv_mem(th, FRAMES_VAL_READ | FRAMES_VAL_BEFORE, addr, v, size);
+        return;
+    }
+    th->rd_addr = addr;
+    th->rd_size = size;
+    memcpy(th->rd_val, v, size);
+}
+
+static void rv_store(rv_thread *th, uint64_t addr, const uint8_t *old, const uint8_t *now, uint32_t size,
+                     int cas) {
+    uint32_t attr = FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE | (cas ? FRAMES_VAL_READ : 0);
+    if (th->rd_size == size && th->rd_addr == addr) {
+        attr |= FRAMES_VAL_READ;
+        th->rd_size = 0;
+    }
+    rv_pending_read(th);
+    rv_mem(th, attr, addr, old, size);
+    rv_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, addr, now, size);
+}
+
+/* Values larger than 64 bytes are split into 64-byte operands at consecutive addresses. */
+static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v, uint32_t size) {
+    if (!th->recorded) return;
+    while (size > 0) {
+        uint32_t n = size < 64 ? size : 64;
+        frames_rec_mem(th->rec, attr, addr, v, n);
+        addr += n;
+        v += n;
+        size -= n;
+    }
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int rv_module_known(rv_proc *p, uint64_t lo, uint64_t hi) {
+    size_t i;
+    for (i = 0; i < p->nmods; i++)
+        if (p->mods[i][0] == lo && p->mods[i][1] == hi) return 1;
+    if (p->nmods == p->capmods) {
+        size_t ncap = p->capmods ? 2 * p->capmods : 32;
+        uint64_t(*nm)[2] = (uint64_t(*)[2])realloc(p->mods, ncap * sizeof *nm);
+        if (!nm) return 1;
+        p->mods = nm;
+        p->capmods = ncap;
+    }
+    p->mods[p->nmods][0] = lo;
+    p->mods[p->nmods][1] = hi;
+    p->nmods++;
+    return 0;
+}
+
+static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
+    rv_def *d;
+    size_t need;
+    uint32_t i;
+    if (avail < 20) return 0;
+    need = 20 + (size_t)r[17] + 3u * r[18];
+    if (avail < need) return 0;
+    *used = need;
+    if (gid < VGR_GROUP_BASE || r[17] > 15 || r[18] > VGR_MAX_REGS) return -1;
+    gid -= VGR_GROUP_BASE;
+    if (gid >= p->capdefs) {
+        size_t ncap = p->capdefs ? 2 * p->capdefs : 4096;
+        rv_def *nd;
+        while (ncap <= gid) ncap *= 2;
+        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) return -1;
+        memset(nd + p->capdefs, 0, (ncap - p->capdefs) * sizeof *nd);
+        p->defs = nd;
+        p->capdefs = ncap;
+    }
+    if (gid >= p->ndefs) p->ndefs = gid + 1;
+    d = &p->defs[gid];
+    d->pc = le64(r + 8);
+    d->kind = r[16];
+    d->len = r[17];
+    d->nregs = r[18];
+    d->memsize = r[19];
+    memcpy(d->bytes, r + 20, d->len);
+    memcpy(d->regs, r + 20 + d->len, 3u * d->nregs);
+    d->size = 0;
+    for (i = 0; i < d->nregs; i++) d->size += d->regs[i][2];
+    if (d->kind == VGR_MEMR) d->size = 8 + d->memsize;
+    if (d->kind == VGR_MEMW || d->kind == VGR_MEMRW) d->size = 8 + 2u * d->memsize;
+    return 1;
+}
+
+static rv_thread *rv_current(rv_conv *c, rv_proc *p) {
+    if (!p->cur) p->cur = rv_thread_get(c, p->pid, p->pid);
+    if (p->cur) rv_switch(c, p->cur);
+    return p->cur;
+}
+
+static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed);
+
+/* One use of a group. */
+static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, const rv_def *d, const uint8_t *v) {
+    switch (d->kind) {
+    case VGR_BEGIN: rv_begin(c, th, d); break;
+    case VGR_POST:
+        th->post_proc = p;
+        th->post_idx = (uint32_t)(d - p->defs);
+        memcpy(th->post_vals, v, d->size);
+        break;
+    case VGR_MEMR:
+        if (th->recorded) rv_load(th, le64(v), v + 8, d->memsize);
+        break;
+    case VGR_MEMW:
+    case VGR_MEMRW:
+        if (th->recorded) rv_store(th, le64(v), v + 8, v + 8 + d->memsize, d->memsize, d->kind == VGR_MEMRW);
+        break;
+    default: break;
+    }
+}
+
+static int rv_is_fault(uint32_t sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP;
+}
+
+/* Parse one record at r (avail bytes). Returns its length, 0 if incomplete, -1 if bad. */
+static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
+    uint32_t code;
+    rv_thread *th;
+    size_t used = 0;
+    if (avail < 8) return 0;
+    code = le32(r);
+    if (code >= VGR_GROUP_BASE) {
+        const rv_def *d;
+        if (code - VGR_GROUP_BASE >= p->ndefs) return -1;
+        d = &p->defs[code - VGR_GROUP_BASE];
+        if (!d->kind) return -1;
+        if (avail < 4 + (size_t)d->size) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        rv_group(c, p, th, d, r + 4);
+        return 4 + (long)d->size;
+    }
+    switch (code) {
+    case VGR_DEF: {
+        int rc = rv_def_add(p, le32(r + 4), r, avail, &used);
+        return rc < 0 ? -1 : rc == 0 ? 0 : (long)used;
+    }
+    case VGR_THREAD:
+        p->cur = rv_thread_get(c, le32(r + 4), p->pid);
+        if (!p->cur) return -1;
+        rv_switch(c, p->cur);
+        return 8;
+    case VGR_HELLO: {
+        uint32_t parent;
+        rv_proc *pp;
+        if (avail < 16) return 0;
+        parent = le32(r + 8);
+        if (!parent) { /* a new image (execve): the old image's translations are gone */
+            rv_finish_proc_threads(c, p, 0);
+            p->ndefs = 0;
+            p->nmods = 0;
+            return 16;
+        }
+        for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
+        if (pp && pp->ndefs) { /* a forked child runs its parent's translations */
+            p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
+            if (!p->defs) return -1;
+            memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
+            p->ndefs = pp->ndefs;
+            p->capdefs = pp->capdefs;
+        }
+        if (pp && pp->nmods) {
+            p->mods = (uint64_t(*)[2])malloc(pp->capmods * sizeof *p->mods);
+            if (p->mods) {
+                memcpy(p->mods, pp->mods, pp->nmods * sizeof *p->mods);
+                p->nmods = pp->nmods;
+                p->capmods = pp->capmods;
+            }
+        }
+        return 16;
+    }
+    case VGR_SYSCALL: {
+        int64_t args[6];
+        int i;
+        if (avail < 64) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        for (i = 0; i < 6; i++) args[i] = (int64_t)le64(r + 16 + 8 * i);
+        th->in_syscall = 1;
+        th->has_ret = 0;
+        th->sysno = le32(r + 4);
+        c->t->syscalls++;
+        rv_check(c, th, frames_rec_syscall(th->rec, th->open ? th->pc : le64(r + 8), le32(r + 4), args, 6));
+        return 64;
+    }
+    case VGR_SYSRET: /* the result is in the REGS record that follows */
+        if (avail < 16) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        /* Valgrind completes exit and exit_group in its wrapper; they never return */
+        if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
+        return 16;
+    case VGR_REGS: {
+        const uint8_t *q = r + 8;
+        unsigned i;
+        if (avail < VGR_REGS_SIZE) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        if (th->post_proc) { /* the open instruction's writes are in the newer file */
+            rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
+            th->post_proc = NULL;
+        }
+        for (i = 0; i < 16; i++, q += 8) rv_set_reg(th, i, q, 8);
+        rv_set_reg(th, VGR_RFLAGS, q, 8);
+        rv_set_reg(th, VGR_FS_BASE, q + 8, 8);
+        rv_set_reg(th, VGR_GS_BASE, q + 16, 8);
+        memcpy(&th->ftop, q + 24, 4);
+        memcpy(th->fpreg, q + 32, 64);
+        rv_x87_sync(th);
+        q += 96;
+        for (i = 0; i < 16; i++, q += 32) rv_set_reg(th, VGR_XMM0 + i, q, 32);
+        return VGR_REGS_SIZE;
+    }
+    case VGR_MODLOAD: {
+        uint32_t nl = le32(r + 4);
+        char name[4097];
+        if (nl > 4096) return -1;
+        if (avail < 24 + (size_t)nl) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        memcpy(name, r + 24, nl);
+        name[nl] = 0;
+        if (!rv_module_known(p, le64(r + 8), le64(r + 16))) {
+            c->t->nmodules++;
+            rv_check(c, th, frames_rec_modload(th->rec, name, le64(r + 8), le64(r + 16)));
+        }
+        return 24 + (long)nl;
+    }
+    case VGR_SIGNAL: {
+        uint32_t sig;
+        uint64_t pc;
+        if (avail < 16) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        sig = le32(r + 4);
+        pc = le64(r + 8);
+        c->t->signals++;
+        /* a fault is delivered at the faulting instruction, which did not complete */
+        rv_close(c, th, !(th->open && th->pc == pc && rv_is_fault(sig) && !th->in_syscall));
+        rv_check(c, th, frames_rec_exception(th->rec, sig, pc, FRAMES_NO_POS));
+        return 16;
+    }
+    case VGR_BIGMEM: {
+        uint32_t how, size;
+        if (avail < 24) return 0;
+        how = le32(r + 4);
+        size = le32(r + 16);
+        if (avail < 24 + (size_t)size) return 0;
+        if (!(th = rv_current(c, p))) return -1;
+        if (th->open) rv_pending_read(th);
+        if (th->open)
+            rv_mem(th, how == VGR_MEM_READ ? FRAMES_VAL_READ | FRAMES_VAL_BEFORE
+                       : how == VGR_MEM_OLD ? FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE
+                                            : FRAMES_VAL_WRITE | FRAMES_VAL_AFTER,
+                   le64(r + 8), r + 24, size);
+        return 24 + (long)size;
+    }
+    case VGR_EXIT: /* an exit syscall never completes; another open instruction did,
+                      unless a fatal signal ends the process (decided at the end) */
+        if (!(th = rv_current(c, p))) return -1;
+        if (th->in_syscall && !th->has_ret) rv_close(c, th, 0);
+        rv_check(c, th, frames_rec_flush(th->rec));
+        return 8;
+    default: return -1;
+    }
+}
+
+/* Every thread of the process: its open instruction is written (completed or not), its
+   frames flushed. */
+static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next) {
+        if (th->pid != p->pid) continue;
+        if (th->open) rv_close(c, th, completed && !(th->in_syscall && !th->has_ret));
+        rv_check(c, th, frames_rec_flush(th->rec));
+    }
+}
+
+static rv_proc *rv_proc_get(rv_conv *c, uint32_t pid) {
+    rv_proc *p;
+    for (p = c->procs; p; p = p->next)
+        if (p->pid == pid) return p;
+    if (!(p = (rv_proc *)calloc(1, sizeof *p))) return NULL;
+    p->pid = pid;
+    p->next = c->procs;
+    c->procs = p;
+    return p;
+}
+
+/* Append a chunk to its process's stream and convert every complete record. */
+static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
+    size_t pos = 0;
+    while (pos < n && !c->t->failed) {
+        long used = rv_record(c, p, data + pos, n - pos);
+        if (used < 0) {
+            rv_fail(c, "malformed record from the valgrind tool");
+            return pos;
+        }
+        if (used == 0) break;
+        pos += (size_t)used;
+    }
+    return pos;
+}
+
+static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
+    rv_proc *p = rv_proc_get(c, pid);
+    size_t pos = 0;
+    if (!p) return -1;
+    if (p->nin == 0) { /* the usual case: records straight from the chunk, the tail kept */
+        pos = rv_parse(c, p, data, n);
+        data += pos;
+        n -= pos;
+        if (n == 0 || c->t->failed) return 0;
+    }
+    if (p->nin + n > p->capin) {
+        size_t ncap = p->capin ? p->capin : 1 << 20;
+        uint8_t *nb;
+        while (ncap < p->nin + n) ncap *= 2;
+        if (!(nb = (uint8_t *)realloc(p->in, ncap))) return -1;
+        p->in = nb;
+        p->capin = ncap;
+    }
+    memcpy(p->in + p->nin, data, n);
+    p->nin += n;
+    pos = rv_parse(c, p, p->in, p->nin);
+    memmove(p->in, p->in + pos, p->nin - pos);
+    p->nin -= pos;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the pipe */
+
+static volatile sig_atomic_t rv_interrupted;
+static void rv_on_interrupt(int sig) { rv_interrupted = sig; }
+
+static void rv_catch_interrupts(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = rv_on_interrupt; /* no SA_RESTART: read returns EINTR */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Read chunks until every writer closed the pipe. */
+static void rv_pump(rv_conv *c, int fd, pid_t pid) {
+    size_t cap = 8u << 20, have = 0, pos;
+    uint8_t *buf = (uint8_t *)malloc(cap);
+    int killed = 0;
+    if (!buf) {
+        rv_fail(c, "out of memory");
+        return;
+    }
+    for (;;) {
+        ssize_t got;
+        if (rv_interrupted && !killed) {
+            cli_warn("interrupted by signal %d: killing the program, finishing the trace", (int)rv_interrupted);
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        got = read(fd, buf + have, cap - have);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        have += (size_t)got;
+        pos = 0;
+        while (have - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
+            uint32_t cpid = le32(buf + pos), len = le32(buf + pos + 4);
+            if (len > cap - VGR_CHUNK_HEADER) {
+                size_t ncap = cap;
+                uint8_t *nb;
+                while (ncap < (size_t)len + VGR_CHUNK_HEADER) ncap *= 2;
+                if (!(nb = (uint8_t *)realloc(buf, ncap))) {
+                    rv_fail(c, "out of memory");
+                    break;
+                }
+                buf = nb;
+                cap = ncap;
+            }
+            if (have - pos < VGR_CHUNK_HEADER + (size_t)len) break;
+            rv_feed(c, cpid, buf + pos + VGR_CHUNK_HEADER, len);
+            pos += VGR_CHUNK_HEADER + (size_t)len;
+        }
+        memmove(buf, buf + pos, have - pos);
+        have -= pos;
+        if (c->t->failed) {
+            kill(pid, SIGKILL);
+            break;
+        }
+    }
+    free(buf);
+}
+
+static pid_t rv_spawn(rt_tracer *t, const char *tooldir, int wfd, const char *path, char **argv, int argc) {
+    char **av = (char **)calloc((size_t)argc + 16, sizeof *av);
+    char fdopt[64];
+    int n = 0, i;
+    pid_t pid;
+    if (!av) return -1;
+    snprintf(fdopt, sizeof fdopt, "--frames-fd=%d", wfd);
+    av[n++] = (char *)"valgrind";
+    av[n++] = (char *)"--tool=frames";
+    av[n++] = (char *)"-q";
+    av[n++] = (char *)"--trace-children=yes";
+    av[n++] = (char *)"--vex-iropt-level=0"; /* see frames_vg.c: each instruction its own GETs */
+    av[n++] = fdopt;
+    if (t->no_mem) av[n++] = (char *)"--frames-mem=no";
+    if (t->follow) av[n++] = (char *)"--frames-forks=yes";
+    av[n++] = (char *)path;
+    for (i = 1; i < argc; i++) av[n++] = argv[i];
+    av[n] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        setenv("VALGRIND_LIB", tooldir, 1);
+        if (!strcmp(t->out, "-")) dup2(2, 1);
+        execvp("valgrind", av);
+        fprintf(stderr, "frames record: cannot run valgrind: %s\n", strerror(errno));
+        _exit(127);
+    }
+    free(av);
+    return pid;
+}
+
+int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
+    char tooldir[PATH_MAX];
+    int fds[2], status = 0;
+    rv_conv c;
+    rv_proc *p;
+    rv_thread *th;
+    pid_t pid;
+    if (rv_tool_dir(tooldir, sizeof tooldir) < 0) {
+        t->failed = 1;
+        return cli_fail(CLI_DATA, "the valgrind tool was not built (tools/vg; needs the valgrind package)");
+    }
+    if (pipe(fds) < 0) return t->failed = cli_fail(CLI_DATA, "pipe: %s", strerror(errno));
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+#ifdef F_SETPIPE_SZ
+    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups of the converter */
+#endif
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    rv_catch_interrupts();
+    pid = rv_spawn(t, tooldir, fds[1], path, argv, argc);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return t->failed = cli_fail(CLI_DATA, "fork: %s", strerror(errno));
+    }
+    t->main_pid = pid;
+    rv_pump(&c, fds[0], pid);
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    t->main_status = status;
+    t->main_done = 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !c.procs)
+        t->failed = 1;
+    /* killed by a signal Valgrind did not deliver to a handler (a fatal fault, SIGKILL):
+       the instruction the thread was in did not complete */
+    if (WIFSIGNALED(status) && c.last && c.last->open) {
+        uint64_t pc = c.last->pc;
+        rv_close(&c, c.last, 0);
+        rv_check(&c, c.last, frames_rec_exception(c.last->rec, (uint64_t)WTERMSIG(status), pc, FRAMES_NO_POS));
+    }
+    for (p = c.procs; p; p = p->next) rv_finish_proc_threads(&c, p, 1);
+    while (c.threads) {
+        th = c.threads;
+        c.threads = th->next;
+        rv_close(&c, th, 0);
+        rv_check(&c, th, frames_rec_finish(th->rec));
+        t->frames += th->rec->stats.frames;
+        t->values += th->rec->stats.values;
+        free(th->rec);
+        free(th->buf);
+        free(th->st);
+        free(th);
+    }
+    while (c.procs) {
+        p = c.procs;
+        c.procs = p->next;
+        free(p->defs);
+        free(p->in);
+        free(p->mods);
+        free(p);
+    }
+    return t->failed ? CLI_DATA : CLI_OK;
+}
+
+#else
+typedef int record_vg_unused; /* ISO C forbids an empty translation unit */
+#endif
