@@ -52,7 +52,7 @@ static frames_reader *open_trace(const char *path) {
     frames_error err;
     frames_reader_info info;
     assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
-    assert_int_equal(frames_reader_stat(r, &info), 0);
+    assert_int_equal(frames_reader_info_get(r, &info), 0);
     assert_true(info.finished);
     return r;
 }
