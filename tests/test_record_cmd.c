@@ -15,6 +15,7 @@
 
 #include "frames.h"
 #include "testutil.h"
+#include "probes.h"
 
 #if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
 #define RECORD_BUILT 1
@@ -333,37 +334,7 @@ static char *record(int *status, const char *trace, const char *opts, const char
 
 /* ------------------------------------------------------------------ the static program */
 
-/* A loop, a load, a store, a call, push/pop, a vector load, write(1, "hi\n", 3), exit(7). */
-static const char prog_src[] =
-    "        .globl _start, L_load, L_store, L_call, L_push, L_pop, L_vec, L_write, L_exit, f, buf, msg\n"
-    "        .data\n"
-    "buf:    .quad 0x1122334455667788\n"
-    "slot:   .quad 7\n"
-    "msg:    .ascii \"hi\\n\"\n"
-    "        .text\n"
-    "_start: mov $1000, %ecx\n"
-    "1:      add $1, %rax\n"
-    "        dec %ecx\n"
-    "        jnz 1b\n"
-    "        lea buf(%rip), %rbx\n"
-    "L_load: mov (%rbx), %rdx\n"
-    "L_store: movq $0x99, 8(%rbx)\n"
-    "L_call: call f\n"
-    "L_push: push %rdx\n"
-    "L_pop:  pop %r8\n"
-    "L_vec:  movdqu (%rbx), %xmm1\n"
-    "        mov $1, %eax\n"
-    "        mov $1, %edi\n"
-    "        lea msg(%rip), %rsi\n"
-    "        mov $3, %edx\n"
-    "L_write: syscall\n"
-    "        mov $60, %eax\n"
-    "        mov $7, %edi\n"
-    "L_exit: syscall\n"
-    "f:      ret\n";
-
-/* Instructions the program executes, counted by hand: mov, 1000 x (add, dec, jnz), then
-   lea, load, store, call, ret, push, pop, movdqu, 4 movs, syscall, 2 movs, syscall. */
+/* probe_prog_src (probes.h): its instruction count, as the hand count there adds up */
 #define PROG_INSNS (1 + 3000 + 8 + 5 + 3)
 
 /* callgrind --dump-instr=yes: self cost (Ir) per instruction address. Positions are
@@ -402,7 +373,7 @@ static void test_static_program_vs_callgrind(void **state) {
     path_buf prog_path = wkeep("prog");
     const char *prog = prog_path.s;
     (void)state;
-    build_program("prog", "S", prog_src, "-nostdlib -static");
+    build_program("prog", "S", probe_prog_src, "-nostdlib -static");
     out = record(&st, wpath("prog.frames"), "", prog);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "exited with status 7"));
@@ -736,21 +707,6 @@ static void test_echo_vs_strace_in_every_environment(void **state) {
 
 /* ------------------------------------------------------------------ threads, forks, signals */
 
-static const char threads_src[] =
-    "#include <pthread.h>\n"
-    "#include <unistd.h>\n"
-    "static void *work(void *p) {\n"
-    "    __asm__ volatile(\"mov $500, %%ecx\\n.globl thread_loop\\nthread_loop: dec %%ecx\\n jnz thread_loop\"\n"
-    "                     ::: \"rcx\", \"cc\");\n"
-    "    write(1, \"t\\n\", 2);\n"
-    "    return p;\n"
-    "}\n"
-    "int main(void) {\n"
-    "    pthread_t t;\n"
-    "    pthread_create(&t, 0, work, 0);\n"
-    "    pthread_join(t, 0);\n"
-    "    return 0;\n"
-    "}\n";
 
 static void test_threads(void **state) {
     trace_sum s;
@@ -761,7 +717,7 @@ static void test_threads(void **state) {
     int st, saw_write = 0;
     char *out;
     (void)state;
-    build_program("threads", "c", threads_src, "-O1 -static -pthread");
+    build_program("threads", "c", probe_threads_src, "-O1 -static -pthread");
     out = record(&st, wpath("threads.frames"), "", wpath("threads"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "2 thread(s)"));
@@ -791,16 +747,6 @@ static void test_threads(void **state) {
     for (i = 0; i < (uint64_t)s.ntids; i++) assert_true(s.tids[i] == main_tid || s.tids[i] == loop_tid);
 }
 
-static const char fork_src[] =
-    "#include <sys/wait.h>\n"
-    "#include <unistd.h>\n"
-    "int main(void) {\n"
-    "    int st;\n"
-    "    pid_t p = fork();\n"
-    "    if (p == 0) { write(1, \"child\\n\", 6); _exit(3); }\n"
-    "    waitpid(p, &st, 0);\n"
-    "    return WEXITSTATUS(st) == 3 ? 0 : 1;\n"
-    "}\n";
 
 /* With --follow-forks the child's syscalls are in the trace under its own thread id and
    equal strace's list for the child; without, the child runs untraced. */
@@ -815,7 +761,7 @@ static void test_forks(void **state) {
     path_buf forker = wkeep("forker");
     (void)state;
     cmd[0] = forker.s;
-    build_program("forker", "c", fork_src, "-O1 -static");
+    build_program("forker", "c", probe_fork_src, "-O1 -static");
     st = record_in(&default_env, wpath("fork.frames"), "--follow-forks --no-mem", cmd, &out);
     assert_int_equal(st, 0);
     free(out);

@@ -11,6 +11,7 @@
 
 #include "frames.h"
 #include "testutil.h"
+#include "probes.h"
 
 #if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
 
@@ -153,38 +154,6 @@ static void engines_agree(const char *prog, uint64_t want_insns) {
 
 /* ------------------------------------------------------------------ probe programs */
 
-/* test_record_cmd's static program: a loop, a load, a store, a call, push/pop, a vector
-   load, write, exit(7). */
-static const char probe_src[] =
-    "        .globl _start\n"
-    "        .data\n"
-    "buf:    .quad 0x1122334455667788\n"
-    "slot:   .quad 7\n"
-    "msg:    .ascii \"hi\\n\"\n"
-    "        .text\n"
-    "_start: mov $1000, %ecx\n"
-    "1:      add $1, %rax\n"
-    "        dec %ecx\n"
-    "        jnz 1b\n"
-    "        lea buf(%rip), %rbx\n"
-    "        mov (%rbx), %rdx\n"
-    "        movq $0x99, 8(%rbx)\n"
-    "        call f\n"
-    "        push %rdx\n"
-    "        pop %r8\n"
-    "        movdqu (%rbx), %xmm1\n"
-    "        mov $1, %eax\n"
-    "        mov $1, %edi\n"
-    "        lea msg(%rip), %rsi\n"
-    "        mov $3, %edx\n"
-    "        syscall\n"
-    "        mov $60, %eax\n"
-    "        mov $7, %edi\n"
-    ".globl L_exit\n"
-    "L_exit: syscall\n"
-    "f:      ret\n";
-#define PROBE_INSNS 3017
-
 /* Flags read and written, rep string moves, exchanges and locked read-modify-writes,
    SSE arithmetic, sub-registers. */
 static const char probe2_src[] =
@@ -222,8 +191,8 @@ static const char probe2_src[] =
 
 static void test_probe_same_as_ptrace(void **state) {
     (void)state;
-    compile("probe", "S", probe_src, "-nostdlib -static");
-    engines_agree(at("probe"), PROBE_INSNS);
+    compile("probe", "S", probe_prog_src, "-nostdlib -static");
+    engines_agree(at("probe"), PROBE_PROG_INSNS);
 }
 
 static void test_probe2_same_as_ptrace(void **state) {
@@ -288,7 +257,7 @@ static void test_counts_vs_callgrind(void **state) {
     int st;
     char *out;
     (void)state;
-    compile("probe", "S", probe_src, "-nostdlib -static");
+    compile("probe", "S", probe_prog_src, "-nostdlib -static");
     assert_int_equal(rec("valgrind", "", at("v.frames"), at("probe")), 0);
     out = tu_run(&st, "valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s %s >/dev/null 2>&1",
                  at("cg.out"), at("probe"));
@@ -403,21 +372,6 @@ static void calls_agree(const char *cmd, const char *opts, size_t want_threads) 
     }
 }
 
-static const char threads_src[] =
-    "#include <pthread.h>\n"
-    "#include <unistd.h>\n"
-    "static void *work(void *p) {\n"
-    "    __asm__ volatile(\"mov $500, %%ecx\\n.globl thread_loop\\nthread_loop: dec %%ecx\\n jnz thread_loop\"\n"
-    "                     ::: \"rcx\", \"cc\");\n"
-    "    write(1, \"t\\n\", 2);\n"
-    "    return p;\n"
-    "}\n"
-    "int main(void) {\n"
-    "    pthread_t t;\n"
-    "    pthread_create(&t, 0, work, 0);\n"
-    "    pthread_join(t, 0);\n"
-    "    return 0;\n"
-    "}\n";
 
 /* Each thread's syscalls equal strace's; the second thread's loop runs 500 times under
    its own thread id. */
@@ -426,7 +380,7 @@ static void test_threads(void **state) {
     frames_frame f;
     uint64_t loop, n = 0, tid = 0, first = 0;
     (void)state;
-    compile("threads", "c", threads_src, "-O1 -static -pthread");
+    compile("threads", "c", probe_threads_src, "-O1 -static -pthread");
     calls_agree(at("threads"), "", 2);
     loop = nm_symbol(at("threads"), "thread_loop");
     r = open_trace(at("sys.frames"));
@@ -442,16 +396,6 @@ static void test_threads(void **state) {
     assert_true(tid && tid != first);
 }
 
-static const char fork_src[] =
-    "#include <sys/wait.h>\n"
-    "#include <unistd.h>\n"
-    "int main(void) {\n"
-    "    int st;\n"
-    "    pid_t p = fork();\n"
-    "    if (p == 0) { write(1, \"child\\n\", 6); _exit(3); }\n"
-    "    waitpid(p, &st, 0);\n"
-    "    return WEXITSTATUS(st) == 3 ? 0 : 1;\n"
-    "}\n";
 
 /* --follow-forks: the child's syscalls under its own id, as strace sees them; without it
    the child runs untraced (but runs: its output is there). */
@@ -459,7 +403,7 @@ static void test_forks(void **state) {
     per_thread t;
     char *out;
     (void)state;
-    compile("forker", "c", fork_src, "-O1 -static");
+    compile("forker", "c", probe_fork_src, "-O1 -static");
     calls_agree(at("forker"), "--follow-forks --no-mem", 2);
     assert_int_equal(rec("valgrind", "--no-mem", at("nofork.frames"), at("forker")), 0);
     trace_calls(at("nofork.frames"), &t);
@@ -504,7 +448,7 @@ static void test_sampling_and_no_mem(void **state) {
     uint64_t n = 0, mem = 0, values = 0;
     uint32_t i;
     (void)state;
-    compile("probe", "S", probe_src, "-nostdlib -static");
+    compile("probe", "S", probe_prog_src, "-nostdlib -static");
     assert_int_equal(rec("valgrind", "--sample 100:900", at("s.frames"), at("probe")), 0);
     r = open_trace(at("s.frames"));
     while (next_std(r, &f)) n++;
