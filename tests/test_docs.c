@@ -73,7 +73,7 @@ static const struct {
 };
 
 static char *header_text(const char *name) {
-    char *t = (char *)tu_read_file(name, NULL);
+    char *t = (char *)tu_read_file(tu_src(name), NULL);
     if (!t) fail_msg("cannot read %s", name);
     return t;
 }
@@ -143,8 +143,8 @@ static void test_usage_fragments_compile(void **state) {
         fclose(f);
         for (cxx = 0; cxx < 2; cxx++) {
             out = tu_run(&st, "%s -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Werror -Wno-unused "
-                              "-Wno-unused-parameter -I. -fsyntax-only '%s' 2>&1",
-                         cxx ? "c++ -x c++ -std=c++11" : "cc -std=c99", src);
+                              "-Wno-unused-parameter -I'%s' -fsyntax-only '%s' 2>&1",
+                         cxx ? "c++ -x c++ -std=c++11" : "cc -std=c99", tu_root(), src);
             if (st) fprintf(stderr, "the USAGE of %s does not compile (%s):\n%s\n", h, cxx ? "C++" : "C99", out);
             assert_int_equal(st, 0);
             free(out);
@@ -198,12 +198,12 @@ static void test_section_index_matches_banners(void **state) {
 /* ./build.sh --help names every command that build.sh's final case accepts. */
 static void test_build_help_lists_every_command(void **state) {
     int st;
-    char *help = tu_run(&st, "./build.sh --help"), *cmds, *p;
+    char *help = tu_run(&st, "'%s' --help", tu_src("build.sh")), *cmds, *p;
     int n = 0;
     (void)state;
     assert_int_equal(st, 0);
-    cmds = tu_run(&st, "sed -n '/^case \"${1:-build}\" in/,/^esac/p' build.sh | "
-                       "sed -n 's/^ *\\([a-z|-]*\\)).*/\\1/p' | tr '|' '\\n' | grep -v '^-'");
+    cmds = tu_run(&st, "sed -n '/^case \"${1:-build}\" in/,/^esac/p' '%s' | "
+                       "sed -n 's/^ *\\([a-z|-]*\\)).*/\\1/p' | tr '|' '\\n' | grep -v '^-'", tu_src("build.sh"));
     assert_int_equal(st, 0);
     for (p = strtok(cmds, "\n"); p; p = strtok(NULL, "\n")) {
         char word[64];
