@@ -84,12 +84,24 @@ int rx_rep_active(const rx_state *st, const rx_insn *in);
 
 /* ---------------------------------------------------------------- record_proc.c */
 
+/* Executable ranges already reported as modload frames (low, high), one list per process
+   for both engines: a range is reported once, and a forked child starts with its parent's. */
+typedef struct rp_ranges {
+    uint64_t (*r)[2];
+    size_t n, cap;
+} rp_ranges;
+
+/* rp_ranges_add: 1 when [lo, hi] was known, else remembers it and returns 0 (or -1 when
+   out of memory, leaving it unknown). rp_ranges_copy: dst (empty) gets src's ranges. */
+int rp_ranges_add(rp_ranges *m, uint64_t lo, uint64_t hi);
+int rp_ranges_copy(rp_ranges *dst, const rp_ranges *src);
+void rp_ranges_free(rp_ranges *m);
+
 /* Memory of a traced process through /proc/PID/mem (works for any mapped page). */
 typedef struct rp_proc {
     pid_t tgid;
     int memfd;
-    uint64_t (*mods)[2];       /* executable ranges already reported (low, high) */
-    size_t nmods, capmods;
+    rp_ranges mods;            /* executable ranges already reported */
     int refs;                  /* threads using it */
 } rp_proc;
 

@@ -43,9 +43,7 @@ int rp_reopen(rp_proc *p) {
 void rp_close(rp_proc *p) {
     if (p->memfd >= 0) close(p->memfd);
     p->memfd = -1;
-    free(p->mods);
-    p->mods = NULL;
-    p->nmods = p->capmods = 0;
+    rp_ranges_free(&p->mods);
 }
 
 long rp_read(rp_proc *p, uint64_t addr, void *buf, size_t n) {
@@ -61,26 +59,37 @@ long rp_read(rp_proc *p, uint64_t addr, void *buf, size_t n) {
 
 /* ---------------------------------------------------------------- modules */
 
-static int module_known(const rp_proc *p, uint64_t lo, uint64_t hi) {
+int rp_ranges_add(rp_ranges *m, uint64_t lo, uint64_t hi) {
     size_t i;
-    for (i = 0; i < p->nmods; i++)
-        if (p->mods[i][0] == lo && p->mods[i][1] == hi) return 1;
+    for (i = 0; i < m->n; i++)
+        if (m->r[i][0] == lo && m->r[i][1] == hi) return 1;
+    if (m->n == m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 32;
+        uint64_t(*nr)[2] = (uint64_t(*)[2])realloc(m->r, ncap * sizeof *nr);
+        if (!nr) return -1;
+        m->r = nr;
+        m->cap = ncap;
+    }
+    m->r[m->n][0] = lo;
+    m->r[m->n][1] = hi;
+    m->n++;
     return 0;
 }
 
-static int remember_module(rp_proc *p, uint64_t lo, uint64_t hi) {
-    if (p->nmods == p->capmods) {
-        size_t ncap = p->capmods ? p->capmods * 2 : 32;
-        uint64_t(*nm)[2] = (uint64_t(*)[2])realloc(p->mods, ncap * sizeof *nm);
-        if (!nm) return -1;
-        p->mods = nm;
-        p->capmods = ncap;
-    }
-    p->mods[p->nmods][0] = lo;
-    p->mods[p->nmods][1] = hi;
-    p->nmods++;
+int rp_ranges_copy(rp_ranges *dst, const rp_ranges *src) {
+    if (!src->n) return 0;
+    if (!(dst->r = (uint64_t(*)[2])malloc(src->n * sizeof *dst->r))) return -1;
+    memcpy(dst->r, src->r, src->n * sizeof *dst->r);
+    dst->n = dst->cap = src->n;
     return 0;
 }
+
+void rp_ranges_free(rp_ranges *m) {
+    free(m->r);
+    m->r = NULL;
+    m->n = m->cap = 0;
+}
+
 
 /* Lines of /proc/PID/maps: "lo-hi perms offset dev inode   path". */
 int rp_scan_modules(rp_proc *p, frames_recorder *rec) {
@@ -91,21 +100,25 @@ int rp_scan_modules(rp_proc *p, frames_recorder *rec) {
     snprintf(path, sizeof path, "/proc/%d/maps", (int)p->tgid);
     if (!(f = fopen(path, "re"))) return 0;
     while (fgets(line, sizeof line, f)) {
-        int off = 0;
+        int off = 0, known;
         name[0] = 0;
         if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) < 3) continue;
-        if (perms[2] != 'x' || module_known(p, lo, hi)) continue;
+        if (perms[2] != 'x') continue;
+        if ((known = rp_ranges_add(&p->mods, lo, hi)) != 0) {
+            if (known < 0) break;
+            continue;
+        }
         if (off > 0 && sscanf(line + off, "%4095[^\n]", name) != 1) name[0] = 0;
         if (!name[0]) snprintf(name, sizeof name, "[anonymous]");
         /* modload ranges are inclusive, as bap-pintraces writes them */
-        if (frames_rec_modload(rec, name, lo, hi - 1) < 0 || remember_module(p, lo, hi) < 0) break;
+        if (frames_rec_modload(rec, name, lo, hi - 1) < 0) break;
         n++;
     }
     fclose(f);
     return n;
 }
 
-void rp_reset_modules(rp_proc *p) { p->nmods = 0; }
+void rp_reset_modules(rp_proc *p) { p->mods.n = 0; }
 
 /* ---------------------------------------------------------------- MD5 (RFC 1321) */
 

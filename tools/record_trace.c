@@ -34,13 +34,7 @@ rp_proc *rt_new_proc(rt_tracer *t, pid_t tgid, const rp_proc *parent) {
         free(p);
         return NULL;
     }
-    if (parent && parent->nmods) { /* a forked child has its parent's mappings */
-        p->mods = (uint64_t(*)[2])malloc(parent->nmods * sizeof *p->mods);
-        if (p->mods) {
-            memcpy(p->mods, parent->mods, parent->nmods * sizeof *p->mods);
-            p->nmods = p->capmods = parent->nmods;
-        }
-    }
+    if (parent) rp_ranges_copy(&p->mods, &parent->mods);   /* a forked child has its parent's mappings */
     t->procs[t->nprocs++] = p;
     return p;
 }

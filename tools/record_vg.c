@@ -88,8 +88,7 @@ typedef struct rv_proc {
     uint8_t *in;                 /* stream bytes not parsed yet */
     size_t nin, capin;
     rv_thread *cur;
-    uint64_t (*mods)[2];
-    size_t nmods, capmods;
+    rp_ranges mods;              /* executable ranges already reported */
     struct rv_proc *next;
 } rv_proc;
 
@@ -398,22 +397,6 @@ static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v
 
 /* ---------------------------------------------------------------- records */
 
-static int rv_module_known(rv_proc *p, uint64_t lo, uint64_t hi) {
-    size_t i;
-    for (i = 0; i < p->nmods; i++)
-        if (p->mods[i][0] == lo && p->mods[i][1] == hi) return 1;
-    if (p->nmods == p->capmods) {
-        size_t ncap = p->capmods ? 2 * p->capmods : 32;
-        uint64_t(*nm)[2] = (uint64_t(*)[2])realloc(p->mods, ncap * sizeof *nm);
-        if (!nm) return 1;
-        p->mods = nm;
-        p->capmods = ncap;
-    }
-    p->mods[p->nmods][0] = lo;
-    p->mods[p->nmods][1] = hi;
-    p->nmods++;
-    return 0;
-}
 
 static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
     rv_def *d;
@@ -517,7 +500,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (!parent) { /* a new image (execve): the old image's translations are gone */
             rv_finish_proc_threads(c, p, 0);
             p->ndefs = 0;
-            p->nmods = 0;
+            p->mods.n = 0;
             return 16;
         }
         for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
@@ -528,14 +511,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
-        if (pp && pp->nmods) {
-            p->mods = (uint64_t(*)[2])malloc(pp->capmods * sizeof *p->mods);
-            if (p->mods) {
-                memcpy(p->mods, pp->mods, pp->nmods * sizeof *p->mods);
-                p->nmods = pp->nmods;
-                p->capmods = pp->capmods;
-            }
-        }
+        if (pp) rp_ranges_copy(&p->mods, &pp->mods);
         return 16;
     }
     case VGR_SYSCALL: {
@@ -585,7 +561,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (!(th = rv_current(c, p))) return -1;
         memcpy(name, r + 24, nl);
         name[nl] = 0;
-        if (!rv_module_known(p, le64(r + 8), le64(r + 16))) {
+        if (rp_ranges_add(&p->mods, le64(r + 8), le64(r + 16)) == 0) {
             c->t->nmodules++;
             rv_check(c, th, frames_rec_modload(th->rec, name, le64(r + 8), le64(r + 16)));
         }
@@ -842,7 +818,7 @@ int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
         c.procs = p->next;
         free(p->defs);
         free(p->in);
-        free(p->mods);
+        rp_ranges_free(&p->mods);
         free(p);
     }
     return t->failed ? CLI_DATA : CLI_OK;
