@@ -465,9 +465,22 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
 
 /* Read the seek table at the end of the file, if there is one, and use it when every
    entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
+/* The number of bytes a zstd frame without a content size in its header decompresses to,
+   counted by decompressing it (bounded by the chunk limit); UINT64_MAX if it is corrupt. */
+static uint64_t frames__zstd_count(frames_zstd_map *m, ZSTD_DCtx **d, const uint8_t *p, size_t n) {
+    uint64_t produced;
+    const char *why;
+    if (!*d && !(*d = ZSTD_createDCtx())) return UINT64_MAX;
+    if (frames__zstd_stream(*d, p, n, NULL, 0, m->opt.max_chunk, &produced, &why) != 0) return UINT64_MAX;
+    return produced;
+}
+
+static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uint64_t n,
+                                         uint64_t esize, frames_error *err);
+
 static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
     const uint8_t *f;
-    uint64_t n, esize, tsize, off = 0, i, start;
+    uint64_t n, esize, tsize, start;
     uint8_t desc;
     if (m->zsize < 8 + FRAMES_ZSTD_FOOTER_SIZE) return 0;
     f = m->z + m->zsize - FRAMES_ZSTD_FOOTER_SIZE;
@@ -490,7 +503,17 @@ static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
                           "the frames were walked", (unsigned long long)start);
         return 0;
     }
-    for (i = 0; i < n; i++) {
+    return frames__zstd_seek_table_check(m, start, n, esize, err);
+}
+
+/* Every entry must describe exactly the zstd frame at its offset: whole, with the number of
+   bytes its header says, or that it decompresses to when its header does not say. */
+static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uint64_t n,
+                                         uint64_t esize, frames_error *err) {
+    ZSTD_DCtx *d = NULL;
+    uint64_t off = 0, i;
+    int rc = 1;
+    for (i = 0; i < n && rc == 1; i++) {
         const uint8_t *e = m->z + start + 8 + i * esize;
         uint64_t cs = frames__le32(e), us = frames__le32(e + 4);
         unsigned long long fcs;
@@ -504,17 +527,24 @@ static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
             bad = "is not one whole zstd frame";
         else if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != us)
             bad = "holds a different number of bytes";
+        else if (fcs == ZSTD_CONTENTSIZE_UNKNOWN && frames__zstd_count(m, &d, m->z + off, (size_t)cs) != us)
+            bad = "decompresses to a different number of bytes";
         if (bad) {
             frames__zstd_warn(&m->info, "seek table disagrees with the frames: entry %llu (file offset "
                               "0x%llx) %s; table ignored, the frames were walked",
                               (unsigned long long)i, (unsigned long long)off, bad);
-            m->nchunks = 0;
-            m->info.size = 0;
-            m->info.largest_chunk = 0;
-            return 0;
+            rc = 0;
+        } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
+            rc = err ? err->code : FRAMES_E_LIMIT;
         }
-        if (frames__zstd_push(m, off, cs, us, err) < 0) return err ? err->code : FRAMES_E_LIMIT;
         off += cs;
+    }
+    if (d) ZSTD_freeDCtx(d);
+    if (rc != 1) {
+        m->nchunks = 0;
+        m->info.size = 0;
+        m->info.largest_chunk = 0;
+        return rc;
     }
     if (off != start) {
         frames__zstd_warn(&m->info, "seek table describes %llu bytes of frames, the file has %llu: "

@@ -425,6 +425,66 @@ static void test_lying_seek_table(void **state) {
     unlink(bad);
 }
 
+/* Compress `plain` the way zstd's contrib seekable writer does: frames of `step` bytes
+   without a content size in their headers, then a seek table; `lie` is added to the
+   decompressed size of entry 1. */
+static void write_seekable_without_sizes(const char *plain, const char *z, size_t step, uint32_t lie) {
+    size_t pn, off, k = 0;
+    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 8 * 64 + 9];
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    FILE *f = fopen(z, "wb");
+    assert_non_null(f);
+    assert_true(pn / step < 64);
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)));
+    for (off = 0; off < pn; off += step, k++) {
+        size_t len = pn - off < step ? pn - off : step, cap = ZSTD_compressBound(len);
+        uint8_t *out = (uint8_t *)malloc(cap);
+        size_t cs = ZSTD_compress2(c, out, cap, pb + off, len);
+        uint32_t us = (uint32_t)len + (k == 1 ? lie : 0);
+        assert_false(ZSTD_isError(cs));
+        assert_int_equal(ZSTD_getFrameContentSize(out, cs), ZSTD_CONTENTSIZE_UNKNOWN);
+        assert_int_equal(fwrite(out, 1, cs, f), cs);
+        tu_put_le32(table + 8 + 8 * k, (uint32_t)cs);
+        tu_put_le32(table + 12 + 8 * k, us);
+        free(out);
+    }
+    tu_put_le32(table, 0x184D2A5Eu);
+    tu_put_le32(table + 4, (uint32_t)(8 * k + 9));
+    tu_put_le32(table + 8 + 8 * k, (uint32_t)k);
+    table[12 + 8 * k] = 0;
+    tu_put_le32(table + 13 + 8 * k, 0x8F92EAB1u);
+    assert_int_equal(fwrite(table, 1, 8 + 8 * k + 9, f), 8 + 8 * k + 9);
+    fclose(f);
+    ZSTD_freeCCtx(c);
+    free(pb);
+}
+
+/* Frames without a content size (zstd's own seekable writer makes them): a true seek table
+   is used, one whose sizes are wrong is caught by decompressing the frame and ignored
+   (found by fuzz_zstd_map: the table was trusted because the header had no size to check). */
+static void test_seek_table_of_frames_without_sizes(void **state) {
+    const char *plain = tu_tmp_path(".frames"), *z = tu_tmp_path(".frames.zst");
+    frames_reader *a, *b;
+    frames_zstd_info zi;
+    int lie;
+    (void)state;
+    make_trace(plain, 5000, 500, 0, 1, 0);
+    for (lie = 0; lie < 2; lie++) {
+        write_seekable_without_sizes(plain, z, 20000, lie ? 4 : 0);
+        a = open_any(plain, NULL);
+        b = open_any(z, &zi);
+        assert_true(zi.seek_table);
+        assert_int_equal(zi.seek_table_used, !lie);
+        if (lie) assert_non_null(strstr(zi.warnings[0], "entry 1 (file offset"));
+        if (lie) assert_non_null(strstr(zi.warnings[0], "decompresses to a different number"));
+        expect_same_frames(a, b);
+        frames_reader_close(a);
+        frames_reader_close(b);
+    }
+    unlink(plain);
+    unlink(z);
+}
+
 /* A file cut anywhere reads like `zstd -d` of it would (every record in complete zstd
    blocks), and frames fix turns it into a finished compressed trace with those frames. */
 static void test_cut_file_recovers_and_fix(void **state) {
@@ -643,6 +703,7 @@ int main(void) {
         cmocka_unit_test(test_cursors_in_threads),
         cmocka_unit_test(test_corrupt_chunk),
         cmocka_unit_test(test_lying_seek_table),
+        cmocka_unit_test(test_seek_table_of_frames_without_sizes),
         cmocka_unit_test(test_cut_file_recovers_and_fix),
         cmocka_unit_test(test_flushed_unfinished_is_readable),
         cmocka_unit_test(test_commands),
