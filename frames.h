@@ -1107,6 +1107,7 @@ typedef struct frames_rec_stats {
 /* Bytes of one value as a list element (0a, length, operand_info): at most
    2 + 6 + FRAMES_REC_MAX_NAME + 6 + 16 + FRAMES_REC_MAX_VALUE_SIZE, fewer than 128. */
 #define FRAMES__REC_ELEM 128
+#define FRAMES__REC_LIST (FRAMES_REC_MAX_VALUES * FRAMES__REC_ELEM + 32)
 
 /* A recorder. Fields are private except `stats` (read-only); the struct is public so that
    it can live in thread-local or static storage. */
@@ -1126,12 +1127,13 @@ typedef struct frames_recorder {
     uint64_t frames__pc;
     uint8_t frames__raw[FRAMES_REC_MAX_RAWBYTES];
     uint32_t frames__rawlen;
-    uint32_t frames__npre, frames__npost;
-    uint32_t frames__lpre, frames__lpost;  /* bytes of the encoded lists so far */
-    /* values are encoded as list elements when recorded: the std_frame is then its
-       header and two copies (byte-identical to frames_writer_add) */
-    uint8_t frames__pre[FRAMES_REC_MAX_VALUES * FRAMES__REC_ELEM];
-    uint8_t frames__post[FRAMES_REC_MAX_VALUES * FRAMES__REC_ELEM];
+    uint32_t frames__nval;     /* values of the open instruction */
+    uint32_t frames__end[2];   /* where the pre [0] and post [1] lists end in frames__vals */
+    /* values are encoded as list elements when recorded, the pre list at 0 and the post
+       list at FRAMES__REC_LIST: the std_frame is then its header and two copies
+       (byte-identical to frames_writer_add); the 32 spare bytes take a register name
+       copied before the value is known to fit */
+    uint8_t frames__vals[2 * FRAMES__REC_LIST];
     frames_error frames__err;
 } frames_recorder;
 
@@ -1535,8 +1537,12 @@ FRAMES__INLINE uint64_t frames__le64(const uint8_t *p) {
 }
 
 FRAMES__INLINE void frames__put_le32(uint8_t *p, uint32_t v) {
+#ifdef FRAMES__LITTLE_ENDIAN
+    memcpy(p, &v, 4);
+#else
     int i;
     for (i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 
 FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
@@ -6753,11 +6759,12 @@ FRAMES_DEF int frames_rec_begin(frames_recorder *r, uint64_t pc, const void *byt
         r->frames__state = FRAMES__REC_SKIPPED;
         return 0;
     }
-    if (n) memcpy(r->frames__raw, bytes, n);
+    frames__copy(r->frames__raw, (const uint8_t *)bytes, n);
     r->frames__rawlen = (uint32_t)n;
     r->frames__insn_tid = r->frames__tid;
-    r->frames__npre = r->frames__npost = 0;
-    r->frames__lpre = r->frames__lpost = 0;
+    r->frames__nval = 0;
+    r->frames__end[0] = 0;
+    r->frames__end[1] = FRAMES__REC_LIST;
     r->frames__state = FRAMES__REC_OPEN;
     return 1;
 }
@@ -6776,23 +6783,34 @@ static int frames__rec_bad(frames_recorder *r, uint32_t attr, size_t size) {
 }
 
 /* Encode the value as an operand list element, as frames__write_plain does for a plain
-   operand (no taint: taint_info { no_taint: true }). */
+   operand (no taint: taint_info { no_taint: true }). The element's size is known before
+   it is written, so its fixed bytes go out a word at a time (a word store may run past
+   its field into bytes written right after it; an element slot has room for that). This
+   is the hot path of every embedded tracer: no call, one branch per rare case. */
 FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
                                     uint64_t address, const void *value, size_t size) {
     uint8_t *e, *p;
-    size_t name_len = 0, spec;
+    /* valid attributes as bit sets: one kind (bit k set for k = 1, 2, 4, ..., 32); one
+       position and at most one class (bit 16 * class + position) */
+    const uint64_t one_kind = 0x0000000100010116ull, pos_class = 0x0000000600060006ull;
+    size_t name_len = 0, spec, an = 0, zn = size < 8 ? 1 : 2, elem;
+    /* operand_usage { read (before only), written (after only), index, base } and
+       taint_info { no_taint }: the word after the bit length, by (read, written, index) */
+    static const uint64_t usage[8] = {0x001800100008081aull, 0x001800100108081aull, 0x001801100008081aull, 0,
+                                      0x011800100008081aull, 0x011800100108081aull, 0x011801100008081aull, 0};
+    uint32_t after = (attr >> 13) & 1, act = attr & (FRAMES_VAL_READ << after);
     uint64_t zz = (uint64_t)(16 * size); /* zigzag of the bit length, 8 * size */
-    uint32_t kinds = attr & FRAMES_VAL_KINDS, pos = attr & FRAMES_VAL_POSITIONS, before;
     if (FRAMES__UNLIKELY(r->frames__state != FRAMES__REC_OPEN)) {
         if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
         return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
     }
-    if (FRAMES__UNLIKELY(!kinds || (kinds & (kinds - 1)) || !pos || pos == FRAMES_VAL_POSITIONS ||
-                         (attr & FRAMES_VAL_CLASSES) == FRAMES_VAL_CLASSES || size - 1 >= FRAMES_REC_MAX_VALUE_SIZE ||
-                         !value))
+    if (FRAMES__UNLIKELY(!((one_kind >> (attr & FRAMES_VAL_KINDS)) & (pos_class >> ((attr >> 12) & 0x33)) & 1) |
+                         (size - 1 >= FRAMES_REC_MAX_VALUE_SIZE) | !value))
         return frames__rec_bad(r, attr, size);
-    if (name) {
-        name_len = strlen(name);
+    e = r->frames__vals + r->frames__end[after];
+    if (name) { /* measured while copied into place: libc's strlen cost more than this */
+        for (; name_len <= FRAMES_REC_MAX_NAME && name[name_len]; name_len++)
+            e[8 + name_len] = (uint8_t)name[name_len];
         if (FRAMES__UNLIKELY(name_len > FRAMES_REC_MAX_NAME))
             return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
                                  (unsigned)FRAMES_REC_MAX_NAME);
@@ -6801,65 +6819,37 @@ FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const ch
         r->stats.filtered++;
         return 0;
     }
-    if (FRAMES__UNLIKELY(r->frames__npre + r->frames__npost >= FRAMES_REC_MAX_VALUES)) {
+    if (FRAMES__UNLIKELY(r->frames__nval >= FRAMES_REC_MAX_VALUES)) {
         r->stats.overflow++;
         return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
                              (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
     }
-    before = (attr & FRAMES_VAL_BEFORE) != 0;
-    e = before ? r->frames__pre + r->frames__lpre : r->frames__post + r->frames__lpost;
-    p = e + 2;
-    if (attr & FRAMES_VAL_MEM) { /* 0a l 0a l-2 08 address */
-        size_t an = frames__varint_size(address);
-        spec = 5 + an;
-        p[0] = 0x0a;
-        p[1] = (uint8_t)(spec - 2);
-        p[2] = 0x0a;
-        p[3] = (uint8_t)(spec - 4);
-        p[4] = 0x08;
-        if (FRAMES__LIKELY(an <= 8)) { /* the element has room for a word store here */
-            frames__put_le64(p + 5, frames__varint_word(address, an));
-            p += spec;
-        } else {
-            p = frames__rec_varint(p + 5, address);
-        }
-    } else {                     /* 0a l 12 l-2 0a l-4 name */
-        spec = 6 + name_len;
-        p[0] = 0x0a;
-        p[1] = (uint8_t)(spec - 2);
-        p[2] = 0x12;
-        p[3] = (uint8_t)(spec - 4);
-        p[4] = 0x0a;
-        p[5] = (uint8_t)name_len;
-        frames__copy(p + 6, (const uint8_t *)name, name_len);
-        p += spec;
+    if (attr & FRAMES_VAL_MEM) an = frames__varint_size(address);
+    spec = an ? 5 + an : 6 + name_len;
+    elem = spec + 1 + zn + 16 + size; /* below 128: one length byte */
+    if (an) { /* 0a elem 0a spec-2 0a spec-4 08 address */
+        frames__put_le64(e, 0x0008000a000a000aull | (uint64_t)elem << 8 | (uint64_t)(spec - 2) << 24 |
+                                (uint64_t)(spec - 4) << 40);
+        if (FRAMES__LIKELY(an <= 8))
+            frames__put_le64(e + 7, frames__varint_word(address, an));
+        else
+            frames__rec_varint(e + 7, address);
+    } else { /* 0a elem 0a spec-2 12 spec-4 0a name_len name: every length grows with
+                name_len (no field carries into the next) */
+        frames__put_le64(e, 0x000a0212040a000aull + ((uint64_t)(elem - name_len) << 8) +
+                                (uint64_t)name_len * 0x0100010001000100ull);
     }
-    *p++ = 0x10;
-    if (zz < 0x80) {
-        *p++ = (uint8_t)zz;
-    } else {
-        p[0] = (uint8_t)(zz | 0x80);
-        p[1] = (uint8_t)(zz >> 7);
-        p += 2;
-    }
-    /* usage (read only before, written only after), taint_info { no_taint }, value */
-    frames__put_le64(p, 0x001800100008081aull |
-                            (uint64_t)(before && (attr & FRAMES_VAL_READ)) << 24 |
-                            (uint64_t)(!before && (attr & FRAMES_VAL_WRITE)) << 40 |
-                            (uint64_t)((attr & FRAMES_VAL_INDEX) != 0) << 56);
-    frames__put_le64(p + 8, 0x002a010802220020ull | (uint64_t)((attr & FRAMES_VAL_BASE) != 0) << 8 |
+    p = e + 2 + spec; /* 10 bit_length */
+    frames__put_le32(p, zn == 1 ? 0x10u | (uint32_t)zz << 8
+                                : 0x8010u | (uint32_t)(zz & 0x7f) << 8 | (uint32_t)(zz >> 7) << 16);
+    p += 1 + zn;
+    /* usage, taint_info, value */
+    frames__put_le64(p, usage[act >> 8 | ((attr & FRAMES_VAL_INDEX) >> 19)]);
+    frames__put_le64(p + 8, 0x002a010802220020ull | (uint64_t)(attr & FRAMES_VAL_BASE) >> 12 |
                                 (uint64_t)size << 56);
     frames__copy(p + 16, (const uint8_t *)value, size);
-    p += 16 + size;
-    e[0] = 0x0a;
-    e[1] = (uint8_t)(p - e - 2);
-    if (before) {
-        r->frames__lpre += (uint32_t)(p - e);
-        r->frames__npre++;
-    } else {
-        r->frames__lpost += (uint32_t)(p - e);
-        r->frames__npost++;
-    }
+    r->frames__end[after] += (uint32_t)(2 + elem);
+    r->frames__nval++;
     r->stats.values++;
     return 1;
 }
@@ -6923,17 +6913,39 @@ static int frames__rec_emit(frames_recorder *r, const frames_frame *f) {
                          (unsigned long)n);
 }
 
+/* A varint as one word store when `words` (room past p) and v < 2^56. */
+FRAMES__INLINE uint8_t *frames__rec_put_varint(uint8_t *p, uint64_t v, int words) {
+    size_t n = frames__varint_size(v);
+    if (FRAMES__LIKELY(words && n <= 8)) {
+        frames__put_le64(p, frames__varint_word(v, n));
+        return p + n;
+    }
+    return frames__rec_varint(p, v);
+}
+
+/* A list of a few hundred bytes, 32 at a time when `words` (room past its end): cheaper
+   than a call to memcpy at these sizes. The source may be read up to 31 bytes past n. */
+FRAMES__INLINE void frames__rec_copy_list(uint8_t *dst, const uint8_t *src, size_t n, int words) {
+    size_t i;
+    if (!words) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (i = 0; i < n; i += 32) memcpy(dst + i, src + i, 32);
+}
+
 /* The std_frame of the open instruction, straight into the buffer: frame { 1: std_frame
    { 1 address, 2 thread_id, 3 rawbytes, 4 pre list, 5 post list } } (post only if the
    instruction completed), the same bytes frames_writer_add writes. */
 static int frames__rec_close(frames_recorder *r, int completed) {
-    size_t lpre = r->frames__lpre, lpost = completed ? r->frames__lpost : 0, body, frame, need;
+    size_t lpre = r->frames__end[0], lpost = completed ? r->frames__end[1] - FRAMES__REC_LIST : 0;
+    size_t body, frame, need;
     uint8_t *p;
-    int rc;
+    int rc, words;
     r->frames__state = FRAMES__REC_IDLE;
     body = 1 + frames__varint_size(r->frames__pc) + 1 + frames__varint_size(r->frames__insn_tid) + 1 +
-           frames__varint_size(r->frames__rawlen) + r->frames__rawlen + 1 + frames__varint_size(lpre) + lpre +
-           (completed ? 1 + frames__varint_size(lpost) + lpost : 0);
+           1 + r->frames__rawlen + 1 + frames__varint_size(lpre) + lpre +
+           (completed ? 1 + frames__varint_size(lpost) + lpost : 0); /* rawlen <= 32: 1 byte */
     frame = 1 + frames__varint_size(body) + body;
     need = 8 + frame;
     if (FRAMES__UNLIKELY(need > r->frames__cap - r->frames__len)) {
@@ -6942,27 +6954,27 @@ static int frames__rec_close(frames_recorder *r, int completed) {
             return frames__rfail(r, FRAMES_E_SPACE, "a frame of %lu bytes does not fit the recorder buffer",
                                  (unsigned long)frame);
     }
+    words = need + 32 <= r->frames__cap - r->frames__len;
     p = r->frames__buf + r->frames__len;
     frames__put_le64(p, frame);
-    p += 8;
-    *p++ = 0x0a;
-    p = frames__rec_varint(p, body);
+    p[8] = 0x0a;
+    p = frames__rec_put_varint(p + 9, body, words);
     *p++ = 0x08;
-    p = frames__rec_varint(p, r->frames__pc);
+    p = frames__rec_put_varint(p, r->frames__pc, words);
     *p++ = 0x10;
-    p = frames__rec_varint(p, r->frames__insn_tid);
-    *p++ = 0x1a;
-    p = frames__rec_varint(p, r->frames__rawlen);
-    frames__copy(p, r->frames__raw, r->frames__rawlen);
-    p += r->frames__rawlen;
+    p = frames__rec_put_varint(p, r->frames__insn_tid, words);
+    p[0] = 0x1a;
+    p[1] = (uint8_t)r->frames__rawlen;
+    frames__copy(p + 2, r->frames__raw, r->frames__rawlen);
+    p += 2 + r->frames__rawlen;
     *p++ = 0x22;
     p = frames__rec_varint(p, lpre);
-    memcpy(p, r->frames__pre, lpre);
+    frames__rec_copy_list(p, r->frames__vals, lpre, words);
     p += lpre;
     if (completed) {
         *p++ = 0x2a;
         p = frames__rec_varint(p, lpost);
-        memcpy(p, r->frames__post, lpost);
+        frames__rec_copy_list(p, r->frames__vals + FRAMES__REC_LIST, lpost, words);
     }
     r->frames__len += need;
     r->frames__nframes++;

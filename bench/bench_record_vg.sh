@@ -19,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cc -std=c99 -D_GNU_SOURCE -O2 -I. bench/bench_rec.c -o "$BUILD/bench/bench_rec"
-echo "== recording API (frames.h), CPU time per recorded instruction, best of 5"
+echo "== recording API (frames.h), CPU time per recorded instruction, best of 60 interleaved runs"
 "$BUILD/bench/bench_rec"
 
 [ -x "$BUILD/vg/frames-amd64-linux" ] || { echo "valgrind tool not built: engine benchmark skipped"; exit 0; }
