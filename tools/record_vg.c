@@ -69,7 +69,8 @@ typedef struct rv_thread {
     const rx_insn *insn;         /* the decoder's cache entry (valid until its next decode) */
     rx_insn own;                 /* a copy, when another thread decodes while this one waits */
     rx_state *st;                /* the register file, kept from the tool's records */
-    uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction */
+    uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction ... */
+    uint32_t changed;            /* ... saved when first written after its BEGIN (bits of rx_gprs) */
     uint64_t fpreg[8];
     uint32_t ftop;
     uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
@@ -204,10 +205,37 @@ static void rv_x87_sync(rv_thread *th) {
     for (i = 0; i < 8; i++) f64_to_f80(th->fpreg[(th->ftop + i) & 7], th->st->xs + XS_ST + 16 * i);
 }
 
+/* user_regs_struct offsets of rx_gprs (RAX RBX RCX RDX RSI RDI RBP RSP R8..R15 RFLAGS),
+   so that the per-instruction copy and compare are plain loads. */
+#define RV_U(f) offsetof(struct user_regs_struct, f)
+static const size_t rv_gpr_off[17] = {RV_U(rax), RV_U(rbx), RV_U(rcx), RV_U(rdx), RV_U(rsi), RV_U(rdi),
+                                      RV_U(rbp), RV_U(rsp), RV_U(r8), RV_U(r9), RV_U(r10), RV_U(r11),
+                                      RV_U(r12), RV_U(r13), RV_U(r14), RV_U(r15), RV_U(eflags)};
+/* rx_gprs index of each VEX GPR, then RFLAGS */
+static const uint8_t rv_vex_to_gpr[17] = {0, 2, 3, 1, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)&th->st->gpr + rv_gpr_off[i], 8);
+    return v;
+}
+
+/* A GPR or RFLAGS is about to be written: keep its value from before the open
+   instruction (measured: saving all 17 at every BEGIN and comparing all 17 at every
+   close was a tenth of the converter's time). */
+static void rv_touch(rv_thread *th, unsigned vex) {
+    unsigned i = rv_vex_to_gpr[vex];
+    if (!(th->changed >> i & 1)) {
+        th->pre_gpr[i] = rv_gpr(th, i);
+        th->changed |= 1u << i;
+    }
+}
+
 /* Store one register value of a POST or REGS record into the register file. */
 static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
     rx_state *st = th->st;
     uint32_t hi = rx_ymm_hi_offset();
+    if (reg <= VGR_RFLAGS) rv_touch(th, reg);
     if (reg < 16) memcpy((uint8_t *)&st->gpr + vex_gpr[reg], v, 8);
     else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
     else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
@@ -240,24 +268,6 @@ static void rv_reg(rv_thread *th, unsigned reg, uint32_t how, uint64_t next_pc) 
     if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
 }
 
-/* user_regs_struct offsets of rx_gprs (RAX RBX RCX RDX RSI RDI RBP RSP R8..R15 RFLAGS),
-   so that the per-instruction copy and compare are plain loads. */
-#define RV_U(f) offsetof(struct user_regs_struct, f)
-static const size_t rv_gpr_off[17] = {RV_U(rax), RV_U(rbx), RV_U(rcx), RV_U(rdx), RV_U(rsi), RV_U(rdi),
-                                      RV_U(rbp), RV_U(rsp), RV_U(r8), RV_U(r9), RV_U(r10), RV_U(r11),
-                                      RV_U(r12), RV_U(r13), RV_U(r14), RV_U(r15), RV_U(eflags)};
-
-static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
-    uint64_t v;
-    memcpy(&v, (const uint8_t *)&th->st->gpr + rv_gpr_off[i], 8);
-    return v;
-}
-
-static void rv_save_gprs(rv_thread *th) {
-    unsigned i;
-    for (i = 0; i < 17; i++) th->pre_gpr[i] = rv_gpr(th, i);
-}
-
 static int rv_write_listed(const rx_insn *in, unsigned full) {
     uint8_t i;
     for (i = 0; i < in->nwrites; i++)
@@ -274,7 +284,8 @@ static void rv_after(rv_thread *th, uint64_t next_pc) {
         for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
     for (i = 0; i < 17; i++) {
         unsigned r = rx_gprs[i];
-        if (th->pre_gpr[i] != rv_gpr(th, i) && !(th->decoded && rv_write_listed(in, r)))
+        if ((th->changed >> i & 1) && th->pre_gpr[i] != rv_gpr(th, i) &&
+            !(th->decoded && rv_write_listed(in, r)))
             rv_reg(th, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
     }
 }
@@ -326,7 +337,7 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
         for (i = 0; i < in->nreads; i++)
             rv_reg(th, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], d->pc + d->len);
     }
-    rv_save_gprs(th);
+    th->changed = 0;
 }
 
 /* An instruction that is not waiting in a syscall has completed when its thread stops
