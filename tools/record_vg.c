@@ -280,13 +280,13 @@ static int rv_write_listed(const rx_insn *in, unsigned full) {
 static void rv_after(rv_thread *th, uint64_t next_pc) {
     const rx_insn *in = th->insn;
     unsigned i;
+    uint32_t m;
     if (th->decoded)
         for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
-    for (i = 0; i < 17; i++) {
-        unsigned r = rx_gprs[i];
-        if ((th->changed >> i & 1) && th->pre_gpr[i] != rv_gpr(th, i) &&
-            !(th->decoded && rv_write_listed(in, r)))
-            rv_reg(th, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    for (m = th->changed; m; m &= m - 1) { /* the written ones, in rx_gprs order */
+        i = (unsigned)__builtin_ctz(m);
+        if (th->pre_gpr[i] != rv_gpr(th, i) && !(th->decoded && rv_write_listed(in, rx_gprs[i])))
+            rv_reg(th, rx_gprs[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
     }
 }
 
