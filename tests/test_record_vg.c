@@ -466,6 +466,35 @@ static void test_sampling_and_no_mem(void **state) {
     assert_true(values > 3000);
 }
 
+/* -o x.frames.zst: a compressed trace that the zstd command decompresses into a finished
+   trace with the same instructions as the uncompressed one. */
+static void test_compressed_output(void **state) {
+    frames_reader *r, *z;
+    frames_frame f, g;
+    uint64_t n = 0;
+    int st;
+    char *out;
+    (void)state;
+    compile("probe", "S", probe_prog_src, "-nostdlib -static");
+    assert_int_equal(rec("valgrind", "", at("p.frames"), at("probe")), 0);
+    assert_int_equal(rec("valgrind", "", at("p.frames.zst"), at("probe")), 0);
+    out = tu_run(&st, "zstd -q -d -c %s > %s", at("p.frames.zst"), at("pz.frames"));
+    free(out);
+    assert_int_equal(st, 0);
+    r = open_trace(at("p.frames"));
+    z = open_trace(at("pz.frames"));
+    while (next_std(r, &f)) {
+        uint64_t pc = f.std.address;
+        assert_true(next_std(z, &g));
+        assert_int_equal(g.std.address, pc);
+        n++;
+    }
+    assert_false(next_std(z, &g));
+    frames_reader_close(r);
+    frames_reader_close(z);
+    assert_true(n > 3000);
+}
+
 /* SIGINT to frames record: the program is killed, the trace finished. */
 static void test_interrupt_finishes_trace(void **state) {
     static const char spin_src[] = "int main(void) { volatile long i = 0; for (;;) i++; }\n";
@@ -519,6 +548,7 @@ int main(void) {
         cmocka_unit_test(test_crash_leaves_finished_trace),
         cmocka_unit_test(test_sampling_and_no_mem),
         cmocka_unit_test(test_interrupt_finishes_trace),
+        cmocka_unit_test(test_compressed_output),
     };
     if (!tool_built()) {
         printf("test_record_vg: the valgrind tool was not built (needs the valgrind package): skipped\n");

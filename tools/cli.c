@@ -157,7 +157,9 @@ void cli_apply_writer_options(frames_writer_options *o, const frames_writer_opti
     if (given & CLI_GIVEN_M) o->frames_per_toc = cmdline->frames_per_toc;
 }
 
-static int zstd_asked = 0, zstd_level = 0;
+static int zstd_asked = 0, zstd_level = 0, zstd_preferred = 0;
+
+void cli_zstd_prefer_level(int level) { zstd_preferred = level; }
 
 int cli_zstd_option(const char *arg) {
     uint64_t n;
@@ -183,6 +185,7 @@ static frames_zstd_options zstd_options(uint64_t m) {
     frames_zstd_options z;
     frames_zstd_options_default(&z);
     if (zstd_level) z.level = zstd_level;
+    else if (zstd_preferred) z.level = zstd_preferred;
     if (m) z.frames_per_toc = m;
     return z;
 }

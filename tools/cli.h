@@ -61,6 +61,8 @@ int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, u
 int cli_zstd_option(const char *arg);   /* 1 consumed, 0 not this option, CLI_USAGE */
 int cli_output_compressed(const char *path);
 int cli_zstd_level(void);                /* level asked for, 0: default */
+/* The level used when none is asked for (0: the library's default). */
+void cli_zstd_prefer_level(int level);
 /* Open a writer on path ("-" = standard output), compressed when cli_output_compressed.
    Prints the error and returns NULL on failure. */
 frames_writer *cli_open_writer(const char *path, const frames_writer_options *o,
