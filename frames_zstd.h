@@ -1,6 +1,6 @@
 /* frames_zstd.h - compressed, seekable frames traces (.frames.zst) over libzstd.
-   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, as
-   frames.h.
+   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, see
+   the end of the file.
 
    ---------------------------------------------------------------------------------------
    WHAT IT IS
@@ -28,36 +28,59 @@
        #define FRAMES_ZSTD_IMPLEMENTATION
        #include "frames_zstd.h"
 
-   Reading any trace, compressed or not (detected by its magic number):
+   Reading any trace, compressed or not (detected by its magic number); seek, index and
+   cursors work as for any trace:
 
-       frames_reader *r; frames_error err;
-       if (frames_zstd_reader_open_path(&r, "trace.frames.zst", NULL, NULL, NULL, &err) < 0)
-           return fprintf(stderr, "%s\n", err.message), 1;
-       ... frames_reader_next / _seek / frames_cursor_open as for any trace ...
+       frames_reader *r; frames_error err; frames_frame f; int rc;
+       if (frames_zstd_reader_open_path(&r, "trace.frames.zst", NULL, NULL, NULL, &err) < 0) {
+           fprintf(stderr, "%s\n", err.message); return 1;
+       }
+       while ((rc = frames_reader_next(r, &f)) > 0)
+           if (f.kind == FRAMES_KIND_STD) printf("%llx\n", (unsigned long long)f.std.address);
+       if (rc < 0) fprintf(stderr, "%s\n", frames_reader_error(r)->message);
        frames_reader_close(r);
 
-   Writing a compressed trace:
+   Writing a compressed trace (frames as for frames_writer_add):
 
-       frames_writer *w;
-       frames_zstd_writer_open_path(&w, "out.frames.zst", NULL, NULL, NULL, &err);
-       ... frames_writer_add(w, &f) ...
-       frames_writer_close(w);   // TOC, header patched in place, seek table
+       frames_writer *w; frames_error err;
+       if (frames_zstd_writer_open_path(&w, "out.frames.zst", NULL, NULL, NULL, &err) < 0) {
+           fprintf(stderr, "%s\n", err.message); return 1;
+       }
+       frames_writer_add(w, &f);
+       if (frames_writer_close(w) < 0) return 1;   // TOC, header patched in place, seek table
 
    ---------------------------------------------------------------------------------------
    OPTIONS
 
    FRAMES_ZSTD_NO_THREADS   never start a compression thread (no pthreads needed)
-   Allocation uses FRAMES_MALLOC/FREE's defaults (malloc, free).
+   frames.h's FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE apply here too, with the
+   alloc_ctx of frames_zstd_options (libzstd's own contexts use libzstd's allocator).
 
    ---------------------------------------------------------------------------------------
-   SECTIONS
+   API OVERVIEW (details at each declaration below)
 
-   Format constants, options, information
-   Chunk map       frames_zstd_map_open / _close / _info / _chunk   (seek table or walk)
+   Chunk map       frames_zstd_map_open / _close / _info / _chunk / _find / _decompressed
+                   (from the seek table, or by walking the zstd frames)
    Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
                    frames_zstd_reader_map, frames_zstd_split_ranges
    Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
    Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Format constants, options, information
+   Chunk map: where each chunk is, from the seek table or by walking the zstd frames
+   Reading
+   Writing
+   Converting
+   IMPLEMENTATION
+     helpers
+     chunk map
+     reading: source
+     writing: sink
+     converting
 */
 #ifndef FRAMES_ZSTD_H_INCLUDED
 #define FRAMES_ZSTD_H_INCLUDED
@@ -96,6 +119,7 @@ typedef struct frames_zstd_options {
     int checksum;             /* zstd content checksum in every chunk (default 1) */
     uint64_t max_chunk;       /* reader: largest chunk accepted, bytes (default 256 MiB) */
     uint32_t flags;           /* FRAMES_ZSTD_* */
+    void *alloc_ctx;          /* passed to FRAMES_MALLOC & co (libzstd allocates its own) */
 } frames_zstd_options;
 
 FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o);
@@ -222,7 +246,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 #endif /* FRAMES_ZSTD_H_INCLUDED */
 
 /* ======================================================================================
-   Implementation
+   IMPLEMENTATION
    ====================================================================================== */
 #ifdef FRAMES_ZSTD_IMPLEMENTATION
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
@@ -254,22 +278,17 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- helpers */
+/* --------------------------------------------------------------------------------------
+   helpers
+   -------------------------------------------------------------------------------------- */
 
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_list ap;
     if (in->nwarnings >= FRAMES_ZSTD_MAX_WARNINGS) return;
     va_start(ap, fmt);
-    vsnprintf(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
+    frames__vfmt(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
     va_end(ap);
-}
-
-static void frames__zstd_put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
 }
 
 FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o) {
@@ -304,13 +323,16 @@ FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
            (magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC;
 }
 
-/* ---------------------------------------------------------------- chunk map */
+/* --------------------------------------------------------------------------------------
+   chunk map
+   -------------------------------------------------------------------------------------- */
 
 struct frames_zstd_map {
     const uint8_t *z;
     uint64_t zsize;
     frames_zstd_chunk *chunks;
-    uint64_t nchunks, cap;
+    uint64_t nchunks;
+    size_t cap;
     uint64_t cut_chunk;         /* index of a chunk cut short, or UINT64_MAX */
     frames_zstd_options opt;
     frames_zstd_info info;
@@ -323,13 +345,9 @@ struct frames_zstd_map {
 static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, uint64_t usize,
                              frames_error *err) {
     frames_zstd_chunk *c;
-    if (m->nchunks == m->cap) {
-        uint64_t ncap = m->cap ? m->cap * 2 : 64;
-        frames_zstd_chunk *n = (frames_zstd_chunk *)realloc(m->chunks, (size_t)ncap * sizeof *n);
-        if (!n) return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
-        m->chunks = n;
-        m->cap = ncap;
-    }
+    if (m->nchunks >= SIZE_MAX / sizeof *c ||
+        FRAMES__GROW(m->chunks, m->cap, (size_t)m->nchunks + 1, m->opt.alloc_ctx) < 0)
+        return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
     if (usize > m->opt.max_chunk)
         return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
                                  "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
@@ -565,7 +583,7 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
     *out = NULL;
     if (!frames_zstd_is_compressed(data, size))
         return frames__fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS, "not a zstd stream");
-    m = (frames_zstd_map *)calloc(1, sizeof *m);
+    m = (frames_zstd_map *)frames__zalloc(sizeof *m, o ? o->alloc_ctx : NULL);
     if (!m) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     m->z = (const uint8_t *)data;
     m->zsize = size;
@@ -586,11 +604,11 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
 
 FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     if (!m) return;
-    free(m->chunks);
+    FRAMES_FREE(m->chunks, m->opt.alloc_ctx);
 #ifndef FRAMES_NO_POSIX
     if (m->owned) munmap(m->owned, m->owned_len);
 #endif
-    free(m);
+    FRAMES_FREE(m, m->opt.alloc_ctx);
 }
 
 FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
@@ -616,7 +634,9 @@ FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off)
     return lo;
 }
 
-/* ---------------------------------------------------------------- reading: source */
+/* --------------------------------------------------------------------------------------
+   reading: source
+   -------------------------------------------------------------------------------------- */
 
 /* What one cursor holds: its decompression context and the chunk it has decompressed,
    plus a scratch buffer for the rare record that straddles two chunks (traces not
@@ -632,12 +652,13 @@ typedef struct frames__zstd_state {
 } frames__zstd_state;
 
 static void *frames__zstd_state_open(void *ctx) {
-    frames__zstd_state *s = (frames__zstd_state *)calloc(1, sizeof *s);
+    frames_zstd_map *m = (frames_zstd_map *)ctx;
+    frames__zstd_state *s = (frames__zstd_state *)frames__zalloc(sizeof *s, m->opt.alloc_ctx);
     if (!s) return NULL;
-    s->m = (frames_zstd_map *)ctx;
+    s->m = m;
     s->chunk = UINT64_MAX;
     if (!(s->d = ZSTD_createDCtx())) {
-        free(s);
+        FRAMES_FREE(s, m->opt.alloc_ctx);
         return NULL;
     }
     return s;
@@ -645,11 +666,12 @@ static void *frames__zstd_state_open(void *ctx) {
 
 static void frames__zstd_state_close(void *ctx, void *state) {
     frames__zstd_state *s = (frames__zstd_state *)state;
+    void *actx = s->m->opt.alloc_ctx;
     (void)ctx;
     ZSTD_freeDCtx(s->d);
-    free(s->buf);
-    free(s->scratch);
-    free(s);
+    FRAMES_FREE(s->buf, actx);
+    FRAMES_FREE(s->scratch, actx);
+    FRAMES_FREE(s, actx);
 }
 
 static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
@@ -660,7 +682,7 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     if (s->chunk == k) return FRAMES_OK;
     s->chunk = UINT64_MAX;
     if (c->usize > s->cap) { /* usize was bounded by max_chunk when the map was built */
-        uint8_t *nb = (uint8_t *)realloc(s->buf, (size_t)c->usize);
+        uint8_t *nb = (uint8_t *)FRAMES_REALLOC(s->buf, (size_t)c->usize, s->m->opt.alloc_ctx);
         if (!nb) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
         s->buf = nb;
         s->cap = (size_t)c->usize;
@@ -717,7 +739,7 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
         return s->buf + (off - c->uoffset);
     }
     if (len > s->scap) {
-        uint8_t *ns = (uint8_t *)realloc(s->scratch, len);
+        uint8_t *ns = (uint8_t *)FRAMES_REALLOC(s->scratch, len, m->opt.alloc_ctx);
         if (!ns) {
             frames__fail(err, FRAMES_E_NOMEM, off, frame, "out of memory");
             return NULL;
@@ -834,7 +856,7 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
     if (!(s = (frames__zstd_state *)frames__zstd_state_open((void *)m))) return 0;
     if (!(toc = words ? frames__zstd_view(s, T + 8, (size_t)(words * 8), FRAMES_NO_POS, NULL)
                       : (const uint8_t *)"") ||
-        !(cand = (uint64_t *)malloc((size_t)(words + 1) * sizeof *cand))) {
+        !(cand = (uint64_t *)FRAMES_MALLOC((size_t)(words + 1) * sizeof *cand, m->opt.alloc_ctx))) {
         frames__zstd_state_close((void *)m, s);
         return 0;
     }
@@ -859,11 +881,13 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
         if (pick > bounds[k - 1] && pick < n) bounds[k++] = pick;
     }
     bounds[k] = n;
-    free(cand);
+    FRAMES_FREE(cand, m->opt.alloc_ctx);
     return k;
 }
 
-/* ---------------------------------------------------------------- writing: sink */
+/* --------------------------------------------------------------------------------------
+   writing: sink
+   -------------------------------------------------------------------------------------- */
 
 /* The sink takes the trace's bytes in whatever pieces the writer hands over, finds the
    record boundaries by their size prefixes (header, meta, frames), and cuts a chunk at
@@ -909,13 +933,8 @@ static int frames__zstd_sfail(frames_zstd_sink *zs, int code, const char *what, 
 }
 
 static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) {
-    if (zs->nentries + 2 > zs->entcap) {
-        size_t ncap = zs->entcap ? zs->entcap * 2 : 256;
-        uint32_t *n = (uint32_t *)realloc(zs->entries, ncap * sizeof *n);
-        if (!n) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
-        zs->entries = n;
-        zs->entcap = ncap;
-    }
+    if (FRAMES__GROW(zs->entries, zs->entcap, zs->nentries + 2, zs->opt.alloc_ctx) < 0)
+        return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
     zs->entries[zs->nentries++] = (uint32_t)csize;
     zs->entries[zs->nentries++] = (uint32_t)usize;
     return FRAMES_OK;
@@ -926,7 +945,7 @@ static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) 
 static int frames__zstd_emit(frames_zstd_sink *zs, const uint8_t *src, size_t n) {
     size_t bound = ZSTD_compressBound(n), cs;
     if (bound > zs->outcap) {
-        uint8_t *o = (uint8_t *)realloc(zs->out, bound);
+        uint8_t *o = (uint8_t *)FRAMES_REALLOC(zs->out, bound, zs->opt.alloc_ctx);
         if (!o) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
         zs->out = o;
         zs->outcap = bound;
@@ -979,7 +998,8 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
         if (zs->failed) return zs->err.code;
         /* the filled buffer becomes the job; the bytes after the cut move to the other */
         if (zs->jobcap < rest + zs->opt.chunk_size) {
-            uint8_t *nb = (uint8_t *)realloc(zs->job, rest + (size_t)zs->opt.chunk_size);
+            uint8_t *nb = (uint8_t *)FRAMES_REALLOC(zs->job, rest + (size_t)zs->opt.chunk_size,
+                                                    zs->opt.alloc_ctx);
             if (!nb) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
             zs->job = nb;
             zs->jobcap = rest + (size_t)zs->opt.chunk_size;
@@ -1014,7 +1034,7 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
 static int frames__zstd_header_frame(frames_zstd_sink *zs) {
     uint8_t f[FRAMES_ZSTD_HEADER_FRAME_SIZE];
     uint32_t bh = 1u | (uint32_t)FRAMES_HEADER_SIZE << 3;
-    frames__zstd_put32(f, FRAMES_ZSTD_FRAME_MAGIC);
+    frames__put_le32(f, FRAMES_ZSTD_FRAME_MAGIC);
     f[4] = 0x20;
     f[5] = (uint8_t)FRAMES_HEADER_SIZE;
     f[6] = (uint8_t)bh;
@@ -1067,7 +1087,7 @@ static int frames__zstd_write(void *ctx, const void *data, size_t n) {
             size_t ncap = zs->cap ? zs->cap : (size_t)zs->opt.chunk_size + 65536;
             uint8_t *nb;
             while (ncap < zs->len + take) ncap *= 2;
-            if (!(nb = (uint8_t *)realloc(zs->buf, ncap)))
+            if (!(nb = (uint8_t *)FRAMES_REALLOC(zs->buf, ncap, zs->opt.alloc_ctx)))
                 return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
             zs->buf = nb;
             zs->cap = ncap;
@@ -1123,6 +1143,7 @@ static int frames__zstd_patch(void *ctx, uint64_t off, const void *data, size_t 
 }
 
 static void frames__zstd_sink_free(frames_zstd_sink *zs) {
+    void *actx = zs->opt.alloc_ctx;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
         pthread_mutex_lock(&zs->mu);
@@ -1133,29 +1154,29 @@ static void frames__zstd_sink_free(frames_zstd_sink *zs) {
         pthread_mutex_destroy(&zs->mu);
         pthread_cond_destroy(&zs->cv);
     }
-    free(zs->job);
+    FRAMES_FREE(zs->job, actx);
 #endif
     ZSTD_freeCCtx(zs->cctx);
-    free(zs->buf);
-    free(zs->out);
-    free(zs->entries);
-    free(zs);
+    FRAMES_FREE(zs->buf, actx);
+    FRAMES_FREE(zs->out, actx);
+    FRAMES_FREE(zs->entries, actx);
+    FRAMES_FREE(zs, actx);
 }
 
 /* The seek table: a skippable frame of one entry per zstd frame, then the footer. */
 static int frames__zstd_seek_table_write(frames_zstd_sink *zs) {
     size_t n = zs->nentries / 2, size = 8 + n * 8 + FRAMES_ZSTD_FOOTER_SIZE, i;
-    uint8_t *t = (uint8_t *)malloc(size);
+    uint8_t *t = (uint8_t *)FRAMES_MALLOC(size, zs->opt.alloc_ctx);
     int rc;
     if (!t) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
-    frames__zstd_put32(t, FRAMES_ZSTD_SEEK_TABLE_MAGIC);
-    frames__zstd_put32(t + 4, (uint32_t)(size - 8));
-    for (i = 0; i < zs->nentries; i++) frames__zstd_put32(t + 8 + 4 * i, zs->entries[i]);
-    frames__zstd_put32(t + size - 9, (uint32_t)n);
+    frames__put_le32(t, FRAMES_ZSTD_SEEK_TABLE_MAGIC);
+    frames__put_le32(t + 4, (uint32_t)(size - 8));
+    for (i = 0; i < zs->nentries; i++) frames__put_le32(t + 8 + 4 * i, zs->entries[i]);
+    frames__put_le32(t + size - 9, (uint32_t)n);
     t[size - 5] = 0; /* descriptor: no checksums (each zstd frame has its own) */
-    frames__zstd_put32(t + size - 4, FRAMES_ZSTD_SEEKABLE_MAGIC);
+    frames__put_le32(t + size - 4, FRAMES_ZSTD_SEEKABLE_MAGIC);
     rc = zs->down.write(zs->down.ctx, t, size);
-    free(t);
+    FRAMES_FREE(t, zs->opt.alloc_ctx);
     return rc < 0 ? frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno)) : FRAMES_OK;
 }
 
@@ -1181,7 +1202,7 @@ static int frames__zstd_close(void *ctx) {
 
 FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
-    frames_zstd_sink *zs = (frames_zstd_sink *)calloc(1, sizeof *zs);
+    frames_zstd_sink *zs = (frames_zstd_sink *)frames__zalloc(sizeof *zs, o ? o->alloc_ctx : NULL);
     *out = NULL;
     if (!zs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     zs->down = *down;
@@ -1256,7 +1277,9 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
 
 #endif /* FRAMES_NO_POSIX: writer by path */
 
-/* ---------------------------------------------------------------- converting */
+/* --------------------------------------------------------------------------------------
+   converting
+   -------------------------------------------------------------------------------------- */
 
 #ifndef FRAMES_NO_POSIX
 static long long frames__zstd_read_fd(int fd, void *buf, size_t n) {
@@ -1274,11 +1297,11 @@ static int frames__zstd_write_fd(int fd, const void *data, size_t n) {
 
 /* Decompress what in_fd holds after the `have` bytes already in `in` into fn(ctx, ...):
    every zstd frame, skippable frames skipped, as `zstd -d` does. */
-static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap,
+static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap, void *actx,
                                int (*fn)(void *ctx, const void *p, size_t n), void *ctx, int *cut,
                                frames_error *err) {
     ZSTD_DCtx *d = ZSTD_createDCtx();
-    uint8_t *out = (uint8_t *)malloc(ZSTD_DStreamOutSize());
+    uint8_t *out = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamOutSize(), actx);
     uint64_t consumed = 0;
     size_t ret = 0;
     int rc = FRAMES_OK, eof = 0;
@@ -1327,7 +1350,7 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
     if (rc == FRAMES_OK && ret != 0 && cut) *cut = 1;
 done:
     ZSTD_freeDCtx(d);
-    free(out);
+    FRAMES_FREE(out, actx);
     return rc;
 }
 
@@ -1336,12 +1359,12 @@ static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
 }
 
 FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
-    uint8_t *in = (uint8_t *)malloc(ZSTD_DStreamInSize());
+    uint8_t *in = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamInSize(), NULL);
     int rc;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), frames__zstd_to_fd,
+    rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), NULL, frames__zstd_to_fd,
                              (void *)(intptr_t)out_fd, cut, err);
-    free(in);
+    FRAMES_FREE(in, NULL);
     return rc;
 }
 
@@ -1351,7 +1374,7 @@ static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
 
 FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
     size_t cap = 1 << 17, have = 0;
-    uint8_t *in = (uint8_t *)malloc(cap);
+    uint8_t *in = (uint8_t *)FRAMES_MALLOC(cap, zs->opt.alloc_ctx);
     int rc = FRAMES_OK;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     while (have < 4) { /* enough to see the magic */
@@ -1363,7 +1386,8 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
     }
     if (rc == FRAMES_OK && frames_zstd_is_compressed(in, have)) {
         int cut = 0;
-        rc = frames__zstd_unpack(in_fd, in, have, cap, frames__zstd_to_sink, zs, &cut, err);
+        rc = frames__zstd_unpack(in_fd, in, have, cap, zs->opt.alloc_ctx, frames__zstd_to_sink, zs,
+                                 &cut, err);
     } else {
         while (rc == FRAMES_OK && have > 0) {
             long long got;
@@ -1382,7 +1406,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
         if (err) *err = zs->err;
         rc = zs->err.code;
     }
-    free(in);
+    FRAMES_FREE(in, zs->opt.alloc_ctx);
     return rc;
 }
 
@@ -1393,3 +1417,27 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 #endif
 #endif /* FRAMES_ZSTD_IMPLEMENTATION_INCLUDED */
 #endif /* FRAMES_ZSTD_IMPLEMENTATION */
+
+/*
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */
