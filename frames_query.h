@@ -3831,22 +3831,11 @@ static unsigned fq__lowest_bit(uint64_t m) {
     return i;
 }
 
-FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
-    fq_plan *p;
-    size_t i, nconj = 0, total = 0;
-    uint32_t *tmp = NULL, *depth = NULL;
-    unsigned char *live = NULL;
-    int rc = FRAMES_OK;
-    frames__clear_error(err);
-    *out = NULL;
-    if (q->err.code) {
-        if (err) *err = q->err;
-        return q->err.code;
-    }
-    if (q->ntids && t->format != FQ_TRACE_FRAMES)
-        return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
-                        "a thread filter needs a frames trace (trace-db points have no thread)");
-    p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
+/* Step 1: the plan and its arrays, sized from the query. On failure *out may still hold
+   a plan for fq_plan_close. */
+static int fq__plan_alloc(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+    fq_plan *p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
+    *out = p;
     if (!p) return fq__oom(err);
     memset(p, 0, sizeof *p);
     p->ctx = q->ctx;
@@ -3865,22 +3854,23 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->pcs = (uint64_t *)FRAMES_MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
     p->tids = (uint64_t *)FRAMES_MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
     p->conj = (fq__conj *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
-    tmp = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    depth = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    live = (unsigned char *)FRAMES_MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
     if (!p->var_names || !p->nodes || !p->kids || !p->strs || !p->soft || !p->pcs || !p->tids ||
-        !p->conj || !tmp || !depth || !live) {
-        FRAMES_FREE(p->var_names, q->ctx);
+        !p->conj) {
+        FRAMES_FREE(p->var_names, q->ctx);   /* its entries are not set yet */
         p->var_names = NULL;
-        rc = fq__oom(err);
-        goto done;
+        return fq__oom(err);
     }
     memset(p->var_names, 0, (q->nvars ? q->nvars : 1) * sizeof(char *));
+    return FRAMES_OK;
+}
+
+/* Step 2: the query's names, nodes, strings and filters, copied into the plan (which
+   outlives the query). */
+static int fq__plan_copy(fq_plan *p, const fq_query *q, frames_error *err) {
+    size_t i;
     for (i = 0; i < q->nvars; i++)
-        if (!(p->var_names[i] = frames__strndup(q->vars[i].name, strlen(q->vars[i].name), q->ctx))) {
-            rc = fq__oom(err);
-            goto done;
-        }
+        if (!(p->var_names[i] = frames__strndup(q->vars[i].name, strlen(q->vars[i].name), q->ctx)))
+            return fq__oom(err);
     if (q->nnodes) memcpy(p->nodes, q->nodes, q->nnodes * sizeof(fq__node));
     if (q->nkids) memcpy(p->kids, q->kids, q->nkids * sizeof(uint32_t));
     if (q->nstrs) memcpy(p->strs, q->strs, q->nstrs);
@@ -3890,9 +3880,13 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->ntids = q->ntids;
     for (i = 0; i < q->nsoft; i++) p->soft[i] = (uint32_t)q->soft[i];
     p->nsoft = q->nsoft;
-    if ((rc = fq__resolve_types(p, q, err)) < 0) goto done;
+    return FRAMES_OK;
+}
 
-    /* live nodes: reachable from the predicates (children have smaller indices) */
+/* Step 4: live[i] for the nodes reachable from the predicates (children have smaller
+   indices than their parents). */
+static void fq__mark_live(const fq_plan *p, const fq_query *q, unsigned char *live) {
+    size_t i;
     memset(live, 0, q->nnodes ? q->nnodes : 1);
     if (q->has_where) live[q->where] = 1;
     for (i = 0; i < q->nsoft; i++) live[q->soft[i]] = 1;
@@ -3901,7 +3895,13 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
             uint32_t k;
             for (k = 0; k < p->nodes[i].nkids; k++) live[p->kids[p->nodes[i].kid0 + k]] = 1;
         }
-    /* depth (evaluation recurses), integer storage, string pointers */
+}
+
+/* Step 5: for every live node its depth (evaluation recurses: bounded), the limbs of its
+   exact integer result and their place in the plan's storage, and its string pointer. */
+static int fq__size_nodes(fq_plan *p, const fq_query *q, const unsigned char *live, uint32_t *depth,
+                          frames_error *err) {
+    size_t i, total = 0;
     for (i = 0; i < q->nnodes; i++) {
         fq__node *nd = &p->nodes[i];
         uint32_t k, d = 0, ca = 1, cb = 1;
@@ -3911,11 +3911,9 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
             if (depth[c] > d) d = depth[c];
         }
         depth[i] = d + 1;
-        if (depth[i] > FQ__MAX_DEPTH) {
-            rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS,
-                          "expression nested deeper than %d", FQ__MAX_DEPTH);
-            goto done;
-        }
+        if (depth[i] > FQ__MAX_DEPTH)
+            return fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "expression nested deeper than %d", FQ__MAX_DEPTH);
         if (nd->op == FQ_OP_STR) nd->k.str = (const uint8_t *)p->strs + nd->stroff;
         if (nd->nkids == 2) {
             ca = p->nodes[p->kids[nd->kid0]].cap;
@@ -3931,21 +3929,26 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         case FQ_OP_SHR: nd->cap = ca + 1; break;
         default: nd->cap = 1; break;
         }
-        if (nd->cap > FQ__MAX_LIMBS + 2) {
-            rc = fq__fail(err, FQ_E_QUERY, nd->pos == FQ__NOPOS ? FRAMES_NO_POS : nd->pos, FRAMES_NO_POS,
-                          "'%s' may need %u-bit integers; exact arithmetic is limited to %d bits",
-                          fq__op_name(nd->op), nd->cap * 64, FQ__MAX_LIMBS * 64);
-            goto done;
-        }
+        if (nd->cap > FQ__MAX_LIMBS + 2)
+            return fq__fail(err, FQ_E_QUERY, nd->pos == FQ__NOPOS ? FRAMES_NO_POS : nd->pos, FRAMES_NO_POS,
+                            "'%s' may need %u-bit integers; exact arithmetic is limited to %d bits",
+                            fq__op_name(nd->op), nd->cap * 64, FQ__MAX_LIMBS * 64);
         if ((nd->op >= FQ_OP_ADD && nd->op <= FQ_OP_DIV) || (nd->op >= FQ_OP_MOD && nd->op <= FQ_OP_SHR)) {
             nd->store = (uint32_t)total;
             total += nd->cap;
         }
     }
     p->nlimbs = total;
-    for (i = 0; i < q->nnodes; i++) {   /* comparisons of leaves take the fast path */
+    return FRAMES_OK;
+}
+
+/* Step 6: comparisons of two leaves (values, constants) take the fast path: nd->fast is
+   the mask of the orderings (<, =, >) that satisfy them. */
+static void fq__mark_fast(fq_plan *p, const fq_query *q, const unsigned char *live) {
+    static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
+    size_t i;
+    for (i = 0; i < q->nnodes; i++) {
         fq__node *nd = &p->nodes[i];
-        static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
         int op = nd->op, k;
         nd->fast = 0;
         if (!live[i] || !((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) continue;
@@ -3955,30 +3958,61 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         }
         if (k == 2) nd->fast = (uint8_t)(outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT] << 0);
     }
+}
 
-    /* hard predicate: conjuncts by the outermost level at which they can be decided */
-    if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0) {
-        rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "too many conjuncts");
+/* Step 7: the hard predicate's conjuncts, grouped by the outermost loop level at which
+   they can be decided (the lowest variable they depend on; constants at the innermost). */
+static int fq__place_conjuncts(fq_plan *p, const fq_query *q, uint32_t *tmp, frames_error *err) {
+    size_t L, k, at = 0, nconj = 0;
+    if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0)
+        return fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "too many conjuncts");
+    for (L = 0; L <= q->nvars; L++) {
+        p->conj_off[L] = (uint32_t)at;
+        for (k = 0; k < nconj; k++) {
+            uint64_t dps = p->nodes[tmp[k]].deps;
+            size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
+            if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
+        }
+    }
+    p->conj_off[q->nvars + 1] = (uint32_t)at;
+    return FRAMES_OK;
+}
+
+/* The steps in order: allocate, copy, resolve types against the trace (step 3), mark the
+   live nodes, size them, pick fast comparisons, place the conjuncts. */
+FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+    fq_plan *p = NULL;
+    uint32_t *tmp = NULL, *depth = NULL;
+    unsigned char *live = NULL;
+    int rc;
+    frames__clear_error(err);
+    *out = NULL;
+    if (q->err.code) {
+        if (err) *err = q->err;
+        return q->err.code;
+    }
+    if (q->ntids && t->format != FQ_TRACE_FRAMES)
+        return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "a thread filter needs a frames trace (trace-db points have no thread)");
+    if ((rc = fq__plan_alloc(&p, q, t, err)) < 0) goto done;
+    tmp = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    depth = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    live = (unsigned char *)FRAMES_MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
+    if (!tmp || !depth || !live) {
+        rc = fq__oom(err);
         goto done;
     }
-    {
-        size_t L, k, at = 0;
-        for (L = 0; L <= q->nvars; L++) {
-            p->conj_off[L] = (uint32_t)at;
-            for (k = 0; k < nconj; k++) {
-                uint64_t dps = p->nodes[tmp[k]].deps;
-                size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
-                if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
-            }
-        }
-        p->conj_off[q->nvars + 1] = (uint32_t)at;
-    }
+    if ((rc = fq__plan_copy(p, q, err)) < 0 || (rc = fq__resolve_types(p, q, err)) < 0) goto done;
+    fq__mark_live(p, q, live);
+    if ((rc = fq__size_nodes(p, q, live, depth, err)) < 0) goto done;
+    fq__mark_fast(p, q, live);
+    rc = fq__place_conjuncts(p, q, tmp, err);
 done:
     FRAMES_FREE(tmp, q->ctx);
     FRAMES_FREE(depth, q->ctx);
     FRAMES_FREE(live, q->ctx);
     if (rc < 0) {
-        fq_plan_close(p);
+        if (p) fq_plan_close(p);
         return rc;
     }
     *out = p;
