@@ -27,6 +27,12 @@ TU_FN void tdb_raw(tdb *t, const void *data, size_t len) {
     t->p[t->n] = 0;
 }
 
+/* A frames_sink / fq index writer over t (bytes appended as they come). */
+TU_FN int tdb_write(void *ctx, const void *data, size_t len) {
+    tdb_raw((tdb *)ctx, data, len);
+    return 0;
+}
+
 TU_FN void tdb_u8(tdb *t, unsigned v) {
     unsigned char c = (unsigned char)v;
     tdb_raw(t, &c, 1);
