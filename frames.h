@@ -95,8 +95,8 @@
    alloc_ctx of the options that made the object; nothing is sized from the input
    without a bound; no global state.
    Code. Each header's implementation shares one block of private helpers (allocator
-   defaults, attributes, the position-carrying fail, growth, bounded text, little-endian
-   loads and stores) found
+   defaults, attributes, the position-carrying fail, growth, bounded text, hashing,
+   little-endian loads and stores) found
    in frames.h under "SHARED PRIVATE HELPERS"; sections start with a banner of '='
    (major) or '-' (minor) lines that grep finds.
 
@@ -173,6 +173,7 @@
      errors
      memory
      bounded text
+     hashing
      little-endian words
    IMPLEMENTATION
      errors and names
@@ -1223,7 +1224,7 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
    SHARED PRIVATE HELPERS
 
    The private code every header's implementation uses: allocator defaults, attributes,
-   message formatting, the position-carrying fail, array growth, bounded text,
+   message formatting, the position-carrying fail, array growth, bounded text, hashing,
    little-endian loads and stores.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
@@ -1589,6 +1590,21 @@ static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
 static FRAMES__UNUSED size_t frames__text_end(frames__text *t) {
     if (t->cap) t->buf[t->len < t->cap ? t->len : t->cap - 1] = 0;
     return t->len;
+}
+
+/* --------------------------------------------------------------------------------------
+   hashing
+   -------------------------------------------------------------------------------------- */
+
+/* A 64-bit key mixed so that every input bit reaches every output bit (the finaliser
+   of MurmurHash3): hash tables over addresses take its low bits. */
+static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
 }
 
 /* --------------------------------------------------------------------------------------

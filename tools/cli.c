@@ -62,6 +62,13 @@ int cli_usage_error(const char *fmt, ...) {
     return CLI_USAGE;
 }
 
+int cli_trace_arg(const char *arg, const char **in) {
+    if (arg[0] == '-' && arg[1]) return cli_usage_error("unknown option '%s'", arg);
+    if (*in) return cli_usage_error("one TRACE only ('%s' is extra)", arg);
+    *in = arg;
+    return CLI_OK;
+}
+
 int cli_wants_help(int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {

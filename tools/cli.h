@@ -36,6 +36,9 @@ int cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* A command's one TRACE argument into *in: CLI_OK, or a usage error (CLI_USAGE) for an
+   unknown option or a second TRACE ("-" is a TRACE: standard input). */
+int cli_trace_arg(const char *arg, const char **in);
 /* True if any argument is -h or --help (before a "--"). */
 int cli_wants_help(int argc, char **argv);
 
