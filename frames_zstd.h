@@ -92,7 +92,9 @@ typedef struct frames_zstd_options {
     int level;                /* compression level (default 3; 0 = default) */
     uint64_t chunk_size;      /* uncompressed bytes per chunk (default 1 MiB) */
     uint64_t frames_per_toc;  /* the trace's m: chunks end on TOC block starts (10000) */
-    int threads;              /* 2 (default): compress on a second thread; 1: inline */
+    int threads;              /* writer: 1 = compress inline; N > 1 = N-1 compression threads
+                                 beside the writer's (default 2, at most 1 + 16). The bytes
+                                 written are the same whatever the number. */
     int checksum;             /* zstd content checksum in every chunk (default 1) */
     uint64_t max_chunk;       /* reader: largest chunk accepted, bytes (default 256 MiB) */
     uint32_t flags;           /* FRAMES_ZSTD_* */
@@ -773,6 +775,97 @@ FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
 }
 
 #ifndef FRAMES_NO_POSIX
+/* A pipe, FIFO or terminal: its first bytes say whether it is compressed; the reader then
+   streams it, through a streaming decompressor when it is (skippable frames, the seek table
+   among them, are passed over by libzstd). Memory: zstd's window, at most max_chunk. */
+typedef struct frames__zstd_pipe {
+    int fd, own_fd;
+    int compressed;
+    uint8_t head[4];            /* the bytes read to decide */
+    size_t nhead;
+    ZSTD_DCtx *d;
+    uint8_t in[1 << 16];
+    ZSTD_inBuffer zin;
+} frames__zstd_pipe;
+
+static long long frames__zstd_pipe_fill(frames__zstd_pipe *p, void *buf, size_t n) {
+    if (p->nhead) { /* the bytes read to decide come first */
+        size_t k = n < p->nhead ? n : p->nhead;
+        memcpy(buf, p->head, k);
+        memmove(p->head, p->head + k, p->nhead - k);
+        p->nhead -= k;
+        return (long long)k;
+    }
+    for (;;) {
+        ssize_t got = read(p->fd, buf, n);
+        if (got >= 0) return (long long)got;
+        if (errno != EINTR) return -1;
+    }
+}
+
+static long long frames__zstd_pipe_read(void *ctx, void *buf, size_t n) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    ZSTD_outBuffer out;
+    if (!p->compressed) return frames__zstd_pipe_fill(p, buf, n);
+    out.dst = buf;
+    out.size = n;
+    out.pos = 0;
+    while (out.pos == 0) {
+        size_t rc;
+        if (p->zin.pos == p->zin.size) {
+            long long got = frames__zstd_pipe_fill(p, p->in, sizeof p->in);
+            if (got <= 0) return got; /* end (a cut frame: what came out of it is all) or error */
+            p->zin.src = p->in;
+            p->zin.size = (size_t)got;
+            p->zin.pos = 0;
+        }
+        rc = ZSTD_decompressStream(p->d, &out, &p->zin);
+        if (ZSTD_isError(rc)) {
+            errno = EBADMSG; /* the reader says "read failed: Bad message" at the offset */
+            return -1;
+        }
+    }
+    return (long long)out.pos;
+}
+
+static void frames__zstd_pipe_close(void *ctx) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    if (p->own_fd) close(p->fd);
+    ZSTD_freeDCtx(p->d);
+    free(p);
+}
+
+/* Stream fd (closed by the reader when own_fd), decompressing when it starts like zstd. */
+static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const frames_reader_options *ro,
+                                  const frames_zstd_options *zo, frames_error *err) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)calloc(1, sizeof *p);
+    frames_zstd_options o = frames__zstd_opts(zo);
+    frames_io io;
+    int wlog = 10;
+    if (!p) {
+        if (own_fd) close(fd);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    p->fd = fd;
+    p->own_fd = own_fd;
+    io.ctx = p;
+    io.read = frames__zstd_pipe_read;
+    io.close = frames__zstd_pipe_close;
+    while (p->nhead < 4) {
+        long long got = frames__zstd_pipe_fill(p, p->head + p->nhead, 4 - p->nhead);
+        if (got <= 0) break;
+        p->nhead += (size_t)got;
+    }
+    p->compressed = frames_zstd_is_compressed(p->head, p->nhead);
+    while (wlog < 31 && ((uint64_t)1 << wlog) < o.max_chunk) wlog++;
+    if (p->compressed && (!(p->d = ZSTD_createDCtx()) ||
+                          ZSTD_isError(ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, wlog)))) {
+        frames__zstd_pipe_close(p);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    return frames_reader_open_io(r, &io, ro, err);
+}
+
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -785,15 +878,16 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     int is_stdin = !strcmp(path, "-");
     *r = NULL;
     if (zinfo) memset(zinfo, 0, sizeof *zinfo);
-    /* standard input redirected from a file is mapped like the file; a pipe is streamed.
-       Only regular files are opened here: opening a FIFO twice would lose its data. */
-    if (!is_stdin && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
-        return frames_reader_open_path(r, path, ro, err);
+    /* a regular file (standard input redirected from one too) is mapped; a pipe, FIFO or
+       terminal is streamed, compressed or not */
+    if (!is_stdin && stat(path, &st) != 0) return frames_reader_open_path(r, path, ro, err);
     if (is_stdin) fd = 0;
     else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
                                  path, strerror(errno));
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return frames__zstd_open_pipe(r, fd, !is_stdin, ro, zo, err);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
         pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
@@ -865,6 +959,21 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
 
 /* ---------------------------------------------------------------- writing: sink */
 
+#define FRAMES__ZSTD_MAX_WORKERS 16
+enum { FRAMES__ZSTD_FREE, FRAMES__ZSTD_QUEUED, FRAMES__ZSTD_BUSY, FRAMES__ZSTD_DONE };
+
+/* A chunk handed to the compression threads. Only the writer's thread writes to the sink
+   below (in chunk order), so the threads share nothing but the job states. */
+typedef struct frames__zstd_job {
+    uint8_t *buf;               /* the uncompressed chunk */
+    size_t len, cap;
+    uint8_t *out;               /* its zstd frame */
+    size_t outcap, clen;
+    uint64_t seq;
+    int state;                  /* FRAMES__ZSTD_FREE ... _DONE */
+    const char *error;          /* set by the compression thread: zstd's message */
+} frames__zstd_job;
+
 /* The sink takes the trace's bytes in whatever pieces the writer hands over, finds the
    record boundaries by their size prefixes (header, meta, frames), and cuts a chunk at
    the first boundary after chunk_size bytes that starts a TOC block (every m frames), or
@@ -886,16 +995,18 @@ struct frames_zstd_sink {
     size_t nentries, entcap;
     int failed;
     frames_error err;
-    uint8_t *out;
-    size_t outcap;
+    uint8_t *out;               /* inline compression: the zstd frame of a chunk */
+    size_t outcap, clen;
 #ifndef FRAMES_ZSTD_NO_THREADS
-    int threaded;
-    pthread_t thread;
+    int threaded;               /* number of compression threads started (0: inline) */
+    pthread_t thread[FRAMES__ZSTD_MAX_WORKERS];
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint8_t *job;               /* chunk handed to the compression thread */
-    size_t joblen, jobcap;
-    int job_pending, stop;
+    pthread_cond_t cv;          /* a job changed state, or stop */
+    frames__zstd_job *jobs;     /* 2 per compression thread */
+    size_t njobs;
+    uint64_t seq_next;          /* sequence number of the next chunk handed over */
+    uint64_t seq_written;       /* chunks before this one are written, in order */
+    int stop;
 #endif
 };
 
@@ -921,47 +1032,113 @@ static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) 
     return FRAMES_OK;
 }
 
-/* Compress one chunk and hand it to the sink below (the compression thread, or the
-   writer's thread when there is none). */
-static int frames__zstd_emit(frames_zstd_sink *zs, const uint8_t *src, size_t n) {
+static const char frames__zstd_oom[] = "out of memory for a chunk";
+
+/* Compress src into *out (grown to the bound). NULL, or zstd's message on failure
+   (frames__zstd_oom when memory ran out). */
+static const char *frames__zstd_compress(ZSTD_CCtx *c, const uint8_t *src, size_t n, uint8_t **out,
+                                         size_t *outcap, size_t *clen) {
     size_t bound = ZSTD_compressBound(n), cs;
-    if (bound > zs->outcap) {
-        uint8_t *o = (uint8_t *)realloc(zs->out, bound);
-        if (!o) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-        zs->out = o;
-        zs->outcap = bound;
+    if (bound > *outcap) {
+        uint8_t *o = (uint8_t *)realloc(*out, bound);
+        if (!o) return frames__zstd_oom;
+        *out = o;
+        *outcap = bound;
     }
-    cs = ZSTD_compress2(zs->cctx, zs->out, zs->outcap, src, n);
-    if (ZSTD_isError(cs)) return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", ZSTD_getErrorName(cs));
-    if (zs->down.write(zs->down.ctx, zs->out, cs) < 0)
+    cs = ZSTD_compress2(c, *out, *outcap, src, n);
+    if (ZSTD_isError(cs)) return ZSTD_getErrorName(cs);
+    *clen = cs;
+    return NULL;
+}
+
+static int frames__zstd_cfail(frames_zstd_sink *zs, const char *why) {
+    if (why == frames__zstd_oom) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, why, NULL);
+    return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", why);
+}
+
+/* Write one compressed chunk to the sink below and note it in the seek table. */
+static int frames__zstd_put(frames_zstd_sink *zs, const uint8_t *z, size_t clen, size_t n) {
+    if (zs->down.write(zs->down.ctx, z, clen) < 0)
         return frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno));
-    return frames__zstd_entry(zs, cs, n);
+    return frames__zstd_entry(zs, clen, n);
+}
+
+static ZSTD_CCtx *frames__zstd_cctx(const frames_zstd_options *o) {
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    if (c && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, o->level)) ||
+              ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, o->checksum != 0)))) {
+        ZSTD_freeCCtx(c);
+        c = NULL;
+    }
+    return c;
 }
 
 #ifndef FRAMES_ZSTD_NO_THREADS
+/* A compression thread: takes the oldest queued chunk, compresses it with its own context. */
 static void *frames__zstd_worker(void *arg) {
     frames_zstd_sink *zs = (frames_zstd_sink *)arg;
+    ZSTD_CCtx *c = frames__zstd_cctx(&zs->opt);
     pthread_mutex_lock(&zs->mu);
     for (;;) {
-        while (!zs->job_pending && !zs->stop) pthread_cond_wait(&zs->cv, &zs->mu);
-        if (!zs->job_pending && zs->stop) break;
+        frames__zstd_job *job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++)
+            if (zs->jobs[i].state == FRAMES__ZSTD_QUEUED && (!job || zs->jobs[i].seq < job->seq))
+                job = &zs->jobs[i];
+        if (!job) {
+            if (zs->stop) break;
+            pthread_cond_wait(&zs->cv, &zs->mu);
+            continue;
+        }
+        job->state = FRAMES__ZSTD_BUSY;
         pthread_mutex_unlock(&zs->mu);
-        if (!zs->failed) frames__zstd_emit(zs, zs->job, zs->joblen);
+        job->error = c ? frames__zstd_compress(c, job->buf, job->len, &job->out, &job->outcap, &job->clen)
+                       : frames__zstd_oom;
         pthread_mutex_lock(&zs->mu);
-        zs->job_pending = 0;
+        job->state = FRAMES__ZSTD_DONE;
         pthread_cond_broadcast(&zs->cv);
     }
     pthread_mutex_unlock(&zs->mu);
+    ZSTD_freeCCtx(c);
     return NULL;
+}
+
+/* With the lock held: write every compressed chunk that is next in order, then return a
+   free job (NULL if none and !want). The lock is let go while writing. */
+static frames__zstd_job *frames__zstd_collect(frames_zstd_sink *zs, int want) {
+    for (;;) {
+        frames__zstd_job *next = NULL, *free_job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            frames__zstd_job *j = &zs->jobs[i];
+            if (j->state == FRAMES__ZSTD_DONE && j->seq == zs->seq_written) next = j;
+            if (j->state == FRAMES__ZSTD_FREE && !free_job) free_job = j;
+        }
+        if (next) {
+            pthread_mutex_unlock(&zs->mu);
+            if (!zs->failed && next->error) frames__zstd_cfail(zs, next->error);
+            else if (!zs->failed) frames__zstd_put(zs, next->out, next->clen, next->len);
+            pthread_mutex_lock(&zs->mu);
+            next->state = FRAMES__ZSTD_FREE;
+            zs->seq_written++;
+            continue;
+        }
+        if (free_job || !want) return free_job;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
 }
 #endif
 
-/* Wait until the compression thread has written every chunk handed to it. */
+/* Wait until every chunk handed to the compression threads is written. */
 static void frames__zstd_drain(frames_zstd_sink *zs) {
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (!zs->threaded) return;
     pthread_mutex_lock(&zs->mu);
-    while (zs->job_pending) pthread_cond_wait(&zs->cv, &zs->mu);
+    for (;;) {
+        frames__zstd_collect(zs, 0);
+        if (zs->seq_written == zs->seq_next) break;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
     pthread_mutex_unlock(&zs->mu);
 #else
     (void)zs;
@@ -970,30 +1147,35 @@ static void frames__zstd_drain(frames_zstd_sink *zs) {
 
 /* Compress the first n buffered bytes as a chunk; the rest stays for the next one. */
 static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
+    const char *why;
     if (n == 0) return FRAMES_OK;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        frames__zstd_job *job;
         uint8_t *t;
         size_t tcap, rest = zs->len - n;
-        frames__zstd_drain(zs);
+        pthread_mutex_lock(&zs->mu);
+        job = frames__zstd_collect(zs, 1);
+        pthread_mutex_unlock(&zs->mu);
         if (zs->failed) return zs->err.code;
-        /* the filled buffer becomes the job; the bytes after the cut move to the other */
-        if (zs->jobcap < rest + zs->opt.chunk_size) {
-            uint8_t *nb = (uint8_t *)realloc(zs->job, rest + (size_t)zs->opt.chunk_size);
+        /* the filled buffer becomes the job's; the bytes after the cut move to the job's old one */
+        if (job->cap < rest + zs->opt.chunk_size) {
+            uint8_t *nb = (uint8_t *)realloc(job->buf, rest + (size_t)zs->opt.chunk_size);
             if (!nb) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-            zs->job = nb;
-            zs->jobcap = rest + (size_t)zs->opt.chunk_size;
+            job->buf = nb;
+            job->cap = rest + (size_t)zs->opt.chunk_size;
         }
-        memcpy(zs->job, zs->buf + n, rest);
-        t = zs->job;
-        tcap = zs->jobcap;
-        zs->job = zs->buf;
-        zs->jobcap = zs->cap;
+        memcpy(job->buf, zs->buf + n, rest);
+        t = job->buf;
+        tcap = job->cap;
+        job->buf = zs->buf;
+        job->cap = zs->cap;
+        job->len = n;
         zs->buf = t;
         zs->cap = tcap;
         pthread_mutex_lock(&zs->mu);
-        zs->joblen = n;
-        zs->job_pending = 1;
+        job->seq = zs->seq_next++;
+        job->state = FRAMES__ZSTD_QUEUED;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
         zs->len = rest;
@@ -1001,7 +1183,9 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
         return FRAMES_OK;
     }
 #endif
-    if (frames__zstd_emit(zs, zs->buf, n) < 0) return zs->err.code;
+    why = frames__zstd_compress(zs->cctx, zs->buf, n, &zs->out, &zs->outcap, &zs->clen);
+    if (why) return frames__zstd_cfail(zs, why);
+    if (frames__zstd_put(zs, zs->out, zs->clen, n) < 0) return zs->err.code;
     memmove(zs->buf, zs->buf + n, zs->len - n);
     zs->len -= n;
     zs->start += n;
@@ -1125,15 +1309,23 @@ static int frames__zstd_patch(void *ctx, uint64_t off, const void *data, size_t 
 static void frames__zstd_sink_free(frames_zstd_sink *zs) {
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        int i;
         pthread_mutex_lock(&zs->mu);
         zs->stop = 1;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
-        pthread_join(zs->thread, NULL);
+        for (i = 0; i < zs->threaded; i++) pthread_join(zs->thread[i], NULL);
         pthread_mutex_destroy(&zs->mu);
         pthread_cond_destroy(&zs->cv);
     }
-    free(zs->job);
+    if (zs->jobs) {
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            free(zs->jobs[i].buf);
+            free(zs->jobs[i].out);
+        }
+        free(zs->jobs);
+    }
 #endif
     ZSTD_freeCCtx(zs->cctx);
     free(zs->buf);
@@ -1179,6 +1371,29 @@ static int frames__zstd_close(void *ctx) {
     return frames_zstd_sink_close((frames_zstd_sink *)ctx, NULL);
 }
 
+#ifndef FRAMES_ZSTD_NO_THREADS
+/* Start threads-1 compression threads (as many as can be started; none: compress inline). */
+static void frames__zstd_start_workers(frames_zstd_sink *zs) {
+    int want = zs->opt.threads - 1;
+    if (want > FRAMES__ZSTD_MAX_WORKERS) want = FRAMES__ZSTD_MAX_WORKERS;
+    if (want < 1) return;
+    zs->njobs = 2 * (size_t)want;
+    if (!(zs->jobs = (frames__zstd_job *)calloc(zs->njobs, sizeof *zs->jobs))) {
+        zs->njobs = 0;
+        return;
+    }
+    pthread_mutex_init(&zs->mu, NULL);
+    pthread_cond_init(&zs->cv, NULL);
+    while (zs->threaded < want &&
+           pthread_create(&zs->thread[zs->threaded], NULL, frames__zstd_worker, zs) == 0)
+        zs->threaded++;
+    if (!zs->threaded) {
+        pthread_mutex_destroy(&zs->mu);
+        pthread_cond_destroy(&zs->cv);
+    }
+}
+#endif
+
 FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
     frames_zstd_sink *zs = (frames_zstd_sink *)calloc(1, sizeof *zs);
@@ -1188,23 +1403,13 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
     zs->opt = frames__zstd_opts(o);
     if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
     zs->parsing = 1;
-    if (!(zs->cctx = ZSTD_createCCtx()) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, zs->opt.level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, zs->opt.checksum != 0))) {
+    if (!(zs->cctx = frames__zstd_cctx(&zs->opt))) {
         frames__zstd_sink_free(zs);
         return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
                                  "cannot set up zstd compression at level %d", zs->opt.level);
     }
 #ifndef FRAMES_ZSTD_NO_THREADS
-    if (zs->opt.threads > 1) {
-        pthread_mutex_init(&zs->mu, NULL);
-        pthread_cond_init(&zs->cv, NULL);
-        if (pthread_create(&zs->thread, NULL, frames__zstd_worker, zs) == 0) zs->threaded = 1;
-        else {
-            pthread_mutex_destroy(&zs->mu);
-            pthread_cond_destroy(&zs->cv);
-        }
-    }
+    frames__zstd_start_workers(zs);
 #endif
     *out = zs;
     return FRAMES_OK;
