@@ -1404,9 +1404,10 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
     if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
     zs->parsing = 1;
     if (!(zs->cctx = frames__zstd_cctx(&zs->opt))) {
+        int level = zs->opt.level;
         frames__zstd_sink_free(zs);
         return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
-                                 "cannot set up zstd compression at level %d", zs->opt.level);
+                                 "cannot set up zstd compression at level %d", level);
     }
 #ifndef FRAMES_ZSTD_NO_THREADS
     frames__zstd_start_workers(zs);
