@@ -107,6 +107,10 @@ typedef struct frames_zstd_chunk {
     uint64_t csize;           /* compressed bytes */
     uint64_t uoffset;         /* offset of its first byte in the uncompressed trace */
     uint64_t usize;           /* uncompressed bytes */
+    uint32_t checksum;        /* the seek table's checksum (low 32 bits of the XXH64 of the
+                                 uncompressed bytes), checked when the chunk is decompressed;
+                                 valid when frames_zstd_info.seek_checksums is set and the
+                                 table is used */
 } frames_zstd_chunk;
 
 #define FRAMES_ZSTD_MAX_WARNINGS 4
@@ -117,7 +121,8 @@ typedef struct frames_zstd_info {
     uint64_t largest_chunk;   /* uncompressed bytes of the largest chunk */
     int seek_table;           /* a seek table is present */
     int seek_table_used;      /* ... and agrees with the frames (else they were walked) */
-    int seek_checksums;       /* its entries carry checksums */
+    int seek_checksums;       /* its entries carry checksums (checked on every decompression
+                                 when the table is used) */
     int cut;                  /* the file ends inside a zstd frame (a writer died) */
     uint64_t cut_offset;      /* file offset of that frame */
     uint32_t nwarnings;
@@ -308,6 +313,57 @@ FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
 
 /* ---------------------------------------------------------------- chunk map */
 
+/* XXH64 (seed 0), as the zstd seekable format's checksums use it (the low 32 bits).
+   Written from the algorithm's description: five 64-bit primes, four lanes over 32-byte
+   stripes, then 8-, 4- and 1-byte tails and a final avalanche. */
+#define FRAMES__XXP1 0x9E3779B185EBCA87ull
+#define FRAMES__XXP2 0xC2B2AE3D27D4EB4Full
+#define FRAMES__XXP3 0x165667B19E3779F9ull
+#define FRAMES__XXP4 0x85EBCA77C2B2AE63ull
+#define FRAMES__XXP5 0x27D4EB2F165667C5ull
+
+static uint64_t frames__xx_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t frames__xx_round(uint64_t acc, uint64_t lane) {
+    return frames__xx_rotl(acc + lane * FRAMES__XXP2, 31) * FRAMES__XXP1;
+}
+
+static uint64_t frames__xx_merge(uint64_t acc, uint64_t v) {
+    return (acc ^ frames__xx_round(0, v)) * FRAMES__XXP1 + FRAMES__XXP4;
+}
+
+static uint64_t frames__xxh64(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    uint64_t h;
+    if (n >= 32) {
+        uint64_t v1 = FRAMES__XXP1 + FRAMES__XXP2, v2 = FRAMES__XXP2, v3 = 0, v4 = 0 - FRAMES__XXP1;
+        for (; end - p >= 32; p += 32) {
+            v1 = frames__xx_round(v1, frames__le64(p));
+            v2 = frames__xx_round(v2, frames__le64(p + 8));
+            v3 = frames__xx_round(v3, frames__le64(p + 16));
+            v4 = frames__xx_round(v4, frames__le64(p + 24));
+        }
+        h = frames__xx_rotl(v1, 1) + frames__xx_rotl(v2, 7) + frames__xx_rotl(v3, 12) +
+            frames__xx_rotl(v4, 18);
+        h = frames__xx_merge(frames__xx_merge(frames__xx_merge(frames__xx_merge(h, v1), v2), v3), v4);
+    } else {
+        h = FRAMES__XXP5;
+    }
+    h += (uint64_t)n;
+    for (; end - p >= 8; p += 8)
+        h = frames__xx_rotl(h ^ frames__xx_round(0, frames__le64(p)), 27) * FRAMES__XXP1 + FRAMES__XXP4;
+    if (end - p >= 4) {
+        h = frames__xx_rotl(h ^ (uint64_t)frames__le32(p) * FRAMES__XXP1, 23) * FRAMES__XXP2 + FRAMES__XXP3;
+        p += 4;
+    }
+    for (; p < end; p++) h = frames__xx_rotl(h ^ (uint64_t)*p * FRAMES__XXP5, 11) * FRAMES__XXP1;
+    h ^= h >> 33;
+    h *= FRAMES__XXP2;
+    h ^= h >> 29;
+    h *= FRAMES__XXP3;
+    return h ^ (h >> 32);
+}
+
 struct frames_zstd_map {
     const uint8_t *z;
     uint64_t zsize;
@@ -343,6 +399,7 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     c->csize = csize;
     c->uoffset = m->info.size;
     c->usize = usize;
+    c->checksum = 0;
     m->info.size += usize;
     if (usize > m->info.largest_chunk) m->info.largest_chunk = usize;
     return FRAMES_OK;
@@ -538,6 +595,8 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
             rc = 0;
         } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
             rc = err ? err->code : FRAMES_E_LIMIT;
+        } else if (esize == 12) {
+            m->chunks[m->nchunks - 1].checksum = frames__le32(e + 8);
         }
         off += cs;
     }
@@ -657,7 +716,8 @@ static void frames__zstd_state_close(void *ctx, void *state) {
 static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
     const frames_zstd_chunk *c = &s->m->chunks[k];
     uint64_t produced;
-    const char *why;
+    const char *why, *bad = NULL;
+    char sum[80];
     int st;
     if (s->chunk == k) return FRAMES_OK;
     s->chunk = UINT64_MAX;
@@ -675,7 +735,14 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     s->m->decompressed += produced;
 #endif
     if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
-    if (st != 0 || produced != c->usize) {
+    if (st == 0 && produced == c->usize && s->m->info.seek_table_used && s->m->info.seek_checksums &&
+        (uint32_t)frames__xxh64(s->buf, (size_t)c->usize) != c->checksum) {
+        snprintf(sum, sizeof sum, "its bytes do not match the seek table's checksum 0x%08x", c->checksum);
+        bad = sum;
+    } else if (st != 0 || produced != c->usize) {
+        bad = st == 1 ? "it ends early" : st ? why : "it decompresses to a different size";
+    }
+    if (bad) {
         char first[48] = "";
         if (frame != FRAMES_NO_POS)
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
@@ -683,12 +750,10 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
            chunk it cannot see, so sequential reading stops here (seek to go on) */
         return frames__fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
                                  "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
-                                 "0x%llx-0x%llx) is corrupt: %s%s",
+                                 "0x%llx-0x%llx) is corrupt: %s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
                                  (unsigned long long)c->uoffset,
-                                 (unsigned long long)(c->uoffset + c->usize),
-                                 st ? why : "it decompresses to a different size",
-                                 st == 1 ? "it ends early" : "");
+                                 (unsigned long long)(c->uoffset + c->usize), bad);
     }
     s->chunk = k;
     return FRAMES_OK;

@@ -488,6 +488,84 @@ static void test_seek_table_of_frames_without_sizes(void **state) {
     unlink(z);
 }
 
+/* As zstd's seekable writer with checksums: frames of `step` bytes, a seek table with
+   descriptor 0x80 whose third word per entry is the low 32 bits of the XXH64 of the
+   chunk. The value is taken from libzstd: a frame's own content checksum is that same
+   word (its last 4 bytes), so our XXH64 is judged by libzstd's. Entry `bad` (if < 512)
+   gets a wrong one. */
+static void write_seekable_with_checksums(const char *plain, const char *z, size_t step, size_t bad) {
+    size_t pn, off, k = 0;
+    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 12 * 512 + 9];
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    FILE *f = fopen(z, "wb");
+    assert_non_null(f);
+    assert_true(pn / step < 512);
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
+    for (off = 0; off < pn; off += step, k++) {
+        size_t len = pn - off < step ? pn - off : step, cap = ZSTD_compressBound(len);
+        uint8_t *out = (uint8_t *)malloc(cap);
+        size_t cs = ZSTD_compress2(c, out, cap, pb + off, len);
+        assert_false(ZSTD_isError(cs));
+        assert_int_equal(fwrite(out, 1, cs, f), cs);
+        tu_put_le32(table + 8 + 12 * k, (uint32_t)cs);
+        tu_put_le32(table + 12 + 12 * k, (uint32_t)len);
+        tu_put_le32(table + 16 + 12 * k, le32(out + cs - 4) ^ (k == bad ? 1u : 0u));
+        free(out);
+    }
+    tu_put_le32(table, 0x184D2A5Eu);
+    tu_put_le32(table + 4, (uint32_t)(12 * k + 9));
+    tu_put_le32(table + 8 + 12 * k, (uint32_t)k);
+    table[12 + 12 * k] = 0x80;
+    tu_put_le32(table + 13 + 12 * k, 0x8F92EAB1u);
+    assert_int_equal(fwrite(table, 1, 8 + 12 * k + 9, f), 8 + 12 * k + 9);
+    fclose(f);
+    ZSTD_freeCCtx(c);
+    free(pb);
+}
+
+/* Seek-table checksums are checked whenever a chunk is decompressed: true ones read, a
+   wrong one is a corrupt chunk named with its offsets, the other chunks still read. */
+static void test_seek_table_checksums(void **state) {
+    const char *plain = tu_tmp_path(".frames"), *z = tu_tmp_path(".frames.zst");
+    frames_reader *a, *b;
+    frames_zstd_info zi;
+    frames_frame f;
+    uint64_t n = 0, i;
+    const frames_zstd_chunk *bad;
+    int rc;
+    (void)state;
+    make_trace(plain, 5000, 500, 0, 1, 0);
+    for (i = 0; i < 3; i++) { /* chunk lengths that end in every tail of XXH64's loop */
+        static const size_t steps[] = {4093, 20011, 65543};
+        write_seekable_with_checksums(plain, z, steps[i], 512);
+        a = open_any(plain, NULL);
+        b = open_any(z, &zi);
+        assert_true(zi.seek_table_used);
+        assert_true(zi.seek_checksums);
+        expect_same_frames(a, b);
+        frames_reader_close(a);
+        frames_reader_close(b);
+    }
+
+    write_seekable_with_checksums(plain, z, 20000, 3);
+    b = open_any(z, &zi);
+    assert_true(zi.seek_table_used);
+    bad = frames_zstd_map_chunk(frames_zstd_reader_map(b), 3);
+    assert_non_null(bad);
+    while ((rc = frames_reader_next(b, &f)) == 1) n++;
+    assert_int_equal(rc, FRAMES_E_FORMAT);
+    assert_non_null(strstr(frames_reader_error(b)->message, "chunk 3 (zstd frame at file offset"));
+    assert_non_null(strstr(frames_reader_error(b)->message, "do not match the seek table's checksum"));
+    assert_true(n > 0 && n < 2000);
+    /* frame 2000 is behind the TOC entry of frame 2000 (m = 500), far after chunk 3 */
+    assert_true(bad->uoffset + bad->usize < 150000);
+    assert_int_equal(frames_reader_seek(b, 2000), 0);
+    assert_int_equal(frames_reader_next(b, &f), 1);
+    frames_reader_close(b);
+    unlink(plain);
+    unlink(z);
+}
+
 /* A file cut anywhere reads like `zstd -d` of it would (every record in complete zstd
    blocks), and frames fix turns it into a finished compressed trace with those frames. */
 static void test_cut_file_recovers_and_fix(void **state) {
@@ -742,6 +820,7 @@ int main(void) {
         cmocka_unit_test(test_corrupt_chunk),
         cmocka_unit_test(test_lying_seek_table),
         cmocka_unit_test(test_seek_table_of_frames_without_sizes),
+        cmocka_unit_test(test_seek_table_checksums),
         cmocka_unit_test(test_cut_file_recovers_and_fix),
         cmocka_unit_test(test_flushed_unfinished_is_readable),
         cmocka_unit_test(test_commands),
