@@ -164,9 +164,9 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
                                               frames_zstd_info *zinfo, frames_error *err);
 #ifndef FRAMES_NO_POSIX
 /* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
-   and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
-   FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
-   zinfo->chunks is 0 for plain traces. */
+   and read chunk by chunk, a plain one opened by frames_reader_open_path. A pipe, FIFO or
+   terminal ("-" too) is streamed, forward only, through a streaming decompressor when its
+   first bytes are zstd's. zinfo->chunks is 0 for plain and streamed traces. */
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
