@@ -665,10 +665,12 @@ typedef struct frames_raw {
     frames_bytes payload;
 } frames_raw;
 
-/* Input for stream readers: read up to n bytes; return bytes read, 0 at end, <0 error. */
+/* Input for stream readers: read up to n bytes; return bytes read, 0 at end, <0 error.
+   close (may be NULL) is called by frames_reader_close, also when opening fails. */
 typedef struct frames_io {
     void *ctx;
     long long (*read)(void *ctx, void *buf, size_t n);
+    void (*close)(void *ctx);
 } frames_io;
 
 typedef struct frames_reader frames_reader;
@@ -4822,7 +4824,10 @@ FRAMES_DEF int frames_reader_open_io(frames_reader **out, const frames_io *io,
                                      const frames_reader_options *o, frames_error *err) {
     frames_reader *r = frames__new_reader(o);
     *out = NULL;
-    if (!r) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!r) {
+        if (io->close) io->close(io->ctx);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
     r->io = *io;
     return frames__open_done(r, out, err, frames__open_stream_layout(r));
 }
@@ -4840,6 +4845,7 @@ FRAMES_DEF int frames_reader_open_file(frames_reader **out, FILE *f,
     frames_io io;
     io.ctx = f;
     io.read = frames__file_read;
+    io.close = NULL;
     return frames_reader_open_io(out, &io, o, err);
 }
 #endif
@@ -4869,6 +4875,7 @@ static int frames__open_fd(frames_reader **out, int fd, int own_fd, const char *
     if (!S_ISREG(st.st_mode)) {
         io.ctx = (void *)(intptr_t)fd;
         io.read = frames__fd_read;
+        io.close = NULL;
         rc = frames_reader_open_io(out, &io, o, err);
         if (rc == FRAMES_OK && own_fd) (*out)->io_fd = fd;
         else if (own_fd) close(fd);
@@ -4964,6 +4971,7 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
     frames_decoder_free(&r->cur.dec);
     if (r->cur.src_state) r->src.state_close(r->src.ctx, r->cur.src_state);
     if (r->paged && r->src.close) r->src.close(r->src.ctx);
+    if (r->io.close) r->io.close(r->io.ctx);
     frames_decoder_free(&r->meta_dec);
 #ifndef FRAMES_NO_POSIX
     if (r->owned && r->owned_is_map) munmap(r->owned, r->owned_len);

@@ -115,7 +115,9 @@ typedef struct frames_zstd_options {
     int level;                /* compression level (default 3; 0 = default) */
     uint64_t chunk_size;      /* uncompressed bytes per chunk (default 1 MiB) */
     uint64_t frames_per_toc;  /* the trace's m: chunks end on TOC block starts (10000) */
-    int threads;              /* 2 (default): compress on a second thread; 1: inline */
+    int threads;              /* writer: 1 = compress inline; N > 1 = N-1 compression threads
+                                 beside the writer's (default 2, at most 1 + 16). The bytes
+                                 written are the same whatever the number. */
     int checksum;             /* zstd content checksum in every chunk (default 1) */
     uint64_t max_chunk;       /* reader: largest chunk accepted, bytes (default 256 MiB) */
     uint32_t flags;           /* FRAMES_ZSTD_* */
@@ -129,6 +131,10 @@ typedef struct frames_zstd_chunk {
     uint64_t csize;           /* compressed bytes */
     uint64_t uoffset;         /* offset of its first byte in the uncompressed trace */
     uint64_t usize;           /* uncompressed bytes */
+    uint32_t checksum;        /* the seek table's checksum (low 32 bits of the XXH64 of the
+                                 uncompressed bytes), checked when the chunk is decompressed;
+                                 valid when frames_zstd_info.seek_checksums is set and the
+                                 table is used */
 } frames_zstd_chunk;
 
 #define FRAMES_ZSTD_MAX_WARNINGS 4
@@ -139,7 +145,8 @@ typedef struct frames_zstd_info {
     uint64_t largest_chunk;   /* uncompressed bytes of the largest chunk */
     int seek_table;           /* a seek table is present */
     int seek_table_used;      /* ... and agrees with the frames (else they were walked) */
-    int seek_checksums;       /* its entries carry checksums */
+    int seek_checksums;       /* its entries carry checksums (checked on every decompression
+                                 when the table is used) */
     int cut;                  /* the file ends inside a zstd frame (a writer died) */
     uint64_t cut_offset;      /* file offset of that frame */
     uint32_t nwarnings;
@@ -181,9 +188,9 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
                                               frames_zstd_info *zinfo, frames_error *err);
 #ifndef FRAMES_NO_POSIX
 /* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
-   and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
-   FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
-   zinfo->chunks is 0 for plain traces. */
+   and read chunk by chunk, a plain one opened by frames_reader_open_path. A pipe, FIFO or
+   terminal ("-" too) is streamed, forward only, through a streaming decompressor when its
+   first bytes are zstd's. zinfo->chunks is 0 for plain and streamed traces. */
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -327,6 +334,57 @@ FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
    chunk map
    -------------------------------------------------------------------------------------- */
 
+/* XXH64 (seed 0), as the zstd seekable format's checksums use it (the low 32 bits).
+   Written from the algorithm's description: five 64-bit primes, four lanes over 32-byte
+   stripes, then 8-, 4- and 1-byte tails and a final avalanche. */
+#define FRAMES__XXP1 0x9E3779B185EBCA87ull
+#define FRAMES__XXP2 0xC2B2AE3D27D4EB4Full
+#define FRAMES__XXP3 0x165667B19E3779F9ull
+#define FRAMES__XXP4 0x85EBCA77C2B2AE63ull
+#define FRAMES__XXP5 0x27D4EB2F165667C5ull
+
+static uint64_t frames__xx_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t frames__xx_round(uint64_t acc, uint64_t lane) {
+    return frames__xx_rotl(acc + lane * FRAMES__XXP2, 31) * FRAMES__XXP1;
+}
+
+static uint64_t frames__xx_merge(uint64_t acc, uint64_t v) {
+    return (acc ^ frames__xx_round(0, v)) * FRAMES__XXP1 + FRAMES__XXP4;
+}
+
+static uint64_t frames__xxh64(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    uint64_t h;
+    if (n >= 32) {
+        uint64_t v1 = FRAMES__XXP1 + FRAMES__XXP2, v2 = FRAMES__XXP2, v3 = 0, v4 = 0 - FRAMES__XXP1;
+        for (; end - p >= 32; p += 32) {
+            v1 = frames__xx_round(v1, frames__le64(p));
+            v2 = frames__xx_round(v2, frames__le64(p + 8));
+            v3 = frames__xx_round(v3, frames__le64(p + 16));
+            v4 = frames__xx_round(v4, frames__le64(p + 24));
+        }
+        h = frames__xx_rotl(v1, 1) + frames__xx_rotl(v2, 7) + frames__xx_rotl(v3, 12) +
+            frames__xx_rotl(v4, 18);
+        h = frames__xx_merge(frames__xx_merge(frames__xx_merge(frames__xx_merge(h, v1), v2), v3), v4);
+    } else {
+        h = FRAMES__XXP5;
+    }
+    h += (uint64_t)n;
+    for (; end - p >= 8; p += 8)
+        h = frames__xx_rotl(h ^ frames__xx_round(0, frames__le64(p)), 27) * FRAMES__XXP1 + FRAMES__XXP4;
+    if (end - p >= 4) {
+        h = frames__xx_rotl(h ^ (uint64_t)frames__le32(p) * FRAMES__XXP1, 23) * FRAMES__XXP2 + FRAMES__XXP3;
+        p += 4;
+    }
+    for (; p < end; p++) h = frames__xx_rotl(h ^ (uint64_t)*p * FRAMES__XXP5, 11) * FRAMES__XXP1;
+    h ^= h >> 33;
+    h *= FRAMES__XXP2;
+    h ^= h >> 29;
+    h *= FRAMES__XXP3;
+    return h ^ (h >> 32);
+}
+
 struct frames_zstd_map {
     const uint8_t *z;
     uint64_t zsize;
@@ -359,6 +417,7 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     c->csize = csize;
     c->uoffset = m->info.size;
     c->usize = usize;
+    c->checksum = 0;
     m->info.size += usize;
     if (usize > m->info.largest_chunk) m->info.largest_chunk = usize;
     return FRAMES_OK;
@@ -554,6 +613,8 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
             rc = 0;
         } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
             rc = err ? err->code : FRAMES_E_LIMIT;
+        } else if (esize == 12) {
+            m->chunks[m->nchunks - 1].checksum = frames__le32(e + 8);
         }
         off += cs;
     }
@@ -666,18 +727,18 @@ static void *frames__zstd_state_open(void *ctx) {
 
 static void frames__zstd_state_close(void *ctx, void *state) {
     frames__zstd_state *s = (frames__zstd_state *)state;
-    void *actx = s->m->opt.alloc_ctx;
     (void)ctx;
     ZSTD_freeDCtx(s->d);
-    FRAMES_FREE(s->buf, actx);
-    FRAMES_FREE(s->scratch, actx);
-    FRAMES_FREE(s, actx);
+    FRAMES_FREE(s->buf, s->m->opt.alloc_ctx);
+    FRAMES_FREE(s->scratch, s->m->opt.alloc_ctx);
+    FRAMES_FREE(s, s->m->opt.alloc_ctx);
 }
 
 static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
     const frames_zstd_chunk *c = &s->m->chunks[k];
     uint64_t produced;
-    const char *why;
+    const char *why, *bad = NULL;
+    char sum[80];
     int st;
     if (s->chunk == k) return FRAMES_OK;
     s->chunk = UINT64_MAX;
@@ -695,7 +756,14 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     s->m->decompressed += produced;
 #endif
     if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
-    if (st != 0 || produced != c->usize) {
+    if (st == 0 && produced == c->usize && s->m->info.seek_table_used && s->m->info.seek_checksums &&
+        (uint32_t)frames__xxh64(s->buf, (size_t)c->usize) != c->checksum) {
+        snprintf(sum, sizeof sum, "its bytes do not match the seek table's checksum 0x%08x", c->checksum);
+        bad = sum;
+    } else if (st != 0 || produced != c->usize) {
+        bad = st == 1 ? "it ends early" : st ? why : "it decompresses to a different size";
+    }
+    if (bad) {
         char first[48] = "";
         if (frame != FRAMES_NO_POS)
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
@@ -703,12 +771,10 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
            chunk it cannot see, so sequential reading stops here (seek to go on) */
         return frames__fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
                                  "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
-                                 "0x%llx-0x%llx) is corrupt: %s%s",
+                                 "0x%llx-0x%llx) is corrupt: %s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
                                  (unsigned long long)c->uoffset,
-                                 (unsigned long long)(c->uoffset + c->usize),
-                                 st ? why : "it decompresses to a different size",
-                                 st == 1 ? "it ends early" : "");
+                                 (unsigned long long)(c->uoffset + c->usize), bad);
     }
     s->chunk = k;
     return FRAMES_OK;
@@ -795,6 +861,99 @@ FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
 }
 
 #ifndef FRAMES_NO_POSIX
+/* A pipe, FIFO or terminal: its first bytes say whether it is compressed; the reader then
+   streams it, through a streaming decompressor when it is (skippable frames, the seek table
+   among them, are passed over by libzstd). Memory: zstd's window, at most max_chunk. */
+typedef struct frames__zstd_pipe {
+    int fd, own_fd;
+    int compressed;
+    uint8_t head[4];            /* the bytes read to decide */
+    size_t nhead;
+    ZSTD_DCtx *d;
+    uint8_t in[1 << 16];
+    ZSTD_inBuffer zin;
+    void *actx;
+} frames__zstd_pipe;
+
+static long long frames__zstd_pipe_fill(frames__zstd_pipe *p, void *buf, size_t n) {
+    if (p->nhead) { /* the bytes read to decide come first */
+        size_t k = n < p->nhead ? n : p->nhead;
+        memcpy(buf, p->head, k);
+        memmove(p->head, p->head + k, p->nhead - k);
+        p->nhead -= k;
+        return (long long)k;
+    }
+    for (;;) {
+        ssize_t got = read(p->fd, buf, n);
+        if (got >= 0) return (long long)got;
+        if (errno != EINTR) return -1;
+    }
+}
+
+static long long frames__zstd_pipe_read(void *ctx, void *buf, size_t n) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    ZSTD_outBuffer out;
+    if (!p->compressed) return frames__zstd_pipe_fill(p, buf, n);
+    out.dst = buf;
+    out.size = n;
+    out.pos = 0;
+    while (out.pos == 0) {
+        size_t rc;
+        if (p->zin.pos == p->zin.size) {
+            long long got = frames__zstd_pipe_fill(p, p->in, sizeof p->in);
+            if (got <= 0) return got; /* end (a cut frame: what came out of it is all) or error */
+            p->zin.src = p->in;
+            p->zin.size = (size_t)got;
+            p->zin.pos = 0;
+        }
+        rc = ZSTD_decompressStream(p->d, &out, &p->zin);
+        if (ZSTD_isError(rc)) {
+            errno = EBADMSG; /* the reader says "read failed: Bad message" at the offset */
+            return -1;
+        }
+    }
+    return (long long)out.pos;
+}
+
+static void frames__zstd_pipe_close(void *ctx) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    if (p->own_fd) close(p->fd);
+    ZSTD_freeDCtx(p->d);
+    FRAMES_FREE(p, p->actx);
+}
+
+/* Stream fd (closed by the reader when own_fd), decompressing when it starts like zstd. */
+static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const frames_reader_options *ro,
+                                  const frames_zstd_options *zo, frames_error *err) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)frames__zalloc(sizeof *p, zo ? zo->alloc_ctx : NULL);
+    frames_zstd_options o = frames__zstd_opts(zo);
+    frames_io io;
+    int wlog = 10;
+    if (!p) {
+        if (own_fd) close(fd);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    p->fd = fd;
+    p->own_fd = own_fd;
+    p->actx = o.alloc_ctx;
+    io.ctx = p;
+    io.read = frames__zstd_pipe_read;
+    io.close = frames__zstd_pipe_close;
+    while (p->nhead < 4) {
+        long long got = frames__zstd_pipe_fill(p, p->head + p->nhead, 4 - p->nhead);
+        if (got <= 0) break;
+        p->nhead += (size_t)got;
+    }
+    p->compressed = frames_zstd_is_compressed(p->head, p->nhead);
+    while (wlog < 31 && ((uint64_t)1 << wlog) < o.max_chunk) wlog++;
+    if (p->compressed && (!(p->d = ZSTD_createDCtx()) ||
+                          ZSTD_isError(ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, wlog)))) {
+        frames__zstd_pipe_close(p);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    return frames_reader_open_io(r, &io, ro, err);
+}
+
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -807,15 +966,16 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     int is_stdin = !strcmp(path, "-");
     *r = NULL;
     if (zinfo) memset(zinfo, 0, sizeof *zinfo);
-    /* standard input redirected from a file is mapped like the file; a pipe is streamed.
-       Only regular files are opened here: opening a FIFO twice would lose its data. */
-    if (!is_stdin && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
-        return frames_reader_open_path(r, path, ro, err);
+    /* a regular file (standard input redirected from one too) is mapped; a pipe, FIFO or
+       terminal is streamed, compressed or not */
+    if (!is_stdin && stat(path, &st) != 0) return frames_reader_open_path(r, path, ro, err);
     if (is_stdin) fd = 0;
     else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
                                  path, strerror(errno));
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return frames__zstd_open_pipe(r, fd, !is_stdin, ro, zo, err);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
         pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
@@ -889,6 +1049,21 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
    writing: sink
    -------------------------------------------------------------------------------------- */
 
+#define FRAMES__ZSTD_MAX_WORKERS 16
+enum { FRAMES__ZSTD_FREE, FRAMES__ZSTD_QUEUED, FRAMES__ZSTD_BUSY, FRAMES__ZSTD_DONE };
+
+/* A chunk handed to the compression threads. Only the writer's thread writes to the sink
+   below (in chunk order), so the threads share nothing but the job states. */
+typedef struct frames__zstd_job {
+    uint8_t *buf;               /* the uncompressed chunk */
+    size_t len, cap;
+    uint8_t *out;               /* its zstd frame */
+    size_t outcap, clen;
+    uint64_t seq;
+    int state;                  /* FRAMES__ZSTD_FREE ... _DONE */
+    const char *error;          /* set by the compression thread: zstd's message */
+} frames__zstd_job;
+
 /* The sink takes the trace's bytes in whatever pieces the writer hands over, finds the
    record boundaries by their size prefixes (header, meta, frames), and cuts a chunk at
    the first boundary after chunk_size bytes that starts a TOC block (every m frames), or
@@ -910,16 +1085,18 @@ struct frames_zstd_sink {
     size_t nentries, entcap;
     int failed;
     frames_error err;
-    uint8_t *out;
-    size_t outcap;
+    uint8_t *out;               /* inline compression: the zstd frame of a chunk */
+    size_t outcap, clen;
 #ifndef FRAMES_ZSTD_NO_THREADS
-    int threaded;
-    pthread_t thread;
+    int threaded;               /* number of compression threads started (0: inline) */
+    pthread_t thread[FRAMES__ZSTD_MAX_WORKERS];
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint8_t *job;               /* chunk handed to the compression thread */
-    size_t joblen, jobcap;
-    int job_pending, stop;
+    pthread_cond_t cv;          /* a job changed state, or stop */
+    frames__zstd_job *jobs;     /* 2 per compression thread */
+    size_t njobs;
+    uint64_t seq_next;          /* sequence number of the next chunk handed over */
+    uint64_t seq_written;       /* chunks before this one are written, in order */
+    int stop;
 #endif
 };
 
@@ -940,47 +1117,114 @@ static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) 
     return FRAMES_OK;
 }
 
-/* Compress one chunk and hand it to the sink below (the compression thread, or the
-   writer's thread when there is none). */
-static int frames__zstd_emit(frames_zstd_sink *zs, const uint8_t *src, size_t n) {
+static const char frames__zstd_oom[] = "out of memory for a chunk";
+
+/* Compress src into *out (grown to the bound). NULL, or zstd's message on failure
+   (frames__zstd_oom when memory ran out). */
+static const char *frames__zstd_compress(ZSTD_CCtx *c, const uint8_t *src, size_t n, uint8_t **out,
+                                         size_t *outcap, size_t *clen, void *actx) {
     size_t bound = ZSTD_compressBound(n), cs;
-    if (bound > zs->outcap) {
-        uint8_t *o = (uint8_t *)FRAMES_REALLOC(zs->out, bound, zs->opt.alloc_ctx);
-        if (!o) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-        zs->out = o;
-        zs->outcap = bound;
+    if (bound > *outcap) {
+        uint8_t *o = (uint8_t *)FRAMES_REALLOC(*out, bound, actx);
+        if (!o) return frames__zstd_oom;
+        *out = o;
+        *outcap = bound;
     }
-    cs = ZSTD_compress2(zs->cctx, zs->out, zs->outcap, src, n);
-    if (ZSTD_isError(cs)) return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", ZSTD_getErrorName(cs));
-    if (zs->down.write(zs->down.ctx, zs->out, cs) < 0)
+    cs = ZSTD_compress2(c, *out, *outcap, src, n);
+    if (ZSTD_isError(cs)) return ZSTD_getErrorName(cs);
+    *clen = cs;
+    return NULL;
+}
+
+static int frames__zstd_cfail(frames_zstd_sink *zs, const char *why) {
+    if (why == frames__zstd_oom) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, why, NULL);
+    return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", why);
+}
+
+/* Write one compressed chunk to the sink below and note it in the seek table. */
+static int frames__zstd_put(frames_zstd_sink *zs, const uint8_t *z, size_t clen, size_t n) {
+    if (zs->down.write(zs->down.ctx, z, clen) < 0)
         return frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno));
-    return frames__zstd_entry(zs, cs, n);
+    return frames__zstd_entry(zs, clen, n);
+}
+
+static ZSTD_CCtx *frames__zstd_cctx(const frames_zstd_options *o) {
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    if (c && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, o->level)) ||
+              ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, o->checksum != 0)))) {
+        ZSTD_freeCCtx(c);
+        c = NULL;
+    }
+    return c;
 }
 
 #ifndef FRAMES_ZSTD_NO_THREADS
+/* A compression thread: takes the oldest queued chunk, compresses it with its own context. */
 static void *frames__zstd_worker(void *arg) {
     frames_zstd_sink *zs = (frames_zstd_sink *)arg;
+    ZSTD_CCtx *c = frames__zstd_cctx(&zs->opt);
     pthread_mutex_lock(&zs->mu);
     for (;;) {
-        while (!zs->job_pending && !zs->stop) pthread_cond_wait(&zs->cv, &zs->mu);
-        if (!zs->job_pending && zs->stop) break;
+        frames__zstd_job *job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++)
+            if (zs->jobs[i].state == FRAMES__ZSTD_QUEUED && (!job || zs->jobs[i].seq < job->seq))
+                job = &zs->jobs[i];
+        if (!job) {
+            if (zs->stop) break;
+            pthread_cond_wait(&zs->cv, &zs->mu);
+            continue;
+        }
+        job->state = FRAMES__ZSTD_BUSY;
         pthread_mutex_unlock(&zs->mu);
-        if (!zs->failed) frames__zstd_emit(zs, zs->job, zs->joblen);
+        job->error = c ? frames__zstd_compress(c, job->buf, job->len, &job->out, &job->outcap, &job->clen,
+                                               zs->opt.alloc_ctx)
+                       : frames__zstd_oom;
         pthread_mutex_lock(&zs->mu);
-        zs->job_pending = 0;
+        job->state = FRAMES__ZSTD_DONE;
         pthread_cond_broadcast(&zs->cv);
     }
     pthread_mutex_unlock(&zs->mu);
+    ZSTD_freeCCtx(c);
     return NULL;
+}
+
+/* With the lock held: write every compressed chunk that is next in order, then return a
+   free job (NULL if none and !want). The lock is let go while writing. */
+static frames__zstd_job *frames__zstd_collect(frames_zstd_sink *zs, int want) {
+    for (;;) {
+        frames__zstd_job *next = NULL, *free_job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            frames__zstd_job *j = &zs->jobs[i];
+            if (j->state == FRAMES__ZSTD_DONE && j->seq == zs->seq_written) next = j;
+            if (j->state == FRAMES__ZSTD_FREE && !free_job) free_job = j;
+        }
+        if (next) {
+            pthread_mutex_unlock(&zs->mu);
+            if (!zs->failed && next->error) frames__zstd_cfail(zs, next->error);
+            else if (!zs->failed) frames__zstd_put(zs, next->out, next->clen, next->len);
+            pthread_mutex_lock(&zs->mu);
+            next->state = FRAMES__ZSTD_FREE;
+            zs->seq_written++;
+            continue;
+        }
+        if (free_job || !want) return free_job;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
 }
 #endif
 
-/* Wait until the compression thread has written every chunk handed to it. */
+/* Wait until every chunk handed to the compression threads is written. */
 static void frames__zstd_drain(frames_zstd_sink *zs) {
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (!zs->threaded) return;
     pthread_mutex_lock(&zs->mu);
-    while (zs->job_pending) pthread_cond_wait(&zs->cv, &zs->mu);
+    for (;;) {
+        frames__zstd_collect(zs, 0);
+        if (zs->seq_written == zs->seq_next) break;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
     pthread_mutex_unlock(&zs->mu);
 #else
     (void)zs;
@@ -989,31 +1233,36 @@ static void frames__zstd_drain(frames_zstd_sink *zs) {
 
 /* Compress the first n buffered bytes as a chunk; the rest stays for the next one. */
 static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
+    const char *why;
     if (n == 0) return FRAMES_OK;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        frames__zstd_job *job;
         uint8_t *t;
         size_t tcap, rest = zs->len - n;
-        frames__zstd_drain(zs);
+        pthread_mutex_lock(&zs->mu);
+        job = frames__zstd_collect(zs, 1);
+        pthread_mutex_unlock(&zs->mu);
         if (zs->failed) return zs->err.code;
-        /* the filled buffer becomes the job; the bytes after the cut move to the other */
-        if (zs->jobcap < rest + zs->opt.chunk_size) {
-            uint8_t *nb = (uint8_t *)FRAMES_REALLOC(zs->job, rest + (size_t)zs->opt.chunk_size,
+        /* the filled buffer becomes the job's; the bytes after the cut move to the job's old one */
+        if (job->cap < rest + zs->opt.chunk_size) {
+            uint8_t *nb = (uint8_t *)FRAMES_REALLOC(job->buf, rest + (size_t)zs->opt.chunk_size,
                                                     zs->opt.alloc_ctx);
             if (!nb) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-            zs->job = nb;
-            zs->jobcap = rest + (size_t)zs->opt.chunk_size;
+            job->buf = nb;
+            job->cap = rest + (size_t)zs->opt.chunk_size;
         }
-        memcpy(zs->job, zs->buf + n, rest);
-        t = zs->job;
-        tcap = zs->jobcap;
-        zs->job = zs->buf;
-        zs->jobcap = zs->cap;
+        memcpy(job->buf, zs->buf + n, rest);
+        t = job->buf;
+        tcap = job->cap;
+        job->buf = zs->buf;
+        job->cap = zs->cap;
+        job->len = n;
         zs->buf = t;
         zs->cap = tcap;
         pthread_mutex_lock(&zs->mu);
-        zs->joblen = n;
-        zs->job_pending = 1;
+        job->seq = zs->seq_next++;
+        job->state = FRAMES__ZSTD_QUEUED;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
         zs->len = rest;
@@ -1021,7 +1270,9 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
         return FRAMES_OK;
     }
 #endif
-    if (frames__zstd_emit(zs, zs->buf, n) < 0) return zs->err.code;
+    why = frames__zstd_compress(zs->cctx, zs->buf, n, &zs->out, &zs->outcap, &zs->clen, zs->opt.alloc_ctx);
+    if (why) return frames__zstd_cfail(zs, why);
+    if (frames__zstd_put(zs, zs->out, zs->clen, n) < 0) return zs->err.code;
     memmove(zs->buf, zs->buf + n, zs->len - n);
     zs->len -= n;
     zs->start += n;
@@ -1146,15 +1397,23 @@ static void frames__zstd_sink_free(frames_zstd_sink *zs) {
     void *actx = zs->opt.alloc_ctx;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        int i;
         pthread_mutex_lock(&zs->mu);
         zs->stop = 1;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
-        pthread_join(zs->thread, NULL);
+        for (i = 0; i < zs->threaded; i++) pthread_join(zs->thread[i], NULL);
         pthread_mutex_destroy(&zs->mu);
         pthread_cond_destroy(&zs->cv);
     }
-    FRAMES_FREE(zs->job, actx);
+    if (zs->jobs) {
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            FRAMES_FREE(zs->jobs[i].buf, actx);
+            FRAMES_FREE(zs->jobs[i].out, actx);
+        }
+        FRAMES_FREE(zs->jobs, actx);
+    }
 #endif
     ZSTD_freeCCtx(zs->cctx);
     FRAMES_FREE(zs->buf, actx);
@@ -1200,6 +1459,29 @@ static int frames__zstd_close(void *ctx) {
     return frames_zstd_sink_close((frames_zstd_sink *)ctx, NULL);
 }
 
+#ifndef FRAMES_ZSTD_NO_THREADS
+/* Start threads-1 compression threads (as many as can be started; none: compress inline). */
+static void frames__zstd_start_workers(frames_zstd_sink *zs) {
+    int want = zs->opt.threads - 1;
+    if (want > FRAMES__ZSTD_MAX_WORKERS) want = FRAMES__ZSTD_MAX_WORKERS;
+    if (want < 1) return;
+    zs->njobs = 2 * (size_t)want;
+    if (!(zs->jobs = (frames__zstd_job *)frames__zalloc(zs->njobs * sizeof *zs->jobs, zs->opt.alloc_ctx))) {
+        zs->njobs = 0;
+        return;
+    }
+    pthread_mutex_init(&zs->mu, NULL);
+    pthread_cond_init(&zs->cv, NULL);
+    while (zs->threaded < want &&
+           pthread_create(&zs->thread[zs->threaded], NULL, frames__zstd_worker, zs) == 0)
+        zs->threaded++;
+    if (!zs->threaded) {
+        pthread_mutex_destroy(&zs->mu);
+        pthread_cond_destroy(&zs->cv);
+    }
+}
+#endif
+
 FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
     frames_zstd_sink *zs = (frames_zstd_sink *)frames__zalloc(sizeof *zs, o ? o->alloc_ctx : NULL);
@@ -1209,23 +1491,14 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
     zs->opt = frames__zstd_opts(o);
     if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
     zs->parsing = 1;
-    if (!(zs->cctx = ZSTD_createCCtx()) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, zs->opt.level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, zs->opt.checksum != 0))) {
+    if (!(zs->cctx = frames__zstd_cctx(&zs->opt))) {
+        int level = zs->opt.level;
         frames__zstd_sink_free(zs);
         return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
-                                 "cannot set up zstd compression at level %d", zs->opt.level);
+                                 "cannot set up zstd compression at level %d", level);
     }
 #ifndef FRAMES_ZSTD_NO_THREADS
-    if (zs->opt.threads > 1) {
-        pthread_mutex_init(&zs->mu, NULL);
-        pthread_cond_init(&zs->cv, NULL);
-        if (pthread_create(&zs->thread, NULL, frames__zstd_worker, zs) == 0) zs->threaded = 1;
-        else {
-            pthread_mutex_destroy(&zs->mu);
-            pthread_cond_destroy(&zs->cv);
-        }
-    }
+    frames__zstd_start_workers(zs);
 #endif
     *out = zs;
     return FRAMES_OK;

@@ -115,6 +115,7 @@ static int open_stream(frames_reader **r, src *s, const uint8_t *p, size_t n,
     s->chunk = 4096;
     io.ctx = s;
     io.read = src_read;
+    io.close = NULL;
     return frames_reader_open_io(r, &io, o, NULL);
 }
 

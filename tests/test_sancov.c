@@ -408,32 +408,27 @@ static void test_disabled(void **state) {
     free(out);
 }
 
-/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
-   child has its own trace with its own comparison only. */
-static void test_process_mode_fork(void **state) {
-    char *out, *names, *name, *save = NULL, path[1024];
+/* The traces a run of process_fork left in DIR/sub: the parent's and the forked child's,
+   each with its own comparison only. Compressed ones (.frames.zst) are checked with the
+   zstd binary and read after `zstd -d`. */
+static void check_fork_traces(const char *sub, const char *bin, int compressed) {
+    char *names, *name, *save = NULL, path[1024], *out;
     int st, nfiles = 0, parents = 0, children = 0;
     trace t;
     const ev *c[8];
-    char bin[700];
-    (void)state;
-    snprintf(bin, sizeof bin, "%s", tu_workdir_path("process_fork"));
-    build_dropin();
-    sh("gcc trace-pc program", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
-                               "tests/sancov/process_fork.c '%s' -o '%s'",
-       tu_workdir_path("fs_gcc.o"), bin);
-    load_symbols(bin);
-    out = tu_run(&st, "cd '%s' && mkdir -p fork && FRAMES_SANCOV_OUT='fork/p-%%p-%%n.frames' "
-                      "'%s' 0x1000 2>&1", dir, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(out, "");
-    free(out);
-    names = tu_run(&st, "ls '%s/fork'", dir);
+    names = tu_run(&st, "ls '%s/%s'", dir, sub);
     for (name = strtok_r(names, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
         nfiles++;
         assert_int_equal(strncmp(name, "p-", 2), 0);
-        assert_non_null(strstr(name, "-0.frames"));
-        snprintf(path, sizeof path, "%s/fork/%s", dir, name);
+        assert_non_null(strstr(name, compressed ? "-0.frames.zst" : "-0.frames"));
+        assert_int_equal(strlen(strstr(name, "-0.frames")), compressed ? 13 : 9);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+        if (compressed) {
+            out = tu_run(&st, "zstd -q -t '%s' && zstd -q -d -f '%s' -o '%s.plain'", path, path, path);
+            assert_int_equal(st, 0);
+            free(out);
+            strcat(path, ".plain");
+        }
         load_trace(&t, path, bin);
         assert_true(t.finished);
         assert_false(t.has_input);   /* no input in process mode */
@@ -449,11 +444,56 @@ static void test_process_mode_fork(void **state) {
             assert_pair(c[0], "cmp", 32, 0x1007, 0x1009);
         }
         free_trace(&t);
+        if (compressed) unlink(path);
     }
     free(names);
     assert_int_equal(nfiles, 2);
     assert_int_equal(parents, 1);
     assert_int_equal(children, 1);
+}
+
+/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
+   child has its own trace with its own comparison only. */
+static void test_process_mode_fork(void **state) {
+    char *out;
+    int st;
+    char bin[700];
+    (void)state;
+    snprintf(bin, sizeof bin, "%s", tu_workdir_path("process_fork"));
+    build_dropin();
+    sh("gcc trace-pc program", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
+                               "tests/sancov/process_fork.c '%s' -o '%s'",
+       tu_workdir_path("fs_gcc.o"), bin);
+    load_symbols(bin);
+    out = tu_run(&st, "cd '%s' && mkdir -p fork && FRAMES_SANCOV_OUT='fork/p-%%p-%%n.frames' "
+                      "'%s' 0x1000 2>&1", dir, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "");
+    free(out);
+    check_fork_traces("fork", bin, 0);
+}
+
+/* The same with FRAMES_SANCOV_OUT ending in .zst and the tracer built with
+   -DFRAMES_SANCOV_ZSTD: each process leaves only its compressed trace. */
+static void test_process_mode_compressed(void **state) {
+    char *out;
+    int st;
+    char bin[700];
+    (void)state;
+    snprintf(bin, sizeof bin, "%s", tu_workdir_path("process_fork_zst"));
+    sh("gcc drop-in with zstd", "gcc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. "
+                                "-DFRAMES_SANCOV_ZSTD -c tools/sancov/frames_sancov.c -o '%s'",
+       tu_workdir_path("fs_gcc_zstd.o"));
+    sh("gcc trace-pc program with zstd", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
+                                         "tests/sancov/process_fork.c '%s' -o '%s' -lzstd",
+       tu_workdir_path("fs_gcc_zstd.o"), bin);
+    load_symbols(bin);
+    out = tu_run(&st, "cd '%s' && mkdir -p forkz && FRAMES_SANCOV_OUT='forkz/p-%%p-%%n.frames.zst' "
+                      "'%s' 0x1000 2>&1", dir, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "");
+    free(out);
+    check_fork_traces("forkz", bin, 1);
 }
 
 static void check_loop_trace(const char *path, const char *bin, uint32_t value, int is_input) {
@@ -522,6 +562,7 @@ int main(void) {
         cmocka_unit_test(test_libfuzzer_crashes),
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_process_mode_fork),
+        cmocka_unit_test(test_process_mode_compressed),
         cmocka_unit_test(test_persistent_loop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,9 +379,6 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
     uint32_t i;
     if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
         cli_lib_error(&err);
-        if (!strcmp(path, "-") && strstr(err.message, "fd2fb528"))
-            cli_warn("standard input looks compressed (zstd): give the file's name, or "
-                     "decompress on the way in (zstd -dc FILE | frames ...)");
         return NULL;
     }
     for (i = 0; i < zi.nwarnings; i++) cli_warn("%s: %s", path, zi.warnings[i]);
@@ -594,4 +592,14 @@ void cli_names_close(cli_names *n) {
         frames_sym_close(n->sym);
     }
     memset(n, 0, sizeof *n);
+}
+
+long cli_usable_cpus(void) {
+    long n;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+#endif
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }

@@ -44,6 +44,8 @@ int cli_wants_help(int argc, char **argv);
 
 /* Numbers: decimal or 0x hex; whole string must parse. Return 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* CPUs this process may run on (taskset, cpusets), not the machine's count; at least 1. */
+long cli_usable_cpus(void);
 int cli_parse_i64(const char *s, int64_t *out);
 /* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
 int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);
