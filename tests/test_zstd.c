@@ -748,6 +748,28 @@ static void test_compressed_pipe_and_fifo(void **state) {
     assert_string_equal(got, want);
     free(got);
     free(want);
+    /* the query engine needs the plain bytes in memory: a pipe is copied, then decompressed */
+    want = tu_run(&st, "%s query %s --var a:reg32 --count", bin, v);
+    assert_int_equal(st, 0);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", z, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", v, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    {   /* a trace-db trace on a pipe still reads as one */
+        const char *tdb = tu_shared("vectors/tracedb/small.trace");
+        want = tu_run(&st, "%s query %s --count 2>&1", bin, tdb);
+        assert_int_equal(st, 0);
+        got = tu_run(&st, "cat %s | %s query - --count 2>&1", tdb, bin);
+        assert_int_equal(st, 0);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
     got = tu_run(&st, "(head -c 30000 %s; head -c 200 /dev/zero; tail -c +30201 %s) | %s stat - 2>&1",
                  z, z, bin);
     assert_int_equal(st, 1);
