@@ -452,48 +452,41 @@ static void check_fork_traces(const char *sub, const char *bin, int compressed) 
     assert_int_equal(children, 1);
 }
 
-/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
-   child has its own trace with its own comparison only. */
-static void test_process_mode_fork(void **state) {
+/* Build process_fork.c with the drop-in object `obj` (and `libs`) into `name`, run it with
+   FRAMES_SANCOV_OUT='SUB/p-%p-%n.frames[.zst]' and check the two traces it leaves. */
+static void run_process_fork(const char *obj, const char *libs, const char *name, const char *sub,
+                             int compressed) {
     char *out;
     int st;
     char bin[700];
-    (void)state;
-    snprintf(bin, sizeof bin, "%s", tu_workdir_path("process_fork"));
-    build_dropin();
+    snprintf(bin, sizeof bin, "%s", tu_workdir_path(name));
     sh("gcc trace-pc program", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
-                               "tests/sancov/process_fork.c '%s' -o '%s'",
-       tu_workdir_path("fs_gcc.o"), bin);
+                               "tests/sancov/process_fork.c '%s' -o '%s' %s", obj, bin, libs);
     load_symbols(bin);
-    out = tu_run(&st, "cd '%s' && mkdir -p fork && FRAMES_SANCOV_OUT='fork/p-%%p-%%n.frames' "
-                      "'%s' 0x1000 2>&1", dir, bin);
+    out = tu_run(&st, "cd '%s' && mkdir -p %s && FRAMES_SANCOV_OUT='%s/p-%%p-%%n.frames%s' "
+                      "'%s' 0x1000 2>&1", dir, sub, sub, compressed ? ".zst" : "", bin);
     assert_int_equal(st, 0);
     assert_string_equal(out, "");
     free(out);
-    check_fork_traces("fork", bin, 0);
+    check_fork_traces(sub, bin, compressed);
+}
+
+/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
+   child has its own trace with its own comparison only. */
+static void test_process_mode_fork(void **state) {
+    (void)state;
+    build_dropin();
+    run_process_fork(tu_workdir_path("fs_gcc.o"), "", "process_fork", "fork", 0);
 }
 
 /* The same with FRAMES_SANCOV_OUT ending in .zst and the tracer built with
    -DFRAMES_SANCOV_ZSTD: each process leaves only its compressed trace. */
 static void test_process_mode_compressed(void **state) {
-    char *out;
-    int st;
-    char bin[700];
     (void)state;
-    snprintf(bin, sizeof bin, "%s", tu_workdir_path("process_fork_zst"));
     sh("gcc drop-in with zstd", "gcc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. "
                                 "-DFRAMES_SANCOV_ZSTD -c tools/sancov/frames_sancov.c -o '%s'",
        tu_workdir_path("fs_gcc_zstd.o"));
-    sh("gcc trace-pc program with zstd", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
-                                         "tests/sancov/process_fork.c '%s' -o '%s' -lzstd",
-       tu_workdir_path("fs_gcc_zstd.o"), bin);
-    load_symbols(bin);
-    out = tu_run(&st, "cd '%s' && mkdir -p forkz && FRAMES_SANCOV_OUT='forkz/p-%%p-%%n.frames.zst' "
-                      "'%s' 0x1000 2>&1", dir, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(out, "");
-    free(out);
-    check_fork_traces("forkz", bin, 1);
+    run_process_fork(tu_workdir_path("fs_gcc_zstd.o"), "-lzstd", "process_fork_zst", "forkz", 1);
 }
 
 static void check_loop_trace(const char *path, const char *bin, uint32_t value, int is_input) {

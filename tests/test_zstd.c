@@ -428,35 +428,45 @@ static void test_lying_seek_table(void **state) {
     unlink(bad);
 }
 
-/* Compress `plain` the way zstd's contrib seekable writer does: frames of `step` bytes
-   without a content size in their headers, then a seek table; `lie` is added to the
-   decompressed size of entry 1. */
-static void write_seekable_without_sizes(const char *plain, const char *z, size_t step, uint32_t lie) {
-    size_t pn, off, k = 0;
-    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 8 * 64 + 9];
+/* A seekable file written the way other writers do (zstd's contrib seekable writer):
+   `plain` in zstd frames of `step` bytes, then a seek table. sizes = 0: no content size in
+   the frame headers. checksums = 1: descriptor 0x80 and a third word per entry, the low
+   32 bits of the chunk's XXH64, taken from libzstd (a frame's own content checksum is the
+   same word, its last 4 bytes), so our XXH64 is judged by libzstd's. Entry `bad` (if <
+   512) lies: `lie` is added to its decompressed size, or its checksum is flipped. */
+typedef struct seekable_opts {
+    int sizes, checksums;
+    size_t bad;
+    uint32_t lie;
+} seekable_opts;
+
+static void write_seekable(const char *plain, const char *z, size_t step, seekable_opts o) {
+    size_t pn, off, k = 0, esize = o.checksums ? 12 : 8;
+    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 12 * 512 + 9];
     ZSTD_CCtx *c = ZSTD_createCCtx();
     FILE *f = fopen(z, "wb");
     assert_non_null(f);
-    assert_true(pn / step < 64);
-    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)));
+    assert_true(pn / step < 512);
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, o.sizes)));
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, o.checksums)));
     for (off = 0; off < pn; off += step, k++) {
         size_t len = pn - off < step ? pn - off : step, cap = ZSTD_compressBound(len);
-        uint8_t *out = (uint8_t *)malloc(cap);
+        uint8_t *out = (uint8_t *)malloc(cap), *e = table + 8 + esize * k;
         size_t cs = ZSTD_compress2(c, out, cap, pb + off, len);
-        uint32_t us = (uint32_t)len + (k == 1 ? lie : 0);
         assert_false(ZSTD_isError(cs));
-        assert_int_equal(ZSTD_getFrameContentSize(out, cs), ZSTD_CONTENTSIZE_UNKNOWN);
+        if (!o.sizes) assert_int_equal(ZSTD_getFrameContentSize(out, cs), ZSTD_CONTENTSIZE_UNKNOWN);
         assert_int_equal(fwrite(out, 1, cs, f), cs);
-        tu_put_le32(table + 8 + 8 * k, (uint32_t)cs);
-        tu_put_le32(table + 12 + 8 * k, us);
+        tu_put_le32(e, (uint32_t)cs);
+        tu_put_le32(e + 4, (uint32_t)len + (k == o.bad && !o.checksums ? o.lie : 0));
+        if (o.checksums) tu_put_le32(e + 8, le32(out + cs - 4) ^ (k == o.bad ? 1u : 0u));
         free(out);
     }
     tu_put_le32(table, 0x184D2A5Eu);
-    tu_put_le32(table + 4, (uint32_t)(8 * k + 9));
-    tu_put_le32(table + 8 + 8 * k, (uint32_t)k);
-    table[12 + 8 * k] = 0;
-    tu_put_le32(table + 13 + 8 * k, 0x8F92EAB1u);
-    assert_int_equal(fwrite(table, 1, 8 + 8 * k + 9, f), 8 + 8 * k + 9);
+    tu_put_le32(table + 4, (uint32_t)(esize * k + 9));
+    tu_put_le32(table + 8 + esize * k, (uint32_t)k);
+    table[12 + esize * k] = o.checksums ? 0x80 : 0;
+    tu_put_le32(table + 13 + esize * k, 0x8F92EAB1u);
+    assert_int_equal(fwrite(table, 1, 8 + esize * k + 9, f), 8 + esize * k + 9);
     fclose(f);
     ZSTD_freeCCtx(c);
     free(pb);
@@ -473,7 +483,9 @@ static void test_seek_table_of_frames_without_sizes(void **state) {
     (void)state;
     make_trace(plain, 5000, 500, 0, 1, 0);
     for (lie = 0; lie < 2; lie++) {
-        write_seekable_without_sizes(plain, z, 20000, lie ? 4 : 0);
+        seekable_opts o = {0, 0, 1, 0};
+        o.lie = lie ? 4 : 0;
+        write_seekable(plain, z, 20000, o);
         a = open_any(plain, NULL);
         b = open_any(z, &zi);
         assert_true(zi.seek_table);
@@ -486,41 +498,6 @@ static void test_seek_table_of_frames_without_sizes(void **state) {
     }
     unlink(plain);
     unlink(z);
-}
-
-/* As zstd's seekable writer with checksums: frames of `step` bytes, a seek table with
-   descriptor 0x80 whose third word per entry is the low 32 bits of the XXH64 of the
-   chunk. The value is taken from libzstd: a frame's own content checksum is that same
-   word (its last 4 bytes), so our XXH64 is judged by libzstd's. Entry `bad` (if < 512)
-   gets a wrong one. */
-static void write_seekable_with_checksums(const char *plain, const char *z, size_t step, size_t bad) {
-    size_t pn, off, k = 0;
-    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 12 * 512 + 9];
-    ZSTD_CCtx *c = ZSTD_createCCtx();
-    FILE *f = fopen(z, "wb");
-    assert_non_null(f);
-    assert_true(pn / step < 512);
-    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1)));
-    for (off = 0; off < pn; off += step, k++) {
-        size_t len = pn - off < step ? pn - off : step, cap = ZSTD_compressBound(len);
-        uint8_t *out = (uint8_t *)malloc(cap);
-        size_t cs = ZSTD_compress2(c, out, cap, pb + off, len);
-        assert_false(ZSTD_isError(cs));
-        assert_int_equal(fwrite(out, 1, cs, f), cs);
-        tu_put_le32(table + 8 + 12 * k, (uint32_t)cs);
-        tu_put_le32(table + 12 + 12 * k, (uint32_t)len);
-        tu_put_le32(table + 16 + 12 * k, le32(out + cs - 4) ^ (k == bad ? 1u : 0u));
-        free(out);
-    }
-    tu_put_le32(table, 0x184D2A5Eu);
-    tu_put_le32(table + 4, (uint32_t)(12 * k + 9));
-    tu_put_le32(table + 8 + 12 * k, (uint32_t)k);
-    table[12 + 12 * k] = 0x80;
-    tu_put_le32(table + 13 + 12 * k, 0x8F92EAB1u);
-    assert_int_equal(fwrite(table, 1, 8 + 12 * k + 9, f), 8 + 12 * k + 9);
-    fclose(f);
-    ZSTD_freeCCtx(c);
-    free(pb);
 }
 
 /* Seek-table checksums are checked whenever a chunk is decompressed: true ones read, a
@@ -537,7 +514,8 @@ static void test_seek_table_checksums(void **state) {
     make_trace(plain, 5000, 500, 0, 1, 0);
     for (i = 0; i < 3; i++) { /* chunk lengths that end in every tail of XXH64's loop */
         static const size_t steps[] = {4093, 20011, 65543};
-        write_seekable_with_checksums(plain, z, steps[i], 512);
+        seekable_opts o = {1, 1, 512, 0};
+        write_seekable(plain, z, steps[i], o);
         a = open_any(plain, NULL);
         b = open_any(z, &zi);
         assert_true(zi.seek_table_used);
@@ -547,7 +525,10 @@ static void test_seek_table_checksums(void **state) {
         frames_reader_close(b);
     }
 
-    write_seekable_with_checksums(plain, z, 20000, 3);
+    {
+        seekable_opts o = {1, 1, 3, 0};
+        write_seekable(plain, z, 20000, o);
+    }
     b = open_any(z, &zi);
     assert_true(zi.seek_table_used);
     bad = frames_zstd_map_chunk(frames_zstd_reader_map(b), 3);
@@ -767,6 +748,28 @@ static void test_compressed_pipe_and_fifo(void **state) {
     assert_string_equal(got, want);
     free(got);
     free(want);
+    /* the query engine needs the plain bytes in memory: a pipe is copied, then decompressed */
+    want = tu_run(&st, "%s query %s --var a:reg32 --count", bin, v);
+    assert_int_equal(st, 0);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", z, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", v, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    {   /* a trace-db trace on a pipe still reads as one */
+        const char *tdb = tu_shared("vectors/tracedb/small.trace");
+        want = tu_run(&st, "%s query %s --count 2>&1", bin, tdb);
+        assert_int_equal(st, 0);
+        got = tu_run(&st, "cat %s | %s query - --count 2>&1", tdb, bin);
+        assert_int_equal(st, 0);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
     got = tu_run(&st, "(head -c 30000 %s; head -c 200 /dev/zero; tail -c +30201 %s) | %s stat - 2>&1",
                  z, z, bin);
     assert_int_equal(st, 1);

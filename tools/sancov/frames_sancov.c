@@ -104,42 +104,33 @@
 #define FRAMES_STATIC
 #define FRAMES_NO_TEXT
 #define FRAMES_IMPLEMENTATION
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#if defined(__has_include)
-#if __has_include("frames.h")
-#include "frames.h"
-#else
-#include "../../frames.h"
-#endif
-#else
-#include "frames.h"
-#endif
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
 #ifdef FRAMES_SANCOV_ZSTD
 #define FRAMES_ZSTD_IMPLEMENTATION
 #define FRAMES_ZSTD_NO_THREADS   /* compressed at trace close, on the thread that closes */
+#endif
+#if defined(__has_include)
+#if !__has_include("frames.h")
+#define FS_IN_SOURCE_TREE        /* compiled in place without -I: the headers are at ../.. */
+#endif
+#endif
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
-#if defined(__has_include)
-#if __has_include("frames_zstd.h")
-#include "frames_zstd.h"
+#ifdef FS_IN_SOURCE_TREE
+#include "../../frames.h"
 #else
-#include "../../frames_zstd.h"
+#include "frames.h"
 #endif
+#ifdef FRAMES_SANCOV_ZSTD
+#ifdef FS_IN_SOURCE_TREE
+#include "../../frames_zstd.h"
 #else
 #include "frames_zstd.h"
+#endif
 #endif
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
-#endif
 #endif
 
 #include "frames_sancov.h"
