@@ -1547,13 +1547,7 @@ typedef struct perfbuf {
 
 static size_t pf_put(perfbuf *f, const void *p, size_t n) {
     size_t at = f->len;
-    if (f->len + n > f->cap) {
-        f->cap = (f->len + n) * 2 + 4096;
-        f->d = (uint8_t *)realloc(f->d, f->cap);
-    }
-    if (p) memcpy(f->d + f->len, p, n);
-    else memset(f->d + f->len, 0, n);
-    f->len += n;
+    f->d = (uint8_t *)tu_append(f->d, &f->len, &f->cap, p, n);
     return at;
 }
 

@@ -242,7 +242,26 @@ TU_FN void tu_workdir_remove(void) {
     if (tu_workdir[0]) free(tu_run(&st, "rm -rf '%s'", tu_workdir));
 }
 
-/* ---- growing text: printer output, listings (free(t.s) when done) */
+/* ---- growing buffers */
+
+/* Append n bytes to buf, which holds *len bytes in *cap (grown by doubling), and keep a
+   NUL after them, so that text can be read as a string (data NULL: n zero bytes);
+   returns buf, perhaps moved. Fails the test when out of memory. */
+TU_FN void *tu_append(void *buf, size_t *len, size_t *cap, const void *data, size_t n) {
+    char *b = (char *)buf;
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        b = (char *)realloc(b, *cap);
+        assert_non_null(b);
+    }
+    if (n && data) memcpy(b + *len, data, n);
+    else if (n) memset(b + *len, 0, n);
+    *len += n;
+    b[*len] = 0;
+    return b;
+}
+
+/* Growing text: printer output, listings (free(t.s) when done). */
 
 typedef struct tu_text {
     char *s;               /* NUL-terminated after its n bytes (NULL while empty) */
@@ -250,14 +269,7 @@ typedef struct tu_text {
 } tu_text;
 
 TU_FN void tu_text_add(tu_text *t, const void *p, size_t n) {
-    if (t->n + n + 1 > t->cap) {
-        t->cap = (t->n + n + 1) * 2;
-        t->s = (char *)realloc(t->s, t->cap);
-        assert_non_null(t->s);
-    }
-    memcpy(t->s + t->n, p, n);
-    t->n += n;
-    t->s[t->n] = 0;
+    t->s = (char *)tu_append(t->s, &t->n, &t->cap, p, n);
 }
 
 /* A frames_out_fn (the library's printers) appending to the tu_text at ctx. */
