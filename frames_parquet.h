@@ -901,8 +901,25 @@ FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) 
     frames__pq_int(w, col, v ? 1 : 0);
 }
 
-static int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    int r = memcmp(a, b, an < bn ? an : bn);
+/* Big-endian load: integers that compare as the bytes do (compilers make it one bswap). */
+FRAMES__INLINE uint64_t frames__pq_be64(const uint8_t *p) {
+    uint64_t v = frames__le64(p);
+#if defined(__GNUC__) && defined(FRAMES__LITTLE_ENDIAN)
+    return __builtin_bswap64(v);
+#else
+    v = (v & 0x00ff00ff00ff00ffull) << 8 | (v >> 8 & 0x00ff00ff00ff00ffull);
+    v = (v & 0x0000ffff0000ffffull) << 16 | (v >> 16 & 0x0000ffff0000ffffull);
+    return v << 32 | v >> 32;
+#endif
+}
+
+FRAMES__INLINE int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int r;
+    if (an >= 8 && bn >= 8) {   /* the first 8 bytes decide for most values: no call */
+        uint64_t x = frames__pq_be64(a), y = frames__pq_be64(b);
+        if (x != y) return x < y ? -1 : 1;
+    }
+    r = memcmp(a, b, an < bn ? an : bn);
     if (r) return r;
     return an < bn ? -1 : an > bn;
 }
@@ -933,6 +950,10 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
         uint32_t x = frames__le32(s), y = frames__le32(s + n - 4);
         memcpy(d, &x, 4);
         memcpy(d + n - 4, &y, 4);
+    } else if (n && n < 4) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
     } else if (n) {
         memcpy(d, s, n);
     }
@@ -1007,13 +1028,25 @@ static inline uint32_t frames__pq_at(const uint8_t *v8, const uint32_t *v32, siz
 /* Runs of 8 or more equal values are RLE runs (header count << 1, then the value in
    ceil(bw / 8) bytes); the rest goes into bit-packed runs of groups of 8 values (header
    groups << 1 | 1, values LSB first), the last group padded with zeros. */
-static int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
-                             size_t n, int bw, void *a) {
+/* The number of values equal to v from i + 1 on, plus 1; levels (bytes) 8 at a time. */
+FRAMES__INLINE size_t frames__pq_run(const uint8_t *v8, const uint32_t *v32, size_t i, size_t n,
+                                     uint32_t v) {
+    size_t j = i + 1;
+    if (v8) {
+        uint64_t all = 0x0101010101010101ull * v;
+        while (j + 8 <= n && frames__le64(v8 + j) == all) j += 8;
+    }
+    while (j < n && frames__pq_at(v8, v32, j) == v) j++;
+    return j - i;
+}
+
+/* Inlined into frames__pq_hybrid8 and _hybrid32: one loop per kind of input. */
+FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
+                                     size_t n, int bw, void *a) {
     size_t i = 0, vbytes = (size_t)(bw + 7) / 8;
     while (i < n) {
         uint32_t v = frames__pq_at(v8, v32, i);
-        size_t run = 1;
-        while (i + run < n && frames__pq_at(v8, v32, i + run) == v) run++;
+        size_t run = frames__pq_run(v8, v32, i, n, v);
         if (run >= 8) {
             size_t k;
             if (frames__pq_reserve(out, 10 + vbytes, a) < 0) return FRAMES_E_NOMEM;
@@ -1050,12 +1083,22 @@ static int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint3
     return FRAMES_OK;
 }
 
+static FRAMES__NOINLINE int frames__pq_hybrid8(frames__pq_buf *out, const uint8_t *v, size_t n,
+                                               int bw, void *a) {
+    return frames__pq_hybrid(out, v, NULL, n, bw, a);
+}
+
+static FRAMES__NOINLINE int frames__pq_hybrid32(frames__pq_buf *out, const uint32_t *v, size_t n,
+                                                int bw, void *a) {
+    return frames__pq_hybrid(out, NULL, v, n, bw, a);
+}
+
 /* Levels of a data page v1: a 4-byte length, then the hybrid encoding (bit width 1). */
 static int frames__pq_levels(frames__pq_buf *out, const uint8_t *lev, size_t n, void *a) {
     size_t at = out->n;
     if (frames__pq_reserve(out, 4, a) < 0) return FRAMES_E_NOMEM;
     out->n += 4;
-    if (frames__pq_hybrid(out, lev, NULL, n, 1, a) < 0) return FRAMES_E_NOMEM;
+    if (frames__pq_hybrid8(out, lev, n, 1, a) < 0) return FRAMES_E_NOMEM;
     frames__put_le32(out->p + at, (uint32_t)(out->n - at - 4));
     return FRAMES_OK;
 }
@@ -1179,7 +1222,7 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
     if (bw) {
         if (frames__pq_reserve(b, 1, a) < 0) goto oom;
         b->p[b->n++] = (uint8_t)bw;
-        if (frames__pq_hybrid(b, NULL, c->idx + ma->val, nval, bw, a) < 0) goto oom;
+        if (frames__pq_hybrid32(b, c->idx + ma->val, nval, bw, a) < 0) goto oom;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
         const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
         size_t i, k;
