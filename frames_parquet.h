@@ -878,11 +878,16 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
     return &w->cols[col];
 }
 
-FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits) {
-    frames__pq_col *c = frames__pq_col_of(w, col);
-    if (!c) return;
+/* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
+   (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
+FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
     if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    if (c) frames__pq_int_at(w, c, bits);
 }
 
 FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
@@ -959,10 +964,9 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
     }
 }
 
-FRAMES__INLINE void frames__pq_bytes(frames_parquet *w, uint32_t col, const void *p, size_t n) {
-    frames__pq_col *c = frames__pq_col_of(w, col);
+FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, const void *p,
+                                         size_t n) {
     uint8_t small[68];
-    if (!c) return;
     if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0) {
         w->oom = 1;
     } else if (n <= 64) {   /* the common case: encode on the stack */
@@ -976,10 +980,17 @@ FRAMES__INLINE void frames__pq_bytes(frames_parquet *w, uint32_t col, const void
 
 FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
-    frames__pq_bytes(w, col, p, n);
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    if (c) frames__pq_bytes_at(w, c, p, n);
 }
 
-FRAMES__INLINE void frames__pq_null(frames_parquet *w, uint32_t col) {
+/* A null in optional column c. */
+FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
+    c->nulls++;
+    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
+}
+
+FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     if (!c) return;
     if (!c->c.optional) {
@@ -987,12 +998,7 @@ FRAMES__INLINE void frames__pq_null(frames_parquet *w, uint32_t col) {
         w->state = 2;
         return;
     }
-    c->nulls++;
-    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
-}
-
-FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
-    frames__pq_null(w, col);
+    frames__pq_null_at(w, c);
 }
 
 FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
@@ -1787,13 +1793,19 @@ static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint
     const uint8_t *p;
     size_t n;
     if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
-    frames__pq_bytes(w, col, p, n);
+    frames__pq_bytes_at(w, &w->cols[col], p, n);
     return FRAMES_OK;
 }
 
-static void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
-    if (has) frames__pq_int(w, col, v);
-    else frames__pq_null(w, col);
+FRAMES__INLINE void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
+    if (has) frames__pq_int_at(w, &w->cols[col], v);
+    else frames__pq_null_at(w, &w->cols[col]);
+}
+
+/* The end of a row of the export: every column was put (by frames__pq_X_at). */
+static int frames__pq_row_done(frames_parquet *w) {
+    w->row_puts = w->ncols;
+    return frames_parquet_row_end(w);
 }
 
 /* The row of one operand; the export's hot path, so the writer's inline puts rather
@@ -1808,28 +1820,29 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     size_t vn = op->value.len;
     uint64_t v = 0;
     size_t i;
-    frames__pq_int(w, FRAMES__PQ_O_FRAME, index);
+    if (w->state) return frames_parquet_row_end(w);   /* its error, no more values */
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
     frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
-    frames__pq_bytes(w, FRAMES__PQ_O_LIST, list.ptr, list.len);
-    frames__pq_bytes(w, FRAMES__PQ_O_KIND, kinds[op->spec & 3], kind_len[op->spec & 3]);
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_LIST], list.ptr, list.len);
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_KIND], kinds[op->spec & 3], kind_len[op->spec & 3]);
     if (op->spec & FRAMES_REG) {
         if (frames__pq_put_text(x, w, FRAMES__PQ_O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
     } else {
-        frames__pq_null(w, FRAMES__PQ_O_NAME);
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_NAME]);
     }
     frames__pq_opt_u64(w, FRAMES__PQ_O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
-    frames__pq_int(w, FRAMES__PQ_O_BITS, (uint32_t)op->bit_length);
-    frames__pq_int(w, FRAMES__PQ_O_READ, !value_info && op->read);
-    frames__pq_int(w, FRAMES__PQ_O_WRITTEN, !value_info && op->written);
-    frames__pq_int(w, FRAMES__PQ_O_INDEX, !value_info && op->index);
-    frames__pq_int(w, FRAMES__PQ_O_BASE, !value_info && op->base);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BITS], (uint32_t)op->bit_length);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_READ], !value_info && op->read);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_WRITTEN], !value_info && op->written);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_INDEX], !value_info && op->index);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
-    frames__pq_bytes(w, FRAMES__PQ_O_VALUE, vp, vn);
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
     if (vn >= 8) v = frames__le64(vp);
     else for (i = 0; i < vn; i++) v |= (uint64_t)vp[i] << (8 * i);
     frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, v);
-    return frames_parquet_row_end(w);
+    return frames__pq_row_done(w);
 }
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
@@ -1837,15 +1850,16 @@ static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, u
     const frames_bytes pre = frames_bytes_of("pre", 3), post = frames_bytes_of("post", 4);
     uint32_t i;
     int rc;
+    if (w && w->state) return frames_parquet_row_end(w);
     if (w) {
-        frames__pq_int(w, FRAMES__PQ_I_FRAME, index);
-        frames__pq_int(w, FRAMES__PQ_I_PC, s->address);
-        frames__pq_int(w, FRAMES__PQ_I_TID, s->thread_id);
-        frames__pq_bytes(w, FRAMES__PQ_I_BYTES, s->rawbytes.ptr, s->rawbytes.len);
-        frames__pq_int(w, FRAMES__PQ_I_LENGTH, (uint32_t)s->rawbytes.len);
-        if (!s->has_mode) frames__pq_null(w, FRAMES__PQ_I_MODE);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_FRAME], index);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_PC], s->address);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_TID], s->thread_id);
+        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_I_BYTES], s->rawbytes.ptr, s->rawbytes.len);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_LENGTH], (uint32_t)s->rawbytes.len);
+        if (!s->has_mode) frames__pq_null_at(w, &w->cols[FRAMES__PQ_I_MODE]);
         else if (frames__pq_put_text(x, w, FRAMES__PQ_I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
-        if ((rc = frames_parquet_row_end(w)) < 0) return rc;
+        if ((rc = frames__pq_row_done(w)) < 0) return rc;
     }
     if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
     for (i = 0; i < s->npre; i++)
@@ -1881,7 +1895,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         frames_parquet_put_u64(w, FRAMES__PQ_S_TID, f->syscall.thread_id);
         frames_parquet_put_u64(w, FRAMES__PQ_S_NUMBER, f->syscall.number);
         frames_parquet_put_list_i64(w, FRAMES__PQ_S_ARGS, f->syscall.args, f->syscall.nargs);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     if (kind == FRAMES_KIND_MODLOAD && (w = x->t[FRAMES_PARQUET_MODULES]) != NULL) {
         frames_parquet_put_i64(w, FRAMES__PQ_M_FRAME, (int64_t)index);
@@ -1889,7 +1903,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
             return FRAMES_E_NOMEM;
         frames_parquet_put_u64(w, FRAMES__PQ_M_LOW, f->modload.low_address);
         frames_parquet_put_u64(w, FRAMES__PQ_M_HIGH, f->modload.high_address);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     if (kind == FRAMES_KIND_EXCEPTION && (w = x->t[FRAMES_PARQUET_EXCEPTIONS]) != NULL) {
         const frames_exception_frame *e = &f->exception;
@@ -1898,7 +1912,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         frames__pq_opt_u64(w, FRAMES__PQ_E_TID, e->has_thread_id, e->thread_id);
         frames__pq_opt_u64(w, FRAMES__PQ_E_FROM, e->has_from_addr, e->from_addr);
         frames__pq_opt_u64(w, FRAMES__PQ_E_TO, e->has_to_addr, e->to_addr);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     return FRAMES_OK;
 }
