@@ -806,9 +806,12 @@ static FRAMES__NOINLINE int frames__pq_dict_value(frames_parquet *w, frames__pq_
     if (c->nval) {
         size_t pn;
         const uint8_t *p;
-        /* Most values distinct after a sample: a dictionary would not pay, and filling a
-           large hash table (cache misses on every value) would be most of the time spent. */
-        if ((c->nval & 4095) == 0 && c->ndict > c->nval / 2)
+        /* More than one distinct value in 8 after a sample (register values, addresses,
+           the pc of each frame's operands): the plain values compress better with zstd
+           than the dictionary's indices (the operands' pc: 1.2 MB instead of 8.5 MB on
+           bench_parquet's trace), and filling a large hash table (a cache miss per new
+           value) was a sixth of an export's time. */
+        if ((c->nval & 4095) == 0 && c->ndict > c->nval / 8)
             return frames__pq_undict(c, a) < 0 ? FRAMES_E_NOMEM : 1;
         p = frames__pq_dentry(c, c->last, &pn);   /* the previous value again: no hash */
         if (enc ? pn == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v)
