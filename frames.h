@@ -95,7 +95,8 @@
    alloc_ctx of the options that made the object; nothing is sized from the input
    without a bound; no global state.
    Code. Each header's implementation shares one block of private helpers (allocator
-   defaults, attributes, the position-carrying fail, growth, little-endian loads) found
+   defaults, attributes, the position-carrying fail, growth, bounded text, hashing,
+   little-endian loads and stores) found
    in frames.h under "SHARED PRIVATE HELPERS"; sections start with a banner of '='
    (major) or '-' (minor) lines that grep finds.
 
@@ -171,6 +172,8 @@
      message formatting
      errors
      memory
+     bounded text
+     hashing
      little-endian words
    IMPLEMENTATION
      errors and names
@@ -662,10 +665,12 @@ typedef struct frames_raw {
     frames_bytes payload;
 } frames_raw;
 
-/* Input for stream readers: read up to n bytes; return bytes read, 0 at end, <0 error. */
+/* Input for stream readers: read up to n bytes; return bytes read, 0 at end, <0 error.
+   close (may be NULL) is called by frames_reader_close, also when opening fails. */
 typedef struct frames_io {
     void *ctx;
     long long (*read)(void *ctx, void *buf, size_t n);
+    void (*close)(void *ctx);
 } frames_io;
 
 typedef struct frames_reader frames_reader;
@@ -1221,7 +1226,8 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
    SHARED PRIVATE HELPERS
 
    The private code every header's implementation uses: allocator defaults, attributes,
-   message formatting, the position-carrying fail, array growth, little-endian loads.
+   message formatting, the position-carrying fail, array growth, bounded text, hashing,
+   little-endian loads and stores.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1496,9 +1502,112 @@ static FRAMES__UNUSED int frames__grow(void **arr, size_t *cap, size_t need, siz
     *cap = ncap;
     return 0;
 }
+/* A NUL-terminated copy of the n bytes at p, or NULL (out of memory). */
+static FRAMES__UNUSED char *frames__strndup(const char *p, size_t n, void *actx) {
+    char *c = (char *)FRAMES_MALLOC(n + 1, actx);
+    if (!c) return NULL;
+    memcpy(c, p, n);
+    c[n] = 0;
+    return c;
+}
+
+/* A copy of the string s (NULL for NULL, or out of memory). */
+static FRAMES__UNUSED char *frames__strdup(const char *s, void *actx) {
+    return s ? frames__strndup(s, strlen(s), actx) : NULL;
+}
+
+/* size bytes of zeroes from FRAMES_MALLOC (calloc's work for one object), or NULL. */
+static FRAMES__UNUSED void *frames__zalloc(size_t size, void *actx) {
+    void *p = FRAMES_MALLOC(size, actx);
+    if (p) memset(p, 0, size);
+    return p;
+}
+
 /* FRAMES__GROW(arr, cap, need, actx): frames__grow for a typed array; 0 or -1. */
 #define FRAMES__GROW(arr, cap, need, actx)                                                   \
     frames__grow((void **)&(arr), &(cap), (need), sizeof *(arr), (actx))
+
+/* --------------------------------------------------------------------------------------
+   bounded text
+   -------------------------------------------------------------------------------------- */
+
+/* Text appended to a caller's buffer of cap bytes: what does not fit is dropped but
+   counted, so that len is what the whole text needs (snprintf's contract, which
+   frames__text_end completes). */
+typedef struct frames__text {
+    char *buf;
+    size_t cap, len;
+} frames__text;
+
+static FRAMES__UNUSED void frames__text_put(frames__text *t, const char *p, size_t n) {
+    if (t->len < t->cap) {
+        size_t room = t->cap - t->len;
+        memcpy(t->buf + t->len, p, n < room ? n : room);
+    }
+    t->len += n;
+}
+
+static FRAMES__UNUSED void frames__text_puts(frames__text *t, const char *p) {
+    frames__text_put(t, p, strlen(p));
+}
+
+/* The decimal digits of v, ending at end (at most 20 before it); where they start. */
+static FRAMES__UNUSED char *frames__u64_digits(uint64_t v, char *end) {
+    static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
+                                "3839404142434445464748495051525354555657585960616263646566676869707172737475"
+                                "767778798081828384858687888990919293949596979899";
+    while (v >= 100) {   /* two digits per division */
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--end = pairs[d + 1];
+        *--end = pairs[d];
+    }
+    if (v >= 10) {
+        *--end = pairs[v * 2 + 1];
+        *--end = pairs[v * 2];
+    } else *--end = (char)('0' + v);
+    return end;
+}
+
+static FRAMES__UNUSED void frames__text_u64(frames__text *t, uint64_t v) {
+    char tmp[24], *b = frames__u64_digits(v, tmp + 24);
+    frames__text_put(t, b, (size_t)(tmp + 24 - b));
+}
+
+/* 0x and the lowercase hex digits of v (as printf's "0x%llx"). */
+static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    char tmp[18];
+    int i = 18;
+    do {
+        tmp[--i] = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    frames__text_put(t, tmp + i, (size_t)(18 - i));
+}
+
+/* NUL-terminate what fits of the text; the length the whole text needs. */
+static FRAMES__UNUSED size_t frames__text_end(frames__text *t) {
+    if (t->cap) t->buf[t->len < t->cap ? t->len : t->cap - 1] = 0;
+    return t->len;
+}
+
+/* --------------------------------------------------------------------------------------
+   hashing
+   -------------------------------------------------------------------------------------- */
+
+/* A 64-bit key mixed so that every input bit reaches every output bit (the finaliser
+   of MurmurHash3): hash tables over addresses take its low bits. */
+static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return k;
+}
 
 /* --------------------------------------------------------------------------------------
    little-endian words
@@ -4715,7 +4824,10 @@ FRAMES_DEF int frames_reader_open_io(frames_reader **out, const frames_io *io,
                                      const frames_reader_options *o, frames_error *err) {
     frames_reader *r = frames__new_reader(o);
     *out = NULL;
-    if (!r) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    if (!r) {
+        if (io->close) io->close(io->ctx);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
     r->io = *io;
     return frames__open_done(r, out, err, frames__open_stream_layout(r));
 }
@@ -4733,6 +4845,7 @@ FRAMES_DEF int frames_reader_open_file(frames_reader **out, FILE *f,
     frames_io io;
     io.ctx = f;
     io.read = frames__file_read;
+    io.close = NULL;
     return frames_reader_open_io(out, &io, o, err);
 }
 #endif
@@ -4762,6 +4875,7 @@ static int frames__open_fd(frames_reader **out, int fd, int own_fd, const char *
     if (!S_ISREG(st.st_mode)) {
         io.ctx = (void *)(intptr_t)fd;
         io.read = frames__fd_read;
+        io.close = NULL;
         rc = frames_reader_open_io(out, &io, o, err);
         if (rc == FRAMES_OK && own_fd) (*out)->io_fd = fd;
         else if (own_fd) close(fd);
@@ -4857,6 +4971,7 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
     frames_decoder_free(&r->cur.dec);
     if (r->cur.src_state) r->src.state_close(r->src.ctx, r->cur.src_state);
     if (r->paged && r->src.close) r->src.close(r->src.ctx);
+    if (r->io.close) r->io.close(r->io.ctx);
     frames_decoder_free(&r->meta_dec);
 #ifndef FRAMES_NO_POSIX
     if (r->owned && r->owned_is_map) munmap(r->owned, r->owned_len);
@@ -7124,25 +7239,25 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #endif /* FRAMES_IMPLEMENTATION */
 
 /*
-   MIT License
-
-   Copyright (c) 2026 the frames authors
-
-   Permission is hereby granted, free of charge, to any person obtaining a copy
-   of this software and associated documentation files (the "Software"), to deal
-   in the Software without restriction, including without limitation the rights
-   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-   copies of the Software, and to permit persons to whom the Software is
-   furnished to do so, subject to the following conditions:
-
-   The above copyright notice and this permission notice shall be included in all
-   copies or substantial portions of the Software.
-
-   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-   SOFTWARE.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

@@ -372,15 +372,6 @@ typedef struct frames__interop_map {
     size_t cap, len;       /* cap is a power of two (or 0) */
 } frames__interop_map;
 
-static size_t frames__interop_hash(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
 static int frames__interop_map_grow(frames__interop_map *m, void *actx) {
     size_t ncap = m->cap ? m->cap * 2 : 64, i;
     frames__interop_slot *ns;
@@ -390,7 +381,7 @@ static int frames__interop_map_grow(frames__interop_map *m, void *actx) {
     memset(ns, 0, ncap * sizeof *ns);
     for (i = 0; i < m->cap; i++) {
         if (m->slots[i].used) {
-            size_t j = frames__interop_hash(m->slots[i].key) & (ncap - 1);
+            size_t j = (size_t)frames__mix64(m->slots[i].key) & (ncap - 1);
             while (ns[j].used) j = (j + 1) & (ncap - 1);
             ns[j] = m->slots[i];
         }
@@ -407,7 +398,7 @@ static frames__interop_slot *frames__interop_map_put(frames__interop_map *m, uin
     size_t j;
     *fresh = 0;
     if ((m->len + 1) * 10 > m->cap * 7 && frames__interop_map_grow(m, actx) < 0) return NULL;
-    j = frames__interop_hash(key) & (m->cap - 1);
+    j = (size_t)frames__mix64(key) & (m->cap - 1);
     while (m->slots[j].used) {
         if (m->slots[j].key == key) return &m->slots[j];
         j = (j + 1) & (m->cap - 1);
@@ -1594,25 +1585,25 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 #endif /* FRAMES_INTEROP_IMPLEMENTATION */
 
 /*
-   MIT License
-
-   Copyright (c) 2026 the frames authors
-
-   Permission is hereby granted, free of charge, to any person obtaining a copy
-   of this software and associated documentation files (the "Software"), to deal
-   in the Software without restriction, including without limitation the rights
-   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-   copies of the Software, and to permit persons to whom the Software is
-   furnished to do so, subject to the following conditions:
-
-   The above copyright notice and this permission notice shall be included in all
-   copies or substantial portions of the Software.
-
-   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-   SOFTWARE.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

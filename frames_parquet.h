@@ -69,15 +69,31 @@
    zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
 
    ---------------------------------------------------------------------------------------
-   SECTIONS
+   API OVERVIEW (details at each declaration below)
 
-   1. Options and codes
-   2. Thrift compact protocol writer    frames_parquet_tc_*
-   3. Parquet file writer               frames_parquet_open / put_* / row_end / finish /
-                                        close / abandon / error
-   4. Trace tables                      frames_parquet_table_name / _table_columns,
-                                        frames_parquet_export_open / _add / _close / _abandon
-   5. Implementation
+   Thrift compact protocol writer    frames_parquet_tc_*
+   Parquet file writer               frames_parquet_open / put_* / row_end / finish /
+                                     close / abandon / error
+   Trace tables                      frames_parquet_table_name / _table_columns,
+                                     frames_parquet_export_open / _add / _close / _abandon
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Options and codes
+   Thrift compact protocol writer
+   Parquet file writer
+   Trace tables (columns and meanings: docs/parquet.md)
+   IMPLEMENTATION
+     growable byte buffer
+     Thrift compact protocol
+     Parquet writer
+     values
+     RLE / bit-packed hybrid
+     pages
+     footer
+     trace tables
 */
 
 #ifndef FRAMES_PARQUET_H_INCLUDED
@@ -90,7 +106,7 @@ extern "C" {
 #endif
 
 /* ======================================================================================
-   1. Options and codes
+   Options and codes
    ====================================================================================== */
 
 enum { FRAMES_PARQUET_UNCOMPRESSED = 0, FRAMES_PARQUET_ZSTD = 6 }; /* Parquet codec ids */
@@ -112,7 +128,7 @@ FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o);
 FRAMES_DEF int frames_parquet_have_zstd(void);
 
 /* ======================================================================================
-   2. Thrift compact protocol writer
+   Thrift compact protocol writer
 
    Parquet's metadata is Thrift, compact protocol. Fields are written in the order they
    are called; field 0 means "an element of the list being written" (no field header).
@@ -162,7 +178,7 @@ FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t);
 FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n);
 
 /* ======================================================================================
-   3. Parquet file writer
+   Parquet file writer
    ====================================================================================== */
 
 typedef enum frames_parquet_kind {
@@ -216,7 +232,7 @@ FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
 FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
 
 /* ======================================================================================
-   4. Trace tables (columns and meanings: docs/parquet.md)
+   Trace tables (columns and meanings: docs/parquet.md)
    ====================================================================================== */
 
 enum {
@@ -251,7 +267,7 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 #endif /* FRAMES_PARQUET_H_INCLUDED */
 
 /* ======================================================================================
-   5. Implementation
+   IMPLEMENTATION
    ====================================================================================== */
 
 #ifdef FRAMES_PARQUET_IMPLEMENTATION
@@ -291,7 +307,9 @@ FRAMES_DEF int frames_parquet_have_zstd(void) {
 #endif
 }
 
-/* --- growable byte buffer ------------------------------------------------------------ */
+/* --------------------------------------------------------------------------------------
+   growable byte buffer
+   -------------------------------------------------------------------------------------- */
 
 typedef struct frames__pq_buf {
     uint8_t *p;
@@ -321,9 +339,9 @@ static size_t frames__pq_varint(uint8_t *p, uint64_t v) {
     return n;
 }
 
-/* ======================================================================================
+/* --------------------------------------------------------------------------------------
    Thrift compact protocol
-   ====================================================================================== */
+   -------------------------------------------------------------------------------------- */
 
 FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
                                        void *alloc_ctx) {
@@ -486,9 +504,9 @@ FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_
     t->len += n;
 }
 
-/* ======================================================================================
+/* --------------------------------------------------------------------------------------
    Parquet writer
-   ====================================================================================== */
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__PQ_BOOLEAN = 0, FRAMES__PQ_INT32 = 1, FRAMES__PQ_INT64 = 2, FRAMES__PQ_BYTE_ARRAY = 6 };
 enum { FRAMES__PQ_PLAIN = 0, FRAMES__PQ_RLE = 3, FRAMES__PQ_RLE_DICTIONARY = 8 };
@@ -645,7 +663,9 @@ FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const
     return FRAMES_OK;
 }
 
-/* --- values -------------------------------------------------------------------------- */
+/* --------------------------------------------------------------------------------------
+   values
+   -------------------------------------------------------------------------------------- */
 
 FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
     if (c->maxdef) {
@@ -1028,7 +1048,9 @@ FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
     }
 }
 
-/* --- RLE / bit-packed hybrid ----------------------------------------------------------- */
+/* --------------------------------------------------------------------------------------
+   RLE / bit-packed hybrid
+   -------------------------------------------------------------------------------------- */
 
 static inline uint32_t frames__pq_at(const uint8_t *v8, const uint32_t *v32, size_t i) {
     return v8 ? v8[i] : v32[i];
@@ -1118,7 +1140,9 @@ static int frames__pq_bitwidth(uint32_t maxv) {
     return bw;
 }
 
-/* --- pages ----------------------------------------------------------------------------- */
+/* --------------------------------------------------------------------------------------
+   pages
+   -------------------------------------------------------------------------------------- */
 
 typedef struct frames__pq_chunk {
     uint64_t first, data_page, dict_page;
@@ -1459,7 +1483,9 @@ FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
     return FRAMES_OK;
 }
 
-/* --- footer ----------------------------------------------------------------------------- */
+/* --------------------------------------------------------------------------------------
+   footer
+   -------------------------------------------------------------------------------------- */
 
 static void frames__pq_schema_leaf(frames_parquet_tc *t, const frames__pq_col *c) {
     frames_parquet_tc_begin(t, 0);
@@ -1629,9 +1655,9 @@ FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_
     info->bytes = w->offset;
 }
 
-/* ======================================================================================
-   Trace tables
-   ====================================================================================== */
+/* --------------------------------------------------------------------------------------
+   trace tables
+   -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__PQ_I_FRAME, FRAMES__PQ_I_PC, FRAMES__PQ_I_TID, FRAMES__PQ_I_BYTES,
        FRAMES__PQ_I_LENGTH, FRAMES__PQ_I_MODE };
@@ -1984,9 +2010,25 @@ FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_erro
 #endif /* FRAMES_PARQUET_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

@@ -530,16 +530,6 @@ static const char *frames__pt_errstr(int code) {
     return pt_errstr(pt_errcode(code));
 }
 
-static char *frames__pt_strdup(const char *s, void *actx) {
-    size_t n;
-    char *d;
-    if (!s) return NULL;
-    n = strlen(s) + 1;
-    d = (char *)FRAMES_MALLOC(n, actx);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 /* Read [offset, offset+size) of a file (size 0: to the end) into a new buffer. The size
    is bounded by the file's own size, never by a number read from input. */
 static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size,
@@ -1118,7 +1108,7 @@ static int frames__pt_add_module(frames_pt *pt, const char *name, uint64_t low, 
     m = (frames__pt_module *)FRAMES_REALLOC(pt->modules, (cap + 1) * sizeof *m, pt->actx);
     if (!m) return FRAMES_E_NOMEM;
     pt->modules = m;
-    m[pt->nmodules].name = frames__pt_strdup(name, pt->actx);
+    m[pt->nmodules].name = frames__strdup(name, pt->actx);
     if (!m[pt->nmodules].name) return FRAMES_E_NOMEM;
     m[pt->nmodules].low = low;
     m[pt->nmodules].high = low + size - 1;
@@ -1975,7 +1965,7 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
     s->cfg.sysroot = s->cfg.vdso_x64 = s->cfg.vdso_x32 = s->cfg.vdso_ia32 = NULL;
     s->cfg.sample_ids = NULL;
     s->primary = primary != 0;
-    s->name = frames__pt_strdup(name ? name : "sideband", actx);
+    s->name = frames__strdup(name ? name : "sideband", actx);
     if (copy && size) {
         s->owned = (uint8_t *)FRAMES_MALLOC(size, actx);
         if (s->owned) memcpy(s->owned, data, size);
@@ -1983,10 +1973,10 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
     s->data = copy ? s->owned : (const uint8_t *)data;
     s->size = size;
     pt->srcs[pt->nsrcs++] = s;   /* owned by the session from here: close frees it */
-    if (c->sysroot) s->cfg.sysroot = frames__pt_strdup(c->sysroot, actx);
-    if (c->vdso_x64) s->cfg.vdso_x64 = frames__pt_strdup(c->vdso_x64, actx);
-    if (c->vdso_x32) s->cfg.vdso_x32 = frames__pt_strdup(c->vdso_x32, actx);
-    if (c->vdso_ia32) s->cfg.vdso_ia32 = frames__pt_strdup(c->vdso_ia32, actx);
+    if (c->sysroot) s->cfg.sysroot = frames__strdup(c->sysroot, actx);
+    if (c->vdso_x64) s->cfg.vdso_x64 = frames__strdup(c->vdso_x64, actx);
+    if (c->vdso_x32) s->cfg.vdso_x32 = frames__strdup(c->vdso_x32, actx);
+    if (c->vdso_ia32) s->cfg.vdso_ia32 = frames__strdup(c->vdso_ia32, actx);
     if (c->nsample_ids) {   /* copied sorted by id (the first of equal ids kept) */
         frames_pt_sample_id *ids =
             (frames_pt_sample_id *)FRAMES_MALLOC(c->nsample_ids * sizeof *ids, actx);
@@ -3780,25 +3770,25 @@ FRAMES_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt
 #endif /* FRAMES_PT_IMPLEMENTATION */
 
 /*
-   MIT License
-
-   Copyright (c) 2026 the frames authors
-
-   Permission is hereby granted, free of charge, to any person obtaining a copy
-   of this software and associated documentation files (the "Software"), to deal
-   in the Software without restriction, including without limitation the rights
-   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-   copies of the Software, and to permit persons to whom the Software is
-   furnished to do so, subject to the following conditions:
-
-   The above copyright notice and this permission notice shall be included in all
-   copies or substantial portions of the Software.
-
-   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-   SOFTWARE.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

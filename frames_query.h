@@ -1065,15 +1065,6 @@ FRAMES_DEF void fq_query_close(fq_query *q) {
 
 FRAMES_DEF const frames_error *fq_query_error(const fq_query *q) { return &q->err; }
 
-static char *fq__strdup(const char *s, size_t n, void *ctx) {
-    char *d = (char *)FRAMES_MALLOC(n + 1, ctx);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
     unsigned i;
     size_t n;
@@ -1088,8 +1079,8 @@ FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
             return fq__qfail(q, FQ_E_QUERY, "variable '%s' is declared twice", name);
     if (q->nvars >= FQ_MAX_VARS)
         return fq__qfail(q, FRAMES_E_LIMIT, "more than %d free variables", FQ_MAX_VARS);
-    q->vars[q->nvars].name = fq__strdup(name, strlen(name), q->ctx);
-    q->vars[q->nvars].types = fq__strdup(types, strlen(types), q->ctx);
+    q->vars[q->nvars].name = frames__strndup(name, strlen(name), q->ctx);
+    q->vars[q->nvars].types = frames__strndup(types, strlen(types), q->ctx);
     if (!q->vars[q->nvars].name || !q->vars[q->nvars].types) {
         FRAMES_FREE(q->vars[q->nvars].name, q->ctx);
         FRAMES_FREE(q->vars[q->nvars].types, q->ctx);
@@ -3840,22 +3831,11 @@ static unsigned fq__lowest_bit(uint64_t m) {
     return i;
 }
 
-FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
-    fq_plan *p;
-    size_t i, nconj = 0, total = 0;
-    uint32_t *tmp = NULL, *depth = NULL;
-    unsigned char *live = NULL;
-    int rc = FRAMES_OK;
-    frames__clear_error(err);
-    *out = NULL;
-    if (q->err.code) {
-        if (err) *err = q->err;
-        return q->err.code;
-    }
-    if (q->ntids && t->format != FQ_TRACE_FRAMES)
-        return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
-                        "a thread filter needs a frames trace (trace-db points have no thread)");
-    p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
+/* Step 1: the plan and its arrays, sized from the query. On failure *out may still hold
+   a plan for fq_plan_close. */
+static int fq__plan_alloc(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+    fq_plan *p = (fq_plan *)FRAMES_MALLOC(sizeof *p, q->ctx);
+    *out = p;
     if (!p) return fq__oom(err);
     memset(p, 0, sizeof *p);
     p->ctx = q->ctx;
@@ -3874,22 +3854,23 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->pcs = (uint64_t *)FRAMES_MALLOC((q->npcs ? q->npcs * 2 : 1) * sizeof(uint64_t), q->ctx);
     p->tids = (uint64_t *)FRAMES_MALLOC((q->ntids ? q->ntids : 1) * sizeof(uint64_t), q->ctx);
     p->conj = (fq__conj *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(fq__conj), q->ctx);
-    tmp = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    depth = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
-    live = (unsigned char *)FRAMES_MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
     if (!p->var_names || !p->nodes || !p->kids || !p->strs || !p->soft || !p->pcs || !p->tids ||
-        !p->conj || !tmp || !depth || !live) {
-        FRAMES_FREE(p->var_names, q->ctx);
+        !p->conj) {
+        FRAMES_FREE(p->var_names, q->ctx);   /* its entries are not set yet */
         p->var_names = NULL;
-        rc = fq__oom(err);
-        goto done;
+        return fq__oom(err);
     }
     memset(p->var_names, 0, (q->nvars ? q->nvars : 1) * sizeof(char *));
+    return FRAMES_OK;
+}
+
+/* Step 2: the query's names, nodes, strings and filters, copied into the plan (which
+   outlives the query). */
+static int fq__plan_copy(fq_plan *p, const fq_query *q, frames_error *err) {
+    size_t i;
     for (i = 0; i < q->nvars; i++)
-        if (!(p->var_names[i] = fq__strdup(q->vars[i].name, strlen(q->vars[i].name), q->ctx))) {
-            rc = fq__oom(err);
-            goto done;
-        }
+        if (!(p->var_names[i] = frames__strndup(q->vars[i].name, strlen(q->vars[i].name), q->ctx)))
+            return fq__oom(err);
     if (q->nnodes) memcpy(p->nodes, q->nodes, q->nnodes * sizeof(fq__node));
     if (q->nkids) memcpy(p->kids, q->kids, q->nkids * sizeof(uint32_t));
     if (q->nstrs) memcpy(p->strs, q->strs, q->nstrs);
@@ -3899,9 +3880,13 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
     p->ntids = q->ntids;
     for (i = 0; i < q->nsoft; i++) p->soft[i] = (uint32_t)q->soft[i];
     p->nsoft = q->nsoft;
-    if ((rc = fq__resolve_types(p, q, err)) < 0) goto done;
+    return FRAMES_OK;
+}
 
-    /* live nodes: reachable from the predicates (children have smaller indices) */
+/* Step 4: live[i] for the nodes reachable from the predicates (children have smaller
+   indices than their parents). */
+static void fq__mark_live(const fq_plan *p, const fq_query *q, unsigned char *live) {
+    size_t i;
     memset(live, 0, q->nnodes ? q->nnodes : 1);
     if (q->has_where) live[q->where] = 1;
     for (i = 0; i < q->nsoft; i++) live[q->soft[i]] = 1;
@@ -3910,7 +3895,13 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
             uint32_t k;
             for (k = 0; k < p->nodes[i].nkids; k++) live[p->kids[p->nodes[i].kid0 + k]] = 1;
         }
-    /* depth (evaluation recurses), integer storage, string pointers */
+}
+
+/* Step 5: for every live node its depth (evaluation recurses: bounded), the limbs of its
+   exact integer result and their place in the plan's storage, and its string pointer. */
+static int fq__size_nodes(fq_plan *p, const fq_query *q, const unsigned char *live, uint32_t *depth,
+                          frames_error *err) {
+    size_t i, total = 0;
     for (i = 0; i < q->nnodes; i++) {
         fq__node *nd = &p->nodes[i];
         uint32_t k, d = 0, ca = 1, cb = 1;
@@ -3920,11 +3911,9 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
             if (depth[c] > d) d = depth[c];
         }
         depth[i] = d + 1;
-        if (depth[i] > FQ__MAX_DEPTH) {
-            rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS,
-                          "expression nested deeper than %d", FQ__MAX_DEPTH);
-            goto done;
-        }
+        if (depth[i] > FQ__MAX_DEPTH)
+            return fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "expression nested deeper than %d", FQ__MAX_DEPTH);
         if (nd->op == FQ_OP_STR) nd->k.str = (const uint8_t *)p->strs + nd->stroff;
         if (nd->nkids == 2) {
             ca = p->nodes[p->kids[nd->kid0]].cap;
@@ -3940,21 +3929,26 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         case FQ_OP_SHR: nd->cap = ca + 1; break;
         default: nd->cap = 1; break;
         }
-        if (nd->cap > FQ__MAX_LIMBS + 2) {
-            rc = fq__fail(err, FQ_E_QUERY, nd->pos == FQ__NOPOS ? FRAMES_NO_POS : nd->pos, FRAMES_NO_POS,
-                          "'%s' may need %u-bit integers; exact arithmetic is limited to %d bits",
-                          fq__op_name(nd->op), nd->cap * 64, FQ__MAX_LIMBS * 64);
-            goto done;
-        }
+        if (nd->cap > FQ__MAX_LIMBS + 2)
+            return fq__fail(err, FQ_E_QUERY, nd->pos == FQ__NOPOS ? FRAMES_NO_POS : nd->pos, FRAMES_NO_POS,
+                            "'%s' may need %u-bit integers; exact arithmetic is limited to %d bits",
+                            fq__op_name(nd->op), nd->cap * 64, FQ__MAX_LIMBS * 64);
         if ((nd->op >= FQ_OP_ADD && nd->op <= FQ_OP_DIV) || (nd->op >= FQ_OP_MOD && nd->op <= FQ_OP_SHR)) {
             nd->store = (uint32_t)total;
             total += nd->cap;
         }
     }
     p->nlimbs = total;
-    for (i = 0; i < q->nnodes; i++) {   /* comparisons of leaves take the fast path */
+    return FRAMES_OK;
+}
+
+/* Step 6: comparisons of two leaves (values, constants) take the fast path: nd->fast is
+   the mask of the orderings (<, =, >) that satisfy them. */
+static void fq__mark_fast(fq_plan *p, const fq_query *q, const unsigned char *live) {
+    static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
+    size_t i;
+    for (i = 0; i < q->nnodes; i++) {
         fq__node *nd = &p->nodes[i];
-        static const uint8_t outcome[6] = {4, 6, 1, 3, 2, 5};   /* > >= < <= = != */
         int op = nd->op, k;
         nd->fast = 0;
         if (!live[i] || !((op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE)) continue;
@@ -3964,30 +3958,61 @@ FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_
         }
         if (k == 2) nd->fast = (uint8_t)(outcome[op == FQ_OP_NE ? 5 : op - FQ_OP_GT] << 0);
     }
+}
 
-    /* hard predicate: conjuncts by the outermost level at which they can be decided */
-    if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0) {
-        rc = fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "too many conjuncts");
+/* Step 7: the hard predicate's conjuncts, grouped by the outermost loop level at which
+   they can be decided (the lowest variable they depend on; constants at the innermost). */
+static int fq__place_conjuncts(fq_plan *p, const fq_query *q, uint32_t *tmp, frames_error *err) {
+    size_t L, k, at = 0, nconj = 0;
+    if (q->has_where && fq__conjuncts(p, (uint32_t)q->where, tmp, &nconj, q->nnodes) < 0)
+        return fq__fail(err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "too many conjuncts");
+    for (L = 0; L <= q->nvars; L++) {
+        p->conj_off[L] = (uint32_t)at;
+        for (k = 0; k < nconj; k++) {
+            uint64_t dps = p->nodes[tmp[k]].deps;
+            size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
+            if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
+        }
+    }
+    p->conj_off[q->nvars + 1] = (uint32_t)at;
+    return FRAMES_OK;
+}
+
+/* The steps in order: allocate, copy, resolve types against the trace (step 3), mark the
+   live nodes, size them, pick fast comparisons, place the conjuncts. */
+FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+    fq_plan *p = NULL;
+    uint32_t *tmp = NULL, *depth = NULL;
+    unsigned char *live = NULL;
+    int rc;
+    frames__clear_error(err);
+    *out = NULL;
+    if (q->err.code) {
+        if (err) *err = q->err;
+        return q->err.code;
+    }
+    if (q->ntids && t->format != FQ_TRACE_FRAMES)
+        return fq__fail(err, FQ_E_QUERY, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "a thread filter needs a frames trace (trace-db points have no thread)");
+    if ((rc = fq__plan_alloc(&p, q, t, err)) < 0) goto done;
+    tmp = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    depth = (uint32_t *)FRAMES_MALLOC((q->nnodes ? q->nnodes : 1) * sizeof(uint32_t), q->ctx);
+    live = (unsigned char *)FRAMES_MALLOC(q->nnodes ? q->nnodes : 1, q->ctx);
+    if (!tmp || !depth || !live) {
+        rc = fq__oom(err);
         goto done;
     }
-    {
-        size_t L, k, at = 0;
-        for (L = 0; L <= q->nvars; L++) {
-            p->conj_off[L] = (uint32_t)at;
-            for (k = 0; k < nconj; k++) {
-                uint64_t dps = p->nodes[tmp[k]].deps;
-                size_t lvl = dps ? fq__lowest_bit(dps) : q->nvars;
-                if (lvl == L) fq__make_conj(p, tmp[k], &p->conj[at++]);
-            }
-        }
-        p->conj_off[q->nvars + 1] = (uint32_t)at;
-    }
+    if ((rc = fq__plan_copy(p, q, err)) < 0 || (rc = fq__resolve_types(p, q, err)) < 0) goto done;
+    fq__mark_live(p, q, live);
+    if ((rc = fq__size_nodes(p, q, live, depth, err)) < 0) goto done;
+    fq__mark_fast(p, q, live);
+    rc = fq__place_conjuncts(p, q, tmp, err);
 done:
     FRAMES_FREE(tmp, q->ctx);
     FRAMES_FREE(depth, q->ctx);
     FRAMES_FREE(live, q->ctx);
     if (rc < 0) {
-        fq_plan_close(p);
+        if (p) fq_plan_close(p);
         return rc;
     }
     *out = p;
@@ -6928,38 +6953,6 @@ FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn 
    output
    -------------------------------------------------------------------------------------- */
 
-typedef struct fq__sb {
-    char *buf;
-    size_t cap, len;
-} fq__sb;
-
-static void fq__put(fq__sb *s, const char *p, size_t n) {
-    if (s->len < s->cap) {
-        size_t room = s->cap - s->len;
-        memcpy(s->buf + s->len, p, n < room ? n : room);
-    }
-    s->len += n;
-}
-static void fq__puts(fq__sb *s, const char *p) { fq__put(s, p, strlen(p)); }
-
-/* The decimal digits of v, ending at end (at most 20 before it); where they start. */
-static char *fq__u64_digits(uint64_t v, char *end) {
-    static const char pairs[] = "0001020304050607080910111213141516171819202122232425262728293031323334353637"
-                                "3839404142434445464748495051525354555657585960616263646566676869707172737475"
-                                "767778798081828384858687888990919293949596979899";
-    while (v >= 100) {   /* two digits per division */
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--end = pairs[d + 1];
-        *--end = pairs[d];
-    }
-    if (v >= 10) {
-        *--end = pairs[v * 2 + 1];
-        *--end = pairs[v * 2];
-    } else *--end = (char)('0' + v);
-    return end;
-}
-
 /* How many decimal digits v has. */
 static unsigned fq__u64_ndigits(uint64_t v) {
     unsigned n = 1;
@@ -6971,79 +6964,61 @@ static unsigned fq__u64_ndigits(uint64_t v) {
     return n;
 }
 
-static void fq__put_u64(fq__sb *s, uint64_t v) {
-    char tmp[24], *b = fq__u64_digits(v, tmp + 24);
-    fq__put(s, b, (size_t)(tmp + 24 - b));
-}
-
-static void fq__put_i64(fq__sb *s, int64_t v) {
+static void fq__put_i64(frames__text *s, int64_t v) {
     if (v < 0) {
-        fq__put(s, "-", 1);
-        fq__put_u64(s, 0 - (uint64_t)v);
-    } else fq__put_u64(s, (uint64_t)v);
-}
-
-static void fq__put_hex(fq__sb *s, uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    char tmp[18];
-    int i = 18;
-    do {
-        tmp[--i] = digits[v & 15];
-        v >>= 4;
-    } while (v);
-    tmp[--i] = 'x';
-    tmp[--i] = '0';
-    fq__put(s, tmp + i, (size_t)(18 - i));
+        frames__text_put(s, "-", 1);
+        frames__text_u64(s, 0 - (uint64_t)v);
+    } else frames__text_u64(s, (uint64_t)v);
 }
 
 /* 0x + the bytes of a little-endian value, most significant first */
-static void fq__put_hex_bytes(fq__sb *s, const uint8_t *b, size_t n) {
+static void fq__put_hex_bytes(frames__text *s, const uint8_t *b, size_t n) {
     static const char digits[] = "0123456789abcdef";
     size_t i;
-    fq__put(s, "0x", 2);
+    frames__text_put(s, "0x", 2);
     for (i = n; i-- > 0;) {
         char two[2];
         two[0] = digits[b[i] >> 4];
         two[1] = digits[b[i] & 15];
-        fq__put(s, two, 2);
+        frames__text_put(s, two, 2);
     }
 }
 
-static void fq__put_fmt(fq__sb *s, const char *fmt, double d) {
+static void fq__put_fmt(frames__text *s, const char *fmt, double d) {
     char tmp[40];
     int n = snprintf(tmp, sizeof tmp, fmt, d);
-    if (n > 0) fq__put(s, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    if (n > 0) frames__text_put(s, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* C-style escaped text in quotes (names and blobs in listings) */
-static void fq__put_quoted(fq__sb *s, const uint8_t *b, size_t n) {
+static void fq__put_quoted(frames__text *s, const uint8_t *b, size_t n) {
     size_t i;
-    fq__put(s, "\"", 1);
+    frames__text_put(s, "\"", 1);
     for (i = 0; i < n; i++) {
         char tmp[8];
         if (b[i] == '"' || b[i] == '\\') {
             tmp[0] = '\\';
             tmp[1] = (char)b[i];
-            fq__put(s, tmp, 2);
+            frames__text_put(s, tmp, 2);
         } else if (b[i] < 0x20 || b[i] >= 0x7f) {
             snprintf(tmp, sizeof tmp, "\\x%02x", b[i]);
-            fq__put(s, tmp, 4);
-        } else fq__put(s, (const char *)b + i, 1);
+            frames__text_put(s, tmp, 4);
+        } else frames__text_put(s, (const char *)b + i, 1);
     }
-    fq__put(s, "\"", 1);
+    frames__text_put(s, "\"", 1);
 }
 
 /* Listing value of a trace-db variable (trace-db's harness prints C++ iostream style). */
-static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
+static void fq__put_tdb_value(frames__text *s, const fq_binding *b) {
     switch (b->format) {
     case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
-    case FQ_TYPE_UNSIGNED: fq__put_u64(s, b->u); break;
+    case FQ_TYPE_UNSIGNED: frames__text_u64(s, b->u); break;
     case FQ_TYPE_POINTER:
-        fq__put_hex(s, b->u);
+        frames__text_hex(s, b->u);
         if (b->flags & FQ_B_HAS_SIZE) {
-            fq__put(s, "[size ", 6);
-            fq__put_u64(s, b->size);
-            fq__put(s, "]", 1);
+            frames__text_put(s, "[size ", 6);
+            frames__text_u64(s, b->size);
+            frames__text_put(s, "]", 1);
         }
         break;
     case FQ_TYPE_FLOAT:
@@ -7054,18 +7029,18 @@ static void fq__put_tdb_value(fq__sb *s, const fq_binding *b) {
     }
 }
 
-static void fq__put_frames_value(fq__sb *s, const fq_binding *b) {
-    if (!b->bytes.len) fq__puts(s, "(empty)");
-    else if (b->bytes.len <= 8) fq__put_hex(s, b->u);
+static void fq__put_frames_value(frames__text *s, const fq_binding *b) {
+    if (!b->bytes.len) frames__text_puts(s, "(empty)");
+    else if (b->bytes.len <= 8) frames__text_hex(s, b->u);
     else fq__put_hex_bytes(s, b->bytes.ptr, b->bytes.len);
 }
 
-static void fq__put_frames_name(fq__sb *s, const fq_binding *b) {
+static void fq__put_frames_name(frames__text *s, const fq_binding *b) {
     size_t i;
     if (b->flags & FQ_B_MEM) {
-        fq__put(s, "[", 1);
-        fq__put_hex(s, b->addr);
-        fq__put(s, "]", 1);
+        frames__text_put(s, "[", 1);
+        frames__text_hex(s, b->addr);
+        frames__text_put(s, "]", 1);
         return;
     }
     for (i = 0; i < b->name.len; i++)   /* register names are plain words in practice */
@@ -7074,79 +7049,79 @@ static void fq__put_frames_name(fq__sb *s, const fq_binding *b) {
             fq__put_quoted(s, b->name.ptr, b->name.len);
             return;
         }
-    fq__put(s, (const char *)b->name.ptr, b->name.len);
+    frames__text_put(s, (const char *)b->name.ptr, b->name.len);
 }
 
 #ifndef FRAMES_NO_TEXT
-static int fq__sb_out(void *ctx, const char *p, size_t n) {
-    fq__put((fq__sb *)ctx, p, n);
+static int fq__text_out(void *ctx, const char *p, size_t n) {
+    frames__text_put((frames__text *)ctx, p, n);
     return 0;
 }
 #endif
 
-static void fq__put_json_str(fq__sb *s, const uint8_t *b, size_t n) {
+static void fq__put_json_str(frames__text *s, const uint8_t *b, size_t n) {
 #ifndef FRAMES_NO_TEXT
-    frames_print_json_string(b, n, fq__sb_out, s);
+    frames_print_json_string(b, n, fq__text_out, s);
 #else
-    fq__put(s, "\"", 1);
+    frames__text_put(s, "\"", 1);
     fq__put_hex_bytes(s, b, n);
-    fq__put(s, "\"", 1);
+    frames__text_put(s, "\"", 1);
 #endif
 }
 
-static void fq__put_json_double(fq__sb *s, double d) {
+static void fq__put_json_double(frames__text *s, double d) {
     char tmp[40];
     int prec;
     if (d != d || fq__isinf(d)) {
-        fq__puts(s, "null");
+        frames__text_puts(s, "null");
         return;
     }
     for (prec = 15; prec <= 17; prec++) {   /* shortest text that reads back the same */
         snprintf(tmp, sizeof tmp, "%.*g", prec, d);
         if (strtod(tmp, NULL) == d) break;
     }
-    fq__puts(s, tmp);
+    frames__text_puts(s, tmp);
 }
 
-static void fq__json(fq__sb *s, const fq_result *r) {
+static void fq__json(frames__text *s, const fq_result *r) {
     uint32_t i;
-    fq__puts(s, "{\"result\":");
-    fq__put_u64(s, r->index);
-    fq__puts(s, ",\"counter\":");
-    fq__put_u64(s, r->counter);
-    fq__puts(s, r->format == FQ_TRACE_FRAMES ? ",\"pc\":" : ",\"stmt\":");
-    fq__put_u64(s, r->stmt);
+    frames__text_puts(s, "{\"result\":");
+    frames__text_u64(s, r->index);
+    frames__text_puts(s, ",\"counter\":");
+    frames__text_u64(s, r->counter);
+    frames__text_puts(s, r->format == FQ_TRACE_FRAMES ? ",\"pc\":" : ",\"stmt\":");
+    frames__text_u64(s, r->stmt);
     if (r->has_tid) {
-        fq__puts(s, ",\"tid\":");
-        fq__put_u64(s, r->tid);
+        frames__text_puts(s, ",\"tid\":");
+        frames__text_u64(s, r->tid);
     }
-    fq__puts(s, ",\"bindings\":[");
+    frames__text_puts(s, ",\"bindings\":[");
     for (i = 0; i < r->nbind; i++) {
         const fq_binding *b = &r->bind[i];
-        if (i) fq__put(s, ",", 1);
-        fq__puts(s, "{\"var\":");
+        if (i) frames__text_put(s, ",", 1);
+        frames__text_puts(s, "{\"var\":");
         fq__put_json_str(s, (const uint8_t *)r->var_names[b->var], strlen(r->var_names[b->var]));
         if (!(b->flags & FQ_B_MEM)) {
-            fq__puts(s, ",\"name\":");
+            frames__text_puts(s, ",\"name\":");
             fq__put_json_str(s, b->name.ptr, b->name.len);
         }
-        fq__puts(s, ",\"type\":");
+        frames__text_puts(s, ",\"type\":");
         fq__put_json_str(s, b->type.ptr, b->type.len);
         if (r->format == FQ_TRACE_FRAMES) {
-            fq__puts(s, (b->flags & FQ_B_POST) ? ",\"post\":true" : ",\"post\":false");
-            fq__puts(s, (b->flags & FQ_B_READ) ? ",\"read\":true" : ",\"read\":false");
-            fq__puts(s, (b->flags & FQ_B_WRITTEN) ? ",\"written\":true" : ",\"written\":false");
+            frames__text_puts(s, (b->flags & FQ_B_POST) ? ",\"post\":true" : ",\"post\":false");
+            frames__text_puts(s, (b->flags & FQ_B_READ) ? ",\"read\":true" : ",\"read\":false");
+            frames__text_puts(s, (b->flags & FQ_B_WRITTEN) ? ",\"written\":true" : ",\"written\":false");
             if (b->flags & FQ_B_MEM) {
-                fq__puts(s, ",\"addr\":");
-                fq__put_u64(s, b->addr);
+                frames__text_puts(s, ",\"addr\":");
+                frames__text_u64(s, b->addr);
             }
-            fq__puts(s, ",\"bits\":");
-            fq__put_u64(s, b->bits);
+            frames__text_puts(s, ",\"bits\":");
+            frames__text_u64(s, b->bits);
             if (b->format == FQ_TYPE_UNSIGNED) {
-                fq__puts(s, ",\"value\":");
-                fq__put_u64(s, b->u);
+                frames__text_puts(s, ",\"value\":");
+                frames__text_u64(s, b->u);
             }
-            fq__puts(s, ",\"bytes\":\"");   /* in memory order, as frames.h prints bytes */
+            frames__text_puts(s, ",\"bytes\":\"");   /* in memory order, as frames.h prints bytes */
             {
                 static const char digits[] = "0123456789abcdef";
                 size_t k;
@@ -7154,56 +7129,56 @@ static void fq__json(fq__sb *s, const fq_result *r) {
                     char two[2];
                     two[0] = digits[b->bytes.ptr[k] >> 4];
                     two[1] = digits[b->bytes.ptr[k] & 15];
-                    fq__put(s, two, 2);
+                    frames__text_put(s, two, 2);
                 }
             }
-            fq__puts(s, "\"");
+            frames__text_puts(s, "\"");
         } else {
-            fq__puts(s, ",\"value\":");
+            frames__text_puts(s, ",\"value\":");
             switch (b->format) {
             case FQ_TYPE_SIGNED: fq__put_i64(s, b->i); break;
-            case FQ_TYPE_UNSIGNED: case FQ_TYPE_POINTER: fq__put_u64(s, b->u); break;
+            case FQ_TYPE_UNSIGNED: case FQ_TYPE_POINTER: frames__text_u64(s, b->u); break;
             case FQ_TYPE_FLOAT:
                 if (b->bytes.len == 4 || b->bytes.len == 8) fq__put_json_double(s, b->f);
-                else fq__puts(s, "null");
+                else frames__text_puts(s, "null");
                 break;
             default: fq__put_json_str(s, b->bytes.ptr, b->bytes.len); break;
             }
             if (b->flags & FQ_B_HAS_SIZE) {
-                fq__puts(s, ",\"size\":");
-                fq__put_u64(s, b->size);
+                frames__text_puts(s, ",\"size\":");
+                frames__text_u64(s, b->size);
             }
         }
-        fq__put(s, "}", 1);
+        frames__text_put(s, "}", 1);
     }
-    fq__put(s, "]", 1);
+    frames__text_put(s, "]", 1);
     if (r->naux) {
-        fq__puts(s, ",\"aux\":[");
+        frames__text_puts(s, ",\"aux\":[");
         for (i = 0; i < r->naux; i++) {
-            if (i) fq__put(s, ",", 1);
-            fq__put_u64(s, r->aux[i]);
+            if (i) frames__text_put(s, ",", 1);
+            frames__text_u64(s, r->aux[i]);
         }
-        fq__put(s, "]", 1);
+        frames__text_put(s, "]", 1);
     }
     if (r->nbuf) {
-        fq__puts(s, ",\"buffers\":[");
+        frames__text_puts(s, ",\"buffers\":[");
         for (i = 0; i < r->nbuf; i++) {
-            fq__puts(s, i ? ",{\"address\":" : "{\"address\":");
-            fq__put_u64(s, r->buf[i].address);
-            fq__puts(s, ",\"size\":");
-            fq__put_u64(s, r->buf[i].size);
-            fq__put(s, "}", 1);
+            frames__text_puts(s, i ? ",{\"address\":" : "{\"address\":");
+            frames__text_u64(s, r->buf[i].address);
+            frames__text_puts(s, ",\"size\":");
+            frames__text_u64(s, r->buf[i].size);
+            frames__text_put(s, "}", 1);
         }
-        fq__put(s, "]", 1);
+        frames__text_put(s, "]", 1);
     }
-    fq__put(s, "}", 1);
+    frames__text_put(s, "}", 1);
 }
 
 /* The listing of a trace-db result whose integers and names fit: written without checks
    into a buffer known to be large enough (the common case of fq_format_result). */
 static char *fq__raw_u64(char *o, uint64_t v) {
     char *end = o + fq__u64_ndigits(v);
-    fq__u64_digits(v, end);
+    frames__u64_digits(v, end);
     return end;
 }
 
@@ -7240,7 +7215,7 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
 }
 
 FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
-    fq__sb s;
+    frames__text s;
     uint32_t i;
     if (style != FQ_LIST_JSON && r->format == FQ_TRACE_TRACEDB) {   /* fast path: integers only */
         size_t bound = 96;   /* "result " index ": counter=" counter " stmt=" stmt, NUL: 84 at most */
@@ -7255,40 +7230,39 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
     s.len = 0;
     if (style == FQ_LIST_JSON) fq__json(&s, r);
     else {
-        fq__put(&s, "result ", 7);
-        fq__put_u64(&s, r->index);
-        fq__put(&s, ":", 1);
+        frames__text_put(&s, "result ", 7);
+        frames__text_u64(&s, r->index);
+        frames__text_put(&s, ":", 1);
         if (style != FQ_LIST_CAPI) {
-            fq__put(&s, " counter=", 9);
-            fq__put_u64(&s, r->counter);
+            frames__text_put(&s, " counter=", 9);
+            frames__text_u64(&s, r->counter);
         }
         if (r->format == FQ_TRACE_FRAMES && style != FQ_LIST_CAPI) {
-            fq__put(&s, " pc=", 4);
-            fq__put_hex(&s, r->stmt);
-            fq__put(&s, " tid=", 5);
-            fq__put_u64(&s, r->tid);
+            frames__text_put(&s, " pc=", 4);
+            frames__text_hex(&s, r->stmt);
+            frames__text_put(&s, " tid=", 5);
+            frames__text_u64(&s, r->tid);
         } else {
-            fq__put(&s, " stmt=", 6);
-            if (r->format == FQ_TRACE_FRAMES) fq__put_hex(&s, r->stmt);
-            else fq__put_u64(&s, r->stmt);
+            frames__text_put(&s, " stmt=", 6);
+            if (r->format == FQ_TRACE_FRAMES) frames__text_hex(&s, r->stmt);
+            else frames__text_u64(&s, r->stmt);
         }
         for (i = 0; i < r->nbind; i++) {
             const fq_binding *b = &r->bind[i];
-            fq__put(&s, " ", 1);
+            frames__text_put(&s, " ", 1);
             if (r->format == FQ_TRACE_FRAMES) fq__put_frames_name(&s, b);
-            else fq__put(&s, (const char *)b->name.ptr, b->name.len);
+            else frames__text_put(&s, (const char *)b->name.ptr, b->name.len);
             if (style != FQ_LIST_CAPI) {
-                fq__put(&s, ":", 1);
-                fq__put(&s, (const char *)b->type.ptr, b->type.len);
-                if (b->flags & FQ_B_POST) fq__put(&s, "@post", 5);
+                frames__text_put(&s, ":", 1);
+                frames__text_put(&s, (const char *)b->type.ptr, b->type.len);
+                if (b->flags & FQ_B_POST) frames__text_put(&s, "@post", 5);
             }
-            fq__put(&s, "=", 1);
+            frames__text_put(&s, "=", 1);
             if (r->format == FQ_TRACE_FRAMES) fq__put_frames_value(&s, b);
             else fq__put_tdb_value(&s, b);
         }
     }
-    if (cap) buf[s.len < cap ? s.len : cap - 1] = 0;
-    return s.len;
+    return frames__text_end(&s);
 }
 
 #ifdef __cplusplus
@@ -7299,25 +7273,25 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #endif /* FRAMES_QUERY_IMPLEMENTATION */
 
 /*
-   MIT License
-
-   Copyright (c) 2026 the frames authors
-
-   Permission is hereby granted, free of charge, to any person obtaining a copy
-   of this software and associated documentation files (the "Software"), to deal
-   in the Software without restriction, including without limitation the rights
-   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-   copies of the Software, and to permit persons to whom the Software is
-   furnished to do so, subject to the following conditions:
-
-   The above copyright notice and this permission notice shall be included in all
-   copies or substantial portions of the Software.
-
-   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-   SOFTWARE.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

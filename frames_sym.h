@@ -40,7 +40,7 @@
    Symbolising the pcs of a trace:
 
        frames_sym *s; frames_error err; frames_frame f; frames_sym_loc loc; char name[512];
-       if (frames_sym_open(&s, NULL, &err) < 0) { ... err.message ... }
+       if (frames_sym_open(&s, NULL, &err) < 0) { fprintf(stderr, "%s\n", err.message); return 1; }
        while (frames_reader_next(r, &f) > 0) {
            frames_sym_add_frame(s, &f);             // modload frames define modules
            if (f.kind == FRAMES_KIND_STD && frames_sym_lookup(s, f.std.address, &loc) > 0) {
@@ -64,16 +64,29 @@
    FRAMES_NO_STDIO: this header reads files.
 
    ---------------------------------------------------------------------------------------
-   SECTIONS
+   API OVERVIEW (details at each declaration below)
 
-   1. Syscall names       frames_sym_abi, frames_sym_syscall_name, frames_sym_abi_name
-   2. Symboliser          frames_sym_options_default, frames_sym_open / _close,
-                          frames_sym_add_module / _add_frame / _add_reader / _set_meta,
-                          frames_sym_lookup, frames_sym_format, frames_sym_print_json,
-                          frames_sym_info_get,
-                          frames_sym_warning
-   3. ELF reader          frames_sym_elf_symbols (one file's function symbols; fuzzed)
-   4. Implementation      ELF parsing, module table, lookup cache, libdw, syscall tables
+   Syscall names       frames_sym_abi, frames_sym_syscall_name / _known, frames_sym_abi_name
+   Symboliser          frames_sym_options_default, frames_sym_open / _close,
+                       frames_sym_add_module / _add_frame / _add_reader / _set_meta,
+                       frames_sym_lookup, frames_sym_format, frames_sym_print_json,
+                       frames_sym_info_get, frames_sym_warning
+   ELF reader          frames_sym_elf_open / _close / _symbols / _find / _build_id
+                       (one file's function symbols; fuzzed)
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Syscall names
+   Symboliser
+   ELF reader (exposed for tools and the fuzz target)
+   IMPLEMENTATION
+     syscall tables
+     ELF reader
+     files: mapped (or read) once, parsed once, shared by every module naming them
+     the module table
+     lookup and formatting
 */
 #ifndef FRAMES_SYM_H_INCLUDED
 #define FRAMES_SYM_H_INCLUDED
@@ -103,7 +116,7 @@ extern "C" {
 #endif
 
 /* ======================================================================================
-   1. Syscall names
+   Syscall names
    ====================================================================================== */
 
 typedef enum frames_sym_abi_id {
@@ -125,7 +138,7 @@ FRAMES_SYM_DEF const char *frames_sym_syscall_name(int abi, uint64_t number);
 FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number);
 
 /* ======================================================================================
-   2. Symboliser
+   Symboliser
    ====================================================================================== */
 
 #define FRAMES_SYM_NO_FILES 1u   /* read no file: module+offset names only */
@@ -221,7 +234,7 @@ FRAMES_SYM_DEF void frames_sym_info_get(const frames_sym *s, frames_sym_info *in
 FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i);
 
 /* ======================================================================================
-   3. ELF reader (exposed for tools and the fuzz target)
+   ELF reader (exposed for tools and the fuzz target)
    ====================================================================================== */
 
 /* One code symbol of an ELF file. */
@@ -259,7 +272,7 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
 #endif /* FRAMES_SYM_H_INCLUDED */
 
 /* ======================================================================================
-   4. Implementation
+   IMPLEMENTATION
    ====================================================================================== */
 #ifdef FRAMES_SYM_IMPLEMENTATION
 #ifndef FRAMES_SYM_IMPLEMENTATION_INCLUDED
@@ -286,7 +299,7 @@ extern "C" {
 #endif
 
 /* --------------------------------------------------------------------------------------
-   Syscall tables
+   syscall tables
    -------------------------------------------------------------------------------------- */
 
 static const char *const frames__sym_sc_x86_64[462] = {
@@ -639,9 +652,11 @@ FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 }
 
 /* --------------------------------------------------------------------------------------
-   ELF reader. Every field is read through frames__sym_rd after a bounds check against
-   the image; counts are bounded by the bytes that hold them.
+   ELF reader
    -------------------------------------------------------------------------------------- */
+
+/* Every field is read through frames__sym_rd after a bounds check against the image;
+   counts are bounded by the bytes that hold them. */
 
 #define FRAMES__SYM_PT_LOAD 1u
 #define FRAMES__SYM_PT_NOTE 4u
@@ -689,15 +704,16 @@ static int frames__sym_in(const frames_sym_elf *e, uint64_t off, uint64_t len) {
     return off <= e->n && len <= e->n - off;
 }
 
-/* An unsigned field of `width` bytes at `off` (the caller checked the bounds). */
+/* An unsigned field of `width` (1, 2, 4 or 8) bytes at `off` (the caller checked the
+   bounds). */
 static uint64_t frames__sym_rd(const frames_sym_elf *e, uint64_t off, unsigned width) {
     const uint8_t *p = e->d + off;
     uint64_t v = 0;
     unsigned i;
-    if (e->be)
-        for (i = 0; i < width; i++) v = (v << 8) | p[i];
-    else
-        for (i = width; i-- > 0;) v = (v << 8) | p[i];
+    if (!e->be)
+        return width == 8 ? frames__le64(p) : width == 4 ? frames__le32(p)
+             : width == 2 ? frames__le16(p) : p[0];
+    for (i = 0; i < width; i++) v = (v << 8) | p[i];
     return v;
 }
 
@@ -1012,7 +1028,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
 }
 
 /* --------------------------------------------------------------------------------------
-   Files: mapped (or read) once, parsed once, shared by every module naming them
+   files: mapped (or read) once, parsed once, shared by every module naming them
    -------------------------------------------------------------------------------------- */
 
 #define FRAMES__SYM_MAX_WARNINGS 64u
@@ -1092,14 +1108,6 @@ static void frames__sym_warn(frames_sym *s, const char *fmt, ...) {
         va_end(ap);
     }
     s->info.nwarnings++;
-}
-
-static char *frames__sym_strndup(const char *p, size_t n, void *actx) {
-    char *c = (char *)FRAMES_MALLOC(n + 1, actx);
-    if (!c) return NULL;
-    memcpy(c, p, n);
-    c[n] = 0;
-    return c;
 }
 
 /* Whole file into img (mapped copy-on-write where possible: libdw may write to it).
@@ -1299,7 +1307,7 @@ static int32_t frames__sym_file_for(frames_sym *s, const char *path) {
         return -1;
     f = &s->files[s->nfiles];
     memset(f, 0, sizeof *f);
-    if (!(f->path = frames__sym_strndup(path, strlen(path), s->actx))) return -1;
+    if (!(f->path = frames__strndup(path, strlen(path), s->actx))) return -1;
     s->nfiles++;
     s->info.files++;
     f->state = -1;
@@ -1384,7 +1392,7 @@ static int frames__sym_resolve(frames_sym *s, frames__sym_module *m) {
 }
 
 /* --------------------------------------------------------------------------------------
-   The module table
+   the module table
    -------------------------------------------------------------------------------------- */
 
 FRAMES_SYM_DEF void frames_sym_options_default(frames_sym_options *o) {
@@ -1409,7 +1417,7 @@ FRAMES_SYM_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o
     if (o->sysroot && *o->sysroot) {
         size_t n = strlen(o->sysroot);
         while (n > 1 && o->sysroot[n - 1] == '/') n--;   /* "/x/" + "/lib" */
-        if (!(s->sysroot = frames__sym_strndup(o->sysroot, n, s->actx))) {
+        if (!(s->sysroot = frames__strndup(o->sysroot, n, s->actx))) {
             FRAMES_FREE(s, s->actx);
             return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         }
@@ -1447,7 +1455,7 @@ FRAMES_SYM_DEF int frames_sym_add_module(frames_sym *s, const char *name, size_t
         return FRAMES_E_NOMEM;
     m = &s->mods[s->nmods];
     memset(m, 0, sizeof *m);
-    if (!(m->name = frames__sym_strndup(name ? name : "", name ? name_len : 0, s->actx)))
+    if (!(m->name = frames__strndup(name ? name : "", name ? name_len : 0, s->actx)))
         return FRAMES_E_NOMEM;
     m->name_len = name ? name_len : 0;
     for (i = 0; i < m->name_len; i++)
@@ -1499,12 +1507,16 @@ FRAMES_SYM_DEF void frames_sym_set_meta(frames_sym *s, const frames_meta *m) {
     s->target = NULL;
     s->target_size = 0;
     if (!m || !m->target_path.len) return;
-    s->target = frames__sym_strndup((const char *)m->target_path.ptr, m->target_path.len, s->actx);
+    s->target = frames__strndup((const char *)m->target_path.ptr, m->target_path.len, s->actx);
     s->target_size = m->fstats_size;
 }
 
 /* Sort the modules by low address once they changed; reach[] lets a lookup stop walking
    back as soon as no earlier module can still cover the pc. */
+/* --------------------------------------------------------------------------------------
+   lookup and formatting
+   -------------------------------------------------------------------------------------- */
+
 static int frames__sym_reindex(frames_sym *s) {
     size_t i;
     uint32_t *order;
@@ -1603,52 +1615,29 @@ FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc 
     return (int)loc->found;
 }
 
-/* Appends to a bounded buffer, counting what the whole text needs. */
-typedef struct frames__sym_out {
-    char *buf;
-    size_t cap, len;
-} frames__sym_out;
-
-static void frames__sym_put(frames__sym_out *o, const char *p, size_t n) {
-    if (o->len < o->cap) {
-        size_t room = o->cap - o->len;
-        memcpy(o->buf + o->len, p, n < room ? n : room);
-    }
-    o->len += n;
-}
-
-static void frames__sym_put_hex(frames__sym_out *o, const char *prefix, uint64_t v) {
-    char t[32];
-    int n = snprintf(t, sizeof t, "%s0x%llx", prefix, (unsigned long long)v);
-    frames__sym_put(o, t, (size_t)n);
-}
-
 FRAMES_SYM_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,
                                     size_t cap) {
-    frames__sym_out o;
+    frames__text o;
     size_t skip = flags & FRAMES_SYM_FMT_FULL_PATH ? 0 : loc->module_base;
     o.buf = buf;
-    o.cap = cap ? cap - 1 : 0;
+    o.cap = cap;
     o.len = 0;
     if (loc->found & FRAMES_SYM_FOUND_MODULE) {
-        frames__sym_put(&o, loc->module + skip, loc->module_len - skip);
+        frames__text_put(&o, loc->module + skip, loc->module_len - skip);
         if (loc->found & FRAMES_SYM_FOUND_SYMBOL) {
-            frames__sym_put(&o, "!", 1);
-            frames__sym_put(&o, loc->symbol, loc->symbol_len);
-            frames__sym_put_hex(&o, "+", loc->symbol_offset);
-        } else {
-            frames__sym_put_hex(&o, "+", loc->module_offset);
+            frames__text_put(&o, "!", 1);
+            frames__text_put(&o, loc->symbol, loc->symbol_len);
         }
+        frames__text_put(&o, "+", 1);
+        frames__text_hex(&o, loc->found & FRAMES_SYM_FOUND_SYMBOL ? loc->symbol_offset : loc->module_offset);
     }
     if ((flags & FRAMES_SYM_FMT_LINE) && (loc->found & FRAMES_SYM_FOUND_LINE)) {
-        char t[16];
-        int n = snprintf(t, sizeof t, ":%u", (unsigned)loc->line);
-        frames__sym_put(&o, " at ", 4);
-        frames__sym_put(&o, loc->file, loc->file_len);
-        frames__sym_put(&o, t, (size_t)n);
+        frames__text_put(&o, " at ", 4);
+        frames__text_put(&o, loc->file, loc->file_len);
+        frames__text_put(&o, ":", 1);
+        frames__text_u64(&o, loc->line);
     }
-    if (cap) buf[o.len < cap - 1 ? o.len : cap - 1] = 0;
-    return o.len;
+    return frames__text_end(&o);
 }
 
 #ifndef FRAMES_NO_TEXT
@@ -1698,9 +1687,25 @@ FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i) {
 #endif /* FRAMES_SYM_IMPLEMENTATION */
 
 /*
-   MIT License. Copyright (c) 2026 the frames authors. See the LICENSE file of the
-   distribution; the full text: permission is granted, free of charge, to deal in the
-   software without restriction, provided the copyright notice and this permission notice
-   are included in all copies. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY
-   KIND.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

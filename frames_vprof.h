@@ -274,14 +274,6 @@ struct frames_vprof {
     frames_error err;
 };
 
-static uint64_t frames__vprof_mix(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return k;
-}
 
 /* The error goes to the profile (frames_vprof_error) and to *err when given. */
 static int frames__vprof_fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
@@ -320,7 +312,7 @@ static int frames__vprof_used(const frames__vprof_table *t, const void *slot) {
 }
 
 static uint64_t frames__vprof_home(const frames__vprof_table *t, uint64_t key) {
-    return frames__vprof_mix(key) & (t->nslots - 1);
+    return frames__mix64(key) & (t->nslots - 1);
 }
 
 /* Slot holding key, or NULL. */
@@ -489,7 +481,7 @@ static uint64_t frames__vprof_value_key(const uint8_t *v, size_t n) {
         return k;
     }
     for (i = 0; i < n; i++) h = (h ^ v[i]) * 0x100000001b3ull;
-    return frames__vprof_mix(h);
+    return frames__mix64(h);
 }
 
 /* Call fn for each granule piece of [a, a+n): granule index, first byte offset in the
@@ -832,25 +824,25 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 #endif /* FRAMES_VPROF_IMPLEMENTATION */
 
 /*
-   MIT License
-
-   Copyright (c) 2026 the frames authors
-
-   Permission is hereby granted, free of charge, to any person obtaining a copy
-   of this software and associated documentation files (the "Software"), to deal
-   in the Software without restriction, including without limitation the rights
-   to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-   copies of the Software, and to permit persons to whom the Software is
-   furnished to do so, subject to the following conditions:
-
-   The above copyright notice and this permission notice shall be included in all
-   copies or substantial portions of the Software.
-
-   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-   SOFTWARE.
-*/
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

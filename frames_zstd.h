@@ -1,6 +1,6 @@
 /* frames_zstd.h - compressed, seekable frames traces (.frames.zst) over libzstd.
-   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, as
-   frames.h.
+   Single-header C99 library (also compiles as C++) on top of frames.h. MIT licence, see
+   the end of the file.
 
    ---------------------------------------------------------------------------------------
    WHAT IT IS
@@ -28,36 +28,59 @@
        #define FRAMES_ZSTD_IMPLEMENTATION
        #include "frames_zstd.h"
 
-   Reading any trace, compressed or not (detected by its magic number):
+   Reading any trace, compressed or not (detected by its magic number); seek, index and
+   cursors work as for any trace:
 
-       frames_reader *r; frames_error err;
-       if (frames_zstd_reader_open_path(&r, "trace.frames.zst", NULL, NULL, NULL, &err) < 0)
-           return fprintf(stderr, "%s\n", err.message), 1;
-       ... frames_reader_next / _seek / frames_cursor_open as for any trace ...
+       frames_reader *r; frames_error err; frames_frame f; int rc;
+       if (frames_zstd_reader_open_path(&r, "trace.frames.zst", NULL, NULL, NULL, &err) < 0) {
+           fprintf(stderr, "%s\n", err.message); return 1;
+       }
+       while ((rc = frames_reader_next(r, &f)) > 0)
+           if (f.kind == FRAMES_KIND_STD) printf("%llx\n", (unsigned long long)f.std.address);
+       if (rc < 0) fprintf(stderr, "%s\n", frames_reader_error(r)->message);
        frames_reader_close(r);
 
-   Writing a compressed trace:
+   Writing a compressed trace (frames as for frames_writer_add):
 
-       frames_writer *w;
-       frames_zstd_writer_open_path(&w, "out.frames.zst", NULL, NULL, NULL, &err);
-       ... frames_writer_add(w, &f) ...
-       frames_writer_close(w);   // TOC, header patched in place, seek table
+       frames_writer *w; frames_error err;
+       if (frames_zstd_writer_open_path(&w, "out.frames.zst", NULL, NULL, NULL, &err) < 0) {
+           fprintf(stderr, "%s\n", err.message); return 1;
+       }
+       frames_writer_add(w, &f);
+       if (frames_writer_close(w) < 0) return 1;   // TOC, header patched in place, seek table
 
    ---------------------------------------------------------------------------------------
    OPTIONS
 
    FRAMES_ZSTD_NO_THREADS   never start a compression thread (no pthreads needed)
-   Allocation uses FRAMES_MALLOC/FREE's defaults (malloc, free).
+   frames.h's FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE apply here too, with the
+   alloc_ctx of frames_zstd_options (libzstd's own contexts use libzstd's allocator).
 
    ---------------------------------------------------------------------------------------
-   SECTIONS
+   API OVERVIEW (details at each declaration below)
 
-   Format constants, options, information
-   Chunk map       frames_zstd_map_open / _close / _info / _chunk   (seek table or walk)
+   Chunk map       frames_zstd_map_open / _close / _info / _chunk / _find / _decompressed
+                   (from the seek table, or by walking the zstd frames)
    Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
                    frames_zstd_reader_map, frames_zstd_split_ranges
    Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
    Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Format constants, options, information
+   Chunk map: where each chunk is, from the seek table or by walking the zstd frames
+   Reading
+   Writing
+   Converting
+   IMPLEMENTATION
+     helpers
+     chunk map
+     reading: source
+     writing: sink
+     converting
 */
 #ifndef FRAMES_ZSTD_H_INCLUDED
 #define FRAMES_ZSTD_H_INCLUDED
@@ -92,10 +115,13 @@ typedef struct frames_zstd_options {
     int level;                /* compression level (default 3; 0 = default) */
     uint64_t chunk_size;      /* uncompressed bytes per chunk (default 1 MiB) */
     uint64_t frames_per_toc;  /* the trace's m: chunks end on TOC block starts (10000) */
-    int threads;              /* 2 (default): compress on a second thread; 1: inline */
+    int threads;              /* writer: 1 = compress inline; N > 1 = N-1 compression threads
+                                 beside the writer's (default 2, at most 1 + 16). The bytes
+                                 written are the same whatever the number. */
     int checksum;             /* zstd content checksum in every chunk (default 1) */
     uint64_t max_chunk;       /* reader: largest chunk accepted, bytes (default 256 MiB) */
     uint32_t flags;           /* FRAMES_ZSTD_* */
+    void *alloc_ctx;          /* passed to FRAMES_MALLOC & co (libzstd allocates its own) */
 } frames_zstd_options;
 
 FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o);
@@ -105,6 +131,10 @@ typedef struct frames_zstd_chunk {
     uint64_t csize;           /* compressed bytes */
     uint64_t uoffset;         /* offset of its first byte in the uncompressed trace */
     uint64_t usize;           /* uncompressed bytes */
+    uint32_t checksum;        /* the seek table's checksum (low 32 bits of the XXH64 of the
+                                 uncompressed bytes), checked when the chunk is decompressed;
+                                 valid when frames_zstd_info.seek_checksums is set and the
+                                 table is used */
 } frames_zstd_chunk;
 
 #define FRAMES_ZSTD_MAX_WARNINGS 4
@@ -115,7 +145,8 @@ typedef struct frames_zstd_info {
     uint64_t largest_chunk;   /* uncompressed bytes of the largest chunk */
     int seek_table;           /* a seek table is present */
     int seek_table_used;      /* ... and agrees with the frames (else they were walked) */
-    int seek_checksums;       /* its entries carry checksums */
+    int seek_checksums;       /* its entries carry checksums (checked on every decompression
+                                 when the table is used) */
     int cut;                  /* the file ends inside a zstd frame (a writer died) */
     uint64_t cut_offset;      /* file offset of that frame */
     uint32_t nwarnings;
@@ -157,9 +188,9 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
                                               frames_zstd_info *zinfo, frames_error *err);
 #ifndef FRAMES_NO_POSIX
 /* Any trace by path: a compressed regular file (also "-" redirected from one) is mapped
-   and read chunk by chunk, anything else opened by frames_reader_open_path (pipes and
-   FIFOs are streamed as plain traces: compressed input on a pipe is not recognised).
-   zinfo->chunks is 0 for plain traces. */
+   and read chunk by chunk, a plain one opened by frames_reader_open_path. A pipe, FIFO or
+   terminal ("-" too) is streamed, forward only, through a streaming decompressor when its
+   first bytes are zstd's. zinfo->chunks is 0 for plain and streamed traces. */
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -222,7 +253,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 #endif /* FRAMES_ZSTD_H_INCLUDED */
 
 /* ======================================================================================
-   Implementation
+   IMPLEMENTATION
    ====================================================================================== */
 #ifdef FRAMES_ZSTD_IMPLEMENTATION
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
@@ -254,22 +285,17 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 extern "C" {
 #endif
 
-/* ---------------------------------------------------------------- helpers */
+/* --------------------------------------------------------------------------------------
+   helpers
+   -------------------------------------------------------------------------------------- */
 
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_list ap;
     if (in->nwarnings >= FRAMES_ZSTD_MAX_WARNINGS) return;
     va_start(ap, fmt);
-    vsnprintf(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
+    frames__vfmt(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
     va_end(ap);
-}
-
-static void frames__zstd_put32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
 }
 
 FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o) {
@@ -304,13 +330,67 @@ FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
            (magic & 0xFFFFFFF0u) == FRAMES_ZSTD_SKIPPABLE_MAGIC;
 }
 
-/* ---------------------------------------------------------------- chunk map */
+/* --------------------------------------------------------------------------------------
+   chunk map
+   -------------------------------------------------------------------------------------- */
+
+/* XXH64 (seed 0), as the zstd seekable format's checksums use it (the low 32 bits).
+   Written from the algorithm's description: five 64-bit primes, four lanes over 32-byte
+   stripes, then 8-, 4- and 1-byte tails and a final avalanche. */
+#define FRAMES__XXP1 0x9E3779B185EBCA87ull
+#define FRAMES__XXP2 0xC2B2AE3D27D4EB4Full
+#define FRAMES__XXP3 0x165667B19E3779F9ull
+#define FRAMES__XXP4 0x85EBCA77C2B2AE63ull
+#define FRAMES__XXP5 0x27D4EB2F165667C5ull
+
+static uint64_t frames__xx_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t frames__xx_round(uint64_t acc, uint64_t lane) {
+    return frames__xx_rotl(acc + lane * FRAMES__XXP2, 31) * FRAMES__XXP1;
+}
+
+static uint64_t frames__xx_merge(uint64_t acc, uint64_t v) {
+    return (acc ^ frames__xx_round(0, v)) * FRAMES__XXP1 + FRAMES__XXP4;
+}
+
+static uint64_t frames__xxh64(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    uint64_t h;
+    if (n >= 32) {
+        uint64_t v1 = FRAMES__XXP1 + FRAMES__XXP2, v2 = FRAMES__XXP2, v3 = 0, v4 = 0 - FRAMES__XXP1;
+        for (; end - p >= 32; p += 32) {
+            v1 = frames__xx_round(v1, frames__le64(p));
+            v2 = frames__xx_round(v2, frames__le64(p + 8));
+            v3 = frames__xx_round(v3, frames__le64(p + 16));
+            v4 = frames__xx_round(v4, frames__le64(p + 24));
+        }
+        h = frames__xx_rotl(v1, 1) + frames__xx_rotl(v2, 7) + frames__xx_rotl(v3, 12) +
+            frames__xx_rotl(v4, 18);
+        h = frames__xx_merge(frames__xx_merge(frames__xx_merge(frames__xx_merge(h, v1), v2), v3), v4);
+    } else {
+        h = FRAMES__XXP5;
+    }
+    h += (uint64_t)n;
+    for (; end - p >= 8; p += 8)
+        h = frames__xx_rotl(h ^ frames__xx_round(0, frames__le64(p)), 27) * FRAMES__XXP1 + FRAMES__XXP4;
+    if (end - p >= 4) {
+        h = frames__xx_rotl(h ^ (uint64_t)frames__le32(p) * FRAMES__XXP1, 23) * FRAMES__XXP2 + FRAMES__XXP3;
+        p += 4;
+    }
+    for (; p < end; p++) h = frames__xx_rotl(h ^ (uint64_t)*p * FRAMES__XXP5, 11) * FRAMES__XXP1;
+    h ^= h >> 33;
+    h *= FRAMES__XXP2;
+    h ^= h >> 29;
+    h *= FRAMES__XXP3;
+    return h ^ (h >> 32);
+}
 
 struct frames_zstd_map {
     const uint8_t *z;
     uint64_t zsize;
     frames_zstd_chunk *chunks;
-    uint64_t nchunks, cap;
+    uint64_t nchunks;
+    size_t cap;
     uint64_t cut_chunk;         /* index of a chunk cut short, or UINT64_MAX */
     frames_zstd_options opt;
     frames_zstd_info info;
@@ -323,13 +403,9 @@ struct frames_zstd_map {
 static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, uint64_t usize,
                              frames_error *err) {
     frames_zstd_chunk *c;
-    if (m->nchunks == m->cap) {
-        uint64_t ncap = m->cap ? m->cap * 2 : 64;
-        frames_zstd_chunk *n = (frames_zstd_chunk *)realloc(m->chunks, (size_t)ncap * sizeof *n);
-        if (!n) return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
-        m->chunks = n;
-        m->cap = ncap;
-    }
+    if (m->nchunks >= SIZE_MAX / sizeof *c ||
+        FRAMES__GROW(m->chunks, m->cap, (size_t)m->nchunks + 1, m->opt.alloc_ctx) < 0)
+        return frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
     if (usize > m->opt.max_chunk)
         return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
                                  "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
@@ -341,6 +417,7 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     c->csize = csize;
     c->uoffset = m->info.size;
     c->usize = usize;
+    c->checksum = 0;
     m->info.size += usize;
     if (usize > m->info.largest_chunk) m->info.largest_chunk = usize;
     return FRAMES_OK;
@@ -536,6 +613,8 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
             rc = 0;
         } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
             rc = err ? err->code : FRAMES_E_LIMIT;
+        } else if (esize == 12) {
+            m->chunks[m->nchunks - 1].checksum = frames__le32(e + 8);
         }
         off += cs;
     }
@@ -565,7 +644,7 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
     *out = NULL;
     if (!frames_zstd_is_compressed(data, size))
         return frames__fail(err, FRAMES_E_FORMAT, 0, FRAMES_NO_POS, "not a zstd stream");
-    m = (frames_zstd_map *)calloc(1, sizeof *m);
+    m = (frames_zstd_map *)frames__zalloc(sizeof *m, o ? o->alloc_ctx : NULL);
     if (!m) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     m->z = (const uint8_t *)data;
     m->zsize = size;
@@ -586,11 +665,11 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
 
 FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     if (!m) return;
-    free(m->chunks);
+    FRAMES_FREE(m->chunks, m->opt.alloc_ctx);
 #ifndef FRAMES_NO_POSIX
     if (m->owned) munmap(m->owned, m->owned_len);
 #endif
-    free(m);
+    FRAMES_FREE(m, m->opt.alloc_ctx);
 }
 
 FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
@@ -616,7 +695,9 @@ FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off)
     return lo;
 }
 
-/* ---------------------------------------------------------------- reading: source */
+/* --------------------------------------------------------------------------------------
+   reading: source
+   -------------------------------------------------------------------------------------- */
 
 /* What one cursor holds: its decompression context and the chunk it has decompressed,
    plus a scratch buffer for the rare record that straddles two chunks (traces not
@@ -632,12 +713,13 @@ typedef struct frames__zstd_state {
 } frames__zstd_state;
 
 static void *frames__zstd_state_open(void *ctx) {
-    frames__zstd_state *s = (frames__zstd_state *)calloc(1, sizeof *s);
+    frames_zstd_map *m = (frames_zstd_map *)ctx;
+    frames__zstd_state *s = (frames__zstd_state *)frames__zalloc(sizeof *s, m->opt.alloc_ctx);
     if (!s) return NULL;
-    s->m = (frames_zstd_map *)ctx;
+    s->m = m;
     s->chunk = UINT64_MAX;
     if (!(s->d = ZSTD_createDCtx())) {
-        free(s);
+        FRAMES_FREE(s, m->opt.alloc_ctx);
         return NULL;
     }
     return s;
@@ -647,20 +729,21 @@ static void frames__zstd_state_close(void *ctx, void *state) {
     frames__zstd_state *s = (frames__zstd_state *)state;
     (void)ctx;
     ZSTD_freeDCtx(s->d);
-    free(s->buf);
-    free(s->scratch);
-    free(s);
+    FRAMES_FREE(s->buf, s->m->opt.alloc_ctx);
+    FRAMES_FREE(s->scratch, s->m->opt.alloc_ctx);
+    FRAMES_FREE(s, s->m->opt.alloc_ctx);
 }
 
 static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
     const frames_zstd_chunk *c = &s->m->chunks[k];
     uint64_t produced;
-    const char *why;
+    const char *why, *bad = NULL;
+    char sum[80];
     int st;
     if (s->chunk == k) return FRAMES_OK;
     s->chunk = UINT64_MAX;
     if (c->usize > s->cap) { /* usize was bounded by max_chunk when the map was built */
-        uint8_t *nb = (uint8_t *)realloc(s->buf, (size_t)c->usize);
+        uint8_t *nb = (uint8_t *)FRAMES_REALLOC(s->buf, (size_t)c->usize, s->m->opt.alloc_ctx);
         if (!nb) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
         s->buf = nb;
         s->cap = (size_t)c->usize;
@@ -673,7 +756,14 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
     s->m->decompressed += produced;
 #endif
     if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
-    if (st != 0 || produced != c->usize) {
+    if (st == 0 && produced == c->usize && s->m->info.seek_table_used && s->m->info.seek_checksums &&
+        (uint32_t)frames__xxh64(s->buf, (size_t)c->usize) != c->checksum) {
+        snprintf(sum, sizeof sum, "its bytes do not match the seek table's checksum 0x%08x", c->checksum);
+        bad = sum;
+    } else if (st != 0 || produced != c->usize) {
+        bad = st == 1 ? "it ends early" : st ? why : "it decompresses to a different size";
+    }
+    if (bad) {
         char first[48] = "";
         if (frame != FRAMES_NO_POS)
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
@@ -681,12 +771,10 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
            chunk it cannot see, so sequential reading stops here (seek to go on) */
         return frames__fail(err, FRAMES_E_FORMAT, c->uoffset, frame,
                                  "chunk %llu (zstd frame at file offset 0x%llx%s, trace bytes "
-                                 "0x%llx-0x%llx) is corrupt: %s%s",
+                                 "0x%llx-0x%llx) is corrupt: %s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
                                  (unsigned long long)c->uoffset,
-                                 (unsigned long long)(c->uoffset + c->usize),
-                                 st ? why : "it decompresses to a different size",
-                                 st == 1 ? "it ends early" : "");
+                                 (unsigned long long)(c->uoffset + c->usize), bad);
     }
     s->chunk = k;
     return FRAMES_OK;
@@ -717,7 +805,7 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
         return s->buf + (off - c->uoffset);
     }
     if (len > s->scap) {
-        uint8_t *ns = (uint8_t *)realloc(s->scratch, len);
+        uint8_t *ns = (uint8_t *)FRAMES_REALLOC(s->scratch, len, m->opt.alloc_ctx);
         if (!ns) {
             frames__fail(err, FRAMES_E_NOMEM, off, frame, "out of memory");
             return NULL;
@@ -773,6 +861,99 @@ FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
 }
 
 #ifndef FRAMES_NO_POSIX
+/* A pipe, FIFO or terminal: its first bytes say whether it is compressed; the reader then
+   streams it, through a streaming decompressor when it is (skippable frames, the seek table
+   among them, are passed over by libzstd). Memory: zstd's window, at most max_chunk. */
+typedef struct frames__zstd_pipe {
+    int fd, own_fd;
+    int compressed;
+    uint8_t head[4];            /* the bytes read to decide */
+    size_t nhead;
+    ZSTD_DCtx *d;
+    uint8_t in[1 << 16];
+    ZSTD_inBuffer zin;
+    void *actx;
+} frames__zstd_pipe;
+
+static long long frames__zstd_pipe_fill(frames__zstd_pipe *p, void *buf, size_t n) {
+    if (p->nhead) { /* the bytes read to decide come first */
+        size_t k = n < p->nhead ? n : p->nhead;
+        memcpy(buf, p->head, k);
+        memmove(p->head, p->head + k, p->nhead - k);
+        p->nhead -= k;
+        return (long long)k;
+    }
+    for (;;) {
+        ssize_t got = read(p->fd, buf, n);
+        if (got >= 0) return (long long)got;
+        if (errno != EINTR) return -1;
+    }
+}
+
+static long long frames__zstd_pipe_read(void *ctx, void *buf, size_t n) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    ZSTD_outBuffer out;
+    if (!p->compressed) return frames__zstd_pipe_fill(p, buf, n);
+    out.dst = buf;
+    out.size = n;
+    out.pos = 0;
+    while (out.pos == 0) {
+        size_t rc;
+        if (p->zin.pos == p->zin.size) {
+            long long got = frames__zstd_pipe_fill(p, p->in, sizeof p->in);
+            if (got <= 0) return got; /* end (a cut frame: what came out of it is all) or error */
+            p->zin.src = p->in;
+            p->zin.size = (size_t)got;
+            p->zin.pos = 0;
+        }
+        rc = ZSTD_decompressStream(p->d, &out, &p->zin);
+        if (ZSTD_isError(rc)) {
+            errno = EBADMSG; /* the reader says "read failed: Bad message" at the offset */
+            return -1;
+        }
+    }
+    return (long long)out.pos;
+}
+
+static void frames__zstd_pipe_close(void *ctx) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)ctx;
+    if (p->own_fd) close(p->fd);
+    ZSTD_freeDCtx(p->d);
+    FRAMES_FREE(p, p->actx);
+}
+
+/* Stream fd (closed by the reader when own_fd), decompressing when it starts like zstd. */
+static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const frames_reader_options *ro,
+                                  const frames_zstd_options *zo, frames_error *err) {
+    frames__zstd_pipe *p = (frames__zstd_pipe *)frames__zalloc(sizeof *p, zo ? zo->alloc_ctx : NULL);
+    frames_zstd_options o = frames__zstd_opts(zo);
+    frames_io io;
+    int wlog = 10;
+    if (!p) {
+        if (own_fd) close(fd);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    p->fd = fd;
+    p->own_fd = own_fd;
+    p->actx = o.alloc_ctx;
+    io.ctx = p;
+    io.read = frames__zstd_pipe_read;
+    io.close = frames__zstd_pipe_close;
+    while (p->nhead < 4) {
+        long long got = frames__zstd_pipe_fill(p, p->head + p->nhead, 4 - p->nhead);
+        if (got <= 0) break;
+        p->nhead += (size_t)got;
+    }
+    p->compressed = frames_zstd_is_compressed(p->head, p->nhead);
+    while (wlog < 31 && ((uint64_t)1 << wlog) < o.max_chunk) wlog++;
+    if (p->compressed && (!(p->d = ZSTD_createDCtx()) ||
+                          ZSTD_isError(ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, wlog)))) {
+        frames__zstd_pipe_close(p);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    return frames_reader_open_io(r, &io, ro, err);
+}
+
 FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
@@ -785,15 +966,16 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
     int is_stdin = !strcmp(path, "-");
     *r = NULL;
     if (zinfo) memset(zinfo, 0, sizeof *zinfo);
-    /* standard input redirected from a file is mapped like the file; a pipe is streamed.
-       Only regular files are opened here: opening a FIFO twice would lose its data. */
-    if (!is_stdin && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
-        return frames_reader_open_path(r, path, ro, err);
+    /* a regular file (standard input redirected from one too) is mapped; a pipe, FIFO or
+       terminal is streamed, compressed or not */
+    if (!is_stdin && stat(path, &st) != 0) return frames_reader_open_path(r, path, ro, err);
     if (is_stdin) fd = 0;
     else do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "cannot open %s: %s",
                                  path, strerror(errno));
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return frames__zstd_open_pipe(r, fd, !is_stdin, ro, zo, err);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4 ||
         pread(fd, magic, 4, 0) != 4 || !frames_zstd_is_compressed(magic, 4) ||
         (uint64_t)st.st_size > (uint64_t)SIZE_MAX) {
@@ -834,7 +1016,7 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
     if (!(s = (frames__zstd_state *)frames__zstd_state_open((void *)m))) return 0;
     if (!(toc = words ? frames__zstd_view(s, T + 8, (size_t)(words * 8), FRAMES_NO_POS, NULL)
                       : (const uint8_t *)"") ||
-        !(cand = (uint64_t *)malloc((size_t)(words + 1) * sizeof *cand))) {
+        !(cand = (uint64_t *)FRAMES_MALLOC((size_t)(words + 1) * sizeof *cand, m->opt.alloc_ctx))) {
         frames__zstd_state_close((void *)m, s);
         return 0;
     }
@@ -859,11 +1041,28 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
         if (pick > bounds[k - 1] && pick < n) bounds[k++] = pick;
     }
     bounds[k] = n;
-    free(cand);
+    FRAMES_FREE(cand, m->opt.alloc_ctx);
     return k;
 }
 
-/* ---------------------------------------------------------------- writing: sink */
+/* --------------------------------------------------------------------------------------
+   writing: sink
+   -------------------------------------------------------------------------------------- */
+
+#define FRAMES__ZSTD_MAX_WORKERS 16
+enum { FRAMES__ZSTD_FREE, FRAMES__ZSTD_QUEUED, FRAMES__ZSTD_BUSY, FRAMES__ZSTD_DONE };
+
+/* A chunk handed to the compression threads. Only the writer's thread writes to the sink
+   below (in chunk order), so the threads share nothing but the job states. */
+typedef struct frames__zstd_job {
+    uint8_t *buf;               /* the uncompressed chunk */
+    size_t len, cap;
+    uint8_t *out;               /* its zstd frame */
+    size_t outcap, clen;
+    uint64_t seq;
+    int state;                  /* FRAMES__ZSTD_FREE ... _DONE */
+    const char *error;          /* set by the compression thread: zstd's message */
+} frames__zstd_job;
 
 /* The sink takes the trace's bytes in whatever pieces the writer hands over, finds the
    record boundaries by their size prefixes (header, meta, frames), and cuts a chunk at
@@ -886,16 +1085,18 @@ struct frames_zstd_sink {
     size_t nentries, entcap;
     int failed;
     frames_error err;
-    uint8_t *out;
-    size_t outcap;
+    uint8_t *out;               /* inline compression: the zstd frame of a chunk */
+    size_t outcap, clen;
 #ifndef FRAMES_ZSTD_NO_THREADS
-    int threaded;
-    pthread_t thread;
+    int threaded;               /* number of compression threads started (0: inline) */
+    pthread_t thread[FRAMES__ZSTD_MAX_WORKERS];
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint8_t *job;               /* chunk handed to the compression thread */
-    size_t joblen, jobcap;
-    int job_pending, stop;
+    pthread_cond_t cv;          /* a job changed state, or stop */
+    frames__zstd_job *jobs;     /* 2 per compression thread */
+    size_t njobs;
+    uint64_t seq_next;          /* sequence number of the next chunk handed over */
+    uint64_t seq_written;       /* chunks before this one are written, in order */
+    int stop;
 #endif
 };
 
@@ -909,59 +1110,121 @@ static int frames__zstd_sfail(frames_zstd_sink *zs, int code, const char *what, 
 }
 
 static int frames__zstd_entry(frames_zstd_sink *zs, size_t csize, size_t usize) {
-    if (zs->nentries + 2 > zs->entcap) {
-        size_t ncap = zs->entcap ? zs->entcap * 2 : 256;
-        uint32_t *n = (uint32_t *)realloc(zs->entries, ncap * sizeof *n);
-        if (!n) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
-        zs->entries = n;
-        zs->entcap = ncap;
-    }
+    if (FRAMES__GROW(zs->entries, zs->entcap, zs->nentries + 2, zs->opt.alloc_ctx) < 0)
+        return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
     zs->entries[zs->nentries++] = (uint32_t)csize;
     zs->entries[zs->nentries++] = (uint32_t)usize;
     return FRAMES_OK;
 }
 
-/* Compress one chunk and hand it to the sink below (the compression thread, or the
-   writer's thread when there is none). */
-static int frames__zstd_emit(frames_zstd_sink *zs, const uint8_t *src, size_t n) {
+static const char frames__zstd_oom[] = "out of memory for a chunk";
+
+/* Compress src into *out (grown to the bound). NULL, or zstd's message on failure
+   (frames__zstd_oom when memory ran out). */
+static const char *frames__zstd_compress(ZSTD_CCtx *c, const uint8_t *src, size_t n, uint8_t **out,
+                                         size_t *outcap, size_t *clen, void *actx) {
     size_t bound = ZSTD_compressBound(n), cs;
-    if (bound > zs->outcap) {
-        uint8_t *o = (uint8_t *)realloc(zs->out, bound);
-        if (!o) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-        zs->out = o;
-        zs->outcap = bound;
+    if (bound > *outcap) {
+        uint8_t *o = (uint8_t *)FRAMES_REALLOC(*out, bound, actx);
+        if (!o) return frames__zstd_oom;
+        *out = o;
+        *outcap = bound;
     }
-    cs = ZSTD_compress2(zs->cctx, zs->out, zs->outcap, src, n);
-    if (ZSTD_isError(cs)) return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", ZSTD_getErrorName(cs));
-    if (zs->down.write(zs->down.ctx, zs->out, cs) < 0)
+    cs = ZSTD_compress2(c, *out, *outcap, src, n);
+    if (ZSTD_isError(cs)) return ZSTD_getErrorName(cs);
+    *clen = cs;
+    return NULL;
+}
+
+static int frames__zstd_cfail(frames_zstd_sink *zs, const char *why) {
+    if (why == frames__zstd_oom) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, why, NULL);
+    return frames__zstd_sfail(zs, FRAMES_E_IO, "zstd", why);
+}
+
+/* Write one compressed chunk to the sink below and note it in the seek table. */
+static int frames__zstd_put(frames_zstd_sink *zs, const uint8_t *z, size_t clen, size_t n) {
+    if (zs->down.write(zs->down.ctx, z, clen) < 0)
         return frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno));
-    return frames__zstd_entry(zs, cs, n);
+    return frames__zstd_entry(zs, clen, n);
+}
+
+static ZSTD_CCtx *frames__zstd_cctx(const frames_zstd_options *o) {
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    if (c && (ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, o->level)) ||
+              ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, o->checksum != 0)))) {
+        ZSTD_freeCCtx(c);
+        c = NULL;
+    }
+    return c;
 }
 
 #ifndef FRAMES_ZSTD_NO_THREADS
+/* A compression thread: takes the oldest queued chunk, compresses it with its own context. */
 static void *frames__zstd_worker(void *arg) {
     frames_zstd_sink *zs = (frames_zstd_sink *)arg;
+    ZSTD_CCtx *c = frames__zstd_cctx(&zs->opt);
     pthread_mutex_lock(&zs->mu);
     for (;;) {
-        while (!zs->job_pending && !zs->stop) pthread_cond_wait(&zs->cv, &zs->mu);
-        if (!zs->job_pending && zs->stop) break;
+        frames__zstd_job *job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++)
+            if (zs->jobs[i].state == FRAMES__ZSTD_QUEUED && (!job || zs->jobs[i].seq < job->seq))
+                job = &zs->jobs[i];
+        if (!job) {
+            if (zs->stop) break;
+            pthread_cond_wait(&zs->cv, &zs->mu);
+            continue;
+        }
+        job->state = FRAMES__ZSTD_BUSY;
         pthread_mutex_unlock(&zs->mu);
-        if (!zs->failed) frames__zstd_emit(zs, zs->job, zs->joblen);
+        job->error = c ? frames__zstd_compress(c, job->buf, job->len, &job->out, &job->outcap, &job->clen,
+                                               zs->opt.alloc_ctx)
+                       : frames__zstd_oom;
         pthread_mutex_lock(&zs->mu);
-        zs->job_pending = 0;
+        job->state = FRAMES__ZSTD_DONE;
         pthread_cond_broadcast(&zs->cv);
     }
     pthread_mutex_unlock(&zs->mu);
+    ZSTD_freeCCtx(c);
     return NULL;
+}
+
+/* With the lock held: write every compressed chunk that is next in order, then return a
+   free job (NULL if none and !want). The lock is let go while writing. */
+static frames__zstd_job *frames__zstd_collect(frames_zstd_sink *zs, int want) {
+    for (;;) {
+        frames__zstd_job *next = NULL, *free_job = NULL;
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            frames__zstd_job *j = &zs->jobs[i];
+            if (j->state == FRAMES__ZSTD_DONE && j->seq == zs->seq_written) next = j;
+            if (j->state == FRAMES__ZSTD_FREE && !free_job) free_job = j;
+        }
+        if (next) {
+            pthread_mutex_unlock(&zs->mu);
+            if (!zs->failed && next->error) frames__zstd_cfail(zs, next->error);
+            else if (!zs->failed) frames__zstd_put(zs, next->out, next->clen, next->len);
+            pthread_mutex_lock(&zs->mu);
+            next->state = FRAMES__ZSTD_FREE;
+            zs->seq_written++;
+            continue;
+        }
+        if (free_job || !want) return free_job;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
 }
 #endif
 
-/* Wait until the compression thread has written every chunk handed to it. */
+/* Wait until every chunk handed to the compression threads is written. */
 static void frames__zstd_drain(frames_zstd_sink *zs) {
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (!zs->threaded) return;
     pthread_mutex_lock(&zs->mu);
-    while (zs->job_pending) pthread_cond_wait(&zs->cv, &zs->mu);
+    for (;;) {
+        frames__zstd_collect(zs, 0);
+        if (zs->seq_written == zs->seq_next) break;
+        pthread_cond_wait(&zs->cv, &zs->mu);
+    }
     pthread_mutex_unlock(&zs->mu);
 #else
     (void)zs;
@@ -970,30 +1233,36 @@ static void frames__zstd_drain(frames_zstd_sink *zs) {
 
 /* Compress the first n buffered bytes as a chunk; the rest stays for the next one. */
 static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
+    const char *why;
     if (n == 0) return FRAMES_OK;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        frames__zstd_job *job;
         uint8_t *t;
         size_t tcap, rest = zs->len - n;
-        frames__zstd_drain(zs);
+        pthread_mutex_lock(&zs->mu);
+        job = frames__zstd_collect(zs, 1);
+        pthread_mutex_unlock(&zs->mu);
         if (zs->failed) return zs->err.code;
-        /* the filled buffer becomes the job; the bytes after the cut move to the other */
-        if (zs->jobcap < rest + zs->opt.chunk_size) {
-            uint8_t *nb = (uint8_t *)realloc(zs->job, rest + (size_t)zs->opt.chunk_size);
+        /* the filled buffer becomes the job's; the bytes after the cut move to the job's old one */
+        if (job->cap < rest + zs->opt.chunk_size) {
+            uint8_t *nb = (uint8_t *)FRAMES_REALLOC(job->buf, rest + (size_t)zs->opt.chunk_size,
+                                                    zs->opt.alloc_ctx);
             if (!nb) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
-            zs->job = nb;
-            zs->jobcap = rest + (size_t)zs->opt.chunk_size;
+            job->buf = nb;
+            job->cap = rest + (size_t)zs->opt.chunk_size;
         }
-        memcpy(zs->job, zs->buf + n, rest);
-        t = zs->job;
-        tcap = zs->jobcap;
-        zs->job = zs->buf;
-        zs->jobcap = zs->cap;
+        memcpy(job->buf, zs->buf + n, rest);
+        t = job->buf;
+        tcap = job->cap;
+        job->buf = zs->buf;
+        job->cap = zs->cap;
+        job->len = n;
         zs->buf = t;
         zs->cap = tcap;
         pthread_mutex_lock(&zs->mu);
-        zs->joblen = n;
-        zs->job_pending = 1;
+        job->seq = zs->seq_next++;
+        job->state = FRAMES__ZSTD_QUEUED;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
         zs->len = rest;
@@ -1001,7 +1270,9 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
         return FRAMES_OK;
     }
 #endif
-    if (frames__zstd_emit(zs, zs->buf, n) < 0) return zs->err.code;
+    why = frames__zstd_compress(zs->cctx, zs->buf, n, &zs->out, &zs->outcap, &zs->clen, zs->opt.alloc_ctx);
+    if (why) return frames__zstd_cfail(zs, why);
+    if (frames__zstd_put(zs, zs->out, zs->clen, n) < 0) return zs->err.code;
     memmove(zs->buf, zs->buf + n, zs->len - n);
     zs->len -= n;
     zs->start += n;
@@ -1014,7 +1285,7 @@ static int frames__zstd_cut(frames_zstd_sink *zs, size_t n) {
 static int frames__zstd_header_frame(frames_zstd_sink *zs) {
     uint8_t f[FRAMES_ZSTD_HEADER_FRAME_SIZE];
     uint32_t bh = 1u | (uint32_t)FRAMES_HEADER_SIZE << 3;
-    frames__zstd_put32(f, FRAMES_ZSTD_FRAME_MAGIC);
+    frames__put_le32(f, FRAMES_ZSTD_FRAME_MAGIC);
     f[4] = 0x20;
     f[5] = (uint8_t)FRAMES_HEADER_SIZE;
     f[6] = (uint8_t)bh;
@@ -1067,7 +1338,7 @@ static int frames__zstd_write(void *ctx, const void *data, size_t n) {
             size_t ncap = zs->cap ? zs->cap : (size_t)zs->opt.chunk_size + 65536;
             uint8_t *nb;
             while (ncap < zs->len + take) ncap *= 2;
-            if (!(nb = (uint8_t *)realloc(zs->buf, ncap)))
+            if (!(nb = (uint8_t *)FRAMES_REALLOC(zs->buf, ncap, zs->opt.alloc_ctx)))
                 return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for a chunk", NULL);
             zs->buf = nb;
             zs->cap = ncap;
@@ -1123,39 +1394,48 @@ static int frames__zstd_patch(void *ctx, uint64_t off, const void *data, size_t 
 }
 
 static void frames__zstd_sink_free(frames_zstd_sink *zs) {
+    void *actx = zs->opt.alloc_ctx;
 #ifndef FRAMES_ZSTD_NO_THREADS
     if (zs->threaded) {
+        int i;
         pthread_mutex_lock(&zs->mu);
         zs->stop = 1;
         pthread_cond_broadcast(&zs->cv);
         pthread_mutex_unlock(&zs->mu);
-        pthread_join(zs->thread, NULL);
+        for (i = 0; i < zs->threaded; i++) pthread_join(zs->thread[i], NULL);
         pthread_mutex_destroy(&zs->mu);
         pthread_cond_destroy(&zs->cv);
     }
-    free(zs->job);
+    if (zs->jobs) {
+        size_t i;
+        for (i = 0; i < zs->njobs; i++) {
+            FRAMES_FREE(zs->jobs[i].buf, actx);
+            FRAMES_FREE(zs->jobs[i].out, actx);
+        }
+        FRAMES_FREE(zs->jobs, actx);
+    }
 #endif
     ZSTD_freeCCtx(zs->cctx);
-    free(zs->buf);
-    free(zs->out);
-    free(zs->entries);
-    free(zs);
+    FRAMES_FREE(zs->buf, actx);
+    FRAMES_FREE(zs->out, actx);
+    FRAMES_FREE(zs->entries, actx);
+    FRAMES_FREE(zs, actx);
 }
 
 /* The seek table: a skippable frame of one entry per zstd frame, then the footer. */
 static int frames__zstd_seek_table_write(frames_zstd_sink *zs) {
     size_t n = zs->nentries / 2, size = 8 + n * 8 + FRAMES_ZSTD_FOOTER_SIZE, i;
-    uint8_t *t = (uint8_t *)malloc(size);
+    uint8_t *t = (uint8_t *)FRAMES_MALLOC(size, zs->opt.alloc_ctx);
     int rc;
     if (!t) return frames__zstd_sfail(zs, FRAMES_E_NOMEM, "out of memory for the seek table", NULL);
-    frames__zstd_put32(t, FRAMES_ZSTD_SEEK_TABLE_MAGIC);
-    frames__zstd_put32(t + 4, (uint32_t)(size - 8));
-    for (i = 0; i < zs->nentries; i++) frames__zstd_put32(t + 8 + 4 * i, zs->entries[i]);
-    frames__zstd_put32(t + size - 9, (uint32_t)n);
+    frames__put_le32(t, FRAMES_ZSTD_SEEK_TABLE_MAGIC);
+    frames__put_le32(t + 4, (uint32_t)(size - 8));
+    for (i = 0; i < zs->nentries; i++) frames__put_le32(t + 8 + 4 * i, zs->entries[i]);
+    frames__put_le32(t + size - 9, (uint32_t)n);
     t[size - 5] = 0; /* descriptor: no checksums (each zstd frame has its own) */
-    frames__zstd_put32(t + size - 4, FRAMES_ZSTD_SEEKABLE_MAGIC);
+    frames__put_le32(t + size - 4, FRAMES_ZSTD_SEEKABLE_MAGIC);
     rc = zs->down.write(zs->down.ctx, t, size);
-    free(t);
+    FRAMES_FREE(t, zs->opt.alloc_ctx);
     return rc < 0 ? frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno)) : FRAMES_OK;
 }
 
@@ -1179,32 +1459,46 @@ static int frames__zstd_close(void *ctx) {
     return frames_zstd_sink_close((frames_zstd_sink *)ctx, NULL);
 }
 
+#ifndef FRAMES_ZSTD_NO_THREADS
+/* Start threads-1 compression threads (as many as can be started; none: compress inline). */
+static void frames__zstd_start_workers(frames_zstd_sink *zs) {
+    int want = zs->opt.threads - 1;
+    if (want > FRAMES__ZSTD_MAX_WORKERS) want = FRAMES__ZSTD_MAX_WORKERS;
+    if (want < 1) return;
+    zs->njobs = 2 * (size_t)want;
+    if (!(zs->jobs = (frames__zstd_job *)frames__zalloc(zs->njobs * sizeof *zs->jobs, zs->opt.alloc_ctx))) {
+        zs->njobs = 0;
+        return;
+    }
+    pthread_mutex_init(&zs->mu, NULL);
+    pthread_cond_init(&zs->cv, NULL);
+    while (zs->threaded < want &&
+           pthread_create(&zs->thread[zs->threaded], NULL, frames__zstd_worker, zs) == 0)
+        zs->threaded++;
+    if (!zs->threaded) {
+        pthread_mutex_destroy(&zs->mu);
+        pthread_cond_destroy(&zs->cv);
+    }
+}
+#endif
+
 FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
-    frames_zstd_sink *zs = (frames_zstd_sink *)calloc(1, sizeof *zs);
+    frames_zstd_sink *zs = (frames_zstd_sink *)frames__zalloc(sizeof *zs, o ? o->alloc_ctx : NULL);
     *out = NULL;
     if (!zs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     zs->down = *down;
     zs->opt = frames__zstd_opts(o);
     if (zs->opt.chunk_size > ((uint64_t)1 << 30)) zs->opt.chunk_size = (uint64_t)1 << 30;
     zs->parsing = 1;
-    if (!(zs->cctx = ZSTD_createCCtx()) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, zs->opt.level)) ||
-        ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, zs->opt.checksum != 0))) {
+    if (!(zs->cctx = frames__zstd_cctx(&zs->opt))) {
+        int level = zs->opt.level;
         frames__zstd_sink_free(zs);
         return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
-                                 "cannot set up zstd compression at level %d", zs->opt.level);
+                                 "cannot set up zstd compression at level %d", level);
     }
 #ifndef FRAMES_ZSTD_NO_THREADS
-    if (zs->opt.threads > 1) {
-        pthread_mutex_init(&zs->mu, NULL);
-        pthread_cond_init(&zs->cv, NULL);
-        if (pthread_create(&zs->thread, NULL, frames__zstd_worker, zs) == 0) zs->threaded = 1;
-        else {
-            pthread_mutex_destroy(&zs->mu);
-            pthread_cond_destroy(&zs->cv);
-        }
-    }
+    frames__zstd_start_workers(zs);
 #endif
     *out = zs;
     return FRAMES_OK;
@@ -1256,7 +1550,9 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
 
 #endif /* FRAMES_NO_POSIX: writer by path */
 
-/* ---------------------------------------------------------------- converting */
+/* --------------------------------------------------------------------------------------
+   converting
+   -------------------------------------------------------------------------------------- */
 
 #ifndef FRAMES_NO_POSIX
 static long long frames__zstd_read_fd(int fd, void *buf, size_t n) {
@@ -1274,11 +1570,11 @@ static int frames__zstd_write_fd(int fd, const void *data, size_t n) {
 
 /* Decompress what in_fd holds after the `have` bytes already in `in` into fn(ctx, ...):
    every zstd frame, skippable frames skipped, as `zstd -d` does. */
-static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap,
+static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap, void *actx,
                                int (*fn)(void *ctx, const void *p, size_t n), void *ctx, int *cut,
                                frames_error *err) {
     ZSTD_DCtx *d = ZSTD_createDCtx();
-    uint8_t *out = (uint8_t *)malloc(ZSTD_DStreamOutSize());
+    uint8_t *out = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamOutSize(), actx);
     uint64_t consumed = 0;
     size_t ret = 0;
     int rc = FRAMES_OK, eof = 0;
@@ -1327,7 +1623,7 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
     if (rc == FRAMES_OK && ret != 0 && cut) *cut = 1;
 done:
     ZSTD_freeDCtx(d);
-    free(out);
+    FRAMES_FREE(out, actx);
     return rc;
 }
 
@@ -1336,12 +1632,12 @@ static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
 }
 
 FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
-    uint8_t *in = (uint8_t *)malloc(ZSTD_DStreamInSize());
+    uint8_t *in = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamInSize(), NULL);
     int rc;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), frames__zstd_to_fd,
+    rc = frames__zstd_unpack(in_fd, in, 0, ZSTD_DStreamInSize(), NULL, frames__zstd_to_fd,
                              (void *)(intptr_t)out_fd, cut, err);
-    free(in);
+    FRAMES_FREE(in, NULL);
     return rc;
 }
 
@@ -1351,7 +1647,7 @@ static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
 
 FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
     size_t cap = 1 << 17, have = 0;
-    uint8_t *in = (uint8_t *)malloc(cap);
+    uint8_t *in = (uint8_t *)FRAMES_MALLOC(cap, zs->opt.alloc_ctx);
     int rc = FRAMES_OK;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     while (have < 4) { /* enough to see the magic */
@@ -1363,7 +1659,8 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
     }
     if (rc == FRAMES_OK && frames_zstd_is_compressed(in, have)) {
         int cut = 0;
-        rc = frames__zstd_unpack(in_fd, in, have, cap, frames__zstd_to_sink, zs, &cut, err);
+        rc = frames__zstd_unpack(in_fd, in, have, cap, zs->opt.alloc_ctx, frames__zstd_to_sink, zs,
+                                 &cut, err);
     } else {
         while (rc == FRAMES_OK && have > 0) {
             long long got;
@@ -1382,7 +1679,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
         if (err) *err = zs->err;
         rc = zs->err.code;
     }
-    free(in);
+    FRAMES_FREE(in, zs->opt.alloc_ctx);
     return rc;
 }
 
@@ -1393,3 +1690,27 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 #endif
 #endif /* FRAMES_ZSTD_IMPLEMENTATION_INCLUDED */
 #endif /* FRAMES_ZSTD_IMPLEMENTATION */
+
+/*
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */

@@ -17,14 +17,13 @@ typedef struct tdb {
 } tdb;
 
 TU_FN void tdb_raw(tdb *t, const void *data, size_t len) {
-    if (t->n + len + 1 > t->cap) {
-        t->cap = (t->n + len + 1) * 2;
-        t->p = (unsigned char *)realloc(t->p, t->cap);
-        if (!t->p) abort();
-    }
-    memcpy(t->p + t->n, data, len);
-    t->n += len;
-    t->p[t->n] = 0;
+    t->p = (unsigned char *)tu_append(t->p, &t->n, &t->cap, data, len);
+}
+
+/* A frames_sink / fq index writer over t (bytes appended as they come). */
+TU_FN int tdb_write(void *ctx, const void *data, size_t len) {
+    tdb_raw((tdb *)ctx, data, len);
+    return 0;
 }
 
 TU_FN void tdb_u8(tdb *t, unsigned v) {

@@ -476,7 +476,7 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
     trace_finish(&t, 4, e, block_entries(&t, 4, 2, e));
     for (step = 1; step <= 64; step *= 4) {
         trickle tr = {t.bytes.b, t.bytes.n, 0, step};
-        frames_io io = {&tr, trickle_read};
+        frames_io io = {&tr, trickle_read, NULL};
         frames_reader *r;
         frames_reader_info st;
         frames_error err;
@@ -497,7 +497,7 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
     /* a stream cut inside a frame: the complete ones, then the truncation */
     {
         trickle tr = {t.bytes.b, (size_t)t.offsets[7] + 5, 0, 7};
-        frames_io io = {&tr, trickle_read};
+        frames_io io = {&tr, trickle_read, NULL};
         frames_reader *r;
         frames_reader_info st;
         frames_error err;

@@ -2,7 +2,9 @@
    main function) compiles warning-free as C99 against the headers and runs with exit
    status 0, given a reference trace as its argument; the USAGE fragments at the top of
    every header compile (C99 and C++); every header's SECTIONS index lists its banners,
-   in order. Documentation that does not build is a defect like any other. */
+   in order; every header ends with the licence text of LICENSE. Every frames*.h at the
+   top of the tree is checked (a new header must be added to usage_context). Documentation
+   that does not build is a defect like any other. */
 #include "frames.h"
 
 #include <dirent.h>
@@ -70,7 +72,30 @@ static const struct {
                     "frames_pt_stats st; frames_error err;"},
     {"frames_interop.h", "frames_reader *r = NULL; frames_error err; FILE *out = stdout;"},
     {"frames_vprof.h", "frames_reader *r = NULL;"},
+    {"frames_zstd.h", "frames_frame f; memset(&f, 0, sizeof f);"},
+    {"frames_sym.h", "frames_reader *r = NULL;"},
+    {"frames_parquet.h", "frames_reader *r = NULL; frames_error err;"},
 };
+
+#define NCONTEXTS (sizeof usage_context / sizeof usage_context[0])
+
+/* Every frames*.h of the tree's top directory has an entry in usage_context. */
+static void test_every_header_is_checked(void **state) {
+    DIR *d = opendir(tu_root());
+    struct dirent *e;
+    int headers = 0;
+    (void)state;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name), i;
+        if (strncmp(e->d_name, "frames", 6) || len < 3 || strcmp(e->d_name + len - 2, ".h")) continue;
+        for (i = 0; i < NCONTEXTS && strcmp(usage_context[i].header, e->d_name); i++) {}
+        if (i == NCONTEXTS) fail_msg("%s is not in test_docs' usage_context: its top comment is not checked", e->d_name);
+        headers++;
+    }
+    closedir(d);
+    assert_int_equal(headers, (int)NCONTEXTS);
+}
 
 static char *header_text(const char *name) {
     char *t = (char *)tu_read_file(tu_src(name), NULL);
@@ -126,7 +151,7 @@ static void test_usage_fragments_compile(void **state) {
     size_t i;
     int checked = 0;
     (void)state;
-    for (i = 0; i < sizeof usage_context / sizeof usage_context[0]; i++) {
+    for (i = 0; i < NCONTEXTS; i++) {
         const char *h = usage_context[i].header, *src = tu_tmp_path(".c");
         char *text, *usage, *out;
         FILE *f;
@@ -154,14 +179,14 @@ static void test_usage_fragments_compile(void **state) {
         free(text);
         checked++;
     }
-    assert_true(checked >= 4);
+    assert_true(checked >= 7);
 }
 
 /* SECTIONS lists the banner titles ('=' or '-' lines, title below) in file order. */
 static void test_section_index_matches_banners(void **state) {
     size_t i;
     (void)state;
-    for (i = 0; i < sizeof usage_context / sizeof usage_context[0]; i++) {
+    for (i = 0; i < NCONTEXTS; i++) {
         const char *h = usage_context[i].header;
         char *text = header_text(h), *index = top_section(text, "SECTIONS"), *p, *q;
         int banners = 0;
@@ -195,6 +220,33 @@ static void test_section_index_matches_banners(void **state) {
     }
 }
 
+/* The last comment of every header is LICENSE, line for line, each line behind " * " (a
+   blank line: " *"). */
+static void test_every_header_ends_with_the_licence(void **state) {
+    char *licence = header_text("LICENSE");
+    size_t i;
+    (void)state;
+    for (i = 0; i < NCONTEXTS; i++) {
+        const char *h = usage_context[i].header;
+        char *text = header_text(h), *at = text, *next, *l = licence, *p;
+        while ((next = strstr(at + 1, "\n/*\n")) != NULL) at = next;
+        if (strncmp(at, "\n/*\n", 4)) fail_msg("%s has no comment at its end", h);
+        p = at + 4;
+        while (*l) {
+            const char *eol = strchr(l, '\n');
+            size_t len = eol ? (size_t)(eol - l) : strlen(l);
+            if (len ? strncmp(p, " * ", 3) || strncmp(p + 3, l, len) || p[3 + len] != '\n'
+                    : strncmp(p, " *\n", 3))
+                fail_msg("%s: the licence differs from LICENSE at '%.*s'", h, (int)len, l);
+            p += len ? 3 + len + 1 : 3;
+            l += len + (eol != NULL);
+        }
+        if (strcmp(p, " */\n")) fail_msg("%s: text after the licence: '%.40s'", h, p);
+        free(text);
+    }
+    free(licence);
+}
+
 /* ./build.sh --help names every command that build.sh's final case accepts. */
 static void test_build_help_lists_every_command(void **state) {
     int st;
@@ -220,8 +272,10 @@ static void test_build_help_lists_every_command(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples_build_and_run),
+        cmocka_unit_test(test_every_header_is_checked),
         cmocka_unit_test(test_usage_fragments_compile),
         cmocka_unit_test(test_section_index_matches_banners),
+        cmocka_unit_test(test_every_header_ends_with_the_licence),
         cmocka_unit_test(test_build_help_lists_every_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

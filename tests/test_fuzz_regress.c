@@ -306,18 +306,13 @@ static void test_pt_cycle_without_trace(void **state) {
     remove(image);
 }
 
-typedef struct mem_sink {
-    uint8_t *p;
-    size_t len;
-} mem_sink;
-
-static int mem_write(void *ctx, const void *d, size_t n) {
-    mem_sink *m = (mem_sink *)ctx;
-    m->p = (uint8_t *)realloc(m->p, m->len + n);
-    assert_non_null(m->p);
-    memcpy(m->p + m->len, d, n);
-    m->len += n;
-    return FRAMES_OK;
+/* A memory sink that cannot seek, as a pipe: the trace stays unfinished. */
+static frames_sink unseekable_memory_sink(frames_membuf *m) {
+    frames_sink sink;
+    frames_membuf_init(m, NULL);
+    sink = frames_sink_memory(m);
+    sink.patch = NULL;
+    return sink;
 }
 
 static int insn_seen(void *ctx, const frames_pt_insn *in) {
@@ -336,11 +331,9 @@ static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace
     frames_sink sink;
     frames_error err;
     frames_frame f;
-    mem_sink m = {NULL, 0};
+    frames_membuf m;
     size_t n = 0;
-    memset(&sink, 0, sizeof sink);
-    sink.ctx = &m;
-    sink.write = mem_write;
+    sink = unseekable_memory_sink(&m);
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
@@ -351,11 +344,11 @@ static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace
     assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
     frames_pt_close(pt);
     assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
-    assert_int_equal(frames_reader_open_memory(&r, m.p, m.len, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = f.exception.from_addr;
     frames_reader_close(r);
-    free(m.p);
+    frames_membuf_free(&m);
     return n;
 }
 
@@ -638,7 +631,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     frames_sink sink;
     frames_error err;
     frames_frame f;
-    mem_sink m = {NULL, 0};
+    frames_membuf m;
     modload_seen seen = {0, 0, 0};
     (void)state;
     snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
@@ -657,9 +650,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     memcpy(rec + 40, "code.bin", 8);
     frames_pt_sb_config_default(&c);
     c.sysroot = root;
-    memset(&sink, 0, sizeof sink);
-    sink.ctx = &m;
-    sink.write = mem_write;
+    sink = unseekable_memory_sink(&m);
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
@@ -667,7 +658,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
     frames_pt_close(pt);
     assert_true(frames_writer_close(w) >= 0);
-    assert_int_equal(frames_reader_open_memory(&r, m.p, m.len, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_MODLOAD) {
             seen.n++;
@@ -675,7 +666,7 @@ static void test_pt_mmap_past_2_64(void **state) {
             seen.high = f.modload.high_address;
         }
     frames_reader_close(r);
-    free(m.p);
+    frames_membuf_free(&m);
     assert_int_equal(seen.n, 1);
     assert_int_equal(seen.low, 0xfffffffffffff000ull);
     assert_int_equal(seen.high, UINT64_MAX);

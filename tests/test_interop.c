@@ -12,23 +12,6 @@
    Helpers
    --------------------------------------------------------------------------------------- */
 
-typedef struct membuf {
-    char *p;
-    size_t n, cap;
-} membuf;
-
-static int mb_out(void *ctx, const char *s, size_t n) {
-    membuf *m = (membuf *)ctx;
-    if (m->n + n + 1 > m->cap) {
-        m->cap = (m->n + n + 1) * 2;
-        m->p = (char *)realloc(m->p, m->cap);
-        if (!m->p) return -1;
-    }
-    memcpy(m->p + m->n, s, n);
-    m->n += n;
-    m->p[m->n] = 0;
-    return 0;
-}
 
 static const char *vec(const char *name) {
     static char bufs[4][512];
@@ -49,12 +32,12 @@ static frames_reader *open_reader(const char *path) {
 }
 
 /* drcov of a trace through the library; modules "NAME:LO-HI" (NULL-terminated). */
-static membuf drcov_of(const char *path, const char *const *mods, frames_cov_info *info) {
+static tu_text drcov_of(const char *path, const char *const *mods, frames_cov_info *info) {
     frames_reader *r = open_reader(path);
     frames_cov *cov;
     frames_frame f;
     frames_error err;
-    membuf mb = {0};
+    tu_text mb = {0};
     int rc;
     assert_int_equal(frames_cov_open(&cov, NULL, &err), FRAMES_OK);
     for (; mods && *mods; mods++) {
@@ -67,7 +50,7 @@ static membuf drcov_of(const char *path, const char *const *mods, frames_cov_inf
     while ((rc = frames_reader_next(r, &f)) > 0) assert_int_equal(frames_cov_add_frame(cov, &f), 0);
     assert_int_equal(rc, 0);
     assert_int_equal(frames_cov_finish(cov), 0);
-    assert_int_equal(frames_cov_write_drcov(cov, mb_out, &mb), 0);
+    assert_int_equal(frames_cov_write_drcov(cov, tu_text_out, &mb), 0);
     if (info) frames_cov_info_get(cov, info);
     frames_cov_close(cov);
     frames_reader_close(r);
@@ -249,17 +232,17 @@ static const unsigned char r11_drcov_entry[8] = {0x00, 0x01, 0x00, 0x00, 0x04, 0
 
 static void test_drcov_r11_exact(void **state) {
     frames_cov_info info;
-    membuf mb = drcov_of(vec("r11_pintraces_like_x86"), NULL, &info);
+    tu_text mb = drcov_of(vec("r11_pintraces_like_x86"), NULL, &info);
     size_t tl = strlen(r11_drcov_text);
     (void)state;
     assert_int_equal(mb.n, tl + 8);
-    assert_memory_equal(mb.p, r11_drcov_text, tl);
-    assert_memory_equal(mb.p + tl, r11_drcov_entry, 8);
+    assert_memory_equal(mb.s, r11_drcov_text, tl);
+    assert_memory_equal(mb.s + tl, r11_drcov_entry, 8);
     assert_int_equal(info.instructions, 2);
     assert_int_equal(info.outside, 0);
     assert_int_equal(info.nmodules, 1);
     assert_int_equal(info.nblocks, 1);
-    free(mb.p);
+    free(mb.s);
 }
 
 static void test_drcov_command_matches_library(void **state) {
@@ -297,9 +280,9 @@ static void test_drcov_r10_explicit_module(void **state) {
     frames_cov_info info;
     drcov_file d;
     unsigned off, size, mod;
-    membuf mb = drcov_of(vec("r10_default_m_n10001"), mods, &info);
+    tu_text mb = drcov_of(vec("r10_default_m_n10001"), mods, &info);
     (void)state;
-    parse_drcov(mb.p, mb.n, &d);
+    parse_drcov(mb.s, mb.n, &d);
     assert_int_equal(d.nmods, 1);
     assert_int_equal(d.base[0], 0x1000);
     assert_int_equal(d.end[0], 0x4000);
@@ -310,7 +293,7 @@ static void test_drcov_r10_explicit_module(void **state) {
     assert_int_equal(size, 10001);
     assert_int_equal(mod, 0);
     assert_int_equal(info.instructions, 10001);
-    free(mb.p);
+    free(mb.s);
     /* without modules nothing can be written, and the command says why */
     {
         int st;
@@ -338,12 +321,12 @@ static void test_drcov_layout_all_vectors(void **state) {
         for (with = 0; with < 2; with++) {
             frames_cov_info info;
             drcov_file d;
-            membuf mb = drcov_of(vec(names[i]), with ? mods : NULL, &info);
-            parse_drcov(mb.p, mb.n, &d);
+            tu_text mb = drcov_of(vec(names[i]), with ? mods : NULL, &info);
+            parse_drcov(mb.s, mb.n, &d);
             assert_int_equal(d.nmods, info.nmodules);
             assert_int_equal(d.nbbs, info.nblocks);
             check_bb_rules(&d);
-            free(mb.p);
+            free(mb.s);
         }
     }
 }
@@ -353,16 +336,16 @@ static void test_drcov_layout_all_vectors(void **state) {
 static void test_drcov_r02_outside(void **state) {
     frames_cov_info info;
     drcov_file d;
-    membuf mb = drcov_of(vec("r02_all_frame_types_x86_64"), NULL, &info);
+    tu_text mb = drcov_of(vec("r02_all_frame_types_x86_64"), NULL, &info);
     (void)state;
-    parse_drcov(mb.p, mb.n, &d);
+    parse_drcov(mb.s, mb.n, &d);
     assert_int_equal(d.nmods, 1);
     assert_int_equal(d.base[0], 0x7f0000000000ull);
     assert_int_equal(d.end[0], 0x7f0000200000ull);
     assert_string_equal(d.path[0], "/lib/x86_64-linux-gnu/libc.so.6");
     assert_int_equal(d.nbbs, 0);
     assert_int_equal(info.outside, 2);
-    free(mb.p);
+    free(mb.s);
 }
 
 /* Grouping rules on a synthetic trace:
@@ -376,7 +359,7 @@ static void test_drcov_grouping_rules(void **state) {
     tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_I386, 0);
     frames_cov_info info;
     drcov_file d;
-    membuf mb;
+    tu_text mb;
     unsigned off, size, mod;
     static const unsigned expect[][3] = {{0x10, 2, 0}, {0x800, 8, 0}, {0xffe, 2, 0}, {0, 3, 1}};
     size_t i;
@@ -395,7 +378,7 @@ static void test_drcov_grouping_rules(void **state) {
     tw_insn(&t, 0x1010, 1, 0);
     tw_insn(&t, 0x1011, 1, 1);
     mb = drcov_of(tw_close(&t), NULL, &info);
-    parse_drcov(mb.p, mb.n, &d);
+    parse_drcov(mb.s, mb.n, &d);
     check_bb_rules(&d);
     assert_int_equal(d.nmods, 2);
     assert_int_equal(d.end[0], 0x2000);
@@ -409,7 +392,7 @@ static void test_drcov_grouping_rules(void **state) {
     assert_int_equal(info.instructions, 11);
     assert_int_equal(info.outside, 1);
     assert_int_equal(info.threads, 2);
-    free(mb.p);
+    free(mb.s);
     unlink(t.path);
 }
 
@@ -417,14 +400,14 @@ static void test_drcov_grouping_rules(void **state) {
 static void test_drcov_long_block_split(void **state) {
     tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_I386, 0);
     drcov_file d;
-    membuf mb;
+    tu_text mb;
     unsigned off, size, mod;
     uint64_t pc;
     (void)state;
     tw_modload(&t, "big", 0x100000, 0x1fffff);
     for (pc = 0x100000; pc < 0x100000 + 70000; pc++) tw_insn(&t, pc, 1, 1);
     mb = drcov_of(tw_close(&t), NULL, NULL);
-    parse_drcov(mb.p, mb.n, &d);
+    parse_drcov(mb.s, mb.n, &d);
     assert_int_equal(d.nbbs, 2);
     bb_entry(&d, 0, &off, &size, &mod);
     assert_int_equal(off, 0);
@@ -432,7 +415,7 @@ static void test_drcov_long_block_split(void **state) {
     bb_entry(&d, 1, &off, &size, &mod);
     assert_int_equal(off, 65535);
     assert_int_equal(size, 70000 - 65535);
-    free(mb.p);
+    free(mb.s);
     unlink(t.path);
 }
 
@@ -440,24 +423,24 @@ static void test_drcov_long_block_split(void **state) {
    Tenet
    --------------------------------------------------------------------------------------- */
 
-static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t *tid,
+static tu_text tenet_of(const char *path, frames_tenet_arch arch, const uint64_t *tid,
                        frames_tenet_info *info) {
     frames_reader *r = open_reader(path);
     frames_tenet *t;
     frames_frame f;
     frames_error err;
-    membuf mb = {0};
+    tu_text mb = {0};
     int rc;
     if (arch == FRAMES_TENET_NONE) {
         const frames_header *h = frames_reader_header(r);
         arch = frames_tenet_arch_of(h->arch, h->machine);
     }
     assert_int_equal(frames_tenet_open(&t, arch, tid, NULL, &err), FRAMES_OK);
-    mb_out(&mb, "", 0);
+    tu_text_out(&mb, "", 0);
     while ((rc = frames_reader_next(r, &f)) > 0)
-        assert_int_equal(frames_tenet_add_frame(t, &f, mb_out, &mb), 0);
+        assert_int_equal(frames_tenet_add_frame(t, &f, tu_text_out, &mb), 0);
     assert_int_equal(rc, 0);
-    assert_int_equal(frames_tenet_finish(t, mb_out, &mb), 0);
+    assert_int_equal(frames_tenet_finish(t, tu_text_out, &mb), 0);
     if (info) frames_tenet_info_get(t, info);
     frames_tenet_close(t);
     frames_reader_close(r);
@@ -473,14 +456,14 @@ static membuf tenet_of(const char *path, frames_tenet_arch arch, const uint64_t 
    instruction). */
 static void test_tenet_r11_exact(void **state) {
     frames_tenet_info info;
-    membuf mb = tenet_of(vec("r11_pintraces_like_x86"), FRAMES_TENET_NONE, NULL, &info);
+    tu_text mb = tenet_of(vec("r11_pintraces_like_x86"), FRAMES_TENET_NONE, NULL, &info);
     (void)state;
-    assert_string_equal(mb.p, "eax=0x1,ebx=0x2,eip=0x8048100\n"
+    assert_string_equal(mb.s, "eax=0x1,ebx=0x2,eip=0x8048100\n"
                               "eax=0x3,ebx=0x8049000,eip=0x8048102\n");
     assert_int_equal(info.lines, 2);
     assert_int_equal(info.thread_id, 1);
     assert_int_equal(info.skipped_operands, 2); /* R_ZF, R_CF */
-    free(mb.p);
+    free(mb.s);
 }
 
 /* r02 (i386, machine 64 -> amd64), thread 7:
@@ -488,17 +471,17 @@ static void test_tenet_r11_exact(void **state) {
    RCX=3; post RAX=0x1122334455667788, RFLAGS (not in the set)
    frame 7 pc 0x400030, empty pre. */
 static void test_tenet_r02_exact(void **state) {
-    membuf mb = tenet_of(vec("r02_all_frame_types_x86_64"), FRAMES_TENET_NONE, NULL, NULL);
+    tu_text mb = tenet_of(vec("r02_all_frame_types_x86_64"), FRAMES_TENET_NONE, NULL, NULL);
     int st;
     char *o;
     (void)state;
-    assert_string_equal(mb.p, "rcx=0x3,rsp=0x7ffe0000,rip=0x400000\n"
+    assert_string_equal(mb.s, "rcx=0x3,rsp=0x7ffe0000,rip=0x400000\n"
                               "rax=0x1122334455667788,rip=0x400030,mr=0x7ffe0000:8877665544332211\n");
     o = tu_run(&st, "'%s' tenet '%s'", tu_frames_bin(), vec("r02_all_frame_types_x86_64"));
     assert_int_equal(st, 0);
-    assert_string_equal(o, mb.p);
+    assert_string_equal(o, mb.s);
     free(o);
-    free(mb.p);
+    free(mb.s);
 }
 
 /* Synthetic x86-64, thread 1 (thread 2 interleaved):
@@ -532,22 +515,22 @@ static void test_tenet_synthetic_threads_and_memory(void **state) {
     const char *path = tenet_synthetic();
     frames_tenet_info info;
     uint64_t two = 2;
-    membuf mb = tenet_of(path, FRAMES_TENET_NONE, NULL, &info);
+    tu_text mb = tenet_of(path, FRAMES_TENET_NONE, NULL, &info);
     int st;
     char *o;
     (void)state;
-    assert_string_equal(mb.p, "rax=0x5,rbx=0x9,rip=0x1000\n"
+    assert_string_equal(mb.s, "rax=0x5,rbx=0x9,rip=0x1000\n"
                               "rax=0x7,rip=0x1003,mr=0x2000:0102,mw=0x3000:ff\n"
                               "rip=0x1005\n");
     assert_int_equal(info.initial, 3);       /* rax, rbx */
     assert_int_equal(info.written_first, 4); /* rcx, by D */
     assert_int_equal(info.other_threads, 1);
     assert_int_equal(info.skipped_operands, 1); /* RFLAGS */
-    free(mb.p);
+    free(mb.s);
     mb = tenet_of(path, FRAMES_TENET_NONE, &two, &info);
-    assert_string_equal(mb.p, "rax=0x7,rip=0x5000\n");
+    assert_string_equal(mb.s, "rax=0x7,rip=0x5000\n");
     assert_int_equal(info.other_threads, 3);
-    free(mb.p);
+    free(mb.s);
     o = tu_run(&st, "'%s' tenet '%s' --tid 2 2>/dev/null", tu_frames_bin(), path);
     assert_int_equal(st, 0);
     assert_string_equal(o, "rax=0x7,rip=0x5000\n");
@@ -567,7 +550,7 @@ static void test_tenet_first_line_initial_values(void **state) {
     tw t = tw_open(FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 0);
     frames_operand a_pre[1], a_post[1], b_pre[2], c_pre[1], c_post[1], d_pre[2];
     frames_tenet_info info;
-    membuf mb;
+    tu_text mb;
     (void)state;
     a_pre[0] = tu_reg_op("RSP", sp, 8, 1, 0);
     a_post[0] = tu_reg_op("ECX", five, 4, 0, 1);
@@ -582,7 +565,7 @@ static void test_tenet_first_line_initial_values(void **state) {
     tw_insn_ops(&t, 0x1004, 1, 2, c_pre, 1, c_post, 1);
     tw_insn_ops(&t, 0x1006, 1, 2, d_pre, 2, NULL, 0);
     mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
-    assert_string_equal(mb.p, "rsp=0x7000,r9=0x9,rip=0x1000\n"
+    assert_string_equal(mb.s, "rsp=0x7000,r9=0x9,rip=0x1000\n"
                               "rcx=0x5,rip=0x1002\n"
                               "rip=0x1004\n"
                               "r8=0x2,rip=0x1006\n");
@@ -591,7 +574,7 @@ static void test_tenet_first_line_initial_values(void **state) {
     assert_false(info.first_line_cut);
     assert_string_equal(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 9), "r9");
     assert_null(frames_tenet_arch_reg(FRAMES_TENET_AMD64, 16));
-    free(mb.p);
+    free(mb.s);
     unlink(t.path);
 }
 
@@ -602,7 +585,7 @@ static void test_tenet_arm_aliases(void **state) {
                          cpsr[4] = {0x10, 0, 0, 0x60};
     tw t = tw_open(FRAMES_ARCH_ARM, 0, 0);
     frames_operand pre[5];
-    membuf mb;
+    tu_text mb;
     frames_tenet_info info;
     (void)state;
     pre[0] = tu_reg_op("R13", sp, 4, 1, 0);
@@ -612,9 +595,9 @@ static void test_tenet_arm_aliases(void **state) {
     pre[4] = tu_reg_op("CPSR", cpsr, 4, 1, 0);
     tw_insn_ops(&t, 0x8000, 1, 4, pre, 5, NULL, 0);
     mb = tenet_of(tw_close(&t), FRAMES_TENET_NONE, NULL, &info);
-    assert_string_equal(mb.p, "r0=0x1,sp=0xbefff000,lr=0x2211,pc=0x8000\n");
+    assert_string_equal(mb.s, "r0=0x1,sp=0xbefff000,lr=0x2211,pc=0x8000\n");
     assert_int_equal(info.skipped_operands, 1);
-    free(mb.p);
+    free(mb.s);
     unlink(t.path);
 }
 
@@ -663,14 +646,14 @@ static void test_tenet_grammar_arm_vector(void **state) {
     static const char *const arm[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
                                       "r8", "r9", "r10", "r11", "r12", "sp", "lr", NULL};
     static const char *const x86[] = {"eax", "ebx", "ecx", "edx", "ebp", "esp", "esi", "edi", NULL};
-    membuf mb = tenet_of(vec("r03_extremes_arm"), FRAMES_TENET_NONE, NULL, NULL);
+    tu_text mb = tenet_of(vec("r03_extremes_arm"), FRAMES_TENET_NONE, NULL, NULL);
     (void)state;
     assert_true(mb.n > 0);
-    check_tenet_grammar(mb.p, arm, "pc");
-    free(mb.p);
+    check_tenet_grammar(mb.s, arm, "pc");
+    free(mb.s);
     mb = tenet_of(vec("r10_default_m_n10001"), FRAMES_TENET_NONE, NULL, NULL);
-    check_tenet_grammar(mb.p, x86, "eip");
-    free(mb.p);
+    check_tenet_grammar(mb.s, x86, "eip");
+    free(mb.s);
 }
 
 static void test_tenet_unsupported_arch(void **state) {
@@ -812,7 +795,7 @@ static void test_stat_hottest_synthetic(void **state) {
    --------------------------------------------------------------------------------------- */
 
 /* The raw payloads of frames [first, end) of a trace, read sequentially (no seek). */
-static void payloads(const char *path, uint64_t first, uint64_t end, membuf *out, uint64_t *count) {
+static void payloads(const char *path, uint64_t first, uint64_t end, tu_text *out, uint64_t *count) {
     frames_reader *r = open_reader(path);
     frames_raw raw;
     int rc;
@@ -820,8 +803,8 @@ static void payloads(const char *path, uint64_t first, uint64_t end, membuf *out
     while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
         if (raw.index >= first && raw.index < end) {
             uint64_t len = raw.payload.len;
-            mb_out(out, (const char *)&len, sizeof len);
-            mb_out(out, (const char *)raw.payload.ptr, raw.payload.len);
+            tu_text_out(out, (const char *)&len, sizeof len);
+            tu_text_out(out, (const char *)raw.payload.ptr, raw.payload.len);
             (*count)++;
         }
     }
@@ -831,7 +814,7 @@ static void payloads(const char *path, uint64_t first, uint64_t end, membuf *out
 
 static void test_slice_frames_range_equal(void **state) {
     const char *src = vec("r10_default_m_n10001"), *out = tu_tmp_path(".frames");
-    membuf a = {0}, b = {0};
+    tu_text a = {0}, b = {0};
     uint64_t na, nb;
     frames_reader *rs, *ro;
     frames_bytes ms, mo;
@@ -846,7 +829,7 @@ static void test_slice_frames_range_equal(void **state) {
     assert_int_equal(na, 11);
     assert_int_equal(nb, 11);
     assert_int_equal(a.n, b.n);
-    assert_memory_equal(a.p, b.p, a.n);
+    assert_memory_equal(a.s, b.s, a.n);
     rs = open_reader(src);
     ro = open_reader(out);
     assert_int_equal(frames_reader_header(ro)->version, frames_reader_header(rs)->version);
@@ -859,8 +842,8 @@ static void test_slice_frames_range_equal(void **state) {
     assert_memory_equal(ms.ptr, mo.ptr, ms.len);
     frames_reader_close(rs);
     frames_reader_close(ro);
-    free(a.p);
-    free(b.p);
+    free(a.s);
+    free(b.s);
     unlink(out);
 }
 
@@ -892,7 +875,7 @@ static void test_slice_keeps_toc_convention(void **state) {
    --pc 0x400010-0x400030 keeps 1, 2 and the modload 5; --tid 7 keeps 0, 1, 2, 5, 7. */
 static void check_slice_selects(const char *args, const uint64_t *expect, size_t n) {
     const char *src = vec("r02_all_frame_types_x86_64"), *out = tu_tmp_path(".frames");
-    membuf a = {0}, b = {0};
+    tu_text a = {0}, b = {0};
     uint64_t cnt, total = 0;
     size_t i;
     int st;
@@ -907,9 +890,9 @@ static void check_slice_selects(const char *args, const uint64_t *expect, size_t
     assert_int_equal(cnt, n);
     assert_int_equal(total, n);
     assert_int_equal(a.n, b.n);
-    assert_memory_equal(a.p, b.p, a.n);
-    free(a.p);
-    free(b.p);
+    assert_memory_equal(a.s, b.s, a.n);
+    free(a.s);
+    free(b.s);
     unlink(out);
 }
 
@@ -1039,14 +1022,14 @@ static void test_scale_doc_example_with_parallel(void **state) {
    JSONL operand rows
    --------------------------------------------------------------------------------------- */
 
-static membuf rows_of(const char *path) {
+static tu_text rows_of(const char *path) {
     frames_reader *r = open_reader(path);
     frames_frame f;
-    membuf mb = {0};
+    tu_text mb = {0};
     uint64_t i = 0;
-    mb_out(&mb, "", 0);
+    tu_text_out(&mb, "", 0);
     while (frames_reader_next(r, &f) > 0)
-        assert_int_equal(frames_print_operand_rows_jsonl(&f, i++, mb_out, &mb), 0);
+        assert_int_equal(frames_print_operand_rows_jsonl(&f, i++, tu_text_out, &mb), 0);
     frames_reader_close(r);
     return mb;
 }
@@ -1059,53 +1042,53 @@ static size_t count_lines(const char *s) {
 
 /* r11: frame 1 has 2 pre + 3 post operands, frame 2 has 2 pre + 1 post: 8 rows. */
 static void test_jsonl_rows_r11(void **state) {
-    membuf mb = rows_of(vec("r11_pintraces_like_x86"));
+    tu_text mb = rows_of(vec("r11_pintraces_like_x86"));
     (void)state;
-    assert_int_equal(count_lines(mb.p), 8);
-    assert_non_null(strstr(mb.p,
+    assert_int_equal(count_lines(mb.s), 8);
+    assert_non_null(strstr(mb.s,
         "{\"frame\":1,\"pc\":134512896,\"tid\":1,\"list\":\"pre\",\"kind\":\"reg\",\"name\":\"R_EAX\","
         "\"address\":null,\"bits\":32,\"read\":true,\"written\":false,\"index\":false,\"base\":false,"
         "\"taint_id\":null,\"value\":\"01000000\",\"value_uint\":1}\n"));
-    assert_non_null(strstr(mb.p,
+    assert_non_null(strstr(mb.s,
         "{\"frame\":1,\"pc\":134512896,\"tid\":1,\"list\":\"post\",\"kind\":\"reg\",\"name\":\"R_ZF\","
         "\"address\":null,\"bits\":1,\"read\":false,\"written\":true,\"index\":false,\"base\":false,"
         "\"taint_id\":null,\"value\":\"00\",\"value_uint\":0}\n"));
     /* 0xcafebabe = 3405691582 read from 0x8049000 = 134516736 */
-    assert_non_null(strstr(mb.p,
+    assert_non_null(strstr(mb.s,
         "{\"frame\":2,\"pc\":134512898,\"tid\":1,\"list\":\"pre\",\"kind\":\"mem\",\"name\":null,"
         "\"address\":134516736,\"bits\":32,\"read\":true,\"written\":false,\"index\":false,"
         "\"base\":false,\"taint_id\":null,\"value\":\"bebafeca\",\"value_uint\":3405691582}\n"));
-    free(mb.p);
+    free(mb.s);
 }
 
 /* r02: frame 0 (3 pre, 2 post), frame 7 (none), key frame 6: one value without thread,
    two with thread 7 (RIP = 0x400000, RDI taint 1 = 0x601000). */
 static void test_jsonl_rows_r02_key_frame(void **state) {
-    membuf mb = rows_of(vec("r02_all_frame_types_x86_64"));
+    tu_text mb = rows_of(vec("r02_all_frame_types_x86_64"));
     (void)state;
-    assert_int_equal(count_lines(mb.p), 8);
-    assert_non_null(strstr(mb.p,
+    assert_int_equal(count_lines(mb.s), 8);
+    assert_non_null(strstr(mb.s,
         "{\"frame\":6,\"pc\":null,\"tid\":null,\"list\":\"key\",\"kind\":\"mem\",\"name\":null,"
         "\"address\":6295552,\"bits\":8,\"read\":false,\"written\":false,\"index\":false,"
         "\"base\":false,\"taint_id\":null,\"value\":\"41\",\"value_uint\":65}\n"));
-    assert_non_null(strstr(mb.p,
+    assert_non_null(strstr(mb.s,
         "{\"frame\":6,\"pc\":null,\"tid\":7,\"list\":\"key\",\"kind\":\"reg\",\"name\":\"RDI\","
         "\"address\":null,\"bits\":64,\"read\":false,\"written\":false,\"index\":false,"
         "\"base\":false,\"taint_id\":1,\"value\":\"0010600000000000\",\"value_uint\":6295552}\n"));
-    assert_non_null(strstr(mb.p,
+    assert_non_null(strstr(mb.s,
         "{\"frame\":0,\"pc\":4194304,\"tid\":7,\"list\":\"pre\",\"kind\":\"mem\",\"name\":null,"
         "\"address\":2147352576,\"bits\":64,\"read\":true,\"written\":false,\"index\":false,"
         "\"base\":false,\"taint_id\":42,\"value\":\"8877665544332211\","
         "\"value_uint\":1234605616436508552}\n"));
-    free(mb.p);
+    free(mb.s);
 }
 
 /* r03: a 300-byte value has no value_uint; every row has the same 15 members. */
 static void test_jsonl_rows_same_members(void **state) {
-    membuf mb = rows_of(vec("r03_extremes_arm"));
-    const char *line = mb.p;
+    tu_text mb = rows_of(vec("r03_extremes_arm"));
+    const char *line = mb.s;
     (void)state;
-    assert_true(count_lines(mb.p) > 100);
+    assert_true(count_lines(mb.s) > 100);
     while (*line) {
         const char *nl = strchr(line, '\n');
         static const char *const keys[] = {"\"frame\":", ",\"pc\":", ",\"tid\":", ",\"list\":",
@@ -1124,7 +1107,7 @@ static void test_jsonl_rows_same_members(void **state) {
         assert_true(nl[-1] == '}');
         line = nl + 1;
     }
-    free(mb.p);
+    free(mb.s);
 }
 
 /* frames dump --jsonl prints exactly the library's rows, and only them. */
@@ -1134,13 +1117,13 @@ static void test_dump_jsonl_command(void **state) {
     size_t i;
     (void)state;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        membuf mb = rows_of(vec(names[i]));
+        tu_text mb = rows_of(vec(names[i]));
         int st;
         char *o = tu_run(&st, "'%s' dump --jsonl '%s'", tu_frames_bin(), vec(names[i]));
         assert_int_equal(st, 0);
-        assert_string_equal(o, mb.p);
+        assert_string_equal(o, mb.s);
         free(o);
-        free(mb.p);
+        free(mb.s);
     }
 }
 

@@ -25,13 +25,7 @@ typedef struct buf {
 
 static void put(buf *b, const void *data, size_t n) {
     if (n == 0) return; /* data may be NULL (an empty buf) */
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
+    b->p = (uint8_t *)tu_append(b->p, &b->len, &b->cap, data, n);
 }
 static void put_byte(buf *b, uint8_t v) { put(b, &v, 1); }
 static void put_varint(buf *b, uint64_t v) {
@@ -115,6 +109,7 @@ static int open_stream(frames_reader **r, src *s, const uint8_t *p, size_t n,
     s->chunk = 4096;
     io.ctx = s;
     io.read = src_read;
+    io.close = NULL;
     return frames_reader_open_io(r, &io, o, NULL);
 }
 

@@ -20,20 +20,9 @@
 #include <zstd.h>
 #endif
 
-#if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
-#define RECORD_BUILT 1
-#endif
 
-static char workdir[256];
 static char duckdir[4096];
 
-static const char *wpath(const char *name) {
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", workdir, name);
-    return b;
-}
 
 /* ------------------------------------------------------------------ Thrift compact */
 
@@ -197,8 +186,8 @@ static void batch_add(const char *what, const char *want, const char *fmt, ...) 
 static void batch_run_into(char **results) {
     char *out, *p;
     int st, i, bad = 0;
-    assert_int_equal(tu_write_file(wpath("q.sql"), batch.sql ? batch.sql : "", batch.len), 0);
-    out = tu_run(&st, "node %s %s %s 2>&1", wpath("q.js"), duckdir, wpath("q.sql"));
+    assert_int_equal(tu_write_file(tu_workdir_path("q.sql"), batch.sql ? batch.sql : "", batch.len), 0);
+    out = tu_run(&st, "node %s %s %s 2>&1", tu_workdir_path("q.js"), duckdir, tu_workdir_path("q.sql"));
     if (st != 0) fprintf(stderr, "DuckDB (node) failed:\n%s", out);
     assert_int_equal(st, 0);
     p = out;
@@ -253,15 +242,10 @@ static void expect_text(const char *what, const char *got, const char *want) {
 static char *frames_out(const char *fmt, ...) {
     char cmd[8192];
     va_list ap;
-    char *out;
-    int st;
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    out = tu_run(&st, "%s %s", tu_frames_bin(), cmd);
-    if (st != 0) fprintf(stderr, "frames %s: exit %d\n%s", cmd, st, out);
-    assert_int_equal(st, 0);
-    return out;
+    return tu_run_ok(cmd, "%s %s", tu_frames_bin(), cmd);
 }
 
 /* ------------------------------------------------------------------ the writer, own table */
@@ -407,8 +391,8 @@ static void check_own_table(int compression) {
     uint32_t g;
     size_t n = 0;
     char pq[600], csv[600];
-    snprintf(pq, sizeof pq, "%s", wpath(compression ? "own_zstd.parquet" : "own_plain.parquet"));
-    snprintf(csv, sizeof csv, "%s", wpath("own.csv"));
+    snprintf(pq, sizeof pq, "%s", tu_workdir_path(compression ? "own_zstd.parquet" : "own_plain.parquet"));
+    snprintf(csv, sizeof csv, "%s", tu_workdir_path("own.csv"));
     write_own_table(pq, csv, compression, gmin, gmax, 3000, 20000);
     batch_add("own table: rows, rows only in Parquet, rows only in the CSV", "20000|0|0\n",
               "WITH p AS (SELECT u, i, CASE WHEN s IS NULL THEN NULL ELSE '<' || s || '>' END, "
@@ -447,7 +431,7 @@ static void test_writer_misuse(void **state) {
     frames_parquet *w;
     frames_error err;
     frames_sink sink;
-    FILE *f = fopen(wpath("misuse.parquet"), "wb");
+    FILE *f = fopen(tu_workdir_path("misuse.parquet"), "wb");
     (void)state;
     sink = frames_sink_file(f);
     assert_int_equal(frames_parquet_open(&w, &sink, cols, 0, NULL, &err), FRAMES_E_INVALID);
@@ -543,7 +527,7 @@ static void test_reference_vectors(void **state) {
         int st;
         if (len < 8 || strcmp(e->d_name + len - 7, ".frames")) continue;
         snprintf(trace, sizeof trace, "%s/%s", tu_shared("vectors/frames"), e->d_name);
-        snprintf(dir, sizeof dir, "%s", wpath(e->d_name));
+        snprintf(dir, sizeof dir, "%s", tu_workdir_path(e->d_name));
         out = tu_run(&st, "%s export '%s' --parquet '%s' --row-group 3 --page-rows 2 2>&1",
                      tu_frames_bin(), trace, dir);
         free(out);
@@ -570,8 +554,8 @@ static void test_chunks(void **state) {
     DIR *d;
     struct dirent *e;
     (void)state;
-    snprintf(one, sizeof one, "%s", wpath("r10_one"));
-    snprintf(many, sizeof many, "%s", wpath("r10_chunks"));
+    snprintf(one, sizeof one, "%s", tu_workdir_path("r10_one"));
+    snprintf(many, sizeof many, "%s", tu_workdir_path("r10_chunks"));
     free(frames_out("export '%s' --parquet '%s'", trace, one));
     free(frames_out("export '%s' --parquet '%s' --chunks 4", trace, many));
     split = frames_out("split '%s' --chunks 4", trace);
@@ -608,7 +592,7 @@ static void test_chunks(void **state) {
 
 /* ------------------------------------------------------------------ a recorded trace */
 
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
 /* The example queries of docs/parquet.md, with the directory as the only placeholder. */
 #define Q_PER_THREAD \
     "SELECT tid, count(*) AS instructions FROM '%s/instructions.parquet' GROUP BY tid ORDER BY tid"
@@ -641,8 +625,8 @@ static void test_recorded_trace(void **state) {
     uint64_t lo, hi;
     int st;
     (void)state;
-    snprintf(trace, sizeof trace, "%s", wpath("true.frames"));
-    snprintf(dir, sizeof dir, "%s", wpath("true_pq"));
+    snprintf(trace, sizeof trace, "%s", tu_workdir_path("true.frames"));
+    snprintf(dir, sizeof dir, "%s", tu_workdir_path("true_pq"));
     out = tu_run(&st, "%s record -o %s -- /bin/true 2>&1", tu_frames_bin(), trace);
     if (st) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
@@ -685,8 +669,8 @@ static void test_row_group_skipping(void **state) {
     size_t len, i;
     int st;
     (void)state;
-    snprintf(trace, sizeof trace, "%s", wpath("true.frames"));   /* test_recorded_trace's */
-    snprintf(dir, sizeof dir, "%s", wpath("skip_pq"));
+    snprintf(trace, sizeof trace, "%s", tu_workdir_path("true.frames"));   /* test_recorded_trace's */
+    snprintf(dir, sizeof dir, "%s", tu_workdir_path("skip_pq"));
     free(frames_out("export %s --parquet %s --row-group 8192 --tables instructions", trace, dir));
     snprintf(file, sizeof file, "%s/instructions.parquet", dir);
     out = duck("SELECT count(*) FROM (SELECT g, min(pc) lo, max(pc) hi FROM (SELECT pc, "
@@ -725,7 +709,7 @@ static void test_row_group_skipping(void **state) {
     assert_int_not_equal(st, 0);   /* group 0 is read, and it is garbage */
     free(out);
 }
-#endif /* RECORD_BUILT */
+#endif /* TU_RECORD_BUILT */
 
 /* ------------------------------------------------------------------ bad input */
 
@@ -745,7 +729,7 @@ static void test_bad_input(void **state) {
     size_t len;
     int st;
     (void)state;
-    snprintf(out_dir, sizeof out_dir, "%s", wpath("bad_out"));
+    snprintf(out_dir, sizeof out_dir, "%s", tu_workdir_path("bad_out"));
     /* usage errors: exit 2 and a hint */
     out = tu_run(&st, "%s export 2>&1", tu_frames_bin());
     assert_int_equal(st, 2);
@@ -770,17 +754,17 @@ static void test_bad_input(void **state) {
     assert_non_null(strstr(out, "usage: frames export"));
     free(out);
     /* a missing trace */
-    out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), wpath("missing.frames"), out_dir);
+    out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), tu_workdir_path("missing.frames"), out_dir);
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "No such file"));
     free(out);
     /* an output that cannot be a directory, or cannot be created */
-    assert_int_equal(tu_write_file(wpath("a_file"), "x", 1), 0);
-    out = tu_run(&st, "%s export %s --parquet %s/sub 2>&1", tu_frames_bin(), good, wpath("a_file"));
+    assert_int_equal(tu_write_file(tu_workdir_path("a_file"), "x", 1), 0);
+    out = tu_run(&st, "%s export %s --parquet %s/sub 2>&1", tu_frames_bin(), good, tu_workdir_path("a_file"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "Not a directory"));
     free(out);
-    out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), good, wpath("a_file"));
+    out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), good, tu_workdir_path("a_file"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "not a directory"));
     free(out);
@@ -802,7 +786,7 @@ static void test_bad_input(void **state) {
     assert_int_equal(st, 1);
     free(out);
     /* junk input: a clear error, exit 1 */
-    snprintf(junk, sizeof junk, "%s", wpath("junk.frames"));
+    snprintf(junk, sizeof junk, "%s", tu_workdir_path("junk.frames"));
     assert_int_equal(tu_write_file(junk, "this is not a trace at all, not even close....."
                                          "................", 64), 0);
     out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), junk, out_dir);
@@ -812,7 +796,7 @@ static void test_bad_input(void **state) {
     /* a truncated trace: every complete frame is exported, the cut is a warning */
     bytes = tu_read_file(tu_shared("vectors/frames/r10_default_m_n10001.frames"), &len);
     assert_non_null(bytes);
-    snprintf(trunc, sizeof trunc, "%s", wpath("trunc.frames"));
+    snprintf(trunc, sizeof trunc, "%s", tu_workdir_path("trunc.frames"));
     assert_int_equal(tu_write_file(trunc, bytes, len / 2), 0);
     free(bytes);
     out = tu_run(&st, "%s export %s --parquet %s 2>&1", tu_frames_bin(), trunc, out_dir);
@@ -828,7 +812,7 @@ static void test_bad_input(void **state) {
         free(out);
         free(stat);
     }
-    assert_true(no_tmp_files(workdir));
+    assert_true(no_tmp_files(tu_workdir));
     /* standard input works without --chunks */
     out = tu_run(&st, "%s export - --parquet %s/stdin < %s 2>&1", tu_frames_bin(), out_dir, good);
     assert_int_equal(st, 0);
@@ -840,16 +824,13 @@ static void test_bad_input(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(workdir, sizeof workdir, "%s/frames-parquet-XXXXXX",
-             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(workdir)) return -1;
-    return tu_write_file(wpath("q.js"), duck_js, strlen(duck_js));
+    if (tu_workdir_make("frames-parquet") < 0) return -1;
+    return tu_write_file(tu_workdir_path("q.js"), duck_js, strlen(duck_js));
 }
 
 static int teardown(void **state) {
-    int st;
     (void)state;
-    free(tu_run(&st, "rm -rf %s", workdir));
+    tu_workdir_remove();
     return 0;
 }
 
@@ -862,7 +843,7 @@ int main(void) {
         cmocka_unit_test(test_writer_own_table),
         cmocka_unit_test(test_reference_vectors),
         cmocka_unit_test(test_chunks),
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
         cmocka_unit_test(test_recorded_trace),
         cmocka_unit_test(test_row_group_skipping),
 #endif

@@ -33,16 +33,7 @@ typedef struct sbuf {
 } sbuf;
 
 static void sb_add(sbuf *b, const void *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->n + n + 1) * 2;
-        char *np = (char *)realloc(b->p, cap);
-        assert_non_null(np);
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    b->p = (char *)tu_append(b->p, &b->n, &b->cap, s, n);
 }
 static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 static void sb_byte(sbuf *b, uint8_t c) { sb_add(b, &c, 1); }

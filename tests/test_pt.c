@@ -46,39 +46,13 @@ int main(void) {
    Helpers: in-memory frames traces
    -------------------------------------------------------------------------------------- */
 
-typedef struct membuf {
-    uint8_t *data;
-    size_t len, cap;
-} membuf;
-
-static int mem_write(void *ctx, const void *d, size_t n) {
-    membuf *m = (membuf *)ctx;
-    if (m->len + n > m->cap) {
-        m->cap = (m->len + n) * 2 + 4096;
-        m->data = (uint8_t *)realloc(m->data, m->cap);
-        if (!m->data) return -1;
-    }
-    memcpy(m->data + m->len, d, n);
-    m->len += n;
-    return 0;
-}
-
-static int mem_patch(void *ctx, uint64_t off, const void *d, size_t n) {
-    membuf *m = (membuf *)ctx;
-    if (off + n > m->len) return -1;
-    memcpy(m->data + off, d, n);
-    return 0;
-}
-
-static frames_writer *mem_writer(membuf *m) {
+/* A writer that finishes its trace in m (frames_sink_memory). */
+static frames_writer *mem_writer(frames_membuf *m) {
     frames_sink sink;
     frames_writer *w = NULL;
     frames_error err;
-    memset(m, 0, sizeof *m);
-    memset(&sink, 0, sizeof sink);
-    sink.ctx = m;
-    sink.write = mem_write;
-    sink.patch = mem_patch;
+    frames_membuf_init(m, NULL);
+    sink = frames_sink_memory(m);
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     return w;
 }
@@ -108,12 +82,12 @@ static void decoded_free(decoded *d) {
     memset(d, 0, sizeof *d);
 }
 
-static void read_frames(const membuf *m, decoded *d) {
+static void read_frames(const frames_membuf *m, decoded *d) {
     frames_reader *r;
     frames_frame f;
     frames_error err;
     int rc;
-    assert_int_equal(frames_reader_open_memory(&r, m->data, m->len, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_open_memory(&r, m->data, m->size, NULL, &err), FRAMES_OK);
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.kind == FRAMES_KIND_STD) {
             if (d->n == d->cap) {
@@ -156,7 +130,7 @@ static void read_frames(const membuf *m, decoded *d) {
 
 /* Decode a prepared session into memory and read the frames back. */
 static void decode_into(frames_pt *pt, decoded *d) {
-    membuf m;
+    frames_membuf m;
     frames_writer *w = mem_writer(&m);
     frames_error err;
     memset(d, 0, sizeof *d);
@@ -164,7 +138,7 @@ static void decode_into(frames_pt *pt, decoded *d) {
     if (d->rc < 0) snprintf(d->errmsg, sizeof d->errmsg, "%s", err.message);
     assert_int_equal(frames_writer_close(w), FRAMES_OK);
     read_frames(&m, d);
-    free(m.data);
+    frames_membuf_free(&m);
 }
 
 /* The block path and the instruction-flow decoder agree on this stream (defined with
@@ -1573,13 +1547,7 @@ typedef struct perfbuf {
 
 static size_t pf_put(perfbuf *f, const void *p, size_t n) {
     size_t at = f->len;
-    if (f->len + n > f->cap) {
-        f->cap = (f->len + n) * 2 + 4096;
-        f->d = (uint8_t *)realloc(f->d, f->cap);
-    }
-    if (p) memcpy(f->d + f->len, p, n);
-    else memset(f->d + f->len, 0, n);
-    f->len += n;
+    f->d = (uint8_t *)tu_append(f->d, &f->len, &f->cap, p, n);
     return at;
 }
 
@@ -2198,7 +2166,7 @@ static void tool_perf_data(void **state) {
     const char *path, *out = tu_tmp_path(".frames");
     char *txt;
     int status;
-    membuf m;
+    frames_membuf m;
     decoded d;
     static const uint32_t tids[] = {1, 2, 2};
     (void)state;
@@ -2213,7 +2181,7 @@ static void tool_perf_data(void **state) {
     assert_non_null(strstr(txt, "PERF_RECORD_SWITCH_CPU_WIDE.OUT  2/2  { 1/1 3f2 cpu-0 c8 }"));
     free(txt);
     memset(&d, 0, sizeof d);
-    m.data = tu_read_file(out, &m.len);
+    m.data = tu_read_file(out, &m.size);
     assert_non_null(m.data);
     read_frames(&m, &d);
     expect_segments(&d, "ABB", tids);   /* both streams, one after the other */
@@ -2235,7 +2203,7 @@ static void tool_perf_data(void **state) {
     assert_non_null(strstr(txt, "perf record did not finish"));
     assert_non_null(strstr(txt, "(2 bytes missing)"));
     free(txt);
-    m.data = tu_read_file(out, &m.len);
+    m.data = tu_read_file(out, &m.size);
     assert_non_null(m.data);
     memset(&d, 0, sizeof d);
     read_frames(&m, &d);

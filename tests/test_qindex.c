@@ -11,29 +11,12 @@
 #include <utime.h>
 
 #include "frames_query.h"
+#include "tdbbuild.h"
 
 /* ---------------------------------------------------------------- helpers */
 
-typedef struct buf {
-    unsigned char *p;
-    size_t n, cap;
-} buf;
-
-static void buf_add(buf *b, const void *p, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = (unsigned char *)realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static int buf_write(void *ctx, const void *data, size_t len) {
-    buf_add((buf *)ctx, data, len);
-    return 0;
-}
+/* Byte buffers (indexes, traces) are tdbbuild.h's growing tdb. */
+typedef tdb buf;
 
 static fq_trace *open_mem(const void *data, size_t n, uint32_t flags) {
     fq_open_options o;
@@ -62,7 +45,7 @@ static buf build_index(fq_trace *t, fq_index_info *info) {
     frames_error err;
     memset(&sink, 0, sizeof sink);
     sink.ctx = &b;
-    sink.write = buf_write;
+    sink.write = tdb_write;
     if (fq_index_build(t, &sink, info, &err) < 0) fail_msg("build: %s", err.message);
     assert_int_equal(b.n % 8, 0);
     return b;
@@ -113,8 +96,8 @@ static int json_line(void *ctx, const fq_result *r) {
     char line[8192];
     size_t n = fq_format_result(r, FQ_LIST_JSON, line, sizeof line);
     assert_true(n < sizeof line);
-    buf_add((buf *)ctx, line, n);
-    buf_add((buf *)ctx, "\n", 1);
+    tdb_raw((buf *)ctx, line, n);
+    tdb_raw((buf *)ctx, "\n", 1);
     return 0;
 }
 
@@ -132,7 +115,7 @@ static char *run_json(fq_trace *t, const qdesc *d, unsigned threads, uint64_t ch
     o.chunk = chunk;
     o.pick = pick;
     o.seed = seed;
-    buf_add(&out, "", 0);
+    tdb_raw(&out, "", 0);
     *rc = fq_run(p, &o, json_line, &out, &n, &err);
     if (*rc == 0) {   /* the count-only path agrees */
         uint64_t m;
@@ -162,8 +145,8 @@ static int binding_line(void *ctx, const fq_result *r) {
         for (k = 0; k < b->bytes.len && k < 64; k++) n += (size_t)snprintf(line + n, sizeof line - n, "%02x", b->bytes.ptr[k]);
     }
     assert_true(n < sizeof line - 1);
-    buf_add((buf *)ctx, line, n);
-    buf_add((buf *)ctx, "\n", 1);
+    tdb_raw((buf *)ctx, line, n);
+    tdb_raw((buf *)ctx, "\n", 1);
     return 0;
 }
 
@@ -179,7 +162,7 @@ static char *run_bindings(fq_trace *t, const qdesc *d, unsigned threads, uint64_
     o.threads = threads;
     o.chunk = chunk;
     o.bindings_only = bindings_only;
-    buf_add(&out, "", 0);
+    tdb_raw(&out, "", 0);
     *rc = fq_run(p, &o, binding_line, &out, NULL, &err);
     fq_plan_close(p);
     fq_query_close(q);
@@ -241,39 +224,16 @@ static void same_picks(fq_trace *a, fq_trace *b, const qdesc *d, unsigned nseeds
 
 /* A trace-db trace: a header of types int (SIGNED 4), char* (POINTER 8), then points. */
 static const char tdb_names[] = "int\0char*\0x\0y\0p\0";
-static void tdb_le(buf *b, uint64_t v, int n) {
-    unsigned char c[8];
-    int i;
-    for (i = 0; i < n; i++) c[i] = (unsigned char)(v >> (8 * i));
-    buf_add(b, c, (size_t)n);
-}
-static void tdb_header(buf *b) {
-    tdb_le(b, sizeof tdb_names - 1, 8);
-    buf_add(b, tdb_names, sizeof tdb_names - 1);
-    tdb_le(b, 2, 4);
-    tdb_le(b, 0, 4), tdb_le(b, 1, 4), tdb_le(b, 4, 4);   /* int */
-    tdb_le(b, 1, 4), tdb_le(b, 3, 4), tdb_le(b, 8, 4);   /* char* */
-}
+static const uint32_t tdb_types[2][3] = {{0, 1, 4}, {1, 3, 8}};   /* int, char* */
+static void ix_header(buf *b) { tdb_header(b, tdb_names, sizeof tdb_names - 1, tdb_types, 2); }
 /* Point: optional statement, BUFFER_SIZE every 100 points, x, y : int, p : char*. */
 static void tdb_point(buf *b, uint64_t k, int has_stmt, uint64_t stmt) {
-    unsigned char tag;
-    if (has_stmt) {
-        tag = 1;
-        buf_add(b, &tag, 1);
-        tdb_le(b, stmt, 8);
-    }
-    if (k % 100 == 0) {
-        tag = 3;
-        buf_add(b, &tag, 1);
-        tdb_le(b, 0x1000 + k, 8);
-        tdb_le(b, 50 + k % 7, 8);
-    }
-    tag = 2;
-    buf_add(b, &tag, 1), tdb_le(b, 2, 4), tdb_le(b, 0, 4), tdb_le(b, (k * 7919) % 1000, 4);
-    buf_add(b, &tag, 1), tdb_le(b, 3, 4), tdb_le(b, 0, 4), tdb_le(b, (k * 104729) % 1000, 4);
-    buf_add(b, &tag, 1), tdb_le(b, 4, 4), tdb_le(b, 1, 4), tdb_le(b, 0x1000 + k / 100 * 100 + k % 60, 8);
-    tag = 0;
-    buf_add(b, &tag, 1);
+    if (has_stmt) tdb_stmt(b, stmt);
+    if (k % 100 == 0) tdb_bufsize(b, 0x1000 + k, 50 + k % 7);
+    tdb_var(b, 2, 0, (k * 7919) % 1000, 4);
+    tdb_var(b, 3, 0, (k * 104729) % 1000, 4);
+    tdb_var(b, 4, 1, 0x1000 + k / 100 * 100 + k % 60, 8);
+    tdb_u8(b, 0);
 }
 
 static const qdesc tdb_queries[] = {
@@ -354,7 +314,7 @@ static void test_pick_rare_statement(void **state) {
     fq_plan *p;
     uint64_t k, seed, seen777 = 0, seen2500 = 0;
     (void)state;
-    tdb_header(&tr);
+    ix_header(&tr);
     for (k = 0; k < 3000; k++) tdb_point(&tr, k, 1, k == 777 || k == 2500 ? 1000 : k % 32);
     a = open_mem(tr.p, tr.n, 0);
     b = open_mem(tr.p, tr.n, 0);
@@ -391,7 +351,7 @@ static void test_inherited_statements(void **state) {
     uint64_t k;
     size_t i;
     (void)state;
-    tdb_header(&tr);
+    ix_header(&tr);
     for (k = 0; k < 700; k++) tdb_point(&tr, k, k % 5 != 3, k % 9);
     a = open_mem(tr.p, tr.n, FQ_OPEN_INHERIT_STMT);
     b = open_mem(tr.p, tr.n, FQ_OPEN_INHERIT_STMT);
@@ -411,7 +371,7 @@ static void test_inherited_statements(void **state) {
     assert_non_null(strstr(err.message, "140 points"));
     fq_trace_close(c);
     /* every point with a statement: one index serves both ways of opening */
-    tdb_header(&plain);
+    ix_header(&plain);
     for (k = 0; k < 300; k++) tdb_point(&plain, k, 1, k % 9);
     fq_trace_close(a);
     a = open_mem(plain.p, plain.n, FQ_OPEN_INHERIT_STMT);
@@ -437,7 +397,7 @@ static void test_cut_trace(void **state) {
     frames_error err;
     uint64_t k;
     (void)state;
-    tdb_header(&tr);
+    ix_header(&tr);
     for (k = 0; k < 500; k++) tdb_point(&tr, k, 1, k % 32);
     tr.p[tr.n - 40] = 9;   /* a bad tag inside the last point */
     a = open_mem(tr.p, tr.n, 0);
@@ -521,7 +481,7 @@ static const char *const frames_files[] = {
 
 static int collect_pc(void *ctx, const fq_result *r) {
     buf *b = (buf *)ctx;
-    buf_add(b, &r->stmt, sizeof r->stmt);
+    tdb_raw(b, &r->stmt, sizeof r->stmt);
     return 0;
 }
 
@@ -645,7 +605,7 @@ static void test_stale_and_foreign(void **state) {
     t = open_mem(tr, len, 0);
     expect_refused(t, &fr, FQ_E_STALE, "of a frames trace");
     /* not an index at all; another version */
-    buf_add(&bad, tr, 600);
+    tdb_raw(&bad, tr, 600);
     expect_refused(t, &bad, FRAMES_E_FORMAT, "not a frames query index");
     memcpy(bad.p, ix.p, 512);
     tu_put_le(bad.p + 8, 1, 4);   /* the format before the value columns */
@@ -761,7 +721,7 @@ static void test_damaged_index(void **state) {
     int iter;
     (void)state;
     fq_trace_close(a);
-    buf_add(&bad, ix.p, ix.n);
+    tdb_raw(&bad, ix.p, ix.n);
     /* cut short anywhere: refused */
     for (cut = 0; cut < ix.n; cut += cut < 600 ? 1 : 61) {
         fq_trace *t = open_path(small_trace(), 0);
@@ -844,57 +804,34 @@ static uint64_t get_le(const unsigned char *p, int n) {
 static const char mt_names[] = "i8\0u16\0long\0ulong\0int\0char*\0blob\0float\0u24\0"
                                "a\0b\0c\0d\0e\0p\0s\0f\0g\0";
 enum { MT_NTYPES = 9 };
-static const unsigned mt_types[MT_NTYPES][3] = {   /* name, format, size */
+static const uint32_t mt_types[MT_NTYPES][3] = {   /* name, format, size */
     {0, 1, 1}, {1, 0, 2}, {2, 1, 8}, {3, 0, 8}, {4, 1, 4}, {5, 3, 8}, {6, 4, 0}, {7, 2, 4}, {8, 0, 3},
 };
-
-static void mt_var(buf *b, uint32_t name, uint32_t type, uint64_t v, unsigned size) {
-    unsigned char tag = 2;
-    buf_add(b, &tag, 1);
-    tdb_le(b, name, 4);
-    tdb_le(b, type, 4);
-    tdb_le(b, v, (int)size);
-}
 
 static void mt_trace(buf *b, uint64_t npoints) {
     static const uint64_t longs[6] = {0x8000000000000000ull, UINT64_MAX, 0, 1, 0x7fffffffffffffffull, 12345};
     static const uint64_t ulongs[5] = {0, 1, UINT64_MAX, 0x8000000000000000ull, 0x7fffffffffffffffull};
     uint64_t k, i;
-    unsigned char tag;
-    tdb_le(b, sizeof mt_names - 1, 8);
-    buf_add(b, mt_names, sizeof mt_names - 1);
-    tdb_le(b, MT_NTYPES, 4);
-    for (i = 0; i < MT_NTYPES; i++)
-        tdb_le(b, mt_types[i][0], 4), tdb_le(b, mt_types[i][1], 4), tdb_le(b, mt_types[i][2], 4);
+    tdb_header(b, mt_names, sizeof mt_names - 1, mt_types, MT_NTYPES);
     for (k = 0; k < npoints; k++) {
         float f = (float)((double)k / 7.0 - 40.0);
         uint32_t fb;
-        tag = 1;
-        buf_add(b, &tag, 1);
-        tdb_le(b, k % 37 == 0 ? 100 : k % 5, 8);
-        if (k % 50 == 0) {
-            tag = 3;
-            buf_add(b, &tag, 1);
-            tdb_le(b, 0x9000 + k, 8);
-            tdb_le(b, 20 + k % 30, 8);
-        }
-        mt_var(b, 9, 0, (k * 37) % 256, 1);
-        mt_var(b, 10, 1, (k * 7919) % 65536, 2);
-        mt_var(b, 11, 2, k % 7 == 6 ? k * 1000 - 300000 : longs[k % 6], 8);
-        mt_var(b, 12, 3, k % 6 == 5 ? k : ulongs[k % 5], 8);
-        for (i = 0; i < k % 3; i++) mt_var(b, 13, 4, (k * 13 + i * 500) % 2000 - 1000, 4);
-        mt_var(b, 14, 5, 0x9000 + k / 50 * 50 + k % 40, 8);
-        if (k % 2) {
-            tag = 2;
-            buf_add(b, &tag, 1);
-            tdb_le(b, 15, 4), tdb_le(b, 6, 4), tdb_le(b, k % 4, 4);
-            buf_add(b, "wxyz", (size_t)(k % 4));
+        tdb_stmt(b, k % 37 == 0 ? 100 : k % 5);
+        if (k % 50 == 0) tdb_bufsize(b, 0x9000 + k, 20 + k % 30);
+        tdb_var(b, 9, 0, (k * 37) % 256, 1);
+        tdb_var(b, 10, 1, (k * 7919) % 65536, 2);
+        tdb_var(b, 11, 2, k % 7 == 6 ? k * 1000 - 300000 : longs[k % 6], 8);
+        tdb_var(b, 12, 3, k % 6 == 5 ? k : ulongs[k % 5], 8);
+        for (i = 0; i < k % 3; i++) tdb_var(b, 13, 4, (k * 13 + i * 500) % 2000 - 1000, 4);
+        tdb_var(b, 14, 5, 0x9000 + k / 50 * 50 + k % 40, 8);
+        if (k % 2) {   /* a blob: its length, then its bytes */
+            tdb_var(b, 15, 6, k % 4, 4);
+            tdb_raw(b, "wxyz", (size_t)(k % 4));
         }
         memcpy(&fb, &f, 4);
-        mt_var(b, 16, 7, fb, 4);
-        mt_var(b, 17, 8, (k * 104729) % 0x1000000, 3);
-        tag = 0;
-        buf_add(b, &tag, 1);
+        tdb_var(b, 16, 7, fb, 4);
+        tdb_var(b, 17, 8, (k * 104729) % 0x1000000, 3);
+        tdb_u8(b, 0);
     }
 }
 
@@ -1247,7 +1184,7 @@ static void test_columns_forged(void **state) {
     dir = get_le(ix.p + 144 + 16 * 7, 8);
     data = get_le(ix.p + 144 + 16 * 8, 8);
     post = get_le(ix.p + 144 + 16 * 6, 8);
-    buf_add(&bad, ix.p, ix.n);
+    tdb_raw(&bad, ix.p, ix.n);
     {   /* the directory: every field of the int type (4) made impossible */
         static const struct { unsigned at, n; uint64_t v; } forge[] = {
             {0, 8, 0xffffffffff}, {8, 8, 4}, {8, 8, 0x7ffffff8}, {16, 4, 3}, {16, 4, 0}, {20, 4, 5},

@@ -10,24 +10,9 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *p, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = (char *)realloc(b->s, b->cap);
-        assert_non_null(b->s);
-    }
-    memcpy(b->s + b->n, p, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
 
 typedef struct collect {
-    sbuf out;
+    tu_text out;
     int style;
     uint64_t n;
     uint64_t counters[64];   /* first results' point counters */
@@ -38,8 +23,8 @@ static int collect_fn(void *ctx, const fq_result *r) {
     char line[8192];
     size_t n = fq_format_result(r, c->style, line, sizeof line);
     assert_true(n < sizeof line);
-    sb_add(&c->out, line, n);
-    sb_add(&c->out, "\n", 1);
+    tu_text_add(&c->out, line, n);
+    tu_text_add(&c->out, "\n", 1);
     if (c->n < 64) c->counters[c->n] = r->counter;
     c->n++;
     return 0;

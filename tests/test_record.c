@@ -49,12 +49,7 @@ static int to_batches(void *ctx, const void *frames, size_t len, uint32_t nframe
         return FRAMES_E_IO;
     }
     if (count_frames((const uint8_t *)frames, len, &n) != 0 || n != nframes) return FRAMES_E_INVALID;
-    if (b->len + len > b->cap) {
-        b->cap = (b->len + len) * 2;
-        b->data = (uint8_t *)realloc(b->data, b->cap);
-    }
-    memcpy(b->data + b->len, frames, len);
-    b->len += len;
+    b->data = (uint8_t *)tu_append(b->data, &b->len, &b->cap, frames, len);
     b->calls++;
     b->frames += nframes;
     if (len > b->largest) b->largest = len;

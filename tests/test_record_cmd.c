@@ -17,24 +17,11 @@
 #include "testutil.h"
 #include "probes.h"
 
-#if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
-#define RECORD_BUILT 1
-#endif
 
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
 
 /* ------------------------------------------------------------------ helpers */
 
-static char workdir[256];
-
-/* Path of a file in the work directory (one of 8 rotating buffers: copy what must last). */
-static const char *wpath(const char *name) {
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", workdir, name);
-    return b;
-}
 
 typedef struct path_buf {
     char s[512];
@@ -42,7 +29,7 @@ typedef struct path_buf {
 
 static path_buf wkeep(const char *name) {
     path_buf p;
-    snprintf(p.s, sizeof p.s, "%s", wpath(name));
+    snprintf(p.s, sizeof p.s, "%s", tu_workdir_path(name));
     return p;
 }
 
@@ -52,8 +39,8 @@ static void build_program(const char *name, const char *ext, const char *src, co
     int st;
     char *out;
     snprintf(file, sizeof file, "%s.%s", name, ext);
-    assert_int_equal(tu_write_file(wpath(file), src, strlen(src)), 0);
-    out = tu_run(&st, "cc %s -o '%s' '%s' 2>&1", flags, wpath(name), wpath(file));
+    assert_int_equal(tu_write_file(tu_workdir_path(file), src, strlen(src)), 0);
+    out = tu_run(&st, "cc %s -o '%s' '%s' 2>&1", flags, tu_workdir_path(name), tu_workdir_path(file));
     if (st != 0) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
     free(out);
@@ -183,8 +170,8 @@ static int open_streams(std_kind kind, int fds[2], int *reader) {
     int p[2], q[2], m;
     *reader = -1;
     if (kind == STD_FILE) {
-        fds[0] = open(wpath("run.in"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        fds[1] = open(wpath("run.out"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        fds[0] = open(tu_workdir_path("run.in"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        fds[1] = open(tu_workdir_path("run.out"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     } else if (kind == STD_DEVNULL) {
         struct stat st;
         if (stat("/dev/null", &st) != 0 || !S_ISCHR(st.st_mode)) return -1;
@@ -245,10 +232,10 @@ static int run_in(const run_env *e, char *const argv[], char **out) {
     pid_t pid;
     const char *path = getenv("PATH");
     if (open_streams(e->kind, fds, &reader) < 0) return -1;
-    err_fd = open(wpath("run.err"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    err_fd = open(tu_workdir_path("run.err"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     assert_true(err_fd >= 0);
     snprintf(path_var, sizeof path_var, "PATH=%s", path && *path ? path : "/usr/bin:/bin");
-    snprintf(home_var, sizeof home_var, "HOME=%s", workdir);
+    snprintf(home_var, sizeof home_var, "HOME=%s", tu_workdir);
     envp[k++] = path_var;
     envp[k++] = home_var;
     if (e->lang) {
@@ -262,7 +249,7 @@ static int run_in(const run_env *e, char *const argv[], char **out) {
         if (e->kind == STD_PTY) setsid(); /* the pty becomes the controlling terminal */
         if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(err_fd, 2) < 0) _exit(126);
         if (e->kind == STD_PTY) ioctl(0, TIOCSCTTY, 0);
-        if (chdir(e->cwd ? e->cwd : workdir) != 0) _exit(126);
+        if (chdir(e->cwd ? e->cwd : tu_workdir) != 0) _exit(126);
         if (e->one_cpu) {
             cpu_set_t set, one;
             int c;
@@ -287,7 +274,7 @@ static int run_in(const run_env *e, char *const argv[], char **out) {
         else free(got);
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (out && !*out) *out = e->kind == STD_FILE ? (char *)tu_read_file(wpath("run.out"), NULL) : strdup("");
+    if (out && !*out) *out = e->kind == STD_FILE ? (char *)tu_read_file(tu_workdir_path("run.out"), NULL) : strdup("");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -301,7 +288,7 @@ static char **prefixed(char **v, const char *const *prefix, const char *const *c
 }
 
 /* Runs `frames record OPTS -o TRACE -- cmd` in e (OPTS: options split at spaces); returns
-   its exit status. The summary it prints is in wpath("run.err"). */
+   its exit status. The summary it prints is in tu_workdir_path("run.err"). */
 static int record_in(const run_env *e, const char *trace, const char *opts, const char *const *cmd, char **out) {
     char optbuf[256], *tok, *save = NULL, *v[64];
     const char *pre[32];
@@ -320,7 +307,7 @@ static int record_in(const run_env *e, const char *trace, const char *opts, cons
 }
 
 /* frames record on one program in the default environment; returns its stderr (the
-   summary) and the exit status. The program's stdout is in wpath("run.out"). */
+   summary) and the exit status. The program's stdout is in tu_workdir_path("run.out"). */
 static char *record(int *status, const char *trace, const char *opts, const char *prog) {
     const char *cmd[2];
     char *out;
@@ -328,7 +315,7 @@ static char *record(int *status, const char *trace, const char *opts, const char
     cmd[1] = NULL;
     *status = record_in(&default_env, trace, opts, cmd, &out);
     free(out);
-    return (char *)tu_read_file(wpath("run.err"), NULL);
+    return (char *)tu_read_file(tu_workdir_path("run.err"), NULL);
 }
 
 
@@ -374,23 +361,23 @@ static void test_static_program_vs_callgrind(void **state) {
     const char *prog = prog_path.s;
     (void)state;
     build_program("prog", "S", probe_prog_src, "-nostdlib -static");
-    out = record(&st, wpath("prog.frames"), "", prog);
+    out = record(&st, tu_workdir_path("prog.frames"), "", prog);
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "exited with status 7"));
     free(out);
-    out = (char *)tu_read_file(wpath("run.out"), NULL);
+    out = (char *)tu_read_file(tu_workdir_path("run.out"), NULL);
     assert_string_equal(out, "hi\n"); /* the program's own output passes through */
     free(out);
-    summarise(wpath("prog.frames"), &s);
+    summarise(tu_workdir_path("prog.frames"), &s);
     assert_int_equal(s.std, PROG_INSNS);
     /* valgrind reads options from ~/.valgrindrc, ./.valgrindrc and VALGRIND_OPTS: none */
     out = tu_run(&st, "cd '%s' && env -u VALGRIND_OPTS HOME='%s' valgrind --tool=callgrind --dump-instr=yes "
                  "--callgrind-out-file='%s' '%s' <cg.in >cg.log 2>&1",
-                 workdir, workdir, wpath("cg.out"), prog);
+                 tu_workdir, tu_workdir, tu_workdir_path("cg.out"), prog);
     assert_int_equal(st, 7);
     free(out);
     counts_init(&cg);
-    cg_total = read_callgrind(wpath("cg.out"), &cg);
+    cg_total = read_callgrind(tu_workdir_path("cg.out"), &cg);
     /* every instruction callgrind counted, we counted as often */
     for (i = 0; i < cg.cap; i++) {
         if (!cg.addr[i]) continue;
@@ -615,13 +602,13 @@ static int compare_with_strace_in(const run_env *e, const char *const *cmd, trac
     st = run_in(e, (char *const[]){(char *)"true", NULL}, NULL);
     if (st < 0) return -1;
     n = strace_in(e, cmd, want, 512, 0, &strace_out);
-    st = record_in(e, wpath("sys.frames"), "--no-mem", cmd, &record_out);
+    st = record_in(e, tu_workdir_path("sys.frames"), "--no-mem", cmd, &record_out);
     if (st != 0) fail_msg("frames record exited with %d (%s, LANG %s)", st, std_kind_names[e->kind],
                           e->lang ? e->lang : "unset");
     assert_string_equal(record_out, strace_out);
     free(strace_out);
     free(record_out);
-    summarise(wpath("sys.frames"), s);
+    summarise(tu_workdir_path("sys.frames"), s);
     /* the trace starts in the new image: strace's first call is the execve itself */
     assert_true(n > 10);
     assert_int_equal(want[0], syscall_number("execve"));
@@ -655,7 +642,7 @@ static void test_echo_syscalls_vs_strace(void **state) {
     char *out;
     (void)state;
     compare_with_strace(cmd);
-    out = (char *)tu_read_file(wpath("run.out"), NULL);
+    out = (char *)tu_read_file(tu_workdir_path("run.out"), NULL);
     assert_string_equal(out, "hi\n");
     free(out);
 }
@@ -718,15 +705,15 @@ static void test_threads(void **state) {
     char *out;
     (void)state;
     build_program("threads", "c", probe_threads_src, "-O1 -static -pthread");
-    out = record(&st, wpath("threads.frames"), "", wpath("threads"));
+    out = record(&st, tu_workdir_path("threads.frames"), "", tu_workdir_path("threads"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "2 thread(s)"));
     free(out);
-    summarise(wpath("threads.frames"), &s);
+    summarise(tu_workdir_path("threads.frames"), &s);
     assert_int_equal(s.ntids, 2);
     counts_free(&s.pcs);
-    loop = symbol(wpath("threads"), "thread_loop");
-    assert_int_equal(frames_reader_open_path(&r, wpath("threads.frames"), NULL, &err), 0);
+    loop = symbol(tu_workdir_path("threads"), "thread_loop");
+    assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("threads.frames"), NULL, &err), 0);
     while (frames_reader_next(r, &f) > 0) {
         if (f.kind == FRAMES_KIND_STD) {
             if (!main_tid) main_tid = f.std.thread_id;
@@ -762,13 +749,13 @@ static void test_forks(void **state) {
     (void)state;
     cmd[0] = forker.s;
     build_program("forker", "c", probe_fork_src, "-O1 -static");
-    st = record_in(&default_env, wpath("fork.frames"), "--follow-forks --no-mem", cmd, &out);
+    st = record_in(&default_env, tu_workdir_path("fork.frames"), "--follow-forks --no-mem", cmd, &out);
     assert_int_equal(st, 0);
     free(out);
-    out = (char *)tu_read_file(wpath("run.err"), NULL);
+    out = (char *)tu_read_file(tu_workdir_path("run.err"), NULL);
     assert_non_null(strstr(out, "exited with status 0"));
     free(out);
-    summarise(wpath("fork.frames"), &s);
+    summarise(tu_workdir_path("fork.frames"), &s);
     assert_int_equal(s.ntids, 2);
     child = s.tids[1];
     /* strace: the child's lines carry a pid other than the first line's */
@@ -783,13 +770,13 @@ static void test_forks(void **state) {
     }
     assert_int_equal(k, n);
     counts_free(&s.pcs);
-    out = record(&st, wpath("nofork.frames"), "--no-mem", wpath("forker"));
+    out = record(&st, tu_workdir_path("nofork.frames"), "--no-mem", tu_workdir_path("forker"));
     assert_int_equal(st, 0);
     free(out);
-    summarise(wpath("nofork.frames"), &s);
+    summarise(tu_workdir_path("nofork.frames"), &s);
     assert_int_equal(s.ntids, 1);
     counts_free(&s.pcs);
-    out = (char *)tu_read_file(wpath("run.out"), NULL);
+    out = (char *)tu_read_file(tu_workdir_path("run.out"), NULL);
     assert_string_equal(out, "child\n");
     free(out);
 }
@@ -815,13 +802,13 @@ static void test_fault_and_handler(void **state) {
     char *out;
     (void)state;
     build_program("fault", "c", fault_src, "-O1 -static");
-    out = record(&st, wpath("fault.frames"), "", wpath("fault"));
+    out = record(&st, tu_workdir_path("fault.frames"), "", tu_workdir_path("fault"));
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "exited with status 5"));
     free(out);
-    fault = symbol(wpath("fault"), "fault_here");
-    handler = symbol(wpath("fault"), "on_segv");
-    assert_int_equal(frames_reader_open_path(&r, wpath("fault.frames"), NULL, &err), 0);
+    fault = symbol(tu_workdir_path("fault"), "fault_here");
+    handler = symbol(tu_workdir_path("fault"), "on_segv");
+    assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("fault.frames"), NULL, &err), 0);
     while (stage < 3 && frames_reader_next(r, &f) > 0) {
         if (stage == 0 && f.kind == FRAMES_KIND_STD && f.std.address == fault) {
             assert_false(f.std.has_post);
@@ -870,10 +857,10 @@ static void test_vector_registers(void **state) {
              "        mov $60, %%eax\n        xor %%edi, %%edi\n        syscall\n",
              avx512 ? "        vmovdqu64 v(%rip), %zmm3\n        vmovdqu64 v(%rip), %zmm17\n" : "");
     build_program("vec", "S", src, "-nostdlib -static");
-    out = record(&st, wpath("vec.frames"), "", wpath("vec"));
+    out = record(&st, tu_workdir_path("vec.frames"), "", tu_workdir_path("vec"));
     assert_int_equal(st, 0);
     free(out);
-    assert_int_equal(frames_reader_open_path(&r, wpath("vec.frames"), NULL, &err), 0);
+    assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("vec.frames"), NULL, &err), 0);
     while (frames_reader_next(r, &f) > 0) {
         const frames_operand *op;
         if (f.kind != FRAMES_KIND_STD || !f.std.npost || f.std.post[0].spec != FRAMES_REG) continue;
@@ -1012,17 +999,17 @@ static void test_sampling_and_no_mem(void **state) {
     int st;
     char *out;
     (void)state;
-    out = record(&st, wpath("sample.frames"), "--sample 100:900", wpath("prog"));
+    out = record(&st, tu_workdir_path("sample.frames"), "--sample 100:900", tu_workdir_path("prog"));
     assert_int_equal(st, 0);
     free(out);
-    summarise(wpath("sample.frames"), &s);
+    summarise(tu_workdir_path("sample.frames"), &s);
     assert_int_equal(s.std, 3 * 100 + (PROG_INSNS - 3000));
     assert_int_equal(s.syscalls_n, 2);
     counts_free(&s.pcs);
-    out = record(&st, wpath("nomem.frames"), "--no-mem", wpath("prog"));
+    out = record(&st, tu_workdir_path("nomem.frames"), "--no-mem", tu_workdir_path("prog"));
     assert_int_equal(st, 0);
     free(out);
-    assert_int_equal(frames_reader_open_path(&r, wpath("nomem.frames"), NULL, &err), 0);
+    assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("nomem.frames"), NULL, &err), 0);
     while (frames_reader_next(r, &f) > 0) {
         if (f.kind != FRAMES_KIND_STD) continue;
         for (i = 0; i < f.std.npre; i++) assert_int_equal(f.std.pre[i].spec, FRAMES_REG);
@@ -1048,7 +1035,7 @@ static void test_interrupt_finishes_trace(void **state) {
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (!freopen(wpath("spin.err"), "w", stderr)) _exit(126);
+        if (!freopen(tu_workdir_path("spin.err"), "w", stderr)) _exit(126);
         execl(tu_frames_bin(), "frames", "record", "-o", trace.s, "--", prog.s, (char *)NULL);
         _exit(127);
     }
@@ -1076,11 +1063,11 @@ static void test_usage_errors(void **state) {
     (void)state;
     free(tu_run(&st, "'%s' record --help", tu_frames_bin()));
     assert_int_equal(st, 0);
-    free(tu_run(&st, "'%s' record -o '%s' 2>&1", tu_frames_bin(), wpath("x.frames")));
+    free(tu_run(&st, "'%s' record -o '%s' 2>&1", tu_frames_bin(), tu_workdir_path("x.frames")));
     assert_int_equal(st, 2);
     free(tu_run(&st, "'%s' record --bogus -- /bin/true 2>&1", tu_frames_bin()));
     assert_int_equal(st, 2);
-    out = tu_run(&st, "'%s' record -o '%s' -- /nonexistent/program 2>&1", tu_frames_bin(), wpath("x.frames"));
+    out = tu_run(&st, "'%s' record -o '%s' -- /nonexistent/program 2>&1", tu_frames_bin(), tu_workdir_path("x.frames"));
     assert_int_equal(st, 1);
     assert_non_null(strstr(out, "not found"));
     free(out);
@@ -1092,22 +1079,20 @@ static void test_usage_errors(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(workdir, sizeof workdir, "%s/frames-record-XXXXXX", tu_tmpdir());
-    if (!mkdtemp(workdir)) return -1;
-    return tu_write_file(wpath("cg.in"), "", 0);
+    if (tu_workdir_make("frames-record") < 0) return -1;
+    return tu_write_file(tu_workdir_path("cg.in"), "", 0);
 }
 
 static int teardown(void **state) {
-    int st;
     (void)state;
-    free(tu_run(&st, "rm -rf '%s'", workdir));
+    tu_workdir_remove();
     return 0;
 }
 
-#endif /* RECORD_BUILT */
+#endif /* TU_RECORD_BUILT */
 
 int main(void) {
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_static_program_vs_callgrind),
         cmocka_unit_test(test_static_program_values),

@@ -13,17 +13,10 @@
 #include "testutil.h"
 #include "probes.h"
 
-#if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
+#ifdef TU_RECORD_BUILT
 
-static char dir[256];
-
-static const char *at(const char *name) {
-    static char bufs[6][512];
-    static int next;
-    char *b = bufs[next++ % 6];
-    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-    return b;
-}
+#define dir tu_workdir          /* the suite's work directory (testutil.h) */
+#define at tu_workdir_path
 
 static void compile(const char *name, const char *ext, const char *src, const char *flags) {
     char file[64], *out;
@@ -491,14 +484,12 @@ static void test_interrupt_finishes_trace(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/frames_test_vg.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tu_workdir_make("frames-vg");
 }
 
 static int teardown(void **state) {
-    int st;
     (void)state;
-    free(tu_run(&st, "rm -rf %s", dir));
+    tu_workdir_remove();
     return 0;
 }
 

@@ -155,7 +155,7 @@ static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint
     frames_reader_info st;
     frames_raw raw;
     chunks src = {data, len, 0, 3};
-    frames_io io = {&src, chunks_read};
+    frames_io io = {&src, chunks_read, NULL};
     uint64_t n;
     int pass;
     frames_reader_options_default(&o);
@@ -353,7 +353,7 @@ static void test_oversized_last_record_counts_once(void **state) {
     uint8_t *t;
     frames_reader_options o;
     chunks src;
-    frames_io io = {&src, chunks_read};
+    frames_io io = {&src, chunks_read, NULL};
     int pass;
     (void)state;
     assert_non_null(v);

@@ -16,44 +16,27 @@
 
 #include "testutil.h"
 
-static char dir[512];
+#define dir tu_workdir   /* the suite's work directory (testutil.h) */
 
 /* ---- building and running */
 
 static void sh(const char *what, const char *fmt, ...) {
     char cmd[8192];
     va_list ap;
-    char *out;
-    int st;
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    out = tu_run(&st, "cd '%s' && %s 2>&1", tu_root(), cmd); /* sources are named from the root */
-    if (st != 0) print_error("%s failed (%d): %s\n%s\n", what, st, cmd, out ? out : "");
-    free(out);
-    assert_int_equal(st, 0);
-}
-
-static const char *in_dir(const char *name) {
-    static char bufs[8][700];
-    static int next;
-    char *b = bufs[next++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-    return b;
+    free(tu_run_ok(what, "cd '%s' && %s 2>&1", tu_root(), cmd)); /* sources are named from the root */
 }
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "%s", tu_tmp_path("-sancov"));
-    if (mkdir(dir, 0755) < 0) return -1;
-    return 0;
+    return tu_workdir_make("frames-sancov");
 }
 
 static int teardown(void **state) {
-    char *out;
     (void)state;
-    out = tu_run(NULL, "rm -rf '%s'", dir);
-    free(out);
+    tu_workdir_remove();
     return 0;
 }
 
@@ -231,9 +214,9 @@ static void build_dropin(void) {
     if (built) return;
     /* warning-free with both compilers, as users will compile it */
     sh("gcc drop-in", "gcc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. -c "
-                      "tools/sancov/frames_sancov.c -o '%s'", in_dir("fs_gcc.o"));
+                      "tools/sancov/frames_sancov.c -o '%s'", tu_workdir_path("fs_gcc.o"));
     sh("clang drop-in", "clang -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. -c "
-                        "tools/sancov/frames_sancov.c -o '%s'", in_dir("fs_clang.o"));
+                        "tools/sancov/frames_sancov.c -o '%s'", tu_workdir_path("fs_clang.o"));
     built = 1;
 }
 
@@ -245,17 +228,17 @@ static void build_harness(void) {
        "clang -g -O1 -fPIE -pie -fsanitize=fuzzer,address "
        "-fsanitize-coverage=trace-pc-guard,trace-cmp tests/sancov/harness.c '%s' "
        "-Wl,@tools/sancov/frames_sancov.wrap -o '%s'",
-       in_dir("fs_clang.o"), harness_bin());
+       tu_workdir_path("fs_clang.o"), harness_bin());
     /* without ASan a crash reaches libFuzzer's signal handler, behind the tracer's */
     sh("libFuzzer harness without ASan",
        "clang -g -O1 -fPIE -pie -fsanitize=fuzzer -fsanitize-coverage=trace-pc-guard,trace-cmp "
        "tests/sancov/harness.c '%s' -Wl,@tools/sancov/frames_sancov.wrap -o '%s/harness_plain'",
-       in_dir("fs_clang.o"), dir);
+       tu_workdir_path("fs_clang.o"), dir);
     built = 1;
 }
 
 static void write_input(const char *name, const char *data, size_t len) {
-    assert_int_equal(tu_write_file(in_dir(name), data, len), 0);
+    assert_int_equal(tu_write_file(tu_workdir_path(name), data, len), 0);
 }
 
 #define IN_MAGIC "FRMSabcdefghabcdefghk"   /* magic, a == b, switch 'k' */
@@ -338,17 +321,17 @@ static void test_libfuzzer_inputs(void **state) {
        may allocate while the first input runs (about 1 run in 100 here): that second call
        gets a trace of its own, as every call does, and would shift the numbering */
     out = tu_run(&st, "cd '%s' && FRAMES_SANCOV_OUT='%s' ./harness -detect_leaks=0 in_magic in_short "
-                      "in_other 2>&1", dir, in_dir("t-%n.frames"));
+                      "in_other 2>&1", dir, tu_workdir_path("t-%n.frames"));
     if (st != 0) fail_msg("harness: %s", out);
     assert_null(strstr(out, "frames_sancov:"));   /* no warning */
     free(out);
-    assert_false(file_exists(in_dir("t-3.frames")));
+    assert_false(file_exists(tu_workdir_path("t-3.frames")));
 
-    load_trace(&t, in_dir("t-0.frames"), harness_bin());
+    load_trace(&t, tu_workdir_path("t-0.frames"), harness_bin());
     check_full_input(&t, IN_MAGIC, 1);
     free_trace(&t);
 
-    load_trace(&t, in_dir("t-1.frames"), harness_bin());
+    load_trace(&t, tu_workdir_path("t-1.frames"), harness_bin());
     assert_true(t.finished);
     assert_int_equal(t.input_len, 5);
     for (i = 0; i < t.nev; i++) assert_string_equal(t.evs[i].fn, "LLVMFuzzerTestOneInput");
@@ -356,7 +339,7 @@ static void test_libfuzzer_inputs(void **state) {
     assert_int_equal(c[0]->ops[1].value, 5);   /* the size compared with 21 */
     free_trace(&t);
 
-    load_trace(&t, in_dir("t-2.frames"), harness_bin());
+    load_trace(&t, tu_workdir_path("t-2.frames"), harness_bin());
     check_full_input(&t, IN_OTHER, 0);
     free_trace(&t);
 }
@@ -374,7 +357,7 @@ static void check_crash(const char *bin, const char *input, const char *name,
     load_symbols(binpath);
     out = tu_run(&st, "cd '%s' && rm -rf crash-* '%s' '%s'.d && mkdir '%s'.d", dir, name, name, name);
     free(out);
-    assert_int_equal(tu_write_file(in_dir(name), input, 21), 0);
+    assert_int_equal(tu_write_file(tu_workdir_path(name), input, 21), 0);
     out = tu_run(&st, "cd '%s' && cp '%s' '%s'.d/ && FRAMES_SANCOV_OUT='%s.d/t-%%n.frames' ./%s "
                       "-artifact_prefix='%s/' -runs=10 %s.d 2>&1; ls '%s' | grep -c '^crash-'",
                  dir, name, name, name, bin, dir, name, dir);
@@ -425,32 +408,27 @@ static void test_disabled(void **state) {
     free(out);
 }
 
-/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
-   child has its own trace with its own comparison only. */
-static void test_process_mode_fork(void **state) {
-    char *out, *names, *name, *save = NULL, path[1024];
+/* The traces a run of process_fork left in DIR/sub: the parent's and the forked child's,
+   each with its own comparison only. Compressed ones (.frames.zst) are checked with the
+   zstd binary and read after `zstd -d`. */
+static void check_fork_traces(const char *sub, const char *bin, int compressed) {
+    char *names, *name, *save = NULL, path[1024], *out;
     int st, nfiles = 0, parents = 0, children = 0;
     trace t;
     const ev *c[8];
-    char bin[700];
-    (void)state;
-    snprintf(bin, sizeof bin, "%s", in_dir("process_fork"));
-    build_dropin();
-    sh("gcc trace-pc program", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
-                               "tests/sancov/process_fork.c '%s' -o '%s'",
-       in_dir("fs_gcc.o"), bin);
-    load_symbols(bin);
-    out = tu_run(&st, "cd '%s' && mkdir -p fork && FRAMES_SANCOV_OUT='fork/p-%%p-%%n.frames' "
-                      "'%s' 0x1000 2>&1", dir, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(out, "");
-    free(out);
-    names = tu_run(&st, "ls '%s/fork'", dir);
+    names = tu_run(&st, "ls '%s/%s'", dir, sub);
     for (name = strtok_r(names, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
         nfiles++;
         assert_int_equal(strncmp(name, "p-", 2), 0);
-        assert_non_null(strstr(name, "-0.frames"));
-        snprintf(path, sizeof path, "%s/fork/%s", dir, name);
+        assert_non_null(strstr(name, compressed ? "-0.frames.zst" : "-0.frames"));
+        assert_int_equal(strlen(strstr(name, "-0.frames")), compressed ? 13 : 9);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+        if (compressed) {
+            out = tu_run(&st, "zstd -q -t '%s' && zstd -q -d -f '%s' -o '%s.plain'", path, path, path);
+            assert_int_equal(st, 0);
+            free(out);
+            strcat(path, ".plain");
+        }
         load_trace(&t, path, bin);
         assert_true(t.finished);
         assert_false(t.has_input);   /* no input in process mode */
@@ -466,11 +444,49 @@ static void test_process_mode_fork(void **state) {
             assert_pair(c[0], "cmp", 32, 0x1007, 0x1009);
         }
         free_trace(&t);
+        if (compressed) unlink(path);
     }
     free(names);
     assert_int_equal(nfiles, 2);
     assert_int_equal(parents, 1);
     assert_int_equal(children, 1);
+}
+
+/* Build process_fork.c with the drop-in object `obj` (and `libs`) into `name`, run it with
+   FRAMES_SANCOV_OUT='SUB/p-%p-%n.frames[.zst]' and check the two traces it leaves. */
+static void run_process_fork(const char *obj, const char *libs, const char *name, const char *sub,
+                             int compressed) {
+    char *out;
+    int st;
+    char bin[700];
+    snprintf(bin, sizeof bin, "%s", tu_workdir_path(name));
+    sh("gcc trace-pc program", "gcc -O1 -fPIE -pie -fsanitize-coverage=trace-pc,trace-cmp "
+                               "tests/sancov/process_fork.c '%s' -o '%s' %s", obj, bin, libs);
+    load_symbols(bin);
+    out = tu_run(&st, "cd '%s' && mkdir -p %s && FRAMES_SANCOV_OUT='%s/p-%%p-%%n.frames%s' "
+                      "'%s' 0x1000 2>&1", dir, sub, sub, compressed ? ".zst" : "", bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "");
+    free(out);
+    check_fork_traces(sub, bin, compressed);
+}
+
+/* gcc, trace-pc, no fuzzer runtime, no wrap options: one trace per process; the forked
+   child has its own trace with its own comparison only. */
+static void test_process_mode_fork(void **state) {
+    (void)state;
+    build_dropin();
+    run_process_fork(tu_workdir_path("fs_gcc.o"), "", "process_fork", "fork", 0);
+}
+
+/* The same with FRAMES_SANCOV_OUT ending in .zst and the tracer built with
+   -DFRAMES_SANCOV_ZSTD: each process leaves only its compressed trace. */
+static void test_process_mode_compressed(void **state) {
+    (void)state;
+    sh("gcc drop-in with zstd", "gcc -std=c99 -O2 -Wall -Wextra -Wpedantic -Werror -I. "
+                                "-DFRAMES_SANCOV_ZSTD -c tools/sancov/frames_sancov.c -o '%s'",
+       tu_workdir_path("fs_gcc_zstd.o"));
+    run_process_fork(tu_workdir_path("fs_gcc_zstd.o"), "-lzstd", "process_fork_zst", "forkz", 1);
 }
 
 static void check_loop_trace(const char *path, const char *bin, uint32_t value, int is_input) {
@@ -495,14 +511,14 @@ static void test_persistent_loop(void **state) {
     char *out;
     int st, i;
     (void)state;
-    snprintf(bin, sizeof bin, "%s", in_dir("loop"));
+    snprintf(bin, sizeof bin, "%s", tu_workdir_path("loop"));
     build_dropin();
     /* clang links its own coverage runtime (weak hooks): the wrap options are needed */
     sh("persistent loop", "clang -O1 -fsanitize-coverage=trace-pc-guard,trace-cmp -Itools/sancov "
                           "tests/sancov/persistent_loop.c '%s' -Wl,@tools/sancov/frames_sancov.wrap "
-                          "-o '%s'", in_dir("fs_clang.o"), bin);
+                          "-o '%s'", tu_workdir_path("fs_clang.o"), bin);
     load_symbols(bin);
-    out = tu_run(&st, "FRAMES_SANCOV_MODE=input FRAMES_SANCOV_OUT='%s' '%s' 2>&1", in_dir("l-%n.frames"), bin);
+    out = tu_run(&st, "FRAMES_SANCOV_MODE=input FRAMES_SANCOV_OUT='%s' '%s' 2>&1", tu_workdir_path("l-%n.frames"), bin);
     assert_int_equal(st, 0);
     assert_string_equal(out, "");
     free(out);
@@ -510,24 +526,24 @@ static void test_persistent_loop(void **state) {
         snprintf(path, sizeof path, "%s/l-%d.frames", dir, i);
         check_loop_trace(path, bin, (uint32_t)(i + 1) * 0x10101u, 1);
     }
-    assert_false(file_exists(in_dir("l-3.frames")));
+    assert_false(file_exists(tu_workdir_path("l-3.frames")));
 
-    out = tu_run(&st, "FRAMES_SANCOV_OUT='%s/' '%s' 2>&1", in_dir("loopdir"), bin);
+    out = tu_run(&st, "FRAMES_SANCOV_OUT='%s/' '%s' 2>&1", tu_workdir_path("loopdir"), bin);
     free(out);   /* a pattern ending in / is a directory that must exist: nothing written */
-    assert_false(file_exists(in_dir("loopdir")));
-    mkdir(in_dir("loopdir"), 0755);
-    out = tu_run(&st, "FRAMES_SANCOV_OUT='%s' '%s' 2>&1", in_dir("loopdir"), bin);
+    assert_false(file_exists(tu_workdir_path("loopdir")));
+    mkdir(tu_workdir_path("loopdir"), 0755);
+    out = tu_run(&st, "FRAMES_SANCOV_OUT='%s' '%s' 2>&1", tu_workdir_path("loopdir"), bin);
     assert_int_equal(st, 0);
     free(out);
-    out = tu_run(&st, "ls '%s' | sed 's/sancov-[0-9]*-/sancov-PID-/'", in_dir("loopdir"));
+    out = tu_run(&st, "ls '%s' | sed 's/sancov-[0-9]*-/sancov-PID-/'", tu_workdir_path("loopdir"));
     assert_string_equal(out, "sancov-PID-0.frames\nsancov-PID-1.frames\nsancov-PID-2.frames\n"
                              "sancov-PID-3.frames\n");
     free(out);
-    out = tu_run(&st, "ls '%s'/sancov-*-0.frames", in_dir("loopdir"));
+    out = tu_run(&st, "ls '%s'/sancov-*-0.frames", tu_workdir_path("loopdir"));
     out[strcspn(out, "\n")] = 0;
     check_loop_trace(out, bin, 1, 0);   /* start-up: check(1), no input */
     free(out);
-    out = tu_run(&st, "ls '%s'/sancov-*-3.frames", in_dir("loopdir"));
+    out = tu_run(&st, "ls '%s'/sancov-*-3.frames", tu_workdir_path("loopdir"));
     out[strcspn(out, "\n")] = 0;
     check_loop_trace(out, bin, 3 * 0x10101u, 1);
     free(out);
@@ -539,6 +555,7 @@ int main(void) {
         cmocka_unit_test(test_libfuzzer_crashes),
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_process_mode_fork),
+        cmocka_unit_test(test_process_mode_compressed),
         cmocka_unit_test(test_persistent_loop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -13,9 +13,6 @@
 #include "frames_sym.h"
 #include "testutil.h"
 
-#if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
-#define RECORD_BUILT 1
-#endif
 
 #define workdir tu_workdir
 #define wpath tu_workdir_path
@@ -204,7 +201,7 @@ static void build(const char *name, const char *flags) {
     free(out);
 }
 
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
 
 /* Record `prog` (same environment as the strace run below: C locale, stdout a file). */
 static void record(const char *prog, const char *trace) {
@@ -555,7 +552,7 @@ static void test_stat_syscall_names_vs_strace(void **state) {
     free(out);
 }
 
-#endif /* RECORD_BUILT */
+#endif /* TU_RECORD_BUILT */
 
 /* A mapping of a size no segment has (or at a nonzero bias for an ET_EXEC file) gives no
    symbol and a warning; the right mapping of the same file names main. */
@@ -720,7 +717,7 @@ int main(void) {
         cmocka_unit_test(test_elf_reader_vs_nm),
         cmocka_unit_test(test_elf_reader_damaged),
         cmocka_unit_test(test_mapping_mismatch),
-#ifdef RECORD_BUILT
+#ifdef TU_RECORD_BUILT
         cmocka_unit_test(test_pie_vs_addr2line_and_nm),
         cmocka_unit_test(test_non_pie_vs_addr2line_and_nm),
         cmocka_unit_test(test_tools_print_names),

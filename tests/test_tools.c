@@ -286,6 +286,26 @@ static void test_cat_options(void **state) {
     unlink(tmp);
 }
 
+/* The first command README gives a newcomer: tools/demo.sh (./build.sh demo) runs every
+   step to the end with stdout on a pipe (its dump | awk step used to die of SIGPIPE under
+   pipefail) and shows what each step promises. */
+static void test_demo_runs_to_the_end(void **state) {
+    int st;
+    char *out;
+    (void)state;
+    out = tu_run(&st, "cd '%s' && bash tools/demo.sh '%s' '%s' 2>&1 | cat", tu_root(), tu_frames_bin(),
+                 tu_shared(""));
+    assert_non_null(strstr(out, "== frames vprof"));
+    assert_non_null(strstr(out, "how many: "));
+    assert_non_null(strstr(out, "reg_operand"));
+    assert_non_null(strstr(out, "top instructions by zero-value loads"));
+    free(out);
+    out = tu_run(&st, "cd '%s' && bash tools/demo.sh '%s' '%s' >/dev/null 2>&1; echo $?", tu_root(),
+                 tu_frames_bin(), tu_shared(""));
+    assert_string_equal(out, "0\n");
+    free(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_usage_errors),
@@ -297,6 +317,7 @@ int main(void) {
         cmocka_unit_test(test_fix_failure_keeps_original),
         cmocka_unit_test(test_cat_to_standard_output_is_unfinished),
         cmocka_unit_test(test_cat_options),
+        cmocka_unit_test(test_demo_runs_to_the_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -179,7 +179,7 @@ static void sweep_streams(const vector *v) {
         frames_reader *r;
         frames_error err;
         slow s = {v->data, cut, 0, cut % 13 + 1};
-        frames_io io = {&s, slow_read};
+        frames_io io = {&s, slow_read, NULL};
         FILE *f;
         int rc = frames_reader_open_io(&r, &io, NULL, &err);
         if (!expected(v, cut).opens) {

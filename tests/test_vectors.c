@@ -8,46 +8,29 @@
 
 #include "testutil.h"
 
-/* ---- growing text buffer used as a printer sink */
+/* ---- printing into a tu_text (testutil.h) */
 
-typedef struct text {
-    char *s;
-    size_t n, cap;
-} text;
-
-static int text_out(void *ctx, const char *s, size_t n) {
-    text *t = (text *)ctx;
-    if (t->n + n + 1 > t->cap) {
-        t->cap = (t->n + n + 1) * 2;
-        t->s = (char *)realloc(t->s, t->cap);
-    }
-    memcpy(t->s + t->n, s, n);
-    t->n += n;
-    t->s[t->n] = 0;
-    return 0;
-}
-
-static void text_printf(text *t, const char *fmt, ...) {
+static void text_printf(tu_text *t, const char *fmt, ...) {
     char buf[256];
     va_list ap;
     int n;
     va_start(ap, fmt);
     n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    text_out(t, buf, (size_t)n);
+    tu_text_out(t, buf, (size_t)n);
 }
 
 /* The `meta {` and `frame N @ ...` blocks of a dump, nothing else. */
 static char *blocks_of(const char *dump) {
-    text t = {NULL, 0, 0};
+    tu_text t = {NULL, 0, 0};
     const char *line = dump;
     int inside = 0;
-    text_out(&t, "", 0);
+    tu_text_out(&t, "", 0);
     while (*line) {
         const char *eol = strchr(line, '\n');
         size_t len = eol ? (size_t)(eol - line + 1) : strlen(line);
         if (!inside && (!strncmp(line, "meta {", 6) || !strncmp(line, "frame ", 6))) inside = 1;
-        if (inside) text_out(&t, line, len);
+        if (inside) tu_text_out(&t, line, len);
         if (inside && line[0] == '}') inside = 0;
         line += len;
     }
@@ -137,20 +120,20 @@ static frames_reader *open_vector(const vector *v) {
 
 /* Our dump of the blocks, made with the library printers. */
 static char *our_blocks(frames_reader *r) {
-    text t = {NULL, 0, 0};
+    tu_text t = {NULL, 0, 0};
     frames_frame f;
     frames_raw raw;
     int rc;
-    text_out(&t, "", 0);
+    tu_text_out(&t, "", 0);
     if (frames_reader_meta(r)) {
         text_printf(&t, "meta {\n");
-        assert_int_equal(frames_print_meta_pbtext(frames_reader_meta(r), 2, text_out, &t), FRAMES_OK);
+        assert_int_equal(frames_print_meta_pbtext(frames_reader_meta(r), 2, tu_text_out, &t), FRAMES_OK);
         text_printf(&t, "}\n");
     }
     while ((rc = frames_reader_next_full(r, &f, &raw)) > 0) {
         text_printf(&t, "frame %llu @ 0x%llx size %zu {\n", (unsigned long long)raw.index,
                     (unsigned long long)raw.offset, raw.payload.len);
-        assert_int_equal(frames_print_frame_pbtext(&f, 2, text_out, &t), FRAMES_OK);
+        assert_int_equal(frames_print_frame_pbtext(&f, 2, tu_text_out, &t), FRAMES_OK);
         text_printf(&t, "}\n");
     }
     assert_int_equal(rc, 0);

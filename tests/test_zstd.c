@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "frames.h"
 
@@ -172,6 +173,8 @@ static void test_writer_threads_and_chunks(void **state) {
             make_trace(z1, 3000, ms[j], 1, 1, chunks[c]);
             make_trace(z2, 3000, ms[j], 1, 2, chunks[c]);
             assert_true(same_files(z1, z2)); /* the thread changes nothing in the output */
+            make_trace(z2, 3000, ms[j], 1, 4, chunks[c]);
+            assert_true(same_files(z1, z2)); /* nor do three compressing in parallel */
             o = tu_run(&st, "zstd -q -d -f '%s' -o '%s'", z1, d);
             free(o);
             assert_int_equal(st, 0);
@@ -425,35 +428,45 @@ static void test_lying_seek_table(void **state) {
     unlink(bad);
 }
 
-/* Compress `plain` the way zstd's contrib seekable writer does: frames of `step` bytes
-   without a content size in their headers, then a seek table; `lie` is added to the
-   decompressed size of entry 1. */
-static void write_seekable_without_sizes(const char *plain, const char *z, size_t step, uint32_t lie) {
-    size_t pn, off, k = 0;
-    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 8 * 64 + 9];
+/* A seekable file written the way other writers do (zstd's contrib seekable writer):
+   `plain` in zstd frames of `step` bytes, then a seek table. sizes = 0: no content size in
+   the frame headers. checksums = 1: descriptor 0x80 and a third word per entry, the low
+   32 bits of the chunk's XXH64, taken from libzstd (a frame's own content checksum is the
+   same word, its last 4 bytes), so our XXH64 is judged by libzstd's. Entry `bad` (if <
+   512) lies: `lie` is added to its decompressed size, or its checksum is flipped. */
+typedef struct seekable_opts {
+    int sizes, checksums;
+    size_t bad;
+    uint32_t lie;
+} seekable_opts;
+
+static void write_seekable(const char *plain, const char *z, size_t step, seekable_opts o) {
+    size_t pn, off, k = 0, esize = o.checksums ? 12 : 8;
+    uint8_t *pb = tu_read_file(plain, &pn), table[8 + 12 * 512 + 9];
     ZSTD_CCtx *c = ZSTD_createCCtx();
     FILE *f = fopen(z, "wb");
     assert_non_null(f);
-    assert_true(pn / step < 64);
-    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0)));
+    assert_true(pn / step < 512);
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, o.sizes)));
+    assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, o.checksums)));
     for (off = 0; off < pn; off += step, k++) {
         size_t len = pn - off < step ? pn - off : step, cap = ZSTD_compressBound(len);
-        uint8_t *out = (uint8_t *)malloc(cap);
+        uint8_t *out = (uint8_t *)malloc(cap), *e = table + 8 + esize * k;
         size_t cs = ZSTD_compress2(c, out, cap, pb + off, len);
-        uint32_t us = (uint32_t)len + (k == 1 ? lie : 0);
         assert_false(ZSTD_isError(cs));
-        assert_int_equal(ZSTD_getFrameContentSize(out, cs), ZSTD_CONTENTSIZE_UNKNOWN);
+        if (!o.sizes) assert_int_equal(ZSTD_getFrameContentSize(out, cs), ZSTD_CONTENTSIZE_UNKNOWN);
         assert_int_equal(fwrite(out, 1, cs, f), cs);
-        tu_put_le32(table + 8 + 8 * k, (uint32_t)cs);
-        tu_put_le32(table + 12 + 8 * k, us);
+        tu_put_le32(e, (uint32_t)cs);
+        tu_put_le32(e + 4, (uint32_t)len + (k == o.bad && !o.checksums ? o.lie : 0));
+        if (o.checksums) tu_put_le32(e + 8, le32(out + cs - 4) ^ (k == o.bad ? 1u : 0u));
         free(out);
     }
     tu_put_le32(table, 0x184D2A5Eu);
-    tu_put_le32(table + 4, (uint32_t)(8 * k + 9));
-    tu_put_le32(table + 8 + 8 * k, (uint32_t)k);
-    table[12 + 8 * k] = 0;
-    tu_put_le32(table + 13 + 8 * k, 0x8F92EAB1u);
-    assert_int_equal(fwrite(table, 1, 8 + 8 * k + 9, f), 8 + 8 * k + 9);
+    tu_put_le32(table + 4, (uint32_t)(esize * k + 9));
+    tu_put_le32(table + 8 + esize * k, (uint32_t)k);
+    table[12 + esize * k] = o.checksums ? 0x80 : 0;
+    tu_put_le32(table + 13 + esize * k, 0x8F92EAB1u);
+    assert_int_equal(fwrite(table, 1, 8 + esize * k + 9, f), 8 + esize * k + 9);
     fclose(f);
     ZSTD_freeCCtx(c);
     free(pb);
@@ -470,7 +483,9 @@ static void test_seek_table_of_frames_without_sizes(void **state) {
     (void)state;
     make_trace(plain, 5000, 500, 0, 1, 0);
     for (lie = 0; lie < 2; lie++) {
-        write_seekable_without_sizes(plain, z, 20000, lie ? 4 : 0);
+        seekable_opts o = {0, 0, 1, 0};
+        o.lie = lie ? 4 : 0;
+        write_seekable(plain, z, 20000, o);
         a = open_any(plain, NULL);
         b = open_any(z, &zi);
         assert_true(zi.seek_table);
@@ -481,6 +496,53 @@ static void test_seek_table_of_frames_without_sizes(void **state) {
         frames_reader_close(a);
         frames_reader_close(b);
     }
+    unlink(plain);
+    unlink(z);
+}
+
+/* Seek-table checksums are checked whenever a chunk is decompressed: true ones read, a
+   wrong one is a corrupt chunk named with its offsets, the other chunks still read. */
+static void test_seek_table_checksums(void **state) {
+    const char *plain = tu_tmp_path(".frames"), *z = tu_tmp_path(".frames.zst");
+    frames_reader *a, *b;
+    frames_zstd_info zi;
+    frames_frame f;
+    uint64_t n = 0, i;
+    const frames_zstd_chunk *bad;
+    int rc;
+    (void)state;
+    make_trace(plain, 5000, 500, 0, 1, 0);
+    for (i = 0; i < 3; i++) { /* chunk lengths that end in every tail of XXH64's loop */
+        static const size_t steps[] = {4093, 20011, 65543};
+        seekable_opts o = {1, 1, 512, 0};
+        write_seekable(plain, z, steps[i], o);
+        a = open_any(plain, NULL);
+        b = open_any(z, &zi);
+        assert_true(zi.seek_table_used);
+        assert_true(zi.seek_checksums);
+        expect_same_frames(a, b);
+        frames_reader_close(a);
+        frames_reader_close(b);
+    }
+
+    {
+        seekable_opts o = {1, 1, 3, 0};
+        write_seekable(plain, z, 20000, o);
+    }
+    b = open_any(z, &zi);
+    assert_true(zi.seek_table_used);
+    bad = frames_zstd_map_chunk(frames_zstd_reader_map(b), 3);
+    assert_non_null(bad);
+    while ((rc = frames_reader_next(b, &f)) == 1) n++;
+    assert_int_equal(rc, FRAMES_E_FORMAT);
+    assert_non_null(strstr(frames_reader_error(b)->message, "chunk 3 (zstd frame at file offset"));
+    assert_non_null(strstr(frames_reader_error(b)->message, "do not match the seek table's checksum"));
+    assert_true(n > 0 && n < 2000);
+    /* frame 2000 is behind the TOC entry of frame 2000 (m = 500), far after chunk 3 */
+    assert_true(bad->uoffset + bad->usize < 150000);
+    assert_int_equal(frames_reader_seek(b, 2000), 0);
+    assert_int_equal(frames_reader_next(b, &f), 1);
+    frames_reader_close(b);
     unlink(plain);
     unlink(z);
 }
@@ -642,13 +704,10 @@ static void test_commands(void **state) {
         unlink(idx);
         unlink(z11);
     }
-    /* standard input redirected from a compressed file reads; a pipe of one says why not */
+    /* standard input redirected from a compressed file reads with random access (a pipe:
+       test_compressed_pipe_and_fifo) */
     o = tu_run(&st, "bash -c '%s dump - < %s | cmp - <(%s dump %s)'", bin, z, bin, v);
     assert_int_equal(st, 0);
-    free(o);
-    o = tu_run(&st, "cat %s | %s info - 2>&1", z, bin);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(o, "standard input looks compressed (zstd)"));
     free(o);
     /* the same decompressed by zstd and by frames decompress */
     o = tu_run(&st, "%s decompress %s -o - | cmp - %s && zstd -q -d -c %s | cmp - %s", bin, z, v, z, v);
@@ -657,6 +716,66 @@ static void test_commands(void **state) {
     unlink(z);
     unlink(c);
     unlink(s);
+}
+
+/* A compressed trace on a pipe or a FIFO streams through a decompressor: the same frames
+   as the file; cut short, the frames `zstd -dc` gives back from the cut (no more, no less);
+   corrupt, an error and exit status 1. */
+static void test_compressed_pipe_and_fifo(void **state) {
+    const char *v = tu_shared("vectors/frames/tcg_r10_m64_n10001.frames");
+    const char *z = tu_tmp_path(".frames.zst"), *fifo = tu_tmp_path(".fifo"), *bin = tu_frames_bin();
+    char *want, *got;
+    int st;
+    (void)state;
+    free(tu_run(&st, "%s compress %s -o %s --chunk 64K 2>&1", bin, v, z));
+    assert_int_equal(st, 0);
+    want = tu_run(&st, "%s dump %s", bin, v);
+    assert_int_equal(st, 0);
+    got = tu_run(&st, "cat %s | %s dump -", z, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    got = tu_run(&st, "cat %s > %s & %s dump %s; wait", z, fifo, bin, fifo);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    unlink(fifo);
+    want = tu_run(&st, "head -c 100000 %s | zstd -q -dc 2>/dev/null | %s dump - 2>/dev/null", z, bin);
+    got = tu_run(&st, "head -c 100000 %s | %s dump - 2>/dev/null", z, bin);
+    assert_true(strlen(want) > 1000);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    /* the query engine needs the plain bytes in memory: a pipe is copied, then decompressed */
+    want = tu_run(&st, "%s query %s --var a:reg32 --count", bin, v);
+    assert_int_equal(st, 0);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", z, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", v, bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    {   /* a trace-db trace on a pipe still reads as one */
+        const char *tdb = tu_shared("vectors/tracedb/small.trace");
+        want = tu_run(&st, "%s query %s --count 2>&1", bin, tdb);
+        assert_int_equal(st, 0);
+        got = tu_run(&st, "cat %s | %s query - --count 2>&1", tdb, bin);
+        assert_int_equal(st, 0);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+    got = tu_run(&st, "(head -c 30000 %s; head -c 200 /dev/zero; tail -c +30201 %s) | %s stat - 2>&1",
+                 z, z, bin);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(got, "read failed: Bad message"));
+    free(got);
+    unlink(z);
 }
 
 /* Chunks that start anywhere (a foreign writer: zstd --block-size style frames of fixed
@@ -704,10 +823,12 @@ int main(void) {
         cmocka_unit_test(test_corrupt_chunk),
         cmocka_unit_test(test_lying_seek_table),
         cmocka_unit_test(test_seek_table_of_frames_without_sizes),
+        cmocka_unit_test(test_seek_table_checksums),
         cmocka_unit_test(test_cut_file_recovers_and_fix),
         cmocka_unit_test(test_flushed_unfinished_is_readable),
         cmocka_unit_test(test_commands),
         cmocka_unit_test(test_foreign_frames_straddle),
+        cmocka_unit_test(test_compressed_pipe_and_fifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,16 +152,13 @@ TU_FN int tu_write_file(const char *path, const void *data, size_t len) {
 }
 
 /* Run a shell command, capture stdout (malloc'd, NUL-terminated) and the exit status. */
-TU_FN char *tu_run(int *status, const char *fmt, ...) {
+TU_FN char *tu_vrun(int *status, const char *fmt, va_list ap) {
     char cmd[8192];
-    va_list ap;
     FILE *p;
     char *out = NULL;
     size_t cap = 0, n = 0, got;
     int st;
-    va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
     p = popen(cmd, "r");
     if (!p) return NULL;
     for (;;) {
@@ -179,6 +176,29 @@ TU_FN char *tu_run(int *status, const char *fmt, ...) {
     return out;
 }
 
+TU_FN char *tu_run(int *status, const char *fmt, ...) {
+    va_list ap;
+    char *out;
+    va_start(ap, fmt);
+    out = tu_vrun(status, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+/* tu_run for a command that must succeed: a nonzero exit prints what (the command's
+   purpose), the command's output and fails the test. The output, malloc'd. */
+TU_FN char *tu_run_ok(const char *what, const char *fmt, ...) {
+    va_list ap;
+    char *out;
+    int st;
+    va_start(ap, fmt);
+    out = tu_vrun(&st, fmt, ap);
+    va_end(ap);
+    if (st != 0) print_error("%s failed (exit %d):\n%s\n", what, st, out ? out : "");
+    assert_int_equal(st, 0);
+    return out;
+}
+
 /* A fresh temporary path (file not created) under $TMPDIR or /tmp. */
 TU_FN const char *tu_tmp_path(const char *suffix) {
     static char bufs[8][512];
@@ -190,6 +210,11 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
     return b;
 }
 
+/* `frames record` is built (capstone found, Linux x86-64): the recording suites run. */
+#if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
+#define TU_RECORD_BUILT 1
+#endif
+
 /* A private work directory for a suite: tu_workdir_make("frames-sym") in the group setup
    (returns 0), tu_workdir_path("x.c") for a file in it (one of 8 rotating buffers: copy
    what must last), tu_workdir_remove() in the teardown. */
@@ -200,8 +225,7 @@ static char tu_workdir[256];
 #endif
 
 TU_FN int tu_workdir_make(const char *prefix) {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(tu_workdir, sizeof tu_workdir, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", prefix);
+    snprintf(tu_workdir, sizeof tu_workdir, "%s/%s-XXXXXX", tu_tmpdir(), prefix);
     return mkdtemp(tu_workdir) ? 0 : -1;
 }
 
@@ -216,6 +240,42 @@ TU_FN const char *tu_workdir_path(const char *name) {
 TU_FN void tu_workdir_remove(void) {
     int st;
     if (tu_workdir[0]) free(tu_run(&st, "rm -rf '%s'", tu_workdir));
+}
+
+/* ---- growing buffers */
+
+/* Append n bytes to buf, which holds *len bytes in *cap (grown by doubling), and keep a
+   NUL after them, so that text can be read as a string (data NULL: n zero bytes);
+   returns buf, perhaps moved. Fails the test when out of memory. */
+TU_FN void *tu_append(void *buf, size_t *len, size_t *cap, const void *data, size_t n) {
+    char *b = (char *)buf;
+    if (*len + n + 1 > *cap) {
+        *cap = (*len + n + 1) * 2;
+        b = (char *)realloc(b, *cap);
+        assert_non_null(b);
+    }
+    if (n && data) memcpy(b + *len, data, n);
+    else if (n) memset(b + *len, 0, n);
+    *len += n;
+    b[*len] = 0;
+    return b;
+}
+
+/* Growing text: printer output, listings (free(t.s) when done). */
+
+typedef struct tu_text {
+    char *s;               /* NUL-terminated after its n bytes (NULL while empty) */
+    size_t n, cap;
+} tu_text;
+
+TU_FN void tu_text_add(tu_text *t, const void *p, size_t n) {
+    t->s = (char *)tu_append(t->s, &t->n, &t->cap, p, n);
+}
+
+/* A frames_out_fn (the library's printers) appending to the tu_text at ctx. */
+TU_FN int tu_text_out(void *ctx, const char *s, size_t n) {
+    tu_text_add((tu_text *)ctx, s, n);
+    return 0;
 }
 
 /* ---- little-endian words: byte by byte, independent of the library's loads */

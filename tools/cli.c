@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,13 @@ int cli_usage_error(const char *fmt, ...) {
     va_end(ap);
     fprintf(stderr, "try 'frames %s --help'\n", current_command);
     return CLI_USAGE;
+}
+
+int cli_trace_arg(const char *arg, const char **in) {
+    if (arg[0] == '-' && arg[1]) return cli_usage_error("unknown option '%s'", arg);
+    if (*in) return cli_usage_error("one TRACE only ('%s' is extra)", arg);
+    *in = arg;
+    return CLI_OK;
 }
 
 int cli_wants_help(int argc, char **argv) {
@@ -301,45 +309,62 @@ static struct inflated {
     size_t len;
 } inflated[4];
 
-int cli_open_query_trace(const char *path, fq_trace **t, frames_error *err) {
 #ifdef FRAMES_HAVE_ZSTD
-    unsigned char magic[4];
-    int fd = strcmp(path, "-") ? open(path, O_RDONLY) : -1, tmp, cut = 0, rc;
+static int query_io_error(frames_error *err, const char *what) {
+    err->code = FRAMES_E_IO;
+    snprintf(err->message, sizeof err->message, "%s: %s", what, strerror(errno));
+    return FRAMES_E_IO;
+}
+
+/* An unlinked temporary file, open for reading and writing. */
+static int query_tmpfile(frames_error *err) {
+    FILE *f = tmpfile();
+    int fd = f ? dup(fileno(f)) : -1;
+    if (f) fclose(f); /* the dup keeps the unlinked file */
+    if (fd < 0) query_io_error(err, "no temporary file for the trace");
+    return fd;
+}
+
+/* Standard input as a file that can be read twice: itself when it is one, else a copy of
+   everything on it (a pipe) in a temporary file. */
+static int query_stdin(frames_error *err) {
+    struct stat st;
+    char buf[65536];
+    ssize_t n;
+    int fd;
+    if (fstat(0, &st) == 0 && S_ISREG(st.st_mode)) return dup(0);
+    if ((fd = query_tmpfile(err)) < 0) return -1;
+    while ((n = read(0, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || write(fd, buf, (size_t)n) != n) {
+            query_io_error(err, n < 0 ? "standard input" : "temporary file");
+            close(fd);
+            return -1;
+        }
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        query_io_error(err, "temporary file");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Map fd (closed here) and open the query trace on it; the mapping lives until
+   cli_close_query_trace. */
+static int query_open_mapped(int fd, fq_trace **t, frames_error *err) {
     struct stat st;
     void *map;
     size_t i;
-    if (fd < 0 || read(fd, magic, 4) != 4 || !frames_zstd_is_compressed(magic, 4) ||
-        lseek(fd, 0, SEEK_SET) != 0) {
-        if (fd >= 0) close(fd);
-        return fq_trace_open_path(t, path, NULL, err);
-    }
+    int rc;
     for (i = 0; i < sizeof inflated / sizeof inflated[0] && inflated[i].t; i++) {}
-    {
-        FILE *f = i < sizeof inflated / sizeof inflated[0] ? tmpfile() : NULL;
-        if (!f || (tmp = dup(fileno(f))) < 0) {
-            if (f) fclose(f);
-            close(fd);
-            err->code = FRAMES_E_IO;
-            snprintf(err->message, sizeof err->message, "no temporary file to decompress into: %s",
-                     strerror(errno));
-            return FRAMES_E_IO;
-        }
-        fclose(f); /* the dup keeps the unlinked file */
+    if (i == sizeof inflated / sizeof inflated[0] || fstat(fd, &st) != 0) {
+        close(fd);
+        return query_io_error(err, "too many decompressed traces");
     }
-    rc = frames_zstd_decompress_fd(fd, tmp, &cut, err);
+    map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
     close(fd);
-    if (rc == FRAMES_OK && cut) cli_warn("%s ends inside a zstd frame: querying what it holds", path);
-    if (rc < 0 || fstat(tmp, &st) != 0) {
-        close(tmp);
-        return rc < 0 ? rc : FRAMES_E_IO;
-    }
-    map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, tmp, 0) : NULL;
-    close(tmp);
-    if (map == MAP_FAILED) {
-        err->code = FRAMES_E_IO;
-        snprintf(err->message, sizeof err->message, "cannot map the decompressed trace: %s", strerror(errno));
-        return FRAMES_E_IO;
-    }
+    if (map == MAP_FAILED) return query_io_error(err, "cannot map the trace");
     if ((rc = fq_trace_open_memory(t, map, (size_t)st.st_size, NULL, err)) < 0) {
         if (map) munmap(map, (size_t)st.st_size);
         return rc;
@@ -348,6 +373,33 @@ int cli_open_query_trace(const char *path, fq_trace **t, frames_error *err) {
     inflated[i].map = map;
     inflated[i].len = (size_t)st.st_size;
     return FRAMES_OK;
+}
+#endif
+
+int cli_open_query_trace(const char *path, fq_trace **t, frames_error *err) {
+#ifdef FRAMES_HAVE_ZSTD
+    unsigned char magic[4];
+    int is_stdin = !strcmp(path, "-"), fd, tmp, cut = 0, rc, compressed;
+    fd = is_stdin ? query_stdin(err) : open(path, O_RDONLY);
+    if (fd < 0) return is_stdin ? FRAMES_E_IO : fq_trace_open_path(t, path, NULL, err);
+    compressed = read(fd, magic, 4) == 4 && frames_zstd_is_compressed(magic, 4);
+    if (lseek(fd, 0, SEEK_SET) != 0 || !compressed) {
+        if (is_stdin) return query_open_mapped(fd, t, err);
+        close(fd);
+        return fq_trace_open_path(t, path, NULL, err);
+    }
+    if ((tmp = query_tmpfile(err)) < 0) {
+        close(fd);
+        return FRAMES_E_IO;
+    }
+    rc = frames_zstd_decompress_fd(fd, tmp, &cut, err);
+    close(fd);
+    if (rc == FRAMES_OK && cut) cli_warn("%s ends inside a zstd frame: querying what it holds", path);
+    if (rc < 0) {
+        close(tmp);
+        return rc;
+    }
+    return query_open_mapped(tmp, t, err);
 #else
     return fq_trace_open_path(t, path, NULL, err);
 #endif
@@ -371,9 +423,6 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
     uint32_t i;
     if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
         cli_lib_error(&err);
-        if (!strcmp(path, "-") && strstr(err.message, "fd2fb528"))
-            cli_warn("standard input looks compressed (zstd): give the file's name, or "
-                     "decompress on the way in (zstd -dc FILE | frames ...)");
         return NULL;
     }
     for (i = 0; i < zi.nwarnings; i++) cli_warn("%s: %s", path, zi.warnings[i]);
@@ -587,4 +636,14 @@ void cli_names_close(cli_names *n) {
         frames_sym_close(n->sym);
     }
     memset(n, 0, sizeof *n);
+}
+
+long cli_usable_cpus(void) {
+    long n;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+#endif
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }

@@ -36,11 +36,16 @@ int cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* A command's one TRACE argument into *in: CLI_OK, or a usage error (CLI_USAGE) for an
+   unknown option or a second TRACE ("-" is a TRACE: standard input). */
+int cli_trace_arg(const char *arg, const char **in);
 /* True if any argument is -h or --help (before a "--"). */
 int cli_wants_help(int argc, char **argv);
 
 /* Numbers: decimal or 0x hex; whole string must parse. Return 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* CPUs this process may run on (taskset, cpusets), not the machine's count; at least 1. */
+long cli_usable_cpus(void);
 int cli_parse_i64(const char *s, int64_t *out);
 /* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
 int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);

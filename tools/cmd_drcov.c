@@ -54,13 +54,7 @@ int cmd_drcov(int argc, char **argv) {
             outpath = argv[++i];
         } else if (!strcmp(argv[i], "--module") && i + 1 < argc) {
             if ((rc = add_module_arg(cov, argv[++i])) != CLI_OK) goto done_rc;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            rc = cli_usage_error("unknown option '%s'", argv[i]);
-            goto done_rc;
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            rc = cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        } else if ((rc = cli_trace_arg(argv[i], &in)) != CLI_OK) {
             goto done_rc;
         }
     }

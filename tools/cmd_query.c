@@ -1,7 +1,4 @@
 /* frames query - trace-db style queries over frames and trace-db traces (frames_query.h) */
-#ifdef __linux__
-#include <sched.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -189,15 +186,6 @@ typedef struct args {
     cli_names names;
 } args;
 
-/* CPUs this process may run on (taskset, cpusets), not the machine's count. */
-static long usable_cpus(void) {
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-#endif
-    return sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 static int parse_args(int argc, char **argv, args *a) {
     int i, rest = 0;
     a->vars = (const char **)calloc((size_t)argc, sizeof(char *));
@@ -293,7 +281,7 @@ static int parse_args(int argc, char **argv, args *a) {
         cli_warn("--stmt 0x%llx has bits outside --mask 0x%llx: no point can match",
                  (unsigned long long)a->stmt, (unsigned long long)a->mask);
     if (!a->threads) {
-        long n = usable_cpus();
+        long n = cli_usable_cpus();
         a->threads = n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
     }
     return CLI_OK;

@@ -72,12 +72,8 @@ int cmd_slice(int argc, char **argv) {
             flt.has_tid = 1;
         } else if (cli_zstd_option(argv[i])) {
             if (cli_zstd_option(argv[i]) == CLI_USAGE) return CLI_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
+            return CLI_USAGE;
         }
     }
     if (!in) return cli_usage_error("missing TRACE");

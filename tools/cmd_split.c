@@ -42,12 +42,8 @@ int cmd_split(int argc, char **argv) {
             have_chunks = 1;
         } else if (!strcmp(argv[a], "--json")) {
             json = 1;
-        } else if (argv[a][0] == '-' && argv[a][1]) {
-            return cli_usage_error("unknown option '%s'", argv[a]);
-        } else if (!in) {
-            in = argv[a];
-        } else {
-            return cli_usage_error("one TRACE only ('%s' is extra)", argv[a]);
+        } else if (cli_trace_arg(argv[a], &in) != CLI_OK) {
+            return CLI_USAGE;
         }
     }
     if (!in) return cli_usage_error("missing TRACE");

@@ -162,12 +162,8 @@ int cmd_stat(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &top) || top > 1000000)
                 return cli_usage_error("--top wants a number up to 1000000, got '%s'", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
+            return CLI_USAGE;
         }
     }
     if (!in) return cli_usage_error("missing TRACE");

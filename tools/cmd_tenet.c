@@ -71,12 +71,8 @@ int cmd_tenet(int argc, char **argv) {
             have_tid = 1;
         } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
             archname = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error("one TRACE only ('%s' is extra)", argv[i]);
+        } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
+            return CLI_USAGE;
         }
     }
     if (!in) return cli_usage_error("missing TRACE");

@@ -233,6 +233,7 @@ static int fz_open_stream(frames_reader **r, const uint8_t *data, size_t size, f
     src->fail_at = fail_at;
     io.ctx = src;
     io.read = fz_src_read;
+    io.close = NULL;
     return frames_reader_open_io(r, &io, o, &err);
 }
 

@@ -50,6 +50,13 @@
                                 %n = trace number in this process (the input's index in
                                 input mode, from 0), %p = process id, %% = %. An existing
                                 directory (or a pattern ending in /) means DIR/sancov-%p-%n.frames.
+                                A name ending in .zst gives a compressed, seekable trace
+                                (frames_zstd.h; build this file with -DFRAMES_SANCOV_ZSTD and
+                                link -lzstd): the trace is written plain under the name
+                                without .zst, then compressed when it is finished and the
+                                plain file removed. A crash leaves the finished plain trace
+                                (compress it later with `frames compress`).
+     FRAMES_SANCOV_ZSTD_LEVEL   zstd level for .zst names (default 3)
      FRAMES_SANCOV_MODE         input | process
      FRAMES_SANCOV_MAX_FRAMES   std_frames per trace (default 10000000); later events of
                                 that trace are dropped and counted on stderr
@@ -64,7 +71,8 @@
    flush; `frames fix` finishes it.
 
    IMPLEMENTATION NOTES: no allocation after start-up (frames.h's writer over static
-   buffers and a write()/pwrite() sink); a spin lock serialises threads; a thread-local
+   buffers and a write()/pwrite() sink), except libzstd's when a finished trace is
+   compressed (outside signal handlers); a spin lock serialises threads; a thread-local
    flag drops events raised from inside the tracer itself (signal handlers, or this file
    compiled with instrumentation by mistake: clang gets no_sanitize("coverage") on every
    function here anyway). Linux and glibc (constructor arguments, dl_iterate_phdr). */
@@ -96,18 +104,30 @@
 #define FRAMES_STATIC
 #define FRAMES_NO_TEXT
 #define FRAMES_IMPLEMENTATION
+#ifdef FRAMES_SANCOV_ZSTD
+#define FRAMES_ZSTD_IMPLEMENTATION
+#define FRAMES_ZSTD_NO_THREADS   /* compressed at trace close, on the thread that closes */
+#endif
+#if defined(__has_include)
+#if !__has_include("frames.h")
+#define FS_IN_SOURCE_TREE        /* compiled in place without -I: the headers are at ../.. */
+#endif
+#endif
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
-#if defined(__has_include)
-#if __has_include("frames.h")
-#include "frames.h"
-#else
+#ifdef FS_IN_SOURCE_TREE
 #include "../../frames.h"
-#endif
 #else
 #include "frames.h"
+#endif
+#ifdef FRAMES_SANCOV_ZSTD
+#ifdef FS_IN_SOURCE_TREE
+#include "../../frames_zstd.h"
+#else
+#include "frames_zstd.h"
+#endif
 #endif
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
@@ -143,7 +163,9 @@ static struct fs_state {
     unsigned char lock;
     frames_writer w;
     char pattern[PATH_MAX];
-    char path[PATH_MAX];
+    char path[PATH_MAX];    /* the trace being written (plain) */
+    char zpath[PATH_MAX];   /* compressed name it gets when finished; "" = stays plain */
+    int zstd_level;
     char exe[PATH_MAX];
     char host[256], user[256];
     frames_bytes args[FS_MAX_ARGS];
@@ -315,6 +337,7 @@ static void fs_meta(frames_meta *m) {
 }
 
 static void fs_install_signals(void);
+static void fs_split_zst(void);
 
 static void fs_open_trace(const void *data, size_t size) {
     frames_writer_options o;
@@ -328,6 +351,7 @@ static void fs_open_trace(const void *data, size_t size) {
         fs_warn("output path too long for pattern %s", fs.pattern);
         return;
     }
+    fs_split_zst();
     fs.fd = open(fs.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fs.fd < 0) {
         fs_warn("cannot create %s: %s", fs.path, strerror(errno));
@@ -375,6 +399,57 @@ static void fs_open_trace(const void *data, size_t size) {
     fs_install_signals();
 }
 
+/* A .zst name: write plain under the name without .zst, compress when finished. */
+static void fs_split_zst(void) {
+    size_t len = strlen(fs.path);
+    fs.zpath[0] = 0;
+    if (len <= 4 || strcmp(fs.path + len - 4, ".zst")) return;
+#ifdef FRAMES_SANCOV_ZSTD
+    memcpy(fs.zpath, fs.path, len + 1);
+#else
+    if (fs.seq == 1)
+        fs_warn("%s: this tracer was built without -DFRAMES_SANCOV_ZSTD: writing plain traces "
+                "without the .zst suffix", fs.path);
+#endif
+    fs.path[len - 4] = 0;
+}
+
+/* Compress the finished plain trace at fs.path into fs.zpath, then remove the plain one
+   (kept when anything fails). Allocates: never called from a signal handler. */
+static void fs_compress_finished(void) {
+#ifdef FRAMES_SANCOV_ZSTD
+    frames_zstd_options zo;
+    frames_zstd_sink *zs;
+    frames_sink down;
+    frames_error err;
+    int in = open(fs.path, O_RDONLY | O_CLOEXEC), out, rc;
+    if (in < 0) return;
+    out = open(fs.zpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        fs_warn("cannot create %s: %s; the trace stays plain in %s", fs.zpath, strerror(errno), fs.path);
+        close(in);
+        return;
+    }
+    frames_zstd_options_default(&zo);
+    zo.threads = 1;
+    if (fs.zstd_level) zo.level = fs.zstd_level;
+    down = frames_sink_fd(out);
+    rc = frames_zstd_sink_open(&zs, &down, &zo, &err);
+    if (rc == FRAMES_OK) {
+        rc = frames_zstd_compress_fd(in, zs, &err);
+        if (frames_zstd_sink_close(zs, rc < 0 ? NULL : &err) < 0 && rc == FRAMES_OK) rc = err.code;
+    }
+    close(in);
+    close(out);
+    if (rc < 0) {
+        fs_warn("%s: %s; the trace stays plain in %s", fs.zpath, err.message, fs.path);
+        unlink(fs.zpath);
+    } else {
+        unlink(fs.path);
+    }
+#endif
+}
+
 /* Finish the open trace. In a signal handler only async-signal-safe calls happen here
    (frames.h's writer over caller buffers and an fd sink). */
 static void fs_close_trace(int from_signal) {
@@ -386,6 +461,7 @@ static void fs_close_trace(int from_signal) {
     close(fs.fd);
     fs.fd = -1;
     if (from_signal) return;
+    if (fs.zpath[0] && rc >= 0) fs_compress_finished();
     if (fs.dropped_frames)
         fs_warn("%s: %llu events dropped beyond FRAMES_SANCOV_MAX_FRAMES=%llu", fs.path,
                 (unsigned long long)fs.dropped_frames, (unsigned long long)fs.max_frames);
@@ -737,6 +813,7 @@ __attribute__((constructor(101))) static void fs_init(int argc, char **argv, cha
     fs.max_frames = fs_env_u64("FRAMES_SANCOV_MAX_FRAMES", 10000000u,
                                (uint64_t)(FS_TOC_CAPACITY - 1) * FRAMES_DEFAULT_FRAMES_PER_TOC - 10000);
     fs.input_bytes = (size_t)fs_env_u64("FRAMES_SANCOV_INPUT_BYTES", 65536, FS_BUFFER_SIZE / 2);
+    fs.zstd_level = (int)fs_env_u64("FRAMES_SANCOV_ZSTD_LEVEL", 0, 22);
     if (mode && !strcmp(mode, "input")) {
         fs.mode = FS_MODE_INPUT;
     } else if (mode && !strcmp(mode, "process")) {
