@@ -535,7 +535,12 @@ typedef struct frames__pq_col {
     uint32_t *doff;
     size_t doffcap;
     uint32_t ndict;
-    uint32_t *slots;             /* open addressing: entry + 1, 0 = empty */
+    uint32_t last;               /* dictionary index of the previous value, which is */
+    uint64_t lastv;              /* ... lastv (fixed width) or lastb[0..lastn) (byte arrays */
+    uint8_t lastb[16];           /* of up to 16 bytes encoded; lastn 0: longer) */
+    uint32_t lastn;
+    uint32_t stored_pages;       /* data pages to store in zstd frames uncompressed */
+    uint64_t *slots;             /* open addressing: hash << 32 | entry + 1, 0 = empty */
     uint32_t nslots;
     frames__pq_mark *marks;
     size_t nmarks, markcap;
@@ -662,7 +667,7 @@ FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const
    values
    -------------------------------------------------------------------------------------- */
 
-static inline int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
+FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
     if (c->maxdef) {
         if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
         c->def.p[c->def.n++] = (uint8_t)def;
@@ -675,33 +680,59 @@ static inline int frames__pq_level(frames__pq_col *c, int def, int rep, void *a)
     return FRAMES_OK;
 }
 
-static inline uint32_t frames__pq_hash(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, p + i, 8);
-        h = (h ^ v) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
+/* Dictionary hashes. Fixed-width values are hashed as integers (one multiply); byte
+   arrays, given in their plain encoding (the 4-byte length first, so n >= 4), with two
+   overlapping loads when short (register names, "pre", "mem") and a loop when long. */
+static inline uint32_t frames__pq_hash_int(uint64_t v) {
+    v *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(v >> 32);
+}
+
+static inline uint32_t frames__pq_hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h;
+    if (n <= 8) {
+        h = frames__le32(p) | (uint64_t)frames__le32(p + n - 4) << 32;
+    } else if (n <= 16) {
+        h = (frames__le64(p) * 0xff51afd7ed558ccdull) ^ frames__le64(p + n - 8);
+    } else {
+        size_t i = 0;
+        h = 0x9e3779b97f4a7c15ull ^ n;
+        for (; i + 8 <= n; i += 8) {
+            h = (h ^ frames__le64(p + i)) * 0xff51afd7ed558ccdull;
+            h ^= h >> 32;
+        }
+        h ^= frames__le64(p + n - 8);
     }
-    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The plain encoding of entry e of the dictionary: pointer and size. */
-static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t e, size_t *n) {
-    const uint8_t *p = c->dvals.p + c->doff[e];
-    *n = c->width ? (size_t)c->width : 4 + (size_t)frames__le32(p);
-    return p;
+/* Equal plain encodings of n >= 4 bytes (a libc memcmp call costs more than the
+   comparison of a short name). */
+static inline int frames__pq_same(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n <= 8)
+        return frames__le32(a) == frames__le32(b) && frames__le32(a + n - 4) == frames__le32(b + n - 4);
+    if (n <= 16)
+        return frames__le64(a) == frames__le64(b) && frames__le64(a + n - 8) == frames__le64(b + n - 8);
+    return memcmp(a, b, n) == 0;
 }
 
-static inline int frames__pq_eq8(const uint8_t *a, const uint8_t *b) {
-    uint64_t x, y;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    return x == y;
+/* A fixed-width value of column c as stored (width 4: the low 32 bits). */
+static inline uint64_t frames__pq_load(const frames__pq_col *c, const uint8_t *p) {
+    return c->width == 8 ? frames__le64(p) : c->width == 4 ? frames__le32(p) : *p;
+}
+
+/* The plain encoding of entry e of the dictionary: pointer and size. */
+static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t e, size_t *n) {
+    const uint8_t *p;
+    if (c->width) {
+        *n = (size_t)c->width;
+        return c->dvals.p + (size_t)e * (size_t)c->width;
+    }
+    p = c->dvals.p + c->doff[e];
+    *n = 4 + (size_t)frames__le32(p);
+    return p;
 }
 
 /* Leave dictionary mode: the plain values of the indices so far, then plain from now on. */
@@ -718,17 +749,18 @@ static int frames__pq_undict(frames__pq_col *c, void *a) {
     return FRAMES_OK;
 }
 
+/* Slots hold the entry's hash (high half) and entry + 1 (low half; 0 = empty), so that a
+   probe compares hashes without touching the values. */
 static int frames__pq_rehash(frames__pq_col *c, void *a) {
-    uint32_t ns = c->nslots ? c->nslots * 2 : 1024, e, mask = ns - 1;
-    uint32_t *s = (uint32_t *)FRAMES_MALLOC((size_t)ns * sizeof *s, a);
+    uint32_t ns = c->nslots ? c->nslots * 2 : 1024, i, mask = ns - 1;
+    uint64_t *s = (uint64_t *)FRAMES_MALLOC((size_t)ns * sizeof *s, a);
     if (!s) return FRAMES_E_NOMEM;
     memset(s, 0, (size_t)ns * sizeof *s);
-    for (e = 0; e < c->ndict; e++) {
-        size_t n;
-        const uint8_t *p = frames__pq_dentry(c, e, &n);
-        uint32_t h = frames__pq_hash(p, n) & mask;
-        while (s[h]) h = (h + 1) & mask;
-        s[h] = e + 1;
+    for (i = 0; i < c->nslots; i++) {
+        uint32_t h;
+        if (!c->slots[i]) continue;
+        for (h = (uint32_t)(c->slots[i] >> 32) & mask; s[h]; h = (h + 1) & mask) {}
+        s[h] = c->slots[i];
     }
     FRAMES_FREE(c->slots, a);
     c->slots = s;
@@ -736,74 +768,128 @@ static int frames__pq_rehash(frames__pq_col *c, void *a) {
     return FRAMES_OK;
 }
 
-/* Index of the plain-encoded value enc[0..n) in the dictionary, adding it; -1 when the
-   dictionary would exceed its limits. */
-static int64_t frames__pq_dict_find(frames__pq_col *c, const uint8_t *enc, size_t n,
+/* Index of a value in the dictionary, adding it: the integer v of a fixed-width column,
+   or the plain encoding enc[0..n) of a byte array. -1 when the dictionary would exceed
+   its limits, -2 out of memory. */
+static int64_t frames__pq_dict_find(frames__pq_col *c, uint64_t v, const uint8_t *enc, size_t n,
                                     const frames_parquet_options *o, void *a) {
-    uint32_t h, mask, e;
+    uint32_t hv = enc ? frames__pq_hash_bytes(enc, n) : frames__pq_hash_int(v), h, mask;
+    uint64_t s;
     if (c->ndict * 2 >= c->nslots && frames__pq_rehash(c, a) < 0) return -2;
     mask = c->nslots - 1;
-    h = frames__pq_hash(enc, n) & mask;
-    while ((e = c->slots[h]) != 0) {
+    for (h = hv & mask; (s = c->slots[h]) != 0; h = (h + 1) & mask) {
+        uint32_t e = (uint32_t)s - 1;
         size_t en;
-        const uint8_t *p = frames__pq_dentry(c, e - 1, &en);
-        if (en == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) return e - 1;
-        h = (h + 1) & mask;
+        const uint8_t *p;
+        if ((uint32_t)(s >> 32) != hv) continue;
+        p = frames__pq_dentry(c, e, &en);
+        if (enc ? en == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v) return e;
     }
+    if (!enc) n = (size_t)c->width;
     if (c->ndict >= o->dictionary_max_entries || c->dvals.n + n > o->dictionary_max_bytes)
         return -1;
-    if (c->ndict >= c->doffcap &&
-        frames__grow((void **)&c->doff, &c->doffcap, c->ndict + 1, sizeof *c->doff, a) < 0)
-        return -2;
-    c->doff[c->ndict] = (uint32_t)c->dvals.n;
-    if (frames__pq_append(&c->dvals, enc, n, a) < 0) return -2;
-    c->slots[h] = ++c->ndict;
+    if (enc) {
+        if (c->ndict >= c->doffcap && FRAMES__GROW(c->doff, c->doffcap, c->ndict + 1, a) < 0)
+            return -2;
+        c->doff[c->ndict] = (uint32_t)c->dvals.n;
+        if (frames__pq_append(&c->dvals, enc, n, a) < 0) return -2;
+    } else {
+        if (frames__pq_reserve(&c->dvals, 8, a) < 0) return -2;
+        frames__put_le64(c->dvals.p + c->dvals.n, v);
+        c->dvals.n += n;
+    }
+    c->slots[h] = (uint64_t)hv << 32 | ++c->ndict;
     return c->ndict - 1;
 }
 
-/* Append one value given in its plain encoding (byte arrays: 4-byte length + bytes). */
-static int frames__pq_value(frames_parquet *w, frames__pq_col *c, const uint8_t *enc, size_t n) {
+static inline int frames__pq_add_index(frames__pq_col *c, uint32_t e, void *a) {
+    if (c->nval >= c->idxcap && FRAMES__GROW(c->idx, c->idxcap, c->nval + 1, a) < 0)
+        return FRAMES_E_NOMEM;
+    c->idx[c->nval++] = e;
+    c->last = e;
+    return FRAMES_OK;
+}
+
+/* A value of a dictionary column (v, or enc[0..n) for byte arrays): FRAMES_OK when it
+   went into the dictionary, 1 when the column is plain from now on (the caller appends
+   the value plain), FRAMES_E_NOMEM. */
+static FRAMES__NOINLINE int frames__pq_dict_value(frames_parquet *w, frames__pq_col *c,
+                                                  uint64_t v, const uint8_t *enc, size_t n) {
     void *a = w->o.alloc_ctx;
-    c->plain_size += n;
-    /* Most values distinct after a sample: a dictionary would not pay, and filling a large
-       hash table (cache misses on every value) is most of the time an export spends. */
-    if (c->dict && (c->nval & 4095) == 0 && c->nval && c->ndict > c->nval / 2) {
-        c->plain_size -= n;
-        if (frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
-        c->plain_size += n;
+    int64_t e;
+    if (enc) {   /* the previous value for the callers' inline check */
+        c->lastn = n <= 16 ? (uint32_t)n : 0;
+        memcpy(c->lastb, enc, 16);
+    } else {
+        c->lastv = v;
     }
-    if (c->dict && c->nval) {   /* the previous value again (a frame's operands): no hash */
+    if (c->nval) {
         size_t pn;
-        uint32_t prev = c->idx[c->nval - 1];
-        const uint8_t *p = frames__pq_dentry(c, prev, &pn);
-        if (pn == n && (n == 8 ? frames__pq_eq8(p, enc) : memcmp(p, enc, n) == 0)) {
-            if (c->nval >= c->idxcap &&
-                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
-                return FRAMES_E_NOMEM;
-            c->idx[c->nval++] = prev;
-            return FRAMES_OK;
-        }
+        const uint8_t *p;
+        /* More than one distinct value in 8 after a sample (register values, addresses,
+           the pc of each frame's operands): the plain values compress better with zstd
+           than the dictionary's indices (the operands' pc: 1.2 MB instead of 8.5 MB on
+           bench_parquet's trace), and filling a large hash table (a cache miss per new
+           value) was a sixth of an export's time. */
+        if ((c->nval & 4095) == 0 && c->ndict > c->nval / 8)
+            return frames__pq_undict(c, a) < 0 ? FRAMES_E_NOMEM : 1;
+        p = frames__pq_dentry(c, c->last, &pn);   /* the previous value again: no hash */
+        if (enc ? pn == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v)
+            return frames__pq_add_index(c, c->last, a);
     }
+    e = frames__pq_dict_find(c, v, enc, n, &w->o, a);
+    if (e == -2) return FRAMES_E_NOMEM;
+    if (e >= 0) return frames__pq_add_index(c, (uint32_t)e, a);
+    return frames__pq_undict(c, a) < 0 ? FRAMES_E_NOMEM : 1;
+}
+
+/* The previous value of a dictionary column again (the tid, pc and list of a frame's
+   operands): its index, without a hash; not at a sample point of frames__pq_dict_value. */
+#define FRAMES__PQ_AGAIN(c, same)                                                            \
+    ((same) && (c)->nval && ((c)->nval & 4095) && (c)->nval < (c)->idxcap)
+
+/* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1). */
+FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
+    c->plain_size += (uint64_t)c->width;
     if (c->dict) {
-        int64_t e = frames__pq_dict_find(c, enc, n, &w->o, a);
-        if (e == -2) return FRAMES_E_NOMEM;
-        if (e >= 0) {
-            if (c->nval >= c->idxcap &&
-                frames__grow((void **)&c->idx, &c->idxcap, c->nval + 1, sizeof *c->idx, a) < 0)
-                return FRAMES_E_NOMEM;
-            c->idx[c->nval++] = (uint32_t)e;
+        int rc;
+        if (FRAMES__PQ_AGAIN(c, v == c->lastv)) {
+            c->idx[c->nval++] = c->last;
             return FRAMES_OK;
         }
-        c->plain_size -= n;   /* counted again below */
-        if (frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
-        c->plain_size += n;
+        if ((rc = frames__pq_dict_value(w, c, v, NULL, 0)) <= 0) return rc;
     }
-    if (frames__pq_append(&c->plain, enc, n, a) < 0) return FRAMES_E_NOMEM;
+    if (frames__pq_reserve(&c->plain, 8, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
+    frames__put_le64(c->plain.p + c->plain.n, v);
+    c->plain.n += (size_t)c->width;
     c->nval++;
     return FRAMES_OK;
 }
 
-static inline frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col) {
+/* Append a byte array given in its plain encoding enc[0..n), n <= 68; enc has room for
+   16 bytes (short values are copied with one fixed-size move). */
+FRAMES__INLINE int frames__pq_short_bytes(frames_parquet *w, frames__pq_col *c,
+                                          const uint8_t *enc, size_t n) {
+    uint8_t *d;
+    c->plain_size += n;
+    if (c->dict) {
+        int rc;
+        if (FRAMES__PQ_AGAIN(c, n == c->lastn && frames__pq_same(c->lastb, enc, n))) {
+            c->idx[c->nval++] = c->last;
+            return FRAMES_OK;
+        }
+        if ((rc = frames__pq_dict_value(w, c, 0, enc, n)) <= 0) return rc;
+    }
+    if (frames__pq_reserve(&c->plain, n + 16, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
+    d = c->plain.p + c->plain.n;
+    if (n <= 16) memcpy(d, enc, 16);
+    else memcpy(d, enc, n);
+    c->plain.n += n;
+    c->nval++;
+    return FRAMES_OK;
+}
+
+FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col) {
     if (col >= w->ncols || w->state) {
         if (!w->state) {
             frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: no column %u", col);
@@ -815,76 +901,116 @@ static inline frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col)
     return &w->cols[col];
 }
 
-static void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits, int width) {
-    frames__pq_col *c = frames__pq_col_of(w, col);
-    uint8_t enc[8];
-    if (!c) return;
-    frames__put_le64(enc, bits);
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, enc, (size_t)width) < 0)
+/* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
+   (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
+FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
+    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits) {
+    frames__pq_col *c = frames__pq_col_of(w, col);
+    if (c) frames__pq_int_at(w, c, bits);
 }
 
 FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
-    frames__pq_int(w, col, v, 8);
+    frames__pq_int(w, col, v);
 }
 
 FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
-    frames__pq_int(w, col, (uint64_t)v, 8);
+    frames__pq_int(w, col, (uint64_t)v);
 }
 
 FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
-    frames__pq_int(w, col, (uint64_t)(int64_t)v, 4);
+    frames__pq_int(w, col, (uint64_t)(uint32_t)v);
 }
 
 FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
-    frames__pq_col *c = frames__pq_col_of(w, col);
-    uint8_t b = v ? 1 : 0;
-    if (!c) return;
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_value(w, c, &b, 1) < 0)
-        w->oom = 1;
+    frames__pq_int(w, col, v ? 1 : 0);
 }
 
-static int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    int r = memcmp(a, b, an < bn ? an : bn);
+/* Big-endian load: integers that compare as the bytes do (compilers make it one bswap). */
+FRAMES__INLINE uint64_t frames__pq_be64(const uint8_t *p) {
+    uint64_t v = frames__le64(p);
+#if defined(__GNUC__) && defined(FRAMES__LITTLE_ENDIAN)
+    return __builtin_bswap64(v);
+#else
+    v = (v & 0x00ff00ff00ff00ffull) << 8 | (v >> 8 & 0x00ff00ff00ff00ffull);
+    v = (v & 0x0000ffff0000ffffull) << 16 | (v >> 16 & 0x0000ffff0000ffffull);
+    return v << 32 | v >> 32;
+#endif
+}
+
+FRAMES__INLINE int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int r;
+    if (an >= 8 && bn >= 8) {   /* the first 8 bytes decide for most values: no call */
+        uint64_t x = frames__pq_be64(a), y = frames__pq_be64(b);
+        if (x != y) return x < y ? -1 : 1;
+    }
+    r = memcmp(a, b, an < bn ? an : bn);
     if (r) return r;
     return an < bn ? -1 : an > bn;
+}
+
+/* A byte array longer than 64 bytes: plain only (a dictionary of them rarely pays). */
+static FRAMES__NOINLINE int frames__pq_long_bytes(frames_parquet *w, frames__pq_col *c,
+                                                  const uint8_t *s, size_t n) {
+    void *a = w->o.alloc_ctx;
+    if (n > 0x7fffffffu) return FRAMES_E_NOMEM;
+    if (c->dict && frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
+    if (frames__pq_reserve(&c->plain, n + 4, a) < 0) return FRAMES_E_NOMEM;
+    frames__put_le32(c->plain.p + c->plain.n, (uint32_t)n);
+    memcpy(c->plain.p + c->plain.n + 4, s, n);
+    c->plain.n += n + 4;
+    c->plain_size += n + 4;
+    c->nval++;
+    return FRAMES_OK;
+}
+
+/* d[0..n) = s[0..n) for n <= 64 without a call for the short names and values of a trace
+   (two overlapping loads and stores; d has room for 64 bytes). */
+FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t x = frames__le64(s), y = frames__le64(s + n - 8);
+        frames__put_le64(d, x);
+        frames__put_le64(d + n - 8, y);
+    } else if (n >= 4 && n < 8) {
+        uint32_t x = frames__le32(s), y = frames__le32(s + n - 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    } else if (n && n < 4) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    } else if (n) {
+        memcpy(d, s, n);
+    }
+}
+
+FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, const void *p,
+                                         size_t n) {
+    uint8_t small[68];
+    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0) {
+        w->oom = 1;
+    } else if (n <= 64) {   /* the common case: encode on the stack */
+        frames__put_le32(small, (uint32_t)n);
+        frames__pq_copy_short(small + 4, (const uint8_t *)p, n);
+        if (frames__pq_short_bytes(w, c, small, n + 4) < 0) w->oom = 1;
+    } else if (frames__pq_long_bytes(w, c, (const uint8_t *)p, n) < 0) {
+        w->oom = 1;
+    }
 }
 
 FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
-    const uint8_t *s = (const uint8_t *)p;
-    void *a;
-    uint8_t small[68];
-    if (!c) return;
-    a = w->o.alloc_ctx;
-    if (n > 0x7fffffffu) {
-        w->oom = 1;
-        return;
-    }
-    if (frames__pq_level(c, 1, 0, a) < 0) {
-        w->oom = 1;
-        return;
-    }
-    if (n <= 64) {   /* the common case: encode on the stack */
-        frames__put_le32(small, (uint32_t)n);
-        if (n) memcpy(small + 4, s, n);
-        if (frames__pq_value(w, c, small, n + 4) < 0) w->oom = 1;
-    } else {         /* long values: plain only (a dictionary of them rarely pays) */
-        if (c->dict && frames__pq_undict(c, a) < 0) {
-            w->oom = 1;
-            return;
-        }
-        if (frames__pq_reserve(&c->plain, n + 4, a) < 0) {
-            w->oom = 1;
-            return;
-        }
-        frames__put_le32(c->plain.p + c->plain.n, (uint32_t)n);
-        memcpy(c->plain.p + c->plain.n + 4, s, n);
-        c->plain.n += n + 4;
-        c->plain_size += n + 4;
-        c->nval++;
-    }
+    if (c) frames__pq_bytes_at(w, c, p, n);
+}
+
+/* A null in optional column c. */
+FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
+    c->nulls++;
+    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
 }
 
 FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
@@ -895,8 +1021,7 @@ FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
         w->state = 2;
         return;
     }
-    c->nulls++;
-    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
+    frames__pq_null_at(w, c);
 }
 
 FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
@@ -916,9 +1041,7 @@ FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
         return;
     }
     for (i = 0; i < n; i++) {
-        uint8_t enc[8];
-        frames__put_le64(enc, (uint64_t)v[i]);
-        if (frames__pq_level(c, 1, i ? 1 : 0, a) < 0 || frames__pq_value(w, c, enc, 8) < 0) {
+        if (frames__pq_level(c, 1, i ? 1 : 0, a) < 0 || frames__pq_fixed(w, c, (uint64_t)v[i]) < 0) {
             w->oom = 1;
             return;
         }
@@ -936,13 +1059,25 @@ static inline uint32_t frames__pq_at(const uint8_t *v8, const uint32_t *v32, siz
 /* Runs of 8 or more equal values are RLE runs (header count << 1, then the value in
    ceil(bw / 8) bytes); the rest goes into bit-packed runs of groups of 8 values (header
    groups << 1 | 1, values LSB first), the last group padded with zeros. */
-static int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
-                             size_t n, int bw, void *a) {
+/* The number of values equal to v from i + 1 on, plus 1; levels (bytes) 8 at a time. */
+FRAMES__INLINE size_t frames__pq_run(const uint8_t *v8, const uint32_t *v32, size_t i, size_t n,
+                                     uint32_t v) {
+    size_t j = i + 1;
+    if (v8) {
+        uint64_t all = 0x0101010101010101ull * v;
+        while (j + 8 <= n && frames__le64(v8 + j) == all) j += 8;
+    }
+    while (j < n && frames__pq_at(v8, v32, j) == v) j++;
+    return j - i;
+}
+
+/* Inlined into frames__pq_hybrid8 and _hybrid32: one loop per kind of input. */
+FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
+                                     size_t n, int bw, void *a) {
     size_t i = 0, vbytes = (size_t)(bw + 7) / 8;
     while (i < n) {
         uint32_t v = frames__pq_at(v8, v32, i);
-        size_t run = 1;
-        while (i + run < n && frames__pq_at(v8, v32, i + run) == v) run++;
+        size_t run = frames__pq_run(v8, v32, i, n, v);
         if (run >= 8) {
             size_t k;
             if (frames__pq_reserve(out, 10 + vbytes, a) < 0) return FRAMES_E_NOMEM;
@@ -979,12 +1114,22 @@ static int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint3
     return FRAMES_OK;
 }
 
+static FRAMES__NOINLINE int frames__pq_hybrid8(frames__pq_buf *out, const uint8_t *v, size_t n,
+                                               int bw, void *a) {
+    return frames__pq_hybrid(out, v, NULL, n, bw, a);
+}
+
+static FRAMES__NOINLINE int frames__pq_hybrid32(frames__pq_buf *out, const uint32_t *v, size_t n,
+                                                int bw, void *a) {
+    return frames__pq_hybrid(out, NULL, v, n, bw, a);
+}
+
 /* Levels of a data page v1: a 4-byte length, then the hybrid encoding (bit width 1). */
 static int frames__pq_levels(frames__pq_buf *out, const uint8_t *lev, size_t n, void *a) {
     size_t at = out->n;
     if (frames__pq_reserve(out, 4, a) < 0) return FRAMES_E_NOMEM;
     out->n += 4;
-    if (frames__pq_hybrid(out, lev, NULL, n, 1, a) < 0) return FRAMES_E_NOMEM;
+    if (frames__pq_hybrid8(out, lev, n, 1, a) < 0) return FRAMES_E_NOMEM;
     frames__put_le32(out->p + at, (uint32_t)(out->n - at - 4));
     return FRAMES_OK;
 }
@@ -1004,9 +1149,56 @@ typedef struct frames__pq_chunk {
     uint64_t usize, csize;
 } frames__pq_chunk;
 
-/* Write one page: header (Thrift) and body (compressed when asked). */
-static int frames__pq_page(frames_parquet *w, frames__pq_chunk *ck, int type, uint32_t nvalues,
-                           int encoding, const uint8_t *body, size_t len) {
+#ifdef FRAMES_HAVE_ZSTD
+/* A zstd frame of stored blocks (RFC 8878: magic, a header with Single_Segment and a
+   4-byte content size, Raw_Blocks of at most 128 KiB): what zstd itself writes for data
+   it cannot shrink, for the cost of a copy. out has room for len + 12 + 3 * (len >> 17). */
+static size_t frames__pq_zstd_stored(uint8_t *out, const uint8_t *in, size_t len) {
+    size_t o = 9, at = 0;
+    frames__put_le32(out, 0xfd2fb528u);
+    out[4] = 0xa0;   /* Frame_Content_Size_flag 2 (4 bytes), Single_Segment_flag */
+    frames__put_le32(out + 5, (uint32_t)len);
+    do {
+        size_t n = len - at < 131072 ? len - at : 131072;
+        uint32_t hdr = (uint32_t)n << 3 | (at + n == len ? 1u : 0u);   /* Block_Type 0: raw */
+        out[o] = (uint8_t)hdr;
+        out[o + 1] = (uint8_t)(hdr >> 8);
+        out[o + 2] = (uint8_t)(hdr >> 16);
+        if (n) memcpy(out + o + 3, in + at, n);
+        o += 3 + n;
+        at += n;
+    } while (at < len);
+    return o;
+}
+
+/* A zstd frame of body[0..len) in w->packed. Data pages of a column whose last page did
+   not shrink by 1/16 (random values, hashes) are stored for the next 15 pages: zstd's
+   time on them is a third of an export's, for under 2% of their size. */
+static int frames__pq_zstd_page(frames_parquet *w, frames__pq_col *c, const uint8_t *body,
+                                size_t len, size_t *clen) {
+    size_t bound = ZSTD_compressBound(len);
+    if (bound < len + 12 + 3 * (len >> 17)) bound = len + 12 + 3 * (len >> 17);
+    w->packed.n = 0;
+    if (frames__pq_reserve(&w->packed, bound, w->o.alloc_ctx) < 0)
+        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+    if (c && c->stored_pages) {
+        c->stored_pages--;
+        *clen = frames__pq_zstd_stored(w->packed.p, body, len);
+        return FRAMES_OK;
+    }
+    *clen = ZSTD_compressCCtx(w->zctx, w->packed.p, bound, body, len, w->o.zstd_level);
+    if (ZSTD_isError(*clen))
+        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: zstd: %s",
+                               ZSTD_getErrorName(*clen));
+    if (c && len >= 4096 && *clen > len - len / 16) c->stored_pages = 15;
+    return FRAMES_OK;
+}
+#endif
+
+/* Write one page: header (Thrift) and body (compressed when asked). c: the column of a
+   data page (its compression history), NULL for a dictionary page. */
+static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck, int type,
+                           uint32_t nvalues, int encoding, const uint8_t *body, size_t len) {
     uint8_t hdr[128];
     frames_parquet_tc t;
     const uint8_t *out = body;
@@ -1015,16 +1207,12 @@ static int frames__pq_page(frames_parquet *w, frames__pq_chunk *ck, int type, ui
         return frames__pq_fail(&w->err, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
 #ifdef FRAMES_HAVE_ZSTD
     if (w->o.compression == FRAMES_PARQUET_ZSTD) {
-        size_t bound = ZSTD_compressBound(len);
-        w->packed.n = 0;
-        if (frames__pq_reserve(&w->packed, bound, w->o.alloc_ctx) < 0)
-            return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
-        clen = ZSTD_compressCCtx(w->zctx, w->packed.p, bound, body, len, w->o.zstd_level);
-        if (ZSTD_isError(clen))
-            return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: zstd: %s",
-                                   ZSTD_getErrorName(clen));
+        int rc = frames__pq_zstd_page(w, c, body, len, &clen);
+        if (rc < 0) return rc;
         out = w->packed.p;
     }
+#else
+    (void)c;
 #endif
     frames_parquet_tc_init(&t, hdr, sizeof hdr, NULL);
     frames_parquet_tc_i32(&t, 1, type);
@@ -1067,19 +1255,21 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
     if (bw) {
         if (frames__pq_reserve(b, 1, a) < 0) goto oom;
         b->p[b->n++] = (uint8_t)bw;
-        if (frames__pq_hybrid(b, NULL, c->idx + ma->val, nval, bw, a) < 0) goto oom;
+        if (frames__pq_hybrid32(b, c->idx + ma->val, nval, bw, a) < 0) goto oom;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
-        size_t i;
+        const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
+        size_t i, k;
         if (frames__pq_reserve(b, nval / 8 + 1, a) < 0) goto oom;
-        memset(b->p + b->n, 0, nval / 8 + 1);
-        for (i = 0; i < nval; i++)
-            b->p[b->n + i / 8] |= (uint8_t)(c->plain.p[ma->val + i] << (i % 8));
-        b->n += (nval + 7) / 8;
+        for (i = 0; i < nval; i += 8) {
+            unsigned byte = 0;
+            for (k = 0; k < 8 && i + k < nval; k++) byte |= (unsigned)v[i + k] << k;
+            b->p[b->n++] = (uint8_t)byte;
+        }
     } else if (mb->plain > ma->plain &&   /* (no plain buffer when every value is null) */
                frames__pq_append(b, c->plain.p + ma->plain, (size_t)(mb->plain - ma->plain), a) < 0) {
         goto oom;
     }
-    return frames__pq_page(w, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev,
+    return frames__pq_page(w, c, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev,
                            bw ? FRAMES__PQ_RLE_DICTIONARY : FRAMES__PQ_PLAIN, b->p, b->n);
 oom:
     return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
@@ -1194,8 +1384,8 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
             bw = 0;
         }
     }
-    if (bw && (rc = frames__pq_page(w, ck, FRAMES__PQ_DICTIONARY_PAGE, c->ndict, FRAMES__PQ_PLAIN,
-                                    c->dvals.p, c->dvals.n)) < 0)
+    if (bw && (rc = frames__pq_page(w, NULL, ck, FRAMES__PQ_DICTIONARY_PAGE, c->ndict,
+                                    FRAMES__PQ_PLAIN, c->dvals.p, c->dvals.n)) < 0)
         return rc;
     end.lev = c->nlev;
     end.val = c->nval;
@@ -1632,65 +1822,80 @@ static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint
     const uint8_t *p;
     size_t n;
     if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
-    frames_parquet_put_bytes(w, col, p, n);
+    frames__pq_bytes_at(w, &w->cols[col], p, n);
     return FRAMES_OK;
 }
 
-static void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
-    if (has) frames_parquet_put_u64(w, col, v);
-    else frames_parquet_put_null(w, col);
+FRAMES__INLINE void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
+    if (has) frames__pq_int_at(w, &w->cols[col], v);
+    else frames__pq_null_at(w, &w->cols[col]);
 }
 
+/* The end of a row of the export: every column was put (by frames__pq_X_at). */
+static int frames__pq_row_done(frames_parquet *w) {
+    w->row_puts = w->ncols;
+    return frames_parquet_row_end(w);
+}
+
+/* The row of one operand; the export's hot path, so the writer's inline puts rather
+   than the public functions. */
 static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, const char *list, const frames_operand *op,
+                              const uint64_t *tid, frames_bytes list, const frames_operand *op,
                               int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
     static const char *const kinds[] = {"none", "mem", "reg", "mem"};
+    static const uint8_t kind_len[] = {4, 3, 3, 3};
+    const uint8_t *vp = op->value.ptr;
+    size_t vn = op->value.len;
     uint64_t v = 0;
     size_t i;
-    frames_parquet_put_i64(w, FRAMES__PQ_O_FRAME, (int64_t)index);
+    if (w->state) return frames_parquet_row_end(w);   /* its error, no more values */
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
     frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
-    frames_parquet_put_bytes(w, FRAMES__PQ_O_LIST, list, strlen(list));
-    frames_parquet_put_bytes(w, FRAMES__PQ_O_KIND, kinds[op->spec & 3], strlen(kinds[op->spec & 3]));
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_LIST], list.ptr, list.len);
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_KIND], kinds[op->spec & 3], kind_len[op->spec & 3]);
     if (op->spec & FRAMES_REG) {
         if (frames__pq_put_text(x, w, FRAMES__PQ_O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
     } else {
-        frames_parquet_put_null(w, FRAMES__PQ_O_NAME);
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_NAME]);
     }
     frames__pq_opt_u64(w, FRAMES__PQ_O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
-    frames_parquet_put_i32(w, FRAMES__PQ_O_BITS, op->bit_length);
-    frames_parquet_put_bool(w, FRAMES__PQ_O_READ, !value_info && op->read);
-    frames_parquet_put_bool(w, FRAMES__PQ_O_WRITTEN, !value_info && op->written);
-    frames_parquet_put_bool(w, FRAMES__PQ_O_INDEX, !value_info && op->index);
-    frames_parquet_put_bool(w, FRAMES__PQ_O_BASE, !value_info && op->base);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BITS], (uint32_t)op->bit_length);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_READ], !value_info && op->read);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_WRITTEN], !value_info && op->written);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_INDEX], !value_info && op->index);
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
-    frames_parquet_put_bytes(w, FRAMES__PQ_O_VALUE, op->value.ptr, op->value.len);
-    for (i = 0; i < op->value.len && i < 8; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, op->value.len >= 1 && op->value.len <= 8, v);
-    return frames_parquet_row_end(w);
+    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
+    if (vn >= 8) v = frames__le64(vp);
+    else for (i = 0; i < vn; i++) v |= (uint64_t)vp[i] << (8 * i);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, v);
+    return frames__pq_row_done(w);
 }
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
     frames_parquet *w = x->t[FRAMES_PARQUET_INSTRUCTIONS];
+    const frames_bytes pre = frames_bytes_of("pre", 3), post = frames_bytes_of("post", 4);
     uint32_t i;
     int rc;
+    if (w && w->state) return frames_parquet_row_end(w);
     if (w) {
-        frames_parquet_put_i64(w, FRAMES__PQ_I_FRAME, (int64_t)index);
-        frames_parquet_put_u64(w, FRAMES__PQ_I_PC, s->address);
-        frames_parquet_put_u64(w, FRAMES__PQ_I_TID, s->thread_id);
-        frames_parquet_put_bytes(w, FRAMES__PQ_I_BYTES, s->rawbytes.ptr, s->rawbytes.len);
-        frames_parquet_put_i32(w, FRAMES__PQ_I_LENGTH, (int32_t)s->rawbytes.len);
-        if (!s->has_mode) frames_parquet_put_null(w, FRAMES__PQ_I_MODE);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_FRAME], index);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_PC], s->address);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_TID], s->thread_id);
+        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_I_BYTES], s->rawbytes.ptr, s->rawbytes.len);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_LENGTH], (uint32_t)s->rawbytes.len);
+        if (!s->has_mode) frames__pq_null_at(w, &w->cols[FRAMES__PQ_I_MODE]);
         else if (frames__pq_put_text(x, w, FRAMES__PQ_I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
-        if ((rc = frames_parquet_row_end(w)) < 0) return rc;
+        if ((rc = frames__pq_row_done(w)) < 0) return rc;
     }
     if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
     for (i = 0; i < s->npre; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, "pre", &s->pre[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, pre, &s->pre[i], 0)) < 0)
             return rc;
     for (i = 0; i < s->npost; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, "post", &s->post[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, post, &s->post[i], 0)) < 0)
             return rc;
     return FRAMES_OK;
 }
@@ -1703,7 +1908,8 @@ static int frames__pq_key(frames_parquet_export *x, const frames_key_frame *k, u
         const frames_tagged_values *t = &k->lists[i];
         const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
         for (j = 0; j < t->count; j++)
-            if ((rc = frames__pq_operand(x, index, NULL, tid, "key", &t->values[j], 1)) < 0)
+            if ((rc = frames__pq_operand(x, index, NULL, tid, frames_bytes_of("key", 3),
+                                         &t->values[j], 1)) < 0)
                 return rc;
     }
     return FRAMES_OK;
@@ -1718,7 +1924,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         frames_parquet_put_u64(w, FRAMES__PQ_S_TID, f->syscall.thread_id);
         frames_parquet_put_u64(w, FRAMES__PQ_S_NUMBER, f->syscall.number);
         frames_parquet_put_list_i64(w, FRAMES__PQ_S_ARGS, f->syscall.args, f->syscall.nargs);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     if (kind == FRAMES_KIND_MODLOAD && (w = x->t[FRAMES_PARQUET_MODULES]) != NULL) {
         frames_parquet_put_i64(w, FRAMES__PQ_M_FRAME, (int64_t)index);
@@ -1726,7 +1932,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
             return FRAMES_E_NOMEM;
         frames_parquet_put_u64(w, FRAMES__PQ_M_LOW, f->modload.low_address);
         frames_parquet_put_u64(w, FRAMES__PQ_M_HIGH, f->modload.high_address);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     if (kind == FRAMES_KIND_EXCEPTION && (w = x->t[FRAMES_PARQUET_EXCEPTIONS]) != NULL) {
         const frames_exception_frame *e = &f->exception;
@@ -1735,7 +1941,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         frames__pq_opt_u64(w, FRAMES__PQ_E_TID, e->has_thread_id, e->thread_id);
         frames__pq_opt_u64(w, FRAMES__PQ_E_FROM, e->has_from_addr, e->from_addr);
         frames__pq_opt_u64(w, FRAMES__PQ_E_TO, e->has_to_addr, e->to_addr);
-        return frames_parquet_row_end(w);
+        return frames__pq_row_done(w);
     }
     return FRAMES_OK;
 }

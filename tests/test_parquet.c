@@ -16,6 +16,9 @@
 #include "frames.h"
 #include "frames_parquet.h"
 #include "testutil.h"
+#ifdef FRAMES_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 
 static char duckdir[4096];
@@ -261,7 +264,8 @@ typedef struct file_sink {
 
 /* A table with every kind of column and value distributions that exercise RLE runs,
    bit-packed runs, dictionaries that overflow in the middle of a chunk, nulls, long byte
-   strings and lists (empty ones too); several row groups and pages. DuckDB must give back
+   strings, lists (empty ones too) and random values (pages zstd cannot shrink, which the
+   writer stores); several row groups and pages. DuckDB must give back
    exactly the rows we wrote in a CSV file (read by DuckDB's CSV reader). */
 static void write_own_table(const char *pq, const char *csv, int compression, uint64_t *gmin,
                             uint64_t *gmax, uint32_t group_rows, uint32_t rows) {
@@ -273,6 +277,7 @@ static void write_own_table(const char *pq, const char *csv, int compression, ui
         {"x", FRAMES_PARQUET_BYTES, 1, 0, 1},
         {"l", FRAMES_PARQUET_I64, 0, 1, 1},
         {"v", FRAMES_PARQUET_I64, 0, 0, 0},
+        {"r", FRAMES_PARQUET_U64, 0, 0, 0},
     };
     static const char *const words[] = {"RAX", "R_EAX", "xmm0", "caf\xc3\xa9", "", "ZF"};
     frames_parquet_options o;
@@ -289,7 +294,7 @@ static void write_own_table(const char *pq, const char *csv, int compression, ui
     o.compression = compression;
     o.dictionary_max_entries = 300;   /* u overflows its dictionary in every group */
     sink = frames_sink_file(f);
-    assert_int_equal(frames_parquet_open(&w, &sink, cols, 7, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 8, &o, &err), FRAMES_OK);
     assert_int_equal(frames_parquet_metadata(w, "test", "own table"), FRAMES_OK);
     rng_state = 0x9e3779b97f4a7c15ull;
     for (r = 0; r < rows; r++) {
@@ -335,12 +340,49 @@ static void write_own_table(const char *pq, const char *csv, int compression, ui
         fputs("]|", c);
         frames_parquet_put_list_i64(w, 5, l, nl);
         frames_parquet_put_i64(w, 6, -(int64_t)r);
-        fprintf(c, "%lld\n", -(long long)r);
+        fprintf(c, "%lld|", -(long long)r);
+        x = rnd();
+        frames_parquet_put_u64(w, 7, x);
+        fprintf(c, "%llu\n", (unsigned long long)x);
         assert_int_equal(frames_parquet_row_end(w), FRAMES_OK);
     }
     assert_int_equal(frames_parquet_close(w), FRAMES_OK);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(fclose(c), 0);
+}
+
+/* The pages of random values are zstd frames of raw blocks, written by hand (zstd itself
+   writes a 2-byte content size for pages this small, so a frame header 0xa0 with a 4-byte
+   size is ours): libzstd must decode each to its declared size. DuckDB read them above. */
+static void check_stored_frames(const char *pq) {
+#ifdef FRAMES_HAVE_ZSTD
+    static const unsigned char magic[5] = {0x28, 0xb5, 0x2f, 0xfd, 0xa0};
+    size_t len, i, frames = 0;
+    unsigned char *b = tu_read_file(pq, &len), *out;
+    assert_non_null(b);
+    for (i = 0; i + 9 <= len; i++) {
+        unsigned long long size;
+        size_t csize, got;
+        if (memcmp(b + i, magic, 5) != 0) continue;
+        size = ZSTD_getFrameContentSize(b + i, len - i);
+        csize = ZSTD_findFrameCompressedSize(b + i, len - i);
+        assert_false(ZSTD_isError(csize));
+        assert_true(size > 0 && size < (1u << 20));
+        out = (unsigned char *)malloc((size_t)size);
+        assert_non_null(out);
+        got = ZSTD_decompress(out, (size_t)size, b + i, csize);
+        assert_int_equal(got, size);
+        assert_int_equal(csize, size + 12);   /* header, one raw block: nothing saved */
+        assert_memory_equal(out, b + i + 12, (size_t)size);
+        free(out);
+        frames++;
+        i += csize - 1;
+    }
+    assert_true(frames >= 20);   /* column r: most of its 30 pages */
+    free(b);
+#else
+    (void)pq;
+#endif
 }
 
 static void check_own_table(int compression) {
@@ -355,10 +397,10 @@ static void check_own_table(int compression) {
     batch_add("own table: rows, rows only in Parquet, rows only in the CSV", "20000|0|0\n",
               "WITH p AS (SELECT u, i, CASE WHEN s IS NULL THEN NULL ELSE '<' || s || '>' END, "
               "b, CASE WHEN x IS NULL THEN NULL ELSE 'x' || lower(hex(x)) END, "
-              "'[' || array_to_string(l, ';') || ']', v FROM '%s'), "
+              "'[' || array_to_string(l, ';') || ']', v, r FROM '%s'), "
               "c AS (SELECT * FROM read_csv('%s', delim = '|', header = false, quote = '', "
               "nullstr = 'NULL', columns = {'u': 'UBIGINT', 'i': 'INTEGER', 's': 'VARCHAR', "
-              "'b': 'BOOLEAN', 'x': 'VARCHAR', 'l': 'VARCHAR', 'v': 'BIGINT'})) "
+              "'b': 'BOOLEAN', 'x': 'VARCHAR', 'l': 'VARCHAR', 'v': 'BIGINT', 'r': 'UBIGINT'})) "
               "SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM (FROM p EXCEPT ALL FROM c)), "
               "(SELECT count(*) FROM (FROM c EXCEPT ALL FROM p))", pq, csv);
     /* min/max statistics of every row group, unsigned order (values above 2^63) */
@@ -369,11 +411,12 @@ static void check_own_table(int compression) {
     batch_add("own table: statistics of u per row group", want,
               "SELECT row_group_id, stats_min_value, stats_max_value, compression FROM "
               "parquet_metadata('%s') WHERE path_in_schema = 'u' ORDER BY row_group_id", pq);
-    batch_add("own table: types", "UBIGINT,INTEGER,VARCHAR,BOOLEAN,BLOB,BIGINT[],BIGINT\n",
+    batch_add("own table: types", "UBIGINT,INTEGER,VARCHAR,BOOLEAN,BLOB,BIGINT[],BIGINT,UBIGINT\n",
               "SELECT string_agg(column_type, ',') FROM (DESCRIBE SELECT * FROM '%s')", pq);
     batch_add("own table: key/value metadata", "test|own table\n",
               "SELECT key, value FROM parquet_kv_metadata('%s')", pq);
     batch_run();
+    if (compression) check_stored_frames(pq);
 }
 
 static void test_writer_own_table(void **state) {
