@@ -36,7 +36,7 @@ best() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ printf "%.1fx", (b > 0 ? a / b : 0) }'; }
 
-echo "trace: $TRACE ($(stat -c %s "$TRACE") bytes), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "trace: $TRACE ($(stat -Lc %s "$TRACE") bytes), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "best of $RUNS whole processes; CPU = user + system"
 best sh -c "'$FRAMES' dump --jsonl '$TRACE' > '$DIR/rows.jsonl'"
 JW=$W; JC=$C; JS=$(stat -c %s "$DIR/rows.jsonl")
