@@ -718,58 +718,41 @@ static void test_commands(void **state) {
     unlink(s);
 }
 
+/* got (a command's output, freed here) equals want. */
+static void expect_same_output(const char *want, const char *got) {
+    assert_string_equal(got, want);
+    free((void *)got);
+}
+
 /* A compressed trace on a pipe or a FIFO streams through a decompressor: the same frames
    as the file; cut short, the frames `zstd -dc` gives back from the cut (no more, no less);
    corrupt, an error and exit status 1. */
 static void test_compressed_pipe_and_fifo(void **state) {
     const char *v = tu_shared("vectors/frames/tcg_r10_m64_n10001.frames");
     const char *z = tu_tmp_path(".frames.zst"), *fifo = tu_tmp_path(".fifo"), *bin = tu_frames_bin();
+    const char *tdb = tu_shared("vectors/tracedb/small.trace");
     char *want, *got;
     int st;
     (void)state;
-    free(tu_run(&st, "%s compress %s -o %s --chunk 64K 2>&1", bin, v, z));
-    assert_int_equal(st, 0);
-    want = tu_run(&st, "%s dump %s", bin, v);
-    assert_int_equal(st, 0);
-    got = tu_run(&st, "cat %s | %s dump -", z, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(got, want);
-    free(got);
+    free(tu_run_ok("compress", "%s compress %s -o %s --chunk 64K 2>&1", bin, v, z));
+    want = tu_run_ok("dump", "%s dump %s", bin, v);
+    expect_same_output(want, tu_run_ok("dump of a pipe", "cat %s | %s dump -", z, bin));
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    got = tu_run(&st, "cat %s > %s & %s dump %s; wait", z, fifo, bin, fifo);
-    assert_int_equal(st, 0);
-    assert_string_equal(got, want);
-    free(got);
+    expect_same_output(want, tu_run_ok("dump of a FIFO", "cat %s > %s & %s dump %s; wait", z, fifo, bin, fifo));
     free(want);
     unlink(fifo);
     want = tu_run(&st, "head -c 100000 %s | zstd -q -dc 2>/dev/null | %s dump - 2>/dev/null", z, bin);
-    got = tu_run(&st, "head -c 100000 %s | %s dump - 2>/dev/null", z, bin);
     assert_true(strlen(want) > 1000);
-    assert_string_equal(got, want);
-    free(got);
+    expect_same_output(want, tu_run(&st, "head -c 100000 %s | %s dump - 2>/dev/null", z, bin));
     free(want);
     /* the query engine needs the plain bytes in memory: a pipe is copied, then decompressed */
-    want = tu_run(&st, "%s query %s --var a:reg32 --count", bin, v);
-    assert_int_equal(st, 0);
-    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", z, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(got, want);
-    free(got);
-    got = tu_run(&st, "cat %s | %s query - --var a:reg32 --count", v, bin);
-    assert_int_equal(st, 0);
-    assert_string_equal(got, want);
-    free(got);
+    want = tu_run_ok("query", "%s query %s --var a:reg32 --count", bin, v);
+    expect_same_output(want, tu_run_ok("query of a pipe", "cat %s | %s query - --var a:reg32 --count", z, bin));
+    expect_same_output(want, tu_run_ok("query of a pipe", "cat %s | %s query - --var a:reg32 --count", v, bin));
     free(want);
-    {   /* a trace-db trace on a pipe still reads as one */
-        const char *tdb = tu_shared("vectors/tracedb/small.trace");
-        want = tu_run(&st, "%s query %s --count 2>&1", bin, tdb);
-        assert_int_equal(st, 0);
-        got = tu_run(&st, "cat %s | %s query - --count 2>&1", tdb, bin);
-        assert_int_equal(st, 0);
-        assert_string_equal(got, want);
-        free(got);
-        free(want);
-    }
+    want = tu_run_ok("trace-db query", "%s query %s --count 2>&1", bin, tdb); /* still reads as one */
+    expect_same_output(want, tu_run_ok("trace-db query of a pipe", "cat %s | %s query - --count 2>&1", tdb, bin));
+    free(want);
     got = tu_run(&st, "(head -c 30000 %s; head -c 200 /dev/zero; tail -c +30201 %s) | %s stat - 2>&1",
                  z, z, bin);
     assert_int_equal(st, 1);
