@@ -239,34 +239,10 @@ static int decode_both(const uint8_t *p, size_t n, frames_frame *warm) {
     return rc_warm;
 }
 
-typedef struct sink_buf {
-    uint8_t b[1 << 16];
-    size_t n;
-} sink_buf;
-
-static int sink_write(void *ctx, const void *p, size_t n) {
-    sink_buf *s = (sink_buf *)ctx;
-    if (n > sizeof s->b - s->n) return FRAMES_E_IO;
-    memcpy(s->b + s->n, p, n);
-    s->n += n;
-    return FRAMES_OK;
-}
-
-static int sink_patch(void *ctx, uint64_t off, const void *p, size_t n) {
-    sink_buf *s = (sink_buf *)ctx;
-    if (off + n > s->n) return FRAMES_E_IO;
-    memcpy(s->b + off, p, n);
-    return FRAMES_OK;
-}
-
-static frames_sink sink_of(sink_buf *s) {
-    frames_sink k;
-    memset(&k, 0, sizeof k);
-    k.ctx = s;
-    k.write = sink_write;
-    k.patch = sink_patch;
-    s->n = 0;
-    return k;
+/* A memory sink (frames_sink_memory) emptied for each use; its buffer is kept. */
+static frames_sink sink_of(frames_membuf *m) {
+    m->size = 0;
+    return frames_sink_memory(m);
 }
 
 /* Encoding f gives pbbuild's bytes (encode, size, writer), decoding them gives f back. */
@@ -275,7 +251,7 @@ static frames_sink sink_of(sink_buf *s) {
    lengths guessed (and encodes them the exact way when a guess is wrong), so the frames
    of these tests, whose sizes go up and down across every limit, try both ways. */
 static frames_writer warm;
-static sink_buf warm_sink;
+static frames_membuf warm_sink;
 static int warm_open;
 
 static void warm_close(void) {
@@ -292,20 +268,20 @@ static void warm_check(const frames_frame *f, const pb_buf *want) {
         assert_int_equal(frames_writer_init(&warm, &k, NULL, NULL, &err), FRAMES_OK);
         warm_open = 1;
     }
-    warm_sink.n = 0;   /* the header and earlier frames are not looked at again */
+    warm_sink.size = 0;   /* the header and earlier frames are not looked at again */
     assert_int_equal(frames_writer_add(&warm, f), FRAMES_OK);
     assert_int_equal(frames_writer_flush(&warm), FRAMES_OK);
-    assert_int_equal(warm_sink.n, 8 + want->n);
-    for (i = 0; i < 8; i++) size |= (uint64_t)warm_sink.b[i] << (8 * i);
+    assert_int_equal(warm_sink.size, 8 + want->n);
+    for (i = 0; i < 8; i++) size |= (uint64_t)warm_sink.data[i] << (8 * i);
     assert_int_equal(size, want->n);
-    assert_memory_equal(warm_sink.b + 8, want->b, want->n);
-    warm_sink.n = 0;
+    assert_memory_equal(warm_sink.data + 8, want->b, want->n);
+    warm_sink.size = 0;
 }
 
 static void check_frame(const frames_frame *f) {
     static pb_buf want;
     static uint8_t out[1 << 14];
-    static sink_buf sb;
+    static frames_membuf sb;
     frames_sink k = sink_of(&sb);
     frames_writer w;
     frames_frame d;
@@ -324,11 +300,11 @@ static void check_frame(const frames_frame *f) {
     assert_int_equal(len, want.n);
     /* the writer: the frame after its size word */
     assert_int_equal(frames_writer_init(&w, &k, NULL, NULL, &err), FRAMES_OK);
-    first = sb.n;
+    first = sb.size;
     assert_int_equal(frames_writer_add(&w, f), FRAMES_OK);
     assert_int_equal(frames_writer_flush(&w), FRAMES_OK);
-    assert_int_equal(sb.n, first + 8 + want.n);
-    assert_memory_equal(sb.b + first + 8, want.b, want.n);
+    assert_int_equal(sb.size, first + 8 + want.n);
+    assert_memory_equal(sb.data + first + 8, want.b, want.n);
     frames_writer_abandon(&w);
     warm_check(f, &want);
     /* decoding */
@@ -567,7 +543,7 @@ static void test_unknown_fields_and_odd_bools(void **state) {
 /* Operands that are not valid are refused after encoding, with nothing written. */
 static void test_invalid_operands_refused(void **state) {
     static uint8_t out[1024];
-    static sink_buf a, b;
+    static frames_membuf a, b;
     frames_operand ops[4], bad;
     frames_frame good, f;
     frames_writer_options o;
@@ -623,8 +599,8 @@ static void test_invalid_operands_refused(void **state) {
     assert_int_equal(frames_writer_count(&wa), 20);
     assert_int_equal(frames_writer_close(&wa), FRAMES_OK);
     assert_int_equal(frames_writer_close(&wb), FRAMES_OK);
-    assert_int_equal(a.n, b.n);
-    assert_memory_equal(a.b, b.b, a.n);
+    assert_int_equal(a.size, b.size);
+    assert_memory_equal(a.data, b.data, a.size);
 }
 
 int main(void) {
