@@ -305,7 +305,8 @@ void cli_print_compression(FILE *out, frames_reader *r, int json) {
 #endif
 }
 
-/* The mapping of a decompressed trace, kept until its query trace is closed. */
+/* The mapping of a trace held in a temporary file (decompressed, or copied from a pipe),
+   kept until its query trace is closed. */
 static struct inflated {
     fq_trace *t;
     void *map;
@@ -362,8 +363,10 @@ static int query_open_mapped(int fd, fq_trace **t, frames_error *err) {
     int rc;
     for (i = 0; i < sizeof inflated / sizeof inflated[0] && inflated[i].t; i++) {}
     if (i == sizeof inflated / sizeof inflated[0] || fstat(fd, &st) != 0) {
+        rc = query_io_error(err, i < sizeof inflated / sizeof inflated[0] ? "cannot read the trace's size"
+                                                                          : "too many traces open at once");
         close(fd);
-        return query_io_error(err, "too many decompressed traces");
+        return rc;
     }
     map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
     close(fd);
