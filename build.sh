@@ -121,7 +121,15 @@ build_variant() {
     local out=$1 cc=$2 cflags=$3 ldflags=$4
     local of; of=$(opt_flags)
     local odefs=${of%%|*} olibs=${of##*|}
+    # objects made with other flags (an optional library installed since, another
+    # compiler) are stale although newer than their sources
+    local stamp="$cc|$cflags|$ldflags|$odefs|$olibs"
+    if [ -d "$out/obj" ] && [ "$(cat "$out/flags" 2>/dev/null)" != "$stamp" ]; then
+        log "build flags changed: rebuilding $out"
+        rm -rf "$out/obj" "$out/tests" "$out/frames"
+    fi
     mkdir -p "$out/obj" "$out/tests"
+    printf '%s\n' "$stamp" > "$out/flags"
     local hdrs; hdrs=$(HEADERS)
     local objs=() src obj pids=()
     # tool objects (compiled in parallel, JOBS at a time)
