@@ -140,7 +140,7 @@ int pyf_writer_open(frames_writer **w, const char *path, const frames_writer_opt
 typedef struct { void *data; size_t n, cap, elem; } pyf_col;
 
 typedef struct {
-    uint64_t *index, *pc, *tid; uint8_t *size; uint64_t cap, n;
+    uint64_t *index, *pc, *tid; uint32_t *size; uint64_t cap, n;
 } pyf_insn_cols;
 int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, pyf_insn_cols *c,
                      frames_error *err);
@@ -171,6 +171,7 @@ typedef struct {
     uint64_t index; uint64_t counter; uint64_t stmt; uint64_t tid; int has_tid; int format;
     uint32_t nbind; const fq_binding *bind; const char *const *var_names; ...;
 } fq_result;
+static const int FQ_TYPE_BLOB;
 #define FQ_B_READ ...
 #define FQ_B_WRITTEN ...
 #define FQ_B_POST ...

@@ -198,11 +198,15 @@ class ModloadFrame(Frame):
 
 
 class TaggedValues(_Slots):
-    """A tagged value list of a key frame: thread_id None means the no_thread_id tag."""
-    __slots__ = ("thread_id", "values")
+    """A tagged value list of a key frame. Its value_source_tag is thread_id (an int) or
+    no_thread_id (a bool; True by default when thread_id is None); None means absent."""
+    __slots__ = ("thread_id", "no_thread_id", "values")
 
-    def __init__(self, thread_id=None, values=()):
+    def __init__(self, thread_id=None, values=(), no_thread_id=None):
         self.thread_id, self.values = thread_id, list(values)
+        if no_thread_id is None and thread_id is None:
+            no_thread_id = True
+        self.no_thread_id = no_thread_id
 
 
 class KeyFrame(Frame):
@@ -296,8 +300,11 @@ def _key(f, index):
     lists = []
     for i in range(k.count):
         l = k.lists[i]
-        tid = l.thread_id if l.tag_set & lib.FRAMES_TAG_THREAD_ID else None
-        lists.append(TaggedValues(tid, _operands(l.values, l.count)))
+        tv = TaggedValues.__new__(TaggedValues)
+        tv.thread_id = l.thread_id if l.tag_set & lib.FRAMES_TAG_THREAD_ID else None
+        tv.no_thread_id = bool(l.no_thread_id) if l.tag_set & lib.FRAMES_TAG_NO_THREAD_ID else None
+        tv.values = _operands(l.values, l.count)
+        lists.append(tv)
     return KeyFrame(lists, index)
 
 
@@ -412,10 +419,12 @@ def _c_frame(fr, keep):
         arr = ffi.new("frames_tagged_values[]", len(fr.lists))
         keep.append(arr)
         for i, l in enumerate(fr.lists):
-            if l.thread_id is None:
-                arr[i].tag_set, arr[i].no_thread_id = lib.FRAMES_TAG_NO_THREAD_ID, 1
-            else:
-                arr[i].tag_set, arr[i].thread_id = lib.FRAMES_TAG_THREAD_ID, l.thread_id
+            if l.thread_id is not None:
+                arr[i].tag_set |= lib.FRAMES_TAG_THREAD_ID
+                arr[i].thread_id = l.thread_id
+            if l.no_thread_id is not None:
+                arr[i].tag_set |= lib.FRAMES_TAG_NO_THREAD_ID
+                arr[i].no_thread_id = bool(l.no_thread_id)
             arr[i].values, arr[i].count = _c_operands(l.values, keep), len(l.values)
         f.key.lists, f.key.count = arr, len(fr.lists)
     elif kind == "unknown":
@@ -591,7 +600,8 @@ def pyf_on_result(ctx, r):
             b = r.bind[i]
             var = ffi.string(r.var_names[b.var]).decode("utf-8", "surrogateescape")
             fl = b.flags
-            bound[var] = Binding(_s(b.name) if fl & lib.FQ_B_REG else None, _s(b.type), b.u,
+            value = None if b.format == lib.FQ_TYPE_BLOB else b.u
+            bound[var] = Binding(_s(b.name) if fl & lib.FQ_B_REG else None, _s(b.type), value,
                                  b.addr if fl & lib.FQ_B_MEM else None, b.bits,
                                  bool(fl & lib.FQ_B_READ), bool(fl & lib.FQ_B_WRITTEN),
                                  bool(fl & lib.FQ_B_POST), _b(b.bytes))
@@ -744,17 +754,17 @@ class Trace:
 
     def instructions(self, start=0, stop=None):
         """std frames of frames start..stop-1 as numpy columns: index (frame index), pc,
-        tid and size (instruction bytes, capped at 255)."""
+        tid and size (bytes of the instruction)."""
         import numpy as np
         start, stop = self._range(start, stop)
         cap = max(stop - start, 0)
         index, pc, tid = (np.empty(cap, np.uint64) for _ in range(3))
-        size = np.empty(cap, np.uint8)
+        size = np.empty(cap, np.uint32)
         c = ffi.new("pyf_insn_cols *")
         c.index = ffi.from_buffer("uint64_t[]", index)
         c.pc = ffi.from_buffer("uint64_t[]", pc)
         c.tid = ffi.from_buffer("uint64_t[]", tid)
-        c.size = ffi.from_buffer("uint8_t[]", size)
+        c.size = ffi.from_buffer("uint32_t[]", size)
         c.cap = cap
         err = ffi.new("frames_error *")
         if cap:

@@ -126,7 +126,7 @@ static int pyf_walk(frames_reader *r, uint64_t first, uint64_t stop, pyf_visit_f
 
 typedef struct pyf_insn_cols {
     uint64_t *index, *pc, *tid;   /* caller arrays of cap elements */
-    uint8_t *size;                /* rawbytes length (capped at 255) */
+    uint32_t *size;               /* rawbytes length */
     uint64_t cap, n;
 } pyf_insn_cols;
 
@@ -137,7 +137,7 @@ static int pyf_visit_insn(void *ctx, uint64_t index, const frames_frame *f) {
     c->index[c->n] = index;
     c->pc[c->n] = f->std.address;
     c->tid[c->n] = f->std.thread_id;
-    c->size[c->n] = (uint8_t)(f->std.rawbytes.len > 255 ? 255 : f->std.rawbytes.len);
+    c->size[c->n] = (uint32_t)f->std.rawbytes.len;   /* bounded by the frame size limit */
     c->n++;
     return 0;
 }
