@@ -142,8 +142,8 @@ typedef struct { void *data; size_t n, cap, elem; } pyf_col;
 typedef struct {
     uint64_t *index, *pc, *tid; uint32_t *size; uint64_t cap, n;
 } pyf_insn_cols;
-int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, pyf_insn_cols *c,
-                     frames_error *err);
+int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, int check,
+                     pyf_insn_cols *c, frames_error *err);
 
 typedef struct {
     pyf_col frame, pc, tid, address, taint_id, value_uint, value_off, value_data, name_id, bits,

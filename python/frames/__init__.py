@@ -752,9 +752,13 @@ class Trace:
         stop = n if stop is None else min(stop, n)
         return max(0, start), max(stop, 0)
 
-    def instructions(self, start=0, stop=None):
+    def instructions(self, start=0, stop=None, check=False):
         """std frames of frames start..stop-1 as numpy columns: index (frame index), pc,
-        tid and size (bytes of the instruction)."""
+        tid and size (bytes of the instruction). Frames are read at the pace of the
+        container walk: a std_frame laid out as writers write it gives its address,
+        thread and length without its operand lists being decoded (frames_peek_std);
+        check=True decodes every frame in full, so that damage inside operand lists
+        raises here too (slower by the cost of decoding the operands)."""
         import numpy as np
         start, stop = self._range(start, stop)
         cap = max(stop - start, 0)
@@ -768,7 +772,8 @@ class Trace:
         c.cap = cap
         err = ffi.new("frames_error *")
         if cap:
-            _raise_if(lib.pyf_instructions(self._reader(), start, stop, c, err), err)
+            _raise_if(lib.pyf_instructions(self._reader(), start, stop, 1 if check else 0, c, err),
+                      err)
         n = c.n
         cols = {"index": index, "pc": pc, "tid": tid, "size": size}
         if n != cap:

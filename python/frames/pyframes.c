@@ -142,10 +142,57 @@ static int pyf_visit_insn(void *ctx, uint64_t index, const frames_frame *f) {
     return 0;
 }
 
-static int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, pyf_insn_cols *c,
-                            frames_error *err) {
+/* The error frames_cursor_next reports for frame `index` (its message names the frame
+   and the offset), after frames_decode_frame refused it. */
+static int pyf_frame_error(frames_reader *r, uint64_t index, int rc, frames_error *err) {
+    frames_cursor *c;
+    frames_frame f;
+    int rc2;
+    if (frames_cursor_open(&c, r, index, err) < 0) return rc;
+    if ((rc2 = frames_cursor_next(c, &f)) < 0) {
+        *err = *frames_cursor_error(c);
+        rc = rc2;
+    }
+    frames_cursor_close(c);
+    return rc;
+}
+
+/* With check 0, std frames laid out as writers write them are read by frames_peek_std
+   (their operand lists are not decoded); every other frame is decoded in full. */
+static int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, int check,
+                            pyf_insn_cols *c, frames_error *err) {
+    frames_cursor *cur;
+    frames_decoder dec;
+    frames_raw raw;
+    frames_frame f;
+    uint64_t i = first;
+    int rc = 0;
     c->n = 0;
-    return pyf_walk(r, first, stop, pyf_visit_insn, c, err);
+    if (check) return pyf_walk(r, first, stop, pyf_visit_insn, c, err);
+    if ((rc = frames_cursor_open(&cur, r, first, err)) < 0) return rc;
+    frames_decoder_init(&dec, NULL, 0, NULL);
+    for (; i < stop && (rc = frames_cursor_next_raw(cur, &raw)) > 0; i++) {
+        uint64_t pc, tid;
+        size_t size;
+        if (c->n == c->cap) break;   /* cap is the frame count: cannot happen */
+        if (frames_peek_std(raw.payload.ptr, raw.payload.len, &pc, &tid, &size)) {
+            c->index[c->n] = i;
+            c->pc[c->n] = pc;
+            c->tid[c->n] = tid;
+            c->size[c->n] = (uint32_t)size;
+            c->n++;
+            continue;
+        }
+        if ((rc = frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, err)) < 0) {
+            rc = pyf_frame_error(r, i, rc, err);
+            break;
+        }
+        pyf_visit_insn(c, i, &f);
+    }
+    if (rc < 0 && frames_cursor_error(cur)->code) *err = *frames_cursor_error(cur);
+    frames_decoder_free(&dec);
+    frames_cursor_close(cur);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- operands: one row per operand event, the members of `frames dump --jsonl` ---- */

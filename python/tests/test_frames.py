@@ -157,6 +157,8 @@ def test_pc_column(vector):
         assert ins.index.tolist() == [e["index"] for e in std]
         assert ins.tid.tolist() == [e["frame"]["std_frame"]["thread_id"] for e in std]
         assert ins.size.tolist() == [len(e["frame"]["std_frame"]["rawbytes"]) // 2 for e in std]
+        full = t.instructions(check=True)   # every frame decoded in full: the same rows
+        assert all(full[k].tolist() == ins[k].tolist() for k in ins.keys())
         n = len(t)
         if n > 3:   # a range is the same rows as filtering the whole
             part = t.instructions(1, n - 1)
@@ -322,6 +324,27 @@ def test_decode_error_carries_message_offset_and_frame(tmp):
             t.instructions()
     cli = subprocess.run([BIN, "dump", bad], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert cli.returncode != 0   # the command agrees that the trace is damaged
+
+
+def test_damage_inside_an_operand_list(tmp):
+    """instructions() reads a std frame's head only (frames_peek_std); check=True and
+    iteration decode the operands and report the damage."""
+    src = os.path.join(os.path.dirname(VECTORS[0]), "r02_all_frame_types_x86_64.frames")
+    _, expected = dumped(src)
+    data = bytearray(open(src, "rb").read())
+    at = expected[0]["offset"] + 8   # frame 0: 0a L 08 addr 10 tid 1a 04 rawbytes 22 L 0a L ...
+    payload = bytes(data[at:at + expected[0]["size"]])
+    lists = payload.index(b"\x22", 2 + 4 + 2 + 2 + 4)
+    data[at + lists + 3] = 0x07   # first operand's first tag: field 0, wire type 7
+    bad = os.path.join(tmp, "bad.frames")
+    open(bad, "wb").write(bytes(data))
+    with frames.open(bad) as t:
+        assert t.instructions().pc.tolist()[0] == expected[0]["frame"]["std_frame"]["address"]
+        with pytest.raises(frames.FramesError) as e:
+            t.instructions(check=True)
+        assert e.value.frame == 0
+        with pytest.raises(frames.FramesError):
+            t[0]
 
 
 def test_open_errors(tmp):
