@@ -142,6 +142,14 @@ typedef struct { void *data; size_t n, cap, elem; } pyf_col;
 typedef struct {
     uint64_t *index, *pc, *tid; uint32_t *size; uint64_t cap, n;
 } pyf_insn_cols;
+typedef struct { uint64_t index; uint64_t offset; frames_bytes payload; ...; } frames_raw;
+int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
+typedef struct frames_decoder frames_decoder;
+frames_decoder *pyf_decoder_open(void);
+void pyf_decoder_close(frames_decoder *d);
+int pyf_cursor_next(frames_reader *r, frames_cursor *c, frames_decoder *d, frames_frame *f,
+                    frames_raw *raw, frames_error *err);
+
 int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, int check,
                      pyf_insn_cols *c, frames_error *err);
 

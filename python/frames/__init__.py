@@ -16,7 +16,9 @@ The work is done by the C library (frames.h and its companions) through cffi; co
 are filled by C loops, never one Python object per frame. See docs/python.md.
 """
 import os
+import struct
 from collections import namedtuple
+from ctypes import string_at
 
 from ._native import ffi, lib
 
@@ -239,47 +241,101 @@ def _taint(t):
                  bool(t.multiple) if s & lib.FRAMES_TAINT_MULTIPLE else None)
 
 
-def _operands(ops, n):
+def _operand_struct():
+    """A struct.Struct over frames_operand's memory (layout from the compiler, through
+    cffi), so that an operand list is read by struct.iter_unpack in one call instead of
+    one cffi attribute access per field: iteration's hot loop."""
+    fields = [("spec",), ("read",), ("written",), ("index",), ("base",), ("bit_length",),
+              ("address",), ("name", "ptr"), ("name", "len"), ("taint", "set"),
+              ("taint", "no_taint"), ("taint", "multiple"), ("taint", "id"),
+              ("value", "ptr"), ("value", "len")]
+    codes = {1: "B", 2: "H", 4: "I", 8: "Q"}
+    fmt, at = "=", 0
+    for path in fields:
+        off = ffi.offsetof("frames_operand", *path)
+        t = ffi.typeof("frames_operand")
+        for name in path:
+            t = dict(t.fields)[name].type
+        size = ffi.sizeof(t)
+        fmt += "%dx" % (off - at) if off > at else ""
+        fmt += "i" if path == ("bit_length",) else codes[size]
+        at = off + size
+    size = ffi.sizeof("frames_operand")
+    fmt += "%dx" % (size - at) if size > at else ""
+    st = struct.Struct(fmt)
+    assert st.size == size
+    return st
+
+
+_OPERAND = _operand_struct()
+_OPERAND_SIZE = _OPERAND.size
+_TAINT_NONE_SET = lib.FRAMES_TAINT_NONE
+_NO_TAINT = Taint(no_taint=True)
+
+
+def _taint_of(tset, no_taint, multiple, tid):
+    if tset == _TAINT_NONE_SET and no_taint:
+        return _NO_TAINT
+    if not tset:
+        return None
+    return Taint(bool(no_taint) if tset & 1 else None, tid if tset & 2 else None,
+                 bool(multiple) if tset & 4 else None)
+
+
+def _operands(ops, n, payload, base):
+    """Operands; their names and values are views into the frame's payload, which the
+    caller copied once into `payload` (bytes) from address `base`: slices of it."""
     out = []
-    for i in range(n):
-        o = ops[i]
-        op = Operand.__new__(Operand)
-        spec = o.spec
-        op.name = _s(o.name) if spec & 2 else None
-        op.address = o.address if spec & 1 else None
-        op.value = ffi.buffer(o.value.ptr, o.value.len)[:] if o.value.len else b""
-        op.bit_length = o.bit_length
-        op.read, op.written, op.index, op.base = bool(o.read), bool(o.written), bool(o.index), bool(o.base)
-        op.taint = _taint(o.taint) if o.taint.set else None
+    new, end = Operand.__new__, base + len(payload)
+    for (spec, rd, wr, ix, bs, bits, addr, nptr, nlen, tset, tnone, tmult, tid, vptr,
+         vlen) in _OPERAND.iter_unpack(ffi.buffer(ops, n * _OPERAND_SIZE)):
+        op = new(Operand)
+        if spec & 2:
+            name = payload[nptr - base:nptr - base + nlen] if base <= nptr <= end - nlen \
+                else string_at(nptr, nlen)
+            op.name = name.decode("utf-8", "surrogateescape")
+        else:
+            op.name = None
+        op.address = addr if spec & 1 else None
+        if not vlen:
+            op.value = b""
+        elif base <= vptr <= end - vlen:
+            op.value = payload[vptr - base:vptr - base + vlen]
+        else:
+            op.value = string_at(vptr, vlen)
+        op.bit_length = bits
+        op.read, op.written, op.index, op.base = rd != 0, wr != 0, ix != 0, bs != 0
+        op.taint = _taint_of(tset, tnone, tmult, tid)
         out.append(op)
     return out
 
 
-def _std(f, index):
+def _std(f, index, payload, base):
     s = f.std
     fr = StdFrame.__new__(StdFrame)
     fr.index, fr.address, fr.thread_id = index, s.address, s.thread_id
     fr.rawbytes = ffi.buffer(s.rawbytes.ptr, s.rawbytes.len)[:] if s.rawbytes.len else b""
-    fr.pre = _operands(s.pre, s.npre) if s.npre else []
-    fr.post = (_operands(s.post, s.npost) if s.npost else []) if s.has_post else None
+    fr.pre = _operands(s.pre, s.npre, payload, base) if s.npre else []
+    fr.post = (_operands(s.post, s.npost, payload, base) if s.npost else []) \
+        if s.has_post else None
     fr.mode = _s(s.mode) if s.has_mode else None
     return fr
 
 
-def _syscall(f, index):
+def _syscall(f, index, payload=b"", base=0):
     s = f.syscall
     return SyscallFrame(s.address, s.thread_id, s.number,
                         [s.args[i] for i in range(s.nargs)], index)
 
 
-def _exception(f, index):
+def _exception(f, index, payload=b"", base=0):
     e = f.exception
     return ExceptionFrame(e.number, e.thread_id if e.has_thread_id else None,
                           e.from_addr if e.has_from_addr else None,
                           e.to_addr if e.has_to_addr else None, index)
 
 
-def _taint_intro(f, index):
+def _taint_intro(f, index, payload=b"", base=0):
     t = f.taint_intro
     intros = []
     for i in range(t.count):
@@ -290,12 +346,12 @@ def _taint_intro(f, index):
     return TaintIntroFrame(intros, index)
 
 
-def _modload(f, index):
+def _modload(f, index, payload=b"", base=0):
     m = f.modload
     return ModloadFrame(_s(m.module_name), m.low_address, m.high_address, index)
 
 
-def _key(f, index):
+def _key(f, index, payload=b"", base=0):
     k = f.key
     lists = []
     for i in range(k.count):
@@ -303,12 +359,12 @@ def _key(f, index):
         tv = TaggedValues.__new__(TaggedValues)
         tv.thread_id = l.thread_id if l.tag_set & lib.FRAMES_TAG_THREAD_ID else None
         tv.no_thread_id = bool(l.no_thread_id) if l.tag_set & lib.FRAMES_TAG_NO_THREAD_ID else None
-        tv.values = _operands(l.values, l.count)
+        tv.values = _operands(l.values, l.count, payload, base)
         lists.append(tv)
     return KeyFrame(lists, index)
 
 
-def _unknown(f, index):
+def _unknown(f, index, payload=b"", base=0):
     u = f.unknown
     return UnknownFrame(u.field, u.wire_type, u.scalar, _b(u.payload), index)
 
@@ -316,9 +372,12 @@ def _unknown(f, index):
 _DECODE = {1: _std, 2: _syscall, 3: _exception, 4: _taint_intro, 5: _modload, 6: _key}
 
 
-def _frame(f, index):
-    dec = _DECODE.get(f.kind)
-    return dec(f, index) if dec else _unknown(f, index)
+def _frame(f, index, raw):
+    """The frame object of decoded frame f, whose payload raw describes."""
+    payload = ffi.buffer(raw.payload.ptr, raw.payload.len)[:]
+    base = int(ffi.cast("uintptr_t", raw.payload.ptr))
+    dec = _DECODE.get(f.kind, _unknown)
+    return dec(f, index, payload, base)
 
 
 # encoding: Python objects -> C frame (keep: everything the C frame points to)
@@ -637,6 +696,7 @@ class Trace:
         _raise_if(lib.pyf_reader_open(r, os.fsencode(self.path), err), err)
         self._r = r[0]
         self._f = ffi.new("frames_frame *")
+        self._raw = ffi.new("frames_raw *")
         h = lib.frames_reader_header(self._r)
         self.version = h.version
         self.arch_number = h.arch
@@ -696,12 +756,12 @@ class Trace:
         r = self._reader()
         rc = lib.frames_reader_seek(r, i)
         if rc >= 0:
-            rc = lib.frames_reader_next(r, self._f)
+            rc = lib.frames_reader_next_full(r, self._f, self._raw)
         if rc < 0:
             raise self._last_error(rc)
         if rc == 0:
             raise IndexError("frame %d: the trace ends before it" % i)
-        return _frame(self._f, i)
+        return _frame(self._f, i, self._raw)
 
     def __iter__(self):
         return self.frames()
@@ -712,18 +772,23 @@ class Trace:
         c = ffi.new("frames_cursor **")
         _raise_if(lib.frames_cursor_open(c, self._reader(), start, err), err)
         cur = ffi.gc(c[0], lib.frames_cursor_close)
-        f = ffi.new("frames_frame *")
-        nxt, decode = lib.frames_cursor_next, _DECODE
+        dec = lib.pyf_decoder_open()
+        if dec == ffi.NULL:
+            raise MemoryError()
+        dec = ffi.gc(dec, lib.pyf_decoder_close)
+        f, raw = ffi.new("frames_frame *"), ffi.new("frames_raw *")
+        nxt, decode, r, buf, cast = lib.pyf_cursor_next, _DECODE, self._reader(), ffi.buffer, ffi.cast
         i = start
         stop = len(self) if stop is None else min(stop, len(self))
         while i < stop:
-            rc = nxt(cur, f)
+            rc = nxt(r, cur, dec, f, raw, err)
             if rc <= 0:
                 if rc < 0:
-                    raise _error(lib.frames_cursor_error(cur), rc)
+                    raise _error(err, rc)
                 return
-            dec = decode.get(f.kind)
-            yield dec(f, i) if dec else _unknown(f, i)
+            p = raw.payload
+            yield decode.get(f.kind, _unknown)(f, i, buf(p.ptr, p.len)[:],
+                                               int(cast("uintptr_t", p.ptr)))
             i += 1
 
     # information

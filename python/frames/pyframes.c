@@ -195,6 +195,35 @@ static int pyf_instructions(frames_reader *r, uint64_t first, uint64_t stop, int
     return rc < 0 ? rc : 0;
 }
 
+/* ---- frame objects: the decoded frame and its payload ----------------------------- */
+
+/* A decoder for pyf_cursor_next (on the heap: its layout is private). */
+static frames_decoder *pyf_decoder_open(void) {
+    frames_decoder *d = (frames_decoder *)malloc(sizeof *d);
+    if (d) frames_decoder_init(d, NULL, 0, NULL);
+    return d;
+}
+
+static void pyf_decoder_close(frames_decoder *d) {
+    if (!d) return;
+    frames_decoder_free(d);
+    free(d);
+}
+
+/* frames_cursor_next, with the payload the frame was decoded from (the Python side
+   copies it once and slices names and values out of it). */
+static int pyf_cursor_next(frames_reader *r, frames_cursor *c, frames_decoder *d, frames_frame *f,
+                           frames_raw *raw, frames_error *err) {
+    int rc = frames_cursor_next_raw(c, raw);
+    if (rc <= 0) {
+        if (rc < 0) *err = *frames_cursor_error(c);
+        return rc;
+    }
+    if ((rc = frames_decode_frame(d, raw->payload.ptr, raw->payload.len, f, err)) < 0)
+        return pyf_frame_error(r, raw->index, rc, err);
+    return 1;
+}
+
 /* ---- operands: one row per operand event, the members of `frames dump --jsonl` ---- */
 
 enum { PYF_LIST_PRE = 0, PYF_LIST_POST = 1, PYF_LIST_KEY = 2 };
