@@ -90,8 +90,10 @@ def main():
             s_ops, ops = best(t.operands, 1)
             rows = len(ops)
         devnull = open(os.devnull, "wb")
-        s_pc, _ = best(lambda: subprocess.run([fbin, "dump", "--pc", trace], stdout=devnull, check=True))
-        s_stat, _ = best(lambda: subprocess.run([fbin, "stat", trace], stdout=devnull, check=True))
+        s_pc, _ = best(lambda: subprocess.run([fbin, "dump", "--pc", trace], stdout=devnull,
+                                              check=True))
+        s_stat, _ = best(lambda: subprocess.run([fbin, "stat", trace], stdout=devnull,
+                                                stderr=devnull, check=True))   # no module file
         print("t.instructions()        %8.3f s  %6.1f M frames/s" % (s_cols, n / s_cols / 1e6))
         print("frames dump --pc (C)    %8.3f s  %6.1f M frames/s   ratio python/C %.2f"
               % (s_pc, n / s_pc / 1e6, s_pc / s_cols))
@@ -108,7 +110,8 @@ def main():
         steps = parse_tenet_text(text)
         s_text = time.perf_counter() - t0
         print("for f in t (objects)    %8.3f s  %6.0f k frames/s" % (s_iter, count / s_iter / 1e3))
-        print("tenet text, parsed      %8.3f s  %6.0f k lines/s (%d lines, %.1f MB)   ratio %.2f"
+        print("tenet text, parsed      %8.3f s  %6.0f k lines/s (%d lines, %.1f MB; one thread)"
+              "   ratio text/objects %.2f"
               % (s_text, steps / s_text / 1e3, steps, os.path.getsize(text) / 1e6,
                  (steps / s_text) / (count / s_iter)))
     finally:
