@@ -17,6 +17,7 @@ are filled by C loops, never one Python object per frame. See docs/python.md.
 """
 import os
 import struct
+import threading
 from collections import namedtuple
 from ctypes import string_at
 
@@ -677,6 +678,15 @@ class _ResultSink(list):
 
 # ---- reading -------------------------------------------------------------------------------
 
+def _locked(method):
+    """The method under the trace's lock (see Trace.__init__)."""
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    run.__name__, run.__doc__ = method.__name__, method.__doc__
+    return run
+
+
 class Trace:
     """An open trace (frames.open). Frames are read through the trace's TOC: len(t) and
     t[i] need no scan of a finished trace; iteration, t.instructions(), t.operands()
@@ -688,9 +698,14 @@ class Trace:
 
     def __init__(self, path):
         self.path = os.fspath(path)
+        self._r = None
         self._sym = None
         self._fq = None
         self._len = None
+        # cffi releases the GIL during C calls: one lock per trace keeps two threads off
+        # the reader at once, and close() off the cursors that iterators still hold
+        self._lock = threading.RLock()
+        self._cursors = {}
         err = ffi.new("frames_error *")
         r = ffi.new("frames_reader **")
         _raise_if(lib.pyf_reader_open(r, os.fsencode(self.path), err), err)
@@ -706,6 +721,14 @@ class Trace:
 
     # lifetime
     def close(self):
+        with self._lock:
+            self._close()
+
+    def _close(self):
+        for box in self._cursors.values():   # cursors use their reader: before it
+            lib.frames_cursor_close(box[0])
+            box[0] = None
+        self._cursors.clear()
         if self._sym is not None:
             lib.frames_sym_close(self._sym)
             self._sym = None
@@ -736,6 +759,10 @@ class Trace:
 
     # sequence
     def __len__(self):
+        with self._lock:
+            return self._count()
+
+    def _count(self):
         if self._len is None:
             n = ffi.new("uint64_t *")
             rc = lib.frames_reader_count(self._reader(), n)
@@ -753,15 +780,16 @@ class Trace:
             i += n
         if not 0 <= i < n:
             raise IndexError("frame index %d out of range (%d frames)" % (i, n))
-        r = self._reader()
-        rc = lib.frames_reader_seek(r, i)
-        if rc >= 0:
-            rc = lib.frames_reader_next_full(r, self._f, self._raw)
-        if rc < 0:
-            raise self._last_error(rc)
-        if rc == 0:
-            raise IndexError("frame %d: the trace ends before it" % i)
-        return _frame(self._f, i, self._raw)
+        with self._lock:
+            r = self._reader()
+            rc = lib.frames_reader_seek(r, i)
+            if rc >= 0:
+                rc = lib.frames_reader_next_full(r, self._f, self._raw)
+            if rc < 0:
+                raise self._last_error(rc)
+            if rc == 0:
+                raise IndexError("frame %d: the trace ends before it" % i)
+            return _frame(self._f, i, self._raw)
 
     def __iter__(self):
         return self.frames()
@@ -769,30 +797,48 @@ class Trace:
     def frames(self, start=0, stop=None):
         """Frame objects start..stop-1 (a cursor of their own)."""
         err = ffi.new("frames_error *")
-        c = ffi.new("frames_cursor **")
-        _raise_if(lib.frames_cursor_open(c, self._reader(), start, err), err)
-        cur = ffi.gc(c[0], lib.frames_cursor_close)
+        stop = len(self) if stop is None else min(stop, len(self))
+        with self._lock:
+            c = ffi.new("frames_cursor **")
+            _raise_if(lib.frames_cursor_open(c, self._reader(), start, err), err)
+            box = [c[0]]
+            self._cursors[id(box)] = box
         dec = lib.pyf_decoder_open()
         if dec == ffi.NULL:
+            self._drop_cursor(box)
             raise MemoryError()
         dec = ffi.gc(dec, lib.pyf_decoder_close)
         f, raw = ffi.new("frames_frame *"), ffi.new("frames_raw *")
-        nxt, decode, r, buf, cast = lib.pyf_cursor_next, _DECODE, self._reader(), ffi.buffer, ffi.cast
+        nxt, decode, lock, buf, cast = lib.pyf_cursor_next, _DECODE, self._lock, ffi.buffer, ffi.cast
         i = start
-        stop = len(self) if stop is None else min(stop, len(self))
-        while i < stop:
-            rc = nxt(r, cur, dec, f, raw, err)
-            if rc <= 0:
-                if rc < 0:
-                    raise _error(err, rc)
-                return
-            p = raw.payload
-            yield decode.get(f.kind, _unknown)(f, i, buf(p.ptr, p.len)[:],
-                                               int(cast("uintptr_t", p.ptr)))
-            i += 1
+        try:
+            while i < stop:
+                with lock:
+                    if box[0] is None:
+                        raise ValueError("I/O operation on a closed trace")
+                    rc = nxt(self._r, box[0], dec, f, raw, err)
+                    if rc <= 0:
+                        if rc < 0:
+                            raise _error(err, rc)
+                        return
+                    p = raw.payload
+                    frame = decode.get(f.kind, _unknown)(f, i, buf(p.ptr, p.len)[:],
+                                                         int(cast("uintptr_t", p.ptr)))
+                yield frame
+                i += 1
+        finally:
+            self._drop_cursor(box)
+
+    def _drop_cursor(self, box):
+        with self._lock:
+            if box[0] is not None:
+                lib.frames_cursor_close(box[0])
+                box[0] = None
+            self._cursors.pop(id(box), None)
 
     # information
     @property
+    @_locked
     def info(self):
         """The reader's report: TOC convention, truncation, warnings (a dict)."""
         st = ffi.new("frames_reader_info *")
@@ -817,6 +863,7 @@ class Trace:
         stop = n if stop is None else min(stop, n)
         return max(0, start), max(stop, 0)
 
+    @_locked
     def instructions(self, start=0, stop=None, check=False):
         """std frames of frames start..stop-1 as numpy columns: index (frame index), pc,
         tid and size (bytes of the instruction). Frames are read at the pace of the
@@ -845,6 +892,7 @@ class Trace:
             cols = {k: v[:n].copy() for k, v in cols.items()}
         return Columns(cols)
 
+    @_locked
     def operands(self, start=0, stop=None):
         """One row per operand (pre and post lists of std frames, values of key frames),
         the members of `frames dump --jsonl`: frame, pc, tid, list (0 pre, 1 post, 2 key:
@@ -887,6 +935,7 @@ class Trace:
                               value_data=cols["value_data"])
         return table
 
+    @_locked
     def syscalls(self, start=0, stop=None):
         """syscall frames as columns: frame, pc, tid, number; the arguments of row i are
         args[args_off[i]:args_off[i+1]] (int64)."""
@@ -906,6 +955,7 @@ class Trace:
         return table
 
     # the query engine (frames_query.h; language in docs/query.md)
+    @_locked
     def query(self, where="", vars=None, soft=(), dedup=False, limit=0, threads=1):
         """Results of a query in trace order: `vars` maps free variable names to operand
         types ("reg64", "mem*", "*"; docs/query.md), `where` is the hard predicate,
@@ -934,6 +984,7 @@ class Trace:
         return list(sink)
 
     # names (frames_sym.h; docs/symbols.md)
+    @_locked
     def symbolize(self, pc, line=True, sysroot=None):
         """The name of an instruction address ("libc.so.6!memcpy+0x12", with " at
         file:line" when known and line is true), from the trace's modload frames and

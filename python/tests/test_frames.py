@@ -508,3 +508,48 @@ def test_pandas_frames_per_vector(vector):
     assert len(df) == stat["instructions"]
     assert len(sc) == stat["by_kind"]["syscall_frame"]
     assert len(ops) == len(json_lines("dump", "--jsonl", vector))
+
+
+# ---- lifetime and threads -------------------------------------------------------------------
+
+def test_close_while_iterating_raises():
+    src = os.path.join(os.path.dirname(VECTORS[0]), "r10_default_m_n10001.frames")
+    t = frames.open(src)
+    it = iter(t)
+    assert next(it).index == 0
+    t.close()
+    with pytest.raises(ValueError):
+        next(it)
+    with pytest.raises(ValueError):
+        t[0]
+    with pytest.raises(ValueError):
+        t.instructions()
+
+
+def test_threads_share_a_trace():
+    """cffi lets other threads run during C calls: the trace's lock keeps its reader to
+    one of them at a time; every thread gets what it gets alone."""
+    import threading
+    src = os.path.join(os.path.dirname(VECTORS[0]), "r10_default_m_n10001.frames")
+    pcs = [int(l, 16) for l in run("dump", "--pc", src).decode().split()]
+    with frames.open(src) as t:
+        got, failures = {}, []
+
+        def work(k):
+            try:
+                if k % 3 == 0:
+                    got[k] = t.instructions().pc.tolist()
+                elif k % 3 == 1:
+                    got[k] = [f.address for f in t]
+                else:
+                    got[k] = [t[i].address for i in range(k, len(t), 97)]
+            except BaseException as e:   # reported below, not lost in the thread
+                failures.append(e)
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(9)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert not failures
+    for k, v in got.items():
+        assert v == (pcs if k % 3 != 2 else pcs[k::97]), k
