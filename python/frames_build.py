@@ -13,7 +13,8 @@ Used three ways:
 The headers come from FRAMES_ROOT (default: the folder above this file). Optional
 libraries are found as build.sh's opt_flags finds them (only libzstd and libdw matter
 here): FRAMES_OPT_DEFINES / FRAMES_OPT_LIBS, when set (build.sh sets them from
-opt_flags), override the detection.
+opt_flags), override the detection. FRAMES_PY_CFLAGS adds compiler and linker flags
+(a sanitizer build: docs/python.md).
 """
 import os
 import shutil
@@ -229,7 +230,10 @@ def make_ffi():
         include_dirs=[ROOT, os.path.join(HERE, "frames")],
         define_macros=[("_GNU_SOURCE", None)] + [(d, None) for d in defines],
         libraries=libs + ["pthread"],
-        extra_compile_args=["-std=c99", "-O2", "-Wno-unused-function"],
+        # FRAMES_PY_CFLAGS: more flags, e.g. -fsanitize=address for a checked build
+        extra_compile_args=["-std=c99", "-O2", "-Wno-unused-function"] +
+        os.environ.get("FRAMES_PY_CFLAGS", "").split(),
+        extra_link_args=os.environ.get("FRAMES_PY_CFLAGS", "").split(),
     )
     return ffi
 
