@@ -13,6 +13,8 @@
 #   ./build.sh headers      every header with every documented option, alone and
 #                           combined, as C99 and C++ with gcc and clang
 #   ./build.sh asan         build the ASan+UBSan variant only (build/asan)
+#   ./build.sh python       the Python package (python/, cffi) into build/python for
+#                           Debian's /usr/bin/python3: PYTHONPATH=build/python
 #   ./build.sh install [PREFIX]   headers, frames, man page, pkg-config files
 #   ./build.sh deps         install the Debian packages the build and tests need
 #   ./build.sh clean        remove build/
@@ -41,7 +43,8 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils"
+libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils \
+python3-dev python3-cffi python3-numpy python3-setuptools python3-pytest python3-pandas"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -293,6 +296,40 @@ run_tests() {   # run_tests DIR LABEL
     return $failed
 }
 
+# The Python package (python/: cffi in API mode over the headers, docs/python.md) for
+# Debian's interpreter, into build/python; the optional parts as opt_flags finds them.
+PYTHON=/usr/bin/python3
+build_python() {
+    local out=build/python d l
+    if newer "$out/.built" python/frames/*.py python/frames/*.c python/frames_build.py $(HEADERS); then
+        log "python package -> $out"
+        IFS='|' read -r d l <<<"$(opt_flags)"
+        rm -rf "$out"
+        FRAMES_ROOT="$ROOT" FRAMES_OPT_DEFINES="$d" FRAMES_OPT_LIBS="$l" \
+            "$PYTHON" python/frames_build.py "$out" >/dev/null || die "python: build failed"
+        rm -rf "$out/tmp"
+        touch "$out/.built"
+    fi
+}
+
+# pytest over python/tests from an empty directory (nothing may be left in it), no cache,
+# no bytecode files; bounded in time like every suite
+run_python_tests() {
+    local cwd rc=0
+    cwd=$(mktemp -d)
+    log "python tests (pytest)"
+    (cd "$cwd" && PYTHONPATH="$ROOT/build/python" PYTHONDONTWRITEBYTECODE=1 FRAMES_ROOT="$ROOT" \
+        FRAMES_BIN="$ROOT/build/frames" timeout 300 "$PYTHON" -m pytest -p no:cacheprovider -q \
+        "$ROOT/python/tests") || { rc=1; printf 'FAILED: python tests\n' >&2; }
+    if [ -n "$(ls -A "$cwd")" ]; then
+        rc=1
+        printf 'FAILED: python tests left files in the current directory: %s\n' \
+            "$(ls -A "$cwd" | head -5 | tr '\n' ' ')" >&2
+    fi
+    rm -rf "$cwd"
+    return $rc
+}
+
 # DuckDB for the Parquet tests (tests/test_parquet.c), from the npm registry into build/
 DUCKDB_NODE_API="@duckdb/node-api@1.5.6-r.1"
 duckdb_deps() {
@@ -317,6 +354,8 @@ cmd_test() {
     build_asan
     local rc=0
     run_tests build "test" || rc=1
+    build_python
+    run_python_tests || rc=1
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         run_tests build/asan "asan+ubsan" || rc=1
     tests/fuzz/run.sh short || rc=1
@@ -383,6 +422,7 @@ case "${1:-build}" in
     install) shift; cmd_install "$@" ;;
     deps) deps ;;
     asan) build_asan ;;
+    python) deps; build_python ;;
     headers) header_checks ;;
     clean) rm -rf build ;;
     -h|--help|help) sed -n '2,/^set -euo/p' "$0" | sed -n 's/^# \{0,1\}//p' ;;

@@ -129,6 +129,7 @@
    Decoding and encoding one message
      frames_decoder_init / _free          scratch arena + limits for decoding
      frames_decode_frame / _meta          bytes -> model (zero-copy)
+     frames_peek_std                      a std_frame's address, thread, length (no lists)
      frames_encode_frame / _meta          model -> bytes in a caller buffer (no allocation)
      frames_frame_size / frames_meta_size exact encoded size
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
@@ -557,6 +558,17 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
                                    frames_frame *out, frames_error *err);
 FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
                                   frames_meta *out, frames_error *err);
+
+/* The head of a std_frame without its operand lists: address, thread_id and the length
+   of rawbytes, for column readers that want pcs at the pace of the container walk
+   (frames_reader_next_raw). Returns 1 when the payload is one std_frame laid out as
+   every writer lays it out (address, thread_id, rawbytes, then only operand lists and
+   mode, each once, minimal varints), 0 for anything else: other kinds, other layouts,
+   malformed input. Decode those with frames_decode_frame, which also reports errors.
+   When it returns 1 the three values are what frames_decode_frame gives; the contents
+   of the operand lists are not looked at, so damage inside them goes unnoticed here. */
+FRAMES_DEF int frames_peek_std(const void *data, size_t len, uint64_t *address,
+                               uint64_t *thread_id, size_t *nrawbytes);
 
 /* ======================================================================================
    Encoding one message (byte-identical to libprotobuf for the same content)
@@ -3087,6 +3099,32 @@ FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     memset(b + 128, 0, 64);
     memset(b + 192, 0, 64);
     memset(b + 256, 0, sizeof *f - 256);
+}
+
+FRAMES_DEF int frames_peek_std(const void *data, size_t len, uint64_t *address,
+                               uint64_t *thread_id, size_t *nrawbytes) {
+    const uint8_t *p = (const uint8_t *)data, *end = p + len;
+    uint64_t n, raw;
+    unsigned seen = 0;
+    /* frame { std_frame (field 1) } spanning the whole payload */
+    if (len < 2 || p[0] != 0x0a || !(p = frames__fast_varint(p + 1, end, &n)) ||
+        n != (uint64_t)(end - p))
+        return 0;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, address))) return 0;
+    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, thread_id))) return 0;
+    if (p >= end || *p != 0x1a || !(p = frames__fast_varint(p + 1, end, &raw)) ||
+        raw > (uint64_t)(end - p))
+        return 0;
+    p += raw;
+    while (p < end) {   /* operand_pre_list (4), operand_post_list (5), mode (6): once each */
+        unsigned field = (unsigned)(*p >> 3);
+        if ((*p & 7) != 2 || field < 4 || field > 6 || (seen & (1u << field))) return 0;
+        seen |= 1u << field;
+        if (!(p = frames__fast_varint(p + 1, end, &n)) || n > (uint64_t)(end - p)) return 0;
+        p += n;
+    }
+    *nrawbytes = (size_t)raw;
+    return 1;
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,

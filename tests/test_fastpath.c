@@ -15,7 +15,10 @@
      and warm decoders agree;
    - invalid operands in a std_frame (checked after encoding, only when an operand is
      not plain) are refused by frames_encode_frame and frames_writer_add, and a refused
-     frame leaves no trace in the output, not even a TOC entry. */
+     frame leaves no trace in the output, not even a TOC entry;
+   - frames_peek_std takes every frame built here and gives the address, thread and
+     instruction length the decoder gives; on the near misses, whatever it takes and the
+     decoder decodes, they agree on. */
 #include "frames.h"
 
 #include "pbbuild.h"
@@ -278,6 +281,21 @@ static void warm_check(const frames_frame *f, const pb_buf *want) {
     warm_sink.size = 0;
 }
 
+/* frames_peek_std on a payload that decoded into *d: when it takes the frame, it gives
+   what the decoder gave (must: it has to take it, as for every frame writers write). */
+static void check_peek(const uint8_t *in, size_t n, const frames_frame *d, int must) {
+    uint64_t address = 0, tid = 0;
+    size_t len = 0;
+    int took = frames_peek_std(in, n, &address, &tid, &len);
+    if (must) assert_int_equal(took, 1);
+    if (!took) return;
+    assert_int_equal(d->kind, FRAMES_KIND_STD);
+    assert_int_equal(d->present, 1u << FRAMES_KIND_STD);
+    assert_int_equal(address, d->std.address);
+    assert_int_equal(tid, d->std.thread_id);
+    assert_int_equal(len, d->std.rawbytes.len);
+}
+
 static void check_frame(const frames_frame *f) {
     static pb_buf want;
     static uint8_t out[1 << 14];
@@ -310,6 +328,7 @@ static void check_frame(const frames_frame *f) {
     /* decoding */
     assert_int_equal(decode_both(want.b, want.n, &d), FRAMES_OK);
     assert_int_equal(d.flags, 0);
+    check_peek(want.b, want.n, &d, 1);
     assert_int_equal(d.kind, FRAMES_KIND_STD);
     assert_int_equal(d.std.npre, f->std.npre);
     assert_int_equal(d.std.npost, f->std.npost);
@@ -447,6 +466,7 @@ static void check_canonical_round_trip(const uint8_t *in, size_t n) {
     frames_frame d;
     size_t len = 0;
     if (decode_both(in, n, &d) != FRAMES_OK) return;
+    check_peek(in, n, &d, 0);
     if (d.flags & (FRAMES_FF_NONCANONICAL | FRAMES_FF_INCOMPLETE)) return;
     assert_int_equal(frames_encode_frame(&d, FRAMES_ENC_LENIENT, out, sizeof out, &len, NULL), FRAMES_OK);
     assert_int_equal(len, n);
