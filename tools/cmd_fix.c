@@ -1,17 +1,12 @@
 /* frames fix: turn an unfinished or truncated trace into a finished one. Frames are copied
    byte for byte; in place means a temporary file renamed over the original, so a failure
    never destroys it. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
 static const char fix_usage[] =
-    "usage: frames fix FILE [-o OUT] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
+    "usage: frames fix FILE [-o OUT [-f]] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
     "                       [--frames-per-toc M] [--version N]\n"
     "\n"
     "Repair an unfinished (n = 0, T = 0) or truncated trace: keep every complete frame (copied\n"
@@ -55,44 +50,19 @@ static int fix_into(frames_reader *r, int fd, const frames_writer_options *o, co
     return CLI_OK;
 }
 
-static int fix_in_place(frames_reader *r, const char *path, const frames_writer_options *o) {
-    struct stat sb;
-    size_t n = strlen(path);
-    char *tmp = (char *)malloc(n + 16);
-    int fd, status;
-    if (!tmp) return cli_fail(CLI_DATA, "out of memory");
-    if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        free(tmp);
-        return cli_fail(CLI_DATA, "%s: in-place repair needs a regular file (use -o OUT)", path);
-    }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".fix.XXXXXX", 12);
-    if ((fd = mkstemp(tmp)) < 0) {
-        status = cli_fail(CLI_DATA, "cannot create a temporary file next to %s: %s", path, strerror(errno));
-        free(tmp);
+/* FILE rewritten in place (out NULL) or OUT written, both through a temporary file renamed
+   into place when complete. */
+static int fix_to(frames_reader *r, const char *in, const char *out, const frames_writer_options *o) {
+    cli_output w;
+    int status;
+    status = out ? cli_output_open(&w, out, &in, 1) : cli_output_open_in_place(&w, in);
+    if (status != CLI_OK) return status;
+    status = fix_into(r, w.fd, o, in, !out ? in : strcmp(out, "-") ? out : "standard output");
+    if (status != CLI_OK) {
+        cli_output_abort(&w);
         return status;
     }
-    status = fix_into(r, fd, o, path, path);
-    if (status == CLI_OK && fchmod(fd, sb.st_mode & 07777) < 0)
-        cli_warn("cannot copy the permissions of %s: %s", path, strerror(errno));
-    if (status == CLI_OK && fsync(fd) < 0)
-        status = cli_fail(CLI_DATA, "%s: %s", tmp, strerror(errno));
-    if (close(fd) < 0 && status == CLI_OK) status = cli_fail(CLI_DATA, "%s: %s", tmp, strerror(errno));
-    if (status == CLI_OK && rename(tmp, path) < 0)
-        status = cli_fail(CLI_DATA, "cannot replace %s: %s", path, strerror(errno));
-    if (status != CLI_OK) unlink(tmp);
-    free(tmp);
-    return status;
-}
-
-static int fix_to(frames_reader *r, const char *in, const char *out, const frames_writer_options *o) {
-    int fd, status;
-    if (!strcmp(out, "-")) return fix_into(r, 1, o, in, "standard output");
-    if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-        return cli_fail(CLI_DATA, "cannot create %s: %s", out, strerror(errno));
-    status = fix_into(r, fd, o, in, out);
-    if (close(fd) < 0 && status == CLI_OK) status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
-    return status;
+    return cli_output_commit(&w);
 }
 
 int cmd_fix(int argc, char **argv) {
@@ -109,7 +79,7 @@ int cmd_fix(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         int used = cli_writer_option(argc, argv, &i, &cmdline, &given);
         if (used == CLI_USAGE) return CLI_USAGE;
-        if (used) continue;
+        if (used || cli_force_option(argv[i])) continue;
         if (!strcmp(argv[i], "-o")) {
             if (++i >= argc) return cli_usage_error("-o needs a file name");
             out = argv[i];
@@ -123,12 +93,12 @@ int cmd_fix(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("no input");
     if (!out && !strcmp(in, "-")) return cli_usage_error("standard input needs -o OUT");
-    if (out && strcmp(out, "-") && cli_same_file(in, out))
-        return cli_usage_error("OUT is FILE: leave out -o to repair in place");
+    if (out && strcmp(out, "-") && strcmp(in, "-") && cli_same_file(in, out))
+        return cli_fail(CLI_USAGE, "OUT is FILE: leave out -o to repair in place");
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
     frames_writer_options_like(r, &o);
     cli_apply_writer_options(&o, &cmdline, given);
-    status = out ? fix_to(r, in, out, &o) : fix_in_place(r, in, &o);
+    status = fix_to(r, in, out, &o);
     cli_reader_warnings(r);
     frames_reader_close(r);
     return status;
