@@ -5,6 +5,8 @@
 
 #include "cli.h"
 
+enum { CLI_DAMAGED = 3 };   /* fix_into: written, but frames of the input could not be read */
+
 static const char fix_usage[] =
     "usage: frames fix FILE [-o OUT [-f]] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
     "                       [--frames-per-toc M] [--version N]\n"
@@ -14,7 +16,12 @@ static const char fix_usage[] =
     "Without -o FILE is rewritten in place through a temporary file and a rename. By default\n"
     "the version (1 becomes 3), arch, machine, meta and, when FILE has a usable TOC, m and the\n"
     "TOC convention are kept; otherwise m = 10000 and the libtrace convention.\n"
-    "Exit status: 0 repaired (or nothing to repair), 1 unreadable input or write error, 2 usage.\n";
+    "Frames that cannot be read (a corrupt chunk of a .frames.zst) are left out, and the\n"
+    "copy goes on at the next TOC entry that reads: OUT holds every readable frame and is\n"
+    "finished, and the exit status is 1. In place, a damaged FILE is left as it was.\n"
+    "OUT must not be FILE; an existing OUT is replaced only with -f (docs/outputs.md).\n"
+    "Exit status: 0 repaired (or nothing to repair), 1 unreadable or damaged input (frames\n"
+    "lost, see above) or write error, 2 usage.\n";
 
 static void report(const char *in, const char *out, const frames_fix_report *rep,
                    const frames_writer_options *o) {
@@ -47,6 +54,12 @@ static int fix_into(frames_reader *r, int fd, const frames_writer_options *o, co
     if (rc == FRAMES_UNFINISHED)
         cli_warn("%s cannot seek: the output is an unfinished trace (all frames, no TOC)", out);
     report(in, out, &rep, o);
+    if (rep.damage.code) {
+        cli_lib_error(&rep.damage);
+        return cli_fail(CLI_DAMAGED, "%s is damaged: %llu frames (%llu damaged regions) could not be "
+                        "read and are not in %s", in, (unsigned long long)rep.lost_frames,
+                        (unsigned long long)rep.lost_ranges, out);
+    }
     return CLI_OK;
 }
 
@@ -58,11 +71,17 @@ static int fix_to(frames_reader *r, const char *in, const char *out, const frame
     status = out ? cli_output_open(&w, out, &in, 1) : cli_output_open_in_place(&w, in);
     if (status != CLI_OK) return status;
     status = fix_into(r, w.fd, o, in, !out ? in : strcmp(out, "-") ? out : "standard output");
-    if (status != CLI_OK) {
+    if (status == CLI_DAMAGED && !out) {   /* the damaged original may hold more: keep it */
+        cli_output_abort(&w);
+        return cli_fail(CLI_DATA, "%s is left as it was: write the readable frames elsewhere "
+                        "with -o OUT", in);
+    }
+    if (status != CLI_OK && status != CLI_DAMAGED) {
         cli_output_abort(&w);
         return status;
     }
-    return cli_output_commit(&w);
+    /* a damaged input still gives a finished trace of every frame that reads */
+    return cli_output_commit(&w) == CLI_OK ? (status == CLI_DAMAGED ? CLI_DATA : CLI_OK) : CLI_DATA;
 }
 
 int cmd_fix(int argc, char **argv) {
