@@ -218,18 +218,19 @@ static void test_vectors_compressed_read_the_same(void **state) {
         frames_zstd_info zi;
         frames_error err;
         char *o = tu_run(&st, "%s compress '%s' -o '%s' --chunk 4K 2>&1", tu_frames_bin(), line, z);
+        if (frames_reader_open_path(&a, line, NULL, &err) < 0) { /* the empty file: no trace */
+            assert_int_equal(st, 1);
+            assert_non_null(strstr(o, "not a frames trace"));
+            assert_int_equal(access(z, F_OK), -1);   /* and no .zst that nothing reads */
+            free(o);
+            continue;
+        }
         assert_int_equal(st, 0);
         free(o);
         o = tu_run(&st, "%s decompress '%s' -o '%s' 2>&1", tu_frames_bin(), z, d);
         assert_int_equal(st, 0);
         free(o);
         assert_true(same_files(line, d));
-        if (frames_reader_open_path(&a, line, NULL, &err) < 0) { /* the empty file */
-            assert_true(frames_zstd_reader_open_path(&b, z, NULL, NULL, NULL, &err) < 0);
-            unlink(z);
-            unlink(d);
-            continue;
-        }
         frames_reader_close(a);
         a = open_any(line, NULL);
         b = open_any(z, &zi);

@@ -677,7 +677,7 @@ int cli_output_check(const char *path, const char *const *inputs, size_t ninputs
             return cli_fail(CLI_USAGE, "the output %s is the input %s: refused (it would destroy it)",
                             path, inputs[i]);
     if (stat(path, &st) != 0) return CLI_OK;
-    if (S_ISDIR(st.st_mode)) return cli_fail(CLI_USAGE, "the output %s is a directory", path);
+    if (S_ISDIR(st.st_mode)) return cli_fail(CLI_DATA, "cannot write %s: it is a directory", path);
     if (S_ISREG(st.st_mode) && !force_given)
         return cli_fail(CLI_USAGE, "%s exists: give -f (--force) to replace it", path);
     return CLI_OK;
