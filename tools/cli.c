@@ -683,8 +683,7 @@ int cli_output_check(const char *path, const char *const *inputs, size_t ninputs
     return CLI_OK;
 }
 
-/* The file path names, following symbolic links (so that the link stays a link). */
-static char *output_target(const char *path) {
+char *cli_output_target(const char *path) {
     struct stat st;
     char *t = NULL;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) t = realpath(path, NULL);
@@ -721,7 +720,7 @@ static int output_create(cli_output *o) {
     struct stat st;
     int rc;
     const char *path = o->path;
-    if (!(o->target = output_target(path))) return cli_fail(CLI_DATA, "out of memory");
+    if (!(o->target = cli_output_target(path))) return cli_fail(CLI_DATA, "out of memory");
     if (stat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {   /* a device, a FIFO */
         if ((o->fd = open(o->target, O_WRONLY)) < 0) {
             rc = cli_fail(CLI_DATA, "cannot open %s: %s", path, strerror(errno));

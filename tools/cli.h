@@ -201,6 +201,9 @@ int cli_output_open(cli_output *o, const char *path, const char *const *inputs, 
 /* The same for rewriting the input path itself (frames fix): a regular file, replaced
    through a temporary file once the new one is complete. */
 int cli_output_open_in_place(cli_output *o, const char *path);
+/* The file an output path replaces: path itself, or the file its symbolic link names (so
+   that the link stays a link). malloc'd; NULL when out of memory. */
+char *cli_output_target(const char *path);
 /* A stdio stream on the output (made once; stdout for "-"), NULL after an error message. */
 FILE *cli_output_stream(cli_output *o);
 /* A writer on the output, compressed when cli_output_compressed(path); close it with

@@ -113,7 +113,8 @@ int cmd_fix(int argc, char **argv) {
     if (!in) return cli_usage_error("no input");
     if (!out && !strcmp(in, "-")) return cli_usage_error("standard input needs -o OUT");
     if (out && strcmp(out, "-") && strcmp(in, "-") && cli_same_file(in, out))
-        return cli_fail(CLI_USAGE, "OUT is FILE: leave out -o to repair in place");
+        return cli_fail(CLI_USAGE, "the output %s is the input %s: refused (leave out -o to repair "
+                        "in place)", out, in);
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
     frames_writer_options_like(r, &o);
     cli_apply_writer_options(&o, &cmdline, given);

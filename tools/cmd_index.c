@@ -67,14 +67,21 @@ static int check_index_output(const char *trace, const char *out) {
     struct stat st;
     FILE *f;
     int is_index;
-    if (strcmp(trace, "-") && cli_same_file(trace, out))
-        return cli_fail(CLI_USAGE, "the index would overwrite the trace '%s'", trace);
-    if (cli_force_given() || stat(out, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(out, "rb")))
+    if (cli_force_given() || cli_same_file(trace, out) || stat(out, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(out, "rb")))
         return cli_output_check(out, &trace, 1);
     is_index = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "FQINDEX", 8);
     fclose(f);
     if (is_index) return CLI_OK;
     return cli_output_check(out, &trace, 1);
+}
+
+/* fq_index_save, where an output that is a symbolic link stays one (the file it names is
+   replaced, as for every output: cli.h). */
+static int save_index(fq_trace *t, const char *out, fq_index_info *ix, frames_error *err) {
+    char *target = cli_output_target(out);
+    int rc = fq_index_save(t, target ? target : out, ix, err);
+    free(target);
+    return rc;
 }
 
 int cmd_index(int argc, char **argv) {
@@ -141,7 +148,7 @@ int cmd_index(int argc, char **argv) {
     }
     cli_progress_start(&progress, "index", 0);
     if (progress.active) fq_index_progress(t, show_progress, &progress);
-    if (fq_index_save(t, out, &ix, &err) < 0) {
+    if (save_index(t, out, &ix, &err) < 0) {
         cli_progress_end(&progress);
         rc = cli_fail(CLI_DATA, "%s: %s", err.code == FRAMES_E_IO ? out : trace, err.message);
         goto done;
@@ -154,7 +161,6 @@ int cmd_index(int argc, char **argv) {
         if (info.message[0]) cli_warn("%s: %s", trace, info.message);
     }
 done:
-    if (fflush(stdout) != 0 && rc == CLI_OK) rc = cli_fail(CLI_DATA, "cannot write the report");
     cli_close_query_trace(t);
     free(def);
     return rc;

@@ -1,5 +1,6 @@
 /* frames tenet - a Tenet text trace (register deltas, mr=/mw=) for the Tenet plugin of
    IDA Pro and Binary Ninja. The conversion rules live in frames_interop.h. */
+#include <errno.h>
 #include <string.h>
 
 #include "cli.h"
@@ -48,11 +49,19 @@ struct tenet_run {
     cli_output o;
 };
 
+/* The tenet writer stopped: say why (a full disk: the output's errno). */
+static int write_error(struct tenet_run *run) {
+    if (ferror(run->out))
+        return cli_fail(CLI_DATA, "cannot write %s: %s", strcmp(run->o.path, "-") ? run->o.path : "standard output",
+                        strerror(errno));
+    return cli_lib_error(frames_tenet_error(run->t));
+}
+
 static int feed(void *ctx, const frames_frame *f, uint64_t index) {
     struct tenet_run *run = (struct tenet_run *)ctx;
     (void)index;
     if (frames_tenet_add_frame(run->t, f, frames_out_file, run->out) < 0)
-        return cli_lib_error(frames_tenet_error(run->t));
+        return write_error(run);
     return 0;
 }
 
@@ -111,8 +120,7 @@ int cmd_tenet(int argc, char **argv) {
         return rc == CLI_OK ? CLI_DATA : rc;
     }
     rc = cli_for_each_frame(r, "tenet", feed, &run);
-    if (rc == CLI_OK && frames_tenet_finish(run.t, frames_out_file, run.out) < 0)
-        rc = cli_lib_error(frames_tenet_error(run.t));
+    if (rc == CLI_OK && frames_tenet_finish(run.t, frames_out_file, run.out) < 0) rc = write_error(&run);
     frames_tenet_info_get(run.t, &info);
     if (!info.lines && rc == CLI_OK)
         rc = have_tid ? cli_fail(CLI_DATA, "thread %llu has no instruction (std_frame) in the trace",
