@@ -233,6 +233,30 @@ static void test_index_never_replaces_a_device(void **state) {
     assert_int_equal(dir_entries(), before);   /* no temporary file left */
 }
 
+/* Killed (SIGTERM, SIGHUP; SIGINT too, which a shell's background job ignores) while its
+   output is open: the temporary file goes too. The input is a FIFO nobody writes, so the
+   command waits with its output open. */
+static void test_interrupted(void **state) {
+    static const char *const sigs[] = {"TERM", "HUP"};
+    size_t i;
+    (void)state;
+    assert_int_equal(mkfifo(tu_workdir_path("never"), 0600), 0);
+    for (i = 0; i < 2; i++) {
+        int status, before = dir_entries();
+        char *text = tu_run(&status,
+                            "cd '%s' && { '%s' slice never -o cut.frames & pid=$!; n=0; "
+                            "while [ -z \"$(ls cut.frames.* 2>/dev/null)\" ] && [ $n -lt 500 ]; do sleep 0.01; n=$((n+1)); done; "
+                            "ls cut.frames.* 2>/dev/null | wc -l; kill -%s $pid; wait $pid; echo \"exit $?\"; } 2>/dev/null",
+                            tu_workdir, tu_frames_bin(), sigs[i]);
+        /* the temporary file was there, then the signal ended the command and removed it */
+        if (strncmp(text, "1\nexit ", 7)) fail_msg("SIG%s: %s", sigs[i], text);
+        assert_int_not_equal(strcmp(text + 7, "0\n"), 0);
+        free(text);
+        assert_int_equal(dir_entries(), before);
+    }
+    unlink(tu_workdir_path("never"));
+}
+
 /* A new output gets the permissions a new file gets (0666 less the umask), not the
    temporary file's 0600. */
 static void test_new_output_mode(void **state) {
@@ -534,6 +558,7 @@ int main(void) {
         cmocka_unit_test(test_output_is_input),
         cmocka_unit_test(test_existing_output),
         cmocka_unit_test(test_new_output_mode),
+        cmocka_unit_test(test_interrupted),
         cmocka_unit_test(test_index_never_replaces_a_device),
 #ifdef FRAMES_HAVE_ZSTD
         cmocka_unit_test(test_failure_keeps_old_output),

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -701,7 +702,36 @@ static int output_mode(const char *target) {
     return (int)(0666 & ~mask);
 }
 
+/* Temporary files being written, removed when the command is interrupted (Ctrl-C, kill)
+   so that an interruption leaves nothing behind either. */
+static char *volatile pending[8];
+
+static void remove_pending(int sig) {
+    size_t i;
+    for (i = 0; i < sizeof pending / sizeof pending[0]; i++)
+        if (pending[i]) unlink(pending[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void track_pending(char *tmp, int add) {
+    static int handlers;
+    size_t i;
+    for (i = 0; i < sizeof pending / sizeof pending[0]; i++)
+        if (add ? !pending[i] : pending[i] == tmp) {
+            pending[i] = add ? tmp : NULL;
+            break;
+        }
+    if (add && !handlers) {
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            if (signal(sigs[i], remove_pending) == SIG_IGN) signal(sigs[i], SIG_IGN);
+        handlers = 1;
+    }
+}
+
 static void output_clear(cli_output *o) {
+    if (o->tmp) track_pending(o->tmp, 0);
     free(o->target);
     free(o->tmp);
     o->target = o->tmp = NULL;
@@ -737,9 +767,12 @@ static int output_create(cli_output *o) {
     sprintf(o->tmp, "%s.XXXXXX", o->target);
     if ((o->fd = mkstemp(o->tmp)) < 0) {
         rc = cli_fail(CLI_DATA, "cannot create a temporary file next to %s: %s", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
         output_clear(o);
         return rc;
     }
+    track_pending(o->tmp, 1);
     return CLI_OK;
 }
 
