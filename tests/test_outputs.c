@@ -37,15 +37,6 @@ static void copy_file(const char *from, const char *to) {
     free(b);
 }
 
-static int same_bytes(const char *a, const char *b) {
-    size_t la, lb;
-    unsigned char *x = tu_read_file(a, &la), *y = tu_read_file(b, &lb);
-    int same = x && y && la == lb && !memcmp(x, y, la);
-    free(x);
-    free(y);
-    return same;
-}
-
 /* Entries of the work directory (temporary files left behind would show here). */
 static int dir_entries(void) {
     DIR *d = opendir(tu_workdir);
@@ -146,7 +137,7 @@ static void test_output_is_input(void **state) {
         expect_run(w, w->input, "sym", "", 2, "refused");
         expect_run(w, w->input, "hard", "", 2, "refused");
         expect_run(w, w->input, "hard", "-f", 2, "refused");   /* -f does not allow it */
-        assert_true(same_bytes(in, keep));
+        assert_true(tu_same_bytes(in, keep));
         assert_int_equal(dir_entries(), before);
         unlink(tu_workdir_path("sym"));
         unlink(tu_workdir_path("hard"));
@@ -162,7 +153,7 @@ static void test_output_is_input(void **state) {
 static void expect_replaced(const char *out, const char *fresh, int same_each_run) {
     struct stat a, b;
     if (same_each_run) {
-        assert_true(same_bytes(out, fresh));
+        assert_true(tu_same_bytes(out, fresh));
         return;
     }
     assert_int_equal(stat(out, &a), 0);
@@ -389,7 +380,7 @@ static void test_fix_damaged(void **state) {
     assert_int_equal(status, 1);
     assert_non_null(strstr(text, "left as it was"));
     free(text);
-    assert_true(same_bytes(bad, keep));
+    assert_true(tu_same_bytes(bad, keep));
     unlink(bad);
     unlink(keep);
     unlink(out);

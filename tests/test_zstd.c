@@ -75,15 +75,6 @@ static frames_reader *open_any(const char *path, frames_zstd_info *zi) {
     return r;
 }
 
-static int same_files(const char *a, const char *b) {
-    size_t la, lb;
-    unsigned char *x = tu_read_file(a, &la), *y = tu_read_file(b, &lb);
-    int same = x && y && la == lb && !memcmp(x, y, la);
-    free(x);
-    free(y);
-    return same;
-}
-
 /* The seek table entries of a compressed file: pairs (compressed, uncompressed). */
 static size_t seek_entries(const uint8_t *z, size_t n, uint32_t *out, size_t max) {
     uint32_t k = le32(z + n - 9), i;
@@ -117,7 +108,7 @@ static void test_layout_and_zstd_d(void **state) {
     o = tu_run(&st, "zstd -q -d -f '%s' -o '%s' 2>&1", z, dec);
     assert_int_equal(st, 0);
     free(o);
-    assert_true(same_files(plain, dec));
+    assert_true(tu_same_bytes(plain, dec));
     zb = tu_read_file(z, &zn);
     pb = tu_read_file(plain, &pn);
     assert_true(zn * 5 < pn);
@@ -172,13 +163,13 @@ static void test_writer_threads_and_chunks(void **state) {
             int st;
             make_trace(z1, 3000, ms[j], 1, 1, chunks[c]);
             make_trace(z2, 3000, ms[j], 1, 2, chunks[c]);
-            assert_true(same_files(z1, z2)); /* the thread changes nothing in the output */
+            assert_true(tu_same_bytes(z1, z2)); /* the thread changes nothing in the output */
             make_trace(z2, 3000, ms[j], 1, 4, chunks[c]);
-            assert_true(same_files(z1, z2)); /* nor do three compressing in parallel */
+            assert_true(tu_same_bytes(z1, z2)); /* nor do three compressing in parallel */
             o = tu_run(&st, "zstd -q -d -f '%s' -o '%s'", z1, d);
             free(o);
             assert_int_equal(st, 0);
-            assert_true(same_files(plain, d));
+            assert_true(tu_same_bytes(plain, d));
             unlink(z1);
             unlink(z2);
             unlink(d);
@@ -230,7 +221,7 @@ static void test_vectors_compressed_read_the_same(void **state) {
         o = tu_run(&st, "%s decompress '%s' -o '%s' 2>&1", tu_frames_bin(), z, d);
         assert_int_equal(st, 0);
         free(o);
-        assert_true(same_files(line, d));
+        assert_true(tu_same_bytes(line, d));
         frames_reader_close(a);
         a = open_any(line, NULL);
         b = open_any(z, &zi);
