@@ -191,7 +191,6 @@ typedef struct cli_output {
 /* -f / --force: an existing output may be replaced. 1 when arg is that option, else 0. */
 int cli_force_option(const char *arg);
 int cli_force_given(void);
-#define CLI_FORCE_USAGE "  -f, --force           replace an existing output file\n"
 /* The rule's checks alone (no file created): CLI_OK, or CLI_USAGE after a one-line error.
    inputs: the command's input paths (NULL and "-" entries are skipped). */
 int cli_output_check(const char *path, const char *const *inputs, size_t ninputs);

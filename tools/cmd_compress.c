@@ -19,7 +19,7 @@ static const char compress_usage[] =
     "byte, and every frames command reads it with random access. IN may be - (standard\n"
     "input) or compressed already (it is re-chunked); anything else (an empty file, other\n"
     "data) is refused. OUT defaults to IN.zst ('-' = stdout).\n"
-    CLI_FORCE_USAGE
+    "  -f, --force   replace an existing OUT\n"
     "  --level N     zstd level 1-22 (default 3)\n"
     "  --chunk SIZE  uncompressed bytes per chunk, K/M suffixes (default 1M)\n"
     "  --threads N   compression threads, 1-16 (default: the CPUs it may run on); the\n"
@@ -35,7 +35,7 @@ static const char decompress_usage[] =
     "Decompress a .frames.zst trace, byte for byte as `zstd -d` does. OUT defaults to IN\n"
     "without .zst ('-' = stdout). A file cut inside a zstd frame is decompressed as far as it\n"
     "goes (then use `frames fix`); an empty file is an error, as for `zstd -d`.\n"
-    CLI_FORCE_USAGE
+    "  -f, --force   replace an existing OUT\n"
     "OUT must not be IN; it is written under a temporary name and renamed when complete,\n"
     "so a failure leaves no OUT and an existing one as it was (docs/outputs.md).\n"
     "Exit status: 0 ok, 1 unreadable input or write error, 2 usage (an existing OUT\n"

@@ -13,7 +13,7 @@ static void usage(FILE *out) {
             "version 2) for Lighthouse, bncov and other coverage tools.\n\n"
             "  -o, --output FILE     the drcov file ('-' for standard output); not TRACE, written\n"
             "                        under a temporary name renamed when complete\n"
-            CLI_FORCE_USAGE
+            "  -f, --force           replace an existing output file\n"
             "  --module NAME:LO-HI   a module at [LO, HI) (repeatable); without it the modules\n"
             "                        come from the trace's modload frames\n\n"
             "A block is a run of instructions of one thread, each starting where the previous\n"

@@ -27,7 +27,7 @@ static void usage(FILE *out) {
             "  --page-rows ROWS  rows per data page (default 16384)\n"
             "  --compression C   zstd (default when built with libzstd) or none\n"
             "  --zstd-level L    zstd level, -7 (fastest) to 19 (smallest); default 1\n"
-            CLI_FORCE_USAGE "\n"
+            "  -f, --force       replace existing table files\n\n"
             "Files are written under a temporary name and renamed when complete; a table file\n"
             "that exists is replaced only with -f (docs/outputs.md). Exit status: 0 ok,\n"
             "1 unreadable input, undecodable frames or unwritable output (that range's files\n"

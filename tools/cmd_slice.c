@@ -14,7 +14,7 @@ static void usage(FILE *out) {
             "frames A .. B-1 ('A-' runs to the end), as 'frames split' prints them.\n\n"
             "  -o, --output FILE  the new trace ('-' for standard output: left unfinished,\n"
             "                     which every reader accepts)\n"
-            CLI_FORCE_USAGE
+            "  -f, --force        replace an existing OUT\n"
             "  --frames A-B       frame indexes [A, B)\n"
             "  --pc LO-HI         std/syscall frames with address in [LO, HI), exception\n"
             "                     frames with from_addr in it\n"
