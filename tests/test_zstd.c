@@ -380,6 +380,26 @@ static void test_corrupt_chunk(void **state) {
     for (i = 0; i < 10; i++) assert_int_equal(frames_cursor_next(c, &f), 1);
     assert_int_equal(frames_cursor_next(c, &f), 0);
     frames_cursor_close(c);
+    /* frames_reader_skip_damage: on at the next chunk (chunks start on TOC entries, m =
+       1000), every later frame reads, and the frames skipped are those of chunk 4 */
+    {
+        uint64_t lost, after = 0;
+        assert_int_equal(frames_reader_seek(r, n), 0);
+        assert_true(frames_reader_next(r, &f) < 0);
+        assert_int_equal(frames_reader_skip_damage(r, &lost), 1);
+        assert_true(lost > 0 && (n + lost) % 1000 == 0);
+        assert_int_equal(frames_reader_tell(r), n + lost);
+        while ((rc = frames_reader_next(r, &f)) == 1) after++;
+        assert_int_equal(rc, 0);
+        assert_int_equal(n + lost + after, 20000);
+        /* no readable frame was skipped: the first one after is the first of chunk 5 */
+        {
+            frames_raw raw;
+            assert_int_equal(frames_reader_seek(r, n + lost), 0);
+            assert_int_equal(frames_reader_next_raw(r, &raw), 1);
+            assert_int_equal(raw.offset, frames_zstd_map_chunk(frames_zstd_reader_map(r), 5)->uoffset);
+        }
+    }
     frames_reader_close(r);
     free(zb);
     unlink(z);
