@@ -139,6 +139,7 @@
                                           undecoded, both with the position)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_info_get / _warning        TOC convention found, truncation, warnings
+     frames_reader_skip_damage            go on after an unreadable region (next TOC entry)
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
@@ -925,11 +926,23 @@ FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w);
    can write (libtrace otherwise). The meta view points into r: keep r open meanwhile. */
 FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o);
 
+/* After a read error (not a frame that does not decode: a region that cannot be read,
+   e.g. a corrupt chunk of a compressed trace), move r to the first TOC entry past the
+   frame that failed whose frame reads, so that the frames after the damage can still be
+   read. *lost: the frames skipped (to the end of the trace when it cannot resume, 0 when
+   the count is unknown). Returns 1 when r can go on, 0 when it cannot (no usable TOC, or
+   nothing after the damage reads). */
+FRAMES_DEF int frames_reader_skip_damage(frames_reader *r, uint64_t *lost);
+
 /* Repair: write every complete frame of r (from its current position, copied byte for
    byte, never re-encoded) into a finished trace on `sink`; o NULL means
    frames_writer_options_like(r). The incomplete tail of a truncated input is dropped and
    reported; frames that do not decode are kept as they are (counted in undecodable).
-   Returns FRAMES_OK, FRAMES_UNFINISHED (sink cannot seek) or a negative code. */
+   Frames that cannot be read (a damaged region, e.g. a corrupt chunk of a compressed
+   trace) are left out and reported in `damage`: the copy resumes at the next TOC entry
+   that reads, so every readable frame is kept, and the output is still finished.
+   Returns FRAMES_OK, FRAMES_UNFINISHED (sink cannot seek) or a negative code (writing
+   failed). */
 typedef struct frames_fix_report {
     uint64_t frames;             /* frames written */
     uint64_t undecodable;        /* of which do not decode (kept, byte for byte) */
@@ -937,6 +950,9 @@ typedef struct frames_fix_report {
     int input_toc;               /* frames_toc of the input */
     uint64_t dropped_offset;     /* start of the dropped incomplete record (when dropped_bytes) */
     uint64_t dropped_bytes;      /* bytes of it that were present */
+    uint64_t lost_frames;        /* frames that could not be read (left out); see damage */
+    uint64_t lost_ranges;        /* runs of them */
+    frames_error damage;         /* the first read error (code 0: the input read whole) */
 } frames_fix_report;
 FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
                           frames_fix_report *rep, frames_error *err);
@@ -5900,6 +5916,37 @@ FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_optio
     if (frames__writable_toc(st.toc)) o->toc = st.toc;
 }
 
+FRAMES_DEF int frames_reader_skip_damage(frames_reader *r, uint64_t *lost) {
+    uint64_t failed = frames_reader_tell(r), k, m;   /* the frame that did not read */
+    frames_reader_info st;
+    frames_raw raw;
+    *lost = 0;
+    if (frames_reader_info_get(r, &st) < 0 || !st.count_known || failed >= st.nframes) return 0;
+    *lost = st.nframes - failed;
+    if (!st.toc_used || !st.frames_per_toc) return 0;
+    m = st.frames_per_toc;
+    for (k = (failed / m + 1) * m; k < st.nframes; k += m) {
+        /* the entry must read: try its first frame, then come back to it */
+        if (frames_reader_seek(r, k) == FRAMES_OK && frames_reader_next_raw(r, &raw) > 0 &&
+            frames_reader_seek(r, k) == FRAMES_OK) {
+            *lost = k - failed;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* frames_fix after a read error: note the damage and go on where the input reads again. */
+static int frames__fix_resume(frames_reader *r, frames_fix_report *rep) {
+    uint64_t lost;
+    int resumed;
+    if (!rep->damage.code) rep->damage = *frames_reader_error(r);
+    resumed = frames_reader_skip_damage(r, &lost);
+    rep->lost_ranges++;
+    rep->lost_frames += lost;
+    return resumed;
+}
+
 FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frames_writer_options *o,
                           frames_fix_report *rep, frames_error *err) {
     frames_writer_options like;
@@ -5918,14 +5965,17 @@ FRAMES_DEF int frames_fix(frames_reader *r, const frames_sink *sink, const frame
     borrowed.close = NULL; /* the sink stays the caller's to close */
     if ((rc = frames_writer_init(&w, &borrowed, o, NULL, err)) < 0) return rc;
     frames_decoder_init(&dec, NULL, 0, r->opt.alloc_ctx);
-    while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
-        if (frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, NULL) < 0)
-            rep->undecodable++;
-        if ((rc = frames_writer_add_encoded(&w, raw.payload.ptr, raw.payload.len)) < 0) break;
+    for (;;) {
+        while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
+            if (frames_decode_frame(&dec, raw.payload.ptr, raw.payload.len, &f, NULL) < 0)
+                rep->undecodable++;
+            if ((rc = frames_writer_add_encoded(&w, raw.payload.ptr, raw.payload.len)) < 0) break;
+        }
+        if (rc >= 0 || w.frames__err.code || !frames__fix_resume(r, rep)) break;
     }
     frames_decoder_free(&dec);
-    if (rc < 0) { /* a reader error (limit) or a writer error: keep what the sink has */
-        if (err) *err = w.frames__err.code ? w.frames__err : *frames_reader_error(r);
+    if (rc < 0 && w.frames__err.code) { /* a writer error: keep what the sink has */
+        if (err) *err = w.frames__err;
         frames_writer_abandon(&w);
         return rc;
     }

@@ -1889,8 +1889,14 @@ FRAMES_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t of
 /* Bytes of path from offset (size 0: to the end), checked against the file. */
 static int frames__pt_file_range(const char *path, uint64_t offset, uint64_t *size,
                                  frames_error *err) {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
     long fsize;
+#ifndef FRAMES_NO_POSIX
+    struct stat st;   /* a directory "opens" and a FIFO blocks: only regular files hold code */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return frames__pt_fail(err, FRAMES_E_IO, "%s is not a regular file", path);
+#endif
+    f = fopen(path, "rb");
     if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
     fsize = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     fclose(f);

@@ -223,7 +223,8 @@ FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_inf
    (arbitrary units, never decreasing; done == total at the end). fn NULL: none. */
 FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 /* The same into a file, atomically: a temporary file in the same directory, renamed to
-   index_path once complete (an existing index is replaced only by a complete one). */
+   index_path once complete (an existing index is replaced only by a complete one); an
+   index_path that exists but is not a regular file (a device, a FIFO) is FRAMES_E_IO. */
 FRAMES_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
                              frames_error *err);
 /* Use an index for every later query on t: a file (mapped) or a caller buffer that must
@@ -3308,6 +3309,13 @@ FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info,
 #ifndef FRAMES_NO_POSIX
     {
         int fd = -1;
+        struct stat st;
+        /* the new index is renamed over path: never over a device (/dev/null) or a FIFO */
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            FRAMES_FREE(tmp, t->ctx);
+            return fq__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s is not a regular file: an index cannot replace it", path);
+        }
         for (i = 0; i < 100 && fd < 0; i++) {   /* a new file in the same directory */
             snprintf(tmp, n, "%s.tmp%ld-%d", path, (long)getpid(), i);
             fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);

@@ -240,10 +240,11 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
 #ifndef FRAMES_NO_POSIX
 /* Decompress every zstd frame of in_fd to out_fd, as `zstd -d` does (skippable frames
    skipped). *cut is set when the input ends inside a frame (what came before is written).
-   Returns 0 or a negative code. */
+   Returns 0 or a negative code (FRAMES_E_FORMAT for an empty input, as zstd -d). */
 FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
 /* Copy the bytes of a trace read from in_fd (plain or compressed) into a compressed
-   sink, byte for byte, chunked on records and TOC blocks. */
+   sink, byte for byte, chunked on records and TOC blocks. Bytes that do not start with
+   the frames magic number (an empty input, random bytes) are FRAMES_E_FORMAT. */
 FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
 #endif
 
@@ -1620,6 +1621,8 @@ static int frames__zstd_unpack(int in_fd, uint8_t *in, size_t have, size_t incap
         consumed += have;
         have = 0;
     }
+    if (rc == FRAMES_OK && consumed == 0) /* as zstd -d: an empty file is not compressed data */
+        rc = frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "empty input: no zstd frame");
     if (rc == FRAMES_OK && ret != 0 && cut) *cut = 1;
 done:
     ZSTD_freeDCtx(d);
@@ -1641,16 +1644,38 @@ FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames
     return rc;
 }
 
+/* compress_fd's way into the sink: the bytes must be a trace (the frames magic first), so
+   that random bytes or an empty file never become a .zst that no reader reads. */
+typedef struct frames__zstd_feed {
+    frames_zstd_sink *zs;
+    uint8_t head[8];
+    size_t nhead;
+    int not_trace;
+} frames__zstd_feed;
+
 static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
-    return frames__zstd_write(ctx, p, n);
+    frames__zstd_feed *fd = (frames__zstd_feed *)ctx;
+    if (fd->nhead < 8) {
+        size_t k = n < 8 - fd->nhead ? n : 8 - fd->nhead;
+        memcpy(fd->head + fd->nhead, p, k);
+        fd->nhead += k;
+        if (fd->nhead == 8 && frames__le64(fd->head) != FRAMES_MAGIC) {
+            fd->not_trace = 1;
+            return FRAMES_E_FORMAT;
+        }
+    }
+    return frames__zstd_write(fd->zs, p, n);
 }
 
 FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
     size_t cap = 1 << 17, have = 0;
     uint8_t *in = (uint8_t *)FRAMES_MALLOC(cap, zs->opt.alloc_ctx);
+    frames__zstd_feed feed;
     int rc = FRAMES_OK;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    while (have < 4) { /* enough to see the magic */
+    memset(&feed, 0, sizeof feed);
+    feed.zs = zs;
+    while (have < 8) { /* enough to see the magic (zstd's or the trace's) */
         long long got = frames__zstd_read_fd(in_fd, in + have, cap - have);
         if (got < 0) rc = frames__fail(err, FRAMES_E_IO, have, FRAMES_NO_POS, "read failed: %s",
                                             strerror(errno));
@@ -1659,14 +1684,14 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
     }
     if (rc == FRAMES_OK && frames_zstd_is_compressed(in, have)) {
         int cut = 0;
-        rc = frames__zstd_unpack(in_fd, in, have, cap, zs->opt.alloc_ctx, frames__zstd_to_sink, zs,
+        rc = frames__zstd_unpack(in_fd, in, have, cap, zs->opt.alloc_ctx, frames__zstd_to_sink, &feed,
                                  &cut, err);
     } else {
         while (rc == FRAMES_OK && have > 0) {
             long long got;
-            if (frames__zstd_write(zs, in, have) < 0) {
+            if (frames__zstd_to_sink(&feed, in, have) < 0) {
                 if (err) *err = zs->err;
-                rc = zs->err.code;
+                rc = feed.not_trace ? FRAMES_E_FORMAT : zs->err.code;
                 break;
             }
             got = frames__zstd_read_fd(in_fd, in, cap);
@@ -1679,6 +1704,13 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
         if (err) *err = zs->err;
         rc = zs->err.code;
     }
+    if (rc == FRAMES_OK && feed.nhead < 8)
+        rc = frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS,
+                          "not a frames trace: %llu bytes, shorter than the magic number",
+                          (unsigned long long)feed.nhead);
+    else if (feed.not_trace)
+        rc = frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS,
+                          "not a frames trace: no frames magic number at offset 0");
     FRAMES_FREE(in, zs->opt.alloc_ctx);
     return rc;
 }

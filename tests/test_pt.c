@@ -2187,7 +2187,7 @@ static void tool_perf_data(void **state) {
     expect_segments(&d, "ABB", tids);   /* both streams, one after the other */
     decoded_free(&d);
     free(m.data);
-    txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 1 -o '%s' --json 2>/dev/null",
+    txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 1 -o '%s' -f --json 2>/dev/null",
                  tu_frames_bin(), path, out);
     assert_int_equal(status, 0);
     assert_non_null(strstr(txt, "\"streams\":1,"));
@@ -2198,7 +2198,7 @@ static void tool_perf_data(void **state) {
     end = perf_data_end(&f);
     tu_put_le64(f.d + 48, 0);
     path = temp_file(f.d, end - 2, ".data");
-    txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 0 -o '%s' 2>&1", tu_frames_bin(), path, out);
+    txt = tu_run(&status, "'%s' pt --perf '%s' --perf-stream 0 -o '%s' -f 2>&1", tu_frames_bin(), path, out);
     assert_int_equal(status, 0);
     assert_non_null(strstr(txt, "perf record did not finish"));
     assert_non_null(strstr(txt, "(2 bytes missing)"));

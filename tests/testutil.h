@@ -151,6 +151,16 @@ TU_FN int tu_write_file(const char *path, const void *data, size_t len) {
     return (fclose(f) == 0 && w == len) ? 0 : -1;
 }
 
+/* Both files exist and hold the same bytes. */
+TU_FN int tu_same_bytes(const char *a, const char *b) {
+    size_t la, lb;
+    unsigned char *x = tu_read_file(a, &la), *y = tu_read_file(b, &lb);
+    int same = x && y && la == lb && !memcmp(x, y, la);
+    free(x);
+    free(y);
+    return same;
+}
+
 /* Run a shell command, capture stdout (malloc'd, NUL-terminated) and the exit status. */
 TU_FN char *tu_vrun(int *status, const char *fmt, va_list ap) {
     char cmd[8192];

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -652,4 +653,222 @@ long cli_usable_cpus(void) {
 #endif
     n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
+}
+
+/* ---- Outputs (cli.h: the rule for every command that writes a file) ---- */
+
+static int force_given = 0;
+
+int cli_force_option(const char *arg) {
+    if (strcmp(arg, "-f") && strcmp(arg, "--force")) return 0;
+    force_given = 1;
+    return 1;
+}
+
+int cli_force_given(void) { return force_given; }
+
+static int is_stdout_path(const char *path) { return !path || !strcmp(path, "-"); }
+
+int cli_output_check(const char *path, const char *const *inputs, size_t ninputs) {
+    struct stat st;
+    size_t i;
+    if (is_stdout_path(path)) return CLI_OK;
+    for (i = 0; i < ninputs; i++)
+        if (inputs[i] && !is_stdout_path(inputs[i]) && cli_same_file(inputs[i], path))
+            return cli_fail(CLI_USAGE, "the output %s is the input %s: refused (it would destroy it)",
+                            path, inputs[i]);
+    if (stat(path, &st) != 0) return CLI_OK;
+    if (S_ISDIR(st.st_mode)) return cli_fail(CLI_DATA, "cannot write %s: it is a directory", path);
+    if (S_ISREG(st.st_mode) && !force_given)
+        return cli_fail(CLI_USAGE, "%s exists: give -f (--force) to replace it", path);
+    return CLI_OK;
+}
+
+char *cli_output_target(const char *path) {
+    struct stat st;
+    char *t = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) t = realpath(path, NULL);
+    if (!t && (t = (char *)malloc(strlen(path) + 1)) != NULL) strcpy(t, path);
+    return t;
+}
+
+/* Permissions of a new output: those of the file replaced, else 0666 less the umask. */
+static int output_mode(const char *target) {
+    struct stat st;
+    mode_t mask;
+    if (stat(target, &st) == 0) return (int)(st.st_mode & 07777);
+    mask = umask(022);
+    umask(mask);
+    return (int)(0666 & ~mask);
+}
+
+/* Temporary files being written, removed when the command is interrupted (Ctrl-C, kill)
+   so that an interruption leaves nothing behind either. */
+static char *volatile pending[8];
+
+static void remove_pending(int sig) {
+    size_t i;
+    for (i = 0; i < sizeof pending / sizeof pending[0]; i++)
+        if (pending[i]) unlink(pending[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void track_pending(char *tmp, int add) {
+    static int handlers;
+    size_t i;
+    for (i = 0; i < sizeof pending / sizeof pending[0]; i++)
+        if (add ? !pending[i] : pending[i] == tmp) {
+            pending[i] = add ? tmp : NULL;
+            break;
+        }
+    if (add && !handlers) {
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+        for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            if (signal(sigs[i], remove_pending) == SIG_IGN) signal(sigs[i], SIG_IGN);
+        handlers = 1;
+    }
+}
+
+static void output_clear(cli_output *o) {
+    if (o->tmp) track_pending(o->tmp, 0);
+    free(o->target);
+    free(o->tmp);
+    o->target = o->tmp = NULL;
+    o->fd = -1;
+    o->f = NULL;
+}
+
+static void output_init(cli_output *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->path = path ? path : "-";
+}
+
+/* The temporary file next to o->target (or the target itself when it cannot be replaced). */
+static int output_create(cli_output *o) {
+    struct stat st;
+    int rc;
+    const char *path = o->path;
+    if (!(o->target = cli_output_target(path))) return cli_fail(CLI_DATA, "out of memory");
+    if (stat(o->target, &st) == 0 && !S_ISREG(st.st_mode)) {   /* a device, a FIFO */
+        if ((o->fd = open(o->target, O_WRONLY)) < 0) {
+            rc = cli_fail(CLI_DATA, "cannot open %s: %s", path, strerror(errno));
+            output_clear(o);
+            return rc;
+        }
+        return CLI_OK;
+    }
+    o->mode = output_mode(o->target);
+    if (!(o->tmp = (char *)malloc(strlen(o->target) + 8))) {
+        output_clear(o);
+        return cli_fail(CLI_DATA, "out of memory");
+    }
+    sprintf(o->tmp, "%s.XXXXXX", o->target);
+    if ((o->fd = mkstemp(o->tmp)) < 0) {
+        rc = cli_fail(CLI_DATA, "cannot create a temporary file next to %s: %s", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        output_clear(o);
+        return rc;
+    }
+    track_pending(o->tmp, 1);
+    return CLI_OK;
+}
+
+int cli_output_open(cli_output *o, const char *path, const char *const *inputs, size_t ninputs) {
+    int rc;
+    output_init(o, path);
+    if ((rc = cli_output_check(path, inputs, ninputs)) != CLI_OK) return rc;
+    if (!is_stdout_path(path)) return output_create(o);
+    o->fd = 1;
+    return CLI_OK;
+}
+
+int cli_output_open_in_place(cli_output *o, const char *path) {
+    struct stat st;
+    output_init(o, path);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return cli_fail(CLI_DATA, "%s: rewriting in place needs a regular file", path);
+    return output_create(o);
+}
+
+FILE *cli_output_stream(cli_output *o) {
+    if (o->f) return o->f;
+    if (o->fd == 1 && !o->target) return o->f = stdout;
+    if (!(o->f = fdopen(o->fd, "wb"))) cli_fail(CLI_DATA, "cannot write %s: %s", o->path, strerror(errno));
+    return o->f;
+}
+
+frames_writer *cli_output_writer(cli_output *o, const frames_writer_options *wo,
+                                 const frames_meta *meta) {
+    frames_sink sink;
+    frames_writer *w;
+    frames_error err;
+    void *zs;
+    if (cli_output_sink(o->fd, o->path, wo ? wo->frames_per_toc : 0, &sink, &zs) != CLI_OK) return NULL;
+    if (frames_writer_open(&w, &sink, wo, meta, &err) < 0) {
+        cli_lib_error(&err);
+        if (zs) cli_close_sink(zs, o->path);
+        return NULL;
+    }
+    return w;
+}
+
+/* Close o's descriptor (through its stream when it has one). 0, or -1 with errno. */
+static int output_close(cli_output *o) {
+    int rc = 0, e = 0;
+    if (o->f == stdout) {
+        o->f = NULL;
+        o->fd = -1;
+        return fflush(stdout) != 0 || ferror(stdout) ? -1 : 0;
+    }
+    if (o->f) {
+        if (fflush(o->f) != 0 || ferror(o->f)) rc = -1, e = errno;
+        if (o->tmp && rc == 0 && fsync(fileno(o->f)) != 0) rc = -1, e = errno;
+        if (fclose(o->f) != 0 && rc == 0) rc = -1, e = errno;
+    } else if (o->fd > 1) {
+        if (o->tmp && fsync(o->fd) != 0) rc = -1, e = errno;
+        if (close(o->fd) != 0 && rc == 0) rc = -1, e = errno;
+    }
+    o->f = NULL;
+    o->fd = -1;
+    errno = e;
+    return rc;
+}
+
+int cli_output_commit(cli_output *o) {
+    int rc = CLI_OK;
+    if (o->tmp && fchmod(o->fd >= 0 ? o->fd : fileno(o->f), (mode_t)o->mode) != 0)
+        cli_warn("cannot set the permissions of %s: %s", o->path, strerror(errno));
+    if (output_close(o) != 0) {
+        if (errno != EPIPE) rc = cli_fail(CLI_DATA, "cannot write %s: %s", is_stdout_path(o->path) ?
+                                          "standard output" : o->path, strerror(errno));
+        else rc = CLI_DATA;
+    } else if (o->tmp && rename(o->tmp, o->target) != 0) {
+        rc = cli_fail(CLI_DATA, "cannot replace %s: %s", o->path, strerror(errno));
+    }
+    if (rc != CLI_OK && o->tmp) unlink(o->tmp);
+    output_clear(o);
+    return rc;
+}
+
+void cli_output_abort(cli_output *o) {
+    if (o->f != stdout && (o->f || o->fd > 1)) {
+        if (o->f) fclose(o->f);
+        else close(o->fd);
+    }
+    if (o->tmp) unlink(o->tmp);
+    output_clear(o);
+}
+
+int cli_stdout_done(int status) {
+    int e = 0, failed = 0;
+    errno = 0;
+    if (fflush(stdout) != 0) failed = 1, e = errno;
+    if (ferror(stdout)) failed = 1;
+    if (fclose(stdout) != 0 && !failed) failed = 1, e = errno;
+    if (!failed || status != CLI_OK) return status;
+    if (e != EPIPE) cli_fail(CLI_DATA, "cannot write standard output: %s", e ? strerror(e) : "write error");
+    return CLI_DATA;
 }

@@ -169,4 +169,54 @@ void cli_json_string(FILE *out, const void *data, size_t len);
 /* Lowercase hex of bytes. */
 void cli_hex(FILE *out, const void *data, size_t len);
 
+
+/* ---- Outputs: one rule for every command that writes a file (docs/outputs.md) ----
+   - an output that is one of the command's inputs (the same file: same device and
+     inode, so also through a hard or symbolic link or another spelling) is refused;
+   - an existing regular file is not replaced unless -f/--force was given;
+   - the data goes to a temporary file next to the output (next to the file a symbolic
+     link names), renamed over it once complete (cli_output_commit); on failure the
+     temporary file is removed (cli_output_abort): a failure never leaves a half-written
+     output, and the file that was there stays as it was;
+   - "-" is standard output, written directly; so is an existing file that is not a
+     regular file (a device such as /dev/null, a FIFO), which cannot be replaced. */
+typedef struct cli_output {
+    const char *path;   /* as named ("-": standard output) */
+    char *target;       /* the file replaced: path, or what the symbolic link path names */
+    char *tmp;          /* the temporary file; NULL when written directly */
+    int fd;             /* -1 once closed */
+    FILE *f;            /* cli_output_stream's stream, NULL until asked for */
+    int mode;           /* permissions the output gets */
+} cli_output;
+/* -f / --force: an existing output may be replaced. 1 when arg is that option, else 0. */
+int cli_force_option(const char *arg);
+int cli_force_given(void);
+/* The rule's checks alone (no file created): CLI_OK, or CLI_USAGE after a one-line error.
+   inputs: the command's input paths (NULL and "-" entries are skipped). */
+int cli_output_check(const char *path, const char *const *inputs, size_t ninputs);
+/* Check, then create the temporary file (or take standard output). CLI_OK, or an exit
+   code after the error was printed (nothing is left behind). */
+int cli_output_open(cli_output *o, const char *path, const char *const *inputs, size_t ninputs);
+/* The same for rewriting the input path itself (frames fix): a regular file, replaced
+   through a temporary file once the new one is complete. */
+int cli_output_open_in_place(cli_output *o, const char *path);
+/* The file an output path replaces: path itself, or the file its symbolic link names (so
+   that the link stays a link). malloc'd; NULL when out of memory. */
+char *cli_output_target(const char *path);
+/* A stdio stream on the output (made once; stdout for "-"), NULL after an error message. */
+FILE *cli_output_stream(cli_output *o);
+/* A writer on the output, compressed when cli_output_compressed(path); close it with
+   frames_writer_close before cli_output_commit. NULL after an error message. */
+frames_writer *cli_output_writer(cli_output *o, const frames_writer_options *wo,
+                                 const frames_meta *meta);
+/* Flush and close; a complete file is renamed into place. CLI_OK, or CLI_DATA after a
+   one-line error (then the temporary file is gone and the old output untouched). */
+int cli_output_commit(cli_output *o);
+/* Close and remove the temporary file (nothing written stays). */
+void cli_output_abort(cli_output *o);
+/* The end of every command (frames.c): standard output flushed and closed; a write error
+   (a full disk, /dev/full) turns status CLI_OK into CLI_DATA with a one-line message
+   (a closed pipe, EPIPE, gives CLI_DATA without one). */
+int cli_stdout_done(int status);
+
 #endif

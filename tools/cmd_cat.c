@@ -6,7 +6,7 @@
 #include "cli.h"
 
 static const char cat_usage[] =
-    "usage: frames cat IN OUT [--version N] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
+    "usage: frames cat IN OUT [-f] [--version N] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
     "                         [--frames-per-toc M] [--zstd[=LEVEL]]\n"
     "\n"
     "Decode every frame of IN (a file, or - for standard input) and write it again to OUT\n"
@@ -15,7 +15,10 @@ static const char cat_usage[] =
     "By default OUT keeps IN's version (1 becomes 3), arch, machine, frames per TOC entry\n"
     "and TOC convention (libtrace when IN has none). IN may be compressed (.frames.zst);\n"
     "OUT is compressed when its name ends in .zst or with --zstd[=LEVEL].\n"
-    "Exit status: 0 ok, 1 unreadable input or a frame that does not decode, 2 usage.\n";
+    "OUT must not be IN (use 'frames fix' to rewrite a trace in place); an existing OUT is\n"
+    "replaced only with -f (--force), once the new trace is complete (docs/outputs.md).\n"
+    "Exit status: 0 ok, 1 unreadable input, a frame that does not decode or a write\n"
+    "error (OUT is then left as it was), 2 usage.\n";
 
 static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
     frames_frame f;
@@ -26,13 +29,14 @@ static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rej
     }
     if (rc < 0) {
         cli_lib_error(frames_reader_error(r));
-        return cli_fail(CLI_DATA, "stopped at frame %llu: the output holds the frames before it",
+        return cli_fail(CLI_DATA, "stopped at frame %llu: no output written ('frames fix' keeps "
+                        "the frames before it)",
                         (unsigned long long)frames_reader_tell(r) - 1);
     }
     return CLI_OK;
 }
 
-static int cat(frames_reader *r, const char *out, const frames_writer_options *cmdline,
+static int cat(frames_reader *r, cli_output *out, const frames_writer_options *cmdline,
                unsigned given) {
     frames_writer_options o;
     frames_writer *w;
@@ -42,13 +46,13 @@ static int cat(frames_reader *r, const char *out, const frames_writer_options *c
     o.meta_raw = frames_bytes_of(NULL, 0); /* re-encode the meta from the model */
     o.encode_flags = FRAMES_ENC_LENIENT;   /* reproduce what was read, even odd frames */
     cli_apply_writer_options(&o, cmdline, given);
-    if (!(w = cli_open_writer(out, &o, frames_reader_meta(r)))) return CLI_DATA;
+    if (!(w = cli_output_writer(out, &o, frames_reader_meta(r)))) return CLI_DATA;
     status = copy_frames(r, w, &rejects);
     rc = frames_writer_close(w);
     if (rc == FRAMES_UNFINISHED)
-        cli_warn("%s cannot seek: the trace was left unfinished (no TOC, n = 0, T = 0)", out);
-    else if (rc < 0)
-        status = cli_fail(CLI_DATA, "%s: cannot finish the trace", out);
+        cli_warn("%s cannot seek: the trace was left unfinished (no TOC, n = 0, T = 0)", out->path);
+    else if (rc < 0 && status == CLI_OK)
+        status = cli_fail(CLI_DATA, "%s: cannot finish the trace", out->path);
     if (rejects)
         cli_warn("%llu frames are written as read, but BAP's reader (piqirun) rejects them",
                  (unsigned long long)rejects);
@@ -60,6 +64,7 @@ int cmd_cat(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
     unsigned given = 0;
     frames_reader *r;
+    cli_output out;
     int i, npaths = 0, status;
     if (cli_wants_help(argc, argv)) {
         fputs(cat_usage, stdout);
@@ -69,16 +74,20 @@ int cmd_cat(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         int used = cli_writer_option(argc, argv, &i, &cmdline, &given);
         if (used == CLI_USAGE) return CLI_USAGE;
-        if (used) continue;
+        if (used || cli_force_option(argv[i])) continue;
         if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
         if (npaths == 2) return cli_usage_error("too many arguments");
         paths[npaths++] = argv[i];
     }
     if (npaths != 2) return cli_usage_error("need IN and OUT");
-    if (strcmp(paths[0], "-") && strcmp(paths[1], "-") && cli_same_file(paths[0], paths[1]))
-        return cli_usage_error("IN and OUT are the same file (use 'frames fix' to rewrite in place)");
-    if (!(r = cli_open_reader(paths[0], NULL))) return CLI_DATA;
-    status = cat(r, paths[1], &cmdline, given);
+    if ((status = cli_output_open(&out, paths[1], paths, 1)) != CLI_OK) return status;
+    if (!(r = cli_open_reader(paths[0], NULL))) {
+        cli_output_abort(&out);
+        return CLI_DATA;
+    }
+    status = cat(r, &out, &cmdline, given);
+    if (status == CLI_OK) status = cli_output_commit(&out);
+    else cli_output_abort(&out);
     cli_reader_warnings(r);
     frames_reader_close(r);
     return status;

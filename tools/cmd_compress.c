@@ -12,25 +12,34 @@
 #endif
 
 static const char compress_usage[] =
-    "usage: frames compress IN [-o OUT] [--level N] [--chunk SIZE] [--threads N]\n"
+    "usage: frames compress IN [-o OUT] [-f] [--level N] [--chunk SIZE] [--threads N]\n"
     "\n"
     "Compress a trace into a seekable .frames.zst (zstd frames of whole records, chunked on\n"
     "TOC blocks, plus a seek table): `zstd -d` and `frames decompress` give back IN byte for\n"
     "byte, and every frames command reads it with random access. IN may be - (standard\n"
-    "input) or compressed already (it is re-chunked). OUT defaults to IN.zst ('-' = stdout).\n"
+    "input) or compressed already (it is re-chunked); anything else (an empty file, other\n"
+    "data) is refused. OUT defaults to IN.zst ('-' = stdout).\n"
+    "  -f, --force   replace an existing OUT\n"
     "  --level N     zstd level 1-22 (default 3)\n"
     "  --chunk SIZE  uncompressed bytes per chunk, K/M suffixes (default 1M)\n"
     "  --threads N   compression threads, 1-16 (default: the CPUs it may run on); the\n"
     "                output is the same bytes whatever N\n"
-    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage.\n";
+    "OUT must not be IN; it is written under a temporary name and renamed when complete,\n"
+    "so a failure leaves no OUT and an existing one as it was (docs/outputs.md).\n"
+    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage (an existing OUT\n"
+    "without -f).\n";
 
 static const char decompress_usage[] =
-    "usage: frames decompress IN [-o OUT]\n"
+    "usage: frames decompress IN [-o OUT] [-f]\n"
     "\n"
     "Decompress a .frames.zst trace, byte for byte as `zstd -d` does. OUT defaults to IN\n"
     "without .zst ('-' = stdout). A file cut inside a zstd frame is decompressed as far as it\n"
-    "goes (then use `frames fix`).\n"
-    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage.\n";
+    "goes (then use `frames fix`); an empty file is an error, as for `zstd -d`.\n"
+    "  -f, --force   replace an existing OUT\n"
+    "OUT must not be IN; it is written under a temporary name and renamed when complete,\n"
+    "so a failure leaves no OUT and an existing one as it was (docs/outputs.md).\n"
+    "Exit status: 0 ok, 1 unreadable input or write error, 2 usage (an existing OUT\n"
+    "without -f).\n";
 
 static int parse_size(const char *s, uint64_t *out) {
     char buf[32];
@@ -54,14 +63,6 @@ static int open_in(const char *in) {
     return fd;
 }
 
-static int open_out(const char *out) {
-    int fd;
-    if (!strcmp(out, "-")) return 1;
-    if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-        cli_fail(CLI_DATA, "cannot create %s: %s", out, strerror(errno));
-    return fd;
-}
-
 /* IN, -o OUT and the options of one command; OUT derived from IN when missing. */
 static int parse(int argc, char **argv, int compress, const char **in, char *out, size_t cap,
                  int *level, uint64_t *chunk, int *threads) {
@@ -70,6 +71,7 @@ static int parse(int argc, char **argv, int compress, const char **in, char *out
     uint64_t n;
     for (i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) o = argv[++i];
+        else if (cli_force_option(argv[i])) continue;
         else if (compress && !strcmp(argv[i], "--level") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &n) || n < 1 || n > 22)
                 return cli_usage_error("--level takes 1 to 22");
@@ -109,8 +111,6 @@ static int parse(int argc, char **argv, int compress, const char **in, char *out
         if (strlen(o) >= cap) return cli_usage_error("name too long");
         memcpy(out, o, strlen(o) + 1);
     }
-    if (strcmp(*in, "-") && strcmp(out, "-") && cli_same_file(*in, out))
-        return cli_usage_error("IN and OUT are the same file");
     return CLI_OK;
 }
 
@@ -163,16 +163,17 @@ static int convert(int argc, char **argv, int compress, const char *usage) {
     if ((rc = parse(argc, argv, compress, &in, out, sizeof out, &level, &chunk, &threads)) != CLI_OK) return rc;
 #ifdef FRAMES_HAVE_ZSTD
     {
-        int ifd, ofd, status;
-        if ((ifd = open_in(in)) < 0) return CLI_DATA;
-        if ((ofd = open_out(out)) < 0) {
-            if (ifd) close(ifd);
+        cli_output o;
+        int ifd, status;
+        if ((status = cli_output_open(&o, out, &in, 1)) != CLI_OK) return status;
+        if ((ifd = open_in(in)) < 0) {
+            cli_output_abort(&o);
             return CLI_DATA;
         }
-        status = compress ? compress_into(in, ifd, ofd, level, chunk, threads) : decompress_into(in, ifd, ofd);
+        status = compress ? compress_into(in, ifd, o.fd, level, chunk, threads) : decompress_into(in, ifd, o.fd);
         if (ifd) close(ifd);
-        if (ofd != 1 && close(ofd) < 0 && status == CLI_OK)
-            status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
+        if (status == CLI_OK) return cli_output_commit(&o);
+        cli_output_abort(&o);
         return status;
     }
 #else

@@ -8,15 +8,19 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: frames drcov TRACE -o OUT.drcov [--module NAME:LO-HI]...\n\n"
+            "usage: frames drcov TRACE -o OUT.drcov [-f] [--module NAME:LO-HI]...\n\n"
             "Write the basic blocks the trace executed as a drcov file (DynamoRIO drcov\n"
             "version 2) for Lighthouse, bncov and other coverage tools.\n\n"
-            "  -o, --output FILE     the drcov file ('-' for standard output)\n"
+            "  -o, --output FILE     the drcov file ('-' for standard output); not TRACE, written\n"
+            "                        under a temporary name renamed when complete\n"
+            "  -f, --force           replace an existing output file\n"
             "  --module NAME:LO-HI   a module at [LO, HI) (repeatable); without it the modules\n"
             "                        come from the trace's modload frames\n\n"
             "A block is a run of instructions of one thread, each starting where the previous\n"
             "one ends, inside one module; instructions outside every module are counted and\n"
-            "left out. TRACE may be '-' (standard input). See docs/interop.md.\n");
+            "left out. TRACE may be '-' (standard input). See docs/interop.md.\n\n"
+            "Exit status: 0 ok, 1 unreadable input or write error (then no output file), 2\n"
+            "usage error (an existing output without -f; docs/outputs.md).\n");
 }
 
 static int add_module_arg(frames_cov *cov, const char *arg) {
@@ -42,6 +46,7 @@ int cmd_drcov(int argc, char **argv) {
     frames_reader *r = NULL;
     frames_cov_info info;
     frames_error err;
+    cli_output o;
     FILE *out = NULL;
     int i, rc, status;
     if (cli_wants_help(argc, argv)) {
@@ -54,6 +59,7 @@ int cmd_drcov(int argc, char **argv) {
             outpath = argv[++i];
         } else if (!strcmp(argv[i], "--module") && i + 1 < argc) {
             if ((rc = add_module_arg(cov, argv[++i])) != CLI_OK) goto done_rc;
+        } else if (cli_force_option(argv[i])) {
         } else if ((rc = cli_trace_arg(argv[i], &in)) != CLI_OK) {
             goto done_rc;
         }
@@ -62,24 +68,28 @@ int cmd_drcov(int argc, char **argv) {
         rc = cli_usage_error(!in ? "missing TRACE" : "missing -o OUT.drcov");
         goto done_rc;
     }
+    if ((rc = cli_output_open(&o, outpath, &in, 1)) != CLI_OK) goto done_rc;
     if (!(r = cli_open_reader(in, NULL))) {
+        cli_output_abort(&o);
         rc = CLI_DATA;
         goto done_rc;
     }
     status = cli_for_each_frame(r, "drcov", feed, cov);
-    if (frames_cov_finish(cov) < 0) {
-        rc = cli_lib_error(frames_cov_error(cov));
+    /* coverage of part of the trace would pass for the whole: nothing is written */
+    rc = status != CLI_OK                 ? status
+         : frames_cov_finish(cov) < 0     ? cli_lib_error(frames_cov_error(cov))
+         : !(out = cli_output_stream(&o)) ? CLI_DATA
+                                          : CLI_OK;
+    if (rc != CLI_OK) {
+        cli_output_abort(&o);
         goto done_rc;
     }
-    if (!(out = cli_open_output(outpath))) {
-        rc = CLI_DATA;
-        goto done_rc;
-    }
-    rc = frames_cov_write_drcov(cov, frames_out_file, out) < 0 || fflush(out) != 0;
-    if ((out != stdout && fclose(out) != 0) || rc) {
+    if (frames_cov_write_drcov(cov, frames_out_file, out) < 0) {
+        cli_output_abort(&o);
         rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
         goto done_rc;
     }
+    if ((rc = cli_output_commit(&o)) != CLI_OK) goto done_rc;
     frames_cov_info_get(cov, &info);
     if (info.nmodules == 0 && info.instructions)
         cli_warn("the trace has no modload frames: give the modules with --module NAME:LO-HI");

@@ -126,6 +126,5 @@ int cmd_dump(int argc, char **argv) {
     cli_reader_warnings(r);
     cli_names_close(&names);
     frames_reader_close(r);
-    if (fflush(stdout) != 0) return cli_fail(CLI_DATA, "cannot write standard output");
     return status;
 }

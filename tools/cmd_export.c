@@ -26,9 +26,12 @@ static void usage(FILE *out) {
             "  --row-group ROWS  rows per row group (default 131072)\n"
             "  --page-rows ROWS  rows per data page (default 16384)\n"
             "  --compression C   zstd (default when built with libzstd) or none\n"
-            "  --zstd-level L    zstd level, -7 (fastest) to 19 (smallest); default 1\n\n"
-            "Files are written under a temporary name and renamed when complete. Exit status:\n"
-            "0 ok, 1 unreadable input, undecodable frames or unwritable output, 2 usage error.\n");
+            "  --zstd-level L    zstd level, -7 (fastest) to 19 (smallest); default 1\n"
+            "  -f, --force       replace existing table files\n\n"
+            "Files are written under a temporary name and renamed when complete; a table file\n"
+            "that exists is replaced only with -f (docs/outputs.md). Exit status: 0 ok,\n"
+            "1 unreadable input, undecodable frames or unwritable output (that range's files\n"
+            "are not written), 2 usage error.\n");
 }
 
 typedef struct export_args {
@@ -39,9 +42,9 @@ typedef struct export_args {
 } export_args;
 
 typedef struct export_files {
-    FILE *f[FRAMES_PARQUET_NTABLES];
+    cli_output out[FRAMES_PARQUET_NTABLES];
+    int open[FRAMES_PARQUET_NTABLES];
     char path[FRAMES_PARQUET_NTABLES][4096];
-    char tmp[FRAMES_PARQUET_NTABLES][4096];
     frames_sink sinks[FRAMES_PARQUET_NTABLES];
 } export_files;
 
@@ -76,6 +79,7 @@ static int parse_args(int argc, char **argv, export_args *a) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--parquet") && v) {
             a->out = argv[++i];
+        } else if (cli_force_option(argv[i])) {
         } else if (!strcmp(argv[i], "--chunks") && v) {
             if (cli_parse_u64(argv[++i], &a->chunks) || a->chunks == 0 || a->chunks > 100000)
                 return cli_usage_error("--chunks wants a number from 1 to 100000, got '%s'", v);
@@ -127,14 +131,13 @@ static int make_dir(const char *path) {
 static void discard_files(export_files *fs) {
     int t;
     for (t = 0; t < FRAMES_PARQUET_NTABLES; t++) {
-        if (!fs->f[t]) continue;
-        fclose(fs->f[t]);
-        fs->f[t] = NULL;
-        remove(fs->tmp[t]);
+        if (fs->open[t]) cli_output_abort(&fs->out[t]);
+        fs->open[t] = 0;
     }
 }
 
-/* Open OUT/<table>.parquet (chunk < 0) or OUT/<table>/part-NNNNN.parquet, as .tmp files. */
+/* Open OUT/<table>.parquet (chunk < 0) or OUT/<table>/part-NNNNN.parquet (the output rule:
+   temporary files renamed when complete). */
 static int open_files(const export_args *a, long chunk, export_files *fs) {
     int t;
     memset(fs, 0, sizeof *fs);
@@ -157,13 +160,12 @@ static int open_files(const export_args *a, long chunk, export_files *fs) {
             discard_files(fs);
             return cli_fail(CLI_DATA, "output path too long: %s", a->out);
         }
-        snprintf(fs->tmp[t], sizeof fs->tmp[t], "%s.tmp", fs->path[t]);
-        if (!(fs->f[t] = fopen(fs->tmp[t], "wb"))) {
-            int e = errno;
+        if ((n = cli_output_open(&fs->out[t], fs->path[t], &a->in, 1)) != CLI_OK) {
             discard_files(fs);
-            return cli_fail(CLI_DATA, "cannot create %s: %s", fs->tmp[t], strerror(e));
+            return n;
         }
-        fs->sinks[t] = frames_sink_file(fs->f[t]);
+        fs->open[t] = 1;
+        fs->sinks[t] = frames_sink_fd(fs->out[t].fd);
     }
     return CLI_OK;
 }
@@ -171,17 +173,10 @@ static int open_files(const export_args *a, long chunk, export_files *fs) {
 static int commit_files(export_files *fs) {
     int t, status = CLI_OK;
     for (t = 0; t < FRAMES_PARQUET_NTABLES; t++) {
-        if (!fs->f[t]) continue;
-        if (fclose(fs->f[t]) != 0) {
-            status = cli_fail(CLI_DATA, "cannot write %s: %s", fs->tmp[t], strerror(errno));
-            remove(fs->tmp[t]);
-        } else if (status == CLI_OK && rename(fs->tmp[t], fs->path[t]) != 0) {
-            status = cli_fail(CLI_DATA, "cannot rename %s: %s", fs->tmp[t], strerror(errno));
-            remove(fs->tmp[t]);
-        } else if (status != CLI_OK) {
-            remove(fs->tmp[t]);
-        }
-        fs->f[t] = NULL;
+        if (!fs->open[t]) continue;
+        if (status == CLI_OK) status = cli_output_commit(&fs->out[t]);
+        else cli_output_abort(&fs->out[t]);
+        fs->open[t] = 0;
     }
     return status;
 }
@@ -226,8 +221,11 @@ static int export_range(frames_reader *r, const export_args *a, long chunk, uint
         discard_files(&fs);
         return cli_lib_error(&err);
     }
-    rc = commit_files(&fs);
-    return status != CLI_OK ? status : rc;
+    if (status != CLI_OK) {   /* a table missing frames would pass for the whole trace */
+        discard_files(&fs);
+        return status;
+    }
+    return commit_files(&fs);
 }
 
 static int export_chunks(frames_reader *r, const export_args *a, cli_progress *pg) {

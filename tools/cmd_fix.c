@@ -1,17 +1,14 @@
 /* frames fix: turn an unfinished or truncated trace into a finished one. Frames are copied
    byte for byte; in place means a temporary file renamed over the original, so a failure
    never destroys it. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
+enum { CLI_DAMAGED = 3 };   /* fix_into: written, but frames of the input could not be read */
+
 static const char fix_usage[] =
-    "usage: frames fix FILE [-o OUT] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
+    "usage: frames fix FILE [-o OUT [-f]] [--toc libtrace|ceil|tracewrap|ceil-zero]\n"
     "                       [--frames-per-toc M] [--version N]\n"
     "\n"
     "Repair an unfinished (n = 0, T = 0) or truncated trace: keep every complete frame (copied\n"
@@ -19,7 +16,12 @@ static const char fix_usage[] =
     "Without -o FILE is rewritten in place through a temporary file and a rename. By default\n"
     "the version (1 becomes 3), arch, machine, meta and, when FILE has a usable TOC, m and the\n"
     "TOC convention are kept; otherwise m = 10000 and the libtrace convention.\n"
-    "Exit status: 0 repaired (or nothing to repair), 1 unreadable input or write error, 2 usage.\n";
+    "Frames that cannot be read (a corrupt chunk of a .frames.zst) are left out, and the\n"
+    "copy goes on at the next TOC entry that reads: OUT holds every readable frame and is\n"
+    "finished, and the exit status is 1. In place, a damaged FILE is left as it was.\n"
+    "OUT must not be FILE; an existing OUT is replaced only with -f (docs/outputs.md).\n"
+    "Exit status: 0 repaired (or nothing to repair), 1 unreadable or damaged input (frames\n"
+    "lost, see above) or write error, 2 usage.\n";
 
 static void report(const char *in, const char *out, const frames_fix_report *rep,
                    const frames_writer_options *o) {
@@ -52,47 +54,34 @@ static int fix_into(frames_reader *r, int fd, const frames_writer_options *o, co
     if (rc == FRAMES_UNFINISHED)
         cli_warn("%s cannot seek: the output is an unfinished trace (all frames, no TOC)", out);
     report(in, out, &rep, o);
+    if (rep.damage.code) {
+        cli_lib_error(&rep.damage);
+        return cli_fail(CLI_DAMAGED, "%s is damaged: %llu frames (%llu damaged regions) could not be "
+                        "read and are not in %s", in, (unsigned long long)rep.lost_frames,
+                        (unsigned long long)rep.lost_ranges, out);
+    }
     return CLI_OK;
 }
 
-static int fix_in_place(frames_reader *r, const char *path, const frames_writer_options *o) {
-    struct stat sb;
-    size_t n = strlen(path);
-    char *tmp = (char *)malloc(n + 16);
-    int fd, status;
-    if (!tmp) return cli_fail(CLI_DATA, "out of memory");
-    if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        free(tmp);
-        return cli_fail(CLI_DATA, "%s: in-place repair needs a regular file (use -o OUT)", path);
+/* FILE rewritten in place (out NULL) or OUT written, both through a temporary file renamed
+   into place when complete. */
+static int fix_to(frames_reader *r, const char *in, const char *out, const frames_writer_options *o) {
+    cli_output w;
+    int status;
+    status = out ? cli_output_open(&w, out, &in, 1) : cli_output_open_in_place(&w, in);
+    if (status != CLI_OK) return status;
+    status = fix_into(r, w.fd, o, in, !out ? in : strcmp(out, "-") ? out : "standard output");
+    if (status == CLI_DAMAGED && !out) {   /* the damaged original may hold more: keep it */
+        cli_output_abort(&w);
+        return cli_fail(CLI_DATA, "%s is left as it was: write the readable frames elsewhere "
+                        "with -o OUT", in);
     }
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".fix.XXXXXX", 12);
-    if ((fd = mkstemp(tmp)) < 0) {
-        status = cli_fail(CLI_DATA, "cannot create a temporary file next to %s: %s", path, strerror(errno));
-        free(tmp);
+    if (status != CLI_OK && status != CLI_DAMAGED) {
+        cli_output_abort(&w);
         return status;
     }
-    status = fix_into(r, fd, o, path, path);
-    if (status == CLI_OK && fchmod(fd, sb.st_mode & 07777) < 0)
-        cli_warn("cannot copy the permissions of %s: %s", path, strerror(errno));
-    if (status == CLI_OK && fsync(fd) < 0)
-        status = cli_fail(CLI_DATA, "%s: %s", tmp, strerror(errno));
-    if (close(fd) < 0 && status == CLI_OK) status = cli_fail(CLI_DATA, "%s: %s", tmp, strerror(errno));
-    if (status == CLI_OK && rename(tmp, path) < 0)
-        status = cli_fail(CLI_DATA, "cannot replace %s: %s", path, strerror(errno));
-    if (status != CLI_OK) unlink(tmp);
-    free(tmp);
-    return status;
-}
-
-static int fix_to(frames_reader *r, const char *in, const char *out, const frames_writer_options *o) {
-    int fd, status;
-    if (!strcmp(out, "-")) return fix_into(r, 1, o, in, "standard output");
-    if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-        return cli_fail(CLI_DATA, "cannot create %s: %s", out, strerror(errno));
-    status = fix_into(r, fd, o, in, out);
-    if (close(fd) < 0 && status == CLI_OK) status = cli_fail(CLI_DATA, "%s: %s", out, strerror(errno));
-    return status;
+    /* a damaged input still gives a finished trace of every frame that reads */
+    return cli_output_commit(&w) == CLI_OK ? (status == CLI_DAMAGED ? CLI_DATA : CLI_OK) : CLI_DATA;
 }
 
 int cmd_fix(int argc, char **argv) {
@@ -109,7 +98,7 @@ int cmd_fix(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         int used = cli_writer_option(argc, argv, &i, &cmdline, &given);
         if (used == CLI_USAGE) return CLI_USAGE;
-        if (used) continue;
+        if (used || cli_force_option(argv[i])) continue;
         if (!strcmp(argv[i], "-o")) {
             if (++i >= argc) return cli_usage_error("-o needs a file name");
             out = argv[i];
@@ -123,12 +112,13 @@ int cmd_fix(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("no input");
     if (!out && !strcmp(in, "-")) return cli_usage_error("standard input needs -o OUT");
-    if (out && strcmp(out, "-") && cli_same_file(in, out))
-        return cli_usage_error("OUT is FILE: leave out -o to repair in place");
+    if (out && strcmp(out, "-") && strcmp(in, "-") && cli_same_file(in, out))
+        return cli_fail(CLI_USAGE, "the output %s is the input %s: refused (leave out -o to repair "
+                        "in place)", out, in);
     if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
     frames_writer_options_like(r, &o);
     cli_apply_writer_options(&o, &cmdline, given);
-    status = out ? fix_to(r, in, out, &o) : fix_in_place(r, in, &o);
+    status = fix_to(r, in, out, &o);
     cli_reader_warnings(r);
     frames_reader_close(r);
     return status;

@@ -2,12 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "frames_query.h"
 
 static const char usage_text[] =
-    "usage: frames index TRACE [-o INDEX] [--check] [--json]\n"
+    "usage: frames index TRACE [-o INDEX] [-f] [--check] [--json]\n"
     "\n"
     "Build the index of a trace-db or frames trace for `frames query`: where every point\n"
     "starts, trace-db buffer sizes, and the points of every statement (frames: instruction\n"
@@ -15,7 +16,9 @@ static const char usage_text[] =
     "--pc filters decode only the points they select, and --pick decodes one point.\n"
     "\n"
     "  -o, --output INDEX  where to write it (default TRACE.fqidx, where `frames query`\n"
-    "                      looks); an existing file is replaced once the new one is complete\n"
+    "                      looks); an existing index is replaced once the new one is\n"
+    "                      complete; any other existing file only with -f (docs/outputs.md)\n"
+    "  -f, --force         replace INDEX even when it is not an index\n"
     "  --check             build nothing: tell whether INDEX is valid for TRACE (exit 1 if\n"
     "                      it is missing, damaged or of another version of the trace)\n"
     "  --json              the figures as one JSON object\n"
@@ -57,6 +60,30 @@ static void report(const char *path, const fq_index_info *ix, double secs, int j
     putchar('\n');
 }
 
+/* The output rule (cli.h), with one exception: an index is a cache of the trace, so an
+   existing index is replaced without -f. */
+static int check_index_output(const char *trace, const char *out) {
+    char magic[8] = {0};
+    struct stat st;
+    FILE *f;
+    int is_index;
+    if (cli_force_given() || cli_same_file(trace, out) || stat(out, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(out, "rb")))
+        return cli_output_check(out, &trace, 1);
+    is_index = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "FQINDEX", 8);
+    fclose(f);
+    if (is_index) return CLI_OK;
+    return cli_output_check(out, &trace, 1);
+}
+
+/* fq_index_save, where an output that is a symbolic link stays one (the file it names is
+   replaced, as for every output: cli.h). */
+static int save_index(fq_trace *t, const char *out, fq_index_info *ix, frames_error *err) {
+    char *target = cli_output_target(out);
+    int rc = fq_index_save(t, target ? target : out, ix, err);
+    free(target);
+    return rc;
+}
+
 int cmd_index(int argc, char **argv) {
     const char *trace = NULL, *out = NULL;
     char *def = NULL;
@@ -78,6 +105,7 @@ int cmd_index(int argc, char **argv) {
             out = argv[++i];
         } else if (!strncmp(a, "--output=", 9)) {
             out = a + 9;
+        } else if (cli_force_option(a)) {
         } else if (!strcmp(a, "--check")) {
             check = 1;
         } else if (!strcmp(a, "--json")) {
@@ -96,10 +124,7 @@ int cmd_index(int argc, char **argv) {
         strcat(def, ".fqidx");
         out = def;
     }
-    if (!check && strcmp(trace, "-") && cli_same_file(trace, out)) {
-        rc = cli_usage_error("the index would overwrite the trace '%s'", trace);
-        goto done;
-    }
+    if (!check && (rc = check_index_output(trace, out)) != CLI_OK) goto done;
     t0 = seconds();
     if (cli_open_query_trace(trace, &t, &err) < 0) {
         rc = cli_fail(CLI_DATA, "%s: %s", trace, err.message);
@@ -123,7 +148,7 @@ int cmd_index(int argc, char **argv) {
     }
     cli_progress_start(&progress, "index", 0);
     if (progress.active) fq_index_progress(t, show_progress, &progress);
-    if (fq_index_save(t, out, &ix, &err) < 0) {
+    if (save_index(t, out, &ix, &err) < 0) {
         cli_progress_end(&progress);
         rc = cli_fail(CLI_DATA, "%s: %s", err.code == FRAMES_E_IO ? out : trace, err.message);
         goto done;
@@ -136,7 +161,6 @@ int cmd_index(int argc, char **argv) {
         if (info.message[0]) cli_warn("%s: %s", trace, info.message);
     }
 done:
-    if (fflush(stdout) != 0 && rc == CLI_OK) rc = cli_fail(CLI_DATA, "cannot write the report");
     cli_close_query_trace(t);
     free(def);
     return rc;

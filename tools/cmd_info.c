@@ -8,14 +8,19 @@ static const char info_usage[] =
     "\n"
     "Header, meta summary, frame counts by kind, the TOC convention found, which known\n"
     "readers accept the file (libtrace C++ before and since 2025-07, BAP's OCaml reader),\n"
-    "and the problems found. Every frame is decoded.\n"
-    "Exit status: 0 ok (problems are reported, not failures), 1 unreadable input, 2 usage.\n";
+    "and the problems found. Every frame is decoded; after a region that cannot be read\n"
+    "(a corrupt chunk of a .frames.zst) reading goes on at the next TOC entry that reads.\n"
+    "Exit status: 0 ok (problems are reported, not failures), 1 unreadable input or\n"
+    "frames that could not be read (reported among the problems), 2 usage.\n";
 
 typedef struct census {
     uint64_t by_kind[FRAMES_KIND_UNKNOWN + 1];
     uint64_t frames, decode_errors;
     uint64_t first_error_frame, first_error_offset;
     char first_error[200];
+    uint64_t lost_frames, lost_ranges;   /* could not be read (a damaged region) */
+    char first_loss[200];
+    char loss[300];                      /* the problem line about them */
 } census;
 
 static void count_frames(frames_reader *r, census *c) {
@@ -30,7 +35,12 @@ static void count_frames(frames_reader *r, census *c) {
         if (rc < 0) {
             const frames_error *e = frames_reader_error(r);
             if (rc != FRAMES_E_DECODE && rc != FRAMES_E_LIMIT) {
-                cli_lib_error(e);
+                uint64_t lost;
+                int resumed;
+                if (!c->lost_ranges++) snprintf(c->first_loss, sizeof c->first_loss, "%s", e->message);
+                resumed = frames_reader_skip_damage(r, &lost);
+                c->lost_frames += lost;
+                if (resumed) continue;
                 break;
             }
             if (!c->decode_errors++) {
@@ -46,6 +56,12 @@ static void count_frames(frames_reader *r, census *c) {
         cli_progress_update(&bar, c->frames);
     }
     cli_progress_end(&bar);
+    if (c->lost_ranges && c->lost_frames)
+        snprintf(c->loss, sizeof c->loss, "%llu frames could not be read (%llu damaged regions); the first: %s",
+                 (unsigned long long)c->lost_frames, (unsigned long long)c->lost_ranges, c->first_loss);
+    else if (c->lost_ranges)
+        snprintf(c->loss, sizeof c->loss, "reading stopped after %llu frames: %s",
+                 (unsigned long long)c->frames, c->first_loss);
 }
 
 static const char *yes_no(int b) { return b ? "yes" : "no"; }
@@ -134,6 +150,10 @@ static void print_text(FILE *out, const char *path, frames_reader *r, const fram
                 c->first_error);
         problems++;
     }
+    if (c->lost_ranges) {
+        fprintf(out, "\n  %s", c->loss);
+        problems++;
+    }
     for (i = 0; i < sizeof flag_text / sizeof flag_text[0]; i++)
         if (st->flags_seen & flag_text[i].bit) {
             fprintf(out, "\n  %s", flag_text[i].text);
@@ -183,7 +203,9 @@ static void print_json(FILE *out, const char *path, frames_reader *r, const fram
     fprintf(out, ",\"readers\":{\"libtrace_cxx_legacy\":%s,\"libtrace_cxx_head\":%s,\"bap_ocaml\":%s}",
             st->cxx_legacy_accepts ? "true" : "false", st->cxx_head_accepts ? "true" : "false",
             st->ocaml_accepts ? "true" : "false");
-    fprintf(out, ",\"decode_errors\":%llu,\"problems\":[", (unsigned long long)c->decode_errors);
+    fprintf(out, ",\"decode_errors\":%llu,\"frames_read\":%llu,\"unreadable_frames\":%llu,\"problems\":[",
+            (unsigned long long)c->decode_errors, (unsigned long long)c->frames,
+            (unsigned long long)c->lost_frames);
     for (i = 0, first = 1; i < st->nwarnings; i++, first = 0) {
         const char *w = frames_reader_warning(r, i);
         if (!first) fputc(',', out);
@@ -192,6 +214,11 @@ static void print_json(FILE *out, const char *path, frames_reader *r, const fram
     if (c->decode_errors) {
         if (!first) fputc(',', out);
         cli_json_string(out, c->first_error, strlen(c->first_error));
+        first = 0;
+    }
+    if (c->lost_ranges) {
+        if (!first) fputc(',', out);
+        cli_json_string(out, c->loss, strlen(c->loss));
         first = 0;
     }
     for (i = 0; i < sizeof flag_text / sizeof flag_text[0]; i++)
@@ -230,5 +257,7 @@ int cmd_info(int argc, char **argv) {
     if (json) print_json(stdout, path, r, &st, &c);
     else print_text(stdout, path, r, &st, &c);
     frames_reader_close(r);
+    if (c.lost_ranges)   /* like stat, dump and query: frames were lost */
+        return cli_fail(CLI_DATA, "%s is damaged: %s", path, c.loss);
     return CLI_OK;
 }

@@ -32,7 +32,10 @@ static void usage(FILE *out) {
         "  --pevent:kcore FILE[:BASE]  --pevent:vdso-x64 FILE  --pevent:vdso-x32 FILE\n"
         "  --pevent:vdso-ia32 FILE\n"
         "ours:\n"
-        "  -o, --output FILE               the frames trace to write ('-' = stdout)\n"
+        "  -o, --output FILE               the frames trace to write ('-' = stdout); not an\n"
+        "                                  input, written under a temporary name renamed\n"
+        "                                  when complete (docs/outputs.md)\n"
+        "  -f, --force                     replace an existing output file\n"
         "  --perf FILE                     read trace, sideband and settings from perf.data\n"
         "  --perf-stream N                 only the N-th PT stream of the perf.data file\n"
         "  --print                         ptxed --no-inst output on stdout (honours the\n"
@@ -48,7 +51,8 @@ static void usage(FILE *out) {
         "  --sb:switch --sb:warn --no-inst --att --check --verbose|-v --block:show-blocks\n"
         "\n"
         "A summary (instructions, frames, events not written, gaps) goes to stderr. Exit\n"
-        "status: 0 decoded (decode errors are reported gaps), 1 input/output error, 2 usage.\n");
+        "status: 0 decoded (decode errors are reported gaps), 1 input/output error or no\n"
+        "instruction decoded (then no output file), 2 usage (an existing OUT without -f).\n");
 }
 
 #ifndef FRAMES_HAVE_IPT
@@ -279,6 +283,7 @@ static int parse_args(pt_args *a, int argc, char **argv) {
             a->opt.flags |= FRAMES_PT_NO_EXCEPTION_FRAMES;
         } else if (!strcmp(o, "--no-modload")) {
             a->opt.flags |= FRAMES_PT_NO_MODLOAD_FRAMES;
+        } else if (cli_force_option(o)) {
         } else if (!val) {
             if (!strncmp(o, "-", 1) && strcmp(o, "-")) {
                 int known = !strcmp(o, "-o") || !strcmp(o, "--output") || !strncmp(o, "--pt", 4) ||
@@ -551,8 +556,39 @@ static void print_stats(const pt_args *a, const frames_pt_stats *s) {
     if (blocks) printf("blocks:\t%llu.\n", (unsigned long long)s->blocks);
 }
 
+/* Every file the command reads, for the output rule (an output is none of them). */
+static const char **input_paths(const pt_args *a, size_t *n) {
+    const char **in = (const char **)malloc((a->nimages + a->npevents + 2) * sizeof *in);
+    size_t i;
+    *n = 0;
+    if (!in) return NULL;
+    in[(*n)++] = a->pt_path;
+    in[(*n)++] = a->perf;
+    for (i = 0; i < a->nimages; i++) in[(*n)++] = a->images[i].path;
+    for (i = 0; i < a->npevents; i++) in[(*n)++] = a->pevents[i].path;
+    return in;
+}
+
+/* The output trace of run(): opened (the output rule), the writer on it. */
+static int open_output(const pt_args *a, cli_output *out, frames_writer **w,
+                       const frames_writer_options *wo, const frames_meta *meta) {
+    size_t n;
+    const char **in = input_paths(a, &n);
+    int rc;
+    if (!in) return cli_fail(CLI_DATA, "out of memory");
+    rc = cli_output_open(out, a->output, in, n);
+    free(in);
+    if (rc != CLI_OK) return rc;
+    if (!(*w = cli_output_writer(out, wo, meta))) {
+        cli_output_abort(out);
+        return CLI_DATA;
+    }
+    return CLI_OK;
+}
+
 static int run(pt_args *a, int argc, char **argv) {
     frames_writer *w = NULL;
+    cli_output out;
     frames_writer_options wo;
     frames_meta meta;
     frames_bytes args[64];
@@ -581,9 +617,9 @@ static int run(pt_args *a, int argc, char **argv) {
         meta.tracer_args = args;
         meta.ntracer_args = (uint32_t)nargs;
         meta.target_path = frames_str(a->perf ? a->perf : a->pt_path);
-        if (!(w = cli_open_writer(a->output, &wo, &meta))) {
+        if ((rc = open_output(a, &out, &w, &wo, &meta)) != CLI_OK) {
             frames_perf_close(pd);
-            return CLI_DATA;
+            return rc;
         }
     }
     if (pd) {
@@ -637,9 +673,16 @@ static int run(pt_args *a, int argc, char **argv) {
         if (frames_writer_close(w) < 0 && rc == CLI_OK)
             rc = cli_fail(CLI_DATA, "%s: cannot close", a->output);
     }
+    if (rc == CLI_OK && total.insns == 0 && (total.gaps || total.sync_errors))
+        /* only errors: wrong images or addresses, not a trace without instructions */
+        rc = cli_fail(CLI_DATA, "no instruction decoded from %s (%llu decode gaps): check --raw/--elf "
+                      "images and their addresses", a->perf ? a->perf : a->pt_path,
+                      (unsigned long long)total.gaps);
+    if (w && rc == CLI_OK) rc = cli_output_commit(&out);
+    else if (w) cli_output_abort(&out);
     frames_perf_close(pd);
     if (a->stat) print_stats(a, &total);
-    if (fflush(stdout) != 0 || pr.failed) rc = rc == CLI_OK ? cli_fail(CLI_DATA, "cannot write to stdout") : rc;
+    /* a write error on stdout (the printer's, the summary's) is reported as the command ends */
     if (rc == CLI_OK) summary(a, &total, streams);
     return rc;
 }

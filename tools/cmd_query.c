@@ -494,7 +494,8 @@ int cmd_query(int argc, char **argv) {
     /* the run indexed the trace: now it is known whether it was cut short */
     fq_trace_info_get(t, &info);
     if (info.message[0]) cli_warn("%s: %s", a.trace, info.message);
-    if (fflush(stdout) != 0 || o.failed) rc = cli_fail(CLI_DATA, "cannot write the results");
+    /* a write error on stdout is reported as the command ends (cli_stdout_done) */
+    if (o.failed && !ferror(stdout) && fflush(stdout) == 0) rc = cli_fail(CLI_DATA, "out of memory for a result line");
     if (rc == CLI_OK && info.damaged) rc = CLI_DATA;   /* results of the intact part only */
 done:
     cli_names_close(&a.names);

@@ -7,19 +7,23 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: frames slice TRACE -o OUT [--frames A-B] [--pc LO-HI] [--tid T]\n\n"
+            "usage: frames slice TRACE -o OUT [-f] [--frames A-B] [--pc LO-HI] [--tid T]\n\n"
             "Write the selected frames of TRACE to OUT, a new trace with the same container\n"
             "(version, arch, machine, frames per TOC entry, TOC convention) and the same meta\n"
             "frame bytes. Frames are copied byte for byte. Ranges are half-open: A-B is\n"
             "frames A .. B-1 ('A-' runs to the end), as 'frames split' prints them.\n\n"
             "  -o, --output FILE  the new trace ('-' for standard output: left unfinished,\n"
             "                     which every reader accepts)\n"
+            "  -f, --force        replace an existing OUT\n"
             "  --frames A-B       frame indexes [A, B)\n"
             "  --pc LO-HI         std/syscall frames with address in [LO, HI), exception\n"
             "                     frames with from_addr in it\n"
             "  --tid T            std/syscall/exception frames of thread T\n\n"
             "With --pc or --tid, frames lacking that field are left out, except modload\n"
-            "frames, which are kept so that module maps still work on the slice.\n");
+            "frames, which are kept so that module maps still work on the slice.\n"
+            "OUT must not be TRACE; it is written under a temporary name and renamed when\n"
+            "complete (docs/outputs.md). Exit status: 0 ok, 1 unreadable input or write error,\n"
+            "2 usage error (an existing OUT without -f).\n");
 }
 
 static int parse_frames_arg(const char *s, frames_slice_filter *flt) {
@@ -48,6 +52,7 @@ int cmd_slice(int argc, char **argv) {
     frames_reader *r;
     frames_writer *w;
     frames_error err;
+    cli_output out;
     cli_progress pg;
     uint64_t copied = 0;
     int i, rc, status = CLI_OK;
@@ -70,6 +75,7 @@ int cmd_slice(int argc, char **argv) {
             if (cli_parse_u64(argv[++i], &flt.thread_id))
                 return cli_usage_error("bad --tid '%s'", argv[i]);
             flt.has_tid = 1;
+        } else if (cli_force_option(argv[i])) {
         } else if (cli_zstd_option(argv[i])) {
             if (cli_zstd_option(argv[i]) == CLI_USAGE) return CLI_USAGE;
         } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
@@ -78,11 +84,16 @@ int cmd_slice(int argc, char **argv) {
     }
     if (!in) return cli_usage_error("missing TRACE");
     if (!outpath) return cli_usage_error("missing -o OUT");
-    if (!(r = cli_open_reader(in, NULL))) return CLI_DATA;
+    if ((status = cli_output_open(&out, outpath, &in, 1)) != CLI_OK) return status;
+    if (!(r = cli_open_reader(in, NULL))) {
+        cli_output_abort(&out);
+        return CLI_DATA;
+    }
     if (frames_reader_header(r)->version == 1)
         cli_warn("version 1 trace: the slice is version 3 with an empty meta frame");
     frames_writer_options_like(r, &wo);
-    if (!(w = cli_open_writer(outpath, &wo, frames_reader_meta(r)))) {
+    if (!(w = cli_output_writer(&out, &wo, frames_reader_meta(r)))) {
+        cli_output_abort(&out);
         frames_reader_close(r);
         return CLI_DATA;
     }
@@ -91,9 +102,12 @@ int cmd_slice(int argc, char **argv) {
     cli_progress_end(&pg);
     if (rc < 0) status = cli_lib_error(&err);
     cli_reader_warnings(r);
-    /* Finish even after an error: what was copied stays a valid trace. */
     rc = frames_writer_close(w);
-    if (rc < 0) status = cli_fail(CLI_DATA, "cannot finish %s: %s", outpath, frames_strerror(rc));
+    if (rc < 0 && status == CLI_OK)
+        status = cli_fail(CLI_DATA, "cannot finish %s: %s", outpath, frames_strerror(rc));
+    /* a slice that stopped at a bad frame is not the slice asked for: nothing is kept */
+    if (status == CLI_OK) status = cli_output_commit(&out);
+    else cli_output_abort(&out);
     frames_reader_close(r);
     if (status == CLI_OK && copied == 0) cli_warn("no frame selected: %s is an empty trace", outpath);
     return status;

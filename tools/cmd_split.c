@@ -100,7 +100,6 @@ int cmd_split(int argc, char **argv) {
         }
     }
     if (json) printf("]}\n");
-    if (fflush(stdout) != 0) status = cli_fail(CLI_DATA, "cannot write the output");
     free(bounds);
     cli_reader_warnings(r);
     frames_reader_close(r);

@@ -188,7 +188,6 @@ int cmd_stat(int argc, char **argv) {
         nhot = frames_stats_hottest(run.stats, hot, (size_t)top);
         if (json) print_json(&run, hot, nhot);
         else print_text(&run, hot, nhot);
-        if (fflush(stdout) != 0) rc = cli_fail(CLI_DATA, "cannot write the output");
     }
     free(hot);
     cli_names_close(&run.names);

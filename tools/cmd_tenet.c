@@ -1,5 +1,6 @@
 /* frames tenet - a Tenet text trace (register deltas, mr=/mw=) for the Tenet plugin of
    IDA Pro and Binary Ninja. The conversion rules live in frames_interop.h. */
+#include <errno.h>
 #include <string.h>
 
 #include "cli.h"
@@ -7,18 +8,23 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: frames tenet TRACE [-o OUT.log] [--tid T] [--arch x86|amd64|arm32]\n\n"
+            "usage: frames tenet TRACE [-o OUT.log [-f]] [--tid T] [--arch x86|amd64|arm32]\n\n"
             "Write one thread of the trace as a Tenet trace: one line per instruction with the\n"
             "registers that changed, the pc, and the memory the previous instruction read\n"
             "(mr=ADDR:HEX) and wrote (mw=ADDR:HEX), as Tenet's own tracers write it. The first\n"
             "line gives every register the thread reads before writing it (its initial value);\n"
             "the ones it cannot give are named on stderr.\n\n"
-            "  -o, --output FILE   output (default: standard output)\n"
-            "  --tid T             the thread to convert (default: the first one)\n"
+            "  -o, --output FILE   output (default: standard output); not TRACE, written under a\n"
+            "                      temporary name renamed when complete (docs/outputs.md)\n"
+            "  -f, --force         replace an existing output file\n"
+            "  --tid T             the thread to convert (default: the first one; a thread\n"
+            "                      without instructions is an error)\n"
             "  --arch A            register set, when the trace header does not give one\n\n"
             "Only the Tenet register set of the architecture is written (x86: eax..edi, eip;\n"
             "amd64: rax..r15, rip; arm32: r0..r12, sp, lr, pc); BAP names like R_EAX are\n"
-            "accepted. See docs/interop.md.\n");
+            "accepted. See docs/interop.md.\n\n"
+            "Exit status: 0 ok, 1 unreadable input, no instruction to write or a write error\n"
+            "(then no output file), 2 usage error (an existing output without -f).\n");
 }
 
 /* Tenet warns about every register the first line does not give: say why. */
@@ -40,13 +46,22 @@ static void note_missing_initial(frames_tenet_arch arch, const frames_tenet_info
 struct tenet_run {
     frames_tenet *t;
     FILE *out;
+    cli_output o;
 };
+
+/* The tenet writer stopped: say why (a full disk: the output's errno). */
+static int write_error(struct tenet_run *run) {
+    if (ferror(run->out))
+        return cli_fail(CLI_DATA, "cannot write %s: %s", strcmp(run->o.path, "-") ? run->o.path : "standard output",
+                        strerror(errno));
+    return cli_lib_error(frames_tenet_error(run->t));
+}
 
 static int feed(void *ctx, const frames_frame *f, uint64_t index) {
     struct tenet_run *run = (struct tenet_run *)ctx;
     (void)index;
     if (frames_tenet_add_frame(run->t, f, frames_out_file, run->out) < 0)
-        return cli_lib_error(frames_tenet_error(run->t));
+        return write_error(run);
     return 0;
 }
 
@@ -71,6 +86,7 @@ int cmd_tenet(int argc, char **argv) {
             have_tid = 1;
         } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
             archname = argv[++i];
+        } else if (cli_force_option(argv[i])) {
         } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
             return CLI_USAGE;
         }
@@ -97,21 +113,24 @@ int cmd_tenet(int argc, char **argv) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
-    if (!(run.out = cli_open_output(outpath))) {
+    if ((rc = cli_output_open(&run.o, outpath, &in, 1)) != CLI_OK || !(run.out = cli_output_stream(&run.o))) {
+        if (rc == CLI_OK) cli_output_abort(&run.o);
         frames_tenet_close(run.t);
         frames_reader_close(r);
-        return CLI_DATA;
+        return rc == CLI_OK ? CLI_DATA : rc;
     }
     rc = cli_for_each_frame(r, "tenet", feed, &run);
-    if (rc == CLI_OK && frames_tenet_finish(run.t, frames_out_file, run.out) < 0)
-        rc = cli_lib_error(frames_tenet_error(run.t));
-    if (fflush(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
-    if (run.out != stdout && fclose(run.out) != 0) rc = cli_fail(CLI_DATA, "cannot write %s", outpath);
+    if (rc == CLI_OK && frames_tenet_finish(run.t, frames_out_file, run.out) < 0) rc = write_error(&run);
     frames_tenet_info_get(run.t, &info);
-    if (info.other_threads)
+    if (!info.lines && rc == CLI_OK)
+        rc = have_tid ? cli_fail(CLI_DATA, "thread %llu has no instruction (std_frame) in the trace",
+                                 (unsigned long long)tid)
+                      : cli_fail(CLI_DATA, "no instruction (std_frame) to write");
+    if (rc == CLI_OK) rc = cli_output_commit(&run.o);
+    else cli_output_abort(&run.o);
+    if (info.other_threads && rc == CLI_OK)
         cli_warn("thread %llu converted; %llu instructions of other threads skipped (--tid)",
                  (unsigned long long)info.thread_id, (unsigned long long)info.other_threads);
-    if (!info.lines && rc == CLI_OK) cli_warn("no instruction (std_frame) to write");
     if (info.lines && rc == CLI_OK) note_missing_initial(arch, &info);
     frames_tenet_close(run.t);
     frames_reader_close(r);

@@ -39,16 +39,16 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return CLI_OK;
+        return cli_stdout_done(CLI_OK);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("frames %s\n", FRAMES_LIB_VERSION);
-        return CLI_OK;
+        return cli_stdout_done(CLI_OK);
     }
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             cli_set_command(commands[i].name);
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_stdout_done(commands[i].run(argc - 1, argv + 1));
         }
     fprintf(stderr, "frames: unknown command '%s' (try 'frames --help')\n", argv[1]);
     return CLI_USAGE;
