@@ -79,6 +79,21 @@ int cli_wants_help(int argc, char **argv) {
     return 0;
 }
 
+const char *cli_option_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) {
+        cli_usage_error("option '%s' needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_exclusive(const char **seen, const char *flag) {
+    if (*seen && strcmp(*seen, flag))
+        return cli_usage_error("'%s' and '%s' exclude each other", *seen, flag);
+    *seen = flag;
+    return CLI_OK;
+}
+
 int cli_parse_u64(const char *s, uint64_t *out) {
     char *end;
     unsigned long long v;
@@ -121,24 +136,20 @@ int cli_parse_toc(const char *name) {
     return -1;
 }
 
-static const char *option_value(int argc, char **argv, int *i) {
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
 int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, unsigned *given) {
     const char *arg = argv[*i], *v;
     uint64_t n;
     if (!strcmp(arg, "--version")) {
-        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || (n != 2 && n != 3))
-            return cli_usage_error("--version takes 2 or 3");
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if (cli_parse_u64(v, &n) || (n != 2 && n != 3)) return cli_usage_error("--version takes 2 or 3");
         o->version = (uint32_t)n;
         *given |= CLI_GIVEN_VERSION;
         return 1;
     }
     if (!strcmp(arg, "--toc")) {
         int t;
-        if (!(v = option_value(argc, argv, i)) || (t = cli_parse_toc(v)) < 0)
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if ((t = cli_parse_toc(v)) < 0)
             return cli_usage_error("--toc takes libtrace, ceil, tracewrap or ceil-zero");
         o->toc = t;
         *given |= CLI_GIVEN_TOC;
@@ -149,7 +160,8 @@ int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, u
         if (z) return z;
     }
     if (!strcmp(arg, "--frames-per-toc")) {
-        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || n == 0)
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if (cli_parse_u64(v, &n) || n == 0)
             return cli_usage_error("--frames-per-toc takes a number of frames >= 1");
         o->frames_per_toc = n;
         *given |= CLI_GIVEN_M;
@@ -566,20 +578,20 @@ int cli_names_option(int argc, char **argv, int *i, cli_names *n) {
         return 1;
     }
     if (!strcmp(arg, "--sysroot")) {
-        if (*i + 1 >= argc) return cli_usage_error("--sysroot needs a directory");
-        n->opt.sysroot = argv[++*i];
+        if (!(n->opt.sysroot = cli_option_value(argc, argv, i))) return CLI_USAGE;
         return 1;
     }
     if (!strcmp(arg, "--module")) {
         size_t len;
         uint64_t lo, hi;
-        if (*i + 1 >= argc || cli_parse_module(argv[*i + 1], &len, &lo, &hi))
-            return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'",
-                                   *i + 1 < argc ? argv[*i + 1] : "");
+        const char *v = cli_option_value(argc, argv, i);
+        if (!v) return CLI_USAGE;
+        if (cli_parse_module(v, &len, &lo, &hi))
+            return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'", v);
         if (n->nmodules == (int)(sizeof n->modules / sizeof n->modules[0]))
             return cli_usage_error("at most %d --module options",
                                    (int)(sizeof n->modules / sizeof n->modules[0]));
-        n->modules[n->nmodules++] = argv[++*i];
+        n->modules[n->nmodules++] = v;
         n->fixed = 1;
         return 1;
     }

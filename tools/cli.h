@@ -42,6 +42,16 @@ int cli_trace_arg(const char *arg, const char **in);
 /* True if any argument is -h or --help (before a "--"). */
 int cli_wants_help(int argc, char **argv);
 
+/* Option values, one rule for every command. The value of the option at argv[*i],
+   advancing *i past it; NULL after the usage error "option '--top' needs a value" when
+   the option is the last argument (so that a forgotten value is not called an unknown
+   option). Use: if (!(v = cli_option_value(argc, argv, &i))) return CLI_USAGE; */
+const char *cli_option_value(int argc, char **argv, int *i);
+/* Flags that exclude each other (e.g. dump's formats): remember the one given in *seen
+   (NULL before the first); a second, different one is the usage error "'--json' and '--pc'
+   exclude each other" (CLI_USAGE), else CLI_OK. */
+int cli_exclusive(const char **seen, const char *flag);
+
 /* Numbers: decimal or 0x hex; whole string must parse. Return 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
 /* CPUs this process may run on (taskset, cpusets), not the machine's count; at least 1. */

@@ -50,10 +50,17 @@ int cmd_drcov(int argc, char **argv) {
     }
     if (frames_cov_open(&cov, NULL, &err) < 0) return cli_lib_error(&err);
     for (i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-            outpath = argv[++i];
-        } else if (!strcmp(argv[i], "--module") && i + 1 < argc) {
-            if ((rc = add_module_arg(cov, argv[++i])) != CLI_OK) goto done_rc;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (!(outpath = cli_option_value(argc, argv, &i))) {
+                rc = CLI_USAGE;
+                goto done_rc;
+            }
+        } else if (!strcmp(argv[i], "--module")) {
+            if (!cli_option_value(argc, argv, &i)) {
+                rc = CLI_USAGE;
+                goto done_rc;
+            }
+            if ((rc = add_module_arg(cov, argv[i])) != CLI_OK) goto done_rc;
         } else if ((rc = cli_trace_arg(argv[i], &in)) != CLI_OK) {
             goto done_rc;
         }

@@ -73,36 +73,40 @@ static int parse_args(int argc, char **argv, export_args *a) {
     a->tables = (1u << FRAMES_PARQUET_NTABLES) - 1;
     frames_parquet_options_default(&a->o);
     for (i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--parquet") && v) {
-            a->out = argv[++i];
-        } else if (!strcmp(argv[i], "--chunks") && v) {
-            if (cli_parse_u64(argv[++i], &a->chunks) || a->chunks == 0 || a->chunks > 100000)
+        static const char *const valued[] = {"--parquet", "--chunks", "--tables", "--row-group",
+                                             "--page-rows", "--zstd-level", "--compression"};
+        const char *opt = argv[i], *v = NULL;
+        size_t k;
+        for (k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            if (!strcmp(opt, valued[k]) && !(v = cli_option_value(argc, argv, &i))) return CLI_USAGE;
+        if (!strcmp(opt, "--parquet")) {
+            a->out = v;
+        } else if (!strcmp(opt, "--chunks")) {
+            if (cli_parse_u64(v, &a->chunks) || a->chunks == 0 || a->chunks > 100000)
                 return cli_usage_error("--chunks wants a number from 1 to 100000, got '%s'", v);
-        } else if (!strcmp(argv[i], "--tables") && v) {
-            if (parse_tables(argv[++i], &a->tables))
+        } else if (!strcmp(opt, "--tables")) {
+            if (parse_tables(v, &a->tables))
                 return cli_usage_error("--tables wants names from instructions,operands,syscalls,"
                                        "modules,exceptions, got '%s'", v);
-        } else if (!strcmp(argv[i], "--row-group") && v) {
-            if (parse_rows(argv[++i], &a->o.row_group_rows))
+        } else if (!strcmp(opt, "--row-group")) {
+            if (parse_rows(v, &a->o.row_group_rows))
                 return cli_usage_error("--row-group wants a number of rows > 0, got '%s'", v);
-        } else if (!strcmp(argv[i], "--page-rows") && v) {
-            if (parse_rows(argv[++i], &a->o.page_rows))
+        } else if (!strcmp(opt, "--page-rows")) {
+            if (parse_rows(v, &a->o.page_rows))
                 return cli_usage_error("--page-rows wants a number of rows > 0, got '%s'", v);
-        } else if (!strcmp(argv[i], "--zstd-level") && v) {
+        } else if (!strcmp(opt, "--zstd-level")) {
             int64_t level;
-            if (cli_parse_i64(argv[++i], &level) || level < -7 || level > 19)
+            if (cli_parse_i64(v, &level) || level < -7 || level > 19)
                 return cli_usage_error("--zstd-level wants a level from -7 to 19, got '%s'", v);
             a->o.zstd_level = (int)level;
-        } else if (!strcmp(argv[i], "--compression") && v) {
-            ++i;
+        } else if (!strcmp(opt, "--compression")) {
             if (!strcmp(v, "none")) a->o.compression = FRAMES_PARQUET_UNCOMPRESSED;
             else if (!strcmp(v, "zstd") && frames_parquet_have_zstd()) a->o.compression = FRAMES_PARQUET_ZSTD;
             else if (!strcmp(v, "zstd"))
                 return cli_usage_error("this frames was built without libzstd: --compression none");
             else return cli_usage_error("--compression wants zstd or none, got '%s'", v);
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s' (or a missing value)", argv[i]);
+            return cli_usage_error("unknown option '%s'", argv[i]);
         } else if (!a->in) {
             a->in = argv[i];
         } else {

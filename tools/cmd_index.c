@@ -74,8 +74,7 @@ int cmd_index(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc) return cli_usage_error("%s needs a value", a);
-            out = argv[++i];
+            if (!(out = cli_option_value(argc, argv, &i))) return CLI_USAGE;
         } else if (!strncmp(a, "--output=", 9)) {
             out = a + 9;
         } else if (!strcmp(a, "--check")) {

@@ -288,7 +288,8 @@ static int parse_args(pt_args *a, int argc, char **argv) {
                             !strcmp(o, "--perf-stream") || !strcmp(o, "--tid") ||
                             !strcmp(o, "--speculative") || !strcmp(o, "--mtc-freq") ||
                             !strcmp(o, "--nom-freq") || !strcmp(o, "--iscache-limit");
-                return cli_usage_error(known ? "%s: missing argument" : "unknown option: %s", o);
+                if (known && !cli_option_value(argc, argv, &i)) return CLI_USAGE;
+                return cli_usage_error("unknown option: %s", o);
             }
             return cli_usage_error("unexpected argument: %s", o);
         } else {

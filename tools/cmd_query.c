@@ -162,8 +162,7 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total) {
 static const char *option_value(int argc, char **argv, int *i, const char *name) {
     size_t n = strlen(name);
     if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
+    return cli_option_value(argc, argv, i);
 }
 
 static int is_option(const char *arg, const char *name) {
@@ -210,7 +209,7 @@ static int parse_args(int argc, char **argv, args *a) {
             continue;
         }
 #define VALUE(name)                                                                    \
-    if (!(v = option_value(argc, argv, &i, name))) return cli_usage_error("%s needs a value", name)
+    if (!(v = option_value(argc, argv, &i, name))) return CLI_USAGE
         if (is_option(arg, "--var")) {
             VALUE("--var");
             a->vars[a->nvars++] = v;

@@ -35,8 +35,9 @@ int cmd_split(int argc, char **argv) {
         return CLI_OK;
     }
     for (a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--chunks") && a + 1 < argc) {
-            if (cli_parse_u64(argv[++a], &chunks) || chunks == 0 || chunks > 0xffffffffull)
+        if (!strcmp(argv[a], "--chunks")) {
+            if (!cli_option_value(argc, argv, &a)) return CLI_USAGE;
+            if (cli_parse_u64(argv[a], &chunks) || chunks == 0 || chunks > 0xffffffffull)
                 return cli_usage_error("--chunks wants a number from 1 to 4294967295, got '%s'",
                                        argv[a]);
             have_chunks = 1;

@@ -159,8 +159,9 @@ int cmd_stat(int argc, char **argv) {
         if (o == 1) continue;
         if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &top) || top > 1000000)
+        } else if (!strcmp(argv[i], "--top")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &top) || top > 1000000)
                 return cli_usage_error("--top wants a number up to 1000000, got '%s'", argv[i]);
         } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
             return CLI_USAGE;
