@@ -521,6 +521,16 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                     off += cs;
                     continue;
                 }
+                if (m->nchunks == 0 && produced == 0) {
+                    /* nothing at all decompresses: say why, not that the trace is empty */
+                    rc = st < 0 ? frames__fail(err, FRAMES_E_DECODE, off, FRAMES_NO_POS,
+                                               "corrupt zstd data at file offset 0x%llx: %s",
+                                               (unsigned long long)off, why)
+                                : frames__fail(err, FRAMES_E_TRUNCATED, off, FRAMES_NO_POS,
+                                               "the file ends inside its first zstd frame, "
+                                               "before any byte of the trace");
+                    break;
+                }
                 m->info.cut = 1;
                 m->info.cut_offset = off;
                 frames__zstd_warn(&m->info, "%s at file offset 0x%llx: %llu bytes of it recovered%s%s",

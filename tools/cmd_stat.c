@@ -33,6 +33,20 @@ static int feed(void *ctx, const frames_frame *f, uint64_t index) {
     return 0;
 }
 
+/* The --module options make the modules table (the trace's modload frames are then
+   ignored), as they make the names. */
+static int add_modules(stat_run *run) {
+    int k;
+    for (k = 0; k < run->names.nmodules; k++) {
+        size_t len;
+        uint64_t lo, hi;
+        cli_parse_module(run->names.modules[k], &len, &lo, &hi);
+        if (frames_stats_add_module(run->stats, run->names.modules[k], len, lo, hi) < 0)
+            return cli_lib_error(frames_stats_error(run->stats));
+    }
+    return CLI_OK;
+}
+
 static double percent(uint64_t part, uint64_t whole) {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
@@ -181,7 +195,7 @@ int cmd_stat(int argc, char **argv) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
-    rc = cli_for_each_frame(r, "stat", feed, &run);
+    if ((rc = add_modules(&run)) == CLI_OK) rc = cli_for_each_frame(r, "stat", feed, &run);
     hot = (frames_stats_count *)malloc((top ? top : 1) * sizeof *hot);
     if (!hot || frames_stats_finish(run.stats) < 0) {
         rc = hot ? cli_lib_error(frames_stats_error(run.stats)) : cli_fail(CLI_DATA, "out of memory");
