@@ -1,5 +1,6 @@
 /* cli.c - see cli.h */
 #include "cli.h"
+#include "frames_interop.h"
 #include "frames_query.h"
 #ifdef FRAMES_HAVE_ZSTD
 #include "frames_zstd.h"
@@ -125,6 +126,20 @@ int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi) {
     buf[n] = 0;
     if (cli_parse_u64(buf, lo) || cli_parse_u64(dash + 1, hi)) return -1;
     return 0;
+}
+
+int cli_split_ranges(frames_reader *r, uint64_t n, uint64_t chunks, uint64_t **bounds, uint64_t *k) {
+    uint64_t align = frames_split_alignment(r), blocks = n / align + (n % align != 0);
+    uint64_t cap = (chunks < blocks ? chunks : blocks) + 1;
+    *k = 0;
+    if (!(*bounds = (uint64_t *)malloc((size_t)cap * sizeof **bounds)))
+        return cli_fail(CLI_DATA, "out of memory for %llu ranges", (unsigned long long)cap - 1);
+#ifdef FRAMES_HAVE_ZSTD
+    /* ranges start on compressed chunks too, so that each worker decompresses its own */
+    if (cli_reader_compressed(r)) *k = frames_zstd_split_ranges(r, chunks, *bounds);
+#endif
+    if (*k == 0) *k = frames_split_ranges(n, align, chunks, *bounds);
+    return CLI_OK;
 }
 
 int cli_parse_toc(const char *name) {

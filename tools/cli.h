@@ -57,8 +57,16 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* CPUs this process may run on (taskset, cpusets), not the machine's count; at least 1. */
 long cli_usable_cpus(void);
 int cli_parse_i64(const char *s, int64_t *out);
-/* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
+/* "LO-HI": the half-open range [LO, HI) of every --pc and --frames option (docs/frames.1);
+   numbers as above. */
 int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);
+
+/* The ranges of `frames split --chunks N`, which `frames export --chunks N` shares: at most
+   `chunks` half-open ranges bounds[i] .. bounds[i + 1] covering the n frames of r, each
+   starting on a TOC entry (for a compressed trace, on a zstd chunk as well, so that each
+   range decompresses alone when it can). *bounds is malloc'd (free it), *k the number of
+   ranges (0 for an empty trace). Returns CLI_OK, or CLI_DATA after "out of memory". */
+int cli_split_ranges(frames_reader *r, uint64_t n, uint64_t chunks, uint64_t **bounds, uint64_t *k);
 
 /* TOC convention a writer can write, by name (libtrace, ceil, tracewrap, ceil-zero);
    -1 if the name is not one of them. */

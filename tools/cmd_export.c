@@ -238,13 +238,9 @@ static int export_chunks(frames_reader *r, const export_args *a, cli_progress *p
     uint64_t n, *bounds, k, i;
     int status = CLI_OK;
     if (frames_reader_count(r, &n) < 0) return cli_lib_error(frames_reader_error(r));
-    bounds = (uint64_t *)malloc((size_t)(a->chunks + 1) * sizeof *bounds);
-    if (!bounds) return cli_fail(CLI_DATA, "out of memory");
-    k = frames_split_ranges(n, frames_split_alignment(r), a->chunks, bounds);
-    if (k == 0) {   /* an empty trace: one empty file per table, so readers find a schema */
-        bounds[0] = bounds[1] = 0;
-        k = 1;
-    }
+    if (n == 0)   /* an empty trace: one empty file per table, so readers find a schema */
+        return export_range(r, a, 0, 0, 0, pg);
+    if (cli_split_ranges(r, n, a->chunks, &bounds, &k) != CLI_OK) return CLI_DATA;
     for (i = 0; i < k && status == CLI_OK; i++)
         status = export_range(r, a, (long)i, bounds[i], bounds[i + 1], pg);
     free(bounds);
