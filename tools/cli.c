@@ -300,6 +300,16 @@ int cli_reader_compressed(frames_reader *r) {
 #endif
 }
 
+uint64_t cli_compressed_size(frames_reader *r) {
+#ifdef FRAMES_HAVE_ZSTD
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    return m ? frames_zstd_map_info(m)->compressed_size : 0;
+#else
+    (void)r;
+    return 0;
+#endif
+}
+
 void cli_print_compression(FILE *out, frames_reader *r, int json) {
 #ifdef FRAMES_HAVE_ZSTD
     const frames_zstd_map *m = frames_zstd_reader_map(r);

@@ -97,6 +97,8 @@ int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_si
 int cli_close_sink(void *zs, const char *path);
 /* The reader's input was compressed (zstd). */
 int cli_reader_compressed(frames_reader *r);
+/* The size of the compressed file the reader reads (0 when plain or streamed). */
+uint64_t cli_compressed_size(frames_reader *r);
 /* frames info: a "compression: ..." line, or a ,"compression":{...} JSON member (nothing
    for a plain trace). */
 void cli_print_compression(FILE *out, frames_reader *r, int json);

@@ -235,6 +235,7 @@ static const char *const ignored_opts[] = {"--no-inst", "--att", "--check", "--v
                                            "--block:show-blocks", "--event:iflags"};
 
 static int parse_args(pt_args *a, int argc, char **argv) {
+    const char *decoder_flag = NULL;   /* one decoder */
     int i, rc;
     size_t k;
     for (i = 1; i < argc; i++) {
@@ -265,10 +266,9 @@ static int parse_args(pt_args *a, int argc, char **argv) {
             a->json = 1;
         } else if (cli_zstd_option(o)) {
             if (cli_zstd_option(o) == CLI_USAGE) return CLI_USAGE;
-        } else if (!strcmp(o, "--insn-decoder")) {
-            a->opt.decoder = FRAMES_PT_DECODER_INSN;
-        } else if (!strcmp(o, "--block-decoder")) {
-            a->opt.decoder = FRAMES_PT_DECODER_BLOCK;
+        } else if (!strcmp(o, "--insn-decoder") || !strcmp(o, "--block-decoder")) {
+            if (cli_exclusive(&decoder_flag, o) != CLI_OK) return CLI_USAGE;
+            a->opt.decoder = o[2] == 'i' ? FRAMES_PT_DECODER_INSN : FRAMES_PT_DECODER_BLOCK;
         } else if (!strcmp(o, "--block:end-on-call")) {
             a->opt.end_on_call = 1;
         } else if (!strcmp(o, "--block:end-on-jump")) {

@@ -24,7 +24,7 @@ static const char usage_text[] =
     "  --soft SEXPR      soft predicate: per point keep the bindings satisfying the most\n"
     "  --pick SEED       evaluate one random candidate point chosen from SEED\n"
     "  --mask M --stmt S points whose (statement & M) == S (--stmt alone: M = all ones)\n"
-    "  --pc LO-HI        statement / instruction address in [LO, HI] (or one address);\n"
+    "  --pc LO-HI        statement / instruction address in [LO, HI) (or one address);\n"
     "                    repeatable\n"
     "  --dedup           first result per statement and bound variable names and types\n"
     "  --count           print only the number of results\n"
@@ -235,9 +235,16 @@ static int parse_args(int argc, char **argv, args *a) {
         } else if (is_option(arg, "--pc")) {
             uint64_t lo, hi;
             VALUE("--pc");
-            if (cli_parse_range(v, &lo, &hi) && (cli_parse_u64(v, &lo) || ((hi = lo), 0)))
+            /* LO-HI is [LO, HI) as in every command (cli_parse_range); the engine's range
+               is inclusive */
+            if (!cli_parse_range(v, &lo, &hi)) {
+                if (lo >= hi) return cli_usage_error("--pc: empty range '%s' (LO-HI is [LO, HI))", v);
+                hi--;
+            } else if (cli_parse_u64(v, &lo)) {
                 return cli_usage_error("--pc: '%s' is not LO-HI or an address", v);
-            if (lo > hi) return cli_usage_error("--pc: empty range '%s'", v);
+            } else {
+                hi = lo;
+            }
             a->pcs[2 * a->npcs] = lo;
             a->pcs[2 * a->npcs + 1] = hi;
             a->npcs++;

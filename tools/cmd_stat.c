@@ -63,7 +63,9 @@ static void print_text(stat_run *run, const frames_stats_count *hot, size_t nhot
     printf("frames            %llu\n", (unsigned long long)sum.frames);
     for (i = 0; i < 8; i++)
         if (sum.by_kind[i])
-            printf("  %-16s%llu\n", frames_kind_name((int)i), (unsigned long long)sum.by_kind[i]);
+            printf("  %s%*s%llu\n", frames_kind_name((int)i), /* a space even after a long name */
+                   (int)strlen(frames_kind_name((int)i)) < 16 ? 16 - (int)strlen(frames_kind_name((int)i)) : 1,
+                   "", (unsigned long long)sum.by_kind[i]);
     printf("instructions      %llu\n", (unsigned long long)sum.instructions);
     printf("unique pcs        %llu\n", (unsigned long long)sum.unique_pcs);
     th = frames_stats_threads(s, &n);
