@@ -30,6 +30,9 @@ int cli_lib_error(const frames_error *err);
 /* Print every warning of the reader on stderr. */
 void cli_reader_warnings(frames_reader *r);
 
+/* The last line of most --help pages. */
+#define CLI_EXIT_STATUS "Exit status: 0 ok, 1 unreadable input, bad data or write error, 2 usage error.\n"
+
 /* Usage error: prints the message and "try 'frames CMD --help'"; returns CLI_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -16,7 +16,8 @@ static void usage(FILE *out) {
             "                        come from the trace's modload frames\n\n"
             "A block is a run of instructions of one thread, each starting where the previous\n"
             "one ends, inside one module; instructions outside every module are counted and\n"
-            "left out. TRACE may be '-' (standard input). See docs/interop.md.\n");
+            "left out. TRACE may be '-' (standard input). See docs/interop.md.\n"
+            CLI_EXIT_STATUS);
 }
 
 static int add_module_arg(frames_cov *cov, const char *arg) {

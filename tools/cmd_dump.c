@@ -74,7 +74,9 @@ static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
 static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *names) {
     frames_frame f;
     frames_raw raw;
+    cli_progress pg;   /* on a terminal's stderr only: the output is on stdout */
     int rc, status = CLI_OK;
+    cli_progress_start(&pg, "dump", cli_known_frames(r));
     if (fmt == DUMP_PBTEXT) print_header_comment(out, r);
     print_meta(out, r, fmt);
     while ((rc = frames_reader_next_full(r, &f, &raw)) != 0) {
@@ -86,7 +88,9 @@ static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *na
             continue;
         }
         print_frame(out, &f, &raw, fmt, names);
+        cli_progress_update(&pg, raw.index + 1);
     }
+    cli_progress_end(&pg);
     return status;
 }
 

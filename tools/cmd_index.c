@@ -21,7 +21,8 @@ static const char usage_text[] =
     "  --json              the figures as one JSON object\n"
     "\n"
     "The index is bound to the trace's size, modification time and sampled contents: after\n"
-    "the trace changes, queries ignore it (with a warning) until it is built again.\n";
+    "the trace changes, queries ignore it (with a warning) until it is built again.\n"
+    CLI_EXIT_STATUS;
 
 static double seconds(void) {
     struct timespec ts;

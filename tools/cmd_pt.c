@@ -47,8 +47,9 @@ static void usage(FILE *out) {
         "  --stat:blocks --sb:compact|--sb --sb:verbose --sb:filename --sb:offset --sb:time\n"
         "  --sb:switch --sb:warn --no-inst --att --check --verbose|-v --block:show-blocks\n"
         "\n"
-        "A summary (instructions, frames, events not written, gaps) goes to stderr. Exit\n"
-        "status: 0 decoded (decode errors are reported gaps), 1 input/output error, 2 usage.\n");
+        "A summary (instructions, frames, events not written, gaps) goes to stderr.\n"
+        "Exit status: 0 decoded (decode errors are reported gaps), 1 input/output error,\n"
+        "2 usage error.\n");
 }
 
 #ifndef FRAMES_HAVE_IPT

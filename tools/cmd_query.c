@@ -45,7 +45,9 @@ static const char usage_text[] =
     "Language: (and P...) (or P...) (not P) (distinct-vars a b) (> >= < <= = != X Y)\n"
     "(+ - * / % & | ^ << >> X Y) (v/value a) (v/size a) (v/addr a) (v/name a) (v/bits a)\n"
     "(v/read a) (v/written a) (v/post a) (pc) (tid) (index); numbers 42 -7 0x1f 2.5, strings\n"
-    "\"RAX\". Listing: result K: counter=C stmt=S NAME:TYPE=VALUE ... (docs/query.md).\n";
+    "\"RAX\". Listing: result K: counter=C stmt=S NAME:TYPE=VALUE ... (docs/query.md).\n"
+    "Exit status: 0 ok (also when nothing matches), 1 unreadable trace or bad data,\n"
+    "2 usage error (a predicate that does not parse too).\n";
 
 #define OUT_BATCH (1u << 20)   /* results are formatted straight into a batch this size */
 

@@ -19,7 +19,8 @@ static void usage(FILE *out) {
             "                     frames with from_addr in it\n"
             "  --tid T            std/syscall/exception frames of thread T\n\n"
             "With --pc or --tid, frames lacking that field are left out, except modload\n"
-            "frames, which are kept so that module maps still work on the slice.\n");
+            "frames, which are kept so that module maps still work on the slice.\n"
+            CLI_EXIT_STATUS);
 }
 
 static int parse_frames_arg(const char *s, frames_slice_filter *flt) {

@@ -18,7 +18,8 @@ static void usage(FILE *out) {
             "\"offset\":O}]}\n"
             "           (offset: file offset of frame A's size prefix)\n\n"
             "Fewer than N ranges are printed when the trace has fewer TOC blocks. See\n"
-            "docs/scale.md.\n");
+            "docs/scale.md.\n"
+            CLI_EXIT_STATUS);
 }
 
 int cmd_split(int argc, char **argv) {

@@ -16,7 +16,7 @@ static void usage(FILE *out) {
             "histogram with syscall names. TRACE may be '-' (standard input).\n\n"
             "  --json                one JSON object (schema in docs/interop.md)\n"
             "  --top N               how many hottest pcs to list\n"
-            CLI_NAMES_USAGE);
+            CLI_NAMES_USAGE CLI_EXIT_STATUS);
 }
 
 typedef struct stat_run {

@@ -18,7 +18,8 @@ static void usage(FILE *out) {
             "  --arch A            register set, when the trace header does not give one\n\n"
             "Only the Tenet register set of the architecture is written (x86: eax..edi, eip;\n"
             "amd64: rax..r15, rip; arm32: r0..r12, sp, lr, pc); BAP names like R_EAX are\n"
-            "accepted. See docs/interop.md.\n");
+            "accepted. See docs/interop.md.\n"
+            CLI_EXIT_STATUS);
 }
 
 /* Tenet warns about every register the first line does not give: say why. */

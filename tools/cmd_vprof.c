@@ -26,7 +26,7 @@ static void usage(FILE *out) {
             "  --max-addresses N     memory tracked: entries per table (default %llu);\n"
             "                        past it counts are lower bounds, and that is reported\n"
             "  --max-instructions N  per-instruction rows (default %llu)\n"
-            CLI_NAMES_USAGE,
+            CLI_NAMES_USAGE CLI_EXIT_STATUS,
             1ull << 21, 1ull << 20);
 }
 
