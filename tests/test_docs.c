@@ -147,20 +147,39 @@ static int compile_blocks_of(const char *md_path, int *fragments) {
     return blocks;
 }
 
-static void test_every_example_compiles_as_c_and_cxx(void **state) {
+static const char *doc_path(const char *name) {
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%.200s", tu_src("docs"), name);
+    return path;
+}
+
+/* README.md and every docs/ page, by path (malloc'd, NULL-terminated list). */
+static char **doc_pages(void) {
     DIR *d = opendir(tu_src("docs"));
     struct dirent *e;
-    int fragments = 0, total = compile_blocks_of(tu_src("README.md"), &fragments);
-    (void)state;
+    char **pages = (char **)calloc(256, sizeof *pages);
+    int n = 0;
     assert_non_null(d);
-    while ((e = readdir(d)) != NULL) {
-        char path[300];
+    assert_non_null(pages);
+    pages[n++] = strdup(tu_src("README.md"));
+    while ((e = readdir(d)) != NULL && n < 255) {
         size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 3, ".md")) continue;
-        snprintf(path, sizeof path, "%s/%.200s", tu_src("docs"), e->d_name);
-        total += compile_blocks_of(path, &fragments);
+        if (len >= 4 && !strcmp(e->d_name + len - 3, ".md"))
+            pages[n++] = strdup(doc_path(e->d_name));
     }
     closedir(d);
+    return pages;
+}
+
+static void test_every_example_compiles_as_c_and_cxx(void **state) {
+    char **pages = doc_pages();
+    int fragments = 0, total = 0, i;
+    (void)state;
+    for (i = 0; pages[i]; i++) {
+        total += compile_blocks_of(pages[i], &fragments);
+        free(pages[i]);
+    }
+    free(pages);
     assert_true(total >= 14);
     assert_int_equal(fragments, (int)NFRAGMENTS);   /* every wrapper still has its block */
 }
