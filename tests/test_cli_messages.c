@@ -234,7 +234,8 @@ static void test_info_zst_sizes_labelled(void **state) {
 
 static void test_exclusive_flags_refused(void **state) {
     static const char *const cases[] = {"dump --json --pc", "dump --pc --jsonl",
-                                        "dump --pbtext --json", "query --count --json"};
+                                        "dump --pbtext --json", "query --count --json",
+                                        "export --parquet /nonexistent/x --compression none --zstd-level 3"};
     size_t i;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -68,7 +68,7 @@ static int parse_rows(const char *s, uint32_t *out) {
 }
 
 static int parse_args(int argc, char **argv, export_args *a) {
-    int i;
+    int i, level_given = 0;
     memset(a, 0, sizeof *a);
     a->tables = (1u << FRAMES_PARQUET_NTABLES) - 1;
     frames_parquet_options_default(&a->o);
@@ -99,6 +99,7 @@ static int parse_args(int argc, char **argv, export_args *a) {
             if (cli_parse_i64(v, &level) || level < -7 || level > 19)
                 return cli_usage_error("--zstd-level wants a level from -7 to 19, got '%s'", v);
             a->o.zstd_level = (int)level;
+            level_given = 1;
         } else if (!strcmp(opt, "--compression")) {
             if (!strcmp(v, "none")) a->o.compression = FRAMES_PARQUET_UNCOMPRESSED;
             else if (!strcmp(v, "zstd") && frames_parquet_have_zstd()) a->o.compression = FRAMES_PARQUET_ZSTD;
@@ -117,6 +118,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
     if (!a->out) return cli_usage_error("missing --parquet OUT (a directory)");
     if (a->chunks && !strcmp(a->in, "-"))
         return cli_usage_error("--chunks needs a file (ranges are for random access)");
+    if (level_given && a->o.compression == FRAMES_PARQUET_UNCOMPRESSED)
+        return cli_usage_error("'--zstd-level' and '--compression none' exclude each other");
     return CLI_OK;
 }
 
