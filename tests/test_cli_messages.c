@@ -97,6 +97,11 @@ static void test_corrupt_zstd_same_message(void **state) {
         assert_false(contains(out, "header"));
         assert_int_equal(st, 1);
         free(out);
+        /* the same bytes through a pipe (streamed, not mapped) */
+        out = tu_run(&st, "cat '%s' | %s %s - 2>&1 >/dev/null", z, tu_frames_bin(), cmds[i]);
+        expect_output(out, "corrupt zstd data at file offset 0x0", cmds[i]);
+        assert_int_equal(st, 1);
+        free(out);
     }
     unlink(z);
 }
