@@ -228,6 +228,8 @@ header_checks() {
             check "$src"
         done
         mapfile -t opts < <(header_options "$h")
+        # progress on stderr: the checks of one header take up to a minute
+        log "headers: $name.h with ${#opts[@]} options and their $(( (1 << ${#opts[@]}) - ${#opts[@]} - 1 )) combinations"
         for opt in "${opts[@]}"; do   # FRAMES_STATIC needs frames.h's implementation here
             mapfile -t flags < <(option_flag "$opt")
             check "$tmp/$name.with.c" "${flags[@]}"
@@ -248,6 +250,7 @@ header_checks() {
             check "$tmp/$name.with.c" -DFRAMES_HAVE_DW -DFRAMES_SYM_STATIC
         fi
     done
+    log "headers: all implementations in one file; FRAMES_NO_STDIO; FRAMES_VPROF_STATIC"
     # every implementation in one file, in two orders
     local all="" rev="" hn
     for h in $(HEADERS); do

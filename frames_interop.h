@@ -283,6 +283,10 @@ typedef struct frames_stats_summary {
 } frames_stats_summary;
 
 FRAMES_DEF int frames_stats_open(frames_stats **s, void *alloc_ctx, frames_error *err);
+/* An explicit module [base, end) for the modules table (before the first frame). Once
+   one is added, modload frames are ignored, as in frames_cov_add_module. */
+FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
+                                       uint64_t base, uint64_t end);
 FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
 /* Sort the thread and syscall tables. Call once, after the last frame. */
 FRAMES_DEF int frames_stats_finish(frames_stats *s);
@@ -1207,6 +1211,7 @@ struct frames_stats {
     size_t capmodstat;
     frames_stats_module *pubmods;
     int finished;
+    int explicit_mods;                  /* frames_stats_add_module: modload frames ignored */
     void *actx;
     frames_error err;
 };
@@ -1266,6 +1271,38 @@ static int frames__st_instruction(frames_stats *s, const frames_std_frame *f) {
     return 0;
 }
 
+/* A counter row for the module just added to s->mods. */
+static int frames__st_modstat_grow(frames_stats *s) {
+    if (FRAMES__GROW(s->modstat, s->capmodstat, (s->mods.n - 1) + 1, s->actx) < 0) return -1;
+    memset(&s->modstat[s->mods.n - 1], 0, sizeof s->modstat[0]);
+    return 0;
+}
+
+FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
+                                       uint64_t base, uint64_t end) {
+    int rc;
+    if (s->finished || s->sum.frames) {
+        frames__fail(&s->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
+                     "stats: module added after the first frame");
+        return FRAMES_E_STATE;
+    }
+    if (base >= end) {
+        frames__fail(&s->err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                     "stats: module range 0x%llx-0x%llx is empty", (unsigned long long)base,
+                     (unsigned long long)end);
+        return FRAMES_E_INVALID;
+    }
+    s->explicit_mods = 1;
+    rc = frames__interop_mods_add(&s->mods, name, name_len, base, end, s->actx);
+    if (rc < 0 || (rc > 0 && frames__st_modstat_grow(s) < 0)) return frames__st_nomem(s);
+    if (rc == 0) {
+        frames__fail(&s->err, FRAMES_E_LIMIT, FRAMES_NO_POS, FRAMES_NO_POS, "stats: more than %u modules",
+                     FRAMES__INTEROP_MAXMODS);
+        return FRAMES_E_LIMIT;
+    }
+    return FRAMES_OK;
+}
+
 FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
     frames_stats_thread *t = NULL;
     int kind = (int)f->kind;
@@ -1300,13 +1337,8 @@ FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
         }
         break;
     case FRAMES_KIND_MODLOAD: {
-        int rc = frames__interop_mods_add_modload(&s->mods, &f->modload, s->actx);
-        if (rc < 0) return frames__st_nomem(s);
-        if (rc > 0) {
-            if (FRAMES__GROW(s->modstat, s->capmodstat, (s->mods.n - 1) + 1, s->actx) < 0)
-                return frames__st_nomem(s);
-            memset(&s->modstat[s->mods.n - 1], 0, sizeof s->modstat[0]);
-        }
+        int rc = s->explicit_mods ? 0 : frames__interop_mods_add_modload(&s->mods, &f->modload, s->actx);
+        if (rc < 0 || (rc > 0 && frames__st_modstat_grow(s) < 0)) return frames__st_nomem(s);
         break;
     }
     default:

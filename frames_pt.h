@@ -541,6 +541,16 @@ static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size
     *out = NULL;
     *outlen = 0;
     if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
+#ifndef FRAMES_NO_POSIX
+    {   /* a directory opens, and "seeks" to a size that no allocation can hold */
+        struct stat st;
+        if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+            fclose(f);
+            return frames__pt_fail(err, FRAMES_E_IO, "%s is %s", path,
+                                   S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file");
+        }
+    }
+#endif
     if (fseek(f, 0, SEEK_END) != 0 || (fsize = ftell(f)) < 0) {
         fclose(f);
         return frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);

@@ -522,6 +522,16 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                     off += cs;
                     continue;
                 }
+                if (m->nchunks == 0 && produced == 0) {
+                    /* nothing at all decompresses: say why, not that the trace is empty */
+                    rc = st < 0 ? frames__fail(err, FRAMES_E_DECODE, off, FRAMES_NO_POS,
+                                               "corrupt zstd data at file offset 0x%llx: %s",
+                                               (unsigned long long)off, why)
+                                : frames__fail(err, FRAMES_E_TRUNCATED, off, FRAMES_NO_POS,
+                                               "the file ends inside its first zstd frame, "
+                                               "before any byte of the trace");
+                    break;
+                }
                 m->info.cut = 1;
                 m->info.cut_offset = off;
                 frames__zstd_warn(&m->info, "%s at file offset 0x%llx: %llu bytes of it recovered%s%s",
@@ -868,7 +878,7 @@ FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
 typedef struct frames__zstd_pipe {
     int fd, own_fd;
     int compressed;
-    uint8_t head[4];            /* the bytes read to decide */
+    uint8_t head[18];           /* the bytes read to decide (a zstd frame header at most) */
     size_t nhead;
     ZSTD_DCtx *d;
     uint8_t in[1 << 16];
@@ -923,6 +933,38 @@ static void frames__zstd_pipe_close(void *ctx) {
     FRAMES_FREE(p, p->actx);
 }
 
+/* Read the stream's first bytes into head until it holds n (or the stream ends). */
+static void frames__zstd_pipe_head(frames__zstd_pipe *p, size_t n) {
+    while (p->nhead < n) {
+        ssize_t got = read(p->fd, p->head + p->nhead, n - p->nhead);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        p->nhead += (size_t)got;
+    }
+}
+
+/* Decompress the first bytes (a frame header's worth) with a scratch context: the zstd
+   error when they are no valid start of a frame, else NULL. */
+static const char *frames__zstd_pipe_check_header(frames__zstd_pipe *p, int wlog) {
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    ZSTD_inBuffer in;
+    ZSTD_outBuffer out;
+    uint8_t tmp[64];
+    size_t rc;
+    if (!d) return NULL;   /* the real context will say what is wrong */
+    frames__zstd_pipe_head(p, sizeof p->head);
+    in.src = p->head;
+    in.size = p->nhead;
+    in.pos = 0;
+    out.dst = tmp;
+    out.size = sizeof tmp;
+    out.pos = 0;
+    rc = ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, wlog);
+    if (!ZSTD_isError(rc)) rc = ZSTD_decompressStream(d, &out, &in);
+    ZSTD_freeDCtx(d);
+    return ZSTD_isError(rc) ? ZSTD_getErrorName(rc) : NULL;
+}
+
 /* Stream fd (closed by the reader when own_fd), decompressing when it starts like zstd. */
 static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const frames_reader_options *ro,
                                   const frames_zstd_options *zo, frames_error *err) {
@@ -940,17 +982,21 @@ static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const f
     io.ctx = p;
     io.read = frames__zstd_pipe_read;
     io.close = frames__zstd_pipe_close;
-    while (p->nhead < 4) {
-        long long got = frames__zstd_pipe_fill(p, p->head + p->nhead, 4 - p->nhead);
-        if (got <= 0) break;
-        p->nhead += (size_t)got;
-    }
+    frames__zstd_pipe_head(p, 4);
     p->compressed = frames_zstd_is_compressed(p->head, p->nhead);
     while (wlog < 31 && ((uint64_t)1 << wlog) < o.max_chunk) wlog++;
     if (p->compressed && (!(p->d = ZSTD_createDCtx()) ||
                           ZSTD_isError(ZSTD_DCtx_setParameter(p->d, ZSTD_d_windowLogMax, wlog)))) {
         frames__zstd_pipe_close(p);
         return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    if (p->compressed) {   /* a header that is no zstd frame: say so, as for a file */
+        const char *why = frames__zstd_pipe_check_header(p, wlog);
+        if (why) {
+            frames__zstd_pipe_close(p);
+            return frames__fail(err, FRAMES_E_DECODE, 0, FRAMES_NO_POS,
+                                "corrupt zstd data at file offset 0x0: %s", why);
+        }
     }
     return frames_reader_open_io(r, &io, ro, err);
 }

@@ -60,6 +60,166 @@ static void test_examples_build_and_run(void **state) {
     assert_true(total >= 3);
 }
 
+/* ---- every ```c block of README.md and the docs pages, as C99 and as C++ (the API is said to
+   work from C++: its examples must too) */
+
+/* How a block that is not a whole program (no main) becomes a translation unit: found by
+   the start of its first line, code before and after it. A fragment not listed here fails
+   the test, so that every example is checked. */
+static const struct {
+    const char *first, *before, *after;
+} doc_fragment[] = {
+    {"#define FRAMES_IMPLEMENTATION   /* in exactly one file */", "", ""},
+    {"#define FRAMES_PT_IMPLEMENTATION", "",   /* decode() is static: use it */
+     "int frames_doc_decode(const char *a, const char *b, frames_writer *w);\n"
+     "int frames_doc_decode(const char *a, const char *b, frames_writer *w) { return decode(a, b, w); }\n"},
+    {"frames_recorder rec;",
+     "#include \"frames.h\"\n"
+     "void doc(frames_flush_fn flush_fn, void *flush_ctx, uint64_t thread_id, uint64_t pc,\n"
+     "         const uint8_t *insn_bytes, size_t insn_len, const uint64_t *rax, uint64_t addr,\n"
+     "         const void *before, const void *after, uint64_t number, const int64_t *args);\n"
+     "void doc(frames_flush_fn flush_fn, void *flush_ctx, uint64_t thread_id, uint64_t pc,\n"
+     "         const uint8_t *insn_bytes, size_t insn_len, const uint64_t *rax, uint64_t addr,\n"
+     "         const void *before, const void *after, uint64_t number, const int64_t *args) {\n",
+     "}\n"},
+    {"  static void on_fatal",
+     "#include <signal.h>\n#include \"frames.h\"\n"
+     "static frames_recorder this_threads_recorder;\nstatic frames_rec_shared shared;\n",
+     "void (*doc_handler)(int) = on_fatal;\n"},
+    {"frames_sym *s;",
+     "#include <stdio.h>\n#include \"frames_sym.h\"\nvoid doc(frames_reader *r);\nvoid doc(frames_reader *r) {\n",
+     "}\n"},
+};
+
+#define NFRAGMENTS (sizeof doc_fragment / sizeof doc_fragment[0])
+
+/* Compile src as C99 and as C++ (warnings are errors); fails the test with the output. */
+static void compile_c_and_cxx(const char *src, const char *what) {
+    int cxx;
+    for (cxx = 0; cxx < 2; cxx++) {
+        int st;
+        char *out = tu_run(&st, "%s -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Werror -I'%s' "
+                                "-fsyntax-only '%s' 2>&1",
+                           cxx ? "c++ -x c++ -std=c++11" : "cc -std=c99", tu_root(), src);
+        if (st) fprintf(stderr, "%s does not compile as %s:\n%s\n", what, cxx ? "C++" : "C99", out);
+        assert_int_equal(st, 0);
+        free(out);
+    }
+}
+
+/* Every ```c block of md_path compiled as C99 and C++; *fragments counts the wrapped ones. */
+static int compile_blocks_of(const char *md_path, int *fragments) {
+    size_t n;
+    char *text = (char *)tu_read_file(md_path, &n), *p;
+    int blocks = 0;
+    if (!text) return 0;
+    for (p = text; (p = strstr(p, "```c\n")) != NULL;) {
+        char *body = p + 5, *end = strstr(body, "```"), what[400];
+        const char *src = tu_tmp_path(".c");
+        FILE *f;
+        size_t k = NFRAGMENTS;
+        if (!end) break;
+        p = end + 3;
+        blocks++;
+        snprintf(what, sizeof what, "example %d of %s", blocks, md_path);
+        if (!strstr(body, "int main(") || strstr(body, "int main(") > end) {
+            for (k = 0; k < NFRAGMENTS; k++)
+                if (!strncmp(body, doc_fragment[k].first, strlen(doc_fragment[k].first))) break;
+            if (k == NFRAGMENTS) fail_msg("%s is a fragment no entry of doc_fragment wraps", what);
+            (*fragments)++;
+        }
+        f = fopen(src, "w");
+        assert_non_null(f);
+        if (k < NFRAGMENTS) fputs(doc_fragment[k].before, f);
+        fwrite(body, 1, (size_t)(end - body), f);
+        if (k < NFRAGMENTS) fputs(doc_fragment[k].after, f);
+        fclose(f);
+#ifndef FRAMES_HAVE_IPT
+        if (strstr(body, "frames_pt.h")) {
+            unlink(src);
+            continue;
+        }
+#endif
+        compile_c_and_cxx(src, what);
+        unlink(src);
+    }
+    free(text);
+    return blocks;
+}
+
+static const char *doc_path(const char *name) {
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%.200s", tu_src("docs"), name);
+    return path;
+}
+
+/* README.md and every docs/ page, by path (malloc'd, NULL-terminated list). */
+static char **doc_pages(void) {
+    DIR *d = opendir(tu_src("docs"));
+    struct dirent *e;
+    char **pages = (char **)calloc(256, sizeof *pages);
+    int n = 0;
+    assert_non_null(d);
+    assert_non_null(pages);
+    pages[n++] = strdup(tu_src("README.md"));
+    while ((e = readdir(d)) != NULL && n < 255) {
+        size_t len = strlen(e->d_name);
+        if (len >= 4 && !strcmp(e->d_name + len - 3, ".md"))
+            pages[n++] = strdup(doc_path(e->d_name));
+    }
+    closedir(d);
+    return pages;
+}
+
+static void test_every_example_compiles_as_c_and_cxx(void **state) {
+    char **pages = doc_pages();
+    int fragments = 0, total = 0, i;
+    (void)state;
+    for (i = 0; pages[i]; i++) {
+        total += compile_blocks_of(pages[i], &fragments);
+        free(pages[i]);
+    }
+    free(pages);
+    assert_true(total >= 14);
+    assert_int_equal(fragments, (int)NFRAGMENTS);   /* every wrapper still has its block */
+}
+
+/* docs/pt.md: frames_pt.h's implementation links in a file without FRAMES_IMPLEMENTATION
+   when another file of the program has it, as its comment says. */
+static void test_pt_implementation_links_beside_frames(void **state) {
+#ifdef FRAMES_HAVE_IPT
+    const char *a = tu_tmp_path(".c"), *b = tu_tmp_path(".c"), *bin = tu_tmp_path("");
+    char *out;
+    int st;
+    static const char pt_file[] =   /* no FRAMES_IMPLEMENTATION here */
+        "#define FRAMES_PT_IMPLEMENTATION\n#include \"frames_pt.h\"\n"
+        "int pt_used(void);\n"
+        "int pt_used(void) {\n"
+        "    frames_pt *pt; frames_pt_options o; frames_error e;\n"
+        "    frames_pt_options_default(&o);\n"
+        "    if (frames_pt_open(&pt, &o, &e) < 0) return 0;\n"
+        "    frames_pt_close(pt);\n"
+        "    return 1;\n"
+        "}\n";
+    static const char main_file[] = "#define FRAMES_IMPLEMENTATION\n#include \"frames.h\"\n"
+                                    "int pt_used(void);\nint main(void) { return !pt_used(); }\n";
+    (void)state;
+    assert_int_equal(tu_write_file(a, pt_file, strlen(pt_file)), 0);
+    assert_int_equal(tu_write_file(b, main_file, strlen(main_file)), 0);
+    out = tu_run(&st, "cc -std=c99 -D_GNU_SOURCE -Wall -Werror -I'%s' '%s' '%s' -o '%s' -lipt 2>&1 && '%s'",
+                 tu_root(), a, b, bin, bin);
+    if (st) fprintf(stderr, "frames_pt.h beside frames.h's implementation:\n%s\n", out);
+    assert_int_equal(st, 0);
+    free(out);
+    unlink(a);
+    unlink(b);
+    unlink(bin);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 /* ---- the headers' top comments */
 
 /* The free names a header's USAGE fragments assume (declared around each fragment). */
@@ -277,6 +437,8 @@ int main(void) {
         cmocka_unit_test(test_section_index_matches_banners),
         cmocka_unit_test(test_every_header_ends_with_the_licence),
         cmocka_unit_test(test_build_help_lists_every_command),
+        cmocka_unit_test(test_every_example_compiles_as_c_and_cxx),
+        cmocka_unit_test(test_pt_implementation_links_beside_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* cli.c - see cli.h */
 #include "cli.h"
+#include "frames_interop.h"
 #include "frames_query.h"
 #ifdef FRAMES_HAVE_ZSTD
 #include "frames_zstd.h"
@@ -80,6 +81,21 @@ int cli_wants_help(int argc, char **argv) {
     return 0;
 }
 
+const char *cli_option_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) {
+        cli_usage_error("option '%s' needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_exclusive(const char **seen, const char *flag) {
+    if (*seen && strcmp(*seen, flag))
+        return cli_usage_error("'%s' and '%s' exclude each other", *seen, flag);
+    *seen = flag;
+    return CLI_OK;
+}
+
 int cli_parse_u64(const char *s, uint64_t *out) {
     char *end;
     unsigned long long v;
@@ -113,6 +129,20 @@ int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi) {
     return 0;
 }
 
+int cli_split_ranges(frames_reader *r, uint64_t n, uint64_t chunks, uint64_t **bounds, uint64_t *k) {
+    uint64_t align = frames_split_alignment(r), blocks = n / align + (n % align != 0);
+    uint64_t cap = (chunks < blocks ? chunks : blocks) + 1;
+    *k = 0;
+    if (!(*bounds = (uint64_t *)malloc((size_t)cap * sizeof **bounds)))
+        return cli_fail(CLI_DATA, "out of memory for %llu ranges", (unsigned long long)cap - 1);
+#ifdef FRAMES_HAVE_ZSTD
+    /* ranges start on compressed chunks too, so that each worker decompresses its own */
+    if (cli_reader_compressed(r)) *k = frames_zstd_split_ranges(r, chunks, *bounds);
+#endif
+    if (*k == 0) *k = frames_split_ranges(n, align, chunks, *bounds);
+    return CLI_OK;
+}
+
 int cli_parse_toc(const char *name) {
     static const int writable[] = {FRAMES_TOC_LIBTRACE, FRAMES_TOC_CEIL, FRAMES_TOC_TRACEWRAP,
                                    FRAMES_TOC_CEIL_ZERO};
@@ -122,24 +152,20 @@ int cli_parse_toc(const char *name) {
     return -1;
 }
 
-static const char *option_value(int argc, char **argv, int *i) {
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
 int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, unsigned *given) {
     const char *arg = argv[*i], *v;
     uint64_t n;
     if (!strcmp(arg, "--version")) {
-        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || (n != 2 && n != 3))
-            return cli_usage_error("--version takes 2 or 3");
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if (cli_parse_u64(v, &n) || (n != 2 && n != 3)) return cli_usage_error("--version takes 2 or 3");
         o->version = (uint32_t)n;
         *given |= CLI_GIVEN_VERSION;
         return 1;
     }
     if (!strcmp(arg, "--toc")) {
         int t;
-        if (!(v = option_value(argc, argv, i)) || (t = cli_parse_toc(v)) < 0)
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if ((t = cli_parse_toc(v)) < 0)
             return cli_usage_error("--toc takes libtrace, ceil, tracewrap or ceil-zero");
         o->toc = t;
         *given |= CLI_GIVEN_TOC;
@@ -150,7 +176,8 @@ int cli_writer_option(int argc, char **argv, int *i, frames_writer_options *o, u
         if (z) return z;
     }
     if (!strcmp(arg, "--frames-per-toc")) {
-        if (!(v = option_value(argc, argv, i)) || cli_parse_u64(v, &n) || n == 0)
+        if (!(v = cli_option_value(argc, argv, i))) return CLI_USAGE;
+        if (cli_parse_u64(v, &n) || n == 0)
             return cli_usage_error("--frames-per-toc takes a number of frames >= 1");
         o->frames_per_toc = n;
         *given |= CLI_GIVEN_M;
@@ -268,6 +295,16 @@ int cli_close_sink(void *zs, const char *path) {
 int cli_reader_compressed(frames_reader *r) {
 #ifdef FRAMES_HAVE_ZSTD
     return frames_zstd_reader_map(r) != NULL;
+#else
+    (void)r;
+    return 0;
+#endif
+}
+
+uint64_t cli_compressed_size(frames_reader *r) {
+#ifdef FRAMES_HAVE_ZSTD
+    const frames_zstd_map *m = frames_zstd_reader_map(r);
+    return m ? frames_zstd_map_info(m)->compressed_size : 0;
 #else
     (void)r;
     return 0;
@@ -567,20 +604,20 @@ int cli_names_option(int argc, char **argv, int *i, cli_names *n) {
         return 1;
     }
     if (!strcmp(arg, "--sysroot")) {
-        if (*i + 1 >= argc) return cli_usage_error("--sysroot needs a directory");
-        n->opt.sysroot = argv[++*i];
+        if (!(n->opt.sysroot = cli_option_value(argc, argv, i))) return CLI_USAGE;
         return 1;
     }
     if (!strcmp(arg, "--module")) {
         size_t len;
         uint64_t lo, hi;
-        if (*i + 1 >= argc || cli_parse_module(argv[*i + 1], &len, &lo, &hi))
-            return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'",
-                                   *i + 1 < argc ? argv[*i + 1] : "");
+        const char *v = cli_option_value(argc, argv, i);
+        if (!v) return CLI_USAGE;
+        if (cli_parse_module(v, &len, &lo, &hi))
+            return cli_usage_error("--module wants NAME:LO-HI with LO < HI, got '%s'", v);
         if (n->nmodules == (int)(sizeof n->modules / sizeof n->modules[0]))
             return cli_usage_error("at most %d --module options",
                                    (int)(sizeof n->modules / sizeof n->modules[0]));
-        n->modules[n->nmodules++] = argv[++*i];
+        n->modules[n->nmodules++] = v;
         n->fixed = 1;
         return 1;
     }

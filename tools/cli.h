@@ -30,6 +30,9 @@ int cli_lib_error(const frames_error *err);
 /* Print every warning of the reader on stderr. */
 void cli_reader_warnings(frames_reader *r);
 
+/* The last line of most --help pages. */
+#define CLI_EXIT_STATUS "Exit status: 0 ok, 1 unreadable input, bad data or write error, 2 usage error.\n"
+
 /* Usage error: prints the message and "try 'frames CMD --help'"; returns CLI_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -42,13 +45,31 @@ int cli_trace_arg(const char *arg, const char **in);
 /* True if any argument is -h or --help (before a "--"). */
 int cli_wants_help(int argc, char **argv);
 
+/* Option values, one rule for every command. The value of the option at argv[*i],
+   advancing *i past it; NULL after the usage error "option '--top' needs a value" when
+   the option is the last argument (so that a forgotten value is not called an unknown
+   option). Use: if (!(v = cli_option_value(argc, argv, &i))) return CLI_USAGE; */
+const char *cli_option_value(int argc, char **argv, int *i);
+/* Flags that exclude each other (e.g. dump's formats): remember the one given in *seen
+   (NULL before the first); a second, different one is the usage error "'--json' and '--pc'
+   exclude each other" (CLI_USAGE), else CLI_OK. */
+int cli_exclusive(const char **seen, const char *flag);
+
 /* Numbers: decimal or 0x hex; whole string must parse. Return 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
 /* CPUs this process may run on (taskset, cpusets), not the machine's count; at least 1. */
 long cli_usable_cpus(void);
 int cli_parse_i64(const char *s, int64_t *out);
-/* "LO-HI" (inclusive-exclusive is up to the caller); numbers as above. */
+/* "LO-HI": the half-open range [LO, HI) of every --pc and --frames option (docs/frames.1);
+   numbers as above. */
 int cli_parse_range(const char *s, uint64_t *lo, uint64_t *hi);
+
+/* The ranges of `frames split --chunks N`, which `frames export --chunks N` shares: at most
+   `chunks` half-open ranges bounds[i] .. bounds[i + 1] covering the n frames of r, each
+   starting on a TOC entry (for a compressed trace, on a zstd chunk as well, so that each
+   range decompresses alone when it can). *bounds is malloc'd (free it), *k the number of
+   ranges (0 for an empty trace). Returns CLI_OK, or CLI_DATA after "out of memory". */
+int cli_split_ranges(frames_reader *r, uint64_t n, uint64_t chunks, uint64_t **bounds, uint64_t *k);
 
 /* TOC convention a writer can write, by name (libtrace, ceil, tracewrap, ceil-zero);
    -1 if the name is not one of them. */
@@ -79,6 +100,8 @@ int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_si
 int cli_close_sink(void *zs, const char *path);
 /* The reader's input was compressed (zstd). */
 int cli_reader_compressed(frames_reader *r);
+/* The size of the compressed file the reader reads (0 when plain or streamed). */
+uint64_t cli_compressed_size(frames_reader *r);
 /* frames info: a "compression: ..." line, or a ,"compression":{...} JSON member (nothing
    for a plain trace). */
 void cli_print_compression(FILE *out, frames_reader *r, int json);

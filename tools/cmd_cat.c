@@ -22,11 +22,18 @@ static const char cat_usage[] =
 
 static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
     frames_frame f;
+    cli_progress pg;   /* on a terminal's stderr only */
     int rc;
+    cli_progress_start(&pg, "cat", cli_known_frames(r));
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
-        if (frames_writer_add(w, &f) < 0) return cli_lib_error(frames_writer_error(w));
+        if (frames_writer_add(w, &f) < 0) {
+            cli_progress_end(&pg);
+            return cli_lib_error(frames_writer_error(w));
+        }
+        cli_progress_update(&pg, frames_reader_tell(r));
     }
+    cli_progress_end(&pg);
     if (rc < 0) {
         cli_lib_error(frames_reader_error(r));
         return cli_fail(CLI_DATA, "stopped at frame %llu: no output written ('frames fix' keeps "

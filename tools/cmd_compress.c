@@ -70,24 +70,28 @@ static int parse(int argc, char **argv, int compress, const char **in, char *out
     int i;
     uint64_t n;
     for (i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) o = argv[++i];
-        else if (cli_force_option(argv[i])) continue;
-        else if (compress && !strcmp(argv[i], "--level") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &n) || n < 1 || n > 22)
+        const char *opt = argv[i], *v = NULL;
+        int valued = !strcmp(opt, "-o") || !strcmp(opt, "--output") ||
+                     (compress && (!strcmp(opt, "--level") || !strcmp(opt, "--threads") ||
+                                   !strcmp(opt, "--chunk")));
+        if (valued && !(v = cli_option_value(argc, argv, &i))) return CLI_USAGE;
+        if (cli_force_option(opt)) continue;
+        if (!valued) {
+            if (opt[0] == '-' && opt[1]) return cli_usage_error("unknown option '%s'", opt);
+            if (*in) return cli_usage_error("one input only");
+            *in = opt;
+        } else if (!strcmp(opt, "-o") || !strcmp(opt, "--output")) {
+            o = v;
+        } else if (!strcmp(opt, "--level")) {
+            if (cli_parse_u64(v, &n) || n < 1 || n > 22)
                 return cli_usage_error("--level takes 1 to 22");
             *level = (int)n;
-        } else if (compress && !strcmp(argv[i], "--threads") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &n) || n < 1 || n > 16)
+        } else if (!strcmp(opt, "--threads")) {
+            if (cli_parse_u64(v, &n) || n < 1 || n > 16)
                 return cli_usage_error("--threads takes 1 to 16");
             *threads = (int)n;
-        } else if (compress && !strcmp(argv[i], "--chunk") && i + 1 < argc) {
-            if (parse_size(argv[++i], chunk)) return cli_usage_error("--chunk takes a size up to 1G");
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (*in) {
-            return cli_usage_error("one input only");
-        } else {
-            *in = argv[i];
+        } else if (parse_size(v, chunk)) {
+            return cli_usage_error("--chunk takes a size up to 1G");
         }
     }
     if (!*in) return cli_usage_error("no input");

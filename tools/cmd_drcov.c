@@ -55,10 +55,17 @@ int cmd_drcov(int argc, char **argv) {
     }
     if (frames_cov_open(&cov, NULL, &err) < 0) return cli_lib_error(&err);
     for (i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-            outpath = argv[++i];
-        } else if (!strcmp(argv[i], "--module") && i + 1 < argc) {
-            if ((rc = add_module_arg(cov, argv[++i])) != CLI_OK) goto done_rc;
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (!(outpath = cli_option_value(argc, argv, &i))) {
+                rc = CLI_USAGE;
+                goto done_rc;
+            }
+        } else if (!strcmp(argv[i], "--module")) {
+            if (!cli_option_value(argc, argv, &i)) {
+                rc = CLI_USAGE;
+                goto done_rc;
+            }
+            if ((rc = add_module_arg(cov, argv[i])) != CLI_OK) goto done_rc;
         } else if (cli_force_option(argv[i])) {
         } else if ((rc = cli_trace_arg(argv[i], &in)) != CLI_OK) {
             goto done_rc;
@@ -91,12 +98,17 @@ int cmd_drcov(int argc, char **argv) {
     }
     if ((rc = cli_output_commit(&o)) != CLI_OK) goto done_rc;
     frames_cov_info_get(cov, &info);
-    if (info.nmodules == 0 && info.instructions)
+    /* no module at all may mean no modload frame, or only unusable ones: say which */
+    if (info.nmodules == 0 && info.instructions && info.modules_ignored)
+        cli_warn("no usable module: the trace's %llu modload frames have empty ranges (low "
+                 "address above high): give the modules with --module NAME:LO-HI",
+                 (unsigned long long)info.modules_ignored);
+    else if (info.nmodules == 0 && info.instructions)
         cli_warn("the trace has no modload frames: give the modules with --module NAME:LO-HI");
     else if (info.outside)
         cli_warn("%llu of %llu instructions are outside every module (not in the file)",
                  (unsigned long long)info.outside, (unsigned long long)info.instructions);
-    if (info.modules_ignored)
+    if (info.modules_ignored && info.nmodules)
         cli_warn("%llu modload frames ignored (empty range, or more than 65535 modules)",
                  (unsigned long long)info.modules_ignored);
     if (info.far_blocks)

@@ -74,7 +74,9 @@ static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
 static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *names) {
     frames_frame f;
     frames_raw raw;
+    cli_progress pg;   /* on a terminal's stderr only: the output is on stdout */
     int rc, status = CLI_OK;
+    cli_progress_start(&pg, "dump", cli_known_frames(r));
     if (fmt == DUMP_PBTEXT) print_header_comment(out, r);
     print_meta(out, r, fmt);
     while ((rc = frames_reader_next_full(r, &f, &raw)) != 0) {
@@ -86,15 +88,27 @@ static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *na
             continue;
         }
         print_frame(out, &f, &raw, fmt, names);
+        cli_progress_update(&pg, raw.index + 1);
     }
+    cli_progress_end(&pg);
     return status;
+}
+
+/* The format a flag asks for, or -1. */
+static int format_of(const char *arg) {
+    if (!strcmp(arg, "--pbtext")) return DUMP_PBTEXT;
+    if (!strcmp(arg, "--json")) return DUMP_JSON;
+    if (!strcmp(arg, "--pc")) return DUMP_PC;
+    if (!strcmp(arg, "--jsonl")) return DUMP_JSONL;
+    return -1;
 }
 
 int cmd_dump(int argc, char **argv) {
     enum dump_format fmt = DUMP_PBTEXT;
     const char *path = NULL;
     frames_reader *r;
-    int i, status, symbols = 0;
+    int i, f, status, symbols = 0;
+    const char *format_flag = NULL;   /* the formats exclude each other */
     cli_names names;
     if (cli_wants_help(argc, argv)) {
         fputs(dump_usage, stdout);
@@ -106,11 +120,10 @@ int cmd_dump(int argc, char **argv) {
         if (o == CLI_USAGE) return o;
         if (o == 1) continue;
         if (!strcmp(argv[i], "--symbols")) symbols = 1;
-        else if (!strcmp(argv[i], "--pbtext")) fmt = DUMP_PBTEXT;
-        else if (!strcmp(argv[i], "--json")) fmt = DUMP_JSON;
-        else if (!strcmp(argv[i], "--pc")) fmt = DUMP_PC;
-        else if (!strcmp(argv[i], "--jsonl")) fmt = DUMP_JSONL;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
+        else if ((f = format_of(argv[i])) >= 0) {
+            if (cli_exclusive(&format_flag, argv[i]) != CLI_OK) return CLI_USAGE;
+            fmt = (enum dump_format)f;
+        } else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error("unknown option '%s'", argv[i]);
         else if (path) return cli_usage_error("more than one input");
         else path = argv[i];
     }

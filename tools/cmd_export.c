@@ -71,42 +71,47 @@ static int parse_rows(const char *s, uint32_t *out) {
 }
 
 static int parse_args(int argc, char **argv, export_args *a) {
-    int i;
+    int i, level_given = 0;
     memset(a, 0, sizeof *a);
     a->tables = (1u << FRAMES_PARQUET_NTABLES) - 1;
     frames_parquet_options_default(&a->o);
     for (i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--parquet") && v) {
-            a->out = argv[++i];
-        } else if (cli_force_option(argv[i])) {
-        } else if (!strcmp(argv[i], "--chunks") && v) {
-            if (cli_parse_u64(argv[++i], &a->chunks) || a->chunks == 0 || a->chunks > 100000)
+        static const char *const valued[] = {"--parquet", "--chunks", "--tables", "--row-group",
+                                             "--page-rows", "--zstd-level", "--compression"};
+        const char *opt = argv[i], *v = NULL;
+        size_t k;
+        for (k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            if (!strcmp(opt, valued[k]) && !(v = cli_option_value(argc, argv, &i))) return CLI_USAGE;
+        if (!strcmp(opt, "--parquet")) {
+            a->out = v;
+        } else if (cli_force_option(opt)) {
+        } else if (!strcmp(opt, "--chunks")) {
+            if (cli_parse_u64(v, &a->chunks) || a->chunks == 0 || a->chunks > 100000)
                 return cli_usage_error("--chunks wants a number from 1 to 100000, got '%s'", v);
-        } else if (!strcmp(argv[i], "--tables") && v) {
-            if (parse_tables(argv[++i], &a->tables))
+        } else if (!strcmp(opt, "--tables")) {
+            if (parse_tables(v, &a->tables))
                 return cli_usage_error("--tables wants names from instructions,operands,syscalls,"
                                        "modules,exceptions, got '%s'", v);
-        } else if (!strcmp(argv[i], "--row-group") && v) {
-            if (parse_rows(argv[++i], &a->o.row_group_rows))
+        } else if (!strcmp(opt, "--row-group")) {
+            if (parse_rows(v, &a->o.row_group_rows))
                 return cli_usage_error("--row-group wants a number of rows > 0, got '%s'", v);
-        } else if (!strcmp(argv[i], "--page-rows") && v) {
-            if (parse_rows(argv[++i], &a->o.page_rows))
+        } else if (!strcmp(opt, "--page-rows")) {
+            if (parse_rows(v, &a->o.page_rows))
                 return cli_usage_error("--page-rows wants a number of rows > 0, got '%s'", v);
-        } else if (!strcmp(argv[i], "--zstd-level") && v) {
+        } else if (!strcmp(opt, "--zstd-level")) {
             int64_t level;
-            if (cli_parse_i64(argv[++i], &level) || level < -7 || level > 19)
+            if (cli_parse_i64(v, &level) || level < -7 || level > 19)
                 return cli_usage_error("--zstd-level wants a level from -7 to 19, got '%s'", v);
             a->o.zstd_level = (int)level;
-        } else if (!strcmp(argv[i], "--compression") && v) {
-            ++i;
+            level_given = 1;
+        } else if (!strcmp(opt, "--compression")) {
             if (!strcmp(v, "none")) a->o.compression = FRAMES_PARQUET_UNCOMPRESSED;
             else if (!strcmp(v, "zstd") && frames_parquet_have_zstd()) a->o.compression = FRAMES_PARQUET_ZSTD;
             else if (!strcmp(v, "zstd"))
                 return cli_usage_error("this frames was built without libzstd: --compression none");
             else return cli_usage_error("--compression wants zstd or none, got '%s'", v);
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s' (or a missing value)", argv[i]);
+            return cli_usage_error("unknown option '%s'", argv[i]);
         } else if (!a->in) {
             a->in = argv[i];
         } else {
@@ -117,6 +122,8 @@ static int parse_args(int argc, char **argv, export_args *a) {
     if (!a->out) return cli_usage_error("missing --parquet OUT (a directory)");
     if (a->chunks && !strcmp(a->in, "-"))
         return cli_usage_error("--chunks needs a file (ranges are for random access)");
+    if (level_given && a->o.compression == FRAMES_PARQUET_UNCOMPRESSED)
+        return cli_usage_error("'--zstd-level' and '--compression none' exclude each other");
     return CLI_OK;
 }
 
@@ -232,13 +239,9 @@ static int export_chunks(frames_reader *r, const export_args *a, cli_progress *p
     uint64_t n, *bounds, k, i;
     int status = CLI_OK;
     if (frames_reader_count(r, &n) < 0) return cli_lib_error(frames_reader_error(r));
-    bounds = (uint64_t *)malloc((size_t)(a->chunks + 1) * sizeof *bounds);
-    if (!bounds) return cli_fail(CLI_DATA, "out of memory");
-    k = frames_split_ranges(n, frames_split_alignment(r), a->chunks, bounds);
-    if (k == 0) {   /* an empty trace: one empty file per table, so readers find a schema */
-        bounds[0] = bounds[1] = 0;
-        k = 1;
-    }
+    if (n == 0)   /* an empty trace: one empty file per table, so readers find a schema */
+        return export_range(r, a, 0, 0, 0, pg);
+    if (cli_split_ranges(r, n, a->chunks, &bounds, &k) != CLI_OK) return CLI_DATA;
     for (i = 0; i < k && status == CLI_OK; i++)
         status = export_range(r, a, (long)i, bounds[i], bounds[i + 1], pg);
     free(bounds);

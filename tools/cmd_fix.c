@@ -100,8 +100,7 @@ int cmd_fix(int argc, char **argv) {
         if (used == CLI_USAGE) return CLI_USAGE;
         if (used || cli_force_option(argv[i])) continue;
         if (!strcmp(argv[i], "-o")) {
-            if (++i >= argc) return cli_usage_error("-o needs a file name");
-            out = argv[i];
+            if (!(out = cli_option_value(argc, argv, &i))) return CLI_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("unknown option '%s'", argv[i]);
         } else if (in) {

@@ -24,7 +24,8 @@ static const char usage_text[] =
     "  --json              the figures as one JSON object\n"
     "\n"
     "The index is bound to the trace's size, modification time and sampled contents: after\n"
-    "the trace changes, queries ignore it (with a warning) until it is built again.\n";
+    "the trace changes, queries ignore it (with a warning) until it is built again.\n"
+    CLI_EXIT_STATUS;
 
 static double seconds(void) {
     struct timespec ts;
@@ -101,8 +102,7 @@ int cmd_index(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (i + 1 >= argc) return cli_usage_error("%s needs a value", a);
-            out = argv[++i];
+            if (!(out = cli_option_value(argc, argv, &i))) return CLI_USAGE;
         } else if (!strncmp(a, "--output=", 9)) {
             out = a + 9;
         } else if (cli_force_option(a)) {

@@ -114,7 +114,11 @@ static void print_text(FILE *out, const char *path, frames_reader *r, const fram
     const frames_meta *m = frames_reader_meta(r);
     uint32_t i, problems = 0;
     int k;
-    fprintf(out, "file: %s (%llu bytes)\n", path, (unsigned long long)st->file_size);
+    if (cli_compressed_size(r))   /* the file's own size first: the trace's is the other */
+        fprintf(out, "file: %s (%llu bytes, %llu uncompressed)\n", path,
+                (unsigned long long)cli_compressed_size(r), (unsigned long long)st->file_size);
+    else
+        fprintf(out, "file: %s (%llu bytes)\n", path, (unsigned long long)st->file_size);
     cli_print_compression(out, r, 0);
     fprintf(out, "version: %llu\narch: %llu (%s)\nmachine: %llu\n", (unsigned long long)h->version,
             (unsigned long long)h->arch, arch ? arch : "unknown number", (unsigned long long)h->machine);
@@ -171,8 +175,12 @@ static void print_json(FILE *out, const char *path, frames_reader *r, const fram
     int k, first;
     fputs("{\"file\":", out);
     cli_json_string(out, path, strlen(path));
-    fprintf(out, ",\"size\":%llu,\"version\":%llu,\"arch\":%llu,\"arch_name\":",
-            (unsigned long long)st->file_size, (unsigned long long)h->version,
+    if (cli_compressed_size(r))
+        fprintf(out, ",\"size\":%llu,\"uncompressed_size\":%llu",
+                (unsigned long long)cli_compressed_size(r), (unsigned long long)st->file_size);
+    else
+        fprintf(out, ",\"size\":%llu", (unsigned long long)st->file_size);
+    fprintf(out, ",\"version\":%llu,\"arch\":%llu,\"arch_name\":", (unsigned long long)h->version,
             (unsigned long long)h->arch);
     if (arch) cli_json_string(out, arch, strlen(arch));
     else fputs("null", out);

@@ -50,9 +50,10 @@ static void usage(FILE *out) {
         "  --stat:blocks --sb:compact|--sb --sb:verbose --sb:filename --sb:offset --sb:time\n"
         "  --sb:switch --sb:warn --no-inst --att --check --verbose|-v --block:show-blocks\n"
         "\n"
-        "A summary (instructions, frames, events not written, gaps) goes to stderr. Exit\n"
-        "status: 0 decoded (decode errors are reported gaps), 1 input/output error or no\n"
-        "instruction decoded (then no output file), 2 usage (an existing OUT without -f).\n");
+        "A summary (instructions, frames, events not written, gaps) goes to stderr.\n"
+        "Exit status: 0 decoded (decode errors are reported gaps), 1 input/output error or\n"
+        "no instruction decoded (then no output file), 2 usage error (an existing OUT\n"
+        "without -f).\n");
 }
 
 #ifndef FRAMES_HAVE_IPT
@@ -239,6 +240,7 @@ static const char *const ignored_opts[] = {"--no-inst", "--att", "--check", "--v
                                            "--block:show-blocks", "--event:iflags"};
 
 static int parse_args(pt_args *a, int argc, char **argv) {
+    const char *decoder_flag = NULL;   /* one decoder */
     int i, rc;
     size_t k;
     for (i = 1; i < argc; i++) {
@@ -269,10 +271,9 @@ static int parse_args(pt_args *a, int argc, char **argv) {
             a->json = 1;
         } else if (cli_zstd_option(o)) {
             if (cli_zstd_option(o) == CLI_USAGE) return CLI_USAGE;
-        } else if (!strcmp(o, "--insn-decoder")) {
-            a->opt.decoder = FRAMES_PT_DECODER_INSN;
-        } else if (!strcmp(o, "--block-decoder")) {
-            a->opt.decoder = FRAMES_PT_DECODER_BLOCK;
+        } else if (!strcmp(o, "--insn-decoder") || !strcmp(o, "--block-decoder")) {
+            if (cli_exclusive(&decoder_flag, o) != CLI_OK) return CLI_USAGE;
+            a->opt.decoder = o[2] == 'i' ? FRAMES_PT_DECODER_INSN : FRAMES_PT_DECODER_BLOCK;
         } else if (!strcmp(o, "--block:end-on-call")) {
             a->opt.end_on_call = 1;
         } else if (!strcmp(o, "--block:end-on-jump")) {
@@ -293,7 +294,8 @@ static int parse_args(pt_args *a, int argc, char **argv) {
                             !strcmp(o, "--perf-stream") || !strcmp(o, "--tid") ||
                             !strcmp(o, "--speculative") || !strcmp(o, "--mtc-freq") ||
                             !strcmp(o, "--nom-freq") || !strcmp(o, "--iscache-limit");
-                return cli_usage_error(known ? "%s: missing argument" : "unknown option: %s", o);
+                if (known && !cli_option_value(argc, argv, &i)) return CLI_USAGE;
+                return cli_usage_error("unknown option: %s", o);
             }
             return cli_usage_error("unexpected argument: %s", o);
         } else {

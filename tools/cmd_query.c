@@ -24,7 +24,7 @@ static const char usage_text[] =
     "  --soft SEXPR      soft predicate: per point keep the bindings satisfying the most\n"
     "  --pick SEED       evaluate one random candidate point chosen from SEED\n"
     "  --mask M --stmt S points whose (statement & M) == S (--stmt alone: M = all ones)\n"
-    "  --pc LO-HI        statement / instruction address in [LO, HI] (or one address);\n"
+    "  --pc LO-HI        statement / instruction address in [LO, HI) (or one address);\n"
     "                    repeatable\n"
     "  --dedup           first result per statement and bound variable names and types\n"
     "  --count           print only the number of results\n"
@@ -45,7 +45,9 @@ static const char usage_text[] =
     "Language: (and P...) (or P...) (not P) (distinct-vars a b) (> >= < <= = != X Y)\n"
     "(+ - * / % & | ^ << >> X Y) (v/value a) (v/size a) (v/addr a) (v/name a) (v/bits a)\n"
     "(v/read a) (v/written a) (v/post a) (pc) (tid) (index); numbers 42 -7 0x1f 2.5, strings\n"
-    "\"RAX\". Listing: result K: counter=C stmt=S NAME:TYPE=VALUE ... (docs/query.md).\n";
+    "\"RAX\". Listing: result K: counter=C stmt=S NAME:TYPE=VALUE ... (docs/query.md).\n"
+    "Exit status: 0 ok (also when nothing matches), 1 unreadable trace or bad data,\n"
+    "2 usage error (a predicate that does not parse too).\n";
 
 #define OUT_BATCH (1u << 20)   /* results are formatted straight into a batch this size */
 
@@ -162,8 +164,7 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total) {
 static const char *option_value(int argc, char **argv, int *i, const char *name) {
     size_t n = strlen(name);
     if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
+    return cli_option_value(argc, argv, i);
 }
 
 static int is_option(const char *arg, const char *name) {
@@ -210,7 +211,7 @@ static int parse_args(int argc, char **argv, args *a) {
             continue;
         }
 #define VALUE(name)                                                                    \
-    if (!(v = option_value(argc, argv, &i, name))) return cli_usage_error("%s needs a value", name)
+    if (!(v = option_value(argc, argv, &i, name))) return CLI_USAGE
         if (is_option(arg, "--var")) {
             VALUE("--var");
             a->vars[a->nvars++] = v;
@@ -236,9 +237,16 @@ static int parse_args(int argc, char **argv, args *a) {
         } else if (is_option(arg, "--pc")) {
             uint64_t lo, hi;
             VALUE("--pc");
-            if (cli_parse_range(v, &lo, &hi) && (cli_parse_u64(v, &lo) || ((hi = lo), 0)))
+            /* LO-HI is [LO, HI) as in every command (cli_parse_range); the engine's range
+               is inclusive */
+            if (!cli_parse_range(v, &lo, &hi)) {
+                if (lo >= hi) return cli_usage_error("--pc: empty range '%s' (LO-HI is [LO, HI))", v);
+                hi--;
+            } else if (cli_parse_u64(v, &lo)) {
                 return cli_usage_error("--pc: '%s' is not LO-HI or an address", v);
-            if (lo > hi) return cli_usage_error("--pc: empty range '%s'", v);
+            } else {
+                hi = lo;
+            }
             a->pcs[2 * a->npcs] = lo;
             a->pcs[2 * a->npcs + 1] = hi;
             a->npcs++;

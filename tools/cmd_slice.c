@@ -62,17 +62,20 @@ int cmd_slice(int argc, char **argv) {
     }
     frames_slice_filter_default(&flt);
     for (i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-            outpath = argv[++i];
-        } else if (!strcmp(argv[i], "--frames") && i + 1 < argc) {
-            if (parse_frames_arg(argv[++i], &flt))
+        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))) {
+            if (!(outpath = cli_option_value(argc, argv, &i))) return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--frames")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (parse_frames_arg(argv[i], &flt))
                 return cli_usage_error("--frames wants A-B (A <= B) or A-, got '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--pc") && i + 1 < argc) {
-            if (cli_parse_range(argv[++i], &flt.pc_lo, &flt.pc_hi) || flt.pc_lo > flt.pc_hi)
+        } else if (!strcmp(argv[i], "--pc")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_range(argv[i], &flt.pc_lo, &flt.pc_hi) || flt.pc_lo > flt.pc_hi)
                 return cli_usage_error("--pc wants LO-HI (LO <= HI), got '%s'", argv[i]);
             flt.has_pc = 1;
-        } else if (!strcmp(argv[i], "--tid") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &flt.thread_id))
+        } else if (!strcmp(argv[i], "--tid")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &flt.thread_id))
                 return cli_usage_error("bad --tid '%s'", argv[i]);
             flt.has_tid = 1;
         } else if (cli_force_option(argv[i])) {

@@ -5,9 +5,6 @@
 
 #include "cli.h"
 #include "frames_interop.h"
-#ifdef FRAMES_HAVE_ZSTD
-#include "frames_zstd.h"
-#endif
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -21,12 +18,13 @@ static void usage(FILE *out) {
             "\"offset\":O}]}\n"
             "           (offset: file offset of frame A's size prefix)\n\n"
             "Fewer than N ranges are printed when the trace has fewer TOC blocks. See\n"
-            "docs/scale.md.\n");
+            "docs/scale.md.\n"
+            CLI_EXIT_STATUS);
 }
 
 int cmd_split(int argc, char **argv) {
     const char *in = NULL;
-    uint64_t chunks = 0, n, align, k, i, blocks, *bounds;
+    uint64_t chunks = 0, n, align, k, i, *bounds;
     int json = 0, have_chunks = 0, a, status = CLI_OK;
     frames_reader *r;
     frames_reader_info st;
@@ -35,8 +33,9 @@ int cmd_split(int argc, char **argv) {
         return CLI_OK;
     }
     for (a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--chunks") && a + 1 < argc) {
-            if (cli_parse_u64(argv[++a], &chunks) || chunks == 0 || chunks > 0xffffffffull)
+        if (!strcmp(argv[a], "--chunks")) {
+            if (!cli_option_value(argc, argv, &a)) return CLI_USAGE;
+            if (cli_parse_u64(argv[a], &chunks) || chunks == 0 || chunks > 0xffffffffull)
                 return cli_usage_error("--chunks wants a number from 1 to 4294967295, got '%s'",
                                        argv[a]);
             have_chunks = 1;
@@ -59,27 +58,10 @@ int cmd_split(int argc, char **argv) {
     if (frames_reader_info_get(r, &st) == FRAMES_OK && !st.toc_used)
         cli_warn("no usable TOC: ranges are not aligned (slices find their start through an "
                  "index built by one scan)");
-    blocks = n / align + (n % align != 0);
-    k = chunks < blocks ? chunks : blocks;
-    bounds = (uint64_t *)malloc((size_t)(k + 1) * sizeof *bounds);
-    if (!bounds) {
+    if (cli_split_ranges(r, n, chunks, &bounds, &k) != CLI_OK) {
         frames_reader_close(r);
-        return cli_fail(CLI_DATA, "out of memory for %llu ranges", (unsigned long long)k);
+        return CLI_DATA;
     }
-    k = 0;
-#ifdef FRAMES_HAVE_ZSTD
-    /* a compressed trace: ranges start on chunks, so each worker decompresses its own */
-    if (cli_reader_compressed(r)) {
-        uint64_t *zb = (uint64_t *)malloc((size_t)(chunks + 1) * sizeof *zb);
-        if (zb && (k = frames_zstd_split_ranges(r, chunks, zb)) > 0) {
-            free(bounds);
-            bounds = zb;
-        } else {
-            free(zb);
-        }
-    }
-#endif
-    if (k == 0) k = frames_split_ranges(n, align, chunks, bounds);
     if (json)
         printf("{\"frames\":%llu,\"alignment\":%llu,\"chunks\":[", (unsigned long long)n,
                (unsigned long long)align);

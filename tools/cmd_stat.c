@@ -16,7 +16,7 @@ static void usage(FILE *out) {
             "histogram with syscall names. TRACE may be '-' (standard input).\n\n"
             "  --json                one JSON object (schema in docs/interop.md)\n"
             "  --top N               how many hottest pcs to list\n"
-            CLI_NAMES_USAGE);
+            CLI_NAMES_USAGE CLI_EXIT_STATUS);
 }
 
 typedef struct stat_run {
@@ -31,6 +31,20 @@ static int feed(void *ctx, const frames_frame *f, uint64_t index) {
     if (frames_stats_add_frame(run->stats, f) < 0) return cli_lib_error(frames_stats_error(run->stats));
     if (f->kind == FRAMES_KIND_MODLOAD) cli_names_frame(&run->names, f);
     return 0;
+}
+
+/* The --module options make the modules table (the trace's modload frames are then
+   ignored), as they make the names. */
+static int add_modules(stat_run *run) {
+    int k;
+    for (k = 0; k < run->names.nmodules; k++) {
+        size_t len;
+        uint64_t lo, hi;
+        cli_parse_module(run->names.modules[k], &len, &lo, &hi);
+        if (frames_stats_add_module(run->stats, run->names.modules[k], len, lo, hi) < 0)
+            return cli_lib_error(frames_stats_error(run->stats));
+    }
+    return CLI_OK;
 }
 
 static double percent(uint64_t part, uint64_t whole) {
@@ -49,7 +63,9 @@ static void print_text(stat_run *run, const frames_stats_count *hot, size_t nhot
     printf("frames            %llu\n", (unsigned long long)sum.frames);
     for (i = 0; i < 8; i++)
         if (sum.by_kind[i])
-            printf("  %-16s%llu\n", frames_kind_name((int)i), (unsigned long long)sum.by_kind[i]);
+            printf("  %s%*s%llu\n", frames_kind_name((int)i), /* a space even after a long name */
+                   (int)strlen(frames_kind_name((int)i)) < 16 ? 16 - (int)strlen(frames_kind_name((int)i)) : 1,
+                   "", (unsigned long long)sum.by_kind[i]);
     printf("instructions      %llu\n", (unsigned long long)sum.instructions);
     printf("unique pcs        %llu\n", (unsigned long long)sum.unique_pcs);
     th = frames_stats_threads(s, &n);
@@ -159,8 +175,9 @@ int cmd_stat(int argc, char **argv) {
         if (o == 1) continue;
         if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &top) || top > 1000000)
+        } else if (!strcmp(argv[i], "--top")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &top) || top > 1000000)
                 return cli_usage_error("--top wants a number up to 1000000, got '%s'", argv[i]);
         } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
             return CLI_USAGE;
@@ -180,7 +197,7 @@ int cmd_stat(int argc, char **argv) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
-    rc = cli_for_each_frame(r, "stat", feed, &run);
+    if ((rc = add_modules(&run)) == CLI_OK) rc = cli_for_each_frame(r, "stat", feed, &run);
     hot = (frames_stats_count *)malloc((top ? top : 1) * sizeof *hot);
     if (!hot || frames_stats_finish(run.stats) < 0) {
         rc = hot ? cli_lib_error(frames_stats_error(run.stats)) : cli_fail(CLI_DATA, "out of memory");

@@ -79,13 +79,14 @@ int cmd_tenet(int argc, char **argv) {
         return CLI_OK;
     }
     for (i = 1; i < argc; i++) {
-        if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-            outpath = argv[++i];
-        } else if (!strcmp(argv[i], "--tid") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &tid)) return cli_usage_error("bad --tid '%s'", argv[i]);
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (!(outpath = cli_option_value(argc, argv, &i))) return CLI_USAGE;
+        } else if (!strcmp(argv[i], "--tid")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &tid)) return cli_usage_error("bad --tid '%s'", argv[i]);
             have_tid = 1;
-        } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
-            archname = argv[++i];
+        } else if (!strcmp(argv[i], "--arch")) {
+            if (!(archname = cli_option_value(argc, argv, &i))) return CLI_USAGE;
         } else if (cli_force_option(argv[i])) {
         } else if (cli_trace_arg(argv[i], &in) != CLI_OK) {
             return CLI_USAGE;

@@ -26,7 +26,7 @@ static void usage(FILE *out) {
             "  --max-addresses N     memory tracked: entries per table (default %llu);\n"
             "                        past it counts are lower bounds, and that is reported\n"
             "  --max-instructions N  per-instruction rows (default %llu)\n"
-            CLI_NAMES_USAGE,
+            CLI_NAMES_USAGE CLI_EXIT_STATUS,
             1ull << 21, 1ull << 20);
 }
 
@@ -226,9 +226,8 @@ int cmd_vprof(int argc, char **argv) {
         } else if (!strcmp(a, "--top") || !strcmp(a, "--max-addresses") ||
                    !strcmp(a, "--max-instructions")) {
             uint64_t v;
-            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &v))
-                return cli_usage_error("%s needs a number", a);
-            i++;
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &v)) return cli_usage_error("%s needs a number, got '%s'", a, argv[i]);
             if (!strcmp(a, "--top")) {
                 if (v > 100000) return cli_usage_error("--top %llu is too large (at most 100000)",
                                                        (unsigned long long)v);

@@ -27,14 +27,32 @@ static void usage(FILE *out) {
                  "commands:\n");
     for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'frames COMMAND --help' describes a command. Exit status: 0 ok, 1 data "
-                 "error, 2 usage error.\n");
+    fprintf(out, "\n'frames help COMMAND' (or 'frames COMMAND --help') describes a command.\n"
+                 "Exit status: 0 ok, 1 data error, 2 usage error.\n");
 }
 
 int main(int argc, char **argv) {
     size_t i;
     if (argc < 2) {
         usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "help") && argc == 3) {   /* frames help CMD: its --help page */
+        char help[] = "--help";
+        char *args[3];
+        args[0] = argv[2];
+        args[1] = help;
+        args[2] = NULL;
+        for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[2], commands[i].name)) {
+                cli_set_command(commands[i].name);
+                return commands[i].run(2, args);
+            }
+        fprintf(stderr, "frames help: unknown command '%s' (try 'frames help')\n", argv[2]);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "help") && argc > 3) {
+        fprintf(stderr, "frames help: one COMMAND at most\n");
         return CLI_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
