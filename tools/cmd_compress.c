@@ -47,6 +47,7 @@ static int parse_size(const char *s, uint64_t *out) {
     return 0;
 }
 
+#ifdef FRAMES_HAVE_ZSTD /* only the zstd paths open files here */
 static int open_in(const char *in) {
     int fd;
     if (!strcmp(in, "-")) return 0;
@@ -61,6 +62,7 @@ static int open_out(const char *out) {
         cli_fail(CLI_DATA, "cannot create %s: %s", out, strerror(errno));
     return fd;
 }
+#endif
 
 /* IN, -o OUT and the options of one command; OUT derived from IN when missing. */
 static int parse(int argc, char **argv, int compress, const char **in, char *out, size_t cap,
