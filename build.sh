@@ -274,6 +274,39 @@ header_checks() {
     [ -z "$extra" ] || die "FRAMES_VPROF_STATIC exports: $extra"
     rm -rf "$tmp"
     log "headers compile with every documented option, alone and combined, as C99 and C++"
+    tools_without_optional
+}
+
+# The command and the test suites compile (clang's syntax pass: it reports unused static
+# functions) without each optional library that is installed here, and without all of
+# them: frames.h needs only the C library, the others light up their parts.
+tools_without_optional() {
+    local of defs d drop sets=("") f pids=() tmp k=0
+    of=$(opt_flags); defs=${of%%|*}
+    for drop in $defs; do
+        d=""
+        for f in $defs; do [ "$f" != "$drop" ] && d+=" $f"; done
+        sets+=("$d")
+    done
+    tmp=$(mktemp -d)
+    for d in "${sets[@]}"; do
+        for f in tools/*.c tests/test_*.c; do
+            k=$((k + 1))
+            # shellcheck disable=SC2086
+            { clang $CSTD $WARN $d -I"$ROOT" -Itools -Itests -fsyntax-only "$f" 2>"$tmp/$k.err" ||
+                  printf 'with only [%s]: %s\n' "$d" "$f" >>"$tmp/$k.err"; } &
+            pids+=($!)
+            if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+        done
+    done
+    wait
+    if cat "$tmp"/*.err | grep -q .; then
+        cat "$tmp"/*.err >&2
+        rm -rf "$tmp"
+        die "the command or a test suite does not compile without an optional library (above)"
+    fi
+    rm -rf "$tmp"
+    log "the command and the test suites compile without each optional library"
 }
 
 run_tests() {   # run_tests DIR LABEL

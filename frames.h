@@ -1275,6 +1275,11 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 #include <errno.h>
 #include <stdio.h>
 #endif
+#ifndef FRAMES_NO_POSIX
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #if defined(FRAMES_MALLOC) != defined(FRAMES_FREE) || defined(FRAMES_MALLOC) != defined(FRAMES_REALLOC)
 #error "define FRAMES_MALLOC, FRAMES_REALLOC and FRAMES_FREE together, or none of them"
@@ -1514,6 +1519,13 @@ static FRAMES__UNUSED void frames__clear_error(frames_error *err) {
    memory
    -------------------------------------------------------------------------------------- */
 
+/* Does a frame of n payload bytes, behind its 8-byte size prefix, fit in `room` free
+   bytes? Both parts must: with 8 or fewer bytes left the payload room is 0, and an empty
+   frame (0 bytes) would pass a payload-only check while its prefix overflows. */
+static FRAMES__UNUSED int frames__frame_fits(size_t room, size_t n) {
+    return room >= 8 && n <= room - 8;
+}
+
 /* Make room for `need` elements of `size` bytes in *arr (capacity *cap, doubled from 16):
    0, or -1 when out of memory or the size overflows (*arr and *cap unchanged). */
 static FRAMES__UNUSED int frames__grow(void **arr, size_t *cap, size_t need, size_t size,
@@ -1690,6 +1702,73 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+#ifndef FRAMES_NO_POSIX
+/* --------------------------------------------------------------------------------------
+   files named by input
+   -------------------------------------------------------------------------------------- */
+
+#define FRAMES__NOT_REGULAR (-2) /* frames__open_untrusted: a FIFO, device, directory... */
+#define FRAMES__TOO_LARGE (-3)   /* frames__open_untrusted: more than max_size bytes */
+#define FRAMES__IS_DIR (-4)      /* frames__open_untrusted: a directory (said apart: common) */
+
+/* Open for reading a file whose name came from input (a trace's module path, a perf
+   sideband's mapping, a debug file found through a build id): whoever made the input
+   chose it, so it may be a FIFO or a device, whose open or read would block forever or
+   never end. Only a regular file of at most max_size bytes is opened: checked by name
+   first (nothing else is opened at all), opened without blocking, and checked again on
+   the descriptor (the name may have been replaced in between). Returns the descriptor
+   (with its size in *size), -1 when a call failed (errno), FRAMES__NOT_REGULAR or
+   FRAMES__TOO_LARGE. */
+static FRAMES__UNUSED int frames__open_untrusted(const char *path, uint64_t max_size,
+                                                 uint64_t *size) {
+    struct stat st;
+    int fd, rc, flags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    if (stat(path, &st) != 0) return -1;
+    if (S_ISDIR(st.st_mode)) return FRAMES__IS_DIR;
+    if (!S_ISREG(st.st_mode)) return FRAMES__NOT_REGULAR;
+    if ((fd = open(path, flags)) < 0) return -1;
+    rc = fstat(fd, &st) != 0                  ? -1
+         : !S_ISREG(st.st_mode)               ? FRAMES__NOT_REGULAR
+         : (uint64_t)st.st_size > max_size    ? FRAMES__TOO_LARGE
+                                              : fd;
+    if (rc != fd) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    } else if (size) {
+        *size = (uint64_t)st.st_size;
+    }
+    return rc;
+}
+
+#ifndef FRAMES_NO_STDIO
+/* Why frames__open_untrusted failed, for a message. */
+static FRAMES__UNUSED const char *frames__untrusted_why(int rc) {
+    return rc == FRAMES__NOT_REGULAR ? "not a regular file"
+         : rc == FRAMES__IS_DIR      ? "a directory, not a file"
+         : rc == FRAMES__TOO_LARGE   ? "too large"
+                                     : strerror(errno);
+}
+
+/* frames__open_untrusted as a stdio stream (NULL with *rc set on failure). */
+static FRAMES__UNUSED FILE *frames__fopen_untrusted(const char *path, uint64_t max_size,
+                                                    uint64_t *size, int *rc) {
+    FILE *f;
+    int fd = frames__open_untrusted(path, max_size, size);
+    *rc = fd;
+    if (fd < 0) return NULL;
+    if (!(f = fdopen(fd, "rb"))) {
+        *rc = -1;
+        close(fd);
+    }
+    return f;
+}
+#endif
+#endif
 
 #ifdef __cplusplus
 }
@@ -5743,13 +5822,13 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
             return FRAMES_OK;
         }
     }
-    if (std_only && frames__plain_std_size(&f->std, &z) && z.total <= w->frames__bufcap - 8) {
+    if (std_only && frames__plain_std_size(&f->std, &z) && frames__frame_fits(w->frames__bufcap, z.total)) {
         uint8_t *p;
         w->frames__guess[0] = (uint8_t)frames__small_varint_size(z.std);
         w->frames__guess[1] = (uint8_t)frames__small_varint_size(z.pre);
         w->frames__guess[2] = (uint8_t)frames__small_varint_size(z.post);
         if ((rc = frames__before_frame(w)) < 0) return rc;
-        if (8 + z.total > w->frames__bufcap - w->frames__buflen &&
+        if (!frames__frame_fits(w->frames__bufcap - w->frames__buflen, z.total) &&
             (rc = frames__wflush_buffer(w)) < 0)
             return rc;
         p = w->frames__buf + w->frames__buflen;
@@ -5774,7 +5853,7 @@ FRAMES_DEF int frames_writer_add(frames_writer *w, const frames_frame *f) {
             if ((rc = frames__before_frame(w)) < 0) return rc;
             first = 0;
         }
-        if (n <= e.cap) break;
+        if (frames__frame_fits(room, n)) break;
         if (w->frames__buflen == 0) { /* larger than the whole buffer: encode on the side */
             void *tmp = FRAMES_MALLOC(n ? n : 1, w->frames__opt.alloc_ctx);
             size_t len = n;
@@ -7101,7 +7180,7 @@ static int frames__rec_emit(frames_recorder *r, const frames_frame *f) {
         e.cap = room > 8 ? room - 8 : 0;
         e.end = start + e.cap;
         n = frames__enc_frame(e, f);
-        if (n <= e.cap) {
+        if (frames__frame_fits(room, n)) {
             if (n < e.cap) memmove(start, start + (e.cap - n), n);
             frames__put_le64(r->frames__buf + r->frames__len, n);
             r->frames__len += 8 + n;

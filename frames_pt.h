@@ -530,42 +530,55 @@ static const char *frames__pt_errstr(int code) {
     return pt_errstr(pt_errcode(code));
 }
 
+/* A file for reading and its size: only a regular file, opened without blocking (image
+   names come from perf sideband, made by whoever recorded it: a FIFO or a device there
+   must not hang the decoder; libipt and fseek need a regular file anyway). NULL with the
+   error set otherwise. */
+static FILE *frames__pt_fopen(const char *path, uint64_t *fsize, frames_error *err) {
+#ifndef FRAMES_NO_POSIX
+    int rc;
+    FILE *f = frames__fopen_untrusted(path, UINT64_MAX, fsize, &rc);
+    if (!f) frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__untrusted_why(rc));
+    return f;
+#else
+    FILE *f = fopen(path, "rb");
+    long n;
+    if (!f) {
+        frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
+        return NULL;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);
+        return NULL;
+    }
+    *fsize = (uint64_t)n;
+    return f;
+#endif
+}
+
 /* Read [offset, offset+size) of a file (size 0: to the end) into a new buffer. The size
    is bounded by the file's own size, never by a number read from input. */
 static int frames__pt_read_file(const char *path, uint64_t offset, uint64_t size,
                                 void *actx, uint8_t **out, size_t *outlen, frames_error *err) {
-    FILE *f = fopen(path, "rb");
-    long fsize;
+    uint64_t fsize = 0;
+    FILE *f = frames__pt_fopen(path, &fsize, err);
     uint8_t *buf;
     size_t n;
     *out = NULL;
     *outlen = 0;
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
-#ifndef FRAMES_NO_POSIX
-    {   /* a directory opens, and "seeks" to a size that no allocation can hold */
-        struct stat st;
-        if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-            fclose(f);
-            return frames__pt_fail(err, FRAMES_E_IO, "%s is %s", path,
-                                   S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file");
-        }
-    }
-#endif
-    if (fseek(f, 0, SEEK_END) != 0 || (fsize = ftell(f)) < 0) {
+    if (!f) return FRAMES_E_IO;
+    if (offset > fsize || (offset == fsize && fsize > 0) || fsize > (uint64_t)LONG_MAX) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);
+        return frames__pt_fail(err, FRAMES_E_INVALID, "bad offset 0x%llx into %s (size 0x%llx)",
+                               (unsigned long long)offset, path, (unsigned long long)fsize);
     }
-    if (offset > (uint64_t)fsize || (offset == (uint64_t)fsize && fsize > 0)) {
+    if (size == 0) size = fsize - offset;
+    if (size > fsize - offset) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_INVALID, "bad offset 0x%llx into %s (size 0x%lx)",
-                               (unsigned long long)offset, path, fsize);
-    }
-    if (size == 0) size = (uint64_t)fsize - offset;
-    if (size > (uint64_t)fsize - offset) {
-        fclose(f);
-        return frames__pt_fail(err, FRAMES_E_INVALID, "bad range 0x%llx-0x%llx in %s (size 0x%lx)",
+        return frames__pt_fail(err, FRAMES_E_INVALID, "bad range 0x%llx-0x%llx in %s (size 0x%llx)",
                                (unsigned long long)offset, (unsigned long long)(offset + size),
-                               path, fsize);
+                               path, (unsigned long long)fsize);
     }
     if ((uint64_t)(size_t)size != size) {
         fclose(f);
@@ -1043,7 +1056,8 @@ typedef struct frames__pt_phdr {
 /* Read the PT_LOAD segments with file bytes; *n of them into a new array. */
 static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr **out,
                                    size_t *n, frames_error *err) {
-    FILE *f = fopen(path, "rb");
+    uint64_t fsize;
+    FILE *f = frames__pt_fopen(path, &fsize, err);
     uint8_t eh[64], ph[56];
     int is64;
     uint64_t phoff;
@@ -1052,7 +1066,7 @@ static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr
     size_t nseg = 0;
     *out = NULL;
     *n = 0;
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
+    if (!f) return FRAMES_E_IO;
     if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0) {
         fclose(f);
         return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file", path);
@@ -1170,10 +1184,9 @@ static int frames__pt_file_abi(const char *path) {
     uint8_t eh[20];
     int abi = FRAMES__PT_ABI_UNKNOWN;
 #ifndef FRAMES_NO_POSIX
-    struct stat sb;
-    int fd = open(path, O_RDONLY | O_NONBLOCK), got;
+    int fd = frames__open_untrusted(path, UINT64_MAX, NULL), got;
     if (fd < 0) return abi;
-    got = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && read(fd, eh, 20) == 20;
+    got = read(fd, eh, 20) == 20;
     close(fd);
     if (!got) return abi;
 #else
@@ -1510,6 +1523,13 @@ static int frames__pt_sb_mmap(frames_pt *pt, frames__pt_src *s, const frames_pt_
         file = path;
     }
     if (c->abi == FRAMES__PT_ABI_UNKNOWN) c->abi = frames__pt_file_abi(file);
+#ifndef FRAMES_NO_POSIX
+    {   /* libipt opens the file itself, blocking: only a regular file gets that far */
+        int fd = frames__open_untrusted(file, UINT64_MAX, NULL);
+        if (fd < 0) return frames__pt_sb_diag(pt, s, -pte_bad_file);
+        close(fd);
+    }
+#endif
     isid = pt_iscache_add_file(pt->iscache, file, r->pgoff, r->len, r->addr);
     if (isid < 0) return frames__pt_sb_diag(pt, s, isid);
     if ((rc = pt_image_add_cached(c->image, pt->iscache, isid, NULL)) < 0)
@@ -1899,23 +1919,15 @@ FRAMES_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t of
 /* Bytes of path from offset (size 0: to the end), checked against the file. */
 static int frames__pt_file_range(const char *path, uint64_t offset, uint64_t *size,
                                  frames_error *err) {
-    FILE *f;
-    long fsize;
-#ifndef FRAMES_NO_POSIX
-    struct stat st;   /* a directory "opens" and a FIFO blocks: only regular files hold code */
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return frames__pt_fail(err, FRAMES_E_IO, "%s is not a regular file", path);
-#endif
-    f = fopen(path, "rb");
-    if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
-    fsize = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    uint64_t fsize;
+    FILE *f = frames__pt_fopen(path, &fsize, err);
+    if (!f) return FRAMES_E_IO;
     fclose(f);
-    if (fsize < 0) return frames__pt_fail(err, FRAMES_E_IO, "cannot determine the size of %s", path);
-    if (offset >= (uint64_t)fsize)
-        return frames__pt_fail(err, FRAMES_E_INVALID, "bad offset 0x%llx into %s (size 0x%lx)",
-                               (unsigned long long)offset, path, fsize);
-    if (!*size) *size = (uint64_t)fsize - offset;
-    if (*size > (uint64_t)fsize - offset)
+    if (offset >= fsize)
+        return frames__pt_fail(err, FRAMES_E_INVALID, "bad offset 0x%llx into %s (size 0x%llx)",
+                               (unsigned long long)offset, path, (unsigned long long)fsize);
+    if (!*size) *size = fsize - offset;
+    if (*size > fsize - offset)
         return frames__pt_fail(err, FRAMES_E_INVALID, "bad range 0x%llx-0x%llx in %s",
                                (unsigned long long)offset, (unsigned long long)(offset + *size),
                                path);

@@ -1115,36 +1115,32 @@ static void frames__sym_warn(frames_sym *s, const char *fmt, ...) {
 static int frames__sym_load_image(frames_sym *s, const char *path, frames__sym_image *img,
                                   char *why, size_t whylen) {
 #ifndef FRAMES_NO_POSIX
-    struct stat st;
+    uint64_t size;
     void *p;
-    int fd;
-#ifdef O_CLOEXEC
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-#else
-    fd = open(path, O_RDONLY);
-#endif
+    int fd = frames__open_untrusted(path, s->opt.max_file_size, &size);
+    /* the path is a trace's (a module) or derived from one (a debug file): a FIFO or a
+       device there must not hang us */
     if (fd < 0) {
-        snprintf(why, whylen, "cannot open it: %s", strerror(errno));
+        snprintf(why, whylen, "cannot open it: %s", frames__untrusted_why(fd));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-        (uint64_t)st.st_size > s->opt.max_file_size || (uint64_t)st.st_size > (size_t)-1) {
+    if (size == 0 || size > (size_t)-1) {
         snprintf(why, whylen, "not a regular file of 1 to %llu bytes",
                  (unsigned long long)s->opt.max_file_size);
         close(fd);
         return -1;
     }
-    p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
         snprintf(why, whylen, "cannot map it: %s", strerror(errno));
         return -1;
     }
     img->data = (uint8_t *)p;
-    img->size = (size_t)st.st_size;
+    img->size = (size_t)size;
     img->mapped = 1;
     return 0;
-#else
+#else /* (no FIFOs to fear where there is no POSIX) */
     FILE *f = fopen(path, "rb");
     long n;
     if (!f) {

@@ -75,7 +75,7 @@ static void test_pt_directory_is_named(void **state) {
     }
     free(out);
     out = tu_run(&st, "%s pt --pt '%s' -o - 2>&1 >/dev/null", tu_frames_bin(), tu_tmpdir());
-    expect_output(out, "is a directory", "pt --pt DIR");
+    expect_output(out, "a directory, not a file", "pt --pt DIR");
     assert_false(contains(out, "out of memory"));
     assert_int_equal(st, 1);
     free(out);

@@ -816,6 +816,79 @@ static void test_writer_frame_larger_than_buffer(void **state) {
     frames_reader_close(r);
 }
 
+/* Frames written into a caller's buffer that sits inside a guard area: the guard must be
+   untouched and every frame read back. Each frame is given by its exception number, or
+   -1 for an empty frame (FRAMES_KIND_NONE, lenient encoding) or -2 for a std_frame. */
+static void write_in_guarded_buffer(size_t size, const int *frames, size_t n) {
+    static recorder rec;
+    static uint8_t area[64 + 256 + 64];
+    uint8_t *buffer = area + 64;
+    frames_sink s = rec_sink(&rec, 1);
+    frames_writer_options o;
+    frames_writer w;
+    frames_frame f;
+    frames_raw raw;
+    frames_error err;
+    frames_reader *r;
+    size_t i;
+    assert_true(size <= 256);
+    memset(area, 0xa5, sizeof area);
+    frames_writer_options_default(&o);
+    o.buffer = buffer;
+    o.buffer_size = size;
+    o.encode_flags = FRAMES_ENC_LENIENT;
+    o.meta_raw = frames_bytes_of("", 0); /* an empty meta frame: the buffer may be tiny */
+    assert_int_equal(frames_writer_init(&w, &s, &o, NULL, &err), FRAMES_OK);
+    for (i = 0; i < n; i++) {
+        if (frames[i] == -2) {
+            memset(&f, 0, sizeof f);
+            f.kind = FRAMES_KIND_STD;
+            f.std.address = 0x401000;
+            f.std.rawbytes = frames_bytes_of("\x90", 1);
+        } else if (frames[i] == -1) {
+            memset(&f, 0, sizeof f);
+        } else {
+            exception_frame(&f, (uint64_t)frames[i]);
+        }
+        assert_int_equal(frames_writer_add(&w, &f), FRAMES_OK);
+    }
+    assert_int_equal(frames_writer_close(&w), FRAMES_OK);
+    for (i = 0; i < sizeof area; i++)
+        if (i < 64 || i >= 64 + size) assert_int_equal(area[i], 0xa5);
+    r = open_trace(rec.b, rec.n, 0);
+    assert_non_null(r);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(frames_reader_next_raw(r, &raw), 1);
+        if (frames[i] == -1) assert_int_equal(raw.payload.len, 0);
+        if (frames[i] >= 0) assert_int_equal(raw.payload.len, 4); /* 1a 02 08 i */
+    }
+    assert_int_equal(frames_reader_next_raw(r, &raw), 0);
+    frames_reader_close(r);
+}
+
+/* issue 27: with 8 or fewer bytes left in the buffer the room for a frame's payload is 0,
+   an empty frame fitted it, and its 8-byte size prefix was written past the buffer
+   (`frames cat` of 1 MB of zeros: SIGSEGV). Six 12-byte records, then an empty frame
+   with every remainder from 0 to 16 bytes. */
+static void test_writer_empty_frame_at_end_of_buffer(void **state) {
+    static const int frames[] = {1, 2, 3, 4, 5, 6, -1, 7, -1, -1};
+    size_t left;
+    (void)state;
+    for (left = 0; left <= 16; left++)
+        write_in_guarded_buffer(6 * 12 + left, frames, sizeof frames / sizeof frames[0]);
+}
+
+/* The same accounting for a caller buffer smaller than a size prefix (a header larger
+   than the buffer goes straight to the sink, and an empty meta frame fits, so 0 to 7
+   bytes are accepted): every frame goes around it. A plain std_frame was checked
+   against the buffer size minus 8, which wrapped around, and was written into it. */
+static void test_writer_buffer_smaller_than_a_size_prefix(void **state) {
+    static const int frames[] = {-2, 1, -1, -2, -1};
+    size_t size;
+    (void)state;
+    for (size = 0; size < 8; size++) write_in_guarded_buffer(size, frames, sizeof frames / sizeof frames[0]);
+}
+
 /* Writer to a real pipe, reader on the other end of it (stream from an fd). */
 static void test_pipe_end_to_end(void **state) {
     int fds[2];
@@ -901,6 +974,8 @@ int main(void) {
         cmocka_unit_test(test_writer_with_caller_storage_allocates_nothing),
         cmocka_unit_test(test_writer_refuses_bad_options_and_states),
         cmocka_unit_test(test_writer_frame_larger_than_buffer),
+        cmocka_unit_test(test_writer_empty_frame_at_end_of_buffer),
+        cmocka_unit_test(test_writer_buffer_smaller_than_a_size_prefix),
         cmocka_unit_test(test_pipe_end_to_end),
         cmocka_unit_test(test_fix_repairs_truncated_unfinished_trace),
     };

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <sys/stat.h>
 #include <stdint.h>
 
 #include "frames_sym.h"
@@ -697,6 +698,95 @@ static void test_elf_reader_damaged(void **state) {
     free(data);
 }
 
+/* ------------------------------------------------------------------ paths a trace names */
+
+/* A trace with a modload frame for each path (module i at 0x10000 * (i + 1), 4 KiB) and
+   one std_frame at offset 0x10 of each. */
+static void write_module_trace(const char *trace, const char *const *paths, size_t n) {
+    frames_writer *w;
+    frames_error err;
+    frames_frame f;
+    size_t i;
+    assert_int_equal(frames_writer_open_path(&w, trace, NULL, NULL, &err), FRAMES_OK);
+    for (i = 0; i < n; i++) {
+        memset(&f, 0, sizeof f);
+        f.kind = FRAMES_KIND_MODLOAD;
+        f.modload.module_name = frames_bytes_of(paths[i], strlen(paths[i]));
+        f.modload.low_address = 0x10000 * (uint64_t)(i + 1);
+        f.modload.high_address = f.modload.low_address + 0xfff;
+        assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
+    }
+    for (i = 0; i < n; i++) {
+        memset(&f, 0, sizeof f);
+        f.kind = FRAMES_KIND_STD;
+        f.std.address = 0x10000 * (uint64_t)(i + 1) + 0x10;
+        f.std.rawbytes = frames_bytes_of("\x90", 1);
+        assert_int_equal(frames_writer_add(w, &f), FRAMES_OK);
+    }
+    assert_int_equal(frames_writer_close(w), FRAMES_OK);
+}
+
+/* issue 27: a module path naming a FIFO hung `frames dump --pc --symbols` forever (the
+   file was opened before it was known to be one). A FIFO, a directory and a device named
+   by a trace, and a FIFO where the separate debug file of a stripped program would be,
+   give module+offset names and a warning, at once. */
+static void test_untrusted_paths_do_not_hang(void **state) {
+    char fifo[600], dir[600], trace[600], root[600], prog[600], id[128];
+    const char *paths[4];
+    frames_sym *s;
+    frames_sym_loc loc;
+    frames_error err;
+    char *out;
+    int st;
+    size_t len;
+    (void)state;
+    snprintf(fifo, sizeof fifo, "%s", wpath("fifo"));
+    snprintf(dir, sizeof dir, "%s", wpath("dir"));
+    snprintf(trace, sizeof trace, "%s", wpath("untrusted.frames"));
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    /* the library: no blocking open, a warning that says why */
+    assert_int_equal(frames_sym_open(&s, NULL, &err), 0);
+    assert_int_equal(frames_sym_add_module(s, fifo, strlen(fifo), 0x1000, 0x1fff, NULL, 0), 0);
+    assert_int_equal(frames_sym_lookup(s, 0x1010, &loc), FRAMES_SYM_FOUND_MODULE);
+    assert_non_null(strstr(frames_sym_warning(s, 0), "not a regular file"));
+    frames_sym_close(s);
+    /* the command, on a trace naming them (timeout: a hang fails, exit 124) */
+    paths[0] = fifo;
+    paths[1] = dir;
+    paths[2] = "/dev/zero";
+    write_module_trace(trace, paths, 3);
+    out = tu_run(&st, "timeout 60 %s dump --pc --symbols %s 2>&1", tu_frames_bin(), trace);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "fifo+0x10"));
+    assert_non_null(strstr(out, "dir+0x10"));
+    assert_non_null(strstr(out, "zero+0x10"));
+    assert_non_null(strstr(out, "not a regular file"));
+    free(out);
+    /* a stripped program whose debug file (by build id, under --sysroot) is a FIFO */
+    snprintf(root, sizeof root, "%s", wpath("fifo-root"));
+    snprintf(prog, sizeof prog, "%s", wpath("prog_stripped"));
+    build("prog_stripped", "-Wl,--build-id");
+    out = tu_run_ok("strip and read the build id",
+                    "strip %s && mkdir -p %s%s && cp %s %s%s/ && "
+                    "readelf -n %s | sed -n 's/.*Build ID: *//p'",
+                    prog, root, workdir, prog, root, workdir, prog);
+    len = strcspn(out, "\n");
+    assert_true(len > 2 && len < sizeof id);
+    memcpy(id, out, len);
+    id[len] = 0;
+    free(out);
+    free(tu_run_ok("make the debug file a FIFO",
+                   "mkdir -p %s/usr/lib/debug/.build-id/%.2s && mkfifo %s/usr/lib/debug/.build-id/%.2s/%s.debug",
+                   root, id, root, id, id + 2));
+    paths[0] = prog;
+    write_module_trace(trace, paths, 1);
+    out = tu_run(&st, "timeout 60 %s dump --pc --symbols --sysroot %s %s 2>&1", tu_frames_bin(), root, trace);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "prog_stripped"));
+    free(out);
+}
+
 static int setup(void **state) {
     (void)state;
     return tu_workdir_make("frames-sym");
@@ -717,6 +807,7 @@ int main(void) {
         cmocka_unit_test(test_elf_reader_vs_nm),
         cmocka_unit_test(test_elf_reader_damaged),
         cmocka_unit_test(test_mapping_mismatch),
+        cmocka_unit_test(test_untrusted_paths_do_not_hang),
 #ifdef TU_RECORD_BUILT
         cmocka_unit_test(test_pie_vs_addr2line_and_nm),
         cmocka_unit_test(test_non_pie_vs_addr2line_and_nm),

@@ -56,12 +56,15 @@ static int parse_size(const char *s, uint64_t *out) {
     return 0;
 }
 
+#ifdef FRAMES_HAVE_ZSTD /* only the zstd paths open files here */
 static int open_in(const char *in) {
     int fd;
     if (!strcmp(in, "-")) return 0;
     if ((fd = open(in, O_RDONLY)) < 0) cli_fail(CLI_DATA, "cannot open %s: %s", in, strerror(errno));
     return fd;
 }
+
+#endif
 
 /* IN, -o OUT and the options of one command; OUT derived from IN when missing. */
 static int parse(int argc, char **argv, int compress, const char **in, char *out, size_t cap,

@@ -99,7 +99,7 @@ static void fz_decode(const frames_perf *pd, size_t i) {
         frames_pt_set_callbacks(pt, &cb);
         rc = frames_pt_decode(pt, NULL, &st, &err);
         if (frames_perf_get_stream(pd, i)->size == 0) FZ_CHECK(rc == FRAMES_E_INVALID);
-        else FZ_CHECK(rc == FRAMES_OK || rc == FRAMES_E_STATE);
+        else FZ_CHECK(rc == FRAMES_OK || rc == FRAMES_E_STOPPED);
         if (rc == FRAMES_OK) FZ_CHECK(st.trace_bytes == frames_perf_get_stream(pd, i)->size);
         FZ_CHECK(st.reconstruct_errors == 0);
     } else {

@@ -16,7 +16,7 @@
    Invariants:
    - decoding terminates with bounded work (frames_pt.h's stall limit: a cycle of direct
      branches is a gap, not an endless loop or libipt's endless recursion);
-   - it returns FRAMES_OK, or FRAMES_E_STATE when the instruction callback stops it;
+   - it returns FRAMES_OK, or FRAMES_E_STOPPED when the instruction callback stops it;
    - the written trace reads back: every frame decodes, the counts are the statistics',
      every std_frame's address and raw bytes are those of the image;
    - the block path never fails to rebuild a block (frames_pt_x86_decode finds libipt's
@@ -78,7 +78,7 @@ static void fz_decode(const uint8_t *trace, size_t tlen, const char *image, uint
     frames_pt_set_callbacks(pt, &cb);
     w = fz_out_writer(&res->out);
     res->rc = frames_pt_decode(pt, w, &res->st, &err);
-    FZ_CHECK(res->rc == FRAMES_OK || (res->rc == FRAMES_E_STATE && with_insn_cb));
+    FZ_CHECK(res->rc == FRAMES_OK || (res->rc == FRAMES_E_STOPPED && with_insn_cb));
     if (res->rc < 0) FZ_CHECK(err.code == res->rc && err.message[0]);
     FZ_CHECK(frames_writer_close(w) == FRAMES_OK);
     frames_pt_close(pt);

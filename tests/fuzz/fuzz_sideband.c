@@ -258,7 +258,7 @@ static void fz_decode(const frames_pt_sb_config *c, unsigned flags, const uint8_
     frames_pt_set_callbacks(pt, &cb);
     w = fz_out_writer(out);
     rc = frames_pt_decode(pt, w, st, &err);
-    FZ_CHECK(rc == FRAMES_OK || (seen.stopped && rc == FRAMES_E_STATE));
+    FZ_CHECK(rc == FRAMES_OK || (seen.stopped && rc == FRAMES_E_STOPPED));
     FZ_CHECK(frames_writer_close(w) == FRAMES_OK);
     frames_pt_close(pt);
     FZ_CHECK(st->sb_records == seen.records);

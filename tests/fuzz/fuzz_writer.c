@@ -12,8 +12,16 @@
    - caller-provided buffer and TOC storage give the same bytes as allocated ones, or
      FRAMES_E_NOMEM when the TOC storage is too small; FILE* and fd sinks the same bytes
      as a memory sink;
+   - buffer sizes (allocated and caller-provided) are the input's, down to the header and
+     meta frame alone, and frames may be empty (FRAMES_KIND_NONE, lenient encoding), so
+     that a frame, or its 8-byte size prefix, meets the end of the buffer at every offset
+     (issue 27: an empty frame's prefix was written past a buffer with 8 or fewer bytes
+     left);
    - the trace cut at any byte reads back exactly the frames wholly inside the cut, with
-     the truncation reported at the first incomplete record. */
+     the truncation reported at the first incomplete record (an empty frame that ends the
+     cut may read as the zero-filled end of an unfinished trace).
+
+   Input: 4 bytes of options, 1 byte frame count, 2 bytes of buffer sizes, the frames. */
 #include "fuzz_util.h"
 #include "fuzz_model.h"
 
@@ -119,7 +127,8 @@ static void fz_check_cut(const uint8_t *p, size_t cut, size_t n, int finished) {
                  memcmp(raw.payload.ptr, added[k].bytes, added[k].len) == 0);
         k++;
     }
-    FZ_CHECK(rc == 0 && k == whole);
+    /* an empty record that ends an unfinished trace is its zero-filled tail */
+    FZ_CHECK(rc == 0 && (k == whole || (k + 1 == whole && added[k].len == 0 && cut == offsets[whole])));
     FZ_CHECK(frames_reader_info_get(r, &st) == FRAMES_OK);
     if (cut > offsets[whole] && whole < n) {
         /* a lone size word after the frames of an unfinished trace may also be the m that
@@ -138,8 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_sink a, b;
     fz_in in;
     size_t n, i, cut;
-    uint64_t opts, toc_storage[8];
-    uint8_t wbuf[512];
+    uint64_t opts, sizes, toc_storage[8];
+    uint8_t wbuf[600];
+    size_t wbuf_size, msize;
+    frames_meta meta;
     int seekable, rc, rc2, add_rc, add_rc2;
     size_t base = hc_state.live;
     hc_mark();
@@ -148,22 +159,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     in.n = size;
     opts = fz_take(&in, 4);
     n = (size_t)fz_take(&in, 1) % (FZ_MAX_FRAMES + 1);
+    sizes = fz_take(&in, 2);
     frames_writer_options_default(&o);
+    seekable = !((opts >> 24) & 1);
     o.version = opts & 1 ? 2 : 3;
     o.frames_per_toc = 1 + (opts >> 1) % 7;
     o.toc = 1 + (int)((opts >> 4) % 4);
     o.encode_flags = FRAMES_ENC_LENIENT;
     o.arch = (opts >> 6) & 0xff;
-    /* small buffers (frames larger than the buffer take the writer's other path); header
-       and meta must fit */
-    o.buffer_size = (opts >> 14) & 1 ? 160 + (size_t)((opts >> 15) % 512) : 0;
-    seekable = !((opts >> 24) & 1);
+    /* small buffers of any size (frames larger than the buffer take the writer's other
+       path; the writer raises an allocated buffer to hold header and meta) */
+    o.buffer_size = (opts >> 14) & 1 ? (size_t)(sizes & 0x3ff) : 0;
+    /* an empty meta frame lets a caller's buffer be smaller than the header (which then
+       goes straight to the sink), even smaller than a size prefix */
+    if ((opts >> 27) & 1) o.meta_raw = frames_bytes_of("", 0);
+    memset(&meta, 0, sizeof meta);
+    msize = o.meta_raw.ptr ? 0 : frames_meta_size(&meta);
+    wbuf_size = (size_t)((sizes >> 10) * 37 + (opts >> 15)) % (sizeof wbuf + 1);
     for (i = 0; i < n; i++) {
         fz_added *x = &added[i];
         fz_build_frame(&in, &x->f, &stores[i]);
         /* an empty record at the end of an unfinished trace reads as the end of the trace
-           (a zero-filled tail after a crash), so empty frames are left out here */
-        if (fz_options(&x->f) == 0) x->f.kind = FRAMES_KIND_EXCEPTION;
+           (a zero-filled tail after a crash), so the last frame of one is never empty */
+        if (fz_options(&x->f) == 0 && i + 1 == n && !seekable) x->f.kind = FRAMES_KIND_EXCEPTION;
         x->len = frames_frame_size(&x->f);
         x->bytes = (uint8_t *)malloc(x->len + 1);
         FZ_CHECK(x->bytes);
@@ -216,13 +234,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t need = n > 0 ? (n - 1) / o.frames_per_toc : 0;
         frames_writer_options o2 = o;
         o2.buffer = wbuf;
-        o2.buffer_size = sizeof wbuf;
+        o2.buffer_size = wbuf_size;
         o2.toc_storage = toc_storage;
         o2.toc_capacity = sizeof toc_storage / sizeof toc_storage[0];
         memset(&b, 0, sizeof b);
         b.fail_after = -1;
         rc2 = fz_write(&o2, &b, seekable, n, &add_rc2);
-        if (need > o2.toc_capacity) {
+        if (wbuf_size < 56 + msize && (wbuf_size >= 56 || wbuf_size < msize)) {
+            FZ_CHECK(add_rc2 == FRAMES_E_SPACE); /* header and meta do not fit */
+        } else if (need > o2.toc_capacity) {
             FZ_CHECK(add_rc2 == FRAMES_E_NOMEM);
         } else {
             FZ_CHECK(add_rc2 == FRAMES_OK && rc2 == rc);
