@@ -1,13 +1,14 @@
 /* frames record: trace a program (x86-64 Linux), one std_frame per executed user
    instruction with register and memory operand values, syscall frames, modload frames,
-   threads and (on request) forked processes, through the recording API. Two engines:
-   Valgrind with the frames tool (record_vg.c, the default when the tool is built) and
-   ptrace single-stepping (record_trace.c). */
+   threads and (on request) forked processes, through the recording API. The command
+   parses options, opens the writer, runs one engine (tools/record/record.h: Valgrind with
+   the frames tool, the default when the tool is built, or ptrace single-stepping) and
+   reports. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "record.h"
+#include "record/record.h"
 
 static const char record_usage[] =
     "usage: frames record [-o OUT] [--zstd[=LEVEL]] [--engine valgrind|ptrace] [--no-mem]\n"
@@ -50,20 +51,14 @@ int cmd_record(int argc, char **argv) {
         fputs(record_usage, stdout);
         return CLI_OK;
     }
-#if !defined(__linux__) || !defined(__x86_64__)
     return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
-#else
-    return cli_fail(CLI_DATA, "not built: capstone (libcapstone-dev) was not found at build time");
-#endif
 }
 
 #else
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,66 +81,20 @@ static int find_program(const char *name, char *out, size_t cap) {
     return -1;
 }
 
-/* Start the program stopped at its first instruction (after execve). */
-static pid_t spawn(rt_tracer *t, const char *path, char **argv) {
-    int fds[2], err = 0, status;
-    long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-    pid_t pid;
-    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        close(fds[0]);
-        if (!strcmp(t->out, "-")) dup2(2, 1);
-        ptrace(PTRACE_TRACEME, 0, 0, 0);
-        raise(SIGSTOP);
-        execv(path, argv);
-        err = errno;
-        if (write(fds[1], &err, sizeof err) < 0) _exit(127);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (t->follow) opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-    if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-        ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)opts) < 0 || ptrace(PTRACE_CONT, pid, 0, 0) < 0 ||
-        waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-        status >> 8 != (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
-        if (read(fds[0], &err, sizeof err) == (ssize_t)sizeof err)
-            cli_fail(CLI_DATA, "cannot execute %s: %s", path, strerror(err));
-        else
-            cli_fail(CLI_DATA, "cannot trace %s: %s", path, errno ? strerror(errno) : "unexpected stop");
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        close(fds[0]);
-        return -1;
-    }
-    close(fds[0]);
-    return pid;
-}
-
-static void pin_to_this_cpu(void) {
-    cpu_set_t set;
-    int cpu = sched_getcpu();
-    if (cpu < 0) return;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set); /* inherited by the program */
-}
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void report(const rt_tracer *t, const char *path, double secs) {
+static void report(const rec_run *t, const char *path, double secs) {
     int s = t->main_status;
     fprintf(stderr, "frames record: %llu instructions in %.2f s (%.0f instructions/s), %llu syscalls, "
                     "%llu thread(s), %llu module(s), %llu frames -> %s\n",
             (unsigned long long)t->instructions, secs, secs > 0 ? (double)t->instructions / secs : 0.0,
             (unsigned long long)t->syscalls, (unsigned long long)t->nthreads,
             (unsigned long long)t->nmodules, (unsigned long long)t->frames, t->out);
-    if (t->undecoded)
+    if (t->undecoded && t->dec)
         fprintf(stderr, "frames record: %llu instructions capstone could not decode (recorded without "
                         "operands)\n", (unsigned long long)t->undecoded);
     if (!t->main_done) return;
@@ -154,7 +103,27 @@ static void report(const rt_tracer *t, const char *path, double secs) {
                                      WTERMSIG(s), strsignal(WTERMSIG(s)));
 }
 
-static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
+/* The engines, the default first among those available. */
+static const rec_engine *const engines[] = {&rec_engine_valgrind, &rec_engine_ptrace};
+#define NENGINES (sizeof engines / sizeof engines[0])
+
+static const rec_engine *find_engine(const char *name) {
+    size_t i;
+    for (i = 0; i < NENGINES; i++)
+        if (!strcmp(engines[i]->name, name)) return engines[i];
+    return NULL;
+}
+
+/* The first engine that can run here (the last one if none says it can). */
+static const rec_engine *default_engine(void) {
+    char why[256];
+    size_t i;
+    for (i = 0; i + 1 < NENGINES; i++)
+        if (engines[i]->available(why, sizeof why) == 0) return engines[i];
+    return engines[NENGINES - 1];
+}
+
+static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_engine **engine) {
     int i;
     t->out = "trace.frames";
     t->pin = 1;
@@ -171,10 +140,7 @@ static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
         else if (!strcmp(a, "--quiet")) t->quiet = 1;
         else if (!strcmp(a, "--engine") && i + 1 < argc) {
-            const char *e = argv[++i];
-            if (!strcmp(e, "valgrind")) t->engine = RT_ENGINE_VALGRIND;
-            else if (!strcmp(e, "ptrace")) t->engine = RT_ENGINE_PTRACE;
-            else return cli_usage_error("--engine wants valgrind or ptrace");
+            if (!(*engine = find_engine(argv[++i]))) return cli_usage_error("--engine wants valgrind or ptrace");
         }
         else if (!strcmp(a, "--sample") && i + 1 < argc) {
             char *colon = strchr(argv[++i], ':');
@@ -199,7 +165,7 @@ static int probe(void) {
     return CLI_OK;
 }
 
-static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, char **argv) {
+static int open_writer(rec_run *t, rp_meta *meta, const char *path, int argc, char **argv) {
     frames_writer_options o;
     rp_meta_build(meta, path, argc, argv);
     frames_writer_options_default(&o);
@@ -213,13 +179,17 @@ static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, 
     return CLI_OK;
 }
 
-static int record_valgrind(rt_tracer *t, const char *path, int argc, char **argv) {
+/* Run the program with engine e into a new writer, then report. */
+static int record_with(rec_run *t, const rec_engine *e, const char *path, int argc, char **argv) {
     rp_meta meta;
+    void *state;
     double t0;
     int rc;
     if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return rc;
     t0 = now();
-    rv_record_program(t, path, argc, argv);
+    state = e->start(t, path, argc, argv);
+    if (state && !t->failed) e->pump(state);
+    e->finish(t, state);
     if (!t->quiet && !t->failed) report(t, path, now() - t0);
     rc = frames_writer_close(t->w);
     if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
@@ -228,13 +198,10 @@ static int record_valgrind(rt_tracer *t, const char *path, int argc, char **argv
 }
 
 int cmd_record(int argc, char **argv) {
-    rt_tracer t;
-    rp_meta meta;
+    rec_run t;
+    const rec_engine *engine = NULL;
     char path[4096];
     int first = 0, rc;
-    pid_t pid;
-    rt_thread *th;
-    double t0;
     if (cli_wants_help(argc, argv)) {
         fputs(record_usage, stdout);
         return CLI_OK;
@@ -244,50 +211,23 @@ int cmd_record(int argc, char **argv) {
        the compression thread competes with the program and the converter for 2 cores */
     cli_zstd_prefer_level(1);
     memset(&t, 0, sizeof t);
-    if ((rc = parse_args(&t, argc, argv, &first)) != CLI_OK) return rc;
+    if ((rc = parse_args(&t, argc, argv, &first, &engine)) != CLI_OK) return rc;
     if (find_program(argv[first], path, sizeof path) < 0)
         return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
-    if (t.engine == RT_ENGINE_DEFAULT) {
-        char dir[4096];
-        t.engine = rv_tool_dir(dir, sizeof dir) == 0 ? RT_ENGINE_VALGRIND : RT_ENGINE_PTRACE;
+    if (!engine) engine = default_engine();
+    if (!(t.dec = rx_open())) {
+        char why[128];
+#ifdef RECORD_HAVE_CAPSTONE
+        snprintf(why, sizeof why, "%s cannot be loaded", rx_library());
+#else
+        snprintf(why, sizeof why, "frames was built without capstone (libcapstone-dev)");
+#endif
+        if (engine->needs_capstone) return cli_fail(CLI_DATA, "the %s engine needs capstone: %s", engine->name, why);
+        if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
     }
-    if (!(t.dec = rx_open()))
-        return cli_fail(CLI_DATA, "cannot load or initialise capstone (%s)", rx_library());
-    if (t.engine == RT_ENGINE_VALGRIND) {
-        rc = record_valgrind(&t, path, argc - first, argv + first);
-        rx_close(t.dec);
-        return rc;
-    }
-    if ((rc = open_writer(&t, &meta, path, argc - first, argv + first)) != CLI_OK) {
-        rx_close(t.dec);
-        return rc;
-    }
-    if (t.pin) pin_to_this_cpu();
-    pid = spawn(&t, path, argv + first);
-    if (pid > 0) {
-        rp_proc *p = rt_new_proc(&t, pid, NULL);
-        t.main_pid = pid;
-        th = p ? rt_new_thread(&t, pid, p) : NULL;
-        if (!th) {
-            kill(pid, SIGKILL);
-            t.failed = cli_fail(CLI_DATA, "out of memory");
-        } else {
-            rt_catch_interrupts();
-            t0 = now();
-            th->started = 1;
-            t.last = th;
-            rt_on_exec(&t, th);
-            rt_loop(&t);
-            if (!t.quiet && !t.failed) report(&t, path, now() - t0);
-        }
-    } else {
-        t.failed = 1;
-    }
-    rc = frames_writer_close(t.w);
-    if (rc < 0 && !t.failed) t.failed = cli_lib_error(frames_writer_error(t.w));
-    rp_meta_free(&meta);
+    rc = record_with(&t, engine, path, argc - first, argv + first);
     rx_close(t.dec);
-    return t.failed ? CLI_DATA : CLI_OK;
+    return rc;
 }
 
 #endif /* RECORD_SUPPORTED */

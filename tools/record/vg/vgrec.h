@@ -1,5 +1,5 @@
-/* vgrec.h - the raw record stream between the frames Valgrind tool (tools/vg/frames_vg.c)
-   and its converter in the frames process (tools/record_vg.c). Plain integer layout, no
+/* vgrec.h - the raw record stream between the frames Valgrind tool (tools/record/vg/frames_vg.c)
+   and its converter in the frames process (tools/record/vg_convert.c). Plain integer layout, no
    library: both sides include it (the tool is built without libc).
 
    The tool writes CHUNKS to a pipe: u32 pid, u32 length, then `length` bytes of the

@@ -1,8 +1,8 @@
 /* frames_vg.c - the Valgrind tool behind `frames record --engine valgrind` (x86-64 Linux).
 
-   It does not encode frames: it writes compact raw records (tools/vg/vgrec.h) into a
+   It does not encode frames: it writes compact raw records (vgrec.h) into a
    buffer that is sent over a pipe to the frames process, which converts them on the
-   other core (tools/record_vg.c). Per guest instruction the instrumented code stores:
+   other core (tools/record/vg_convert.c). Per guest instruction the instrumented code stores:
    - BEGIN: the values of the registers the instruction reads, taken at its IMark;
    - MEMR / MEMW: every load (address, value) and store (address, old value, new value);
    - POST: the values of the registers it writes, taken after its last statement and
