@@ -358,7 +358,10 @@ static void on_signal(rt_tracer *t, rt_thread *th, int sig) {
         if (th->open != OPEN_DEFERRED) frames_rec_cancel(th->rec);
         th->open = OPEN_NONE;
     }
-    frames_rec_exception(th->rec, (uint64_t)sig, th->cur->gpr.rip, FRAMES_NO_POS);
+    /* a signal the thread goes on past (ignored, blocked, SIGCHLD by default) changes
+       nothing the trace shows: not an exception, as in the Valgrind engine, which sees
+       only signals delivered to a handler or ending the process */
+    if (disp != DISP_KEEPS_RUNNING) frames_rec_exception(th->rec, (uint64_t)sig, th->cur->gpr.rip, FRAMES_NO_POS);
     if (disp == DISP_KEEPS_RUNNING && th->open == OPEN_NONE) prepare(t, th);
     step(t, th, sig);
 }
