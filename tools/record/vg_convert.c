@@ -18,6 +18,14 @@
 #include "vg/vgrec.h"
 
 #define RV_REC_BUFFER (256 * 1024)
+/* Bounds of what a stream may create (each thread holds RV_REC_BUFFER bytes; the fuzz
+   target sets smaller ones). */
+#ifndef RV_MAX_THREADS
+#define RV_MAX_THREADS 32768
+#endif
+#ifndef RV_MAX_PROCS
+#define RV_MAX_PROCS 32768
+#endif
 
 /* ---------------------------------------------------------------- state */
 
@@ -64,6 +72,7 @@ typedef struct rv_proc {
     size_t nin, capin;
     rv_thread *cur;
     rp_ranges mods;              /* executable ranges already reported */
+    int hello;                   /* its HELLO was seen (the first record of every process) */
     struct rv_proc *next;
 } rv_proc;
 
@@ -71,7 +80,12 @@ struct rv_conv {
     rec_run *t;
     rv_proc *procs;
     rv_thread *threads, *last;
+    size_t nthreads, nprocs;
+    const char *bad;             /* why the stream is malformed */
 };
+
+/* A malformed stream: why, for the message. */
+#define RV_BAD(c, why) return ((c)->bad = (why), -1L)
 
 static void rv_fail(rv_conv *c, const char *msg) { rec_fail(c->t, "%s", msg); }
 
@@ -83,6 +97,10 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     rv_thread *th;
     for (th = c->threads; th; th = th->next)
         if (th->tid == tid) return th;
+    if (c->nthreads >= RV_MAX_THREADS) {
+        c->bad = "too many threads";
+        return NULL;
+    }
     th = (rv_thread *)calloc(1, sizeof *th);
     if (!th) return NULL;
     th->tid = tid;
@@ -99,6 +117,7 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
         return NULL;
     }
     rv_state_init(th);
+    c->nthreads++;
     if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
     th->next = c->threads;
     c->threads = th;
@@ -326,7 +345,15 @@ static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v
 /* ---------------------------------------------------------------- records */
 
 
-static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
+/* The size a register's value has in the stream (0: no such register). */
+static unsigned rv_reg_size(unsigned reg, unsigned size) {
+    if (reg <= VGR_GS_BASE || (reg >= VGR_MM0 && reg < VGR_MM0 + 8)) return 8;
+    if (reg == VGR_FTOP) return 4;
+    if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) return size == 16 || size == 32 ? size : 32;
+    return 0;
+}
+
+static long rv_def_add(rv_conv *c, rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
     rv_def *d;
     size_t need;
     uint32_t i;
@@ -334,13 +361,21 @@ static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, 
     need = 20 + (size_t)r[17] + 3u * r[18];
     if (avail < need) return 0;
     *used = need;
-    if (gid < VGR_GROUP_BASE || r[17] > 15 || r[18] > VGR_MAX_REGS) return -1;
+    if (gid < VGR_GROUP_BASE) RV_BAD(c, "a group id below the first");
+    if (gid - VGR_GROUP_BASE > p->ndefs) RV_BAD(c, "a group id out of sequence");
+    if (r[16] < VGR_BEGIN || r[16] > VGR_MEMRW) RV_BAD(c, "a group of unknown kind");
+    if (r[17] > 15) RV_BAD(c, "an instruction longer than 15 bytes");
+    if (r[18] > VGR_MAX_REGS) RV_BAD(c, "more than 48 registers in a group");
+    for (i = 0; i < r[18]; i++) { /* so that a POST's values fit th->post_vals */
+        const uint8_t *reg = r + 20 + r[17] + 3 * i;
+        if (reg[1] != 0 || rv_reg_size(reg[0], reg[2]) != reg[2]) RV_BAD(c, "a register of a wrong number or size");
+    }
     gid -= VGR_GROUP_BASE;
     if (gid >= p->capdefs) {
         size_t ncap = p->capdefs ? 2 * p->capdefs : 4096;
         rv_def *nd;
         while (ncap <= gid) ncap *= 2;
-        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) return -1;
+        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) RV_BAD(c, "out of memory");
         memset(nd + p->capdefs, 0, (ncap - p->capdefs) * sizeof *nd);
         p->defs = nd;
         p->capdefs = ncap;
@@ -400,24 +435,25 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     size_t used = 0;
     if (avail < 8) return 0;
     code = le32(r);
+    if (!p->hello && code != VGR_HELLO) RV_BAD(c, "a process whose first record is not HELLO");
     if (code >= VGR_GROUP_BASE) {
         const rv_def *d;
-        if (code - VGR_GROUP_BASE >= p->ndefs) return -1;
+        if (code - VGR_GROUP_BASE >= p->ndefs) RV_BAD(c, "a group used before its definition");
         d = &p->defs[code - VGR_GROUP_BASE];
-        if (!d->kind) return -1;
+        if (!d->kind) RV_BAD(c, "a group used before its definition");
         if (avail < 4 + (size_t)d->size) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_group(c, p, th, d, r + 4);
         return 4 + (long)d->size;
     }
     switch (code) {
     case VGR_DEF: {
-        int rc = rv_def_add(p, le32(r + 4), r, avail, &used);
+        long rc = rv_def_add(c, p, le32(r + 4), r, avail, &used);
         return rc < 0 ? -1 : rc == 0 ? 0 : (long)used;
     }
     case VGR_THREAD:
         p->cur = rv_thread_get(c, le32(r + 4), p->pid);
-        if (!p->cur) return -1;
+        if (!p->cur) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_switch(c, p->cur);
         return 8;
     case VGR_HELLO: {
@@ -425,6 +461,9 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         rv_proc *pp;
         if (avail < 16) return 0;
         parent = le32(r + 8);
+        if (le32(r + 4) != VGR_VERSION) RV_BAD(c, "a tool of another version");
+        if (parent == p->pid) RV_BAD(c, "a process naming itself as its parent");
+        p->hello = 1;
         if (!parent) { /* a new image (execve): the old image's translations are gone */
             rv_finish_proc_threads(c, p, 0);
             p->ndefs = 0;
@@ -432,21 +471,27 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             return 16;
         }
         for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
+        /* a new process (or a pid used again): nothing of an earlier one is kept */
+        rv_finish_proc_threads(c, p, 0);
+        free(p->defs);
+        p->defs = NULL;
+        p->ndefs = p->capdefs = 0;
+        rp_ranges_free(&p->mods);
         if (pp && pp->ndefs) { /* a forked child runs its parent's translations */
             p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
-            if (!p->defs) return -1;
+            if (!p->defs) RV_BAD(c, "out of memory");
             memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
-        if (pp) rp_ranges_copy(&p->mods, &pp->mods);
+        if (pp && rp_ranges_copy(&p->mods, &pp->mods) < 0) RV_BAD(c, "out of memory");
         return 16;
     }
     case VGR_SYSCALL: {
         int64_t args[6];
         int i;
         if (avail < 64) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         for (i = 0; i < 6; i++) args[i] = (int64_t)le64(r + 16 + 8 * i);
         th->in_syscall = 1;
         th->has_ret = 0;
@@ -457,7 +502,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     }
     case VGR_SYSRET: /* the result is in the REGS record that follows */
         if (avail < 16) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         /* Valgrind completes exit and exit_group in its wrapper; they never return */
         if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
         return 16;
@@ -465,7 +510,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         const uint8_t *q = r + 8;
         unsigned i;
         if (avail < VGR_REGS_SIZE) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->post_proc) { /* the open instruction's writes are in the newer file */
             rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
             th->post_proc = NULL;
@@ -484,9 +529,9 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     case VGR_MODLOAD: {
         uint32_t nl = le32(r + 4);
         char name[4097];
-        if (nl > 4096) return -1;
+        if (nl > 4096) RV_BAD(c, "a module name longer than 4096 bytes");
         if (avail < 24 + (size_t)nl) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         memcpy(name, r + 24, nl);
         name[nl] = 0;
         if (rp_ranges_add(&p->mods, le64(r + 8), le64(r + 16)) == 0) {
@@ -499,7 +544,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         uint32_t sig;
         uint64_t pc;
         if (avail < 16) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         sig = le32(r + 4);
         pc = le64(r + 8);
         c->t->signals++;
@@ -513,8 +558,10 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (avail < 24) return 0;
         how = le32(r + 4);
         size = le32(r + 16);
+        if (how < VGR_MEM_READ || how > VGR_MEM_NEW) RV_BAD(c, "a memory value of unknown kind");
+        if (size > VGR_MAX_BIGMEM) RV_BAD(c, "a memory value larger than 4 MiB");
         if (avail < 24 + (size_t)size) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->open) rv_pending_read(th);
         if (th->open)
             rv_mem(th, how == VGR_MEM_READ ? FRAMES_VAL_READ | FRAMES_VAL_BEFORE
@@ -525,11 +572,11 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     }
     case VGR_EXIT: /* an exit syscall never completes; another open instruction did,
                       unless a fatal signal ends the process (decided at the end) */
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->in_syscall && !th->has_ret) rv_close(c, th, 0);
         rv_check(c, th, frames_rec_flush(th->rec));
         return 8;
-    default: return -1;
+    default: RV_BAD(c, "a record of unknown kind");
     }
 }
 
@@ -548,7 +595,12 @@ static rv_proc *rv_proc_get(rv_conv *c, uint32_t pid) {
     rv_proc *p;
     for (p = c->procs; p; p = p->next)
         if (p->pid == pid) return p;
+    if (c->nprocs >= RV_MAX_PROCS) {
+        rv_fail(c, "malformed record from the valgrind tool: too many processes");
+        return NULL;
+    }
     if (!(p = (rv_proc *)calloc(1, sizeof *p))) return NULL;
+    c->nprocs++;
     p->pid = pid;
     p->next = c->procs;
     c->procs = p;
@@ -561,7 +613,7 @@ static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
     while (pos < n && !c->t->failed) {
         long used = rv_record(c, p, data + pos, n - pos);
         if (used < 0) {
-            rv_fail(c, "malformed record from the valgrind tool");
+            rec_fail(c->t, "malformed record from the valgrind tool: %s", c->bad ? c->bad : "?");
             return pos;
         }
         if (used == 0) break;

@@ -23,6 +23,7 @@
 #define VGR_CHUNK_HEADER 8
 #define VGR_GROUP_BASE 16
 #define VGR_MAX_REGS 48 /* registers per group */
+#define VGR_MAX_BIGMEM (4u << 20) /* bytes of one BIGMEM value (less than the tool's buffer) */
 
 enum {
     VGR_DEF = 1,     /* u32 gid, u64 pc, u8 kind, u8 insn_len, u8 nregs, u8 memsize,
