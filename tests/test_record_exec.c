@@ -113,12 +113,13 @@ static void same_as_native(const char *mode) {
         for (f = 0; f < 2; f++) {
             char *err, *got = recorded(engines[e], follow[f], cmd, &rst, &err), line[64];
             snprintf(line, sizeof line, "exited with status %d\n", nst);
-            if (strcmp(got, want) || !strstr(err, line))
+            if (strcmp(got, want) || !strstr(err, line) || rst != nst)
                 fprintf(stderr, "%s, engine %s %s: stdout\n%s\nnative\n%s\nstderr\n%s\nstatus %d, native %d\n",
                         mode, engines[e], follow[f], got, want, err, rst, nst);
             assert_string_equal(got, want);
             assert_non_null(strstr(err, line));
             assert_null(strstr(err, "valgrind:")); /* no report of Valgrind's own */
+            assert_int_equal(rst, nst);                /* frames record exits as the program did */
             free(got);
             free(err);
         }
@@ -165,6 +166,81 @@ static void test_engines_record_the_same_signals(void **state) {
     }
 }
 
+/* frames record's own output and status for a command line (stdout and stderr together). */
+static char *record_args(const char *args, int *status) {
+    return tu_run(status, "cd %s && LC_ALL=C %s record %s 2>&1", dir, tu_frames_bin(), args);
+}
+
+static void expect(const char *args, int want_status, const char *want_text) {
+    int st;
+    char *out = record_args(args, &st);
+    if (st != want_status || !strstr(out, want_text))
+        fprintf(stderr, "record %s: status %d, output\n%s\n", args, st, out);
+    assert_int_equal(st, want_status);
+    assert_non_null(strstr(out, want_text));
+    free(out);
+}
+
+/* Mistakes on the command line: each says what is wrong, before anything runs. */
+static void test_command_line_mistakes(void **state) {
+    (void)state;
+    expect("-o", 2, "frames record: -o needs a value");
+    expect("--engine", 2, "frames record: --engine needs a value");
+    expect("-- /etc/passwd", 126, "frames record: /etc/passwd: not an executable file");
+    expect("-- /nonexistent/program", 127, "frames record: /nonexistent/program: program not found");
+    expect("--probe -- /bin/true", 2, "frames record: --probe is used alone");
+    expect("--zstd -o z.frames -- /bin/true", 2, "z.frames does not end in .zst");
+    assert_int_equal(access(at("z.frames"), F_OK), -1); /* nothing written */
+}
+
+/* A program no engine can run: an error and 126 with every engine, never a trace. */
+static void test_programs_no_engine_can_run(void **state) {
+    static const char *const engine_opts[] = {"", "--engine valgrind ", "--engine ptrace "};
+    uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    char args[700];
+    size_t e;
+    (void)state;
+    elf[16] = 2;   /* ET_EXEC */
+    elf[18] = 183; /* EM_AARCH64 */
+    elf[20] = 1;   /* EV_CURRENT */
+    assert_int_equal(tu_write_file(at("arm64"), elf, sizeof elf), 0);
+    assert_int_equal(tu_write_file(at("plain"), "hello\n", 6), 0);
+    assert_int_equal(tu_write_file(at("script"), "#!/nonexistent/interp\n", 22), 0);
+    free(tu_run_ok("chmod", "chmod +x %s/arm64 %s/plain %s/script", dir, dir, dir));
+    for (e = 0; e < 3; e++) {
+        if (e == 1 && !vg_tool_built()) continue;
+        snprintf(args, sizeof args, "%s-o %s -- %s", engine_opts[e], at("x.frames"), at("arm64"));
+        expect(args, 126, "an ELF for AArch64, not x86-64: no engine here can run it");
+        snprintf(args, sizeof args, "%s-o %s -- %s", engine_opts[e], at("x.frames"), at("plain"));
+        expect(args, 126, "neither an ELF executable nor a script");
+        snprintf(args, sizeof args, "%s-o %s -- %s", engine_opts[e], at("x.frames"), at("script"));
+        expect(args, 126, "its interpreter /nonexistent/interp cannot be run");
+        assert_int_equal(access(at("x.frames"), F_OK), -1);
+    }
+}
+
+/* A crashing program: Valgrind's report goes to a file the message names, not amid
+   the program's output; the status is the shell's for the signal. */
+static void test_crash_report_in_a_file(void **state) {
+    static const char crash_src[] = "int main(void) { *(volatile int *)8 = 1; return 0; }\n";
+    int st;
+    char *err, *out, *log;
+    (void)state;
+    if (!vg_tool_built()) return;
+    compile("crash", crash_src);
+    out = recorded("valgrind", "", at("crash"), &st, &err);
+    assert_int_equal(st, 128 + 11);
+    assert_null(strstr(err, "=="));
+    assert_non_null(strstr(err, "Valgrind's report is in"));
+    log = (char *)tu_read_file(at("t.frames.valgrind.log"), NULL);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "SIGSEGV"));
+    free(log);
+    free(out);
+    free(err);
+    assert_int_equal(unlink(at("t.frames.valgrind.log")), 0);
+}
+
 static int setup(void **state) {
     (void)state;
     if (tu_workdir_make("frames-recexec")) return -1;
@@ -187,6 +263,9 @@ int main(void) {
         cmocka_unit_test(test_posix_spawn),
         cmocka_unit_test(test_exec_main),
         cmocka_unit_test(test_engines_record_the_same_signals),
+        cmocka_unit_test(test_command_line_mistakes),
+        cmocka_unit_test(test_programs_no_engine_can_run),
+        cmocka_unit_test(test_crash_report_in_a_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

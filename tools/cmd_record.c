@@ -42,8 +42,12 @@ static const char record_usage[] =
     "  --quiet           no summary on standard error\n"
     "  --probe           report whether this kernel honours PTRACE_SINGLEBLOCK, and exit\n"
     "\n"
-    "Exit status: 0 trace written (the program's own status is reported on standard\n"
-    "error), 1 the program could not be traced or the trace not written, 2 usage.\n";
+    "Exit status: the program's own (128+N when signal N ended it, as shells report it),\n"
+    "once its trace was written; 125 the trace could not be written or the recording\n"
+    "failed (what happened to the trace and to the program is on standard error); 126\n"
+    "PROGRAM is not executable or no engine can run it; 127 PROGRAM was not found; 2 usage\n"
+    "(before the program runs). Interrupted (SIGINT, SIGTERM, SIGHUP): the program is\n"
+    "killed, the trace finished, and the status is 128+that signal.\n";
 
 #ifndef RECORD_SUPPORTED
 
@@ -60,26 +64,42 @@ int cmd_record(int argc, char **argv) {
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- setup */
 
+/* Exit statuses of frames record itself, next to the program's own (env(1)'s habit). */
+enum { REC_EXIT_TRACE = 125, REC_EXIT_NOEXEC = 126, REC_EXIT_NOTFOUND = 127 };
+
+/* A regular file we may execute? 0 yes, 1 it exists but is not one, -1 nothing there. */
+static int executable(const char *path) {
+    struct stat st;
+    if (stat(path, &st) < 0) return -1;
+    return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : 1;
+}
+
+/* PROGRAM as execvp would find it: 0 found (path in out), REC_EXIT_NOEXEC when only
+   something not executable is there, REC_EXIT_NOTFOUND when nothing is. */
 static int find_program(const char *name, char *out, size_t cap) {
     const char *path = getenv("PATH"), *p;
+    int seen = 0, e;
     if (strchr(name, '/')) {
         snprintf(out, cap, "%s", name);
-        return access(out, X_OK);
+        e = executable(out);
+        return e == 0 ? 0 : e > 0 ? REC_EXIT_NOEXEC : REC_EXIT_NOTFOUND;
     }
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     for (p = path;; p = strchr(p, ':') + 1) {
         size_t len = strchr(p, ':') ? (size_t)(strchr(p, ':') - p) : strlen(p);
         snprintf(out, cap, "%.*s/%s", (int)len, len ? p : ".", name);
-        if (access(out, X_OK) == 0) return 0;
+        if ((e = executable(out)) == 0) return 0;
+        seen |= e > 0;
         if (!strchr(p, ':')) break;
     }
-    return -1;
+    return seen ? REC_EXIT_NOEXEC : REC_EXIT_NOTFOUND;
 }
 
 static double now(void) {
@@ -88,8 +108,25 @@ static double now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void report(const rec_run *t, const char *path, double secs) {
+/* The program's fate, on standard error. */
+static void report_program(const rec_run *t, const char *path) {
     int s = t->main_status;
+    if (!t->main_done) return;
+    if (WIFEXITED(s)) fprintf(stderr, "frames record: %s exited with status %d\n", path, WEXITSTATUS(s));
+    else if (WIFSIGNALED(s)) fprintf(stderr, "frames record: %s killed by signal %d (%s)\n", path,
+                                     WTERMSIG(s), strsignal(WTERMSIG(s)));
+}
+
+/* frames record's status: the program's, unless the trace is not good. */
+static int exit_status(const rec_run *t) {
+    if (t->failed || !t->main_done) return REC_EXIT_TRACE;
+    if (rec_interrupted()) return 128 + rec_interrupted(); /* the program was killed for it */
+    if (WIFEXITED(t->main_status)) return WEXITSTATUS(t->main_status);
+    if (WIFSIGNALED(t->main_status)) return 128 + WTERMSIG(t->main_status);
+    return REC_EXIT_TRACE;
+}
+
+static void report(const rec_run *t, const char *path, double secs) {
     fprintf(stderr, "frames record: %llu instructions in %.2f s (%.0f instructions/s), %llu syscalls, "
                     "%llu thread(s), %llu module(s), %llu frames -> %s\n",
             (unsigned long long)t->instructions, secs, secs > 0 ? (double)t->instructions / secs : 0.0,
@@ -98,10 +135,7 @@ static void report(const rec_run *t, const char *path, double secs) {
     if (t->undecoded && t->dec)
         fprintf(stderr, "frames record: %llu instructions capstone could not decode (recorded without "
                         "operands)\n", (unsigned long long)t->undecoded);
-    if (!t->main_done) return;
-    if (WIFEXITED(s)) fprintf(stderr, "frames record: %s exited with status %d\n", path, WEXITSTATUS(s));
-    else if (WIFSIGNALED(s)) fprintf(stderr, "frames record: %s killed by signal %d (%s)\n", path,
-                                     WTERMSIG(s), strsignal(WTERMSIG(s)));
+    report_program(t, path);
 }
 
 /* The engines, the default first among those available. */
@@ -115,26 +149,35 @@ static const rec_engine *find_engine(const char *name) {
     return NULL;
 }
 
-/* The first engine that can run here (the last one if none says it can). */
-static const rec_engine *default_engine(void) {
-    char why[256];
+/* The first engine that can run here and can run PROGRAM (the last one if none says it
+   can run here); NULL with why when none can run PROGRAM. */
+static const rec_engine *default_engine(const char *path, char *why, size_t cap) {
+    char here[256];
     size_t i;
-    for (i = 0; i + 1 < NENGINES; i++)
-        if (engines[i]->available(why, sizeof why) == 0) return engines[i];
-    return engines[NENGINES - 1];
+    int reason = 0;
+    for (i = 0; i < NENGINES; i++) {
+        if (i + 1 < NENGINES && engines[i]->available(here, sizeof here) != 0) continue;
+        if (engines[i]->can_run(path, reason ? here : why, reason ? sizeof here : cap) == 0) return engines[i];
+        reason = 1; /* the first engine's reason is the one given */
+    }
+    return NULL;
 }
 
 static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_engine **engine) {
-    int i;
+    int i, zstd = 0;
     t->out = "trace.frames";
     t->pin = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
-        if (!strcmp(a, "-o") && i + 1 < argc) t->out = argv[++i];
+        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample")) && i + 1 >= argc)
+            return cli_usage_error("%s needs a value", a);
+        if (!strcmp(a, "--probe")) return cli_usage_error("--probe is used alone: frames record --probe");
+        if (!strcmp(a, "-o")) t->out = argv[++i];
         else if (cli_zstd_option(a)) {
             if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
+            zstd = 1;
         }
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
@@ -153,6 +196,11 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
         } else return cli_usage_error("unknown option '%s'", a);
     }
     if (i >= argc) return cli_usage_error("no program given");
+    /* a plain name must not hold compressed bytes (a reader would take them for a
+       corrupt .frames): the name decides, --zstd only confirms or sets the level */
+    if (zstd && strcmp(t->out, "-") && !(strlen(t->out) > 4 && !strcmp(t->out + strlen(t->out) - 4, ".zst")))
+        return cli_usage_error("--zstd writes a compressed trace: name it OUT.frames.zst (%s does not end in .zst)",
+                               t->out);
     *first = i;
     return CLI_OK;
 }
@@ -186,16 +234,21 @@ static int record_with(rec_run *t, const rec_engine *e, const char *path, int ar
     void *state;
     double t0;
     int rc;
-    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return rc;
+    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return REC_EXIT_TRACE;
     t0 = now();
     state = e->start(t, path, argc, argv);
     if (state && !t->failed) e->pump(state);
     e->finish(t, state);
-    if (!t->quiet && !t->failed) report(t, path, now() - t0);
     rc = frames_writer_close(t->w);
     if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    if (!t->failed) {
+        if (!t->quiet) report(t, path, now() - t0);
+    } else {
+        fprintf(stderr, "frames record: the trace %s is incomplete\n", strcmp(t->out, "-") ? t->out : "on standard output");
+        report_program(t, path);
+    }
     rp_meta_free(&meta);
-    return t->failed ? CLI_DATA : CLI_OK;
+    return exit_status(t);
 }
 
 int cmd_record(int argc, char **argv) {
@@ -213,9 +266,16 @@ int cmd_record(int argc, char **argv) {
     cli_zstd_prefer_level(1);
     memset(&t, 0, sizeof t);
     if ((rc = parse_args(&t, argc, argv, &first, &engine)) != CLI_OK) return rc;
-    if (find_program(argv[first], path, sizeof path) < 0)
-        return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
-    if (!engine) engine = default_engine();
+    if ((rc = find_program(argv[first], path, sizeof path)) != 0)
+        return cli_fail(rc, rc == REC_EXIT_NOEXEC ? "%s: not an executable file" : "%s: program not found",
+                        argv[first]);
+    if (engine) {
+        char why[600];
+        if (engine->can_run(path, why, sizeof why) != 0) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
+    } else {
+        char why[600];
+        if (!(engine = default_engine(path, why, sizeof why))) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
+    }
     if (!(t.dec = rx_open())) {
         char why[128];
 #ifdef RECORD_HAVE_CAPSTONE
@@ -223,7 +283,7 @@ int cmd_record(int argc, char **argv) {
 #else
         snprintf(why, sizeof why, "frames was built without capstone (libcapstone-dev)");
 #endif
-        if (engine->needs_capstone) return cli_fail(CLI_DATA, "the %s engine needs capstone: %s", engine->name, why);
+        if (engine->needs_capstone) return cli_fail(REC_EXIT_TRACE, "the %s engine needs capstone: %s", engine->name, why);
         if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
     }
     rc = record_with(&t, engine, path, argc - first, argv + first);

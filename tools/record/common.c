@@ -4,10 +4,13 @@
 
 #ifdef RECORD_SUPPORTED
 #include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- errors */
 
@@ -41,6 +44,71 @@ void rec_catch_interrupts(void) {
 }
 
 int rec_interrupted(void) { return (int)interrupted; }
+
+/* ---------------------------------------------------------------- programs */
+
+static const char *machine_name(unsigned m) {
+    switch (m) {
+    case 3: return "i386";
+    case 8: return "MIPS";
+    case 20: return "PowerPC";
+    case 21: return "PowerPC 64";
+    case 40: return "ARM";
+    case 62: return "x86-64";
+    case 183: return "AArch64";
+    case 243: return "RISC-V";
+    default: return NULL;
+    }
+}
+
+/* depth: scripts whose interpreter is a script (Linux follows a few levels) */
+static int x86_64_program(const char *path, char *why, size_t cap, int depth) {
+    uint8_t h[256];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, cap, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    n = read(fd, h, sizeof h - 1);
+    close(fd);
+    if (n >= 2 && h[0] == '#' && h[1] == '!') { /* a script: its interpreter must run */
+        char *p = (char *)h + 2, *end;
+        h[n] = 0;
+        while (*p == ' ' || *p == '\t') p++;
+        for (end = p; *end && *end != ' ' && *end != '\t' && *end != '\n'; end++) {}
+        *end = 0;
+        if (!*p || depth > 4) {
+            snprintf(why, cap, "%s: a script without a usable interpreter line", path);
+            return -1;
+        }
+        if (access(p, X_OK) < 0) {
+            snprintf(why, cap, "%s: its interpreter %s cannot be run (%s)", path, p, strerror(errno));
+            return -1;
+        }
+        return x86_64_program(p, why, cap, depth + 1);
+    }
+    if (n < 20 || memcmp(h, "\177ELF", 4)) {
+        snprintf(why, cap, "%s: neither an ELF executable nor a script (#!)", path);
+        return -1;
+    }
+    {
+        unsigned machine = (unsigned)h[18] | (unsigned)h[19] << 8;
+        const char *name = machine_name(machine);
+        if (h[4] != 2 || h[5] != 1 || machine != 62) {
+            if (name && machine != 62)
+                snprintf(why, cap, "%s: an ELF for %s, not x86-64: no engine here can run it", path, name);
+            else if (name)
+                snprintf(why, cap, "%s: a 32-bit x86-64 (x32) or big-endian ELF: no engine here can run it", path);
+            else
+                snprintf(why, cap, "%s: an ELF for machine %u, not x86-64: no engine here can run it", path, machine);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int rec_x86_64_program(const char *path, char *why, size_t cap) { return x86_64_program(path, why, cap, 0); }
 
 /* ---------------------------------------------------------------- register file */
 

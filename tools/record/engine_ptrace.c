@@ -594,7 +594,7 @@ static void pt_finish(rec_run *r, void *state) {
     free(t);
 }
 
-const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_available, pt_start, pt_pump, pt_finish};
+const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_available, rec_x86_64_program, pt_start, pt_pump, pt_finish};
 
 #elif defined(RECORD_SUPPORTED)
 #include <stdio.h>
@@ -611,7 +611,7 @@ static void *pt_no_start(rec_run *r, const char *path, int argc, char **argv) {
 }
 static void pt_no_pump(void *state) { (void)state; }
 static void pt_no_finish(rec_run *r, void *state) { (void)r, (void)state; }
-const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_unavailable, pt_no_start, pt_no_pump, pt_no_finish};
+const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_unavailable, rec_x86_64_program, pt_no_start, pt_no_pump, pt_no_finish};
 #else
 typedef int record_engine_ptrace_unused; /* ISO C forbids an empty translation unit */
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +51,7 @@ typedef struct rv_engine {
     rv_conv *conv;
     int fd;                    /* the read end of the pipe */
     pid_t pid;                 /* valgrind */
+    char log[PATH_MAX];        /* Valgrind's own messages (a crash report), "" if none */
 } rv_engine;
 
 static uint32_t rd32(const uint8_t *p) {
@@ -102,9 +104,10 @@ static void rv_pump(void *state) {
     free(buf);
 }
 
-static pid_t rv_spawn(rec_run *t, const char *tooldir, int wfd, const char *path, char **argv, int argc) {
+static pid_t rv_spawn(rec_run *t, const char *tooldir, int wfd, int logfd, const char *path, char **argv,
+                      int argc) {
     char **av = (char **)calloc((size_t)argc + 16, sizeof *av);
-    char fdopt[64];
+    char fdopt[64], logopt[64];
     int n = 0, i;
     pid_t pid;
     if (!av) return -1;
@@ -115,6 +118,10 @@ static pid_t rv_spawn(rec_run *t, const char *tooldir, int wfd, const char *path
     av[n++] = (char *)"--trace-children=yes";
     av[n++] = (char *)"--vex-iropt-level=0"; /* see frames_vg.c: each instruction its own GETs */
     av[n++] = fdopt;
+    if (logfd >= 0) { /* its reports (a crashing program's) to a file, not amid the program's */
+        snprintf(logopt, sizeof logopt, "--log-fd=%d", logfd);
+        av[n++] = logopt;
+    }
     if (t->no_mem) av[n++] = (char *)"--frames-mem=no";
     if (t->follow) av[n++] = (char *)"--frames-forks=yes";
     av[n++] = (char *)path;
@@ -132,6 +139,33 @@ static pid_t rv_spawn(rec_run *t, const char *tooldir, int wfd, const char *path
     return pid;
 }
 
+/* Valgrind's messages go to OUT.valgrind.log (or a file in $TMPDIR for -o -), opened for
+   appending by every process of the run; -1 when it cannot be made (they then go to
+   standard error). */
+static int open_log(rv_engine *e) {
+    const char *tmp = getenv("TMPDIR");
+    int fd;
+    if (strcmp(e->r->out, "-"))
+        snprintf(e->log, sizeof e->log, "%s.valgrind.log", e->r->out);
+    else
+        snprintf(e->log, sizeof e->log, "%s/frames-record-%d.valgrind.log", tmp && *tmp ? tmp : "/tmp",
+                 (int)getpid());
+    fd = open(e->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    if (fd < 0) e->log[0] = 0;
+    return fd;
+}
+
+/* An empty log is removed; a report is kept and named. */
+static void close_log(rv_engine *e) {
+    struct stat st;
+    if (!e->log[0]) return;
+    if (stat(e->log, &st) == 0 && st.st_size > 0) {
+        if (!e->r->silent) fprintf(stderr, "frames record: Valgrind's report is in %s\n", e->log);
+    } else {
+        unlink(e->log);
+    }
+}
+
 static int rv_available(char *why, size_t cap) {
     char dir[PATH_MAX];
     if (rv_tool_dir(dir, sizeof dir) == 0) return 0;
@@ -141,7 +175,7 @@ static int rv_available(char *why, size_t cap) {
 
 static void *rv_start(rec_run *r, const char *path, int argc, char **argv) {
     char tooldir[PATH_MAX];
-    int fds[2];
+    int fds[2], logfd;
     rv_engine *e;
     if (rv_tool_dir(tooldir, sizeof tooldir) < 0) {
         rec_fail(r, "the valgrind tool was not built (tools/record/vg; needs the valgrind package)");
@@ -163,8 +197,10 @@ static void *rv_start(rec_run *r, const char *path, int argc, char **argv) {
     fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups of the converter */
 #endif
     rec_catch_interrupts();
-    e->pid = rv_spawn(r, tooldir, fds[1], path, argv, argc);
+    logfd = open_log(e);
+    e->pid = rv_spawn(r, tooldir, fds[1], logfd, path, argv, argc);
     close(fds[1]);
+    if (logfd >= 0) close(logfd);
     if (e->pid < 0) {
         close(fds[0]);
         rec_fail(r, "fork: %s", strerror(errno));
@@ -184,14 +220,19 @@ static void rv_finish(rec_run *r, void *state) {
         while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR) {}
         r->main_status = status;
         r->main_done = 1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !rv_conv_started(e->conv)) r->failed = 1;
+        /* the tool never started (valgrind missing, or it could not load the program): no
+           trace, whatever valgrind's status */
+        if (!rv_conv_started(e->conv) && !r->failed)
+            rec_fail(r, "Valgrind did not run the program with the frames tool (exit status %d)",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         rv_conv_end(e->conv, status);
     }
+    close_log(e);
     rv_conv_free(e->conv);
     free(e);
 }
 
-const rec_engine rec_engine_valgrind = {"valgrind", 0, rv_available, rv_start, rv_pump, rv_finish};
+const rec_engine rec_engine_valgrind = {"valgrind", 0, rv_available, rec_x86_64_program, rv_start, rv_pump, rv_finish};
 
 #else
 typedef int record_engine_valgrind_unused; /* ISO C forbids an empty translation unit */

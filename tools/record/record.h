@@ -49,7 +49,6 @@ typedef struct rec_run {
     const char *out;           /* output path ("-" = standard output) */
     int no_mem, follow, pin, quiet;
     uint64_t sample_on, sample_off;
-    const char *vg_log;        /* Valgrind engine: where Valgrind's own messages go */
     frames_writer *w;
     frames_rec_shared shared;  /* the writer, shared by every thread's recorder */
     struct rx_decoder *dec;    /* operand decoder, NULL without capstone */
@@ -82,6 +81,9 @@ typedef struct rec_engine {
     int needs_capstone;        /* refuses to run without the operand decoder */
     /* Can it run here (e.g. its tool was built)? 0 yes, else -1 with a reason in why. */
     int (*available)(char *why, size_t cap);
+    /* Can it run PROGRAM (path; e.g. its machine)? 0 yes, else -1 with a reason in why
+       (then no trace is written and frames record exits 126). */
+    int (*can_run)(const char *path, char *why, size_t cap);
     /* Start PROGRAM (path, argv[0..argc)) with the options of r. Returns the engine's
        state, NULL when the program could not be started (r->failed set, message printed). */
     void *(*start)(rec_run *r, const char *path, int argc, char **argv);
@@ -92,6 +94,10 @@ typedef struct rec_engine {
 } rec_engine;
 
 extern const rec_engine rec_engine_ptrace, rec_engine_valgrind;
+
+/* For can_run: is path an x86-64 Linux ELF executable, or a script whose interpreter
+   (#!) is one? 0 yes, else -1 with why ("an ELF for AArch64, not x86-64", ...). */
+int rec_x86_64_program(const char *path, char *why, size_t cap);
 
 /* SIGINT, SIGTERM, SIGHUP to frames: rec_interrupted() becomes the signal number (the
    engines kill the program and finish the trace). */
