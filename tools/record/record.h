@@ -15,9 +15,10 @@
                                     untrusted input, also driven by tests/fuzz/fuzz_vgrec.c
      tools/record/vg/               the Valgrind tool (frames_vg.c) and the stream (vgrec.h)
 
-   A new engine (QEMU, ...) is one more engine_*.c defining a `const rec_engine` and one
-   line in rec_engines (cmd_record.c); it uses rec_run for its options, writer, counters and
-   errors and may use the shared parts, and touches no other engine.
+   A new engine (QEMU, ...) is one more engine_*.c defining a `const rec_engine`, its
+   declaration below and one entry in `engines` (cmd_record.c, in the order the default
+   is chosen); it uses rec_run for its options, writer, counters and errors, may use the
+   shared parts, and touches no other engine.
 
    capstone (RECORD_HAVE_CAPSTONE, from FRAMES_HAVE_CAPSTONE, defined by build.sh when
    libcapstone-dev is present) is needed by the ptrace engine only: the Valgrind engine
@@ -73,9 +74,10 @@ void rec_check(rec_run *r, frames_recorder *rec, int rc);
 /* ---------------------------------------------------------------- the engine interface */
 
 /* An engine runs the program and feeds the run's writer through one frames_recorder per
-   thread. cmd_record.c opens the writer, then calls start, pump and finish once each (finish
-   also after a failed start, with the state start returned, which may be NULL), closes the
-   writer and reports. */
+   thread. cmd_record.c picks the engine (--engine, else the first that is available and
+   can_run the program), opens the writer, then calls start, pump and finish once each
+   (finish also after a failed start, with the state start returned, which may be NULL),
+   closes the writer, reports and exits with the program's status (main_status). */
 typedef struct rec_engine {
     const char *name;          /* as --engine names it */
     int needs_capstone;        /* refuses to run without the operand decoder */
