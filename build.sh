@@ -22,6 +22,8 @@
 #
 # Layout conventions (so that new parts need no edit here):
 #   tools/cmd_*.c, tools/cli.c, tools/frames.c  -> build/frames (one command)
+#   tools/record/*.c                            -> also build/frames: the engines of `frames
+#                                                  record` (tools/record/record.h)
 #   tools/impl.c                                -> the one translation unit that defines
 #                                                  the FRAMES_*_IMPLEMENTATION macros
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
@@ -29,8 +31,8 @@
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
 # Optional libraries are detected: libipt (frames_pt.h), capstone (frames record),
 # libzstd (frames_zstd.h: compressed .frames.zst traces), libdw (file:line in
-# frames_sym.h) and valgrind (tools/vg: the Valgrind tool of `frames record --engine
-# valgrind`, built into build/vg/ next to build/frames).
+# frames_sym.h) and valgrind (tools/record/vg: the Valgrind tool of `frames record
+# --engine valgrind`, built into build/vg/ next to build/frames).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -104,11 +106,11 @@ build_vg_tool() {   # build_vg_tool OUTDIR
     local out=$1/vg
     have_vg_tool_deps || { rm -rf "$out"; return 0; }
     mkdir -p "$out"
-    if newer "$out/frames-amd64-linux" tools/vg/*.c tools/vg/*.h; then
+    if newer "$out/frames-amd64-linux" tools/record/vg/*.c tools/record/vg/*.h; then
         gcc -std=gnu99 -O2 -g -m64 -fno-stack-protector -fno-builtin -fno-strict-aliasing -fno-pie \
-            -Wall -Wextra -Wno-unused-parameter -Werror -I/usr/include/valgrind -Itools/vg \
+            -Wall -Wextra -Wno-unused-parameter -Werror -I/usr/include/valgrind -Itools/record/vg \
             -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
-            -c tools/vg/frames_vg.c -o "$out/frames_vg.o" || die "valgrind tool: compile failed"
+            -c tools/record/vg/frames_vg.c -o "$out/frames_vg.o" || die "valgrind tool: compile failed"
         gcc -m64 -static -nodefaultlibs -nostartfiles -u _start -no-pie -Wl,--build-id=none \
             -Wl,-Ttext-segment="$(pkg-config --variable=valt_load_address valgrind)" \
             -o "$out/frames-amd64-linux" "$out/frames_vg.o" $VG_LIBDIR/libcoregrind-amd64-linux.a \
@@ -136,11 +138,13 @@ build_variant() {
     local hdrs; hdrs=$(HEADERS)
     local objs=() src obj pids=()
     # tool objects (compiled in parallel, JOBS at a time)
-    for src in tools/*.c; do
+    for src in tools/*.c tools/record/*.c; do
         [ -e "$src" ] || continue
-        obj="$out/obj/$(basename "${src%.c}").o"
+        obj=${src#tools/}
+        obj="$out/obj/${obj//\//_}"
+        obj=${obj%.c}.o
         objs+=("$obj")
-        if newer "$obj" "$src" $hdrs tools/*.h tools/*.def tools/vg/*.h; then
+        if newer "$obj" "$src" $hdrs tools/*.h tools/*.def tools/record/*.h tools/record/vg/*.h; then
             $cc $CSTD $cflags $WARN $odefs -I"$ROOT" -Itools -c "$src" -o "$obj" &
             pids+=($!)
             if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}" || die "compile failed"; pids=("${pids[@]:1}"); fi

@@ -1,13 +1,14 @@
 /* frames record: trace a program (x86-64 Linux), one std_frame per executed user
    instruction with register and memory operand values, syscall frames, modload frames,
-   threads and (on request) forked processes, through the recording API. Two engines:
-   Valgrind with the frames tool (record_vg.c, the default when the tool is built) and
-   ptrace single-stepping (record_trace.c). */
+   threads and (on request) forked processes, through the recording API. The command
+   parses options, opens the writer, runs one engine (tools/record/record.h: Valgrind with
+   the frames tool, the default when the tool is built, or ptrace single-stepping) and
+   reports. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "record.h"
+#include "record/record.h"
 
 static const char record_usage[] =
     "usage: frames record [-o OUT] [--zstd[=LEVEL]] [--engine valgrind|ptrace] [--no-mem]\n"
@@ -21,16 +22,18 @@ static const char record_usage[] =
     "                written (old value before with read = written = false, new value after)\n"
     "  syscall_frame per syscall instruction: number and the six arguments\n"
     "  modload_frame per executable mapping (at exec and after mmap/mprotect/mremap)\n"
-    "  exception_frame per signal delivered (number = signal, from_addr = pc)\n"
+    "  exception_frame per signal delivered to a handler or ending the program (number =\n"
+    "                signal, from_addr = pc; ignored signals such as SIGCHLD are not)\n"
     "\n"
     "  --engine E        valgrind: run PROGRAM under Valgrind with the frames tool (millions\n"
     "                    of instructions/s; the default when the tool was built);\n"
     "                    ptrace: single-step it (tens of thousands/s; exact CPU)\n"
     "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
     "                    program's standard output then goes to standard error)\n"
-    "  --zstd[=LEVEL]    compressed trace (.frames.zst; also chosen by an OUT ending in\n"
-    "                    .zst); LEVEL 1 by default here, not 3 as elsewhere: the\n"
-    "                    compression thread shares the machine with the program\n"
+    "  --zstd[=LEVEL]    compressed trace (.frames.zst; an OUT ending in .zst chooses it,\n"
+    "                    and --zstd with another OUT is refused); LEVEL 1 by default\n"
+    "                    here, not 3 as elsewhere: the compression thread shares the\n"
+    "                    machine with the program\n"
     "  --no-mem          no memory operands (registers only; faster)\n"
     "  --follow-forks    also trace child processes (fork, vfork, clone without threads)\n"
     "  --sample N:M      record N instructions, skip M, repeating (per thread); skipped\n"
@@ -40,8 +43,12 @@ static const char record_usage[] =
     "  --quiet           no summary on standard error\n"
     "  --probe           report whether this kernel honours PTRACE_SINGLEBLOCK, and exit\n"
     "\n"
-    "Exit status: 0 trace written (the program's own status is reported on standard\n"
-    "error), 1 the program could not be traced or the trace not written, 2 usage.\n";
+    "Exit status: the program's own (128+N when signal N ended it, as shells report it),\n"
+    "once its trace was written; 125 the trace could not be written or the recording\n"
+    "failed (what happened to the trace and to the program is on standard error); 126\n"
+    "PROGRAM is not executable or no engine can run it; 127 PROGRAM was not found; 2 usage\n"
+    "(before the program runs). Interrupted (SIGINT, SIGTERM, SIGHUP): the program is\n"
+    "killed, the trace finished, and the status is 128+that signal.\n";
 
 #ifndef RECORD_SUPPORTED
 
@@ -50,86 +57,50 @@ int cmd_record(int argc, char **argv) {
         fputs(record_usage, stdout);
         return CLI_OK;
     }
-#if !defined(__linux__) || !defined(__x86_64__)
     return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
-#else
-    return cli_fail(CLI_DATA, "not built: capstone (libcapstone-dev) was not found at build time");
-#endif
 }
 
 #else
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- setup */
 
+/* Exit statuses of frames record itself, next to the program's own (env(1)'s habit). */
+enum { REC_EXIT_TRACE = 125, REC_EXIT_NOEXEC = 126, REC_EXIT_NOTFOUND = 127 };
+
+/* A regular file we may execute? 0 yes, 1 it exists but is not one, -1 nothing there. */
+static int executable(const char *path) {
+    struct stat st;
+    if (stat(path, &st) < 0) return -1;
+    return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : 1;
+}
+
+/* PROGRAM as execvp would find it: 0 found (path in out), REC_EXIT_NOEXEC when only
+   something not executable is there, REC_EXIT_NOTFOUND when nothing is. */
 static int find_program(const char *name, char *out, size_t cap) {
     const char *path = getenv("PATH"), *p;
+    int seen = 0, e;
     if (strchr(name, '/')) {
         snprintf(out, cap, "%s", name);
-        return access(out, X_OK);
+        e = executable(out);
+        return e == 0 ? 0 : e > 0 ? REC_EXIT_NOEXEC : REC_EXIT_NOTFOUND;
     }
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";
     for (p = path;; p = strchr(p, ':') + 1) {
         size_t len = strchr(p, ':') ? (size_t)(strchr(p, ':') - p) : strlen(p);
         snprintf(out, cap, "%.*s/%s", (int)len, len ? p : ".", name);
-        if (access(out, X_OK) == 0) return 0;
+        if ((e = executable(out)) == 0) return 0;
+        seen |= e > 0;
         if (!strchr(p, ':')) break;
     }
-    return -1;
-}
-
-/* Start the program stopped at its first instruction (after execve). */
-static pid_t spawn(rt_tracer *t, const char *path, char **argv) {
-    int fds[2], err = 0, status;
-    long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
-    pid_t pid;
-    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        close(fds[0]);
-        if (!strcmp(t->out, "-")) dup2(2, 1);
-        ptrace(PTRACE_TRACEME, 0, 0, 0);
-        raise(SIGSTOP);
-        execv(path, argv);
-        err = errno;
-        if (write(fds[1], &err, sizeof err) < 0) _exit(127);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (t->follow) opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-    if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-        ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)opts) < 0 || ptrace(PTRACE_CONT, pid, 0, 0) < 0 ||
-        waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
-        status >> 8 != (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
-        if (read(fds[0], &err, sizeof err) == (ssize_t)sizeof err)
-            cli_fail(CLI_DATA, "cannot execute %s: %s", path, strerror(err));
-        else
-            cli_fail(CLI_DATA, "cannot trace %s: %s", path, errno ? strerror(errno) : "unexpected stop");
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        close(fds[0]);
-        return -1;
-    }
-    close(fds[0]);
-    return pid;
-}
-
-static void pin_to_this_cpu(void) {
-    cpu_set_t set;
-    int cpu = sched_getcpu();
-    if (cpu < 0) return;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(0, sizeof set, &set); /* inherited by the program */
+    return seen ? REC_EXIT_NOEXEC : REC_EXIT_NOTFOUND;
 }
 
 static double now(void) {
@@ -138,43 +109,83 @@ static double now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void report(const rt_tracer *t, const char *path, double secs) {
+/* The program's fate, on standard error. */
+static void report_program(const rec_run *t, const char *path) {
     int s = t->main_status;
-    fprintf(stderr, "frames record: %llu instructions in %.2f s (%.0f instructions/s), %llu syscalls, "
-                    "%llu thread(s), %llu module(s), %llu frames -> %s\n",
-            (unsigned long long)t->instructions, secs, secs > 0 ? (double)t->instructions / secs : 0.0,
-            (unsigned long long)t->syscalls, (unsigned long long)t->nthreads,
-            (unsigned long long)t->nmodules, (unsigned long long)t->frames, t->out);
-    if (t->undecoded)
-        fprintf(stderr, "frames record: %llu instructions capstone could not decode (recorded without "
-                        "operands)\n", (unsigned long long)t->undecoded);
     if (!t->main_done) return;
     if (WIFEXITED(s)) fprintf(stderr, "frames record: %s exited with status %d\n", path, WEXITSTATUS(s));
     else if (WIFSIGNALED(s)) fprintf(stderr, "frames record: %s killed by signal %d (%s)\n", path,
                                      WTERMSIG(s), strsignal(WTERMSIG(s)));
 }
 
-static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
-    int i;
+/* frames record's status: the program's, unless the trace is not good. */
+static int exit_status(const rec_run *t) {
+    if (t->failed || !t->main_done) return REC_EXIT_TRACE;
+    if (rec_interrupted()) return 128 + rec_interrupted(); /* the program was killed for it */
+    if (WIFEXITED(t->main_status)) return WEXITSTATUS(t->main_status);
+    if (WIFSIGNALED(t->main_status)) return 128 + WTERMSIG(t->main_status);
+    return REC_EXIT_TRACE;
+}
+
+static void report(const rec_run *t, const char *path, double secs) {
+    fprintf(stderr, "frames record: %llu instructions in %.2f s (%.0f instructions/s), %llu syscalls, "
+                    "%llu thread(s), %llu module(s), %llu frames -> %s\n",
+            (unsigned long long)t->instructions, secs, secs > 0 ? (double)t->instructions / secs : 0.0,
+            (unsigned long long)t->syscalls, (unsigned long long)t->nthreads,
+            (unsigned long long)t->nmodules, (unsigned long long)t->frames, t->out);
+    if (t->undecoded && t->dec)
+        fprintf(stderr, "frames record: %llu instructions capstone could not decode (recorded without "
+                        "operands)\n", (unsigned long long)t->undecoded);
+    report_program(t, path);
+}
+
+/* The engines, the default first among those available. */
+static const rec_engine *const engines[] = {&rec_engine_valgrind, &rec_engine_ptrace};
+#define NENGINES (sizeof engines / sizeof engines[0])
+
+static const rec_engine *find_engine(const char *name) {
+    size_t i;
+    for (i = 0; i < NENGINES; i++)
+        if (!strcmp(engines[i]->name, name)) return engines[i];
+    return NULL;
+}
+
+/* The first engine that can run here and can run PROGRAM (the last one if none says it
+   can run here); NULL with why when none can run PROGRAM. */
+static const rec_engine *default_engine(const char *path, char *why, size_t cap) {
+    char here[256];
+    size_t i;
+    int reason = 0;
+    for (i = 0; i < NENGINES; i++) {
+        if (i + 1 < NENGINES && engines[i]->available(here, sizeof here) != 0) continue;
+        if (engines[i]->can_run(path, reason ? here : why, reason ? sizeof here : cap) == 0) return engines[i];
+        reason = 1; /* the first engine's reason is the one given */
+    }
+    return NULL;
+}
+
+static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_engine **engine) {
+    int i, zstd = 0;
     t->out = "trace.frames";
     t->pin = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
-        if (!strcmp(a, "-o") && i + 1 < argc) t->out = argv[++i];
+        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample")) && i + 1 >= argc)
+            return cli_usage_error("%s needs a value", a);
+        if (!strcmp(a, "--probe")) return cli_usage_error("--probe is used alone: frames record --probe");
+        if (!strcmp(a, "-o")) t->out = argv[++i];
         else if (cli_zstd_option(a)) {
             if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
+            zstd = 1;
         }
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
         else if (!strcmp(a, "--quiet")) t->quiet = 1;
         else if (!strcmp(a, "--engine") && i + 1 < argc) {
-            const char *e = argv[++i];
-            if (!strcmp(e, "valgrind")) t->engine = RT_ENGINE_VALGRIND;
-            else if (!strcmp(e, "ptrace")) t->engine = RT_ENGINE_PTRACE;
-            else return cli_usage_error("--engine wants valgrind or ptrace");
+            if (!(*engine = find_engine(argv[++i]))) return cli_usage_error("--engine wants valgrind or ptrace");
         }
         else if (!strcmp(a, "--sample") && i + 1 < argc) {
             char *colon = strchr(argv[++i], ':');
@@ -186,6 +197,11 @@ static int parse_args(rt_tracer *t, int argc, char **argv, int *first) {
         } else return cli_usage_error("unknown option '%s'", a);
     }
     if (i >= argc) return cli_usage_error("no program given");
+    /* a plain name must not hold compressed bytes (a reader would take them for a
+       corrupt .frames): the name decides, --zstd only confirms or sets the level */
+    if (zstd && strcmp(t->out, "-") && !(strlen(t->out) > 4 && !strcmp(t->out + strlen(t->out) - 4, ".zst")))
+        return cli_usage_error("--zstd writes a compressed trace: name it OUT.frames.zst (%s does not end in .zst)",
+                               t->out);
     *first = i;
     return CLI_OK;
 }
@@ -199,7 +215,7 @@ static int probe(void) {
     return CLI_OK;
 }
 
-static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, char **argv) {
+static int open_writer(rec_run *t, rp_meta *meta, const char *path, int argc, char **argv) {
     frames_writer_options o;
     rp_meta_build(meta, path, argc, argv);
     frames_writer_options_default(&o);
@@ -213,28 +229,34 @@ static int open_writer(rt_tracer *t, rp_meta *meta, const char *path, int argc, 
     return CLI_OK;
 }
 
-static int record_valgrind(rt_tracer *t, const char *path, int argc, char **argv) {
+/* Run the program with engine e into a new writer, then report. */
+static int record_with(rec_run *t, const rec_engine *e, const char *path, int argc, char **argv) {
     rp_meta meta;
+    void *state;
     double t0;
     int rc;
-    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return rc;
+    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return REC_EXIT_TRACE;
     t0 = now();
-    rv_record_program(t, path, argc, argv);
-    if (!t->quiet && !t->failed) report(t, path, now() - t0);
+    state = e->start(t, path, argc, argv);
+    if (state && !t->failed) e->pump(state);
+    e->finish(t, state);
     rc = frames_writer_close(t->w);
     if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    if (!t->failed) {
+        if (!t->quiet) report(t, path, now() - t0);
+    } else {
+        fprintf(stderr, "frames record: the trace %s is incomplete\n", strcmp(t->out, "-") ? t->out : "on standard output");
+        report_program(t, path);
+    }
     rp_meta_free(&meta);
-    return t->failed ? CLI_DATA : CLI_OK;
+    return exit_status(t);
 }
 
 int cmd_record(int argc, char **argv) {
-    rt_tracer t;
-    rp_meta meta;
+    rec_run t;
+    const rec_engine *engine = NULL;
     char path[4096];
     int first = 0, rc;
-    pid_t pid;
-    rt_thread *th;
-    double t0;
     if (cli_wants_help(argc, argv)) {
         fputs(record_usage, stdout);
         return CLI_OK;
@@ -244,50 +266,30 @@ int cmd_record(int argc, char **argv) {
        the compression thread competes with the program and the converter for 2 cores */
     cli_zstd_prefer_level(1);
     memset(&t, 0, sizeof t);
-    if ((rc = parse_args(&t, argc, argv, &first)) != CLI_OK) return rc;
-    if (find_program(argv[first], path, sizeof path) < 0)
-        return cli_fail(CLI_DATA, "%s: program not found", argv[first]);
-    if (t.engine == RT_ENGINE_DEFAULT) {
-        char dir[4096];
-        t.engine = rv_tool_dir(dir, sizeof dir) == 0 ? RT_ENGINE_VALGRIND : RT_ENGINE_PTRACE;
-    }
-    if (!(t.dec = rx_open()))
-        return cli_fail(CLI_DATA, "cannot load or initialise capstone (%s)", rx_library());
-    if (t.engine == RT_ENGINE_VALGRIND) {
-        rc = record_valgrind(&t, path, argc - first, argv + first);
-        rx_close(t.dec);
-        return rc;
-    }
-    if ((rc = open_writer(&t, &meta, path, argc - first, argv + first)) != CLI_OK) {
-        rx_close(t.dec);
-        return rc;
-    }
-    if (t.pin) pin_to_this_cpu();
-    pid = spawn(&t, path, argv + first);
-    if (pid > 0) {
-        rp_proc *p = rt_new_proc(&t, pid, NULL);
-        t.main_pid = pid;
-        th = p ? rt_new_thread(&t, pid, p) : NULL;
-        if (!th) {
-            kill(pid, SIGKILL);
-            t.failed = cli_fail(CLI_DATA, "out of memory");
-        } else {
-            rt_catch_interrupts();
-            t0 = now();
-            th->started = 1;
-            t.last = th;
-            rt_on_exec(&t, th);
-            rt_loop(&t);
-            if (!t.quiet && !t.failed) report(&t, path, now() - t0);
-        }
+    if ((rc = parse_args(&t, argc, argv, &first, &engine)) != CLI_OK) return rc;
+    if ((rc = find_program(argv[first], path, sizeof path)) != 0)
+        return cli_fail(rc, rc == REC_EXIT_NOEXEC ? "%s: not an executable file" : "%s: program not found",
+                        argv[first]);
+    if (engine) {
+        char why[600];
+        if (engine->can_run(path, why, sizeof why) != 0) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
     } else {
-        t.failed = 1;
+        char why[600];
+        if (!(engine = default_engine(path, why, sizeof why))) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
     }
-    rc = frames_writer_close(t.w);
-    if (rc < 0 && !t.failed) t.failed = cli_lib_error(frames_writer_error(t.w));
-    rp_meta_free(&meta);
+    if (!(t.dec = rx_open())) {
+        char why[128];
+#ifdef RECORD_HAVE_CAPSTONE
+        snprintf(why, sizeof why, "%s cannot be loaded", rx_library());
+#else
+        snprintf(why, sizeof why, "frames was built without capstone (libcapstone-dev)");
+#endif
+        if (engine->needs_capstone) return cli_fail(REC_EXIT_TRACE, "the %s engine needs capstone: %s", engine->name, why);
+        if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
+    }
+    rc = record_with(&t, engine, path, argc - first, argv + first);
     rx_close(t.dec);
-    return t.failed ? CLI_DATA : CLI_OK;
+    return rc;
 }
 
 #endif /* RECORD_SUPPORTED */

@@ -1,4 +1,4 @@
-/* record_proc.c - process side of `frames record`: tracee memory, executable mappings
+/* proc.c - process side of `frames record`: tracee memory, executable mappings
    (modload frames), the meta frame (with an RFC 1321 MD5 of the target) and the
    PTRACE_SINGLEBLOCK probe. */
 #include "record.h"

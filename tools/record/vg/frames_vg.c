@@ -1,8 +1,8 @@
 /* frames_vg.c - the Valgrind tool behind `frames record --engine valgrind` (x86-64 Linux).
 
-   It does not encode frames: it writes compact raw records (tools/vg/vgrec.h) into a
+   It does not encode frames: it writes compact raw records (vgrec.h) into a
    buffer that is sent over a pipe to the frames process, which converts them on the
-   other core (tools/record_vg.c). Per guest instruction the instrumented code stores:
+   other core (tools/record/vg_convert.c). Per guest instruction the instrumented code stores:
    - BEGIN: the values of the registers the instruction reads, taken at its IMark;
    - MEMR / MEMW: every load (address, value) and store (address, old value, new value);
    - POST: the values of the registers it writes, taken after its last statement and
@@ -28,6 +28,7 @@
 #include "pub_tool_options.h"
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_xarray.h"
 #include "libvex_guest_amd64.h"
 
 #include "vgrec.h"
@@ -37,6 +38,7 @@
 extern ULong amd64g_calculate_rflags_all(ULong cc_op, ULong cc_dep1, ULong cc_dep2, ULong cc_ndep);
 extern Int VG_(safe_fd)(Int oldfd);
 extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
+extern XArray *VG_(args_for_valgrind); /* Valgrind's options, passed on to exec'd images */
 extern void VG_(trampoline_stuff_start)(void); /* Valgrind's code the client may run */
 extern void VG_(trampoline_stuff_end)(void);
 
@@ -46,7 +48,7 @@ extern void VG_(trampoline_stuff_end)(void);
 
 /* ---------------------------------------------------------------- options, output */
 
-static Long clo_fd = -1;
+static Long clo_fd = -2; /* -2: not given, -1: record nothing, quietly */
 static Bool clo_mem = True;
 static Bool clo_forks = False;
 
@@ -639,6 +641,19 @@ static void fv_thread_exit(ThreadId tid) {
     flush_out();
 }
 
+/* An untraced child closed the pipe: the images it execs (which Valgrind runs with the
+   same options, --trace-children=yes) must not take the number for the pipe, which is
+   closed or, worse, reused by the program for a file of its own. They get --frames-fd=-1:
+   run under Valgrind, record nothing, say nothing. */
+static void untrace_execs(void) {
+    static const HChar none[] = "--frames-fd=-1";
+    Word i, n = VG_(sizeXA)(VG_(args_for_valgrind));
+    for (i = 0; i < n; i++) {
+        HChar **arg = (HChar **)VG_(indexXA)(VG_(args_for_valgrind), i);
+        if (VG_(strncmp)(*arg, "--frames-fd=", 12) == 0) *arg = (HChar *)none;
+    }
+}
+
 static void fv_fork_pre(ThreadId tid) {
     (void)tid;
     if (buf) flush_out();
@@ -653,6 +668,7 @@ static void fv_fork_child(ThreadId tid) {
         if (out_fd >= 0) VG_(close)(out_fd);
         if (clo_fd >= 0) VG_(close)((Int)clo_fd);
         out_fd = -1; /* old translations still write records; flushing drops them */
+        untrace_execs();
         return;
     }
     emit_hello(parent);
@@ -663,13 +679,15 @@ static void fv_fork_child(ThreadId tid) {
 
 static void fv_post_clo_init(void) {
     Int fd;
+    if (clo_fd == -1) return; /* an image exec'd by an untraced child (untrace_execs) */
     if (clo_fd < 0) {
         VG_(umsg)("frames: no --frames-fd: nothing is recorded (run through `frames record`)\n");
         return;
     }
     /* Write through a copy in Valgrind's reserved range (the program cannot close it);
        the original stays open and inheritable for the images the program execs. */
-    fd = VG_(safe_fd)(VG_(fcntl)((Int)clo_fd, VKI_F_DUPFD, 3));
+    fd = VG_(fcntl)((Int)clo_fd, VKI_F_DUPFD, 3); /* fails when the descriptor is closed */
+    if (fd >= 0) fd = VG_(safe_fd)(fd);
     if (fd < 0) {
         VG_(umsg)("frames: --frames-fd=%lld is not open: nothing is recorded\n", clo_fd);
         return;

@@ -1,5 +1,5 @@
-/* vgrec.h - the raw record stream between the frames Valgrind tool (tools/vg/frames_vg.c)
-   and its converter in the frames process (tools/record_vg.c). Plain integer layout, no
+/* vgrec.h - the raw record stream between the frames Valgrind tool (tools/record/vg/frames_vg.c)
+   and its converter in the frames process (tools/record/vg_convert.c). Plain integer layout, no
    library: both sides include it (the tool is built without libc).
 
    The tool writes CHUNKS to a pipe: u32 pid, u32 length, then `length` bytes of the
@@ -23,6 +23,7 @@
 #define VGR_CHUNK_HEADER 8
 #define VGR_GROUP_BASE 16
 #define VGR_MAX_REGS 48 /* registers per group */
+#define VGR_MAX_BIGMEM (4u << 20) /* bytes of one BIGMEM value (less than the tool's buffer) */
 
 enum {
     VGR_DEF = 1,     /* u32 gid, u64 pc, u8 kind, u8 insn_len, u8 nregs, u8 memsize,

@@ -1,11 +1,31 @@
-/* record_x86.c - x86-64 operand decoding for `frames record`: which registers and memory
+/* x86.c - x86-64 operand decoding for `frames record`: which registers and memory
    an instruction reads and writes (capstone, plus the implicit accesses capstone 4 does
    not report), and register values from a stopped thread's state. */
 #include "record.h"
 
-#ifdef RECORD_SUPPORTED
+#if defined(RECORD_SUPPORTED) && !defined(RECORD_HAVE_CAPSTONE)
+/* Built without capstone: no decoder (the Valgrind engine records without it). */
+const char *rx_library(void) { return "libcapstone"; }
+rx_decoder *rx_open(void) { return NULL; }
+void rx_close(rx_decoder *d) { (void)d; }
+const rx_insn *rx_decode(rx_decoder *d, uint64_t pc, const uint8_t *bytes, size_t n) {
+    (void)d, (void)pc, (void)bytes, (void)n;
+    return NULL;
+}
+size_t rx_reg_value(rx_state *st, unsigned reg, uint64_t next_pc, uint8_t *out, uint32_t *attr,
+                    const char **name) {
+    (void)st, (void)reg, (void)next_pc, (void)out, (void)attr, (void)name;
+    return 0;
+}
+uint64_t rx_mem_address(const rx_state *st, const rx_insn *in, const rx_memop *m) {
+    (void)st, (void)in, (void)m;
+    return 0;
+}
+int rx_rep_active(const rx_state *st, const rx_insn *in) {
+    return (in->addr32 ? (st->gpr.rcx & 0xffffffffu) : st->gpr.rcx) != 0;
+}
+#elif defined(RECORD_SUPPORTED)
 #include <capstone/capstone.h>
-#include <cpuid.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <stdlib.h>
@@ -88,21 +108,8 @@ static const uint16_t gpr8[16] = {X86_REG_AL,  X86_REG_BL,  X86_REG_CL,   X86_RE
                                   X86_REG_SIL, X86_REG_DIL, X86_REG_BPL,  X86_REG_SPL,
                                   X86_REG_R8B, X86_REG_R9B, X86_REG_R10B, X86_REG_R11B,
                                   X86_REG_R12B, X86_REG_R13B, X86_REG_R14B, X86_REG_R15B};
-static const size_t gpr_off[16] = {
-    offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rbx),
-    offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rdx),
-    offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-    offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
-    offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
-    offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-    offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-    offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15)};
-
-const uint16_t rx_gprs[17] = {X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
-                              X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
-                              X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
-                              X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
-                              X86_REG_EFLAGS};
+/* user_regs_struct slots: rec_gpr_off (common.c), in the same order as gpr64 */
+#define gpr_off rec_gpr_off
 
 /* XSAVE standard-format offsets of the AVX (2), opmask (5), ZMM_Hi256 (6) and Hi16_ZMM (7)
    components, from CPUID leaf 0xD; 0 when the CPU lacks the component. */
@@ -125,7 +132,7 @@ static void set_reg(unsigned id, uint8_t src, uint8_t idx, uint8_t off, uint8_t 
 static void init_tables(csh h) {
     static const uint16_t seg[6] = {X86_REG_CS, X86_REG_DS, X86_REG_ES, X86_REG_FS, X86_REG_GS, X86_REG_SS};
     static const uint16_t high8[4] = {X86_REG_AH, X86_REG_BH, X86_REG_CH, X86_REG_DH};
-    unsigned i, a, b, c, d;
+    unsigned i;
     for (i = 0; i < 16; i++) {
         set_reg(gpr64[i], SRC_GPR, (uint8_t)i, 0, 8, FRAMES_VAL_GPR, cs.reg_name(h, gpr64[i]));
         set_reg(gpr32[i], SRC_GPR, (uint8_t)i, 0, 4, FRAMES_VAL_GPR, cs.reg_name(h, gpr32[i]));
@@ -152,25 +159,19 @@ static void init_tables(csh h) {
         set_reg(X86_REG_YMM0 + i, SRC_VEC, (uint8_t)i, 0, 32, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_YMM0 + i));
         set_reg(X86_REG_ZMM0 + i, SRC_VEC, (uint8_t)i, 0, 64, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_ZMM0 + i));
     }
-    for (i = 2; i < 8; i++) {
-        if (i == 3 || i == 4) continue;
-        __cpuid_count(0xd, i, a, b, c, d);
-        xs_off[i] = a ? b : 0;
-    }
-    (void)c;
-    (void)d;
+    for (i = 0; i < 8; i++) xs_off[i] = rec_xs_offset(i);
 }
 
-uint32_t rx_ymm_hi_offset(void) { return xs_off[2]; }
-
-unsigned rx_full_reg(unsigned reg) {
+/* The full register (capstone id of the 64-bit GPR, or EFLAGS) reg belongs to, or 0. */
+static unsigned full_reg(unsigned reg) {
     if (reg >= X86_REG_ENDING) return 0;
     if (regs[reg].src == SRC_GPR) return gpr64[regs[reg].idx];
     if (regs[reg].src == SRC_FLAGS) return X86_REG_EFLAGS;
     return 0;
 }
 
-uint64_t rx_gpr64(const struct user_regs_struct *g, unsigned reg) {
+/* 64-bit value of a GPR (capstone 64-bit id) or RFLAGS. */
+static uint64_t gpr64_value(const struct user_regs_struct *g, unsigned reg) {
     uint64_t v;
     if (reg == X86_REG_EFLAGS) return g->eflags;
     if (reg >= X86_REG_ENDING || regs[reg].src != SRC_GPR) return 0;
@@ -180,16 +181,13 @@ uint64_t rx_gpr64(const struct user_regs_struct *g, unsigned reg) {
 
 /* ---------------------------------------------------------------- register values */
 
-#define XS_LEGACY_ST 32
-#define XS_LEGACY_XMM 160
-#define XS_HEADER 512
 
 static int fetch_xstate(rx_state *st);
 
 /* Is XSAVE component `comp` in use (else it holds its initial value, zero)? */
 static int xs_in_use(const rx_state *st, unsigned comp) {
     uint64_t bv;
-    memcpy(&bv, st->xs + XS_HEADER, 8);
+    memcpy(&bv, st->xs + RX_XS_HEADER, 8);
     return (bv >> comp) & 1;
 }
 
@@ -202,7 +200,7 @@ static size_t vec_value(rx_state *st, unsigned n, unsigned size, uint8_t *out) {
         if (xs_in_use(st, 7)) memcpy(out, st->xs + xs_off[7] + 64 * (n - 16), size);
         return size;
     }
-    memcpy(out, st->xs + XS_LEGACY_XMM + 16 * n, 16);
+    memcpy(out, st->xs + RX_XS_XMM + 16 * n, 16);
     if (size >= 32) {
         if (!xs_off[2]) return 0;
         if (xs_in_use(st, 2)) memcpy(out + 16, st->xs + xs_off[2] + 16 * n, 16);
@@ -240,11 +238,11 @@ size_t rx_reg_value(rx_state *st, unsigned reg, uint64_t next_pc, uint8_t *out, 
     }
     if (fetch_xstate(st) < 0) return 0;
     switch (d->src) {
-    case SRC_FPSW: memcpy(out, st->xs + 2, 2); return 2;
-    case SRC_X87: memcpy(out, st->xs + XS_LEGACY_ST + 16 * d->idx, 10); return 10;
+    case SRC_FPSW: memcpy(out, st->xs + RX_XS_FSW, 2); return 2;
+    case SRC_X87: memcpy(out, st->xs + RX_XS_ST + 16 * d->idx, 10); return 10;
     case SRC_MM: /* mmN is physical register N; the legacy area is in stack (ST) order */
-        memcpy(&fsw, st->xs + 2, 2);
-        memcpy(out, st->xs + XS_LEGACY_ST + 16 * ((d->idx - ((fsw >> 11) & 7)) & 7), 8);
+        memcpy(&fsw, st->xs + RX_XS_FSW, 2);
+        memcpy(out, st->xs + RX_XS_ST + 16 * ((d->idx - ((fsw >> 11) & 7)) & 7), 8);
         return 8;
     case SRC_VEC: return vec_value(st, d->idx, d->size, out);
     case SRC_K:
@@ -261,11 +259,11 @@ static int fetch_xstate(rx_state *st) {
     if (st->xs_state) return st->xs_state;
     iov.iov_base = st->xs;
     iov.iov_len = sizeof st->xs;
-    memset(st->xs, 0, XS_HEADER + 64);
+    memset(st->xs, 0, RX_XS_HEADER + 64);
     if (ptrace(PTRACE_GETREGSET, st->tid, (void *)(uintptr_t)NT_X86_XSTATE, &iov) == 0) {
         st->xs_state = 1;
     } else if (ptrace(PTRACE_GETFPREGS, st->tid, 0, st->xs) == 0) { /* FXSAVE layout only */
-        memset(st->xs + XS_HEADER, 0, 64);
+        memset(st->xs + RX_XS_HEADER, 0, 64);
         st->xs_state = 1;
     } else {
         st->xs_state = -1;
@@ -278,8 +276,8 @@ static int fetch_xstate(rx_state *st) {
 uint64_t rx_mem_address(const rx_state *st, const rx_insn *in, const rx_memop *m) {
     uint64_t a = (uint64_t)m->disp;
     if (m->base == X86_REG_RIP) a += in->pc + in->len;
-    else if (m->base) a += rx_gpr64(&st->gpr, rx_full_reg(m->base)) & (regs[m->base].size == 4 ? 0xffffffffu : ~0ull);
-    if (m->index) a += (rx_gpr64(&st->gpr, rx_full_reg(m->index)) &
+    else if (m->base) a += gpr64_value(&st->gpr, full_reg(m->base)) & (regs[m->base].size == 4 ? 0xffffffffu : ~0ull);
+    if (m->index) a += (gpr64_value(&st->gpr, full_reg(m->index)) &
                         (regs[m->index].size == 4 ? 0xffffffffu : ~0ull)) * (uint64_t)m->scale;
     if (in->addr32) a &= 0xffffffffu;
     if (m->seg == X86_REG_FS) a += st->gpr.fs_base;
@@ -447,6 +445,14 @@ static void decode_syscall_regs(rx_insn *in) {
     add_reg(in->writes, &in->nwrites, X86_REG_R11);
 }
 
+/* The bit (rec_gpr order) of the full GPR or RFLAGS reg belongs to, 0 for others. */
+static uint32_t gpr_bit(unsigned reg) {
+    unsigned full = full_reg(reg);
+    if (!full) return 0;
+    if (full == X86_REG_EFLAGS) return 1u << (REC_NGPR - 1);
+    return 1u << regs[full].idx;
+}
+
 static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     cs_regs rr, ww;
     uint8_t nr = 0, nw = 0, i;
@@ -471,6 +477,7 @@ static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     in->rep = (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE) && is_string_op(ci->id);
     decode_memory(in, ci);
     add_stack_accesses(in, ci);
+    for (i = 0; i < in->nwrites; i++) in->gpr_writes |= gpr_bit(in->writes[i]);
 }
 
 const rx_insn *rx_decode(rx_decoder *d, uint64_t pc, const uint8_t *bytes, size_t n) {

@@ -1,10 +1,13 @@
-/* record_trace.c - the tracing engine of `frames record`: ptrace events of every thread,
-   one recorder per thread, values before and after each single-stepped instruction,
-   syscalls, modules, signals, exec, clones and forks. */
+/* engine_ptrace.c - the ptrace engine of `frames record`: single-steps every thread of
+   the program (and, with --follow-forks, of its children), one recorder per thread, values
+   before and after each instruction (capstone decodes its operands), syscalls, modules,
+   signals, exec, clones and forks. */
 #include "record.h"
 
-#ifdef RECORD_SUPPORTED
+#ifdef RECORD_HAVE_CAPSTONE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,35 @@
 
 #define REC_BUFFER (64 * 1024)
 
+/* State of the instruction a thread is being stepped over. */
+enum { OPEN_NONE = 0, OPEN_REC, OPEN_SKIPPED, OPEN_DEFERRED };
+
+/* A traced thread with its own recorder. */
+typedef struct rt_thread {
+    pid_t tid;
+    rp_proc *proc;
+    frames_recorder *rec;
+    uint8_t *buf;
+    int started;            /* its first stop was seen */
+    int open;               /* OPEN_*: state of the instruction being stepped */
+    rx_insn insn;           /* the open instruction (the decoder cache may be reused) */
+    uint8_t raw[16];
+    size_t nraw;
+    long syscall_no;        /* -1 unless the open instruction is a syscall */
+    uint64_t mem_addr[RX_MAX_MEM];
+    uint8_t mem_live[RX_MAX_MEM];
+    rx_state *pre, *cur;    /* registers before the open instruction / now */
+    struct rt_thread *next;
+} rt_thread;
+
+/* The engine's state: threads and processes of the run r. */
+typedef struct rt_tracer {
+    rec_run *r;
+    rt_thread *threads, *last;
+    rp_proc *procs[256];
+    size_t nprocs;
+} rt_tracer;
+
 /* ---------------------------------------------------------------- bookkeeping */
 
 static rp_proc *find_proc(rt_tracer *t, pid_t tgid) {
@@ -26,7 +58,7 @@ static rp_proc *find_proc(rt_tracer *t, pid_t tgid) {
     return NULL;
 }
 
-rp_proc *rt_new_proc(rt_tracer *t, pid_t tgid, const rp_proc *parent) {
+static rp_proc *rt_new_proc(rt_tracer *t, pid_t tgid, const rp_proc *parent) {
     rp_proc *p;
     if (t->nprocs == sizeof t->procs / sizeof t->procs[0]) return NULL;
     p = (rp_proc *)calloc(1, sizeof *p);
@@ -67,7 +99,7 @@ static rt_thread *find_thread(rt_tracer *t, pid_t tid) {
     return NULL;
 }
 
-rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc) {
+static rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc) {
     rt_thread *th = (rt_thread *)calloc(1, sizeof *th);
     if (!th) return NULL;
     th->tid = tid;
@@ -78,7 +110,7 @@ rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc) {
     th->cur = (rx_state *)calloc(1, sizeof *th->cur);
     th->syscall_no = -1;
     if (!th->rec || !th->buf || !th->pre || !th->cur ||
-        frames_rec_init(th->rec, th->buf, REC_BUFFER, frames_rec_flush_to_writer, &t->shared,
+        frames_rec_init(th->rec, th->buf, REC_BUFFER, frames_rec_flush_to_writer, &t->r->shared,
                         (uint64_t)tid) < 0) {
         free(th->rec);
         free(th->buf);
@@ -87,29 +119,26 @@ rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc) {
         free(th);
         return NULL;
     }
-    if (t->no_mem) {
+    if (t->r->no_mem) {
         uint32_t regs_only = FRAMES_VAL_REGS;
         frames_rec_filter(th->rec, &regs_only, 1);
     }
-    if (t->sample_off) frames_rec_sampling(th->rec, t->sample_on, t->sample_off);
+    if (t->r->sample_off) frames_rec_sampling(th->rec, t->r->sample_on, t->r->sample_off);
     th->pre->tid = th->cur->tid = tid;
     proc->refs++;
     th->next = t->threads;
     t->threads = th;
-    t->nthreads++;
+    t->r->nthreads++;
     return th;
 }
 
-static void fail_recorder(rt_tracer *t, rt_thread *th) {
-    if (!t->failed) cli_fail(CLI_DATA, "%s: %s", t->out, frames_rec_error(th->rec)->message);
-    t->failed = 1;
-}
+static void fail_recorder(rt_tracer *t, rt_thread *th) { rec_check(t->r, th->rec, -1); }
 
 /* The open instruction will not complete (exit, execve, fault): written without a post
    list, then everything buffered is flushed. */
 static void close_unfinished(rt_tracer *t, rt_thread *th) {
     if (th->open != OPEN_NONE) {
-        t->instructions++;
+        t->r->instructions++;
         if (th->open == OPEN_DEFERRED)
             frames_rec_begin(th->rec, th->insn.pc, th->raw, th->nraw < 15 ? th->nraw : 15);
     }
@@ -120,9 +149,9 @@ static void close_unfinished(rt_tracer *t, rt_thread *th) {
 static void remove_thread(rt_tracer *t, rt_thread *th) {
     rt_thread **pp;
     close_unfinished(t, th);
-    t->recorded += th->rec->stats.recorded;
-    t->values += th->rec->stats.values;
-    t->frames += th->rec->stats.frames;
+    t->r->recorded += th->rec->stats.recorded;
+    t->r->values += th->rec->stats.values;
+    t->r->frames += th->rec->stats.frames;
     for (pp = &t->threads; *pp; pp = &(*pp)->next)
         if (*pp == th) {
             *pp = th->next;
@@ -145,14 +174,6 @@ static void switch_to(rt_tracer *t, rt_thread *th) {
 }
 
 /* ---------------------------------------------------------------- values */
-
-static void record_reg(rt_thread *th, rx_state *st, unsigned reg, uint32_t how, uint64_t next_pc) {
-    uint8_t v[64];
-    uint32_t attr;
-    const char *name;
-    size_t n = rx_reg_value(st, reg, next_pc, v, &attr, &name);
-    if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
-}
 
 static void record_mem(rt_thread *th, uint32_t attr, uint64_t addr, uint32_t size) {
     uint8_t v[64];
@@ -180,7 +201,7 @@ static void record_syscall(rt_tracer *t, rt_thread *th) {
         args[4] = (int64_t)(uint32_t)g->rdi; args[5] = (int64_t)(uint32_t)g->rbp;
     }
     th->syscall_no = (long)number;
-    t->syscalls++;
+    t->r->syscalls++;
     if (frames_rec_syscall(th->rec, th->insn.pc, number, args, 6) < 0) fail_recorder(t, th);
 }
 
@@ -190,9 +211,8 @@ static void record_before(rt_tracer *t, rt_thread *th) {
     const rx_insn *in = &th->insn;
     uint64_t next = in->pc + in->len;
     uint8_t i;
-    int mem = !t->no_mem && (!in->rep || rx_rep_active(th->cur, in));
-    for (i = 0; i < in->nreads; i++)
-        record_reg(th, th->cur, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], next);
+    int mem = !t->r->no_mem && (!in->rep || rx_rep_active(th->cur, in));
+    rec_regs_read(th->rec, th->cur, in, next);
     for (i = 0; i < in->nmem; i++) {
         const rx_memop *m = &in->mem[i];
         th->mem_live[i] = (uint8_t)mem;
@@ -203,26 +223,16 @@ static void record_before(rt_tracer *t, rt_thread *th) {
     }
 }
 
-static int write_listed(const rx_insn *in, unsigned full) {
-    uint8_t i;
-    for (i = 0; i < in->nwrites; i++)
-        if (rx_full_reg(in->writes[i]) == full) return 1;
-    return 0;
-}
-
 /* Values after: registers written (capstone's list, plus every GPR and RFLAGS that
    changed although capstone did not list it), memory written. */
 static void record_after(rt_tracer *t, rt_thread *th) {
     const rx_insn *in = &th->insn;
-    uint64_t next = th->cur->gpr.rip;
+    uint32_t changed = 0;
     uint8_t i;
     (void)t;
-    for (i = 0; i < in->nwrites; i++) record_reg(th, th->cur, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next);
-    for (i = 0; i < 17; i++) {
-        unsigned r = rx_gprs[i];
-        if (rx_gpr64(&th->pre->gpr, r) != rx_gpr64(&th->cur->gpr, r) && !write_listed(in, r))
-            record_reg(th, th->cur, r, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next);
-    }
+    for (i = 0; i < REC_NGPR; i++)
+        if (rec_gpr(&th->pre->gpr, i) != rec_gpr(&th->cur->gpr, i)) changed |= 1u << i;
+    rec_regs_after(th->rec, th->cur, in, changed, th->cur->gpr.rip);
     for (i = 0; i < in->nmem; i++)
         if (th->mem_live[i] && in->mem[i].write)
             record_mem(th, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, th->mem_addr[i], in->mem[i].size);
@@ -245,7 +255,7 @@ static void swap_states(rt_thread *th) {
 static void prepare(rt_tracer *t, rt_thread *th) {
     uint64_t pc = th->cur->gpr.rip;
     long n = rp_read(th->proc, pc, th->raw, sizeof th->raw);
-    const rx_insn *in = n > 0 ? rx_decode(t->dec, pc, th->raw, (size_t)n) : NULL;
+    const rx_insn *in = n > 0 ? rx_decode(t->r->dec, pc, th->raw, (size_t)n) : NULL;
     int rc;
     th->nraw = n > 0 ? (size_t)n : 0;
     th->syscall_no = -1;
@@ -267,10 +277,10 @@ static void prepare(rt_tracer *t, rt_thread *th) {
 /* The open instruction executed: record its results (registers now in th->cur). */
 static void complete(rt_tracer *t, rt_thread *th) {
     if (th->open == OPEN_NONE) return;
-    t->instructions++;
+    t->r->instructions++;
     if (th->open == OPEN_DEFERRED) {
         uint64_t len = th->cur->gpr.rip - th->insn.pc;
-        t->undecoded++;
+        t->r->undecoded++;
         if (len == 0 || len > 15) len = th->nraw < 15 ? th->nraw : 15; /* a branch: unknown length */
         if (frames_rec_begin(th->rec, th->insn.pc, th->raw, (size_t)len) > 0) {
             th->open = OPEN_REC;
@@ -282,14 +292,12 @@ static void complete(rt_tracer *t, rt_thread *th) {
     th->open = OPEN_NONE;
     if (frames_rec_end(th->rec) < 0) fail_recorder(t, th);
     if (th->syscall_no == 9 || th->syscall_no == 10 || th->syscall_no == 25) /* mmap, mprotect, mremap */
-        t->nmodules += (uint64_t)rp_scan_modules(th->proc, th->rec);
+        t->r->nmodules += (uint64_t)rp_scan_modules(th->proc, th->rec);
 }
 
 static void step(rt_tracer *t, rt_thread *th, int sig) {
-    if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, (void *)(uintptr_t)sig) < 0 && errno != ESRCH && !t->failed) {
-        cli_fail(CLI_DATA, "PTRACE_SINGLESTEP %d: %s", (int)th->tid, strerror(errno));
-        t->failed = 1;
-    }
+    if (ptrace(PTRACE_SINGLESTEP, th->tid, 0, (void *)(uintptr_t)sig) < 0 && errno != ESRCH)
+        rec_fail(t->r, "PTRACE_SINGLESTEP %d: %s", (int)th->tid, strerror(errno));
 }
 
 /* ---------------------------------------------------------------- signals */
@@ -340,7 +348,7 @@ static void on_signal(rt_tracer *t, rt_thread *th, int sig) {
     memset(&si, 0, sizeof si);
     ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si);
     if (get_regs(th) < 0) return;
-    t->signals++;
+    t->r->signals++;
     if (sig == SIGTRAP && si.si_code == SI_KERNEL && th->open != OPEN_NONE && th->insn.kind == RX_INT3)
         complete(t, th); /* int3 executed and raised SIGTRAP */
     else if (th->open != OPEN_NONE && is_fault(sig, &si) && th->cur->gpr.rip == th->insn.pc)
@@ -350,7 +358,10 @@ static void on_signal(rt_tracer *t, rt_thread *th, int sig) {
         if (th->open != OPEN_DEFERRED) frames_rec_cancel(th->rec);
         th->open = OPEN_NONE;
     }
-    frames_rec_exception(th->rec, (uint64_t)sig, th->cur->gpr.rip, FRAMES_NO_POS);
+    /* a signal the thread goes on past (ignored, blocked, SIGCHLD by default) changes
+       nothing the trace shows: not an exception, as in the Valgrind engine, which sees
+       only signals delivered to a handler or ending the process */
+    if (disp != DISP_KEEPS_RUNNING) frames_rec_exception(th->rec, (uint64_t)sig, th->cur->gpr.rip, FRAMES_NO_POS);
     if (disp == DISP_KEEPS_RUNNING && th->open == OPEN_NONE) prepare(t, th);
     step(t, th, sig);
 }
@@ -378,7 +389,7 @@ static void on_new_task(rt_tracer *t, rt_thread *parent, pid_t tid) {
     tgid = tgid_of(tid);
     p = find_proc(t, tgid);
     if (!p) {
-        if (!t->follow) { /* a clone() that made a process, not asked for */
+        if (!t->r->follow) { /* a clone() that made a process, not asked for */
             ptrace(PTRACE_DETACH, tid, 0, 0);
             return;
         }
@@ -391,7 +402,7 @@ static void on_new_task(rt_tracer *t, rt_thread *parent, pid_t tid) {
     rt_new_thread(t, tid, p);
 }
 
-void rt_on_exec(rt_tracer *t, rt_thread *th) {
+static void rt_on_exec(rt_tracer *t, rt_thread *th) {
     unsigned long former = 0;
     ptrace(PTRACE_GETEVENTMSG, th->tid, 0, &former);
     if ((pid_t)former != th->tid) { /* a non-leader thread exec'd: it continues as the leader */
@@ -400,20 +411,18 @@ void rt_on_exec(rt_tracer *t, rt_thread *th) {
     }
     close_unfinished(t, th); /* execve: its results are not in this image */
     rp_reset_modules(th->proc);
-    if (rp_reopen(th->proc) < 0 && !t->failed) { /* /proc/PID/mem of the old image is dead */
-        cli_fail(CLI_DATA, "cannot open /proc/%d/mem: %s", (int)th->proc->tgid, strerror(errno));
-        t->failed = 1;
-    }
-    t->nmodules += (uint64_t)rp_scan_modules(th->proc, th->rec);
+    if (rp_reopen(th->proc) < 0) /* /proc/PID/mem of the old image is dead */
+        rec_fail(t->r, "cannot open /proc/%d/mem: %s", (int)th->proc->tgid, strerror(errno));
+    t->r->nmodules += (uint64_t)rp_scan_modules(th->proc, th->rec);
     /* the stop is inside execve: this step only returns from it and reports a step
        without executing an instruction; the first one is opened at that report */
     step(t, th, 0);
 }
 
 static void on_exited(rt_tracer *t, rt_thread *th, int status) {
-    if (th->tid == t->main_pid) {
-        t->main_status = status;
-        t->main_done = 1;
+    if (th->tid == t->r->main_pid) {
+        t->r->main_status = status;
+        t->r->main_done = 1;
     }
     remove_thread(t, th);
 }
@@ -453,32 +462,18 @@ static void on_stop(rt_tracer *t, rt_thread *th, int status) {
     }
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig) { interrupted = sig; }
-
-/* SIGINT, SIGTERM, SIGHUP to the tracer: kill the program, finish the trace. */
-void rt_catch_interrupts(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt; /* no SA_RESTART: waitpid returns EINTR */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
 static void kill_all(rt_tracer *t) {
     size_t i;
     for (i = 0; i < t->nprocs; i++) kill(t->procs[i]->tgid, SIGKILL);
 }
 
-void rt_loop(rt_tracer *t) {
+static void rt_loop(rt_tracer *t) {
     int status, killed = 0;
     pid_t pid;
-    while (t->threads && !t->failed) {
+    while (t->threads && !t->r->failed) {
         rt_thread *th;
-        if (interrupted && !killed) {
-            cli_warn("interrupted by signal %d: killing the program, finishing the trace", (int)interrupted);
+        if (rec_interrupted() && !killed) {
+            cli_warn("interrupted by signal %d: killing the program, finishing the trace", rec_interrupted());
             kill_all(t);
             killed = 1;
         }
@@ -499,10 +494,124 @@ void rt_loop(rt_tracer *t) {
         if (WIFEXITED(status) || WIFSIGNALED(status)) on_exited(t, th, status);
         else if (WIFSTOPPED(status)) on_stop(t, th, status);
     }
-    if (t->failed) kill_all(t);
-    while (t->threads) remove_thread(t, t->threads);
 }
 
+/* ---------------------------------------------------------------- the engine */
+
+/* Start the program stopped at its first instruction (after execve). */
+static pid_t spawn(rt_tracer *t, const char *path, char **argv) {
+    int fds[2], err = 0, status;
+    long opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+    pid_t pid;
+    if (pipe2(fds, O_CLOEXEC) < 0) return -1;
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        close(fds[0]);
+        if (!strcmp(t->r->out, "-")) dup2(2, 1);
+        ptrace(PTRACE_TRACEME, 0, 0, 0);
+        raise(SIGSTOP);
+        execv(path, argv);
+        err = errno;
+        if (write(fds[1], &err, sizeof err) < 0) _exit(127);
+        _exit(127);
+    }
+    close(fds[1]);
+    if (t->r->follow) opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+    if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+        ptrace(PTRACE_SETOPTIONS, pid, 0, (void *)opts) < 0 || ptrace(PTRACE_CONT, pid, 0, 0) < 0 ||
+        waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+        status >> 8 != (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
+        if (read(fds[0], &err, sizeof err) == (ssize_t)sizeof err)
+            rec_fail(t->r, "cannot execute %s: %s", path, strerror(err));
+        else
+            rec_fail(t->r, "cannot trace %s: %s", path, errno ? strerror(errno) : "unexpected stop");
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        close(fds[0]);
+        return -1;
+    }
+    close(fds[0]);
+    return pid;
+}
+
+static void pin_to_this_cpu(void) {
+    cpu_set_t set;
+    int cpu = sched_getcpu();
+    if (cpu < 0) return;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set); /* inherited by the program */
+}
+
+static int pt_available(char *why, size_t cap) {
+    (void)why, (void)cap;
+    return 0;
+}
+
+static void *pt_start(rec_run *r, const char *path, int argc, char **argv) {
+    rt_tracer *t = (rt_tracer *)calloc(1, sizeof *t);
+    rt_thread *th;
+    rp_proc *p;
+    pid_t pid;
+    (void)argc;
+    if (!t) {
+        rec_fail(r, "out of memory");
+        return NULL;
+    }
+    t->r = r;
+    if (r->pin) pin_to_this_cpu();
+    if ((pid = spawn(t, path, argv)) < 0) {
+        rec_fail(r, "cannot start %s: %s", path, strerror(errno));
+        return t;
+    }
+    p = rt_new_proc(t, pid, NULL);
+    r->main_pid = pid;
+    th = p ? rt_new_thread(t, pid, p) : NULL;
+    if (!th) {
+        kill(pid, SIGKILL);
+        rec_fail(r, "out of memory");
+        return t;
+    }
+    rec_catch_interrupts();
+    th->started = 1;
+    t->last = th;
+    rt_on_exec(t, th);
+    return t;
+}
+
+static void pt_pump(void *state) {
+    rt_tracer *t = (rt_tracer *)state;
+    if (t->threads && !t->r->failed) rt_loop(t);
+}
+
+static void pt_finish(rec_run *r, void *state) {
+    rt_tracer *t = (rt_tracer *)state;
+    (void)r;
+    if (!t) return;
+    if (t->r->failed) kill_all(t);
+    while (t->threads) remove_thread(t, t->threads);
+    free(t);
+}
+
+const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_available, rec_x86_64_program, pt_start, pt_pump, pt_finish};
+
+#elif defined(RECORD_SUPPORTED)
+#include <stdio.h>
+/* Built without capstone: the engine exists, says why it cannot run, and is refused by
+   cmd_record.c (needs_capstone) before start. */
+static int pt_unavailable(char *why, size_t cap) {
+    snprintf(why, cap, "built without capstone (libcapstone-dev)");
+    return -1;
+}
+static void *pt_no_start(rec_run *r, const char *path, int argc, char **argv) {
+    (void)path, (void)argc, (void)argv;
+    rec_fail(r, "the ptrace engine was built without capstone (libcapstone-dev)");
+    return NULL;
+}
+static void pt_no_pump(void *state) { (void)state; }
+static void pt_no_finish(rec_run *r, void *state) { (void)r, (void)state; }
+const rec_engine rec_engine_ptrace = {"ptrace", 1, pt_unavailable, rec_x86_64_program, pt_no_start, pt_no_pump, pt_no_finish};
 #else
-typedef int record_trace_unused; /* ISO C forbids an empty translation unit */
+typedef int record_engine_ptrace_unused; /* ISO C forbids an empty translation unit */
 #endif

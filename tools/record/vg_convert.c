@@ -1,7 +1,7 @@
-/* record_vg.c - the valgrind engine of `frames record`: runs the program under Valgrind
-   with the frames tool (tools/vg/frames_vg.c), reads its raw records (tools/vg/vgrec.h)
-   from a pipe and converts them into frames through the recording API, on the other
-   core while the program runs. */
+/* vg_convert.c - the converter of the Valgrind engine of `frames record`: the raw
+   records of the frames tool (tools/record/vg/frames_vg.c; the stream: vg/vgrec.h) into
+   frames through the recording API, on the other core while the program runs. The stream
+   is input from another program: every field is checked before it is used. */
 #include "record.h"
 
 #ifdef RECORD_SUPPORTED
@@ -15,35 +15,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "vg/vgrec.h"
 
 #define RV_REC_BUFFER (256 * 1024)
-
-/* ---------------------------------------------------------------- locating the tool */
-
-/* The folder Valgrind loads the tool from (VALGRIND_LIB): $FRAMES_VG_LIB, else vg/ next
-   to the frames binary (the build tree), else ../lib/frames/vg (an installed tree). */
-int rv_tool_dir(char *out, size_t cap) {
-    const char *env = getenv("FRAMES_VG_LIB");
-    char exe[PATH_MAX], try_[PATH_MAX + 64], *slash;
-    ssize_t n;
-    if (env && *env) {
-        snprintf(out, cap, "%s", env);
-        snprintf(try_, sizeof try_, "%s/frames-amd64-linux", out);
-        return access(try_, X_OK) == 0 ? 0 : -1;
-    }
-    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return -1;
-    exe[n] = 0;
-    if (!(slash = strrchr(exe, '/'))) return -1;
-    *slash = 0;
-    snprintf(try_, sizeof try_, "%s/vg/frames-amd64-linux", exe);
-    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/vg", exe) < (int)cap ? 0 : -1;
-    snprintf(try_, sizeof try_, "%s/../lib/frames/vg/frames-amd64-linux", exe);
-    if (access(try_, X_OK) == 0) return snprintf(out, cap, "%s/../lib/frames/vg", exe) < (int)cap ? 0 : -1;
-    return -1;
-}
+/* Bounds of what a stream may create (each thread holds RV_REC_BUFFER bytes; the fuzz
+   target sets smaller ones). */
+#ifndef RV_MAX_THREADS
+#define RV_MAX_THREADS 32768
+#endif
+#ifndef RV_MAX_PROCS
+#define RV_MAX_PROCS 32768
+#endif
 
 /* ---------------------------------------------------------------- state */
 
@@ -70,7 +52,7 @@ typedef struct rv_thread {
     rx_insn own;                 /* a copy, when another thread decodes while this one waits */
     rx_state *st;                /* the register file, kept from the tool's records */
     uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction ... */
-    uint32_t changed;            /* ... saved when first written after its BEGIN (bits of rx_gprs) */
+    uint32_t changed;            /* ... saved when first written after its BEGIN (bits in rec_gpr order) */
     uint64_t fpreg[8];
     uint32_t ftop;
     uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
@@ -90,26 +72,24 @@ typedef struct rv_proc {
     size_t nin, capin;
     rv_thread *cur;
     rp_ranges mods;              /* executable ranges already reported */
+    int hello;                   /* its HELLO was seen (the first record of every process) */
     struct rv_proc *next;
 } rv_proc;
 
-typedef struct rv_conv {
-    rt_tracer *t;
+struct rv_conv {
+    rec_run *t;
     rv_proc *procs;
     rv_thread *threads, *last;
-} rv_conv;
+    size_t nthreads, nprocs;
+    const char *bad;             /* why the stream is malformed */
+};
 
-static void rv_fail(rv_conv *c, const char *msg) {
-    if (!c->t->failed) cli_fail(CLI_DATA, "%s", msg);
-    c->t->failed = 1;
-}
+/* A malformed stream: why, for the message. */
+#define RV_BAD(c, why) return ((c)->bad = (why), -1L)
 
-static void rv_check(rv_conv *c, rv_thread *th, int rc) {
-    if (rc < 0 && !c->t->failed) {
-        cli_fail(CLI_DATA, "%s: %s", c->t->out, frames_rec_error(th->rec)->message);
-        c->t->failed = 1;
-    }
-}
+static void rv_fail(rv_conv *c, const char *msg) { rec_fail(c->t, "%s", msg); }
+
+static void rv_check(rv_conv *c, rv_thread *th, int rc) { rec_check(c->t, th->rec, rc); }
 
 static void rv_state_init(rv_thread *th);
 
@@ -117,6 +97,10 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     rv_thread *th;
     for (th = c->threads; th; th = th->next)
         if (th->tid == tid) return th;
+    if (c->nthreads >= RV_MAX_THREADS) {
+        c->bad = "too many threads";
+        return NULL;
+    }
     th = (rv_thread *)calloc(1, sizeof *th);
     if (!th) return NULL;
     th->tid = tid;
@@ -133,6 +117,7 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
         return NULL;
     }
     rv_state_init(th);
+    c->nthreads++;
     if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
     th->next = c->threads;
     c->threads = th;
@@ -145,25 +130,9 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
 static uint32_t le32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-#define XS_FSW 2
-#define XS_ST 32
-#define XS_XMM 160
-#define XS_HEADER 512
-
-/* struct user_regs_struct field of each GPR in VEX (and x86 encoding) order. */
-static const size_t vex_gpr[16] = {
-    offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rcx),
-    offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, rbx),
-    offsetof(struct user_regs_struct, rsp), offsetof(struct user_regs_struct, rbp),
-    offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-    offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
-    offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-    offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-    offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15)};
-
 /* The register file as ptrace shows it (segment selectors of a 64-bit Linux process),
    with an XSAVE image for the vector and x87 registers, so that the ptrace engine's
-   operand code (record_x86.c) reads values the same way for both engines. */
+   operand code (x86.c) reads values the same way for both engines. */
 static void rv_state_init(rv_thread *th) {
     uint64_t bv = 7; /* x87, SSE, AVX state present */
     th->st->tid = (pid_t)th->tid;
@@ -171,7 +140,7 @@ static void rv_state_init(rv_thread *th) {
     th->st->gpr.ss = 0x2b;
     th->st->gpr.eflags = 0x202;
     th->st->xs_state = 1;
-    memcpy(th->st->xs + XS_HEADER, &bv, 8);
+    memcpy(th->st->xs + RX_XS_HEADER, &bv, 8);
 }
 
 /* VEX keeps x87 registers as doubles: widen to the 80-bit format of the FXSAVE image. */
@@ -199,26 +168,14 @@ static void f64_to_f80(uint64_t d, uint8_t out[10]) {
 static void rv_x87_sync(rv_thread *th) {
     uint16_t fsw;
     unsigned i;
-    memcpy(&fsw, th->st->xs + XS_FSW, 2);
+    memcpy(&fsw, th->st->xs + RX_XS_FSW, 2);
     fsw = (uint16_t)((fsw & ~0x3800u) | ((th->ftop & 7u) << 11));
-    memcpy(th->st->xs + XS_FSW, &fsw, 2);
-    for (i = 0; i < 8; i++) f64_to_f80(th->fpreg[(th->ftop + i) & 7], th->st->xs + XS_ST + 16 * i);
+    memcpy(th->st->xs + RX_XS_FSW, &fsw, 2);
+    for (i = 0; i < 8; i++) f64_to_f80(th->fpreg[(th->ftop + i) & 7], th->st->xs + RX_XS_ST + 16 * i);
 }
 
-/* user_regs_struct offsets of rx_gprs (RAX RBX RCX RDX RSI RDI RBP RSP R8..R15 RFLAGS),
-   so that the per-instruction copy and compare are plain loads. */
-#define RV_U(f) offsetof(struct user_regs_struct, f)
-static const size_t rv_gpr_off[17] = {RV_U(rax), RV_U(rbx), RV_U(rcx), RV_U(rdx), RV_U(rsi), RV_U(rdi),
-                                      RV_U(rbp), RV_U(rsp), RV_U(r8), RV_U(r9), RV_U(r10), RV_U(r11),
-                                      RV_U(r12), RV_U(r13), RV_U(r14), RV_U(r15), RV_U(eflags)};
-/* rx_gprs index of each VEX GPR, then RFLAGS */
+/* rec_gpr index of each VEX GPR (RAX RCX RDX RBX RSP RBP RSI RDI R8..R15), then RFLAGS */
 static const uint8_t rv_vex_to_gpr[17] = {0, 2, 3, 1, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-
-static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
-    uint64_t v;
-    memcpy(&v, (const uint8_t *)&th->st->gpr + rv_gpr_off[i], 8);
-    return v;
-}
 
 /* A GPR or RFLAGS is about to be written: keep its value from before the open
    instruction (measured: saving all 17 at every BEGIN and comparing all 17 at every
@@ -226,7 +183,7 @@ static uint64_t rv_gpr(const rv_thread *th, unsigned i) {
 static void rv_touch(rv_thread *th, unsigned vex) {
     unsigned i = rv_vex_to_gpr[vex];
     if (!(th->changed >> i & 1)) {
-        th->pre_gpr[i] = rv_gpr(th, i);
+        th->pre_gpr[i] = rec_gpr(&th->st->gpr, i);
         th->changed |= 1u << i;
     }
 }
@@ -234,9 +191,9 @@ static void rv_touch(rv_thread *th, unsigned vex) {
 /* Store one register value of a POST or REGS record into the register file. */
 static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
     rx_state *st = th->st;
-    uint32_t hi = rx_ymm_hi_offset();
+    uint32_t hi = rec_xs_offset(2);
     if (reg <= VGR_RFLAGS) rv_touch(th, reg);
-    if (reg < 16) memcpy((uint8_t *)&st->gpr + vex_gpr[reg], v, 8);
+    if (reg < 16) memcpy((uint8_t *)&st->gpr + rec_gpr_off[rv_vex_to_gpr[reg]], v, 8);
     else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
     else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
     else if (reg == VGR_GS_BASE) memcpy(&st->gpr.gs_base, v, 8);
@@ -244,7 +201,7 @@ static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned s
         memcpy(&th->ftop, v, 4);
         rv_x87_sync(th);
     } else if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) {
-        memcpy(st->xs + XS_XMM + 16 * (reg - VGR_XMM0), v, 16);
+        memcpy(st->xs + RX_XS_XMM + 16 * (reg - VGR_XMM0), v, 16);
         if (size == 32 && hi) memcpy(st->xs + hi + 16 * (reg - VGR_XMM0), v + 16, 16);
     } else if (reg >= VGR_MM0 && reg < VGR_MM0 + 8) {
         memcpy(&th->fpreg[reg - VGR_MM0], v, 8);
@@ -260,34 +217,15 @@ static void rv_set_regs(rv_thread *th, const rv_def *d, const uint8_t *vals) {
     }
 }
 
-static void rv_reg(rv_thread *th, unsigned reg, uint32_t how, uint64_t next_pc) {
-    uint8_t v[64];
-    uint32_t attr;
-    const char *name;
-    size_t n = rx_reg_value(th->st, reg, next_pc, v, &attr, &name);
-    if (n) frames_rec_reg(th->rec, attr | how, name, v, n);
-}
-
-static int rv_write_listed(const rx_insn *in, unsigned full) {
-    uint8_t i;
-    for (i = 0; i < in->nwrites; i++)
-        if (rx_full_reg(in->writes[i]) == full) return 1;
-    return 0;
-}
-
 /* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
    although capstone did not list it (as the ptrace engine does). */
 static void rv_after(rv_thread *th, uint64_t next_pc) {
-    const rx_insn *in = th->insn;
-    unsigned i;
-    uint32_t m;
-    if (th->decoded)
-        for (i = 0; i < in->nwrites; i++) rv_reg(th, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
-    for (m = th->changed; m; m &= m - 1) { /* the written ones, in rx_gprs order */
-        i = (unsigned)__builtin_ctz(m);
-        if (th->pre_gpr[i] != rv_gpr(th, i) && !(th->decoded && rv_write_listed(in, rx_gprs[i])))
-            rv_reg(th, rx_gprs[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, next_pc);
+    uint32_t m, changed = 0;
+    for (m = th->changed; m; m &= m - 1) { /* the written ones: did they change? */
+        unsigned i = (unsigned)__builtin_ctz(m);
+        if (th->pre_gpr[i] != rec_gpr(&th->st->gpr, i)) changed |= 1u << i;
     }
+    rec_regs_after(th->rec, th->st, th->decoded ? th->insn : NULL, changed, next_pc);
 }
 
 /* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
@@ -319,10 +257,9 @@ static void rv_close(rv_conv *c, rv_thread *th, int completed) {
    after the last iteration; that run executes nothing and is not an instruction. */
 static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
     const rx_insn *in;
-    uint8_t i;
     uint64_t prev = th->pc;
     rv_close_at(c, th, 1, d->pc);
-    in = rx_decode(c->t->dec, d->pc, d->bytes, d->len);
+    in = c->t->dec ? rx_decode(c->t->dec, d->pc, d->bytes, d->len) : NULL;
     th->pc = d->pc;
     th->len = d->len;
     if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
@@ -334,8 +271,7 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
         c->t->undecoded++;
     } else {
         th->insn = in;
-        for (i = 0; i < in->nreads; i++)
-            rv_reg(th, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], d->pc + d->len);
+        rec_regs_read(th->rec, th->st, in, d->pc + d->len);
     }
     th->changed = 0;
 }
@@ -409,7 +345,15 @@ static void rv_mem(rv_thread *th, uint32_t attr, uint64_t addr, const uint8_t *v
 /* ---------------------------------------------------------------- records */
 
 
-static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
+/* The size a register's value has in the stream (0: no such register). */
+static unsigned rv_reg_size(unsigned reg, unsigned size) {
+    if (reg <= VGR_GS_BASE || (reg >= VGR_MM0 && reg < VGR_MM0 + 8)) return 8;
+    if (reg == VGR_FTOP) return 4;
+    if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) return size == 16 || size == 32 ? size : 32;
+    return 0;
+}
+
+static long rv_def_add(rv_conv *c, rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, size_t *used) {
     rv_def *d;
     size_t need;
     uint32_t i;
@@ -417,13 +361,21 @@ static int rv_def_add(rv_proc *p, uint32_t gid, const uint8_t *r, size_t avail, 
     need = 20 + (size_t)r[17] + 3u * r[18];
     if (avail < need) return 0;
     *used = need;
-    if (gid < VGR_GROUP_BASE || r[17] > 15 || r[18] > VGR_MAX_REGS) return -1;
+    if (gid < VGR_GROUP_BASE) RV_BAD(c, "a group id below the first");
+    if (gid - VGR_GROUP_BASE > p->ndefs) RV_BAD(c, "a group id out of sequence");
+    if (r[16] < VGR_BEGIN || r[16] > VGR_MEMRW) RV_BAD(c, "a group of unknown kind");
+    if (r[17] > 15) RV_BAD(c, "an instruction longer than 15 bytes");
+    if (r[18] > VGR_MAX_REGS) RV_BAD(c, "more than 48 registers in a group");
+    for (i = 0; i < r[18]; i++) { /* so that a POST's values fit th->post_vals */
+        const uint8_t *reg = r + 20 + r[17] + 3 * i;
+        if (reg[1] != 0 || rv_reg_size(reg[0], reg[2]) != reg[2]) RV_BAD(c, "a register of a wrong number or size");
+    }
     gid -= VGR_GROUP_BASE;
     if (gid >= p->capdefs) {
         size_t ncap = p->capdefs ? 2 * p->capdefs : 4096;
         rv_def *nd;
         while (ncap <= gid) ncap *= 2;
-        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) return -1;
+        if (!(nd = (rv_def *)realloc(p->defs, ncap * sizeof *nd))) RV_BAD(c, "out of memory");
         memset(nd + p->capdefs, 0, (ncap - p->capdefs) * sizeof *nd);
         p->defs = nd;
         p->capdefs = ncap;
@@ -483,24 +435,25 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     size_t used = 0;
     if (avail < 8) return 0;
     code = le32(r);
+    if (!p->hello && code != VGR_HELLO) RV_BAD(c, "a process whose first record is not HELLO");
     if (code >= VGR_GROUP_BASE) {
         const rv_def *d;
-        if (code - VGR_GROUP_BASE >= p->ndefs) return -1;
+        if (code - VGR_GROUP_BASE >= p->ndefs) RV_BAD(c, "a group used before its definition");
         d = &p->defs[code - VGR_GROUP_BASE];
-        if (!d->kind) return -1;
+        if (!d->kind) RV_BAD(c, "a group used before its definition");
         if (avail < 4 + (size_t)d->size) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_group(c, p, th, d, r + 4);
         return 4 + (long)d->size;
     }
     switch (code) {
     case VGR_DEF: {
-        int rc = rv_def_add(p, le32(r + 4), r, avail, &used);
+        long rc = rv_def_add(c, p, le32(r + 4), r, avail, &used);
         return rc < 0 ? -1 : rc == 0 ? 0 : (long)used;
     }
     case VGR_THREAD:
         p->cur = rv_thread_get(c, le32(r + 4), p->pid);
-        if (!p->cur) return -1;
+        if (!p->cur) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_switch(c, p->cur);
         return 8;
     case VGR_HELLO: {
@@ -508,6 +461,9 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         rv_proc *pp;
         if (avail < 16) return 0;
         parent = le32(r + 8);
+        if (le32(r + 4) != VGR_VERSION) RV_BAD(c, "a tool of another version");
+        if (parent == p->pid) RV_BAD(c, "a process naming itself as its parent");
+        p->hello = 1;
         if (!parent) { /* a new image (execve): the old image's translations are gone */
             rv_finish_proc_threads(c, p, 0);
             p->ndefs = 0;
@@ -515,21 +471,27 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             return 16;
         }
         for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
+        /* a new process (or a pid used again): nothing of an earlier one is kept */
+        rv_finish_proc_threads(c, p, 0);
+        free(p->defs);
+        p->defs = NULL;
+        p->ndefs = p->capdefs = 0;
+        rp_ranges_free(&p->mods);
         if (pp && pp->ndefs) { /* a forked child runs its parent's translations */
             p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
-            if (!p->defs) return -1;
+            if (!p->defs) RV_BAD(c, "out of memory");
             memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
-        if (pp) rp_ranges_copy(&p->mods, &pp->mods);
+        if (pp && rp_ranges_copy(&p->mods, &pp->mods) < 0) RV_BAD(c, "out of memory");
         return 16;
     }
     case VGR_SYSCALL: {
         int64_t args[6];
         int i;
         if (avail < 64) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         for (i = 0; i < 6; i++) args[i] = (int64_t)le64(r + 16 + 8 * i);
         th->in_syscall = 1;
         th->has_ret = 0;
@@ -540,7 +502,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     }
     case VGR_SYSRET: /* the result is in the REGS record that follows */
         if (avail < 16) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         /* Valgrind completes exit and exit_group in its wrapper; they never return */
         if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
         return 16;
@@ -548,7 +510,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         const uint8_t *q = r + 8;
         unsigned i;
         if (avail < VGR_REGS_SIZE) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->post_proc) { /* the open instruction's writes are in the newer file */
             rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
             th->post_proc = NULL;
@@ -567,9 +529,9 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     case VGR_MODLOAD: {
         uint32_t nl = le32(r + 4);
         char name[4097];
-        if (nl > 4096) return -1;
+        if (nl > 4096) RV_BAD(c, "a module name longer than 4096 bytes");
         if (avail < 24 + (size_t)nl) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         memcpy(name, r + 24, nl);
         name[nl] = 0;
         if (rp_ranges_add(&p->mods, le64(r + 8), le64(r + 16)) == 0) {
@@ -582,7 +544,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         uint32_t sig;
         uint64_t pc;
         if (avail < 16) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         sig = le32(r + 4);
         pc = le64(r + 8);
         c->t->signals++;
@@ -596,8 +558,10 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (avail < 24) return 0;
         how = le32(r + 4);
         size = le32(r + 16);
+        if (how < VGR_MEM_READ || how > VGR_MEM_NEW) RV_BAD(c, "a memory value of unknown kind");
+        if (size > VGR_MAX_BIGMEM) RV_BAD(c, "a memory value larger than 4 MiB");
         if (avail < 24 + (size_t)size) return 0;
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->open) rv_pending_read(th);
         if (th->open)
             rv_mem(th, how == VGR_MEM_READ ? FRAMES_VAL_READ | FRAMES_VAL_BEFORE
@@ -608,11 +572,11 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     }
     case VGR_EXIT: /* an exit syscall never completes; another open instruction did,
                       unless a fatal signal ends the process (decided at the end) */
-        if (!(th = rv_current(c, p))) return -1;
+        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         if (th->in_syscall && !th->has_ret) rv_close(c, th, 0);
         rv_check(c, th, frames_rec_flush(th->rec));
         return 8;
-    default: return -1;
+    default: RV_BAD(c, "a record of unknown kind");
     }
 }
 
@@ -631,7 +595,12 @@ static rv_proc *rv_proc_get(rv_conv *c, uint32_t pid) {
     rv_proc *p;
     for (p = c->procs; p; p = p->next)
         if (p->pid == pid) return p;
+    if (c->nprocs >= RV_MAX_PROCS) {
+        rv_fail(c, "malformed record from the valgrind tool: too many processes");
+        return NULL;
+    }
     if (!(p = (rv_proc *)calloc(1, sizeof *p))) return NULL;
+    c->nprocs++;
     p->pid = pid;
     p->next = c->procs;
     c->procs = p;
@@ -644,7 +613,7 @@ static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
     while (pos < n && !c->t->failed) {
         long used = rv_record(c, p, data + pos, n - pos);
         if (used < 0) {
-            rv_fail(c, "malformed record from the valgrind tool");
+            rec_fail(c->t, "malformed record from the valgrind tool: %s", c->bad ? c->bad : "?");
             return pos;
         }
         if (used == 0) break;
@@ -679,160 +648,68 @@ static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
     return 0;
 }
 
-/* ---------------------------------------------------------------- the pipe */
+/* ---------------------------------------------------------------- the converter's interface */
 
-static volatile sig_atomic_t rv_interrupted;
-static void rv_on_interrupt(int sig) { rv_interrupted = sig; }
-
-static void rv_catch_interrupts(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = rv_on_interrupt; /* no SA_RESTART: read returns EINTR */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+rv_conv *rv_conv_new(rec_run *r) {
+    rv_conv *c = (rv_conv *)calloc(1, sizeof *c);
+    if (c) c->t = r;
+    return c;
 }
 
-/* Read chunks until every writer closed the pipe. */
-static void rv_pump(rv_conv *c, int fd, pid_t pid) {
-    size_t cap = 8u << 20, have = 0, pos;
-    uint8_t *buf = (uint8_t *)malloc(cap);
-    int killed = 0;
-    if (!buf) {
-        rv_fail(c, "out of memory");
-        return;
-    }
-    for (;;) {
-        ssize_t got;
-        if (rv_interrupted && !killed) {
-            cli_warn("interrupted by signal %d: killing the program, finishing the trace", (int)rv_interrupted);
-            kill(pid, SIGKILL);
-            killed = 1;
-        }
-        got = read(fd, buf + have, cap - have);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        have += (size_t)got;
-        pos = 0;
-        while (have - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
-            uint32_t cpid = le32(buf + pos), len = le32(buf + pos + 4);
-            if (len > cap - VGR_CHUNK_HEADER) {
-                size_t ncap = cap;
-                uint8_t *nb;
-                while (ncap < (size_t)len + VGR_CHUNK_HEADER) ncap *= 2;
-                if (!(nb = (uint8_t *)realloc(buf, ncap))) {
-                    rv_fail(c, "out of memory");
-                    break;
-                }
-                buf = nb;
-                cap = ncap;
-            }
-            if (have - pos < VGR_CHUNK_HEADER + (size_t)len) break;
-            rv_feed(c, cpid, buf + pos + VGR_CHUNK_HEADER, len);
-            pos += VGR_CHUNK_HEADER + (size_t)len;
-        }
-        memmove(buf, buf + pos, have - pos);
-        have -= pos;
-        if (c->t->failed) {
-            kill(pid, SIGKILL);
+int rv_conv_started(const rv_conv *c) { return c->procs != NULL; }
+
+size_t rv_conv_chunks(rv_conv *c, const uint8_t *data, size_t n) {
+    size_t pos = 0;
+    while (n - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
+        uint32_t cpid = le32(data + pos), len = le32(data + pos + 4);
+        if (len > RV_MAX_CHUNK) {
+            rv_fail(c, "malformed record from the valgrind tool (a chunk of more than 64 MiB)");
             break;
         }
+        if (n - pos - VGR_CHUNK_HEADER < (size_t)len) break;
+        if (rv_feed(c, cpid, data + pos + VGR_CHUNK_HEADER, len) < 0) rv_fail(c, "out of memory");
+        pos += VGR_CHUNK_HEADER + (size_t)len;
     }
-    free(buf);
+    return pos;
 }
 
-static pid_t rv_spawn(rt_tracer *t, const char *tooldir, int wfd, const char *path, char **argv, int argc) {
-    char **av = (char **)calloc((size_t)argc + 16, sizeof *av);
-    char fdopt[64];
-    int n = 0, i;
-    pid_t pid;
-    if (!av) return -1;
-    snprintf(fdopt, sizeof fdopt, "--frames-fd=%d", wfd);
-    av[n++] = (char *)"valgrind";
-    av[n++] = (char *)"--tool=frames";
-    av[n++] = (char *)"-q";
-    av[n++] = (char *)"--trace-children=yes";
-    av[n++] = (char *)"--vex-iropt-level=0"; /* see frames_vg.c: each instruction its own GETs */
-    av[n++] = fdopt;
-    if (t->no_mem) av[n++] = (char *)"--frames-mem=no";
-    if (t->follow) av[n++] = (char *)"--frames-forks=yes";
-    av[n++] = (char *)path;
-    for (i = 1; i < argc; i++) av[n++] = argv[i];
-    av[n] = NULL;
-    pid = fork();
-    if (pid == 0) {
-        setenv("VALGRIND_LIB", tooldir, 1);
-        if (!strcmp(t->out, "-")) dup2(2, 1);
-        execvp("valgrind", av);
-        fprintf(stderr, "frames record: cannot run valgrind: %s\n", strerror(errno));
-        _exit(127);
-    }
-    free(av);
-    return pid;
-}
-
-int rv_record_program(rt_tracer *t, const char *path, int argc, char **argv) {
-    char tooldir[PATH_MAX];
-    int fds[2], status = 0;
-    rv_conv c;
+void rv_conv_end(rv_conv *c, int status) {
     rv_proc *p;
-    rv_thread *th;
-    pid_t pid;
-    if (rv_tool_dir(tooldir, sizeof tooldir) < 0) {
-        t->failed = 1;
-        return cli_fail(CLI_DATA, "the valgrind tool was not built (tools/vg; needs the valgrind package)");
-    }
-    if (pipe(fds) < 0) return t->failed = cli_fail(CLI_DATA, "pipe: %s", strerror(errno));
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-#ifdef F_SETPIPE_SZ
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups of the converter */
-#endif
-    memset(&c, 0, sizeof c);
-    c.t = t;
-    rv_catch_interrupts();
-    pid = rv_spawn(t, tooldir, fds[1], path, argv, argc);
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        return t->failed = cli_fail(CLI_DATA, "fork: %s", strerror(errno));
-    }
-    t->main_pid = pid;
-    rv_pump(&c, fds[0], pid);
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    t->main_status = status;
-    t->main_done = 1;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !c.procs)
-        t->failed = 1;
     /* killed by a signal Valgrind did not deliver to a handler (a fatal fault, SIGKILL):
        the instruction the thread was in did not complete */
-    if (WIFSIGNALED(status) && c.last && c.last->open) {
-        uint64_t pc = c.last->pc;
-        rv_close(&c, c.last, 0);
-        rv_check(&c, c.last, frames_rec_exception(c.last->rec, (uint64_t)WTERMSIG(status), pc, FRAMES_NO_POS));
+    if (status != -1 && WIFSIGNALED(status) && c->last && c->last->open) {
+        uint64_t pc = c->last->pc;
+        rv_close(c, c->last, 0);
+        rv_check(c, c->last, frames_rec_exception(c->last->rec, (uint64_t)WTERMSIG(status), pc, FRAMES_NO_POS));
     }
-    for (p = c.procs; p; p = p->next) rv_finish_proc_threads(&c, p, 1);
-    while (c.threads) {
-        th = c.threads;
-        c.threads = th->next;
-        rv_close(&c, th, 0);
-        rv_check(&c, th, frames_rec_finish(th->rec));
-        t->frames += th->rec->stats.frames;
-        t->values += th->rec->stats.values;
+    for (p = c->procs; p; p = p->next) rv_finish_proc_threads(c, p, 1);
+}
+
+void rv_conv_free(rv_conv *c) {
+    rv_proc *p;
+    rv_thread *th;
+    if (!c) return;
+    while (c->threads) {
+        th = c->threads;
+        c->threads = th->next;
+        rv_close(c, th, 0);
+        rv_check(c, th, frames_rec_finish(th->rec));
+        c->t->frames += th->rec->stats.frames;
+        c->t->values += th->rec->stats.values;
         free(th->rec);
         free(th->buf);
         free(th->st);
         free(th);
     }
-    while (c.procs) {
-        p = c.procs;
-        c.procs = p->next;
+    while (c->procs) {
+        p = c->procs;
+        c->procs = p->next;
         free(p->defs);
         free(p->in);
         rp_ranges_free(&p->mods);
         free(p);
     }
-    return t->failed ? CLI_DATA : CLI_OK;
+    free(c);
 }
 
 #else
