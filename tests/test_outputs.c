@@ -476,7 +476,7 @@ static void test_pt_nothing_decoded(void **state) {
     text = tu_run(&status, "cd '%s' && '%s' pt --raw .:0x100000 --pt trace.pt -o o.frames 2>&1",
                   tu_workdir, tu_frames_bin());
     assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "not a regular file"));
+    assert_non_null(strstr(text, "a directory, not a file"));
     free(text);
     text = tu_run(&status, "cd '%s' && '%s' pt --raw image-0x100000.bin:0x200000 --pt trace.pt -o o.frames 2>&1",
                   tu_workdir, tu_frames_bin());
