@@ -25,7 +25,8 @@
        if (frames_replay_open(&r, "t.frames", NULL, &err) < 0) die(err.message);
        frames_replay_goto(r, 1000, &err);
        frames_replay_insn_get(r, &in);
-       if (frames_replay_reg_get(r, in.thread, "rax", v, sizeof v, &n) == 1) use(v, n);
+       if (frames_replay_reg_get(r, in.thread, "rax", v, sizeof v, &n) == 1)
+           printf("rax: %u bytes known\n", (unsigned)n);
        frames_replay_close(r);
 
    ---------------------------------------------------------------------------------------
