@@ -63,7 +63,8 @@
    Memory. Bytes, not words: a byte's value at position i is the last operand covering it
    before i (or the pre-list of i), else the first operand at or after i that shows its
    content before it changes (a later read or the old value of a later write); a byte
-   written before anything showed its content stays unknown. Memory changed without an
+   written before anything showed its content stays unknown. The instruction bytes a
+   std_frame carries are memory content too (code reads back). Memory changed without an
    instruction operand (a system call, another process) is not seen by the trace.
 
    ---------------------------------------------------------------------------------------
@@ -1293,7 +1294,9 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
             }
             frames__replay_file_apply(m, file, s, 1, 1);
             frames__replay_file_pc_unknown(m, file);
-            if (frames__replay_note(&b, blk, s->address, 1, FRAMES__REPLAY_X) < 0) goto nomem;
+            if (frames__replay_note(&b, blk, s->address, s->rawbytes.len ? s->rawbytes.len : 1,
+                                    FRAMES__REPLAY_X) < 0)
+                goto nomem;
             for (side = 0; side < 2; side++) {
                 const frames_operand *ops = side ? s->post : s->pre;
                 uint32_t n = side ? s->npost : s->npre, k;
@@ -1824,13 +1827,21 @@ static FRAMES__UNUSED void frames__replay_mem_op(frames__replay_memctx *c, const
 static FRAMES__UNUSED int frames__replay_mem_step(void *ctx, uint64_t index, const frames_std_frame *s) {
     frames__replay_memctx *c = (frames__replay_memctx *)ctx;
     uint32_t k;
+    frames_operand code;   /* the instruction's bytes are memory content too */
+    memset(&code, 0, sizeof code);
+    code.spec = s->rawbytes.len ? FRAMES_MEM : FRAMES_REG;
+    code.address = s->address;
+    code.value = s->rawbytes;
     if (c->forward) {
-        if (index > c->pos)
+        if (index > c->pos) {
+            frames__replay_mem_op(c, &code, 1);
             for (k = 0; k < s->npre; k++) frames__replay_mem_op(c, &s->pre[k], 1);
+        }
         for (k = 0; k < s->npost; k++) frames__replay_mem_op(c, &s->post[k], 2);
         return 0;
     }
     if (index > c->pos) return 1;
+    frames__replay_mem_op(c, &code, 1);
     for (k = 0; k < s->npre; k++) frames__replay_mem_op(c, &s->pre[k], 1);
     if (index < c->pos)
         for (k = 0; k < s->npost; k++) frames__replay_mem_op(c, &s->post[k], 2);
@@ -1857,8 +1868,7 @@ static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t po
     for (i = 0; i < n; i++) need = (uint8_t)(need | (1u << (((lo + i) & 63) >> 3)));
     /* backward: the latest operand before pos (or pos's pre-list) */
     for (j = (long)e.n - 1; j >= 0 && left && *budget; j--) {
-        if (e.block[j] > pblk || !(e.mask[j] & need) || !(e.kinds[j] & (FRAMES__REPLAY_R | FRAMES__REPLAY_W)))
-            continue;
+        if (e.block[j] > pblk || !(e.mask[j] & need)) continue;
         memset(c.ts, 0, sizeof c.ts);
         (*budget)--;
         if (frames__replay_walk(r, e.block[j] << FRAMES__REPLAY_BLOCK_LOG2,
@@ -1875,8 +1885,7 @@ static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t po
     /* forward: the first operand at or after pos that shows the content before it changes */
     c.forward = 1;
     for (j = 0; j < (long)e.n && left && *budget; j++) {
-        if (e.block[j] < pblk || !(e.mask[j] & need) || !(e.kinds[j] & (FRAMES__REPLAY_R | FRAMES__REPLAY_W)))
-            continue;
+        if (e.block[j] < pblk || !(e.mask[j] & need)) continue;
         (*budget)--;
         if (frames__replay_walk(r, e.block[j] == pblk ? pos : e.block[j] << FRAMES__REPLAY_BLOCK_LOG2,
                                 (e.block[j] + 1) << FRAMES__REPLAY_BLOCK_LOG2, frames__replay_mem_step, &c,

@@ -171,7 +171,7 @@ static const char *const regs[NREGS] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi"
 
 typedef struct live_state {
     uint64_t reg[NREGS];
-    uint8_t g[8], stack[8];   /* the global, and the 8 bytes below rsp */
+    uint8_t g[8], stack[8], code[8];   /* the global, the 8 bytes below rsp, at pc */
 } live_state;
 
 static live_state live[NSTEPS];
@@ -210,7 +210,7 @@ static void run_gdb(void) {
     for (i = 0; i < NSTEPS; i++) {
         fprintf(f, "printf \"S %d\\n\"\n", i);
         for (k = 0; k < NREGS; k++) fprintf(f, "printf \"R %s %%lx\\n\", $%s\n", regs[k], regs[k]);
-        fprintf(f, "x/8xb &g\nx/8xb $rsp-8\nstepi\n");
+        fprintf(f, "x/8xb &g\nx/8xb $rsp-8\nx/8xb $pc\nstepi\n");
     }
     fclose(f);
     out = tu_run_ok("gdb", "LC_ALL=C gdb -batch -nx -x %s %s/p 2>&1", at("cmds.gdb"), dir);
@@ -227,7 +227,7 @@ static void run_gdb(void) {
             for (n = 0; n < NREGS; n++) if (!strcmp(name, regs[n])) live[i].reg[n] = v;
         } else if (i >= 0 && sscanf(p, "0x%llx%*[^\t\n]\t0x%x\t0x%x\t0x%x\t0x%x\t0x%x\t0x%x\t0x%x\t0x%x", &v,
                                     &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]) == 9) {
-            for (n = 0; n < 8; n++) (k == 0 ? live[i].g : live[i].stack)[n] = (uint8_t)b[n];
+            for (n = 0; n < 8; n++) (k == 0 ? live[i].g : k == 1 ? live[i].stack : live[i].code)[n] = (uint8_t)b[n];
             k++;
         }
     }
@@ -272,8 +272,9 @@ static void test_state_equals_live_gdb(void **state) {
     (void)state;
     run_gdb();
     for (i = 0; i < NSTEPS; i++) {
-        char *out = tu_run_ok("frames state", "%s state %s --at %d --json --mem 0x%llx:8", tu_frames_bin(),
-                              trace, i, (unsigned long long)g_addr);
+        char *out = tu_run_ok("frames state", "%s state %s --at %d --json --mem 0x%llx:8 --mem 0x%llx:8",
+                              tu_frames_bin(), trace, i, (unsigned long long)g_addr,
+                              (unsigned long long)live[i].reg[7]);
         uint8_t bytes[8], known[8];
         char *full;
         if (!have_off && json_hex(out, "rsp", &v)) {
@@ -294,6 +295,11 @@ static void test_state_equals_live_gdb(void **state) {
             assert_true(known[k]);   /* the first write shows the old value */
             assert_int_equal(bytes[k], live[i].g[k]);
         }
+        /* code: the instruction bytes the trace carries (at least the one at pc) */
+        json_bytes(out, 1, bytes, known);
+        assert_true(known[0]);
+        for (k = 0; k < 8; k++)
+            if (known[k]) { assert_int_equal(bytes[k], live[i].code[k]); compared++; }
         /* the 8 bytes below rsp, by the trace's rsp */
         if (have_off && json_hex(out, "rsp", &v)) {
             full = tu_run_ok("frames state", "%s state %s --at %d --json --mem 0x%llx:8", tu_frames_bin(),
