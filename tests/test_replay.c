@@ -485,7 +485,74 @@ static void test_hostile_index(void **state) {
     free(good);
 }
 
+/* The compressed trace answers as the plain one (index built over the .frames.zst). */
+static void test_compressed_same_state(void **state) {
+    char *plain, *zst;
+    int i;
+    (void)state;
+    free(tu_run_ok("frames compress", "%s compress %s -o %s.zst --chunk 4K", tu_frames_bin(), trace, trace));
+    for (i = 0; i < NSTEPS; i += 9) {
+        plain = tu_run_ok("state", "%s state %s --at %d --json --mem 0x%llx:8", tu_frames_bin(), trace, i,
+                          (unsigned long long)g_addr);
+        zst = tu_run_ok("state", "%s state %s.zst --at %d --json --mem 0x%llx:8", tu_frames_bin(), trace, i,
+                        (unsigned long long)g_addr);
+        assert_string_equal(plain, zst);
+        free(plain);
+        free(zst);
+    }
+    plain = tu_run_ok("history", "%s history %s --reg rdx --json", tu_frames_bin(), trace);
+    zst = tu_run_ok("history", "%s history %s.zst --reg rdx --json", tu_frames_bin(), trace);
+    assert_string_equal(plain, zst);
+    free(plain);
+    free(zst);
+}
+
 #endif /* TU_RECORD_BUILT */
+
+/* Two threads over several keyframes (5,000 instructions, a keyframe every 2,048): each
+   thread's rax at any position is the value its own last write gave, worked out here. */
+static void test_threads_and_keyframes(void **state) {
+    const char *path = tu_tmp_path(".frames");
+    frames_writer *w;
+    frames_replay *r;
+    frames_error err;
+    frames_operand op;
+    frames_frame f;
+    frames_replay_info info;
+    uint8_t v[8], vals[5000][8];
+    uint64_t tids[4];
+    size_t n;
+    int i, pos;
+    frames_writer_options wo;
+    (void)state;
+    frames_writer_options_default(&wo);
+    wo.machine = 64;   /* x86-64 */
+    assert_int_equal(frames_writer_open_path(&w, path, &wo, NULL, &err), 0);
+    for (i = 0; i < 5000; i++) {
+        tu_put_le64(vals[i], 0x1000000ull * (uint64_t)i + 7);
+        op = tu_reg_op("RAX", vals[i], 8, 0, 1);
+        f = one_frame(0x2000 + (uint64_t)(i % 50), NULL, 0, &op, 1, "\x90", 1);
+        f.std.thread_id = (uint64_t)(i % 3 == 0 ? 100 : 200);
+        assert_int_equal(frames_writer_add(w, &f), 0);
+    }
+    assert_int_equal(frames_writer_close(w), 0);
+    assert_int_equal(frames_replay_open(&r, path, NULL, &err), 0);
+    frames_replay_info_get(r, &info);
+    assert_true(info.instructions == 5000);
+    assert_int_equal(frames_replay_threads(r, tids, 4), 2);
+    assert_true(tids[0] == 100 && tids[1] == 200);
+    for (pos = 0; pos <= 5000; pos += 137) {
+        int last100 = -1, last200 = -1;
+        for (i = 0; i < pos; i++) *(i % 3 == 0 ? &last100 : &last200) = i;
+        assert_int_equal(frames_replay_goto(r, (uint64_t)pos, &err), 0);
+        assert_int_equal(frames_replay_reg_get(r, 100, "rax", v, sizeof v, &n), last100 >= 0);
+        if (last100 >= 0) assert_memory_equal(v, vals[last100], 8);
+        assert_int_equal(frames_replay_reg_get(r, 200, "rax", v, sizeof v, &n), last200 >= 0);
+        if (last200 >= 0) assert_memory_equal(v, vals[last200], 8);
+    }
+    frames_replay_close(r);
+    free(tu_run(&i, "rm -f %s %s.fridx", path, path));
+}
 
 /* A trace whose operands carry no values: everything unknown, and the command says so. */
 static void test_trace_without_values(void **state) {
@@ -527,6 +594,7 @@ int main(void) {
         cmocka_unit_test(test_x64_aliasing),
         cmocka_unit_test(test_arm_aliasing),
         cmocka_unit_test(test_trace_without_values),
+        cmocka_unit_test(test_threads_and_keyframes),
     };
 #ifdef TU_RECORD_BUILT
     const struct CMUnitTest live_tests[] = {
@@ -535,6 +603,7 @@ int main(void) {
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_cut_and_stale),
         cmocka_unit_test(test_hostile_index),
+        cmocka_unit_test(test_compressed_same_state),
     };
     int rc = cmocka_run_group_tests(units, NULL, NULL);
     return rc | cmocka_run_group_tests(live_tests, setup, teardown);
