@@ -593,7 +593,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
         off += d->regs[i].store;
         a.reg = (uint32_t)i;
         a.offset = 0;
-        a.size = d->regs[i].store;
+        a.size = d->regs[i].bits / 8;   /* eflags: 4 of its 8 bytes (rflags has all 8) */
         a.zext = 1;   /* a full write (or a shorter value, e.g. a 16-bit segment) fills it */
         frames__replay_name_put(m, d->regs[i].name, a);
     }

@@ -100,6 +100,13 @@ static void test_x64_aliasing(void **state) {
     frames_replay_regs_apply_frame(m, &f);
     assert_true(reg64(m, "ymm1h", 1) == 0);
     assert_true(reg64(m, "xmm1", 1) == 0x2222222222222222ull);
+    /* eflags is 32 bits as gdb has it; a 64-bit RFLAGS write fills it */
+    tu_put_le64(v, 0x246);
+    op = tu_reg_op("RFLAGS", v, 8, 0, 1);
+    f = one_frame(0x1008, NULL, 0, &op, 1, "\x90", 1);
+    frames_replay_regs_apply_frame(m, &f);
+    assert_true(reg64(m, "eflags", 1) == 0x246);
+    assert_int_equal(frames_replay_regs_at(m, 17)->bits, 32);
     /* the table is gdb's order */
     assert_string_equal(frames_replay_regs_at(m, 0)->name, "rax");
     assert_string_equal(frames_replay_regs_at(m, 7)->name, "rsp");
