@@ -312,6 +312,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
 #if !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX)
 #define FRAMES__REPLAY_FILES 1
 #include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #ifdef __cplusplus
@@ -1467,8 +1468,9 @@ static FRAMES__UNUSED int frames__replay_read_index(frames_replay *r, const char
 static FRAMES__UNUSED void frames__replay_write_index(frames_replay *r) {
     char tmp[4200];
     FILE *f;
-    if (strlen(r->index_path) + 8 >= sizeof tmp) return;
-    frames__fmt(tmp, sizeof tmp, "%s.tmp", r->index_path);
+    if (strlen(r->index_path) + 32 >= sizeof tmp) return;
+    /* a private name, renamed into place: two builders of one index never mix bytes */
+    frames__fmt(tmp, sizeof tmp, "%s.%ld.tmp", r->index_path, (long)getpid());
     f = fopen(tmp, "wb");
     if (!f) return;
     if (fwrite(r->ix, 1, r->ixlen, f) != r->ixlen) { fclose(f); remove(tmp); return; }
