@@ -94,6 +94,15 @@
      Replay: open, goto, state
      Replay: searches
 */
+/* Strict ISO modes hide the POSIX declarations the implementation uses (stat's
+   nanosecond mtime, getpid): ask for them as frames.h does, when no feature-test macro
+   was chosen and this header comes before any system header. */
+#if defined(FRAMES_REPLAY_IMPLEMENTATION) && defined(__STRICT_ANSI__) && !defined(_WIN32) &&  \
+    !defined(FRAMES_NO_POSIX) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) &&     \
+    !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
+
 #ifndef FRAMES_REPLAY_H_INCLUDED
 #define FRAMES_REPLAY_H_INCLUDED
 
@@ -1053,7 +1062,7 @@ static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__repl
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", path, frames__syserr());
     st->size = (uint64_t)sb.st_size;
     st->sec = (uint64_t)sb.st_mtime;
-#if defined(__linux__) || defined(_BSD_SOURCE) || defined(_DEFAULT_SOURCE)
+#if defined(__GLIBC__) && defined(st_mtime)   /* glibc's st_mtime is st_mtim.tv_sec then */
     st->nsec = (uint64_t)sb.st_mtim.tv_nsec;
 #endif
     f = fopen(path, "rb");
