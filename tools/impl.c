@@ -29,3 +29,7 @@
 #define FRAMES_SYM_IMPLEMENTATION
 #include "frames_sym.h"
 #endif
+#if __has_include("frames_gdb.h")
+#define FRAMES_GDB_IMPLEMENTATION
+#include "frames_gdb.h"
+#endif
