@@ -57,8 +57,12 @@
    Ending    D (detach), vKill, k: frames_gdb_feed returns FRAMES_GDB_CLOSED.
 
    Positions are frames_replay's: "before instruction i" (i = N: after the last one).
-   Stop semantics are rr's: a breakpoint stops before the instruction at its pc; a
-   watchpoint stops after the instruction that accessed the range, in both directions.
+   A breakpoint stops before the instruction at its pc, in both directions. A watchpoint
+   stops just past the instruction that accessed the range in the direction of
+   execution: after it when going forwards (as the hardware and rr do), before it when
+   going backwards (as gdb's own reverse execution, record-full, does). gdb needs the
+   latter: it reports a `watch` only when the value it reads differs from the one it saw
+   last, and after the last write going backwards the value is still the one it saw.
    Stepping moves one instruction of the trace (of whichever thread runs it); the stop
    reply names the thread of the next instruction. gdb's thread ids are 1.. in order of
    first appearance in the trace.
@@ -648,9 +652,9 @@ static int frames__gdb_find(frames_gdb *g, const frames__gdb_point *pt, uint64_t
 }
 
 /* Continue in direction dir to the nearest stop: a breakpoint (stops before the
-   instruction at its pc), a watchpoint (after the instruction that accessed the range),
-   or the end of the trace in that direction. Stop positions are compared; at a tie the
-   watchpoint is reported (its access came first). */
+   instruction at its pc), a watchpoint (just past the instruction that accessed the
+   range: after it forwards, before it backwards), or the end of the trace in that
+   direction. Stop positions are compared; at a tie the watchpoint is reported. */
 static int frames__gdb_continue(frames_gdb *g, int dir) {
     uint64_t pos = frames_replay_position(g->r), best = 0, at;
     const frames__gdb_point *hit = NULL;
@@ -668,12 +672,13 @@ static int frames__gdb_continue(frames_gdb *g, int dir) {
             why = FRAMES__GDB_STOP_BREAK;
         }
     }
-    for (i = 0; i < g->nwps; i++) {   /* watchpoints: stop after the access */
-        if (dir < 0 && pos < 2) break;   /* the access must end before the current position */
-        rc = frames__gdb_find(g, &g->wps[i], dir > 0 ? pos : pos - 1, dir, &at);
+    for (i = 0; i < g->nwps; i++) {   /* watchpoints: past the access in either direction */
+        uint64_t stop;
+        rc = frames__gdb_find(g, &g->wps[i], pos, dir, &at);
         if (rc < 0) return frames__gdb_reply(g, "E03");
-        if (rc && (!hit || (dir > 0 ? at + 1 <= best : at + 1 >= best))) {
-            best = at + 1;
+        stop = dir > 0 ? at + 1 : at;
+        if (rc && (!hit || (dir > 0 ? stop <= best : stop >= best))) {
+            best = stop;
             hit = &g->wps[i];
             why = FRAMES__GDB_STOP_WATCH;
         }
