@@ -22,18 +22,22 @@
        #define FRAMES_GDB_IMPLEMENTATION
        #include "frames_gdb.h"
 
-   Serving a trace on a file descriptor pair:
+   The transport is a callback that sends bytes (here a FILE*):
 
-       static int out(void *ctx, const void *p, size_t n) {
-           return write(*(int *)ctx, p, n) == (ssize_t)n ? 0 : -1;
+       static int send_to(void *ctx, const void *p, size_t n) {
+           return fwrite(p, 1, n, (FILE *)ctx) == n && fflush((FILE *)ctx) == 0 ? 0 : -1;
        }
+
+   Serving a trace on standard input and output (`target remote | PROGRAM` in gdb):
+
        frames_replay *r; frames_gdb *g; frames_gdb_options o; frames_error err;
-       char buf[4096]; ssize_t n; int fd = 1, rc = 0;
-       frames_replay_open(&r, "trace.frames", NULL, &err);
-       frames_gdb_options_default(&o); o.write = out; o.write_ctx = &fd;
-       frames_gdb_open(&g, r, &o, &err);
-       while (rc == FRAMES_OK && (n = read(0, buf, sizeof buf)) > 0)
-           rc = frames_gdb_feed(g, buf, (size_t)n);     // FRAMES_GDB_CLOSED: detached
+       char buf[4096]; size_t n; int rc = FRAMES_OK;
+       if (frames_replay_open(&r, "trace.frames", NULL, &err) < 0) die(err.message);
+       frames_gdb_options_default(&o);
+       o.write = send_to; o.write_ctx = stdout;
+       if (frames_gdb_open(&g, r, &o, &err) < 0) die(err.message);
+       while (rc == FRAMES_OK && (n = fread(buf, 1, 1, stdin)) > 0)   // what has arrived
+           rc = frames_gdb_feed(g, buf, n);        // FRAMES_GDB_CLOSED: client detached
        frames_gdb_close(g); frames_replay_close(r);
 
    ---------------------------------------------------------------------------------------
