@@ -245,10 +245,11 @@ struct frames_gdb {
 
 /* gdb's i386 and amd64 architectures accept a description only when the core feature
    holds the x87 registers too, and the Linux OS ABI looks for orig_rax; registers the
-   trace never knows are served as unknown (xx...). */
+   trace never knows are served as unknown (xx...). With the avx feature gdb shows the
+   ymm registers (xmm and the upper halves the replay model keeps). */
 static const char *const frames__gdb_x86_features[] = {
     "org.gnu.gdb.i386.core", "org.gnu.gdb.i386.sse", "org.gnu.gdb.i386.segments",
-    "org.gnu.gdb.i386.linux"};
+    "org.gnu.gdb.i386.linux", "org.gnu.gdb.i386.avx"};
 
 #define FRAMES__GDB_X87                                                                     \
     {"st0", 80, 0, "i387_ext"}, {"st1", 80, 0, "i387_ext"}, {"st2", 80, 0, "i387_ext"},     \
@@ -261,6 +262,7 @@ static const char *const frames__gdb_x86_features[] = {
     {"cs", 32, 0, "int32"}, {"ss", 32, 0, "int32"}, {"ds", 32, 0, "int32"},                 \
     {"es", 32, 0, "int32"}, {"fs", 32, 0, "int32"}, {"gs", 32, 0, "int32"}
 #define FRAMES__GDB_XMM(n) {"xmm" #n, 128, 1, "uint128"}
+#define FRAMES__GDB_YMMH(n) {"ymm" #n "h", 128, 4, "uint128"}   /* upper halves of ymm */
 
 static const frames__gdb_reg frames__gdb_x86_64_regs[] = {
     {"rax", 64, 0, "int64"}, {"rbx", 64, 0, "int64"}, {"rcx", 64, 0, "int64"},
@@ -276,7 +278,11 @@ static const frames__gdb_reg frames__gdb_x86_64_regs[] = {
     FRAMES__GDB_XMM(12), FRAMES__GDB_XMM(13), FRAMES__GDB_XMM(14), FRAMES__GDB_XMM(15),
     {"mxcsr", 32, 1, "int"},
     {"fs_base", 64, 2, "int64"}, {"gs_base", 64, 2, "int64"},
-    {"orig_rax", 64, 3, "int64"}};
+    {"orig_rax", 64, 3, "int64"},
+    FRAMES__GDB_YMMH(0), FRAMES__GDB_YMMH(1), FRAMES__GDB_YMMH(2), FRAMES__GDB_YMMH(3),
+    FRAMES__GDB_YMMH(4), FRAMES__GDB_YMMH(5), FRAMES__GDB_YMMH(6), FRAMES__GDB_YMMH(7),
+    FRAMES__GDB_YMMH(8), FRAMES__GDB_YMMH(9), FRAMES__GDB_YMMH(10), FRAMES__GDB_YMMH(11),
+    FRAMES__GDB_YMMH(12), FRAMES__GDB_YMMH(13), FRAMES__GDB_YMMH(14), FRAMES__GDB_YMMH(15)};
 
 static const frames__gdb_reg frames__gdb_i386_regs[] = {
     {"eax", 32, 0, "int32"}, {"ecx", 32, 0, "int32"}, {"edx", 32, 0, "int32"},
@@ -285,7 +291,10 @@ static const frames__gdb_reg frames__gdb_i386_regs[] = {
     {"eflags", 32, 0, "int32"}, FRAMES__GDB_SEGS, FRAMES__GDB_X87,
     FRAMES__GDB_XMM(0), FRAMES__GDB_XMM(1), FRAMES__GDB_XMM(2), FRAMES__GDB_XMM(3),
     FRAMES__GDB_XMM(4), FRAMES__GDB_XMM(5), FRAMES__GDB_XMM(6), FRAMES__GDB_XMM(7),
-    {"mxcsr", 32, 1, "int"}, {"orig_eax", 32, 3, "int"}};
+    {"mxcsr", 32, 1, "int"}, {"fs_base", 32, 2, "int32"}, {"gs_base", 32, 2, "int32"},
+    {"orig_eax", 32, 3, "int"},
+    FRAMES__GDB_YMMH(0), FRAMES__GDB_YMMH(1), FRAMES__GDB_YMMH(2), FRAMES__GDB_YMMH(3),
+    FRAMES__GDB_YMMH(4), FRAMES__GDB_YMMH(5), FRAMES__GDB_YMMH(6), FRAMES__GDB_YMMH(7)};
 
 static const char *const frames__gdb_arm_features[] = {"org.gnu.gdb.arm.core"};
 static const frames__gdb_reg frames__gdb_arm_regs[] = {
