@@ -219,6 +219,7 @@ struct frames_gdb {
     uint64_t *tids;                       /* gdb thread id i+1 = tids[i] */
     size_t ntids;
     size_t thread_cursor;                 /* qsThreadInfo continues here */
+    uint64_t end_tid;                     /* the thread of the last instruction */
     uint64_t g_thread;                    /* Hg: gdb id, 0 = the current one */
     frames__gdb_point bps[FRAMES_GDB_MAX_BREAKPOINTS];
     size_t nbps;
@@ -485,14 +486,8 @@ static int frames__gdb_insn(frames_gdb *g, frames_replay_insn *insn) {
    the one of the last. 0 for a trace without instructions. */
 static uint64_t frames__gdb_current_tid(frames_gdb *g) {
     frames_replay_insn insn;
-    uint64_t pos = frames_replay_position(g->r);
     if (frames__gdb_insn(g, &insn)) return insn.thread;
-    if (pos > 0 && frames_replay_goto(g->r, pos - 1, NULL) == FRAMES_OK) {
-        uint64_t tid = frames_replay_insn_get(g->r, &insn) == FRAMES_OK ? insn.thread : 0;
-        frames_replay_goto(g->r, pos, NULL);
-        return tid;
-    }
-    return g->ntids ? g->tids[0] : 0;
+    return g->end_tid;
 }
 
 /* gdb's id of a trace thread (1-based), 1 when unknown. */
@@ -1052,6 +1047,12 @@ FRAMES_GDB_DEF int frames_gdb_open(frames_gdb **out, frames_replay *r, const fra
     frames__gdb_xml(g->arch, g->xml, g->xml_len + 1);
     g->ntids = frames_replay_threads(r, g->tids, n);
     if (g->ntids > n) g->ntids = n;
+    if (g->ntids) g->end_tid = g->tids[0];
+    if (g->info.instructions) {
+        frames_replay_insn last;
+        if ((rc = frames_replay_goto(r, g->info.instructions - 1, err)) < 0) goto fail;
+        if (frames_replay_insn_get(r, &last) == FRAMES_OK) g->end_tid = last.thread;
+    }
     if ((rc = frames_replay_goto(r, 0, err)) < 0) goto fail;
     *out = g;
     return FRAMES_OK;
