@@ -67,9 +67,11 @@
    going backwards (as gdb's own reverse execution, record-full, does). gdb needs the
    latter: it reports a `watch` only when the value it reads differs from the one it saw
    last, and after the last write going backwards the value is still the one it saw.
-   Stepping moves one instruction of the trace (of whichever thread runs it); the stop
-   reply names the thread of the next instruction. gdb's thread ids are 1.. in order of
-   first appearance in the trace.
+   A step runs one instruction of the current thread (the one of the next instruction),
+   and the other threads' instructions up to its next one. gdb's thread ids are 1.. in
+   order of first appearance in the trace. At the end of the trace the program counter,
+   when the trace does not give it, is the address after the last instruction (where a
+   cut trace, or an exit system call, leaves it): gdb cannot go back without one.
 
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
@@ -124,6 +126,7 @@ extern "C" {
 #define FRAMES_GDB_MAX_BREAKPOINTS 256 /* Z0/Z1 at once; more get E.. */
 #define FRAMES_GDB_MAX_WATCHPOINTS 64  /* Z2/Z3/Z4 at once */
 #define FRAMES_GDB_MAX_THREADS 65536   /* threads gdb is told about */
+#define FRAMES_GDB_MAX_STEP_SCAN 1048576 /* instructions of other threads a step passes */
 #define FRAMES_GDB_CLOSED 1            /* frames_gdb_feed: the client detached or killed */
 
 /* Receives the bytes of replies; returns 0, or nonzero when the transport failed (the
@@ -220,6 +223,7 @@ struct frames_gdb {
     size_t ntids;
     size_t thread_cursor;                 /* qsThreadInfo continues here */
     uint64_t end_tid;                     /* the thread of the last instruction */
+    uint64_t end_pc;                      /* the address after it (0: unknown) */
     uint64_t g_thread;                    /* Hg: gdb id, 0 = the current one */
     frames__gdb_point bps[FRAMES_GDB_MAX_BREAKPOINTS];
     size_t nbps;
@@ -292,8 +296,7 @@ static const frames__gdb_reg frames__gdb_i386_regs[] = {
     {"eflags", 32, 0, "int32"}, FRAMES__GDB_SEGS, FRAMES__GDB_X87,
     FRAMES__GDB_XMM(0), FRAMES__GDB_XMM(1), FRAMES__GDB_XMM(2), FRAMES__GDB_XMM(3),
     FRAMES__GDB_XMM(4), FRAMES__GDB_XMM(5), FRAMES__GDB_XMM(6), FRAMES__GDB_XMM(7),
-    {"mxcsr", 32, 1, "int"}, {"fs_base", 32, 2, "int32"}, {"gs_base", 32, 2, "int32"},
-    {"orig_eax", 32, 3, "int"},
+    {"mxcsr", 32, 1, "int"}, {"orig_eax", 32, 3, "int"},
     FRAMES__GDB_YMMH(0), FRAMES__GDB_YMMH(1), FRAMES__GDB_YMMH(2), FRAMES__GDB_YMMH(3),
     FRAMES__GDB_YMMH(4), FRAMES__GDB_YMMH(5), FRAMES__GDB_YMMH(6), FRAMES__GDB_YMMH(7)};
 
@@ -518,7 +521,15 @@ static int frames__gdb_reg_value(frames_gdb *g, size_t i, uint64_t tid, uint8_t 
         return 1;
     }
     rc = frames_replay_reg_get(g->r, tid, g->arch->regs[i].name, v, size, &got);
-    return rc == 1 && got <= size;
+    if (rc == 1 && got <= size) return 1;
+    if (i == g->arch->pc && tid == g->end_tid && g->end_pc &&
+        frames_replay_position(g->r) >= g->info.instructions) {
+        size_t k;
+        memset(v, 0, size);
+        for (k = 0; k < size && k < 8; k++) v[k] = (uint8_t)(g->end_pc >> (8 * k));
+        return 1;
+    }
+    return 0;
 }
 
 static void frames__gdb_put_reg(frames_gdb *g, size_t i, uint64_t tid) {
@@ -624,12 +635,25 @@ static int frames__gdb_stop(frames_gdb *g, uint64_t pos, int why, const frames__
     return frames__gdb_reply_end(g);
 }
 
+/* One instruction of the current thread in direction dir: the instructions of other
+   threads in between run (or are undone) too, as they would in all-stop mode. The scan
+   over them is bounded (FRAMES_GDB_MAX_STEP_SCAN); past it the stop is where the scan
+   ended, in whichever thread runs there. */
 static int frames__gdb_step(frames_gdb *g, int dir) {
-    uint64_t pos = frames_replay_position(g->r);
+    uint64_t pos = frames_replay_position(g->r), tid = frames__gdb_current_tid(g), n;
+    frames_replay_insn insn;
     if (dir > 0 && pos >= g->info.instructions)
         return frames__gdb_stop(g, pos, FRAMES__GDB_STOP_END, NULL);
     if (dir < 0 && pos == 0) return frames__gdb_stop(g, 0, FRAMES__GDB_STOP_BEGIN, NULL);
-    return frames__gdb_stop(g, dir > 0 ? pos + 1 : pos - 1, FRAMES__GDB_STOP_STEP, NULL);
+    for (n = 0; n < FRAMES_GDB_MAX_STEP_SCAN; n++) {
+        pos = dir > 0 ? pos + 1 : pos - 1;
+        if (frames_replay_goto(g->r, pos, &g->err) < 0) return frames__gdb_reply(g, "E03");
+        if (pos >= g->info.instructions)
+            return frames__gdb_stop(g, pos, FRAMES__GDB_STOP_END, NULL);
+        if (!frames__gdb_insn(g, &insn) || insn.thread == tid) break;
+        if (pos == 0) return frames__gdb_stop(g, 0, FRAMES__GDB_STOP_BEGIN, NULL);
+    }
+    return frames__gdb_stop(g, pos, FRAMES__GDB_STOP_STEP, NULL);
 }
 
 static void frames__gdb_query_of(const frames__gdb_point *pt, frames_replay_query *q) {
@@ -1051,7 +1075,10 @@ FRAMES_GDB_DEF int frames_gdb_open(frames_gdb **out, frames_replay *r, const fra
     if (g->info.instructions) {
         frames_replay_insn last;
         if ((rc = frames_replay_goto(r, g->info.instructions - 1, err)) < 0) goto fail;
-        if (frames_replay_insn_get(r, &last) == FRAMES_OK) g->end_tid = last.thread;
+        if (frames_replay_insn_get(r, &last) == FRAMES_OK) {
+            g->end_tid = last.thread;
+            g->end_pc = last.len ? last.pc + last.len : 0;
+        }
     }
     if ((rc = frames_replay_goto(r, 0, err)) < 0) goto fail;
     *out = g;

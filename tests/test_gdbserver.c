@@ -531,6 +531,70 @@ static void test_help(void **state) {
     assert_int_equal(st, 1);
 }
 
+/* An i386 trace written here (two threads): gdb takes the i386 description and reads
+   what the trace says, thread by thread. */
+static void test_i386_trace(void **state) {
+    static const uint8_t mov_eax[5] = {0xb8, 0x44, 0x33, 0x22, 0x11}, store[5] = {0xa3, 0, 0x90, 0x04, 0x08};
+    static const uint8_t load[5] = {0xa1, 0, 0x90, 0x04, 0x08};
+    uint32_t eax = 0x11223344, esp = 0xbffff000;
+    frames_writer *w;
+    frames_error err;
+    frames_operand ops[4][2];
+    const uint8_t *code[4];
+    uint64_t pcs[4] = {0x8048000, 0x8048005, 0x804800a, 0x804800a}, tids[4] = {100, 100, 200, 100};
+    int i, st;
+    char *out;
+    (void)state;
+    code[0] = mov_eax;
+    code[1] = store;
+    code[2] = code[3] = load;
+    ops[0][0] = tu_reg_op("EAX", &eax, 4, 0, 1);
+    ops[1][0] = tu_reg_op("EAX", &eax, 4, 1, 0);
+    ops[1][1] = tu_mem_op(0x8049000, &eax, 4, 0, 1);
+    ops[2][0] = tu_reg_op("ESP", &esp, 4, 1, 0);
+    ops[3][0] = tu_mem_op(0x8049000, &eax, 4, 1, 0);
+    ops[3][1] = tu_reg_op("EAX", &eax, 4, 0, 1);
+    assert_int_equal(frames_writer_open_path(&w, at("t32.frames"), NULL, NULL, &err), 0);
+    for (i = 0; i < 4; i++) {
+        frames_frame f;
+        memset(&f, 0, sizeof f);
+        f.kind = FRAMES_KIND_STD;
+        f.std.address = pcs[i];
+        f.std.thread_id = tids[i];
+        f.std.rawbytes = frames_bytes_of(code[i], 5);
+        f.std.pre = i == 0 ? NULL : ops[i];
+        f.std.npre = i == 0 ? 0 : 1;
+        f.std.post = i == 0 ? ops[0] : i == 1 ? ops[1] + 1 : ops[3] + 1;
+        f.std.npost = i == 2 ? 0 : 1;
+        f.std.has_post = i != 2;
+        assert_int_equal(frames_writer_add(w, &f), 0);
+    }
+    assert_int_equal(frames_writer_close(w), 0);
+    out = tu_run(&st, "cd %s && LC_ALL=C timeout 60 gdb -nx -batch -ex 'target remote | %s gdbserver t32.frames' "
+                      "-ex 'show architecture' -ex 'info registers eip eax' -ex stepi -ex 'p/x $eax' "
+                      "-ex stepi -ex 'x/wx 0x8049000' -ex 'info threads' -ex 'monitor when' "
+                      "-ex 'thread 2' -ex 'p/x $esp' -ex 'thread 1' "
+                      "-ex 'break *0x804800a' -ex 'monitor goto end' -ex 'maint flush register-cache' "
+                      "-ex reverse-continue -ex 'p/x $eip' -ex detach </dev/null 2>&1",
+                 dir, tu_frames_bin());
+    if (st || !strstr(out, "(currently \"i386\")")) fprintf(stderr, "%s\n", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "(currently \"i386\")"));
+    assert_non_null(strstr(out, "eip            0x8048000"));
+    assert_non_null(strstr(out, "eax            <unavailable>"));
+    assert_non_null(strstr(out, "$1 = 0x11223344"));
+    assert_non_null(strstr(out, "0x8049000:\t0x11223344"));
+    assert_non_null(strstr(out, "Thread 2"));   /* two threads */
+    /* thread 100's second step passes thread 200's instruction */
+    assert_non_null(strstr(out, "Current instruction: 3 of 4"));
+    assert_non_null(strstr(out, "$2 = 0xbffff000"));   /* thread 200's esp */
+    assert_non_null(strstr(out, "hit Breakpoint 1, 0x0804800a"));
+    assert_non_null(strstr(out, "$3 = 0x804800a"));
+    free(out);
+    unlink(at("t32.frames"));
+    unlink(at("t32.frames.fridx"));
+}
+
 static int setup(void **state) {
     (void)state;
     if (tu_workdir_make("frames-gdb")) return -1;
@@ -557,6 +621,7 @@ int main(void) {
         cmocka_unit_test(test_goto),
         cmocka_unit_test(test_breakpoint_backwards),
         cmocka_unit_test(test_watchpoints),
+        cmocka_unit_test(test_i386_trace),
         cmocka_unit_test(test_hostile_packets),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_help),
