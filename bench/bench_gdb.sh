@@ -5,8 +5,8 @@
 # A program writes a variable once, then runs a loop of about INSNS instructions; it is
 # recorded with `frames record` (default engine). Figures, each a wall time:
 #   record     frames record of the program
-#   connect    the first `target remote | frames gdbserver` (builds the state index)
-#   reconnect  the same with the index built
+#   index      `frames gdbserver TRACE </dev/null`: builds the state index and ends
+#   connect    gdb started, `target remote | frames gdbserver`, `monitor when`, detach
 #   rc-watch   from the end, `watch` on the variable and reverse-continue to its write
 #              (the distance in instructions is printed)
 #   c-watch    from the start, continue to the write of the variable (a short way)
@@ -16,7 +16,7 @@
 # Target (issue 22): reverse-continue to a watchpoint 10^8 instructions back in <= 1 s.
 # Environment: FRAMES_BENCH_GDB_INSNS (default 10000000; the trace takes about 125 bytes
 # per instruction), FRAMES_BENCH_GDB_DIR (where to put the program and the trace; default
-# BUILD_DIR/bench/gdb).
+# BUILD_DIR/bench/gdb), FRAMES_BENCH_GDB_REUSE=1 (keep the trace of an earlier run).
 set -euo pipefail
 BUILD=$(cd "${1:?usage: bench/bench_gdb.sh BUILD_DIR}" && pwd)
 cd "$(dirname "$0")/.."
@@ -42,19 +42,25 @@ cc -O1 -g -no-pie -fno-pie -o prog prog.c
 now() { date +%s.%N; }
 since() { printf "%.3f" "$(echo "$(now) - $1" | bc)"; }
 
-t=$(now)
-"$FRAMES" record -o t.frames -- ./prog $((INSNS / 6)) 2>record.log
-echo "record     $(since "$t") s   ($(tail -2 record.log | head -1 | sed 's/^frames record: //'))"
+if [ "${FRAMES_BENCH_GDB_REUSE:-0}" = 1 ] && [ -s t.frames ]; then
+    echo "record     (the trace of an earlier run)"
+else
+    t=$(now)
+    "$FRAMES" record -o t.frames -- ./prog $((INSNS / 6)) 2>record.log
+    echo "record     $(since "$t") s   ($(tail -2 record.log | head -1 | sed 's/^frames record: //'))"
+fi
 rm -f t.frames.fridx
 ls -l t.frames | awk '{printf "trace      %.1f MB\n", $5 / 1e6}'
 
+# The index is built before gdb connects: gdb gives up on a reply after 2 s
+# (remotetimeout), and building takes about 1 s per GB of trace.
+t=$(now)
+"$FRAMES" gdbserver t.frames </dev/null
+echo "index      $(since "$t") s   ($(ls -l t.frames.fridx | awk '{printf "%.1f MB", $5 / 1e6}'))"
 GDB="gdb -nx -batch -ex 'set pagination off' -ex 'set trust-readonly-sections on'"
 t=$(now)
 eval "$GDB -ex 'target remote | $FRAMES gdbserver t.frames' -ex 'monitor when' ./prog" >connect.log 2>&1
-echo "connect    $(since "$t") s   (index built: $(ls -l t.frames.fridx 2>/dev/null | awk '{printf "%.1f MB", $5 / 1e6}'))"
-t=$(now)
-eval "$GDB -ex 'target remote | $FRAMES gdbserver t.frames' -ex 'monitor when' ./prog" >reconnect.log 2>&1
-echo "reconnect  $(since "$t") s   ($(grep -o 'Current instruction.*' reconnect.log))"
+echo "connect    $(since "$t") s   ($(grep -o 'Current instruction.*' connect.log))"
 
 cat > timed.py <<EOF
 import gdb, time
