@@ -407,15 +407,22 @@ static void frames__gdb_hex_bytes(frames_gdb *g, const uint8_t *p, size_t n) {
     }
 }
 
+/* A formatted line of at most FRAMES__GDB_LINE - 1 characters (cut there): its length. */
+#define FRAMES__GDB_LINE 256
+static size_t frames__gdb_vline(char *line, const char *fmt, va_list ap) {
+    size_t n = frames__vfmt(line, FRAMES__GDB_LINE, fmt, ap);
+    return n < FRAMES__GDB_LINE ? n : FRAMES__GDB_LINE - 1;
+}
+
 static void frames__gdb_printf(frames_gdb *g, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__gdb_printf(frames_gdb *g, const char *fmt, ...) {
-    char line[256];
+    char line[FRAMES__GDB_LINE];
     size_t n;
     va_list ap;
     va_start(ap, fmt);
-    n = frames__vfmt(line, sizeof line, fmt, ap);
+    n = frames__gdb_vline(line, fmt, ap);
     va_end(ap);
-    frames__text_put(&g->text, line, n < sizeof line ? n : sizeof line - 1);
+    frames__text_put(&g->text, line, n);
 }
 
 /* Frame data as $DATA#CS, escaping the four characters the protocol reserves, and send
@@ -771,13 +778,12 @@ static int frames__gdb_vcont(frames_gdb *g, const char *p, const char *end) {
 /* Console output of a monitor command: an O packet of the text in hex. */
 static int frames__gdb_console(frames_gdb *g, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static int frames__gdb_console(frames_gdb *g, const char *fmt, ...) {
-    char line[256];
+    char line[FRAMES__GDB_LINE];
     size_t n;
     va_list ap;
     va_start(ap, fmt);
-    n = frames__vfmt(line, sizeof line, fmt, ap);
+    n = frames__gdb_vline(line, fmt, ap);
     va_end(ap);
-    if (n >= sizeof line) n = sizeof line - 1;
     frames__gdb_reply_begin(g);
     frames__gdb_puts(g, "O");
     frames__gdb_hex_bytes(g, (const uint8_t *)line, n);

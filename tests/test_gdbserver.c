@@ -608,13 +608,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-static int vg_tool_built(void) {
-    char path[600];
-    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
-    snprintf(path, sizeof path, "%.*s/vg/frames-amd64-linux", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
-    return access(path, X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forwards_and_backwards),
@@ -626,7 +619,7 @@ int main(void) {
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_help),
     };
-    if (!gdb_installed() || !vg_tool_built()) {
+    if (!gdb_installed() || !tu_vg_tool_built()) {
         printf("test_gdbserver: needs gdb and the valgrind tool of frames record: skipped\n");
         return 0;
     }
