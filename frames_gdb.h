@@ -76,7 +76,9 @@
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
 
-   FRAMES_GDB_STATIC      this header's functions static
+   FRAMES_GDB_STATIC      this header's functions static, and frames_replay.h's (and
+                          frames.h's) too when first included through this header: the
+                          implementation then brings frames_replay.h's with it
    frames.h's options hold too (FRAMES_MALLOC & co with the options' alloc_ctx).
 
    ---------------------------------------------------------------------------------------
@@ -98,8 +100,8 @@
 #ifndef FRAMES_GDB_H_INCLUDED
 #define FRAMES_GDB_H_INCLUDED
 
-#if defined(FRAMES_GDB_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
-#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#if defined(FRAMES_GDB_STATIC) && !defined(FRAMES_REPLAY_H_INCLUDED)
+#define FRAMES_REPLAY_STATIC   /* frames_replay.h comes with it: one private copy */
 #endif
 #include "frames_replay.h"
 
@@ -177,6 +179,11 @@ FRAMES_GDB_DEF const char *frames_gdb_target_xml(const frames_gdb *g);
 
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
+#if defined(FRAMES_STATIC) || defined(FRAMES_REPLAY_STATIC)
+/* the replay's functions are private to this file: its implementation goes here too */
+#define FRAMES_REPLAY_IMPLEMENTATION
+#include "frames_replay.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
