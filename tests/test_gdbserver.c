@@ -273,7 +273,7 @@ static void test_forwards_and_backwards(void **state) {
     /* most values are known (registers from the first write or read, memory once
        touched): a server that answers "unknown" everywhere would compare nothing */
     printf("compared %zu of %zu values\n", compared, values);
-    assert_true(compared * 2 > values);
+    assert_true(compared * 4 > values * 3);
 }
 
 static void test_goto(void **state) {
