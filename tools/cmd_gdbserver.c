@@ -122,6 +122,21 @@ static int serve_tcp(frames_replay *r, const struct sockaddr_in *sa) {
     return rc;
 }
 
+/* Open the trace with its index; when the index must be built first, say so: gdb gives
+   up waiting for a reply after remotetimeout (2 s) and the build takes longer on a large
+   trace. */
+static int open_replay(frames_replay **r, const char *trace, frames_replay_options *ro,
+                       frames_error *err) {
+    int rc;
+    ro->build_index = 0;
+    rc = frames_replay_open(r, trace, ro, err);
+    if (rc != FRAMES_E_REPLAY_INDEX) return rc;
+    cli_warn("building the state index of %s first (about 1 s per GB of trace; if gdb times "
+             "out, build it with 'frames gdbserver %s </dev/null' and connect again)", trace, trace);
+    ro->build_index = 1;
+    return frames_replay_open(r, trace, ro, err);
+}
+
 int cmd_gdbserver(int argc, char **argv) {
     const char *trace = NULL, *listen_at = NULL;
     frames_replay_options ro;
@@ -152,7 +167,7 @@ int cmd_gdbserver(int argc, char **argv) {
     if (!strcmp(trace, "-")) return cli_usage_error("the trace must be a file (it is read at random)");
     if (listen_at && (rc = parse_listen(listen_at, &sa)) != 0) return rc;
     signal(SIGPIPE, SIG_IGN);   /* a client that goes away is a write error, not a signal */
-    if (frames_replay_open(&r, trace, &ro, &err) < 0) return cli_lib_error(&err);
+    if (open_replay(&r, trace, &ro, &err) < 0) return cli_lib_error(&err);
     rc = listen_at ? serve_tcp(r, &sa) : serve(r, 0, 1);
     frames_replay_close(r);
     return rc;
