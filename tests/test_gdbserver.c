@@ -345,7 +345,7 @@ typedef struct server {
     int fd;   /* socketpair end: the server's stdin and stdout */
 } server;
 
-static void server_start(server *s, const char *extra) {
+static void server_start(server *s, const char *trace) {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     s->pid = fork();
@@ -356,8 +356,7 @@ static void server_start(server *s, const char *extra) {
         dup2(sv[1], 1);
         close(sv[0]);
         close(sv[1]);
-        snprintf(cmd, sizeof cmd, "exec %s gdbserver %s %s 2>/dev/null", tu_frames_bin(), extra,
-                 at("t.frames"));
+        snprintf(cmd, sizeof cmd, "exec %s gdbserver '%s' 2>/dev/null", tu_frames_bin(), trace);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -440,7 +439,7 @@ static void test_hostile_packets(void **state) {
     size_t i;
     const char *rep;
     (void)state;
-    server_start(&s, "");
+    server_start(&s, at("t.frames"));
     send_raw(&s, "+", 1);
     rep = ask(&s, "qSupported:swbreak+");
     assert_non_null(strstr(rep, "ReverseContinue+"));
@@ -482,6 +481,63 @@ static void test_hostile_packets(void **state) {
     assert_string_equal(ask(&s, "qC"), "QC1");
     assert_string_equal(ask(&s, "D"), "OK");
     assert_int_equal(server_wait(&s), 0);
+}
+
+/* ARM and AArch64 (gdb here has no such targets: the protocol is checked directly): a
+   one-instruction trace writing r0 / x0 gets the architecture's description and a `g`
+   packet of its registers in the description's order, r0 / x0 first, the rest unknown. */
+static void check_arch(uint64_t arch, const char *reg, const char *architecture, const char *feature,
+                       size_t g_bytes) {
+    frames_writer *w;
+    frames_writer_options o;
+    frames_error err;
+    frames_frame f;
+    frames_operand op;
+    uint64_t value = 0x1122334455667788ull;
+    static const uint8_t code[4] = {0x00, 0x00, 0x80, 0xd2};
+    size_t width = g_bytes > 100 ? 8 : 4, i;
+    const char *rep;
+    char expect[40];
+    server s;
+    frames_writer_options_default(&o);
+    o.arch = arch;
+    o.machine = 0;
+    assert_int_equal(frames_writer_open_path(&w, at("arch.frames"), &o, NULL, &err), 0);
+    memset(&f, 0, sizeof f);
+    op = tu_reg_op(reg, &value, width, 0, 1);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = 0x10000;
+    f.std.thread_id = 1;
+    f.std.rawbytes = frames_bytes_of(code, 4);
+    f.std.post = &op;
+    f.std.npost = 1;
+    f.std.has_post = 1;
+    assert_int_equal(frames_writer_add(w, &f), 0);
+    assert_int_equal(frames_writer_close(w), 0);
+    server_start(&s, at("arch.frames"));
+    assert_string_equal(ask(&s, "QStartNoAckMode"), "OK");
+    rep = ask(&s, "qXfer:features:read:target.xml:0,3000");
+    assert_true(rep[0] == 'l');
+    assert_non_null(strstr(rep, architecture));
+    assert_non_null(strstr(rep, feature));
+    assert_true(!strncmp(ask(&s, "s"), "T05", 3));   /* after the instruction */
+    rep = ask(&s, "g");
+    assert_int_equal(strlen(rep), 2 * g_bytes);
+    for (i = 0; i < width; i++) snprintf(expect + 2 * i, 3, "%02x", (unsigned)(value >> (8 * i)) & 0xff);
+    assert_true(!strncmp(rep, expect, 2 * width));
+    assert_true(rep[2 * width] == 'x');
+    assert_string_equal(ask(&s, "D"), "OK");
+    assert_int_equal(server_wait(&s), 0);
+    unlink(at("arch.frames"));
+    unlink(at("arch.frames.fridx"));
+}
+
+static void test_arm_and_aarch64(void **state) {
+    (void)state;
+    check_arch(FRAMES_ARCH_ARM, "R0", "<architecture>arm</architecture>", "org.gnu.gdb.arm.core",
+               17 * 4);
+    check_arch(FRAMES_ARCH_AARCH64, "X0", "<architecture>aarch64</architecture>",
+               "org.gnu.gdb.aarch64.core", 33 * 8 + 4);
 }
 
 /* --listen on 127.0.0.1 with an ephemeral port: gdb connects, steps, detaches. */
@@ -616,6 +672,7 @@ int main(void) {
         cmocka_unit_test(test_watchpoints),
         cmocka_unit_test(test_i386_trace),
         cmocka_unit_test(test_hostile_packets),
+        cmocka_unit_test(test_arm_and_aarch64),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_help),
     };
