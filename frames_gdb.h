@@ -128,7 +128,7 @@ extern "C" {
 #define FRAMES_GDB_MAX_BREAKPOINTS 256 /* Z0/Z1 at once; more get E.. */
 #define FRAMES_GDB_MAX_WATCHPOINTS 64  /* Z2/Z3/Z4 at once */
 #define FRAMES_GDB_MAX_THREADS 65536   /* threads gdb is told about */
-#define FRAMES_GDB_MAX_STEP_SCAN 1048576 /* instructions of other threads a step passes */
+#define FRAMES_GDB_MAX_STEP_SCAN 65536 /* instructions of other threads a step passes */
 #define FRAMES_GDB_CLOSED 1            /* frames_gdb_feed: the client detached or killed */
 
 /* Receives the bytes of replies; returns 0, or nonzero when the transport failed (the
