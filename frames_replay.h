@@ -25,7 +25,8 @@
        if (frames_replay_open(&r, "t.frames", NULL, &err) < 0) die(err.message);
        frames_replay_goto(r, 1000, &err);
        frames_replay_insn_get(r, &in);
-       if (frames_replay_reg_get(r, in.thread, "rax", v, sizeof v, &n) == 1) use(v, n);
+       if (frames_replay_reg_get(r, in.thread, "rax", v, sizeof v, &n) == 1)
+           printf("rax: %u bytes known\n", (unsigned)n);
        frames_replay_close(r);
 
    ---------------------------------------------------------------------------------------
@@ -506,7 +507,7 @@ struct frames_replay_regs {
     uint64_t values;             /* operands with a value seen */
 };
 
-static uint64_t frames__replay_hash_name(const char *s, size_t n) {
+static FRAMES__UNUSED uint64_t frames__replay_hash_name(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull;
     size_t i;
     for (i = 0; i < n; i++) {
@@ -517,7 +518,7 @@ static uint64_t frames__replay_hash_name(const char *s, size_t n) {
     return h;
 }
 
-static int frames__replay_name_eq(const char *lower, const char *s, size_t n) {
+static FRAMES__UNUSED int frames__replay_name_eq(const char *lower, const char *s, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -527,14 +528,14 @@ static int frames__replay_name_eq(const char *lower, const char *s, size_t n) {
     return lower[n] == 0;
 }
 
-static void frames__replay_name_put(frames_replay_regs *m, const char *name, frames_replay_alias a) {
+static FRAMES__UNUSED void frames__replay_name_put(frames_replay_regs *m, const char *name, frames_replay_alias a) {
     size_t n = strlen(name), i = (size_t)frames__replay_hash_name(name, n) & (m->nslots - 1);
     while (m->names[i].name) i = (i + 1) & (m->nslots - 1);
     m->names[i].name = name;
     m->names[i].a = a;
 }
 
-static size_t frames__replay_reg_index(const frames__replay_archdef *d, const char *name) {
+static FRAMES__UNUSED size_t frames__replay_reg_index(const frames__replay_archdef *d, const char *name) {
     size_t i;
     for (i = 0; i < d->nregs; i++)
         if (!strcmp(d->regs[i].name, name)) return i;
@@ -661,7 +662,7 @@ FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_re
 
 /* The register file of thread tid, created on first sight (NULL: out of memory or over
    max_threads; create 0: NULL when absent). */
-static frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
+static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
     size_t i, j;
     frames__replay_file *f;
     if (m->ntidslots) {
@@ -701,7 +702,7 @@ static frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64
 }
 
 /* x86: is the instruction VEX- or EVEX-encoded (its xmm writes clear the upper half)? */
-static int frames__replay_x86_vex(const frames_std_frame *s, int bits) {
+static FRAMES__UNUSED int frames__replay_x86_vex(const frames_std_frame *s, int bits) {
     size_t i;
     for (i = 0; i < s->rawbytes.len && i < 15; i++) {
         uint8_t b = s->rawbytes.ptr[i];
@@ -720,7 +721,7 @@ static int frames__replay_x86_vex(const frames_std_frame *s, int bits) {
 }
 
 /* Write value (len bytes) through alias a into file f; post: a write (zero extension). */
-static void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
+static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
                                     const frames_replay_alias *a, const uint8_t *v, size_t len,
                                     int post, int vex) {
     uint32_t base = m->offset[a->reg], full = m->store[a->reg];
@@ -742,7 +743,7 @@ static void frames__replay_file_set(const frames_replay_regs *m, frames__replay_
     }
 }
 
-static int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
+static FRAMES__UNUSED int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
                                      const frames_std_frame *s, int pre, int post) {
     const frames_operand *ops;
     uint32_t n, i;
@@ -767,7 +768,7 @@ static int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file 
 }
 
 /* The program counter of file f is the address of the instruction about to run. */
-static void frames__replay_file_pc(const frames_replay_regs *m, frames__replay_file *f, uint64_t pc) {
+static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, frames__replay_file *f, uint64_t pc) {
     uint8_t v[8];
     frames_replay_alias a;
     if (m->pc == UINT32_MAX) return;
@@ -780,7 +781,7 @@ static void frames__replay_file_pc(const frames_replay_regs *m, frames__replay_f
 }
 
 /* After an instruction the next pc is not known (the thread's next frame tells it). */
-static void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
+static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
     if (m->pc != UINT32_MAX) memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
 }
 
@@ -795,7 +796,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, cons
 }
 
 /* Read alias a of file f (NULL: unknown) into value: 1 known, 0 not (fully) known. */
-static int frames__replay_file_get(const frames_replay_regs *m, const frames__replay_file *f,
+static FRAMES__UNUSED int frames__replay_file_get(const frames_replay_regs *m, const frames__replay_file *f,
                                    const frames_replay_alias *a, uint8_t *value) {
     uint32_t base = m->offset[a->reg], i;
     int known = 1;
@@ -810,7 +811,7 @@ static int frames__replay_file_get(const frames_replay_regs *m, const frames__re
     return known;
 }
 
-static int frames__replay_get(const frames_replay_regs *m, const frames__replay_file *f,
+static FRAMES__UNUSED int frames__replay_get(const frames_replay_regs *m, const frames__replay_file *f,
                               const char *name, uint8_t *value, size_t cap, size_t *size) {
     frames_replay_alias a;
     if (!name || !frames_replay_regs_lookup(m, name, strlen(name), &a)) return FRAMES_E_REPLAY_REG;
@@ -879,12 +880,12 @@ typedef struct frames__replay_builder {
     uint64_t used;
 } frames__replay_builder;
 
-static void frames__replay_builder_free(frames__replay_builder *b) {
+static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
     FRAMES_FREE(b->lines, b->actx);
     FRAMES_FREE(b->chunks, b->actx);
 }
 
-static int frames__replay_bline_put(frames__replay_builder *b, frames__replay_bline *l, uint8_t byte) {
+static FRAMES__UNUSED int frames__replay_bline_put(frames__replay_builder *b, frames__replay_bline *l, uint8_t byte) {
     frames__replay_chunk *c;
     if (!l->tail || b->chunks[l->tail - 1].used >= sizeof c->data) {
         if (b->nchunks >= 0xFFFFFFF0u) return -1;
@@ -904,7 +905,7 @@ static int frames__replay_bline_put(frames__replay_builder *b, frames__replay_bl
 }
 
 /* Append the pending entry: varint of (block delta << 11 | word mask << 3 | kinds). */
-static int frames__replay_bline_flush(frames__replay_builder *b, frames__replay_bline *l) {
+static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, frames__replay_bline *l) {
     uint64_t v;
     if (!l->pending) return 0;
     v = ((l->block - l->last) << 11) | ((uint64_t)l->mask << 3) | l->kinds;
@@ -917,7 +918,7 @@ static int frames__replay_bline_flush(frames__replay_builder *b, frames__replay_
     return frames__replay_bline_put(b, l, (uint8_t)v);
 }
 
-static frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
+static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
     size_t i;
     uint64_t key = line + 1;
     if (2 * (b->nlines + 1) > b->capslots) {
@@ -948,7 +949,7 @@ static frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, 
 }
 
 /* Note an access of `kinds` to [addr, addr + len) in block blk. */
-static int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
+static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
                                uint8_t kinds) {
     uint64_t first, last, line;
     if (!len) len = 1;
@@ -1034,13 +1035,13 @@ struct frames_replay {
 };
 
 /* ...x8 little-endian helpers on the index image */
-static uint64_t frames__replay_u64(const uint8_t *p) { return frames__le64(p); }
-static uint32_t frames__replay_u32(const uint8_t *p) { return frames__le32(p); }
+static FRAMES__UNUSED uint64_t frames__replay_u64(const uint8_t *p) { return frames__le64(p); }
+static FRAMES__UNUSED uint32_t frames__replay_u32(const uint8_t *p) { return frames__le32(p); }
 
 #ifdef FRAMES__REPLAY_FILES
 
 /* Size, mtime and hashes of the first and last 64 KiB of the trace file. */
-static int frames__replay_stamp_of(const char *path, frames__replay_stamp *st, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__replay_stamp *st, frames_error *err) {
     struct stat sb;
     FILE *f;
     uint8_t *buf;
@@ -1072,13 +1073,13 @@ static int frames__replay_stamp_of(const char *path, frames__replay_stamp *st, f
 
 #endif /* FRAMES__REPLAY_FILES */
 
-static int frames__replay_bad(frames_replay *r, frames_error *err, const char *what) {
+static FRAMES__UNUSED int frames__replay_bad(frames_replay *r, frames_error *err, const char *what) {
     return frames__fail(err, FRAMES_E_REPLAY_INDEX, FRAMES_NO_POS, FRAMES_NO_POS,
                         "%s: malformed index (%s): delete it to rebuild", r->index_path, what);
 }
 
 /* Point the section pointers into r->ix and check every count against the file size. */
-static int frames__replay_parse(frames_replay *r, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_parse(frames_replay *r, frames_error *err) {
     const uint8_t *h = r->ix;
     uint64_t need, nb, nk, i, prev = 0;
     if (r->ixlen < FRAMES__REPLAY_HDR || memcmp(h, frames__replay_magic, 8))
@@ -1159,13 +1160,13 @@ FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o) {
 }
 
 /* Reset every thread's file to unknown (no thread forgotten: files stay in order). */
-static void frames__replay_regs_clear(frames_replay_regs *m) {
+static FRAMES__UNUSED void frames__replay_regs_clear(frames_replay_regs *m) {
     size_t i;
     for (i = 0; i < m->nfiles; i++) memset(m->files[i].val, 0, 2 * (size_t)m->file_bytes);
 }
 
 /* Load keyframe k into r->regs. */
-static int frames__replay_load_key(frames_replay *r, uint64_t k, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_load_key(frames_replay *r, uint64_t k, frames_error *err) {
     const uint8_t *p, *end = r->keydata + r->keydata_len;
     uint32_t nf, i, j, bm = (r->file_bytes + 7) / 8;
     frames__replay_regs_clear(r->regs);
@@ -1196,7 +1197,7 @@ static int frames__replay_load_key(frames_replay *r, uint64_t k, frames_error *e
 }
 
 /* Append r->regs as a keyframe to buf. */
-static int frames__replay_put_key(frames_replay_regs *m, uint8_t **buf, size_t *len, size_t *cap,
+static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t **buf, size_t *len, size_t *cap,
                                   void *actx) {
     uint32_t bm = (m->file_bytes + 7) / 8, i, j, nk;
     size_t need = 4;
@@ -1221,9 +1222,9 @@ static int frames__replay_put_key(frames_replay_regs *m, uint8_t **buf, size_t *
 }
 
 /* The set of full registers an operand touches as a mask bit. */
-static uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
+static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
 
-static int frames__replay_open_reader(frames_replay *r, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_error *err) {
     frames_reader_options ro;
     frames_reader_options_default(&ro);
     ro.limits = r->o.limits;
@@ -1236,7 +1237,7 @@ static int frames__replay_open_reader(frames_replay *r, frames_error *err) {
 }
 
 /* Build the index in one pass over the trace into r->ix. */
-static int frames__replay_build(frames_replay *r, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
     frames__replay_builder b;
     frames_frame f;
     frames_raw raw;
@@ -1420,7 +1421,7 @@ done:
 #ifdef FRAMES__REPLAY_FILES
 /* Read the index file when it belongs to this trace: FRAMES_OK, 1 when absent or stale
    (*why says which), or an error. */
-static int frames__replay_read_index(frames_replay *r, const char **why, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_read_index(frames_replay *r, const char **why, frames_error *err) {
     FILE *f = fopen(r->index_path, "rb");
     long sz;
     uint8_t hdr[FRAMES__REPLAY_HDR];
@@ -1460,7 +1461,7 @@ static int frames__replay_read_index(frames_replay *r, const char **why, frames_
     return FRAMES_OK;
 }
 
-static void frames__replay_write_index(frames_replay *r) {
+static FRAMES__UNUSED void frames__replay_write_index(frames_replay *r) {
     char tmp[4200];
     FILE *f;
     if (strlen(r->index_path) + 8 >= sizeof tmp) return;
@@ -1609,7 +1610,7 @@ FRAMES_REPLAY_DEF int frames_replay_insn_get(const frames_replay *r, frames_repl
    be a block start or the walk starts at its block. fn returns nonzero to stop. */
 typedef int (*frames__replay_walk_fn)(void *ctx, uint64_t index, const frames_std_frame *s);
 
-static int frames__replay_walk(frames_replay *r, uint64_t first, uint64_t end,
+static FRAMES__UNUSED int frames__replay_walk(frames_replay *r, uint64_t first, uint64_t end,
                                frames__replay_walk_fn fn, void *ctx, frames_error *err) {
     uint64_t blk = first >> FRAMES__REPLAY_BLOCK_LOG2, insn = blk << FRAMES__REPLAY_BLOCK_LOG2;
     frames_frame f;
@@ -1643,7 +1644,7 @@ typedef struct frames__replay_goto_ctx {
     uint64_t target;
 } frames__replay_goto_ctx;
 
-static int frames__replay_goto_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+static FRAMES__UNUSED int frames__replay_goto_step(void *ctx, uint64_t index, const frames_std_frame *s) {
     frames__replay_goto_ctx *g = (frames__replay_goto_ctx *)ctx;
     frames_replay *r = g->r;
     frames__replay_file *f = frames__replay_file_of(r->regs, s->thread_id, 1);
@@ -1730,7 +1731,7 @@ typedef struct frames__replay_ents {
     size_t n;
 } frames__replay_ents;
 
-static void frames__replay_ents_free(frames_replay *r, frames__replay_ents *e) {
+static FRAMES__UNUSED void frames__replay_ents_free(frames_replay *r, frames__replay_ents *e) {
     FRAMES_FREE(e->block, r->actx);
     FRAMES_FREE(e->kinds, r->actx);
     FRAMES_FREE(e->mask, r->actx);
@@ -1739,7 +1740,7 @@ static void frames__replay_ents_free(frames_replay *r, frames__replay_ents *e) {
 
 /* Decode the entries of line (address >> 6) into e (empty when the line was never
    accessed). Entries past a malformed varint or past the last block are dropped. */
-static int frames__replay_ents_of(frames_replay *r, uint64_t line, frames__replay_ents *e) {
+static FRAMES__UNUSED int frames__replay_ents_of(frames_replay *r, uint64_t line, frames__replay_ents *e) {
     uint64_t lo = 0, hi = r->nlines, blk = 0;
     const uint8_t *p, *end, *d;
     uint32_t ents;
@@ -1782,7 +1783,7 @@ static int frames__replay_ents_of(frames_replay *r, uint64_t line, frames__repla
 }
 
 /* Size of a memory operand in bytes. */
-static uint64_t frames__replay_opsize(const frames_operand *op) {
+static FRAMES__UNUSED uint64_t frames__replay_opsize(const frames_operand *op) {
     if (op->value.len) return op->value.len;
     return op->bit_length > 0 ? ((uint64_t)op->bit_length + 7) / 8 : 1;
 }
@@ -1795,7 +1796,7 @@ typedef struct frames__replay_memctx {
     uint8_t *val, *done;      /* results: done 1 value, 2 unknown for good */
 } frames__replay_memctx;
 
-static void frames__replay_mem_op(frames__replay_memctx *c, const frames_operand *op, int mark) {
+static FRAMES__UNUSED void frames__replay_mem_op(frames__replay_memctx *c, const frames_operand *op, int mark) {
     uint64_t size = frames__replay_opsize(op), a, s, e;
     if (op->spec != FRAMES_MEM) return;
     s = op->address > c->lo ? op->address : c->lo;
@@ -1820,7 +1821,7 @@ static void frames__replay_mem_op(frames__replay_memctx *c, const frames_operand
     }
 }
 
-static int frames__replay_mem_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+static FRAMES__UNUSED int frames__replay_mem_step(void *ctx, uint64_t index, const frames_std_frame *s) {
     frames__replay_memctx *c = (frames__replay_memctx *)ctx;
     uint32_t k;
     if (c->forward) {
@@ -1837,7 +1838,7 @@ static int frames__replay_mem_step(void *ctx, uint64_t index, const frames_std_f
 }
 
 /* Bytes [lo, lo + n) within one line at position pos into bytes/known. */
-static void frames__replay_mem_line(frames_replay *r, uint64_t pos, uint64_t lo, size_t n,
+static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t pos, uint64_t lo, size_t n,
                                     uint8_t *bytes, uint8_t *known, uint32_t *budget) {
     frames__replay_ents e;
     frames__replay_memctx c;
@@ -1908,7 +1909,7 @@ FRAMES_REPLAY_DEF size_t frames_replay_mem_get(const frames_replay *rc, uint64_t
 }
 
 /* Does operand op (side 0 pre, 1 post) match the query? */
-static int frames__replay_op_matches(const frames_replay *r, const frames_replay_query *q,
+static FRAMES__UNUSED int frames__replay_op_matches(const frames_replay *r, const frames_replay_query *q,
                                      const frames_replay_alias *qa, const frames_operand *op, int side) {
     int rd = !side && op->read, wr = side && (op->written || !op->read);
     switch (q->what) {
@@ -1949,7 +1950,7 @@ typedef struct frames__replay_findctx {
     size_t cap, count;
 } frames__replay_findctx;
 
-static int frames__replay_find_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+static FRAMES__UNUSED int frames__replay_find_step(void *ctx, uint64_t index, const frames_std_frame *s) {
     frames__replay_findctx *c = (frames__replay_findctx *)ctx;
     int side;
     uint32_t k;
@@ -1970,7 +1971,7 @@ static int frames__replay_find_step(void *ctx, uint64_t index, const frames_std_
     return !c->backward;   /* backward: keep the last match of the block */
 }
 
-static int frames__replay_find_block(frames_replay *r, frames__replay_findctx *c, uint64_t blk,
+static FRAMES__UNUSED int frames__replay_find_block(frames_replay *r, frames__replay_findctx *c, uint64_t blk,
                                      frames_error *err) {
     int rc;
     c->found = 0;
@@ -2086,7 +2087,7 @@ FRAMES_REPLAY_DEF int frames_replay_find(frames_replay *r, const frames_replay_q
                         (int)q->what);
 }
 
-static int frames__replay_collect(void *ctx, uint64_t index, const frames_std_frame *s) {
+static FRAMES__UNUSED int frames__replay_collect(void *ctx, uint64_t index, const frames_std_frame *s) {
     frames__replay_findctx *c = (frames__replay_findctx *)ctx;
     int side;
     uint32_t k;

@@ -33,7 +33,7 @@ static const char usage_text[] =
     "                           accepted: the protocol has no authentication.\n"
     "\n"
     "Exit status: 0 when the client detached, killed or closed the connection; 1 for a\n"
-    "trace or connection error; 2 for a usage error. See docs/gdbserver.md.\n";
+    "trace or connection error; 2 for a usage error. See docs/timetravel.md.\n";
 
 static int write_all(void *ctx, const void *data, size_t n) {
     int fd = *(int *)ctx;
