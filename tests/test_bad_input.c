@@ -24,6 +24,7 @@ static const struct {
     {"stat", "IN"},         {"slice", "IN -o OUT --frames 1-5"},
     {"split", "IN --chunks 3"}, {"vprof", "IN"}, {"index", "IN -o OUT"},
     {"export", "IN --parquet OUT"}, {"export", "IN --parquet OUT --chunks 3"},
+    {"gdbserver", "IN --index OUT < /dev/null"},   /* no client: ends at end of input */
 };
 
 /* The damaged inputs, written to temporary files. */

@@ -236,6 +236,7 @@ static const struct {
     {"frames_sym.h", "frames_reader *r = NULL;"},
     {"frames_parquet.h", "frames_reader *r = NULL; frames_error err;"},
     {"frames_replay.h", ""},
+    {"frames_gdb.h", ""},
 };
 
 #define NCONTEXTS (sizeof usage_context / sizeof usage_context[0])

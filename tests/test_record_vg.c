@@ -522,13 +522,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-static int tool_built(void) {
-    char path[600];
-    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
-    snprintf(path, sizeof path, "%.*s/vg/frames-amd64-linux", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
-    return access(path, X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_probe_same_as_ptrace),
@@ -541,7 +534,7 @@ int main(void) {
         cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_compressed_output),
     };
-    if (!tool_built()) {
+    if (!tu_vg_tool_built()) {
         printf("test_record_vg: the valgrind tool was not built (needs the valgrind package): skipped\n");
         return 0;
     }

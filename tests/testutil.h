@@ -225,6 +225,15 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
 #define TU_RECORD_BUILT 1
 #endif
 
+/* The Valgrind tool of `frames record --engine valgrind` (the default engine) is built
+   beside the frames command (build/vg/), or FRAMES_VG_LIB names it. */
+TU_FN int tu_vg_tool_built(void) {
+    char path[600];
+    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
+    snprintf(path, sizeof path, "%.*s/vg/frames-amd64-linux", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
+    return access(path, X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
+}
+
 /* A private work directory for a suite: tu_workdir_make("frames-sym") in the group setup
    (returns 0), tu_workdir_path("x.c") for a file in it (one of 8 rotating buffers: copy
    what must last), tu_workdir_remove() in the teardown. */

@@ -36,3 +36,7 @@
 #define FRAMES_REPLAY_IMPLEMENTATION
 #include "frames_replay.h"
 #endif
+#if __has_include("frames_gdb.h")
+#define FRAMES_GDB_IMPLEMENTATION
+#include "frames_gdb.h"
+#endif
