@@ -249,7 +249,8 @@ extern "C" {
    all and no two parts give one value two meanings. Ranges: 0 and positive values are
    statuses; frames.h -1..-99, frames_query.h -100..-199 (short prefix FQ_E_),
    frames_pt.h -200..-299, frames_interop.h -300..-399, frames_vprof.h -400..-499,
-   frames_zstd.h -500..-599; a new header takes the next free hundred. A header adds
+   frames_zstd.h -500..-599, frames_replay.h -600..-699; a new header takes the next
+   free hundred. A header adds
    its codes here, in its range, never in a list of its own.
 
    Where an error is reported: a call that creates an object, and every call that is not
@@ -300,7 +301,11 @@ extern "C" {
     /* frames_pt.h: instruction bytes incomplete or not decodable (libipt's pte_bad_insn) */ \
     X(FRAMES_PT_E_BAD_INSN, -201, "undecodable or incomplete instruction")                  \
     /* frames_pt.h: libipt refused the trace, the image or the configuration */            \
-    X(FRAMES_PT_E_LIBIPT, -202, "Intel PT decoder (libipt) error")
+    X(FRAMES_PT_E_LIBIPT, -202, "Intel PT decoder (libipt) error")                         \
+    /* frames_replay.h: the state index is missing, stale (when not rebuilt) or malformed */ \
+    X(FRAMES_E_REPLAY_INDEX, -601, "replay index missing, stale or malformed")             \
+    /* frames_replay.h: a register name the architecture's table does not know */          \
+    X(FRAMES_E_REPLAY_REG, -602, "unknown register name")
 
 #define FRAMES__ERROR_ENUM(name, value, message) name = value,
 enum { FRAMES_ERRORS(FRAMES__ERROR_ENUM) FRAMES__ERROR_END = -1000 };

@@ -75,6 +75,7 @@ static const struct {
     {"frames_zstd.h", "frames_frame f; memset(&f, 0, sizeof f);"},
     {"frames_sym.h", "frames_reader *r = NULL;"},
     {"frames_parquet.h", "frames_reader *r = NULL; frames_error err;"},
+    {"frames_replay.h", ""},
 };
 
 #define NCONTEXTS (sizeof usage_context / sizeof usage_context[0])

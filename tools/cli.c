@@ -653,3 +653,58 @@ long cli_usable_cpus(void) {
     n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? n : 1;
 }
+
+static void replay_progress(void *ctx, uint64_t done, uint64_t total) {
+    (void)total;
+    cli_progress_update((cli_progress *)ctx, done);
+}
+
+frames_replay *cli_open_replay(const char *trace, const char *index_path) {
+    frames_replay_options o;
+    frames_replay *r = NULL;
+    frames_replay_info info;
+    frames_error err;
+    cli_progress pg;
+    struct stat sb;
+    frames_replay_options_default(&o);
+    o.index_path = index_path;
+    cli_progress_start(&pg, "indexing", stat(trace, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+    o.progress = replay_progress;
+    o.progress_ctx = &pg;
+    if (frames_replay_open(&r, trace, &o, &err) < 0) {
+        cli_progress_end(&pg);
+        cli_lib_error(&err);
+        return NULL;
+    }
+    cli_progress_end(&pg);
+    frames_replay_info_get(r, &info);
+    if (info.index_built && !info.index_stored)
+        cli_warn("%s: could not store the index; it was built in memory only", frames_replay_index_path(r));
+    if (info.truncated) cli_warn("%s: the trace is cut; its complete frames are used", trace);
+    if (info.instructions && !info.values)
+        cli_warn("%s: the trace carries no operand values: every register and byte is unknown", trace);
+    return r;
+}
+
+void cli_hex_le(FILE *out, const uint8_t *v, size_t n) {
+    size_t top = n;
+    while (top > 1 && v[top - 1] == 0) top--;   /* no leading zeroes */
+    if (!n) { fputs("0x0", out); return; }
+    fprintf(out, "0x%x", v[top - 1]);
+    while (top-- > 1) fprintf(out, "%02x", v[top - 1]);
+}
+
+int cli_parse_addr_len(const char *s, int len_optional, uint64_t *addr, uint64_t *len) {
+    char buf[128];
+    const char *colon = strchr(s, ':');
+    size_t n = colon ? (size_t)(colon - s) : strlen(s);
+    if (!n || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    if (cli_parse_u64(buf, addr)) return -1;
+    if (!colon) {
+        *len = 1;
+        return len_optional ? 0 : -1;
+    }
+    return cli_parse_u64(colon + 1, len) || *len == 0 ? -1 : 0;
+}

@@ -8,6 +8,7 @@
 
 #include "frames.h"
 #include "frames_sym.h"
+#include "frames_replay.h"
 
 enum { CLI_OK = 0, CLI_DATA = 1, CLI_USAGE = 2 };
 
@@ -168,5 +169,14 @@ void cli_names_close(cli_names *n);
 void cli_json_string(FILE *out, const void *data, size_t len);
 /* Lowercase hex of bytes. */
 void cli_hex(FILE *out, const void *data, size_t len);
+
+/* Replay commands (state, history): open TRACE and its state index (index_path NULL:
+   TRACE.fridx), building it when missing or stale, with a progress line on a terminal;
+   warns when the trace carries no values. NULL after reporting the error. */
+frames_replay *cli_open_replay(const char *trace, const char *index_path);
+/* n little-endian bytes as one "0x..." hexadecimal number (most significant first). */
+void cli_hex_le(FILE *out, const uint8_t *v, size_t n);
+/* "ADDR:LEN" (LEN optional when len_optional: then 1). 0 or -1. */
+int cli_parse_addr_len(const char *s, int len_optional, uint64_t *addr, uint64_t *len);
 
 #endif

@@ -29,3 +29,10 @@
 #define FRAMES_SYM_IMPLEMENTATION
 #include "frames_sym.h"
 #endif
+#if __has_include("frames_replay.h")
+#if defined(FRAMES_HAVE_ZSTD)
+#define FRAMES_REPLAY_ZSTD
+#endif
+#define FRAMES_REPLAY_IMPLEMENTATION
+#include "frames_replay.h"
+#endif

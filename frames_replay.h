@@ -1,0 +1,2187 @@
+/* frames_replay.h - time travel over a frames trace: the registers and memory before any
+   instruction, who wrote a value last, the next execution of a pc. Single-header C99
+   library (also compiles as C++) on top of frames.h. MIT licence, see end of file.
+
+   ---------------------------------------------------------------------------------------
+   WHAT IT IS
+
+   The one replay state model of the library (registers with sub-register aliasing per
+   architecture, "unknown" kept apart from any value) and a state index built in one pass
+   over a trace and stored beside it (TRACE.fridx), so that the state before instruction i
+   and the accesses to an address or a register are answered without scanning from the
+   start. docs/timetravel.md has the model, the index format and its cost.
+
+   ---------------------------------------------------------------------------------------
+   USAGE
+
+   In exactly one C or C++ file (frames.h's implementation may live in another file):
+
+       #define FRAMES_REPLAY_IMPLEMENTATION
+       #include "frames_replay.h"
+
+   The registers before instruction 1000:
+
+       frames_replay *r; frames_error err; frames_replay_insn in; uint8_t v[8]; size_t n;
+       if (frames_replay_open(&r, "t.frames", NULL, &err) < 0) die(err.message);
+       frames_replay_goto(r, 1000, &err);
+       frames_replay_insn_get(r, &in);
+       if (frames_replay_reg_get(r, in.thread, "rax", v, sizeof v, &n) == 1)
+           printf("rax: %u bytes known\n", (unsigned)n);
+       frames_replay_close(r);
+
+   ---------------------------------------------------------------------------------------
+   API OVERVIEW (details at each declaration below)
+
+     frames_replay_options_default, frames_replay_open / _close, frames_replay_info_get
+     frames_replay_goto, _position, _insn_get, _threads
+     frames_replay_reg_at, _reg_get, _mem_get          the state at the position
+     frames_replay_find                                 searches answered from the index
+     frames_replay_accesses                             one instruction's matching accesses
+     frames_replay_regs_open / _close / _lookup / _apply_frame / _get   the register model
+                                                        alone, for streaming consumers
+
+   ---------------------------------------------------------------------------------------
+   THE MODEL
+
+   Instruction i is the i-th std_frame of the trace (from 0, every thread, trace order);
+   "position i" is the state before it. Values come from the operands: operand_pre_list
+   values are the state before the instruction (reads, and the old content of memory
+   about to be written), operand_post_list values the state after it (writes). So the
+   state at position i is every operand of the instructions before i, the later one
+   winning, overlaid with the pre-list of instruction i itself (what it reads is true
+   before it runs). Anything no operand ever showed is unknown, never zero.
+
+   Registers. Each architecture has a table of full registers (the order of GDB's target
+   description) and of aliases: a name, the full register, a byte offset and a size
+   (eax/ax/al/ah are bytes 0-3/0-1/0/1 of rax, w0 is bytes 0-3 of x0). A write through an
+   alias updates only its bytes, except where the architecture zero-extends: x86-64
+   32-bit registers (eax, r8d), AArch64 w, s and d registers, and the xmm registers
+   written by a VEX- or EVEX-encoded instruction (the upper ymm half becomes zero).
+   Names are matched without regard to case ("RAX", "rax"); names the table does not
+   know (other tracers' pseudo registers) are ignored.
+
+   Memory. Bytes, not words: a byte's value at position i is the last operand covering it
+   before i (or the pre-list of i), else the first operand at or after i that shows its
+   content before it changes (a later read or the old value of a later write); a byte
+   written before anything showed its content stays unknown. The instruction bytes a
+   std_frame carries are memory content too (code reads back). Memory changed without an
+   instruction operand (a system call, another process) is not seen by the trace.
+
+   ---------------------------------------------------------------------------------------
+   OPTIONS (#define before including the implementation)
+
+   FRAMES_REPLAY_STATIC   this header's functions static (and frames.h's too when it is
+                          first included through this header)
+   FRAMES_REPLAY_ZSTD     open compressed .frames.zst traces too (frames_zstd.h's
+                          implementation must be linked, and libzstd)
+   frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
+   Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
+   and frames_replay_open fails with FRAMES_E_UNSUPPORTED.
+
+   ---------------------------------------------------------------------------------------
+   SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
+   the title on the line below it: grep -n '^   TITLE' finds it)
+
+   Options and the replay object
+   State at the position
+   Searches
+   The register model alone
+   IMPLEMENTATION
+     Architecture tables
+     Register model
+     Index: building
+     Index: file format, writing and reading
+     Replay: open, goto, state
+     Replay: searches
+*/
+#ifndef FRAMES_REPLAY_H_INCLUDED
+#define FRAMES_REPLAY_H_INCLUDED
+
+#if defined(FRAMES_REPLAY_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
+#include "frames.h"
+
+#ifndef FRAMES_REPLAY_DEF
+#if defined(FRAMES_REPLAY_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define FRAMES_REPLAY_DEF static __attribute__((unused))
+#elif defined(FRAMES_REPLAY_STATIC)
+#define FRAMES_REPLAY_DEF static
+#else
+#define FRAMES_REPLAY_DEF FRAMES_DEF
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================
+   Options and the replay object
+   ====================================================================================== */
+
+typedef struct frames_replay frames_replay;
+
+typedef struct frames_replay_options {
+    frames_limits limits;          /* reader limits */
+    const char *index_path;        /* NULL: TRACE + ".fridx" beside the trace */
+    int build_index;               /* 1 (default): build (or rebuild when stale) if needed;
+                                      0: fail with FRAMES_E_REPLAY_INDEX when missing/stale */
+    frames_progress_fn progress;   /* optional, while building the index */
+    void *progress_ctx;
+    void *alloc_ctx;
+    /* added */
+    int write_index;               /* 1 (default): store a built index at index_path
+                                      (failure to store is not an error: it stays in memory) */
+    uint64_t max_index_bytes;      /* largest index accepted or built (default 4 GiB) */
+    uint32_t max_threads;          /* distinct threads accepted (default 65536) */
+    uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
+                                      looking for a byte's value (default 4096) */
+} frames_replay_options;
+FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
+
+/* Open a trace (.frames; .frames.zst with FRAMES_REPLAY_ZSTD) and its index: read it
+   when it matches the trace (size, mtime, hashes of its head and tail), else build it
+   (o->build_index) or fail with FRAMES_E_REPLAY_INDEX. The position is 0. */
+FRAMES_REPLAY_DEF int frames_replay_open(frames_replay **out, const char *trace_path,
+                                         const frames_replay_options *o, frames_error *err);
+FRAMES_REPLAY_DEF void frames_replay_close(frames_replay *r);
+
+typedef struct frames_replay_info {
+    uint64_t instructions;   /* std_frames in the trace (instruction i = i-th std_frame, from 0) */
+    uint32_t arch;           /* frames header arch (frames_arch) */
+    uint64_t machine;
+    size_t   threads;        /* distinct thread ids seen */
+    size_t   registers;      /* entries in the architecture's register table */
+    /* added */
+    uint64_t frames;         /* frames of the trace (complete ones) */
+    uint64_t values;         /* operands that carry a value (0: nothing can be known) */
+    int      truncated;      /* the trace is cut: the index covers its complete frames */
+    int      index_built;    /* built by this open (0: read from the file) */
+    int      index_stored;   /* the index is in the file index_path (built or read) */
+    uint64_t index_bytes;    /* size of the stored index */
+    const char *arch_name;   /* "x86-64", "x86", "arm", "aarch64" or "unknown" */
+} frames_replay_info;
+FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_replay_info *info);
+/* Where the index is (or would be) stored. */
+FRAMES_REPLAY_DEF const char *frames_replay_index_path(const frames_replay *r);
+
+/* ======================================================================================
+   State at the position
+   ====================================================================================== */
+
+/* Move to "before instruction index" (index == instructions: after the last one). */
+FRAMES_REPLAY_DEF int frames_replay_goto(frames_replay *r, uint64_t index, frames_error *err);
+FRAMES_REPLAY_DEF uint64_t frames_replay_position(const frames_replay *r);
+
+/* The instruction at the current position (not valid at the end). */
+typedef struct frames_replay_insn {
+    uint64_t index, pc, thread;
+    uint8_t  bytes[16];
+    uint32_t len;            /* 0 when the trace has no bytes for it */
+} frames_replay_insn;
+/* FRAMES_OK, or FRAMES_E_RANGE at the end. */
+FRAMES_REPLAY_DEF int frames_replay_insn_get(const frames_replay *r, frames_replay_insn *insn);
+
+/* Thread ids in order of first appearance; returns how many (may exceed cap). */
+FRAMES_REPLAY_DEF size_t frames_replay_threads(const frames_replay *r, uint64_t *tids, size_t cap);
+
+/* Register table of the trace's architecture: full registers in the order of the GDB target
+   description (x86-64: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 rip eflags cs ss ds es fs gs
+   fs_base gs_base, then what the model knows of x87/SSE/AVX). */
+typedef struct frames_replay_reg {
+    const char *name;        /* lower case, as gdb names it */
+    uint32_t bits;           /* width */
+} frames_replay_reg;
+FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_reg_at(const frames_replay *r, size_t i);
+
+/* Value of register `name` (any alias: "eax", "ax", "al", "ah", "w0", ...) of `thread`
+   at the current position, little-endian into value[0..size). Returns 1 known, 0 unknown
+   (or partly unknown), negative error (unknown name: FRAMES_E_REPLAY_REG; cap smaller
+   than the register: FRAMES_E_SPACE). Known bytes of a partly known register are in
+   value; the others are 0. */
+FRAMES_REPLAY_DEF int frames_replay_reg_get(const frames_replay *r, uint64_t thread,
+                                            const char *name, uint8_t *value, size_t cap,
+                                            size_t *size);
+
+/* Memory at the current position: bytes[i] valid where known[i] != 0.
+   Returns the number of known bytes. */
+FRAMES_REPLAY_DEF size_t frames_replay_mem_get(const frames_replay *r, uint64_t addr,
+                                               uint8_t *bytes, uint8_t *known, size_t n);
+
+/* ======================================================================================
+   Searches
+   ====================================================================================== */
+
+/* Searches answered from the index (not by stepping every instruction). */
+typedef enum frames_replay_what {
+    FRAMES_REPLAY_PC,          /* an execution of pc */
+    FRAMES_REPLAY_MEM_WRITE,   /* an access to [addr, addr+len) */
+    FRAMES_REPLAY_MEM_READ,
+    FRAMES_REPLAY_MEM_ACCESS,  /* read or write */
+    FRAMES_REPLAY_REG_WRITE,   /* an access to register reg (aliases overlap: eax hits rax) */
+    FRAMES_REPLAY_REG_READ,
+    FRAMES_REPLAY_REG_ACCESS   /* added: read or write of reg */
+} frames_replay_what;
+typedef struct frames_replay_query {
+    frames_replay_what what;
+    uint64_t pc, addr, len;
+    const char *reg;
+    int has_thread; uint64_t thread;   /* restrict to one thread */
+} frames_replay_query;
+/* The first match at an instruction index > from (forward) or < from (backward, dir < 0).
+   FRAMES_OK and *index set, or FRAMES_REPLAY_NONE (a positive status) when there is none.
+   (Add 1 to from, or start at from = index - 1, to include instruction `from` itself.)
+   The position does not change. */
+#define FRAMES_REPLAY_NONE 1
+FRAMES_REPLAY_DEF int frames_replay_find(frames_replay *r, const frames_replay_query *q,
+                                         uint64_t from, int dir, uint64_t *index,
+                                         frames_error *err);
+
+/* One access of an instruction to what a query names (memory or register queries). */
+typedef struct frames_replay_access {
+    uint64_t index, pc, thread;
+    int write;               /* 0 read (pre-list), 1 write (post-list) */
+    uint64_t addr;           /* memory: operand address */
+    char reg[16];            /* register: the operand's name in lower case, else "" */
+    uint8_t value[64];       /* the operand's value, little-endian (first 64 bytes) */
+    uint32_t len;            /* bytes of value present (0: the operand has no value) */
+    uint32_t size;           /* operand size in bytes */
+} frames_replay_access;
+/* The accesses of instruction `index` that match q (MEM_* or REG_*; READ/WRITE filter),
+   in operand order, into out[0..cap). Returns how many there are (may exceed cap), or a
+   negative error. The position does not change. */
+FRAMES_REPLAY_DEF long frames_replay_accesses(frames_replay *r, const frames_replay_query *q,
+                                              uint64_t index, frames_replay_access *out,
+                                              size_t cap, frames_error *err);
+
+/* ======================================================================================
+   The register model alone
+   The state model the replay object uses, for consumers that walk a trace themselves
+   (frames tenet, the value profiler, a live tracer): per thread a register file with
+   aliasing and known bytes.
+   ====================================================================================== */
+
+typedef struct frames_replay_regs frames_replay_regs;
+
+/* Where an alias lives in the register file. */
+typedef struct frames_replay_alias {
+    uint32_t reg;            /* full register (index in the table) */
+    uint32_t offset, size;   /* bytes of it */
+    uint32_t zext;           /* a write clears the rest of the full register */
+} frames_replay_alias;
+
+/* The model of architecture (arch, machine); an architecture without a table gets an
+   empty one (every register name is unknown). max_threads 0: 65536. */
+FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **m, uint32_t arch,
+                                              uint64_t machine, uint32_t max_threads,
+                                              void *alloc_ctx, frames_error *err);
+FRAMES_REPLAY_DEF void frames_replay_regs_close(frames_replay_regs *m);
+/* 1 and *a filled when name (len bytes, any case) names a register or alias, else 0. */
+FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, const char *name,
+                                                size_t len, frames_replay_alias *a);
+FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m);
+FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_replay_regs *m,
+                                                                 size_t i);
+/* Apply one frame: a std_frame's register operands (pre values, then post values with
+   the architecture's zero extension). Other frames are ignored. Returns FRAMES_OK or
+   FRAMES_E_LIMIT (too many threads). */
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *f);
+/* Register `name` of `thread` as frames_replay_reg_get (1 known, 0 unknown, negative). */
+FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64_t thread,
+                                             const char *name, uint8_t *value, size_t cap,
+                                             size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_REPLAY_H_INCLUDED */
+
+/* ======================================================================================
+   IMPLEMENTATION
+   ====================================================================================== */
+#ifdef FRAMES_REPLAY_IMPLEMENTATION
+#ifndef FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
+#define FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
+
+#define FRAMES__WANT_HELPERS
+#include "frames.h"
+#if defined(FRAMES_REPLAY_ZSTD)
+#include "frames_zstd.h"
+#endif
+#if !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX)
+#define FRAMES__REPLAY_FILES 1
+#include <sys/stat.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --------------------------------------------------------------------------------------
+   Architecture tables
+   -------------------------------------------------------------------------------------- */
+
+/* A full register: name, width in bits, bytes it takes in the file (>= bits / 8). */
+typedef struct frames__replay_full {
+    const char *name;
+    uint32_t bits, store;
+} frames__replay_full;
+
+/* An alias: name, full register (by name), byte offset, size, zero extension. */
+typedef struct frames__replay_alias_def {
+    const char *name, *full;
+    uint16_t offset, size;
+    uint8_t zext;
+} frames__replay_alias_def;
+
+static const frames__replay_full frames__replay_x64_regs[] = {
+    {"rax", 64, 8}, {"rbx", 64, 8}, {"rcx", 64, 8}, {"rdx", 64, 8}, {"rsi", 64, 8},
+    {"rdi", 64, 8}, {"rbp", 64, 8}, {"rsp", 64, 8}, {"r8", 64, 8}, {"r9", 64, 8},
+    {"r10", 64, 8}, {"r11", 64, 8}, {"r12", 64, 8}, {"r13", 64, 8}, {"r14", 64, 8},
+    {"r15", 64, 8}, {"rip", 64, 8}, {"eflags", 32, 8}, {"cs", 32, 4}, {"ss", 32, 4},
+    {"ds", 32, 4}, {"es", 32, 4}, {"fs", 32, 4}, {"gs", 32, 4}, {"fs_base", 64, 8},
+    {"gs_base", 64, 8},
+    {"xmm0", 128, 16}, {"xmm1", 128, 16}, {"xmm2", 128, 16}, {"xmm3", 128, 16},
+    {"xmm4", 128, 16}, {"xmm5", 128, 16}, {"xmm6", 128, 16}, {"xmm7", 128, 16},
+    {"xmm8", 128, 16}, {"xmm9", 128, 16}, {"xmm10", 128, 16}, {"xmm11", 128, 16},
+    {"xmm12", 128, 16}, {"xmm13", 128, 16}, {"xmm14", 128, 16}, {"xmm15", 128, 16},
+    {"ymm0h", 128, 16}, {"ymm1h", 128, 16}, {"ymm2h", 128, 16}, {"ymm3h", 128, 16},
+    {"ymm4h", 128, 16}, {"ymm5h", 128, 16}, {"ymm6h", 128, 16}, {"ymm7h", 128, 16},
+    {"ymm8h", 128, 16}, {"ymm9h", 128, 16}, {"ymm10h", 128, 16}, {"ymm11h", 128, 16},
+    {"ymm12h", 128, 16}, {"ymm13h", 128, 16}, {"ymm14h", 128, 16}, {"ymm15h", 128, 16},
+};
+#define FRAMES__X(n, f, o, s, z) {n, f, o, s, z}
+static const frames__replay_alias_def frames__replay_x64_aliases[] = {
+    FRAMES__X("eax", "rax", 0, 4, 1), FRAMES__X("ax", "rax", 0, 2, 0), FRAMES__X("al", "rax", 0, 1, 0),
+    FRAMES__X("ah", "rax", 1, 1, 0), FRAMES__X("ebx", "rbx", 0, 4, 1), FRAMES__X("bx", "rbx", 0, 2, 0),
+    FRAMES__X("bl", "rbx", 0, 1, 0), FRAMES__X("bh", "rbx", 1, 1, 0), FRAMES__X("ecx", "rcx", 0, 4, 1),
+    FRAMES__X("cx", "rcx", 0, 2, 0), FRAMES__X("cl", "rcx", 0, 1, 0), FRAMES__X("ch", "rcx", 1, 1, 0),
+    FRAMES__X("edx", "rdx", 0, 4, 1), FRAMES__X("dx", "rdx", 0, 2, 0), FRAMES__X("dl", "rdx", 0, 1, 0),
+    FRAMES__X("dh", "rdx", 1, 1, 0), FRAMES__X("esi", "rsi", 0, 4, 1), FRAMES__X("si", "rsi", 0, 2, 0),
+    FRAMES__X("sil", "rsi", 0, 1, 0), FRAMES__X("edi", "rdi", 0, 4, 1), FRAMES__X("di", "rdi", 0, 2, 0),
+    FRAMES__X("dil", "rdi", 0, 1, 0), FRAMES__X("ebp", "rbp", 0, 4, 1), FRAMES__X("bp", "rbp", 0, 2, 0),
+    FRAMES__X("bpl", "rbp", 0, 1, 0), FRAMES__X("esp", "rsp", 0, 4, 1), FRAMES__X("sp", "rsp", 0, 2, 0),
+    FRAMES__X("spl", "rsp", 0, 1, 0),
+    FRAMES__X("r8d", "r8", 0, 4, 1), FRAMES__X("r8w", "r8", 0, 2, 0), FRAMES__X("r8b", "r8", 0, 1, 0),
+    FRAMES__X("r9d", "r9", 0, 4, 1), FRAMES__X("r9w", "r9", 0, 2, 0), FRAMES__X("r9b", "r9", 0, 1, 0),
+    FRAMES__X("r10d", "r10", 0, 4, 1), FRAMES__X("r10w", "r10", 0, 2, 0), FRAMES__X("r10b", "r10", 0, 1, 0),
+    FRAMES__X("r11d", "r11", 0, 4, 1), FRAMES__X("r11w", "r11", 0, 2, 0), FRAMES__X("r11b", "r11", 0, 1, 0),
+    FRAMES__X("r12d", "r12", 0, 4, 1), FRAMES__X("r12w", "r12", 0, 2, 0), FRAMES__X("r12b", "r12", 0, 1, 0),
+    FRAMES__X("r13d", "r13", 0, 4, 1), FRAMES__X("r13w", "r13", 0, 2, 0), FRAMES__X("r13b", "r13", 0, 1, 0),
+    FRAMES__X("r14d", "r14", 0, 4, 1), FRAMES__X("r14w", "r14", 0, 2, 0), FRAMES__X("r14b", "r14", 0, 1, 0),
+    FRAMES__X("r15d", "r15", 0, 4, 1), FRAMES__X("r15w", "r15", 0, 2, 0), FRAMES__X("r15b", "r15", 0, 1, 0),
+    FRAMES__X("eip", "rip", 0, 4, 1), FRAMES__X("rflags", "eflags", 0, 8, 0),
+    FRAMES__X("ymm0", "xmm0", 0, 32, 0), FRAMES__X("ymm1", "xmm1", 0, 32, 0),
+    FRAMES__X("ymm2", "xmm2", 0, 32, 0), FRAMES__X("ymm3", "xmm3", 0, 32, 0),
+    FRAMES__X("ymm4", "xmm4", 0, 32, 0), FRAMES__X("ymm5", "xmm5", 0, 32, 0),
+    FRAMES__X("ymm6", "xmm6", 0, 32, 0), FRAMES__X("ymm7", "xmm7", 0, 32, 0),
+    FRAMES__X("ymm8", "xmm8", 0, 32, 0), FRAMES__X("ymm9", "xmm9", 0, 32, 0),
+    FRAMES__X("ymm10", "xmm10", 0, 32, 0), FRAMES__X("ymm11", "xmm11", 0, 32, 0),
+    FRAMES__X("ymm12", "xmm12", 0, 32, 0), FRAMES__X("ymm13", "xmm13", 0, 32, 0),
+    FRAMES__X("ymm14", "xmm14", 0, 32, 0), FRAMES__X("ymm15", "xmm15", 0, 32, 0),
+};
+
+static const frames__replay_full frames__replay_x86_regs[] = {
+    {"eax", 32, 4}, {"ecx", 32, 4}, {"edx", 32, 4}, {"ebx", 32, 4}, {"esp", 32, 4},
+    {"ebp", 32, 4}, {"esi", 32, 4}, {"edi", 32, 4}, {"eip", 32, 4}, {"eflags", 32, 4},
+    {"cs", 32, 4}, {"ss", 32, 4}, {"ds", 32, 4}, {"es", 32, 4}, {"fs", 32, 4}, {"gs", 32, 4},
+    {"fs_base", 32, 4}, {"gs_base", 32, 4},
+    {"xmm0", 128, 16}, {"xmm1", 128, 16}, {"xmm2", 128, 16}, {"xmm3", 128, 16},
+    {"xmm4", 128, 16}, {"xmm5", 128, 16}, {"xmm6", 128, 16}, {"xmm7", 128, 16},
+    {"ymm0h", 128, 16}, {"ymm1h", 128, 16}, {"ymm2h", 128, 16}, {"ymm3h", 128, 16},
+    {"ymm4h", 128, 16}, {"ymm5h", 128, 16}, {"ymm6h", 128, 16}, {"ymm7h", 128, 16},
+};
+static const frames__replay_alias_def frames__replay_x86_aliases[] = {
+    FRAMES__X("ax", "eax", 0, 2, 0), FRAMES__X("al", "eax", 0, 1, 0), FRAMES__X("ah", "eax", 1, 1, 0),
+    FRAMES__X("bx", "ebx", 0, 2, 0), FRAMES__X("bl", "ebx", 0, 1, 0), FRAMES__X("bh", "ebx", 1, 1, 0),
+    FRAMES__X("cx", "ecx", 0, 2, 0), FRAMES__X("cl", "ecx", 0, 1, 0), FRAMES__X("ch", "ecx", 1, 1, 0),
+    FRAMES__X("dx", "edx", 0, 2, 0), FRAMES__X("dl", "edx", 0, 1, 0), FRAMES__X("dh", "edx", 1, 1, 0),
+    FRAMES__X("si", "esi", 0, 2, 0), FRAMES__X("di", "edi", 0, 2, 0), FRAMES__X("bp", "ebp", 0, 2, 0),
+    FRAMES__X("sp", "esp", 0, 2, 0), FRAMES__X("ip", "eip", 0, 2, 0),
+    FRAMES__X("ymm0", "xmm0", 0, 32, 0), FRAMES__X("ymm1", "xmm1", 0, 32, 0),
+    FRAMES__X("ymm2", "xmm2", 0, 32, 0), FRAMES__X("ymm3", "xmm3", 0, 32, 0),
+    FRAMES__X("ymm4", "xmm4", 0, 32, 0), FRAMES__X("ymm5", "xmm5", 0, 32, 0),
+    FRAMES__X("ymm6", "xmm6", 0, 32, 0), FRAMES__X("ymm7", "xmm7", 0, 32, 0),
+};
+
+static const frames__replay_full frames__replay_arm_regs[] = {
+    {"r0", 32, 4}, {"r1", 32, 4}, {"r2", 32, 4}, {"r3", 32, 4}, {"r4", 32, 4},
+    {"r5", 32, 4}, {"r6", 32, 4}, {"r7", 32, 4}, {"r8", 32, 4}, {"r9", 32, 4},
+    {"r10", 32, 4}, {"r11", 32, 4}, {"r12", 32, 4}, {"sp", 32, 4}, {"lr", 32, 4},
+    {"pc", 32, 4}, {"cpsr", 32, 4},
+};
+static const frames__replay_alias_def frames__replay_arm_aliases[] = {
+    FRAMES__X("r13", "sp", 0, 4, 0), FRAMES__X("r14", "lr", 0, 4, 0), FRAMES__X("r15", "pc", 0, 4, 0),
+    FRAMES__X("fp", "r11", 0, 4, 0), FRAMES__X("ip", "r12", 0, 4, 0),
+};
+
+static const frames__replay_full frames__replay_a64_regs[] = {
+    {"x0", 64, 8}, {"x1", 64, 8}, {"x2", 64, 8}, {"x3", 64, 8}, {"x4", 64, 8},
+    {"x5", 64, 8}, {"x6", 64, 8}, {"x7", 64, 8}, {"x8", 64, 8}, {"x9", 64, 8},
+    {"x10", 64, 8}, {"x11", 64, 8}, {"x12", 64, 8}, {"x13", 64, 8}, {"x14", 64, 8},
+    {"x15", 64, 8}, {"x16", 64, 8}, {"x17", 64, 8}, {"x18", 64, 8}, {"x19", 64, 8},
+    {"x20", 64, 8}, {"x21", 64, 8}, {"x22", 64, 8}, {"x23", 64, 8}, {"x24", 64, 8},
+    {"x25", 64, 8}, {"x26", 64, 8}, {"x27", 64, 8}, {"x28", 64, 8}, {"x29", 64, 8},
+    {"x30", 64, 8}, {"sp", 64, 8}, {"pc", 64, 8}, {"cpsr", 32, 4},
+};
+static const frames__replay_alias_def frames__replay_a64_aliases[] = {
+    FRAMES__X("w0", "x0", 0, 4, 1), FRAMES__X("w1", "x1", 0, 4, 1), FRAMES__X("w2", "x2", 0, 4, 1),
+    FRAMES__X("w3", "x3", 0, 4, 1), FRAMES__X("w4", "x4", 0, 4, 1), FRAMES__X("w5", "x5", 0, 4, 1),
+    FRAMES__X("w6", "x6", 0, 4, 1), FRAMES__X("w7", "x7", 0, 4, 1), FRAMES__X("w8", "x8", 0, 4, 1),
+    FRAMES__X("w9", "x9", 0, 4, 1), FRAMES__X("w10", "x10", 0, 4, 1), FRAMES__X("w11", "x11", 0, 4, 1),
+    FRAMES__X("w12", "x12", 0, 4, 1), FRAMES__X("w13", "x13", 0, 4, 1), FRAMES__X("w14", "x14", 0, 4, 1),
+    FRAMES__X("w15", "x15", 0, 4, 1), FRAMES__X("w16", "x16", 0, 4, 1), FRAMES__X("w17", "x17", 0, 4, 1),
+    FRAMES__X("w18", "x18", 0, 4, 1), FRAMES__X("w19", "x19", 0, 4, 1), FRAMES__X("w20", "x20", 0, 4, 1),
+    FRAMES__X("w21", "x21", 0, 4, 1), FRAMES__X("w22", "x22", 0, 4, 1), FRAMES__X("w23", "x23", 0, 4, 1),
+    FRAMES__X("w24", "x24", 0, 4, 1), FRAMES__X("w25", "x25", 0, 4, 1), FRAMES__X("w26", "x26", 0, 4, 1),
+    FRAMES__X("w27", "x27", 0, 4, 1), FRAMES__X("w28", "x28", 0, 4, 1), FRAMES__X("w29", "x29", 0, 4, 1),
+    FRAMES__X("w30", "x30", 0, 4, 1), FRAMES__X("fp", "x29", 0, 8, 0), FRAMES__X("lr", "x30", 0, 8, 0),
+    FRAMES__X("wsp", "sp", 0, 4, 1), FRAMES__X("nzcv", "cpsr", 0, 4, 0),
+};
+#undef FRAMES__X
+
+typedef struct frames__replay_archdef {
+    const char *name;
+    const frames__replay_full *regs;
+    size_t nregs;
+    const frames__replay_alias_def *aliases;
+    size_t naliases;
+    int vex;   /* x86: xmm writes of VEX/EVEX instructions clear the upper ymm half */
+    const char *pc;   /* the program counter: the instruction's address at its position */
+} frames__replay_archdef;
+
+#define FRAMES__REPLAY_N(a) (sizeof(a) / sizeof((a)[0]))
+static const frames__replay_archdef frames__replay_archs[] = {
+    {"x86-64", frames__replay_x64_regs, FRAMES__REPLAY_N(frames__replay_x64_regs),
+     frames__replay_x64_aliases, FRAMES__REPLAY_N(frames__replay_x64_aliases), 64, "rip"},
+    {"x86", frames__replay_x86_regs, FRAMES__REPLAY_N(frames__replay_x86_regs),
+     frames__replay_x86_aliases, FRAMES__REPLAY_N(frames__replay_x86_aliases), 32, "eip"},
+    {"arm", frames__replay_arm_regs, FRAMES__REPLAY_N(frames__replay_arm_regs),
+     frames__replay_arm_aliases, FRAMES__REPLAY_N(frames__replay_arm_aliases), 0, "pc"},
+    {"aarch64", frames__replay_a64_regs, FRAMES__REPLAY_N(frames__replay_a64_regs),
+     frames__replay_a64_aliases, FRAMES__REPLAY_N(frames__replay_a64_aliases), 0, "pc"},
+    {"unknown", NULL, 0, NULL, 0, 0, NULL},
+};
+
+/* The table for (arch, machine), following BAP's mapping (spec/frames-format.md §11). */
+static const frames__replay_archdef *frames__replay_arch_of(uint32_t arch, uint64_t machine) {
+    if (arch == FRAMES_ARCH_I386) return &frames__replay_archs[machine == 64 || machine == 65 ? 0 : 1];
+    if (arch == FRAMES_ARCH_ARM) return &frames__replay_archs[2];
+    if (arch == FRAMES_ARCH_AARCH64) return &frames__replay_archs[3];
+    return &frames__replay_archs[4];
+}
+
+/* --------------------------------------------------------------------------------------
+   Register model
+   -------------------------------------------------------------------------------------- */
+
+/* One name of the hash table: a full register (offset 0, its size) or an alias. */
+typedef struct frames__replay_name {
+    const char *name;            /* lower case */
+    frames_replay_alias a;
+} frames__replay_name;
+
+/* One thread's register file: values and a known flag per byte. */
+typedef struct frames__replay_file {
+    uint64_t tid;
+    uint8_t *val, *known;        /* file_bytes each */
+} frames__replay_file;
+
+struct frames_replay_regs {
+    void *actx;
+    const frames__replay_archdef *def;
+    frames_replay_reg *table;    /* full registers (the public view) */
+    uint32_t *offset;            /* byte offset of each full register in the file */
+    uint32_t *store;             /* bytes of each */
+    uint32_t *upper;             /* x86 xmm: index of its ymm upper half, else UINT32_MAX */
+    size_t nregs;
+    uint32_t file_bytes;
+    uint32_t pc;                 /* index of the program counter, UINT32_MAX: none */
+    frames__replay_name *names;  /* open addressing, nslots (power of 2) */
+    size_t nslots;
+    frames__replay_file *files;  /* threads in order of first appearance */
+    size_t nfiles, capfiles;
+    uint32_t *tidslot;           /* open addressing over files (index + 1), ntidslots */
+    size_t ntidslots;
+    uint32_t max_threads;
+    uint64_t values;             /* operands with a value seen */
+};
+
+static FRAMES__UNUSED uint64_t frames__replay_hash_name(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+        h = (h ^ c) * 1099511628211ull;
+    }
+    return h;
+}
+
+static FRAMES__UNUSED int frames__replay_name_eq(const char *lower, const char *s, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+        if ((unsigned char)lower[i] != c) return 0;
+    }
+    return lower[n] == 0;
+}
+
+static FRAMES__UNUSED void frames__replay_name_put(frames_replay_regs *m, const char *name, frames_replay_alias a) {
+    size_t n = strlen(name), i = (size_t)frames__replay_hash_name(name, n) & (m->nslots - 1);
+    while (m->names[i].name) i = (i + 1) & (m->nslots - 1);
+    m->names[i].name = name;
+    m->names[i].a = a;
+}
+
+static FRAMES__UNUSED size_t frames__replay_reg_index(const frames__replay_archdef *d, const char *name) {
+    size_t i;
+    for (i = 0; i < d->nregs; i++)
+        if (!strcmp(d->regs[i].name, name)) return i;
+    return (size_t)-1;
+}
+
+FRAMES_REPLAY_DEF void frames_replay_regs_close(frames_replay_regs *m) {
+    size_t i;
+    void *a;
+    if (!m) return;
+    a = m->actx;
+    for (i = 0; i < m->nfiles; i++) FRAMES_FREE(m->files[i].val, a);
+    FRAMES_FREE(m->files, a);
+    FRAMES_FREE(m->tidslot, a);
+    FRAMES_FREE(m->names, a);
+    FRAMES_FREE(m->table, a);
+    FRAMES_FREE(m->offset, a);
+    FRAMES_FREE(m->store, a);
+    FRAMES_FREE(m->upper, a);
+    FRAMES_FREE(m, a);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t arch,
+                                              uint64_t machine, uint32_t max_threads,
+                                              void *actx, frames_error *err) {
+    frames_replay_regs *m;
+    const frames__replay_archdef *d = frames__replay_arch_of(arch, machine);
+    size_t i, n = d->nregs ? d->nregs : 1;
+    uint32_t off = 0;
+    *out = NULL;
+    m = (frames_replay_regs *)frames__zalloc(sizeof *m, actx);
+    if (!m) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    m->actx = actx;
+    m->def = d;
+    m->nregs = d->nregs;
+    m->max_threads = max_threads ? max_threads : 65536u;
+    m->table = (frames_replay_reg *)frames__zalloc(n * sizeof *m->table, actx);
+    m->offset = (uint32_t *)frames__zalloc(n * sizeof *m->offset, actx);
+    m->store = (uint32_t *)frames__zalloc(n * sizeof *m->store, actx);
+    m->upper = (uint32_t *)frames__zalloc(n * sizeof *m->upper, actx);
+    for (m->nslots = 16; m->nslots < 2 * (d->nregs + d->naliases); m->nslots *= 2) {}
+    m->names = (frames__replay_name *)frames__zalloc(m->nslots * sizeof *m->names, actx);
+    if (!m->table || !m->offset || !m->store || !m->upper || !m->names) {
+        frames_replay_regs_close(m);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    for (i = 0; i < d->nregs; i++) {
+        frames_replay_alias a;
+        m->table[i].name = d->regs[i].name;
+        m->table[i].bits = d->regs[i].bits;
+        m->offset[i] = off;
+        m->store[i] = d->regs[i].store;
+        m->upper[i] = UINT32_MAX;
+        off += d->regs[i].store;
+        a.reg = (uint32_t)i;
+        a.offset = 0;
+        a.size = d->regs[i].bits / 8;   /* eflags: 4 of its 8 bytes (rflags has all 8) */
+        a.zext = 1;   /* a full write (or a shorter value, e.g. a 16-bit segment) fills it */
+        frames__replay_name_put(m, d->regs[i].name, a);
+    }
+    m->file_bytes = off;
+    m->pc = d->pc ? (uint32_t)frames__replay_reg_index(d, d->pc) : UINT32_MAX;
+    for (i = 0; i < d->naliases; i++) {
+        frames_replay_alias a;
+        size_t full = frames__replay_reg_index(d, d->aliases[i].full);
+        if (full == (size_t)-1) continue;
+        a.reg = (uint32_t)full;
+        a.offset = d->aliases[i].offset;
+        a.size = d->aliases[i].size;
+        a.zext = d->aliases[i].zext;
+        frames__replay_name_put(m, d->aliases[i].name, a);
+    }
+    /* ymmN spans xmmN and ymmNh, which the table lays out next to each other; an xmm
+       write by a VEX instruction clears ymmNh. */
+    for (i = 0; i < d->nregs; i++) {
+        char up[16];
+        size_t u;
+        if (strncmp(d->regs[i].name, "xmm", 3)) continue;
+        frames__fmt(up, sizeof up, "ymm%sh", d->regs[i].name + 3);
+        u = frames__replay_reg_index(d, up);
+        if (u != (size_t)-1) m->upper[i] = (uint32_t)u;
+    }
+    if (m->upper[0] == UINT32_MAX) {}   /* keep layout: xmm then ymm upper halves below */
+    /* lay every xmmN's upper half right after it so that ymmN is one byte range */
+    {
+        uint32_t o = 0;
+        for (i = 0; i < d->nregs; i++) {
+            int is_upper = !strncmp(d->regs[i].name, "ymm", 3);
+            if (is_upper) continue;
+            m->offset[i] = o;
+            o += m->store[i];
+            if (m->upper[i] != UINT32_MAX) {
+                m->offset[m->upper[i]] = o;
+                o += m->store[m->upper[i]];
+            }
+        }
+    }
+    *out = m;
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, const char *name,
+                                                size_t len, frames_replay_alias *a) {
+    size_t i;
+    if (!m->nregs || !name) return 0;
+    i = (size_t)frames__replay_hash_name(name, len) & (m->nslots - 1);
+    while (m->names[i].name) {
+        if (frames__replay_name_eq(m->names[i].name, name, len)) {
+            *a = m->names[i].a;
+            /* ymmN: the alias size spans the upper half laid out after xmmN */
+            return 1;
+        }
+        i = (i + 1) & (m->nslots - 1);
+    }
+    return 0;
+}
+
+FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m) { return m->nregs; }
+
+FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_replay_regs *m,
+                                                                 size_t i) {
+    return i < m->nregs ? &m->table[i] : NULL;
+}
+
+/* The register file of thread tid, created on first sight (NULL: out of memory or over
+   max_threads; create 0: NULL when absent). */
+static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
+    size_t i, j;
+    frames__replay_file *f;
+    if (m->ntidslots) {
+        i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
+        while (m->tidslot[i]) {
+            f = &m->files[m->tidslot[i] - 1];
+            if (f->tid == tid) return f;
+            i = (i + 1) & (m->ntidslots - 1);
+        }
+    }
+    if (!create || m->nfiles >= m->max_threads) return NULL;
+    if (FRAMES__GROW(m->files, m->capfiles, m->nfiles + 1, m->actx) < 0) return NULL;
+    f = &m->files[m->nfiles];
+    f->tid = tid;
+    f->val = (uint8_t *)frames__zalloc(2 * (size_t)(m->file_bytes ? m->file_bytes : 1), m->actx);
+    if (!f->val) return NULL;
+    f->known = f->val + m->file_bytes;
+    m->nfiles++;
+    if (2 * m->nfiles > m->ntidslots) {   /* rehash into twice the slots */
+        size_t ns = m->ntidslots ? 2 * m->ntidslots : 16;
+        uint32_t *t = (uint32_t *)frames__zalloc(ns * sizeof *t, m->actx);
+        if (!t) { m->nfiles--; FRAMES_FREE(f->val, m->actx); return NULL; }
+        FRAMES_FREE(m->tidslot, m->actx);
+        m->tidslot = t;
+        m->ntidslots = ns;
+        for (j = 0; j < m->nfiles; j++) {
+            i = (size_t)frames__mix64(m->files[j].tid) & (ns - 1);
+            while (t[i]) i = (i + 1) & (ns - 1);
+            t[i] = (uint32_t)(j + 1);
+        }
+    } else {
+        i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
+        while (m->tidslot[i]) i = (i + 1) & (m->ntidslots - 1);
+        m->tidslot[i] = (uint32_t)m->nfiles;
+    }
+    return f;
+}
+
+/* x86: is the instruction VEX- or EVEX-encoded (its xmm writes clear the upper half)? */
+static FRAMES__UNUSED int frames__replay_x86_vex(const frames_std_frame *s, int bits) {
+    size_t i;
+    for (i = 0; i < s->rawbytes.len && i < 15; i++) {
+        uint8_t b = s->rawbytes.ptr[i];
+        if (b == 0x66 || b == 0x67 || b == 0xF2 || b == 0xF3 || b == 0xF0 || b == 0x2E ||
+            b == 0x36 || b == 0x3E || b == 0x26 || b == 0x64 || b == 0x65)
+            continue;
+        if (bits == 64 && (b & 0xF0) == 0x40) continue;   /* REX */
+        if (b == 0xC4 || b == 0xC5 || b == 0x62) {
+            /* in 32-bit mode these are LES/LDS/BOUND unless ModRM.mod is 11 */
+            if (bits == 64) return 1;
+            return i + 1 < s->rawbytes.len && (s->rawbytes.ptr[i + 1] & 0xC0) == 0xC0;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* Write value (len bytes) through alias a into file f; post: a write (zero extension). */
+static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
+                                    const frames_replay_alias *a, const uint8_t *v, size_t len,
+                                    int post, int vex) {
+    uint32_t base = m->offset[a->reg], full = m->store[a->reg];
+    size_t n = len < a->size ? len : a->size, i;
+    if (a->offset + n > full + (m->upper[a->reg] != UINT32_MAX ? m->store[m->upper[a->reg]] : 0))
+        return;   /* cannot happen with the tables above */
+    memcpy(f->val + base + a->offset, v, n);
+    memset(f->known + base + a->offset, 1, n);
+    if (!post) return;
+    if (a->zext && a->offset == 0)
+        for (i = n; i < full; i++) {
+            f->val[base + i] = 0;
+            f->known[base + i] = 1;
+        }
+    if (vex && m->upper[a->reg] != UINT32_MAX && n <= full) {
+        uint32_t ub = m->offset[m->upper[a->reg]], us = m->store[m->upper[a->reg]];
+        memset(f->val + ub, 0, us);
+        memset(f->known + ub, 1, us);
+    }
+}
+
+static FRAMES__UNUSED int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
+                                     const frames_std_frame *s, int pre, int post) {
+    const frames_operand *ops;
+    uint32_t n, i;
+    int side, vex = -1;
+    for (side = 0; side < 2; side++) {
+        if (side == 0 && !pre) continue;
+        if (side == 1 && !post) continue;
+        ops = side ? s->post : s->pre;
+        n = side ? s->npost : s->npre;
+        for (i = 0; i < n; i++) {
+            frames_replay_alias a;
+            if (ops[i].spec != FRAMES_REG || !ops[i].value.len) continue;
+            m->values++;
+            if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
+                continue;
+            if (a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
+            if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
+            frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* The program counter of file f is the address of the instruction about to run. */
+static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, frames__replay_file *f, uint64_t pc) {
+    uint8_t v[8];
+    frames_replay_alias a;
+    if (m->pc == UINT32_MAX) return;
+    frames__put_le64(v, pc);
+    a.reg = m->pc;
+    a.offset = 0;
+    a.size = m->store[m->pc] < 8 ? m->store[m->pc] : 8;
+    a.zext = 1;
+    frames__replay_file_set(m, f, &a, v, a.size, 1, 0);
+}
+
+/* After an instruction the next pc is not known (the thread's next frame tells it). */
+static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
+    if (m->pc != UINT32_MAX) memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *fr) {
+    frames__replay_file *f;
+    if (fr->kind != FRAMES_KIND_STD) return FRAMES_OK;
+    f = frames__replay_file_of(m, fr->std.thread_id, 1);
+    if (!f) return FRAMES_E_LIMIT;
+    frames__replay_file_apply(m, f, &fr->std, 1, 1);
+    frames__replay_file_pc_unknown(m, f);
+    return FRAMES_OK;
+}
+
+/* Read alias a of file f (NULL: unknown) into value: 1 known, 0 not (fully) known. */
+static FRAMES__UNUSED int frames__replay_file_get(const frames_replay_regs *m, const frames__replay_file *f,
+                                   const frames_replay_alias *a, uint8_t *value) {
+    uint32_t base = m->offset[a->reg], i;
+    int known = 1;
+    for (i = 0; i < a->size; i++) {
+        if (f && f->known[base + a->offset + i]) {
+            value[i] = f->val[base + a->offset + i];
+        } else {
+            value[i] = 0;
+            known = 0;
+        }
+    }
+    return known;
+}
+
+static FRAMES__UNUSED int frames__replay_get(const frames_replay_regs *m, const frames__replay_file *f,
+                              const char *name, uint8_t *value, size_t cap, size_t *size) {
+    frames_replay_alias a;
+    if (!name || !frames_replay_regs_lookup(m, name, strlen(name), &a)) return FRAMES_E_REPLAY_REG;
+    if (size) *size = a.size;
+    if (cap < a.size) return FRAMES_E_SPACE;
+    return frames__replay_file_get(m, f, &a, value);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64_t thread,
+                                             const char *name, uint8_t *value, size_t cap,
+                                             size_t *size) {
+    return frames__replay_get(m, frames__replay_file_of((frames_replay_regs *)m, thread, 0), name,
+                              value, cap, size);
+}
+
+/* --------------------------------------------------------------------------------------
+   Index: building
+   The trace is cut into blocks of 256 instructions. Per block: the frame index of its
+   first instruction and two masks of the full registers it writes and reads (bit
+   min(reg, 63)). Every 8 blocks a keyframe: every thread's register file. Per 64-byte
+   line of memory (data and code alike): the blocks that access it, each with the kinds
+   (read, write, execute) and the mask of the line's 8-byte words touched.
+   -------------------------------------------------------------------------------------- */
+
+#define FRAMES__REPLAY_BLOCK_LOG2 8u
+#define FRAMES__REPLAY_BLOCK (1u << FRAMES__REPLAY_BLOCK_LOG2)
+#define FRAMES__REPLAY_KEY_BLOCKS 8u
+#define FRAMES__REPLAY_LINE_LOG2 6u
+enum { FRAMES__REPLAY_R = 1, FRAMES__REPLAY_W = 2, FRAMES__REPLAY_X = 4 };
+
+typedef struct frames__replay_block {
+    uint64_t frame, wmask, rmask;
+} frames__replay_block;
+
+/* A line while building: its entries as varints in a chain of pool chunks. */
+typedef struct frames__replay_bline {
+    uint64_t line;          /* address >> 6, plus 1 (0: empty slot) */
+    uint64_t block;         /* block of the pending entry */
+    uint64_t last;          /* block of the last flushed entry */
+    uint32_t head, tail;    /* chunk indices + 1 */
+    uint32_t bytes;         /* encoded bytes */
+    uint8_t kinds, mask, pending;
+} frames__replay_bline;
+
+#define FRAMES__REPLAY_CHUNK 60u
+typedef struct frames__replay_chunk {
+    uint32_t next;
+    uint8_t used;
+    uint8_t data[FRAMES__REPLAY_CHUNK - 1];
+} frames__replay_chunk;
+
+/* A line of a read index: its entries' bytes. */
+typedef struct frames__replay_line {
+    uint64_t line;          /* address >> 6 */
+    uint64_t off;           /* into line data */
+    uint32_t bytes, entries;
+} frames__replay_line;
+
+typedef struct frames__replay_builder {
+    void *actx;
+    frames__replay_bline *lines;
+    size_t nlines, capslots;
+    frames__replay_chunk *chunks;
+    size_t nchunks, capchunks;
+    uint64_t budget;        /* bytes the structures may take (max_index_bytes) */
+    uint64_t used;
+} frames__replay_builder;
+
+static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
+    FRAMES_FREE(b->lines, b->actx);
+    FRAMES_FREE(b->chunks, b->actx);
+}
+
+static FRAMES__UNUSED int frames__replay_bline_put(frames__replay_builder *b, frames__replay_bline *l, uint8_t byte) {
+    frames__replay_chunk *c;
+    if (!l->tail || b->chunks[l->tail - 1].used >= sizeof c->data) {
+        if (b->nchunks >= 0xFFFFFFF0u) return -1;
+        if (FRAMES__GROW(b->chunks, b->capchunks, b->nchunks + 1, b->actx) < 0) return -1;
+        c = &b->chunks[b->nchunks++];
+        c->next = 0;
+        c->used = 0;
+        if (l->tail) b->chunks[l->tail - 1].next = (uint32_t)b->nchunks;
+        else l->head = (uint32_t)b->nchunks;
+        l->tail = (uint32_t)b->nchunks;
+        b->used += sizeof *c;
+    }
+    c = &b->chunks[l->tail - 1];
+    c->data[c->used++] = byte;
+    l->bytes++;
+    return 0;
+}
+
+/* Append the pending entry: varint of (block delta << 11 | word mask << 3 | kinds). */
+static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, frames__replay_bline *l) {
+    uint64_t v;
+    if (!l->pending) return 0;
+    v = ((l->block - l->last) << 11) | ((uint64_t)l->mask << 3) | l->kinds;
+    l->last = l->block;
+    l->pending = 0;
+    while (v >= 0x80) {
+        if (frames__replay_bline_put(b, l, (uint8_t)(v | 0x80)) < 0) return -1;
+        v >>= 7;
+    }
+    return frames__replay_bline_put(b, l, (uint8_t)v);
+}
+
+static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
+    size_t i;
+    uint64_t key = line + 1;
+    if (2 * (b->nlines + 1) > b->capslots) {
+        size_t ns = b->capslots ? 2 * b->capslots : 1024, j;
+        frames__replay_bline *t;
+        if (b->used + ns * sizeof *t > b->budget) return NULL;
+        t = (frames__replay_bline *)frames__zalloc(ns * sizeof *t, b->actx);
+        if (!t) return NULL;
+        for (j = 0; j < b->capslots; j++) {
+            if (!b->lines[j].line) continue;
+            i = (size_t)frames__mix64(b->lines[j].line) & (ns - 1);
+            while (t[i].line) i = (i + 1) & (ns - 1);
+            t[i] = b->lines[j];
+        }
+        FRAMES_FREE(b->lines, b->actx);
+        b->used += (ns - b->capslots) * sizeof *t;
+        b->lines = t;
+        b->capslots = ns;
+    }
+    i = (size_t)frames__mix64(key) & (b->capslots - 1);
+    while (b->lines[i].line && b->lines[i].line != key) i = (i + 1) & (b->capslots - 1);
+    if (!b->lines[i].line) {
+        memset(&b->lines[i], 0, sizeof b->lines[i]);
+        b->lines[i].line = key;
+        b->nlines++;
+    }
+    return &b->lines[i];
+}
+
+/* Note an access of `kinds` to [addr, addr + len) in block blk. */
+static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
+                               uint8_t kinds) {
+    uint64_t first, last, line;
+    if (!len) len = 1;
+    if (len > 4096) len = 4096;   /* operands are split at 64 bytes by our recorder */
+    if (addr + len - 1 < addr) len = 0 - addr;
+    first = addr >> FRAMES__REPLAY_LINE_LOG2;
+    last = (addr + len - 1) >> FRAMES__REPLAY_LINE_LOG2;
+    for (line = first; line <= last; line++) {
+        frames__replay_bline *l = frames__replay_bline_of(b, line);
+        uint64_t lo = line << FRAMES__REPLAY_LINE_LOG2, s = addr > lo ? addr - lo : 0;
+        uint64_t e = addr + len - lo < 64 ? addr + len - lo : 64;
+        uint8_t mask = 0;
+        uint64_t w;
+        if (!l) return -1;
+        for (w = s >> 3; w <= (e - 1) >> 3; w++) mask = (uint8_t)(mask | (1u << w));
+        if (l->pending && l->block != blk && frames__replay_bline_flush(b, l) < 0) return -1;
+        if (!l->pending) {
+            l->pending = 1;
+            l->block = blk;
+            l->kinds = 0;
+            l->mask = 0;
+        }
+        l->kinds = (uint8_t)(l->kinds | kinds);
+        l->mask = (uint8_t)(l->mask | mask);
+        if (line == UINT64_MAX >> FRAMES__REPLAY_LINE_LOG2) break;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------------------------------
+   Index: file format, writing and reading
+   All integers little-endian. A 160-byte header, then the sections in this order:
+     threads    nthreads x u64 thread id (order of first appearance)
+     blocks     nblocks x {u64 first frame, u64 write mask, u64 read mask}
+     keys       nkeys x u64 offset into key data
+     key data   per keyframe: u32 nfiles, then per file: u32 thread ordinal, the known
+                bitmap (file_bytes / 8 rounded up), the known bytes' values in order
+     lines      nlines x {u64 line (address >> 6), u64 offset into line data,
+                u32 bytes, u32 entries}, sorted by line
+     line data  per line: entries, varints of (block delta << 11 | word mask << 3 | kinds)
+   Header: "FRIDX\0\1\n", u32 version (1), u32 header bytes (160), u64 trace size,
+   u64 mtime seconds, u64 mtime nanoseconds, u64 hash of the first 64 KiB, u64 hash of
+   the last 64 KiB, u64 instructions, u64 frames, u32 arch, u32 block log2, u64 machine,
+   u32 blocks per keyframe, u32 nthreads, u64 nblocks, u64 nkeys, u64 nlines,
+   u64 key data bytes, u64 line data bytes, u64 operands with values, u32 file bytes,
+   u32 registers, u64 flags (1: the trace is cut).
+   -------------------------------------------------------------------------------------- */
+
+#define FRAMES__REPLAY_HDR 160u
+static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '\n'};
+
+typedef struct frames__replay_stamp {
+    uint64_t size, sec, nsec, head, tail;
+} frames__replay_stamp;
+
+struct frames_replay {
+    void *actx;
+    frames_replay_options o;
+    char *trace_path, *index_path;
+    frames_reader *reader;
+    frames_replay_regs *regs;      /* the state at the position (base: without the overlay) */
+    frames__replay_file *cur;      /* overlay of the instruction at the position: its thread's
+                                      file with the pre-list applied */
+    uint8_t *cur_mem;              /* storage of cur */
+    frames__replay_file curfile;
+    frames_replay_insn insn;       /* at the position */
+    int have_insn;
+    uint64_t pos;
+    frames__replay_stamp stamp;
+    /* the index */
+    uint8_t *ix;                   /* whole index file (or the built one) */
+    size_t ixlen;
+    uint64_t instructions, frames, values, nblocks, nkeys, nlines;
+    uint32_t nthreads, file_bytes, nregs, arch, truncated;
+    uint64_t machine;
+    const uint8_t *threads, *blocks, *keys, *keydata, *linedir, *linedata;
+    uint64_t keydata_len, linedata_len;
+    int built, stored;
+    /* scratch for line entries */
+    uint64_t *eblock;
+    uint8_t *ekinds, *emask;
+    size_t ecap;
+};
+
+/* ...x8 little-endian helpers on the index image */
+static FRAMES__UNUSED uint64_t frames__replay_u64(const uint8_t *p) { return frames__le64(p); }
+static FRAMES__UNUSED uint32_t frames__replay_u32(const uint8_t *p) { return frames__le32(p); }
+
+#ifdef FRAMES__REPLAY_FILES
+
+/* Size, mtime and hashes of the first and last 64 KiB of the trace file. */
+static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__replay_stamp *st, frames_error *err) {
+    struct stat sb;
+    FILE *f;
+    uint8_t *buf;
+    size_t n, want = 65536;
+    memset(st, 0, sizeof *st);
+    if (stat(path, &sb) != 0)
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", path, frames__syserr());
+    st->size = (uint64_t)sb.st_size;
+    st->sec = (uint64_t)sb.st_mtime;
+#if defined(__linux__) || defined(_BSD_SOURCE) || defined(_DEFAULT_SOURCE)
+    st->nsec = (uint64_t)sb.st_mtim.tv_nsec;
+#endif
+    f = fopen(path, "rb");
+    if (!f) return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", path, frames__syserr());
+    buf = (uint8_t *)malloc(want);
+    if (!buf) { fclose(f); return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory"); }
+    n = fread(buf, 1, want, f);
+    st->head = frames__replay_hash_name((const char *)buf, n);
+    if (st->size > want && fseek(f, -(long)want, SEEK_END) == 0) {
+        n = fread(buf, 1, want, f);
+        st->tail = frames__replay_hash_name((const char *)buf, n);
+    } else {
+        st->tail = st->head;
+    }
+    free(buf);
+    fclose(f);
+    return FRAMES_OK;
+}
+
+#endif /* FRAMES__REPLAY_FILES */
+
+static FRAMES__UNUSED int frames__replay_bad(frames_replay *r, frames_error *err, const char *what) {
+    return frames__fail(err, FRAMES_E_REPLAY_INDEX, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "%s: malformed index (%s): delete it to rebuild", r->index_path, what);
+}
+
+/* Point the section pointers into r->ix and check every count against the file size. */
+static FRAMES__UNUSED int frames__replay_parse(frames_replay *r, frames_error *err) {
+    const uint8_t *h = r->ix;
+    uint64_t need, nb, nk, i, prev = 0;
+    if (r->ixlen < FRAMES__REPLAY_HDR || memcmp(h, frames__replay_magic, 8))
+        return frames__replay_bad(r, err, "not an index file");
+    if (frames__replay_u32(h + 8) != 1 || frames__replay_u32(h + 12) != FRAMES__REPLAY_HDR)
+        return frames__replay_bad(r, err, "unknown version");
+    r->instructions = frames__replay_u64(h + 56);
+    r->frames = frames__replay_u64(h + 64);
+    r->arch = frames__replay_u32(h + 72);
+    r->machine = frames__replay_u64(h + 80);
+    r->nthreads = frames__replay_u32(h + 92);
+    r->nblocks = frames__replay_u64(h + 96);
+    r->nkeys = frames__replay_u64(h + 104);
+    r->nlines = frames__replay_u64(h + 112);
+    r->keydata_len = frames__replay_u64(h + 120);
+    r->linedata_len = frames__replay_u64(h + 128);
+    r->values = frames__replay_u64(h + 136);
+    r->file_bytes = frames__replay_u32(h + 144);
+    r->nregs = frames__replay_u32(h + 148);
+    r->truncated = (uint32_t)(frames__replay_u64(h + 152) & 1);
+    if (frames__replay_u32(h + 76) != FRAMES__REPLAY_BLOCK_LOG2 ||
+        frames__replay_u32(h + 88) != FRAMES__REPLAY_KEY_BLOCKS)
+        return frames__replay_bad(r, err, "block sizes");
+    nb = (r->instructions + FRAMES__REPLAY_BLOCK - 1) >> FRAMES__REPLAY_BLOCK_LOG2;
+    nk = (nb + FRAMES__REPLAY_KEY_BLOCKS - 1) / FRAMES__REPLAY_KEY_BLOCKS;
+    if (r->instructions > r->frames || r->nblocks != nb || r->nkeys != nk)
+        return frames__replay_bad(r, err, "counts");
+    if (r->nthreads > r->o.max_threads) return frames__replay_bad(r, err, "threads");
+    /* every count is bounded by the file size before it is multiplied */
+    if (r->nblocks > r->ixlen / 24 || r->nkeys > r->ixlen / 8 || r->nlines > r->ixlen / 24 ||
+        r->keydata_len > r->ixlen || r->linedata_len > r->ixlen)
+        return frames__replay_bad(r, err, "sizes");
+    need = FRAMES__REPLAY_HDR + 8ull * r->nthreads + 24 * r->nblocks + 8 * r->nkeys + r->keydata_len +
+           24 * r->nlines + r->linedata_len;
+    if (need != r->ixlen) return frames__replay_bad(r, err, "size does not add up");
+    {
+        const frames__replay_archdef *d = frames__replay_arch_of(r->arch, r->machine);
+        if (r->nregs != d->nregs || r->file_bytes != r->regs->file_bytes)
+            return frames__replay_bad(r, err, "register table");
+    }
+    r->threads = h + FRAMES__REPLAY_HDR;
+    r->blocks = r->threads + 8ull * r->nthreads;
+    r->keys = r->blocks + 24 * r->nblocks;
+    r->keydata = r->keys + 8 * r->nkeys;
+    r->linedir = r->keydata + r->keydata_len;
+    r->linedata = r->linedir + 24 * r->nlines;
+    for (i = 0; i < r->nblocks; i++) {
+        uint64_t fr = frames__replay_u64(r->blocks + 24 * i);
+        if (fr >= r->frames || (i && fr <= prev)) return frames__replay_bad(r, err, "block frames");
+        prev = fr;
+    }
+    for (i = 0; i < r->nkeys; i++)
+        if (frames__replay_u64(r->keys + 8 * i) >= r->keydata_len) return frames__replay_bad(r, err, "keyframe offsets");
+    for (i = 0; i < r->nlines; i++) {
+        const uint8_t *e = r->linedir + 24 * i;
+        uint64_t line = frames__replay_u64(e), off = frames__replay_u64(e + 8);
+        uint32_t bytes = frames__replay_u32(e + 16), ents = frames__replay_u32(e + 20);
+        if ((i && line <= prev) || off > r->linedata_len || bytes > r->linedata_len - off ||
+            ents > bytes || !ents)
+            return frames__replay_bad(r, err, "line directory");
+        prev = line;
+    }
+    return FRAMES_OK;
+}
+
+/* --------------------------------------------------------------------------------------
+   Replay: open, goto, state
+   -------------------------------------------------------------------------------------- */
+
+FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o) {
+    memset(o, 0, sizeof *o);
+    frames_limits_default(&o->limits);
+    o->build_index = 1;
+    o->write_index = 1;
+    o->max_index_bytes = 4ull << 30;
+    o->max_threads = 65536;
+    o->max_walk_blocks = 4096;
+}
+
+/* Reset every thread's file to unknown (no thread forgotten: files stay in order). */
+static FRAMES__UNUSED void frames__replay_regs_clear(frames_replay_regs *m) {
+    size_t i;
+    for (i = 0; i < m->nfiles; i++) memset(m->files[i].val, 0, 2 * (size_t)m->file_bytes);
+}
+
+/* Load keyframe k into r->regs. */
+static FRAMES__UNUSED int frames__replay_load_key(frames_replay *r, uint64_t k, frames_error *err) {
+    const uint8_t *p, *end = r->keydata + r->keydata_len;
+    uint32_t nf, i, j, bm = (r->file_bytes + 7) / 8;
+    frames__replay_regs_clear(r->regs);
+    p = r->keydata + frames__replay_u64(r->keys + 8 * k);
+    if (end - p < 4) return frames__replay_bad(r, err, "keyframe");
+    nf = frames__replay_u32(p);
+    p += 4;
+    if (nf > r->nthreads) return frames__replay_bad(r, err, "keyframe threads");
+    for (i = 0; i < nf; i++) {
+        frames__replay_file *f;
+        uint32_t ord;
+        const uint8_t *bits;
+        if ((size_t)(end - p) < 4 + (size_t)bm) return frames__replay_bad(r, err, "keyframe");
+        ord = frames__replay_u32(p);
+        if (ord >= r->nthreads) return frames__replay_bad(r, err, "keyframe thread");
+        f = frames__replay_file_of(r->regs, frames__replay_u64(r->threads + 8ull * ord), 1);
+        if (!f) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        bits = p + 4;
+        p += 4 + bm;
+        for (j = 0; j < r->file_bytes; j++) {
+            if (!(bits[j >> 3] & (1u << (j & 7)))) continue;
+            if (p >= end) return frames__replay_bad(r, err, "keyframe values");
+            f->val[j] = *p++;
+            f->known[j] = 1;
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* Append r->regs as a keyframe to buf. */
+static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t **buf, size_t *len, size_t *cap,
+                                  void *actx) {
+    uint32_t bm = (m->file_bytes + 7) / 8, i, j, nk;
+    size_t need = 4;
+    for (i = 0; i < m->nfiles; i++) need += 4 + bm + m->file_bytes;
+    if (frames__grow((void **)buf, cap, *len + need, 1, actx) < 0) return -1;
+    frames__put_le32(*buf + *len, (uint32_t)m->nfiles);
+    *len += 4;
+    for (i = 0; i < m->nfiles; i++) {
+        uint8_t *bits, *v;
+        frames__put_le32(*buf + *len, i);
+        bits = *buf + *len + 4;
+        memset(bits, 0, bm);
+        v = bits + bm;
+        for (j = nk = 0; j < m->file_bytes; j++) {
+            if (!m->files[i].known[j]) continue;
+            bits[j >> 3] = (uint8_t)(bits[j >> 3] | (1u << (j & 7)));
+            v[nk++] = m->files[i].val[j];
+        }
+        *len += 4 + bm + nk;
+    }
+    return 0;
+}
+
+/* The set of full registers an operand touches as a mask bit. */
+static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
+
+static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_error *err) {
+    frames_reader_options ro;
+    frames_reader_options_default(&ro);
+    ro.limits = r->o.limits;
+    ro.alloc_ctx = r->actx;
+#if defined(FRAMES_REPLAY_ZSTD) && !defined(FRAMES_NO_POSIX)
+    return frames_zstd_reader_open_path(&r->reader, r->trace_path, &ro, NULL, NULL, err);
+#else
+    return frames_reader_open_path(&r->reader, r->trace_path, &ro, err);
+#endif
+}
+
+/* Build the index in one pass over the trace into r->ix. */
+static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
+    frames__replay_builder b;
+    frames_frame f;
+    frames_raw raw;
+    frames_reader_info ri;
+    uint8_t *keydata = NULL;
+    size_t keylen = 0, keycap = 0, nblk = 0, capblk = 0, nkeys = 0, capkeys = 0, i, j;
+    frames__replay_block *blocks = NULL;
+    uint64_t *keyoffs = NULL, insn = 0, nframes = 0;
+    frames_replay_regs *m = r->regs;
+    int rc = FRAMES_OK, got;
+    size_t total;
+    uint8_t *ix = NULL;
+    uint32_t *order = NULL;
+    memset(&b, 0, sizeof b);
+    b.actx = r->actx;
+    b.budget = r->o.max_index_bytes;
+    m->values = 0;
+    if (frames_reader_seek(r->reader, 0) < 0 && frames_reader_tell(r->reader) != 0)
+        return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s: cannot read the trace from its start", r->trace_path);
+    for (;;) {
+        got = frames_reader_next_full(r->reader, &f, &raw);
+        if (got == FRAMES_E_DECODE) { nframes++; continue; }   /* skip a bad frame, keep counting */
+        if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
+        if (got == 0) break;
+        nframes++;
+        if (f.kind != FRAMES_KIND_STD) continue;
+        {
+            const frames_std_frame *s = &f.std;
+            uint64_t blk = insn >> FRAMES__REPLAY_BLOCK_LOG2;
+            frames__replay_file *file;
+            frames__replay_block *bl;
+            int side;
+            if ((insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
+                if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
+                    if (FRAMES__GROW(keyoffs, capkeys, nkeys + 1, r->actx) < 0) goto nomem;
+                    keyoffs[nkeys++] = keylen;
+                    if (frames__replay_put_key(m, &keydata, &keylen, &keycap, r->actx) < 0 ||
+                        keylen > r->o.max_index_bytes)
+                        goto nomem;
+                }
+                if (FRAMES__GROW(blocks, capblk, nblk + 1, r->actx) < 0) goto nomem;
+                blocks[nblk].frame = raw.index;
+                blocks[nblk].wmask = blocks[nblk].rmask = 0;
+                nblk++;
+            }
+            bl = &blocks[nblk - 1];
+            file = frames__replay_file_of(m, s->thread_id, 1);
+            if (!file) {
+                rc = frames__fail(err, FRAMES_E_LIMIT, raw.offset, raw.index,
+                                  "more than %u threads", (unsigned)m->max_threads);
+                goto done;
+            }
+            frames__replay_file_apply(m, file, s, 1, 1);
+            frames__replay_file_pc_unknown(m, file);
+            if (frames__replay_note(&b, blk, s->address, s->rawbytes.len ? s->rawbytes.len : 1,
+                                    FRAMES__REPLAY_X) < 0)
+                goto nomem;
+            for (side = 0; side < 2; side++) {
+                const frames_operand *ops = side ? s->post : s->pre;
+                uint32_t n = side ? s->npost : s->npre, k;
+                for (k = 0; k < n; k++) {
+                    const frames_operand *op = &ops[k];
+                    if (op->spec == FRAMES_MEM) {
+                        uint64_t len = op->value.len ? op->value.len : (uint64_t)(op->bit_length > 0 ? (op->bit_length + 7) / 8 : 1);
+                        if (op->value.len && !side) m->values++;
+                        if (op->value.len && side) m->values++;
+                        if (frames__replay_note(&b, blk, op->address, len,
+                                                side ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
+                            goto nomem;
+                    } else if (op->spec == FRAMES_REG) {
+                        frames_replay_alias a;
+                        if (!frames_replay_regs_lookup(m, (const char *)op->name.ptr, op->name.len, &a)) continue;
+                        if (side) bl->wmask |= frames__replay_regbit(a.reg);
+                        else bl->rmask |= frames__replay_regbit(a.reg);
+                    }
+                }
+            }
+            insn++;
+            if (r->o.progress && (insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, raw.offset, 0);
+            if (b.used > r->o.max_index_bytes) goto nomem;
+        }
+    }
+    for (i = 0; i < b.capslots; i++)
+        if (b.lines[i].line && frames__replay_bline_flush(&b, &b.lines[i]) < 0) goto nomem;
+    frames_reader_info_get(r->reader, &ri);
+    /* lay out the file */
+    {
+        uint64_t linebytes = 0;
+        size_t nl = 0, o;
+        order = (uint32_t *)FRAMES_MALLOC((b.nlines ? b.nlines : 1) * sizeof *order, r->actx);
+        if (!order) goto nomem;
+        for (i = 0; i < b.capslots; i++)
+            if (b.lines[i].line) { order[nl++] = (uint32_t)i; linebytes += b.lines[i].bytes; }
+        /* sort slots by line (shell sort: no recursion, no allocation) */
+        {
+            size_t gap, a2, c;
+            for (gap = nl / 2; gap > 0; gap /= 2)
+                for (a2 = gap; a2 < nl; a2++) {
+                    uint32_t t = order[a2];
+                    for (c = a2; c >= gap && b.lines[order[c - gap]].line > b.lines[t].line; c -= gap)
+                        order[c] = order[c - gap];
+                    order[c] = t;
+                }
+        }
+        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * nblk + 8 * nkeys + keylen + 24 * nl + (size_t)linebytes;
+        if (total > r->o.max_index_bytes) goto nomem;
+        ix = (uint8_t *)FRAMES_MALLOC(total, r->actx);
+        if (!ix) goto nomem;
+        memset(ix, 0, FRAMES__REPLAY_HDR);
+        memcpy(ix, frames__replay_magic, 8);
+        frames__put_le32(ix + 8, 1);
+        frames__put_le32(ix + 12, FRAMES__REPLAY_HDR);
+        frames__put_le64(ix + 16, r->stamp.size);
+        frames__put_le64(ix + 24, r->stamp.sec);
+        frames__put_le64(ix + 32, r->stamp.nsec);
+        frames__put_le64(ix + 40, r->stamp.head);
+        frames__put_le64(ix + 48, r->stamp.tail);
+        frames__put_le64(ix + 56, insn);
+        frames__put_le64(ix + 64, nframes);
+        frames__put_le32(ix + 72, (uint32_t)frames_reader_header(r->reader)->arch);
+        frames__put_le32(ix + 76, FRAMES__REPLAY_BLOCK_LOG2);
+        frames__put_le64(ix + 80, frames_reader_header(r->reader)->machine);
+        frames__put_le32(ix + 88, FRAMES__REPLAY_KEY_BLOCKS);
+        frames__put_le32(ix + 92, (uint32_t)m->nfiles);
+        frames__put_le64(ix + 96, nblk);
+        frames__put_le64(ix + 104, nkeys);
+        frames__put_le64(ix + 112, nl);
+        frames__put_le64(ix + 120, keylen);
+        frames__put_le64(ix + 128, linebytes);
+        frames__put_le64(ix + 136, m->values);
+        frames__put_le32(ix + 144, m->file_bytes);
+        frames__put_le32(ix + 148, (uint32_t)m->nregs);
+        frames__put_le64(ix + 152, ri.truncated ? 1 : 0);
+        o = FRAMES__REPLAY_HDR;
+        for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
+        for (i = 0; i < nblk; i++, o += 24) {
+            frames__put_le64(ix + o, blocks[i].frame);
+            frames__put_le64(ix + o + 8, blocks[i].wmask);
+            frames__put_le64(ix + o + 16, blocks[i].rmask);
+        }
+        for (i = 0; i < nkeys; i++, o += 8) frames__put_le64(ix + o, keyoffs[i]);
+        if (keylen) memcpy(ix + o, keydata, keylen);
+        o += keylen;
+        {
+            uint64_t doff = 0;
+            size_t dir = o, data = o + 24 * nl;
+            for (i = 0; i < nl; i++) {
+                const frames__replay_bline *l = &b.lines[order[i]];
+                uint32_t c = l->head, ents = 0;
+                frames__put_le64(ix + dir + 24 * i, l->line - 1);
+                frames__put_le64(ix + dir + 24 * i + 8, doff);
+                frames__put_le32(ix + dir + 24 * i + 16, l->bytes);
+                while (c) {
+                    const frames__replay_chunk *ch = &b.chunks[c - 1];
+                    for (j = 0; j < ch->used; j++) if (!(ch->data[j] & 0x80)) ents++;
+                    memcpy(ix + data + doff, ch->data, ch->used);
+                    doff += ch->used;
+                    c = ch->next;
+                }
+                frames__put_le32(ix + dir + 24 * i + 20, ents);
+            }
+        }
+        r->ix = ix;
+        r->ixlen = total;
+        ix = NULL;
+    }
+    goto done;
+nomem:
+    rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS,
+                      "%s: the index would take more than %llu bytes", r->trace_path,
+                      (unsigned long long)r->o.max_index_bytes);
+done:
+    FRAMES_FREE(order, r->actx);
+    FRAMES_FREE(ix, r->actx);
+    FRAMES_FREE(keydata, r->actx);
+    FRAMES_FREE(keyoffs, r->actx);
+    FRAMES_FREE(blocks, r->actx);
+    frames__replay_builder_free(&b);
+    return rc;
+}
+
+#ifdef FRAMES__REPLAY_FILES
+/* Read the index file when it belongs to this trace: FRAMES_OK, 1 when absent or stale
+   (*why says which), or an error. */
+static FRAMES__UNUSED int frames__replay_read_index(frames_replay *r, const char **why, frames_error *err) {
+    FILE *f = fopen(r->index_path, "rb");
+    long sz;
+    uint8_t hdr[FRAMES__REPLAY_HDR];
+    if (!f) { *why = "missing"; return 1; }
+    if (fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", r->index_path, frames__syserr());
+    }
+    if ((size_t)sz < sizeof hdr || fread(hdr, 1, sizeof hdr, f) != sizeof hdr ||
+        memcmp(hdr, frames__replay_magic, 8)) {
+        fclose(f);
+        *why = "not an index of this version";
+        return 1;
+    }
+    if (frames__replay_u64(hdr + 16) != r->stamp.size || frames__replay_u64(hdr + 24) != r->stamp.sec ||
+        frames__replay_u64(hdr + 32) != r->stamp.nsec || frames__replay_u64(hdr + 40) != r->stamp.head ||
+        frames__replay_u64(hdr + 48) != r->stamp.tail) {
+        fclose(f);
+        *why = "stale: the trace changed since it was built";
+        return 1;
+    }
+    if ((uint64_t)sz > r->o.max_index_bytes) {
+        fclose(f);
+        return frames__fail(err, FRAMES_E_REPLAY_INDEX, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "%s: index larger than the limit (%llu bytes)", r->index_path,
+                            (unsigned long long)r->o.max_index_bytes);
+    }
+    r->ix = (uint8_t *)FRAMES_MALLOC((size_t)sz, r->actx);
+    if (!r->ix) { fclose(f); return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory"); }
+    memcpy(r->ix, hdr, sizeof hdr);
+    if (fread(r->ix + sizeof hdr, 1, (size_t)sz - sizeof hdr, f) != (size_t)sz - sizeof hdr) {
+        fclose(f);
+        return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: short read", r->index_path);
+    }
+    fclose(f);
+    r->ixlen = (size_t)sz;
+    return FRAMES_OK;
+}
+
+static FRAMES__UNUSED void frames__replay_write_index(frames_replay *r) {
+    char tmp[4200];
+    FILE *f;
+    if (strlen(r->index_path) + 8 >= sizeof tmp) return;
+    frames__fmt(tmp, sizeof tmp, "%s.tmp", r->index_path);
+    f = fopen(tmp, "wb");
+    if (!f) return;
+    if (fwrite(r->ix, 1, r->ixlen, f) != r->ixlen) { fclose(f); remove(tmp); return; }
+    if (fclose(f) != 0 || rename(tmp, r->index_path) != 0) { remove(tmp); return; }
+    r->stored = 1;
+}
+#endif
+
+FRAMES_REPLAY_DEF void frames_replay_close(frames_replay *r) {
+    void *a;
+    if (!r) return;
+    a = r->actx;
+    if (r->reader) frames_reader_close(r->reader);
+    frames_replay_regs_close(r->regs);
+    FRAMES_FREE(r->cur_mem, a);
+    FRAMES_FREE(r->ix, a);
+    FRAMES_FREE(r->trace_path, a);
+    FRAMES_FREE(r->index_path, a);
+    FRAMES_FREE(r->eblock, a);
+    FRAMES_FREE(r->ekinds, a);
+    FRAMES_FREE(r->emask, a);
+    FRAMES_FREE(r, a);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_open(frames_replay **out, const char *trace_path,
+                                         const frames_replay_options *o, frames_error *err) {
+#ifndef FRAMES__REPLAY_FILES
+    (void)trace_path;
+    (void)o;
+    *out = NULL;
+    return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
+                        "frames_replay_open needs stdio and POSIX");
+#else
+    frames_replay *r;
+    frames_replay_options def;
+    const frames_header *h;
+    const char *why = NULL;
+    int rc;
+    *out = NULL;
+    if (!o) {
+        frames_replay_options_default(&def);
+        o = &def;
+    }
+    if (!trace_path || !strcmp(trace_path, "-"))
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "replay needs a trace file (not standard input)");
+    r = (frames_replay *)frames__zalloc(sizeof *r, o->alloc_ctx);
+    if (!r) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    r->actx = o->alloc_ctx;
+    r->o = *o;
+    if (!r->o.max_threads) r->o.max_threads = 65536;
+    if (!r->o.max_index_bytes) r->o.max_index_bytes = 4ull << 30;
+    if (!r->o.max_walk_blocks) r->o.max_walk_blocks = 4096;
+    r->trace_path = frames__strdup(trace_path, r->actx);
+    if (o->index_path) r->index_path = frames__strdup(o->index_path, r->actx);
+    else if (r->trace_path) {
+        size_t n = strlen(trace_path);
+        r->index_path = (char *)FRAMES_MALLOC(n + 7, r->actx);
+        if (r->index_path) frames__fmt(r->index_path, n + 7, "%s.fridx", trace_path);
+    }
+    if (!r->trace_path || !r->index_path) {
+        frames_replay_close(r);
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    r->o.index_path = NULL;
+    if ((rc = frames__replay_stamp_of(trace_path, &r->stamp, err)) < 0 ||
+        (rc = frames__replay_open_reader(r, err)) < 0) {
+        frames_replay_close(r);
+        return rc;
+    }
+    h = frames_reader_header(r->reader);
+    if ((rc = frames_replay_regs_open(&r->regs, (uint32_t)h->arch, h->machine, r->o.max_threads,
+                                      r->actx, err)) < 0) {
+        frames_replay_close(r);
+        return rc;
+    }
+    rc = frames__replay_read_index(r, &why, err);
+    if (rc < 0) { frames_replay_close(r); return rc; }
+    if (rc == FRAMES_OK) {
+        rc = frames__replay_parse(r, err);
+        if (rc < 0) { frames_replay_close(r); return rc; }
+        r->stored = 1;
+    } else {
+        if (!r->o.build_index) {
+            rc = frames__fail(err, FRAMES_E_REPLAY_INDEX, FRAMES_NO_POS, FRAMES_NO_POS,
+                              "%s: index %s (build it: frames state builds it by default)",
+                              r->index_path, why);
+            frames_replay_close(r);
+            return rc;
+        }
+        if ((rc = frames__replay_build(r, err)) < 0) { frames_replay_close(r); return rc; }
+        r->built = 1;
+        if (r->o.write_index) frames__replay_write_index(r);
+        if ((rc = frames__replay_parse(r, err)) < 0) { frames_replay_close(r); return rc; }
+    }
+    frames__replay_regs_clear(r->regs);
+    r->pos = (uint64_t)-1;
+    if ((rc = frames_replay_goto(r, 0, err)) < 0) { frames_replay_close(r); return rc; }
+    *out = r;
+    return FRAMES_OK;
+#endif
+}
+
+FRAMES_REPLAY_DEF const char *frames_replay_index_path(const frames_replay *r) { return r->index_path; }
+
+FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_replay_info *info) {
+    memset(info, 0, sizeof *info);
+    info->instructions = r->instructions;
+    info->arch = r->arch;
+    info->machine = r->machine;
+    info->threads = r->nthreads;
+    info->registers = r->regs->nregs;
+    info->frames = r->frames;
+    info->values = r->values;
+    info->truncated = (int)r->truncated;
+    info->index_built = r->built;
+    info->index_stored = r->stored;
+    info->index_bytes = r->ixlen;
+    info->arch_name = r->regs->def->name;
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF uint64_t frames_replay_position(const frames_replay *r) { return r->pos; }
+
+FRAMES_REPLAY_DEF size_t frames_replay_threads(const frames_replay *r, uint64_t *tids, size_t cap) {
+    size_t i;
+    for (i = 0; i < r->nthreads && i < cap; i++) tids[i] = frames__replay_u64(r->threads + 8 * i);
+    return r->nthreads;
+}
+
+FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_reg_at(const frames_replay *r, size_t i) {
+    return frames_replay_regs_at(r->regs, i);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_insn_get(const frames_replay *r, frames_replay_insn *insn) {
+    if (!r->have_insn) return FRAMES_E_RANGE;
+    *insn = r->insn;
+    return FRAMES_OK;
+}
+
+/* Walk instructions [first, end) calling fn on each std_frame (index, frame); first must
+   be a block start or the walk starts at its block. fn returns nonzero to stop. */
+typedef int (*frames__replay_walk_fn)(void *ctx, uint64_t index, const frames_std_frame *s);
+
+static FRAMES__UNUSED int frames__replay_walk(frames_replay *r, uint64_t first, uint64_t end,
+                               frames__replay_walk_fn fn, void *ctx, frames_error *err) {
+    uint64_t blk = first >> FRAMES__REPLAY_BLOCK_LOG2, insn = blk << FRAMES__REPLAY_BLOCK_LOG2;
+    frames_frame f;
+    int rc;
+    if (end > r->instructions) end = r->instructions;
+    if (first >= end) return FRAMES_OK;
+    if (frames_reader_seek(r->reader, frames__replay_u64(r->blocks + 24 * blk)) < 0) {
+        if (err) *err = *frames_reader_error(r->reader);
+        return frames_reader_error(r->reader)->code;
+    }
+    while (insn < end) {
+        rc = frames_reader_next(r->reader, &f);
+        if (rc == FRAMES_E_DECODE) continue;
+        if (rc < 0) {
+            if (err) *err = *frames_reader_error(r->reader);
+            return rc;
+        }
+        if (rc == 0)
+            return frames__fail(err, FRAMES_E_REPLAY_INDEX, FRAMES_NO_POS, FRAMES_NO_POS,
+                                "%s: the trace ends before instruction %llu (stale index?)",
+                                r->trace_path, (unsigned long long)insn);
+        if (f.kind != FRAMES_KIND_STD) continue;
+        if (insn >= first && fn(ctx, insn, &f.std)) return FRAMES_REPLAY_NONE;
+        insn++;
+    }
+    return FRAMES_OK;
+}
+
+typedef struct frames__replay_goto_ctx {
+    frames_replay *r;
+    uint64_t target;
+} frames__replay_goto_ctx;
+
+static FRAMES__UNUSED int frames__replay_goto_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+    frames__replay_goto_ctx *g = (frames__replay_goto_ctx *)ctx;
+    frames_replay *r = g->r;
+    frames__replay_file *f = frames__replay_file_of(r->regs, s->thread_id, 1);
+    if (index == g->target) {
+        uint32_t fb = r->regs->file_bytes;
+        size_t n = s->rawbytes.len < 16 ? s->rawbytes.len : 16;
+        r->insn.index = index;
+        r->insn.pc = s->address;
+        r->insn.thread = s->thread_id;
+        memset(r->insn.bytes, 0, sizeof r->insn.bytes);
+        if (n) memcpy(r->insn.bytes, s->rawbytes.ptr, n);
+        r->insn.len = (uint32_t)n;
+        r->have_insn = 1;
+        if (f) {   /* the overlay: this thread's file with the instruction's pre-list */
+            memcpy(r->cur_mem, f->val, 2 * (size_t)fb);
+            r->curfile.tid = s->thread_id;
+            r->curfile.val = r->cur_mem;
+            r->curfile.known = r->cur_mem + fb;
+            frames__replay_file_apply(r->regs, &r->curfile, s, 1, 0);
+            frames__replay_file_pc(r->regs, &r->curfile, s->address);
+            r->cur = &r->curfile;
+        }
+        return 1;
+    }
+    if (f) {
+        frames__replay_file_apply(r->regs, f, s, 1, 1);
+        frames__replay_file_pc_unknown(r->regs, f);
+    }
+    return 0;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_goto(frames_replay *r, uint64_t index, frames_error *err) {
+    frames__replay_goto_ctx g;
+    uint64_t key, from;
+    int rc;
+    if (index > r->instructions)
+        return frames__fail(err, FRAMES_E_RANGE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "instruction %llu is past the end (%llu instructions)",
+                            (unsigned long long)index, (unsigned long long)r->instructions);
+    if (!r->cur_mem) {
+        r->cur_mem = (uint8_t *)frames__zalloc(2 * (size_t)(r->regs->file_bytes ? r->regs->file_bytes : 1), r->actx);
+        if (!r->cur_mem) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    }
+    r->cur = NULL;
+    r->have_insn = 0;
+    r->values = r->values;
+    if (!r->instructions) { r->pos = 0; return FRAMES_OK; }
+    key = (index >> FRAMES__REPLAY_BLOCK_LOG2) / FRAMES__REPLAY_KEY_BLOCKS;
+    if (key >= r->nkeys) key = r->nkeys - 1;
+    from = key * FRAMES__REPLAY_KEY_BLOCKS * FRAMES__REPLAY_BLOCK;
+    /* going forward in the same keyframe segment: continue from the base state */
+    if (r->pos != (uint64_t)-1 && r->pos <= index && r->pos >= from && r->pos < r->instructions) {
+        from = r->pos;
+    } else if ((rc = frames__replay_load_key(r, key, err)) < 0) {
+        r->pos = (uint64_t)-1;
+        return rc;
+    }
+    g.r = r;
+    g.target = index;
+    /* the base state covers [0, pos); walk [from, index] (index: the overlay only) */
+    rc = frames__replay_walk(r, from, index + 1, frames__replay_goto_step, &g, err);
+    if (rc < 0) { r->pos = (uint64_t)-1; return rc; }
+    r->pos = index;
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_reg_get(const frames_replay *r, uint64_t thread,
+                                            const char *name, uint8_t *value, size_t cap,
+                                            size_t *size) {
+    const frames__replay_file *f;
+    if (r->cur && r->cur->tid == thread) f = r->cur;
+    else f = frames__replay_file_of(r->regs, thread, 0);
+    return frames__replay_get(r->regs, f, name, value, cap, size);
+}
+
+/* --------------------------------------------------------------------------------------
+   Replay: searches
+   -------------------------------------------------------------------------------------- */
+
+/* A line's entries decoded: blocks ascending, kinds, word masks. */
+typedef struct frames__replay_ents {
+    uint64_t *block;
+    uint8_t *kinds, *mask;
+    size_t n;
+} frames__replay_ents;
+
+static FRAMES__UNUSED void frames__replay_ents_free(frames_replay *r, frames__replay_ents *e) {
+    FRAMES_FREE(e->block, r->actx);
+    FRAMES_FREE(e->kinds, r->actx);
+    FRAMES_FREE(e->mask, r->actx);
+    memset(e, 0, sizeof *e);
+}
+
+/* Decode the entries of line (address >> 6) into e (empty when the line was never
+   accessed). Entries past a malformed varint or past the last block are dropped. */
+static FRAMES__UNUSED int frames__replay_ents_of(frames_replay *r, uint64_t line, frames__replay_ents *e) {
+    uint64_t lo = 0, hi = r->nlines, blk = 0;
+    const uint8_t *p, *end, *d;
+    uint32_t ents;
+    memset(e, 0, sizeof *e);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (frames__replay_u64(r->linedir + 24 * mid) < line) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo >= r->nlines || frames__replay_u64(r->linedir + 24 * lo) != line) return 0;
+    d = r->linedir + 24 * lo;
+    p = r->linedata + frames__replay_u64(d + 8);
+    end = p + frames__replay_u32(d + 16);
+    ents = frames__replay_u32(d + 20);
+    e->block = (uint64_t *)FRAMES_MALLOC((size_t)ents * sizeof *e->block, r->actx);
+    e->kinds = (uint8_t *)FRAMES_MALLOC(ents, r->actx);
+    e->mask = (uint8_t *)FRAMES_MALLOC(ents, r->actx);
+    if (!e->block || !e->kinds || !e->mask) {
+        frames__replay_ents_free(r, e);
+        return -1;
+    }
+    while (p < end && e->n < ents) {
+        uint64_t v = 0;
+        unsigned shift = 0;
+        while (p < end && shift < 64) {
+            v |= (uint64_t)(*p & 0x7F) << shift;
+            shift += 7;
+            if (!(*p++ & 0x80)) break;
+        }
+        if (shift >= 64 && (p[-1] & 0x80)) break;
+        if ((v >> 11) > r->nblocks - blk) break;
+        blk += v >> 11;
+        if (blk >= r->nblocks || (e->n && blk <= e->block[e->n - 1])) break;
+        e->block[e->n] = blk;
+        e->kinds[e->n] = (uint8_t)(v & 7);
+        e->mask[e->n] = (uint8_t)(v >> 3);
+        e->n++;
+    }
+    return 0;
+}
+
+/* Size of a memory operand in bytes. */
+static FRAMES__UNUSED uint64_t frames__replay_opsize(const frames_operand *op) {
+    if (op->value.len) return op->value.len;
+    return op->bit_length > 0 ? ((uint64_t)op->bit_length + 7) / 8 : 1;
+}
+
+/* Memory reconstruction of [lo, lo + n) (one line at most) at position pos. */
+typedef struct frames__replay_memctx {
+    uint64_t lo, n, pos;
+    int forward;
+    uint8_t tv[64], ts[64];   /* per byte: value, 0 untouched / 1 value / 2 written unknown */
+    uint8_t *val, *done;      /* results: done 1 value, 2 unknown for good */
+} frames__replay_memctx;
+
+static FRAMES__UNUSED void frames__replay_mem_op(frames__replay_memctx *c, const frames_operand *op, int mark) {
+    uint64_t size = frames__replay_opsize(op), a, s, e;
+    if (op->spec != FRAMES_MEM) return;
+    s = op->address > c->lo ? op->address : c->lo;
+    e = op->address + size < c->lo + c->n ? op->address + size : c->lo + c->n;
+    if (op->address + size < op->address) e = c->lo + c->n;
+    for (a = s; a < e; a++) {
+        uint64_t i = a - c->lo;
+        if (c->forward) {
+            if (c->done[i]) continue;
+            if (mark == 1 && a - op->address < op->value.len) {
+                c->val[i] = op->value.ptr[a - op->address];
+                c->done[i] = 1;
+            } else if (mark == 2) {
+                c->done[i] = 2;   /* overwritten before anything showed it */
+            }
+        } else if (a - op->address < op->value.len) {
+            c->tv[i] = op->value.ptr[a - op->address];
+            c->ts[i] = 1;
+        } else if (mark == 2) {
+            c->ts[i] = 2;
+        }
+    }
+}
+
+static FRAMES__UNUSED int frames__replay_mem_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+    frames__replay_memctx *c = (frames__replay_memctx *)ctx;
+    uint32_t k;
+    frames_operand code;   /* the instruction's bytes are memory content too */
+    memset(&code, 0, sizeof code);
+    code.spec = s->rawbytes.len ? FRAMES_MEM : FRAMES_REG;
+    code.address = s->address;
+    code.value = s->rawbytes;
+    if (c->forward) {
+        if (index > c->pos) {
+            frames__replay_mem_op(c, &code, 1);
+            for (k = 0; k < s->npre; k++) frames__replay_mem_op(c, &s->pre[k], 1);
+        }
+        for (k = 0; k < s->npost; k++) frames__replay_mem_op(c, &s->post[k], 2);
+        return 0;
+    }
+    if (index > c->pos) return 1;
+    frames__replay_mem_op(c, &code, 1);
+    for (k = 0; k < s->npre; k++) frames__replay_mem_op(c, &s->pre[k], 1);
+    if (index < c->pos)
+        for (k = 0; k < s->npost; k++) frames__replay_mem_op(c, &s->post[k], 2);
+    return 0;
+}
+
+/* Bytes [lo, lo + n) within one line at position pos into bytes/known. */
+static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t pos, uint64_t lo, size_t n,
+                                    uint8_t *bytes, uint8_t *known, uint32_t *budget) {
+    frames__replay_ents e;
+    frames__replay_memctx c;
+    uint64_t pblk = pos >> FRAMES__REPLAY_BLOCK_LOG2, line = lo >> FRAMES__REPLAY_LINE_LOG2;
+    uint8_t need = 0;
+    size_t i, left = n;
+    long j;
+    memset(known, 0, n);
+    if (frames__replay_ents_of(r, line, &e) < 0 || !e.n) return;
+    memset(&c, 0, sizeof c);
+    c.lo = lo;
+    c.n = n;
+    c.pos = pos;
+    c.val = bytes;
+    c.done = known;
+    for (i = 0; i < n; i++) need = (uint8_t)(need | (1u << (((lo + i) & 63) >> 3)));
+    /* backward: the latest operand before pos (or pos's pre-list) */
+    for (j = (long)e.n - 1; j >= 0 && left && *budget; j--) {
+        if (e.block[j] > pblk || !(e.mask[j] & need)) continue;
+        memset(c.ts, 0, sizeof c.ts);
+        (*budget)--;
+        if (frames__replay_walk(r, e.block[j] << FRAMES__REPLAY_BLOCK_LOG2,
+                                (e.block[j] + 1) << FRAMES__REPLAY_BLOCK_LOG2, frames__replay_mem_step, &c,
+                                NULL) < 0)
+            break;
+        for (i = 0; i < n; i++) {
+            if (known[i] || !c.ts[i]) continue;
+            known[i] = c.ts[i];
+            bytes[i] = c.tv[i];
+            left--;
+        }
+    }
+    /* forward: the first operand at or after pos that shows the content before it changes */
+    c.forward = 1;
+    for (j = 0; j < (long)e.n && left && *budget; j++) {
+        if (e.block[j] < pblk || !(e.mask[j] & need)) continue;
+        (*budget)--;
+        if (frames__replay_walk(r, e.block[j] == pblk ? pos : e.block[j] << FRAMES__REPLAY_BLOCK_LOG2,
+                                (e.block[j] + 1) << FRAMES__REPLAY_BLOCK_LOG2, frames__replay_mem_step, &c,
+                                NULL) < 0)
+            break;
+        for (i = left = 0; i < n; i++) left += !known[i];
+    }
+    for (i = 0; i < n; i++)
+        if (known[i] != 1) { known[i] = 0; bytes[i] = 0; }
+    frames__replay_ents_free(r, &e);
+}
+
+FRAMES_REPLAY_DEF size_t frames_replay_mem_get(const frames_replay *rc, uint64_t addr,
+                                               uint8_t *bytes, uint8_t *known, size_t n) {
+    frames_replay *r = (frames_replay *)rc;   /* the reader moves; the state does not */
+    size_t done = 0, count = 0, i;
+    uint32_t budget = r->o.max_walk_blocks;
+    uint64_t pos = r->pos;
+    while (done < n) {
+        uint64_t a = addr + done, end = (a | 63) + 1;
+        size_t len = end - a < n - done ? (size_t)(end - a) : n - done;
+        if (end == 0) len = n - done < (size_t)(0 - a) ? n - done : (size_t)(0 - a);
+        if (!len) break;
+        frames__replay_mem_line(r, pos, a, len, bytes + done, known + done, &budget);
+        done += len;
+    }
+    for (i = done; i < n; i++) known[i] = 0;
+    for (i = 0; i < n; i++) count += known[i] != 0;
+    return count;
+}
+
+/* Does operand op (side 0 pre, 1 post) match the query? */
+static FRAMES__UNUSED int frames__replay_op_matches(const frames_replay *r, const frames_replay_query *q,
+                                     const frames_replay_alias *qa, const frames_operand *op, int side) {
+    int rd = !side && op->read, wr = side && (op->written || !op->read);
+    switch (q->what) {
+    case FRAMES_REPLAY_MEM_READ: if (!rd) return 0; break;
+    case FRAMES_REPLAY_MEM_WRITE: if (!wr) return 0; break;
+    case FRAMES_REPLAY_MEM_ACCESS: if (!rd && !wr) return 0; break;
+    case FRAMES_REPLAY_REG_READ: if (!rd) return 0; break;
+    case FRAMES_REPLAY_REG_WRITE: if (!wr) return 0; break;
+    case FRAMES_REPLAY_REG_ACCESS: if (!rd && !wr) return 0; break;
+    default: return 0;
+    }
+    if (q->what <= FRAMES_REPLAY_MEM_ACCESS) {
+        uint64_t size = frames__replay_opsize(op), qlen = q->len ? q->len : 1;
+        if (op->spec != FRAMES_MEM) return 0;
+        return op->address < q->addr + qlen && q->addr < op->address + size;
+    } else {
+        frames_replay_alias a;
+        uint32_t s, e;
+        if (op->spec != FRAMES_REG ||
+            !frames_replay_regs_lookup(r->regs, (const char *)op->name.ptr, op->name.len, &a) ||
+            a.reg != qa->reg)
+            return 0;
+        s = a.offset;
+        e = a.offset + a.size;
+        if (wr && a.zext) { s = 0; e = 0xFFFF; }
+        return s < qa->offset + qa->size && qa->offset < e;
+    }
+}
+
+typedef struct frames__replay_findctx {
+    const frames_replay *r;
+    const frames_replay_query *q;
+    frames_replay_alias qa;
+    uint64_t lo, hi;          /* accepted indices [lo, hi) */
+    int backward, found;
+    uint64_t index;
+    frames_replay_access *out;
+    size_t cap, count;
+} frames__replay_findctx;
+
+static FRAMES__UNUSED int frames__replay_find_step(void *ctx, uint64_t index, const frames_std_frame *s) {
+    frames__replay_findctx *c = (frames__replay_findctx *)ctx;
+    int side;
+    uint32_t k;
+    if (index < c->lo) return 0;
+    if (index >= c->hi) return 1;
+    if (c->q->has_thread && s->thread_id != c->q->thread) return 0;
+    if (c->q->what == FRAMES_REPLAY_PC) {
+        if (s->address != c->q->pc) return 0;
+    } else {
+        int hit = 0;
+        for (side = 0; side < 2 && !hit; side++)
+            for (k = 0; k < (side ? s->npost : s->npre) && !hit; k++)
+                hit = frames__replay_op_matches(c->r, c->q, &c->qa, side ? &s->post[k] : &s->pre[k], side);
+        if (!hit) return 0;
+    }
+    c->found = 1;
+    c->index = index;
+    return !c->backward;   /* backward: keep the last match of the block */
+}
+
+static FRAMES__UNUSED int frames__replay_find_block(frames_replay *r, frames__replay_findctx *c, uint64_t blk,
+                                     frames_error *err) {
+    int rc;
+    c->found = 0;
+    rc = frames__replay_walk(r, blk << FRAMES__REPLAY_BLOCK_LOG2, (blk + 1) << FRAMES__REPLAY_BLOCK_LOG2,
+                             frames__replay_find_step, c, err);
+    return rc < 0 ? rc : c->found;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_find(frames_replay *r, const frames_replay_query *q,
+                                         uint64_t from, int dir, uint64_t *index,
+                                         frames_error *err) {
+    frames__replay_findctx c;
+    uint64_t first, last, blk;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    c.q = q;
+    c.backward = dir < 0;
+    if (c.backward) {
+        if (from == 0 || !r->instructions) return FRAMES_REPLAY_NONE;
+        c.lo = 0;
+        c.hi = from < r->instructions ? from : r->instructions;
+    } else {
+        if (from == UINT64_MAX || from + 1 >= r->instructions) return FRAMES_REPLAY_NONE;
+        c.lo = from + 1;
+        c.hi = r->instructions;
+    }
+    first = c.lo >> FRAMES__REPLAY_BLOCK_LOG2;
+    last = (c.hi - 1) >> FRAMES__REPLAY_BLOCK_LOG2;
+    if (q->what >= FRAMES_REPLAY_REG_WRITE && q->what <= FRAMES_REPLAY_REG_ACCESS) {
+        uint64_t bit;
+        int wmask = q->what != FRAMES_REPLAY_REG_READ, rmask = q->what != FRAMES_REPLAY_REG_WRITE;
+        if (!q->reg || !frames_replay_regs_lookup(r->regs, q->reg, strlen(q->reg), &c.qa))
+            return frames__fail(err, FRAMES_E_REPLAY_REG, FRAMES_NO_POS, FRAMES_NO_POS,
+                                "unknown register '%s' for %s", q->reg ? q->reg : "(null)",
+                                r->regs->def->name);
+        bit = frames__replay_regbit(c.qa.reg);
+        for (blk = c.backward ? last : first;; blk += c.backward ? (uint64_t)-1 : 1) {
+            const uint8_t *b = r->blocks + 24 * blk;
+            if ((wmask && (frames__replay_u64(b + 8) & bit)) || (rmask && (frames__replay_u64(b + 16) & bit))) {
+                rc = frames__replay_find_block(r, &c, blk, err);
+                if (rc < 0) return rc;
+                if (rc) { *index = c.index; return FRAMES_OK; }
+            }
+            if (blk == (c.backward ? first : last)) break;
+        }
+        return FRAMES_REPLAY_NONE;
+    }
+    if (q->what == FRAMES_REPLAY_PC || q->what <= FRAMES_REPLAY_MEM_ACCESS) {
+        /* candidate blocks from the lines' entries, nearest first across the lines */
+        frames__replay_ents *e;
+        size_t *at, nl, i;
+        uint64_t alo = q->what == FRAMES_REPLAY_PC ? q->pc : q->addr;
+        uint64_t alen = q->what == FRAMES_REPLAY_PC ? 1 : (q->len ? q->len : 1);
+        uint64_t l0 = alo >> FRAMES__REPLAY_LINE_LOG2, l1;
+        uint8_t kinds = q->what == FRAMES_REPLAY_PC ? FRAMES__REPLAY_X
+                        : q->what == FRAMES_REPLAY_MEM_READ ? FRAMES__REPLAY_R
+                        : q->what == FRAMES_REPLAY_MEM_WRITE ? FRAMES__REPLAY_W
+                        : (FRAMES__REPLAY_R | FRAMES__REPLAY_W);
+        if (alo + alen - 1 < alo) alen = 0 - alo;
+        l1 = (alo + alen - 1) >> FRAMES__REPLAY_LINE_LOG2;
+        if (l1 - l0 >= 4096)
+            return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                                "address range too long to search (at most 256 KiB)");
+        nl = (size_t)(l1 - l0 + 1);
+        e = (frames__replay_ents *)frames__zalloc(nl * sizeof *e, r->actx);
+        at = (size_t *)frames__zalloc(nl * sizeof *at, r->actx);
+        if (!e || !at) {
+            FRAMES_FREE(e, r->actx);
+            FRAMES_FREE(at, r->actx);
+            return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        }
+        rc = FRAMES_REPLAY_NONE;
+        for (i = 0; i < nl; i++) {
+            uint64_t ll = l0 + i, lo = ll << FRAMES__REPLAY_LINE_LOG2;
+            uint64_t s = alo > lo ? alo - lo : 0, en = alo + alen - lo < 64 ? alo + alen - lo : 64;
+            uint8_t need = 0;
+            uint64_t w;
+            size_t k, keep = 0;
+            if (frames__replay_ents_of(r, ll, &e[i]) < 0) { rc = FRAMES_E_NOMEM; break; }
+            for (w = s >> 3; w <= (en - 1) >> 3 && w < 8; w++) need = (uint8_t)(need | (1u << w));
+            for (k = 0; k < e[i].n; k++)   /* keep the candidates only */
+                if ((e[i].kinds[k] & kinds) && (e[i].mask[k] & need) && e[i].block[k] >= first &&
+                    e[i].block[k] <= last)
+                    e[i].block[keep++] = e[i].block[k];
+            e[i].n = keep;
+            at[i] = c.backward ? keep : 0;   /* backward: one past the next candidate */
+        }
+        while (rc == FRAMES_REPLAY_NONE) {
+            uint64_t best = 0;
+            int have = 0;
+            for (i = 0; i < nl; i++) {
+                if (c.backward ? at[i] == 0 : at[i] >= e[i].n) continue;
+                blk = c.backward ? e[i].block[at[i] - 1] : e[i].block[at[i]];
+                if (!have || (c.backward ? blk > best : blk < best)) best = blk;
+                have = 1;
+            }
+            if (!have) break;
+            for (i = 0; i < nl; i++)   /* consume this block in every line */
+                if (c.backward) { if (at[i] && e[i].block[at[i] - 1] == best) at[i]--; }
+                else if (at[i] < e[i].n && e[i].block[at[i]] == best) at[i]++;
+            rc = frames__replay_find_block(r, &c, best, err);
+            if (rc > 0) { *index = c.index; rc = FRAMES_OK; }
+            else if (rc == 0) rc = FRAMES_REPLAY_NONE;
+        }
+        if (rc == FRAMES_E_NOMEM) frames__fail(err, rc, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        for (i = 0; i < nl; i++) frames__replay_ents_free(r, &e[i]);
+        FRAMES_FREE(e, r->actx);
+        FRAMES_FREE(at, r->actx);
+        return rc;
+    }
+    return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "unknown search kind %d",
+                        (int)q->what);
+}
+
+static FRAMES__UNUSED int frames__replay_collect(void *ctx, uint64_t index, const frames_std_frame *s) {
+    frames__replay_findctx *c = (frames__replay_findctx *)ctx;
+    int side;
+    uint32_t k;
+    if (index != c->lo) return 0;
+    for (side = 0; side < 2; side++)
+        for (k = 0; k < (side ? s->npost : s->npre); k++) {
+            const frames_operand *op = side ? &s->post[k] : &s->pre[k];
+            frames_replay_access *a;
+            if (!frames__replay_op_matches(c->r, c->q, &c->qa, op, side)) continue;
+            if (c->count < c->cap) {
+                size_t i, nn = op->name.len < sizeof a->reg - 1 ? op->name.len : sizeof a->reg - 1;
+                a = &c->out[c->count];
+                memset(a, 0, sizeof *a);
+                a->index = index;
+                a->pc = s->address;
+                a->thread = s->thread_id;
+                a->write = side;
+                if (op->spec == FRAMES_MEM) {
+                    a->addr = op->address;
+                    a->size = (uint32_t)(frames__replay_opsize(op) < 0xFFFFFFFFu ? frames__replay_opsize(op) : 0xFFFFFFFFu);
+                } else {
+                    for (i = 0; i < nn; i++) {
+                        char ch = (char)op->name.ptr[i];
+                        a->reg[i] = ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+                    }
+                    a->size = op->value.len ? (uint32_t)(op->value.len < 0xFFFFFFFFu ? op->value.len : 0xFFFFFFFFu)
+                                            : (uint32_t)(op->bit_length > 0 ? (op->bit_length + 7) / 8 : 0);
+                }
+                a->len = (uint32_t)(op->value.len < sizeof a->value ? op->value.len : sizeof a->value);
+                if (a->len) memcpy(a->value, op->value.ptr, a->len);
+            }
+            c->count++;
+        }
+    return 1;
+}
+
+FRAMES_REPLAY_DEF long frames_replay_accesses(frames_replay *r, const frames_replay_query *q,
+                                              uint64_t index, frames_replay_access *out,
+                                              size_t cap, frames_error *err) {
+    frames__replay_findctx c;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    c.q = q;
+    c.out = out;
+    c.cap = cap;
+    c.lo = index;
+    if (index >= r->instructions)
+        return frames__fail(err, FRAMES_E_RANGE, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "instruction %llu is past the end", (unsigned long long)index);
+    if (q->what >= FRAMES_REPLAY_REG_WRITE && q->what <= FRAMES_REPLAY_REG_ACCESS &&
+        (!q->reg || !frames_replay_regs_lookup(r->regs, q->reg, strlen(q->reg), &c.qa)))
+        return frames__fail(err, FRAMES_E_REPLAY_REG, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "unknown register '%s'", q->reg ? q->reg : "(null)");
+    rc = frames__replay_walk(r, index, index + 1, frames__replay_collect, &c, err);
+    if (rc < 0) return rc;
+    return (long)c.count;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_REPLAY_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_REPLAY_IMPLEMENTATION */
+
+/*
+ * MIT License
+ *
+ * Copyright (c) 2026 the frames authors
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ * in the Software without restriction, including without limitation the rights
+ * to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+ * copies of the Software, and to permit persons to whom the Software is
+ * furnished to do so, subject to the following conditions:
+ *
+ * The above copyright notice and this permission notice shall be included in all
+ * copies or substantial portions of the Software.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+ * IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+ * FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+ * AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+ * LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ * SOFTWARE.
+ */
