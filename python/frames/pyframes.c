@@ -1,10 +1,10 @@
 /* pyframes.c - the C side of the Python package (compiled by cffi into frames._native).
 
    The library's implementations (frames.h, and frames_zstd.h, frames_query.h,
-   frames_sym.h, frames_replay.h as they are built in), plus the loops that must not run in Python:
-   column extraction (one pass of the reader over the trace filling plain arrays that
-   become numpy arrays without a Python object per row) and the query runner that
-   collects results. Everything here is private to the package (pyf_ names); the
+   frames_sym.h, frames_replay.h as they are built in), plus the loops that must not
+   run in Python: column extraction (one pass of the reader over the trace filling plain
+   arrays that become numpy arrays without a Python object per row), the query runner
+   that collects results, and the time-travel state and history (frames_replay.h). Everything here is private to the package (pyf_ names); the
    Python side (frames/__init__.py) is the API. */
 #define FRAMES_IMPLEMENTATION
 #include "frames.h"
