@@ -133,3 +133,18 @@ def test_index_beside_the_trace_by_default(recorded, tmp_path):
     t.close()
     with pytest.raises(ValueError):
         t.state(0)
+
+
+@pytest.mark.skipif(not frames.HAVE_ZSTD, reason="the module is built without libzstd")
+def test_compressed_trace_answers_as_the_plain_one(recorded, tmp_path):
+    trace, buf = recorded
+    zst = str(tmp_path / "p.frames.zst")
+    run("compress", trace, "-o", zst)
+    with frames.open(trace) as t, frames.open(zst) as z:
+        n = len(t.instructions())
+        for i in range(0, n + 1, 3):
+            a, b = t.state(i, index=str(tmp_path / "a.fridx")), z.state(i)
+            assert (a.thread, a.pc, dict(a), a.memory(buf, 16)) == \
+                (b.thread, b.pc, dict(b), b.memory(buf, 16))
+        assert z.history(mem=(buf, 16)) == t.history(mem=(buf, 16), index=str(tmp_path / "a.fridx"))
+    assert os.path.exists(zst + ".fridx")
