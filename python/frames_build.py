@@ -197,6 +197,34 @@ void frames_sym_close(frames_sym *s);
 int pyf_sym_open(frames_sym **s, const char *path, const char *sysroot, int no_files,
                  frames_error *err);
 size_t pyf_symbolize(frames_sym *s, uint64_t pc, int line, char *buf, size_t cap);
+typedef struct frames_replay frames_replay;
+void frames_replay_close(frames_replay *r);
+typedef struct { uint64_t instructions; size_t threads; const char *arch_name; ...; } frames_replay_info;
+int frames_replay_info_get(const frames_replay *r, frames_replay_info *info);
+const char *frames_replay_index_path(const frames_replay *r);
+typedef struct { const char *name; uint32_t bits; ...; } frames_replay_reg;
+const frames_replay_reg *frames_replay_reg_at(const frames_replay *r, size_t i);
+typedef enum { FRAMES_REPLAY_PC, FRAMES_REPLAY_MEM_WRITE, FRAMES_REPLAY_MEM_READ,
+               FRAMES_REPLAY_MEM_ACCESS, FRAMES_REPLAY_REG_WRITE, FRAMES_REPLAY_REG_READ,
+               FRAMES_REPLAY_REG_ACCESS } frames_replay_what;
+typedef struct {
+    frames_replay_what what; uint64_t pc, addr, len; const char *reg; int has_thread;
+    uint64_t thread; ...;
+} frames_replay_query;
+typedef struct {
+    uint64_t index, pc, thread; int write; uint64_t addr; char reg[16]; uint8_t value[64];
+    uint32_t len; uint32_t size; ...;
+} frames_replay_access;
+int pyf_replay_open(frames_replay **r, const char *path, const char *index_path,
+                    frames_error *err);
+long pyf_replay_state(frames_replay *r, uint64_t at, uint64_t *thread, uint64_t *pc,
+                      int *has_pc, uint8_t *known, uint32_t *sizes, uint8_t *values,
+                      size_t cap, frames_error *err);
+long pyf_replay_mem(frames_replay *r, uint64_t at, uint64_t addr, uint8_t *bytes,
+                    uint8_t *known, size_t n, frames_error *err);
+int pyf_replay_history(frames_replay *r, const frames_replay_query *q, uint64_t from,
+                       uint64_t stop, pyf_col *out, frames_error *err);
+void pyf_col_free(pyf_col *c);
 """
 
 

@@ -15,6 +15,7 @@
 The work is done by the C library (frames.h and its companions) through cffi; columns
 are filled by C loops, never one Python object per frame. See docs/python.md.
 """
+import operator
 import os
 import struct
 import threading
@@ -27,7 +28,7 @@ __all__ = [
     "open", "create", "Trace", "Writer", "FramesError", "Columns", "Operand", "Taint",
     "Frame", "StdFrame", "SyscallFrame", "ExceptionFrame", "TaintIntro", "TaintIntroFrame",
     "ModloadFrame", "TaggedValues", "KeyFrame", "UnknownFrame", "QueryResult", "Binding",
-    "HAVE_ZSTD",
+    "State", "Memory", "Access", "HAVE_ZSTD",
 ]
 
 HAVE_ZSTD = bool(lib.pyf_have_zstd)
@@ -676,6 +677,42 @@ class _ResultSink(list):
     failure = None
 
 
+# ---- time travel (frames_replay.h; docs/timetravel.md) -------------------------------------
+
+Memory = namedtuple("Memory", "data known")
+Memory.__doc__ = """Memory before an instruction: `data` (bytes; 0 where unknown) and `known`
+(bytes of 1 known, 0 unknown, one per byte). `hex()` writes unknown bytes as "??"."""
+Memory.hex = lambda m: "".join("%02x" % b if k else "??" for b, k in zip(m.data, m.known))
+
+Access = namedtuple("Access", "index pc thread access address size register value")
+Access.__doc__ = """One read or write of what Trace.history asked for: instruction `index`,
+its `pc` and `thread`, `access` "read" (a value before it) or "write" (after it), `address`
+(memory; None for a register) and `size` in bytes, `register` (the name the trace used,
+lower case; None for memory), `value` as an int (little-endian operand bytes, at most 64) or
+None when the operand has no value."""
+
+
+class State(dict):
+    """The registers before instruction `index` as {name: int}: the full registers of the
+    architecture (gdb's lower-case names) whose every byte is known; unknown ones are absent.
+    `thread` and `pc` are those of instruction `index` (after the last instruction: the
+    thread that ran it, pc None). memory(addr, n) reads memory at the same point."""
+
+    def __init__(self, trace, index, thread, pc, registers):
+        super().__init__(registers)
+        self.index, self.thread, self.pc = index, thread, pc
+        self._trace = trace
+
+    def memory(self, addr, n):
+        """Memory [addr, addr+n) before the instruction: a Memory(data, known)."""
+        return self._trace._replay_memory(self.index, addr, n)
+
+    def __repr__(self):
+        return "State(index=%d, thread=%d, pc=%s, %s)" % (
+            self.index, self.thread, None if self.pc is None else hex(self.pc),
+            dict.__repr__(self))
+
+
 # ---- reading -------------------------------------------------------------------------------
 
 def _locked(method):
@@ -692,15 +729,16 @@ class Trace:
     t[i] need no scan of a finished trace; iteration, t.instructions(), t.operands()
     and t.syscalls() each read with a cursor of their own, so they can be mixed freely.
 
-    The time-travel state (t.state(i), t.history(...)) will come with frames_replay.h
-    (another issue): it belongs here, beside query and symbolize, as a method over the
-    same reader."""
+    The time-travel state (t.state(i), t.history(...)) comes from frames_replay.h and its
+    state index (TRACE.fridx beside the trace, built on first use)."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
         self._r = None
         self._sym = None
         self._fq = None
+        self._replay = None
+        self._replay_index = None
         self._len = None
         # cffi releases the GIL during C calls: one lock per trace keeps two threads off
         # the reader at once, and close() off the cursors that iterators still hold
@@ -735,6 +773,9 @@ class Trace:
         if self._fq is not None:
             lib.fq_trace_close(self._fq)
             self._fq = None
+        if self._replay is not None:
+            lib.frames_replay_close(self._replay)
+            self._replay = None
         if self._r is not None:
             lib.frames_reader_close(self._r)
             self._r = None
@@ -1008,6 +1049,109 @@ class Trace:
             buf = ffi.new("char[]", n + 1)
             lib.pyf_symbolize(self._sym, int(pc), 1 if line else 0, buf, n + 1)
         return ffi.string(buf).decode("utf-8", "surrogateescape") or None
+
+    # time travel (frames_replay.h; docs/timetravel.md)
+    def _replayer(self, index):
+        """The replay object, opened with the state index at `index` (None: the library's
+        default, TRACE.fridx), which is built when missing or stale."""
+        self._reader()
+        index = None if index is None else os.fspath(index)
+        if self._replay is not None and index != self._replay_index:
+            lib.frames_replay_close(self._replay)
+            self._replay = None
+        if self._replay is None:
+            r = ffi.new("frames_replay **")
+            err = ffi.new("frames_error *")
+            _raise_if(lib.pyf_replay_open(r, os.fsencode(self.path),
+                                          os.fsencode(index) if index is not None else ffi.NULL,
+                                          err), err)
+            self._replay, self._replay_index = r[0], index
+        return self._replay
+
+    def _instructions_index(self, i, r):
+        info = ffi.new("frames_replay_info *")
+        lib.frames_replay_info_get(r, info)
+        n = info.instructions
+        if i < 0:
+            i += n
+        if not 0 <= i <= n:
+            raise IndexError("instruction %d: the trace has %d" % (i, n))
+        return i, n
+
+    @_locked
+    def state(self, i, index=None):
+        """The state before instruction i (the i-th std_frame, from 0; negative counts from
+        the end; the number of instructions is the state after the last one): a State,
+        {register: int} with thread, pc and memory(addr, n). `index`: the state index
+        file (default TRACE.fridx)."""
+        r = self._replayer(index)
+        i, _ = self._instructions_index(operator.index(i), r)
+        cap = 0
+        while lib.frames_replay_reg_at(r, cap) != ffi.NULL:
+            cap += 1
+        known = ffi.new("uint8_t[]", cap or 1)
+        sizes = ffi.new("uint32_t[]", cap or 1)
+        values = ffi.new("uint8_t[]", 64 * (cap or 1))
+        thread, pc, has_pc = ffi.new("uint64_t *"), ffi.new("uint64_t *"), ffi.new("int *")
+        err = ffi.new("frames_error *")
+        _raise_if(lib.pyf_replay_state(r, i, thread, pc, has_pc, known, sizes, values, cap, err),
+                  err)
+        raw = ffi.buffer(values)
+        regs = {}
+        for k in range(cap):
+            if known[k]:
+                name = ffi.string(lib.frames_replay_reg_at(r, k).name).decode()
+                regs[name] = int.from_bytes(raw[64 * k:64 * k + sizes[k]], "little")
+        return State(self, i, thread[0], pc[0] if has_pc[0] else None, regs)
+
+    @_locked
+    def _replay_memory(self, i, addr, n):
+        if n < 0:
+            raise ValueError("negative length")
+        r = self._replayer(self._replay_index)
+        data, known = ffi.new("uint8_t[]", n or 1), ffi.new("uint8_t[]", n or 1)
+        err = ffi.new("frames_error *")
+        _raise_if(lib.pyf_replay_mem(r, i, addr, data, known, n, err), err)
+        return Memory(ffi.buffer(data, n)[:], ffi.buffer(known, n)[:])
+
+    @_locked
+    def history(self, mem=None, reg=None, start=0, stop=None, index=None):
+        """Every read and write of memory `mem` = (addr, len) or of register `reg` (any
+        alias: "eax" touches rax) by instructions start..stop-1, in trace order, as
+        `frames history` lists them: a list of Access(index, pc, thread, access, address,
+        size, register, value). Found through the state index (`index`: its file, default
+        TRACE.fridx), without decoding the whole trace."""
+        if (mem is None) == (reg is None):
+            raise ValueError("give one of mem=(addr, len) and reg=NAME")
+        r = self._replayer(index)
+        start, n = self._instructions_index(operator.index(start), r)
+        stop = n if stop is None else operator.index(stop)
+        stop = max(start, min(n, stop + n if stop < 0 else stop))
+        q = ffi.new("frames_replay_query *")
+        keep = None
+        if mem is not None:
+            q.what = lib.FRAMES_REPLAY_MEM_ACCESS
+            q.addr, q.len = mem
+        else:
+            q.what = lib.FRAMES_REPLAY_REG_ACCESS
+            keep = ffi.new("char[]", _enc(reg))
+            q.reg = keep
+        col = ffi.new("pyf_col *", {"elem": ffi.sizeof("frames_replay_access")})
+        err = ffi.new("frames_error *")
+        try:
+            _raise_if(lib.pyf_replay_history(r, q, start, stop, col, err), err, "history")
+            accs = ffi.cast("frames_replay_access *", col.data)
+            out = []
+            for k in range(col.n):
+                a = accs[k]
+                name = ffi.string(a.reg).decode("utf-8", "surrogateescape")
+                out.append(Access(a.index, a.pc, a.thread, "write" if a.write else "read",
+                                  None if name else a.addr, a.size, name or None,
+                                  int.from_bytes(ffi.buffer(a.value, a.len), "little")
+                                  if a.len else None))
+            return out
+        finally:
+            lib.pyf_col_free(col)
 
 
 def open(path):

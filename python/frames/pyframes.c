@@ -1,10 +1,10 @@
 /* pyframes.c - the C side of the Python package (compiled by cffi into frames._native).
 
    The library's implementations (frames.h, and frames_zstd.h, frames_query.h,
-   frames_sym.h as they are built in), plus the loops that must not run in Python:
-   column extraction (one pass of the reader over the trace filling plain arrays that
-   become numpy arrays without a Python object per row) and the query runner that
-   collects results. Everything here is private to the package (pyf_ names); the
+   frames_sym.h, frames_replay.h as they are built in), plus the loops that must not
+   run in Python: column extraction (one pass of the reader over the trace filling plain
+   arrays that become numpy arrays without a Python object per row), the query runner
+   that collects results, and the time-travel state and history (frames_replay.h). Everything here is private to the package (pyf_ names); the
    Python side (frames/__init__.py) is the API. */
 #define FRAMES_IMPLEMENTATION
 #include "frames.h"
@@ -16,6 +16,11 @@
 #include "frames_query.h"
 #define FRAMES_SYM_IMPLEMENTATION
 #include "frames_sym.h"
+#ifdef FRAMES_HAVE_ZSTD
+#define FRAMES_REPLAY_ZSTD
+#endif
+#define FRAMES_REPLAY_IMPLEMENTATION
+#include "frames_replay.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -521,4 +526,89 @@ static size_t pyf_symbolize(frames_sym *s, uint64_t pc, int line, char *buf, siz
         return 0;
     }
     return frames_sym_format(&loc, line ? FRAMES_SYM_FMT_LINE : 0, buf, cap);
+}
+
+/* ---- time travel (frames_replay.h) ------------------------------------------------ */
+
+/* The replay object of the trace at path with its index at index_path (NULL: the
+   library's default, TRACE.fridx beside the trace, built when missing or stale). */
+static int pyf_replay_open(frames_replay **r, const char *path, const char *index_path,
+                           frames_error *err) {
+    frames_replay_options o;
+    frames_replay_options_default(&o);
+    o.index_path = index_path;
+    return frames_replay_open(r, path, &o, err);
+}
+
+/* The state before instruction `at`, as frames state prints it: the thread and pc of
+   instruction `at` (after the last one: the thread that ran it, no pc), and for each
+   full register of the table (at most cap) whether it is known, its size and its bytes
+   (values[i*64 ..]). Returns how many registers the table has, or a negative error. */
+static long pyf_replay_state(frames_replay *r, uint64_t at, uint64_t *thread, uint64_t *pc,
+                             int *has_pc, uint8_t *known, uint32_t *sizes, uint8_t *values,
+                             size_t cap, frames_error *err) {
+    frames_replay_info info;
+    frames_replay_insn insn;
+    const frames_replay_reg *reg;
+    size_t i, n;
+    int rc;
+    frames_replay_info_get(r, &info);
+    *thread = 0;
+    *has_pc = 0;
+    if (at > info.instructions) {
+        pyf_fail(err, FRAMES_E_RANGE, "instruction past the end of the trace");
+        return FRAMES_E_RANGE;
+    }
+    if (at == info.instructions && at > 0 && frames_replay_goto(r, at - 1, err) == FRAMES_OK &&
+        frames_replay_insn_get(r, &insn) == FRAMES_OK)
+        *thread = insn.thread;
+    if ((rc = frames_replay_goto(r, at, err)) < 0) return rc;
+    if (frames_replay_insn_get(r, &insn) == FRAMES_OK) {
+        *thread = insn.thread;
+        *pc = insn.pc;
+        *has_pc = 1;
+    }
+    for (i = 0; (reg = frames_replay_reg_at(r, i)) != NULL; i++) {
+        if (i >= cap) continue;
+        known[i] = frames_replay_reg_get(r, *thread, reg->name, values + i * 64, 64, &n) == 1;
+        sizes[i] = (uint32_t)n;
+    }
+    return (long)i;
+}
+
+/* Memory before instruction `at`: bytes[k] valid where known[k]. Returns the number of
+   known bytes, or a negative error. */
+static long pyf_replay_mem(frames_replay *r, uint64_t at, uint64_t addr, uint8_t *bytes,
+                           uint8_t *known, size_t n, frames_error *err) {
+    int rc;
+    if (frames_replay_position(r) != at && (rc = frames_replay_goto(r, at, err)) < 0) return rc;
+    return (long)frames_replay_mem_get(r, addr, bytes, known, n);
+}
+
+/* Every access matching q by instructions from..stop-1, in order, appended to out
+   (frames_replay_access elements), as frames history lists them: instruction `from`
+   itself, then each next match the index finds. */
+static int pyf_replay_history(frames_replay *r, const frames_replay_query *q, uint64_t from,
+                              uint64_t stop, pyf_col *out, frames_error *err) {
+    frames_replay_info info;
+    uint64_t at = from;
+    int rc;
+    frames_replay_info_get(r, &info);
+    if (stop > info.instructions) stop = info.instructions;
+    for (rc = at < stop ? FRAMES_OK : FRAMES_REPLAY_NONE; rc == FRAMES_OK && at < stop;
+         rc = frames_replay_find(r, q, at, 1, &at, err)) {
+        long n;
+        if (pyf_col_reserve(out, 16) < 0) return FRAMES_E_NOMEM;
+        n = frames_replay_accesses(r, q, at, (frames_replay_access *)out->data + out->n,
+                                   out->cap - out->n, err);
+        if (n < 0) return (int)n;
+        if ((size_t)n > out->cap - out->n) {   /* more than room: again with enough */
+            if (pyf_col_reserve(out, (size_t)n) < 0) return FRAMES_E_NOMEM;
+            n = frames_replay_accesses(r, q, at, (frames_replay_access *)out->data + out->n,
+                                       out->cap - out->n, err);
+            if (n < 0) return (int)n;
+        }
+        out->n += (size_t)n;
+    }
+    return rc < 0 ? rc : 0;
 }
