@@ -426,8 +426,12 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
     frames_error err;
 #ifdef FRAMES_HAVE_ZSTD
     frames_zstd_info zi;
+    frames_zstd_options zo;
+    const char *no_ahead = getenv("FRAMES_NO_READAHEAD"); /* for measuring what it gains */
     uint32_t i;
-    if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
+    frames_zstd_options_default(&zo);
+    if (no_ahead && *no_ahead && strcmp(no_ahead, "0")) zo.flags |= FRAMES_ZSTD_NO_READAHEAD;
+    if (frames_zstd_reader_open_path(&r, path, o, &zo, &zi, &err) < 0) {
         cli_lib_error(&err);
         return NULL;
     }
