@@ -129,6 +129,7 @@
    Decoding and encoding one message
      frames_decoder_init / _free          scratch arena + limits for decoding
      frames_decode_frame / _meta          bytes -> model (zero-copy)
+     frames_std_head                      a std_frame's address, thread, length (no lists)
      frames_encode_frame / _meta          model -> bytes in a caller buffer (no allocation)
      frames_frame_size / frames_meta_size exact encoded size
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
@@ -136,6 +137,7 @@
      frames_reader_open_memory / _path / _fd / _file / _io / _source
      frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
                                           undecoded, both with the position)
+     frames_reader_decode                 decode a record taken undecoded (frames_std_head)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_info_get / _warning        TOC convention found, truncation, warnings
      frames_cursor_open / _next / _close  independent cursors (one per thread)
@@ -558,6 +560,17 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
 FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
                                   frames_meta *out, frames_error *err);
 
+/* The head of a std_frame, its operand lists skipped by their lengths: address,
+   thread_id and the length of rawbytes, for readers that want only those at the pace of
+   the container walk (frames stat, dump --pc). 1 when the payload is one std_frame laid
+   out as every writer lays it out (address, thread_id, rawbytes, the pre list, then
+   maybe the post list and mode; minimal varints), and then the three values are what
+   frames_decode_frame gives; 0 for anything else (other kinds and layouts, malformed
+   input): decode those (frames_reader_decode), which also reports errors. What is
+   inside the operand lists is not looked at, so damage there goes unnoticed. */
+FRAMES_DEF int frames_std_head(const void *data, size_t len, uint64_t *address,
+                               uint64_t *thread_id, size_t *nrawbytes);
+
 /* ======================================================================================
    Encoding one message (byte-identical to libprotobuf for the same content)
    ====================================================================================== */
@@ -742,6 +755,10 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
 /* Both at once: the decoded frame and where it came from (offset, size, payload). On
    FRAMES_E_DECODE *raw still describes the record that failed. */
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
+/* Decode the record frames_reader_next_raw returned last, as frames_reader_next_full
+   would have (the reader's decoder, limits, error record and counts): for loops that
+   take records raw, look at most of them with frames_std_head and decode the others. */
+FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
@@ -2710,6 +2727,24 @@ FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const 
         s->mode = frames_bytes_of(q, (size_t)(stop - q));
         p = stop;
     }
+    return p == end;
+}
+
+FRAMES_DEF int frames_std_head(const void *data, size_t len, uint64_t *address,
+                               uint64_t *thread_id, size_t *nrawbytes) {
+    const uint8_t *p = (const uint8_t *)data, *end = p + len, *q, *stop;
+    /* `0a len` std_frame spanning the payload, then 08 address 10 thread 1a rawbytes */
+    if (p >= end || *p != 0x0a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end) return 0;
+    p = q;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, address))) return 0;
+    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, thread_id))) return 0;
+    if (p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
+    *nrawbytes = (size_t)(stop - q);
+    p = stop;
+    /* 22 pre (required), then maybe 2a post, 32 mode: ascending, each once */
+    if (p >= end || *p != 0x22 || !frames__fast_len(p + 1, end, &p)) return 0;
+    if (p < end && *p == 0x2a && !frames__fast_len(p + 1, end, &p)) return 0;
+    if (p < end && *p == 0x32 && !frames__fast_len(p + 1, end, &p)) return 0;
     return p == end;
 }
 
@@ -5253,12 +5288,9 @@ FRAMES__INLINE int frames__reader_next_raw(frames_reader *r, frames_raw *raw) {
     return rc;
 }
 
-FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
-    int rc;
-    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
-    rc = frames__reader_next_raw(r, raw);
-    if (rc <= 0) return rc;
-    rc = frames__decode_raw(&r->cur, raw, f);
+/* A record of the reader's own position decoded, with the reader's error and counts. */
+FRAMES__INLINE int frames__reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f) {
+    int rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
         r->decode_errors++;
         r->err = r->cur.err;
@@ -5267,6 +5299,14 @@ FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, f
     r->decoded++;
     r->flags_seen |= f->flags;
     return 1;
+}
+
+FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
+    int rc;
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
+    rc = frames__reader_next_raw(r, raw);
+    if (rc <= 0) return rc;
+    return frames__reader_decode(r, raw, f);
 }
 
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
@@ -5280,6 +5320,14 @@ FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
 
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     return frames__reader_next_full(r, f, raw);
+}
+
+FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f) {
+    int rc;
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);
+    rc = frames__reader_decode(r, raw, f);
+    if (rc < 0) frames__clear_error(&r->cur.err); /* kept in r->err; the next raw read starts clean */
+    return rc;
 }
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }

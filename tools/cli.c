@@ -512,15 +512,28 @@ uint64_t cli_known_frames(frames_reader *r) {
     return st.nframes;
 }
 
-int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+int cli_for_each_frame_std(frames_reader *r, const char *label, cli_std_fn std, cli_frame_fn fn,
+                           void *ctx) {
     cli_progress pg;
     frames_frame f;
+    frames_raw raw;
+    uint64_t pc, tid;
+    size_t len;
     int rc, status = CLI_OK;
     cli_progress_start(&pg, label, cli_known_frames(r));
     for (;;) {
         uint64_t index = frames_reader_tell(r);
-        rc = frames_reader_next(r, &f);
+        rc = frames_reader_next_raw(r, &raw);
         if (rc == 0) break;
+        if (rc > 0 && std && frames_std_head(raw.payload.ptr, raw.payload.len, &pc, &tid, &len)) {
+            if (std(ctx, pc, tid, len, index)) {
+                status = CLI_DATA;
+                break;
+            }
+            cli_progress_update(&pg, index + 1);
+            continue;
+        }
+        if (rc > 0) rc = frames_reader_decode(r, &raw, &f);
         if (rc < 0) {
             status = cli_lib_error(frames_reader_error(r));
             if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;   /* frame skipped */
@@ -535,6 +548,10 @@ int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, voi
     cli_progress_end(&pg);
     cli_reader_warnings(r);
     return status;
+}
+
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+    return cli_for_each_frame_std(r, label, NULL, fn, ctx);
 }
 
 void cli_json_string(FILE *out, const void *data, size_t len) {
