@@ -278,6 +278,22 @@ static void warm_check(const frames_frame *f, const pb_buf *want) {
     warm_sink.size = 0;
 }
 
+/* frames_std_head gives what the decoder gives for every input it accepts that decodes
+   (it does not look inside the operand lists, so damage there is the decoder's to find),
+   and accepts every frame a writer writes (must_accept). */
+static void check_head(const uint8_t *in, size_t n, int must_accept) {
+    uint64_t pc = 0, tid = 0;
+    size_t len = 0;
+    frames_frame d;
+    int head = frames_std_head(in, n, &pc, &tid, &len);
+    if (must_accept) assert_int_equal(head, 1);
+    if (!head || decode_both(in, n, &d) != FRAMES_OK) return;
+    assert_int_equal(d.kind, FRAMES_KIND_STD);
+    assert_int_equal(d.std.address, pc);
+    assert_int_equal(d.std.thread_id, tid);
+    assert_int_equal(d.std.rawbytes.len, len);
+}
+
 static void check_frame(const frames_frame *f) {
     static pb_buf want;
     static uint8_t out[1 << 14];
@@ -307,6 +323,7 @@ static void check_frame(const frames_frame *f) {
     assert_memory_equal(sb.data + first + 8, want.b, want.n);
     frames_writer_abandon(&w);
     warm_check(f, &want);
+    check_head(want.b, want.n, 1);
     /* decoding */
     assert_int_equal(decode_both(want.b, want.n, &d), FRAMES_OK);
     assert_int_equal(d.flags, 0);
@@ -446,6 +463,7 @@ static void check_canonical_round_trip(const uint8_t *in, size_t n) {
     static uint8_t out[8192];
     frames_frame d;
     size_t len = 0;
+    check_head(in, n, 0);
     if (decode_both(in, n, &d) != FRAMES_OK) return;
     if (d.flags & (FRAMES_FF_NONCANONICAL | FRAMES_FF_INCOMPLETE)) return;
     assert_int_equal(frames_encode_frame(&d, FRAMES_ENC_LENIENT, out, sizeof out, &len, NULL), FRAMES_OK);
