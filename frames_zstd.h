@@ -868,12 +868,9 @@ static int frames__zstd_ahead_take(frames__zstd_state *s, uint64_t k, frames__zs
     size_t cap;
     if (!a || a->chunk != k) return 0; /* a->chunk is only written by this thread */
     frames__zstd_ahead_wait(a);
-    b = s->buf;
-    cap = s->cap;
-    s->buf = a->buf;
-    s->cap = a->cap;
-    a->buf = b;
-    a->cap = cap;
+    b = s->buf, cap = s->cap;          /* the buffers change hands */
+    s->buf = a->buf, s->cap = a->cap;
+    a->buf = b, a->cap = cap;
     *out = a->out;
     if (out->bad == a->out.sum) out->bad = out->sum;
     a->chunk = UINT64_MAX;
