@@ -1,4 +1,6 @@
-/* frames cat: decode every frame into the model and encode it again with the writer.
+/* frames cat: decode every frame into the model and encode it again with the writer
+   (a frame that decodes without any FRAMES_FF_* flag would encode to its own bytes: it is
+   copied as read).
    The output is byte-identical to the input for traces the upstream writer finished, and
    an unfinished input comes out as the trace upstream would have written had it finished. */
 #include <string.h>
