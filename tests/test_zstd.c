@@ -820,7 +820,7 @@ static int threads_now(void) {
 /* Reading a compressed file with the next chunk decompressed ahead on a second thread
    gives what reading without it gives: the same records, the same end of a cut file, the
    same count of decompressed bytes; the thread exists only while such a reader does, and
-   the tools' FRAMES_NO_READAHEAD changes nothing in their output. */
+   the tools' output is the same with FRAMES_NO_READAHEAD and from a pipe. */
 static void test_readahead_same_as_without(void **state) {
     const char *z = tu_tmp_path(".frames.zst"), *cut = tu_tmp_path(".frames.zst"), *bin = tu_frames_bin();
     frames_reader *a, *b;
@@ -860,6 +860,8 @@ static void test_readahead_same_as_without(void **state) {
     want = tu_run_ok("stat", "%s stat %s --no-symbols", bin, z);
     expect_same_output(want, tu_run_ok("stat without read-ahead",
                                        "FRAMES_NO_READAHEAD=1 %s stat %s --no-symbols", bin, z));
+    expect_same_output(want, tu_run_ok("stat of a pipe (streamed, no read-ahead)",
+                                       "cat %s | %s stat - --no-symbols", z, bin));
     free(want);
     free(zb);
     unlink(z);
