@@ -137,6 +137,7 @@
      frames_reader_open_memory / _path / _fd / _file / _io / _source
      frames_reader_next / _next_raw / _next_full   sequential iteration (decoded,
                                           undecoded, both with the position)
+     frames_reader_decode                 decode a record taken undecoded (frames_peek_std)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_info_get / _warning        TOC convention found, truncation, warnings
      frames_reader_skip_damage            go on after an unreadable region (next TOC entry)
@@ -568,14 +569,14 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
 FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
                                   frames_meta *out, frames_error *err);
 
-/* The head of a std_frame without its operand lists: address, thread_id and the length
-   of rawbytes, for column readers that want pcs at the pace of the container walk
-   (frames_reader_next_raw). Returns 1 when the payload is one std_frame laid out as
-   every writer lays it out (address, thread_id, rawbytes, then only operand lists and
-   mode, each once, minimal varints), 0 for anything else: other kinds, other layouts,
-   malformed input. Decode those with frames_decode_frame, which also reports errors.
-   When it returns 1 the three values are what frames_decode_frame gives; the contents
-   of the operand lists are not looked at, so damage inside them goes unnoticed here. */
+/* The head of a std_frame, its operand lists skipped by their lengths: address,
+   thread_id and the length of rawbytes, for readers that want only those at the pace of
+   the container walk (frames stat, dump --pc). 1 when the payload is one std_frame laid
+   out as every writer lays it out (address, thread_id, rawbytes, the pre list, then
+   maybe the post list and mode; minimal varints), and then the three values are what
+   frames_decode_frame gives; 0 for anything else (other kinds and layouts, malformed
+   input): decode those (frames_reader_decode), which also reports errors. What is
+   inside the operand lists is not looked at, so damage there goes unnoticed. */
 FRAMES_DEF int frames_peek_std(const void *data, size_t len, uint64_t *address,
                                uint64_t *thread_id, size_t *nrawbytes);
 
@@ -763,6 +764,10 @@ FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw);
 /* Both at once: the decoded frame and where it came from (offset, size, payload). On
    FRAMES_E_DECODE *raw still describes the record that failed. */
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw);
+/* Decode the record frames_reader_next_raw returned last, as frames_reader_next_full
+   would have (the reader's decoder, limits, error record and counts): for loops that
+   take records raw, look at most of them with frames_peek_std and decode the others. */
+FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
@@ -2828,6 +2833,24 @@ FRAMES__INLINE int frames__dec_std_fast(frames__dec *x, const uint8_t *p, const 
     return p == end;
 }
 
+FRAMES_DEF int frames_peek_std(const void *data, size_t len, uint64_t *address,
+                               uint64_t *thread_id, size_t *nrawbytes) {
+    const uint8_t *p = (const uint8_t *)data, *end = p + len, *q, *stop;
+    /* `0a len` std_frame spanning the payload, then 08 address 10 thread 1a rawbytes */
+    if (p >= end || *p != 0x0a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end) return 0;
+    p = q;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, address))) return 0;
+    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, thread_id))) return 0;
+    if (p >= end || *p != 0x1a || !(q = frames__fast_len(p + 1, end, &stop))) return 0;
+    *nrawbytes = (size_t)(stop - q);
+    p = stop;
+    /* 22 pre (required), then maybe 2a post, 32 mode: ascending, each once */
+    if (p >= end || *p != 0x22 || !frames__fast_len(p + 1, end, &p)) return 0;
+    if (p < end && *p == 0x2a && !frames__fast_len(p + 1, end, &p)) return 0;
+    if (p < end && *p == 0x32 && !frames__fast_len(p + 1, end, &p)) return 0;
+    return p == end;
+}
+
 /* Number of varints in a packed run. */
 static size_t frames__count_varints(const uint8_t *p, const uint8_t *end) {
     size_t n = 0;
@@ -3202,32 +3225,6 @@ FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     memset(b + 128, 0, 64);
     memset(b + 192, 0, 64);
     memset(b + 256, 0, sizeof *f - 256);
-}
-
-FRAMES_DEF int frames_peek_std(const void *data, size_t len, uint64_t *address,
-                               uint64_t *thread_id, size_t *nrawbytes) {
-    const uint8_t *p = (const uint8_t *)data, *end = p + len;
-    uint64_t n, raw;
-    unsigned seen = 0;
-    /* frame { std_frame (field 1) } spanning the whole payload */
-    if (len < 2 || p[0] != 0x0a || !(p = frames__fast_varint(p + 1, end, &n)) ||
-        n != (uint64_t)(end - p))
-        return 0;
-    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, address))) return 0;
-    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, thread_id))) return 0;
-    if (p >= end || *p != 0x1a || !(p = frames__fast_varint(p + 1, end, &raw)) ||
-        raw > (uint64_t)(end - p))
-        return 0;
-    p += raw;
-    while (p < end) {   /* operand_pre_list (4), operand_post_list (5), mode (6): once each */
-        unsigned field = (unsigned)(*p >> 3);
-        if ((*p & 7) != 2 || field < 4 || field > 6 || (seen & (1u << field))) return 0;
-        seen |= 1u << field;
-        if (!(p = frames__fast_varint(p + 1, end, &n)) || n > (uint64_t)(end - p)) return 0;
-        p += n;
-    }
-    *nrawbytes = (size_t)raw;
-    return 1;
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
@@ -5394,12 +5391,9 @@ FRAMES__INLINE int frames__reader_next_raw(frames_reader *r, frames_raw *raw) {
     return rc;
 }
 
-FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
-    int rc;
-    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
-    rc = frames__reader_next_raw(r, raw);
-    if (rc <= 0) return rc;
-    rc = frames__decode_raw(&r->cur, raw, f);
+/* A record of the reader's own position decoded, with the reader's error and counts. */
+FRAMES__INLINE int frames__reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f) {
+    int rc = frames__decode_raw(&r->cur, raw, f);
     if (rc < 0) {
         r->decode_errors++;
         r->err = r->cur.err;
@@ -5408,6 +5402,14 @@ FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, f
     r->decoded++;
     r->flags_seen |= f->flags;
     return 1;
+}
+
+FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
+    int rc;
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);   /* code 0: already clear */
+    rc = frames__reader_next_raw(r, raw);
+    if (rc <= 0) return rc;
+    return frames__reader_decode(r, raw, f);
 }
 
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
@@ -5421,6 +5423,14 @@ FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
 
 FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames_raw *raw) {
     return frames__reader_next_full(r, f, raw);
+}
+
+FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f) {
+    int rc;
+    if (r->cur.err.code) frames__clear_error(&r->cur.err);
+    rc = frames__reader_decode(r, raw, f);
+    if (rc < 0) frames__clear_error(&r->cur.err); /* kept in r->err; the next raw read starts clean */
+    return rc;
 }
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }

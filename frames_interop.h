@@ -288,6 +288,10 @@ FRAMES_DEF int frames_stats_open(frames_stats **s, void *alloc_ctx, frames_error
 FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
                                        uint64_t base, uint64_t end);
 FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
+/* What frames_stats_add_frame does for a std_frame, from its head alone (frames_peek_std):
+   the statistics use nothing else of it. */
+FRAMES_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
+                                    size_t nrawbytes);
 /* Sort the thread and syscall tables. Call once, after the last frame. */
 FRAMES_DEF int frames_stats_finish(frames_stats *s);
 FRAMES_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum);
@@ -1204,6 +1208,7 @@ struct frames_stats {
     frames__interop_map thr;            /* tid -> aux = index in threads */
     frames_stats_thread *threads;
     size_t nthreads, capthreads;
+    size_t last_thread;                 /* index of the thread of the last frame + 1, or 0 */
     frames_stats_count *syscalls;
     size_t nsyscalls;
     frames__interop_mods mods;
@@ -1239,8 +1244,11 @@ static int frames__st_nomem(frames_stats *s) {
 
 static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
     int fresh;
-    frames__interop_slot *slot = frames__interop_map_put(&s->thr, tid, &fresh, s->actx);
-    if (!slot) return NULL;
+    frames__interop_slot *slot;
+    /* frames come in runs of one thread: no look-up while the thread stays the same */
+    if (s->last_thread && s->threads[s->last_thread - 1].thread_id == tid)
+        return &s->threads[s->last_thread - 1];
+    if (!(slot = frames__interop_map_put(&s->thr, tid, &fresh, s->actx))) return NULL;
     if (fresh) {
         if (FRAMES__GROW(s->threads, s->capthreads, (s->nthreads) + 1, s->actx) < 0)
             return NULL;
@@ -1249,16 +1257,17 @@ static frames_stats_thread *frames__st_thread(frames_stats *s, uint64_t tid) {
         s->threads[s->nthreads].thread_id = tid;
         s->nthreads++;
     }
+    s->last_thread = (size_t)slot->aux + 1;
     return &s->threads[slot->aux];
 }
 
-static int frames__st_instruction(frames_stats *s, const frames_std_frame *f) {
+static int frames__st_instruction(frames_stats *s, uint64_t address, size_t nrawbytes) {
     int fresh;
-    uint32_t m = frames__interop_mods_find(&s->mods, f->address);
-    frames__interop_slot *slot = frames__interop_map_put(&s->pcs, f->address, &fresh, s->actx);
+    uint32_t m = frames__interop_mods_find(&s->mods, address);
+    frames__interop_slot *slot = frames__interop_map_put(&s->pcs, address, &fresh, s->actx);
     if (!slot) return -1;
     if (fresh) {
-        uint64_t len = f->rawbytes.len ? (uint64_t)f->rawbytes.len : 1;
+        uint64_t len = nrawbytes ? (uint64_t)nrawbytes : 1;
         slot->aux = len | ((uint64_t)(m == FRAMES__INTEROP_NOMOD ? 0 : m + 1) << 32);
         if (m != FRAMES__INTEROP_NOMOD) {
             s->modstat[m].unique_pcs++;
@@ -1303,24 +1312,39 @@ FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t
     return FRAMES_OK;
 }
 
+static int frames__st_after_finish(frames_stats *s) {
+    frames__fail(&s->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "stats: frame added after finish");
+    return FRAMES_E_STATE;
+}
+
+static int frames__st_std(frames_stats *s, uint64_t address, uint64_t thread_id, size_t nrawbytes) {
+    frames_stats_thread *t;
+    s->sum.instructions++;
+    if (frames__st_instruction(s, address, nrawbytes) < 0 || !(t = frames__st_thread(s, thread_id)))
+        return frames__st_nomem(s);
+    t->frames++;
+    t->instructions++;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
+                                    size_t nrawbytes) {
+    if (s->finished) return frames__st_after_finish(s);
+    s->sum.frames++;
+    s->sum.by_kind[FRAMES_KIND_STD]++;
+    return frames__st_std(s, address, thread_id, nrawbytes);
+}
+
 FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
     frames_stats_thread *t = NULL;
     int kind = (int)f->kind;
-    if (s->finished) {
-        frames__fail(&s->err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS, "stats: frame added after finish");
-        return FRAMES_E_STATE;
-    }
+    if (s->finished) return frames__st_after_finish(s);
     s->sum.frames++;
     if (kind < 0 || kind > 7) kind = FRAMES_KIND_UNKNOWN;
     s->sum.by_kind[kind]++;
     switch (f->kind) {
     case FRAMES_KIND_STD:
-        s->sum.instructions++;
-        if (frames__st_instruction(s, &f->std) < 0 || !(t = frames__st_thread(s, f->std.thread_id)))
-            return frames__st_nomem(s);
-        t->frames++;
-        t->instructions++;
-        break;
+        return frames__st_std(s, f->std.address, f->std.thread_id, f->std.rawbytes.len);
     case FRAMES_KIND_SYSCALL: {
         int fresh;
         frames__interop_slot *slot = frames__interop_map_put(&s->sys, f->syscall.number, &fresh, s->actx);

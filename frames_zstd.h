@@ -16,7 +16,9 @@
    (frames_reader_open_source) whose cursors decompress their own chunks, so seek, index,
    cursors in several threads and everything built on them work unchanged; a writer over
    a compressed sink is an ordinary frames_writer (frames_sink), whose chunks can be
-   compressed on a second thread. Memory: a few chunks per cursor, never the file.
+   compressed on a second thread. A cursor that reads on from chunk to chunk has the next
+   chunk decompressed ahead on a second thread (FRAMES_ZSTD_NO_READAHEAD: not), so that
+   decompressing overlaps decoding. Memory: a few chunks per cursor, never the file.
 
    Needs libzstd (Debian: libzstd-dev, link -lzstd -lpthread). frames.h does not.
 
@@ -52,7 +54,7 @@
    ---------------------------------------------------------------------------------------
    OPTIONS
 
-   FRAMES_ZSTD_NO_THREADS   never start a compression thread (no pthreads needed)
+   FRAMES_ZSTD_NO_THREADS   never start a compression or read-ahead thread (no pthreads needed)
    frames.h's FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE apply here too, with the
    alloc_ctx of frames_zstd_options (libzstd's own contexts use libzstd's allocator).
 
@@ -110,6 +112,8 @@ extern "C" {
 #define FRAMES_ZSTD_DEFAULT_CHUNK ((uint64_t)1 << 20)
 
 #define FRAMES_ZSTD_IGNORE_SEEK_TABLE 1u  /* reader: walk the zstd frames */
+#define FRAMES_ZSTD_NO_READAHEAD 2u       /* reader: no thread decompressing the next chunk
+                                             while the current one is read */
 
 typedef struct frames_zstd_options {
     int level;                /* compression level (default 3; 0 = default) */
@@ -173,7 +177,8 @@ FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m
 FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
 /* Index of the chunk holding uncompressed offset off (chunks - 1 past the end). */
 FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
-/* Bytes decompressed so far by every reader state of the map (random access figures). */
+/* Bytes decompressed so far by every reader state of the map (random access figures);
+   a chunk decompressed ahead counts when its cursor takes it. */
 FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
 
 /* ======================================================================================
@@ -712,16 +717,205 @@ FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off)
 
 /* What one cursor holds: its decompression context and the chunk it has decompressed,
    plus a scratch buffer for the rare record that straddles two chunks (traces not
-   written by this library). */
+   written by this library), and the read-ahead below. */
+typedef struct frames__zstd_ahead frames__zstd_ahead;
 typedef struct frames__zstd_state {
     frames_zstd_map *m;
     ZSTD_DCtx *d;
     uint8_t *buf;
     size_t cap;
     uint64_t chunk;            /* chunk in buf, UINT64_MAX: none */
+    uint64_t last;             /* the chunk loaded before it (sequential reading), or UINT64_MAX */
     uint8_t *scratch;
     size_t scap;
+    frames__zstd_ahead *ahead; /* NULL until the cursor reads two chunks in a row */
+    int no_ahead;              /* FRAMES_ZSTD_NO_READAHEAD, or the thread could not start */
 } frames__zstd_state;
+
+/* How decompressing one chunk went, kept apart from the error message so that the
+   read-ahead thread can decompress and the reading thread report (with its frame index). */
+typedef struct frames__zstd_outcome {
+    int nomem;                 /* no buffer for the chunk */
+    uint64_t produced;
+    const char *bad;           /* NULL: the chunk is whole */
+    char sum[80];              /* the checksum mismatch, when bad points here */
+} frames__zstd_outcome;
+
+/* Decompress chunk k into *buf (grown to the chunk's size) with d, checking its size and
+   the seek table's checksum. Touches nothing shared but the map, which it only reads. */
+static void frames__zstd_decompress_chunk(frames_zstd_map *m, ZSTD_DCtx *d, uint64_t k, uint8_t **buf,
+                                          size_t *cap, frames__zstd_outcome *out) {
+    const frames_zstd_chunk *c = &m->chunks[k];
+    const char *why;
+    int st;
+    out->nomem = 0;
+    out->produced = 0;
+    out->bad = NULL;
+    if (c->usize > *cap) { /* usize was bounded by max_chunk when the map was built */
+        uint8_t *nb = (uint8_t *)FRAMES_REALLOC(*buf, (size_t)c->usize, m->opt.alloc_ctx);
+        if (!nb) {
+            out->nomem = 1;
+            return;
+        }
+        *buf = nb;
+        *cap = (size_t)c->usize;
+    }
+    st = frames__zstd_stream(d, m->z + c->offset, (size_t)c->csize, *buf, (size_t)c->usize, c->usize,
+                             &out->produced, &why);
+    if (k == m->cut_chunk && out->produced >= c->usize) st = 0; /* the recoverable part */
+    if (st == 0 && out->produced == c->usize && m->info.seek_table_used && m->info.seek_checksums &&
+        (uint32_t)frames__xxh64(*buf, (size_t)c->usize) != c->checksum) {
+        snprintf(out->sum, sizeof out->sum, "its bytes do not match the seek table's checksum 0x%08x",
+                 c->checksum);
+        out->bad = out->sum;
+    } else if (st != 0 || out->produced != c->usize) {
+        out->bad = st == 1 ? "it ends early" : st ? why : "it decompresses to a different size";
+    }
+}
+
+/* --- read-ahead: while the reading thread decodes chunk k, a second thread decompresses
+   chunk k + 1 into a buffer of its own with a context of its own; the reader swaps the
+   buffers when it gets there. Started only for a cursor that reads two chunks in a row
+   (cursors that seek about never get one), bounded to one chunk ahead, and invisible in
+   the results: the same bytes, errors reported at the same frame, the same
+   frames_zstd_map_decompressed (a chunk counts when the reader takes it). */
+#ifndef FRAMES_ZSTD_NO_THREADS
+struct frames__zstd_ahead {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    frames_zstd_map *m;
+    ZSTD_DCtx *d;
+    uint8_t *buf;
+    size_t cap;
+    uint64_t chunk;            /* chunk asked for or held, UINT64_MAX: none */
+    int busy;                  /* the thread is decompressing it */
+    int quit;
+    frames__zstd_outcome out;
+};
+
+static void *frames__zstd_ahead_main(void *arg) {
+    frames__zstd_ahead *a = (frames__zstd_ahead *)arg;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->busy && !a->quit) pthread_cond_wait(&a->cv, &a->mu);
+        if (a->quit) break;
+        pthread_mutex_unlock(&a->mu);
+        frames__zstd_decompress_chunk(a->m, a->d, a->chunk, &a->buf, &a->cap, &a->out);
+        pthread_mutex_lock(&a->mu);
+        a->busy = 0;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+static void frames__zstd_ahead_free(frames__zstd_ahead *a) {
+    void *actx = a->m->opt.alloc_ctx;
+    ZSTD_freeDCtx(a->d);
+    FRAMES_FREE(a->buf, actx);
+    FRAMES_FREE(a, actx);
+}
+
+/* The thread, or NULL (then the cursor decompresses everything itself). */
+static frames__zstd_ahead *frames__zstd_ahead_start(frames_zstd_map *m) {
+    frames__zstd_ahead *a = (frames__zstd_ahead *)frames__zalloc(sizeof *a, m->opt.alloc_ctx);
+    if (!a) return NULL;
+    a->m = m;
+    a->chunk = UINT64_MAX;
+    if (!(a->d = ZSTD_createDCtx())) {
+        frames__zstd_ahead_free(a);
+        return NULL;
+    }
+    if (pthread_mutex_init(&a->mu, NULL) != 0) {
+        frames__zstd_ahead_free(a);
+        return NULL;
+    }
+    if (pthread_cond_init(&a->cv, NULL) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        frames__zstd_ahead_free(a);
+        return NULL;
+    }
+    if (pthread_create(&a->thread, NULL, frames__zstd_ahead_main, a) != 0) {
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        frames__zstd_ahead_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void frames__zstd_ahead_stop(frames__zstd_ahead *a) {
+    pthread_mutex_lock(&a->mu);
+    a->quit = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->cv);
+    pthread_mutex_destroy(&a->mu);
+    frames__zstd_ahead_free(a);
+}
+
+/* Wait until the thread is idle (its chunk, if any, is ready). */
+static void frames__zstd_ahead_wait(frames__zstd_ahead *a) {
+    pthread_mutex_lock(&a->mu);
+    while (a->busy) pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+}
+
+static void frames__zstd_ahead_ask(frames__zstd_ahead *a, uint64_t k) {
+    pthread_mutex_lock(&a->mu);
+    while (a->busy) pthread_cond_wait(&a->cv, &a->mu);
+    a->chunk = k;
+    a->busy = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* Chunk k from the thread into s->buf when it holds it (1), else 0. */
+static int frames__zstd_ahead_take(frames__zstd_state *s, uint64_t k, frames__zstd_outcome *out) {
+    frames__zstd_ahead *a = s->ahead;
+    uint8_t *b;
+    size_t cap;
+    if (!a || a->chunk != k) return 0; /* a->chunk is only written by this thread */
+    frames__zstd_ahead_wait(a);
+    b = s->buf, cap = s->cap;          /* the buffers change hands */
+    s->buf = a->buf, s->cap = a->cap;
+    a->buf = b, a->cap = cap;
+    *out = a->out;
+    if (out->bad == a->out.sum) out->bad = out->sum;
+    a->chunk = UINT64_MAX;
+    return 1;
+}
+
+/* After chunk k was loaded: have the next one decompressed ahead when reading goes on. */
+static void frames__zstd_ahead_next(frames__zstd_state *s, uint64_t k) {
+    if (s->no_ahead || k + 1 >= s->m->nchunks) return;
+    if (!s->ahead) {
+        if (s->last == UINT64_MAX || s->last + 1 != k) return; /* not reading in a row (yet) */
+        if (!(s->ahead = frames__zstd_ahead_start(s->m))) {
+            s->no_ahead = 1;
+            return;
+        }
+    }
+    frames__zstd_ahead_ask(s->ahead, k + 1);
+}
+#else
+struct frames__zstd_ahead {
+    int unused;
+};
+static void frames__zstd_ahead_stop(frames__zstd_ahead *a) { (void)a; }
+static int frames__zstd_ahead_take(frames__zstd_state *s, uint64_t k, frames__zstd_outcome *out) {
+    (void)s;
+    (void)k;
+    (void)out;
+    return 0;
+}
+static void frames__zstd_ahead_next(frames__zstd_state *s, uint64_t k) {
+    (void)s;
+    (void)k;
+}
+#endif
 
 static void *frames__zstd_state_open(void *ctx) {
     frames_zstd_map *m = (frames_zstd_map *)ctx;
@@ -729,6 +923,8 @@ static void *frames__zstd_state_open(void *ctx) {
     if (!s) return NULL;
     s->m = m;
     s->chunk = UINT64_MAX;
+    s->last = UINT64_MAX;
+    s->no_ahead = (m->opt.flags & FRAMES_ZSTD_NO_READAHEAD) != 0;
     if (!(s->d = ZSTD_createDCtx())) {
         FRAMES_FREE(s, m->opt.alloc_ctx);
         return NULL;
@@ -739,6 +935,7 @@ static void *frames__zstd_state_open(void *ctx) {
 static void frames__zstd_state_close(void *ctx, void *state) {
     frames__zstd_state *s = (frames__zstd_state *)state;
     (void)ctx;
+    if (s->ahead) frames__zstd_ahead_stop(s->ahead);
     ZSTD_freeDCtx(s->d);
     FRAMES_FREE(s->buf, s->m->opt.alloc_ctx);
     FRAMES_FREE(s->scratch, s->m->opt.alloc_ctx);
@@ -747,34 +944,19 @@ static void frames__zstd_state_close(void *ctx, void *state) {
 
 static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, frames_error *err) {
     const frames_zstd_chunk *c = &s->m->chunks[k];
-    uint64_t produced;
-    const char *why, *bad = NULL;
-    char sum[80];
-    int st;
+    frames__zstd_outcome out;
     if (s->chunk == k) return FRAMES_OK;
+    if (s->chunk != UINT64_MAX) s->last = s->chunk;
     s->chunk = UINT64_MAX;
-    if (c->usize > s->cap) { /* usize was bounded by max_chunk when the map was built */
-        uint8_t *nb = (uint8_t *)FRAMES_REALLOC(s->buf, (size_t)c->usize, s->m->opt.alloc_ctx);
-        if (!nb) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
-        s->buf = nb;
-        s->cap = (size_t)c->usize;
-    }
-    st = frames__zstd_stream(s->d, s->m->z + c->offset, (size_t)c->csize, s->buf, (size_t)c->usize,
-                             c->usize, &produced, &why);
+    if (!frames__zstd_ahead_take(s, k, &out))
+        frames__zstd_decompress_chunk(s->m, s->d, k, &s->buf, &s->cap, &out);
+    if (out.nomem) return frames__fail(err, FRAMES_E_NOMEM, c->uoffset, frame, "out of memory for a chunk");
 #if defined(__GNUC__) || defined(__clang__)
-    __atomic_fetch_add(&s->m->decompressed, produced, __ATOMIC_RELAXED); /* cursors in threads */
+    __atomic_fetch_add(&s->m->decompressed, out.produced, __ATOMIC_RELAXED); /* cursors in threads */
 #else
-    s->m->decompressed += produced;
+    s->m->decompressed += out.produced;
 #endif
-    if (k == s->m->cut_chunk && produced >= c->usize) st = 0; /* the recoverable part */
-    if (st == 0 && produced == c->usize && s->m->info.seek_table_used && s->m->info.seek_checksums &&
-        (uint32_t)frames__xxh64(s->buf, (size_t)c->usize) != c->checksum) {
-        snprintf(sum, sizeof sum, "its bytes do not match the seek table's checksum 0x%08x", c->checksum);
-        bad = sum;
-    } else if (st != 0 || produced != c->usize) {
-        bad = st == 1 ? "it ends early" : st ? why : "it decompresses to a different size";
-    }
-    if (bad) {
+    if (out.bad) {
         char first[48] = "";
         if (frame != FRAMES_NO_POS)
             snprintf(first, sizeof first, ", first frame %llu", (unsigned long long)frame);
@@ -785,9 +967,10 @@ static int frames__zstd_load(frames__zstd_state *s, uint64_t k, uint64_t frame, 
                                  "0x%llx-0x%llx) is corrupt: %s",
                                  (unsigned long long)k, (unsigned long long)c->offset, first,
                                  (unsigned long long)c->uoffset,
-                                 (unsigned long long)(c->uoffset + c->usize), bad);
+                                 (unsigned long long)(c->uoffset + c->usize), out.bad);
     }
     s->chunk = k;
+    frames__zstd_ahead_next(s, k);
     return FRAMES_OK;
 }
 

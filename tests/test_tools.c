@@ -127,6 +127,47 @@ static void test_undecodable_frame_exit_1_others_printed(void **state) {
     unlink(tmp);
 }
 
+/* dump --pc reads std_frames by their head only (frames_peek_std) and decodes the other
+   frames: on every shared vector it prints the addresses that decoding every frame with
+   the library gives, and stat counts as many instructions. */
+static void test_pc_lines_match_full_decoding(void **state) {
+    int st;
+    char *list = tu_run(&st, "ls %s/*.frames", tu_shared("vectors/frames")), *line, *save = NULL;
+    int files = 0;
+    (void)state;
+    for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        frames_reader *r;
+        frames_error err;
+        frames_frame f;
+        size_t cap = 1 << 16, len = 0;
+        char *want = (char *)malloc(cap), *got, count[64];
+        uint64_t instructions = 0;
+        int rc;
+        assert_non_null(want);
+        want[0] = 0;
+        if (frames_reader_open_path(&r, line, NULL, &err) < 0) continue;
+        while ((rc = frames_reader_next(r, &f)) != 0) {
+            if (rc < 0) continue;
+            if (f.kind == FRAMES_KIND_STD) instructions++;
+            if (!(f.present & (1u << FRAMES_KIND_STD))) continue;
+            if (len + 18 > cap) assert_non_null(want = (char *)realloc(want, cap *= 2));
+            len += (size_t)sprintf(want + len, "%016llx\n", (unsigned long long)f.std.address);
+        }
+        frames_reader_close(r);
+        got = run(&st, "'%s' dump --pc '%s' 2>/dev/null", tu_frames_bin(), line);
+        assert_string_equal(got, want);
+        free(got);
+        got = run(&st, "'%s' stat --json --no-symbols '%s' 2>/dev/null", tu_frames_bin(), line);
+        snprintf(count, sizeof count, "\"instructions\":%llu,", (unsigned long long)instructions);
+        assert_non_null(strstr(got, count));
+        free(got);
+        free(want);
+        files++;
+    }
+    assert_true(files > 5);
+    free(list);
+}
+
 static void test_info_verdicts(void **state) {
     char *out;
     int st;
@@ -312,6 +353,7 @@ int main(void) {
         cmocka_unit_test(test_dump_reads_standard_input),
         cmocka_unit_test(test_truncated_input_is_a_warning),
         cmocka_unit_test(test_undecodable_frame_exit_1_others_printed),
+        cmocka_unit_test(test_pc_lines_match_full_decoding),
         cmocka_unit_test(test_info_verdicts),
         cmocka_unit_test(test_fix_in_place_and_to_file),
         cmocka_unit_test(test_fix_failure_keeps_original),

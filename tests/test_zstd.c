@@ -67,13 +67,20 @@ static void make_trace(const char *path, uint64_t n, uint64_t m, int compressed,
     assert_int_equal(frames_writer_close(w), 0);
 }
 
-static frames_reader *open_any(const char *path, frames_zstd_info *zi) {
+/* A reader over path with the zstd flags given (FRAMES_ZSTD_*). */
+static frames_reader *open_with(const char *path, uint32_t flags, frames_zstd_info *zi) {
     frames_reader *r = NULL;
+    frames_zstd_options zo;
     frames_error err;
-    int rc = frames_zstd_reader_open_path(&r, path, NULL, NULL, zi, &err);
+    int rc;
+    frames_zstd_options_default(&zo);
+    zo.flags = flags;
+    rc = frames_zstd_reader_open_path(&r, path, NULL, &zo, zi, &err);
     if (rc < 0) fail_msg("%s: %s", path, err.message);
     return r;
 }
+
+static frames_reader *open_any(const char *path, frames_zstd_info *zi) { return open_with(path, 0, zi); }
 
 /* The seek table entries of a compressed file: pairs (compressed, uncompressed). */
 static size_t seek_entries(const uint8_t *z, size_t n, uint32_t *out, size_t max) {
@@ -355,7 +362,8 @@ static void test_corrupt_chunk(void **state) {
     frames_frame f;
     frames_error err;
     frames_cursor *c;
-    char expect[96];
+    char expect[96], first_message[sizeof err.message] = "";
+    uint32_t flags[2] = {0, FRAMES_ZSTD_NO_READAHEAD}, j;
     int rc;
     (void)state;
     make_trace(z, 20000, 1000, 1, 1, 64 << 10);
@@ -366,41 +374,45 @@ static void test_corrupt_chunk(void **state) {
     zb[off + ent[8] / 2] ^= 0x5a;     /* in the middle of chunk 4 */
     zb[off + ent[8] / 2 + 1] ^= 0xa5;
     assert_int_equal(tu_write_file(bad, zb, zn), 0);
-    r = open_any(bad, NULL);
-    n = 0;
-    while ((rc = frames_reader_next(r, &f)) == 1) n++;
-    assert_true(rc < 0);
-    assert_non_null(strstr(frames_reader_error(r)->message, "chunk 4"));
-    snprintf(expect, sizeof expect, "file offset 0x%llx, first frame %llu", (unsigned long long)off,
-             (unsigned long long)n);
-    assert_non_null(strstr(frames_reader_error(r)->message, expect));
-    /* the last frames (later chunks) still read */
-    assert_int_equal(frames_reader_index(r), 0);
-    assert_int_equal(frames_cursor_open(&c, r, 19990, &err), 0);
-    for (i = 0; i < 10; i++) assert_int_equal(frames_cursor_next(c, &f), 1);
-    assert_int_equal(frames_cursor_next(c, &f), 0);
-    frames_cursor_close(c);
-    /* frames_reader_skip_damage: on at the next chunk (chunks start on TOC entries, m =
-       1000), every later frame reads, and the frames skipped are those of chunk 4 */
-    {
-        uint64_t lost, after = 0;
-        assert_int_equal(frames_reader_seek(r, n), 0);
-        assert_true(frames_reader_next(r, &f) < 0);
-        assert_int_equal(frames_reader_skip_damage(r, &lost), 1);
-        assert_true(lost > 0 && (n + lost) % 1000 == 0);
-        assert_int_equal(frames_reader_tell(r), n + lost);
-        while ((rc = frames_reader_next(r, &f)) == 1) after++;
-        assert_int_equal(rc, 0);
-        assert_int_equal(n + lost + after, 20000);
-        /* no readable frame was skipped: the first one after is the first of chunk 5 */
+    for (j = 0; j < 2; j++) { /* decompressed ahead by the second thread, or not: the same */
+        r = open_with(bad, flags[j], NULL);
+        n = 0;
+        while ((rc = frames_reader_next(r, &f)) == 1) n++;
+        assert_true(rc < 0);
+        assert_non_null(strstr(frames_reader_error(r)->message, "chunk 4"));
+        snprintf(expect, sizeof expect, "file offset 0x%llx, first frame %llu", (unsigned long long)off,
+                 (unsigned long long)n);
+        assert_non_null(strstr(frames_reader_error(r)->message, expect));
+        if (j) assert_string_equal(frames_reader_error(r)->message, first_message);
+        else snprintf(first_message, sizeof first_message, "%s", frames_reader_error(r)->message);
+        /* the last frames (later chunks) still read */
+        assert_int_equal(frames_reader_index(r), 0);
+        assert_int_equal(frames_cursor_open(&c, r, 19990, &err), 0);
+        for (i = 0; i < 10; i++) assert_int_equal(frames_cursor_next(c, &f), 1);
+        assert_int_equal(frames_cursor_next(c, &f), 0);
+        frames_cursor_close(c);
+        /* frames_reader_skip_damage: on at the next chunk (chunks start on TOC entries, m =
+           1000), every later frame reads, and the frames skipped are those of chunk 4 */
         {
-            frames_raw raw;
-            assert_int_equal(frames_reader_seek(r, n + lost), 0);
-            assert_int_equal(frames_reader_next_raw(r, &raw), 1);
-            assert_int_equal(raw.offset, frames_zstd_map_chunk(frames_zstd_reader_map(r), 5)->uoffset);
+            uint64_t lost, after = 0;
+            assert_int_equal(frames_reader_seek(r, n), 0);
+            assert_true(frames_reader_next(r, &f) < 0);
+            assert_int_equal(frames_reader_skip_damage(r, &lost), 1);
+            assert_true(lost > 0 && (n + lost) % 1000 == 0);
+            assert_int_equal(frames_reader_tell(r), n + lost);
+            while ((rc = frames_reader_next(r, &f)) == 1) after++;
+            assert_int_equal(rc, 0);
+            assert_int_equal(n + lost + after, 20000);
+            /* no readable frame was skipped: the first one after is the first of chunk 5 */
+            {
+                frames_raw raw;
+                assert_int_equal(frames_reader_seek(r, n + lost), 0);
+                assert_int_equal(frames_reader_next_raw(r, &raw), 1);
+                assert_int_equal(raw.offset, frames_zstd_map_chunk(frames_zstd_reader_map(r), 5)->uoffset);
+            }
         }
+        frames_reader_close(r);
     }
-    frames_reader_close(r);
     free(zb);
     unlink(z);
     unlink(bad);
@@ -808,8 +820,69 @@ static void test_foreign_frames_straddle(void **state) {
     unlink(z);
 }
 
+/* Threads of this process (Linux: /proc/self/task), or 0 where that cannot be seen. */
+static int threads_now(void) {
+    int st, n;
+    char *o = tu_run(&st, "ls /proc/%ld/task 2>/dev/null | wc -l", (long)getpid());
+    n = o ? atoi(o) : 0;
+    free(o);
+    return n;
+}
+
+/* Reading a compressed file with the next chunk decompressed ahead on a second thread
+   gives what reading without it gives: the same records, the same end of a cut file, the
+   same count of decompressed bytes; the thread exists only while such a reader does, and
+   the tools' output is the same with FRAMES_NO_READAHEAD and from a pipe. */
+static void test_readahead_same_as_without(void **state) {
+    const char *z = tu_tmp_path(".frames.zst"), *cut = tu_tmp_path(".frames.zst"), *bin = tu_frames_bin();
+    frames_reader *a, *b;
+    frames_zstd_info zi;
+    frames_raw raw;
+    uint8_t *zb;
+    size_t zn;
+    uint64_t i;
+    int before;
+    char *want;
+    (void)state;
+    make_trace(z, 30000, 1000, 1, 2, 64 << 10);
+    a = open_with(z, FRAMES_ZSTD_NO_READAHEAD, &zi);
+    b = open_with(z, 0, NULL);
+    assert_true(zi.chunks > 10);
+    expect_same_frames(a, b);
+    assert_int_equal(frames_zstd_map_decompressed(frames_zstd_reader_map(a)),
+                     frames_zstd_map_decompressed(frames_zstd_reader_map(b)));
+    frames_reader_close(a);
+    frames_reader_close(b);
+    before = threads_now();
+    b = open_with(z, 0, NULL);
+    for (i = 0; i < 5000; i++) assert_int_equal(frames_reader_next_raw(b, &raw), 1); /* past chunk 1 */
+    if (before) assert_int_equal(threads_now(), before + 1);
+    frames_reader_close(b);
+    if (before) assert_int_equal(threads_now(), before);
+    zb = tu_read_file(z, &zn);
+    assert_int_equal(tu_write_file(cut, zb, zn / 2 + 777), 0);
+    a = open_with(cut, FRAMES_ZSTD_NO_READAHEAD, &zi);
+    b = open_with(cut, 0, NULL);
+    assert_true(zi.cut);
+    expect_same_frames(a, b);
+    assert_int_equal(frames_zstd_map_decompressed(frames_zstd_reader_map(a)),
+                     frames_zstd_map_decompressed(frames_zstd_reader_map(b)));
+    frames_reader_close(a);
+    frames_reader_close(b);
+    want = tu_run_ok("stat", "%s stat %s --no-symbols", bin, z);
+    expect_same_output(want, tu_run_ok("stat without read-ahead",
+                                       "FRAMES_NO_READAHEAD=1 %s stat %s --no-symbols", bin, z));
+    expect_same_output(want, tu_run_ok("stat of a pipe (streamed, no read-ahead)",
+                                       "cat %s | %s stat - --no-symbols", z, bin));
+    free(want);
+    free(zb);
+    unlink(z);
+    unlink(cut);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readahead_same_as_without),
         cmocka_unit_test(test_layout_and_zstd_d),
         cmocka_unit_test(test_writer_threads_and_chunks),
         cmocka_unit_test(test_vectors_compressed_read_the_same),

@@ -464,8 +464,12 @@ frames_reader *cli_open_reader(const char *path, const frames_reader_options *o)
     frames_error err;
 #ifdef FRAMES_HAVE_ZSTD
     frames_zstd_info zi;
+    frames_zstd_options zo;
+    const char *no_ahead = getenv("FRAMES_NO_READAHEAD"); /* for measuring what it gains */
     uint32_t i;
-    if (frames_zstd_reader_open_path(&r, path, o, NULL, &zi, &err) < 0) {
+    frames_zstd_options_default(&zo);
+    if (no_ahead && *no_ahead && strcmp(no_ahead, "0")) zo.flags |= FRAMES_ZSTD_NO_READAHEAD;
+    if (frames_zstd_reader_open_path(&r, path, o, &zo, &zi, &err) < 0) {
         cli_lib_error(&err);
         return NULL;
     }
@@ -546,15 +550,28 @@ uint64_t cli_known_frames(frames_reader *r) {
     return st.nframes;
 }
 
-int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+int cli_for_each_frame_std(frames_reader *r, const char *label, cli_std_fn std, cli_frame_fn fn,
+                           void *ctx) {
     cli_progress pg;
     frames_frame f;
+    frames_raw raw;
+    uint64_t pc, tid;
+    size_t len;
     int rc, status = CLI_OK;
     cli_progress_start(&pg, label, cli_known_frames(r));
     for (;;) {
         uint64_t index = frames_reader_tell(r);
-        rc = frames_reader_next(r, &f);
+        rc = frames_reader_next_raw(r, &raw);
         if (rc == 0) break;
+        if (rc > 0 && std && frames_peek_std(raw.payload.ptr, raw.payload.len, &pc, &tid, &len)) {
+            if (std(ctx, pc, tid, len, index)) {
+                status = CLI_DATA;
+                break;
+            }
+            cli_progress_update(&pg, index + 1);
+            continue;
+        }
+        if (rc > 0) rc = frames_reader_decode(r, &raw, &f);
         if (rc < 0) {
             status = cli_lib_error(frames_reader_error(r));
             if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;   /* frame skipped */
@@ -569,6 +586,10 @@ int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, voi
     cli_progress_end(&pg);
     cli_reader_warnings(r);
     return status;
+}
+
+int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx) {
+    return cli_for_each_frame_std(r, label, NULL, fn, ctx);
 }
 
 void cli_json_string(FILE *out, const void *data, size_t len) {

@@ -147,6 +147,13 @@ void cli_progress_end(cli_progress *p);
    something was reported. */
 typedef int (*cli_frame_fn)(void *ctx, const frames_frame *f, uint64_t index);
 int cli_for_each_frame(frames_reader *r, const char *label, cli_frame_fn fn, void *ctx);
+/* The same, but a std_frame laid out as writers lay it out goes to std with only its
+   address, thread and instruction length (frames_peek_std: not decoded, its operand
+   lists not looked at); every other frame is decoded and goes to fn. */
+typedef int (*cli_std_fn)(void *ctx, uint64_t address, uint64_t thread_id, size_t nrawbytes,
+                          uint64_t index);
+int cli_for_each_frame_std(frames_reader *r, const char *label, cli_std_fn std, cli_frame_fn fn,
+                           void *ctx);
 /* Frames in the trace when known without a scan (for progress totals), else 0. */
 uint64_t cli_known_frames(frames_reader *r);
 

@@ -46,18 +46,28 @@ static int print_meta(FILE *out, frames_reader *r, enum dump_format fmt) {
     return 0;
 }
 
+/* One --pc line; the address by hand, as printf's %016llx would write it (printf was
+   most of the time of dump --pc). */
+static void print_pc(FILE *out, uint64_t pc, cli_names *names) {
+    static const char digits[] = "0123456789abcdef";
+    char name[1024], line[17];
+    int i;
+    if (names->sym && cli_names_text(names, pc, name, sizeof name)[0]) {
+        fprintf(out, "%016llx %s\n", (unsigned long long)pc, name);
+        return;
+    }
+    for (i = 15; i >= 0; i--, pc >>= 4) line[i] = digits[pc & 15];
+    line[16] = '\n';
+    fwrite(line, 1, sizeof line, out);
+}
+
 static void print_frame(FILE *out, const frames_frame *f, const frames_raw *raw,
                         enum dump_format fmt, cli_names *names) {
     if (fmt == DUMP_JSONL) {
         frames_print_operand_rows_jsonl(f, raw->index, frames_out_file, out);
     } else if (fmt == DUMP_PC) {
-        char name[1024];
         if (f->kind == FRAMES_KIND_MODLOAD) cli_names_frame(names, f);
-        if (!(f->present & (1u << FRAMES_KIND_STD))) return;
-        if (names->sym && cli_names_text(names, f->std.address, name, sizeof name)[0])
-            fprintf(out, "%016llx %s\n", (unsigned long long)f->std.address, name);
-        else
-            fprintf(out, "%016llx\n", (unsigned long long)f->std.address);
+        if (f->present & (1u << FRAMES_KIND_STD)) print_pc(out, f->std.address, names);
     } else if (fmt == DUMP_PBTEXT) {
         fprintf(out, "frame %llu @ 0x%llx size %zu {\n", (unsigned long long)raw->index,
                 (unsigned long long)raw->offset, raw->payload.len);
@@ -75,11 +85,18 @@ static int dump(frames_reader *r, FILE *out, enum dump_format fmt, cli_names *na
     frames_frame f;
     frames_raw raw;
     cli_progress pg;   /* on a terminal's stderr only: the output is on stdout */
+    uint64_t pc, tid;
+    size_t len;
     int rc, status = CLI_OK;
     cli_progress_start(&pg, "dump", cli_known_frames(r));
     if (fmt == DUMP_PBTEXT) print_header_comment(out, r);
     print_meta(out, r, fmt);
-    while ((rc = frames_reader_next_full(r, &f, &raw)) != 0) {
+    while ((rc = frames_reader_next_raw(r, &raw)) != 0) {
+        if (rc > 0 && fmt == DUMP_PC && frames_peek_std(raw.payload.ptr, raw.payload.len, &pc, &tid, &len)) {
+            print_pc(out, pc, names); /* the address is all --pc needs: no decoding */
+            continue;
+        }
+        if (rc > 0) rc = frames_reader_decode(r, &raw, &f);
         if (rc < 0) {
             const frames_error *e = frames_reader_error(r);
             cli_lib_error(e);

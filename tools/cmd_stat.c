@@ -47,6 +47,14 @@ static int add_modules(stat_run *run) {
     return CLI_OK;
 }
 
+static int feed_std(void *ctx, uint64_t address, uint64_t thread_id, size_t nrawbytes, uint64_t index) {
+    stat_run *run = (stat_run *)ctx;
+    (void)index;
+    if (frames_stats_add_std(run->stats, address, thread_id, nrawbytes) < 0)
+        return cli_lib_error(frames_stats_error(run->stats));
+    return 0;
+}
+
 static double percent(uint64_t part, uint64_t whole) {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
@@ -197,7 +205,7 @@ int cmd_stat(int argc, char **argv) {
         frames_reader_close(r);
         return cli_lib_error(&err);
     }
-    if ((rc = add_modules(&run)) == CLI_OK) rc = cli_for_each_frame(r, "stat", feed, &run);
+    if ((rc = add_modules(&run)) == CLI_OK) rc = cli_for_each_frame_std(r, "stat", feed_std, feed, &run);
     hot = (frames_stats_count *)malloc((top ? top : 1) * sizeof *hot);
     if (!hot || frames_stats_finish(run.stats) < 0) {
         rc = hot ? cli_lib_error(frames_stats_error(run.stats)) : cli_fail(CLI_DATA, "out of memory");
