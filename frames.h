@@ -24,7 +24,13 @@
        #define FRAMES_IMPLEMENTATION
        #include "frames.h"
 
-   Everywhere else just #include "frames.h".
+   Everywhere else just #include "frames.h". Each header of the library has its own
+   FRAMES_<PART>_IMPLEMENTATION; FRAMES_ALL_IMPLEMENTATION turns on the implementation of
+   every header the file includes (tools/impl.c):
+
+       #define FRAMES_ALL_IMPLEMENTATION
+       #include "frames.h"
+       #include "frames_query.h"   // ... and the others this program uses
 
    Reading:
 
@@ -85,7 +91,12 @@
    object's last error. Name lookups (frames_X_name(value)) never return NULL: a value
    they do not know gives "unknown".
    Configuration macros are named after the header file: FRAMES_QUERY_IMPLEMENTATION,
-   FRAMES_QUERY_NO_THREADS, FRAMES_VPROF_STATIC (the fq_ prefix is for the API).
+   FRAMES_QUERY_NO_THREADS, FRAMES_SYM_LIBDW (the fq_ prefix is for the API). Every
+   header has FRAMES_<PART>_STATIC / FRAMES_<PART>_DEF (its functions' linkage, as
+   FRAMES_STATIC / FRAMES_DEF are frames.h's), and FRAMES_ALL_IMPLEMENTATION turns on
+   the implementation of every header a file includes. An option that uses a library is
+   FRAMES_<PART>_LIB<NAME>; FRAMES_HAVE_<LIB> are the build's (build.sh: the library is
+   installed), read by tools/ and tests/, never by a header.
    Results. FRAMES_OK (0), a positive status, or a negative code of the one registry
    below (FRAMES_ERRORS: every header's codes, each header in its own range); the
    details go to a frames_error (message, file offset, frame index): see "Status and
@@ -191,6 +202,12 @@
      recording API
 */
 
+/* FRAMES_ALL_IMPLEMENTATION: the implementation of every header the file includes (one
+   switch for the one file that holds them all, as sokol's SOKOL_IMPL). */
+#if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_IMPLEMENTATION)
+#define FRAMES_IMPLEMENTATION
+#endif
+
 /* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
    (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
    feature-test macro was chosen; this works when frames.h comes before any system header
@@ -225,14 +242,17 @@
 #define FRAMES_NO_POSIX
 #endif
 
-#ifndef FRAMES_DEF
-#if defined(FRAMES_STATIC) && (defined(__GNUC__) || defined(__clang__))
-#define FRAMES_DEF static __attribute__((unused))   /* a private copy: unused parts are fine */
-#elif defined(FRAMES_STATIC)
-#define FRAMES_DEF static
+/* The linkage of a private copy (FRAMES_STATIC, FRAMES_<PART>_STATIC): unused parts of
+   it are fine. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FRAMES__STATIC_DEF static __attribute__((unused))
 #else
-#define FRAMES_DEF extern
+#define FRAMES__STATIC_DEF static
 #endif
+#if defined(FRAMES_STATIC) && !defined(FRAMES_DEF)
+#define FRAMES_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_DEF)
+#define FRAMES_DEF extern
 #endif
 
 #ifdef __cplusplus
@@ -247,8 +267,9 @@ extern "C" {
    Every code of every header is in this one list, so that frames_strerror names them
    all and no two parts give one value two meanings. Ranges: 0 and positive values are
    statuses; frames.h -1..-99, frames_query.h -100..-199 (short prefix FQ_E_),
-   frames_pt.h -200..-299, frames_interop.h -300..-399, frames_vprof.h -400..-499,
-   frames_zstd.h -500..-599; a new header takes the next free hundred. A header adds
+   frames_pt.h -200..-299. The other headers (interop, vprof, zstd, sym, parquet)
+   register no code of their own: they report with frames.h's. A header that needs a
+   code frames.h's do not cover takes the next free hundred (-300..-399 now) and adds
    its codes here, in its range, never in a list of its own.
 
    Where an error is reported: a call that creates an object, and every call that is not

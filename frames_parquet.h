@@ -19,7 +19,7 @@
    with min/max statistics (so that `WHERE pc BETWEEN ...` skips row groups) and split into
    pages; dictionary encoding where the dictionary is smaller than the plain values
    (register names, thread ids, pcs of hot loops); zstd page compression when built with
-   FRAMES_HAVE_ZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
+   FRAMES_PARQUET_LIBZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
    (addresses, thread ids) are INT64 with the logical type INTEGER(64, unsigned) and the
    converted type UINT_64: the 64 bits are stored as they are, DuckDB reads UBIGINT,
    pandas/pyarrow uint64, Polars UInt64, Spark (3.2+) DECIMAL(20,0); their statistics use
@@ -60,7 +60,9 @@
    OPTIONS
 
    #define before including the implementation:
-   FRAMES_HAVE_ZSTD       compress pages with zstd (link with -lzstd)
+   FRAMES_PARQUET_STATIC   this header's functions static (frames.h's too if not yet included)
+   FRAMES_PARQUET_DEF      their linkage (default FRAMES_DEF)
+   FRAMES_PARQUET_LIBZSTD   compress pages with zstd (link with -lzstd)
    The FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE macros
    of frames.h apply here too.
 
@@ -81,7 +83,7 @@
    SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
    the title on the line below it: grep -n '^   TITLE' finds it)
 
-   Options and codes
+   Options
    Thrift compact protocol writer
    Parquet file writer
    Trace tables (columns and meanings: docs/parquet.md)
@@ -99,14 +101,22 @@
 #ifndef FRAMES_PARQUET_H_INCLUDED
 #define FRAMES_PARQUET_H_INCLUDED
 
+#if defined(FRAMES_PARQUET_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_PARQUET_STATIC) && !defined(FRAMES_PARQUET_DEF)   /* even after a shared frames.h */
+#define FRAMES_PARQUET_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_PARQUET_DEF)
+#define FRAMES_PARQUET_DEF FRAMES_DEF
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ======================================================================================
-   Options and codes
+   Options
    ====================================================================================== */
 
 enum { FRAMES_PARQUET_UNCOMPRESSED = 0, FRAMES_PARQUET_ZSTD = 6 }; /* Parquet codec ids */
@@ -123,9 +133,9 @@ typedef struct frames_parquet_options {
     void *alloc_ctx;
 } frames_parquet_options;
 
-FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o);
-/* 1 when this build can write zstd pages (FRAMES_HAVE_ZSTD). */
-FRAMES_DEF int frames_parquet_have_zstd(void);
+FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o);
+/* 1 when this build can write zstd pages (FRAMES_PARQUET_LIBZSTD). */
+FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void);
 
 /* ======================================================================================
    Thrift compact protocol writer
@@ -156,26 +166,26 @@ typedef struct frames_parquet_tc {
 } frames_parquet_tc;
 
 /* buf NULL: allocate and grow (free with frames_parquet_tc_free); else a fixed buffer. */
-FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
+FRAMES_PARQUET_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
                                        void *alloc_ctx);
-FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t);
-FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t);
-FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v);
-FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v);
-FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v);
-FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v);
-FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v);
-FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_tc_free(frames_parquet_tc *t);
+FRAMES_PARQUET_DEF int frames_parquet_tc_status(const frames_parquet_tc *t);
+FRAMES_PARQUET_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v);
+FRAMES_PARQUET_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v);
+FRAMES_PARQUET_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v);
+FRAMES_PARQUET_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v);
+FRAMES_PARQUET_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v);
+FRAMES_PARQUET_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
                                          size_t n);
-FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s);
+FRAMES_PARQUET_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s);
 /* A list header: elem_type FRAMES_PARQUET_TC_*, then n elements written with field 0. */
-FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
+FRAMES_PARQUET_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
                                        uint32_t n);
 /* A struct (or union): fields, then frames_parquet_tc_end (which writes the stop byte). */
-FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field);
-FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t);
+FRAMES_PARQUET_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field);
+FRAMES_PARQUET_DEF void frames_parquet_tc_end(frames_parquet_tc *t);
 /* Bytes already encoded (e.g. list elements prepared earlier). */
-FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n);
+FRAMES_PARQUET_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n);
 
 /* ======================================================================================
    Parquet file writer
@@ -205,31 +215,31 @@ typedef struct frames_parquet_info {
 } frames_parquet_info;
 
 /* Write the magic; columns are copied (names too). Up to 64 columns. */
-FRAMES_DEF int frames_parquet_open(frames_parquet **w, const frames_sink *sink,
+FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **w, const frames_sink *sink,
                                    const frames_parquet_column *cols, uint32_t ncols,
                                    const frames_parquet_options *o, frames_error *err);
 /* Footer key/value metadata (copied); before frames_parquet_finish. */
-FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value);
+FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value);
 /* One value per column of the current row, in any order; errors show at row_end. */
-FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v);
-FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v);
-FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v);
-FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v);
-FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v);
+FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n);
-FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col);
-FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col);
+FRAMES_PARQUET_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
                                             const int64_t *v, uint32_t n);
 /* End the row (writes a row group when it is full). */
-FRAMES_DEF int frames_parquet_row_end(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w);
 /* Write the last row group and the footer; the object stays for _info and _error. */
-FRAMES_DEF int frames_parquet_finish(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w);
 /* Finish (if not done) and free; returns the result of finishing. */
-FRAMES_DEF int frames_parquet_close(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_close(frames_parquet *w);
 /* Free without writing the footer (the output is not a Parquet file). */
-FRAMES_DEF void frames_parquet_abandon(frames_parquet *w);
-FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
-FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
+FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w);
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
+FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
 
 /* ======================================================================================
    Trace tables (columns and meanings: docs/parquet.md)
@@ -241,24 +251,24 @@ enum {
 };
 
 /* "instructions", ...; "unknown" for other numbers. */
-FRAMES_DEF const char *frames_parquet_table_name(int table);
+FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table);
 /* The columns of a table (NULL and *n = 0 for other numbers). */
-FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n);
+FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n);
 
 typedef struct frames_parquet_export frames_parquet_export;
 
 /* sinks[t] for every table t; a sink whose write is NULL skips that table. */
-FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
+FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err);
 /* Rows of one decoded frame; index is its frame index in the trace (the frame column). */
-FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index);
 /* Rows written so far per table (rows[FRAMES_PARQUET_NTABLES]). */
-FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows);
-FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x);
+FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows);
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x);
 /* Finish every table and free; the first error is copied to err (may be NULL). */
-FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err);
-FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
+FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err);
+FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 
 #ifdef __cplusplus
 }
@@ -270,14 +280,14 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
    IMPLEMENTATION
    ====================================================================================== */
 
-#ifdef FRAMES_PARQUET_IMPLEMENTATION
+#if defined(FRAMES_PARQUET_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 #define FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 
 #define FRAMES__WANT_HELPERS   /* allocator defaults, fail, grow, little-endian stores */
 #include "frames.h"
 #include <string.h>
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
 #include <zstd.h>
 #endif
 
@@ -289,7 +299,7 @@ extern "C" {
 #define frames__pq_fail(err, code, ...)                                                     \
     frames__fail((err), (code), FRAMES_NO_POS, FRAMES_NO_POS, __VA_ARGS__)
 
-FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
+FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     memset(o, 0, sizeof *o);
     o->row_group_rows = 131072;
     o->page_rows = 16384;
@@ -299,8 +309,8 @@ FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     o->dictionary_max_bytes = 1u << 20;
 }
 
-FRAMES_DEF int frames_parquet_have_zstd(void) {
-#ifdef FRAMES_HAVE_ZSTD
+FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void) {
+#ifdef FRAMES_PARQUET_LIBZSTD
     return 1;
 #else
     return 0;
@@ -343,7 +353,7 @@ static size_t frames__pq_varint(uint8_t *p, uint64_t v) {
    Thrift compact protocol
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
+FRAMES_PARQUET_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
                                        void *alloc_ctx) {
     memset(t, 0, sizeof *t);
     t->buf = (uint8_t *)buf;
@@ -352,13 +362,13 @@ FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t c
     t->alloc_ctx = alloc_ctx;
 }
 
-FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_free(frames_parquet_tc *t) {
     if (t->owned) FRAMES_FREE(t->buf, t->alloc_ctx);
     t->buf = NULL;
     t->len = t->cap = 0;
 }
 
-FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t) { return t->status; }
+FRAMES_PARQUET_DEF int frames_parquet_tc_status(const frames_parquet_tc *t) { return t->status; }
 
 static uint8_t *frames__tc_room(frames_parquet_tc *t, size_t n) {
     if (t->status) return NULL;
@@ -410,7 +420,7 @@ static void frames__tc_field(frames_parquet_tc *t, int field, int type) {
     *last = (int16_t)field;
 }
 
-FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
     int type = v ? FRAMES_PARQUET_TC_TRUE : FRAMES_PARQUET_TC_FALSE;
     if (field) {
         frames__tc_field(t, field, type);   /* the value is the type nibble */
@@ -423,7 +433,7 @@ FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v) {
     uint8_t *p;
     frames__tc_field(t, field, FRAMES_PARQUET_TC_BYTE);
     if ((p = frames__tc_room(t, 1)) != NULL) {
@@ -432,33 +442,33 @@ FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v) {
     frames__tc_field(t, field, FRAMES_PARQUET_TC_I16);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v) {
     frames__tc_field(t, field, FRAMES_PARQUET_TC_I32);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v) {
     frames__tc_field(t, field, FRAMES_PARQUET_TC_I64);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
                                          size_t n) {
     frames__tc_field(t, field, FRAMES_PARQUET_TC_BINARY);
     frames__tc_uvarint(t, n);
     frames_parquet_tc_raw(t, p, n);
 }
 
-FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s) {
     frames_parquet_tc_binary(t, field, s, strlen(s));
 }
 
-FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
+FRAMES_PARQUET_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
                                        uint32_t n) {
     uint8_t *p;
     frames__tc_field(t, field, FRAMES_PARQUET_TC_LIST);
@@ -473,7 +483,7 @@ FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field) {
     frames__tc_field(t, field, FRAMES_PARQUET_TC_STRUCT);
     if (t->status) return;
     if (t->depth + 1 >= FRAMES_PARQUET_TC_DEPTH) {
@@ -483,7 +493,7 @@ FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field) {
     t->last[++t->depth] = 0;
 }
 
-FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
     uint8_t *p;
     if (t->status) return;
     if (t->depth == 0) {
@@ -496,7 +506,7 @@ FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
     t->depth--;
 }
 
-FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n) {
+FRAMES_PARQUET_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n) {
     uint8_t *d;
     if (n == 0) return;
     if ((d = frames__tc_room(t, n)) == NULL) return;
@@ -566,7 +576,7 @@ struct frames_parquet {
     int state;                   /* 0 open, 1 finished, 2 failed */
     int oom;                     /* a put failed */
     frames_error err;
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     ZSTD_CCtx *zctx;
 #endif
 };
@@ -597,7 +607,7 @@ static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column 
     c->dict = c->c.dictionary;
 }
 
-FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
+FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
                                    const frames_parquet_column *cols, uint32_t ncols,
                                    const frames_parquet_options *o, frames_error *err) {
     frames_parquet_options def;
@@ -638,7 +648,7 @@ FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
     memset(w->cols, 0, ncols * sizeof *w->cols);
     for (i = 0; i < ncols; i++) frames__pq_col_setup(&w->cols[i], &cols[i]);
     frames_parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
         frames_parquet_abandon(w);
         return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory (zstd context)");
@@ -653,7 +663,7 @@ FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value) {
+FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value) {
     void *a = w->o.alloc_ctx;
     if (w->state) return FRAMES_E_STATE;
     if (frames__pq_append(&w->kv, key, strlen(key) + 1, a) < 0 ||
@@ -913,19 +923,19 @@ FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bit
     if (c) frames__pq_int_at(w, c, bits);
 }
 
-FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
     frames__pq_int(w, col, v);
 }
 
-FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
     frames__pq_int(w, col, (uint64_t)v);
 }
 
-FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
     frames__pq_int(w, col, (uint64_t)(uint32_t)v);
 }
 
-FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
     frames__pq_int(w, col, v ? 1 : 0);
 }
 
@@ -1001,7 +1011,7 @@ FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, co
     }
 }
 
-FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     if (c) frames__pq_bytes_at(w, c, p, n);
@@ -1013,7 +1023,7 @@ FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
     if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
 }
 
-FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
+FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     if (!c) return;
     if (!c->c.optional) {
@@ -1024,7 +1034,7 @@ FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
     frames__pq_null_at(w, c);
 }
 
-FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+FRAMES_PARQUET_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
                                             const int64_t *v, uint32_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     void *a;
@@ -1149,7 +1159,7 @@ typedef struct frames__pq_chunk {
     uint64_t usize, csize;
 } frames__pq_chunk;
 
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
 /* A zstd frame of stored blocks (RFC 8878: magic, a header with Single_Segment and a
    4-byte content size, Raw_Blocks of at most 128 KiB): what zstd itself writes for data
    it cannot shrink, for the cost of a copy. out has room for len + 12 + 3 * (len >> 17). */
@@ -1205,7 +1215,7 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
     size_t clen = len;
     if (len > 0x7fffffffu)
         return frames__pq_fail(&w->err, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (w->o.compression == FRAMES_PARQUET_ZSTD) {
         int rc = frames__pq_zstd_page(w, c, body, len, &clen);
         if (rc < 0) return rc;
@@ -1447,7 +1457,7 @@ static int frames__pq_flush_group(frames_parquet *w) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     uint32_t i;
     if (w->state) return w->state == 1 ? FRAMES_E_STATE : w->err.code;
     if (w->oom) {
@@ -1592,7 +1602,7 @@ static int frames__pq_footer(frames_parquet *w) {
     return rc;
 }
 
-FRAMES_DEF int frames_parquet_finish(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w) {
     int rc;
     if (w->state == 1) return FRAMES_OK;
     if (w->state == 2) return w->err.code ? w->err.code : FRAMES_E_STATE;
@@ -1612,7 +1622,7 @@ FRAMES_DEF int frames_parquet_finish(frames_parquet *w) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
+FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
     void *a;
     uint32_t i;
     if (!w) return;
@@ -1633,13 +1643,13 @@ FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
     FRAMES_FREE(w->kv.p, a);
     FRAMES_FREE(w->body.p, a);
     FRAMES_FREE(w->packed.p, a);
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (w->zctx) ZSTD_freeCCtx(w->zctx);
 #endif
     FRAMES_FREE(w, a);
 }
 
-FRAMES_DEF int frames_parquet_close(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_close(frames_parquet *w) {
     int rc;
     if (!w) return FRAMES_OK;
     rc = frames_parquet_finish(w);
@@ -1647,9 +1657,9 @@ FRAMES_DEF int frames_parquet_close(frames_parquet *w) {
     return rc;
 }
 
-FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w) { return &w->err; }
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_error(const frames_parquet *w) { return &w->err; }
 
-FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info) {
+FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info) {
     info->rows = w->rows;
     info->row_groups = w->ngroups;
     info->bytes = w->offset;
@@ -1717,13 +1727,13 @@ static const frames_parquet_column frames__pq_exceptions[] = {
     {"to_addr", FRAMES_PARQUET_U64, 1, 0, 0},
 };
 
-FRAMES_DEF const char *frames_parquet_table_name(int table) {
+FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
                                         "exceptions"};
     return table >= 0 && table < FRAMES_PARQUET_NTABLES ? names[table] : "unknown";
 }
 
-FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n) {
+FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n) {
 #define FRAMES__PQ_TABLE(t) (*n = (uint32_t)(sizeof t / sizeof t[0]), t)
     switch (table) {
     case FRAMES_PARQUET_INSTRUCTIONS: return FRAMES__PQ_TABLE(frames__pq_instructions);
@@ -1743,7 +1753,7 @@ struct frames_parquet_export {
     void *alloc_ctx;
 };
 
-FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
+FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     int i;
     if (!x) return;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) frames_parquet_abandon(x->t[i]);
@@ -1751,7 +1761,7 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     FRAMES_FREE(x, x->alloc_ctx);
 }
 
-FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **xp, const frames_sink *sinks,
+FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err) {
     frames_parquet_export *x;
     void *a = o ? o->alloc_ctx : NULL;
@@ -1957,7 +1967,7 @@ static int frames__pq_export_error(frames_parquet_export *x, int rc) {
     return frames__pq_fail(&x->err, rc, "parquet: %s", frames_strerror(rc));
 }
 
-FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index) {
     uint32_t opts = f->present;
     int rc = FRAMES_OK;
@@ -1978,16 +1988,16 @@ FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_
     return rc;
 }
 
-FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
+FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
     int i;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) rows[i] = x->t[i] ? x->t[i]->rows : 0;
 }
 
-FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
     return &x->err;
 }
 
-FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
+FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
     int i, rc = FRAMES_OK;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         int r;
@@ -2007,7 +2017,7 @@ FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_erro
 #endif
 
 #endif /* FRAMES_PARQUET_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_PARQUET_IMPLEMENTATION */
+#endif /* FRAMES_PARQUET_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

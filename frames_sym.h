@@ -14,7 +14,7 @@
        mapping: the nearest preceding function symbol of the same section (.symtab, else
        the .symtab of its separate debug file /usr/lib/debug/.build-id/xx/yyyy.debug,
        else .dynsym) and the offset from it, as `addr2line -f` and `nm` name it;
-     - with libdw (FRAMES_HAVE_DW): the source file and line of the pc, as addr2line.
+     - with libdw (FRAMES_SYM_LIBDW): the source file and line of the pc, as addr2line.
    A file matches a mapping when the mapping is exactly one of its PT_LOAD segments (page
    rounded, as the kernel maps it, or exact, as perf and PIN write it) or its whole image,
    at a load bias an ET_EXEC file allows (zero), and when the trace says more (a build id
@@ -58,7 +58,7 @@
 
    FRAMES_SYM_STATIC   this header's functions static (and frames.h's too when it is
                        first included through this header)
-   FRAMES_HAVE_DW      use elfutils' libdw for file:line (link with -ldw -lelf)
+   FRAMES_SYM_LIBDW      use elfutils' libdw for file:line (link with -ldw -lelf)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co,
    FRAMES_NO_POSIX: files are read with stdio, FRAMES_NO_TEXT: no JSON printer), except
    FRAMES_NO_STDIO: this header reads files.
@@ -99,16 +99,10 @@
 #error "frames_sym.h reads files and formats names with stdio: not with FRAMES_NO_STDIO"
 #endif
 
-/* FRAMES_SYM_STATIC holds for this header's functions even when frames.h was included
-   (with external linkage) before it. */
-#ifndef FRAMES_SYM_DEF
-#if defined(FRAMES_SYM_STATIC) && (defined(__GNUC__) || defined(__clang__))
-#define FRAMES_SYM_DEF static __attribute__((unused))
-#elif defined(FRAMES_SYM_STATIC)
-#define FRAMES_SYM_DEF static
-#else
+#if defined(FRAMES_SYM_STATIC) && !defined(FRAMES_SYM_DEF)   /* even after a shared frames.h */
+#define FRAMES_SYM_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_SYM_DEF)
 #define FRAMES_SYM_DEF FRAMES_DEF
-#endif
 #endif
 
 #ifdef __cplusplus
@@ -274,7 +268,7 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_SYM_IMPLEMENTATION
+#if defined(FRAMES_SYM_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_SYM_IMPLEMENTATION_INCLUDED
 #define FRAMES_SYM_IMPLEMENTATION_INCLUDED
 
@@ -289,7 +283,7 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 #include <elfutils/libdw.h>
 #include <libelf.h>
 #endif
@@ -1040,7 +1034,7 @@ typedef struct frames__sym_image {
     int mapped;
 } frames__sym_image;
 
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 typedef struct frames__sym_dw_range {
     uint64_t lo, hi;   /* [lo, hi) */
     Dwarf_Die cu;      /* the compile unit's DIE (valid while the Dwarf is open) */
@@ -1055,7 +1049,7 @@ typedef struct frames__sym_file {
     frames__sym_image dbg_img;  /* separate debug file (/usr/lib/debug/.build-id/...) */
     frames_sym_elf *dbg_elf;
     const frames_sym_elf *names;   /* where symbols come from: elf or dbg_elf */
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     int dw_state;               /* 0 not tried, 1 open, -1 none */
     Elf *dw_elf;
     Dwarf *dw;
@@ -1178,7 +1172,7 @@ static void frames__sym_free_image(frames_sym *s, frames__sym_image *img) {
     (void)s;
 }
 
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 static int frames__sym_range_cmp(const void *a, const void *b) {
     const frames__sym_dw_range *x = (const frames__sym_dw_range *)a, *y = (const frames__sym_dw_range *)b;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
@@ -1259,7 +1253,7 @@ static void frames__sym_dw_line(frames_sym *s, frames__sym_file *f, uint64_t add
 #endif
 
 static void frames__sym_free_file(frames_sym *s, frames__sym_file *f) {
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     if (f->dw) dwarf_end(f->dw);
     if (f->dw_elf) elf_end(f->dw_elf);
     FRAMES_FREE(f->ranges, s->actx);
@@ -1423,7 +1417,7 @@ FRAMES_SYM_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o
         }
     }
     s->opt.sysroot = s->sysroot;
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     s->info.have_dw = 1;
 #endif
     *out = s;
@@ -1604,7 +1598,7 @@ FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc 
                 loc->symbol_len = sym->name_len;
                 loc->symbol_offset = loc->file_address - sym->value;
             }
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
             if (!(s->opt.flags & FRAMES_SYM_NO_LINES)) frames__sym_dw_line(s, f, loc->file_address, loc);
 #endif
         }
@@ -1684,7 +1678,7 @@ FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i) {
 }
 #endif
 #endif /* FRAMES_SYM_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_SYM_IMPLEMENTATION */
+#endif /* FRAMES_SYM_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

@@ -53,6 +53,8 @@
    OPTIONS
 
    FRAMES_ZSTD_NO_THREADS   never start a compression thread (no pthreads needed)
+   FRAMES_ZSTD_STATIC       this header's functions static (frames.h's too if not yet included)
+   FRAMES_ZSTD_DEF          their linkage (default FRAMES_DEF)
    frames.h's FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE apply here too, with the
    alloc_ctx of frames_zstd_options (libzstd's own contexts use libzstd's allocator).
 
@@ -85,7 +87,15 @@
 #ifndef FRAMES_ZSTD_H_INCLUDED
 #define FRAMES_ZSTD_H_INCLUDED
 
+#if defined(FRAMES_ZSTD_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_ZSTD_STATIC) && !defined(FRAMES_ZSTD_DEF)   /* even after a shared frames.h */
+#define FRAMES_ZSTD_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_ZSTD_DEF)
+#define FRAMES_ZSTD_DEF FRAMES_DEF
+#endif
 
 #ifdef FRAMES_NO_STDIO
 #error "frames_zstd.h needs the C library (stdio for messages) and libzstd: not for FRAMES_NO_STDIO"
@@ -124,7 +134,7 @@ typedef struct frames_zstd_options {
     void *alloc_ctx;          /* passed to FRAMES_MALLOC & co (libzstd allocates its own) */
 } frames_zstd_options;
 
-FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o);
+FRAMES_ZSTD_DEF void frames_zstd_options_default(frames_zstd_options *o);
 
 typedef struct frames_zstd_chunk {
     uint64_t offset;          /* file offset of its zstd frame */
@@ -154,7 +164,7 @@ typedef struct frames_zstd_info {
 } frames_zstd_info;
 
 /* 1 if the bytes start like a zstd stream (a zstd or skippable frame magic), else 0. */
-FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n);
+FRAMES_ZSTD_DEF int frames_zstd_is_compressed(const void *p, size_t n);
 
 /* ======================================================================================
    Chunk map: where each chunk is, from the seek table or by walking the zstd frames
@@ -166,15 +176,15 @@ typedef struct frames_zstd_map frames_zstd_map;
    disagrees with the frames is reported (a warning) and the frames are walked instead;
    a last frame cut short is decompressed as far as it goes. Fails on a file that is not
    zstd, or on a chunk larger than max_chunk. */
-FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
                                     const frames_zstd_options *o, frames_error *err);
-FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m);
-FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m);
-FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
+FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m);
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m);
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
 /* Index of the chunk holding uncompressed offset off (chunks - 1 past the end). */
-FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
 /* Bytes decompressed so far by every reader state of the map (random access figures). */
-FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
 
 /* ======================================================================================
    Reading
@@ -182,7 +192,7 @@ FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
 
 /* A frames_reader over a compressed trace in memory (data must outlive the reader).
    zinfo (may be NULL) receives the chunk information and warnings. */
-FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err);
@@ -191,21 +201,21 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
    and read chunk by chunk, a plain one opened by frames_reader_open_path. A pipe, FIFO or
    terminal ("-" too) is streamed, forward only, through a streaming decompressor when its
    first bytes are zstd's. zinfo->chunks is 0 for plain and streamed traces. */
-FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
                                             frames_zstd_info *zinfo, frames_error *err);
 #endif
 /* The chunk map of a reader opened by the functions above, or NULL (plain or streamed
    trace). Valid until the reader is closed. */
-FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
+FRAMES_ZSTD_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
 
 /* Frame ranges for processing a compressed trace in parallel (frames split): at most
    `chunks` half-open ranges [bounds[i], bounds[i+1]) covering the n frames, each starting
    where a chunk starts, so that a worker decompresses only its own chunks. bounds holds
    chunks + 1 entries. Returns the number of ranges, or 0 when the trace's TOC does not
    show where its chunks start (then split on TOC entries as for plain traces). */
-FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
 
 /* ======================================================================================
    Writing
@@ -216,18 +226,18 @@ typedef struct frames_zstd_sink frames_zstd_sink;
 /* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_sink
    gives the frames_sink to hand to frames_writer_open: its close writes the last chunk
    and the seek table and frees zs. Patching is possible when `down` can patch. */
-FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
+FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err);
-FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
 /* Close without a frames_writer (e.g. after frames_zstd_compress_fd): same as the sink's
    close. Returns 0 or a negative code (err filled). */
-FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
 
 #ifndef FRAMES_NO_POSIX
 /* A writer whose output is a compressed trace at path ("-": standard output, which
    cannot be patched: the trace stays unfinished, as for plain traces). zo->frames_per_toc
    is taken from wo. */
-FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
                                             const frames_writer_options *wo,
                                             const frames_zstd_options *zo,
                                             const frames_meta *meta, frames_error *err);
@@ -241,10 +251,10 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
 /* Decompress every zstd frame of in_fd to out_fd, as `zstd -d` does (skippable frames
    skipped). *cut is set when the input ends inside a frame (what came before is written).
    Returns 0 or a negative code. */
-FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
 /* Copy the bytes of a trace read from in_fd (plain or compressed) into a compressed
    sink, byte for byte, chunked on records and TOC blocks. */
-FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
 #endif
 
 #ifdef __cplusplus
@@ -255,7 +265,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_ZSTD_IMPLEMENTATION
+#if defined(FRAMES_ZSTD_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 #define FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 
@@ -298,7 +308,7 @@ static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_end(ap);
 }
 
-FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o) {
+FRAMES_ZSTD_DEF void frames_zstd_options_default(frames_zstd_options *o) {
     memset(o, 0, sizeof *o);
     o->level = FRAMES_ZSTD_DEFAULT_LEVEL;
     o->chunk_size = FRAMES_ZSTD_DEFAULT_CHUNK;
@@ -322,7 +332,7 @@ static frames_zstd_options frames__zstd_opts(const frames_zstd_options *o) {
     return r;
 }
 
-FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
+FRAMES_ZSTD_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
     uint32_t magic;
     if (n < 4) return 0;
     magic = frames__le32((const uint8_t *)p);
@@ -637,7 +647,7 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
     return 1;
 }
 
-FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, size_t size,
                                     const frames_zstd_options *o, frames_error *err) {
     frames_zstd_map *m;
     int rc;
@@ -663,7 +673,7 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
+FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     if (!m) return;
     FRAMES_FREE(m->chunks, m->opt.alloc_ctx);
 #ifndef FRAMES_NO_POSIX
@@ -672,11 +682,11 @@ FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     FRAMES_FREE(m, m->opt.alloc_ctx);
 }
 
-FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
-FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
     return i < m->nchunks ? &m->chunks[i] : NULL;
 }
-FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
 #if defined(__GNUC__) || defined(__clang__)
     return __atomic_load_n(&m->decompressed, __ATOMIC_RELAXED);
 #else
@@ -684,7 +694,7 @@ FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
 #endif
 }
 
-FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
     uint64_t lo = 0, hi = m->nchunks;
     if (m->nchunks == 0) return 0;
     while (hi - lo > 1) {
@@ -844,7 +854,7 @@ static int frames__zstd_open_map(frames_reader **r, frames_zstd_map *m,
     return frames_reader_open_source(r, &src, ro, err);
 }
 
-FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err) {
@@ -855,7 +865,7 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
     return frames__zstd_open_map(r, m, ro, zinfo, err);
 }
 
-FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
+FRAMES_ZSTD_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
     const frames_source *src = r ? frames_reader_source(r) : NULL;
     return src && src->view == frames__zstd_view ? (const frames_zstd_map *)src->ctx : NULL;
 }
@@ -954,7 +964,7 @@ static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const f
     return frames_reader_open_io(r, &io, ro, err);
 }
 
-FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
                                             frames_zstd_info *zinfo, frames_error *err) {
@@ -998,7 +1008,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
 
 #endif /* FRAMES_NO_POSIX: reader by path */
 
-FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
     const frames_zstd_map *m = frames_zstd_reader_map(r);
     frames_reader_info st;
     frames__zstd_state *s;
@@ -1439,7 +1449,7 @@ static int frames__zstd_seek_table_write(frames_zstd_sink *zs) {
     return rc < 0 ? frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno)) : FRAMES_OK;
 }
 
-FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err) {
     int rc = FRAMES_OK;
     if (!zs) return FRAMES_OK;
     if (!zs->failed && frames__zstd_flush_to(zs, 1) == FRAMES_OK) frames__zstd_seek_table_write(zs);
@@ -1482,7 +1492,7 @@ static void frames__zstd_start_workers(frames_zstd_sink *zs) {
 }
 #endif
 
-FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
+FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
     frames_zstd_sink *zs = (frames_zstd_sink *)frames__zalloc(sizeof *zs, o ? o->alloc_ctx : NULL);
     *out = NULL;
@@ -1504,7 +1514,7 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
     return FRAMES_OK;
 }
 
-FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
     frames_sink s;
     memset(&s, 0, sizeof s);
     s.ctx = zs;
@@ -1520,7 +1530,7 @@ static int frames__zstd_fd_close(void *ctx) {
     return close((int)(intptr_t)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO;
 }
 
-FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
                                             const frames_writer_options *wo,
                                             const frames_zstd_options *zo,
                                             const frames_meta *meta, frames_error *err) {
@@ -1631,7 +1641,7 @@ static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
     return frames__zstd_write_fd((int)(intptr_t)ctx, p, n);
 }
 
-FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
     uint8_t *in = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamInSize(), NULL);
     int rc;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
@@ -1645,7 +1655,7 @@ static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
     return frames__zstd_write(ctx, p, n);
 }
 
-FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
     size_t cap = 1 << 17, have = 0;
     uint8_t *in = (uint8_t *)FRAMES_MALLOC(cap, zs->opt.alloc_ctx);
     int rc = FRAMES_OK;
@@ -1689,7 +1699,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 }
 #endif
 #endif /* FRAMES_ZSTD_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_ZSTD_IMPLEMENTATION */
+#endif /* FRAMES_ZSTD_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License
