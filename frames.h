@@ -84,12 +84,31 @@
    defaults) and frames_X_close(obj). An object in caller storage: frames_X_init(&obj, ...)
    and frames_X_free(&obj). What _open made, _close ends (fq_compile, named after its
    work, makes a plan that fq_plan_close ends). Defaults are filled by pointer:
-   frames_X_options_default(&o), frames_limits_default(&l).
-   Getters: frames_X_<what>_get (frames_X_info_get(obj, &info) fills a snapshot;
-   frames_vprof_stats_get(vp) gives a pointer to what the object keeps up to date; the
-   struct types take the plain names, frames_X_info), and frames_X_error(obj) for the
-   object's last error. Name lookups (frames_X_name(value)) never return NULL: a value
-   they do not know gives "unknown".
+   frames_X_options_default(&o), frames_limits_default(&l). Three refinements, because
+   the plain rule would say something false:
+   - _finish is its own verb: it completes an output or a result (the writer's TOC and
+     header, a recorder's last frame at thread exit, the Parquet footer, the last block
+     of coverage) and returns the code, the object staying valid for its getters; _close
+     or _free still ends it (a writer's _close finishes first if need be). A writer in
+     caller storage (frames_writer_init) also ends with frames_writer_close: what ends it
+     is closing its sink, not freeing; a recorder (frames_rec_init) allocates nothing and
+     so has no _free.
+   - _close returns void, or the code when it finishes first. An object without
+     frames_X_error then takes `frames_error *err` (frames_zstd_sink_close,
+     frames_parquet_export_close): it is gone when the details are known.
+   - An object whose only setting is its allocator takes `void *alloc_ctx` in the place
+     of the options (frames_cov_open, frames_tenet_open, frames_stats_open,
+     frames_perf_open_*, fq_query_open); it gets frames_X_options and
+     frames_X_options_default with its first real setting.
+   Getters: frames_X_<what>_get. What changes while the object works is copied:
+   frames_X_info_get(obj, &info) fills a snapshot; what the object holds unchanged once
+   open, or keeps up to date itself, is a const pointer valid until _close
+   (frames_perf_info_get, frames_zstd_map_info_get, frames_vprof_stats_get). The view of
+   an object as a frames_sink is frames_X_get (frames_zstd_sink_get). Indexed access is
+   frames_X_<what>_at(obj, i) (frames_cov_module_at, frames_zstd_map_chunk_at,
+   frames_perf_stream_at; NULL past the end). The struct types take the plain names
+   (frames_X_info); frames_X_error(obj) is the object's last error. Name lookups
+   (frames_X_name(value)) never return NULL: a value they do not know gives "unknown".
    Configuration macros are named after the header file: FRAMES_QUERY_IMPLEMENTATION,
    FRAMES_QUERY_NO_THREADS, FRAMES_SYM_LIBDW (the fq_ prefix is for the API). Every
    header has FRAMES_<PART>_STATIC / FRAMES_<PART>_DEF (its functions' linkage, as

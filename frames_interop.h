@@ -42,7 +42,9 @@
        frames_cov_write_drcov(cov, frames_out_file, out);   // FILE *out opened "wb"
        frames_cov_close(cov);
 
-   Options (#define before including the implementation):
+   ---------------------------------------------------------------------------------------
+   OPTIONS (#define before including the implementation)
+
    FRAMES_INTEROP_STATIC      this header's functions static (frames.h's too if not yet included)
    FRAMES_INTEROP_DEF         their linkage (default FRAMES_DEF)
    FRAMES_INTEROP_TENET_HOLD  the most Tenet text held back while the first line's
@@ -113,12 +115,12 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
-   Coverage     frames_cov_open / _add_module / _add_frame / _finish / _info /
-                _module / _blocks / _write_drcov / _error / _free
+   Coverage     frames_cov_open / _add_module / _add_frame / _finish / _info_get /
+                _module_at / _blocks / _write_drcov / _error / _close
    Tenet        frames_tenet_arch_of / _arch_name / _arch_parse / _arch_reg,
-                frames_tenet_open / _add_frame / _finish / _info / _error / _free
-   Statistics   frames_stats_open / _add_frame / _finish / _summary / _hottest /
-                _syscalls / _threads / _modules / _error / _free
+                frames_tenet_open / _add_frame / _finish / _info_get / _error / _close
+   Statistics   frames_stats_open / _add_frame / _finish / _summary_get / _hottest /
+                _syscalls / _threads / _modules / _error / _close
    Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
                 output with frames_writer_options_like to keep the source's container)
    Splitting    frames_split_alignment, frames_split_ranges
@@ -808,7 +810,7 @@ FRAMES_INTEROP_DEF const char *frames_tenet_arch_name(frames_tenet_arch a) {
     case FRAMES_TENET_X86: return "x86";
     case FRAMES_TENET_AMD64: return "amd64";
     case FRAMES_TENET_ARM32: return "arm32";
-    default: return "none";
+    default: return "unknown";
     }
 }
 

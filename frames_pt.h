@@ -476,7 +476,7 @@ FRAMES_PT_DEF int frames_perf_open_path(frames_perf **pd, const char *path, void
 FRAMES_PT_DEF void frames_perf_close(frames_perf *pd);
 FRAMES_PT_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd);
 FRAMES_PT_DEF size_t frames_perf_nstreams(const frames_perf *pd);
-FRAMES_PT_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i);
+FRAMES_PT_DEF const frames_perf_stream *frames_perf_stream_at(const frames_perf *pd, size_t i);
 /* cpu, MTC/nominal frequencies and TSC:CTC ratio from the file into o. */
 FRAMES_PT_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options *o);
 /* The sideband configuration of the file's records (sample types, time conversion,
@@ -3716,7 +3716,7 @@ FRAMES_PT_DEF int frames_perf_open_path(frames_perf **out, const char *path, voi
 
 FRAMES_PT_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd) { return &pd->info; }
 FRAMES_PT_DEF size_t frames_perf_nstreams(const frames_perf *pd) { return pd->nstreams; }
-FRAMES_PT_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i) {
+FRAMES_PT_DEF const frames_perf_stream *frames_perf_stream_at(const frames_perf *pd, size_t i) {
     return i < pd->nstreams ? &pd->streams[i] : NULL;
 }
 
@@ -3757,7 +3757,7 @@ FRAMES_PT_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t c
 FRAMES_PT_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt,
                                   const frames_pt_sb_config *base, frames_error *err) {
     frames_pt_sb_config c;
-    const frames_perf_stream *s = frames_perf_get_stream(pd, i);
+    const frames_perf_stream *s = frames_perf_stream_at(pd, i);
     size_t j;
     int rc;
     if (!s) return frames__pt_fail(err, FRAMES_E_RANGE, "no PT stream %u", (unsigned)i);

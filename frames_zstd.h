@@ -61,11 +61,12 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW (details at each declaration below)
 
-   Chunk map       frames_zstd_map_open / _close / _info / _chunk / _find / _decompressed
+   Chunk map       frames_zstd_map_open / _close / _info_get / _chunk_at / _find /
+                   _decompressed
                    (from the seek table, or by walking the zstd frames)
    Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
                    frames_zstd_reader_map, frames_zstd_split_ranges
-   Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
+   Writing         frames_zstd_sink_open / _get / _close, frames_zstd_writer_open_path
    Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
 
    ---------------------------------------------------------------------------------------
@@ -179,8 +180,8 @@ typedef struct frames_zstd_map frames_zstd_map;
 FRAMES_ZSTD_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
                                     const frames_zstd_options *o, frames_error *err);
 FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m);
-FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m);
-FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info_get(const frames_zstd_map *m);
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk_at(const frames_zstd_map *m, uint64_t i);
 /* Index of the chunk holding uncompressed offset off (chunks - 1 past the end). */
 FRAMES_ZSTD_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
 /* Bytes decompressed so far by every reader state of the map (random access figures). */
@@ -223,12 +224,12 @@ FRAMES_ZSTD_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chu
 
 typedef struct frames_zstd_sink frames_zstd_sink;
 
-/* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_sink
+/* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_get
    gives the frames_sink to hand to frames_writer_open: its close writes the last chunk
    and the seek table and frees zs. Patching is possible when `down` can patch. */
 FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err);
-FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_get(frames_zstd_sink *zs);
 /* Close without a frames_writer (e.g. after frames_zstd_compress_fd): same as the sink's
    close. Returns 0 or a negative code (err filled). */
 FRAMES_ZSTD_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
@@ -682,8 +683,8 @@ FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     FRAMES_FREE(m, m->opt.alloc_ctx);
 }
 
-FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
-FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info_get(const frames_zstd_map *m) { return &m->info; }
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk_at(const frames_zstd_map *m, uint64_t i) {
     return i < m->nchunks ? &m->chunks[i] : NULL;
 }
 FRAMES_ZSTD_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
@@ -1514,7 +1515,7 @@ FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_s
     return FRAMES_OK;
 }
 
-FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_get(frames_zstd_sink *zs) {
     frames_sink s;
     memset(&s, 0, sizeof s);
     s.ctx = zs;
@@ -1553,7 +1554,7 @@ FRAMES_ZSTD_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *
         if (fd != 1) close(fd);
         return rc;
     }
-    s = frames_zstd_sink_sink(zs);
+    s = frames_zstd_sink_get(zs);
     if ((rc = frames_writer_open(w, &s, wo, meta, err)) < 0) frames_zstd_sink_close(zs, NULL);
     return rc;
 }
