@@ -159,6 +159,7 @@
    Decoding and encoding one message
      frames_decoder_init / _free          scratch arena + limits for decoding
      frames_decode_frame / _meta          bytes -> model (zero-copy)
+     frames_frame_peek_kind               the kind an encoded frame names, undecoded
      frames_encode_frame / _meta          model -> bytes in a caller buffer (no allocation)
      frames_frame_size / frames_meta_size exact encoded size
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
@@ -182,6 +183,7 @@
      frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
+     frames_arch_is_x86_64                the one test for an x86-64 trace
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
      frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
    ---------------------------------------------------------------------------------------
@@ -597,6 +599,10 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
                                    frames_frame *out, frames_error *err);
 FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
                                   frames_meta *out, frames_error *err);
+/* The kind a serialized `frame` message names by its first field, without decoding it
+   (to skip the frames a pass does not want): FRAMES_KIND_STD ... FRAMES_KIND_KEY, or
+   FRAMES_KIND_NONE when only decoding can tell (empty, an unusual first field). */
+FRAMES_DEF int frames_frame_peek_kind(const void *data, size_t len);
 
 /* ======================================================================================
    Encoding one message (byte-identical to libprotobuf for the same content)
@@ -670,9 +676,14 @@ typedef struct frames_header {
 #define FRAMES_ARCH_LAST 82      /* bfd_arch_last: larger numbers have no name */
 #define FRAMES_MACH_I386 1
 #define FRAMES_MACH_X86_64 64
+#define FRAMES_MACH_X86_64_INTEL 65   /* x86_64_intel_syntax */
 
 /* "i386", "arm", ... or "unknown" when the number is above FRAMES_ARCH_LAST. */
 FRAMES_DEF const char *frames_arch_name(uint64_t arch);
+/* Is a trace with this header's arch and machine x86-64? The one answer every part of the
+   library uses: i386 with machine x86_64 (64) or x86_64_intel_syntax (65), as BAP's reader
+   decides (spec §11; other i386 machines, 0 included, are 32-bit x86). */
+FRAMES_DEF int frames_arch_is_x86_64(uint64_t arch, uint64_t machine);
 FRAMES_DEF const char *frames_kind_name(int kind);         /* "std_frame", ... */
 FRAMES_DEF const char *frames_toc_name(int toc);           /* "libtrace", "ceil", ... */
 /* (name lookups never return NULL: "unknown" for a value they do not know) */
@@ -3127,6 +3138,15 @@ FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     memset(b + 128, 0, 64);
     memset(b + 192, 0, 64);
     memset(b + 256, 0, sizeof *f - 256);
+}
+
+FRAMES_DEF int frames_frame_peek_kind(const void *data, size_t len) {
+    /* a frame is one option: its tag is field number << 3 | wire type 2, one byte */
+    const uint8_t *p = (const uint8_t *)data;
+    unsigned field = len ? p[0] >> 3 : 0;
+    if (!len || (p[0] & 0x87u) != FRAMES__LEN || field < FRAMES_KIND_STD || field > FRAMES_KIND_KEY)
+        return FRAMES_KIND_NONE;
+    return (int)field;
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
@@ -6116,6 +6136,10 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
 /* --------------------------------------------------------------------------------------
    names
    -------------------------------------------------------------------------------------- */
+
+FRAMES_DEF int frames_arch_is_x86_64(uint64_t arch, uint64_t machine) {
+    return arch == FRAMES_ARCH_I386 && (machine == FRAMES_MACH_X86_64 || machine == FRAMES_MACH_X86_64_INTEL);
+}
 
 FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
     /* enum frame_architecture of libtrace's frame_arch.h (a frozen copy of old BFD) */

@@ -215,7 +215,7 @@ typedef enum frames_tenet_arch {
     FRAMES_TENET_ARM32 = 3    /* Tenet's ArchArm32: r0 .. r12 sp lr, pc */
 } frames_tenet_arch;
 
-/* From the trace header: i386 with machine 64 (x86-64) -> AMD64, other i386 -> X86,
+/* From the trace header: x86-64 (frames_arch_is_x86_64) -> AMD64, other i386 -> X86,
    arm -> ARM32, anything else -> NONE (Tenet has no register set for it). */
 FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine);
 FRAMES_INTEROP_DEF const char *frames_tenet_arch_name(frames_tenet_arch a);   /* "x86", ... */
@@ -800,7 +800,7 @@ FRAMES_INTEROP_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn
    -------------------------------------------------------------------------------------- */
 
 FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
-    if (arch == FRAMES_ARCH_I386) return machine == FRAMES_MACH_X86_64 ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
+    if (arch == FRAMES_ARCH_I386) return frames_arch_is_x86_64(arch, machine) ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
     if (arch == FRAMES_ARCH_ARM) return FRAMES_TENET_ARM32;
     return FRAMES_TENET_NONE;
 }

@@ -3374,7 +3374,7 @@ static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) {
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return fq__fail(err, code, FRAMES_NO_POS, FRAMES_NO_POS, "%s%s", what,
-                    code == FQ_E_STALE ? " (rebuild it with frames index)" : "");
+                    code == FQ_E_STALE ? " (rebuild it)" : "");
 }
 
 /* The column directory of x against t's types and the data section's length: widths
@@ -5067,7 +5067,7 @@ static void fq__ix_mismatch(fq__worker *w, uint64_t k, uint64_t off) {
     if (!w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, off, k,
                                "the index does not match the trace at point %llu (offset 0x%llx): "
-                               "rebuild it (frames index) or query without it",
+                               "rebuild it or query without it",
                                (unsigned long long)k, (unsigned long long)off);
 }
 
@@ -5203,7 +5203,7 @@ static int fq__u64_cmp(const void *a, const void *b) {
 
 static int fq__ix_corrupt(frames_error *err, const char *what) {
     return fq__fail(err, FQ_E_STALE, FRAMES_NO_POS, FRAMES_NO_POS,
-                    "the index is damaged (%s): rebuild it (frames index) or query without it", what);
+                    "the index is damaged (%s): rebuild it or query without it", what);
 }
 
 /* Merge the posting lists of statement entries ent[0..n) into s->merged, checking that
@@ -5574,7 +5574,7 @@ static int fq__col_on(const fq__worker *w) { return w->run->col.on; }
 static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
     if (!w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, FRAMES_NO_POS, k,
-                               "the index is damaged (%s, point %llu): rebuild it (frames index) or "
+                               "the index is damaged (%s, point %llu): rebuild it or "
                                "query without it", what, (unsigned long long)k);
 }
 
@@ -6301,7 +6301,7 @@ static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint
         }
     }
     fq__fail(&r->err, FQ_E_STALE, off ? off : FRAMES_NO_POS, h[0],
-             "the index does not match the trace at point %llu: rebuild it (frames index) or query "
+             "the index does not match the trace at point %llu: rebuild it or query "
              "without it", (unsigned long long)h[0]);
     return FQ__NOLOC;
 }
@@ -6380,7 +6380,7 @@ static void fq__hand_over(fq__run *r, fq_result *res) {
 
 static int fq__stale_at(fq__run *r, uint64_t k) {
     return fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, k,
-                    "the index does not match the trace at point %llu: rebuild it (frames index) or "
+                    "the index does not match the trace at point %llu: rebuild it or "
                     "query without it", (unsigned long long)k);
 }
 

@@ -121,8 +121,8 @@ typedef enum frames_sym_abi_id {
     FRAMES_SYM_ABI_AARCH64 = 4
 } frames_sym_abi_id;
 
-/* The syscall ABI of a trace from its header's arch and machine (BFD numbers: i386 with
-   machine 64, 65 or 8 is x86-64, any other i386 machine i386; arm; aarch64). */
+/* The syscall ABI of a trace from its header's arch and machine (x86-64 as
+   frames_arch_is_x86_64 decides, any other i386 machine i386; arm; aarch64). */
 FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine);
 /* "x86-64", "i386", "arm", "aarch64" or "unknown". */
 FRAMES_SYM_DEF const char *frames_sym_abi_name(int abi);
@@ -604,8 +604,7 @@ static const char *const frames__sym_sc_arm_private[7] = {
 FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine) {
     switch (arch) {
     case FRAMES_ARCH_I386:
-        return machine == 64 || machine == 65 || machine == 8 ? FRAMES_SYM_ABI_X86_64
-                                                                : FRAMES_SYM_ABI_I386;
+        return frames_arch_is_x86_64(arch, machine) ? FRAMES_SYM_ABI_X86_64 : FRAMES_SYM_ABI_I386;
     case FRAMES_ARCH_ARM: return FRAMES_SYM_ABI_ARM;
     case FRAMES_ARCH_AARCH64: return FRAMES_SYM_ABI_AARCH64;
     default: return FRAMES_SYM_ABI_UNKNOWN;
@@ -1480,15 +1479,13 @@ FRAMES_SYM_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r) {
     int rc;
     frames_decoder_init(&d, NULL, 0, s->actx);
     while ((rc = frames_reader_next_raw(r, &raw)) != 0) {
-        uint8_t first;
+        int kind;
         if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;
         if (rc < 0) break;
         if (raw.payload.len == 0) continue;
-        /* a frame starts with the tag of its one option: only modload frames (field 5,
-           0x2a) and frames that start unusually need decoding */
-        first = raw.payload.ptr[0];
-        if (first == 0x0a || first == 0x12 || first == 0x1a || first == 0x22 || first == 0x32)
-            continue;
+        /* only modload frames and frames that start unusually need decoding */
+        kind = frames_frame_peek_kind(raw.payload.ptr, raw.payload.len);
+        if (kind != FRAMES_KIND_NONE && kind != FRAMES_KIND_MODLOAD) continue;
         if (frames_decode_frame(&d, raw.payload.ptr, raw.payload.len, &f, NULL) < 0) continue;
         if ((rc = frames_sym_add_frame(s, &f)) < 0) break;
     }

@@ -420,7 +420,7 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     if (usize > m->opt.max_chunk)
         return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
                                  "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
-                                 "limit of %llu for one chunk (recompress it with `frames compress`)",
+                                 "limit of %llu for one chunk (recompress it in smaller chunks)",
                                  (unsigned long long)off, (unsigned long long)usize,
                                  (unsigned long long)m->opt.max_chunk);
     c = &m->chunks[m->nchunks++];
