@@ -479,15 +479,34 @@ static int frames__zstd_stream(ZSTD_DCtx *d, const uint8_t *src, size_t n, uint8
     return 0;
 }
 
+/* Forget the chunks pushed so far (a seek table found wrong half way, a new walk). */
+static void frames__zstd_chunks_reset(frames_zstd_map *m) {
+    m->nchunks = 0;
+    m->info.size = 0;
+    m->info.largest_chunk = 0;
+}
+
+/* Count the bytes a zstd frame without a content size in its header decompresses to, by
+   decompressing it (bounded by the chunk limit; *d is created on first use). Returns 0
+   (whole), 1 (the input ends inside it), 2 (corrupt: *why says why) with *produced the
+   bytes that came out, or FRAMES_E_NOMEM. */
+static int frames__zstd_count(frames_zstd_map *m, ZSTD_DCtx **d, const uint8_t *p, size_t n,
+                              uint64_t *produced, const char **why) {
+    int st;
+    *produced = 0;
+    *why = "";
+    if (!*d && !(*d = ZSTD_createDCtx())) return FRAMES_E_NOMEM;
+    st = frames__zstd_stream(*d, p, n, NULL, 0, m->opt.max_chunk, produced, why);
+    return st < 0 ? 2 : st;
+}
+
 /* Walk the frames from the start: a zstd frame is a chunk, skippable frames (the seek
    table among them) are skipped, a frame cut short ends the walk. */
 static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
     uint64_t off = 0;
     ZSTD_DCtx *d = NULL;
     int rc = FRAMES_OK;
-    m->nchunks = 0;
-    m->info.size = 0;
-    m->info.largest_chunk = 0;
+    frames__zstd_chunks_reset(m);
     while (off < m->zsize && rc == FRAMES_OK) {
         const uint8_t *p = m->z + off;
         uint64_t rem = m->zsize - off;
@@ -520,13 +539,11 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
             {
                 uint64_t produced;
                 const char *why;
-                int st;
-                if (!d && !(d = ZSTD_createDCtx())) {
-                    rc = frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+                int st = frames__zstd_count(m, &d, p, ZSTD_isError(cs) ? (size_t)rem : cs, &produced, &why);
+                if (st < 0) {
+                    rc = frames__fail(err, st, off, FRAMES_NO_POS, "out of memory");
                     break;
                 }
-                st = frames__zstd_stream(d, p, ZSTD_isError(cs) ? (size_t)rem : cs, NULL, 0,
-                                         m->opt.max_chunk, &produced, &why);
                 if (st == 0 && !ZSTD_isError(cs)) {
                     rc = frames__zstd_push(m, off, cs, produced, err);
                     off += cs;
@@ -538,7 +555,7 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                                   st == 1 ? "the file ends inside the zstd frame"
                                           : "corrupt zstd frame",
                                   (unsigned long long)off, (unsigned long long)produced,
-                                  st < 0 ? " before " : "", st < 0 ? why : "");
+                                  st == 2 ? " before " : "", st == 2 ? why : "");
                 if (produced) {
                     m->cut_chunk = m->nchunks;
                     rc = frames__zstd_push(m, off, rem, produced, err);
@@ -551,21 +568,11 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
     return rc;
 }
 
-/* Read the seek table at the end of the file, if there is one, and use it when every
-   entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
-/* The number of bytes a zstd frame without a content size in its header decompresses to,
-   counted by decompressing it (bounded by the chunk limit); UINT64_MAX if it is corrupt. */
-static uint64_t frames__zstd_count(frames_zstd_map *m, ZSTD_DCtx **d, const uint8_t *p, size_t n) {
-    uint64_t produced;
-    const char *why;
-    if (!*d && !(*d = ZSTD_createDCtx())) return UINT64_MAX;
-    if (frames__zstd_stream(*d, p, n, NULL, 0, m->opt.max_chunk, &produced, &why) != 0) return UINT64_MAX;
-    return produced;
-}
-
 static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uint64_t n,
                                          uint64_t esize, frames_error *err);
 
+/* Read the seek table at the end of the file, if there is one, and use it when every
+   entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
 static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
     const uint8_t *f;
     uint64_t n, esize, tsize, start;
@@ -603,9 +610,10 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
     int rc = 1;
     for (i = 0; i < n && rc == 1; i++) {
         const uint8_t *e = m->z + start + 8 + i * esize;
-        uint64_t cs = frames__le32(e), us = frames__le32(e + 4);
+        uint64_t cs = frames__le32(e), us = frames__le32(e + 4), counted = 0;
         unsigned long long fcs;
-        const char *bad = NULL;
+        const char *bad = NULL, *why;
+        int st = 0;
         if (cs > start - off) bad = "runs past the seek table";
         else if (cs < 4 || frames__le32(m->z + off) != FRAMES_ZSTD_FRAME_MAGIC)
             bad = "is not a zstd frame";
@@ -615,15 +623,18 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
             bad = "is not one whole zstd frame";
         else if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != us)
             bad = "holds a different number of bytes";
-        else if (fcs == ZSTD_CONTENTSIZE_UNKNOWN && frames__zstd_count(m, &d, m->z + off, (size_t)cs) != us)
+        else if (fcs == ZSTD_CONTENTSIZE_UNKNOWN &&
+                 ((st = frames__zstd_count(m, &d, m->z + off, (size_t)cs, &counted, &why)) != 0 || counted != us))
             bad = "decompresses to a different number of bytes";
-        if (bad) {
+        if (st < 0) {
+            rc = frames__fail(err, st, off, FRAMES_NO_POS, "out of memory");
+        } else if (bad) {
             frames__zstd_warn(&m->info, "seek table disagrees with the frames: entry %llu (file offset "
                               "0x%llx) %s; table ignored, the frames were walked",
                               (unsigned long long)i, (unsigned long long)off, bad);
             rc = 0;
-        } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
-            rc = err ? err->code : FRAMES_E_LIMIT;
+        } else if ((st = frames__zstd_push(m, off, cs, us, err)) < 0) {
+            rc = st;   /* out of memory, or a chunk above the limit */
         } else if (esize == 12) {
             m->chunks[m->nchunks - 1].checksum = frames__le32(e + 8);
         }
@@ -631,18 +642,14 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
     }
     if (d) ZSTD_freeDCtx(d);
     if (rc != 1) {
-        m->nchunks = 0;
-        m->info.size = 0;
-        m->info.largest_chunk = 0;
+        frames__zstd_chunks_reset(m);
         return rc;
     }
     if (off != start) {
         frames__zstd_warn(&m->info, "seek table describes %llu bytes of frames, the file has %llu: "
                           "ignored, the frames were walked", (unsigned long long)off,
                           (unsigned long long)start);
-        m->nchunks = 0;
-        m->info.size = 0;
-        m->info.largest_chunk = 0;
+        frames__zstd_chunks_reset(m);
         return 0;
     }
     return 1;
