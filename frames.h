@@ -207,6 +207,7 @@
      bounded text
      hashing
      little-endian words
+     ELF program headers
    IMPLEMENTATION
      errors and names
      wire primitives
@@ -1280,7 +1281,7 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 
    The private code every header's implementation uses: allocator defaults, attributes,
    message formatting, the position-carrying fail, array growth, bounded text, hashing,
-   little-endian loads and stores.
+   little-endian loads and stores, ELF program headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1712,6 +1713,76 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
+}
+
+/* --------------------------------------------------------------------------------------
+   ELF program headers
+   -------------------------------------------------------------------------------------- */
+
+/* One program header (frames_sym.h matches mappings and finds notes by them, frames_pt.h
+   loads the PT_LOAD segments of an --elf file). */
+typedef struct frames__elf_seg {
+    uint64_t vaddr, memsz, filesz, offset;
+    uint32_t type, flags;
+} frames__elf_seg;
+
+#define FRAMES__ELF_PT_LOAD 1u
+
+/* An unsigned field of `width` (1, 2, 4 or 8) bytes at p, big-endian when be. */
+static FRAMES__UNUSED uint64_t frames__elf_rd(const uint8_t *p, unsigned width, int be) {
+    uint64_t v = 0;
+    unsigned i;
+    if (!be)
+        return width == 8 ? frames__le64(p) : width == 4 ? frames__le32(p) : width == 2 ? frames__le16(p) : p[0];
+    for (i = 0; i < width; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+/* Field of a 32- or 64-bit ELF structure at p: (offset, width) for each class; eh is the
+   ELF header (its class and byte order). */
+#define FRAMES__ELF_F(eh, p, o32, w32, o64, w64)                                               \
+    ((eh)[4] == 2 ? frames__elf_rd((p) + (o64), w64, (eh)[5] == 2) : frames__elf_rd((p) + (o32), w32, (eh)[5] == 2))
+
+/* Where the program headers are, from the ELF header eh (identification checked by the
+   caller: class 1 or 2, byte order 1 or 2, 52 or 64 bytes by class): num entries of
+   entsize bytes at file offset off. FRAMES_E_FORMAT if entries are too small. */
+static FRAMES__UNUSED int frames__elf_phdr_table(const uint8_t *eh, uint64_t *off, uint32_t *num,
+                                                 uint32_t *entsize, frames_error *err) {
+    *off = FRAMES__ELF_F(eh, eh, 28, 4, 32, 8);
+    *entsize = (uint32_t)FRAMES__ELF_F(eh, eh, 42, 2, 54, 2);
+    *num = (uint32_t)FRAMES__ELF_F(eh, eh, 44, 2, 56, 2);
+    if (*num && *entsize < (eh[4] == 2 ? 56u : 32u))
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "program headers of %u bytes are too small", *entsize);
+    return FRAMES_OK;
+}
+
+/* The program headers in table (num entries of entsize bytes, as frames__elf_phdr_table
+   said, all in memory: the caller checked the bounds) into a new array *segs (FRAMES_FREE
+   with actx; NULL when none) of *nsegs; headers whose range wraps map nothing and are
+   left out. */
+static FRAMES__UNUSED int frames__elf_segments(const uint8_t *eh, const uint8_t *table, uint32_t num,
+                                               uint32_t entsize, void *actx, frames__elf_seg **segs,
+                                               uint32_t *nsegs, frames_error *err) {
+    uint32_t i;
+    *segs = NULL;
+    *nsegs = 0;
+    if (num == 0) return FRAMES_OK;
+    *segs = (frames__elf_seg *)FRAMES_MALLOC(num * sizeof **segs, actx);
+    if (!*segs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    for (i = 0; i < num; i++) {
+        const uint8_t *b = table + (size_t)i * entsize;
+        frames__elf_seg *s = &(*segs)[*nsegs];
+        s->type = (uint32_t)frames__elf_rd(b, 4, eh[5] == 2);
+        s->flags = (uint32_t)FRAMES__ELF_F(eh, b, 24, 4, 4, 4);
+        s->offset = FRAMES__ELF_F(eh, b, 4, 4, 8, 8);
+        s->vaddr = FRAMES__ELF_F(eh, b, 8, 4, 16, 8);
+        s->filesz = FRAMES__ELF_F(eh, b, 16, 4, 32, 8);
+        s->memsz = FRAMES__ELF_F(eh, b, 20, 4, 40, 8);
+        if (s->vaddr + s->memsz < s->vaddr) continue;
+        (*nsegs)++;
+    }
+    return FRAMES_OK;
 }
 
 #ifdef __cplusplus

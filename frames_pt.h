@@ -1036,78 +1036,50 @@ struct frames_pt {
    ELF PT_LOAD segments (ptxed --elf): own parser, little-endian 32/64-bit files
    -------------------------------------------------------------------------------------- */
 
-typedef struct frames__pt_phdr {
-    uint64_t offset, vaddr, filesz;
-} frames__pt_phdr;
+/* The most bytes of program headers read from an --elf file (65535 entries of 64 bytes
+   fit in 4 MiB; anything larger is not an ELF file a linker made). */
+#define FRAMES__PT_MAX_PHDRS ((uint64_t)4 << 20)
 
-/* Read the PT_LOAD segments with file bytes; *n of them into a new array. */
-static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr **out,
-                                   size_t *n, frames_error *err) {
+/* Read the PT_LOAD segments of an ELF file (frames.h's shared, fuzzed parser of program
+   headers); *n of them into a new array. */
+static int frames__pt_elf_segments(const char *path, void *actx, frames__elf_seg **out,
+                                   uint32_t *n, frames_error *err) {
     FILE *f = fopen(path, "rb");
-    uint8_t eh[64], ph[56];
-    int is64;
-    uint64_t phoff;
-    unsigned phentsize, phnum, i;
-    frames__pt_phdr *segs = NULL;
-    size_t nseg = 0;
+    uint8_t eh[64], *table = NULL;
+    uint64_t phoff, len;
+    uint32_t entsize, num, i, kept = 0;
+    int rc;
     *out = NULL;
     *n = 0;
     if (!f) return frames__pt_fail(err, FRAMES_E_IO, "cannot open %s: %s", path, frames__syserr());
-    if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0) {
+    if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0 || (eh[4] != 1 && eh[4] != 2) ||
+        (eh[5] != 1 && eh[5] != 2)) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file", path);
+        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file (or an unknown class or byte order)", path);
     }
-    if (eh[4] != 1 && eh[4] != 2) {
+    if ((rc = frames__elf_phdr_table(eh, &phoff, &num, &entsize, err)) < 0) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: unsupported ELF class %u", path, eh[4]);
+        return rc;
     }
-    if (eh[5] != 1) {
+    len = (uint64_t)num * entsize;
+    if (len > FRAMES__PT_MAX_PHDRS || (len && !(table = (uint8_t *)FRAMES_MALLOC((size_t)len, actx)))) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not a little-endian ELF file", path);
+        return frames__pt_fail(err, len > FRAMES__PT_MAX_PHDRS ? FRAMES_E_FORMAT : FRAMES_E_NOMEM,
+                               "%s: %llu bytes of program headers", path, (unsigned long long)len);
     }
-    is64 = eh[4] == 2;
-    phoff = is64 ? frames__le64(eh + 32) : frames__le32(eh + 28);
-    phentsize = frames__le16(eh + (is64 ? 54 : 42));
-    phnum = frames__le16(eh + (is64 ? 56 : 44));
-    if (phnum && phentsize < (is64 ? 56u : 32u)) {
+    if (len && (phoff > (uint64_t)LONG_MAX || fseek(f, (long)phoff, SEEK_SET) != 0 ||
+                fread(table, 1, (size_t)len, f) != (size_t)len)) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: bad program header size %u", path,
-                               phentsize);
-    }
-    if (phnum) {
-        segs = (frames__pt_phdr *)FRAMES_MALLOC(phnum * sizeof *segs, actx);
-        if (!segs) {
-            fclose(f);
-            return frames__pt_fail(err, FRAMES_E_NOMEM, "out of memory reading %s", path);
-        }
-    }
-    for (i = 0; i < phnum; i++) {
-        uint32_t type;
-        frames__pt_phdr s;
-        if (phoff + (uint64_t)i * phentsize > (uint64_t)LONG_MAX ||
-            fseek(f, (long)(phoff + (uint64_t)i * phentsize), SEEK_SET) != 0 ||
-            fread(ph, 1, is64 ? 56 : 32, f) != (is64 ? 56u : 32u)) {
-            fclose(f);
-            FRAMES_FREE(segs, actx);
-            return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: cannot read program header %u",
-                                   path, i);
-        }
-        type = frames__le32(ph);
-        if (type != 1) continue;   /* PT_LOAD */
-        if (is64) {
-            s.offset = frames__le64(ph + 8);
-            s.vaddr = frames__le64(ph + 16);
-            s.filesz = frames__le64(ph + 32);
-        } else {
-            s.offset = frames__le32(ph + 4);
-            s.vaddr = frames__le32(ph + 8);
-            s.filesz = frames__le32(ph + 16);
-        }
-        segs[nseg++] = s;
+        FRAMES_FREE(table, actx);
+        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: cannot read the program headers", path);
     }
     fclose(f);
-    *out = segs;
-    *n = nseg;
+    rc = frames__elf_segments(eh, table, num, entsize, actx, out, n, err);
+    FRAMES_FREE(table, actx);
+    if (rc < 0) return rc;
+    for (i = 0; i < *n; i++)   /* keep the PT_LOAD segments */
+        if ((*out)[i].type == FRAMES__ELF_PT_LOAD) (*out)[kept++] = (*out)[i];
+    *n = kept;
     return FRAMES_OK;
 }
 
@@ -1128,8 +1100,9 @@ static int frames__pt_add_module(frames_pt *pt, const char *name, uint64_t low, 
 
 static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char *path,
                                uint64_t base, int has_base, frames_error *err) {
-    frames__pt_phdr *segs;
-    size_t n, i, loaded = 0;
+    frames__elf_seg *segs;
+    uint32_t n, i;
+    size_t loaded = 0;
     uint64_t bias = 0, minaddr = UINT64_MAX;
     int rc = frames__pt_elf_segments(path, pt->actx, &segs, &n, err);
     if (rc < 0) return rc;

@@ -651,7 +651,6 @@ FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 /* Every field is read through frames__sym_rd after a bounds check against the image;
    counts are bounded by the bytes that hold them. */
 
-#define FRAMES__SYM_PT_LOAD 1u
 #define FRAMES__SYM_PT_NOTE 4u
 #define FRAMES__SYM_PF_X 1u
 #define FRAMES__SYM_SHT_SYMTAB 2u
@@ -665,10 +664,7 @@ FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 #define FRAMES__SYM_EM_ARM 40u
 #define FRAMES__SYM_EM_X86_64 62u
 
-typedef struct frames__sym_seg {
-    uint64_t vaddr, memsz, filesz, offset;
-    uint32_t type, flags;
-} frames__sym_seg;
+typedef frames__elf_seg frames__sym_seg;   /* frames.h's shared ELF program headers */
 
 typedef struct frames__sym_sec {
     uint64_t addr, size, offset, entsize, flags;
@@ -700,14 +696,7 @@ static int frames__sym_in(const frames_sym_elf *e, uint64_t off, uint64_t len) {
 /* An unsigned field of `width` (1, 2, 4 or 8) bytes at `off` (the caller checked the
    bounds). */
 static uint64_t frames__sym_rd(const frames_sym_elf *e, uint64_t off, unsigned width) {
-    const uint8_t *p = e->d + off;
-    uint64_t v = 0;
-    unsigned i;
-    if (!e->be)
-        return width == 8 ? frames__le64(p) : width == 4 ? frames__le32(p)
-             : width == 2 ? frames__le16(p) : p[0];
-    for (i = 0; i < width; i++) v = (v << 8) | p[i];
-    return v;
+    return frames__elf_rd(e->d + off, width, e->be);
 }
 
 /* Field of a 32- or 64-bit structure: (offset, width) for each class. */
@@ -715,29 +704,14 @@ static uint64_t frames__sym_rd(const frames_sym_elf *e, uint64_t off, unsigned w
     ((e)->is64 ? frames__sym_rd(e, (base) + (o64), w64) : frames__sym_rd(e, (base) + (o32), w32))
 
 static int frames__sym_read_segments(frames_sym_elf *e, frames_error *err) {
-    uint64_t phoff = FRAMES__SYM_F(e, 0, 28, 4, 32, 8);
-    uint32_t entsize = (uint32_t)FRAMES__SYM_F(e, 0, 42, 2, 54, 2);
-    uint32_t num = (uint32_t)FRAMES__SYM_F(e, 0, 44, 2, 56, 2), i;
-    uint32_t need = e->is64 ? 56u : 32u;
-    if (num == 0) return FRAMES_OK;
-    if (entsize < need || !frames__sym_in(e, phoff, (uint64_t)num * entsize))
+    uint64_t phoff;
+    uint32_t entsize, num;
+    int rc = frames__elf_phdr_table(e->d, &phoff, &num, &entsize, err);
+    if (rc < 0 || num == 0) return rc;
+    if (!frames__sym_in(e, phoff, (uint64_t)num * entsize))
         return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "program headers (%u of %u bytes at 0x%llx) "
                                 "lie outside the file", num, entsize, (unsigned long long)phoff);
-    e->segs = (frames__sym_seg *)FRAMES_MALLOC(num * sizeof *e->segs, e->actx);
-    if (!e->segs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    for (i = 0; i < num; i++) {
-        uint64_t b = phoff + (uint64_t)i * entsize;
-        frames__sym_seg *s = &e->segs[e->nsegs];
-        s->type = (uint32_t)frames__sym_rd(e, b, 4);
-        s->flags = (uint32_t)FRAMES__SYM_F(e, b, 24, 4, 4, 4);
-        s->offset = FRAMES__SYM_F(e, b, 4, 4, 8, 8);
-        s->vaddr = FRAMES__SYM_F(e, b, 8, 4, 16, 8);
-        s->filesz = FRAMES__SYM_F(e, b, 16, 4, 32, 8);
-        s->memsz = FRAMES__SYM_F(e, b, 20, 4, 40, 8);
-        if (s->vaddr + s->memsz < s->vaddr) continue;   /* wraps: not a mapping */
-        e->nsegs++;
-    }
-    return FRAMES_OK;
+    return frames__elf_segments(e->d, e->d + phoff, num, entsize, e->actx, &e->segs, &e->nsegs, err);
 }
 
 static int frames__sym_read_sections(frames_sym_elf *e, frames_error *err) {
@@ -994,7 +968,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
     for (pass = 0; pass < 2; pass++)   /* executable segments first */
         for (i = 0; i < e->nsegs; i++) {
             const frames__sym_seg *s = &e->segs[i];
-            if (s->type != FRAMES__SYM_PT_LOAD || !!(s->flags & FRAMES__SYM_PF_X) != (pass == 0))
+            if (s->type != FRAMES__ELF_PT_LOAD || !!(s->flags & FRAMES__SYM_PF_X) != (pass == 0))
                 continue;
             for (p = 0; p < sizeof pages / sizeof pages[0]; p++) {
                 uint64_t start = s->vaddr & ~(pages[p] - 1), end = s->vaddr + s->memsz;
@@ -1008,7 +982,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
             }
         }
     for (i = 0; i < e->nsegs; i++)
-        if (e->segs[i].type == FRAMES__SYM_PT_LOAD) {
+        if (e->segs[i].type == FRAMES__ELF_PT_LOAD) {
             if (e->segs[i].vaddr < img_lo) img_lo = e->segs[i].vaddr;
             if (e->segs[i].vaddr + e->segs[i].memsz > img_hi) img_hi = e->segs[i].vaddr + e->segs[i].memsz;
         }
