@@ -207,6 +207,7 @@
      bounded text
      hashing
      little-endian words
+     sinks
      ELF program headers
    IMPLEMENTATION
      errors and names
@@ -1281,7 +1282,8 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 
    The private code every header's implementation uses: allocator defaults, attributes,
    message formatting, the position-carrying fail, array growth, bounded text, hashing,
-   little-endian loads and stores, ELF program headers.
+   little-endian loads and stores (and a value's integer, hex digits), sinks, ELF program
+   headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1628,18 +1630,26 @@ static FRAMES__UNUSED void frames__text_u64(frames__text *t, uint64_t v) {
     frames__text_put(t, b, (size_t)(tmp + 24 - b));
 }
 
-/* 0x and the lowercase hex digits of v (as printf's "0x%llx"). */
-static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
+/* "0x" and v in lowercase hex without leading zeros (as printf's "0x%llx") into dst (at
+   least 19 bytes, not terminated); returns the length. */
+static FRAMES__UNUSED size_t frames__hex_u64(char *dst, uint64_t v) {
     static const char digits[] = "0123456789abcdef";
-    char tmp[18];
-    int i = 18;
+    char tmp[16];
+    size_t n = 0, i;
     do {
-        tmp[--i] = digits[v & 15];
+        tmp[n++] = digits[v & 15];
         v >>= 4;
     } while (v);
-    tmp[--i] = 'x';
-    tmp[--i] = '0';
-    frames__text_put(t, tmp + i, (size_t)(18 - i));
+    dst[0] = '0';
+    dst[1] = 'x';
+    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
+    return n + 2;
+}
+
+/* 0x and the lowercase hex digits of v (as printf's "0x%llx"). */
+static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
+    char tmp[18];
+    frames__text_put(t, tmp, frames__hex_u64(tmp, v));
 }
 
 /* NUL-terminate what fits of the text; the length the whole text needs. */
@@ -1713,6 +1723,33 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
+}
+
+/* The little-endian integer of a value's first bytes (at most 8): an operand's value as a
+   number (JSON and Parquet value_uint, Tenet registers). */
+static FRAMES__UNUSED uint64_t frames__value_u64(const uint8_t *p, size_t n) {
+    uint64_t v = 0;
+    size_t i;
+    if (n >= 8) return frames__le64(p);
+    for (i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* --------------------------------------------------------------------------------------
+   sinks
+   -------------------------------------------------------------------------------------- */
+
+/* A frames_sink of these functions (NULL: the sink cannot do that). */
+static FRAMES__UNUSED frames_sink frames__sink_of(void *ctx, int (*write)(void *, const void *, size_t),
+                                                  int (*patch)(void *, uint64_t, const void *, size_t),
+                                                  int (*flush)(void *), int (*close_fn)(void *)) {
+    frames_sink s;
+    s.ctx = ctx;
+    s.write = write;
+    s.patch = patch;
+    s.flush = flush;
+    s.close = close_fn;
+    return s;
 }
 
 /* --------------------------------------------------------------------------------------
@@ -6071,12 +6108,7 @@ static int frames__mem_patch(void *ctx, uint64_t offset, const void *data, size_
 }
 
 FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = m;
-    s.write = frames__mem_write;
-    s.patch = frames__mem_patch;
-    return s;
+    return frames__sink_of(m, frames__mem_write, frames__mem_patch, NULL, NULL);
 }
 
 #ifndef FRAMES_NO_POSIX
@@ -6112,13 +6144,9 @@ static int frames__fd_close(void *ctx) {
 }
 
 FRAMES_DEF frames_sink frames_sink_fd(int fd) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = (void *)(intptr_t)fd;
-    s.write = frames__fd_write;
     /* pwrite on a pipe fails; without patch the trace is left unfinished, readable */
-    s.patch = lseek(fd, 0, SEEK_CUR) >= 0 ? frames__fd_patch : NULL;
-    return s;
+    return frames__sink_of((void *)(intptr_t)fd, frames__fd_write,
+                           lseek(fd, 0, SEEK_CUR) >= 0 ? frames__fd_patch : NULL, NULL, NULL);
 }
 
 FRAMES_DEF int frames_writer_open_fd(frames_writer **w, int fd, const frames_writer_options *o,
@@ -6147,13 +6175,8 @@ static int frames__file_close(void *ctx) { return fclose((FILE *)ctx) == 0 ? FRA
 #endif
 
 FRAMES_DEF frames_sink frames_sink_file(FILE *f) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = f;
-    s.write = frames__file_write;
-    s.flush = frames__file_flush;
-    s.patch = ftell(f) >= 0 ? frames__file_patch : NULL;
-    return s;
+    return frames__sink_of(f, frames__file_write, ftell(f) >= 0 ? frames__file_patch : NULL,
+                           frames__file_flush, NULL);
 }
 
 FRAMES_DEF int frames_writer_open_file(frames_writer **w, FILE *f, const frames_writer_options *o,
@@ -6794,8 +6817,6 @@ static void frames__js_null(frames__pr *p, const char *name) {
 
 static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
                            const char *list, const frames_operand *op, int value_info) {
-    uint64_t v = 0;
-    size_t i;
     p->json_first = 1;
     frames__pr_raw(p, "{", 1);
     frames__js_u64(p, "frame", index);
@@ -6820,8 +6841,7 @@ static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, co
     else frames__js_null(p, "taint_id");
     frames__js_hex(p, "value", op->value);
     if (op->value.len >= 1 && op->value.len <= 8) {
-        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
-        frames__js_u64(p, "value_uint", v);
+        frames__js_u64(p, "value_uint", frames__value_u64(op->value.ptr, op->value.len));
     } else {
         frames__js_null(p, "value_uint");
     }

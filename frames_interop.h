@@ -840,30 +840,6 @@ FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
-static uint64_t frames__interop_le(frames_bytes b) {
-    uint64_t v = 0;
-    size_t i, n = b.len < 8 ? b.len : 8;
-    for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
-    return v;
-}
-
-/* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
-   the length. The Tenet writer formats several numbers per instruction: snprintf was the
-   largest cost of the conversion (measured with callgrind on bench/bench_interop). */
-static size_t frames__interop_hex(char *dst, uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    char tmp[16];
-    size_t n = 0, i;
-    do {
-        tmp[n++] = digits[v & 15];
-        v >>= 4;
-    } while (v);
-    dst[0] = '0';
-    dst[1] = 'x';
-    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
-    return n + 2;
-}
-
 /* Parts of the registers (writing one changes the register; reading one does not give
    its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
    (r8d, r8w, r8b, r8l) are recognised by their suffix. */
@@ -1011,7 +987,7 @@ static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t
             continue;
         }
         bit = 1u << r;
-        v = frames__interop_le(ops[i].value) & t->mask;
+        v = frames__value_u64(ops[i].value.ptr, ops[i].value.len) & t->mask;
         if (post) {
             t->written |= bit;
         } else if (t->holding && !(t->known & bit) && !(t->written & bit)) {
@@ -1049,7 +1025,7 @@ static size_t frames__tn_item(char *line, const char *name, uint64_t v) {
     size_t k = strlen(name), n;
     memcpy(line, name, k);
     line[k] = '=';
-    n = k + 1 + frames__interop_hex(line + k + 1, v);
+    n = k + 1 + frames__hex_u64(line + k + 1, v);
     line[n++] = ',';
     return n;
 }
@@ -1109,7 +1085,7 @@ static int frames__tn_mem(frames_tenet *t, const frames_operand *ops, uint32_t n
         head[1] = 'm';
         head[2] = post ? 'w' : 'r';
         head[3] = '=';
-        hn = 4 + frames__interop_hex(head + 4, ops[i].address);
+        hn = 4 + frames__hex_u64(head + 4, ops[i].address);
         head[hn++] = ':';
         if (frames__tn_mem_append(t, head, hn) < 0) return -1;
         for (j = 0; j < ops[i].value.len; j++) {

@@ -1856,8 +1856,6 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     static const uint8_t kind_len[] = {4, 3, 3, 3};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
-    uint64_t v = 0;
-    size_t i;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
     frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
@@ -1877,9 +1875,7 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
     frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
-    if (vn >= 8) v = frames__le64(vp);
-    else for (i = 0; i < vn; i++) v |= (uint64_t)vp[i] << (8 * i);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, v);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, frames__value_u64(vp, vn));
     return frames__pq_row_done(w);
 }
 

@@ -1523,14 +1523,8 @@ FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_s
 }
 
 FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_get(frames_zstd_sink *zs) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = zs;
-    s.write = frames__zstd_write;
-    s.patch = zs->down.patch ? frames__zstd_patch : NULL;
-    s.flush = frames__zstd_flush;
-    s.close = frames__zstd_close;
-    return s;
+    return frames__sink_of(zs, frames__zstd_write, zs->down.patch ? frames__zstd_patch : NULL,
+                           frames__zstd_flush, frames__zstd_close);
 }
 
 #ifndef FRAMES_NO_POSIX
