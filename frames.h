@@ -1743,12 +1743,7 @@ static FRAMES__UNUSED uint64_t frames__value_u64(const uint8_t *p, size_t n) {
 static FRAMES__UNUSED frames_sink frames__sink_of(void *ctx, int (*write)(void *, const void *, size_t),
                                                   int (*patch)(void *, uint64_t, const void *, size_t),
                                                   int (*flush)(void *), int (*close_fn)(void *)) {
-    frames_sink s;
-    s.ctx = ctx;
-    s.write = write;
-    s.patch = patch;
-    s.flush = flush;
-    s.close = close_fn;
+    frames_sink s = {ctx, write, patch, flush, close_fn};
     return s;
 }
 

@@ -1659,49 +1659,33 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
 /* Each table's columns, once: X(id, name, kind, optional, list, dictionary) makes both
    the column ids (FRAMES__PQ_<id>) and the column table (frames_parquet_column). */
 
-#define FRAMES__PQ_INSTRUCTIONS_COLUMNS(X) \
-    X(I_FRAME, "frame", I64, 0, 0, 0)      \
-    X(I_PC, "pc", U64, 0, 0, 1)            \
-    X(I_TID, "tid", U64, 0, 0, 1)          \
-    X(I_BYTES, "bytes", BYTES, 0, 0, 1)    \
-    X(I_LENGTH, "length", I32, 0, 0, 1)    \
-    X(I_MODE, "mode", STRING, 1, 0, 1)
+#define FRAMES__PQ_INSTRUCTIONS_COLUMNS(X)                                 \
+    X(I_FRAME, "frame", I64, 0, 0, 0) X(I_PC, "pc", U64, 0, 0, 1)          \
+    X(I_TID, "tid", U64, 0, 0, 1) X(I_BYTES, "bytes", BYTES, 0, 0, 1)      \
+    X(I_LENGTH, "length", I32, 0, 0, 1) X(I_MODE, "mode", STRING, 1, 0, 1)
 
-#define FRAMES__PQ_OPERANDS_COLUMNS(X)          \
-    X(O_FRAME, "frame", I64, 0, 0, 0)           \
-    X(O_PC, "pc", U64, 1, 0, 1)                 \
-    X(O_TID, "tid", U64, 1, 0, 1)               \
-    X(O_LIST, "list", STRING, 0, 0, 1)          \
-    X(O_KIND, "kind", STRING, 0, 0, 1)          \
-    X(O_NAME, "name", STRING, 1, 0, 1)          \
-    X(O_ADDRESS, "address", U64, 1, 0, 1)       \
-    X(O_BITS, "bits", I32, 0, 0, 1)             \
-    X(O_READ, "read", BOOL, 0, 0, 0)            \
-    X(O_WRITTEN, "written", BOOL, 0, 0, 0)      \
-    X(O_INDEX, "index", BOOL, 0, 0, 0)          \
-    X(O_BASE, "base", BOOL, 0, 0, 0)            \
-    X(O_TAINT, "taint_id", U64, 1, 0, 1)        \
-    X(O_VALUE, "value", BYTES, 0, 0, 1)         \
+#define FRAMES__PQ_OPERANDS_COLUMNS(X)                                       \
+    X(O_FRAME, "frame", I64, 0, 0, 0) X(O_PC, "pc", U64, 1, 0, 1)            \
+    X(O_TID, "tid", U64, 1, 0, 1) X(O_LIST, "list", STRING, 0, 0, 1)         \
+    X(O_KIND, "kind", STRING, 0, 0, 1) X(O_NAME, "name", STRING, 1, 0, 1)    \
+    X(O_ADDRESS, "address", U64, 1, 0, 1) X(O_BITS, "bits", I32, 0, 0, 1)    \
+    X(O_READ, "read", BOOL, 0, 0, 0) X(O_WRITTEN, "written", BOOL, 0, 0, 0)  \
+    X(O_INDEX, "index", BOOL, 0, 0, 0) X(O_BASE, "base", BOOL, 0, 0, 0)      \
+    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 0, 0, 1) \
     X(O_VALUE_UINT, "value_uint", U64, 1, 0, 1)
 
-#define FRAMES__PQ_SYSCALLS_COLUMNS(X)  \
-    X(S_FRAME, "frame", I64, 0, 0, 0)   \
-    X(S_PC, "pc", U64, 0, 0, 1)         \
-    X(S_TID, "tid", U64, 0, 0, 1)       \
-    X(S_NUMBER, "number", U64, 0, 0, 1) \
+#define FRAMES__PQ_SYSCALLS_COLUMNS(X)                                \
+    X(S_FRAME, "frame", I64, 0, 0, 0) X(S_PC, "pc", U64, 0, 0, 1)     \
+    X(S_TID, "tid", U64, 0, 0, 1) X(S_NUMBER, "number", U64, 0, 0, 1) \
     X(S_ARGS, "args", I64, 0, 1, 1)
 
-#define FRAMES__PQ_MODULES_COLUMNS(X)         \
-    X(M_FRAME, "frame", I64, 0, 0, 0)         \
-    X(M_NAME, "module_name", STRING, 0, 0, 1) \
-    X(M_LOW, "low_address", U64, 0, 0, 0)     \
-    X(M_HIGH, "high_address", U64, 0, 0, 0)
+#define FRAMES__PQ_MODULES_COLUMNS(X)                                             \
+    X(M_FRAME, "frame", I64, 0, 0, 0) X(M_NAME, "module_name", STRING, 0, 0, 1)   \
+    X(M_LOW, "low_address", U64, 0, 0, 0) X(M_HIGH, "high_address", U64, 0, 0, 0)
 
-#define FRAMES__PQ_EXCEPTIONS_COLUMNS(X) \
-    X(E_FRAME, "frame", I64, 0, 0, 0)    \
-    X(E_NUMBER, "number", U64, 0, 0, 1)  \
-    X(E_TID, "tid", U64, 1, 0, 1)        \
-    X(E_FROM, "from_addr", U64, 1, 0, 0) \
+#define FRAMES__PQ_EXCEPTIONS_COLUMNS(X)                                  \
+    X(E_FRAME, "frame", I64, 0, 0, 0) X(E_NUMBER, "number", U64, 0, 0, 1) \
+    X(E_TID, "tid", U64, 1, 0, 1) X(E_FROM, "from_addr", U64, 1, 0, 0)    \
     X(E_TO, "to_addr", U64, 1, 0, 0)
 
 #define FRAMES__PQ_COLUMN_ID(id, name, kind, optional, list, dictionary) FRAMES__PQ_##id,
