@@ -125,10 +125,13 @@
    alloc_ctx of the options that made the object; nothing is sized from the input
    without a bound; no global state.
    Code. Each header's implementation shares one block of private helpers (allocator
-   defaults, attributes, the position-carrying fail, growth, bounded text, hashing,
-   little-endian loads and stores) found
-   in frames.h under "SHARED PRIVATE HELPERS"; sections start with a banner of '='
-   (major) or '-' (minor) lines that grep finds.
+   defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
+   hashing, little-endian loads and stores and a value's integer, sink construction, ELF
+   program headers) found in frames.h under "SHARED PRIVATE HELPERS": what two headers
+   need is written there once. Facts about traces are decided once, in frames.h
+   (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another header. A
+   library message says what is wrong, never which command of the CLI to run. Sections
+   start with a banner of '=' (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
    THE MODEL

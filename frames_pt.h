@@ -83,7 +83,7 @@
    OPTIONS (#define before including the implementation)
 
    Allocation uses frames.h's FRAMES_MALLOC/REALLOC/FREE with options.alloc_ctx; public
-   names follow FRAMES_DEF (FRAMES_STATIC makes them static).
+   names follow FRAMES_PT_DEF (FRAMES_DEF unless FRAMES_PT_STATIC makes them static).
 
    FRAMES_PT_STATIC      this header's functions static (frames.h's too if not yet included)
    FRAMES_PT_DEF         their linkage (default FRAMES_DEF)
