@@ -25,7 +25,8 @@
 #   tools/record/*.c                            -> also build/frames: the engines of `frames
 #                                                  record` (tools/record/record.h)
 #   tools/impl.c                                -> the one translation unit that defines
-#                                                  the FRAMES_*_IMPLEMENTATION macros
+#                                                  FRAMES_ALL_IMPLEMENTATION (a new header
+#                                                  adds its #include there)
 #   tests/test_*.c                              -> one cmocka suite each, build/tests/
 #   tests/fuzz/fuzz_*.c                         -> libFuzzer targets, build/fuzz/
 #   bench/bench_*.c / bench_*.cc                -> benchmark programs, build/bench/
@@ -72,12 +73,17 @@ have_capstone() { [ -f /usr/include/capstone/capstone.h ]; }
 have_zstd() { [ -f /usr/include/zstd.h ]; }
 have_dw() { [ -f /usr/include/elfutils/libdw.h ] && [ -f /usr/include/libelf.h ]; }
 
+# FRAMES_HAVE_<LIB> tell tools/ and tests/ that a library is installed (tools/impl.c then
+# compiles the header that needs it); a header never reads them: its own options say what
+# it uses (FRAMES_PARQUET_LIBZSTD, FRAMES_SYM_LIBDW).
 opt_flags() {   # defines and libraries of the optional parts that are installed
     local d="" l=""
     if have_ipt; then d+=" -DFRAMES_HAVE_IPT"; l+=" -lipt"; fi
     if have_capstone; then d+=" -DFRAMES_HAVE_CAPSTONE"; l+=" -ldl"; fi   # frames record dlopens it
-    if have_zstd; then d+=" -DFRAMES_HAVE_ZSTD"; l+=" -lzstd"; fi         # frames_zstd.h, Parquet pages
-    if have_dw; then d+=" -DFRAMES_HAVE_DW"; l+=" -ldw -lelf"; fi         # file:line (frames_sym.h)
+    if have_zstd; then                                                    # frames_zstd.h, Parquet pages
+        d+=" -DFRAMES_HAVE_ZSTD -DFRAMES_PARQUET_LIBZSTD -DFRAMES_REPLAY_LIBZSTD"; l+=" -lzstd"
+    fi
+    if have_dw; then d+=" -DFRAMES_SYM_LIBDW"; l+=" -ldw -lelf"; fi      # file:line (frames_sym.h)
     echo "$d|$l"
 }
 
@@ -190,6 +196,16 @@ header_options() {
     printf '%s\n' FRAMES_STATIC FRAMES_NO_POSIX FRAMES_NO_TEXT ALLOC
     grep -q '^#error.*stdio' "$h" || echo FRAMES_NO_STDIO
     grep -oE '^   (FRAMES_[A-Z]+_NO_[A-Z_]+|FRAMES_[A-Z]+_STATIC)\b' "$h" | sed 's/^ *//' | sort -u
+    # an option that uses a library (FRAMES_X_LIBY): when the library is installed
+    local lib
+    for lib in $(grep -oE '^   FRAMES_[A-Z]+_LIB[A-Z]+\b' "$h" | sed 's/^ *//' | sort -u); do
+        case $lib in
+            *_LIBDW) have_dw && echo "$lib" ;;
+            *_LIBZSTD) have_zstd && echo "$lib" ;;
+            *) die "$h: option $lib uses a library build.sh does not know" ;;
+        esac
+    done
+    return 0
 }
 
 option_flag() {   # option_flag NAME -> compiler flags
@@ -204,7 +220,7 @@ option_flag() {   # option_flag NAME -> compiler flags
 # clang as C99 and C++ check the rest), with every documented option alone (gcc, clang,
 # g++, clang++) and every combination of them (clang: its syntax pass reports unused
 # static functions, gcc's does not); all headers in one file; the no-stdio build needs
-# no more of the C library than frames.h says; FRAMES_VPROF_STATIC exports nothing.
+# no more of the C library than frames.h says; FRAMES_<PART>_STATIC exports nothing.
 header_checks() {
     local h cc tmp name macro src opt combo i n flags=() opts=()
     tmp=$(mktemp -d)
@@ -248,11 +264,6 @@ header_checks() {
             clang $CSTD $WARN -I"$ROOT" "${flags[@]}" -fsyntax-only "$tmp/$name.with.c" \
                 || die "clang ${flags[*]}: $h"
         done
-        if [ "$name" = frames_sym ] && have_dw; then   # its optional libdw part too
-            compile "$tmp/$name.with.c" gcc "$CSTD" -DFRAMES_HAVE_DW
-            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW
-            check "$tmp/$name.with.c" -DFRAMES_HAVE_DW -DFRAMES_SYM_STATIC
-        fi
     done
     log "headers: all implementations in one file; FRAMES_NO_STDIO; FRAMES_VPROF_STATIC"
     # every implementation in one file, in two orders
@@ -271,11 +282,21 @@ header_checks() {
     local extra; extra=$(nm -u "$tmp/x.o" | awk '{print $2}' |
         grep -vxE 'memcpy|memmove|memset|strlen|strcmp|malloc|realloc|free' || true)
     [ -z "$extra" ] || die "frames.h under FRAMES_NO_STDIO needs: $extra"
-    # FRAMES_VPROF_STATIC after frames.h: no vprof symbol leaves the file
-    printf '#include "frames.h"\n#define FRAMES_VPROF_STATIC\n#define FRAMES_VPROF_IMPLEMENTATION\n#include "frames_vprof.h"\n' > "$tmp/vs.c"
-    compile "$tmp/vs.c" gcc "$CSTD"
-    extra=$(nm -g --defined-only "$tmp/x.o" | awk '{print $3}' | grep vprof || true)
-    [ -z "$extra" ] || die "FRAMES_VPROF_STATIC exports: $extra"
+    # FRAMES_<PART>_STATIC after a shared frames.h: the file exports frames.h's symbols only
+    printf '#include "frames.h"\n' > "$tmp/fo.c"
+    compile "$tmp/fo.c" gcc "$CSTD"
+    nm -g --defined-only "$tmp/x.o" | awk '{print $3}' | sort > "$tmp/frames.syms"
+    for h in $(HEADERS); do
+        name=$(basename "$h" .h); macro=$(echo "$name" | tr a-z A-Z)
+        [ "$name" = frames ] && continue
+        [ "$name" = frames_pt ] && ! have_ipt && continue
+        [ "$name" = frames_zstd ] && ! have_zstd && continue
+        printf '#include "frames.h"\n#define %s_STATIC\n#define %s_IMPLEMENTATION\n#include "%s.h"\n' \
+            "$macro" "$macro" "$name" > "$tmp/st.c"
+        compile "$tmp/st.c" gcc "$CSTD"
+        extra=$(nm -g --defined-only "$tmp/x.o" | awk '{print $3}' | sort | comm -23 - "$tmp/frames.syms")
+        [ -z "$extra" ] || die "${macro}_STATIC exports: $extra"
+    done
     rm -rf "$tmp"
     log "headers compile with every documented option, alone and combined, as C99 and C++"
     tools_without_optional

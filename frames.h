@@ -24,7 +24,13 @@
        #define FRAMES_IMPLEMENTATION
        #include "frames.h"
 
-   Everywhere else just #include "frames.h".
+   Everywhere else just #include "frames.h". Each header of the library has its own
+   FRAMES_<PART>_IMPLEMENTATION; FRAMES_ALL_IMPLEMENTATION turns on the implementation of
+   every header the file includes (tools/impl.c):
+
+       #define FRAMES_ALL_IMPLEMENTATION
+       #include "frames.h"
+       #include "frames_query.h"   // ... and the others this program uses
 
    Reading:
 
@@ -78,14 +84,38 @@
    defaults) and frames_X_close(obj). An object in caller storage: frames_X_init(&obj, ...)
    and frames_X_free(&obj). What _open made, _close ends (fq_compile, named after its
    work, makes a plan that fq_plan_close ends). Defaults are filled by pointer:
-   frames_X_options_default(&o), frames_limits_default(&l).
-   Getters: frames_X_<what>_get (frames_X_info_get(obj, &info) fills a snapshot;
-   frames_vprof_stats_get(vp) gives a pointer to what the object keeps up to date; the
-   struct types take the plain names, frames_X_info), and frames_X_error(obj) for the
-   object's last error. Name lookups (frames_X_name(value)) never return NULL: a value
-   they do not know gives "unknown".
+   frames_X_options_default(&o), frames_limits_default(&l). Three refinements, because
+   the plain rule would say something false:
+   - _finish is its own verb: it completes an output or a result (the writer's TOC and
+     header, a recorder's last frame at thread exit, the Parquet footer, the last block
+     of coverage) and returns the code, the object staying valid for its getters; _close
+     or _free still ends it (a writer's _close finishes first if need be). A writer in
+     caller storage (frames_writer_init) also ends with frames_writer_close: what ends it
+     is closing its sink, not freeing; a recorder (frames_rec_init) allocates nothing and
+     so has no _free.
+   - _close returns void, or the code when it finishes first. An object without
+     frames_X_error then takes `frames_error *err` (frames_zstd_sink_close,
+     frames_parquet_export_close): it is gone when the details are known.
+   - An object whose only setting is its allocator takes `void *alloc_ctx` in the place
+     of the options (frames_cov_open, frames_tenet_open, frames_stats_open,
+     frames_perf_open_*, fq_query_open); it gets frames_X_options and
+     frames_X_options_default with its first real setting.
+   Getters: frames_X_<what>_get. What changes while the object works is copied:
+   frames_X_info_get(obj, &info) fills a snapshot; what the object holds unchanged once
+   open, or keeps up to date itself, is a const pointer valid until _close
+   (frames_perf_info_get, frames_zstd_map_info_get, frames_vprof_stats_get). The view of
+   an object as a frames_sink is frames_X_get (frames_zstd_sink_get). Indexed access is
+   frames_X_<what>_at(obj, i) (frames_cov_module_at, frames_zstd_map_chunk_at,
+   frames_perf_stream_at; NULL past the end). The struct types take the plain names
+   (frames_X_info); frames_X_error(obj) is the object's last error. Name lookups
+   (frames_X_name(value)) never return NULL: a value they do not know gives "unknown".
    Configuration macros are named after the header file: FRAMES_QUERY_IMPLEMENTATION,
-   FRAMES_QUERY_NO_THREADS, FRAMES_VPROF_STATIC (the fq_ prefix is for the API).
+   FRAMES_QUERY_NO_THREADS, FRAMES_SYM_LIBDW (the fq_ prefix is for the API). Every
+   header has FRAMES_<PART>_STATIC / FRAMES_<PART>_DEF (its functions' linkage, as
+   FRAMES_STATIC / FRAMES_DEF are frames.h's), and FRAMES_ALL_IMPLEMENTATION turns on
+   the implementation of every header a file includes. An option that uses a library is
+   FRAMES_<PART>_LIB<NAME>; FRAMES_HAVE_<LIB> are the build's (build.sh: the library is
+   installed), read by tools/ and tests/, never by a header.
    Results. FRAMES_OK (0), a positive status, or a negative code of the one registry
    below (FRAMES_ERRORS: every header's codes, each header in its own range); the
    details go to a frames_error (message, file offset, frame index): see "Status and
@@ -95,10 +125,13 @@
    alloc_ctx of the options that made the object; nothing is sized from the input
    without a bound; no global state.
    Code. Each header's implementation shares one block of private helpers (allocator
-   defaults, attributes, the position-carrying fail, growth, bounded text, hashing,
-   little-endian loads and stores) found
-   in frames.h under "SHARED PRIVATE HELPERS"; sections start with a banner of '='
-   (major) or '-' (minor) lines that grep finds.
+   defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
+   hashing, little-endian loads and stores and a value's integer, sink construction, ELF
+   program headers) found in frames.h under "SHARED PRIVATE HELPERS": what two headers
+   need is written there once. Facts about traces are decided once, in frames.h
+   (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another header. A
+   library message says what is wrong, never which command of the CLI to run. Sections
+   start with a banner of '=' (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -130,6 +163,7 @@
      frames_decoder_init / _free          scratch arena + limits for decoding
      frames_decode_frame / _meta          bytes -> model (zero-copy)
      frames_peek_std                      a std_frame's address, thread, length (no lists)
+     frames_frame_peek_kind               the kind an encoded frame names, undecoded
      frames_encode_frame / _meta          model -> bytes in a caller buffer (no allocation)
      frames_frame_size / frames_meta_size exact encoded size
      frames_validate_frame                would the strictest reader (BAP's piqirun) accept it?
@@ -155,6 +189,7 @@
      frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
      frames_strerror, frames_arch_name, frames_kind_name, frames_toc_name
+     frames_arch_is_x86_64                the one test for an x86-64 trace
      frames_print_frame_pbtext / _meta_pbtext / _frame_json
      frames_print_operand_rows_jsonl      one JSON line per operand (for column stores)
    ---------------------------------------------------------------------------------------
@@ -178,6 +213,8 @@
      bounded text
      hashing
      little-endian words
+     sinks
+     ELF program headers
      files named by input
    IMPLEMENTATION
      errors and names
@@ -194,6 +231,12 @@
      printing
      recording API
 */
+
+/* FRAMES_ALL_IMPLEMENTATION: the implementation of every header the file includes (one
+   switch for the one file that holds them all, as sokol's SOKOL_IMPL). */
+#if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_IMPLEMENTATION)
+#define FRAMES_IMPLEMENTATION
+#endif
 
 /* Strict ISO modes (cc -std=c99) hide the POSIX declarations the implementation uses
    (pread, pwrite, madvise). Ask for them when the implementation is compiled and no
@@ -229,14 +272,17 @@
 #define FRAMES_NO_POSIX
 #endif
 
-#ifndef FRAMES_DEF
-#if defined(FRAMES_STATIC) && (defined(__GNUC__) || defined(__clang__))
-#define FRAMES_DEF static __attribute__((unused))   /* a private copy: unused parts are fine */
-#elif defined(FRAMES_STATIC)
-#define FRAMES_DEF static
+/* The linkage of a private copy (FRAMES_STATIC, FRAMES_<PART>_STATIC): unused parts of
+   it are fine. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FRAMES__STATIC_DEF static __attribute__((unused))
 #else
-#define FRAMES_DEF extern
+#define FRAMES__STATIC_DEF static
 #endif
+#if defined(FRAMES_STATIC) && !defined(FRAMES_DEF)
+#define FRAMES_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_DEF)
+#define FRAMES_DEF extern
 #endif
 
 #ifdef __cplusplus
@@ -251,9 +297,10 @@ extern "C" {
    Every code of every header is in this one list, so that frames_strerror names them
    all and no two parts give one value two meanings. Ranges: 0 and positive values are
    statuses; frames.h -1..-99, frames_query.h -100..-199 (short prefix FQ_E_),
-   frames_pt.h -200..-299, frames_interop.h -300..-399, frames_vprof.h -400..-499,
-   frames_zstd.h -500..-599, frames_replay.h -600..-699, frames_gdb.h -700..-799; a new
-   header takes the next free hundred. A header adds
+   frames_pt.h -200..-299, frames_replay.h -600..-699, frames_gdb.h -700..-799. The other
+   headers (interop, vprof, zstd, sym, parquet) register no code of their own: they report
+   with frames.h's. A header that needs a code frames.h's do not cover takes the next free
+   hundred (-300..-399 now) and adds
    its codes here, in its range, never in a list of its own.
 
    Where an error is reported: a call that creates an object, and every call that is not
@@ -568,6 +615,10 @@ FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t l
                                    frames_frame *out, frames_error *err);
 FRAMES_DEF int frames_decode_meta(frames_decoder *d, const void *data, size_t len,
                                   frames_meta *out, frames_error *err);
+/* The kind a serialized `frame` message names by its first field, without decoding it
+   (to skip the frames a pass does not want): FRAMES_KIND_STD ... FRAMES_KIND_KEY, or
+   FRAMES_KIND_NONE when only decoding can tell (empty, an unusual first field). */
+FRAMES_DEF int frames_frame_peek_kind(const void *data, size_t len);
 
 /* The head of a std_frame, its operand lists skipped by their lengths: address,
    thread_id and the length of rawbytes, for readers that want only those at the pace of
@@ -652,9 +703,14 @@ typedef struct frames_header {
 #define FRAMES_ARCH_LAST 82      /* bfd_arch_last: larger numbers have no name */
 #define FRAMES_MACH_I386 1
 #define FRAMES_MACH_X86_64 64
+#define FRAMES_MACH_X86_64_INTEL 65   /* x86_64_intel_syntax */
 
 /* "i386", "arm", ... or "unknown" when the number is above FRAMES_ARCH_LAST. */
 FRAMES_DEF const char *frames_arch_name(uint64_t arch);
+/* Is a trace with this header's arch and machine x86-64? The one answer every part of the
+   library uses: i386 with machine x86_64 (64) or x86_64_intel_syntax (65), as BAP's reader
+   decides (spec §11; other i386 machines, 0 included, are 32-bit x86). */
+FRAMES_DEF int frames_arch_is_x86_64(uint64_t arch, uint64_t machine);
 FRAMES_DEF const char *frames_kind_name(int kind);         /* "std_frame", ... */
 FRAMES_DEF const char *frames_toc_name(int toc);           /* "libtrace", "ceil", ... */
 /* (name lookups never return NULL: "unknown" for a value they do not know) */
@@ -1270,7 +1326,8 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
 
    The private code every header's implementation uses: allocator defaults, attributes,
    message formatting, the position-carrying fail, array growth, bounded text, hashing,
-   little-endian loads and stores.
+   little-endian loads and stores (and a value's integer, hex digits), sinks, ELF program
+   headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1629,18 +1686,26 @@ static FRAMES__UNUSED void frames__text_u64(frames__text *t, uint64_t v) {
     frames__text_put(t, b, (size_t)(tmp + 24 - b));
 }
 
-/* 0x and the lowercase hex digits of v (as printf's "0x%llx"). */
-static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
+/* "0x" and v in lowercase hex without leading zeros (as printf's "0x%llx") into dst (at
+   least 19 bytes, not terminated); returns the length. */
+static FRAMES__UNUSED size_t frames__hex_u64(char *dst, uint64_t v) {
     static const char digits[] = "0123456789abcdef";
-    char tmp[18];
-    int i = 18;
+    char tmp[16];
+    size_t n = 0, i;
     do {
-        tmp[--i] = digits[v & 15];
+        tmp[n++] = digits[v & 15];
         v >>= 4;
     } while (v);
-    tmp[--i] = 'x';
-    tmp[--i] = '0';
-    frames__text_put(t, tmp + i, (size_t)(18 - i));
+    dst[0] = '0';
+    dst[1] = 'x';
+    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
+    return n + 2;
+}
+
+/* 0x and the lowercase hex digits of v (as printf's "0x%llx"). */
+static FRAMES__UNUSED void frames__text_hex(frames__text *t, uint64_t v) {
+    char tmp[18];
+    frames__text_put(t, tmp, frames__hex_u64(tmp, v));
 }
 
 /* NUL-terminate what fits of the text; the length the whole text needs. */
@@ -1714,6 +1779,98 @@ FRAMES__INLINE void frames__put_le64(uint8_t *p, uint64_t v) {
     int i;
     for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
+}
+
+/* The little-endian integer of a value's first bytes (at most 8): an operand's value as a
+   number (JSON and Parquet value_uint, Tenet registers). */
+static FRAMES__UNUSED uint64_t frames__value_u64(const uint8_t *p, size_t n) {
+    uint64_t v = 0;
+    size_t i;
+    if (n >= 8) return frames__le64(p);
+    for (i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* --------------------------------------------------------------------------------------
+   sinks
+   -------------------------------------------------------------------------------------- */
+
+/* A frames_sink of these functions (NULL: the sink cannot do that). */
+static FRAMES__UNUSED frames_sink frames__sink_of(void *ctx, int (*write)(void *, const void *, size_t),
+                                                  int (*patch)(void *, uint64_t, const void *, size_t),
+                                                  int (*flush)(void *), int (*close_fn)(void *)) {
+    frames_sink s = {ctx, write, patch, flush, close_fn};
+    return s;
+}
+
+/* --------------------------------------------------------------------------------------
+   ELF program headers
+   -------------------------------------------------------------------------------------- */
+
+/* One program header (frames_sym.h matches mappings and finds notes by them, frames_pt.h
+   loads the PT_LOAD segments of an --elf file). */
+typedef struct frames__elf_seg {
+    uint64_t vaddr, memsz, filesz, offset;
+    uint32_t type, flags;
+} frames__elf_seg;
+
+#define FRAMES__ELF_PT_LOAD 1u
+
+/* An unsigned field of `width` (1, 2, 4 or 8) bytes at p, big-endian when be. */
+static FRAMES__UNUSED uint64_t frames__elf_rd(const uint8_t *p, unsigned width, int be) {
+    uint64_t v = 0;
+    unsigned i;
+    if (!be)
+        return width == 8 ? frames__le64(p) : width == 4 ? frames__le32(p) : width == 2 ? frames__le16(p) : p[0];
+    for (i = 0; i < width; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+/* Field of a 32- or 64-bit ELF structure at p: (offset, width) for each class; eh is the
+   ELF header (its class and byte order). */
+#define FRAMES__ELF_F(eh, p, o32, w32, o64, w64)                                               \
+    ((eh)[4] == 2 ? frames__elf_rd((p) + (o64), w64, (eh)[5] == 2) : frames__elf_rd((p) + (o32), w32, (eh)[5] == 2))
+
+/* Where the program headers are, from the ELF header eh (identification checked by the
+   caller: class 1 or 2, byte order 1 or 2, 52 or 64 bytes by class): num entries of
+   entsize bytes at file offset off. FRAMES_E_FORMAT if entries are too small. */
+static FRAMES__UNUSED int frames__elf_phdr_table(const uint8_t *eh, uint64_t *off, uint32_t *num,
+                                                 uint32_t *entsize, frames_error *err) {
+    *off = FRAMES__ELF_F(eh, eh, 28, 4, 32, 8);
+    *entsize = (uint32_t)FRAMES__ELF_F(eh, eh, 42, 2, 54, 2);
+    *num = (uint32_t)FRAMES__ELF_F(eh, eh, 44, 2, 56, 2);
+    if (*num && *entsize < (eh[4] == 2 ? 56u : 32u))
+        return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "program headers of %u bytes are too small", *entsize);
+    return FRAMES_OK;
+}
+
+/* The program headers in table (num entries of entsize bytes, as frames__elf_phdr_table
+   said, all in memory: the caller checked the bounds) into a new array *segs (FRAMES_FREE
+   with actx; NULL when none) of *nsegs; headers whose range wraps map nothing and are
+   left out. */
+static FRAMES__UNUSED int frames__elf_segments(const uint8_t *eh, const uint8_t *table, uint32_t num,
+                                               uint32_t entsize, void *actx, frames__elf_seg **segs,
+                                               uint32_t *nsegs, frames_error *err) {
+    uint32_t i;
+    *segs = NULL;
+    *nsegs = 0;
+    if (num == 0) return FRAMES_OK;
+    *segs = (frames__elf_seg *)FRAMES_MALLOC(num * sizeof **segs, actx);
+    if (!*segs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+    for (i = 0; i < num; i++) {
+        const uint8_t *b = table + (size_t)i * entsize;
+        frames__elf_seg *s = &(*segs)[*nsegs];
+        s->type = (uint32_t)frames__elf_rd(b, 4, eh[5] == 2);
+        s->flags = (uint32_t)FRAMES__ELF_F(eh, b, 24, 4, 4, 4);
+        s->offset = FRAMES__ELF_F(eh, b, 4, 4, 8, 8);
+        s->vaddr = FRAMES__ELF_F(eh, b, 8, 4, 16, 8);
+        s->filesz = FRAMES__ELF_F(eh, b, 16, 4, 32, 8);
+        s->memsz = FRAMES__ELF_F(eh, b, 20, 4, 40, 8);
+        if (s->vaddr + s->memsz < s->vaddr) continue;
+        (*nsegs)++;
+    }
+    return FRAMES_OK;
 }
 
 #ifndef FRAMES_NO_POSIX
@@ -3225,6 +3382,15 @@ FRAMES__INLINE void frames__zero_frame(frames_frame *f) {
     memset(b + 128, 0, 64);
     memset(b + 192, 0, 64);
     memset(b + 256, 0, sizeof *f - 256);
+}
+
+FRAMES_DEF int frames_frame_peek_kind(const void *data, size_t len) {
+    /* a frame is one option: its tag is field number << 3 | wire type 2, one byte */
+    const uint8_t *p = (const uint8_t *)data;
+    unsigned field = len ? p[0] >> 3 : 0;
+    if (!len || (p[0] & 0x87u) != FRAMES__LEN || field < FRAMES_KIND_STD || field > FRAMES_KIND_KEY)
+        return FRAMES_KIND_NONE;
+    return (int)field;
 }
 
 FRAMES_DEF int frames_decode_frame(frames_decoder *d, const void *data, size_t len,
@@ -6125,12 +6291,7 @@ static int frames__mem_patch(void *ctx, uint64_t offset, const void *data, size_
 }
 
 FRAMES_DEF frames_sink frames_sink_memory(frames_membuf *m) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = m;
-    s.write = frames__mem_write;
-    s.patch = frames__mem_patch;
-    return s;
+    return frames__sink_of(m, frames__mem_write, frames__mem_patch, NULL, NULL);
 }
 
 #ifndef FRAMES_NO_POSIX
@@ -6166,13 +6327,9 @@ static int frames__fd_close(void *ctx) {
 }
 
 FRAMES_DEF frames_sink frames_sink_fd(int fd) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = (void *)(intptr_t)fd;
-    s.write = frames__fd_write;
     /* pwrite on a pipe fails; without patch the trace is left unfinished, readable */
-    s.patch = lseek(fd, 0, SEEK_CUR) >= 0 ? frames__fd_patch : NULL;
-    return s;
+    return frames__sink_of((void *)(intptr_t)fd, frames__fd_write,
+                           lseek(fd, 0, SEEK_CUR) >= 0 ? frames__fd_patch : NULL, NULL, NULL);
 }
 
 FRAMES_DEF int frames_writer_open_fd(frames_writer **w, int fd, const frames_writer_options *o,
@@ -6201,13 +6358,8 @@ static int frames__file_close(void *ctx) { return fclose((FILE *)ctx) == 0 ? FRA
 #endif
 
 FRAMES_DEF frames_sink frames_sink_file(FILE *f) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = f;
-    s.write = frames__file_write;
-    s.flush = frames__file_flush;
-    s.patch = ftell(f) >= 0 ? frames__file_patch : NULL;
-    return s;
+    return frames__sink_of(f, frames__file_write, ftell(f) >= 0 ? frames__file_patch : NULL,
+                           frames__file_flush, NULL);
 }
 
 FRAMES_DEF int frames_writer_open_file(frames_writer **w, FILE *f, const frames_writer_options *o,
@@ -6261,6 +6413,10 @@ FRAMES_DEF int frames_writer_open_path(frames_writer **w, const char *path,
 /* --------------------------------------------------------------------------------------
    names
    -------------------------------------------------------------------------------------- */
+
+FRAMES_DEF int frames_arch_is_x86_64(uint64_t arch, uint64_t machine) {
+    return arch == FRAMES_ARCH_I386 && (machine == FRAMES_MACH_X86_64 || machine == FRAMES_MACH_X86_64_INTEL);
+}
 
 FRAMES_DEF const char *frames_arch_name(uint64_t arch) {
     /* enum frame_architecture of libtrace's frame_arch.h (a frozen copy of old BFD) */
@@ -6844,8 +7000,6 @@ static void frames__js_null(frames__pr *p, const char *name) {
 
 static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, const uint64_t *tid,
                            const char *list, const frames_operand *op, int value_info) {
-    uint64_t v = 0;
-    size_t i;
     p->json_first = 1;
     frames__pr_raw(p, "{", 1);
     frames__js_u64(p, "frame", index);
@@ -6870,8 +7024,7 @@ static void frames__js_row(frames__pr *p, uint64_t index, const uint64_t *pc, co
     else frames__js_null(p, "taint_id");
     frames__js_hex(p, "value", op->value);
     if (op->value.len >= 1 && op->value.len <= 8) {
-        for (i = 0; i < op->value.len; i++) v |= (uint64_t)op->value.ptr[i] << (8 * i);
-        frames__js_u64(p, "value_uint", v);
+        frames__js_u64(p, "value_uint", frames__value_u64(op->value.ptr, op->value.len));
     } else {
         frames__js_null(p, "value_uint");
     }

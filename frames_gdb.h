@@ -41,6 +41,13 @@
        frames_gdb_close(g); frames_replay_close(r);
 
    ---------------------------------------------------------------------------------------
+   API OVERVIEW (details at each declaration below)
+
+     frames_gdb_options_default, frames_gdb_open / _close   a server over a replay
+     frames_gdb_feed                    bytes from the client in, replies through the callback
+     frames_gdb_error, frames_gdb_target_xml   the last error, the target description sent
+
+   ---------------------------------------------------------------------------------------
    THE PROTOCOL SUBSET (https://sourceware.org/gdb/current/onlinedocs/gdb.html/Remote-Protocol.html)
 
    Framing   $DATA#CS with acknowledgements (+ / -: the last reply is sent again),
@@ -97,6 +104,11 @@
      framing: input
      lifecycle
 */
+/* FRAMES_ALL_IMPLEMENTATION (frames.h) turns this header's implementation on too. */
+#if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_GDB_IMPLEMENTATION)
+#define FRAMES_GDB_IMPLEMENTATION
+#endif
+
 #ifndef FRAMES_GDB_H_INCLUDED
 #define FRAMES_GDB_H_INCLUDED
 
@@ -173,7 +185,7 @@ FRAMES_GDB_DEF const char *frames_gdb_target_xml(const frames_gdb *g);
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_GDB_IMPLEMENTATION
+#if defined(FRAMES_GDB_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_GDB_IMPLEMENTATION_INCLUDED
 #define FRAMES_GDB_IMPLEMENTATION_INCLUDED
 

@@ -42,10 +42,15 @@
        frames_cov_write_drcov(cov, frames_out_file, out);   // FILE *out opened "wb"
        frames_cov_close(cov);
 
-   Options: the FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE
-   macros of frames.h apply here too. The writers (drcov, Tenet) need the text printers
-   and are left out under FRAMES_NO_TEXT. FRAMES_TENET_HOLD (default 64 MiB): the most
-   Tenet text held back while the first line's initial register values are looked for.
+   ---------------------------------------------------------------------------------------
+   OPTIONS (#define before including the implementation)
+
+   FRAMES_INTEROP_STATIC      this header's functions static (frames.h's too if not yet included)
+   FRAMES_INTEROP_DEF         their linkage (default FRAMES_DEF)
+   FRAMES_INTEROP_TENET_HOLD  the most Tenet text held back while the first line's
+                              initial register values are looked for (default 64 MiB)
+   frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co). The
+   writers (drcov, Tenet) need the text printers and are left out under FRAMES_NO_TEXT.
 
    ---------------------------------------------------------------------------------------
    RULES (what the converters decide where the formats are silent)
@@ -98,7 +103,7 @@
    first line to give every register. Registers the thread writes before reading, or never
    reads, have no known initial value and are left out (frames_tenet_info: initial,
    written_first). To know them the converter holds the lines back (in memory, at most
-   FRAMES_TENET_HOLD bytes) until every register of the set has been read or written,
+   FRAMES_INTEROP_TENET_HOLD bytes) until every register of the set has been read or written,
    or until frames_tenet_finish; past the bound the first line is written with what is
    known so far (info.first_line_cut) and later first reads become ordinary changes.
    Registers: the architecture's Tenet set only (x86: eax..edi + eip; amd64: rax..r15 +
@@ -110,12 +115,12 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW
 
-   Coverage     frames_cov_open / _add_module / _add_frame / _finish / _info /
-                _module / _blocks / _write_drcov / _error / _free
+   Coverage     frames_cov_open / _add_module / _add_frame / _finish / _info_get /
+                _module_at / _blocks / _write_drcov / _error / _close
    Tenet        frames_tenet_arch_of / _arch_name / _arch_parse / _arch_reg,
-                frames_tenet_open / _add_frame / _finish / _info / _error / _free
-   Statistics   frames_stats_open / _add_frame / _finish / _summary / _hottest /
-                _syscalls / _threads / _modules / _error / _free
+                frames_tenet_open / _add_frame / _finish / _info_get / _error / _close
+   Statistics   frames_stats_open / _add_frame / _finish / _summary_get / _hottest /
+                _syscalls / _threads / _modules / _error / _close
    Slicing      frames_slice_filter_default, frames_slice_match, frames_slice (open the
                 output with frames_writer_options_like to keep the source's container)
    Splitting    frames_split_alignment, frames_split_ranges
@@ -138,7 +143,15 @@
 #ifndef FRAMES_INTEROP_H_INCLUDED
 #define FRAMES_INTEROP_H_INCLUDED
 
+#if defined(FRAMES_INTEROP_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_INTEROP_STATIC) && !defined(FRAMES_INTEROP_DEF)   /* even after a shared frames.h */
+#define FRAMES_INTEROP_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_INTEROP_DEF)
+#define FRAMES_INTEROP_DEF FRAMES_DEF
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -173,22 +186,22 @@ typedef struct frames_cov_info {
     size_t nblocks;            /* unique blocks so far (all of them after finish) */
 } frames_cov_info;
 
-FRAMES_DEF int frames_cov_open(frames_cov **c, void *alloc_ctx, frames_error *err);
+FRAMES_INTEROP_DEF int frames_cov_open(frames_cov **c, void *alloc_ctx, frames_error *err);
 /* An explicit module [base, end). Once one is added, modload frames are ignored. */
-FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
+FRAMES_INTEROP_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
                                      uint64_t base, uint64_t end);
 /* Feed every frame in trace order (kinds other than std and modload are ignored). */
-FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f);
+FRAMES_INTEROP_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f);
 /* Close the blocks still open and sort the block table. Call once, after the last frame. */
-FRAMES_DEF int frames_cov_finish(frames_cov *c);
-FRAMES_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info);
-FRAMES_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id);
-FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n);
-FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c);
-FRAMES_DEF void frames_cov_close(frames_cov *c);
+FRAMES_INTEROP_DEF int frames_cov_finish(frames_cov *c);
+FRAMES_INTEROP_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info);
+FRAMES_INTEROP_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id);
+FRAMES_INTEROP_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n);
+FRAMES_INTEROP_DEF const frames_error *frames_cov_error(const frames_cov *c);
+FRAMES_INTEROP_DEF void frames_cov_close(frames_cov *c);
 #ifndef FRAMES_NO_TEXT
 /* The whole drcov file (text header + binary table) through `out` (after finish). */
-FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx);
+FRAMES_INTEROP_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx);
 #endif
 
 /* ======================================================================================
@@ -202,16 +215,16 @@ typedef enum frames_tenet_arch {
     FRAMES_TENET_ARM32 = 3    /* Tenet's ArchArm32: r0 .. r12 sp lr, pc */
 } frames_tenet_arch;
 
-/* From the trace header: i386 with machine 64 (x86-64) -> AMD64, other i386 -> X86,
+/* From the trace header: x86-64 (frames_arch_is_x86_64) -> AMD64, other i386 -> X86,
    arm -> ARM32, anything else -> NONE (Tenet has no register set for it). */
-FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine);
-FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a);   /* "x86", ... */
-FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name); /* NONE if unknown */
+FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine);
+FRAMES_INTEROP_DEF const char *frames_tenet_arch_name(frames_tenet_arch a);   /* "x86", ... */
+FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name); /* NONE if unknown */
 /* Register i of the set in Tenet's order, without the pc ("rax", ...); NULL past the end. */
-FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i);
+FRAMES_INTEROP_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i);
 
-#ifndef FRAMES_TENET_HOLD
-#define FRAMES_TENET_HOLD ((size_t)64 << 20)
+#ifndef FRAMES_INTEROP_TENET_HOLD
+#define FRAMES_INTEROP_TENET_HOLD ((size_t)64 << 20)
 #endif
 
 typedef struct frames_tenet frames_tenet;
@@ -225,23 +238,23 @@ typedef struct frames_tenet_info {
     /* bit i = register i of the set (frames_tenet_arch_reg), once the first line is out: */
     uint32_t initial;          /* on the first line: read before written */
     uint32_t written_first;    /* written (or a part of it) before any read: no initial value */
-    int first_line_cut;        /* written at the FRAMES_TENET_HOLD bound, before the end */
+    int first_line_cut;        /* written at the FRAMES_INTEROP_TENET_HOLD bound, before the end */
 } frames_tenet_info;
 
 #ifndef FRAMES_NO_TEXT
 /* thread_id NULL: convert the thread of the first std_frame. */
-FRAMES_DEF int frames_tenet_open(frames_tenet **t, frames_tenet_arch arch,
+FRAMES_INTEROP_DEF int frames_tenet_open(frames_tenet **t, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err);
 /* One line per std_frame of the chosen thread, through `out`: held back until the first
    line is known (see RULES), then written as they come. */
-FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
+FRAMES_INTEROP_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
                                       frames_out_fn out, void *ctx);
 /* Writes the lines still held back. Call once, after the last frame. */
-FRAMES_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx);
-FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info);
-FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t);
-FRAMES_DEF void frames_tenet_close(frames_tenet *t);
+FRAMES_INTEROP_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx);
+FRAMES_INTEROP_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info);
+FRAMES_INTEROP_DEF const frames_error *frames_tenet_error(const frames_tenet *t);
+FRAMES_INTEROP_DEF void frames_tenet_close(frames_tenet *t);
 #endif
 
 /* ======================================================================================
@@ -282,27 +295,27 @@ typedef struct frames_stats_summary {
     uint64_t modules;
 } frames_stats_summary;
 
-FRAMES_DEF int frames_stats_open(frames_stats **s, void *alloc_ctx, frames_error *err);
+FRAMES_INTEROP_DEF int frames_stats_open(frames_stats **s, void *alloc_ctx, frames_error *err);
 /* An explicit module [base, end) for the modules table (before the first frame). Once
    one is added, modload frames are ignored, as in frames_cov_add_module. */
-FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
+FRAMES_INTEROP_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
                                        uint64_t base, uint64_t end);
-FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
+FRAMES_INTEROP_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f);
 /* What frames_stats_add_frame does for a std_frame, from its head alone (frames_peek_std):
    the statistics use nothing else of it. */
-FRAMES_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
+FRAMES_INTEROP_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
                                     size_t nrawbytes);
 /* Sort the thread and syscall tables. Call once, after the last frame. */
-FRAMES_DEF int frames_stats_finish(frames_stats *s);
-FRAMES_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum);
+FRAMES_INTEROP_DEF int frames_stats_finish(frames_stats *s);
+FRAMES_INTEROP_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum);
 /* Up to max most executed pcs, by count (descending) then pc; returns how many. */
-FRAMES_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max);
+FRAMES_INTEROP_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max);
 /* After finish: sorted by number / thread id; modules in load order. */
-FRAMES_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n);
-FRAMES_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n);
-FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n);
-FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s);
-FRAMES_DEF void frames_stats_close(frames_stats *s);
+FRAMES_INTEROP_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n);
+FRAMES_INTEROP_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n);
+FRAMES_INTEROP_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n);
+FRAMES_INTEROP_DEF const frames_error *frames_stats_error(const frames_stats *s);
+FRAMES_INTEROP_DEF void frames_stats_close(frames_stats *s);
 
 /* ======================================================================================
    Slicing and splitting
@@ -321,9 +334,9 @@ typedef struct frames_slice_filter {
     int has_pc, has_tid;
 } frames_slice_filter;
 
-FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt);  /* everything */
+FRAMES_INTEROP_DEF void frames_slice_filter_default(frames_slice_filter *flt);  /* everything */
 /* The pc/tid part of the rule above (the index range is the caller's). */
-FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f);
+FRAMES_INTEROP_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f);
 /* progress (frames_progress_fn of frames.h) is called every 4096 frames read: done = the
    index of the next frame, total = flt->end (0 when the range is open). */
 
@@ -332,19 +345,19 @@ FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_f
    *copied (may be NULL) receives the number of frames written. Does not finish w. Open w
    with frames_writer_options_like(r) for a slice with the source's version, arch,
    machine, frames per TOC entry, TOC convention and meta bytes. */
-FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
+FRAMES_INTEROP_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
                             frames_progress_fn progress, void *progress_ctx,
                             uint64_t *copied, frames_error *err);
 
 /* Alignment of chunk boundaries: m (frames per TOC entry) when the reader uses its TOC,
    so that every boundary is a TOC entry and seeking there costs O(1); else 1. */
-FRAMES_DEF uint64_t frames_split_alignment(frames_reader *r);
+FRAMES_INTEROP_DEF uint64_t frames_split_alignment(frames_reader *r);
 /* Split [0, nframes) into at most `chunks` non-empty ranges whose boundaries are multiples
    of `align` (the last ends at nframes), as even as possible in whole aligned blocks.
    bounds[] receives k+1 increasing boundaries for the k ranges [bounds[i], bounds[i+1]);
    it must hold min(chunks, ceil(nframes / align), 2^32 - 1) + 1 entries. Returns k (0 when
    nframes or chunks is 0). */
-FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
+FRAMES_INTEROP_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
                                         uint64_t *bounds);
 
 #ifdef __cplusplus
@@ -355,7 +368,7 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_INTEROP_IMPLEMENTATION
+#if defined(FRAMES_INTEROP_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
 #define FRAMES_INTEROP_IMPLEMENTATION_INCLUDED
 
@@ -526,7 +539,7 @@ struct frames_cov {
     frames_error err;
 };
 
-FRAMES_DEF int frames_cov_open(frames_cov **out, void *alloc_ctx, frames_error *err) {
+FRAMES_INTEROP_DEF int frames_cov_open(frames_cov **out, void *alloc_ctx, frames_error *err) {
     frames_cov *c = (frames_cov *)FRAMES_MALLOC(sizeof *c, alloc_ctx);
     *out = NULL;
     if (!c) {
@@ -547,7 +560,7 @@ static int frames__cov_nomem(frames_cov *c) {
     return FRAMES_E_NOMEM;
 }
 
-FRAMES_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
+FRAMES_INTEROP_DEF int frames_cov_add_module(frames_cov *c, const void *name, size_t name_len,
                                      uint64_t base, uint64_t end) {
     int rc;
     if (c->finished) {
@@ -614,7 +627,7 @@ static frames__interop_thread_block *frames__cov_thread(frames_cov *c, uint64_t 
     return &c->thr[s->aux];
 }
 
-FRAMES_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
+FRAMES_INTEROP_DEF int frames_cov_add_frame(frames_cov *c, const frames_frame *f) {
     frames__interop_thread_block *t;
     uint64_t pc, len, next;
     uint32_t m;
@@ -664,7 +677,7 @@ static int frames__cov_block_cmp(const void *a, const void *b) {
     return 0;
 }
 
-FRAMES_DEF int frames_cov_finish(frames_cov *c) {
+FRAMES_INTEROP_DEF int frames_cov_finish(frames_cov *c) {
     size_t i;
     if (c->finished) return FRAMES_OK;
     for (i = 0; i < c->nthr; i++) {
@@ -688,25 +701,25 @@ FRAMES_DEF int frames_cov_finish(frames_cov *c) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info) {
+FRAMES_INTEROP_DEF void frames_cov_info_get(const frames_cov *c, frames_cov_info *info) {
     *info = c->info;
     info->modules_ignored = c->mods.ignored;
     info->nmodules = (uint32_t)c->mods.n;
     info->nblocks = c->nblocks;
 }
 
-FRAMES_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id) {
+FRAMES_INTEROP_DEF const frames_cov_module *frames_cov_module_at(const frames_cov *c, uint32_t id) {
     return c->finished && id < c->mods.n ? &c->pub[id] : NULL;
 }
 
-FRAMES_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n) {
+FRAMES_INTEROP_DEF const frames_cov_block *frames_cov_blocks(const frames_cov *c, size_t *n) {
     *n = c->nblocks;
     return c->blocks;
 }
 
-FRAMES_DEF const frames_error *frames_cov_error(const frames_cov *c) { return &c->err; }
+FRAMES_INTEROP_DEF const frames_error *frames_cov_error(const frames_cov *c) { return &c->err; }
 
-FRAMES_DEF void frames_cov_close(frames_cov *c) {
+FRAMES_INTEROP_DEF void frames_cov_close(frames_cov *c) {
     if (!c) return;
     frames__interop_mods_free(&c->mods, c->actx);
     frames__interop_map_free(&c->threads, c->actx);
@@ -747,7 +760,7 @@ static int frames__interop_put_path(frames_out_fn out, void *ctx, const char *s,
     return k && out(ctx, buf, k) ? FRAMES_E_IO : FRAMES_OK;
 }
 
-FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx) {
+FRAMES_INTEROP_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, void *ctx) {
     size_t i;
     unsigned char entry[8 * 128];
     size_t k = 0;
@@ -794,18 +807,18 @@ FRAMES_DEF int frames_cov_write_drcov(const frames_cov *c, frames_out_fn out, vo
    Tenet
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
-    if (arch == FRAMES_ARCH_I386) return machine == FRAMES_MACH_X86_64 ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
+FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_of(uint64_t arch, uint64_t machine) {
+    if (arch == FRAMES_ARCH_I386) return frames_arch_is_x86_64(arch, machine) ? FRAMES_TENET_AMD64 : FRAMES_TENET_X86;
     if (arch == FRAMES_ARCH_ARM) return FRAMES_TENET_ARM32;
     return FRAMES_TENET_NONE;
 }
 
-FRAMES_DEF const char *frames_tenet_arch_name(frames_tenet_arch a) {
+FRAMES_INTEROP_DEF const char *frames_tenet_arch_name(frames_tenet_arch a) {
     switch (a) {
     case FRAMES_TENET_X86: return "x86";
     case FRAMES_TENET_AMD64: return "amd64";
     case FRAMES_TENET_ARM32: return "arm32";
-    default: return "none";
+    default: return "unknown";
     }
 }
 
@@ -817,7 +830,7 @@ static const char *const frames__tn_amd64[] = {"rax", "rbx", "rcx", "rdx", "rbp"
 static const char *const frames__tn_arm32[] = {"r0", "r1", "r2",  "r3",  "r4",  "r5", "r6", "r7",
                                                "r8", "r9", "r10", "r11", "r12", "sp", "lr"};
 
-FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i) {
+FRAMES_INTEROP_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i) {
     switch (a) {
     case FRAMES_TENET_X86: return i < 8 ? frames__tn_x86[i] : NULL;
     case FRAMES_TENET_AMD64: return i < 16 ? frames__tn_amd64[i] : NULL;
@@ -826,7 +839,7 @@ FRAMES_DEF const char *frames_tenet_arch_reg(frames_tenet_arch a, unsigned i) {
     }
 }
 
-FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
+FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
     if (!strcmp(name, "x86") || !strcmp(name, "i386")) return FRAMES_TENET_X86;
     if (!strcmp(name, "amd64") || !strcmp(name, "x86-64") || !strcmp(name, "x86_64"))
         return FRAMES_TENET_AMD64;
@@ -835,30 +848,6 @@ FRAMES_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
-static uint64_t frames__interop_le(frames_bytes b) {
-    uint64_t v = 0;
-    size_t i, n = b.len < 8 ? b.len : 8;
-    for (i = 0; i < n; i++) v |= (uint64_t)b.ptr[i] << (8 * i);
-    return v;
-}
-
-/* "0x" and v in lowercase hex without leading zeros into dst (at least 19 bytes); returns
-   the length. The Tenet writer formats several numbers per instruction: snprintf was the
-   largest cost of the conversion (measured with callgrind on bench/bench_interop). */
-static size_t frames__interop_hex(char *dst, uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    char tmp[16];
-    size_t n = 0, i;
-    do {
-        tmp[n++] = digits[v & 15];
-        v >>= 4;
-    } while (v);
-    dst[0] = '0';
-    dst[1] = 'x';
-    for (i = 0; i < n; i++) dst[2 + i] = tmp[n - 1 - i];
-    return n + 2;
-}
-
 /* Parts of the registers (writing one changes the register; reading one does not give
    its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
    (r8d, r8w, r8b, r8l) are recognised by their suffix. */
@@ -892,7 +881,7 @@ struct frames_tenet {
     frames_error err;
 };
 
-FRAMES_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch arch,
+FRAMES_INTEROP_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err) {
     frames_tenet *t;
@@ -1006,7 +995,7 @@ static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t
             continue;
         }
         bit = 1u << r;
-        v = frames__interop_le(ops[i].value) & t->mask;
+        v = frames__value_u64(ops[i].value.ptr, ops[i].value.len) & t->mask;
         if (post) {
             t->written |= bit;
         } else if (t->holding && !(t->known & bit) && !(t->written & bit)) {
@@ -1044,7 +1033,7 @@ static size_t frames__tn_item(char *line, const char *name, uint64_t v) {
     size_t k = strlen(name), n;
     memcpy(line, name, k);
     line[k] = '=';
-    n = k + 1 + frames__interop_hex(line + k + 1, v);
+    n = k + 1 + frames__hex_u64(line + k + 1, v);
     line[n++] = ',';
     return n;
 }
@@ -1104,7 +1093,7 @@ static int frames__tn_mem(frames_tenet *t, const frames_operand *ops, uint32_t n
         head[1] = 'm';
         head[2] = post ? 'w' : 'r';
         head[3] = '=';
-        hn = 4 + frames__interop_hex(head + 4, ops[i].address);
+        hn = 4 + frames__hex_u64(head + 4, ops[i].address);
         head[hn++] = ':';
         if (frames__tn_mem_append(t, head, hn) < 0) return -1;
         for (j = 0; j < ops[i].value.len; j++) {
@@ -1120,7 +1109,7 @@ static int frames__tn_mem(frames_tenet *t, const frames_operand *ops, uint32_t n
     return 0;
 }
 
-FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
+FRAMES_INTEROP_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
                                       frames_out_fn out, void *ctx) {
     const frames_std_frame *s = &f->std;
     char line[16 * 24 + 32];   /* 16 registers of <= 23 bytes ("r15=0x" + 16 digits + ","), pc */
@@ -1168,24 +1157,24 @@ FRAMES_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_frame *f,
     }
     if (s->has_post) frames__tn_regs(t, s->post, s->npost, 1);
     if (t->holding && ((t->info.initial | t->written) & all) == all) return frames__tn_release(t, out, ctx);
-    if (t->holding && t->holdlen >= FRAMES_TENET_HOLD) {
+    if (t->holding && t->holdlen >= FRAMES_INTEROP_TENET_HOLD) {
         t->info.first_line_cut = 1;
         return frames__tn_release(t, out, ctx);
     }
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx) {
+FRAMES_INTEROP_DEF int frames_tenet_finish(frames_tenet *t, frames_out_fn out, void *ctx) {
     return t->holding ? frames__tn_release(t, out, ctx) : FRAMES_OK;
 }
 
-FRAMES_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info) {
+FRAMES_INTEROP_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tenet_info *info) {
     *info = t->info;
 }
 
-FRAMES_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { return &t->err; }
+FRAMES_INTEROP_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { return &t->err; }
 
-FRAMES_DEF void frames_tenet_close(frames_tenet *t) {
+FRAMES_INTEROP_DEF void frames_tenet_close(frames_tenet *t) {
     if (!t) return;
     FRAMES_FREE(t->mem, t->actx);
     FRAMES_FREE(t->hold, t->actx);
@@ -1221,7 +1210,7 @@ struct frames_stats {
     frames_error err;
 };
 
-FRAMES_DEF int frames_stats_open(frames_stats **out, void *alloc_ctx, frames_error *err) {
+FRAMES_INTEROP_DEF int frames_stats_open(frames_stats **out, void *alloc_ctx, frames_error *err) {
     frames_stats *s = (frames_stats *)FRAMES_MALLOC(sizeof *s, alloc_ctx);
     *out = NULL;
     if (!s) {
@@ -1287,7 +1276,7 @@ static int frames__st_modstat_grow(frames_stats *s) {
     return 0;
 }
 
-FRAMES_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
+FRAMES_INTEROP_DEF int frames_stats_add_module(frames_stats *s, const void *name, size_t name_len,
                                        uint64_t base, uint64_t end) {
     int rc;
     if (s->finished || s->sum.frames) {
@@ -1327,7 +1316,7 @@ static int frames__st_std(frames_stats *s, uint64_t address, uint64_t thread_id,
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
+FRAMES_INTEROP_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t thread_id,
                                     size_t nrawbytes) {
     if (s->finished) return frames__st_after_finish(s);
     s->sum.frames++;
@@ -1335,7 +1324,7 @@ FRAMES_DEF int frames_stats_add_std(frames_stats *s, uint64_t address, uint64_t 
     return frames__st_std(s, address, thread_id, nrawbytes);
 }
 
-FRAMES_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
+FRAMES_INTEROP_DEF int frames_stats_add_frame(frames_stats *s, const frames_frame *f) {
     frames_stats_thread *t = NULL;
     int kind = (int)f->kind;
     if (s->finished) return frames__st_after_finish(s);
@@ -1382,7 +1371,7 @@ static int frames__st_thread_cmp(const void *a, const void *b) {
     return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
 }
 
-FRAMES_DEF int frames_stats_finish(frames_stats *s) {
+FRAMES_INTEROP_DEF int frames_stats_finish(frames_stats *s) {
     size_t i, k = 0;
     if (s->finished) return FRAMES_OK;
     s->syscalls = (frames_stats_count *)FRAMES_MALLOC((s->sys.len ? s->sys.len : 1) *
@@ -1414,7 +1403,7 @@ FRAMES_DEF int frames_stats_finish(frames_stats *s) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum) {
+FRAMES_INTEROP_DEF void frames_stats_summary_get(const frames_stats *s, frames_stats_summary *sum) {
     *sum = s->sum;
     sum->unique_pcs = s->pcs.len;
     sum->threads = s->nthreads;
@@ -1427,7 +1416,7 @@ static int frames__st_hotter(const frames_stats_count *a, const frames_stats_cou
     return a->count != b->count ? a->count > b->count : a->key < b->key;
 }
 
-FRAMES_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max) {
+FRAMES_INTEROP_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count *out, size_t max) {
     size_t i, n = 0;
     if (max == 0) return 0;
     /* out[0..n) is a min-heap (coldest at the root) of the hottest seen so far. */
@@ -1471,24 +1460,24 @@ FRAMES_DEF size_t frames_stats_hottest(const frames_stats *s, frames_stats_count
     return n;
 }
 
-FRAMES_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n) {
+FRAMES_INTEROP_DEF const frames_stats_count *frames_stats_syscalls(const frames_stats *s, size_t *n) {
     *n = s->finished ? s->nsyscalls : 0;
     return s->syscalls;
 }
 
-FRAMES_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n) {
+FRAMES_INTEROP_DEF const frames_stats_thread *frames_stats_threads(const frames_stats *s, size_t *n) {
     *n = s->nthreads;
     return s->threads;
 }
 
-FRAMES_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n) {
+FRAMES_INTEROP_DEF const frames_stats_module *frames_stats_modules(const frames_stats *s, size_t *n) {
     *n = s->finished ? s->mods.n : 0;
     return s->pubmods;
 }
 
-FRAMES_DEF const frames_error *frames_stats_error(const frames_stats *s) { return &s->err; }
+FRAMES_INTEROP_DEF const frames_error *frames_stats_error(const frames_stats *s) { return &s->err; }
 
-FRAMES_DEF void frames_stats_close(frames_stats *s) {
+FRAMES_INTEROP_DEF void frames_stats_close(frames_stats *s) {
     if (!s) return;
     frames__interop_map_free(&s->pcs, s->actx);
     frames__interop_map_free(&s->sys, s->actx);
@@ -1505,12 +1494,12 @@ FRAMES_DEF void frames_stats_close(frames_stats *s) {
    Slicing and splitting
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF void frames_slice_filter_default(frames_slice_filter *flt) {
+FRAMES_INTEROP_DEF void frames_slice_filter_default(frames_slice_filter *flt) {
     memset(flt, 0, sizeof *flt);
     flt->end = UINT64_MAX;
 }
 
-FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f) {
+FRAMES_INTEROP_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_frame *f) {
     int has_pc = 0, has_tid = 0;
     uint64_t pc = 0, tid = 0;
     if (!flt->has_pc && !flt->has_tid) return 1;
@@ -1540,7 +1529,7 @@ FRAMES_DEF int frames_slice_match(const frames_slice_filter *flt, const frames_f
     return 1;
 }
 
-FRAMES_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
+FRAMES_INTEROP_DEF int frames_slice(frames_reader *r, frames_writer *w, const frames_slice_filter *flt,
                             frames_progress_fn progress, void *progress_ctx,
                             uint64_t *copied, frames_error *err) {
     frames_decoder dec;
@@ -1606,14 +1595,14 @@ reader_failed:
     return rc;
 }
 
-FRAMES_DEF uint64_t frames_split_alignment(frames_reader *r) {
+FRAMES_INTEROP_DEF uint64_t frames_split_alignment(frames_reader *r) {
     frames_reader_info st;
     if (frames_reader_info_get(r, &st) == FRAMES_OK && st.toc_used && st.frames_per_toc > 0)
         return st.frames_per_toc;
     return 1;
 }
 
-FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
+FRAMES_INTEROP_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64_t chunks,
                                         uint64_t *bounds) {
     uint64_t blocks, k, i;
     if (nframes == 0 || chunks == 0) return 0;
@@ -1638,7 +1627,7 @@ FRAMES_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align, uint64
 #endif
 
 #endif /* FRAMES_INTEROP_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_INTEROP_IMPLEMENTATION */
+#endif /* FRAMES_INTEROP_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

@@ -19,7 +19,7 @@
    with min/max statistics (so that `WHERE pc BETWEEN ...` skips row groups) and split into
    pages; dictionary encoding where the dictionary is smaller than the plain values
    (register names, thread ids, pcs of hot loops); zstd page compression when built with
-   FRAMES_HAVE_ZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
+   FRAMES_PARQUET_LIBZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
    (addresses, thread ids) are INT64 with the logical type INTEGER(64, unsigned) and the
    converted type UINT_64: the 64 bits are stored as they are, DuckDB reads UBIGINT,
    pandas/pyarrow uint64, Polars UInt64, Spark (3.2+) DECIMAL(20,0); their statistics use
@@ -60,7 +60,9 @@
    OPTIONS
 
    #define before including the implementation:
-   FRAMES_HAVE_ZSTD       compress pages with zstd (link with -lzstd)
+   FRAMES_PARQUET_STATIC   this header's functions static (frames.h's too if not yet included)
+   FRAMES_PARQUET_DEF      their linkage (default FRAMES_DEF)
+   FRAMES_PARQUET_LIBZSTD   compress pages with zstd (link with -lzstd)
    The FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE macros
    of frames.h apply here too.
 
@@ -71,9 +73,9 @@
    ---------------------------------------------------------------------------------------
    API OVERVIEW (details at each declaration below)
 
-   Thrift compact protocol writer    frames_parquet_tc_*
-   Parquet file writer               frames_parquet_open / put_* / row_end / finish /
-                                     close / abandon / error
+   Parquet file writer               frames_parquet_open, frames_parquet_put_*,
+                                     frames_parquet_row_end / _finish / _close /
+                                     _abandon / _error
    Trace tables                      frames_parquet_table_name / _table_columns,
                                      frames_parquet_export_open / _add / _close / _abandon
 
@@ -81,8 +83,7 @@
    SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
    the title on the line below it: grep -n '^   TITLE' finds it)
 
-   Options and codes
-   Thrift compact protocol writer
+   Options
    Parquet file writer
    Trace tables (columns and meanings: docs/parquet.md)
    IMPLEMENTATION
@@ -99,14 +100,22 @@
 #ifndef FRAMES_PARQUET_H_INCLUDED
 #define FRAMES_PARQUET_H_INCLUDED
 
+#if defined(FRAMES_PARQUET_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_PARQUET_STATIC) && !defined(FRAMES_PARQUET_DEF)   /* even after a shared frames.h */
+#define FRAMES_PARQUET_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_PARQUET_DEF)
+#define FRAMES_PARQUET_DEF FRAMES_DEF
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ======================================================================================
-   Options and codes
+   Options
    ====================================================================================== */
 
 enum { FRAMES_PARQUET_UNCOMPRESSED = 0, FRAMES_PARQUET_ZSTD = 6 }; /* Parquet codec ids */
@@ -123,59 +132,9 @@ typedef struct frames_parquet_options {
     void *alloc_ctx;
 } frames_parquet_options;
 
-FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o);
-/* 1 when this build can write zstd pages (FRAMES_HAVE_ZSTD). */
-FRAMES_DEF int frames_parquet_have_zstd(void);
-
-/* ======================================================================================
-   Thrift compact protocol writer
-
-   Parquet's metadata is Thrift, compact protocol. Fields are written in the order they
-   are called; field 0 means "an element of the list being written" (no field header).
-   Errors (out of space in a fixed buffer, out of memory) are sticky: check
-   frames_parquet_tc_status once at the end.
-   ====================================================================================== */
-
-enum {   /* compact protocol type ids */
-    FRAMES_PARQUET_TC_TRUE = 1, FRAMES_PARQUET_TC_FALSE = 2, FRAMES_PARQUET_TC_BYTE = 3,
-    FRAMES_PARQUET_TC_I16 = 4, FRAMES_PARQUET_TC_I32 = 5, FRAMES_PARQUET_TC_I64 = 6,
-    FRAMES_PARQUET_TC_DOUBLE = 7, FRAMES_PARQUET_TC_BINARY = 8, FRAMES_PARQUET_TC_LIST = 9,
-    FRAMES_PARQUET_TC_SET = 10, FRAMES_PARQUET_TC_MAP = 11, FRAMES_PARQUET_TC_STRUCT = 12
-};
-
-#define FRAMES_PARQUET_TC_DEPTH 16
-
-typedef struct frames_parquet_tc {
-    uint8_t *buf;
-    size_t len, cap;
-    int owned;       /* buf is allocated here and grows */
-    int status;      /* FRAMES_OK, FRAMES_E_SPACE, FRAMES_E_NOMEM or FRAMES_E_INVALID */
-    int depth;
-    int16_t last[FRAMES_PARQUET_TC_DEPTH];   /* last field id per open struct */
-    void *alloc_ctx;
-} frames_parquet_tc;
-
-/* buf NULL: allocate and grow (free with frames_parquet_tc_free); else a fixed buffer. */
-FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
-                                       void *alloc_ctx);
-FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t);
-FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t);
-FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v);
-FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v);
-FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v);
-FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v);
-FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v);
-FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
-                                         size_t n);
-FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s);
-/* A list header: elem_type FRAMES_PARQUET_TC_*, then n elements written with field 0. */
-FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
-                                       uint32_t n);
-/* A struct (or union): fields, then frames_parquet_tc_end (which writes the stop byte). */
-FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field);
-FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t);
-/* Bytes already encoded (e.g. list elements prepared earlier). */
-FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n);
+FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o);
+/* 1 when this build can write zstd pages (FRAMES_PARQUET_LIBZSTD). */
+FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void);
 
 /* ======================================================================================
    Parquet file writer
@@ -205,31 +164,31 @@ typedef struct frames_parquet_info {
 } frames_parquet_info;
 
 /* Write the magic; columns are copied (names too). Up to 64 columns. */
-FRAMES_DEF int frames_parquet_open(frames_parquet **w, const frames_sink *sink,
+FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **w, const frames_sink *sink,
                                    const frames_parquet_column *cols, uint32_t ncols,
                                    const frames_parquet_options *o, frames_error *err);
 /* Footer key/value metadata (copied); before frames_parquet_finish. */
-FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value);
+FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value);
 /* One value per column of the current row, in any order; errors show at row_end. */
-FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v);
-FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v);
-FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v);
-FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v);
-FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v);
+FRAMES_PARQUET_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v);
+FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n);
-FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col);
-FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col);
+FRAMES_PARQUET_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
                                             const int64_t *v, uint32_t n);
 /* End the row (writes a row group when it is full). */
-FRAMES_DEF int frames_parquet_row_end(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w);
 /* Write the last row group and the footer; the object stays for _info and _error. */
-FRAMES_DEF int frames_parquet_finish(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w);
 /* Finish (if not done) and free; returns the result of finishing. */
-FRAMES_DEF int frames_parquet_close(frames_parquet *w);
+FRAMES_PARQUET_DEF int frames_parquet_close(frames_parquet *w);
 /* Free without writing the footer (the output is not a Parquet file). */
-FRAMES_DEF void frames_parquet_abandon(frames_parquet *w);
-FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
-FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
+FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w);
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_error(const frames_parquet *w);
+FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info);
 
 /* ======================================================================================
    Trace tables (columns and meanings: docs/parquet.md)
@@ -241,24 +200,24 @@ enum {
 };
 
 /* "instructions", ...; "unknown" for other numbers. */
-FRAMES_DEF const char *frames_parquet_table_name(int table);
+FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table);
 /* The columns of a table (NULL and *n = 0 for other numbers). */
-FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n);
+FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n);
 
 typedef struct frames_parquet_export frames_parquet_export;
 
 /* sinks[t] for every table t; a sink whose write is NULL skips that table. */
-FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
+FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err);
 /* Rows of one decoded frame; index is its frame index in the trace (the frame column). */
-FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index);
 /* Rows written so far per table (rows[FRAMES_PARQUET_NTABLES]). */
-FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows);
-FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x);
+FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows);
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x);
 /* Finish every table and free; the first error is copied to err (may be NULL). */
-FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err);
-FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
+FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err);
+FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 
 #ifdef __cplusplus
 }
@@ -270,14 +229,14 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
    IMPLEMENTATION
    ====================================================================================== */
 
-#ifdef FRAMES_PARQUET_IMPLEMENTATION
+#if defined(FRAMES_PARQUET_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 #define FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 
 #define FRAMES__WANT_HELPERS   /* allocator defaults, fail, grow, little-endian stores */
 #include "frames.h"
 #include <string.h>
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
 #include <zstd.h>
 #endif
 
@@ -289,7 +248,13 @@ extern "C" {
 #define frames__pq_fail(err, code, ...)                                                     \
     frames__fail((err), (code), FRAMES_NO_POS, FRAMES_NO_POS, __VA_ARGS__)
 
-FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
+/* A writer's state; a failed writer refuses every later call with its error. */
+enum { FRAMES__PQ_OPEN = 0, FRAMES__PQ_FINISHED = 1, FRAMES__PQ_FAILED = 2 };
+/* The one way a writer fails for good: the error is kept and the writer marked failed. */
+#define frames__pq_wfail(w, code, ...)                                                      \
+    ((w)->state = FRAMES__PQ_FAILED, frames__pq_fail(&(w)->err, (code), __VA_ARGS__))
+
+FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     memset(o, 0, sizeof *o);
     o->row_group_rows = 131072;
     o->page_rows = 16384;
@@ -299,8 +264,8 @@ FRAMES_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     o->dictionary_max_bytes = 1u << 20;
 }
 
-FRAMES_DEF int frames_parquet_have_zstd(void) {
-#ifdef FRAMES_HAVE_ZSTD
+FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void) {
+#ifdef FRAMES_PARQUET_LIBZSTD
     return 1;
 #else
     return 0;
@@ -343,7 +308,51 @@ static size_t frames__pq_varint(uint8_t *p, uint64_t v) {
    Thrift compact protocol
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t cap,
+/* Parquet's metadata is Thrift, compact protocol. Fields are written in the order they
+   are called; field 0 means "an element of the list being written" (no field header).
+   Errors (out of space in a fixed buffer, out of memory) are sticky: check
+   frames__parquet_tc_status once at the end. An internal encoding: private to this
+   header (test_parquet checks its bytes with a private copy of the implementation). */
+
+enum {   /* compact protocol type ids */
+    FRAMES__PARQUET_TC_TRUE = 1, FRAMES__PARQUET_TC_FALSE = 2, FRAMES__PARQUET_TC_BYTE = 3,
+    FRAMES__PARQUET_TC_I16 = 4, FRAMES__PARQUET_TC_I32 = 5, FRAMES__PARQUET_TC_I64 = 6,
+    FRAMES__PARQUET_TC_DOUBLE = 7, FRAMES__PARQUET_TC_BINARY = 8, FRAMES__PARQUET_TC_LIST = 9,
+    FRAMES__PARQUET_TC_SET = 10, FRAMES__PARQUET_TC_MAP = 11, FRAMES__PARQUET_TC_STRUCT = 12
+};
+
+#define FRAMES__PARQUET_TC_DEPTH 16
+
+typedef struct frames__parquet_tc {
+    uint8_t *buf;
+    size_t len, cap;
+    int owned;       /* buf is allocated here and grows */
+    int status;      /* FRAMES_OK, FRAMES_E_SPACE, FRAMES_E_NOMEM or FRAMES_E_INVALID */
+    int depth;
+    int16_t last[FRAMES__PARQUET_TC_DEPTH];   /* last field id per open struct */
+    void *alloc_ctx;
+} frames__parquet_tc;
+
+/* buf NULL: allocate and grow (free with frames__parquet_tc_free); else a fixed buffer. */
+static void frames__parquet_tc_init(frames__parquet_tc *t, void *buf, size_t cap, void *alloc_ctx);
+static void frames__parquet_tc_free(frames__parquet_tc *t);
+static FRAMES__UNUSED int frames__parquet_tc_status(const frames__parquet_tc *t);   /* tests */
+static void frames__parquet_tc_bool(frames__parquet_tc *t, int field, int v);
+static void frames__parquet_tc_byte(frames__parquet_tc *t, int field, int8_t v);
+static void frames__parquet_tc_i16(frames__parquet_tc *t, int field, int16_t v);
+static void frames__parquet_tc_i32(frames__parquet_tc *t, int field, int32_t v);
+static void frames__parquet_tc_i64(frames__parquet_tc *t, int field, int64_t v);
+static void frames__parquet_tc_binary(frames__parquet_tc *t, int field, const void *p, size_t n);
+static void frames__parquet_tc_string(frames__parquet_tc *t, int field, const char *s);
+/* A list header: elem_type FRAMES__PARQUET_TC_*, then n elements written with field 0. */
+static void frames__parquet_tc_list(frames__parquet_tc *t, int field, int elem_type, uint32_t n);
+/* A struct (or union): fields, then frames__parquet_tc_end (which writes the stop byte). */
+static void frames__parquet_tc_begin(frames__parquet_tc *t, int field);
+static void frames__parquet_tc_end(frames__parquet_tc *t);
+/* Bytes already encoded (e.g. list elements prepared earlier). */
+static void frames__parquet_tc_raw(frames__parquet_tc *t, const void *p, size_t n);
+
+static void frames__parquet_tc_init(frames__parquet_tc *t, void *buf, size_t cap,
                                        void *alloc_ctx) {
     memset(t, 0, sizeof *t);
     t->buf = (uint8_t *)buf;
@@ -352,15 +361,15 @@ FRAMES_DEF void frames_parquet_tc_init(frames_parquet_tc *t, void *buf, size_t c
     t->alloc_ctx = alloc_ctx;
 }
 
-FRAMES_DEF void frames_parquet_tc_free(frames_parquet_tc *t) {
+static void frames__parquet_tc_free(frames__parquet_tc *t) {
     if (t->owned) FRAMES_FREE(t->buf, t->alloc_ctx);
     t->buf = NULL;
     t->len = t->cap = 0;
 }
 
-FRAMES_DEF int frames_parquet_tc_status(const frames_parquet_tc *t) { return t->status; }
+static int frames__parquet_tc_status(const frames__parquet_tc *t) { return t->status; }
 
-static uint8_t *frames__tc_room(frames_parquet_tc *t, size_t n) {
+static uint8_t *frames__tc_room(frames__parquet_tc *t, size_t n) {
     if (t->status) return NULL;
     if (t->cap - t->len < n) {
         if (!t->owned) {
@@ -376,7 +385,7 @@ static uint8_t *frames__tc_room(frames_parquet_tc *t, size_t n) {
     return t->buf + t->len;
 }
 
-static void frames__tc_uvarint(frames_parquet_tc *t, uint64_t v) {
+static void frames__tc_uvarint(frames__parquet_tc *t, uint64_t v) {
     uint8_t *p = frames__tc_room(t, 10);
     if (p) t->len += frames__pq_varint(p, v);
 }
@@ -388,7 +397,7 @@ static uint64_t frames__tc_zigzag(int64_t v) {
 /* Field header: a delta from the previous field id in the high nibble when it is 1..15,
    else the type byte followed by the id as a zigzag varint (i16). Field 0: a list
    element, no header. */
-static void frames__tc_field(frames_parquet_tc *t, int field, int type) {
+static void frames__tc_field(frames__parquet_tc *t, int field, int type) {
     int16_t *last;
     uint8_t *p;
     if (field == 0 || t->status) return;
@@ -410,8 +419,8 @@ static void frames__tc_field(frames_parquet_tc *t, int field, int type) {
     *last = (int16_t)field;
 }
 
-FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
-    int type = v ? FRAMES_PARQUET_TC_TRUE : FRAMES_PARQUET_TC_FALSE;
+static void frames__parquet_tc_bool(frames__parquet_tc *t, int field, int v) {
+    int type = v ? FRAMES__PARQUET_TC_TRUE : FRAMES__PARQUET_TC_FALSE;
     if (field) {
         frames__tc_field(t, field, type);   /* the value is the type nibble */
     } else {
@@ -423,45 +432,45 @@ FRAMES_DEF void frames_parquet_tc_bool(frames_parquet_tc *t, int field, int v) {
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_byte(frames_parquet_tc *t, int field, int8_t v) {
+static void frames__parquet_tc_byte(frames__parquet_tc *t, int field, int8_t v) {
     uint8_t *p;
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_BYTE);
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_BYTE);
     if ((p = frames__tc_room(t, 1)) != NULL) {
         *p = (uint8_t)v;
         t->len++;
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_i16(frames_parquet_tc *t, int field, int16_t v) {
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_I16);
+static void frames__parquet_tc_i16(frames__parquet_tc *t, int field, int16_t v) {
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_I16);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_i32(frames_parquet_tc *t, int field, int32_t v) {
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_I32);
+static void frames__parquet_tc_i32(frames__parquet_tc *t, int field, int32_t v) {
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_I32);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_i64(frames_parquet_tc *t, int field, int64_t v) {
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_I64);
+static void frames__parquet_tc_i64(frames__parquet_tc *t, int field, int64_t v) {
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_I64);
     frames__tc_uvarint(t, frames__tc_zigzag(v));
 }
 
-FRAMES_DEF void frames_parquet_tc_binary(frames_parquet_tc *t, int field, const void *p,
+static void frames__parquet_tc_binary(frames__parquet_tc *t, int field, const void *p,
                                          size_t n) {
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_BINARY);
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_BINARY);
     frames__tc_uvarint(t, n);
-    frames_parquet_tc_raw(t, p, n);
+    frames__parquet_tc_raw(t, p, n);
 }
 
-FRAMES_DEF void frames_parquet_tc_string(frames_parquet_tc *t, int field, const char *s) {
-    frames_parquet_tc_binary(t, field, s, strlen(s));
+static void frames__parquet_tc_string(frames__parquet_tc *t, int field, const char *s) {
+    frames__parquet_tc_binary(t, field, s, strlen(s));
 }
 
-FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem_type,
+static void frames__parquet_tc_list(frames__parquet_tc *t, int field, int elem_type,
                                        uint32_t n) {
     uint8_t *p;
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_LIST);
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_LIST);
     if ((p = frames__tc_room(t, 1)) == NULL) return;
     if (n < 15) {
         *p = (uint8_t)(n << 4 | (uint32_t)elem_type);
@@ -473,17 +482,17 @@ FRAMES_DEF void frames_parquet_tc_list(frames_parquet_tc *t, int field, int elem
     }
 }
 
-FRAMES_DEF void frames_parquet_tc_begin(frames_parquet_tc *t, int field) {
-    frames__tc_field(t, field, FRAMES_PARQUET_TC_STRUCT);
+static void frames__parquet_tc_begin(frames__parquet_tc *t, int field) {
+    frames__tc_field(t, field, FRAMES__PARQUET_TC_STRUCT);
     if (t->status) return;
-    if (t->depth + 1 >= FRAMES_PARQUET_TC_DEPTH) {
+    if (t->depth + 1 >= FRAMES__PARQUET_TC_DEPTH) {
         t->status = FRAMES_E_INVALID;
         return;
     }
     t->last[++t->depth] = 0;
 }
 
-FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
+static void frames__parquet_tc_end(frames__parquet_tc *t) {
     uint8_t *p;
     if (t->status) return;
     if (t->depth == 0) {
@@ -496,7 +505,7 @@ FRAMES_DEF void frames_parquet_tc_end(frames_parquet_tc *t) {
     t->depth--;
 }
 
-FRAMES_DEF void frames_parquet_tc_raw(frames_parquet_tc *t, const void *p, size_t n) {
+static void frames__parquet_tc_raw(frames__parquet_tc *t, const void *p, size_t n) {
     uint8_t *d;
     if (n == 0) return;
     if ((d = frames__tc_room(t, n)) == NULL) return;
@@ -558,23 +567,22 @@ struct frames_parquet {
     uint64_t offset;             /* bytes written */
     uint64_t rows, group_rows;
     uint32_t row_puts;
-    frames_parquet_tc groups;    /* encoded RowGroup structs (list elements) */
+    frames__parquet_tc groups;    /* encoded RowGroup structs (list elements) */
     uint64_t ngroups;
     frames__pq_buf kv;           /* key\0value\0 pairs */
     uint32_t nkv;
     frames__pq_buf body, packed; /* page scratch */
-    int state;                   /* 0 open, 1 finished, 2 failed */
+    int state;                   /* FRAMES__PQ_OPEN, _FINISHED, _FAILED */
     int oom;                     /* a put failed */
     frames_error err;
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     ZSTD_CCtx *zctx;
 #endif
 };
 
 static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
     if (n && w->sink.write(w->sink.ctx, p, n) < 0) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: write failed at offset %llu",
+        return frames__pq_wfail(w, FRAMES_E_IO, "parquet: write failed at offset %llu",
                                (unsigned long long)w->offset);
     }
     w->offset += n;
@@ -597,7 +605,7 @@ static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column 
     c->dict = c->c.dictionary;
 }
 
-FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
+FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
                                    const frames_parquet_column *cols, uint32_t ncols,
                                    const frames_parquet_options *o, frames_error *err) {
     frames_parquet_options def;
@@ -637,8 +645,8 @@ FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
     }
     memset(w->cols, 0, ncols * sizeof *w->cols);
     for (i = 0; i < ncols; i++) frames__pq_col_setup(&w->cols[i], &cols[i]);
-    frames_parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
-#ifdef FRAMES_HAVE_ZSTD
+    frames__parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
         frames_parquet_abandon(w);
         return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory (zstd context)");
@@ -653,9 +661,9 @@ FRAMES_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value) {
+FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *key, const char *value) {
     void *a = w->o.alloc_ctx;
-    if (w->state) return FRAMES_E_STATE;
+    if (w->state != FRAMES__PQ_OPEN) return FRAMES_E_STATE;
     if (frames__pq_append(&w->kv, key, strlen(key) + 1, a) < 0 ||
         frames__pq_append(&w->kv, value, strlen(value) + 1, a) < 0)
         return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
@@ -890,11 +898,8 @@ FRAMES__INLINE int frames__pq_short_bytes(frames_parquet *w, frames__pq_col *c,
 }
 
 FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col) {
-    if (col >= w->ncols || w->state) {
-        if (!w->state) {
-            frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: no column %u", col);
-            w->state = 2;
-        }
+    if (col >= w->ncols || w->state != FRAMES__PQ_OPEN) {
+        if (w->state == FRAMES__PQ_OPEN) frames__pq_wfail(w, FRAMES_E_INVALID, "parquet: no column %u", col);
         return NULL;
     }
     w->row_puts++;
@@ -913,19 +918,19 @@ FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bit
     if (c) frames__pq_int_at(w, c, bits);
 }
 
-FRAMES_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_u64(frames_parquet *w, uint32_t col, uint64_t v) {
     frames__pq_int(w, col, v);
 }
 
-FRAMES_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_i64(frames_parquet *w, uint32_t col, int64_t v) {
     frames__pq_int(w, col, (uint64_t)v);
 }
 
-FRAMES_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_i32(frames_parquet *w, uint32_t col, int32_t v) {
     frames__pq_int(w, col, (uint64_t)(uint32_t)v);
 }
 
-FRAMES_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
+FRAMES_PARQUET_DEF void frames_parquet_put_bool(frames_parquet *w, uint32_t col, int v) {
     frames__pq_int(w, col, v ? 1 : 0);
 }
 
@@ -1001,7 +1006,7 @@ FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, co
     }
 }
 
-FRAMES_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
+FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     if (c) frames__pq_bytes_at(w, c, p, n);
@@ -1013,18 +1018,17 @@ FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
     if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
 }
 
-FRAMES_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
+FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     if (!c) return;
     if (!c->c.optional) {
-        frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: column '%s' is not optional", c->name);
-        w->state = 2;
+        frames__pq_wfail(w, FRAMES_E_INVALID, "parquet: column '%s' is not optional", c->name);
         return;
     }
     frames__pq_null_at(w, c);
 }
 
-FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
+FRAMES_PARQUET_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
                                             const int64_t *v, uint32_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
     void *a;
@@ -1032,8 +1036,7 @@ FRAMES_DEF void frames_parquet_put_list_i64(frames_parquet *w, uint32_t col,
     if (!c) return;
     a = w->o.alloc_ctx;
     if (!c->c.list) {
-        frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: column '%s' is not a list", c->name);
-        w->state = 2;
+        frames__pq_wfail(w, FRAMES_E_INVALID, "parquet: column '%s' is not a list", c->name);
         return;
     }
     if (n == 0) {   /* an empty list: one level entry, no value */
@@ -1149,7 +1152,7 @@ typedef struct frames__pq_chunk {
     uint64_t usize, csize;
 } frames__pq_chunk;
 
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
 /* A zstd frame of stored blocks (RFC 8878: magic, a header with Single_Segment and a
    4-byte content size, Raw_Blocks of at most 128 KiB): what zstd itself writes for data
    it cannot shrink, for the cost of a copy. out has room for len + 12 + 3 * (len >> 17). */
@@ -1200,12 +1203,12 @@ static int frames__pq_zstd_page(frames_parquet *w, frames__pq_col *c, const uint
 static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck, int type,
                            uint32_t nvalues, int encoding, const uint8_t *body, size_t len) {
     uint8_t hdr[128];
-    frames_parquet_tc t;
+    frames__parquet_tc t;
     const uint8_t *out = body;
     size_t clen = len;
     if (len > 0x7fffffffu)
         return frames__pq_fail(&w->err, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (w->o.compression == FRAMES_PARQUET_ZSTD) {
         int rc = frames__pq_zstd_page(w, c, body, len, &clen);
         if (rc < 0) return rc;
@@ -1214,23 +1217,23 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
 #else
     (void)c;
 #endif
-    frames_parquet_tc_init(&t, hdr, sizeof hdr, NULL);
-    frames_parquet_tc_i32(&t, 1, type);
-    frames_parquet_tc_i32(&t, 2, (int32_t)len);
-    frames_parquet_tc_i32(&t, 3, (int32_t)clen);
+    frames__parquet_tc_init(&t, hdr, sizeof hdr, NULL);
+    frames__parquet_tc_i32(&t, 1, type);
+    frames__parquet_tc_i32(&t, 2, (int32_t)len);
+    frames__parquet_tc_i32(&t, 3, (int32_t)clen);
     if (type == FRAMES__PQ_DICTIONARY_PAGE) {
-        frames_parquet_tc_begin(&t, 7);
-        frames_parquet_tc_i32(&t, 1, (int32_t)nvalues);
-        frames_parquet_tc_i32(&t, 2, FRAMES__PQ_PLAIN);
-        frames_parquet_tc_end(&t);
+        frames__parquet_tc_begin(&t, 7);
+        frames__parquet_tc_i32(&t, 1, (int32_t)nvalues);
+        frames__parquet_tc_i32(&t, 2, FRAMES__PQ_PLAIN);
+        frames__parquet_tc_end(&t);
         ck->dict_page = w->offset;
     } else {
-        frames_parquet_tc_begin(&t, 5);
-        frames_parquet_tc_i32(&t, 1, (int32_t)nvalues);
-        frames_parquet_tc_i32(&t, 2, encoding);
-        frames_parquet_tc_i32(&t, 3, FRAMES__PQ_RLE);
-        frames_parquet_tc_i32(&t, 4, FRAMES__PQ_RLE);
-        frames_parquet_tc_end(&t);
+        frames__parquet_tc_begin(&t, 5);
+        frames__parquet_tc_i32(&t, 1, (int32_t)nvalues);
+        frames__parquet_tc_i32(&t, 2, encoding);
+        frames__parquet_tc_i32(&t, 3, FRAMES__PQ_RLE);
+        frames__parquet_tc_i32(&t, 4, FRAMES__PQ_RLE);
+        frames__parquet_tc_end(&t);
         if (!ck->data_page) ck->data_page = w->offset;
     }
     t.buf[t.len++] = 0;   /* PageHeader's stop (128 bytes leave room) */
@@ -1275,56 +1278,56 @@ oom:
     return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
 }
 
-static void frames__pq_stat_value(frames_parquet_tc *t, int field, const frames__pq_col *c,
+static void frames__pq_stat_value(frames__parquet_tc *t, int field, const frames__pq_col *c,
                                   uint64_t v, const frames_bytes *b) {
     uint8_t enc[8];
     if (c->ptype == FRAMES__PQ_BYTE_ARRAY) {
-        frames_parquet_tc_binary(t, field, b->ptr, b->len);
+        frames__parquet_tc_binary(t, field, b->ptr, b->len);
     } else {
         frames__put_le64(enc, v);
-        frames_parquet_tc_binary(t, field, enc, (size_t)(c->ptype == FRAMES__PQ_BOOLEAN ? 1 : c->width));
+        frames__parquet_tc_binary(t, field, enc, (size_t)(c->ptype == FRAMES__PQ_BOOLEAN ? 1 : c->width));
     }
 }
 
-static void frames__pq_path(frames_parquet_tc *t, int field, const frames__pq_col *c) {
-    frames_parquet_tc_list(t, field, FRAMES_PARQUET_TC_BINARY, c->c.list ? 3 : 1);
-    frames_parquet_tc_string(t, 0, c->name);
+static void frames__pq_path(frames__parquet_tc *t, int field, const frames__pq_col *c) {
+    frames__parquet_tc_list(t, field, FRAMES__PARQUET_TC_BINARY, c->c.list ? 3 : 1);
+    frames__parquet_tc_string(t, 0, c->name);
     if (c->c.list) {
-        frames_parquet_tc_string(t, 0, "list");
-        frames_parquet_tc_string(t, 0, "element");
+        frames__parquet_tc_string(t, 0, "list");
+        frames__parquet_tc_string(t, 0, "element");
     }
 }
 
 /* The ColumnChunk struct of this chunk (an element of RowGroup.columns). */
 static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
                                   const frames__pq_chunk *ck, int dict) {
-    frames_parquet_tc *t = &w->groups;
+    frames__parquet_tc *t = &w->groups;
     int levels = c->maxdef || c->maxrep;
-    frames_parquet_tc_begin(t, 0);
-    frames_parquet_tc_i64(t, 2, (int64_t)ck->first);
-    frames_parquet_tc_begin(t, 3);
-    frames_parquet_tc_i32(t, 1, c->ptype);
-    frames_parquet_tc_list(t, 2, FRAMES_PARQUET_TC_I32, (uint32_t)(1 + dict + levels));
-    frames_parquet_tc_i32(t, 0, FRAMES__PQ_PLAIN);   /* values, or the dictionary page */
-    if (dict) frames_parquet_tc_i32(t, 0, FRAMES__PQ_RLE_DICTIONARY);
-    if (levels) frames_parquet_tc_i32(t, 0, FRAMES__PQ_RLE);
+    frames__parquet_tc_begin(t, 0);
+    frames__parquet_tc_i64(t, 2, (int64_t)ck->first);
+    frames__parquet_tc_begin(t, 3);
+    frames__parquet_tc_i32(t, 1, c->ptype);
+    frames__parquet_tc_list(t, 2, FRAMES__PARQUET_TC_I32, (uint32_t)(1 + dict + levels));
+    frames__parquet_tc_i32(t, 0, FRAMES__PQ_PLAIN);   /* values, or the dictionary page */
+    if (dict) frames__parquet_tc_i32(t, 0, FRAMES__PQ_RLE_DICTIONARY);
+    if (levels) frames__parquet_tc_i32(t, 0, FRAMES__PQ_RLE);
     frames__pq_path(t, 3, c);
-    frames_parquet_tc_i32(t, 4, w->o.compression);
-    frames_parquet_tc_i64(t, 5, (int64_t)c->nlev);
-    frames_parquet_tc_i64(t, 6, (int64_t)ck->usize);
-    frames_parquet_tc_i64(t, 7, (int64_t)ck->csize);
-    frames_parquet_tc_i64(t, 9, (int64_t)ck->data_page);
-    if (dict) frames_parquet_tc_i64(t, 11, (int64_t)ck->dict_page);
-    frames_parquet_tc_begin(t, 12);   /* Statistics */
-    frames_parquet_tc_i64(t, 3, (int64_t)c->nulls);
+    frames__parquet_tc_i32(t, 4, w->o.compression);
+    frames__parquet_tc_i64(t, 5, (int64_t)c->nlev);
+    frames__parquet_tc_i64(t, 6, (int64_t)ck->usize);
+    frames__parquet_tc_i64(t, 7, (int64_t)ck->csize);
+    frames__parquet_tc_i64(t, 9, (int64_t)ck->data_page);
+    if (dict) frames__parquet_tc_i64(t, 11, (int64_t)ck->dict_page);
+    frames__parquet_tc_begin(t, 12);   /* Statistics */
+    frames__parquet_tc_i64(t, 3, (int64_t)c->nulls);
     if (c->has_mm && (c->ptype != FRAMES__PQ_BYTE_ARRAY ||
                       (c->bmin.len <= FRAMES__PQ_STAT_MAX && c->bmax.len <= FRAMES__PQ_STAT_MAX))) {
         frames__pq_stat_value(t, 5, c, c->imax, &c->bmax);
         frames__pq_stat_value(t, 6, c, c->imin, &c->bmin);
     }
-    frames_parquet_tc_end(t);
-    frames_parquet_tc_end(t);
-    frames_parquet_tc_end(t);
+    frames__parquet_tc_end(t);
+    frames__parquet_tc_end(t);
+    frames__parquet_tc_end(t);
 }
 
 /* Min and max of the chunk's values, from the dictionary (a few entries) or the plain
@@ -1421,43 +1424,40 @@ static int frames__pq_flush_group(frames_parquet *w) {
     uint32_t i;
     int rc;
     if (w->group_rows == 0) return FRAMES_OK;
-    frames_parquet_tc_begin(&w->groups, 0);
-    frames_parquet_tc_list(&w->groups, 1, FRAMES_PARQUET_TC_STRUCT, w->ncols);
+    frames__parquet_tc_begin(&w->groups, 0);
+    frames__parquet_tc_list(&w->groups, 1, FRAMES__PARQUET_TC_STRUCT, w->ncols);
     for (i = 0; i < w->ncols; i++) {
         if ((rc = frames__pq_flush_col(w, &w->cols[i], &ck)) < 0) {
-            w->state = 2;
+            w->state = FRAMES__PQ_FAILED;   /* the error is w->err already */
             return rc;
         }
         usize += ck.usize;
         csize += ck.csize;
         frames__pq_reset_col(w, &w->cols[i]);
     }
-    frames_parquet_tc_i64(&w->groups, 2, (int64_t)usize);
-    frames_parquet_tc_i64(&w->groups, 3, (int64_t)w->group_rows);
-    frames_parquet_tc_i64(&w->groups, 5, (int64_t)first);
-    frames_parquet_tc_i64(&w->groups, 6, (int64_t)csize);
-    frames_parquet_tc_i16(&w->groups, 7, (int16_t)(w->ngroups & 0x7fff));
-    frames_parquet_tc_end(&w->groups);
+    frames__parquet_tc_i64(&w->groups, 2, (int64_t)usize);
+    frames__parquet_tc_i64(&w->groups, 3, (int64_t)w->group_rows);
+    frames__parquet_tc_i64(&w->groups, 5, (int64_t)first);
+    frames__parquet_tc_i64(&w->groups, 6, (int64_t)csize);
+    frames__parquet_tc_i16(&w->groups, 7, (int16_t)(w->ngroups & 0x7fff));
+    frames__parquet_tc_end(&w->groups);
     if (w->groups.status) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
     }
     w->ngroups++;
     w->group_rows = 0;
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     uint32_t i;
-    if (w->state) return w->state == 1 ? FRAMES_E_STATE : w->err.code;
+    if (w->state != FRAMES__PQ_OPEN) return w->state == FRAMES__PQ_FINISHED ? FRAMES_E_STATE : w->err.code;
     if (w->oom) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory at row %llu",
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory at row %llu",
                                (unsigned long long)w->rows);
     }
     if (w->row_puts != w->ncols) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_INVALID,
+        return frames__pq_wfail(w, FRAMES_E_INVALID,
                                "parquet: row %llu has %u values for %u columns",
                                (unsigned long long)w->rows, w->row_puts, w->ncols);
     }
@@ -1471,8 +1471,7 @@ FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
             if (c->nmarks >= c->markcap &&
                 frames__grow((void **)&c->marks, &c->markcap, c->nmarks + 1, sizeof *c->marks,
                                 w->o.alloc_ctx) < 0) {
-                w->state = 2;
-                return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+                return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
             }
             c->marks[c->nmarks].lev = c->nlev;
             c->marks[c->nmarks].val = c->nval;
@@ -1487,27 +1486,27 @@ FRAMES_DEF int frames_parquet_row_end(frames_parquet *w) {
    footer
    -------------------------------------------------------------------------------------- */
 
-static void frames__pq_schema_leaf(frames_parquet_tc *t, const frames__pq_col *c) {
-    frames_parquet_tc_begin(t, 0);
-    frames_parquet_tc_i32(t, 1, c->ptype);
-    frames_parquet_tc_i32(t, 3, c->c.list ? 0 : c->c.optional ? 1 : 0);
-    frames_parquet_tc_string(t, 4, c->c.list ? "element" : c->name);
+static void frames__pq_schema_leaf(frames__parquet_tc *t, const frames__pq_col *c) {
+    frames__parquet_tc_begin(t, 0);
+    frames__parquet_tc_i32(t, 1, c->ptype);
+    frames__parquet_tc_i32(t, 3, c->c.list ? 0 : c->c.optional ? 1 : 0);
+    frames__parquet_tc_string(t, 4, c->c.list ? "element" : c->name);
     if (c->c.kind == FRAMES_PARQUET_U64) {
-        frames_parquet_tc_i32(t, 6, 14);         /* UINT_64 */
-        frames_parquet_tc_begin(t, 10);          /* LogicalType */
-        frames_parquet_tc_begin(t, 10);          /* INTEGER: IntType */
-        frames_parquet_tc_byte(t, 1, 64);
-        frames_parquet_tc_bool(t, 2, 0);
-        frames_parquet_tc_end(t);
-        frames_parquet_tc_end(t);
+        frames__parquet_tc_i32(t, 6, 14);         /* UINT_64 */
+        frames__parquet_tc_begin(t, 10);          /* LogicalType */
+        frames__parquet_tc_begin(t, 10);          /* INTEGER: IntType */
+        frames__parquet_tc_byte(t, 1, 64);
+        frames__parquet_tc_bool(t, 2, 0);
+        frames__parquet_tc_end(t);
+        frames__parquet_tc_end(t);
     } else if (c->c.kind == FRAMES_PARQUET_STRING) {
-        frames_parquet_tc_i32(t, 6, 0);          /* UTF8 */
-        frames_parquet_tc_begin(t, 10);
-        frames_parquet_tc_begin(t, 1);           /* STRING: StringType */
-        frames_parquet_tc_end(t);
-        frames_parquet_tc_end(t);
+        frames__parquet_tc_i32(t, 6, 0);          /* UTF8 */
+        frames__parquet_tc_begin(t, 10);
+        frames__parquet_tc_begin(t, 1);           /* STRING: StringType */
+        frames__parquet_tc_end(t);
+        frames__parquet_tc_end(t);
     }
-    frames_parquet_tc_end(t);
+    frames__parquet_tc_end(t);
 }
 
 static uint32_t frames__pq_schema_size(const frames_parquet *w) {
@@ -1516,103 +1515,101 @@ static uint32_t frames__pq_schema_size(const frames_parquet *w) {
     return n;
 }
 
-static void frames__pq_schema(frames_parquet *w, frames_parquet_tc *t) {
+static void frames__pq_schema(frames_parquet *w, frames__parquet_tc *t) {
     uint32_t i;
-    frames_parquet_tc_list(t, 2, FRAMES_PARQUET_TC_STRUCT, frames__pq_schema_size(w));
-    frames_parquet_tc_begin(t, 0);
-    frames_parquet_tc_string(t, 4, "schema");
-    frames_parquet_tc_i32(t, 5, (int32_t)w->ncols);
-    frames_parquet_tc_end(t);
+    frames__parquet_tc_list(t, 2, FRAMES__PARQUET_TC_STRUCT, frames__pq_schema_size(w));
+    frames__parquet_tc_begin(t, 0);
+    frames__parquet_tc_string(t, 4, "schema");
+    frames__parquet_tc_i32(t, 5, (int32_t)w->ncols);
+    frames__parquet_tc_end(t);
     for (i = 0; i < w->ncols; i++) {
         const frames__pq_col *c = &w->cols[i];
         if (c->c.list) {   /* the three-level LIST: <name> (LIST) / list (repeated) / element */
-            frames_parquet_tc_begin(t, 0);
-            frames_parquet_tc_i32(t, 3, 0);
-            frames_parquet_tc_string(t, 4, c->name);
-            frames_parquet_tc_i32(t, 5, 1);
-            frames_parquet_tc_i32(t, 6, 3);      /* LIST */
-            frames_parquet_tc_begin(t, 10);
-            frames_parquet_tc_begin(t, 3);       /* LIST: ListType */
-            frames_parquet_tc_end(t);
-            frames_parquet_tc_end(t);
-            frames_parquet_tc_end(t);
-            frames_parquet_tc_begin(t, 0);
-            frames_parquet_tc_i32(t, 3, 2);      /* REPEATED */
-            frames_parquet_tc_string(t, 4, "list");
-            frames_parquet_tc_i32(t, 5, 1);
-            frames_parquet_tc_end(t);
+            frames__parquet_tc_begin(t, 0);
+            frames__parquet_tc_i32(t, 3, 0);
+            frames__parquet_tc_string(t, 4, c->name);
+            frames__parquet_tc_i32(t, 5, 1);
+            frames__parquet_tc_i32(t, 6, 3);      /* LIST */
+            frames__parquet_tc_begin(t, 10);
+            frames__parquet_tc_begin(t, 3);       /* LIST: ListType */
+            frames__parquet_tc_end(t);
+            frames__parquet_tc_end(t);
+            frames__parquet_tc_end(t);
+            frames__parquet_tc_begin(t, 0);
+            frames__parquet_tc_i32(t, 3, 2);      /* REPEATED */
+            frames__parquet_tc_string(t, 4, "list");
+            frames__parquet_tc_i32(t, 5, 1);
+            frames__parquet_tc_end(t);
         }
         frames__pq_schema_leaf(t, c);
     }
 }
 
 static int frames__pq_footer(frames_parquet *w) {
-    frames_parquet_tc t;
+    frames__parquet_tc t;
     uint8_t tail[8];
     const char *kv = (const char *)w->kv.p;
     char created[64];
     uint32_t i;
     int rc;
-    frames_parquet_tc_init(&t, NULL, 0, w->o.alloc_ctx);
-    frames_parquet_tc_i32(&t, 1, 1);
+    frames__parquet_tc_init(&t, NULL, 0, w->o.alloc_ctx);
+    frames__parquet_tc_i32(&t, 1, 1);
     frames__pq_schema(w, &t);
-    frames_parquet_tc_i64(&t, 3, (int64_t)w->rows);
-    frames_parquet_tc_list(&t, 4, FRAMES_PARQUET_TC_STRUCT, (uint32_t)w->ngroups);
-    frames_parquet_tc_raw(&t, w->groups.buf, w->groups.len);
+    frames__parquet_tc_i64(&t, 3, (int64_t)w->rows);
+    frames__parquet_tc_list(&t, 4, FRAMES__PARQUET_TC_STRUCT, (uint32_t)w->ngroups);
+    frames__parquet_tc_raw(&t, w->groups.buf, w->groups.len);
     if (w->nkv) {
-        frames_parquet_tc_list(&t, 5, FRAMES_PARQUET_TC_STRUCT, w->nkv);
+        frames__parquet_tc_list(&t, 5, FRAMES__PARQUET_TC_STRUCT, w->nkv);
         for (i = 0; i < w->nkv; i++) {
-            frames_parquet_tc_begin(&t, 0);
-            frames_parquet_tc_string(&t, 1, kv);
+            frames__parquet_tc_begin(&t, 0);
+            frames__parquet_tc_string(&t, 1, kv);
             kv += strlen(kv) + 1;
-            frames_parquet_tc_string(&t, 2, kv);
+            frames__parquet_tc_string(&t, 2, kv);
             kv += strlen(kv) + 1;
-            frames_parquet_tc_end(&t);
+            frames__parquet_tc_end(&t);
         }
     }
     frames__fmt(created, sizeof created, "frames version %s", FRAMES_LIB_VERSION);
-    frames_parquet_tc_string(&t, 6, w->o.created_by ? w->o.created_by : created);
-    frames_parquet_tc_list(&t, 7, FRAMES_PARQUET_TC_STRUCT, w->ncols);
+    frames__parquet_tc_string(&t, 6, w->o.created_by ? w->o.created_by : created);
+    frames__parquet_tc_list(&t, 7, FRAMES__PARQUET_TC_STRUCT, w->ncols);
     for (i = 0; i < w->ncols; i++) {   /* ColumnOrder: TYPE_ORDER for every leaf */
-        frames_parquet_tc_begin(&t, 0);
-        frames_parquet_tc_begin(&t, 1);
-        frames_parquet_tc_end(&t);
-        frames_parquet_tc_end(&t);
+        frames__parquet_tc_begin(&t, 0);
+        frames__parquet_tc_begin(&t, 1);
+        frames__parquet_tc_end(&t);
+        frames__parquet_tc_end(&t);
     }
-    frames_parquet_tc_raw(&t, "", 1);   /* FileMetaData's stop */
+    frames__parquet_tc_raw(&t, "", 1);   /* FileMetaData's stop */
     if (t.status || t.len > 0xffffffffu) {
-        frames_parquet_tc_free(&t);
+        frames__parquet_tc_free(&t);
         return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
     }
     frames__put_le32(tail, (uint32_t)t.len);
     memcpy(tail + 4, "PAR1", 4);
     rc = frames__pq_write(w, t.buf, t.len);
     if (rc == FRAMES_OK) rc = frames__pq_write(w, tail, 8);
-    frames_parquet_tc_free(&t);
+    frames__parquet_tc_free(&t);
     return rc;
 }
 
-FRAMES_DEF int frames_parquet_finish(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w) {
     int rc;
-    if (w->state == 1) return FRAMES_OK;
-    if (w->state == 2) return w->err.code ? w->err.code : FRAMES_E_STATE;
+    if (w->state == FRAMES__PQ_FINISHED) return FRAMES_OK;
+    if (w->state == FRAMES__PQ_FAILED) return w->err.code ? w->err.code : FRAMES_E_STATE;
     if (w->row_puts) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_STATE, "parquet: finish inside a row");
+        return frames__pq_wfail(w, FRAMES_E_STATE, "parquet: finish inside a row");
     }
     if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0) {
-        w->state = 2;
+        w->state = FRAMES__PQ_FAILED;   /* the error is w->err already */
         return rc;
     }
     if (w->sink.flush && w->sink.flush(w->sink.ctx) < 0) {
-        w->state = 2;
-        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: flush failed");
+        return frames__pq_wfail(w, FRAMES_E_IO, "parquet: flush failed");
     }
-    w->state = 1;
+    w->state = FRAMES__PQ_FINISHED;
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
+FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
     void *a;
     uint32_t i;
     if (!w) return;
@@ -1629,17 +1626,17 @@ FRAMES_DEF void frames_parquet_abandon(frames_parquet *w) {
         FRAMES_FREE(c->marks, a);
     }
     FRAMES_FREE(w->cols, a);
-    frames_parquet_tc_free(&w->groups);
+    frames__parquet_tc_free(&w->groups);
     FRAMES_FREE(w->kv.p, a);
     FRAMES_FREE(w->body.p, a);
     FRAMES_FREE(w->packed.p, a);
-#ifdef FRAMES_HAVE_ZSTD
+#ifdef FRAMES_PARQUET_LIBZSTD
     if (w->zctx) ZSTD_freeCCtx(w->zctx);
 #endif
     FRAMES_FREE(w, a);
 }
 
-FRAMES_DEF int frames_parquet_close(frames_parquet *w) {
+FRAMES_PARQUET_DEF int frames_parquet_close(frames_parquet *w) {
     int rc;
     if (!w) return FRAMES_OK;
     rc = frames_parquet_finish(w);
@@ -1647,9 +1644,9 @@ FRAMES_DEF int frames_parquet_close(frames_parquet *w) {
     return rc;
 }
 
-FRAMES_DEF const frames_error *frames_parquet_error(const frames_parquet *w) { return &w->err; }
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_error(const frames_parquet *w) { return &w->err; }
 
-FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info) {
+FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_info *info) {
     info->rows = w->rows;
     info->row_groups = w->ngroups;
     info->bytes = w->offset;
@@ -1659,71 +1656,67 @@ FRAMES_DEF void frames_parquet_info_get(const frames_parquet *w, frames_parquet_
    trace tables
    -------------------------------------------------------------------------------------- */
 
-enum { FRAMES__PQ_I_FRAME, FRAMES__PQ_I_PC, FRAMES__PQ_I_TID, FRAMES__PQ_I_BYTES,
-       FRAMES__PQ_I_LENGTH, FRAMES__PQ_I_MODE };
-enum { FRAMES__PQ_O_FRAME, FRAMES__PQ_O_PC, FRAMES__PQ_O_TID, FRAMES__PQ_O_LIST,
-       FRAMES__PQ_O_KIND, FRAMES__PQ_O_NAME, FRAMES__PQ_O_ADDRESS, FRAMES__PQ_O_BITS,
-       FRAMES__PQ_O_READ, FRAMES__PQ_O_WRITTEN, FRAMES__PQ_O_INDEX, FRAMES__PQ_O_BASE,
-       FRAMES__PQ_O_TAINT, FRAMES__PQ_O_VALUE, FRAMES__PQ_O_VALUE_UINT };
-enum { FRAMES__PQ_S_FRAME, FRAMES__PQ_S_PC, FRAMES__PQ_S_TID, FRAMES__PQ_S_NUMBER,
-       FRAMES__PQ_S_ARGS };
-enum { FRAMES__PQ_M_FRAME, FRAMES__PQ_M_NAME, FRAMES__PQ_M_LOW, FRAMES__PQ_M_HIGH };
-enum { FRAMES__PQ_E_FRAME, FRAMES__PQ_E_NUMBER, FRAMES__PQ_E_TID, FRAMES__PQ_E_FROM,
-       FRAMES__PQ_E_TO };
+/* Each table's columns, once: X(id, name, kind, optional, list, dictionary) makes both
+   the column ids (FRAMES__PQ_<id>) and the column table (frames_parquet_column). */
 
-static const frames_parquet_column frames__pq_instructions[] = {
-    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
-    {"pc", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"tid", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"bytes", FRAMES_PARQUET_BYTES, 0, 0, 1},
-    {"length", FRAMES_PARQUET_I32, 0, 0, 1},
-    {"mode", FRAMES_PARQUET_STRING, 1, 0, 1},
-};
-static const frames_parquet_column frames__pq_operands[] = {
-    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
-    {"pc", FRAMES_PARQUET_U64, 1, 0, 1},
-    {"tid", FRAMES_PARQUET_U64, 1, 0, 1},
-    {"list", FRAMES_PARQUET_STRING, 0, 0, 1},
-    {"kind", FRAMES_PARQUET_STRING, 0, 0, 1},
-    {"name", FRAMES_PARQUET_STRING, 1, 0, 1},
-    {"address", FRAMES_PARQUET_U64, 1, 0, 1},
-    {"bits", FRAMES_PARQUET_I32, 0, 0, 1},
-    {"read", FRAMES_PARQUET_BOOL, 0, 0, 0},
-    {"written", FRAMES_PARQUET_BOOL, 0, 0, 0},
-    {"index", FRAMES_PARQUET_BOOL, 0, 0, 0},
-    {"base", FRAMES_PARQUET_BOOL, 0, 0, 0},
-    {"taint_id", FRAMES_PARQUET_U64, 1, 0, 1},
-    {"value", FRAMES_PARQUET_BYTES, 0, 0, 1},
-    {"value_uint", FRAMES_PARQUET_U64, 1, 0, 1},
-};
-static const frames_parquet_column frames__pq_syscalls[] = {
-    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
-    {"pc", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"tid", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"number", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"args", FRAMES_PARQUET_I64, 0, 1, 1},
-};
-static const frames_parquet_column frames__pq_modules[] = {
-    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
-    {"module_name", FRAMES_PARQUET_STRING, 0, 0, 1},
-    {"low_address", FRAMES_PARQUET_U64, 0, 0, 0},
-    {"high_address", FRAMES_PARQUET_U64, 0, 0, 0},
-};
-static const frames_parquet_column frames__pq_exceptions[] = {
-    {"frame", FRAMES_PARQUET_I64, 0, 0, 0},
-    {"number", FRAMES_PARQUET_U64, 0, 0, 1},
-    {"tid", FRAMES_PARQUET_U64, 1, 0, 1},
-    {"from_addr", FRAMES_PARQUET_U64, 1, 0, 0},
-    {"to_addr", FRAMES_PARQUET_U64, 1, 0, 0},
-};
+#define FRAMES__PQ_INSTRUCTIONS_COLUMNS(X)                                 \
+    X(I_FRAME, "frame", I64, 0, 0, 0) X(I_PC, "pc", U64, 0, 0, 1)          \
+    X(I_TID, "tid", U64, 0, 0, 1) X(I_BYTES, "bytes", BYTES, 0, 0, 1)      \
+    X(I_LENGTH, "length", I32, 0, 0, 1) X(I_MODE, "mode", STRING, 1, 0, 1)
 
-FRAMES_DEF const char *frames_parquet_table_name(int table) {
+#define FRAMES__PQ_OPERANDS_COLUMNS(X)                                       \
+    X(O_FRAME, "frame", I64, 0, 0, 0) X(O_PC, "pc", U64, 1, 0, 1)            \
+    X(O_TID, "tid", U64, 1, 0, 1) X(O_LIST, "list", STRING, 0, 0, 1)         \
+    X(O_KIND, "kind", STRING, 0, 0, 1) X(O_NAME, "name", STRING, 1, 0, 1)    \
+    X(O_ADDRESS, "address", U64, 1, 0, 1) X(O_BITS, "bits", I32, 0, 0, 1)    \
+    X(O_READ, "read", BOOL, 0, 0, 0) X(O_WRITTEN, "written", BOOL, 0, 0, 0)  \
+    X(O_INDEX, "index", BOOL, 0, 0, 0) X(O_BASE, "base", BOOL, 0, 0, 0)      \
+    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 0, 0, 1) \
+    X(O_VALUE_UINT, "value_uint", U64, 1, 0, 1)
+
+#define FRAMES__PQ_SYSCALLS_COLUMNS(X)                                \
+    X(S_FRAME, "frame", I64, 0, 0, 0) X(S_PC, "pc", U64, 0, 0, 1)     \
+    X(S_TID, "tid", U64, 0, 0, 1) X(S_NUMBER, "number", U64, 0, 0, 1) \
+    X(S_ARGS, "args", I64, 0, 1, 1)
+
+#define FRAMES__PQ_MODULES_COLUMNS(X)                                             \
+    X(M_FRAME, "frame", I64, 0, 0, 0) X(M_NAME, "module_name", STRING, 0, 0, 1)   \
+    X(M_LOW, "low_address", U64, 0, 0, 0) X(M_HIGH, "high_address", U64, 0, 0, 0)
+
+#define FRAMES__PQ_EXCEPTIONS_COLUMNS(X)                                  \
+    X(E_FRAME, "frame", I64, 0, 0, 0) X(E_NUMBER, "number", U64, 0, 0, 1) \
+    X(E_TID, "tid", U64, 1, 0, 1) X(E_FROM, "from_addr", U64, 1, 0, 0)    \
+    X(E_TO, "to_addr", U64, 1, 0, 0)
+
+#define FRAMES__PQ_COLUMN_ID(id, name, kind, optional, list, dictionary) FRAMES__PQ_##id,
+#define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
+    {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
+
+enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+static const frames_parquet_column frames__pq_instructions[] = {FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
+
+enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+static const frames_parquet_column frames__pq_operands[] = {FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN)};
+
+enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+static const frames_parquet_column frames__pq_syscalls[] = {FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN)};
+
+enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+static const frames_parquet_column frames__pq_modules[] = {FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN)};
+
+enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
+
+#undef FRAMES__PQ_COLUMN_ID
+#undef FRAMES__PQ_COLUMN
+
+FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
                                         "exceptions"};
     return table >= 0 && table < FRAMES_PARQUET_NTABLES ? names[table] : "unknown";
 }
 
-FRAMES_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n) {
+FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int table, uint32_t *n) {
 #define FRAMES__PQ_TABLE(t) (*n = (uint32_t)(sizeof t / sizeof t[0]), t)
     switch (table) {
     case FRAMES_PARQUET_INSTRUCTIONS: return FRAMES__PQ_TABLE(frames__pq_instructions);
@@ -1743,7 +1736,7 @@ struct frames_parquet_export {
     void *alloc_ctx;
 };
 
-FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
+FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     int i;
     if (!x) return;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) frames_parquet_abandon(x->t[i]);
@@ -1751,7 +1744,7 @@ FRAMES_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     FRAMES_FREE(x, x->alloc_ctx);
 }
 
-FRAMES_DEF int frames_parquet_export_open(frames_parquet_export **xp, const frames_sink *sinks,
+FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err) {
     frames_parquet_export *x;
     void *a = o ? o->alloc_ctx : NULL;
@@ -1847,9 +1840,7 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     static const uint8_t kind_len[] = {4, 3, 3, 3};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
-    uint64_t v = 0;
-    size_t i;
-    if (w->state) return frames_parquet_row_end(w);   /* its error, no more values */
+    if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
     frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
@@ -1868,9 +1859,7 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
     frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
-    if (vn >= 8) v = frames__le64(vp);
-    else for (i = 0; i < vn; i++) v |= (uint64_t)vp[i] << (8 * i);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, v);
+    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, frames__value_u64(vp, vn));
     return frames__pq_row_done(w);
 }
 
@@ -1879,7 +1868,7 @@ static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, u
     const frames_bytes pre = frames_bytes_of("pre", 3), post = frames_bytes_of("post", 4);
     uint32_t i;
     int rc;
-    if (w && w->state) return frames_parquet_row_end(w);
+    if (w && w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);
     if (w) {
         frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_FRAME], index);
         frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_PC], s->address);
@@ -1957,7 +1946,7 @@ static int frames__pq_export_error(frames_parquet_export *x, int rc) {
     return frames__pq_fail(&x->err, rc, "parquet: %s", frames_strerror(rc));
 }
 
-FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
+FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index) {
     uint32_t opts = f->present;
     int rc = FRAMES_OK;
@@ -1978,16 +1967,16 @@ FRAMES_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_
     return rc;
 }
 
-FRAMES_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
+FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
     int i;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) rows[i] = x->t[i] ? x->t[i]->rows : 0;
 }
 
-FRAMES_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
+FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
     return &x->err;
 }
 
-FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
+FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
     int i, rc = FRAMES_OK;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         int r;
@@ -2007,7 +1996,7 @@ FRAMES_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_erro
 #endif
 
 #endif /* FRAMES_PARQUET_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_PARQUET_IMPLEMENTATION */
+#endif /* FRAMES_PARQUET_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

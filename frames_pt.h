@@ -83,8 +83,10 @@
    OPTIONS (#define before including the implementation)
 
    Allocation uses frames.h's FRAMES_MALLOC/REALLOC/FREE with options.alloc_ctx; public
-   names follow FRAMES_DEF (FRAMES_STATIC makes them static).
+   names follow FRAMES_PT_DEF (FRAMES_DEF unless FRAMES_PT_STATIC makes them static).
 
+   FRAMES_PT_STATIC      this header's functions static (frames.h's too if not yet included)
+   FRAMES_PT_DEF         their linkage (default FRAMES_DEF)
    FRAMES_PT_MAX_STALL   instructions the decoder may follow without taking anything from
                          the trace before the segment is given up as a gap (default 2^24;
                          see "Decoding that takes no trace" in the implementation)
@@ -132,7 +134,15 @@
 #ifndef FRAMES_PT_H_INCLUDED
 #define FRAMES_PT_H_INCLUDED
 
+#if defined(FRAMES_PT_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_PT_STATIC) && !defined(FRAMES_PT_DEF)   /* even after a shared frames.h */
+#define FRAMES_PT_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_PT_DEF)
+#define FRAMES_PT_DEF FRAMES_DEF
+#endif
 
 #include <stdio.h>
 
@@ -157,12 +167,12 @@ typedef struct frames_pt_x86 {
 /* Decode the instruction at code[0..avail) in `mode` (ptem_16bit/32bit/64bit) at address
    ip, with the rules of libipt's own length decoder. Returns 0 or FRAMES_PT_E_BAD_INSN
    (incomplete or undecodable). Needs no allocation and no libipt call. */
-FRAMES_DEF int frames_pt_x86_decode(const void *code, size_t avail, enum pt_exec_mode mode,
+FRAMES_PT_DEF int frames_pt_x86_decode(const void *code, size_t avail, enum pt_exec_mode mode,
                                     uint64_t ip, frames_pt_x86 *out);
 
 /* "f/m[/s]" (decimal, ptxed --cpu), "none" (vendor unknown: no errata) or perf's
    HEADER_CPUID "GenuineIntel,6,142,10". Returns 0 or FRAMES_E_INVALID. */
-FRAMES_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu);
+FRAMES_PT_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu);
 
 /* ======================================================================================
    Perf sideband configuration (one per sideband source; ptxed's --pevent:* options)
@@ -195,14 +205,14 @@ typedef struct frames_pt_sb_config {
     size_t nsample_ids;
 } frames_pt_sb_config;
 
-FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c);
+FRAMES_PT_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c);
 
 /* perf time -> TSC: floor((time - time_zero) * 2^time_shift / time_mult), the formula of
    perf_event_mmap_page and libipt HEAD, computed without overflow: the same TSC whenever
    theirs is right, and UINT64_MAX when the TSC does not fit in 64 bits (theirs wraps for
    a time_shift over 32), so that it grows with time. Time 0 (records perf synthesised)
    and a missing conversion (time_mult 0, time_shift over 63) give TSC 0. */
-FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time);
+FRAMES_PT_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time);
 
 /* ======================================================================================
    Decoder options, callbacks and statistics
@@ -242,7 +252,7 @@ typedef struct frames_pt_options {
     void *alloc_ctx;
 } frames_pt_options;
 
-FRAMES_DEF void frames_pt_options_default(frames_pt_options *o);
+FRAMES_PT_DEF void frames_pt_options_default(frames_pt_options *o);
 
 /* An instruction as the callbacks see it. */
 typedef struct frames_pt_insn {
@@ -282,7 +292,7 @@ typedef struct frames_pt_sb_record {
 #define FRAMES_PT_SB_TRACE_LOST 2     /* "trace lost" (AUX record flagged truncated) */
 #define FRAMES_PT_SB_SECTION_LOST 3   /* "image section lost" (anon, deleted, [...]) */
 #define FRAMES_PT_SB_TRUNCATED 4      /* "truncated record" (source ends inside one) */
-FRAMES_DEF const char *frames_pt_sb_strerror(int code);
+FRAMES_PT_DEF const char *frames_pt_sb_strerror(int code);
 
 /* Callbacks: all optional; return 0 to continue, nonzero to stop decoding (the decode
    call then returns FRAMES_E_STOPPED with the callback's code in the message). */
@@ -341,50 +351,50 @@ typedef struct frames_pt_stats {
 
 typedef struct frames_pt frames_pt;
 
-FRAMES_DEF int frames_pt_open(frames_pt **pt, const frames_pt_options *o, frames_error *err);
-FRAMES_DEF void frames_pt_close(frames_pt *pt);
+FRAMES_PT_DEF int frames_pt_open(frames_pt **pt, const frames_pt_options *o, frames_error *err);
+FRAMES_PT_DEF void frames_pt_close(frames_pt *pt);
 
 /* The PT stream: borrowed (must outlive decoding) or loaded from a file (offset, size;
    size 0 = to the end). */
-FRAMES_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
+FRAMES_PT_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
                                    frames_error *err);
-FRAMES_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t offset,
+FRAMES_PT_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t offset,
                                     uint64_t size, frames_error *err);
 
 /* Code images, in the decoder's default image (ptxed --raw FILE[:FROM[-TO]]:ADDR and
    --elf FILE[:BASE]). size 0 = to the end of the file. ELF: every PT_LOAD segment with
    file bytes; with has_base, shifted so that the lowest segment starts at base. A later
    image takes precedence where it overlaps an earlier one. */
-FRAMES_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offset,
+FRAMES_PT_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offset,
                                  uint64_t size, uint64_t vaddr, frames_error *err);
-FRAMES_DEF int frames_pt_add_elf(frames_pt *pt, const char *path, uint64_t base,
+FRAMES_PT_DEF int frames_pt_add_elf(frames_pt *pt, const char *path, uint64_t base,
                                  int has_base, frames_error *err);
 /* ELF segments into the kernel image that every sideband process starts with
    (ptxed --pevent:kcore; a copy of /proc/kcore for ring-0 traces). */
-FRAMES_DEF int frames_pt_add_kcore(frames_pt *pt, const char *path, uint64_t base,
+FRAMES_PT_DEF int frames_pt_add_kcore(frames_pt *pt, const char *path, uint64_t base,
                                    int has_base, frames_error *err);
 
 /* A perf_event sideband stream (raw records, no perf.data header). primary: sideband of
    the traced cpu (may switch the decoder's image); secondary: other cpus (only update
    process images). add: borrowed unless copy; load: offset, size (0 = to the end). */
-FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
+FRAMES_PT_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
                                     const char *name, const void *data, size_t size,
                                     int primary, int copy, frames_error *err);
-FRAMES_DEF int frames_pt_load_pevent(frames_pt *pt, const frames_pt_sb_config *c,
+FRAMES_PT_DEF int frames_pt_load_pevent(frames_pt *pt, const frames_pt_sb_config *c,
                                      const char *path, uint64_t offset, uint64_t size,
                                      int primary, frames_error *err);
 
-FRAMES_DEF void frames_pt_set_callbacks(frames_pt *pt, const frames_pt_callbacks *cb);
+FRAMES_PT_DEF void frames_pt_set_callbacks(frames_pt *pt, const frames_pt_callbacks *cb);
 
 /* Decode the whole trace, writing frames to w (NULL: decode and count only). Returns
    FRAMES_OK when the trace was decoded to its end (decode errors are gaps, reported in
    the stats, not failures), or a negative code when writing failed, a callback stopped
    it, or the setup is unusable (no trace). May be called once per session. */
-FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats *st,
+FRAMES_PT_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats *st,
                                 frames_error *err);
 
 /* Readable name of a pt_event_type ("enabled", "async_branch", ...). */
-FRAMES_DEF const char *frames_pt_event_name(int type);
+FRAMES_PT_DEF const char *frames_pt_event_name(int type);
 
 /* ======================================================================================
    ptxed-compatible printing (the output of `ptxed --no-inst`)
@@ -409,13 +419,13 @@ typedef struct frames_pt_printer {
     int failed;   /* an output error occurred */
 } frames_pt_printer;
 
-FRAMES_DEF void frames_pt_printer_init(frames_pt_printer *p, FILE *out, unsigned flags);
-FRAMES_DEF frames_pt_callbacks frames_pt_printer_callbacks(frames_pt_printer *p);
+FRAMES_PT_DEF void frames_pt_printer_init(frames_pt_printer *p, FILE *out, unsigned flags);
+FRAMES_PT_DEF frames_pt_callbacks frames_pt_printer_callbacks(frames_pt_printer *p);
 /* One event as ptxed prints it, without brackets and newline (e.g. "disabled"). */
-FRAMES_DEF int frames_pt_format_event(char *buf, size_t n, const struct pt_event *ev,
+FRAMES_PT_DEF int frames_pt_format_event(char *buf, size_t n, const struct pt_event *ev,
                                       unsigned flags);
 /* A sideband record as ptxed --sb:compact (or --sb:verbose) prints it. */
-FRAMES_DEF int frames_pt_format_sb_record(char *buf, size_t n, const frames_pt_sb_record *r,
+FRAMES_PT_DEF int frames_pt_format_sb_record(char *buf, size_t n, const frames_pt_sb_record *r,
                                           unsigned flags);
 
 /* ======================================================================================
@@ -459,28 +469,28 @@ typedef struct frames_perf_info {
     uint64_t cut_missing;       /* bytes that record lacks; its PT bytes before the cut are kept */
 } frames_perf_info;
 
-FRAMES_DEF int frames_perf_open_memory(frames_perf **pd, const void *data, size_t size,
+FRAMES_PT_DEF int frames_perf_open_memory(frames_perf **pd, const void *data, size_t size,
                                        void *alloc_ctx, frames_error *err);
-FRAMES_DEF int frames_perf_open_path(frames_perf **pd, const char *path, void *alloc_ctx,
+FRAMES_PT_DEF int frames_perf_open_path(frames_perf **pd, const char *path, void *alloc_ctx,
                                      frames_error *err);
-FRAMES_DEF void frames_perf_close(frames_perf *pd);
-FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd);
-FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd);
-FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i);
+FRAMES_PT_DEF void frames_perf_close(frames_perf *pd);
+FRAMES_PT_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd);
+FRAMES_PT_DEF size_t frames_perf_nstreams(const frames_perf *pd);
+FRAMES_PT_DEF const frames_perf_stream *frames_perf_stream_at(const frames_perf *pd, size_t i);
 /* cpu, MTC/nominal frequencies and TSC:CTC ratio from the file into o. */
-FRAMES_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options *o);
+FRAMES_PT_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options *o);
 /* The sideband configuration of the file's records (sample types, time conversion,
    kernel start guess); sysroot/vdso taken from base when given. */
-FRAMES_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config *c,
+FRAMES_PT_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config *c,
                                       const frames_pt_sb_config *base);
 /* Give stream i's PT bytes to pt and its sideband: the stream's cpu as primary, every
    other cpu as secondary (per-thread files: the one sideband stream as primary). The
    data stays owned by pd, which must outlive the decoding. */
-FRAMES_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt,
+FRAMES_PT_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt,
                                   const frames_pt_sb_config *base, frames_error *err);
 /* Sideband records of one cpu (-1: records without a cpu sample) as a raw record stream,
    sorted by time; empty when there are none. */
-FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu);
+FRAMES_PT_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu);
 
 #ifdef __cplusplus
 }
@@ -490,7 +500,7 @@ FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu)
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_PT_IMPLEMENTATION
+#if defined(FRAMES_PT_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_PT_IMPLEMENTATION_INCLUDED
 #define FRAMES_PT_IMPLEMENTATION_INCLUDED
 
@@ -711,7 +721,7 @@ static void frames__pt_classify(const frames__pt_ild *d, int mode64, unsigned f3
     }
 }
 
-FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exec_mode mode,
+FRAMES_PT_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exec_mode mode,
                                     uint64_t ip, frames_pt_x86 *out) {
     const uint8_t *code = (const uint8_t *)codev;
     size_t max = avail < 15 ? avail : 15, n = 0;
@@ -838,7 +848,7 @@ FRAMES_DEF int frames_pt_x86_decode(const void *codev, size_t avail, enum pt_exe
    Names, defaults, cpu strings
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF const char *frames_pt_event_name(int type) {
+FRAMES_PT_DEF const char *frames_pt_event_name(int type) {
     static const char *const names[] = {
         "enabled", "disabled", "async_disabled", "async_branch", "paging", "async_paging",
         "overflow", "exec_mode", "tsx", "stop", "vmcs", "async_vmcs", "exstop", "mwait",
@@ -847,7 +857,7 @@ FRAMES_DEF const char *frames_pt_event_name(int type) {
     return "other";
 }
 
-FRAMES_DEF const char *frames_pt_sb_strerror(int code) {
+FRAMES_PT_DEF const char *frames_pt_sb_strerror(int code) {
     switch (code) {
     case FRAMES_PT_SB_LOST: return "sideband lost";
     case FRAMES_PT_SB_TRACE_LOST: return "trace lost";
@@ -871,7 +881,7 @@ static int frames__pt_parse_uint(const char **s, unsigned long *out, unsigned lo
     return 0;
 }
 
-FRAMES_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu) {
+FRAMES_PT_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu) {
     unsigned long f, m, st = 0;
     const char *p = s;
     char sep = '/';
@@ -900,20 +910,20 @@ FRAMES_DEF int frames_pt_parse_cpu(const char *s, struct pt_cpu *cpu) {
     return 0;
 }
 
-FRAMES_DEF void frames_pt_options_default(frames_pt_options *o) {
+FRAMES_PT_DEF void frames_pt_options_default(frames_pt_options *o) {
     memset(o, 0, sizeof *o);
     o->decoder = FRAMES_PT_DECODER_BLOCK;
     o->speculative = FRAMES_PT_SPEC_SKIP;
     o->progress_every = 1u << 20;
 }
 
-FRAMES_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c) {
+FRAMES_PT_DEF void frames_pt_sb_config_default(frames_pt_sb_config *c) {
     memset(c, 0, sizeof *c);
     c->time_mult = 1;
     c->kernel_start = UINT64_MAX;
 }
 
-FRAMES_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time) {
+FRAMES_PT_DEF uint64_t frames_pt_time_to_tsc(const frames_pt_sb_config *c, uint64_t time) {
     uint64_t t, quot, rem, frac = 0;
     unsigned s, k;
     if (!time || !c->time_mult || c->time_shift > 63) return 0;   /* no valid conversion */
@@ -1049,79 +1059,51 @@ struct frames_pt {
    ELF PT_LOAD segments (ptxed --elf): own parser, little-endian 32/64-bit files
    -------------------------------------------------------------------------------------- */
 
-typedef struct frames__pt_phdr {
-    uint64_t offset, vaddr, filesz;
-} frames__pt_phdr;
+/* The most bytes of program headers read from an --elf file (65535 entries of 64 bytes
+   fit in 4 MiB; anything larger is not an ELF file a linker made). */
+#define FRAMES__PT_MAX_PHDRS ((uint64_t)4 << 20)
 
-/* Read the PT_LOAD segments with file bytes; *n of them into a new array. */
-static int frames__pt_elf_segments(const char *path, void *actx, frames__pt_phdr **out,
-                                   size_t *n, frames_error *err) {
+/* Read the PT_LOAD segments of an ELF file (frames.h's shared, fuzzed parser of program
+   headers); *n of them into a new array. */
+static int frames__pt_elf_segments(const char *path, void *actx, frames__elf_seg **out,
+                                   uint32_t *n, frames_error *err) {
     uint64_t fsize;
     FILE *f = frames__pt_fopen(path, &fsize, err);
-    uint8_t eh[64], ph[56];
-    int is64;
-    uint64_t phoff;
-    unsigned phentsize, phnum, i;
-    frames__pt_phdr *segs = NULL;
-    size_t nseg = 0;
+    uint8_t eh[64], *table = NULL;
+    uint64_t phoff, len;
+    uint32_t entsize, num, i, kept = 0;
+    int rc;
     *out = NULL;
     *n = 0;
-    if (!f) return FRAMES_E_IO;
-    if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0) {
+    if (!f) return FRAMES_E_IO;   /* frames__pt_fopen said why */
+    if (fread(eh, 1, 64, f) < 52 || memcmp(eh, "\177ELF", 4) != 0 || (eh[4] != 1 && eh[4] != 2) ||
+        (eh[5] != 1 && eh[5] != 2)) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file", path);
+        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not an ELF file (or an unknown class or byte order)", path);
     }
-    if (eh[4] != 1 && eh[4] != 2) {
+    if ((rc = frames__elf_phdr_table(eh, &phoff, &num, &entsize, err)) < 0) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: unsupported ELF class %u", path, eh[4]);
+        return rc;
     }
-    if (eh[5] != 1) {
+    len = (uint64_t)num * entsize;
+    if (len > FRAMES__PT_MAX_PHDRS || (len && !(table = (uint8_t *)FRAMES_MALLOC((size_t)len, actx)))) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: not a little-endian ELF file", path);
+        return frames__pt_fail(err, len > FRAMES__PT_MAX_PHDRS ? FRAMES_E_FORMAT : FRAMES_E_NOMEM,
+                               "%s: %llu bytes of program headers", path, (unsigned long long)len);
     }
-    is64 = eh[4] == 2;
-    phoff = is64 ? frames__le64(eh + 32) : frames__le32(eh + 28);
-    phentsize = frames__le16(eh + (is64 ? 54 : 42));
-    phnum = frames__le16(eh + (is64 ? 56 : 44));
-    if (phnum && phentsize < (is64 ? 56u : 32u)) {
+    if (len && (phoff > (uint64_t)LONG_MAX || fseek(f, (long)phoff, SEEK_SET) != 0 ||
+                fread(table, 1, (size_t)len, f) != (size_t)len)) {
         fclose(f);
-        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: bad program header size %u", path,
-                               phentsize);
-    }
-    if (phnum) {
-        segs = (frames__pt_phdr *)FRAMES_MALLOC(phnum * sizeof *segs, actx);
-        if (!segs) {
-            fclose(f);
-            return frames__pt_fail(err, FRAMES_E_NOMEM, "out of memory reading %s", path);
-        }
-    }
-    for (i = 0; i < phnum; i++) {
-        uint32_t type;
-        frames__pt_phdr s;
-        if (phoff + (uint64_t)i * phentsize > (uint64_t)LONG_MAX ||
-            fseek(f, (long)(phoff + (uint64_t)i * phentsize), SEEK_SET) != 0 ||
-            fread(ph, 1, is64 ? 56 : 32, f) != (is64 ? 56u : 32u)) {
-            fclose(f);
-            FRAMES_FREE(segs, actx);
-            return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: cannot read program header %u",
-                                   path, i);
-        }
-        type = frames__le32(ph);
-        if (type != 1) continue;   /* PT_LOAD */
-        if (is64) {
-            s.offset = frames__le64(ph + 8);
-            s.vaddr = frames__le64(ph + 16);
-            s.filesz = frames__le64(ph + 32);
-        } else {
-            s.offset = frames__le32(ph + 4);
-            s.vaddr = frames__le32(ph + 8);
-            s.filesz = frames__le32(ph + 16);
-        }
-        segs[nseg++] = s;
+        FRAMES_FREE(table, actx);
+        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: cannot read the program headers", path);
     }
     fclose(f);
-    *out = segs;
-    *n = nseg;
+    rc = frames__elf_segments(eh, table, num, entsize, actx, out, n, err);
+    FRAMES_FREE(table, actx);
+    if (rc < 0) return rc;
+    for (i = 0; i < *n; i++)   /* keep the PT_LOAD segments */
+        if ((*out)[i].type == FRAMES__ELF_PT_LOAD) (*out)[kept++] = (*out)[i];
+    *n = kept;
     return FRAMES_OK;
 }
 
@@ -1142,8 +1124,9 @@ static int frames__pt_add_module(frames_pt *pt, const char *name, uint64_t low, 
 
 static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char *path,
                                uint64_t base, int has_base, frames_error *err) {
-    frames__pt_phdr *segs;
-    size_t n, i, loaded = 0;
+    frames__elf_seg *segs;
+    uint32_t n, i;
+    size_t loaded = 0;
     uint64_t bias = 0, minaddr = UINT64_MAX;
     int rc = frames__pt_elf_segments(path, pt->actx, &segs, &n, err);
     if (rc < 0) return rc;
@@ -1810,7 +1793,7 @@ static int frames__pt_sb_event(frames_pt *pt, const struct pt_event *ev) {
    Session setup
    -------------------------------------------------------------------------------------- */
 
-FRAMES_DEF int frames_pt_open(frames_pt **out, const frames_pt_options *o, frames_error *err) {
+FRAMES_PT_DEF int frames_pt_open(frames_pt **out, const frames_pt_options *o, frames_error *err) {
     frames_pt_options def;
     frames_pt *pt;
     void *actx;
@@ -1852,7 +1835,7 @@ FRAMES_DEF int frames_pt_open(frames_pt **out, const frames_pt_options *o, frame
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_pt_close(frames_pt *pt) {
+FRAMES_PT_DEF void frames_pt_close(frames_pt *pt) {
     size_t i;
     frames__pt_ctx *c;
     if (!pt) return;
@@ -1891,7 +1874,7 @@ FRAMES_DEF void frames_pt_close(frames_pt *pt) {
     FRAMES_FREE(pt, pt->actx);
 }
 
-FRAMES_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
+FRAMES_PT_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
                                    frames_error *err) {
     if (pt->decoded) return frames__pt_fail(err, FRAMES_E_STATE, "%s", "already decoded");
     FRAMES_FREE(pt->trace_owned, pt->actx);
@@ -1902,7 +1885,7 @@ FRAMES_DEF int frames_pt_set_trace(frames_pt *pt, const void *data, size_t size,
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t offset,
+FRAMES_PT_DEF int frames_pt_load_trace(frames_pt *pt, const char *path, uint64_t offset,
                                     uint64_t size, frames_error *err) {
     uint8_t *buf;
     size_t n;
@@ -1934,7 +1917,7 @@ static int frames__pt_file_range(const char *path, uint64_t offset, uint64_t *si
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offset,
+FRAMES_PT_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offset,
                                  uint64_t size, uint64_t vaddr, frames_error *err) {
     int rc, isid;
     if ((rc = frames__pt_file_range(path, offset, &size, err)) < 0) return rc;
@@ -1948,21 +1931,21 @@ FRAMES_DEF int frames_pt_add_raw(frames_pt *pt, const char *path, uint64_t offse
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_pt_add_elf(frames_pt *pt, const char *path, uint64_t base, int has_base,
+FRAMES_PT_DEF int frames_pt_add_elf(frames_pt *pt, const char *path, uint64_t base, int has_base,
                                  frames_error *err) {
     int rc = frames__pt_load_elf(pt, pt->image, path, base, has_base, err);
     if (rc == FRAMES_OK) frames__clear_error(err);
     return rc;
 }
 
-FRAMES_DEF int frames_pt_add_kcore(frames_pt *pt, const char *path, uint64_t base,
+FRAMES_PT_DEF int frames_pt_add_kcore(frames_pt *pt, const char *path, uint64_t base,
                                    int has_base, frames_error *err) {
     int rc = frames__pt_load_elf(pt, pt->kernel, path, base, has_base, err);
     if (rc == FRAMES_OK) frames__clear_error(err);
     return rc;
 }
 
-FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
+FRAMES_PT_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
                                     const char *name, const void *data, size_t size,
                                     int primary, int copy, frames_error *err) {
     frames__pt_src *s, **srcs, **act, **ret;
@@ -2048,7 +2031,7 @@ FRAMES_DEF int frames_pt_add_pevent(frames_pt *pt, const frames_pt_sb_config *c,
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_pt_load_pevent(frames_pt *pt, const frames_pt_sb_config *c,
+FRAMES_PT_DEF int frames_pt_load_pevent(frames_pt *pt, const frames_pt_sb_config *c,
                                      const char *path, uint64_t offset, uint64_t size,
                                      int primary, frames_error *err) {
     uint8_t *buf;
@@ -2064,7 +2047,7 @@ FRAMES_DEF int frames_pt_load_pevent(frames_pt *pt, const frames_pt_sb_config *c
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_pt_set_callbacks(frames_pt *pt, const frames_pt_callbacks *cb) {
+FRAMES_PT_DEF void frames_pt_set_callbacks(frames_pt *pt, const frames_pt_callbacks *cb) {
     if (cb) pt->cb = *cb;
     else memset(&pt->cb, 0, sizeof pt->cb);
 }
@@ -2748,7 +2731,7 @@ static int frames__pt_alloc_decoder(frames_pt *pt, frames_error *err) {
     return 0;
 }
 
-FRAMES_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats *stp,
+FRAMES_PT_DEF int frames_pt_decode(frames_pt *pt, frames_writer *w, frames_pt_stats *stp,
                                 frames_error *err) {
     frames_pt_stats local;
     size_t i;
@@ -2822,7 +2805,7 @@ static void frames__pt_cat(char *buf, size_t n, size_t *pos, const char *fmt, ..
 
 #define FRAMES__PT_X(v) ((unsigned long long)(v))
 
-FRAMES_DEF int frames_pt_format_event(char *buf, size_t n, const struct pt_event *ev,
+FRAMES_PT_DEF int frames_pt_format_event(char *buf, size_t n, const struct pt_event *ev,
                                       unsigned flags) {
     size_t pos = 0;
     int ip = (flags & FRAMES_PT_PRINT_EVENT_IP) != 0, sup = ev->ip_suppressed;
@@ -2926,7 +2909,7 @@ FRAMES_DEF int frames_pt_format_event(char *buf, size_t n, const struct pt_event
     return (int)pos;
 }
 
-FRAMES_DEF int frames_pt_format_sb_record(char *buf, size_t n, const frames_pt_sb_record *r,
+FRAMES_PT_DEF int frames_pt_format_sb_record(char *buf, size_t n, const frames_pt_sb_record *r,
                                           unsigned flags) {
     size_t pos = 0;
     int verbose = (flags & FRAMES_PT_PRINT_SB_VERBOSE) != 0;
@@ -3160,13 +3143,13 @@ static int frames__pt_pr_context(void *ctx, const char *name, uint32_t pid, uint
     return 0;
 }
 
-FRAMES_DEF void frames_pt_printer_init(frames_pt_printer *p, FILE *out, unsigned flags) {
+FRAMES_PT_DEF void frames_pt_printer_init(frames_pt_printer *p, FILE *out, unsigned flags) {
     p->out = out;
     p->flags = flags;
     p->failed = 0;
 }
 
-FRAMES_DEF frames_pt_callbacks frames_pt_printer_callbacks(frames_pt_printer *p) {
+FRAMES_PT_DEF frames_pt_callbacks frames_pt_printer_callbacks(frames_pt_printer *p) {
     frames_pt_callbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ctx = p;
@@ -3246,7 +3229,7 @@ struct frames_perf {
     size_t npriv;
 };
 
-FRAMES_DEF void frames_perf_close(frames_perf *pd) {
+FRAMES_PT_DEF void frames_perf_close(frames_perf *pd) {
     size_t i;
     if (!pd) return;
     for (i = 0; i < pd->nattrs; i++) FRAMES_FREE(pd->attrs[i].ids, pd->actx);
@@ -3628,7 +3611,7 @@ static void frames__perf_finish_info(frames_perf *pd) {
     }
 }
 
-FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size_t size,
+FRAMES_PT_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size_t size,
                                        void *actx, frames_error *err) {
     frames_perf *pd;
     const uint8_t *h = (const uint8_t *)data;
@@ -3717,7 +3700,7 @@ FRAMES_DEF int frames_perf_open_memory(frames_perf **out, const void *data, size
     return FRAMES_OK;
 }
 
-FRAMES_DEF int frames_perf_open_path(frames_perf **out, const char *path, void *actx,
+FRAMES_PT_DEF int frames_perf_open_path(frames_perf **out, const char *path, void *actx,
                                      frames_error *err) {
     uint8_t *buf;
     size_t n;
@@ -3732,13 +3715,13 @@ FRAMES_DEF int frames_perf_open_path(frames_perf **out, const char *path, void *
     return FRAMES_OK;
 }
 
-FRAMES_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd) { return &pd->info; }
-FRAMES_DEF size_t frames_perf_nstreams(const frames_perf *pd) { return pd->nstreams; }
-FRAMES_DEF const frames_perf_stream *frames_perf_get_stream(const frames_perf *pd, size_t i) {
+FRAMES_PT_DEF const frames_perf_info *frames_perf_info_get(const frames_perf *pd) { return &pd->info; }
+FRAMES_PT_DEF size_t frames_perf_nstreams(const frames_perf *pd) { return pd->nstreams; }
+FRAMES_PT_DEF const frames_perf_stream *frames_perf_stream_at(const frames_perf *pd, size_t i) {
     return i < pd->nstreams ? &pd->streams[i] : NULL;
 }
 
-FRAMES_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options *o) {
+FRAMES_PT_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options *o) {
     const frames_perf_info *in = &pd->info;
     if (in->cpuid[0]) frames_pt_parse_cpu(in->cpuid, &o->cpu);
     o->mtc_freq = in->mtc_freq;
@@ -3747,7 +3730,7 @@ FRAMES_DEF void frames_perf_pt_options(const frames_perf *pd, frames_pt_options 
     o->cpuid_0x15_ebx = in->tsc_ctc_n;
 }
 
-FRAMES_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config *c,
+FRAMES_PT_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config *c,
                                       const frames_pt_sb_config *base) {
     const frames_perf_info *in = &pd->info;
     frames_pt_sb_config_default(c);
@@ -3765,17 +3748,17 @@ FRAMES_DEF void frames_perf_sb_config(const frames_perf *pd, frames_pt_sb_config
         c->kernel_start = 0xffff800000000000ull;
 }
 
-FRAMES_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu) {
+FRAMES_PT_DEF frames_bytes frames_perf_sideband(const frames_perf *pd, int32_t cpu) {
     size_t j;
     for (j = 0; j < pd->nsb; j++)
         if (pd->sb[j].cpu == cpu) return frames_bytes_of(pd->sb[j].data, pd->sb[j].size);
     return frames_bytes_of(NULL, 0);
 }
 
-FRAMES_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt,
+FRAMES_PT_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt,
                                   const frames_pt_sb_config *base, frames_error *err) {
     frames_pt_sb_config c;
-    const frames_perf_stream *s = frames_perf_get_stream(pd, i);
+    const frames_perf_stream *s = frames_perf_stream_at(pd, i);
     size_t j;
     int rc;
     if (!s) return frames__pt_fail(err, FRAMES_E_RANGE, "no PT stream %u", (unsigned)i);
@@ -3795,7 +3778,7 @@ FRAMES_DEF int frames_perf_attach(const frames_perf *pd, size_t i, frames_pt *pt
 }
 #endif
 #endif /* FRAMES_PT_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_PT_IMPLEMENTATION */
+#endif /* FRAMES_PT_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

@@ -54,6 +54,8 @@
 
    FRAMES_QUERY_NO_THREADS   no pthreads: fq_run uses the calling thread only (automatic
                              on _WIN32)
+   FRAMES_QUERY_STATIC       this header's functions static (frames.h's too if not yet included)
+   FRAMES_QUERY_DEF          their linkage (default FRAMES_DEF)
    Allocation goes through FRAMES_MALLOC/REALLOC/FREE when they are defined (see frames.h),
    with the alloc_ctx given to fq_query_open / fq_open_options.
 
@@ -118,7 +120,15 @@
 #ifndef FRAMES_QUERY_H_INCLUDED
 #define FRAMES_QUERY_H_INCLUDED
 
+#if defined(FRAMES_QUERY_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_QUERY_STATIC) && !defined(FRAMES_QUERY_DEF)   /* even after a shared frames.h */
+#define FRAMES_QUERY_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_QUERY_DEF)
+#define FRAMES_QUERY_DEF FRAMES_DEF
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,7 +159,7 @@ typedef struct fq_open_options {
     void *alloc_ctx;
 } fq_open_options;
 
-FRAMES_DEF void fq_open_options_default(fq_open_options *o);
+FRAMES_QUERY_DEF void fq_open_options_default(fq_open_options *o);
 
 typedef struct fq_trace fq_trace;
 
@@ -157,11 +167,11 @@ typedef struct fq_trace fq_trace;
    a caller buffer that must outlive the trace. trace-db traces: the header is read here;
    the points are indexed (positions, the memory map, buffer sizes of pointer variables)
    in one pass that queries drive as they need it, or fq_trace_load. */
-FRAMES_DEF int fq_trace_open_path(fq_trace **t, const char *path, const fq_open_options *o,
+FRAMES_QUERY_DEF int fq_trace_open_path(fq_trace **t, const char *path, const fq_open_options *o,
                                   frames_error *err);
-FRAMES_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
+FRAMES_QUERY_DEF int fq_trace_open_memory(fq_trace **t, const void *data, size_t size,
                                     const fq_open_options *o, frames_error *err);
-FRAMES_DEF void fq_trace_close(fq_trace *t);
+FRAMES_QUERY_DEF void fq_trace_close(fq_trace *t);
 
 typedef struct fq_trace_info {
     int format;                 /* FQ_TRACE_FRAMES or FQ_TRACE_TRACEDB */
@@ -179,13 +189,13 @@ typedef struct fq_trace_info {
     frames_reader *reader;      /* frames: the reader (random access; do not close) */
 } fq_trace_info;
 
-FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info);
+FRAMES_QUERY_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info);
 /* Index a trace-db trace completely now (queries index what they need as they go;
    pick mode, and fq_trace_info's totals, need all of it). Thread-safe. */
-FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err);
+FRAMES_QUERY_DEF int fq_trace_load(fq_trace *t, frames_error *err);
 /* trace-db dictionaries (NULL when out of range or for frames traces). */
-FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t name_index);
-FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index);
+FRAMES_QUERY_DEF const char *fq_trace_name(const fq_trace *t, uint32_t name_index);
+FRAMES_QUERY_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t type_index);
 
 /* ======================================================================================
    Persistent index (a file next to the trace; docs/query.md, "The index")
@@ -216,24 +226,24 @@ typedef struct fq_index_info {
 
 /* Write the index of t to sink->write (it indexes the whole trace first). A trace whose
    point cannot be decoded (frames) cannot be indexed. info may be NULL. */
-FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info,
+FRAMES_QUERY_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info,
                               frames_error *err);
 /* Progress of fq_index_build / fq_index_save on t (they walk a large trace for seconds):
    fn is called now and then on the calling thread with the work done out of total
    (arbitrary units, never decreasing; done == total at the end). fn NULL: none. */
-FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
+FRAMES_QUERY_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx);
 /* The same into a file, atomically: a temporary file in the same directory, renamed to
    index_path once complete (an existing index is replaced only by a complete one); an
    index_path that exists but is not a regular file (a device, a FIFO) is FRAMES_E_IO. */
-FRAMES_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
+FRAMES_QUERY_DEF int fq_index_save(fq_trace *t, const char *index_path, fq_index_info *info,
                              frames_error *err);
 /* Use an index for every later query on t: a file (mapped) or a caller buffer that must
    outlive t. Fails with FRAMES_E_IO (cannot read it), FQ_E_STALE or FRAMES_E_FORMAT, and
    t stays usable without an index. Call it before running queries on t. */
-FRAMES_DEF int fq_index_open(fq_trace *t, const char *index_path, frames_error *err);
-FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err);
+FRAMES_QUERY_DEF int fq_index_open(fq_trace *t, const char *index_path, frames_error *err);
+FRAMES_QUERY_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err);
 /* The attached index: 1 and *info, or 0 when t has none. */
-FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info);
+FRAMES_QUERY_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info);
 
 /* ======================================================================================
    Queries: free variables, predicates, filters
@@ -272,53 +282,53 @@ typedef int fq_node;   /* handle of a node in its query; negative after an error
 typedef struct fq_query fq_query;
 
 /* An empty query (*q NULL and FRAMES_E_NOMEM when out of memory). */
-FRAMES_DEF int fq_query_open(fq_query **q, void *alloc_ctx, frames_error *err);
-FRAMES_DEF void fq_query_close(fq_query *q);
+FRAMES_QUERY_DEF int fq_query_open(fq_query **q, void *alloc_ctx, frames_error *err);
+FRAMES_QUERY_DEF void fq_query_close(fq_query *q);
 
 /* Declare free variable `name` (returns its index, 0-based, or a negative code).
    `types` is a comma-separated list of allowed types: trace-db type names ("int",
    "unsigned int", "char*"; every type index with that spelling) or, for frames traces,
    operand types reg8 reg16 reg32 reg64 ... mem8 ... memN, wildcards reg* mem*; "*" allows
    every type in both formats. Names are resolved by fq_compile. */
-FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types);
+FRAMES_QUERY_DEF int fq_query_var(fq_query *q, const char *name, const char *types);
 
 /* Node builders. Type errors are reported here (negative handle; fq_query_error). */
-FRAMES_DEF fq_node fq_const_int(fq_query *q, int64_t v);
-FRAMES_DEF fq_node fq_const_uint(fq_query *q, uint64_t v);
-FRAMES_DEF fq_node fq_const_float(fq_query *q, double v);
-FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len);
+FRAMES_QUERY_DEF fq_node fq_const_int(fq_query *q, int64_t v);
+FRAMES_QUERY_DEF fq_node fq_const_uint(fq_query *q, uint64_t v);
+FRAMES_QUERY_DEF fq_node fq_const_float(fq_query *q, double v);
+FRAMES_QUERY_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len);
 /* FQ_OP_VALUE, _SIZE, _ADDR, _NAME, _READ, _WRITTEN, _POST, _BITS of free variable `var` */
-FRAMES_DEF fq_node fq_access(fq_query *q, int op, int var);
+FRAMES_QUERY_DEF fq_node fq_access(fq_query *q, int op, int var);
 /* FQ_OP_PC, _TID, _INDEX */
-FRAMES_DEF fq_node fq_point(fq_query *q, int op);
-FRAMES_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b);
-FRAMES_DEF fq_node fq_not(fq_query *q, fq_node a);
+FRAMES_QUERY_DEF fq_node fq_point(fq_query *q, int op);
+FRAMES_QUERY_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b);
+FRAMES_QUERY_DEF fq_node fq_not(fq_query *q, fq_node a);
 /* comparisons and arithmetic */
-FRAMES_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b);
+FRAMES_QUERY_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b);
 /* FQ_OP_AND, FQ_OP_OR (n may be 0) */
-FRAMES_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n);
+FRAMES_QUERY_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n);
 
 /* Parse one expression (predicate or value) in the query's variables. Errors:
    FQ_E_SYNTAX / FQ_E_QUERY with err->offset = byte position, message with the column. */
-FRAMES_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err);
+FRAMES_QUERY_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err);
 
 /* The hard predicate (default: true) and the soft predicates. */
-FRAMES_DEF int fq_query_where(fq_query *q, fq_node pred);
-FRAMES_DEF int fq_query_soft(fq_query *q, fq_node pred);
-FRAMES_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err);
-FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err);
+FRAMES_QUERY_DEF int fq_query_where(fq_query *q, fq_node pred);
+FRAMES_QUERY_DEF int fq_query_soft(fq_query *q, fq_node pred);
+FRAMES_QUERY_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err);
+FRAMES_QUERY_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err);
 
 /* Point filters (all that are given must hold):
    statement: (statement & mask) == stmt, trace-db's filter (mask = stmt = 0: all);
    pc ranges: the statement / address lies in one of the ranges [lo, hi] (inclusive);
    threads:   frames: the thread id is one of those given. */
-FRAMES_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt);
-FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi);
-FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid);
-FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags);   /* FQ_DEDUP | FQ_COMPAT_* */
+FRAMES_QUERY_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt);
+FRAMES_QUERY_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi);
+FRAMES_QUERY_DEF int fq_query_thread(fq_query *q, uint64_t tid);
+FRAMES_QUERY_DEF void fq_query_flags(fq_query *q, uint32_t flags);   /* FQ_DEDUP | FQ_COMPAT_* */
 
 /* First builder error (code 0 if none). */
-FRAMES_DEF const frames_error *fq_query_error(const fq_query *q);
+FRAMES_QUERY_DEF const frames_error *fq_query_error(const fq_query *q);
 
 /* ======================================================================================
    Compiling and running
@@ -329,8 +339,8 @@ typedef struct fq_plan fq_plan;
 /* Resolve types against the trace, check and lay out the predicates. The plan is
    independent of the query afterwards and immutable: several fq_run calls may use it
    at the same time. The trace must outlive the plan. */
-FRAMES_DEF int fq_compile(fq_plan **p, const fq_query *q, fq_trace *t, frames_error *err);
-FRAMES_DEF void fq_plan_close(fq_plan *p);
+FRAMES_QUERY_DEF int fq_compile(fq_plan **p, const fq_query *q, fq_trace *t, frames_error *err);
+FRAMES_QUERY_DEF void fq_plan_close(fq_plan *p);
 
 /* value formats (trace-db's enum type_format; frames operands: UNSIGNED up to 64 bits,
    BLOB when wider or empty) */
@@ -408,18 +418,18 @@ typedef struct fq_run_options {
     int bindings_only;
 } fq_run_options;
 
-FRAMES_DEF void fq_run_options_default(fq_run_options *o);
+FRAMES_QUERY_DEF void fq_run_options_default(fq_run_options *o);
 
 /* Run the plan; fn is called in trace order on the calling thread (fn may be NULL to
    count only). *nresults (may be NULL) receives the number of results delivered.
    Returns FRAMES_OK, FRAMES_E_STOPPED when fn asked to stop, or another negative code
    (results before the problem were delivered). */
-FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *o, fq_result_fn fn, void *ctx,
+FRAMES_QUERY_DEF int fq_run(const fq_plan *p, const fq_run_options *o, fq_result_fn fn, void *ctx,
                       uint64_t *nresults, frames_error *err);
 
 /* The point pick mode chooses for `seed`, or -1 when no point is a candidate (for tests
    and for showing the choice). */
-FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
+FRAMES_QUERY_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter,
                              frames_error *err);
 
 /* ======================================================================================
@@ -435,7 +445,7 @@ enum {
 
 /* Format a result without a newline into buf (NUL-terminated when cap > 0). Returns the
    length the whole text needs (as snprintf: larger than cap - 1 means it was cut). */
-FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap);
+FRAMES_QUERY_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }
@@ -445,7 +455,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_QUERY_IMPLEMENTATION
+#if defined(FRAMES_QUERY_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_QUERY_IMPLEMENTATION_INCLUDED
 #define FRAMES_QUERY_IMPLEMENTATION_INCLUDED
 
@@ -1036,7 +1046,7 @@ static fq_node fq__qfail(fq_query *q, int code, const char *fmt, ...) {
     return code;
 }
 
-FRAMES_DEF int fq_query_open(fq_query **out, void *alloc_ctx, frames_error *err) {
+FRAMES_QUERY_DEF int fq_query_open(fq_query **out, void *alloc_ctx, frames_error *err) {
     fq_query *q = (fq_query *)FRAMES_MALLOC(sizeof *q, alloc_ctx);
     *out = q;
     if (!q) return fq__oom(err);
@@ -1048,7 +1058,7 @@ FRAMES_DEF int fq_query_open(fq_query **out, void *alloc_ctx, frames_error *err)
     return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_query_close(fq_query *q) {
+FRAMES_QUERY_DEF void fq_query_close(fq_query *q) {
     unsigned i;
     if (!q) return;
     for (i = 0; i < q->nvars; i++) {
@@ -1064,9 +1074,9 @@ FRAMES_DEF void fq_query_close(fq_query *q) {
     FRAMES_FREE(q, q->ctx);
 }
 
-FRAMES_DEF const frames_error *fq_query_error(const fq_query *q) { return &q->err; }
+FRAMES_QUERY_DEF const frames_error *fq_query_error(const fq_query *q) { return &q->err; }
 
-FRAMES_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
+FRAMES_QUERY_DEF int fq_query_var(fq_query *q, const char *name, const char *types) {
     unsigned i;
     size_t n;
     if (!name || !*name) return fq__qfail(q, FRAMES_E_INVALID, "a variable needs a name");
@@ -1119,18 +1129,18 @@ static fq_node fq__const_mag(fq_query *q, uint64_t mag, int neg) {
     return h;
 }
 
-FRAMES_DEF fq_node fq_const_int(fq_query *q, int64_t v) {
+FRAMES_QUERY_DEF fq_node fq_const_int(fq_query *q, int64_t v) {
     return fq__const_mag(q, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
-FRAMES_DEF fq_node fq_const_uint(fq_query *q, uint64_t v) { return fq__const_mag(q, v, 0); }
+FRAMES_QUERY_DEF fq_node fq_const_uint(fq_query *q, uint64_t v) { return fq__const_mag(q, v, 0); }
 
-FRAMES_DEF fq_node fq_const_float(fq_query *q, double v) {
+FRAMES_QUERY_DEF fq_node fq_const_float(fq_query *q, double v) {
     fq_node h = fq__new_node(q, FQ_OP_FLOAT, FQ__T_NUM);
     if (h >= 0) fq__set_flt(&q->nodes[h].k, v);
     return h;
 }
 
-FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len) {
+FRAMES_QUERY_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len) {
     fq_node h;
     if (len > 0xffffffffu) return fq__qfail(q, FRAMES_E_LIMIT, "string constant too long");
     if (FRAMES__GROW(q->strs, q->capstrs, q->nstrs + len + 1, q->ctx) < 0)
@@ -1146,7 +1156,7 @@ FRAMES_DEF fq_node fq_const_str(fq_query *q, const char *s, size_t len) {
     return h;
 }
 
-FRAMES_DEF fq_node fq_access(fq_query *q, int op, int var) {
+FRAMES_QUERY_DEF fq_node fq_access(fq_query *q, int op, int var) {
     int type;
     fq_node h;
     switch (op) {
@@ -1162,13 +1172,13 @@ FRAMES_DEF fq_node fq_access(fq_query *q, int op, int var) {
     return h;
 }
 
-FRAMES_DEF fq_node fq_point(fq_query *q, int op) {
+FRAMES_QUERY_DEF fq_node fq_point(fq_query *q, int op) {
     if (op != FQ_OP_PC && op != FQ_OP_TID && op != FQ_OP_INDEX)
         return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not a point accessor", op);
     return fq__new_node(q, op, FQ__T_NUM);
 }
 
-FRAMES_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b) {
+FRAMES_QUERY_DEF fq_node fq_distinct(fq_query *q, int var_a, int var_b) {
     fq_node h;
     if (fq__check_var(q, var_a, FQ_OP_DISTINCT) < 0 || fq__check_var(q, var_b, FQ_OP_DISTINCT) < 0)
         return q->err.code;
@@ -1209,7 +1219,7 @@ static int fq__check_node(fq_query *q, fq_node a) {
     return 0;
 }
 
-FRAMES_DEF fq_node fq_not(fq_query *q, fq_node a) {
+FRAMES_QUERY_DEF fq_node fq_not(fq_query *q, fq_node a) {
     if (fq__check_node(q, a) < 0) return q->err.code;
     if (!(q->nodes[a].type & FQ__T_BOOL))
         return fq__qfail(q, FQ_E_QUERY, "'not' needs a predicate, got %s",
@@ -1217,7 +1227,7 @@ FRAMES_DEF fq_node fq_not(fq_query *q, fq_node a) {
     return fq__with_kids(q, FQ_OP_NOT, FQ__T_BOOL, &a, 1);
 }
 
-FRAMES_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n) {
+FRAMES_QUERY_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n) {
     size_t i;
     if (op != FQ_OP_AND && op != FQ_OP_OR)
         return fq__qfail(q, FRAMES_E_INVALID, "operator %d is not 'and' or 'or'", op);
@@ -1230,7 +1240,7 @@ FRAMES_DEF fq_node fq_nary(fq_query *q, int op, const fq_node *args, size_t n) {
     return fq__with_kids(q, op, FQ__T_BOOL, args, n);
 }
 
-FRAMES_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b) {
+FRAMES_QUERY_DEF fq_node fq_binary(fq_query *q, int op, fq_node a, fq_node b) {
     fq_node args[2];
     int ta, tb, cmp;
     cmp = (op >= FQ_OP_GT && op <= FQ_OP_EQ) || op == FQ_OP_NE;
@@ -1268,15 +1278,15 @@ static int fq__set_pred(fq_query *q, fq_node pred, int soft) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF int fq_query_where(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 0); }
-FRAMES_DEF int fq_query_soft(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 1); }
+FRAMES_QUERY_DEF int fq_query_where(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 0); }
+FRAMES_QUERY_DEF int fq_query_soft(fq_query *q, fq_node pred) { return fq__set_pred(q, pred, 1); }
 
-FRAMES_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt) {
+FRAMES_QUERY_DEF void fq_query_statement(fq_query *q, uint64_t mask, uint64_t stmt) {
     q->mask = mask;
     q->stmt = stmt;
 }
 
-FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
+FRAMES_QUERY_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
     if (lo > hi) return fq__qfail(q, FRAMES_E_INVALID, "empty address range 0x%llx-0x%llx",
                                   (unsigned long long)lo, (unsigned long long)hi);
     if (FRAMES__GROW(q->pcs, q->cappcs, q->npcs * 2 + 2, q->ctx) < 0)
@@ -1287,14 +1297,14 @@ FRAMES_DEF int fq_query_pc_range(fq_query *q, uint64_t lo, uint64_t hi) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
+FRAMES_QUERY_DEF int fq_query_thread(fq_query *q, uint64_t tid) {
     if (FRAMES__GROW(q->tids, q->captids, q->ntids + 1, q->ctx) < 0)
         return fq__qfail(q, FRAMES_E_NOMEM, "out of memory");
     q->tids[q->ntids++] = tid;
     return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_query_flags(fq_query *q, uint32_t flags) { q->flags = flags; }
+FRAMES_QUERY_DEF void fq_query_flags(fq_query *q, uint32_t flags) { q->flags = flags; }
 
 /* --------------------------------------------------------------------------------------
    the text language
@@ -1612,7 +1622,7 @@ static fq_node fq__p_expr(fq__parser *p, int depth) {
                     (int)(end - start > 40 ? 40 : end - start), p->s + start);
 }
 
-FRAMES_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err) {
+FRAMES_QUERY_DEF int fq_parse(fq_query *q, const char *text, fq_node *out, frames_error *err) {
     fq__parser p;
     fq_node h;
     frames_error saved = q->err;
@@ -1658,10 +1668,10 @@ static int fq__pred_text(fq_query *q, const char *text, frames_error *err, int s
     return rc;
 }
 
-FRAMES_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err) {
+FRAMES_QUERY_DEF int fq_query_where_text(fq_query *q, const char *text, frames_error *err) {
     return fq__pred_text(q, text, err, 0);
 }
-FRAMES_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err) {
+FRAMES_QUERY_DEF int fq_query_soft_text(fq_query *q, const char *text, frames_error *err) {
     return fq__pred_text(q, text, err, 1);
 }
 
@@ -1864,12 +1874,12 @@ static int fq__mm_size(const fq__memmap *m, uint64_t ptr, uint64_t *out) {
     return 1;
 }
 
-FRAMES_DEF void fq_open_options_default(fq_open_options *o) {
+FRAMES_QUERY_DEF void fq_open_options_default(fq_open_options *o) {
     memset(o, 0, sizeof *o);
     o->index_stride = 256;
 }
 
-FRAMES_DEF void fq_trace_close(fq_trace *t) {
+FRAMES_QUERY_DEF void fq_trace_close(fq_trace *t) {
     void *ctx;
     size_t i;
     if (!t) return;
@@ -2074,7 +2084,7 @@ static int fq__ensure(fq_trace *t, uint64_t upto, uint64_t *avail, int *done, fr
     return rc;
 }
 
-FRAMES_DEF int fq_trace_load(fq_trace *t, frames_error *err) {
+FRAMES_QUERY_DEF int fq_trace_load(fq_trace *t, frames_error *err) {
     uint64_t avail;
     int done;
     frames__clear_error(err);
@@ -2286,7 +2296,7 @@ static int fq__new_trace(fq_trace **out, const fq_open_options *o, fq_open_optio
     return 0;
 }
 
-FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t size,
+FRAMES_QUERY_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t size,
                                     const fq_open_options *o, frames_error *err) {
     fq_open_options def;
     fq_trace *t;
@@ -2304,7 +2314,7 @@ FRAMES_DEF int fq_trace_open_memory(fq_trace **out, const void *data, size_t siz
     return FRAMES_OK;
 }
 
-FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_open_options *o,
+FRAMES_QUERY_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_open_options *o,
                                   frames_error *err) {
     fq_open_options def;
     fq_trace *t;
@@ -2320,7 +2330,7 @@ FRAMES_DEF int fq_trace_open_path(fq_trace **out, const char *path, const fq_ope
     return FRAMES_OK;
 }
 
-FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
+FRAMES_QUERY_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
 #ifndef FRAMES_QUERY_NO_THREADS
     if (t->sync) pthread_mutex_lock(&t->mu);
 #endif
@@ -2336,11 +2346,11 @@ FRAMES_DEF void fq_trace_info_get(fq_trace *t, fq_trace_info *info) {
     info->reader = t->fr;
 }
 
-FRAMES_DEF const char *fq_trace_name(const fq_trace *t, uint32_t i) {
+FRAMES_QUERY_DEF const char *fq_trace_name(const fq_trace *t, uint32_t i) {
     return t->format == FQ_TRACE_TRACEDB && i < t->nnames ? (const char *)t->data + t->name_off[i] : NULL;
 }
 
-FRAMES_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
+FRAMES_QUERY_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
     return t->format == FQ_TRACE_TRACEDB && i < t->ntypes ? fq_trace_name(t, t->types[i].name) : NULL;
 }
 
@@ -3228,12 +3238,12 @@ done:
     return rc;
 }
 
-FRAMES_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx) {
+FRAMES_QUERY_DEF void fq_index_progress(fq_trace *t, void (*fn)(void *ctx, uint64_t done, uint64_t total), void *ctx) {
     t->progress = fn;
     t->progress_ctx = ctx;
 }
 
-FRAMES_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
+FRAMES_QUERY_DEF int fq_index_build(fq_trace *t, const frames_sink *sink, fq_index_info *info, frames_error *err) {
     fq__ixb b;
     fq__ixw *w;
     int rc;
@@ -3298,7 +3308,7 @@ static int fq__file_write(void *ctx, const void *data, size_t len) {
 }
 #endif
 
-FRAMES_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info, frames_error *err) {
+FRAMES_QUERY_DEF int fq_index_save(fq_trace *t, const char *path, fq_index_info *info, frames_error *err) {
     size_t n = strlen(path) + 48;
     char *tmp = (char *)FRAMES_MALLOC(n, t->ctx);
     frames_sink sink;
@@ -3372,7 +3382,7 @@ static int fq__ix_bad(frames_error *err, int code, const char *fmt, ...) {
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return fq__fail(err, code, FRAMES_NO_POS, FRAMES_NO_POS, "%s%s", what,
-                    code == FQ_E_STALE ? " (rebuild it with frames index)" : "");
+                    code == FQ_E_STALE ? " (rebuild it)" : "");
 }
 
 /* The column directory of x against t's types and the data section's length: widths
@@ -3528,7 +3538,7 @@ static int fq__ix_new(fq_trace *t, fq__ix **out, frames_error *err) {
     return FRAMES_OK;
 }
 
-FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err) {
+FRAMES_QUERY_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frames_error *err) {
     fq__ix *x;
     int rc;
     frames__clear_error(err);
@@ -3539,7 +3549,7 @@ FRAMES_DEF int fq_index_attach(fq_trace *t, const void *data, size_t size, frame
     return rc;
 }
 
-FRAMES_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
+FRAMES_QUERY_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
     fq__ix *x;
     int rc;
     frames__clear_error(err);
@@ -3588,7 +3598,7 @@ FRAMES_DEF int fq_index_open(fq_trace *t, const char *path, frames_error *err) {
     return rc;
 }
 
-FRAMES_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
+FRAMES_QUERY_DEF int fq_index_info_get(const fq_trace *t, fq_index_info *info) {
     const fq__ix *x = t->ix;
     memset(info, 0, sizeof *info);
     if (!x) return 0;
@@ -3658,7 +3668,7 @@ struct fq_plan {
     size_t nlimbs;         /* integer storage per worker */
 };
 
-FRAMES_DEF void fq_plan_close(fq_plan *p) {
+FRAMES_QUERY_DEF void fq_plan_close(fq_plan *p) {
     void *ctx;
     unsigned i;
     if (!p) return;
@@ -3988,7 +3998,7 @@ static int fq__place_conjuncts(fq_plan *p, const fq_query *q, uint32_t *tmp, fra
 
 /* The steps in order: allocate, copy, resolve types against the trace (step 3), mark the
    live nodes, size them, pick fast comparisons, place the conjuncts. */
-FRAMES_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
+FRAMES_QUERY_DEF int fq_compile(fq_plan **out, const fq_query *q, fq_trace *t, frames_error *err) {
     fq_plan *p = NULL;
     uint32_t *tmp = NULL, *depth = NULL;
     unsigned char *live = NULL;
@@ -5065,7 +5075,7 @@ static void fq__ix_mismatch(fq__worker *w, uint64_t k, uint64_t off) {
     if (!w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, off, k,
                                "the index does not match the trace at point %llu (offset 0x%llx): "
-                               "rebuild it (frames index) or query without it",
+                               "rebuild it or query without it",
                                (unsigned long long)k, (unsigned long long)off);
 }
 
@@ -5201,7 +5211,7 @@ static int fq__u64_cmp(const void *a, const void *b) {
 
 static int fq__ix_corrupt(frames_error *err, const char *what) {
     return fq__fail(err, FQ_E_STALE, FRAMES_NO_POS, FRAMES_NO_POS,
-                    "the index is damaged (%s): rebuild it (frames index) or query without it", what);
+                    "the index is damaged (%s): rebuild it or query without it", what);
 }
 
 /* Merge the posting lists of statement entries ent[0..n) into s->merged, checking that
@@ -5572,7 +5582,7 @@ static int fq__col_on(const fq__worker *w) { return w->run->col.on; }
 static void fq__col_bad(fq__worker *w, uint64_t k, const char *what) {
     if (!w->slot->rc)
         w->slot->rc = fq__fail(&w->slot->err, FQ_E_STALE, FRAMES_NO_POS, k,
-                               "the index is damaged (%s, point %llu): rebuild it (frames index) or "
+                               "the index is damaged (%s, point %llu): rebuild it or "
                                "query without it", what, (unsigned long long)k);
 }
 
@@ -6299,7 +6309,7 @@ static uint64_t fq__col_point(fq__run *r, const uint64_t *h, uint64_t *ptr, uint
         }
     }
     fq__fail(&r->err, FQ_E_STALE, off ? off : FRAMES_NO_POS, h[0],
-             "the index does not match the trace at point %llu: rebuild it (frames index) or query "
+             "the index does not match the trace at point %llu: rebuild it or query "
              "without it", (unsigned long long)h[0]);
     return FQ__NOLOC;
 }
@@ -6378,7 +6388,7 @@ static void fq__hand_over(fq__run *r, fq_result *res) {
 
 static int fq__stale_at(fq__run *r, uint64_t k) {
     return fq__fail(&r->err, FQ_E_STALE, FRAMES_NO_POS, k,
-                    "the index does not match the trace at point %llu: rebuild it (frames index) or "
+                    "the index does not match the trace at point %llu: rebuild it or "
                     "query without it", (unsigned long long)k);
 }
 
@@ -6612,7 +6622,7 @@ static void fq__consume(fq__run *r) {
 }
 #endif
 
-FRAMES_DEF void fq_run_options_default(fq_run_options *o) { memset(o, 0, sizeof *o); }
+FRAMES_QUERY_DEF void fq_run_options_default(fq_run_options *o) { memset(o, 0, sizeof *o); }
 
 /* Pick mode: splitmix64 from the seed; an index below n without modulo bias. */
 static uint64_t fq__splitmix(uint64_t *s) {
@@ -6717,7 +6727,7 @@ static int fq__pick(const fq_plan *p, fq__worker *w, uint64_t seed, uint64_t *ou
     return 0;
 }
 
-FRAMES_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter, frames_error *err) {
+FRAMES_QUERY_DEF int fq_pick_point(const fq_plan *p, uint64_t seed, uint64_t *counter, frames_error *err) {
     fq__run r;
     int rc;
     frames__clear_error(err);
@@ -6908,7 +6918,7 @@ static int fq__run_threads(fq__run *r, const fq_plan *p, fq__worker *ws, unsigne
 }
 #endif
 
-FRAMES_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
+FRAMES_QUERY_DEF int fq_run(const fq_plan *p, const fq_run_options *opt, fq_result_fn fn, void *ctx,
                       uint64_t *nresults, frames_error *err) {
     fq_run_options def;
     fq__run r;
@@ -7222,7 +7232,7 @@ static size_t fq__raw_listing(const fq_result *r, int style, char *o0) {
     return (size_t)(o - o0);
 }
 
-FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
+FRAMES_QUERY_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, size_t cap) {
     frames__text s;
     uint32_t i;
     if (style != FQ_LIST_JSON && r->format == FQ_TRACE_TRACEDB) {   /* fast path: integers only */
@@ -7278,7 +7288,7 @@ FRAMES_DEF size_t fq_format_result(const fq_result *r, int style, char *buf, siz
 #endif
 
 #endif /* FRAMES_QUERY_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_QUERY_IMPLEMENTATION */
+#endif /* FRAMES_QUERY_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

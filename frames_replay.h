@@ -72,7 +72,7 @@
 
    FRAMES_REPLAY_STATIC   this header's functions static (and frames.h's too when it is
                           first included through this header)
-   FRAMES_REPLAY_ZSTD     open compressed .frames.zst traces too (frames_zstd.h's
+   FRAMES_REPLAY_LIBZSTD     open compressed .frames.zst traces too (frames_zstd.h's
                           implementation must be linked, and libzstd)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
    Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
@@ -94,6 +94,11 @@
      Replay: open, goto, state
      Replay: searches
 */
+/* FRAMES_ALL_IMPLEMENTATION (frames.h) turns this header's implementation on too. */
+#if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_REPLAY_IMPLEMENTATION)
+#define FRAMES_REPLAY_IMPLEMENTATION
+#endif
+
 /* Strict ISO modes hide the POSIX declarations the implementation uses (stat's
    nanosecond mtime, getpid): ask for them as frames.h does, when no feature-test macro
    was chosen and this header comes before any system header. */
@@ -149,7 +154,7 @@ typedef struct frames_replay_options {
 } frames_replay_options;
 FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
 
-/* Open a trace (.frames; .frames.zst with FRAMES_REPLAY_ZSTD) and its index: read it
+/* Open a trace (.frames; .frames.zst with FRAMES_REPLAY_LIBZSTD) and its index: read it
    when it matches the trace (size, mtime, hashes of its head and tail), else build it
    (o->build_index) or fail with FRAMES_E_REPLAY_INDEX. The position is 0. */
 FRAMES_REPLAY_DEF int frames_replay_open(frames_replay **out, const char *trace_path,
@@ -309,13 +314,13 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_REPLAY_IMPLEMENTATION
+#if defined(FRAMES_REPLAY_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
 #define FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
 
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
-#if defined(FRAMES_REPLAY_ZSTD)
+#if defined(FRAMES_REPLAY_LIBZSTD)
 #include "frames_zstd.h"
 #endif
 #if !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX)
@@ -1240,7 +1245,7 @@ static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_er
     frames_reader_options_default(&ro);
     ro.limits = r->o.limits;
     ro.alloc_ctx = r->actx;
-#if defined(FRAMES_REPLAY_ZSTD) && !defined(FRAMES_NO_POSIX)
+#if defined(FRAMES_REPLAY_LIBZSTD) && !defined(FRAMES_NO_POSIX)
     return frames_zstd_reader_open_path(&r->reader, r->trace_path, &ro, NULL, NULL, err);
 #else
     return frames_reader_open_path(&r->reader, r->trace_path, &ro, err);

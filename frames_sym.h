@@ -14,7 +14,7 @@
        mapping: the nearest preceding function symbol of the same section (.symtab, else
        the .symtab of its separate debug file /usr/lib/debug/.build-id/xx/yyyy.debug,
        else .dynsym) and the offset from it, as `addr2line -f` and `nm` name it;
-     - with libdw (FRAMES_HAVE_DW): the source file and line of the pc, as addr2line.
+     - with libdw (FRAMES_SYM_LIBDW): the source file and line of the pc, as addr2line.
    A file matches a mapping when the mapping is exactly one of its PT_LOAD segments (page
    rounded, as the kernel maps it, or exact, as perf and PIN write it) or its whole image,
    at a load bias an ET_EXEC file allows (zero), and when the trace says more (a build id
@@ -58,7 +58,7 @@
 
    FRAMES_SYM_STATIC   this header's functions static (and frames.h's too when it is
                        first included through this header)
-   FRAMES_HAVE_DW      use elfutils' libdw for file:line (link with -ldw -lelf)
+   FRAMES_SYM_LIBDW      use elfutils' libdw for file:line (link with -ldw -lelf)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co,
    FRAMES_NO_POSIX: files are read with stdio, FRAMES_NO_TEXT: no JSON printer), except
    FRAMES_NO_STDIO: this header reads files.
@@ -99,16 +99,10 @@
 #error "frames_sym.h reads files and formats names with stdio: not with FRAMES_NO_STDIO"
 #endif
 
-/* FRAMES_SYM_STATIC holds for this header's functions even when frames.h was included
-   (with external linkage) before it. */
-#ifndef FRAMES_SYM_DEF
-#if defined(FRAMES_SYM_STATIC) && (defined(__GNUC__) || defined(__clang__))
-#define FRAMES_SYM_DEF static __attribute__((unused))
-#elif defined(FRAMES_SYM_STATIC)
-#define FRAMES_SYM_DEF static
-#else
+#if defined(FRAMES_SYM_STATIC) && !defined(FRAMES_SYM_DEF)   /* even after a shared frames.h */
+#define FRAMES_SYM_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_SYM_DEF)
 #define FRAMES_SYM_DEF FRAMES_DEF
-#endif
 #endif
 
 #ifdef __cplusplus
@@ -127,8 +121,8 @@ typedef enum frames_sym_abi_id {
     FRAMES_SYM_ABI_AARCH64 = 4
 } frames_sym_abi_id;
 
-/* The syscall ABI of a trace from its header's arch and machine (BFD numbers: i386 with
-   machine 64, 65 or 8 is x86-64, any other i386 machine i386; arm; aarch64). */
+/* The syscall ABI of a trace from its header's arch and machine (x86-64 as
+   frames_arch_is_x86_64 decides, any other i386 machine i386; arm; aarch64). */
 FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine);
 /* "x86-64", "i386", "arm", "aarch64" or "unknown". */
 FRAMES_SYM_DEF const char *frames_sym_abi_name(int abi);
@@ -274,7 +268,7 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_SYM_IMPLEMENTATION
+#if defined(FRAMES_SYM_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_SYM_IMPLEMENTATION_INCLUDED
 #define FRAMES_SYM_IMPLEMENTATION_INCLUDED
 
@@ -289,7 +283,7 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 #include <elfutils/libdw.h>
 #include <libelf.h>
 #endif
@@ -610,8 +604,7 @@ static const char *const frames__sym_sc_arm_private[7] = {
 FRAMES_SYM_DEF int frames_sym_abi(uint64_t arch, uint64_t machine) {
     switch (arch) {
     case FRAMES_ARCH_I386:
-        return machine == 64 || machine == 65 || machine == 8 ? FRAMES_SYM_ABI_X86_64
-                                                                : FRAMES_SYM_ABI_I386;
+        return frames_arch_is_x86_64(arch, machine) ? FRAMES_SYM_ABI_X86_64 : FRAMES_SYM_ABI_I386;
     case FRAMES_ARCH_ARM: return FRAMES_SYM_ABI_ARM;
     case FRAMES_ARCH_AARCH64: return FRAMES_SYM_ABI_AARCH64;
     default: return FRAMES_SYM_ABI_UNKNOWN;
@@ -658,7 +651,6 @@ FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 /* Every field is read through frames__sym_rd after a bounds check against the image;
    counts are bounded by the bytes that hold them. */
 
-#define FRAMES__SYM_PT_LOAD 1u
 #define FRAMES__SYM_PT_NOTE 4u
 #define FRAMES__SYM_PF_X 1u
 #define FRAMES__SYM_SHT_SYMTAB 2u
@@ -672,10 +664,7 @@ FRAMES_SYM_DEF int frames_sym_syscall_known(int abi, uint64_t number) {
 #define FRAMES__SYM_EM_ARM 40u
 #define FRAMES__SYM_EM_X86_64 62u
 
-typedef struct frames__sym_seg {
-    uint64_t vaddr, memsz, filesz, offset;
-    uint32_t type, flags;
-} frames__sym_seg;
+typedef frames__elf_seg frames__sym_seg;   /* frames.h's shared ELF program headers */
 
 typedef struct frames__sym_sec {
     uint64_t addr, size, offset, entsize, flags;
@@ -707,14 +696,7 @@ static int frames__sym_in(const frames_sym_elf *e, uint64_t off, uint64_t len) {
 /* An unsigned field of `width` (1, 2, 4 or 8) bytes at `off` (the caller checked the
    bounds). */
 static uint64_t frames__sym_rd(const frames_sym_elf *e, uint64_t off, unsigned width) {
-    const uint8_t *p = e->d + off;
-    uint64_t v = 0;
-    unsigned i;
-    if (!e->be)
-        return width == 8 ? frames__le64(p) : width == 4 ? frames__le32(p)
-             : width == 2 ? frames__le16(p) : p[0];
-    for (i = 0; i < width; i++) v = (v << 8) | p[i];
-    return v;
+    return frames__elf_rd(e->d + off, width, e->be);
 }
 
 /* Field of a 32- or 64-bit structure: (offset, width) for each class. */
@@ -722,29 +704,14 @@ static uint64_t frames__sym_rd(const frames_sym_elf *e, uint64_t off, unsigned w
     ((e)->is64 ? frames__sym_rd(e, (base) + (o64), w64) : frames__sym_rd(e, (base) + (o32), w32))
 
 static int frames__sym_read_segments(frames_sym_elf *e, frames_error *err) {
-    uint64_t phoff = FRAMES__SYM_F(e, 0, 28, 4, 32, 8);
-    uint32_t entsize = (uint32_t)FRAMES__SYM_F(e, 0, 42, 2, 54, 2);
-    uint32_t num = (uint32_t)FRAMES__SYM_F(e, 0, 44, 2, 56, 2), i;
-    uint32_t need = e->is64 ? 56u : 32u;
-    if (num == 0) return FRAMES_OK;
-    if (entsize < need || !frames__sym_in(e, phoff, (uint64_t)num * entsize))
+    uint64_t phoff;
+    uint32_t entsize, num;
+    int rc = frames__elf_phdr_table(e->d, &phoff, &num, &entsize, err);
+    if (rc < 0 || num == 0) return rc;
+    if (!frames__sym_in(e, phoff, (uint64_t)num * entsize))
         return frames__fail(err, FRAMES_E_FORMAT, FRAMES_NO_POS, FRAMES_NO_POS, "program headers (%u of %u bytes at 0x%llx) "
                                 "lie outside the file", num, entsize, (unsigned long long)phoff);
-    e->segs = (frames__sym_seg *)FRAMES_MALLOC(num * sizeof *e->segs, e->actx);
-    if (!e->segs) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    for (i = 0; i < num; i++) {
-        uint64_t b = phoff + (uint64_t)i * entsize;
-        frames__sym_seg *s = &e->segs[e->nsegs];
-        s->type = (uint32_t)frames__sym_rd(e, b, 4);
-        s->flags = (uint32_t)FRAMES__SYM_F(e, b, 24, 4, 4, 4);
-        s->offset = FRAMES__SYM_F(e, b, 4, 4, 8, 8);
-        s->vaddr = FRAMES__SYM_F(e, b, 8, 4, 16, 8);
-        s->filesz = FRAMES__SYM_F(e, b, 16, 4, 32, 8);
-        s->memsz = FRAMES__SYM_F(e, b, 20, 4, 40, 8);
-        if (s->vaddr + s->memsz < s->vaddr) continue;   /* wraps: not a mapping */
-        e->nsegs++;
-    }
-    return FRAMES_OK;
+    return frames__elf_segments(e->d, e->d + phoff, num, entsize, e->actx, &e->segs, &e->nsegs, err);
 }
 
 static int frames__sym_read_sections(frames_sym_elf *e, frames_error *err) {
@@ -1001,7 +968,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
     for (pass = 0; pass < 2; pass++)   /* executable segments first */
         for (i = 0; i < e->nsegs; i++) {
             const frames__sym_seg *s = &e->segs[i];
-            if (s->type != FRAMES__SYM_PT_LOAD || !!(s->flags & FRAMES__SYM_PF_X) != (pass == 0))
+            if (s->type != FRAMES__ELF_PT_LOAD || !!(s->flags & FRAMES__SYM_PF_X) != (pass == 0))
                 continue;
             for (p = 0; p < sizeof pages / sizeof pages[0]; p++) {
                 uint64_t start = s->vaddr & ~(pages[p] - 1), end = s->vaddr + s->memsz;
@@ -1015,7 +982,7 @@ static int frames__sym_match(const frames_sym_elf *e, uint64_t low, uint64_t hig
             }
         }
     for (i = 0; i < e->nsegs; i++)
-        if (e->segs[i].type == FRAMES__SYM_PT_LOAD) {
+        if (e->segs[i].type == FRAMES__ELF_PT_LOAD) {
             if (e->segs[i].vaddr < img_lo) img_lo = e->segs[i].vaddr;
             if (e->segs[i].vaddr + e->segs[i].memsz > img_hi) img_hi = e->segs[i].vaddr + e->segs[i].memsz;
         }
@@ -1040,7 +1007,7 @@ typedef struct frames__sym_image {
     int mapped;
 } frames__sym_image;
 
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 typedef struct frames__sym_dw_range {
     uint64_t lo, hi;   /* [lo, hi) */
     Dwarf_Die cu;      /* the compile unit's DIE (valid while the Dwarf is open) */
@@ -1055,7 +1022,7 @@ typedef struct frames__sym_file {
     frames__sym_image dbg_img;  /* separate debug file (/usr/lib/debug/.build-id/...) */
     frames_sym_elf *dbg_elf;
     const frames_sym_elf *names;   /* where symbols come from: elf or dbg_elf */
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     int dw_state;               /* 0 not tried, 1 open, -1 none */
     Elf *dw_elf;
     Dwarf *dw;
@@ -1174,7 +1141,7 @@ static void frames__sym_free_image(frames_sym *s, frames__sym_image *img) {
     (void)s;
 }
 
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
 static int frames__sym_range_cmp(const void *a, const void *b) {
     const frames__sym_dw_range *x = (const frames__sym_dw_range *)a, *y = (const frames__sym_dw_range *)b;
     return x->lo < y->lo ? -1 : x->lo > y->lo;
@@ -1255,7 +1222,7 @@ static void frames__sym_dw_line(frames_sym *s, frames__sym_file *f, uint64_t add
 #endif
 
 static void frames__sym_free_file(frames_sym *s, frames__sym_file *f) {
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     if (f->dw) dwarf_end(f->dw);
     if (f->dw_elf) elf_end(f->dw_elf);
     FRAMES_FREE(f->ranges, s->actx);
@@ -1419,7 +1386,7 @@ FRAMES_SYM_DEF int frames_sym_open(frames_sym **out, const frames_sym_options *o
         }
     }
     s->opt.sysroot = s->sysroot;
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
     s->info.have_dw = 1;
 #endif
     *out = s;
@@ -1482,15 +1449,13 @@ FRAMES_SYM_DEF int frames_sym_add_reader(frames_sym *s, frames_reader *r) {
     int rc;
     frames_decoder_init(&d, NULL, 0, s->actx);
     while ((rc = frames_reader_next_raw(r, &raw)) != 0) {
-        uint8_t first;
+        int kind;
         if (rc == FRAMES_E_DECODE || rc == FRAMES_E_LIMIT) continue;
         if (rc < 0) break;
         if (raw.payload.len == 0) continue;
-        /* a frame starts with the tag of its one option: only modload frames (field 5,
-           0x2a) and frames that start unusually need decoding */
-        first = raw.payload.ptr[0];
-        if (first == 0x0a || first == 0x12 || first == 0x1a || first == 0x22 || first == 0x32)
-            continue;
+        /* only modload frames and frames that start unusually need decoding */
+        kind = frames_frame_peek_kind(raw.payload.ptr, raw.payload.len);
+        if (kind != FRAMES_KIND_NONE && kind != FRAMES_KIND_MODLOAD) continue;
         if (frames_decode_frame(&d, raw.payload.ptr, raw.payload.len, &f, NULL) < 0) continue;
         if ((rc = frames_sym_add_frame(s, &f)) < 0) break;
     }
@@ -1600,7 +1565,7 @@ FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc 
                 loc->symbol_len = sym->name_len;
                 loc->symbol_offset = loc->file_address - sym->value;
             }
-#ifdef FRAMES_HAVE_DW
+#ifdef FRAMES_SYM_LIBDW
             if (!(s->opt.flags & FRAMES_SYM_NO_LINES)) frames__sym_dw_line(s, f, loc->file_address, loc);
 #endif
         }
@@ -1680,7 +1645,7 @@ FRAMES_SYM_DEF const char *frames_sym_warning(const frames_sym *s, uint32_t i) {
 }
 #endif
 #endif /* FRAMES_SYM_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_SYM_IMPLEMENTATION */
+#endif /* FRAMES_SYM_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

@@ -110,16 +110,10 @@
 #endif
 #include "frames.h"
 
-/* FRAMES_VPROF_STATIC holds for this header's functions even when frames.h was included
-   (with external linkage) before it. */
-#ifndef FRAMES_VPROF_DEF
-#if defined(FRAMES_VPROF_STATIC) && (defined(__GNUC__) || defined(__clang__))
-#define FRAMES_VPROF_DEF static __attribute__((unused))
-#elif defined(FRAMES_VPROF_STATIC)
-#define FRAMES_VPROF_DEF static
-#else
+#if defined(FRAMES_VPROF_STATIC) && !defined(FRAMES_VPROF_DEF)   /* even after a shared frames.h */
+#define FRAMES_VPROF_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_VPROF_DEF)
 #define FRAMES_VPROF_DEF FRAMES_DEF
-#endif
 #endif
 
 #ifdef __cplusplus
@@ -219,7 +213,7 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_VPROF_IMPLEMENTATION
+#if defined(FRAMES_VPROF_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_VPROF_IMPLEMENTATION_INCLUDED
 #define FRAMES_VPROF_IMPLEMENTATION_INCLUDED
 
@@ -821,7 +815,7 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 }
 #endif
 #endif /* FRAMES_VPROF_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_VPROF_IMPLEMENTATION */
+#endif /* FRAMES_VPROF_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

@@ -55,17 +55,20 @@
    OPTIONS
 
    FRAMES_ZSTD_NO_THREADS   never start a compression or read-ahead thread (no pthreads needed)
+   FRAMES_ZSTD_STATIC       this header's functions static (frames.h's too if not yet included)
+   FRAMES_ZSTD_DEF          their linkage (default FRAMES_DEF)
    frames.h's FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE apply here too, with the
    alloc_ctx of frames_zstd_options (libzstd's own contexts use libzstd's allocator).
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW (details at each declaration below)
 
-   Chunk map       frames_zstd_map_open / _close / _info / _chunk / _find / _decompressed
+   Chunk map       frames_zstd_map_open / _close / _info_get / _chunk_at / _find /
+                   _decompressed
                    (from the seek table, or by walking the zstd frames)
    Reading         frames_zstd_reader_open_memory / _path, frames_zstd_is_compressed,
                    frames_zstd_reader_map, frames_zstd_split_ranges
-   Writing         frames_zstd_sink_open / _close / _sink, frames_zstd_writer_open_path
+   Writing         frames_zstd_sink_open / _get / _close, frames_zstd_writer_open_path
    Converting      frames_zstd_decompress_fd / frames_zstd_compress_fd
 
    ---------------------------------------------------------------------------------------
@@ -87,7 +90,15 @@
 #ifndef FRAMES_ZSTD_H_INCLUDED
 #define FRAMES_ZSTD_H_INCLUDED
 
+#if defined(FRAMES_ZSTD_STATIC) && !defined(FRAMES_STATIC) && !defined(FRAMES_H_INCLUDED)
+#define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
+#endif
 #include "frames.h"
+#if defined(FRAMES_ZSTD_STATIC) && !defined(FRAMES_ZSTD_DEF)   /* even after a shared frames.h */
+#define FRAMES_ZSTD_DEF FRAMES__STATIC_DEF
+#elif !defined(FRAMES_ZSTD_DEF)
+#define FRAMES_ZSTD_DEF FRAMES_DEF
+#endif
 
 #ifdef FRAMES_NO_STDIO
 #error "frames_zstd.h needs the C library (stdio for messages) and libzstd: not for FRAMES_NO_STDIO"
@@ -128,7 +139,7 @@ typedef struct frames_zstd_options {
     void *alloc_ctx;          /* passed to FRAMES_MALLOC & co (libzstd allocates its own) */
 } frames_zstd_options;
 
-FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o);
+FRAMES_ZSTD_DEF void frames_zstd_options_default(frames_zstd_options *o);
 
 typedef struct frames_zstd_chunk {
     uint64_t offset;          /* file offset of its zstd frame */
@@ -158,7 +169,7 @@ typedef struct frames_zstd_info {
 } frames_zstd_info;
 
 /* 1 if the bytes start like a zstd stream (a zstd or skippable frame magic), else 0. */
-FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n);
+FRAMES_ZSTD_DEF int frames_zstd_is_compressed(const void *p, size_t n);
 
 /* ======================================================================================
    Chunk map: where each chunk is, from the seek table or by walking the zstd frames
@@ -170,16 +181,16 @@ typedef struct frames_zstd_map frames_zstd_map;
    disagrees with the frames is reported (a warning) and the frames are walked instead;
    a last frame cut short is decompressed as far as it goes. Fails on a file that is not
    zstd, or on a chunk larger than max_chunk. */
-FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_map_open(frames_zstd_map **m, const void *data, size_t size,
                                     const frames_zstd_options *o, frames_error *err);
-FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m);
-FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m);
-FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i);
+FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m);
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info_get(const frames_zstd_map *m);
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk_at(const frames_zstd_map *m, uint64_t i);
 /* Index of the chunk holding uncompressed offset off (chunks - 1 past the end). */
-FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off);
 /* Bytes decompressed so far by every reader state of the map (random access figures);
    a chunk decompressed ahead counts when its cursor takes it. */
-FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
 
 /* ======================================================================================
    Reading
@@ -187,7 +198,7 @@ FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m);
 
 /* A frames_reader over a compressed trace in memory (data must outlive the reader).
    zinfo (may be NULL) receives the chunk information and warnings. */
-FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err);
@@ -196,21 +207,21 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
    and read chunk by chunk, a plain one opened by frames_reader_open_path. A pipe, FIFO or
    terminal ("-" too) is streamed, forward only, through a streaming decompressor when its
    first bytes are zstd's. zinfo->chunks is 0 for plain and streamed traces. */
-FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
                                             frames_zstd_info *zinfo, frames_error *err);
 #endif
 /* The chunk map of a reader opened by the functions above, or NULL (plain or streamed
    trace). Valid until the reader is closed. */
-FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
+FRAMES_ZSTD_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r);
 
 /* Frame ranges for processing a compressed trace in parallel (frames split): at most
    `chunks` half-open ranges [bounds[i], bounds[i+1]) covering the n frames, each starting
    where a chunk starts, so that a worker decompresses only its own chunks. bounds holds
    chunks + 1 entries. Returns the number of ranges, or 0 when the trace's TOC does not
    show where its chunks start (then split on TOC entries as for plain traces). */
-FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
+FRAMES_ZSTD_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds);
 
 /* ======================================================================================
    Writing
@@ -218,21 +229,21 @@ FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, 
 
 typedef struct frames_zstd_sink frames_zstd_sink;
 
-/* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_sink
+/* A compressing sink over `down` (which it closes when closed). frames_zstd_sink_get
    gives the frames_sink to hand to frames_writer_open: its close writes the last chunk
    and the seek table and frees zs. Patching is possible when `down` can patch. */
-FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
+FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **zs, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err);
-FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs);
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_get(frames_zstd_sink *zs);
 /* Close without a frames_writer (e.g. after frames_zstd_compress_fd): same as the sink's
    close. Returns 0 or a negative code (err filled). */
-FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err);
 
 #ifndef FRAMES_NO_POSIX
 /* A writer whose output is a compressed trace at path ("-": standard output, which
    cannot be patched: the trace stays unfinished, as for plain traces). zo->frames_per_toc
    is taken from wo. */
-FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
                                             const frames_writer_options *wo,
                                             const frames_zstd_options *zo,
                                             const frames_meta *meta, frames_error *err);
@@ -246,11 +257,11 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
 /* Decompress every zstd frame of in_fd to out_fd, as `zstd -d` does (skippable frames
    skipped). *cut is set when the input ends inside a frame (what came before is written).
    Returns 0 or a negative code (FRAMES_E_FORMAT for an empty input, as zstd -d). */
-FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err);
 /* Copy the bytes of a trace read from in_fd (plain or compressed) into a compressed
    sink, byte for byte, chunked on records and TOC blocks. Bytes that do not start with
    the frames magic number (an empty input, random bytes) are FRAMES_E_FORMAT. */
-FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
+FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err);
 #endif
 
 #ifdef __cplusplus
@@ -261,7 +272,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 /* ======================================================================================
    IMPLEMENTATION
    ====================================================================================== */
-#ifdef FRAMES_ZSTD_IMPLEMENTATION
+#if defined(FRAMES_ZSTD_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 #define FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 
@@ -304,7 +315,7 @@ static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_end(ap);
 }
 
-FRAMES_DEF void frames_zstd_options_default(frames_zstd_options *o) {
+FRAMES_ZSTD_DEF void frames_zstd_options_default(frames_zstd_options *o) {
     memset(o, 0, sizeof *o);
     o->level = FRAMES_ZSTD_DEFAULT_LEVEL;
     o->chunk_size = FRAMES_ZSTD_DEFAULT_CHUNK;
@@ -328,7 +339,7 @@ static frames_zstd_options frames__zstd_opts(const frames_zstd_options *o) {
     return r;
 }
 
-FRAMES_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
+FRAMES_ZSTD_DEF int frames_zstd_is_compressed(const void *p, size_t n) {
     uint32_t magic;
     if (n < 4) return 0;
     magic = frames__le32((const uint8_t *)p);
@@ -415,7 +426,7 @@ static int frames__zstd_push(frames_zstd_map *m, uint64_t off, uint64_t csize, u
     if (usize > m->opt.max_chunk)
         return frames__fail(err, FRAMES_E_LIMIT, off, FRAMES_NO_POS,
                                  "zstd frame at file offset 0x%llx holds %llu bytes, more than the "
-                                 "limit of %llu for one chunk (recompress it with `frames compress`)",
+                                 "limit of %llu for one chunk (recompress it in smaller chunks)",
                                  (unsigned long long)off, (unsigned long long)usize,
                                  (unsigned long long)m->opt.max_chunk);
     c = &m->chunks[m->nchunks++];
@@ -474,15 +485,34 @@ static int frames__zstd_stream(ZSTD_DCtx *d, const uint8_t *src, size_t n, uint8
     return 0;
 }
 
+/* Forget the chunks pushed so far (a seek table found wrong half way, a new walk). */
+static void frames__zstd_chunks_reset(frames_zstd_map *m) {
+    m->nchunks = 0;
+    m->info.size = 0;
+    m->info.largest_chunk = 0;
+}
+
+/* Count the bytes a zstd frame without a content size in its header decompresses to, by
+   decompressing it (bounded by the chunk limit; *d is created on first use). Returns 0
+   (whole), 1 (the input ends inside it), 2 (corrupt: *why says why) with *produced the
+   bytes that came out, or FRAMES_E_NOMEM. */
+static int frames__zstd_count(frames_zstd_map *m, ZSTD_DCtx **d, const uint8_t *p, size_t n,
+                              uint64_t *produced, const char **why) {
+    int st;
+    *produced = 0;
+    *why = "";
+    if (!*d && !(*d = ZSTD_createDCtx())) return FRAMES_E_NOMEM;
+    st = frames__zstd_stream(*d, p, n, NULL, 0, m->opt.max_chunk, produced, why);
+    return st < 0 ? 2 : st;
+}
+
 /* Walk the frames from the start: a zstd frame is a chunk, skippable frames (the seek
    table among them) are skipped, a frame cut short ends the walk. */
 static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
     uint64_t off = 0;
     ZSTD_DCtx *d = NULL;
     int rc = FRAMES_OK;
-    m->nchunks = 0;
-    m->info.size = 0;
-    m->info.largest_chunk = 0;
+    frames__zstd_chunks_reset(m);
     while (off < m->zsize && rc == FRAMES_OK) {
         const uint8_t *p = m->z + off;
         uint64_t rem = m->zsize - off;
@@ -515,13 +545,11 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
             {
                 uint64_t produced;
                 const char *why;
-                int st;
-                if (!d && !(d = ZSTD_createDCtx())) {
-                    rc = frames__fail(err, FRAMES_E_NOMEM, off, FRAMES_NO_POS, "out of memory");
+                int st = frames__zstd_count(m, &d, p, ZSTD_isError(cs) ? (size_t)rem : cs, &produced, &why);
+                if (st < 0) {
+                    rc = frames__fail(err, st, off, FRAMES_NO_POS, "out of memory");
                     break;
                 }
-                st = frames__zstd_stream(d, p, ZSTD_isError(cs) ? (size_t)rem : cs, NULL, 0,
-                                         m->opt.max_chunk, &produced, &why);
                 if (st == 0 && !ZSTD_isError(cs)) {
                     rc = frames__zstd_push(m, off, cs, produced, err);
                     off += cs;
@@ -529,7 +557,7 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                 }
                 if (m->nchunks == 0 && produced == 0) {
                     /* nothing at all decompresses: say why, not that the trace is empty */
-                    rc = st < 0 ? frames__fail(err, FRAMES_E_DECODE, off, FRAMES_NO_POS,
+                    rc = st == 2 ? frames__fail(err, FRAMES_E_DECODE, off, FRAMES_NO_POS,
                                                "corrupt zstd data at file offset 0x%llx: %s",
                                                (unsigned long long)off, why)
                                 : frames__fail(err, FRAMES_E_TRUNCATED, off, FRAMES_NO_POS,
@@ -543,7 +571,7 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
                                   st == 1 ? "the file ends inside the zstd frame"
                                           : "corrupt zstd frame",
                                   (unsigned long long)off, (unsigned long long)produced,
-                                  st < 0 ? " before " : "", st < 0 ? why : "");
+                                  st == 2 ? " before " : "", st == 2 ? why : "");
                 if (produced) {
                     m->cut_chunk = m->nchunks;
                     rc = frames__zstd_push(m, off, rem, produced, err);
@@ -556,21 +584,11 @@ static int frames__zstd_walk(frames_zstd_map *m, frames_error *err) {
     return rc;
 }
 
-/* Read the seek table at the end of the file, if there is one, and use it when every
-   entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
-/* The number of bytes a zstd frame without a content size in its header decompresses to,
-   counted by decompressing it (bounded by the chunk limit); UINT64_MAX if it is corrupt. */
-static uint64_t frames__zstd_count(frames_zstd_map *m, ZSTD_DCtx **d, const uint8_t *p, size_t n) {
-    uint64_t produced;
-    const char *why;
-    if (!*d && !(*d = ZSTD_createDCtx())) return UINT64_MAX;
-    if (frames__zstd_stream(*d, p, n, NULL, 0, m->opt.max_chunk, &produced, &why) != 0) return UINT64_MAX;
-    return produced;
-}
-
 static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uint64_t n,
                                          uint64_t esize, frames_error *err);
 
+/* Read the seek table at the end of the file, if there is one, and use it when every
+   entry matches the frame it describes. Returns 1 if used, 0 if not, <0 on error. */
 static int frames__zstd_seek_table(frames_zstd_map *m, frames_error *err) {
     const uint8_t *f;
     uint64_t n, esize, tsize, start;
@@ -608,9 +626,10 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
     int rc = 1;
     for (i = 0; i < n && rc == 1; i++) {
         const uint8_t *e = m->z + start + 8 + i * esize;
-        uint64_t cs = frames__le32(e), us = frames__le32(e + 4);
+        uint64_t cs = frames__le32(e), us = frames__le32(e + 4), counted = 0;
         unsigned long long fcs;
-        const char *bad = NULL;
+        const char *bad = NULL, *why;
+        int st = 0;
         if (cs > start - off) bad = "runs past the seek table";
         else if (cs < 4 || frames__le32(m->z + off) != FRAMES_ZSTD_FRAME_MAGIC)
             bad = "is not a zstd frame";
@@ -620,15 +639,18 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
             bad = "is not one whole zstd frame";
         else if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != us)
             bad = "holds a different number of bytes";
-        else if (fcs == ZSTD_CONTENTSIZE_UNKNOWN && frames__zstd_count(m, &d, m->z + off, (size_t)cs) != us)
+        else if (fcs == ZSTD_CONTENTSIZE_UNKNOWN &&
+                 ((st = frames__zstd_count(m, &d, m->z + off, (size_t)cs, &counted, &why)) != 0 || counted != us))
             bad = "decompresses to a different number of bytes";
-        if (bad) {
+        if (st < 0) {
+            rc = frames__fail(err, st, off, FRAMES_NO_POS, "out of memory");
+        } else if (bad) {
             frames__zstd_warn(&m->info, "seek table disagrees with the frames: entry %llu (file offset "
                               "0x%llx) %s; table ignored, the frames were walked",
                               (unsigned long long)i, (unsigned long long)off, bad);
             rc = 0;
-        } else if (frames__zstd_push(m, off, cs, us, err) < 0) {
-            rc = err ? err->code : FRAMES_E_LIMIT;
+        } else if ((st = frames__zstd_push(m, off, cs, us, err)) < 0) {
+            rc = st;   /* out of memory, or a chunk above the limit */
         } else if (esize == 12) {
             m->chunks[m->nchunks - 1].checksum = frames__le32(e + 8);
         }
@@ -636,24 +658,20 @@ static int frames__zstd_seek_table_check(frames_zstd_map *m, uint64_t start, uin
     }
     if (d) ZSTD_freeDCtx(d);
     if (rc != 1) {
-        m->nchunks = 0;
-        m->info.size = 0;
-        m->info.largest_chunk = 0;
+        frames__zstd_chunks_reset(m);
         return rc;
     }
     if (off != start) {
         frames__zstd_warn(&m->info, "seek table describes %llu bytes of frames, the file has %llu: "
                           "ignored, the frames were walked", (unsigned long long)off,
                           (unsigned long long)start);
-        m->nchunks = 0;
-        m->info.size = 0;
-        m->info.largest_chunk = 0;
+        frames__zstd_chunks_reset(m);
         return 0;
     }
     return 1;
 }
 
-FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, size_t size,
                                     const frames_zstd_options *o, frames_error *err) {
     frames_zstd_map *m;
     int rc;
@@ -679,7 +697,7 @@ FRAMES_DEF int frames_zstd_map_open(frames_zstd_map **out, const void *data, siz
     return FRAMES_OK;
 }
 
-FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
+FRAMES_ZSTD_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     if (!m) return;
     FRAMES_FREE(m->chunks, m->opt.alloc_ctx);
 #ifndef FRAMES_NO_POSIX
@@ -688,11 +706,11 @@ FRAMES_DEF void frames_zstd_map_close(frames_zstd_map *m) {
     FRAMES_FREE(m, m->opt.alloc_ctx);
 }
 
-FRAMES_DEF const frames_zstd_info *frames_zstd_map_info(const frames_zstd_map *m) { return &m->info; }
-FRAMES_DEF const frames_zstd_chunk *frames_zstd_map_chunk(const frames_zstd_map *m, uint64_t i) {
+FRAMES_ZSTD_DEF const frames_zstd_info *frames_zstd_map_info_get(const frames_zstd_map *m) { return &m->info; }
+FRAMES_ZSTD_DEF const frames_zstd_chunk *frames_zstd_map_chunk_at(const frames_zstd_map *m, uint64_t i) {
     return i < m->nchunks ? &m->chunks[i] : NULL;
 }
-FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
 #if defined(__GNUC__) || defined(__clang__)
     return __atomic_load_n(&m->decompressed, __ATOMIC_RELAXED);
 #else
@@ -700,7 +718,7 @@ FRAMES_DEF uint64_t frames_zstd_map_decompressed(const frames_zstd_map *m) {
 #endif
 }
 
-FRAMES_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_map_find(const frames_zstd_map *m, uint64_t off) {
     uint64_t lo = 0, hi = m->nchunks;
     if (m->nchunks == 0) return 0;
     while (hi - lo > 1) {
@@ -1038,7 +1056,7 @@ static int frames__zstd_open_map(frames_reader **r, frames_zstd_map *m,
     return frames_reader_open_source(r, &src, ro, err);
 }
 
-FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *data, size_t size,
                                               const frames_reader_options *ro,
                                               const frames_zstd_options *zo,
                                               frames_zstd_info *zinfo, frames_error *err) {
@@ -1049,7 +1067,7 @@ FRAMES_DEF int frames_zstd_reader_open_memory(frames_reader **r, const void *dat
     return frames__zstd_open_map(r, m, ro, zinfo, err);
 }
 
-FRAMES_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
+FRAMES_ZSTD_DEF const frames_zstd_map *frames_zstd_reader_map(frames_reader *r) {
     const frames_source *src = r ? frames_reader_source(r) : NULL;
     return src && src->view == frames__zstd_view ? (const frames_zstd_map *)src->ctx : NULL;
 }
@@ -1184,7 +1202,7 @@ static int frames__zstd_open_pipe(frames_reader **r, int fd, int own_fd, const f
     return frames_reader_open_io(r, &io, ro, err);
 }
 
-FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
                                             const frames_reader_options *ro,
                                             const frames_zstd_options *zo,
                                             frames_zstd_info *zinfo, frames_error *err) {
@@ -1228,7 +1246,7 @@ FRAMES_DEF int frames_zstd_reader_open_path(frames_reader **r, const char *path,
 
 #endif /* FRAMES_NO_POSIX: reader by path */
 
-FRAMES_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
+FRAMES_ZSTD_DEF uint64_t frames_zstd_split_ranges(frames_reader *r, uint64_t chunks, uint64_t *bounds) {
     const frames_zstd_map *m = frames_zstd_reader_map(r);
     frames_reader_info st;
     frames__zstd_state *s;
@@ -1669,7 +1687,7 @@ static int frames__zstd_seek_table_write(frames_zstd_sink *zs) {
     return rc < 0 ? frames__zstd_sfail(zs, FRAMES_E_IO, "write failed", strerror(errno)) : FRAMES_OK;
 }
 
-FRAMES_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_sink_close(frames_zstd_sink *zs, frames_error *err) {
     int rc = FRAMES_OK;
     if (!zs) return FRAMES_OK;
     if (!zs->failed && frames__zstd_flush_to(zs, 1) == FRAMES_OK) frames__zstd_seek_table_write(zs);
@@ -1712,7 +1730,7 @@ static void frames__zstd_start_workers(frames_zstd_sink *zs) {
 }
 #endif
 
-FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
+FRAMES_ZSTD_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *down,
                                      const frames_zstd_options *o, frames_error *err) {
     frames_zstd_sink *zs = (frames_zstd_sink *)frames__zalloc(sizeof *zs, o ? o->alloc_ctx : NULL);
     *out = NULL;
@@ -1734,15 +1752,9 @@ FRAMES_DEF int frames_zstd_sink_open(frames_zstd_sink **out, const frames_sink *
     return FRAMES_OK;
 }
 
-FRAMES_DEF frames_sink frames_zstd_sink_sink(frames_zstd_sink *zs) {
-    frames_sink s;
-    memset(&s, 0, sizeof s);
-    s.ctx = zs;
-    s.write = frames__zstd_write;
-    s.patch = zs->down.patch ? frames__zstd_patch : NULL;
-    s.flush = frames__zstd_flush;
-    s.close = frames__zstd_close;
-    return s;
+FRAMES_ZSTD_DEF frames_sink frames_zstd_sink_get(frames_zstd_sink *zs) {
+    return frames__sink_of(zs, frames__zstd_write, zs->down.patch ? frames__zstd_patch : NULL,
+                           frames__zstd_flush, frames__zstd_close);
 }
 
 #ifndef FRAMES_NO_POSIX
@@ -1750,7 +1762,7 @@ static int frames__zstd_fd_close(void *ctx) {
     return close((int)(intptr_t)ctx) == 0 ? FRAMES_OK : FRAMES_E_IO;
 }
 
-FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
+FRAMES_ZSTD_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
                                             const frames_writer_options *wo,
                                             const frames_zstd_options *zo,
                                             const frames_meta *meta, frames_error *err) {
@@ -1773,7 +1785,7 @@ FRAMES_DEF int frames_zstd_writer_open_path(frames_writer **w, const char *path,
         if (fd != 1) close(fd);
         return rc;
     }
-    s = frames_zstd_sink_sink(zs);
+    s = frames_zstd_sink_get(zs);
     if ((rc = frames_writer_open(w, &s, wo, meta, err)) < 0) frames_zstd_sink_close(zs, NULL);
     return rc;
 }
@@ -1863,7 +1875,7 @@ static int frames__zstd_to_fd(void *ctx, const void *p, size_t n) {
     return frames__zstd_write_fd((int)(intptr_t)ctx, p, n);
 }
 
-FRAMES_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_decompress_fd(int in_fd, int out_fd, int *cut, frames_error *err) {
     uint8_t *in = (uint8_t *)FRAMES_MALLOC(ZSTD_DStreamInSize(), NULL);
     int rc;
     if (!in) return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
@@ -1896,7 +1908,7 @@ static int frames__zstd_to_sink(void *ctx, const void *p, size_t n) {
     return frames__zstd_write(fd->zs, p, n);
 }
 
-FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
+FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_error *err) {
     size_t cap = 1 << 17, have = 0;
     uint8_t *in = (uint8_t *)FRAMES_MALLOC(cap, zs->opt.alloc_ctx);
     frames__zstd_feed feed;
@@ -1950,7 +1962,7 @@ FRAMES_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, frames_e
 }
 #endif
 #endif /* FRAMES_ZSTD_IMPLEMENTATION_INCLUDED */
-#endif /* FRAMES_ZSTD_IMPLEMENTATION */
+#endif /* FRAMES_ZSTD_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

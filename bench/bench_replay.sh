@@ -12,7 +12,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 zdefs=""; zlibs=""
 if pkg-config --exists libzstd 2>/dev/null || [ -e /usr/include/zstd.h ]; then
-    zdefs="-DFRAMES_ZSTD_IMPLEMENTATION -DFRAMES_REPLAY_ZSTD"; zlibs="-lzstd"
+    zdefs="-DFRAMES_ZSTD_IMPLEMENTATION -DFRAMES_REPLAY_LIBZSTD"; zlibs="-lzstd"
 fi
 gcc -std=c99 -D_GNU_SOURCE -O2 -DFRAMES_IMPLEMENTATION -DFRAMES_REPLAY_IMPLEMENTATION $zdefs \
     -I. bench/bench_replay.c \

@@ -12,7 +12,7 @@ n=${BENCH_SYM_N:-1000000}
 m=${BENCH_SYM_M:-100000}
 read -r vaddr memsz < <(readelf -lW "$file" | awk '$1 == "LOAD" && / R E / { print $3, $6; exit }')
 defs=""; libs=""
-if [ -f /usr/include/elfutils/libdw.h ]; then defs="-DFRAMES_HAVE_DW"; libs="-ldw -lelf"; fi
+if [ -f /usr/include/elfutils/libdw.h ]; then defs="-DFRAMES_SYM_LIBDW"; libs="-ldw -lelf"; fi
 gcc -std=c99 -D_GNU_SOURCE -O2 $defs -DFRAMES_IMPLEMENTATION -DFRAMES_SYM_IMPLEMENTATION -I. \
     bench/bench_sym.c -o "$TMP/bench_sym" $libs
 out=$("$TMP/bench_sym" "$file" "$vaddr" "$memsz" "$n" "$TMP/addrs" "$m")

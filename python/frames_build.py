@@ -234,7 +234,7 @@ def optional_flags():
     if "FRAMES_OPT_DEFINES" in os.environ:
         defines = [d[2:] for d in os.environ["FRAMES_OPT_DEFINES"].split() if d.startswith("-D")]
         libs = [l[2:] for l in os.environ.get("FRAMES_OPT_LIBS", "").split() if l.startswith("-l")]
-        keep = {"FRAMES_HAVE_ZSTD": ["zstd"], "FRAMES_HAVE_DW": ["dw", "elf"]}
+        keep = {"FRAMES_HAVE_ZSTD": ["zstd"], "FRAMES_SYM_LIBDW": ["dw", "elf"]}
         defines = [d for d in defines if d in keep]
         libs = [l for l in libs if any(l in keep[d] for d in defines)]
         return defines, libs
@@ -243,7 +243,7 @@ def optional_flags():
         defines.append("FRAMES_HAVE_ZSTD")
         libs.append("zstd")
     if os.path.exists("/usr/include/elfutils/libdw.h") and os.path.exists("/usr/include/libelf.h"):
-        defines.append("FRAMES_HAVE_DW")
+        defines.append("FRAMES_SYM_LIBDW")
         libs += ["dw", "elf"]
     return defines, libs
 

@@ -2,7 +2,8 @@
    main function) compiles warning-free as C99 against the headers and runs with exit
    status 0, given a reference trace as its argument; the USAGE fragments at the top of
    every header compile (C99 and C++); every header's SECTIONS index lists its banners,
-   in order; every header ends with the licence text of LICENSE. Every frames*.h at the
+   in order; every name an API OVERVIEW lists is declared in its header; every header
+   ends with the licence text of LICENSE. Every frames*.h at the
    top of the tree is checked (a new header must be added to usage_context). Documentation
    that does not build is a defect like any other. */
 #include "frames.h"
@@ -382,6 +383,106 @@ static void test_section_index_matches_banners(void **state) {
     }
 }
 
+/* ---- the API OVERVIEW of every header against its declarations */
+
+/* The header's code before its implementation, comments blanked: its declarations. */
+static char *declarations_of(const char *text) {
+    const char *impl = strstr(text, "\n#ifdef FRAMES_IMPLEMENTATION\n");
+    size_t n;
+    char *d, *c, *e;
+    if (!impl) impl = strstr(text, "|| defined(FRAMES_ALL_IMPLEMENTATION)\n");
+    if (!impl) fail_msg("no implementation section found");
+    n = (size_t)(impl - text);
+    d = (char *)malloc(n + 1);
+    memcpy(d, text, n);
+    d[n] = 0;
+    for (c = d; (c = strstr(c, "/*")) != NULL; c = e) {
+        e = strstr(c + 2, "*/");
+        e = e ? e + 2 : d + n;
+        memset(c, ' ', (size_t)(e - c));
+    }
+    return d;
+}
+
+static int ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+/* Is `name` (a prefix of names when prefix is set) declared in decls: a function, or
+   (types allowed) a typedef or macro? */
+static int declares(const char *decls, const char *name, int prefix, int types) {
+    size_t len = strlen(name);
+    const char *p;
+    for (p = decls; (p = strstr(p, name)) != NULL; p += len) {
+        const char *q = p + len;
+        if (p > decls && ident_char(p[-1])) continue;
+        if (prefix) while (ident_char(*q)) q++;
+        else if (ident_char(*q)) continue;
+        while (*q == ' ' || *q == '\n') q++;
+        if (*q == '(') return 1;
+        if (types && *q == ';' && p > decls + 2 && (strchr("} *", p[-1]))) return 1;
+    }
+    return 0;
+}
+
+/* Every name an API OVERVIEW lists is declared in its header (a full name may also be
+   frames.h's, which every header includes): full names (frames_x_y,
+   fq_x; frames_x_* for a family) and the "/ _z" shorthand, which stands for the full
+   name with its last words replaced by _z (frames_reader_open_memory / _path ->
+   frames_reader_open_path), "(+ _z)" for the full name followed by _z. */
+static void test_api_overview_names_are_declared(void **state) {
+    char *core_text = header_text("frames.h"), *core = declarations_of(core_text);
+    size_t i;
+    (void)state;
+    for (i = 0; i < NCONTEXTS; i++) {
+        const char *h = usage_context[i].header;
+        char *text = header_text(h), *ov = top_section(text, "API OVERVIEW"), *decls, *p;
+        char base[128] = "", name[128];
+        int names = 0;
+        if (!ov) fail_msg("%s has no API OVERVIEW", h);
+        decls = declarations_of(text);
+        for (p = ov; *p; p++) {
+            const char *start = p, *before = p;
+            size_t len;
+            if (!ident_char(*p) || (p > ov && ident_char(p[-1]))) continue;
+            while (ident_char(*p)) p++;
+            len = (size_t)(p - start);
+            if (len >= sizeof name) continue;
+            memcpy(name, start, len);
+            name[len] = 0;
+            while (before > ov && before[-1] == ' ') before--;
+            if (!strncmp(name, "frames_", 7) || !strncmp(name, "fq_", 3)) {
+                int family = *p == '*' && name[len - 1] == '_';
+                if (!declares(decls, name, family, !family) && !declares(core, name, family, !family))
+                    fail_msg("%s: the API OVERVIEW lists %s%s, which the header does not declare", h, name,
+                             family ? "*" : "");
+                memcpy(base, name, len + 1);
+                names++;
+            } else if (name[0] == '_' && base[0] && before > ov && (before[-1] == '/' || before[-1] == '+')) {
+                char cand[256];
+                size_t cut = strlen(base);
+                int found;
+                snprintf(cand, sizeof cand, "%s%s", base, name);   /* "(+ _text)": appended */
+                found = declares(decls, cand, 0, 0);
+                while (!found && cut > 0) {   /* drop the base's last words one at a time */
+                    while (cut > 0 && base[cut - 1] != '_') cut--;
+                    if (cut == 0) break;
+                    cut--;
+                    snprintf(cand, sizeof cand, "%.*s%s", (int)cut, base, name);
+                    found = declares(decls, cand, 0, 0);
+                }
+                if (!found) fail_msg("%s: the API OVERVIEW lists %s / %s, which the header does not declare", h, base, name);
+                names++;
+            }
+            p--;
+        }
+        if (names < 3) fail_msg("%s: the API OVERVIEW names only %d functions", h, names);
+        free(decls);
+        free(ov);
+        free(text);
+    }
+    free(core);
+    free(core_text);
+}
+
 /* The last comment of every header is LICENSE, line for line, each line behind " * " (a
    blank line: " *"). */
 static void test_every_header_ends_with_the_licence(void **state) {
@@ -437,6 +538,7 @@ int main(void) {
         cmocka_unit_test(test_every_header_is_checked),
         cmocka_unit_test(test_usage_fragments_compile),
         cmocka_unit_test(test_section_index_matches_banners),
+        cmocka_unit_test(test_api_overview_names_are_declared),
         cmocka_unit_test(test_every_header_ends_with_the_licence),
         cmocka_unit_test(test_build_help_lists_every_command),
         cmocka_unit_test(test_every_example_compiles_as_c_and_cxx),

@@ -275,8 +275,8 @@ static void make_damaged(const char *bad, uint64_t k, uint64_t *first, uint64_t 
     unsigned char *b;
     size_t n, j;
     assert_int_equal(frames_zstd_reader_open_path(&r, z, NULL, NULL, NULL, &err), 0);
-    assert_true(frames_zstd_map_info(frames_zstd_reader_map(r))->chunks > k + 2);
-    c = frames_zstd_map_chunk(frames_zstd_reader_map(r), k);
+    assert_true(frames_zstd_map_info_get(frames_zstd_reader_map(r))->chunks > k + 2);
+    c = frames_zstd_map_chunk_at(frames_zstd_reader_map(r), k);
     assert_non_null(c);
     b = tu_read_file(z, &n);
     for (j = 0; j < 16; j++) b[c->offset + c->csize / 2 + j] ^= 0x5a;

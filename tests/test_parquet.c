@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 
 #include "frames.h"
+/* The Thrift compact writer is private to frames_parquet.h: this file holds a private copy
+   of the implementation to check its bytes (frames.h's stays shared). */
+#define FRAMES_PARQUET_STATIC
+#define FRAMES_PARQUET_IMPLEMENTATION
 #include "frames_parquet.h"
 #include "testutil.h"
 #ifdef FRAMES_HAVE_ZSTD
@@ -33,7 +37,7 @@ static char duckdir[4096];
    the value in the type nibble, 1 true, 2 false; a struct ends with a 0 byte). */
 static void test_thrift_compact_bytes(void **state) {
     uint8_t buf[256];
-    frames_parquet_tc t;
+    frames__parquet_tc t;
     static const uint8_t want[] = {
         0x15, 0x00,             /* field 1 i32 0: delta 1, type 5; zigzag(0) = 0 */
         0x15, 0xc8, 0x01,       /* field 2 i32 100: zigzag 200 = 0xc8 0x01 */
@@ -56,40 +60,40 @@ static void test_thrift_compact_bytes(void **state) {
     };
     int i;
     (void)state;
-    frames_parquet_tc_init(&t, buf, sizeof buf, NULL);
-    frames_parquet_tc_i32(&t, 1, 0);
-    frames_parquet_tc_i32(&t, 2, 100);
-    frames_parquet_tc_i32(&t, 3, -1);
-    frames_parquet_tc_begin(&t, 5);
-    frames_parquet_tc_i32(&t, 1, -122);
-    frames_parquet_tc_bool(&t, 2, 1);
-    frames_parquet_tc_bool(&t, 3, 0);
-    frames_parquet_tc_end(&t);
-    frames_parquet_tc_i64(&t, 20, (int64_t)1 << 40);
-    frames_parquet_tc_i64(&t, 21, -2);
-    frames_parquet_tc_binary(&t, 22, "ab", 2);
-    frames_parquet_tc_list(&t, 23, FRAMES_PARQUET_TC_I32, 3);
-    for (i = 1; i <= 3; i++) frames_parquet_tc_i32(&t, 0, i);
-    frames_parquet_tc_list(&t, 24, FRAMES_PARQUET_TC_BINARY, 20);   /* header only */
-    frames_parquet_tc_i16(&t, 100, 7);
-    frames_parquet_tc_byte(&t, 101, 127);
-    frames_parquet_tc_raw(&t, "", 1);
-    assert_int_equal(frames_parquet_tc_status(&t), FRAMES_OK);
+    frames__parquet_tc_init(&t, buf, sizeof buf, NULL);
+    frames__parquet_tc_i32(&t, 1, 0);
+    frames__parquet_tc_i32(&t, 2, 100);
+    frames__parquet_tc_i32(&t, 3, -1);
+    frames__parquet_tc_begin(&t, 5);
+    frames__parquet_tc_i32(&t, 1, -122);
+    frames__parquet_tc_bool(&t, 2, 1);
+    frames__parquet_tc_bool(&t, 3, 0);
+    frames__parquet_tc_end(&t);
+    frames__parquet_tc_i64(&t, 20, (int64_t)1 << 40);
+    frames__parquet_tc_i64(&t, 21, -2);
+    frames__parquet_tc_binary(&t, 22, "ab", 2);
+    frames__parquet_tc_list(&t, 23, FRAMES__PARQUET_TC_I32, 3);
+    for (i = 1; i <= 3; i++) frames__parquet_tc_i32(&t, 0, i);
+    frames__parquet_tc_list(&t, 24, FRAMES__PARQUET_TC_BINARY, 20);   /* header only */
+    frames__parquet_tc_i16(&t, 100, 7);
+    frames__parquet_tc_byte(&t, 101, 127);
+    frames__parquet_tc_raw(&t, "", 1);
+    assert_int_equal(frames__parquet_tc_status(&t), FRAMES_OK);
     assert_int_equal(t.len, sizeof want);
     assert_memory_equal(t.buf, want, sizeof want);
     /* a fixed buffer that is too small fails with E_SPACE and stays failed */
-    frames_parquet_tc_init(&t, buf, 3, NULL);
-    frames_parquet_tc_binary(&t, 1, "abcdef", 6);
-    frames_parquet_tc_i32(&t, 2, 1);
-    assert_int_equal(frames_parquet_tc_status(&t), FRAMES_E_SPACE);
+    frames__parquet_tc_init(&t, buf, 3, NULL);
+    frames__parquet_tc_binary(&t, 1, "abcdef", 6);
+    frames__parquet_tc_i32(&t, 2, 1);
+    assert_int_equal(frames__parquet_tc_status(&t), FRAMES_E_SPACE);
     /* a struct end without a begin is a caller error */
-    frames_parquet_tc_init(&t, buf, sizeof buf, NULL);
-    frames_parquet_tc_end(&t);
-    assert_int_equal(frames_parquet_tc_status(&t), FRAMES_E_INVALID);
+    frames__parquet_tc_init(&t, buf, sizeof buf, NULL);
+    frames__parquet_tc_end(&t);
+    assert_int_equal(frames__parquet_tc_status(&t), FRAMES_E_INVALID);
     /* a field id going down takes the long form: type byte + zigzag id */
-    frames_parquet_tc_init(&t, buf, sizeof buf, NULL);
-    frames_parquet_tc_i32(&t, 5, 1);
-    frames_parquet_tc_i32(&t, 4, 1);
+    frames__parquet_tc_init(&t, buf, sizeof buf, NULL);
+    frames__parquet_tc_i32(&t, 5, 1);
+    frames__parquet_tc_i32(&t, 4, 1);
     {
         static const uint8_t w2[] = {0x55, 0x02, 0x05, 0x08, 0x02};
         assert_int_equal(t.len, sizeof w2);

@@ -1737,11 +1737,11 @@ static void perf_data_file(void **state) {
         assert_int_equal(in->sideband_records, 5);
         assert_string_equal(in->cpuid, pipe ? "" : "GenuineIntel,6,142,10");
         assert_int_equal(frames_perf_nstreams(pd), 2);
-        assert_int_equal(frames_perf_get_stream(pd, 0)->cpu, 0);
-        assert_int_equal(frames_perf_get_stream(pd, 0)->pieces, 2);
-        assert_int_equal(frames_perf_get_stream(pd, 0)->size, len0);
-        assert_int_equal(frames_perf_get_stream(pd, 1)->cpu, 1);
-        assert_int_equal(frames_perf_get_stream(pd, 1)->size, len1);
+        assert_int_equal(frames_perf_stream_at(pd, 0)->cpu, 0);
+        assert_int_equal(frames_perf_stream_at(pd, 0)->pieces, 2);
+        assert_int_equal(frames_perf_stream_at(pd, 0)->size, len0);
+        assert_int_equal(frames_perf_stream_at(pd, 1)->cpu, 1);
+        assert_int_equal(frames_perf_stream_at(pd, 1)->size, len1);
         sb0 = frames_perf_sideband(pd, 0);
         {   /* cpu 0: the switch, the mmap and the itrace start (48 + 32 + name + 48) */
             char a[600];
@@ -2067,7 +2067,7 @@ static void perf_data_unfinished(void **state) {
         assert_int_equal(in->cut_offset, 0);
         assert_string_equal(in->cpuid, "");
         assert_int_equal(frames_perf_nstreams(pd), 2);
-        assert_int_equal(frames_perf_get_stream(pd, 1)->size, len1);
+        assert_int_equal(frames_perf_stream_at(pd, 1)->size, len1);
         expect_perf_stream(pd, 0, "AB", tids0);
         expect_perf_stream(pd, 1, "B", tids1);
         frames_perf_close(pd);
@@ -2078,7 +2078,7 @@ static void perf_data_unfinished(void **state) {
         assert_int_equal(in->cut_offset, end - len1 - 48);
         assert_int_equal(in->cut_missing, half);
         assert_int_equal(frames_perf_nstreams(pd), 2);
-        assert_int_equal(frames_perf_get_stream(pd, 1)->size, len1 - half);
+        assert_int_equal(frames_perf_stream_at(pd, 1)->size, len1 - half);
         expect_perf_stream(pd, 0, "AB", tids0);
         frames_perf_close(pd);
         /* cut inside the last AUXTRACE record's header: cpu 1 has nothing */

@@ -1314,7 +1314,7 @@ static void test_cli(void **state) {
     free(out);
     out = sh(&st, "'%s' query '%s' --var a:int --stmt 7 --count%s 2>&1", trace, "");
     assert_non_null(strstr(out, "ignoring the index"));
-    assert_non_null(strstr(out, "modified after the index was built (rebuild it with frames index)"));
+    assert_non_null(strstr(out, "modified after the index was built (rebuild it); frames index rebuilds it"));
     free(out);
     out = sh(&st, "'%s' index --check '%s'%s 2>&1", trace, "");
     assert_int_equal(st, 1);

@@ -110,6 +110,10 @@ static void test_syscall_names_arm_and_abis(void **state) {
     (void)state;
     assert_int_equal(frames_sym_abi(FRAMES_ARCH_I386, FRAMES_MACH_X86_64), FRAMES_SYM_ABI_X86_64);
     assert_int_equal(frames_sym_abi(FRAMES_ARCH_I386, FRAMES_MACH_I386), FRAMES_SYM_ABI_I386);
+    /* spec §11: x86_64_intel_syntax (65) is x86-64 too; 8 is no x86-64 machine there */
+    assert_int_equal(frames_sym_abi(FRAMES_ARCH_I386, 65), FRAMES_SYM_ABI_X86_64);
+    assert_int_equal(frames_sym_abi(FRAMES_ARCH_I386, 8), FRAMES_SYM_ABI_I386);
+    assert_false(frames_arch_is_x86_64(FRAMES_ARCH_ARM, FRAMES_MACH_X86_64));
     assert_int_equal(frames_sym_abi(FRAMES_ARCH_ARM, 0), FRAMES_SYM_ABI_ARM);
     assert_int_equal(frames_sym_abi(FRAMES_ARCH_AARCH64, 0), FRAMES_SYM_ABI_AARCH64);
     assert_int_equal(frames_sym_abi(FRAMES_ARCH_MIPS, 0), FRAMES_SYM_ABI_UNKNOWN);

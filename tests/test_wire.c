@@ -40,6 +40,32 @@ static void std_frame_with(pb_buf *out, uint64_t address, const pb_buf *extra) {
     pb_msg(out, 1, &s);
 }
 
+/* frames_frame_peek_kind names the kind frames_decode_frame finds, for every kind the
+   encoder writes, and gives up (NONE) where only decoding can tell. */
+static void test_peek_kind_agrees_with_the_decoder(void **state) {
+    static const uint8_t odd[][3] = {{0x08, 0x01, 0}, {0x3a, 0x00, 0}, {0x8a, 0x01, 0x00}};
+    frames_decoder d;
+    frames_frame f, g;
+    uint8_t buf[64];
+    size_t len, i;
+    int kind;
+    (void)state;
+    frames_decoder_init(&d, NULL, 0, NULL);
+    for (kind = FRAMES_KIND_STD; kind <= FRAMES_KIND_KEY; kind++) {
+        memset(&f, 0, sizeof f);
+        f.kind = (frames_kind)kind;
+        assert_int_equal(frames_encode_frame(&f, FRAMES_ENC_LENIENT, buf, sizeof buf, &len, NULL), 0);
+        assert_int_equal(frames_decode_frame(&d, buf, len, &g, NULL), 0);
+        assert_int_equal(frames_frame_peek_kind(buf, len), (int)g.kind);
+        assert_int_equal(g.kind, kind);
+    }
+    /* a varint first field, an unknown option (7), a two-byte tag, nothing */
+    for (i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        assert_int_equal(frames_frame_peek_kind(odd[i], 3), FRAMES_KIND_NONE);
+    assert_int_equal(frames_frame_peek_kind(buf, 0), FRAMES_KIND_NONE);
+    frames_decoder_free(&d);
+}
+
 static void test_varint_ten_bytes(void **state) {
     pb_buf p;
     frames_frame f;
@@ -614,6 +640,7 @@ static void test_meta_round_trip(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_peek_kind_agrees_with_the_decoder),
         cmocka_unit_test(test_varint_ten_bytes),
         cmocka_unit_test(test_varint_non_minimal_is_flagged),
         cmocka_unit_test(test_varint_overflow_is_an_error),

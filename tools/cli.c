@@ -268,7 +268,7 @@ int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_si
         frames_zstd_sink *s;
         frames_error err;
         if (frames_zstd_sink_open(&s, sink, &z, &err) < 0) return cli_lib_error(&err);
-        *sink = frames_zstd_sink_sink(s);
+        *sink = frames_zstd_sink_get(s);
         *zs = s;
         return CLI_OK;
     }
@@ -304,7 +304,7 @@ int cli_reader_compressed(frames_reader *r) {
 uint64_t cli_compressed_size(frames_reader *r) {
 #ifdef FRAMES_HAVE_ZSTD
     const frames_zstd_map *m = frames_zstd_reader_map(r);
-    return m ? frames_zstd_map_info(m)->compressed_size : 0;
+    return m ? frames_zstd_map_info_get(m)->compressed_size : 0;
 #else
     (void)r;
     return 0;
@@ -317,7 +317,7 @@ void cli_print_compression(FILE *out, frames_reader *r, int json) {
     const frames_zstd_info *in;
     double ratio;
     if (!m) return;
-    in = frames_zstd_map_info(m);
+    in = frames_zstd_map_info_get(m);
     ratio = in->compressed_size ? (double)in->size / (double)in->compressed_size : 0;
     if (json) {
         fprintf(out, ",\"compression\":{\"format\":\"zstd\",\"chunks\":%llu,\"compressed_size\":%llu,"

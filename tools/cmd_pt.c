@@ -631,7 +631,7 @@ static int run(pt_args *a, int argc, char **argv) {
         if (!n) rc = cli_fail(CLI_DATA, "%s: no Intel PT data (AUXTRACE records)", a->perf);
         if (a->perf_stream >= 0 && (size_t)a->perf_stream >= n && rc == CLI_OK)
             rc = cli_fail(CLI_DATA, "%s: no PT stream %d (%zu streams)", a->perf, a->perf_stream, n);
-        for (i = 0; i < n; i++) bytes += frames_perf_get_stream(pd, i)->size;
+        for (i = 0; i < n; i++) bytes += frames_perf_stream_at(pd, i)->size;
         cli_progress_start(&prog.bar, "decoding", bytes);
         if (in->compressed) cli_warn("%s: compressed records were skipped (perf record -z)", a->perf);
         if (in->unterminated)

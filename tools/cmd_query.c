@@ -394,7 +394,9 @@ static void use_index(fq_trace *t, const args *a, const char **used, char **path
     }
     /* no index next to the trace is the normal case; anything else deserves a warning */
     if (explicit_path || err.code != FRAMES_E_IO || access(*path, F_OK) == 0) {
-        cli_warn("ignoring the index %s: %s", *path, err.message);
+        /* the library says what is wrong; how to rebuild it is the command's to say */
+        cli_warn("ignoring the index %s: %s%s", *path, err.message,
+                 err.code == FQ_E_STALE ? "; frames index rebuilds it" : "");
         *used = "ignored";
     }
     hint_index(t, a);

@@ -2,7 +2,7 @@
 # install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
 # pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
 # part of the tree; frames_zstd.pc naming libzstd; frames_parquet.pc naming libzstd when it is
-# installed: compile with -DFRAMES_HAVE_ZSTD for zstd pages). Called by `./build.sh install
+# installed: compile with -DFRAMES_PARQUET_LIBZSTD for zstd pages). Called by `./build.sh install
 # [PREFIX]` after the build.
 #   FRAMES_BIN   the built command (default: build/frames)
 #   DESTDIR      staging root for packagers (the .pc files still name PREFIX)

@@ -17,7 +17,7 @@
 #define FRAMES_SYM_IMPLEMENTATION
 #include "frames_sym.h"
 #ifdef FRAMES_HAVE_ZSTD
-#define FRAMES_REPLAY_ZSTD
+#define FRAMES_REPLAY_LIBZSTD
 #endif
 #define FRAMES_REPLAY_IMPLEMENTATION
 #include "frames_replay.h"

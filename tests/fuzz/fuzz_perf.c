@@ -37,11 +37,11 @@ static int fz_inside(const uint8_t *p, size_t n, const uint8_t *data, size_t siz
 static void fz_check_streams(const frames_perf *pd, const uint8_t *data, size_t size) {
     size_t i, j;
     FZ_CHECK(frames_perf_nstreams(pd) <= pd->npieces);
-    FZ_CHECK(frames_perf_get_stream(pd, frames_perf_nstreams(pd)) == NULL);
+    FZ_CHECK(frames_perf_stream_at(pd, frames_perf_nstreams(pd)) == NULL);
     for (i = 0; i < pd->npieces; i++)
         FZ_CHECK(pd->pieces[i].off <= size && pd->pieces[i].size <= size - pd->pieces[i].off);
     for (i = 0; i < frames_perf_nstreams(pd); i++) {
-        const frames_perf_stream *s = frames_perf_get_stream(pd, i);
+        const frames_perf_stream *s = frames_perf_stream_at(pd, i);
         uint64_t total = 0, pos = 0;
         uint32_t pieces = 0;
         FZ_CHECK(s && s->pieces >= 1);
@@ -98,9 +98,9 @@ static void fz_decode(const frames_perf *pd, size_t i) {
         cb.sb_record = fz_stop_unsafe;
         frames_pt_set_callbacks(pt, &cb);
         rc = frames_pt_decode(pt, NULL, &st, &err);
-        if (frames_perf_get_stream(pd, i)->size == 0) FZ_CHECK(rc == FRAMES_E_INVALID);
+        if (frames_perf_stream_at(pd, i)->size == 0) FZ_CHECK(rc == FRAMES_E_INVALID);
         else FZ_CHECK(rc == FRAMES_OK || rc == FRAMES_E_STOPPED);
-        if (rc == FRAMES_OK) FZ_CHECK(st.trace_bytes == frames_perf_get_stream(pd, i)->size);
+        if (rc == FRAMES_OK) FZ_CHECK(st.trace_bytes == frames_perf_stream_at(pd, i)->size);
         FZ_CHECK(st.reconstruct_errors == 0);
     } else {
         FZ_CHECK(err.code == rc && err.message[0]);

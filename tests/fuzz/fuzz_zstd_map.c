@@ -16,10 +16,10 @@
 #include "frames_zstd.h"
 
 static void fz_check_map(const frames_zstd_map *m, size_t size, uint64_t max_chunk) {
-    const frames_zstd_info *in = frames_zstd_map_info(m);
+    const frames_zstd_info *in = frames_zstd_map_info_get(m);
     uint64_t k, u = 0, end = 0;
     for (k = 0; k < in->chunks; k++) {
-        const frames_zstd_chunk *c = frames_zstd_map_chunk(m, k);
+        const frames_zstd_chunk *c = frames_zstd_map_chunk_at(m, k);
         FZ_CHECK(c != NULL);
         FZ_CHECK(c->uoffset == u);
         FZ_CHECK(c->offset >= end && c->offset + c->csize <= size);
@@ -28,7 +28,7 @@ static void fz_check_map(const frames_zstd_map *m, size_t size, uint64_t max_chu
         end = c->offset + c->csize;
     }
     FZ_CHECK(u == in->size);
-    FZ_CHECK(frames_zstd_map_chunk(m, in->chunks) == NULL);
+    FZ_CHECK(frames_zstd_map_chunk_at(m, in->chunks) == NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -45,12 +45,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rb = frames_zstd_map_open(&b, data, size, &zo, &err);
     if (ra == FRAMES_OK) fz_check_map(a, size, zo.max_chunk);
     if (rb == FRAMES_OK) fz_check_map(b, size, zo.max_chunk);
-    if (ra == FRAMES_OK && rb == FRAMES_OK && frames_zstd_map_info(a)->seek_table_used &&
-        !frames_zstd_map_info(b)->cut) {
-        const frames_zstd_info *ia = frames_zstd_map_info(a), *ib = frames_zstd_map_info(b);
+    if (ra == FRAMES_OK && rb == FRAMES_OK && frames_zstd_map_info_get(a)->seek_table_used &&
+        !frames_zstd_map_info_get(b)->cut) {
+        const frames_zstd_info *ia = frames_zstd_map_info_get(a), *ib = frames_zstd_map_info_get(b);
         FZ_CHECK(ia->chunks == ib->chunks);
         for (k = 0; k < ia->chunks; k++) {
-            const frames_zstd_chunk *x = frames_zstd_map_chunk(a, k), *y = frames_zstd_map_chunk(b, k);
+            const frames_zstd_chunk *x = frames_zstd_map_chunk_at(a, k), *y = frames_zstd_map_chunk_at(b, k);
             FZ_CHECK(x->offset == y->offset && x->csize == y->csize && x->usize == y->usize);
         }
     }

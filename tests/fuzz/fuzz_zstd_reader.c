@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     {
         const frames_zstd_map *m = frames_zstd_reader_map(z);
         FZ_CHECK(m != NULL);
-        for (k = 0; k < zi.chunks; k++) FZ_CHECK(frames_zstd_map_chunk(m, k)->usize <= zo.max_chunk);
+        for (k = 0; k < zi.chunks; k++) FZ_CHECK(frames_zstd_map_chunk_at(m, k)->usize <= zo.max_chunk);
     }
     plain = fz_stream_decompress(data, size, &plen);
     if (frames_reader_open_memory(&p, plain, plen, NULL, &err) < 0) p = NULL;
