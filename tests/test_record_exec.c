@@ -73,16 +73,9 @@ static void compile(const char *name, const char *src) {
     free(tu_run_ok("cc", "cc -O1 -o %s/%s %s 2>&1", dir, name, at(file)));
 }
 
-static int vg_tool_built(void) {
-    char path[600];
-    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
-    snprintf(path, sizeof path, "%.*s/vg/frames-amd64-linux", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
-    return access(path, X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
-}
-
 static const char *const engines[] = {"valgrind", "ptrace"};
 
-static int engine_here(const char *engine) { return strcmp(engine, "valgrind") || vg_tool_built(); }
+static int engine_here(const char *engine) { return strcmp(engine, "valgrind") || tu_vg_tool_built(); }
 
 /* The program's stdout (to a file, as under the recorder) and exit status, natively. */
 static char *native(const char *cmd, int *status) {
@@ -184,8 +177,8 @@ static void expect(const char *args, int want_status, const char *want_text) {
 /* Mistakes on the command line: each says what is wrong, before anything runs. */
 static void test_command_line_mistakes(void **state) {
     (void)state;
-    expect("-o", 2, "frames record: -o needs a value");
-    expect("--engine", 2, "frames record: --engine needs a value");
+    expect("-o", 2, "frames record: option '-o' needs a value");
+    expect("--engine", 2, "frames record: option '--engine' needs a value");
     expect("-- /etc/passwd", 126, "frames record: /etc/passwd: not an executable file");
     expect("-- /nonexistent/program", 127, "frames record: /nonexistent/program: program not found");
     expect("--probe -- /bin/true", 2, "frames record: --probe is used alone");
@@ -208,7 +201,7 @@ static void test_programs_no_engine_can_run(void **state) {
     assert_int_equal(tu_write_file(at("script"), "#!/nonexistent/interp\n", 22), 0);
     free(tu_run_ok("chmod", "chmod +x %s/arm64 %s/plain %s/script", dir, dir, dir));
     for (e = 0; e < 3; e++) {
-        if (e == 1 && !vg_tool_built()) continue;
+        if (e == 1 && !tu_vg_tool_built()) continue;
         snprintf(args, sizeof args, "%s-o %s -- %s", engine_opts[e], at("x.frames"), at("arm64"));
         expect(args, 126, "an ELF for AArch64, not x86-64: no engine here can run it");
         snprintf(args, sizeof args, "%s-o %s -- %s", engine_opts[e], at("x.frames"), at("plain"));
@@ -226,7 +219,7 @@ static void test_crash_report_in_a_file(void **state) {
     int st;
     char *err, *out, *log;
     (void)state;
-    if (!vg_tool_built()) return;
+    if (!tu_vg_tool_built()) return;
     compile("crash", crash_src);
     out = recorded("valgrind", "", at("crash"), &st, &err);
     assert_int_equal(st, 128 + 11);

@@ -169,13 +169,14 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
     t->out = "trace.frames";
     t->pin = 1;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
-        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample")) && i + 1 >= argc)
-            return cli_usage_error("%s needs a value", a);
+        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample")) &&
+            !(v = cli_option_value(argc, argv, &i)))
+            return CLI_USAGE;
         if (!strcmp(a, "--probe")) return cli_usage_error("--probe is used alone: frames record --probe");
-        if (!strcmp(a, "-o")) t->out = argv[++i];
+        if (!strcmp(a, "-o")) t->out = v;
         else if (cli_zstd_option(a)) {
             if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
             zstd = 1;
@@ -184,11 +185,11 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
         else if (!strcmp(a, "--quiet")) t->quiet = 1;
-        else if (!strcmp(a, "--engine") && i + 1 < argc) {
-            if (!(*engine = find_engine(argv[++i]))) return cli_usage_error("--engine wants valgrind or ptrace");
+        else if (!strcmp(a, "--engine")) {
+            if (!(*engine = find_engine(v))) return cli_usage_error("--engine wants valgrind or ptrace");
         }
-        else if (!strcmp(a, "--sample") && i + 1 < argc) {
-            char *colon = strchr(argv[++i], ':');
+        else if (!strcmp(a, "--sample")) {
+            char *colon = strchr(argv[i], ':');   /* argv[i] is v */
             if (!colon) return cli_usage_error("--sample wants N:M");
             *colon = 0;
             if (cli_parse_u64(argv[i], &t->sample_on) || cli_parse_u64(colon + 1, &t->sample_off) ||
