@@ -321,6 +321,13 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
 #if defined(FRAMES_REPLAY_LIBZSTD)
+#if defined(FRAMES_STATIC) || defined(FRAMES_REPLAY_STATIC)
+/* frames_zstd.h's functions are private to this file then: its implementation goes here */
+#if defined(FRAMES_REPLAY_STATIC) && !defined(FRAMES_ZSTD_STATIC)
+#define FRAMES_ZSTD_STATIC
+#endif
+#define FRAMES_ZSTD_IMPLEMENTATION
+#endif
 #include "frames_zstd.h"
 #endif
 #if !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX)
