@@ -73,7 +73,8 @@
    FRAMES_REPLAY_STATIC   this header's functions static (and frames.h's too when it is
                           first included through this header)
    FRAMES_REPLAY_LIBZSTD     open compressed .frames.zst traces too (frames_zstd.h's
-                          implementation must be linked, and libzstd)
+                          implementation must be linked, and libzstd; no effect with
+                          FRAMES_NO_STDIO or FRAMES_NO_POSIX, which open no files)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
    Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
    and frames_replay_open fails with FRAMES_E_UNSUPPORTED.
@@ -320,7 +321,9 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
 
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
-#if defined(FRAMES_REPLAY_LIBZSTD)
+/* compressed traces are files: without stdio or POSIX there are none to open */
+#if defined(FRAMES_REPLAY_LIBZSTD) && !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX)
+#define FRAMES__REPLAY_ZSTD 1
 #if defined(FRAMES_STATIC) || defined(FRAMES_REPLAY_STATIC)
 /* frames_zstd.h's functions are private to this file then: its implementation goes here */
 #if defined(FRAMES_REPLAY_STATIC) && !defined(FRAMES_ZSTD_STATIC)
@@ -1252,7 +1255,7 @@ static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_er
     frames_reader_options_default(&ro);
     ro.limits = r->o.limits;
     ro.alloc_ctx = r->actx;
-#if defined(FRAMES_REPLAY_LIBZSTD) && !defined(FRAMES_NO_POSIX)
+#ifdef FRAMES__REPLAY_ZSTD
     return frames_zstd_reader_open_path(&r->reader, r->trace_path, &ro, NULL, NULL, err);
 #else
     return frames_reader_open_path(&r->reader, r->trace_path, &ro, err);
