@@ -24,7 +24,7 @@ Z=${BENCH_TRACE:-}
 if [ -z "$Z" ]; then
     Z=$DIR/bench-readers.frames.zst
     head -c "${BENCH_TEXT_BYTES:-60000}" "$ROOT/frames.h" > "$DIR/bench-readers.txt"
-    "$F" record --quiet -o "$Z" -- gzip -c "$DIR/bench-readers.txt" >/dev/null
+    "$F" record --quiet -f -o "$Z" -- gzip -c "$DIR/bench-readers.txt" >/dev/null
     rm -f "$DIR/bench-readers.txt"
 fi
 P=$DIR/bench-readers.frames

@@ -37,7 +37,7 @@ peer() {   # peer [--pin] PROGRAM...: prints steps/s
     local r; r=$("$BUILD/bench/bench_record_step" "$@"); rate ${r% *} ${r#* }
 }
 ours() {   # ours OPTIONS... -- PROGRAM...: prints instructions/s from the summary line
-    "$FRAMES" record -o "$tmp/t.frames" "$@" 2>&1 >/dev/null |
+    "$FRAMES" record -f -o "$tmp/t.frames" "$@" 2>&1 >/dev/null |
         sed -n 's/.*(\([0-9]*\) instructions\/s).*/\1/p'
 }
 

@@ -42,7 +42,7 @@ ours() {
     local out=$1; shift
     local t0 t1 line
     t0=$(now)
-    line=$( { TIMEFORMAT='CPU %U %S'; time "$FRAMES" record --engine valgrind -o "$out" -- "$@" >/dev/null; } 2>&1 |
+    line=$( { TIMEFORMAT='CPU %U %S'; time "$FRAMES" record --engine valgrind -f -o "$out" -- "$@" >/dev/null; } 2>&1 |
             grep -E "instructions in|^CPU" | tr '\n' ' ')
     t1=$(now)
     n=$(echo "$line" | sed -n 's/.*record: \([0-9]*\) instructions in.*/\1/p')
@@ -83,7 +83,7 @@ workload() {   # workload NAME CMD...
     ours /dev/null "$@"; n_all=$n; secs_all=$secs; cpu_all=$cpu
     none=$(timed valgrind --tool=none "$@")
     lackey=$(timed valgrind --tool=lackey --trace-mem=yes --log-file=/dev/null "$@")
-    pt_line=$(timeout -s INT 20 "$FRAMES" record --engine ptrace -o "$tmp/pt.frames" -- "$@" 2>&1 >/dev/null |
+    pt_line=$(timeout -s INT 20 "$FRAMES" record --engine ptrace -f -o "$tmp/pt.frames" -- "$@" 2>&1 >/dev/null |
               grep "instructions in" || true)
     pt_rate=$(echo "$pt_line" | sed -n 's/.*(\([0-9]*\) instructions\/s).*/\1/p')
     rm -f "$tmp/pt.frames"

@@ -30,7 +30,7 @@ fi
 REC=${BENCH_RECORDED:-}
 if [ -z "$REC" ]; then
     REC=$DIR/bench-zstd-echo.frames
-    "$BUILD/frames" record --quiet -o "$REC" /bin/echo hi >/dev/null
+    "$BUILD/frames" record --quiet -f -o "$REC" /bin/echo hi >/dev/null
 fi
 echo "# frames_zstd.h vs whole-file zstd $(zstd -V | grep -o 'v[0-9.]*' | head -1) / lz4, our plain reader and writer, libprotobuf $(protoc --version | cut -d' ' -f2); $(nproc) CPUs, wall-clock"
 "$BIN" "$DIR" "$REC" "${BENCH_FRAMES:-1000000}" "${BENCH_REPS:-3}"

@@ -544,6 +544,68 @@ static void test_full_disk(void **state) {
     }
 }
 
+#if defined(__linux__) && defined(__x86_64__)
+/* `frames record` under the same rule: an existing trace is kept without -f, the output
+   may not be the program, a trace that cannot be created leaves nothing (exit 125), and
+   an interrupted recording (Ctrl-C ends a recording) still gives a finished trace. */
+static void test_record_output(void **state) {
+    static const char precious[] = "yesterday's trace\n";
+    char *old = work("old.frames"), *text;
+    size_t n;
+    unsigned char *got;
+    int status, before;
+    (void)state;
+    if (!tu_vg_tool_built()) skip();
+    assert_int_equal(tu_write_file(old, precious, sizeof precious - 1), 0);
+    before = dir_entries();
+    text = tu_run(&status, "cd '%s' && '%s' record -o old.frames -- /bin/true 2>&1", tu_workdir, tu_frames_bin());
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(text, "old.frames exists: give -f (--force)"));
+    free(text);
+    got = tu_read_file(old, &n);
+    assert_int_equal(n, sizeof precious - 1);
+    assert_memory_equal(got, precious, n);
+    free(got);
+    assert_int_equal(dir_entries(), before);
+    /* the program itself, through another spelling */
+    copy_file("/bin/true", tu_workdir_path("prog"));
+    assert_int_equal(chmod(tu_workdir_path("prog"), 0755), 0);
+    text = tu_run(&status, "cd '%s' && '%s' record -f -o prog -- ./prog 2>&1", tu_workdir, tu_frames_bin());
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(text, "refused"));
+    free(text);
+    text = tu_run(&status, "cmp /bin/true '%s'", tu_workdir_path("prog"));
+    assert_int_equal(status, 0);
+    free(text);
+    /* a folder that does not exist: nothing is created, the status says no trace */
+    text = tu_run(&status, "cd '%s' && '%s' record -o no/such/t.frames -- /bin/true 2>&1", tu_workdir, tu_frames_bin());
+    assert_int_equal(status, 125);
+    free(text);
+    /* -f replaces it with a trace the reader takes, and no temporary file stays */
+    text = tu_run(&status, "cd '%s' && '%s' record -f --quiet -o old.frames -- /bin/true && '%s' info old.frames 2>&1",
+                  tu_workdir, tu_frames_bin(), tu_frames_bin());
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(text, "problems: none"));
+    free(text);
+    assert_int_equal(dir_entries(), before + 1);   /* prog */
+    /* interrupted: the program is killed, the trace finished and put in place */
+    text = tu_run(&status,
+                  "cd '%s' && { '%s' record -o int.frames -- sleep 30 2>/dev/null & pid=$!; n=0; "
+                  "while [ -z \"$(ls int.frames.* 2>/dev/null)\" ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done; "
+                  "sleep 1; kill -INT $pid; wait $pid; echo \"exit $?\"; ls int.frames*; } 2>&1",
+                  tu_workdir, tu_frames_bin());
+    if (strcmp(text, "exit 130\nint.frames\n")) fail_msg("interrupted record: %s", text);
+    free(text);
+    text = tu_run(&status, "cd '%s' && '%s' info int.frames 2>&1", tu_workdir, tu_frames_bin());
+    assert_int_equal(status, 0);
+    free(text);
+    unlink(tu_workdir_path("int.frames"));
+    unlink(tu_workdir_path("prog"));
+    unlink(old);
+    free(old);
+}
+#endif
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_output_is_input),
@@ -562,6 +624,9 @@ int main(void) {
         cmocka_unit_test(test_pt_nothing_decoded),
 #endif
         cmocka_unit_test(test_full_disk),
+#if defined(__linux__) && defined(__x86_64__)
+        cmocka_unit_test(test_record_output),
+#endif
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

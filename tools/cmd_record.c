@@ -11,7 +11,7 @@
 #include "record/record.h"
 
 static const char record_usage[] =
-    "usage: frames record [-o OUT] [--zstd[=LEVEL]] [--engine valgrind|ptrace] [--no-mem]\n"
+    "usage: frames record [-o OUT] [-f] [--zstd[=LEVEL]] [--engine valgrind|ptrace] [--no-mem]\n"
     "                     [--follow-forks] [--sample N:M] [--no-pin] [--quiet] -- PROGRAM [ARGS...]\n"
     "       frames record --probe\n"
     "\n"
@@ -29,7 +29,9 @@ static const char record_usage[] =
     "                    of instructions/s; the default when the tool was built);\n"
     "                    ptrace: single-step it (tens of thousands/s; exact CPU)\n"
     "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
-    "                    program's standard output then goes to standard error)\n"
+    "                    program's standard output then goes to standard error); an existing\n"
+    "                    OUT is kept unless -f; OUT appears when the recording ends\n"
+    "  -f, --force       replace an existing OUT (docs/outputs.md)\n"
     "  --zstd[=LEVEL]    compressed trace (.frames.zst; an OUT ending in .zst chooses it,\n"
     "                    and --zstd with another OUT is refused); LEVEL 1 by default\n"
     "                    here, not 3 as elsewhere: the compression thread shares the\n"
@@ -181,6 +183,7 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
             if (cli_zstd_option(a) == CLI_USAGE) return CLI_USAGE;
             zstd = 1;
         }
+        else if (cli_force_option(a)) continue;
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
@@ -216,13 +219,22 @@ static int probe(void) {
     return CLI_OK;
 }
 
-static int open_writer(rec_run *t, rp_meta *meta, const char *path, int argc, char **argv) {
-    frames_writer_options o;
+/* The trace goes through the output rule (docs/outputs.md): an existing OUT is kept
+   unless -f, OUT may not be the program itself, and the trace is written to a temporary
+   file renamed into place when it is finished. */
+static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *path, int argc,
+                       char **argv) {
+    frames_writer_options wo;
+    const char *inputs[1];
+    int rc;
+    inputs[0] = path;
+    if ((rc = cli_output_open(o, t->out, inputs, 1)) != CLI_OK) return rc;
     rp_meta_build(meta, path, argc, argv);
-    frames_writer_options_default(&o);
-    o.arch = FRAMES_ARCH_I386;
-    o.machine = FRAMES_MACH_X86_64;
-    if (!(t->w = cli_open_writer(t->out, &o, &meta->meta))) {
+    frames_writer_options_default(&wo);
+    wo.arch = FRAMES_ARCH_I386;
+    wo.machine = FRAMES_MACH_X86_64;
+    if (!(t->w = cli_output_writer(o, &wo, &meta->meta))) {
+        cli_output_abort(o);
         rp_meta_free(meta);
         return CLI_DATA;
     }
@@ -230,23 +242,47 @@ static int open_writer(rec_run *t, rp_meta *meta, const char *path, int argc, ch
     return CLI_OK;
 }
 
+/* A failed recording keeps the frames it wrote when the trace could be finished: a run
+   cannot be repeated exactly, and stderr says the trace is incomplete. A trace that could
+   not be finished, or holds nothing, is removed (and an older OUT stays as it was).
+   Returns 1 when the trace was kept. */
+static int close_trace(rec_run *t, cli_output *o) {
+    int rc = frames_writer_close(t->w);
+    if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    if (rc < 0 || (t->failed && !t->frames)) {
+        cli_output_abort(o);
+        return 0;
+    }
+    if (cli_output_commit(o) != CLI_OK) {
+        t->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
 /* Run the program with engine e into a new writer, then report. */
 static int record_with(rec_run *t, const rec_engine *e, const char *path, int argc, char **argv) {
     rp_meta meta;
+    cli_output o;
     void *state;
     double t0;
-    int rc;
-    if ((rc = open_writer(t, &meta, path, argc, argv)) != CLI_OK) return REC_EXIT_TRACE;
+    int rc, kept;
+    if ((rc = open_writer(t, &o, &meta, path, argc, argv)) != CLI_OK)
+        return rc == CLI_USAGE ? CLI_USAGE : REC_EXIT_TRACE;
     t0 = now();
     state = e->start(t, path, argc, argv);
     if (state && !t->failed) e->pump(state);
     e->finish(t, state);
-    rc = frames_writer_close(t->w);
-    if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    kept = close_trace(t, &o);
     if (!t->failed) {
         if (!t->quiet) report(t, path, now() - t0);
     } else {
-        fprintf(stderr, "frames record: the trace %s is incomplete\n", strcmp(t->out, "-") ? t->out : "on standard output");
+        if (!strcmp(t->out, "-"))
+            fprintf(stderr, "frames record: the trace on standard output is incomplete\n");
+        else if (kept)
+            fprintf(stderr, "frames record: the trace %s is incomplete\n", t->out);
+        else
+            fprintf(stderr, "frames record: no trace written (%s is as it was)\n", t->out);
         report_program(t, path);
     }
     rp_meta_free(&meta);
