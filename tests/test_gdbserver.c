@@ -238,7 +238,7 @@ static void record_and_run(void) {
     out = tu_run_ok("cc", "cc -g -O1 -static -nostdlib -fno-pie -no-pie -fno-stack-protector "
                           "-fcf-protection=none -o %s %s 2>&1", at("prog"), at("prog.c"));
     free(out);
-    out = tu_run(&st, "cd %s && ulimit -c 0; %s record -o t.frames -- ./prog >rec.txt 2>&1", dir,
+    out = tu_run(&st, "cd %s && ulimit -c 0; %s record -f -o t.frames -- ./prog >rec.txt 2>&1", dir,
                  tu_frames_bin());
     free(out);
     assert_int_equal(st, 0);

@@ -414,6 +414,39 @@ static void test_info_damaged(void **state) {
     free(bad);
 }
 
+/* frames split on the same file: every range it prints can be sliced, together they are
+   every frame but the corrupt chunk's, and it exits 1 naming the damage. */
+static void test_split_damaged(void **state) {
+    char *bad = work("bad.frames.zst"), *text, *line;
+    uint64_t first, end, total, covered = 0;
+    int status, ranges = 0;
+    (void)state;
+    make_damaged(bad, 5, &first, &end, &total);
+    text = tu_run(&status, "'%s' split '%s' --chunks 1000 2>/dev/null", tu_frames_bin(), bad);
+    assert_int_equal(status, 1);
+    for (line = text; *line; line = strchr(line, '\n') + 1) {
+        unsigned long long a, b;
+        int st;
+        char *slice;
+        assert_int_equal(sscanf(line, "%llu-%llu", &a, &b), 2);
+        assert_true(b <= first || a >= end);   /* no printed range meets the damage */
+        covered += b - a;
+        slice = tu_run(&st, "'%s' slice '%s' --frames %llu-%llu -o - | '%s' stat - >/dev/null 2>&1",
+                       tu_frames_bin(), bad, a, b, tu_frames_bin());
+        assert_int_equal(st, 0);
+        free(slice);
+        ranges++;
+    }
+    assert_true(ranges > 1);
+    assert_int_equal(covered, total - (end - first));
+    free(text);
+    text = tu_run(&status, "'%s' split '%s' --chunks 4 2>&1 >/dev/null", tu_frames_bin(), bad);
+    assert_non_null(strstr(text, "is damaged"));
+    free(text);
+    unlink(bad);
+    free(bad);
+}
+
 /* compress refuses what is not a trace, decompress an empty file (as zstd -d does):
    exit 1, no output. */
 static void test_compress_non_traces(void **state) {
@@ -617,6 +650,7 @@ int main(void) {
         cmocka_unit_test(test_failure_keeps_old_output),
         cmocka_unit_test(test_fix_damaged),
         cmocka_unit_test(test_info_damaged),
+        cmocka_unit_test(test_split_damaged),
         cmocka_unit_test(test_compress_non_traces),
 #endif
         cmocka_unit_test(test_tenet_missing_thread),

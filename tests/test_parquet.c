@@ -631,7 +631,7 @@ static void test_recorded_trace(void **state) {
     (void)state;
     snprintf(trace, sizeof trace, "%s", tu_workdir_path("true.frames"));
     snprintf(dir, sizeof dir, "%s", tu_workdir_path("true_pq"));
-    out = tu_run(&st, "%s record -o %s -- /bin/true 2>&1", tu_frames_bin(), trace);
+    out = tu_run(&st, "%s record -f -o %s -- /bin/true 2>&1", tu_frames_bin(), trace);
     if (st) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
     free(out);

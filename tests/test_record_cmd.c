@@ -295,6 +295,7 @@ static int record_in(const run_env *e, const char *trace, const char *opts, cons
     size_t k = 0;
     pre[k++] = tu_frames_bin();
     pre[k++] = "record";
+    pre[k++] = "-f";   /* the suites record into the same trace names again and again */
     pre[k++] = "--engine"; /* these are the ptrace engine's tests (test_record_vg: valgrind) */
     pre[k++] = "ptrace";
     snprintf(optbuf, sizeof optbuf, "%s", opts);
@@ -1036,7 +1037,7 @@ static void test_interrupt_finishes_trace(void **state) {
     assert_true(pid >= 0);
     if (pid == 0) {
         if (!freopen(tu_workdir_path("spin.err"), "w", stderr)) _exit(126);
-        execl(tu_frames_bin(), "frames", "record", "-o", trace.s, "--", prog.s, (char *)NULL);
+        execl(tu_frames_bin(), "frames", "record", "-f", "-o", trace.s, "--", prog.s, (char *)NULL);
         _exit(127);
     }
     sleep(1);

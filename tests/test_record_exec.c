@@ -85,7 +85,7 @@ static char *native(const char *cmd, int *status) {
 
 /* The same under frames record; *status: frames record's own. */
 static char *recorded(const char *engine, const char *opts, const char *cmd, int *status, char **err) {
-    free(tu_run(status, "cd %s && ulimit -c 0; LC_ALL=C %s record --engine %s %s -o %s/t.frames -- %s >%s/rec.txt "
+    free(tu_run(status, "cd %s && ulimit -c 0; LC_ALL=C %s record -f --engine %s %s -o %s/t.frames -- %s >%s/rec.txt "
                         "2>%s/err.txt",
                 dir, tu_frames_bin(), engine, opts, dir, cmd, dir, dir));
     *err = (char *)tu_read_file(at("err.txt"), NULL);

@@ -30,7 +30,7 @@ static const char stand_in[] =
 static int record_stream(const char *name, char **err) {
     int st;
     free(tu_run(&st, "PATH=%s:$PATH FRAMES_VG_LIB=%s/lib STREAM=%s/tests/fuzz/seeds/fuzz_vgrec/%s LC_ALL=C "
-                     "%s record --engine valgrind -o %s/t.frames -- /bin/true >/dev/null 2>%s/err.txt",
+                     "%s record -f --engine valgrind -o %s/t.frames -- /bin/true >/dev/null 2>%s/err.txt",
                 dir, dir, tu_root(), name, tu_frames_bin(), dir, dir));
     *err = (char *)tu_read_file(at("err.txt"), NULL);
     return st;

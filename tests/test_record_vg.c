@@ -34,7 +34,7 @@ static void compile(const char *name, const char *ext, const char *src, const ch
 static int rec(const char *engine, const char *opts, const char *trace, const char *cmd) {
     int st;
     /* no core file (Valgrind writes vgcore.PID into the current directory) */
-    char *out = tu_run(&st, "ulimit -c 0; LC_ALL=C %s record --engine %s %s -o %s -- %s >%s/out.txt 2>%s/err.txt",
+    char *out = tu_run(&st, "ulimit -c 0; LC_ALL=C %s record -f --engine %s %s -o %s -- %s >%s/out.txt 2>%s/err.txt",
                        tu_frames_bin(), engine, opts, trace, cmd, dir, dir);
     free(out);
     return st;
@@ -498,7 +498,7 @@ static void test_interrupt_finishes_trace(void **state) {
     char *out;
     (void)state;
     compile("spin", "c", spin_src, "-O1 -static");
-    out = tu_run(&st, "%s record --engine valgrind -o %s -- %s >/dev/null 2>%s & pid=$!; sleep 3; kill -INT $pid; wait $pid",
+    out = tu_run(&st, "%s record -f --engine valgrind -o %s -- %s >/dev/null 2>%s & pid=$!; sleep 3; kill -INT $pid; wait $pid",
                  tu_frames_bin(), at("spin.frames"), at("spin"), at("err.txt"));
     free(out);
     assert_int_equal(st, 128 + 2); /* SIGINT, as the shell reports an interrupted command */

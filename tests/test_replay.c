@@ -195,7 +195,7 @@ static int setup(void **state) {
     free(out);
     if (st) return -1;
     snprintf(trace, sizeof trace, "%s", at("p.frames"));
-    out = tu_run(&st, "LC_ALL=C %s record -o %s -- %s/p 2>&1", tu_frames_bin(), trace, dir);
+    out = tu_run(&st, "LC_ALL=C %s record -f -o %s -- %s/p 2>&1", tu_frames_bin(), trace, dir);
     if (st) fprintf(stderr, "%s", out);
     free(out);
     return st ? -1 : 0;

@@ -214,7 +214,7 @@ static void record(const char *prog, const char *trace) {
     int st;
     char *out;
     snprintf(p, sizeof p, "%s", wpath(prog));
-    out = tu_run(&st, "cd %s && env LC_ALL=C %s record --engine ptrace --quiet -o %s -- %s 2>&1 >%s",
+    out = tu_run(&st, "cd %s && env LC_ALL=C %s record -f --engine ptrace --quiet -o %s -- %s 2>&1 >%s",
                  workdir, tu_frames_bin(), trace, p, wpath("record.out"));
     if (st != 0) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);

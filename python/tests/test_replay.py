@@ -43,7 +43,7 @@ def recorded(tmp_path_factory):
     src.write_text(PROGRAM)
     subprocess.run(["cc", "-nostdlib", "-static", "-o", str(prog), str(src)], check=True,
                    timeout=60)
-    p = subprocess.run([BIN, "record", "-o", str(trace), "--", str(prog)],
+    p = subprocess.run([BIN, "record", "-f", "-o", str(trace), "--", str(prog)],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     if p.returncode != 0 or not trace.exists():
         pytest.skip("the recorder does not run here: %s" % p.stderr.decode(errors="replace")
