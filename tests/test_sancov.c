@@ -547,6 +547,20 @@ static void test_persistent_loop(void **state) {
     out[strcspn(out, "\n")] = 0;
     check_loop_trace(out, bin, 3 * 0x10101u, 1);
     free(out);
+    /* without %n each trace replaces the one before, through a part file renamed when
+       finished: the last input's trace is there, whole, and no part file stays */
+    out = tu_run(&st, "cd '%s' && FRAMES_SANCOV_MODE=input FRAMES_SANCOV_OUT=one.frames '%s' 2>&1 && ls one.frames*",
+                 tu_workdir_path("loopdir"), bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "one.frames\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/one.frames", tu_workdir_path("loopdir"));
+    check_loop_trace(path, bin, 3 * 0x10101u, 1);
+    /* a device is written, never renamed over (as root a rename would replace it) */
+    out = tu_run(&st, "FRAMES_SANCOV_OUT=/dev/null '%s' 2>&1 && test -c /dev/null && echo device", bin);
+    assert_int_equal(st, 0);
+    assert_string_equal(out, "device\n");
+    free(out);
 }
 
 int main(void) {

@@ -165,6 +165,8 @@ static struct fs_state {
     char pattern[PATH_MAX];
     char path[PATH_MAX];    /* the trace being written (plain) */
     char zpath[PATH_MAX];   /* compressed name it gets when finished; "" = stays plain */
+    char part[PATH_MAX + 32]; /* the file written, renamed to path when finished; "" when
+                               path is written directly (a device, a FIFO) */
     int zstd_level;
     char exe[PATH_MAX];
     char host[256], user[256];
@@ -339,6 +341,29 @@ static void fs_meta(frames_meta *m) {
 static void fs_install_signals(void);
 static void fs_split_zst(void);
 
+/* The output rule of the frames tools (docs/outputs.md), as far as a tracer inside a
+   harness can follow it: a trace is written to PATH.PID.part and renamed to PATH once
+   finished (rename is async-signal-safe: also from the crash handler), so that PATH is
+   never half written and the trace it held (an earlier input's, without %n) stays until
+   the new one is complete; a PATH that exists and is not a regular file (/dev/null, a
+   FIFO) is written directly. Returns the descriptor (part[0] = 0 when direct). */
+static int fs_create(const char *path, char *part, size_t cap) {
+    struct stat st;
+    part[0] = 0;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return open(path, O_WRONLY | O_CLOEXEC);
+    if (snprintf(part, cap, "%s.%ld.part", path, (long)getpid()) >= (int)cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+/* Put a finished part file in place (async-signal-safe). 0, or -1 with errno. */
+static int fs_commit(const char *part, const char *path) {
+    return part[0] ? rename(part, path) : 0;
+}
+
 static void fs_open_trace(const void *data, size_t size) {
     frames_writer_options o;
     frames_meta meta;
@@ -352,9 +377,8 @@ static void fs_open_trace(const void *data, size_t size) {
         return;
     }
     fs_split_zst();
-    fs.fd = open(fs.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fs.fd < 0) {
-        fs_warn("cannot create %s: %s", fs.path, strerror(errno));
+    if ((fs.fd = fs_create(fs.path, fs.part, sizeof fs.part)) < 0) {
+        fs_warn("cannot create %s: %s", fs.part[0] ? fs.part : fs.path, strerror(errno));
         return;
     }
     frames_writer_options_default(&o);
@@ -374,6 +398,7 @@ static void fs_open_trace(const void *data, size_t size) {
     if (frames_writer_init(&fs.w, &sink, &o, &meta, &err) < 0) {
         fs_warn("%s: %s", fs.path, err.message);
         close(fs.fd);
+        if (fs.part[0]) unlink(fs.part);
         return;
     }
     fs.open = 1;
@@ -422,11 +447,12 @@ static void fs_compress_finished(void) {
     frames_zstd_sink *zs;
     frames_sink down;
     frames_error err;
+    char zpart[sizeof fs.part];
     int in = open(fs.path, O_RDONLY | O_CLOEXEC), out, rc;
     if (in < 0) return;
-    out = open(fs.zpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
-        fs_warn("cannot create %s: %s; the trace stays plain in %s", fs.zpath, strerror(errno), fs.path);
+    if ((out = fs_create(fs.zpath, zpart, sizeof zpart)) < 0) {
+        fs_warn("cannot create %s: %s; the trace stays plain in %s", zpart[0] ? zpart : fs.zpath,
+                strerror(errno), fs.path);
         close(in);
         return;
     }
@@ -440,10 +466,17 @@ static void fs_compress_finished(void) {
         if (frames_zstd_sink_close(zs, rc < 0 ? NULL : &err) < 0 && rc == FRAMES_OK) rc = err.code;
     }
     close(in);
-    close(out);
+    if (close(out) != 0 && rc == FRAMES_OK) {
+        rc = FRAMES_E_IO;
+        snprintf(err.message, sizeof err.message, "%s", strerror(errno));
+    }
+    if (rc == FRAMES_OK && fs_commit(zpart, fs.zpath) != 0) {
+        rc = FRAMES_E_IO;
+        snprintf(err.message, sizeof err.message, "cannot rename its part file: %s", strerror(errno));
+    }
     if (rc < 0) {
         fs_warn("%s: %s; the trace stays plain in %s", fs.zpath, err.message, fs.path);
-        unlink(fs.zpath);
+        if (zpart[0]) unlink(zpart);
     } else {
         unlink(fs.path);
     }
@@ -458,8 +491,20 @@ static void fs_close_trace(int from_signal) {
     fs.open = 0;
     rc = frames_writer_finish(&fs.w);
     if (rc < 0 && !from_signal) fs_warn("%s: %s", fs.path, frames_writer_error(&fs.w)->message);
-    close(fs.fd);
+    if (close(fs.fd) != 0 && rc >= 0) rc = FRAMES_E_IO;
     fs.fd = -1;
+    /* from the crash handler, what could be finished is the only trace of the crash: it
+       goes in place; otherwise a failed trace (a full disk) leaves the earlier file */
+    if (rc >= 0 || from_signal) {
+        if (fs_commit(fs.part, fs.path) != 0 && !from_signal) {
+            fs_warn("cannot rename %s to %s: %s", fs.part, fs.path, strerror(errno));
+            return;
+        }
+    } else if (fs.part[0]) {
+        fs_warn("%s: not replaced (the new trace failed)", fs.path);
+        unlink(fs.part);
+        return;
+    }
     if (from_signal) return;
     if (fs.zpath[0] && rc >= 0) fs_compress_finished();
     if (fs.dropped_frames)
