@@ -579,7 +579,7 @@ static void test_full_disk(void **state) {
 
 #if defined(__linux__) && defined(__x86_64__)
 /* `frames record` under the same rule: an existing trace is kept without -f, the output
-   may not be the program, a trace that cannot be created leaves nothing (exit 125), and
+   may not be the program nor a file its arguments name, a trace that cannot be created leaves nothing (exit 125), and
    an interrupted recording (Ctrl-C ends a recording) still gives a finished trace. */
 static void test_record_output(void **state) {
     static const char precious[] = "yesterday's trace\n";
@@ -610,6 +610,21 @@ static void test_record_output(void **state) {
     text = tu_run(&status, "cmp /bin/true '%s'", tu_workdir_path("prog"));
     assert_int_equal(status, 0);
     free(text);
+    /* a file the program is given, as an argument or as --name=FILE, even with -f */
+    text = tu_run(&status, "cd '%s' && '%s' record -f -o old.frames -- /bin/cat old.frames 2>&1", tu_workdir,
+                  tu_frames_bin());
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(text, "refused"));
+    free(text);
+    text = tu_run(&status, "cd '%s' && '%s' record -f -o ./old.frames -- /bin/true --in=old.frames 2>&1",
+                  tu_workdir, tu_frames_bin());
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(text, "refused"));
+    free(text);
+    got = tu_read_file(old, &n);
+    assert_int_equal(n, sizeof precious - 1);
+    assert_memory_equal(got, precious, n);
+    free(got);
     /* a folder that does not exist: nothing is created, the status says no trace */
     text = tu_run(&status, "cd '%s' && '%s' record -o no/such/t.frames -- /bin/true 2>&1", tu_workdir, tu_frames_bin());
     assert_int_equal(status, 125);

@@ -30,7 +30,8 @@ static const char record_usage[] =
     "                    ptrace: single-step it (tens of thousands/s; exact CPU)\n"
     "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
     "                    program's standard output then goes to standard error); an existing\n"
-    "                    OUT is kept unless -f; OUT appears when the recording ends\n"
+    "                    OUT is kept unless -f; OUT appears when the recording ends; it\n"
+    "                    may not be PROGRAM nor a file named by its ARGS\n"
     "  -f, --force       replace an existing OUT (docs/outputs.md)\n"
     "  --zstd[=LEVEL]    compressed trace (.frames.zst; an OUT ending in .zst chooses it,\n"
     "                    and --zstd with another OUT is refused); LEVEL 1 by default\n"
@@ -219,16 +220,37 @@ static int probe(void) {
     return CLI_OK;
 }
 
+/* The files the program may read: itself, and each argument (and the value of each
+   --name=value argument) that names one. OUT may be none of them: the recording would
+   replace a file the program was given (`record -f -o data -- sort data`). NULL when out
+   of memory; *n entries (a NULL or "-" entry is skipped by the output rule). */
+static const char **program_inputs(const char *path, int argc, char **argv, size_t *n) {
+    const char **inputs = (const char **)malloc(sizeof *inputs * (2 * (size_t)argc + 1));
+    int i;
+    *n = 0;
+    if (!inputs) return NULL;
+    inputs[(*n)++] = path;
+    for (i = 1; i < argc; i++) {
+        const char *eq = argv[i][0] == '-' ? strchr(argv[i], '=') : NULL;
+        inputs[(*n)++] = argv[i];
+        if (eq) inputs[(*n)++] = eq + 1;
+    }
+    return inputs;
+}
+
 /* The trace goes through the output rule (docs/outputs.md): an existing OUT is kept
-   unless -f, OUT may not be the program itself, and the trace is written to a temporary
-   file renamed into place when it is finished. */
+   unless -f, OUT may not be the program itself nor a file named by its arguments, and
+   the trace is written to a temporary file renamed into place when it is finished. */
 static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *path, int argc,
                        char **argv) {
     frames_writer_options wo;
-    const char *inputs[1];
+    const char **inputs;
+    size_t ninputs;
     int rc;
-    inputs[0] = path;
-    if ((rc = cli_output_open(o, t->out, inputs, 1)) != CLI_OK) return rc;
+    if (!(inputs = program_inputs(path, argc, argv, &ninputs))) return cli_fail(CLI_DATA, "out of memory");
+    rc = cli_output_open(o, t->out, inputs, ninputs);
+    free(inputs);
+    if (rc != CLI_OK) return rc;
     rp_meta_build(meta, path, argc, argv);
     frames_writer_options_default(&wo);
     wo.arch = FRAMES_ARCH_I386;
