@@ -1716,10 +1716,11 @@ typedef struct fq__memmap {
 #define FQ__BSHIFT 14
 #define FQ__BSIZE (1u << FQ__BSHIFT)
 
-typedef struct fq__pblock {
-    uint64_t size[FQ__BSIZE];          /* buffer size of each POINTER variable */
-    uint64_t valid[FQ__BSIZE / 64];    /* bit set: size is defined */
-} fq__pblock;
+/* A block of pointer sizes: FQ__PB_VALID words of bits (set: the size is defined), then
+   the buffer size of each POINTER variable. Blocks (of both kinds) hold at most
+   FQ__BSIZE entries, fewer when the file cannot hold that many (fq__block_len): a small
+   trace costs a few hundred bytes, not the 512 + 130 KiB of full blocks. */
+#define FQ__PB_VALID (FQ__BSIZE / 64)
 
 struct fq_trace {
     int format;
@@ -1742,8 +1743,9 @@ struct fq_trace {
     uint64_t points_off;
     uint32_t stride;
     fq__chunk **cblk;      /* index entries, one every `stride` points */
-    fq__pblock **pblk;     /* buffer sizes of pointer variables, in trace order */
+    uint64_t **pblk;       /* buffer sizes of pointer variables, in trace order */
     size_t ncblk, npblk;   /* sizes of the block tables (bounded by the file size) */
+    uint64_t cmax, pmax;   /* the most index entries and pointers the file can hold */
     uint64_t nchunks, nptr;
     /* the incremental index: only the thread that set idx_busy touches these */
     int idx_done, idx_busy;
@@ -1772,12 +1774,12 @@ static int fq__ix_psize(const struct fq__ix *x, uint64_t i, uint64_t *size);
 static void fq__ix_free(struct fq__ix *x, void *ctx);
 
 static int fq__ptr_size(const fq_trace *t, uint64_t i, uint64_t *size) {
-    const fq__pblock *b;
+    const uint64_t *b;
     uint64_t j = i & (FQ__BSIZE - 1);
     if (t->ix) return fq__ix_psize(t->ix, i, size);
     b = t->pblk[i >> FQ__BSHIFT];
-    *size = b->size[j];
-    return (int)(b->valid[j / 64] >> (j % 64) & 1);
+    *size = b[FQ__PB_VALID + j];
+    return (int)(b[j / 64] >> (j % 64) & 1);
 }
 
 static size_t fq__mm_block(const fq__memmap *m, uint64_t key) {   /* last block starting <= key */
@@ -1995,28 +1997,36 @@ static void fq__tdb_cut(fq_trace *t, int damaged, uint64_t start, uint64_t kept,
 /* Block tables sized for the most points and pointers the file can hold. */
 static int fq__tdb_tables(fq_trace *t, frames_error *err) {
     uint64_t body = t->size - t->points_off;
-    uint64_t max_chunks = body / t->stride + 2, max_ptrs = body / 9 + 2;
-    t->ncblk = (size_t)(max_chunks >> FQ__BSHIFT) + 1;
-    t->npblk = (size_t)(max_ptrs >> FQ__BSHIFT) + 1;
+    t->cmax = body / t->stride + 2;
+    t->pmax = body / 9 + 2;
+    t->ncblk = (size_t)(t->cmax >> FQ__BSHIFT) + 1;
+    t->npblk = (size_t)(t->pmax >> FQ__BSHIFT) + 1;
     t->cblk = (fq__chunk **)FRAMES_MALLOC(t->ncblk * sizeof(fq__chunk *), t->ctx);
-    t->pblk = (fq__pblock **)FRAMES_MALLOC(t->npblk * sizeof(fq__pblock *), t->ctx);
+    t->pblk = (uint64_t **)FRAMES_MALLOC(t->npblk * sizeof(uint64_t *), t->ctx);
     if (!t->cblk || !t->pblk) return fq__oom(err);
     memset(t->cblk, 0, t->ncblk * sizeof(fq__chunk *));
-    memset(t->pblk, 0, t->npblk * sizeof(fq__pblock *));
+    memset(t->pblk, 0, t->npblk * sizeof(uint64_t *));
     t->idx_off = t->points_off;
     t->idx_mm.ctx = t->ctx;
     return FRAMES_OK;
 }
 
+/* Entries of block k when the file holds at most max of them. */
+static size_t fq__block_len(uint64_t max, uint64_t k) {
+    uint64_t first = k << FQ__BSHIFT;
+    return max > first && max - first < FQ__BSIZE ? (size_t)(max - first) : FQ__BSIZE;
+}
+
 /* Record the buffer size of the pointer variable number nptr (-1: out of memory). */
 static int fq__ptr_record(fq_trace *t, uint64_t nptr, int has, uint64_t size) {
-    uint64_t j = nptr & (FQ__BSIZE - 1);
-    fq__pblock *b = t->pblk[nptr >> FQ__BSHIFT];
-    if (!b && !(b = t->pblk[nptr >> FQ__BSHIFT] = (fq__pblock *)FRAMES_MALLOC(sizeof(fq__pblock), t->ctx)))
+    uint64_t j = nptr & (FQ__BSIZE - 1), k = nptr >> FQ__BSHIFT;
+    uint64_t *b = t->pblk[k];
+    if (!b && !(b = t->pblk[k] = (uint64_t *)FRAMES_MALLOC(
+                    (FQ__PB_VALID + fq__block_len(t->pmax, k)) * sizeof(uint64_t), t->ctx)))
         return -1;
-    if (j % 64 == 0) b->valid[j / 64] = 0;
-    b->size[j] = size;
-    b->valid[j / 64] |= (uint64_t)has << (j % 64);
+    if (j % 64 == 0) b[j / 64] = 0;
+    b[FQ__PB_VALID + j] = size;
+    b[j / 64] |= (uint64_t)has << (j % 64);
     return 0;
 }
 
@@ -4720,7 +4730,8 @@ static int fq__tdb_index_more(fq_trace *t, uint64_t upto, uint64_t *points, uint
         if (np % t->stride == 0) {   /* index entry; blocks are allocated as reached */
             fq__chunk *c;
             if (!t->cblk[nc >> FQ__BSHIFT] &&
-                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FRAMES_MALLOC(FQ__BSIZE * sizeof(fq__chunk), t->ctx)))
+                !(t->cblk[nc >> FQ__BSHIFT] = (fq__chunk *)FRAMES_MALLOC(
+                      fq__block_len(t->cmax, nc >> FQ__BSHIFT) * sizeof(fq__chunk), t->ctx)))
                 goto nomem;
             c = &t->cblk[nc >> FQ__BSHIFT][nc & (FQ__BSIZE - 1)];
             c->off = start;
@@ -6837,6 +6848,10 @@ static int fq__run_alloc(fq__run *r, const fq_plan *p, unsigned threads, int cou
                          fq__worker **ws, unsigned *nw) {
     size_t cap = count_only ? 0 : (size_t)1 << 16;
     unsigned i;
+    /* a slot full only flushes early (or sends a fused point to the normal path): for
+       a trace smaller than 512 KiB, a slot of its size (at least 32 KiB) does as well
+       without mapping 512 KiB per slot and run */
+    if (cap && p->t->size && p->t->size / 8 < cap) cap = p->t->size / 8 > 4096 ? (size_t)(p->t->size / 8) : 4096;
     if (cap && cap < FQ__HDR + p->nvars) cap = FQ__HDR + p->nvars;
     r->mt = threads > 1;
     r->nslots = r->mt ? 2 * threads : 1;

@@ -27,9 +27,9 @@
 #include "frames_query.h"
 #include "fuzz_tdbmodel.h"
 
-/* The query engine's fixed-size allocations come on top of what depends on the input: a
-   512 KiB block of index entries and a 130 KiB block of pointer sizes per trace, a 512 KiB
-   result buffer per work slot (two per thread, three threads here). */
+/* The query engine's allocations that do not shrink with the input come on top: index
+   blocks and result slots are sized by the trace (at most 512 KiB, 130 KiB and 512 KiB
+   a slot, two slots per thread, three threads here), at least 32 KiB a slot. */
 static size_t fz_query_memory(size_t n) { return fz_memory_bound(n) + (8u << 20); }
 
 static uint64_t fz_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
