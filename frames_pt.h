@@ -1086,6 +1086,13 @@ static int frames__pt_elf_segments(const char *path, void *actx, frames__elf_seg
         return rc;
     }
     len = (uint64_t)num * entsize;
+    /* the table is allocated only once known to lie inside the file (a 64-byte header
+       could ask for 4 MiB: found by fuzz_ptelf) */
+    if (len && (phoff > fsize || len > fsize - phoff)) {
+        fclose(f);
+        return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: its program headers (%llu bytes at 0x%llx) lie "
+                               "past its end", path, (unsigned long long)len, (unsigned long long)phoff);
+    }
     if (len > FRAMES__PT_MAX_PHDRS || (len && !(table = (uint8_t *)FRAMES_MALLOC((size_t)len, actx)))) {
         fclose(f);
         return frames__pt_fail(err, len > FRAMES__PT_MAX_PHDRS ? FRAMES_E_FORMAT : FRAMES_E_NOMEM,
@@ -1138,14 +1145,21 @@ static int frames__pt_load_elf(frames_pt *pt, struct pt_image *image, const char
     for (i = 0; i < n; i++) {
         int isid;
         if (!segs[i].filesz) continue;
+        if (segs[i].filesz - 1 > UINT64_MAX - (segs[i].vaddr + bias)) {   /* found by fuzz_ptelf */
+            uint64_t at = segs[i].vaddr + bias, len = segs[i].filesz;
+            FRAMES_FREE(segs, pt->actx);
+            return frames__pt_fail(err, FRAMES_E_FORMAT, "%s: its segment at 0x%llx (%llu bytes) passes "
+                                   "the end of the address space", path, (unsigned long long)at,
+                                   (unsigned long long)len);
+        }
         isid = pt_iscache_add_file(pt->iscache, path, segs[i].offset, segs[i].filesz,
                                    segs[i].vaddr + bias);
         if (isid < 0 || (rc = pt_image_add_cached(image, pt->iscache, isid, NULL)) < 0) {
+            uint64_t at = segs[i].vaddr + bias;   /* read before segs is freed (fuzz_ptelf) */
             rc = isid < 0 ? isid : rc;
             FRAMES_FREE(segs, pt->actx);
             return frames__pt_fail(err, FRAMES_PT_E_LIBIPT, "%s: cannot add segment at 0x%llx: %s",
-                                   path, (unsigned long long)(segs[i].vaddr + bias),
-                                   frames__pt_errstr(rc));
+                                   path, (unsigned long long)at, frames__pt_errstr(rc));
         }
         if (image == pt->image &&
             frames__pt_add_module(pt, path, segs[i].vaddr + bias, segs[i].filesz) < 0) {

@@ -673,6 +673,63 @@ static void test_pt_mmap_past_2_64(void **state) {
     remove(path);
     rmdir(dir);
 }
+
+/* An ELF64 file with one PT_LOAD program header (phnum, the number the header claims). */
+static size_t elf_one_load(uint8_t *e, uint16_t phnum, uint64_t offset, uint64_t vaddr, uint64_t filesz) {
+    memset(e, 0, 120 + 16);
+    memcpy(e, "\177ELF\2\1\1", 7);
+    tu_put_le(e + 16, 2, 2);      /* ET_EXEC */
+    tu_put_le(e + 18, 62, 2);     /* x86-64 */
+    tu_put_le(e + 20, 1, 4);
+    tu_put_le(e + 32, 64, 8);     /* phoff */
+    tu_put_le(e + 52, 64, 2);
+    tu_put_le(e + 54, 56, 2);
+    tu_put_le(e + 56, phnum, 2);
+    tu_put_le(e + 64, 1, 4);      /* PT_LOAD, r-x */
+    tu_put_le(e + 68, 5, 4);
+    tu_put_le(e + 72, offset, 8);
+    tu_put_le(e + 80, vaddr, 8);
+    tu_put_le(e + 88, vaddr, 8);
+    tu_put_le(e + 96, filesz, 8);
+    tu_put_le(e + 104, filesz, 8);
+    memset(e + 120, 0x90, 16);    /* the code: nops */
+    return 120 + 16;
+}
+
+/* fuzz_ptelf (memory bounded by the input; ASan; modload low <= high), frames_pt_add_elf:
+   a 136-byte file claiming 65535 program headers had 3.5 MiB allocated for them before
+   they were found past its end; a segment libipt refuses was named from the array just
+   freed (heap-use-after-free); a segment moved by --elf FILE:BASE past 2^64 gave a modload whose end lay
+   below its start. Each is now one error naming the file. */
+static void test_pt_elf_loading(void **state) {
+    static const struct {
+        uint16_t phnum;
+        uint64_t offset, vaddr, filesz, base;   /* base: the load address given, or 0 */
+        int rc;
+        const char *says;
+    } cases[] = {
+        {65535, 120, 0x401000, 16, 0, FRAMES_E_FORMAT, "past its end"},
+        {1, 120, 0x401000, 16, 0xfffffffffffffff8ull, FRAMES_E_FORMAT, "passes the end of the address space"},
+        {1, 0x10000, 0x401000, 16, 0, FRAMES_PT_E_LIBIPT, "cannot add segment at 0x401000"},
+        {1, 120, 0x401000, 16, 0, FRAMES_OK, ""},
+    };
+    const char *path = tu_tmp_path(".elf");
+    uint8_t e[160];
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        frames_pt *pt;
+        frames_error err;
+        size_t n = elf_one_load(e, cases[i].phnum, cases[i].offset, cases[i].vaddr, cases[i].filesz);
+        assert_int_equal(tu_write_file(path, e, n), 0);
+        assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+        assert_int_equal(frames_pt_add_elf(pt, path, cases[i].base, cases[i].base != 0, &err), cases[i].rc);
+        if (cases[i].rc != FRAMES_OK && !strstr(err.message, cases[i].says))
+            fail_msg("case %u: %s", (unsigned)i, err.message);
+        frames_pt_close(pt);
+    }
+    remove(path);
+}
 #endif
 
 int main(void) {
@@ -692,6 +749,7 @@ int main(void) {
         cmocka_unit_test(test_pt_sample_ids_first_wins),
         cmocka_unit_test(test_pt_sideband_mmap_of_a_fifo),
         cmocka_unit_test(test_pt_mmap_past_2_64),
+        cmocka_unit_test(test_pt_elf_loading),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
