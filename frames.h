@@ -4563,13 +4563,9 @@ struct frames_reader {
 static void frames__warn(frames_reader *r, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__warn(frames_reader *r, const char *fmt, ...) {
     va_list ap;
-    if (r->nwarn >= FRAMES__MAX_WARNINGS) {
-        r->nwarn = FRAMES__MAX_WARNINGS; /* the last slot says that more were dropped */
-        frames__fmt(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
-        return;
-    }
     va_start(ap, fmt);
-    frames__vfmt(r->warn[r->nwarn++], sizeof r->warn[0], fmt, ap);
+    if (!FRAMES__WARN_ADD(r->warn, r->nwarn, fmt, ap)) /* the last row says more were dropped */
+        frames__fmt(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
     va_end(ap);
 }
 
