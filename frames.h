@@ -1767,7 +1767,7 @@ static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
    and is at most half full (an absent key's probe ends within a few slots): it grows by
    doubling to at most 4 * max slots.
        size_t at = 0;
-       while ((s = (my_slot *)frames__htab_next(&t, h, &at)) && s->key != key) {}
+       while ((s = FRAMES__HTAB_NEXT(&t, my_slot, h, &at)) && s->key != key) {}
        if (!s && !(s = (my_slot *)frames__htab_add(&t, h, actx))) ...full or no memory
  */
 typedef struct frames__htab {
@@ -1798,13 +1798,14 @@ FRAMES__INLINE uint64_t frames__htab_tag(const unsigned char *slot) {
 }
 
 /* The slots added with hash, one a call in probe order (*at = 0 before the first
-   call); NULL when there are no more. */
-FRAMES__INLINE void *frames__htab_next(const frames__htab *t, uint64_t hash, size_t *at) {
+   call); NULL when there are no more. size is t->size (a constant when the caller
+   knows it: FRAMES__HTAB_NEXT). */
+FRAMES__INLINE void *frames__htab_probe(const frames__htab *t, size_t size, uint64_t hash, size_t *at) {
     uint64_t tag = hash | FRAMES__HTAB_USED, h;
     size_t i;
     if (!t->cap) return NULL;
     for (i = (size_t)hash + *at;; i++) {
-        unsigned char *s = t->slots + (i & (t->cap - 1)) * t->size;
+        unsigned char *s = t->slots + (i & (t->cap - 1)) * size;
         if (!(h = frames__htab_tag(s))) return NULL;
         if (h == tag) {
             *at = i + 1 - (size_t)hash;
@@ -1812,6 +1813,14 @@ FRAMES__INLINE void *frames__htab_next(const frames__htab *t, uint64_t hash, siz
         }
     }
 }
+
+FRAMES__INLINE void *frames__htab_next(const frames__htab *t, uint64_t hash, size_t *at) {
+    return frames__htab_probe(t, t->size, hash, at);
+}
+
+/* FRAMES__HTAB_NEXT(t, slot_type, hash, at): frames__htab_next for slots of that type. */
+#define FRAMES__HTAB_NEXT(t, slot_type, hash, at)                                           \
+    ((slot_type *)frames__htab_probe((t), sizeof(slot_type), (hash), (at)))
 
 /* The first empty slot of hash's run in slots[cap] (never full: at most half is used). */
 FRAMES__INLINE unsigned char *frames__htab_free_slot(unsigned char *slots, size_t cap, size_t size,

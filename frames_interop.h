@@ -401,7 +401,7 @@ static frames__interop_slot *frames__interop_map_put(frames__htab *m, uint64_t k
     uint64_t h = frames__mix64(key);
     size_t at = 0;
     frames__interop_slot *s;
-    while ((s = (frames__interop_slot *)frames__htab_next(m, h, &at)) && s->key != key) {}
+    while ((s = FRAMES__HTAB_NEXT(m, frames__interop_slot, h, &at)) && s->key != key) {}
     *fresh = !s;
     if (!s && (s = (frames__interop_slot *)frames__htab_add(m, h, actx)) != NULL) s->key = key;
     return s;

@@ -2272,7 +2272,7 @@ static frames__pt_run *frames__pt_run_find(frames_pt *pt, uint64_t ip, int32_t i
     size_t at = 0;
     frames__pt_run *r;
     uint64_t h = frames__pt_run_hash(ip, isid, mode, pt->tid);
-    while ((r = (frames__pt_run *)frames__htab_next(&pt->runs, h, &at)) != NULL)
+    while ((r = FRAMES__HTAB_NEXT(&pt->runs, frames__pt_run, h, &at)) != NULL)
         if (r->ip == ip && r->isid == isid && r->mode == mode && r->tid == pt->tid) return r;
     return NULL;
 }

@@ -2630,7 +2630,7 @@ static int fq__ixb_stmt(fq__ixb *b, uint64_t s, uint32_t *id) {
     uint64_t h = frames__mix64(s);
     size_t at = 0;
     fq__ixb_id *e;
-    while ((e = (fq__ixb_id *)frames__htab_next(&b->stmts, h, &at)) && b->sval[e->id] != s) {}
+    while ((e = FRAMES__HTAB_NEXT(&b->stmts, fq__ixb_id, h, &at)) && b->sval[e->id] != s) {}
     if (e) {
         *id = e->id;
         return 0;
@@ -5441,7 +5441,7 @@ static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
     uint64_t h = fq__hash(k, n);
     size_t at = 0;
     fq__set_e *e;
-    while ((e = (fq__set_e *)frames__htab_next(&s->index, h, &at)) != NULL)
+    while ((e = FRAMES__HTAB_NEXT(&s->index, fq__set_e, h, &at)) != NULL)
         if (e->len == n && !memcmp(s->keys + e->off, k, n)) return 0;
     if (FRAMES__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0 ||
         !(e = (fq__set_e *)frames__htab_add(&s->index, h, s->ctx)))

@@ -40,7 +40,7 @@ static uint64_t th_hash(uint64_t key, int collide) {
 static th_slot *th_find(const frames__htab *t, uint64_t key, int collide) {
     size_t at = 0;
     th_slot *s;
-    while ((s = (th_slot *)frames__htab_next(t, th_hash(key, collide), &at)) && s->key != key) {}
+    while ((s = FRAMES__HTAB_NEXT(t, th_slot, th_hash(key, collide), &at)) && s->key != key) {}
     return s;
 }
 
