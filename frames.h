@@ -126,12 +126,13 @@
    without a bound; no global state.
    Code. Each header's implementation shares one block of private helpers (allocator
    defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
-   hashing, little-endian loads and stores and a value's integer, sink construction, ELF
-   program headers) found in frames.h under "SHARED PRIVATE HELPERS": what two headers
-   need is written there once. Facts about traces are decided once, in frames.h
-   (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another header. A
-   library message says what is wrong, never which command of the CLI to run. Sections
-   start with a banner of '=' (major) or '-' (minor) lines that grep finds.
+   the one warning list (frames__warn_add), hashing and the one hash table
+   (frames__htab), little-endian loads and stores and a value's integer, sink
+   construction, ELF program headers) found in frames.h under "SHARED PRIVATE HELPERS":
+   what two headers need is written there once. Facts about traces are decided once, in
+   frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another
+   header. A library message says what is wrong, never which command of the CLI to run.
+   Sections start with a banner of '=' (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -211,7 +212,9 @@
      errors
      memory
      bounded text
+     warning lists
      hashing
+     hash tables
      little-endian words
      sinks
      ELF program headers
@@ -1325,9 +1328,9 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
    SHARED PRIVATE HELPERS
 
    The private code every header's implementation uses: allocator defaults, attributes,
-   message formatting, the position-carrying fail, array growth, bounded text, hashing,
-   little-endian loads and stores (and a value's integer, hex digits), sinks, ELF program
-   headers.
+   message formatting, the position-carrying fail, array growth, bounded text, the
+   warning list, hashing and the hash table, little-endian loads and stores (and a
+   value's integer, hex digits), sinks, ELF program headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1715,6 +1718,27 @@ static FRAMES__UNUSED size_t frames__text_end(frames__text *t) {
 }
 
 /* --------------------------------------------------------------------------------------
+   warning lists
+   -------------------------------------------------------------------------------------- */
+
+/* The library's one warning list: at most max messages of size bytes each, in the
+   caller's char[max][size] (list is its first row), *n of them used. The message goes
+   into row *n when there is one: 1. When the list is full nothing is written: 0, and
+   the caller does what its API promises of a full list (drop the message, count it, or
+   say in the last row that more were omitted). FRAMES__WARN_ADD takes the array. */
+static FRAMES__UNUSED int frames__warn_add(char *list, uint32_t max, size_t size, uint32_t *n,
+                                           const char *fmt, va_list ap) {
+    if (*n >= max) return 0;
+    frames__vfmt(list + (size_t)*n * size, size, fmt, ap);
+    (*n)++;
+    return 1;
+}
+
+#define FRAMES__WARN_ADD(rows, n, fmt, ap)                                                    \
+    frames__warn_add((rows)[0], (uint32_t)(sizeof(rows) / sizeof((rows)[0])), sizeof((rows)[0]), \
+                     &(n), (fmt), (ap))
+
+/* --------------------------------------------------------------------------------------
    hashing
    -------------------------------------------------------------------------------------- */
 
@@ -1727,6 +1751,156 @@ static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
     k *= 0xc4ceb9fe1a85ec53ull;
     k ^= k >> 33;
     return k;
+}
+
+/* --------------------------------------------------------------------------------------
+   hash tables
+   -------------------------------------------------------------------------------------- */
+
+/* The library's one hash table: the caller's slots by open addressing (linear probing,
+   no tombstones: an erase moves the later members of its run back). A slot is a struct
+   of the caller's that starts with `uint64_t hash`, the table's: 0 in an empty slot,
+   else the hash the slot was added with, its top bit set. Growth and erase thus need
+   nothing of the caller, and a lookup compares keys only where the whole hash matched.
+   The hash must be mixed (frames__mix64 for an integer key): a slot's home is its low
+   bits. The table holds at most max slots, the caller's bound whatever the input says,
+   and is at most half full (an absent key's probe ends within a few slots): it grows by
+   doubling to at most 4 * max slots.
+       size_t at = 0;
+       while ((s = FRAMES__HTAB_NEXT(&t, my_slot, h, &at)) && s->key != key) {}
+       if (!s && !(s = (my_slot *)frames__htab_add(&t, h, actx))) ...full or no memory
+ */
+typedef struct frames__htab {
+    unsigned char *slots;
+    size_t size;             /* bytes of one slot */
+    size_t cap, len, max;    /* cap: 0 or a power of two, at least 2 * len */
+} frames__htab;
+
+#define FRAMES__HTAB_USED ((uint64_t)1 << 63)
+#define FRAMES__HTAB_MIN 64u
+
+/* An empty table of slots of size bytes (a struct that starts with uint64_t hash) that
+   will hold at most max of them; it allocates on its first add. */
+static FRAMES__UNUSED void frames__htab_init(frames__htab *t, size_t size, size_t max) {
+    t->slots = NULL;
+    t->size = size;
+    t->cap = t->len = 0;
+    t->max = max;
+}
+
+/* FRAMES__HTAB_INIT(t, slot_type, max): frames__htab_init for slots of that type. */
+#define FRAMES__HTAB_INIT(t, slot_type, max) frames__htab_init((t), sizeof(slot_type), (max))
+
+FRAMES__INLINE uint64_t frames__htab_tag(const unsigned char *slot) {
+    uint64_t h;
+    memcpy(&h, slot, sizeof h);
+    return h;
+}
+
+/* The slots added with hash, one a call in probe order (*at = 0 before the first
+   call); NULL when there are no more. size is t->size (a constant when the caller
+   knows it: FRAMES__HTAB_NEXT). */
+FRAMES__INLINE void *frames__htab_probe(const frames__htab *t, size_t size, uint64_t hash, size_t *at) {
+    uint64_t tag = hash | FRAMES__HTAB_USED, h;
+    size_t i;
+    if (!t->cap) return NULL;
+    for (i = (size_t)hash + *at;; i++) {
+        unsigned char *s = t->slots + (i & (t->cap - 1)) * size;
+        if (!(h = frames__htab_tag(s))) return NULL;
+        if (h == tag) {
+            *at = i + 1 - (size_t)hash;
+            return s;
+        }
+    }
+}
+
+FRAMES__INLINE void *frames__htab_next(const frames__htab *t, uint64_t hash, size_t *at) {
+    return frames__htab_probe(t, t->size, hash, at);
+}
+
+/* FRAMES__HTAB_NEXT(t, slot_type, hash, at): frames__htab_next for slots of that type. */
+#define FRAMES__HTAB_NEXT(t, slot_type, hash, at)                                           \
+    ((slot_type *)frames__htab_probe((t), sizeof(slot_type), (hash), (at)))
+
+/* The first empty slot of hash's run in slots[cap] (never full: at most half is used). */
+FRAMES__INLINE unsigned char *frames__htab_free_slot(unsigned char *slots, size_t cap, size_t size,
+                                                     uint64_t hash) {
+    size_t i = (size_t)hash & (cap - 1);
+    while (frames__htab_tag(slots + i * size)) i = (i + 1) & (cap - 1);
+    return slots + i * size;
+}
+
+/* Twice the slots (FRAMES__HTAB_MIN at first); -1 when out of memory. */
+static FRAMES__UNUSED int frames__htab_grow(frames__htab *t, void *actx) {
+    size_t ncap = t->cap ? t->cap * 2 : FRAMES__HTAB_MIN, i;
+    unsigned char *ns;
+    if (ncap < t->cap || ncap > ((size_t)-1) / t->size) return -1;
+    ns = (unsigned char *)FRAMES_MALLOC(ncap * t->size, actx);
+    if (!ns) return -1;
+    memset(ns, 0, ncap * t->size);
+    for (i = 0; i < t->cap; i++) {
+        const unsigned char *s = t->slots + i * t->size;
+        uint64_t h = frames__htab_tag(s);
+        if (h) memcpy(frames__htab_free_slot(ns, ncap, t->size, h), s, t->size);
+    }
+    if (t->slots) FRAMES_FREE(t->slots, actx);
+    t->slots = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+/* A new slot for hash (the caller found none with its key), zeroed but for the hash.
+   NULL when the table holds max slots already (t->len == t->max) or memory is out. */
+static FRAMES__UNUSED void *frames__htab_add(frames__htab *t, uint64_t hash, void *actx) {
+    unsigned char *s;
+    if (t->len >= t->max) return NULL;
+    if ((t->len + 1) * 2 > t->cap && frames__htab_grow(t, actx) < 0) return NULL;
+    s = frames__htab_free_slot(t->slots, t->cap, t->size, hash);
+    memset(s, 0, t->size);
+    hash |= FRAMES__HTAB_USED;
+    memcpy(s, &hash, sizeof hash);
+    t->len++;
+    return s;
+}
+
+/* Slot i of the table (i < t->cap) if it is used, else NULL: a walk over every slot. */
+static FRAMES__UNUSED void *frames__htab_at(const frames__htab *t, size_t i) {
+    unsigned char *s = t->slots + i * t->size;
+    return frames__htab_tag(s) ? s : NULL;
+}
+
+/* Remove a slot that frames__htab_next or _add returned, moving the later members of
+   its run back so that every probe still finds them. */
+static FRAMES__UNUSED void frames__htab_erase(frames__htab *t, void *slot) {
+    size_t mask = t->cap - 1, i = (size_t)((unsigned char *)slot - t->slots) / t->size, j = i;
+    for (;;) {
+        unsigned char *sj;
+        size_t home;
+        uint64_t h;
+        j = (j + 1) & mask;
+        sj = t->slots + j * t->size;
+        if (!(h = frames__htab_tag(sj))) break;
+        home = (size_t)h & mask;
+        /* j moves into the hole at i unless its home lies cyclically in (i, j] */
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            memcpy(t->slots + i * t->size, sj, t->size);
+            i = j;
+        }
+    }
+    memset(t->slots + i * t->size, 0, t->size);
+    t->len--;
+}
+
+/* Every slot emptied, the memory kept. */
+static FRAMES__UNUSED void frames__htab_clear(frames__htab *t) {
+    if (t->slots) memset(t->slots, 0, t->cap * t->size);
+    t->len = 0;
+}
+
+static FRAMES__UNUSED void frames__htab_free(frames__htab *t, void *actx) {
+    if (t->slots) FRAMES_FREE(t->slots, actx);
+    t->slots = NULL;
+    t->cap = t->len = 0;
 }
 
 /* --------------------------------------------------------------------------------------
@@ -4398,13 +4572,9 @@ struct frames_reader {
 static void frames__warn(frames_reader *r, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__warn(frames_reader *r, const char *fmt, ...) {
     va_list ap;
-    if (r->nwarn >= FRAMES__MAX_WARNINGS) {
-        r->nwarn = FRAMES__MAX_WARNINGS; /* the last slot says that more were dropped */
-        frames__fmt(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
-        return;
-    }
     va_start(ap, fmt);
-    frames__vfmt(r->warn[r->nwarn++], sizeof r->warn[0], fmt, ap);
+    if (!FRAMES__WARN_ADD(r->warn, r->nwarn, fmt, ap)) /* the last row says more were dropped */
+        frames__fmt(r->warn[FRAMES__MAX_WARNINGS - 1], sizeof r->warn[0], "more warnings omitted");
     va_end(ap);
 }
 

@@ -383,60 +383,28 @@ extern "C" {
    Shared pieces: errors, growable arrays, a u64 -> (count, aux) hash map, module tables
    -------------------------------------------------------------------------------------- */
 
+/* The u64 -> (count, aux) maps: frames.h's hash table of these slots. */
 typedef struct frames__interop_slot {
+    uint64_t hash;   /* the table's */
     uint64_t key, count, aux;
-    uint64_t used;
 } frames__interop_slot;
 
-typedef struct frames__interop_map {
-    frames__interop_slot *slots;
-    size_t cap, len;       /* cap is a power of two (or 0) */
-} frames__interop_map;
-
-static int frames__interop_map_grow(frames__interop_map *m, void *actx) {
-    size_t ncap = m->cap ? m->cap * 2 : 64, i;
-    frames__interop_slot *ns;
-    if (ncap < m->cap || ncap > (size_t)-1 / sizeof *ns) return -1;
-    ns = (frames__interop_slot *)FRAMES_MALLOC(ncap * sizeof *ns, actx);
-    if (!ns) return -1;
-    memset(ns, 0, ncap * sizeof *ns);
-    for (i = 0; i < m->cap; i++) {
-        if (m->slots[i].used) {
-            size_t j = (size_t)frames__mix64(m->slots[i].key) & (ncap - 1);
-            while (ns[j].used) j = (j + 1) & (ncap - 1);
-            ns[j] = m->slots[i];
-        }
-    }
-    FRAMES_FREE(m->slots, actx);
-    m->slots = ns;
-    m->cap = ncap;
-    return 0;
+/* One slot a key the trace shows: memory grows with what was read, as the trace's own
+   frames do (no bound beyond the allocator's). */
+static void frames__interop_map_init(frames__htab *m) {
+    FRAMES__HTAB_INIT(m, frames__interop_slot, (size_t)-1);
 }
 
 /* The slot of key, created (zeroed, *fresh = 1) if absent. NULL when out of memory. */
-static frames__interop_slot *frames__interop_map_put(frames__interop_map *m, uint64_t key, int *fresh,
-                                           void *actx) {
-    size_t j;
-    *fresh = 0;
-    if ((m->len + 1) * 10 > m->cap * 7 && frames__interop_map_grow(m, actx) < 0) return NULL;
-    j = (size_t)frames__mix64(key) & (m->cap - 1);
-    while (m->slots[j].used) {
-        if (m->slots[j].key == key) return &m->slots[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    m->slots[j].used = 1;
-    m->slots[j].key = key;
-    m->slots[j].count = 0;
-    m->slots[j].aux = 0;
-    m->len++;
-    *fresh = 1;
-    return &m->slots[j];
-}
-
-static void frames__interop_map_free(frames__interop_map *m, void *actx) {
-    FRAMES_FREE(m->slots, actx);
-    m->slots = NULL;
-    m->cap = m->len = 0;
+static frames__interop_slot *frames__interop_map_put(frames__htab *m, uint64_t key, int *fresh,
+                                                     void *actx) {
+    uint64_t h = frames__mix64(key);
+    size_t at = 0;
+    frames__interop_slot *s;
+    while ((s = FRAMES__HTAB_NEXT(m, frames__interop_slot, h, &at)) && s->key != key) {}
+    *fresh = !s;
+    if (!s && (s = (frames__interop_slot *)frames__htab_add(m, h, actx)) != NULL) s->key = key;
+    return s;
 }
 
 #define FRAMES__INTEROP_NOMOD 0xffffffffu
@@ -525,10 +493,10 @@ typedef struct frames__interop_thread_block {
 struct frames_cov {
     frames__interop_mods mods;
     int explicit_mods;
-    frames__interop_map threads;                /* tid -> aux = index in thr */
+    frames__htab threads;                      /* tid -> aux = index in thr */
     frames__interop_thread_block *thr;
     size_t nthr, capthr;
-    frames__interop_map blockset;               /* packed (module, offset, size) */
+    frames__htab blockset;                     /* packed (module, offset, size) */
     frames_cov_block *blocks;
     size_t nblocks, capblocks;
     frames_cov_module *pub;                /* public view of the module table */
@@ -549,6 +517,8 @@ FRAMES_INTEROP_DEF int frames_cov_open(frames_cov **out, void *alloc_ctx, frames
     memset(c, 0, sizeof *c);
     c->actx = alloc_ctx;
     c->mods.last = FRAMES__INTEROP_NOMOD;
+    frames__interop_map_init(&c->threads);
+    frames__interop_map_init(&c->blockset);
     frames__clear_error(&c->err);
     *out = c;
     return FRAMES_OK;
@@ -722,8 +692,8 @@ FRAMES_INTEROP_DEF const frames_error *frames_cov_error(const frames_cov *c) { r
 FRAMES_INTEROP_DEF void frames_cov_close(frames_cov *c) {
     if (!c) return;
     frames__interop_mods_free(&c->mods, c->actx);
-    frames__interop_map_free(&c->threads, c->actx);
-    frames__interop_map_free(&c->blockset, c->actx);
+    frames__htab_free(&c->threads, c->actx);
+    frames__htab_free(&c->blockset, c->actx);
     FRAMES_FREE(c->thr, c->actx);
     FRAMES_FREE(c->blocks, c->actx);
     FRAMES_FREE(c->pub, c->actx);
@@ -1192,9 +1162,9 @@ typedef struct frames__interop_modstat {
 
 struct frames_stats {
     frames_stats_summary sum;
-    frames__interop_map pcs;            /* pc -> count; aux = length | (module + 1) << 32 */
-    frames__interop_map sys;            /* number -> count */
-    frames__interop_map thr;            /* tid -> aux = index in threads */
+    frames__htab pcs;                    /* pc -> count; aux = length | (module + 1) << 32 */
+    frames__htab sys;                    /* number -> count */
+    frames__htab thr;                    /* tid -> aux = index in threads */
     frames_stats_thread *threads;
     size_t nthreads, capthreads;
     size_t last_thread;                 /* index of the thread of the last frame + 1, or 0 */
@@ -1220,6 +1190,9 @@ FRAMES_INTEROP_DEF int frames_stats_open(frames_stats **out, void *alloc_ctx, fr
     memset(s, 0, sizeof *s);
     s->actx = alloc_ctx;
     s->mods.last = FRAMES__INTEROP_NOMOD;
+    frames__interop_map_init(&s->pcs);
+    frames__interop_map_init(&s->sys);
+    frames__interop_map_init(&s->thr);
     frames__clear_error(&s->err);
     *out = s;
     return FRAMES_OK;
@@ -1380,9 +1353,10 @@ FRAMES_INTEROP_DEF int frames_stats_finish(frames_stats *s) {
                                                       sizeof *s->pubmods, s->actx);
     if (!s->syscalls || !s->pubmods) return frames__st_nomem(s);
     for (i = 0; i < s->sys.cap; i++) {
-        if (s->sys.slots[i].used) {
-            s->syscalls[k].key = s->sys.slots[i].key;
-            s->syscalls[k].count = s->sys.slots[i].count;
+        const frames__interop_slot *e = (const frames__interop_slot *)frames__htab_at(&s->sys, i);
+        if (e) {
+            s->syscalls[k].key = e->key;
+            s->syscalls[k].count = e->count;
             k++;
         }
     }
@@ -1421,11 +1395,12 @@ FRAMES_INTEROP_DEF size_t frames_stats_hottest(const frames_stats *s, frames_sta
     if (max == 0) return 0;
     /* out[0..n) is a min-heap (coldest at the root) of the hottest seen so far. */
     for (i = 0; i < s->pcs.cap; i++) {
+        const frames__interop_slot *e = (const frames__interop_slot *)frames__htab_at(&s->pcs, i);
         frames_stats_count c;
         size_t j;
-        if (!s->pcs.slots[i].used) continue;
-        c.key = s->pcs.slots[i].key;
-        c.count = s->pcs.slots[i].count;
+        if (!e) continue;
+        c.key = e->key;
+        c.count = e->count;
         if (n < max) {
             j = n++;
             while (j > 0 && frames__st_hotter(&out[(j - 1) / 2], &c)) {
@@ -1479,9 +1454,9 @@ FRAMES_INTEROP_DEF const frames_error *frames_stats_error(const frames_stats *s)
 
 FRAMES_INTEROP_DEF void frames_stats_close(frames_stats *s) {
     if (!s) return;
-    frames__interop_map_free(&s->pcs, s->actx);
-    frames__interop_map_free(&s->sys, s->actx);
-    frames__interop_map_free(&s->thr, s->actx);
+    frames__htab_free(&s->pcs, s->actx);
+    frames__htab_free(&s->sys, s->actx);
+    frames__htab_free(&s->thr, s->actx);
     frames__interop_mods_free(&s->mods, s->actx);
     FRAMES_FREE(s->threads, s->actx);
     FRAMES_FREE(s->syscalls, s->actx);

@@ -985,7 +985,12 @@ typedef struct frames__pt_src {
 } frames__pt_src;
 
 /* Instructions of a straight-line run starting at ip in section isid (block path). */
-typedef struct frames__pt_run {
+#define FRAMES__PT_ARENA_MAX ((size_t)256 << 20)   /* then the run cache starts over */
+/* Runs at most: each takes more than 16 bytes of that arena. */
+#define FRAMES__PT_RUNS_MAX (FRAMES__PT_ARENA_MAX / 16)
+
+typedef struct frames__pt_run {   /* a slot of the run cache, frames.h's hash table */
+    uint64_t hash;     /* the table's */
     uint64_t ip;
     int32_t isid;
     uint32_t mode;
@@ -1049,8 +1054,7 @@ struct frames_pt {
     uint8_t *batch;
     size_t batchlen;
     /* block path: run cache */
-    frames__pt_run *runs;
-    size_t nruns, runcap;          /* open addressing, runcap a power of two */
+    frames__htab runs;             /* block start -> frames__pt_run */
     uint8_t *arena;
     size_t arenalen, arenacap;
 };
@@ -1827,6 +1831,7 @@ FRAMES_PT_DEF int frames_pt_open(frames_pt **out, const frames_pt_options *o, fr
     memset(pt, 0, sizeof *pt);
     pt->opt = *o;
     pt->actx = actx;
+    FRAMES__HTAB_INIT(&pt->runs, frames__pt_run, FRAMES__PT_RUNS_MAX);
     if (!pt->opt.progress_every) pt->opt.progress_every = 1u << 20;
     pt->iscache = pt_iscache_alloc(NULL);
     pt->image = pt_image_alloc(NULL);
@@ -1880,7 +1885,7 @@ FRAMES_PT_DEF void frames_pt_close(frames_pt *pt) {
     FRAMES_FREE(pt->trace_owned, pt->actx);
     FRAMES_FREE(pt->spec, pt->actx);
     FRAMES_FREE(pt->batch, pt->actx);
-    FRAMES_FREE(pt->runs, pt->actx);
+    frames__htab_free(&pt->runs, pt->actx);
     FRAMES_FREE(pt->arena, pt->actx);
     if (pt->image) pt_image_free(pt->image);
     if (pt->kernel) pt_image_free(pt->kernel);
@@ -2271,60 +2276,32 @@ static int frames__pt_emit(frames_pt *pt, uint64_t ip, const uint8_t *raw, unsig
 
 #define FRAMES__PT_RUN_ENTRY(size) (9u + (size))
 
-static size_t frames__pt_run_slot(const frames_pt *pt, uint64_t ip, int32_t isid, uint32_t mode,
-                                  uint64_t tid) {
-    uint64_t h = (ip ^ ((uint64_t)(uint32_t)isid << 40) ^ ((uint64_t)mode << 60) ^
-                  (tid * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 32) & (pt->runcap - 1);
+static uint64_t frames__pt_run_hash(uint64_t ip, int32_t isid, uint32_t mode, uint64_t tid) {
+    return frames__mix64(ip ^ ((uint64_t)(uint32_t)isid << 40) ^ ((uint64_t)mode << 60) ^
+                         (tid * 0xC2B2AE3D27D4EB4Full));
 }
 
 static frames__pt_run *frames__pt_run_find(frames_pt *pt, uint64_t ip, int32_t isid,
                                            uint32_t mode) {
-    size_t i;
-    if (!pt->runcap) return NULL;
-    for (i = frames__pt_run_slot(pt, ip, isid, mode, pt->tid);; i = (i + 1) & (pt->runcap - 1)) {
-        frames__pt_run *r = &pt->runs[i];
-        if (!r->ninsn) return NULL;
+    size_t at = 0;
+    frames__pt_run *r;
+    uint64_t h = frames__pt_run_hash(ip, isid, mode, pt->tid);
+    while ((r = FRAMES__HTAB_NEXT(&pt->runs, frames__pt_run, h, &at)) != NULL)
         if (r->ip == ip && r->isid == isid && r->mode == mode && r->tid == pt->tid) return r;
-    }
+    return NULL;
 }
 
 static void frames__pt_run_clear(frames_pt *pt) {
-    if (pt->runs) memset(pt->runs, 0, pt->runcap * sizeof *pt->runs);
-    pt->nruns = 0;
+    frames__htab_clear(&pt->runs);
     pt->arenalen = 0;
 }
 
-/* A slot for a new run (growing the table at half load). */
+/* A slot for a new run (the table grows at half load). */
 static frames__pt_run *frames__pt_run_slot_new(frames_pt *pt, uint64_t ip, int32_t isid,
                                                uint32_t mode) {
-    size_t i;
-    if ((pt->nruns + 1) * 2 > pt->runcap) {
-        size_t ncap = pt->runcap ? pt->runcap * 2 : 4096, j;
-        frames__pt_run *old = pt->runs, *nr;
-        nr = (frames__pt_run *)FRAMES_MALLOC(ncap * sizeof *nr, pt->actx);
-        if (!nr) return NULL;
-        memset(nr, 0, ncap * sizeof *nr);
-        pt->runs = nr;
-        j = pt->runcap;
-        pt->runcap = ncap;
-        while (j--) {
-            if (!old[j].ninsn) continue;
-            for (i = frames__pt_run_slot(pt, old[j].ip, old[j].isid, old[j].mode, old[j].tid);
-                 nr[i].ninsn; i = (i + 1) & (ncap - 1)) {
-            }
-            nr[i] = old[j];
-        }
-        FRAMES_FREE(old, pt->actx);
-    }
-    for (i = frames__pt_run_slot(pt, ip, isid, mode, pt->tid); pt->runs[i].ninsn;
-         i = (i + 1) & (pt->runcap - 1)) {
-    }
-    pt->nruns++;
-    return &pt->runs[i];
+    return (frames__pt_run *)frames__htab_add(&pt->runs, frames__pt_run_hash(ip, isid, mode, pt->tid),
+                                              pt->actx);
 }
-
-#define FRAMES__PT_ARENA_MAX ((size_t)256 << 20)   /* then the run cache starts over */
 
 /* Decode the first n instructions of block b into the arena and encode their frames.
    Inside a block, direct jumps and calls are followed (blocks need not end at them).

@@ -2570,6 +2570,14 @@ static void fq__ix_free(fq__ix *x, void *ctx) {
    building
    -------------------------------------------------------------------------------------- */
 
+/* Statement ids: 32 bits, UINT32_MAX meaning none. */
+#define FQ__IX_MAX_STMTS 0xfffffffeu
+
+typedef struct fq__ixb_id {
+    uint64_t hash;   /* frames__htab's */
+    uint32_t id;     /* index in sval */
+} fq__ixb_id;
+
 typedef struct fq__ixb {   /* an index under construction */
     void *ctx;
     int format;
@@ -2579,8 +2587,7 @@ typedef struct fq__ixb {   /* an index under construction */
     uint64_t *blocks;      /* 4 words per block */
     uint32_t *odelta, *pdelta, *sid;   /* per point; sid: statement id, UINT32_MAX: none */
     uint64_t *sval, *scount;           /* per statement id */
-    uint64_t *table;       /* open addressing: statement id + 1, 0 = empty */
-    size_t tcap;
+    frames__htab stmts;    /* statement -> id (fq__ixb_id slots) */
     /* trace-db columns: where each point starts and its first pointer variable; per
        type, its records, the most in one point, and the point that counted last */
     uint64_t *poff, *pbase;
@@ -2595,7 +2602,7 @@ static void fq__ixb_free(fq__ixb *b) {
     FRAMES_FREE(b->sid, b->ctx);
     FRAMES_FREE(b->sval, b->ctx);
     FRAMES_FREE(b->scount, b->ctx);
-    FRAMES_FREE(b->table, b->ctx);
+    frames__htab_free(&b->stmts, b->ctx);
     FRAMES_FREE(b->poff, b->ctx);
     FRAMES_FREE(b->pbase, b->ctx);
     FRAMES_FREE(b->tn, b->ctx);
@@ -2611,10 +2618,8 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     b->odelta = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
     b->pdelta = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
     b->sid = (uint32_t *)FRAMES_MALLOC(n * sizeof(uint32_t), b->ctx);
-    b->tcap = 1024;
-    b->table = (uint64_t *)FRAMES_MALLOC(b->tcap * sizeof(uint64_t), b->ctx);
-    if (!b->blocks || !b->odelta || !b->pdelta || !b->sid || !b->table) return -1;
-    memset(b->table, 0, b->tcap * sizeof(uint64_t));
+    FRAMES__HTAB_INIT(&b->stmts, fq__ixb_id, FQ__IX_MAX_STMTS);
+    if (!b->blocks || !b->odelta || !b->pdelta || !b->sid) return -1;
     if (t->format == FQ_TRACE_TRACEDB) {
         size_t nt = t->ntypes ? t->ntypes : 1;
         b->ntypes = t->ntypes;
@@ -2630,39 +2635,24 @@ static int fq__ixb_init(fq__ixb *b, const fq_trace *t, uint64_t npoints) {
     return 0;
 }
 
-static size_t fq__ixb_slot(const uint64_t *table, size_t cap, const uint64_t *sval, uint64_t s) {
-    size_t i = (size_t)((s * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
-    while (table[i] && sval[table[i] - 1] != s) i = (i + 1) & (cap - 1);
-    return i;
-}
-
 /* The id of statement s (new ids are numbered in order of appearance); -1: no memory. */
 static int fq__ixb_stmt(fq__ixb *b, uint64_t s, uint32_t *id) {
-    size_t i = fq__ixb_slot(b->table, b->tcap, b->sval, s);
-    if (b->table[i]) {
-        *id = (uint32_t)(b->table[i] - 1);
+    uint64_t h = frames__mix64(s);
+    size_t at = 0;
+    fq__ixb_id *e;
+    while ((e = FRAMES__HTAB_NEXT(&b->stmts, fq__ixb_id, h, &at)) && b->sval[e->id] != s) {}
+    if (e) {
+        *id = e->id;
         return 0;
     }
-    if (b->nstmt >= 0xfffffffeu) return -1;
     if (FRAMES__GROW(b->sval, b->capval, b->nstmt + 1, b->ctx) < 0 ||
-        FRAMES__GROW(b->scount, b->capcount, b->nstmt + 1, b->ctx) < 0)
+        FRAMES__GROW(b->scount, b->capcount, b->nstmt + 1, b->ctx) < 0 ||
+        !(e = (fq__ixb_id *)frames__htab_add(&b->stmts, h, b->ctx)))
         return -1;
-    if ((b->nstmt + 1) * 2 > b->tcap) {   /* rehash into a table twice as large */
-        size_t nc = b->tcap * 2, k;
-        uint64_t *nt = (uint64_t *)FRAMES_MALLOC(nc * sizeof(uint64_t), b->ctx);
-        if (!nt) return -1;
-        memset(nt, 0, nc * sizeof(uint64_t));
-        for (k = 0; k < b->tcap; k++)
-            if (b->table[k]) nt[fq__ixb_slot(nt, nc, b->sval, b->sval[b->table[k] - 1])] = b->table[k];
-        FRAMES_FREE(b->table, b->ctx);
-        b->table = nt;
-        b->tcap = nc;
-        i = fq__ixb_slot(b->table, b->tcap, b->sval, s);
-    }
+    e->id = (uint32_t)b->nstmt;
     b->sval[b->nstmt] = s;
     b->scount[b->nstmt] = 0;
-    b->table[i] = ++b->nstmt;
-    *id = (uint32_t)(b->nstmt - 1);
+    *id = (uint32_t)b->nstmt++;
     return 0;
 }
 
@@ -5424,19 +5414,31 @@ static void fq__process(fq__worker *w, uint64_t lo, uint64_t hi) {
    running
    -------------------------------------------------------------------------------------- */
 
-/* Set of byte strings (dedup keys). */
+/* Set of byte strings (dedup keys): the keys one after another in keys[], a hash table
+   of where each starts. */
 typedef struct fq__set_e {
-    uint64_t hash, off;
-    uint32_t len, used;
+    uint64_t hash;   /* frames__htab's */
+    uint64_t off;
+    uint32_t len;
 } fq__set_e;
 
 typedef struct fq__set {
-    fq__set_e *e;
-    size_t cap, n;
+    frames__htab index;
     uint8_t *keys;
     size_t nkeys, capkeys;
     void *ctx;
 } fq__set;
+
+static void fq__set_init(fq__set *s, void *ctx) {
+    memset(s, 0, sizeof *s);
+    FRAMES__HTAB_INIT(&s->index, fq__set_e, (size_t)-1);   /* one a result delivered */
+    s->ctx = ctx;
+}
+
+static void fq__set_free(fq__set *s) {
+    frames__htab_free(&s->index, s->ctx);
+    FRAMES_FREE(s->keys, s->ctx);
+}
 
 static uint64_t fq__hash(const uint8_t *k, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -5448,32 +5450,17 @@ static uint64_t fq__hash(const uint8_t *k, size_t n) {
 /* 1 if inserted, 0 if present, -1 out of memory. */
 static int fq__set_add(fq__set *s, const uint8_t *k, size_t n) {
     uint64_t h = fq__hash(k, n);
-    size_t i;
-    if ((s->n + 1) * 2 > s->cap) {   /* rehash */
-        size_t nc = s->cap ? s->cap * 2 : 256, j;
-        fq__set_e *ne = (fq__set_e *)FRAMES_MALLOC(nc * sizeof *ne, s->ctx);
-        if (!ne) return -1;
-        memset(ne, 0, nc * sizeof *ne);
-        for (j = 0; j < s->cap; j++)
-            if (s->e[j].used) {
-                size_t b = (size_t)s->e[j].hash & (nc - 1);
-                while (ne[b].used) b = (b + 1) & (nc - 1);
-                ne[b] = s->e[j];
-            }
-        FRAMES_FREE(s->e, s->ctx);
-        s->e = ne;
-        s->cap = nc;
-    }
-    for (i = (size_t)h & (s->cap - 1); s->e[i].used; i = (i + 1) & (s->cap - 1))
-        if (s->e[i].hash == h && s->e[i].len == n && !memcmp(s->keys + s->e[i].off, k, n)) return 0;
-    if (FRAMES__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0) return -1;
+    size_t at = 0;
+    fq__set_e *e;
+    while ((e = FRAMES__HTAB_NEXT(&s->index, fq__set_e, h, &at)) != NULL)
+        if (e->len == n && !memcmp(s->keys + e->off, k, n)) return 0;
+    if (FRAMES__GROW(s->keys, s->capkeys, s->nkeys + n + 1, s->ctx) < 0 ||
+        !(e = (fq__set_e *)frames__htab_add(&s->index, h, s->ctx)))
+        return -1;
     memcpy(s->keys + s->nkeys, k, n);
-    s->e[i].hash = h;
-    s->e[i].off = s->nkeys;
-    s->e[i].len = (uint32_t)n;
-    s->e[i].used = 1;
+    e->off = s->nkeys;
+    e->len = (uint32_t)n;
     s->nkeys += n;
-    s->n++;
     return 1;
 }
 
@@ -6768,8 +6755,7 @@ static void fq__run_free(fq__run *r, fq__worker *ws, unsigned nw) {
     FRAMES_FREE(r->slots, r->p->ctx);
     fq__worker_free(&r->cons);
     FRAMES_FREE(r->binds, r->p->ctx);
-    FRAMES_FREE(r->seen.e, r->p->ctx);
-    FRAMES_FREE(r->seen.keys, r->p->ctx);
+    fq__set_free(&r->seen);
     FRAMES_FREE(r->key, r->p->ctx);
     fq__sel_free(&r->sel, r->p->ctx);
     fq__col_free(&r->col, r->p->ctx);
@@ -6786,7 +6772,7 @@ static int fq__run_start(fq__run *r, const fq_plan *p, const fq_run_options *opt
     r->limit = opt->limit;
     r->progress = opt->progress;
     r->progress_ctx = opt->progress_ctx;
-    r->seen.ctx = p->ctx;
+    fq__set_init(&r->seen, p->ctx);
     r->hi = UINT64_MAX;   /* the index tells where the trace ends */
     if (fq__worker_init(&r->cons, p, r) < 0) return -1;
     r->binds = (fq_binding *)FRAMES_MALLOC((p->nvars ? p->nvars : 1) * sizeof(fq_binding), p->ctx);

@@ -1069,12 +1069,10 @@ struct frames_sym {
 static void frames__sym_warn(frames_sym *s, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__sym_warn(frames_sym *s, const char *fmt, ...) {
     va_list ap;
-    if (s->info.nwarnings < FRAMES__SYM_MAX_WARNINGS) {
-        va_start(ap, fmt);
-        frames__vfmt(s->warnings[s->info.nwarnings], sizeof s->warnings[0], fmt, ap);
-        va_end(ap);
-    }
-    s->info.nwarnings++;
+    va_start(ap, fmt);
+    /* a full list still counts: the caller can say how many more there were */
+    if (!FRAMES__WARN_ADD(s->warnings, s->info.nwarnings, fmt, ap)) s->info.nwarnings++;
+    va_end(ap);
 }
 
 /* Whole file into img (mapped copy-on-write where possible: libdw may write to it).

@@ -309,9 +309,8 @@ extern "C" {
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) FRAMES__PRINTF(2, 3);
 static void frames__zstd_warn(frames_zstd_info *in, const char *fmt, ...) {
     va_list ap;
-    if (in->nwarnings >= FRAMES_ZSTD_MAX_WARNINGS) return;
     va_start(ap, fmt);
-    frames__vfmt(in->warnings[in->nwarnings++], sizeof in->warnings[0], fmt, ap);
+    FRAMES__WARN_ADD(in->warnings, in->nwarnings, fmt, ap);   /* a full list drops it */
     va_end(ap);
 }
 
