@@ -1884,7 +1884,11 @@ static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t po
     size_t i, left = n;
     long j;
     memset(known, 0, n);
-    if (frames__replay_ents_of(r, line, &e) < 0 || !e.n) return;
+    if (frames__replay_ents_of(r, line, &e) < 0) return;
+    if (!e.n) {   /* a damaged line decodes to nothing but was allocated */
+        frames__replay_ents_free(r, &e);
+        return;
+    }
     memset(&c, 0, sizeof c);
     c.lo = lo;
     c.n = n;
