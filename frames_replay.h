@@ -38,7 +38,7 @@
      frames_replay_find                                 searches answered from the index
      frames_replay_accesses                             one instruction's matching accesses
      frames_replay_regs_open / _close / _lookup / _apply_frame / _get   the register model
-                                                        alone, for streaming consumers
+       / _apply_list / _read                            alone, for streaming consumers
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -57,8 +57,9 @@
    alias updates only its bytes, except where the architecture zero-extends: x86-64
    32-bit registers (eax, r8d), AArch64 w, s and d registers, and the xmm registers
    written by a VEX- or EVEX-encoded instruction (the upper ymm half becomes zero).
-   Names are matched without regard to case ("RAX", "rax"); names the table does not
-   know (other tracers' pseudo registers) are ignored.
+   Names are matched without regard to case ("RAX", "rax") and with or without BAP's "R_"
+   prefix (R_EAX); names the table does not know (other tracers' pseudo registers, flags
+   as BAP's R_ZF) are ignored.
 
    Memory. Bytes, not words: a byte's value at position i is the last operand covering it
    before i (or the pre-list of i), else the first operand at or after i that shows its
@@ -306,6 +307,18 @@ FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, cons
 FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64_t thread,
                                              const char *name, uint8_t *value, size_t cap,
                                              size_t *size);
+/* For consumers that need the state between a std_frame's two lists (frames tenet's
+   lines): apply one list to the frame's thread, the pre list (post 0: values as read) or
+   the post list (post 1: with zero extension; the pc stays as it is). *named (NULL: not
+   wanted) gets the full registers the list names, with a value or without, as bits
+   min(reg, 63). apply_frame is the pre list, the post list, then the pc unknown.
+   Returns FRAMES_OK or FRAMES_E_LIMIT (too many threads). */
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_list(frames_replay_regs *m, const frames_std_frame *s,
+                                                    int post, uint64_t *named);
+/* Alias a (from _lookup) of `thread` into value[0..a->size): 1 known, 0 not (fully) known
+   (unknown bytes are 0). No name lookup: for consumers reading the same registers often. */
+FRAMES_REPLAY_DEF int frames_replay_regs_read(const frames_replay_regs *m, uint64_t thread,
+                                              const frames_replay_alias *a, uint8_t *value);
 
 #ifdef __cplusplus
 }
@@ -676,6 +689,9 @@ FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, con
         }
         i = (i + 1) & (m->nslots - 1);
     }
+    /* BAP's lifter names registers R_EAX, R_RSP */
+    if (len > 2 && (name[0] == 'R' || name[0] == 'r') && name[1] == '_')
+        return frames_replay_regs_lookup(m, name + 2, len - 2, a);
     return 0;
 }
 
@@ -769,28 +785,27 @@ static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, 
     }
 }
 
-static FRAMES__UNUSED int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
-                                     const frames_std_frame *s, int pre, int post) {
-    const frames_operand *ops;
-    uint32_t n, i;
-    int side, vex = -1;
-    for (side = 0; side < 2; side++) {
-        if (side == 0 && !pre) continue;
-        if (side == 1 && !post) continue;
-        ops = side ? s->post : s->pre;
-        n = side ? s->npost : s->npre;
-        for (i = 0; i < n; i++) {
-            frames_replay_alias a;
-            if (ops[i].spec != FRAMES_REG || !ops[i].value.len) continue;
-            m->values++;
-            if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
-                continue;
-            if (a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
-            if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
-            frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
-        }
+/* The full registers a pc-less operand names, as a mask bit (the index's block masks). */
+static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
+
+/* Apply the pre list (side 0) or the post list (side 1) of s to f; *named |= the full
+   registers the list names (valued or not). */
+static FRAMES__UNUSED void frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
+                                                     const frames_std_frame *s, int side, uint64_t *named) {
+    const frames_operand *ops = side ? s->post : s->pre;
+    uint32_t n = side ? s->npost : s->npre, i;
+    int vex = -1;
+    for (i = 0; i < n; i++) {
+        frames_replay_alias a;
+        if (ops[i].spec != FRAMES_REG) continue;
+        if (ops[i].value.len) m->values++;
+        if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
+            continue;
+        *named |= frames__replay_regbit(a.reg);
+        if (!ops[i].value.len || a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
+        if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
+        frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
     }
-    return FRAMES_OK;
 }
 
 /* The program counter of file f is the address of the instruction about to run. */
@@ -813,11 +828,22 @@ static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_re
 
 FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *fr) {
     frames__replay_file *f;
+    uint64_t named = 0;
     if (fr->kind != FRAMES_KIND_STD) return FRAMES_OK;
     f = frames__replay_file_of(m, fr->std.thread_id, 1);
     if (!f) return FRAMES_E_LIMIT;
-    frames__replay_file_apply(m, f, &fr->std, 1, 1);
+    frames__replay_file_apply(m, f, &fr->std, 0, &named);
+    frames__replay_file_apply(m, f, &fr->std, 1, &named);
     frames__replay_file_pc_unknown(m, f);
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_list(frames_replay_regs *m, const frames_std_frame *s,
+                                                    int post, uint64_t *named) {
+    frames__replay_file *f = frames__replay_file_of(m, s->thread_id, 1);
+    uint64_t dummy = 0;
+    if (!f) return FRAMES_E_LIMIT;
+    frames__replay_file_apply(m, f, s, post ? 1 : 0, named ? named : &dummy);
     return FRAMES_OK;
 }
 
@@ -851,6 +877,13 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
                                              size_t *size) {
     return frames__replay_get(m, frames__replay_file_of((frames_replay_regs *)m, thread, 0), name,
                               value, cap, size);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_read(const frames_replay_regs *m, uint64_t thread,
+                                              const frames_replay_alias *a, uint8_t *value) {
+    if (a->reg >= m->nregs) return 0;
+    return frames__replay_file_get(m, frames__replay_file_of((frames_replay_regs *)m, thread, 0), a,
+                                   value);
 }
 
 /* --------------------------------------------------------------------------------------
@@ -1247,8 +1280,6 @@ static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t 
     return 0;
 }
 
-/* The set of full registers an operand touches as a mask bit. */
-static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
 
 static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_error *err) {
     frames_reader_options ro;
@@ -1317,7 +1348,8 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                                   "more than %u threads", (unsigned)m->max_threads);
                 goto done;
             }
-            frames__replay_file_apply(m, file, s, 1, 1);
+            frames__replay_file_apply(m, file, s, 0, &bl->rmask);
+            frames__replay_file_apply(m, file, s, 1, &bl->wmask);
             frames__replay_file_pc_unknown(m, file);
             if (frames__replay_note(&b, blk, s->address, s->rawbytes.len ? s->rawbytes.len : 1,
                                     FRAMES__REPLAY_X) < 0)
@@ -1334,11 +1366,6 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                         if (frames__replay_note(&b, blk, op->address, len,
                                                 side ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
                             goto nomem;
-                    } else if (op->spec == FRAMES_REG) {
-                        frames_replay_alias a;
-                        if (!frames_replay_regs_lookup(m, (const char *)op->name.ptr, op->name.len, &a)) continue;
-                        if (side) bl->wmask |= frames__replay_regbit(a.reg);
-                        else bl->rmask |= frames__replay_regbit(a.reg);
                     }
                 }
             }
@@ -1688,18 +1715,21 @@ static FRAMES__UNUSED int frames__replay_goto_step(void *ctx, uint64_t index, co
         r->insn.len = (uint32_t)n;
         r->have_insn = 1;
         if (f) {   /* the overlay: this thread's file with the instruction's pre-list */
+            uint64_t named = 0;
             memcpy(r->cur_mem, f->val, 2 * (size_t)fb);
             r->curfile.tid = s->thread_id;
             r->curfile.val = r->cur_mem;
             r->curfile.known = r->cur_mem + fb;
-            frames__replay_file_apply(r->regs, &r->curfile, s, 1, 0);
+            frames__replay_file_apply(r->regs, &r->curfile, s, 0, &named);
             frames__replay_file_pc(r->regs, &r->curfile, s->address);
             r->cur = &r->curfile;
         }
         return 1;
     }
     if (f) {
-        frames__replay_file_apply(r->regs, f, s, 1, 1);
+        uint64_t named = 0;
+        frames__replay_file_apply(r->regs, f, s, 0, &named);
+        frames__replay_file_apply(r->regs, f, s, 1, &named);
         frames__replay_file_pc_unknown(r->regs, f);
     }
     return 0;
