@@ -526,8 +526,21 @@ typedef struct frames__replay_file {
     uint8_t *val, *known;        /* file_bytes each */
 } frames__replay_file;
 
+/* The names a trace uses, as they are spelled there (up to 8 bytes, packed), with the
+   answer of the name table: a trace names a few dozen registers millions of times. */
+#define FRAMES__REPLAY_FAST 512u
+typedef struct frames__replay_fast {
+    uint64_t key;                /* the name's bytes */
+    uint32_t len;                /* 0: empty slot */
+    uint32_t found;
+    frames_replay_alias a;
+} frames__replay_fast;
+
 struct frames_replay_regs {
     void *actx;
+    frames__replay_fast *fast;   /* FRAMES__REPLAY_FAST slots, filled as names are looked up */
+    size_t nfast;
+    size_t last;                 /* file of the last thread looked up */
     const frames__replay_archdef *def;
     frames_replay_reg *table;    /* full registers (the public view) */
     uint32_t *offset;            /* byte offset of each full register in the file */
@@ -594,6 +607,7 @@ FRAMES_REPLAY_DEF void frames_replay_regs_close(frames_replay_regs *m) {
     FRAMES_FREE(m->offset, a);
     FRAMES_FREE(m->store, a);
     FRAMES_FREE(m->upper, a);
+    FRAMES_FREE(m->fast, a);
     FRAMES_FREE(m, a);
 }
 
@@ -617,7 +631,8 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     m->upper = (uint32_t *)frames__zalloc(n * sizeof *m->upper, actx);
     for (m->nslots = 16; m->nslots < 2 * (d->nregs + d->naliases); m->nslots *= 2) {}
     m->names = (frames__replay_name *)frames__zalloc(m->nslots * sizeof *m->names, actx);
-    if (!m->table || !m->offset || !m->store || !m->upper || !m->names) {
+    m->fast = (frames__replay_fast *)frames__zalloc(FRAMES__REPLAY_FAST * sizeof *m->fast, actx);
+    if (!m->table || !m->offset || !m->store || !m->upper || !m->names || !m->fast) {
         frames_replay_regs_close(m);
         return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     }
@@ -676,10 +691,9 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     return FRAMES_OK;
 }
 
-FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, const char *name,
-                                                size_t len, frames_replay_alias *a) {
+static FRAMES__UNUSED int frames__replay_lookup_table(const frames_replay_regs *m, const char *name,
+                                                      size_t len, frames_replay_alias *a) {
     size_t i;
-    if (!m->nregs || !name) return 0;
     i = (size_t)frames__replay_hash_name(name, len) & (m->nslots - 1);
     while (m->names[i].name) {
         if (frames__replay_name_eq(m->names[i].name, name, len)) {
@@ -691,8 +705,37 @@ FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, con
     }
     /* BAP's lifter names registers R_EAX, R_RSP */
     if (len > 2 && (name[0] == 'R' || name[0] == 'r') && name[1] == '_')
-        return frames_replay_regs_lookup(m, name + 2, len - 2, a);
+        return frames__replay_lookup_table(m, name + 2, len - 2, a);
     return 0;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *mc, const char *name,
+                                                size_t len, frames_replay_alias *a) {
+    frames_replay_regs *m = (frames_replay_regs *)mc;   /* the cache of names fills */
+    frames__replay_fast *e;
+    uint64_t key = 0;
+    size_t i;
+    int found;
+    if (!m->nregs || !name) return 0;
+    if (len == 0 || len > 8) return frames__replay_lookup_table(m, name, len, a);
+    memcpy(&key, name, len);
+    i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 55) & (FRAMES__REPLAY_FAST - 1);
+    for (e = &m->fast[i]; e->len; e = &m->fast[i]) {
+        if (e->len == len && e->key == key) {
+            if (e->found) *a = e->a;
+            return (int)e->found;
+        }
+        i = (i + 1) & (FRAMES__REPLAY_FAST - 1);
+    }
+    found = frames__replay_lookup_table(m, name, len, a);
+    if (m->nfast < FRAMES__REPLAY_FAST / 2) {   /* past that, names are looked up each time */
+        e->key = key;
+        e->len = (uint32_t)len;
+        e->found = (uint32_t)found;
+        if (found) e->a = *a;
+        m->nfast++;
+    }
+    return found;
 }
 
 FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m) { return m->nregs; }
@@ -707,11 +750,15 @@ FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_re
 static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
     size_t i, j;
     frames__replay_file *f;
+    if (m->last < m->nfiles && m->files[m->last].tid == tid) return &m->files[m->last];
     if (m->ntidslots) {
         i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
         while (m->tidslot[i]) {
             f = &m->files[m->tidslot[i] - 1];
-            if (f->tid == tid) return f;
+            if (f->tid == tid) {
+                m->last = m->tidslot[i] - 1;
+                return f;
+            }
             i = (i + 1) & (m->ntidslots - 1);
         }
     }
@@ -767,17 +814,16 @@ static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, 
                                     const frames_replay_alias *a, const uint8_t *v, size_t len,
                                     int post, int vex) {
     uint32_t base = m->offset[a->reg], full = m->store[a->reg];
-    size_t n = len < a->size ? len : a->size, i;
+    size_t n = len < a->size ? len : a->size;
     if (a->offset + n > full + (m->upper[a->reg] != UINT32_MAX ? m->store[m->upper[a->reg]] : 0))
         return;   /* cannot happen with the tables above */
     memcpy(f->val + base + a->offset, v, n);
     memset(f->known + base + a->offset, 1, n);
     if (!post) return;
-    if (a->zext && a->offset == 0)
-        for (i = n; i < full; i++) {
-            f->val[base + i] = 0;
-            f->known[base + i] = 1;
-        }
+    if (a->zext && a->offset == 0 && n < full) {
+        memset(f->val + base + n, 0, full - n);
+        memset(f->known + base + n, 1, full - n);
+    }
     if (vex && m->upper[a->reg] != UINT32_MAX && n <= full) {
         uint32_t ub = m->offset[m->upper[a->reg]], us = m->store[m->upper[a->reg]];
         memset(f->val + ub, 0, us);
@@ -937,6 +983,8 @@ typedef struct frames__replay_builder {
     size_t nchunks, capchunks;
     uint64_t budget;        /* bytes the structures may take (max_index_bytes) */
     uint64_t used;
+    size_t last;            /* slot of the line noted last + 1 (0: none): operands of
+                               neighbouring instructions often share a line (the stack) */
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
@@ -980,6 +1028,7 @@ static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, 
 static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
     size_t i;
     uint64_t key = line + 1;
+    if (b->last && b->lines[b->last - 1].line == key) return &b->lines[b->last - 1];
     if (2 * (b->nlines + 1) > b->capslots) {
         size_t ns = b->capslots ? 2 * b->capslots : 1024, j;
         frames__replay_bline *t;
@@ -993,6 +1042,7 @@ static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__repl
             t[i] = b->lines[j];
         }
         FRAMES_FREE(b->lines, b->actx);
+        b->last = 0;
         b->used += (ns - b->capslots) * sizeof *t;
         b->lines = t;
         b->capslots = ns;
@@ -1004,6 +1054,7 @@ static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__repl
         b->lines[i].line = key;
         b->nlines++;
     }
+    b->last = i + 1;
     return &b->lines[i];
 }
 
@@ -1049,7 +1100,8 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
      lines      nlines x {u64 line (address >> 6), u64 offset into line data,
                 u32 bytes, u32 entries}, sorted by line
      line data  per line: entries, varints of (block delta << 11 | word mask << 3 | kinds)
-   Header: "FRIDX\0\1\n", u32 version (1), u32 header bytes (160), u64 trace size,
+   Header: "FRIDX\0\1\n", u32 version (2: register names with BAP's R_ prefix count;
+   an index of another version is rebuilt), u32 header bytes (160), u64 trace size,
    u64 mtime seconds, u64 mtime nanoseconds, u64 hash of the first 64 KiB, u64 hash of
    the last 64 KiB, u64 instructions, u64 frames, u32 arch, u32 block log2, u64 machine,
    u32 blocks per keyframe, u32 nthreads, u64 nblocks, u64 nkeys, u64 nlines,
@@ -1058,6 +1110,7 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
    -------------------------------------------------------------------------------------- */
 
 #define FRAMES__REPLAY_HDR 160u
+#define FRAMES__REPLAY_VERSION 2u
 static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '\n'};
 
 typedef struct frames__replay_stamp {
@@ -1143,7 +1196,7 @@ static FRAMES__UNUSED int frames__replay_parse(frames_replay *r, frames_error *e
     uint64_t need, nb, nk, i, prev = 0;
     if (r->ixlen < FRAMES__REPLAY_HDR || memcmp(h, frames__replay_magic, 8))
         return frames__replay_bad(r, err, "not an index file");
-    if (frames__replay_u32(h + 8) != 1 || frames__replay_u32(h + 12) != FRAMES__REPLAY_HDR)
+    if (frames__replay_u32(h + 8) != FRAMES__REPLAY_VERSION || frames__replay_u32(h + 12) != FRAMES__REPLAY_HDR)
         return frames__replay_bad(r, err, "unknown version");
     r->instructions = frames__replay_u64(h + 56);
     r->frames = frames__replay_u64(h + 64);
@@ -1402,7 +1455,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         if (!ix) goto nomem;
         memset(ix, 0, FRAMES__REPLAY_HDR);
         memcpy(ix, frames__replay_magic, 8);
-        frames__put_le32(ix + 8, 1);
+        frames__put_le32(ix + 8, FRAMES__REPLAY_VERSION);
         frames__put_le32(ix + 12, FRAMES__REPLAY_HDR);
         frames__put_le64(ix + 16, r->stamp.size);
         frames__put_le64(ix + 24, r->stamp.sec);
@@ -1489,6 +1542,11 @@ static FRAMES__UNUSED int frames__replay_read_index(frames_replay *r, const char
         memcmp(hdr, frames__replay_magic, 8)) {
         fclose(f);
         *why = "not an index of this version";
+        return 1;
+    }
+    if (frames__replay_u32(hdr + 8) != FRAMES__REPLAY_VERSION) {
+        fclose(f);
+        *why = "built by another version of frames";
         return 1;
     }
     if (frames__replay_u64(hdr + 16) != r->stamp.size || frames__replay_u64(hdr + 24) != r->stamp.sec ||
