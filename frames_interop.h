@@ -49,6 +49,11 @@
    FRAMES_INTEROP_DEF         their linkage (default FRAMES_DEF)
    FRAMES_INTEROP_TENET_HOLD  the most Tenet text held back while the first line's
                               initial register values are looked for (default 64 MiB)
+   FRAMES_INTEROP_NO_REPLAY_IMPL  frames_tenet's register model is frames_replay.h's, whose
+                              implementation this one brings along; define this when
+                              another file of the program compiles it (a shared build:
+                              FRAMES_REPLAY_IMPLEMENTATION or FRAMES_ALL_IMPLEMENTATION
+                              there), so that it is not defined twice
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co). The
    writers (drcov, Tenet) need the text printers and are left out under FRAMES_NO_TEXT.
 
@@ -90,15 +95,18 @@
    one line per executed instruction of one thread,
        eax=0x3,ebx=0x8049000,eip=0x8048102,mr=0x8049000:bebafeca
    Line k holds the registers whose value differs from what the previous lines said
-   (values known before instruction k: its operand_pre_list and the operand_post_list of
-   instruction k-1), then the pc of instruction k, then the memory accessed by instruction
+   (the registers as frames_replay.h's model knows them before instruction k: after its
+   operand_pre_list and the operand_post_list of instruction k-1, sub-registers included:
+   a write of EAX is a write of RAX's low half, zero-extending on x86-64; a register only
+   partly known is not written), then the pc of instruction k, then the memory accessed by instruction
    k-1 (mr = pre-list memory operands marked read, with the value read; mw = post-list
    memory operands marked written, with the value written; hex bytes in the order they are
    stored in the trace, i.e. memory order for little-endian targets). The effects of the
    last instruction therefore have no line, exactly as with the reference tracers.
    The first line holds, besides the pc, every register of the set that the thread reads
-   (has in a pre list) before any of its instructions writes it (a post-list operand of the
-   register or of a part of it, e.g. EAX or AL of RAX), with the value of that first read:
+   whole (pre lists) before any of its instructions writes it (a post-list operand of the
+   register or of a part of it, e.g. EAX or AL of RAX, with a value or not), with the value
+   of that first read:
    it is the register's value at the first instruction, and Tenet's loader expects the
    first line to give every register. Registers the thread writes before reading, or never
    reads, have no known initial value and are left out (frames_tenet_info: initial,
@@ -107,10 +115,11 @@
    or until frames_tenet_finish; past the bound the first line is written with what is
    known so far (info.first_line_cut) and later first reads become ordinary changes.
    Registers: the architecture's Tenet set only (x86: eax..edi + eip; amd64: rax..r15 +
-   rip; arm32: r0..r12, sp, lr + pc); names are matched case-insensitively after removing
-   a BAP "R_" prefix (R_EAX -> eax); ARM r13/r14/r15 are sp/lr/pc. Other operands
-   (flags, sub-registers, vector registers) are skipped and counted: Tenet's parser rejects
-   unknown names. One thread per file (Tenet's tracers write trace.<tid>.log).
+   rip; arm32: r0..r12, sp, lr + pc); names as frames_replay.h matches them (any case, with
+   or without BAP's "R_" prefix, sub-registers as parts of theirs, ARM r13/r14/r15 are
+   sp/lr/pc). Operands of other registers (flags, vector, segment registers), of names
+   the model does not know, and of the set without a value are skipped and counted
+   (info.skipped_operands): Tenet's parser rejects unknown names. One thread per file (Tenet's tracers write trace.<tid>.log).
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW
@@ -139,6 +148,16 @@
      Statistics
      Slicing and splitting
 */
+
+/* Strict ISO modes hide POSIX declarations that frames_replay.h's implementation (which
+   this one brings along for frames_tenet) uses: ask for them as frames.h does, when no
+   feature-test macro was chosen and this header comes before any system header. */
+#if (defined(FRAMES_INTEROP_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)) &&          \
+    defined(__STRICT_ANSI__) && !defined(_WIN32) && !defined(FRAMES_NO_POSIX) &&           \
+    !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE) &&      \
+    !defined(_XOPEN_SOURCE) && !defined(_BSD_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
 
 #ifndef FRAMES_INTEROP_H_INCLUDED
 #define FRAMES_INTEROP_H_INCLUDED
@@ -374,6 +393,21 @@ FRAMES_INTEROP_DEF uint64_t frames_split_ranges(uint64_t nframes, uint64_t align
 
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
+#ifndef FRAMES_NO_TEXT
+/* frames_tenet follows the registers with frames_replay.h's register model: its
+   implementation comes along (private to this file with FRAMES_INTEROP_STATIC or
+   FRAMES_STATIC), unless FRAMES_INTEROP_NO_REPLAY_IMPL says another file of the program
+   compiles it */
+#if defined(FRAMES_INTEROP_STATIC) && !defined(FRAMES_REPLAY_H_INCLUDED) && !defined(FRAMES_REPLAY_STATIC)
+#define FRAMES_REPLAY_STATIC
+#endif
+#if !defined(FRAMES_INTEROP_NO_REPLAY_IMPL) || defined(FRAMES_STATIC) || defined(FRAMES_REPLAY_STATIC)
+#ifndef FRAMES_REPLAY_IMPLEMENTATION
+#define FRAMES_REPLAY_IMPLEMENTATION
+#endif
+#endif
+#include "frames_replay.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -818,25 +852,18 @@ FRAMES_INTEROP_DEF frames_tenet_arch frames_tenet_arch_parse(const char *name) {
 }
 
 #ifndef FRAMES_NO_TEXT
-/* Parts of the registers (writing one changes the register; reading one does not give
-   its whole value), space-separated, in the order of the set; amd64's r8..r15 parts
-   (r8d, r8w, r8b, r8l) are recognised by their suffix. */
-static const char *const frames__tn_x86_parts[] = {"ax al ah", "bx bl bh", "cx cl ch", "dx dl dh",
-                                                   "bp",       "sp",       "si",       "di"};
-static const char *const frames__tn_amd64_parts[] = {"eax ax al ah", "ebx bx bl bh", "ecx cx cl ch",
-                                                     "edx dx dl dh", "ebp bp bpl",   "esp sp spl",
-                                                     "esi si sil",   "edi di dil"};
-
 struct frames_tenet {
     const char *const *names;
-    const char *const *parts;       /* NULL: the set has no parts (arm32) */
     unsigned nregs;
     const char *ip;
-    uint64_t mask;                  /* register width */
+    uint64_t mask;                  /* register width (the pc) */
+    frames_replay_regs *model;      /* the thread's registers (frames_replay.h) */
+    frames_replay_alias alias[16];  /* register i of the set in the model */
+    signed char set_of[64];         /* model register (bit of its masks) -> index in the set, -1 */
+    uint32_t pc_reg;                /* the pc in the model */
     uint64_t cur[16];               /* values the lines written so far say */
     uint32_t known;
-    uint64_t pend[16];              /* values known for the state before the next insn */
-    uint32_t pending;
+    uint32_t touched;               /* registers the lists since the last line named */
     uint32_t written;               /* registers an instruction wrote (or a part of) */
     uint64_t init[16];              /* initial values (info.initial) for the first line */
     int holding;                    /* lines held back: the first line is not known yet */
@@ -851,10 +878,22 @@ struct frames_tenet {
     frames_error err;
 };
 
+FRAMES_INTEROP_DEF void frames_tenet_close(frames_tenet *t) {
+    if (!t) return;
+    frames_replay_regs_close(t->model);
+    FRAMES_FREE(t->mem, t->actx);
+    FRAMES_FREE(t->hold, t->actx);
+    FRAMES_FREE(t, t->actx);
+}
+
 FRAMES_INTEROP_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch arch,
                                    const uint64_t *thread_id, void *alloc_ctx,
                                    frames_error *err) {
     frames_tenet *t;
+    uint32_t march;
+    uint64_t machine = 0;
+    unsigned r;
+    int rc;
     *out = NULL;
     if (arch != FRAMES_TENET_X86 && arch != FRAMES_TENET_AMD64 && arch != FRAMES_TENET_ARM32) {
         frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
@@ -873,21 +912,42 @@ FRAMES_INTEROP_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch a
     t->holding = 1;
     if (arch == FRAMES_TENET_X86) {
         t->names = frames__tn_x86;
-        t->parts = frames__tn_x86_parts;
         t->nregs = sizeof frames__tn_x86 / sizeof frames__tn_x86[0];
         t->ip = "eip";
         t->mask = 0xffffffffu;
+        march = FRAMES_ARCH_I386;
+        machine = FRAMES_MACH_I386;
     } else if (arch == FRAMES_TENET_AMD64) {
         t->names = frames__tn_amd64;
-        t->parts = frames__tn_amd64_parts;
         t->nregs = sizeof frames__tn_amd64 / sizeof frames__tn_amd64[0];
         t->ip = "rip";
         t->mask = UINT64_MAX;
+        march = FRAMES_ARCH_I386;
+        machine = FRAMES_MACH_X86_64;
     } else {
         t->names = frames__tn_arm32;
         t->nregs = sizeof frames__tn_arm32 / sizeof frames__tn_arm32[0];
         t->ip = "pc";
         t->mask = 0xffffffffu;
+        march = FRAMES_ARCH_ARM;
+    }
+    /* one thread is followed: its file is the only one */
+    if ((rc = frames_replay_regs_open(&t->model, march, machine, 1, alloc_ctx, err)) < 0) {
+        frames_tenet_close(t);
+        return rc;
+    }
+    memset(t->set_of, -1, sizeof t->set_of);
+    t->pc_reg = frames_replay_regs_lookup(t->model, t->ip, strlen(t->ip), &t->alias[0]) ? t->alias[0].reg : UINT32_MAX;
+    for (r = 0; r < t->nregs; r++) {
+        /* the set's names are full registers of the model's tables, below bit 63 */
+        if (!frames_replay_regs_lookup(t->model, t->names[r], strlen(t->names[r]), &t->alias[r]) ||
+            t->alias[r].reg >= 63) {
+            const char *name = t->names[r];
+            frames_tenet_close(t);
+            return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                                "tenet: register %s is not in the replay model", name);
+        }
+        t->set_of[t->alias[r].reg] = (signed char)r;
     }
     if (thread_id) {
         t->have_tid = 1;
@@ -898,85 +958,50 @@ FRAMES_INTEROP_DEF int frames_tenet_open(frames_tenet **out, frames_tenet_arch a
     return FRAMES_OK;
 }
 
-/* The register a name of a part of it belongs to (index in the set), -1 if none. */
-static int frames__tn_part_of(const frames_tenet *t, const char *name) {
-    size_t n = strlen(name);
+/* The registers of the set among the model's register bits. */
+static uint32_t frames__tn_set_mask(const frames_tenet *t, uint64_t named) {
+    uint32_t m = 0;
     unsigned r;
-    if (!t->parts) return -1;
-    for (r = 0; r < 8; r++) {
-        const char *p = t->parts[r];
-        while (*p) {
-            size_t k = strcspn(p, " ");
-            if (k == n && !memcmp(p, name, n)) return (int)r;
-            p += k + (p[k] == ' ');
-        }
-    }
-    if (t->names == frames__tn_amd64 && name[0] == 'r' && n >= 3 && strchr("dwbl", name[n - 1])) {
-        for (r = 8; r < 16; r++) {
-            size_t k = strlen(frames__tn_amd64[r]);
-            if (k == n - 1 && !memcmp(frames__tn_amd64[r], name, k)) return (int)r;
-        }
-    }
-    return -1;
-}
-
-/* Index of a register name in the set; -1 not in the set, -2 the instruction pointer;
-   *part the register a part of it names (EAX -> rax), else -1. */
-static int frames__tn_reg(const frames_tenet *t, frames_bytes name, int *part) {
-    char buf[8];
-    size_t i, n = name.len;
-    const uint8_t *p = name.ptr;
-    unsigned r;
-    *part = -1;
-    if (n > 2 && (p[0] == 'R' || p[0] == 'r') && p[1] == '_') {
-        p += 2;
-        n -= 2;
-    }
-    if (n == 0 || n >= sizeof buf) return -1;
-    for (i = 0; i < n; i++) buf[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]);
-    buf[n] = 0;
-    if (!strcmp(buf, t->ip)) return -2;
-    if (t->names == frames__tn_arm32) {
-        if (!strcmp(buf, "r13")) return 13;
-        if (!strcmp(buf, "r14")) return 14;
-        if (!strcmp(buf, "r15")) return -2;
-    }
     for (r = 0; r < t->nregs; r++)
-        if (!strcmp(buf, t->names[r])) return (int)r;
-    *part = frames__tn_part_of(t, buf);
-    return -1;
+        if ((named >> t->alias[r].reg) & 1) m |= 1u << r;
+    return m;
 }
 
-/* Register values of a pre list (post = 0) or post list. A register read before anything
-   wrote it, while the first line is held back, is its initial value: it goes on the first
-   line and is not repeated on this one. */
-static void frames__tn_regs(frames_tenet *t, const frames_operand *ops, uint32_t n, int post) {
+/* Operands of a list Tenet cannot carry: registers outside the set (or unknown to the
+   model), and the set's registers without a value. The pc is no operand of the lines. */
+static void frames__tn_count_skipped(frames_tenet *t, const frames_operand *ops, uint32_t n) {
     uint32_t i;
     for (i = 0; i < n; i++) {
-        int r, part;
-        uint32_t bit;
-        uint64_t v;
+        frames_replay_alias a;
         if (ops[i].spec != FRAMES_REG) continue;
-        r = frames__tn_reg(t, ops[i].name, &part);
-        if (r == -2) continue;
-        if (post && part >= 0) t->written |= 1u << part;
-        if (r < 0 || ops[i].value.len == 0) {
+        if (!frames_replay_regs_lookup(t->model, (const char *)ops[i].name.ptr, ops[i].name.len, &a)) {
             t->info.skipped_operands++;
-            continue;
+        } else if (a.reg < 63 && t->set_of[a.reg] >= 0) {
+            if (ops[i].value.len == 0) t->info.skipped_operands++;
+        } else if (a.reg != t->pc_reg) {
+            t->info.skipped_operands++;
         }
-        bit = 1u << r;
-        v = frames__value_u64(ops[i].value.ptr, ops[i].value.len) & t->mask;
-        if (post) {
-            t->written |= bit;
-        } else if (t->holding && !(t->known & bit) && !(t->written & bit)) {
-            t->cur[r] = t->init[r] = v;
-            t->known |= bit;
-            t->info.initial |= bit;
-            continue;
-        }
-        t->pend[r] = v;
-        t->pending |= bit;
     }
+}
+
+/* One list of s applied to the model: the registers it names are compared at the next
+   line; a post list's are written. */
+static void frames__tn_apply(frames_tenet *t, const frames_std_frame *s, int post) {
+    uint64_t named = 0;
+    uint32_t m;
+    frames_replay_regs_apply_list(t->model, s, post, &named);   /* one thread: no limit */
+    m = frames__tn_set_mask(t, named);
+    t->touched |= m;
+    if (post) t->written |= m;
+    frames__tn_count_skipped(t, post ? s->post : s->pre, post ? s->npost : s->npre);
+}
+
+/* Register i of the set as the model knows it now: 1 and *v, or 0 (not wholly known). */
+static int frames__tn_value(const frames_tenet *t, uint64_t tid, unsigned i, uint64_t *v) {
+    uint8_t b[8];
+    if (frames_replay_regs_read(t->model, tid, &t->alias[i], b) != 1) return 0;
+    *v = frames__value_u64(b, t->alias[i].size);
+    return 1;
 }
 
 /* Appends one line (a, then b, then a newline) to the lines held back. */
@@ -1095,12 +1120,19 @@ FRAMES_INTEROP_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_fram
         t->info.other_threads++;
         return FRAMES_OK;
     }
-    frames__tn_regs(t, s->pre, s->npre, 0);
+    frames__tn_apply(t, s, 0);
     for (r = 0; r < t->nregs; r++) {
         uint32_t bit = 1u << r;
-        if ((t->pending & bit) && (!(t->known & bit) || t->cur[r] != t->pend[r])) {
-            n += frames__tn_item(line + n, t->names[r], t->pend[r]);
-            t->cur[r] = t->pend[r];
+        uint64_t v;
+        if (!(t->touched & bit) || !frames__tn_value(t, s->thread_id, r, &v)) continue;
+        if (t->holding && !(t->known & bit) && !(t->written & bit)) {
+            /* read whole before anything wrote it: its initial value, on the first line */
+            t->cur[r] = t->init[r] = v;
+            t->known |= bit;
+            t->info.initial |= bit;
+        } else if (!(t->known & bit) || t->cur[r] != v) {
+            n += frames__tn_item(line + n, t->names[r], v);
+            t->cur[r] = v;
             t->known |= bit;
         }
     }
@@ -1118,14 +1150,14 @@ FRAMES_INTEROP_DEF int frames_tenet_add_frame(frames_tenet *t, const frames_fram
         return FRAMES_E_IO;
     }
     t->info.lines++;
-    t->pending = 0;
+    t->touched = 0;
     t->memlen = 0;
     if (frames__tn_mem(t, s->pre, s->npre, 0) < 0 ||
         (s->has_post && frames__tn_mem(t, s->post, s->npost, 1) < 0)) {
         frames__fail(&t->err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "tenet: out of memory");
         return FRAMES_E_NOMEM;
     }
-    if (s->has_post) frames__tn_regs(t, s->post, s->npost, 1);
+    if (s->has_post) frames__tn_apply(t, s, 1);
     if (t->holding && ((t->info.initial | t->written) & all) == all) return frames__tn_release(t, out, ctx);
     if (t->holding && t->holdlen >= FRAMES_INTEROP_TENET_HOLD) {
         t->info.first_line_cut = 1;
@@ -1144,12 +1176,6 @@ FRAMES_INTEROP_DEF void frames_tenet_info_get(const frames_tenet *t, frames_tene
 
 FRAMES_INTEROP_DEF const frames_error *frames_tenet_error(const frames_tenet *t) { return &t->err; }
 
-FRAMES_INTEROP_DEF void frames_tenet_close(frames_tenet *t) {
-    if (!t) return;
-    FRAMES_FREE(t->mem, t->actx);
-    FRAMES_FREE(t->hold, t->actx);
-    FRAMES_FREE(t, t->actx);
-}
 #endif /* FRAMES_NO_TEXT */
 
 /* --------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@
      frames_replay_find                                 searches answered from the index
      frames_replay_accesses                             one instruction's matching accesses
      frames_replay_regs_open / _close / _lookup / _apply_frame / _get   the register model
-                                                        alone, for streaming consumers
+       / _apply_list / _read                            alone, for streaming consumers
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -57,8 +57,9 @@
    alias updates only its bytes, except where the architecture zero-extends: x86-64
    32-bit registers (eax, r8d), AArch64 w, s and d registers, and the xmm registers
    written by a VEX- or EVEX-encoded instruction (the upper ymm half becomes zero).
-   Names are matched without regard to case ("RAX", "rax"); names the table does not
-   know (other tracers' pseudo registers) are ignored.
+   Names are matched without regard to case ("RAX", "rax") and with or without BAP's "R_"
+   prefix (R_EAX); names the table does not know (other tracers' pseudo registers, flags
+   as BAP's R_ZF) are ignored.
 
    Memory. Bytes, not words: a byte's value at position i is the last operand covering it
    before i (or the pre-list of i), else the first operand at or after i that shows its
@@ -306,6 +307,18 @@ FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, cons
 FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64_t thread,
                                              const char *name, uint8_t *value, size_t cap,
                                              size_t *size);
+/* For consumers that need the state between a std_frame's two lists (frames tenet's
+   lines): apply one list to the frame's thread, the pre list (post 0: values as read) or
+   the post list (post 1: with zero extension; the pc stays as it is). *named (NULL: not
+   wanted) gets the full registers the list names, with a value or without, as bits
+   min(reg, 63). apply_frame is the pre list, the post list, then the pc unknown.
+   Returns FRAMES_OK or FRAMES_E_LIMIT (too many threads). */
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_list(frames_replay_regs *m, const frames_std_frame *s,
+                                                    int post, uint64_t *named);
+/* Alias a (from _lookup) of `thread` into value[0..a->size): 1 known, 0 not (fully) known
+   (unknown bytes are 0). No name lookup: for consumers reading the same registers often. */
+FRAMES_REPLAY_DEF int frames_replay_regs_read(const frames_replay_regs *m, uint64_t thread,
+                                              const frames_replay_alias *a, uint8_t *value);
 
 #ifdef __cplusplus
 }
@@ -513,8 +526,21 @@ typedef struct frames__replay_file {
     uint8_t *val, *known;        /* file_bytes each */
 } frames__replay_file;
 
+/* The names a trace uses, as they are spelled there (up to 8 bytes, packed), with the
+   answer of the name table: a trace names a few dozen registers millions of times. */
+#define FRAMES__REPLAY_FAST 512u
+typedef struct frames__replay_fast {
+    uint64_t key;                /* the name's bytes */
+    uint32_t len;                /* 0: empty slot */
+    uint32_t found;
+    frames_replay_alias a;
+} frames__replay_fast;
+
 struct frames_replay_regs {
     void *actx;
+    frames__replay_fast *fast;   /* FRAMES__REPLAY_FAST slots, filled as names are looked up */
+    size_t nfast;
+    size_t last;                 /* file of the last thread looked up */
     const frames__replay_archdef *def;
     frames_replay_reg *table;    /* full registers (the public view) */
     uint32_t *offset;            /* byte offset of each full register in the file */
@@ -581,6 +607,7 @@ FRAMES_REPLAY_DEF void frames_replay_regs_close(frames_replay_regs *m) {
     FRAMES_FREE(m->offset, a);
     FRAMES_FREE(m->store, a);
     FRAMES_FREE(m->upper, a);
+    FRAMES_FREE(m->fast, a);
     FRAMES_FREE(m, a);
 }
 
@@ -604,7 +631,8 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     m->upper = (uint32_t *)frames__zalloc(n * sizeof *m->upper, actx);
     for (m->nslots = 16; m->nslots < 2 * (d->nregs + d->naliases); m->nslots *= 2) {}
     m->names = (frames__replay_name *)frames__zalloc(m->nslots * sizeof *m->names, actx);
-    if (!m->table || !m->offset || !m->store || !m->upper || !m->names) {
+    m->fast = (frames__replay_fast *)frames__zalloc(FRAMES__REPLAY_FAST * sizeof *m->fast, actx);
+    if (!m->table || !m->offset || !m->store || !m->upper || !m->names || !m->fast) {
         frames_replay_regs_close(m);
         return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
     }
@@ -663,10 +691,9 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     return FRAMES_OK;
 }
 
-FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, const char *name,
-                                                size_t len, frames_replay_alias *a) {
+static FRAMES__UNUSED int frames__replay_lookup_table(const frames_replay_regs *m, const char *name,
+                                                      size_t len, frames_replay_alias *a) {
     size_t i;
-    if (!m->nregs || !name) return 0;
     i = (size_t)frames__replay_hash_name(name, len) & (m->nslots - 1);
     while (m->names[i].name) {
         if (frames__replay_name_eq(m->names[i].name, name, len)) {
@@ -676,7 +703,39 @@ FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *m, con
         }
         i = (i + 1) & (m->nslots - 1);
     }
+    /* BAP's lifter names registers R_EAX, R_RSP */
+    if (len > 2 && (name[0] == 'R' || name[0] == 'r') && name[1] == '_')
+        return frames__replay_lookup_table(m, name + 2, len - 2, a);
     return 0;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *mc, const char *name,
+                                                size_t len, frames_replay_alias *a) {
+    frames_replay_regs *m = (frames_replay_regs *)mc;   /* the cache of names fills */
+    frames__replay_fast *e;
+    uint64_t key = 0;
+    size_t i;
+    int found;
+    if (!m->nregs || !name) return 0;
+    if (len == 0 || len > 8) return frames__replay_lookup_table(m, name, len, a);
+    memcpy(&key, name, len);
+    i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 55) & (FRAMES__REPLAY_FAST - 1);
+    for (e = &m->fast[i]; e->len; e = &m->fast[i]) {
+        if (e->len == len && e->key == key) {
+            if (e->found) *a = e->a;
+            return (int)e->found;
+        }
+        i = (i + 1) & (FRAMES__REPLAY_FAST - 1);
+    }
+    found = frames__replay_lookup_table(m, name, len, a);
+    if (m->nfast < FRAMES__REPLAY_FAST / 2) {   /* past that, names are looked up each time */
+        e->key = key;
+        e->len = (uint32_t)len;
+        e->found = (uint32_t)found;
+        if (found) e->a = *a;
+        m->nfast++;
+    }
+    return found;
 }
 
 FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m) { return m->nregs; }
@@ -691,11 +750,15 @@ FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_re
 static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
     size_t i, j;
     frames__replay_file *f;
+    if (m->last < m->nfiles && m->files[m->last].tid == tid) return &m->files[m->last];
     if (m->ntidslots) {
         i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
         while (m->tidslot[i]) {
             f = &m->files[m->tidslot[i] - 1];
-            if (f->tid == tid) return f;
+            if (f->tid == tid) {
+                m->last = m->tidslot[i] - 1;
+                return f;
+            }
             i = (i + 1) & (m->ntidslots - 1);
         }
     }
@@ -751,17 +814,16 @@ static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, 
                                     const frames_replay_alias *a, const uint8_t *v, size_t len,
                                     int post, int vex) {
     uint32_t base = m->offset[a->reg], full = m->store[a->reg];
-    size_t n = len < a->size ? len : a->size, i;
+    size_t n = len < a->size ? len : a->size;
     if (a->offset + n > full + (m->upper[a->reg] != UINT32_MAX ? m->store[m->upper[a->reg]] : 0))
         return;   /* cannot happen with the tables above */
     memcpy(f->val + base + a->offset, v, n);
     memset(f->known + base + a->offset, 1, n);
     if (!post) return;
-    if (a->zext && a->offset == 0)
-        for (i = n; i < full; i++) {
-            f->val[base + i] = 0;
-            f->known[base + i] = 1;
-        }
+    if (a->zext && a->offset == 0 && n < full) {
+        memset(f->val + base + n, 0, full - n);
+        memset(f->known + base + n, 1, full - n);
+    }
     if (vex && m->upper[a->reg] != UINT32_MAX && n <= full) {
         uint32_t ub = m->offset[m->upper[a->reg]], us = m->store[m->upper[a->reg]];
         memset(f->val + ub, 0, us);
@@ -769,28 +831,27 @@ static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, 
     }
 }
 
-static FRAMES__UNUSED int frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
-                                     const frames_std_frame *s, int pre, int post) {
-    const frames_operand *ops;
-    uint32_t n, i;
-    int side, vex = -1;
-    for (side = 0; side < 2; side++) {
-        if (side == 0 && !pre) continue;
-        if (side == 1 && !post) continue;
-        ops = side ? s->post : s->pre;
-        n = side ? s->npost : s->npre;
-        for (i = 0; i < n; i++) {
-            frames_replay_alias a;
-            if (ops[i].spec != FRAMES_REG || !ops[i].value.len) continue;
-            m->values++;
-            if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
-                continue;
-            if (a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
-            if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
-            frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
-        }
+/* The full registers a pc-less operand names, as a mask bit (the index's block masks). */
+static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
+
+/* Apply the pre list (side 0) or the post list (side 1) of s to f; *named |= the full
+   registers the list names (valued or not). */
+static FRAMES__UNUSED void frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
+                                                     const frames_std_frame *s, int side, uint64_t *named) {
+    const frames_operand *ops = side ? s->post : s->pre;
+    uint32_t n = side ? s->npost : s->npre, i;
+    int vex = -1;
+    for (i = 0; i < n; i++) {
+        frames_replay_alias a;
+        if (ops[i].spec != FRAMES_REG) continue;
+        if (ops[i].value.len) m->values++;
+        if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
+            continue;
+        *named |= frames__replay_regbit(a.reg);
+        if (!ops[i].value.len || a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
+        if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
+        frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
     }
-    return FRAMES_OK;
 }
 
 /* The program counter of file f is the address of the instruction about to run. */
@@ -813,11 +874,22 @@ static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_re
 
 FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *fr) {
     frames__replay_file *f;
+    uint64_t named = 0;
     if (fr->kind != FRAMES_KIND_STD) return FRAMES_OK;
     f = frames__replay_file_of(m, fr->std.thread_id, 1);
     if (!f) return FRAMES_E_LIMIT;
-    frames__replay_file_apply(m, f, &fr->std, 1, 1);
+    frames__replay_file_apply(m, f, &fr->std, 0, &named);
+    frames__replay_file_apply(m, f, &fr->std, 1, &named);
     frames__replay_file_pc_unknown(m, f);
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_apply_list(frames_replay_regs *m, const frames_std_frame *s,
+                                                    int post, uint64_t *named) {
+    frames__replay_file *f = frames__replay_file_of(m, s->thread_id, 1);
+    uint64_t dummy = 0;
+    if (!f) return FRAMES_E_LIMIT;
+    frames__replay_file_apply(m, f, s, post ? 1 : 0, named ? named : &dummy);
     return FRAMES_OK;
 }
 
@@ -851,6 +923,13 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
                                              size_t *size) {
     return frames__replay_get(m, frames__replay_file_of((frames_replay_regs *)m, thread, 0), name,
                               value, cap, size);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_read(const frames_replay_regs *m, uint64_t thread,
+                                              const frames_replay_alias *a, uint8_t *value) {
+    if (a->reg >= m->nregs) return 0;
+    return frames__replay_file_get(m, frames__replay_file_of((frames_replay_regs *)m, thread, 0), a,
+                                   value);
 }
 
 /* --------------------------------------------------------------------------------------
@@ -904,6 +983,8 @@ typedef struct frames__replay_builder {
     size_t nchunks, capchunks;
     uint64_t budget;        /* bytes the structures may take (max_index_bytes) */
     uint64_t used;
+    size_t last;            /* slot of the line noted last + 1 (0: none): operands of
+                               neighbouring instructions often share a line (the stack) */
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
@@ -947,6 +1028,7 @@ static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, 
 static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
     size_t i;
     uint64_t key = line + 1;
+    if (b->last && b->lines[b->last - 1].line == key) return &b->lines[b->last - 1];
     if (2 * (b->nlines + 1) > b->capslots) {
         size_t ns = b->capslots ? 2 * b->capslots : 1024, j;
         frames__replay_bline *t;
@@ -960,6 +1042,7 @@ static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__repl
             t[i] = b->lines[j];
         }
         FRAMES_FREE(b->lines, b->actx);
+        b->last = 0;
         b->used += (ns - b->capslots) * sizeof *t;
         b->lines = t;
         b->capslots = ns;
@@ -971,6 +1054,7 @@ static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__repl
         b->lines[i].line = key;
         b->nlines++;
     }
+    b->last = i + 1;
     return &b->lines[i];
 }
 
@@ -1016,7 +1100,8 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
      lines      nlines x {u64 line (address >> 6), u64 offset into line data,
                 u32 bytes, u32 entries}, sorted by line
      line data  per line: entries, varints of (block delta << 11 | word mask << 3 | kinds)
-   Header: "FRIDX\0\1\n", u32 version (1), u32 header bytes (160), u64 trace size,
+   Header: "FRIDX\0\1\n", u32 version (2: register names with BAP's R_ prefix count;
+   an index of another version is rebuilt), u32 header bytes (160), u64 trace size,
    u64 mtime seconds, u64 mtime nanoseconds, u64 hash of the first 64 KiB, u64 hash of
    the last 64 KiB, u64 instructions, u64 frames, u32 arch, u32 block log2, u64 machine,
    u32 blocks per keyframe, u32 nthreads, u64 nblocks, u64 nkeys, u64 nlines,
@@ -1025,6 +1110,7 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
    -------------------------------------------------------------------------------------- */
 
 #define FRAMES__REPLAY_HDR 160u
+#define FRAMES__REPLAY_VERSION 2u
 static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '\n'};
 
 typedef struct frames__replay_stamp {
@@ -1110,7 +1196,7 @@ static FRAMES__UNUSED int frames__replay_parse(frames_replay *r, frames_error *e
     uint64_t need, nb, nk, i, prev = 0;
     if (r->ixlen < FRAMES__REPLAY_HDR || memcmp(h, frames__replay_magic, 8))
         return frames__replay_bad(r, err, "not an index file");
-    if (frames__replay_u32(h + 8) != 1 || frames__replay_u32(h + 12) != FRAMES__REPLAY_HDR)
+    if (frames__replay_u32(h + 8) != FRAMES__REPLAY_VERSION || frames__replay_u32(h + 12) != FRAMES__REPLAY_HDR)
         return frames__replay_bad(r, err, "unknown version");
     r->instructions = frames__replay_u64(h + 56);
     r->frames = frames__replay_u64(h + 64);
@@ -1247,8 +1333,6 @@ static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t 
     return 0;
 }
 
-/* The set of full registers an operand touches as a mask bit. */
-static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
 
 static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_error *err) {
     frames_reader_options ro;
@@ -1317,7 +1401,8 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                                   "more than %u threads", (unsigned)m->max_threads);
                 goto done;
             }
-            frames__replay_file_apply(m, file, s, 1, 1);
+            frames__replay_file_apply(m, file, s, 0, &bl->rmask);
+            frames__replay_file_apply(m, file, s, 1, &bl->wmask);
             frames__replay_file_pc_unknown(m, file);
             if (frames__replay_note(&b, blk, s->address, s->rawbytes.len ? s->rawbytes.len : 1,
                                     FRAMES__REPLAY_X) < 0)
@@ -1334,11 +1419,6 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                         if (frames__replay_note(&b, blk, op->address, len,
                                                 side ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
                             goto nomem;
-                    } else if (op->spec == FRAMES_REG) {
-                        frames_replay_alias a;
-                        if (!frames_replay_regs_lookup(m, (const char *)op->name.ptr, op->name.len, &a)) continue;
-                        if (side) bl->wmask |= frames__replay_regbit(a.reg);
-                        else bl->rmask |= frames__replay_regbit(a.reg);
                     }
                 }
             }
@@ -1375,7 +1455,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         if (!ix) goto nomem;
         memset(ix, 0, FRAMES__REPLAY_HDR);
         memcpy(ix, frames__replay_magic, 8);
-        frames__put_le32(ix + 8, 1);
+        frames__put_le32(ix + 8, FRAMES__REPLAY_VERSION);
         frames__put_le32(ix + 12, FRAMES__REPLAY_HDR);
         frames__put_le64(ix + 16, r->stamp.size);
         frames__put_le64(ix + 24, r->stamp.sec);
@@ -1462,6 +1542,11 @@ static FRAMES__UNUSED int frames__replay_read_index(frames_replay *r, const char
         memcmp(hdr, frames__replay_magic, 8)) {
         fclose(f);
         *why = "not an index of this version";
+        return 1;
+    }
+    if (frames__replay_u32(hdr + 8) != FRAMES__REPLAY_VERSION) {
+        fclose(f);
+        *why = "built by another version of frames";
         return 1;
     }
     if (frames__replay_u64(hdr + 16) != r->stamp.size || frames__replay_u64(hdr + 24) != r->stamp.sec ||
@@ -1688,18 +1773,21 @@ static FRAMES__UNUSED int frames__replay_goto_step(void *ctx, uint64_t index, co
         r->insn.len = (uint32_t)n;
         r->have_insn = 1;
         if (f) {   /* the overlay: this thread's file with the instruction's pre-list */
+            uint64_t named = 0;
             memcpy(r->cur_mem, f->val, 2 * (size_t)fb);
             r->curfile.tid = s->thread_id;
             r->curfile.val = r->cur_mem;
             r->curfile.known = r->cur_mem + fb;
-            frames__replay_file_apply(r->regs, &r->curfile, s, 1, 0);
+            frames__replay_file_apply(r->regs, &r->curfile, s, 0, &named);
             frames__replay_file_pc(r->regs, &r->curfile, s->address);
             r->cur = &r->curfile;
         }
         return 1;
     }
     if (f) {
-        frames__replay_file_apply(r->regs, f, s, 1, 1);
+        uint64_t named = 0;
+        frames__replay_file_apply(r->regs, f, s, 0, &named);
+        frames__replay_file_apply(r->regs, f, s, 1, &named);
         frames__replay_file_pc_unknown(r->regs, f);
     }
     return 0;
@@ -1884,7 +1972,11 @@ static FRAMES__UNUSED void frames__replay_mem_line(frames_replay *r, uint64_t po
     size_t i, left = n;
     long j;
     memset(known, 0, n);
-    if (frames__replay_ents_of(r, line, &e) < 0 || !e.n) return;
+    if (frames__replay_ents_of(r, line, &e) < 0) return;
+    if (!e.n) {   /* a damaged line decodes to nothing but was allocated */
+        frames__replay_ents_free(r, &e);
+        return;
+    }
     memset(&c, 0, sizeof c);
     c.lo = lo;
     c.n = n;

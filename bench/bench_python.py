@@ -1,6 +1,6 @@
 """Speed of the Python package against the C reader, in the same run, on one trace.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py build/frames [N]
+    PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py build/frames [N] [--tenet DIR]
 
 Writes a synthetic N-frame x86-64 trace with the package's writer (default 1,000,000
 std frames: registers and a memory operand, 4 threads), then reports:
@@ -9,8 +9,11 @@ std frames: registers and a memory operand, 4 threads), then reports:
   - t.operands() rows/s;
   - iteration over frame objects, frames/s, next to a plain Python reader of the text
     trace `frames tenet` makes of the same trace (split lines and items, parse the hex:
-    the least any loader of that format does, Tenet's included; Tenet itself is not
-    installed here);
+    the least any loader of that format does, Tenet's included), and, with --tenet DIR
+    (a copy of Tenet, https://github.com/gaasedelen/tenet: its repository or its
+    plugins/ folder), Tenet's own loader (tenet/trace/file.py's TraceFile, run outside
+    the disassembler with its log function stubbed) on that text, with the messages it
+    prints (e.g. MISSING INITIAL REGISTER VALUE);
   - the writer's frames/s (the trace above).
 Best of 3 for the fast figures; times are wall clock on whatever else the machine runs.
 """
@@ -71,9 +74,52 @@ def parse_tenet_text(path):
     return steps
 
 
+def tenet_loader(where):
+    """Tenet's TraceFile and its architectures from a user's copy of Tenet, and the list
+    its messages go to. Only tenet/util/log.py needs the disassembler: it is replaced by
+    a module whose pmsg collects the messages."""
+    import importlib
+    import types
+    for plugins in (os.path.join(where, "plugins"), where, os.path.dirname(where)):
+        if os.path.isfile(os.path.join(plugins, "tenet", "trace", "file.py")):
+            break
+    else:
+        sys.exit("bench_python: --tenet %s: no tenet/trace/file.py there" % where)
+    messages = []
+    util = types.ModuleType("tenet.util")
+    util.__path__ = []
+    log = types.ModuleType("tenet.util.log")
+    log.pmsg = messages.append
+    sys.modules["tenet.util"], sys.modules["tenet.util.log"] = util, log
+    sys.path.insert(0, plugins)
+    sys.dont_write_bytecode = True
+    tfile = importlib.import_module("tenet.trace.file")
+    return tfile.TraceFile, tfile.ArchAMD64, messages
+
+
+def tenet_load(where, text):
+    """Seconds Tenet's loader takes on the text trace, its steps, and its messages by count."""
+    TraceFile, ArchAMD64, messages = tenet_loader(where)
+    t0 = time.perf_counter()
+    tf = TraceFile(text, arch=ArchAMD64())   # also writes TEXT's packed .tt beside it
+    secs = time.perf_counter() - t0
+    counts = {}
+    for m in messages:
+        counts[m] = counts.get(m, 0) + 1
+    return secs, tf.length, counts
+
+
 def main():
-    fbin = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
+    args = sys.argv[1:]
+    tenet_dir = None
+    if "--tenet" in args:
+        k = args.index("--tenet")
+        if k + 1 >= len(args):
+            sys.exit("bench_python: --tenet needs a directory")
+        tenet_dir = args[k + 1]
+        del args[k:k + 2]
+    fbin = args[0]
+    n = int(args[1]) if len(args) > 1 else 1000000
     tmp = tempfile.mkdtemp(prefix="bench_python.")
     trace, text = os.path.join(tmp, "t.frames"), os.path.join(tmp, "t.log")
     try:
@@ -114,6 +160,13 @@ def main():
               "   ratio text/objects %.2f"
               % (s_text, steps / s_text / 1e3, steps, os.path.getsize(text) / 1e6,
                  (steps / s_text) / (count / s_iter)))
+        if tenet_dir:
+            s_tenet, tsteps, msgs = tenet_load(tenet_dir, text)
+            print("Tenet's loader          %8.3f s  %6.0f k lines/s (%d steps)"
+                  "   ratio Tenet/objects %.2f"
+                  % (s_tenet, tsteps / s_tenet / 1e3, tsteps, (tsteps / s_tenet) / (count / s_iter)))
+            for m, k in sorted(msgs.items()):
+                print("  Tenet said %dx: %s" % (k, m))
     finally:
         for name in os.listdir(tmp):
             os.unlink(os.path.join(tmp, name))

@@ -16,6 +16,7 @@
 #include "frames_replay.h"
 #define FRAMES_GDB_IMPLEMENTATION
 #include "frames_gdb.h"
+#include "fuzz_replay_trace.h"
 
 #include <unistd.h>
 
@@ -28,57 +29,13 @@ static void fz_cleanup(void) {
     unlink(fz_index);
 }
 
-/* The trace: 64 instructions of a loop at 0x401000.. in threads 1 and 2, each reading RAX
-   and writing RAX, odd ones storing 8 bytes at 0x403000 + 8 * (i % 4). */
-static void fz_write_trace(const char *path) {
-    frames_writer *w;
-    frames_writer_options o;
-    frames_error err;
-    int i;
-    frames_writer_options_default(&o);
-    o.machine = FRAMES_MACH_X86_64;
-    FZ_CHECK(frames_writer_open_path(&w, path, &o, NULL, &err) == 0);
-    for (i = 0; i < 64; i++) {
-        frames_frame f;
-        frames_operand pre[1], post[2];
-        uint64_t before = (uint64_t)i * 3, after = before + 1;
-        static const uint8_t code[3] = {0x48, 0x89, 0xc0};
-        memset(&f, 0, sizeof f);
-        memset(pre, 0, sizeof pre);
-        memset(post, 0, sizeof post);
-        pre[0].spec = post[0].spec = FRAMES_REG;
-        pre[0].name = post[0].name = frames_str("RAX");
-        pre[0].bit_length = post[0].bit_length = 64;
-        pre[0].read = 1;
-        pre[0].value = frames_bytes_of(&before, 8);
-        post[0].written = 1;
-        post[0].value = frames_bytes_of(&after, 8);
-        post[1].spec = FRAMES_MEM;
-        post[1].address = 0x403000 + 8 * (uint64_t)(i % 4);
-        post[1].bit_length = 64;
-        post[1].written = 1;
-        post[1].value = frames_bytes_of(&after, 8);
-        f.kind = FRAMES_KIND_STD;
-        f.std.address = 0x401000 + 3 * (uint64_t)(i % 8);
-        f.std.thread_id = i % 16 < 12 ? 1 : 2;
-        f.std.rawbytes = frames_bytes_of(code, 3);
-        f.std.pre = pre;
-        f.std.npre = 1;
-        f.std.post = post;
-        f.std.npost = i % 2 ? 2 : 1;
-        f.std.has_post = 1;
-        FZ_CHECK(frames_writer_add(w, &f) == 0);
-    }
-    FZ_CHECK(frames_writer_close(w) == 0);
-}
-
 static void fz_init(void) {
     frames_error err;
     frames_replay_options ro;
     snprintf(fz_path, sizeof fz_path, "%s/fuzz-gdb-%ld.frames",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(fz_index, sizeof fz_index, "%s.fridx", fz_path);
-    fz_write_trace(fz_path);
+    fz_write_trace(fz_path, 64);
     frames_replay_options_default(&ro);
     ro.index_path = fz_index;
     FZ_CHECK(frames_replay_open(&fz_replay, fz_path, &ro, &err) == 0);
