@@ -44,6 +44,7 @@ typedef struct rv_thread {
     int open;                    /* an instruction is open (its BEGIN was seen) */
     int recorded;                /* ... and sampled */
     int decoded;                 /* capstone decoded it (insn is valid) */
+    int whole;                   /* its next recorded instruction carries the whole state */
     uint64_t pc;
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
@@ -92,6 +93,7 @@ static void rv_fail(rv_conv *c, const char *msg) { rec_fail(c->t, "%s", msg); }
 static void rv_check(rv_conv *c, rv_thread *th, int rc) { rec_check(c->t, th->rec, rc); }
 
 static void rv_state_init(rv_thread *th);
+static void rv_whole_state_next(rv_conv *c, const struct rv_proc *p);
 
 static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     rv_thread *th;
@@ -117,6 +119,7 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
         return NULL;
     }
     rv_state_init(th);
+    th->whole = 1;
     c->nthreads++;
     if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
     th->next = c->threads;
@@ -265,7 +268,10 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
     if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
     th->open = 1;
     th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
-    if (!th->recorded) return;
+    if (!th->recorded) {
+        th->whole = 1; /* after a stretch not recorded */
+        return;
+    }
     th->decoded = in != NULL;
     if (!in) {
         c->t->undecoded++;
@@ -273,6 +279,8 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
         th->insn = in;
         rec_regs_read(th->rec, th->st, in, d->pc + d->len);
     }
+    if (th->whole) rec_regs_state(th->rec, th->st, in);
+    th->whole = 0;
     th->changed = 0;
 }
 
@@ -466,6 +474,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         p->hello = 1;
         if (!parent) { /* a new image (execve): the old image's translations are gone */
             rv_finish_proc_threads(c, p, 0);
+            rv_whole_state_next(c, p);
             p->ndefs = 0;
             p->mods.n = 0;
             return 16;
@@ -473,6 +482,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
         /* a new process (or a pid used again): nothing of an earlier one is kept */
         rv_finish_proc_threads(c, p, 0);
+        rv_whole_state_next(c, p);
         free(p->defs);
         p->defs = NULL;
         p->ndefs = p->capdefs = 0;
@@ -505,6 +515,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         /* Valgrind completes exit and exit_group in its wrapper; they never return */
         if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
+        if (th->sysno == 158) th->whole = 1; /* arch_prctl: FS_BASE or GS_BASE may be new */
         return 16;
     case VGR_REGS: {
         const uint8_t *q = r + 8;
@@ -551,6 +562,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         /* a fault is delivered at the faulting instruction, which did not complete */
         rv_close(c, th, !(th->open && th->pc == pc && rv_is_fault(sig) && !th->in_syscall));
         rv_check(c, th, frames_rec_exception(th->rec, sig, pc, FRAMES_NO_POS));
+        th->whole = 1; /* the core set the handler's registers (a REGS record follows) */
         return 16;
     }
     case VGR_BIGMEM: {
@@ -578,6 +590,13 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         return 8;
     default: RV_BAD(c, "a record of unknown kind");
     }
+}
+
+/* Every thread of the process writes the whole state at its next instruction. */
+static void rv_whole_state_next(rv_conv *c, const rv_proc *p) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next)
+        if (th->pid == p->pid) th->whole = 1;
 }
 
 /* Every thread of the process: its open instruction is written (completed or not), its
