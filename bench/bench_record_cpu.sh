@@ -6,7 +6,8 @@
 # it waits for) and M instructions/s (wall), next to `valgrind --tool=none` and lackey
 # (`--tool=lackey --trace-mem=yes`) in the same run, with the load average before each
 # line (the machine may be shared: compare the ratios).
-# Then the converter alone (bench/vg_stream.c) on a saved tool stream of the 64 KB run:
+# Then the converter alone (bench/vg_stream.c) on a saved tool stream of the 64 KB input
+# (BENCH_STREAM_SIZE; the stream is about 20 bytes per instruction, the trace 130):
 # its ns per instruction, and, given OLD_SRC (a tree of an older version: frames.h and
 # tools/), whether the older converter writes the same trace byte for byte (cmp).
 #   BENCH_SIZES="65536 1000000"  input sizes in bytes
@@ -23,7 +24,8 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 # run CMD...: sets wall and cpu (seconds, cpu = user + sys with waited-for children)
 run() {
     local t
-    t=$( { /usr/bin/time -f '%e %U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$tmp/time" -f '%e %U %S' "$@" >/dev/null 2>/dev/null
+    t=$(tail -1 "$tmp/time")
     wall=$(echo "$t" | awk '{ print $1 }')
     cpu=$(echo "$t" | awk '{ print $2 + $3 }')
 }
@@ -34,7 +36,7 @@ line() {   # line NAME N: one result line from wall and cpu
 }
 
 for size in ${BENCH_SIZES:-65536 1000000}; do
-    { for i in $(seq 1 40); do cat frames.h; done; } | head -c "$size" >"$tmp/in.txt"
+    { { for i in $(seq 1 40); do cat frames.h; done; } | head -c "$size" >"$tmp/in.txt"; } || true
     n=$("$FRAMES" record --engine valgrind -o /dev/null -- gzip -c "$tmp/in.txt" 2>&1 >/dev/null |
         sed -n 's/.*record: \([0-9]*\) instructions in.*/\1/p')
     echo "gzip -c of $size bytes: $n instructions"
@@ -51,8 +53,8 @@ for size in ${BENCH_SIZES:-65536 1000000}; do
 done
 
 # the converter alone, on the tool's stream of the first size
-size=${BENCH_SIZES:-65536}; size=${size%% *}
-{ for i in $(seq 1 40); do cat frames.h; done; } | head -c "$size" >"$tmp/in.txt"
+size=${BENCH_STREAM_SIZE:-65536}
+{ { for i in $(seq 1 40); do cat frames.h; done; } | head -c "$size" >"$tmp/in.txt"; } || true
 VALGRIND_LIB=$BUILD/vg valgrind --tool=frames -q --vex-iropt-level=0 --frames-fd=3 gzip -c "$tmp/in.txt" \
     3>"$tmp/stream" >/dev/null
 cc -std=c99 -O2 -D_GNU_SOURCE -DFRAMES_HAVE_CAPSTONE -I. -Itools bench/vg_stream.c -o "$tmp/vg_stream" -ldl -lpthread
