@@ -169,6 +169,18 @@ void rec_regs_after(frames_recorder *rec, rx_state *st, const rx_insn *in, uint3
     }
 }
 
+void rec_regs_state(frames_recorder *rec, const rx_state *st, const rx_insn *in) {
+    const uint32_t how = FRAMES_VAL_READ | FRAMES_VAL_BEFORE;
+    uint32_t left = ((1u << REC_NGPR) - 1) & ~(in ? in->gpr_reads : 0);
+    for (; left; left &= left - 1) { /* in rec_gpr order */
+        unsigned g = (unsigned)__builtin_ctz(left);
+        uint64_t v = rec_gpr(&st->gpr, g);
+        frames_rec_reg(rec, (g == REC_NGPR - 1 ? FRAMES_VAL_CTRL : FRAMES_VAL_GPR) | how, rec_gpr_name[g], &v, 8);
+    }
+    frames_rec_reg(rec, FRAMES_VAL_CTRL | how, "FS_BASE", &st->gpr.fs_base, 8);
+    frames_rec_reg(rec, FRAMES_VAL_CTRL | how, "GS_BASE", &st->gpr.gs_base, 8);
+}
+
 #else
 typedef int record_common_unused; /* ISO C forbids an empty translation unit */
 #endif

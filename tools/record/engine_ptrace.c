@@ -31,6 +31,7 @@ typedef struct rt_thread {
     uint8_t *buf;
     int started;            /* its first stop was seen */
     int open;               /* OPEN_*: state of the instruction being stepped */
+    int whole;              /* its next recorded instruction carries the whole state */
     rx_insn insn;           /* the open instruction (the decoder cache may be reused) */
     uint8_t raw[16];
     size_t nraw;
@@ -109,6 +110,7 @@ static rt_thread *rt_new_thread(rt_tracer *t, pid_t tid, rp_proc *proc) {
     th->pre = (rx_state *)calloc(1, sizeof *th->pre);
     th->cur = (rx_state *)calloc(1, sizeof *th->cur);
     th->syscall_no = -1;
+    th->whole = 1;
     if (!th->rec || !th->buf || !th->pre || !th->cur ||
         frames_rec_init(th->rec, th->buf, REC_BUFFER, frames_rec_flush_to_writer, &t->r->shared,
                         (uint64_t)tid) < 0) {
@@ -271,6 +273,8 @@ static void prepare(rt_tracer *t, rt_thread *th) {
     rc = frames_rec_begin(th->rec, pc, in->bytes, in->len);
     th->open = rc > 0 ? OPEN_REC : OPEN_SKIPPED;
     if (rc > 0) record_before(t, th); /* vector registers are fetched on first use */
+    if (rc > 0 && th->whole) rec_regs_state(th->rec, th->cur, in);
+    th->whole = rc <= 0; /* after a stretch not recorded: again */
     swap_states(th);
 }
 
@@ -293,6 +297,7 @@ static void complete(rt_tracer *t, rt_thread *th) {
     if (frames_rec_end(th->rec) < 0) fail_recorder(t, th);
     if (th->syscall_no == 9 || th->syscall_no == 10 || th->syscall_no == 25) /* mmap, mprotect, mremap */
         t->r->nmodules += (uint64_t)rp_scan_modules(th->proc, th->rec);
+    if (th->syscall_no == 158) th->whole = 1; /* arch_prctl: FS_BASE or GS_BASE may be new */
 }
 
 static void step(rt_tracer *t, rt_thread *th, int sig) {
@@ -362,6 +367,7 @@ static void on_signal(rt_tracer *t, rt_thread *th, int sig) {
        nothing the trace shows: not an exception, as in the Valgrind engine, which sees
        only signals delivered to a handler or ending the process */
     if (disp != DISP_KEEPS_RUNNING) frames_rec_exception(th->rec, (uint64_t)sig, th->cur->gpr.rip, FRAMES_NO_POS);
+    if (disp == DISP_HANDLER) th->whole = 1; /* the kernel set the handler's registers */
     if (disp == DISP_KEEPS_RUNNING && th->open == OPEN_NONE) prepare(t, th);
     step(t, th, sig);
 }
@@ -410,6 +416,7 @@ static void rt_on_exec(rt_tracer *t, rt_thread *th) {
         if (old) remove_thread(t, old);
     }
     close_unfinished(t, th); /* execve: its results are not in this image */
+    th->whole = 1;
     rp_reset_modules(th->proc);
     if (rp_reopen(th->proc) < 0) /* /proc/PID/mem of the old image is dead */
         rec_fail(t->r, "cannot open /proc/%d/mem: %s", (int)th->proc->tgid, strerror(errno));

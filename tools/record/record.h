@@ -140,6 +140,7 @@ typedef struct rx_insn {
     uint8_t nreads, nwrites, nmem;
     uint16_t reads[RX_MAX_REGS], writes[RX_MAX_REGS];
     uint32_t gpr_writes;       /* bits (rec_gpr order) of the full GPRs and RFLAGS in writes */
+    uint32_t gpr_reads;        /* ... and of those in reads as the whole register (RAX, not EAX) */
     uint32_t read_roles[RX_MAX_REGS];  /* FRAMES_VAL_BASE / _INDEX for address registers */
     rx_memop mem[RX_MAX_MEM];
 } rx_insn;
@@ -197,6 +198,13 @@ static inline uint64_t rec_gpr(const struct user_regs_struct *g, unsigned i) {
 void rec_regs_read(frames_recorder *rec, rx_state *st, const rx_insn *in, uint64_t next_pc);
 void rec_regs_after(frames_recorder *rec, rx_state *st, const rx_insn *in, uint32_t changed,
                     uint64_t next_pc);
+/* The whole initial state, where the trace would otherwise not know it (a thread's first
+   instruction, after execve, a signal delivered, arch_prctl, an unrecorded stretch of
+   --sample): after rec_regs_read, every GPR, RFLAGS, FS_BASE and GS_BASE that `in` (NULL:
+   not decoded) does not read as a whole register, values before, marked read (BAP's
+   consumers turn an operand marked neither read nor written into no event at all, and
+   Tenet's converters take a register's first value from a read). */
+void rec_regs_state(frames_recorder *rec, const rx_state *st, const rx_insn *in);
 
 /* ---------------------------------------------------------------- proc.c: processes, modules, meta */
 

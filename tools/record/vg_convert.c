@@ -32,6 +32,7 @@
 typedef struct rv_def {
     uint64_t pc;
     uint8_t kind, len, nregs, memsize;
+    uint8_t decoded;               /* BEGIN: 0 not yet, 1 in its process's insns, 2 undecodable */
     uint8_t bytes[16];
     uint8_t regs[VGR_MAX_REGS][3]; /* register, byte offset, size */
     uint32_t size;                 /* bytes of a use after the gid */
@@ -44,6 +45,7 @@ typedef struct rv_thread {
     int open;                    /* an instruction is open (its BEGIN was seen) */
     int recorded;                /* ... and sampled */
     int decoded;                 /* capstone decoded it (insn is valid) */
+    int whole;                   /* its next recorded instruction carries the whole state */
     uint64_t pc;
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
@@ -64,10 +66,17 @@ typedef struct rv_thread {
     struct rv_thread *next;
 } rv_thread;
 
+/* Decoded instructions of a process, by gid, in blocks that never move (a thread's open
+   instruction points into them while new definitions arrive): each guest instruction of
+   a translation is decoded once, not at every execution. */
+#define RV_INSN_BLOCK 1024
+
 typedef struct rv_proc {
     uint32_t pid;
     rv_def *defs;                /* indexed by gid - VGR_GROUP_BASE */
     size_t ndefs, capdefs;
+    rx_insn **insns;             /* [gid / RV_INSN_BLOCK][gid % RV_INSN_BLOCK] when decoded */
+    size_t ninsns;               /* blocks in insns */
     uint8_t *in;                 /* stream bytes not parsed yet */
     size_t nin, capin;
     rv_thread *cur;
@@ -92,6 +101,7 @@ static void rv_fail(rv_conv *c, const char *msg) { rec_fail(c->t, "%s", msg); }
 static void rv_check(rv_conv *c, rv_thread *th, int rc) { rec_check(c->t, th->rec, rc); }
 
 static void rv_state_init(rv_thread *th);
+static void rv_whole_state_next(rv_conv *c, const struct rv_proc *p);
 
 static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     rv_thread *th;
@@ -117,6 +127,7 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
         return NULL;
     }
     rv_state_init(th);
+    th->whole = 1;
     c->nthreads++;
     if (c->t->sample_off) frames_rec_sampling(th->rec, c->t->sample_on, c->t->sample_off);
     th->next = c->threads;
@@ -255,17 +266,53 @@ static void rv_close(rv_conv *c, rv_thread *th, int completed) {
 /* An instruction starts: registers it reads, from the register file (before it runs).
    VEX runs a rep string instruction once more than the CPU, to find the count zero
    after the last iteration; that run executes nothing and is not an instruction. */
-static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
+static const rx_insn *rv_decoded(rv_conv *c, rv_proc *p, rv_def *d) {
+    size_t i = (size_t)(d - p->defs), b = i / RV_INSN_BLOCK;
+    const rx_insn *in;
+    if (d->decoded == 1) return &p->insns[b][i % RV_INSN_BLOCK];
+    if (d->decoded == 2 || !c->t->dec) return NULL;
+    if (!(in = rx_decode(c->t->dec, d->pc, d->bytes, d->len))) {
+        d->decoded = 2;
+        return NULL;
+    }
+    if (b >= p->ninsns) {
+        size_t n = p->ninsns ? 2 * p->ninsns : 16;
+        rx_insn **nb;
+        while (n <= b) n *= 2;
+        if (!(nb = (rx_insn **)realloc(p->insns, n * sizeof *nb))) return in; /* not kept */
+        memset(nb + p->ninsns, 0, (n - p->ninsns) * sizeof *nb);
+        p->insns = nb;
+        p->ninsns = n;
+    }
+    if (!p->insns[b] && !(p->insns[b] = (rx_insn *)malloc(RV_INSN_BLOCK * sizeof **p->insns))) return in;
+    p->insns[b][i % RV_INSN_BLOCK] = *in;
+    d->decoded = 1;
+    return &p->insns[b][i % RV_INSN_BLOCK];
+}
+
+/* Forget every decoded instruction (a new image or a new process: gids start again). */
+static void rv_insns_free(rv_proc *p) {
+    size_t b;
+    for (b = 0; b < p->ninsns; b++) free(p->insns[b]);
+    free(p->insns);
+    p->insns = NULL;
+    p->ninsns = 0;
+}
+
+static void rv_begin(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d) {
     const rx_insn *in;
     uint64_t prev = th->pc;
     rv_close_at(c, th, 1, d->pc);
-    in = c->t->dec ? rx_decode(c->t->dec, d->pc, d->bytes, d->len) : NULL;
+    in = rv_decoded(c, p, d);
     th->pc = d->pc;
     th->len = d->len;
     if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
     th->open = 1;
     th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
-    if (!th->recorded) return;
+    if (!th->recorded) {
+        th->whole = 1; /* after a stretch not recorded */
+        return;
+    }
     th->decoded = in != NULL;
     if (!in) {
         c->t->undecoded++;
@@ -273,6 +320,8 @@ static void rv_begin(rv_conv *c, rv_thread *th, const rv_def *d) {
         th->insn = in;
         rec_regs_read(th->rec, th->st, in, d->pc + d->len);
     }
+    if (th->whole) rec_regs_state(th->rec, th->st, in);
+    th->whole = 0;
     th->changed = 0;
 }
 
@@ -387,6 +436,7 @@ static long rv_def_add(rv_conv *c, rv_proc *p, uint32_t gid, const uint8_t *r, s
     d->len = r[17];
     d->nregs = r[18];
     d->memsize = r[19];
+    d->decoded = 0;
     memcpy(d->bytes, r + 20, d->len);
     memcpy(d->regs, r + 20 + d->len, 3u * d->nregs);
     d->size = 0;
@@ -405,9 +455,9 @@ static rv_thread *rv_current(rv_conv *c, rv_proc *p) {
 static void rv_finish_proc_threads(rv_conv *c, rv_proc *p, int completed);
 
 /* One use of a group. */
-static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, const rv_def *d, const uint8_t *v) {
+static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d, const uint8_t *v) {
     switch (d->kind) {
-    case VGR_BEGIN: rv_begin(c, th, d); break;
+    case VGR_BEGIN: rv_begin(c, p, th, d); break;
     case VGR_POST:
         th->post_proc = p;
         th->post_idx = (uint32_t)(d - p->defs);
@@ -437,7 +487,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
     code = le32(r);
     if (!p->hello && code != VGR_HELLO) RV_BAD(c, "a process whose first record is not HELLO");
     if (code >= VGR_GROUP_BASE) {
-        const rv_def *d;
+        rv_def *d;
         if (code - VGR_GROUP_BASE >= p->ndefs) RV_BAD(c, "a group used before its definition");
         d = &p->defs[code - VGR_GROUP_BASE];
         if (!d->kind) RV_BAD(c, "a group used before its definition");
@@ -458,6 +508,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         return 8;
     case VGR_HELLO: {
         uint32_t parent;
+        size_t i;
         rv_proc *pp;
         if (avail < 16) return 0;
         parent = le32(r + 8);
@@ -466,6 +517,8 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         p->hello = 1;
         if (!parent) { /* a new image (execve): the old image's translations are gone */
             rv_finish_proc_threads(c, p, 0);
+            rv_whole_state_next(c, p);
+            rv_insns_free(p);
             p->ndefs = 0;
             p->mods.n = 0;
             return 16;
@@ -473,6 +526,8 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         for (pp = c->procs; pp && pp->pid != parent; pp = pp->next) {}
         /* a new process (or a pid used again): nothing of an earlier one is kept */
         rv_finish_proc_threads(c, p, 0);
+        rv_whole_state_next(c, p);
+        rv_insns_free(p);
         free(p->defs);
         p->defs = NULL;
         p->ndefs = p->capdefs = 0;
@@ -481,6 +536,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
             if (!p->defs) RV_BAD(c, "out of memory");
             memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
+            for (i = 0; i < pp->ndefs; i++) p->defs[i].decoded = 0; /* decoded again here */
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
@@ -505,6 +561,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         /* Valgrind completes exit and exit_group in its wrapper; they never return */
         if (th->sysno != 60 && th->sysno != 231) th->has_ret = 1;
+        if (th->sysno == 158) th->whole = 1; /* arch_prctl: FS_BASE or GS_BASE may be new */
         return 16;
     case VGR_REGS: {
         const uint8_t *q = r + 8;
@@ -551,6 +608,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         /* a fault is delivered at the faulting instruction, which did not complete */
         rv_close(c, th, !(th->open && th->pc == pc && rv_is_fault(sig) && !th->in_syscall));
         rv_check(c, th, frames_rec_exception(th->rec, sig, pc, FRAMES_NO_POS));
+        th->whole = 1; /* the core set the handler's registers (a REGS record follows) */
         return 16;
     }
     case VGR_BIGMEM: {
@@ -578,6 +636,13 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         return 8;
     default: RV_BAD(c, "a record of unknown kind");
     }
+}
+
+/* Every thread of the process writes the whole state at its next instruction. */
+static void rv_whole_state_next(rv_conv *c, const rv_proc *p) {
+    rv_thread *th;
+    for (th = c->threads; th; th = th->next)
+        if (th->pid == p->pid) th->whole = 1;
 }
 
 /* Every thread of the process: its open instruction is written (completed or not), its
@@ -705,6 +770,7 @@ void rv_conv_free(rv_conv *c) {
         p = c->procs;
         c->procs = p->next;
         free(p->defs);
+        rv_insns_free(p);
         free(p->in);
         rp_ranges_free(&p->mods);
         free(p);

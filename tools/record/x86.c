@@ -478,6 +478,8 @@ static void fill(rx_insn *in, const cs_insn *ci, csh h) {
     decode_memory(in, ci);
     add_stack_accesses(in, ci);
     for (i = 0; i < in->nwrites; i++) in->gpr_writes |= gpr_bit(in->writes[i]);
+    for (i = 0; i < in->nreads; i++) /* written whole (rx_reg_value): 8 bytes of RAX, RFLAGS */
+        if (full_reg(in->reads[i]) == in->reads[i]) in->gpr_reads |= gpr_bit(in->reads[i]);
 }
 
 const rx_insn *rx_decode(rx_decoder *d, uint64_t pc, const uint8_t *bytes, size_t n) {
