@@ -5,7 +5,7 @@
    converter's CPU time per instruction. The same stream gives the same trace byte for
    byte, unlike two recordings of one program (pids, random bytes, times differ): the
    check that a faster converter writes exactly what the old one wrote
-   (bench/bench_record_vg.sh builds this file against both sources). Build:
+   (bench/bench_record_cpu.sh builds this file against both sources). Build:
      cc -O2 -D_GNU_SOURCE -DFRAMES_HAVE_CAPSTONE -I. -Itools bench/vg_stream.c -ldl -lpthread */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
