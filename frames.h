@@ -1850,8 +1850,9 @@ static FRAMES__UNUSED int frames__htab_grow(frames__htab *t, void *actx) {
 }
 
 /* A new slot for hash (the caller found none with its key), zeroed but for the hash.
-   NULL when the table holds max slots already (t->len == t->max) or memory is out. */
-static FRAMES__UNUSED void *frames__htab_add(frames__htab *t, uint64_t hash, void *actx) {
+   NULL when the table holds max slots already (t->len == t->max) or memory is out. Not
+   inlined: a lookup that finds its key then needs no registers saved for this. */
+static FRAMES__NOINLINE FRAMES__UNUSED void *frames__htab_add(frames__htab *t, uint64_t hash, void *actx) {
     unsigned char *s;
     if (t->len >= t->max) return NULL;
     if ((t->len + 1) * 2 > t->cap && frames__htab_grow(t, actx) < 0) return NULL;
