@@ -11,7 +11,18 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N]\n"
             "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
+            "       frames vprof TRACE --profiler NAME [--approx D] [--registers] [--top N]\n"
+            "                    [--sample N/M] [--context-depth N] [--json]\n"
             "\n"
+            "With --profiler, one of VClinic's clients over calling contexts (docs/vprof.md):\n"
+            "  zero-loads, redundant-loads, silent-stores, dead-stores, values; the top entries\n"
+            "by bytes, each with its call path (or pair of call paths), count, bytes, share.\n"
+            "  --approx D            silent-stores: floats equal within relative delta D\n"
+            "  --registers           silent-stores: register writes too\n"
+            "  --sample N/M          profile N of every M instructions\n"
+            "  --context-depth N     call sites kept per context (default 64)\n"
+            "\n"
+            "Without it:\n"
             "Value profile of the memory operands of a trace (\"-\" reads standard input):\n"
             "  redundant loads  the previous load of the same address and size loaded the same\n"
             "                   value and no store wrote to those bytes in between\n"
@@ -170,6 +181,122 @@ static void print_json(const char *path, const frames_vprof_stats *s, frames_vpr
     printf("}\n");
 }
 
+/* ---- --profiler: reports over calling contexts */
+
+struct prof_run {
+    const char *name;
+    frames_vprof_builtin_options bo;
+    uint64_t sample_on, sample_every;
+    uint32_t context_depth;
+    int json;
+};
+
+#define PATH_MAX_FRAMES 256
+
+static void print_path_text(frames_vprof *vp, uint32_t ctx, cli_names *names) {
+    uint64_t pcs[PATH_MAX_FRAMES];
+    size_t n = frames_vprof_context_path(vp, ctx, pcs, PATH_MAX_FRAMES), i;
+    char name[1024];
+    if (n > PATH_MAX_FRAMES) n = PATH_MAX_FRAMES;
+    for (i = 0; i < n; i++)
+        printf("      %*s0x%llx %s\n", (int)(2 * i), "", (unsigned long long)pcs[i],
+               cli_names_text(names, pcs[i], name, sizeof name));
+}
+
+/* A call path: frames outermost first, each naming its function. */
+static void print_path_json(frames_vprof *vp, uint32_t ctx, cli_names *names) {
+    uint64_t pcs[PATH_MAX_FRAMES];
+    size_t n = frames_vprof_context_path(vp, ctx, pcs, PATH_MAX_FRAMES), i;
+    frames_sym_loc loc;
+    if (n > PATH_MAX_FRAMES) n = PATH_MAX_FRAMES;
+    printf("[");
+    for (i = 0; i < n; i++) {
+        cli_names_lookup(names, pcs[i], &loc);
+        printf("%s{\"function\":", i ? "," : "");
+        if (loc.symbol) cli_json_string(stdout, loc.symbol, loc.symbol_len);
+        else printf("null");
+        printf(",\"address\":\"0x%llx\"", (unsigned long long)pcs[i]);
+        cli_names_json(names, stdout, pcs[i]);
+        printf("}");
+    }
+    printf("]");
+}
+
+static void print_entry_extra_json(const frames_vprof_entry *e, const char *name) {
+    uint32_t i;
+    if (!strcmp(name, "values")) {
+        printf(",\"value\":\"0x%llx\",\"size\":%u", (unsigned long long)e->value, e->size);
+    } else if (!strcmp(name, "zero-loads")) {
+        printf(",\"loads\":%llu,\"always_zero_bytes\":\"", (unsigned long long)e->total);
+        for (i = 0; i < e->size && i < sizeof e->nonzero; i++) putchar(e->nonzero[i] ? '.' : '0');
+        printf("\"");
+        if (e->is_float)
+            printf(",\"float_always_zero\":{\"sign\":%s,\"exponent\":%s,\"mantissa\":%s}",
+                   e->float_seen & 1 ? "false" : "true", e->float_seen & 2 ? "false" : "true",
+                   e->float_seen & 4 ? "false" : "true");
+    } else if (!strcmp(name, "silent-stores")) {
+        printf(",\"stores\":%llu", (unsigned long long)e->total);
+    }
+}
+
+static void print_profile(const char *path, const struct prof_run *pr, frames_vprof *vp,
+                          frames_vprof_builtin *b, size_t top, cli_names *names) {
+    const frames_vprof_builtin_stats *bs = frames_vprof_builtin_stats_get(b);
+    const frames_replay_stack_stats *ss = frames_vprof_stack_stats(vp);
+    const frames_vprof_stats *s = frames_vprof_stats_get(vp);
+    frames_vprof_entry *e = (frames_vprof_entry *)calloc(top ? top : 1, sizeof *e);
+    size_t n = e ? frames_vprof_builtin_top(b, e, top) : 0, i, k;
+    int pair = !strcmp(pr->name, "redundant-loads") || !strcmp(pr->name, "dead-stores");
+    if (pr->json) {
+        printf("{\"trace\":");
+        cli_json_string(stdout, path, strlen(path));
+        printf(",\"profiler\":\"%s\",\"instructions\":%llu,\"records\":%llu,"
+               "\"total_bytes\":%llu,\"dropped\":%llu",
+               pr->name, (unsigned long long)s->std_frames, (unsigned long long)bs->records,
+               (unsigned long long)bs->total_bytes, (unsigned long long)bs->dropped);
+        if (ss)
+            printf(",\"calls\":%llu,\"unmatched_returns\":%llu,\"unwound_frames\":%llu",
+                   (unsigned long long)ss->calls, (unsigned long long)ss->unmatched_returns,
+                   (unsigned long long)ss->unwound);
+        printf(",\"entries\":[");
+        for (i = 0; i < n; i++) {
+            printf("%s{\"contexts\":[", i ? "," : "");
+            for (k = 0; k < e[i].ncontexts; k++) {
+                if (k) printf(",");
+                print_path_json(vp, e[i].context[k], names);
+            }
+            printf("],\"count\":%llu,\"bytes\":%llu,\"share\":%.6f",
+                   (unsigned long long)e[i].count, (unsigned long long)e[i].bytes,
+                   bs->total_bytes ? (double)e[i].bytes / (double)bs->total_bytes : 0.0);
+            print_entry_extra_json(&e[i], pr->name);
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("trace          %s\nprofiler       %s\ninstructions   %llu\n"
+               "waste          %llu bytes\n", path, pr->name, (unsigned long long)s->std_frames,
+               (unsigned long long)bs->total_bytes);
+        if (ss && ss->calls == 0) printf("note           no calls seen: every context is the outermost level\n");
+        if (ss && (ss->unmatched_returns || ss->unwound))
+            printf("note           %llu returns matched no call, %llu frames unwound "
+                   "(longjmp, exceptions, a trace starting inside calls)\n",
+                   (unsigned long long)ss->unmatched_returns, (unsigned long long)ss->unwound);
+        if (bs->records == 0) printf("note           no values to profile in this trace\n");
+        if (bs->dropped) printf("note           %llu accesses over the caps: counts are lower bounds\n",
+                                (unsigned long long)bs->dropped);
+        for (i = 0; i < n; i++) {
+            printf("\n#%zu  %.2f%%  count %llu  bytes %llu\n", i + 1,
+                   bs->total_bytes ? 100.0 * (double)e[i].bytes / (double)bs->total_bytes : 0.0,
+                   (unsigned long long)e[i].count, (unsigned long long)e[i].bytes);
+            for (k = 0; k < e[i].ncontexts; k++) {
+                printf("   %s\n", !pair ? "context" : k ? "killed/repeated by" : "first access");
+                print_path_text(vp, e[i].context[k], names);
+            }
+        }
+    }
+    free(e);
+}
+
 /* Feed every frame; decode errors are reported and skipped (the reader continues). */
 static int profile(frames_reader *r, frames_vprof *vp, int *decode_errors, cli_names *names) {
     frames_frame f;
@@ -205,6 +332,8 @@ int cmd_vprof(int argc, char **argv) {
     const char *path = NULL;
     uint64_t top = 10;
     int json = 0, i, rc, decode_errors = 0;
+    struct prof_run pr;
+    frames_vprof_builtin *b = NULL;
     frames_reader *r;
     frames_vprof *vp;
     frames_vprof_insn *rows;
@@ -216,6 +345,8 @@ int cmd_vprof(int argc, char **argv) {
     }
     frames_vprof_options_default(&o);
     cli_names_init(&names);
+    memset(&pr, 0, sizeof pr);
+    frames_vprof_builtin_options_default(&pr.bo);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int no = cli_names_option(argc, argv, &i, &names);
@@ -223,6 +354,32 @@ int cmd_vprof(int argc, char **argv) {
         if (no == 1) continue;
         if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--registers")) {
+            pr.bo.registers = 1;
+        } else if (!strcmp(a, "--profiler")) {
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            pr.name = argv[i];
+        } else if (!strcmp(a, "--approx")) {
+            char *end;
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            pr.bo.approx = strtod(argv[i], &end);
+            if (*end || end == argv[i] || !(pr.bo.approx >= 0 && pr.bo.approx < 1))
+                return cli_usage_error("--approx needs a relative delta in [0, 1), got '%s'", argv[i]);
+        } else if (!strcmp(a, "--sample")) {
+            unsigned long long on, every;
+            char extra;
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (sscanf(argv[i], "%llu/%llu%c", &on, &every, &extra) != 2 || on == 0 || every == 0 ||
+                on > every)
+                return cli_usage_error("--sample needs N/M with 0 < N <= M, got '%s'", argv[i]);
+            o.sample_on = on;
+            o.sample_every = every;
+        } else if (!strcmp(a, "--context-depth")) {
+            uint64_t v;
+            if (!cli_option_value(argc, argv, &i)) return CLI_USAGE;
+            if (cli_parse_u64(argv[i], &v) || v > 4096)
+                return cli_usage_error("--context-depth needs a number up to 4096, got '%s'", argv[i]);
+            o.context_depth = (uint32_t)v;
         } else if (!strcmp(a, "--top") || !strcmp(a, "--max-addresses") ||
                    !strcmp(a, "--max-instructions")) {
             uint64_t v;
@@ -254,7 +411,15 @@ int cmd_vprof(int argc, char **argv) {
         frames_reader_close(r);
         return rc;
     }
-    if (frames_vprof_open(&vp, &o, &err) < 0) {
+    if (pr.name) {
+        const frames_header *h = frames_reader_header(r);
+        o.arch = (uint32_t)h->arch;
+        o.machine = h->machine;
+        pr.json = json;
+    }
+    if (frames_vprof_open(&vp, &o, &err) < 0 ||
+        (pr.name && frames_vprof_builtin_open(&b, vp, pr.name, &pr.bo, &err) < 0)) {
+        frames_vprof_close(vp);
         cli_names_close(&names);
         frames_reader_close(r);
         return cli_lib_error(&err);
@@ -264,13 +429,16 @@ int cmd_vprof(int argc, char **argv) {
         rc = cli_fail(CLI_DATA, "out of memory");
     } else if ((rc = profile(r, vp, &decode_errors, &names)) == CLI_OK) {
         cli_reader_warnings(r);
-        if (json)
+        if (b)
+            print_profile(path, &pr, vp, b, (size_t)top, &names);
+        else if (json)
             print_json(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top, &names);
         else
             print_text(path, frames_vprof_stats_get(vp), vp, rows, (size_t)top, &names);
         if (decode_errors) rc = cli_fail(CLI_DATA, "%d frames could not be decoded", decode_errors);
     }
     free(rows);
+    frames_vprof_builtin_close(b);
     cli_names_close(&names);
     frames_vprof_close(vp);
     frames_reader_close(r);
