@@ -325,7 +325,8 @@ FRAMES_REPLAY_DEF int frames_replay_regs_get(const frames_replay_regs *m, uint64
    effect at the thread's next instruction too: the stack is unwound to the newest frame
    whose return address is that pc (and, on x86, whose stack pointer is where the return
    read its address), so a longjmp or an exception that skipped frames drops them at the
-   next return that matches an older frame ("unwound" counts them); a return that
+   next return that matches an older frame, and on x86 already at the next call, whose
+   stack pointer is at or above theirs ("unwound" counts them); a return that
    matches no frame (a function entered before the trace starts, a return used as a jump)
    changes nothing and counts as unmatched. A tail call (a jump to another function) is
    not seen: the callee's instructions count in the caller's frame. Beyond max_depth the
@@ -2473,6 +2474,13 @@ static size_t frames__stack_thread_of(frames_replay_stack *s, uint64_t tid, int 
 }
 
 static int frames__stack_push(frames_replay_stack *s, frames__stack_thread *t, uint64_t entry) {
+    /* x86: a live frame's return address lies above the stack pointer; frames at or
+       below where this call stores its own were left by a longjmp or an exception */
+    while (t->call.sp && t->depth && t->frames[t->depth - 1].sp &&
+           t->frames[t->depth - 1].sp <= t->call.sp) {
+        t->depth--;
+        s->st.unwound++;
+    }
     if (t->depth >= s->o.max_depth ||
         FRAMES__GROW(t->frames, t->cap, t->depth + 1, s->actx) < 0) {
         t->deep++;

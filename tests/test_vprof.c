@@ -401,6 +401,206 @@ static void test_cli_errors(void **state) {
     free(out);
 }
 
+/* ---- the profilers on a recorded program with known waste in named functions */
+
+#ifdef TU_RECORD_BUILT
+static const char waste_c[] =
+    "#include <setjmp.h>\n"
+    "volatile long zeros[4];\n"
+    "volatile long cell = 7;\n"
+    "volatile long sink;\n"
+    "volatile double dcell = 1.0;\n"
+    "static const double close_values[4] = {1.000000001, 1.000000002, 1.000000003, 1.000000004};\n"
+    "jmp_buf env;\n"
+    "#define NI __attribute__((noinline))\n"
+    "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
+    "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
+    "NI void dead(void) { cell = 1; cell = 2; }\n"
+    "NI void store_close(void) { for (int i = 0; i < 4; i++) dcell = close_values[i]; }\n"
+    "NI void jumper(int d) { if (d) jumper(d - 1); else longjmp(env, 1); }\n"
+    "NI void after_jump(void) { for (int i = 0; i < 3; i++) sink = zeros[2]; }\n"
+    "NI void outer(void) { load_zeros(); }\n"
+    "int main(void) {\n"
+    "    outer(); store_same(); dead(); store_close();\n"
+    "    if (!setjmp(env)) jumper(3);\n"
+    "    after_jump();\n"
+    "    return 0;\n"
+    "}\n";
+
+static char waste_dir[512];
+
+/* Sums over the JSON entries whose first context's innermost function is `first` (NULL:
+   any) and whose last context's is `last` and contains `via` (NULL: any). */
+typedef struct sums {
+    uint64_t count, bytes;
+    int entries;
+} sums;
+
+/* The innermost "function" of the call path that ends before `end`. */
+static void innermost(const char *from, const char *end, char *out, size_t cap) {
+    const char *p = from, *q, *best = NULL;
+    out[0] = 0;
+    while ((q = strstr(p, "{\"function\":\"")) && q < end) {
+        best = q + 13;
+        p = best;
+    }
+    if (best) {
+        size_t n = strcspn(best, "\"");
+        snprintf(out, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), best);
+    }
+}
+
+static sums sum_entries(const char *json, const char *first, const char *last, const char *via) {
+    sums s = {0, 0, 0};
+    const char *e = strstr(json, "\"entries\":[");
+    assert_non_null(e);
+    while ((e = strstr(e, "{\"contexts\":[")) != NULL) {
+        const char *cend = strstr(e, "],\"count\":"), *split = strstr(e, "],[");
+        char f1[128], f2[128];
+        unsigned long long count = 0, bytes = 0;
+        assert_non_null(cend);
+        if (!split || split > cend) split = NULL;
+        innermost(e, split ? split : cend, f1, sizeof f1);
+        innermost(split ? split : e, cend, f2, sizeof f2);
+        assert_int_equal(sscanf(cend, "],\"count\":%llu,\"bytes\":%llu", &count, &bytes), 2);
+        if ((!first || !strcmp(f1, first)) && !strcmp(f2, last) &&
+            (!via || (strstr(split ? split : e, via) && strstr(split ? split : e, via) < cend))) {
+            s.count += count;
+            s.bytes += bytes;
+            s.entries++;
+        }
+        e = cend;
+    }
+    return s;
+}
+
+static char *profile_json(const char *profiler, const char *opts) {
+    return tu_run_ok("frames vprof --profiler", "'%s' vprof %s/w.frames --profiler %s %s --top 100000 --json",
+                     tu_frames_bin(), waste_dir, profiler, opts);
+}
+
+static void expect(const char *json, const char *first, const char *last, const char *via,
+                   uint64_t count, uint64_t bytes) {
+    sums s = sum_entries(json, first, last, via);
+    if (s.count != count || s.bytes != bytes)
+        print_error("%s -> %s: count %llu bytes %llu, expected %llu %llu\n", first ? first : "*",
+                    last, (unsigned long long)s.count, (unsigned long long)s.bytes,
+                    (unsigned long long)count, (unsigned long long)bytes);
+    assert_int_equal(s.count, count);
+    assert_int_equal(s.bytes, bytes);
+}
+
+static int waste_setup(void **state) {
+    int st;
+    char *out;
+    (void)state;
+    if (!tu_vg_tool_built()) return 0;
+    snprintf(waste_dir, sizeof waste_dir, "%s/frames-vprof-XXXXXX", tu_tmpdir());
+    if (!mkdtemp(waste_dir)) return -1;
+    {
+        char src[600];
+        snprintf(src, sizeof src, "%s/w.c", waste_dir);
+        if (tu_write_file(src, waste_c, sizeof waste_c - 1)) return -1;
+    }
+    out = tu_run(&st, "cc -O1 -g -o %s/w %s/w.c 2>&1 && ulimit -c 0 && '%s' record -o %s/w.frames -- %s/w >/dev/null 2>&1",
+                 waste_dir, waste_dir, tu_frames_bin(), waste_dir, waste_dir);
+    free(out);
+    return st == 0 ? 0 : -1;
+}
+
+static int waste_teardown(void **state) {
+    int st;
+    (void)state;
+    if (waste_dir[0]) free(tu_run(&st, "rm -rf '%s'", waste_dir));
+    return 0;
+}
+
+static void test_profilers_recorded(void **state) {
+    char *j;
+    (void)state;
+    if (!waste_dir[0]) skip();
+    /* 10 loads of zeros[1], 8 bytes each, in main > outer > load_zeros */
+    j = profile_json("zero-loads", "");
+    expect(j, NULL, "load_zeros", "\"outer\"", 10, 80);
+    expect(j, NULL, "after_jump", NULL, 3, 24);
+    /* after the longjmp, after_jump runs under main, not under the abandoned jumper frames */
+    assert_int_equal(sum_entries(j, NULL, "after_jump", "\"jumper\"").entries, 0);
+    assert_non_null(strstr(j, "\"always_zero_bytes\":\"00000000\""));
+    free(j);
+    /* each load after the first of the same cell repeats its value */
+    j = profile_json("redundant-loads", "");
+    expect(j, "load_zeros", "load_zeros", NULL, 9, 72);
+    expect(j, "after_jump", "after_jump", NULL, 2, 16);
+    free(j);
+    /* sink = 0 over 0 (10), cell = 7 over 7 (5); the doubles only within a delta */
+    j = profile_json("silent-stores", "");
+    expect(j, NULL, "load_zeros", NULL, 10, 80);
+    expect(j, NULL, "store_same", NULL, 5, 40);
+    expect(j, NULL, "store_close", NULL, 0, 0);
+    free(j);
+    j = profile_json("silent-stores", "--approx 1e-6");
+    expect(j, NULL, "store_close", NULL, 4, 32);
+    free(j);
+    j = profile_json("silent-stores", "--approx 1e-10");
+    expect(j, NULL, "store_close", NULL, 0, 0);
+    free(j);
+    /* writes overwritten unread: sink in load_zeros (9) and by after_jump (1 + 2); cell in
+       store_same (4), then by dead (1 + 1); dcell (3) */
+    j = profile_json("dead-stores", "");
+    expect(j, "load_zeros", "load_zeros", NULL, 9, 72);
+    expect(j, "load_zeros", "after_jump", NULL, 1, 8);
+    expect(j, "after_jump", "after_jump", NULL, 2, 16);
+    expect(j, "store_same", "store_same", NULL, 4, 32);
+    expect(j, "store_same", "dead", NULL, 1, 8);
+    expect(j, "dead", "dead", NULL, 1, 8);
+    expect(j, "store_close", "store_close", NULL, 3, 24);
+    assert_null(strstr(j, "\"unwound_frames\":0,"));
+    free(j);
+    /* every window sampled = no sampling */
+    {
+        char *a = profile_json("zero-loads", ""), *b = profile_json("zero-loads", "--sample 5/5");
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        b = profile_json("zero-loads", "--sample 1/1000000");
+        expect(b, NULL, "load_zeros", NULL, 0, 0);
+        free(b);
+    }
+}
+#else
+static int waste_setup(void **state) {
+    (void)state;
+    return 0;
+}
+static int waste_teardown(void **state) {
+    (void)state;
+    return 0;
+}
+static void test_profilers_recorded(void **state) {
+    (void)state;
+    skip();
+}
+#endif
+
+/* A trace without calls and without values: empty profiles and a note, no failure. */
+static void test_profiler_no_values(void **state) {
+    char *out;
+    int st;
+    (void)state;
+    out = tu_run(&st, "'%s' vprof '%s' --profiler zero-loads",
+                 tu_frames_bin(), tu_shared("vectors/frames/r10_default_m_n10001.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "no values to profile"));
+    assert_non_null(strstr(out, "no calls seen"));
+    free(out);
+    out = tu_run(&st, "'%s' vprof '%s' --profiler nonsense 2>&1",
+                 tu_frames_bin(), tu_shared("vectors/frames/r10_default_m_n10001.frames"));
+    assert_int_not_equal(st, 0);
+    assert_non_null(strstr(out, "frames vprof: "));
+    assert_non_null(strstr(out, "nonsense"));
+    free(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),
@@ -410,6 +610,8 @@ int main(void) {
         cmocka_unit_test(test_vector_r11),
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
+        cmocka_unit_test(test_profiler_no_values),
+        cmocka_unit_test(test_profilers_recorded),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
 }
