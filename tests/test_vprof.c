@@ -556,6 +556,23 @@ static void test_profilers_recorded(void **state) {
     expect(j, "store_close", "store_close", NULL, 3, 24);
     assert_null(strstr(j, "\"unwound_frames\":0,"));
     free(j);
+    /* online: the same program profiled without a trace gives the same JSON (its "trace"
+       member is null instead of the file) */
+    {
+        const char *profs[] = {"zero-loads", "dead-stores", "silent-stores"};
+        size_t k;
+        for (k = 0; k < sizeof profs / sizeof profs[0]; k++) {
+            char *off = profile_json(profs[k], ""), *on;
+            on = tu_run_ok("frames vprof online",
+                           "'%s' vprof --profiler %s --top 100000 --json -- %s/w 2>/dev/null",
+                           tu_frames_bin(), profs[k], waste_dir);
+            assert_true(!strncmp(on, "{\"trace\":null,", 15));
+            assert_non_null(strchr(off, ','));
+            assert_string_equal(on + 15, strchr(off, ',') + 1);
+            free(on);
+            free(off);
+        }
+    }
     /* every window sampled = no sampling */
     {
         char *a = profile_json("zero-loads", ""), *b = profile_json("zero-loads", "--sample 5/5");

@@ -60,6 +60,11 @@ int cmd_record(int argc, char **argv) {
     return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
 }
 
+int record_into_sink(const struct frames_sink *sink, int argc, char **argv) {
+    (void)sink, (void)argc, (void)argv;
+    return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
+}
+
 #else
 
 #include <errno.h>
@@ -218,11 +223,18 @@ static int probe(void) {
 
 static int open_writer(rec_run *t, rp_meta *meta, const char *path, int argc, char **argv) {
     frames_writer_options o;
+    frames_error err;
     rp_meta_build(meta, path, argc, argv);
     frames_writer_options_default(&o);
     o.arch = FRAMES_ARCH_I386;
     o.machine = FRAMES_MACH_X86_64;
-    if (!(t->w = cli_open_writer(t->out, &o, &meta->meta))) {
+    if (t->sink && frames_writer_open(&t->w, t->sink, &o, &meta->meta, &err) < 0) {
+        cli_lib_error(&err);
+        t->w = NULL;
+    } else if (!t->sink) {
+        t->w = cli_open_writer(t->out, &o, &meta->meta);
+    }
+    if (!t->w) {
         rp_meta_free(meta);
         return CLI_DATA;
     }
@@ -242,6 +254,7 @@ static int record_with(rec_run *t, const rec_engine *e, const char *path, int ar
     if (state && !t->failed) e->pump(state);
     e->finish(t, state);
     rc = frames_writer_close(t->w);
+    if (t->sink && rc == FRAMES_UNFINISHED) rc = FRAMES_OK;   /* a stream has no TOC */
     if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
     if (!t->failed) {
         if (!t->quiet) report(t, path, now() - t0);
@@ -289,6 +302,29 @@ int cmd_record(int argc, char **argv) {
         if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
     }
     rc = record_with(&t, engine, path, argc - first, argv + first);
+    rx_close(t.dec);
+    return rc;
+}
+
+int record_into_sink(const struct frames_sink *sink, int argc, char **argv) {
+    rec_run t;
+    const rec_engine *engine;
+    char path[4096], why[600];
+    int rc;
+    memset(&t, 0, sizeof t);
+    t.out = "-";
+    t.pin = 1;
+    t.quiet = 1;
+    t.sink = sink;
+    if (argc < 1) return cli_usage_error("no program given");
+    if ((rc = find_program(argv[0], path, sizeof path)) != 0)
+        return cli_fail(rc, rc == REC_EXIT_NOEXEC ? "%s: not an executable file" : "%s: program not found",
+                        argv[0]);
+    if (!(engine = default_engine(path, why, sizeof why))) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
+    t.dec = rx_open();
+    if (!t.dec && engine->needs_capstone)
+        return cli_fail(REC_EXIT_TRACE, "the %s engine needs capstone", engine->name);
+    rc = record_with(&t, engine, path, argc, argv);
     rx_close(t.dec);
     return rc;
 }

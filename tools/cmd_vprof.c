@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "frames_vprof.h"
+#include "record/record.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -13,6 +14,8 @@ static void usage(FILE *out) {
             "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
             "       frames vprof TRACE --profiler NAME [--approx D] [--registers] [--top N]\n"
             "                    [--sample N/M] [--context-depth N] [--json]\n"
+            "       frames vprof --profiler NAME [OPTIONS] -- PROGRAM [ARGS...]   (online: no trace\n"
+            "                    is written; the program runs under frames record's engine)\n"
             "\n"
             "With --profiler, one of VClinic's clients over calling contexts (docs/vprof.md):\n"
             "  zero-loads, redundant-loads, silent-stores, dead-stores, values; the top entries\n"
@@ -249,7 +252,8 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
     int pair = !strcmp(pr->name, "redundant-loads") || !strcmp(pr->name, "dead-stores");
     if (pr->json) {
         printf("{\"trace\":");
-        cli_json_string(stdout, path, strlen(path));
+        if (path) cli_json_string(stdout, path, strlen(path));
+        else printf("null");   /* online */
         printf(",\"profiler\":\"%s\",\"instructions\":%llu,\"records\":%llu,"
                "\"total_bytes\":%llu,\"dropped\":%llu",
                pr->name, (unsigned long long)s->std_frames, (unsigned long long)bs->records,
@@ -274,7 +278,7 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
         printf("]}\n");
     } else {
         printf("trace          %s\nprofiler       %s\ninstructions   %llu\n"
-               "waste          %llu bytes\n", path, pr->name, (unsigned long long)s->std_frames,
+               "waste          %llu bytes\n", path ? path : "(online)", pr->name, (unsigned long long)s->std_frames,
                (unsigned long long)bs->total_bytes);
         if (ss && ss->calls == 0) printf("note           no calls seen: every context is the outermost level\n");
         if (ss && (ss->unmatched_returns || ss->unwound))
@@ -295,6 +299,119 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
         }
     }
     free(e);
+}
+
+/* ---- online: the recorder's encoded trace, decoded as it arrives (no file) */
+
+struct online {
+    struct prof_run *pr;
+    frames_vprof_options o;
+    cli_names *names;
+    frames_vprof *vp;
+    frames_vprof_builtin *b;
+    uint8_t *buf, *head;       /* bytes not yet decoded; the header and meta */
+    size_t len, cap;
+    frames_reader *hr;         /* reader over head: the header and the meta */
+    frames_decoder dec;
+    int failed;
+};
+
+/* The header and meta are complete once a reader opens on the bytes so far. */
+static int online_start(struct online *on) {
+    const frames_header *h;
+    frames_reader *r;
+    frames_error err;
+    if (frames_reader_open_memory(&r, on->buf, on->len, NULL, &err) < 0) return 0;
+    h = frames_reader_header(r);
+    frames_reader_close(r);
+    if (h->first_frame > on->len) return 0;
+    if (!(on->head = (uint8_t *)malloc((size_t)h->first_frame + 1))) return -1;
+    memcpy(on->head, on->buf, (size_t)h->first_frame);
+    if (frames_reader_open_memory(&on->hr, on->head, (size_t)h->first_frame, NULL, &err) < 0)
+        return cli_lib_error(&err), -1;
+    h = frames_reader_header(on->hr);
+    on->o.arch = (uint32_t)h->arch;
+    on->o.machine = h->machine;
+    if (cli_names_open(on->names, frames_reader_meta(on->hr)) != CLI_OK) return -1;
+    if (frames_vprof_open(&on->vp, &on->o, &err) < 0 ||
+        frames_vprof_builtin_open(&on->b, on->vp, on->pr->name, &on->pr->bo, &err) < 0)
+        return cli_lib_error(&err), -1;
+    memmove(on->buf, on->buf + h->first_frame, on->len - (size_t)h->first_frame);
+    on->len -= (size_t)h->first_frame;
+    return 1;
+}
+
+static uint64_t le64(const uint8_t *p) {
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* Decode and profile the complete frames in buf. */
+static int online_frames(struct online *on) {
+    size_t pos = 0;
+    frames_frame f;
+    frames_error err;
+    while (on->len - pos >= 8) {
+        uint64_t n = le64(on->buf + pos);
+        if (n > on->len - pos - 8) break;
+        if (frames_decode_frame(&on->dec, on->buf + pos + 8, (size_t)n, &f, &err) < 0)
+            return cli_lib_error(&err), -1;
+        if (f.kind == FRAMES_KIND_MODLOAD) cli_names_frame(on->names, &f);
+        if (frames_vprof_add_frame(on->vp, &f) < 0) return cli_lib_error(frames_vprof_error(on->vp)), -1;
+        pos += 8 + (size_t)n;
+    }
+    memmove(on->buf, on->buf + pos, on->len - pos);
+    on->len -= pos;
+    return 0;
+}
+
+static int online_write(void *ctx, const void *data, size_t len) {
+    struct online *on = (struct online *)ctx;
+    int st;
+    if (on->failed) return -1;
+    if (on->len + len > on->cap) {
+        size_t nc = (on->len + len) * 2;
+        uint8_t *nb = (uint8_t *)realloc(on->buf, nc);
+        if (!nb) return on->failed = 1, -1;
+        on->buf = nb;
+        on->cap = nc;
+    }
+    memcpy(on->buf + on->len, data, len);
+    on->len += len;
+    if (!on->vp && (st = online_start(on)) <= 0) return st < 0 ? (on->failed = 1, -1) : 0;
+    if (online_frames(on) < 0) return on->failed = 1, -1;
+    return 0;
+}
+
+static int online_run(struct prof_run *pr, const frames_vprof_options *o, cli_names *names,
+                      size_t top, int argc, char **argv) {
+    struct online on;
+    frames_sink sink;
+    int rc;
+    memset(&on, 0, sizeof on);
+    on.pr = pr;
+    on.o = *o;
+    on.names = names;
+    frames_decoder_init(&on.dec, NULL, 0, NULL);
+    memset(&sink, 0, sizeof sink);
+    sink.ctx = &on;
+    sink.write = online_write;
+    rc = record_into_sink(&sink, argc, argv);
+    if (on.vp && !on.failed) {
+        if (on.len) cli_warn("the recording ended inside a frame (%zu bytes not profiled)", on.len);
+        print_profile(NULL, pr, on.vp, on.b, top, names);
+    } else if (!on.failed && rc == 0) {
+        rc = cli_fail(CLI_DATA, "the recorder wrote no trace");
+    }
+    frames_vprof_builtin_close(on.b);
+    frames_vprof_close(on.vp);
+    frames_reader_close(on.hr);
+    frames_decoder_free(&on.dec);
+    free(on.head);
+    free(on.buf);
+    return rc;
 }
 
 /* Feed every frame; decode errors are reported and skipped (the reader continues). */
@@ -352,7 +469,15 @@ int cmd_vprof(int argc, char **argv) {
         int no = cli_names_option(argc, argv, &i, &names);
         if (no == CLI_USAGE) return no;
         if (no == 1) continue;
-        if (!strcmp(a, "--json")) {
+        if (!strcmp(a, "--")) {
+            if (!pr.name) return cli_usage_error("online profiling needs --profiler NAME");
+            if (path) return cli_usage_error("a trace or a program (after --), not both");
+            if (i + 1 >= argc) return cli_usage_error("no program given after --");
+            pr.json = json;
+            rc = online_run(&pr, &o, &names, (size_t)top, argc - i - 1, argv + i + 1);
+            cli_names_close(&names);
+            return rc;
+        } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--registers")) {
             pr.bo.registers = 1;
