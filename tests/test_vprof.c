@@ -566,9 +566,9 @@ static void test_profilers_recorded(void **state) {
             on = tu_run_ok("frames vprof online",
                            "'%s' vprof --profiler %s --top 100000 --json -- %s/w 2>/dev/null",
                            tu_frames_bin(), profs[k], waste_dir);
-            assert_true(!strncmp(on, "{\"trace\":null,", 15));
+            assert_true(!strncmp(on, "{\"trace\":null,", 14));
             assert_non_null(strchr(off, ','));
-            assert_string_equal(on + 15, strchr(off, ',') + 1);
+            assert_string_equal(on + 14, strchr(off, ',') + 1);
             free(on);
             free(off);
         }
