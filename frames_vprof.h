@@ -15,8 +15,10 @@
    ---------------------------------------------------------------------------------------
    USAGE
 
-   In exactly one C or C++ file (frames.h's implementation may live in another file):
+   In exactly one C or C++ file (frames.h's implementation may live in another file),
+   with frames_replay.h's (the call stack and the registers it walks with):
 
+       #define FRAMES_REPLAY_IMPLEMENTATION
        #define FRAMES_VPROF_IMPLEMENTATION
        #include "frames_vprof.h"
 
@@ -40,6 +42,10 @@
      frames_vprof_load / _store / _observe  single accesses, for live tracers
      frames_vprof_stats_get, frames_vprof_error
      frames_vprof_top, frames_vprof_metric_of   the instructions ranked by a metric
+     frames_vprof_client_add                the framework: filters, batches of records
+     frames_vprof_context_path / _pc / _parent, frames_vprof_stack_stats   calling contexts
+     frames_vprof_builtin_open / _close / _top / _stats_get   zero-loads, redundant-loads,
+                                            silent-stores, dead-stores, values
 
    ---------------------------------------------------------------------------------------
    THE MODEL (exact definitions; docs/vprof.md has worked examples)
@@ -95,12 +101,17 @@
 
    Options, rows and statistics
    The profiler
+   The framework: clients, records, calling contexts
+   Built-in profilers
    IMPLEMENTATION
      State: hash tables of loads, content granules and rows
      Lifecycle
      Accesses: loads, stores, observations
+     Framework: contexts
+     Framework: records of a frame
      Frames
      Ranking
+     Built-in profilers
 */
 #ifndef FRAMES_VPROF_H_INCLUDED
 #define FRAMES_VPROF_H_INCLUDED

@@ -8,7 +8,7 @@ SHARED=${FRAMES_SHARED:-../shared}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # its own copy of the implementation: build/obj/impl.o also holds frames_pt.h (libipt)
-gcc -std=c99 -D_GNU_SOURCE -O2 -DFRAMES_IMPLEMENTATION -DFRAMES_VPROF_IMPLEMENTATION -I. bench/bench_vprof.c \
+gcc -std=c99 -D_GNU_SOURCE -O2 -DFRAMES_IMPLEMENTATION -DFRAMES_REPLAY_IMPLEMENTATION -DFRAMES_VPROF_IMPLEMENTATION -I. bench/bench_vprof.c \
     -o "$TMP/bench_vprof" -lm
 out=$("$TMP/bench_vprof" "$SHARED/vectors/frames/r10_default_m_n10001.frames" "$TMP" "${BENCH_VPROF_FRAMES:-2000000}")
 echo "$out" | head -n -1
