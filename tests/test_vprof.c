@@ -573,6 +573,18 @@ static void test_profilers_recorded(void **state) {
             free(off);
         }
     }
+    /* a tiny shadow memory: counts become lower bounds, and the report says so */
+    {
+        char *out = tu_run_ok("frames vprof capped", "'%s' vprof %s/w.frames --profiler dead-stores --max-addresses 4",
+                              tu_frames_bin(), waste_dir);
+        assert_non_null(strstr(out, "counts are lower bounds"));
+        free(out);
+        /* register writes add to the memory ones, never take any away */
+        out = profile_json("silent-stores", "--registers");
+        expect(out, NULL, "store_same", NULL, 5, 40);
+        assert_true(sum_entries(out, NULL, "load_zeros", NULL).count >= 10);
+        free(out);
+    }
     /* every window sampled = no sampling */
     {
         char *a = profile_json("zero-loads", ""), *b = profile_json("zero-loads", "--sample 5/5");

@@ -518,6 +518,7 @@ int cmd_vprof(int argc, char **argv) {
                 return cli_usage_error("%s must be at least 1", a);
             } else if (!strcmp(a, "--max-addresses")) {
                 o.max_addresses = v;
+                pr.bo.max_addresses = v;   /* the profilers' shadow memory too */
             } else {
                 o.max_instructions = v;
             }
