@@ -271,6 +271,8 @@ typedef struct frames_vprof_record {
     const uint8_t *old;        /* writes: the value before, when every byte was known;
                                   NULL otherwise */
     uint32_t context;          /* context handle: call path and pc (0: contexts off) */
+    uint32_t object;           /* memory: the heap block holding address (0: none or
+                                  data attribution off), see frames_vprof_object_get */
 } frames_vprof_record;
 
 typedef struct frames_vprof_client {
@@ -296,6 +298,22 @@ FRAMES_VPROF_DEF size_t frames_vprof_context_path(const frames_vprof *vp, uint32
                                                   uint64_t *out, size_t cap);
 FRAMES_VPROF_DEF uint64_t frames_vprof_context_pc(const frames_vprof *vp, uint32_t h);
 FRAMES_VPROF_DEF uint32_t frames_vprof_context_parent(const frames_vprof *vp, uint32_t h);
+/* Data objects: heap blocks from the allocator calls of the trace. `classify` says what
+   the instruction at pc is when it starts an allocator (FRAMES_VPROF_MALLOC & co, 0 for
+   none); it is asked once per context of a pc (a symbol lookup of the caller's, e.g.
+   "malloc", "_Znwm"). x86-64 System V only: sizes and pointers from rdi, rsi, rax. */
+enum { FRAMES_VPROF_MALLOC = 1, FRAMES_VPROF_CALLOC, FRAMES_VPROF_REALLOC, FRAMES_VPROF_FREE };
+typedef int (*frames_vprof_classify_fn)(void *ctx, uint64_t pc);
+FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
+                                        void *ctx);
+typedef struct frames_vprof_object {
+    uint64_t address, size;
+    uint32_t context;          /* the call path of the allocating call */
+    int live;                  /* not freed yet */
+} frames_vprof_object;
+/* Object h (1..), or NULL. */
+FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
+                                                                    uint32_t h);
 /* The call stack the profiler walks with (NULL without an architecture). */
 FRAMES_VPROF_DEF const frames_replay_stack_stats *frames_vprof_stack_stats(const frames_vprof *vp);
 
@@ -324,11 +342,14 @@ typedef struct frames_vprof_builtin_options {
     double approx;           /* silent-stores: relative delta for floats (0: exact) */
     uint64_t max_entries;    /* distinct entries kept (default 1 << 20) */
     uint64_t max_addresses;  /* shadow memory entries (default 1 << 21) */
+    int data;                /* entries per data object too (frames_vprof_data first) */
 } frames_vprof_builtin_options;
 
 typedef struct frames_vprof_entry {
     uint32_t context[2];     /* one context, or a pair (earlier access, later access) */
     uint32_t ncontexts;
+    uint32_t object;         /* with data: the call path (context handle) that allocated
+                                  the heap block the (later) access hit; 0 none */
     uint32_t size;           /* zero-loads, values: access size (the largest seen) */
     uint64_t count;          /* wasteful accesses */
     uint64_t bytes;          /* their bytes */
@@ -434,7 +455,16 @@ typedef struct frames__vprof_cslot {
 typedef struct frames__vprof_node {
     uint64_t pc;
     uint32_t parent;
+    int alloc;                 /* data: the pc starts an allocator (-1: not asked yet) */
 } frames__vprof_node;
+
+/* An allocator call waiting for its return. */
+typedef struct frames__vprof_pending {
+    uint64_t thread, ret, size, old;
+    uint32_t context;
+    int kind;
+} frames__vprof_pending;
+#define FRAMES__VPROF_PENDING 64u
 
 struct frames_vprof {
     frames_vprof_options opt;
@@ -459,6 +489,16 @@ struct frames_vprof {
     uint8_t oldbuf[16384];                  /* old values of this frame's writes */
     size_t oldlen;
     uint64_t window_pos;
+    uint64_t objects_dropped;               /* allocations not tracked */
+    /* data objects */
+    frames_vprof_classify_fn classify;
+    void *classify_ctx;
+    frames_vprof_object *objects;           /* every block, by handle - 1 */
+    size_t nobjects, capobjects;
+    uint32_t *live;                         /* live blocks' handles sorted by address */
+    size_t nlive, caplive;
+    frames__vprof_pending pending[FRAMES__VPROF_PENDING];
+    size_t npending;
 };
 
 
@@ -657,6 +697,8 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     FRAMES_FREE(vp->nodes, ctx);
     FRAMES_FREE(vp->recs, ctx);
     FRAMES_FREE(vp->pass, ctx);
+    FRAMES_FREE(vp->objects, ctx);
+    FRAMES_FREE(vp->live, ctx);
     frames_replay_stack_close(vp->stack);
     frames_replay_regs_close(vp->regs);
     FRAMES_FREE(vp, ctx);
@@ -917,6 +959,7 @@ static uint32_t frames__vprof_child(frames_vprof *vp, uint32_t parent, uint64_t 
         }
         vp->nodes[vp->nnodes].parent = parent;
         vp->nodes[vp->nnodes].pc = pc;
+        vp->nodes[vp->nnodes].alloc = -1;
         s->id = (uint32_t)++vp->nnodes;
     } else if (vp->nodes[s->id - 1].parent != parent || vp->nodes[s->id - 1].pc != pc) {
         vp->context_cap_hit = 1;   /* a 64-bit hash collision: merged into the parent */
@@ -973,6 +1016,132 @@ FRAMES_VPROF_DEF int frames_vprof_client_add(frames_vprof *vp, const frames_vpro
     vp->clients[vp->nclients++] = *c;
     if (c->operands & (FRAMES_VPROF_GPR | FRAMES_VPROF_SIMD)) vp->want_regs = 1;
     return FRAMES_OK;
+}
+
+/* --------------------------------------------------------------------------------------
+   Framework: data objects
+   -------------------------------------------------------------------------------------- */
+
+FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
+                                        void *ctx) {
+    vp->classify = classify;
+    vp->classify_ctx = ctx;
+    vp->want_regs = 1;
+}
+
+FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
+                                                                    uint32_t h) {
+    return h && h <= vp->nobjects ? &vp->objects[h - 1] : NULL;
+}
+
+/* Index in live of the first block with address > a. */
+static size_t frames__vprof_live_after(const frames_vprof *vp, uint64_t a) {
+    size_t lo = 0, hi = vp->nlive;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vp->objects[vp->live[mid] - 1].address <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t frames__vprof_object_at(const frames_vprof *vp, uint64_t a) {
+    size_t i = frames__vprof_live_after(vp, a);
+    const frames_vprof_object *o;
+    if (i == 0) return 0;
+    o = &vp->objects[vp->live[i - 1] - 1];
+    return a - o->address < o->size ? vp->live[i - 1] : 0;
+}
+
+static void frames__vprof_free_block(frames_vprof *vp, uint64_t a) {
+    size_t i = frames__vprof_live_after(vp, a);
+    if (i == 0 || vp->objects[vp->live[i - 1] - 1].address != a) return;
+    vp->objects[vp->live[i - 1] - 1].live = 0;
+    memmove(&vp->live[i - 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
+    vp->nlive--;
+}
+
+static void frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
+    size_t i;
+    if (!a || !size || a > UINT64_MAX - size || vp->nobjects >= vp->opt.max_contexts ||
+        FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0 ||
+        FRAMES__GROW(vp->live, vp->caplive, vp->nlive + 1, vp->opt.alloc_ctx) < 0) {
+        vp->objects_dropped++;
+        return;
+    }
+    frames__vprof_free_block(vp, a);   /* a block at the same address was freed unseen */
+    vp->objects[vp->nobjects].address = a;
+    vp->objects[vp->nobjects].size = size;
+    vp->objects[vp->nobjects].context = ctx;
+    vp->objects[vp->nobjects].live = 1;
+    vp->nobjects++;
+    i = frames__vprof_live_after(vp, a);
+    memmove(&vp->live[i + 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
+    vp->live[i] = (uint32_t)vp->nobjects;
+    vp->nlive++;
+}
+
+static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
+                                    int *ok) {
+    uint8_t v[8];
+    size_t n;
+    uint64_t x = 0;
+    int i;
+    *ok = frames_replay_regs_get(vp->regs, thread, name, v, sizeof v, &n) == 1 && n == 8;
+    for (i = 7; i >= 0; i--) x = x << 8 | v[i];
+    return x;
+}
+
+/* Before the registers take frame s: an allocator returning (its result is in rax) or
+   starting (its arguments in rdi, rsi; ctx is the allocator's first instruction's
+   context, whose parent is the allocating call path). */
+static void frames__vprof_track_heap(frames_vprof *vp, const frames_std_frame *s, uint32_t ctx) {
+    size_t i;
+    int ok1 = 0, ok2 = 1, kind;
+    frames__vprof_node *node;
+    for (i = vp->npending; i > 0; i--) {
+        frames__vprof_pending *p = &vp->pending[i - 1];
+        uint64_t rax;
+        if (p->thread != s->thread_id || p->ret != s->address) continue;
+        rax = frames__vprof_reg64(vp, s->thread_id, "rax", &ok1);
+        if (p->kind == FRAMES_VPROF_REALLOC && ok1 && rax) frames__vprof_free_block(vp, p->old);
+        if (ok1) frames__vprof_new_block(vp, rax, p->size, p->context);
+        vp->pending[i - 1] = vp->pending[--vp->npending];
+        break;
+    }
+    if (!ctx || !vp->classify) return;
+    node = &vp->nodes[ctx - 1];
+    if (node->alloc < 0) node->alloc = vp->classify(vp->classify_ctx, s->address);
+    kind = node->alloc;
+    if (kind <= 0 || !vp->stack) return;
+    {
+        size_t d;
+        const frames_replay_call *st = frames_replay_stack_get(vp->stack, s->thread_id, &d);
+        uint64_t a0 = frames__vprof_reg64(vp, s->thread_id, "rdi", &ok1), a1 = 0;
+        frames__vprof_pending *p;
+        if (kind == FRAMES_VPROF_CALLOC || kind == FRAMES_VPROF_REALLOC)
+            a1 = frames__vprof_reg64(vp, s->thread_id, "rsi", &ok2);
+        if (!ok1 || !ok2 || !d) {
+            vp->objects_dropped++;
+            return;
+        }
+        if (kind == FRAMES_VPROF_FREE) {
+            frames__vprof_free_block(vp, a0);
+            return;
+        }
+        if (vp->npending >= FRAMES__VPROF_PENDING) {
+            vp->objects_dropped++;
+            return;
+        }
+        p = &vp->pending[vp->npending++];
+        p->thread = s->thread_id;
+        p->ret = st[d - 1].ret;
+        p->kind = kind;
+        p->old = kind == FRAMES_VPROF_REALLOC ? a0 : 0;
+        p->size = kind == FRAMES_VPROF_CALLOC ? (a1 && a0 > UINT64_MAX / a1 ? 0 : a0 * a1)
+                  : kind == FRAMES_VPROF_REALLOC ? a1 : a0;
+        p->context = node->parent;
+    }
 }
 
 /* --------------------------------------------------------------------------------------
@@ -1088,6 +1257,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
+        if (vp->nlive) r->object = frames__vprof_object_at(vp, op->address);
     } else {
         r->flags = frames__vprof_simd_name(&op->name) ? FRAMES_VPROF_SIMD : FRAMES_VPROF_GPR;
         r->reg = (const char *)op->name.ptr;
@@ -1145,8 +1315,13 @@ static int frames__vprof_frame_clients(frames_vprof *vp, const frames_frame *f) 
     }
     vp->nrecs = 0;
     vp->oldlen = 0;
-    if (vp->nclients && frames__vprof_in_window(vp)) {
+    if (vp->classify) {
         ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
+        frames__vprof_track_heap(vp, s, ctx);
+    }
+    if (vp->nclients && frames__vprof_in_window(vp)) {
+        if (!ctx)
+            ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
         fl = frames__vprof_float_insn(s);
         for (i = 0; i < s->npre && rc == FRAMES_OK; i++)
             if (s->pre[i].read)
@@ -1357,11 +1532,14 @@ FRAMES_VPROF_DEF void frames_vprof_builtin_options_default(frames_vprof_builtin_
 
 /* The entry of key (created with the given contexts), NULL over the cap. */
 static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t key, uint32_t c0,
-                                            uint32_t c1, uint32_t nctx) {
+                                            uint32_t c1, uint32_t nctx, uint32_t obj) {
     int created, rc;
-    frames__vb_slot *s =
-        (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
+    frames__vb_slot *s;
     frames_vprof_entry *e;
+    if (obj) obj = frames_vprof_object_get(b->vp, obj)->context;   /* blocks by allocation site */
+    if (b->o.data && obj)   /* (key, object): a 64-bit hash, checked below */
+        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull));
+    s = (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
     if (!s) {
         b->st.dropped++;
         return NULL;
@@ -1377,9 +1555,15 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
         e->context[0] = c0;
         e->context[1] = c1;
         e->ncontexts = nctx;
+        e->object = b->o.data ? obj : 0;
         s->entry = (uint32_t)++b->nentries;
     }
-    return &b->entries[s->entry - 1];
+    e = &b->entries[s->entry - 1];
+    if (e->context[0] != c0 || e->context[1] != c1 || e->object != (b->o.data ? obj : 0)) {
+        b->st.dropped++;   /* a hash collision */
+        return NULL;
+    }
+    return e;
 }
 
 static uint64_t frames__vb_pair(uint32_t a, uint32_t c) { return (uint64_t)a << 32 | c; }
@@ -1392,7 +1576,7 @@ static void frames__vb_waste(frames_vprof_builtin *b, frames_vprof_entry *e, uin
 }
 
 static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *r) {
-    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1);
+    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
     uint32_t i, zero = 1;
     for (i = 0; i < r->size; i++)
         if (r->value[i]) zero = 0;
@@ -1432,7 +1616,7 @@ static void frames__vb_redundant(frames_vprof_builtin *b, const frames_vprof_rec
     }
     if (!created && l->size == r->size && l->value == v)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(l->context, r->context),
-                                             l->context, r->context, 2),
+                                             l->context, r->context, 2, r->object),
                          r->size);
     l->size = r->size;
     l->value = v;
@@ -1471,7 +1655,7 @@ static void frames__vb_silent(frames_vprof_builtin *b, const frames_vprof_record
         b->st.unknown_old++;
         return;
     }
-    e = frames__vb_entry(b, r->context, r->context, 0, 1);
+    e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
     if (e) e->total++;
     if (frames__vb_equal(b, r)) frames__vb_waste(b, e, r->size);
 }
@@ -1517,7 +1701,7 @@ static void frames__vb_dead(frames_vprof_builtin *b, const frames_vprof_record *
     }
     for (k = 0; k < nk; k++)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(killed[k], r->context),
-                                             killed[k], r->context, 2),
+                                             killed[k], r->context, 2, r->object),
                          kbytes[k]);
 }
 
@@ -1527,7 +1711,7 @@ static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record
     memcpy(&v, r->value, r->size < 8 ? r->size : 8);
     e = frames__vb_entry(b, frames__mix64(frames__vprof_value_key(r->value, r->size) ^
                                           frames__mix64((uint64_t)r->context << 8 | r->size)),
-                         r->context, 0, 1);
+                         r->context, 0, 1, r->object);
     if (!e) return;
     if (e->count && (e->value != v || e->size != r->size)) {   /* 64-bit hash collision */
         b->st.dropped++;

@@ -406,6 +406,7 @@ static void test_cli_errors(void **state) {
 #ifdef TU_RECORD_BUILT
 static const char waste_c[] =
     "#include <setjmp.h>\n"
+    "#include <stdlib.h>\n"
     "volatile long zeros[4];\n"
     "volatile long cell = 7;\n"
     "volatile long sink;\n"
@@ -420,10 +421,13 @@ static const char waste_c[] =
     "NI void jumper(int d) { if (d) jumper(d - 1); else longjmp(env, 1); }\n"
     "NI void after_jump(void) { for (int i = 0; i < 3; i++) sink = zeros[2]; }\n"
     "NI void outer(void) { load_zeros(); }\n"
+    "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
+    "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
     "int main(void) {\n"
     "    outer(); store_same(); dead(); store_close();\n"
     "    if (!setjmp(env)) jumper(3);\n"
     "    after_jump();\n"
+    "    long *b = make_block(); use_block(b); free(b);\n"
     "    return 0;\n"
     "}\n";
 
@@ -585,6 +589,23 @@ static void test_profilers_recorded(void **state) {
         assert_true(sum_entries(out, NULL, "load_zeros", NULL).count >= 10);
         free(out);
     }
+    /* --data: the loads of the calloc'd block are attributed to it, by the call path
+       that allocated it; the loads of the global zeros[] to no heap block */
+    j = profile_json("zero-loads", "--data");
+    expect(j, NULL, "use_block", NULL, 6, 48);
+    {
+        const char *e = strstr(j, "\"function\":\"use_block\"");
+        const char *obj = e ? strstr(e, "\"object\":") : NULL;
+        char f[128];
+        assert_non_null(obj);
+        assert_true(!strncmp(obj, "\"object\":{\"kind\":\"heap\",\"allocation\":[", 38));
+        innermost(obj, strstr(obj, "]}"), f, sizeof f);
+        assert_string_equal(f, "make_block");
+        e = strstr(j, "\"function\":\"load_zeros\"");
+        assert_non_null(e);
+        assert_true(!strncmp(strstr(e, "\"object\":"), "\"object\":null", 13));
+    }
+    free(j);
     /* every window sampled = no sampling */
     {
         char *a = profile_json("zero-loads", ""), *b = profile_json("zero-loads", "--sample 5/5");

@@ -13,7 +13,7 @@ static void usage(FILE *out) {
             "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N]\n"
             "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
             "       frames vprof TRACE --profiler NAME [--approx D] [--registers] [--top N]\n"
-            "                    [--sample N/M] [--context-depth N] [--json]\n"
+            "                    [--sample N/M] [--context-depth N] [--data] [--json]\n"
             "       frames vprof --profiler NAME [OPTIONS] -- PROGRAM [ARGS...]   (online: no trace\n"
             "                    is written; the program runs under frames record's engine)\n"
             "\n"
@@ -22,6 +22,8 @@ static void usage(FILE *out) {
             "by bytes, each with its call path (or pair of call paths), count, bytes, share.\n"
             "  --approx D            silent-stores: floats equal within relative delta D\n"
             "  --registers           silent-stores: register writes too\n"
+            "  --data                entries per data object too: heap blocks by the call\n"
+            "                        path of their malloc/calloc/realloc/new (x86-64)\n"
             "  --sample N/M          profile N of every M instructions\n"
             "  --context-depth N     call sites kept per context (default 64)\n"
             "\n"
@@ -206,6 +208,28 @@ static void print_path_text(frames_vprof *vp, uint32_t ctx, cli_names *names) {
                cli_names_text(names, pcs[i], name, sizeof name));
 }
 
+/* --data: the allocators by the symbol their first instruction starts. */
+static int classify_allocator(void *ctx, uint64_t pc) {
+    static const struct { const char *name; int kind; } names[] = {
+        {"malloc", FRAMES_VPROF_MALLOC}, {"calloc", FRAMES_VPROF_CALLOC},
+        {"realloc", FRAMES_VPROF_REALLOC}, {"free", FRAMES_VPROF_FREE},
+        {"__libc_malloc", FRAMES_VPROF_MALLOC}, {"__libc_calloc", FRAMES_VPROF_CALLOC},
+        {"__libc_realloc", FRAMES_VPROF_REALLOC}, {"__libc_free", FRAMES_VPROF_FREE},
+        {"_Znwm", FRAMES_VPROF_MALLOC}, {"_Znam", FRAMES_VPROF_MALLOC},
+        {"_ZdlPv", FRAMES_VPROF_FREE}, {"_ZdaPv", FRAMES_VPROF_FREE},
+        {"_ZdlPvm", FRAMES_VPROF_FREE}, {"_ZdaPvm", FRAMES_VPROF_FREE},
+    };
+    frames_sym_loc loc;
+    size_t i, n;
+    cli_names_lookup((cli_names *)ctx, pc, &loc);
+    if (!loc.symbol || loc.symbol_offset != 0) return 0;
+    n = strcspn(loc.symbol, "@");   /* malloc@@GLIBC_2.2.5 */
+    if (n > loc.symbol_len) n = loc.symbol_len;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i].name) == n && !memcmp(loc.symbol, names[i].name, n)) return names[i].kind;
+    return 0;
+}
+
 /* A call path: frames outermost first, each naming its function. */
 static void print_path_json(frames_vprof *vp, uint32_t ctx, cli_names *names) {
     uint64_t pcs[PATH_MAX_FRAMES];
@@ -273,6 +297,16 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
                    (unsigned long long)e[i].count, (unsigned long long)e[i].bytes,
                    bs->total_bytes ? (double)e[i].bytes / (double)bs->total_bytes : 0.0);
             print_entry_extra_json(&e[i], pr->name);
+            if (pr->bo.data) {
+                printf(",\"object\":");
+                if (e[i].object) {
+                    printf("{\"kind\":\"heap\",\"allocation\":");
+                    print_path_json(vp, e[i].object, names);
+                    printf("}");
+                } else {
+                    printf("null");
+                }
+            }
             printf("}");
         }
         printf("]}\n");
@@ -295,6 +329,10 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
             for (k = 0; k < e[i].ncontexts; k++) {
                 printf("   %s\n", !pair ? "context" : k ? "killed/repeated by" : "first access");
                 print_path_text(vp, e[i].context[k], names);
+            }
+            if (pr->bo.data && e[i].object) {
+                printf("   data object: heap block allocated at\n");
+                print_path_text(vp, e[i].object, names);
             }
         }
     }
@@ -334,6 +372,7 @@ static int online_start(struct online *on) {
     on->o.machine = h->machine;
     if (cli_names_open(on->names, frames_reader_meta(on->hr)) != CLI_OK) return -1;
     if (frames_vprof_open(&on->vp, &on->o, &err) < 0 ||
+        (on->pr->bo.data && (frames_vprof_data(on->vp, classify_allocator, on->names), 0)) ||
         frames_vprof_builtin_open(&on->b, on->vp, on->pr->name, &on->pr->bo, &err) < 0)
         return cli_lib_error(&err), -1;
     memmove(on->buf, on->buf + h->first_frame, on->len - (size_t)h->first_frame);
@@ -479,6 +518,8 @@ int cmd_vprof(int argc, char **argv) {
             return rc;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--data")) {
+            pr.bo.data = 1;
         } else if (!strcmp(a, "--registers")) {
             pr.bo.registers = 1;
         } else if (!strcmp(a, "--profiler")) {
@@ -544,6 +585,7 @@ int cmd_vprof(int argc, char **argv) {
         pr.json = json;
     }
     if (frames_vprof_open(&vp, &o, &err) < 0 ||
+        (pr.name && pr.bo.data && (frames_vprof_data(vp, classify_allocator, &names), 0)) ||
         (pr.name && frames_vprof_builtin_open(&b, vp, pr.name, &pr.bo, &err) < 0)) {
         frames_vprof_close(vp);
         cli_names_close(&names);
