@@ -651,6 +651,96 @@ static void test_profiler_no_values(void **state) {
     free(out);
 }
 
+/* ---- the call stack of frames_replay.h: instruction classes (encodings from the
+   architecture manuals) and the unwinding rules on a hand-made walk */
+
+static int classify(uint32_t arch, uint64_t mach, const char *bytes, size_t n, const char *mode) {
+    frames_std_frame sf;
+    memset(&sf, 0, sizeof sf);
+    sf.rawbytes = frames_bytes_of(bytes, n);
+    if (mode) {
+        sf.has_mode = 1;
+        sf.mode = frames_bytes_of(mode, strlen(mode));
+    }
+    return frames_replay_stack_classify(arch, mach, &sf);
+}
+
+static void test_stack_classify(void **state) {
+    (void)state;
+    /* x86-64: call rel32, call *%rax, call *(%rax) with REX, ret, rep ret, jmp *%rax, nop */
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xe8\0\0\0\0", 5, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xff\xd0", 2, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\x41\xff\x10", 3, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xc3", 1, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xf3\xc3", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xff\xe0", 2, NULL), 0);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\x90", 1, NULL), 0);
+    /* AArch64: bl, blr x1, ret, b (not a call) */
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x10\x00\x00\x94", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x20\x00\x3f\xd6", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\xc0\x03\x5f\xd6", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x10\x00\x00\x14", 4, NULL), 0);
+    /* ARM: bl, blx r3, bx lr, pop {r4, pc}; Thumb: bx lr, pop {r7, pc}, bl, blx r3 */
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x10\x00\x00\xeb", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x33\xff\x2f\xe1", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x1e\xff\x2f\xe1", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x10\x80\xbd\xe8", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x70\x47", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x80\xbd", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x00\xf0\x00\xf8", 4, "arm:t32"), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x98\x47", 2, NULL), 1);
+}
+
+static void stack_step(frames_replay_stack *s, uint64_t pc, const char *bytes, size_t n) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = pc;
+    f.std.thread_id = 1;
+    f.std.rawbytes = frames_bytes_of(bytes, n);
+    assert_int_equal(frames_replay_stack_apply_frame(s, &f), FRAMES_OK);
+}
+
+static void test_stack_rules(void **state) {
+    frames_replay_stack *s;
+    frames_replay_stack_options o;
+    frames_replay_call *c;
+    size_t d;
+    (void)state;
+    frames_replay_stack_options_default(&o);
+    o.max_depth = 2;
+    assert_int_equal(frames_replay_stack_open(&s, FRAMES_ARCH_AARCH64, 0, &o, NULL), FRAMES_OK);
+    stack_step(s, 0x1000, "\x10\x00\x00\x94", 4);   /* bl 0x2000 */
+    stack_step(s, 0x2000, "\x10\x00\x00\x94", 4);   /* bl 0x3000 */
+    stack_step(s, 0x3000, "\x10\x00\x00\x94", 4);   /* bl 0x4000: beyond the depth */
+    stack_step(s, 0x4000, "\xc0\x03\x5f\xd6", 4);   /* ret from the deep call */
+    stack_step(s, 0x3004, "\x1f\x20\x03\xd5", 4);   /* nop */
+    c = frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 2);
+    assert_int_equal(c[0].site, 0x1000);
+    assert_int_equal(c[0].entry, 0x2000);
+    assert_int_equal(c[1].site, 0x2000);
+    assert_int_equal(c[1].ret, 0x2004);
+    /* a longjmp-like jump back into the outermost function, then its caller returns:
+       the frame it matches is popped with the one above it */
+    stack_step(s, 0x3008, "\xc0\x03\x5f\xd6", 4);   /* ret to 0x1004 (skips a frame) */
+    stack_step(s, 0x1004, "\x1f\x20\x03\xd5", 4);
+    frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 0);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unwound, 1);
+    assert_int_equal(frames_replay_stack_stats_get(s)->deep_calls, 1);
+    /* a return that matches nothing changes nothing and is counted */
+    stack_step(s, 0x1008, "\xc0\x03\x5f\xd6", 4);
+    stack_step(s, 0x9000, "\x1f\x20\x03\xd5", 4);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unmatched_returns, 1);
+    /* a call whose next instruction is its return address was not taken */
+    stack_step(s, 0x9004, "\x10\x00\x00\x94", 4);
+    stack_step(s, 0x9008, "\x1f\x20\x03\xd5", 4);
+    frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 0);
+    frames_replay_stack_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),
@@ -661,6 +751,8 @@ int main(void) {
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_profiler_no_values),
+        cmocka_unit_test(test_stack_classify),
+        cmocka_unit_test(test_stack_rules),
         cmocka_unit_test(test_profilers_recorded),
     };
     return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
