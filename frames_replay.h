@@ -39,6 +39,8 @@
      frames_replay_accesses                             one instruction's matching accesses
      frames_replay_regs_open / _close / _lookup / _apply_frame / _get   the register model
        / _apply_list / _read                            alone, for streaming consumers
+     frames_replay_stack_open / _close / _apply_frame / _get / _stats_get / _classify
+                                                        the call stack per thread
 
    ---------------------------------------------------------------------------------------
    THE MODEL
@@ -88,6 +90,7 @@
    State at the position
    Searches
    The register model alone
+   The call stack
    IMPLEMENTATION
      Architecture tables
      Register model
@@ -95,6 +98,7 @@
      Index: file format, writing and reading
      Replay: open, goto, state
      Replay: searches
+     Call stack
 */
 /* FRAMES_ALL_IMPLEMENTATION (frames.h) turns this header's implementation on too. */
 #if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_REPLAY_IMPLEMENTATION)
@@ -319,6 +323,86 @@ FRAMES_REPLAY_DEF int frames_replay_regs_apply_list(frames_replay_regs *m, const
    (unknown bytes are 0). No name lookup: for consumers reading the same registers often. */
 FRAMES_REPLAY_DEF int frames_replay_regs_read(const frames_replay_regs *m, uint64_t thread,
                                               const frames_replay_alias *a, uint8_t *value);
+
+/* ======================================================================================
+   The call stack
+   Per thread, the calls that have not returned yet, from the call and return
+   instructions of the trace (recognised by their bytes: x86 and x86-64 call/ret, AArch64
+   bl/blr/ret, ARM and Thumb bl/blx/bx lr/pop {..,pc}/ldr pc,[sp],#4). For walkers that
+   need calling contexts (the value profiler) and anything else that asks "in which call
+   path is this instruction".
+
+   Rules. A call takes effect at the thread's next instruction: its pc is the callee's
+   entry; when that pc is the call's own return address the call is not one (an ARM
+   condition that failed, or x86's "call next; pop" that reads the pc). A return takes
+   effect at the thread's next instruction too: the stack is unwound to the newest frame
+   whose return address is that pc (and, on x86, whose stack pointer is where the return
+   read its address), so a longjmp or an exception that skipped frames drops them at the
+   next return that matches an older frame, and on x86 already at the next call, whose
+   stack pointer is at or above theirs ("unwound" counts them); a return that
+   matches no frame (a function entered before the trace starts, a return used as a jump)
+   changes nothing and counts as unmatched. A tail call (a jump to another function) is
+   not seen: the callee's instructions count in the caller's frame. Beyond max_depth the
+   calls are counted and not kept. So after frames_replay_stack_apply_frame(f) the stack
+   of f's thread is the call path of f's function, every count a lower bound when the
+   trace starts or ends inside calls.
+   ====================================================================================== */
+
+typedef struct frames_replay_stack frames_replay_stack;
+
+typedef struct frames_replay_stack_options {
+    uint32_t max_depth;      /* frames kept per thread (default 4096) */
+    uint32_t max_threads;    /* distinct threads (default 65536) */
+    void *alloc_ctx;
+} frames_replay_stack_options;
+FRAMES_REPLAY_DEF void frames_replay_stack_options_default(frames_replay_stack_options *o);
+
+/* One call that has not returned. */
+typedef struct frames_replay_call {
+    uint64_t entry;          /* the callee's first instruction */
+    uint64_t site;           /* the call instruction */
+    uint64_t ret;            /* its return address (site + length) */
+    uint64_t sp;             /* x86: where the call stored the return address; 0 unknown */
+    uint64_t index;          /* instruction index of the call (std_frames from 0) */
+    uint64_t user;           /* 0 when pushed; the caller's own (a context handle, ...) */
+} frames_replay_call;
+
+typedef struct frames_replay_stack_stats {
+    uint64_t instructions;   /* std_frames applied */
+    uint64_t calls, returns; /* calls pushed, returns that popped their frame */
+    uint64_t unmatched_returns;   /* returns matching no frame */
+    uint64_t unwound;        /* frames dropped by a return to an older frame */
+    uint64_t deep_calls;     /* calls beyond max_depth (not kept) */
+    uint64_t threads;
+    uint32_t max_depth_seen;
+    int thread_cap_hit;
+} frames_replay_stack_stats;
+
+/* The call stack of architecture (arch, machine) (frames header; an architecture
+   without call recognition keeps empty stacks). o may be NULL. FRAMES_OK, or
+   FRAMES_E_NOMEM / FRAMES_E_INVALID. */
+FRAMES_REPLAY_DEF int frames_replay_stack_open(frames_replay_stack **s, uint32_t arch,
+                                               uint64_t machine,
+                                               const frames_replay_stack_options *o,
+                                               frames_error *err);
+FRAMES_REPLAY_DEF void frames_replay_stack_close(frames_replay_stack *s);
+/* Apply one frame (trace order; only std_frames matter). FRAMES_OK, FRAMES_E_LIMIT (a
+   thread beyond max_threads: its instructions get an empty stack) or FRAMES_E_NOMEM
+   (the call is counted as deep). The state stays consistent either way. */
+FRAMES_REPLAY_DEF int frames_replay_stack_apply_frame(frames_replay_stack *s,
+                                                      const frames_frame *f);
+/* The stack of `thread` after the last frame applied: *depth frames, [0] outermost,
+   [*depth - 1] the function running. The pointer stays valid until the next
+   apply_frame; a consumer may set the frames' `user` fields. NULL and 0 for a thread
+   never seen. */
+FRAMES_REPLAY_DEF frames_replay_call *frames_replay_stack_get(frames_replay_stack *s,
+                                                              uint64_t thread, size_t *depth);
+FRAMES_REPLAY_DEF const frames_replay_stack_stats *
+frames_replay_stack_stats_get(const frames_replay_stack *s);
+/* What a std_frame's instruction bytes are, for (arch, machine) and the frame's mode:
+   1 a call, -1 a return, 0 anything else. */
+FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machine,
+                                                   const frames_std_frame *sf);
 
 #ifdef __cplusplus
 }
@@ -2272,6 +2356,309 @@ FRAMES_REPLAY_DEF long frames_replay_accesses(frames_replay *r, const frames_rep
     rc = frames__replay_walk(r, index, index + 1, frames__replay_collect, &c, err);
     if (rc < 0) return rc;
     return (long)c.count;
+}
+
+/* --------------------------------------------------------------------------------------
+   Call stack
+   -------------------------------------------------------------------------------------- */
+
+enum { FRAMES__STACK_X86 = 1, FRAMES__STACK_X64, FRAMES__STACK_ARM, FRAMES__STACK_A64 };
+
+/* One thread: its frames and the call or return its last instruction made, which takes
+   effect at its next instruction (whose pc says where the call or return went). */
+typedef struct frames__stack_thread {
+    uint64_t tid;
+    frames_replay_call *frames;
+    size_t depth, cap;
+    int pending;                 /* 1 call, -1 return, 0 none */
+    frames_replay_call call;     /* the pending call (entry unknown yet) */
+    uint64_t ret_sp;             /* x86: where the pending return read its address */
+    uint64_t deep;               /* calls beyond max_depth not yet returned */
+} frames__stack_thread;
+
+struct frames_replay_stack {
+    void *actx;
+    frames_replay_stack_options o;
+    int kind;                    /* FRAMES__STACK_*, 0: no call recognition */
+    uint32_t arch;
+    uint64_t machine;
+    frames__stack_thread *threads;
+    size_t nthreads, capthreads;
+    uint32_t *slots;             /* open addressing: thread index + 1 */
+    size_t nslots;
+    size_t last;                 /* thread of the last frame (index + 1): no probing for runs */
+    frames_replay_stack_stats st;
+};
+
+FRAMES_REPLAY_DEF void frames_replay_stack_options_default(frames_replay_stack_options *o) {
+    memset(o, 0, sizeof *o);
+    o->max_depth = 4096;
+    o->max_threads = 65536;
+}
+
+static int frames__stack_kind(uint32_t arch, uint64_t machine) {
+    if (arch == FRAMES_ARCH_I386) return machine == 64 || machine == 65 ? FRAMES__STACK_X64
+                                                                        : FRAMES__STACK_X86;
+    if (arch == FRAMES_ARCH_ARM) return FRAMES__STACK_ARM;
+    if (arch == FRAMES_ARCH_AARCH64) return FRAMES__STACK_A64;
+    return 0;
+}
+
+/* x86: skip legacy prefixes (and REX in 64-bit mode), then call E8 / FF /2 / FF /3 / 9A,
+   return C3 / C2 / CB / CA. */
+static int frames__stack_x86(const uint8_t *b, size_t n, int x64) {
+    size_t i = 0;
+    while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xF2 || b[i] == 0xF3 ||
+                     b[i] == 0x2E || b[i] == 0x3E || b[i] == 0x26 || b[i] == 0x36 ||
+                     b[i] == 0x64 || b[i] == 0x65 || b[i] == 0xF0))
+        i++;
+    if (x64 && i < n && (b[i] & 0xF0) == 0x40) i++;
+    if (i >= n) return 0;
+    switch (b[i]) {
+    case 0xE8: return 1;
+    case 0x9A: return x64 ? 0 : 1;
+    case 0xFF: return i + 1 < n && (((b[i + 1] >> 3) & 7) == 2 || ((b[i + 1] >> 3) & 7) == 3);
+    case 0xC3: case 0xC2: case 0xCB: case 0xCA: return -1;
+    default: return 0;
+    }
+}
+
+static uint32_t frames__stack_le32(const uint8_t *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static int frames__stack_a64(uint32_t w) {
+    if ((w & 0xFC000000u) == 0x94000000u) return 1;                  /* bl */
+    if ((w & 0xFFFFFC1Fu) == 0xD63F0000u) return 1;                  /* blr */
+    if ((w & 0xFEFFF800u) == 0xD63F0800u) return 1;                  /* blraa & co */
+    if ((w & 0xFFFFFC1Fu) == 0xD65F0000u) return -1;                 /* ret */
+    if (w == 0xD65F0BFFu || w == 0xD65F0FFFu) return -1;             /* retaa, retab */
+    return 0;
+}
+
+static int frames__stack_a32(uint32_t w) {
+    if ((w >> 28) == 0xFu) return (w & 0xFE000000u) == 0xFA000000u;  /* blx imm */
+    if ((w & 0x0F000000u) == 0x0B000000u) return 1;                  /* bl */
+    if ((w & 0x0FFFFFF0u) == 0x012FFF30u) return 1;                  /* blx reg */
+    if ((w & 0x0FFFFFFFu) == 0x012FFF1Eu) return -1;                 /* bx lr */
+    if ((w & 0x0FFF8000u) == 0x08BD8000u) return -1;                 /* pop {.., pc} */
+    if ((w & 0x0FFFFFFFu) == 0x049DF004u) return -1;                 /* ldr pc, [sp], #4 */
+    return 0;
+}
+
+static int frames__stack_t16(unsigned h) {
+    if ((h & 0xFF87u) == 0x4780u) return 1;                          /* blx reg */
+    if (h == 0x4770u) return -1;                                     /* bx lr */
+    if ((h & 0xFF00u) == 0xBD00u) return -1;                         /* pop {.., pc} */
+    return 0;
+}
+
+static int frames__stack_t32(unsigned h1, unsigned h2) {
+    if ((h1 & 0xF800u) == 0xF000u && (h2 & 0xC000u) == 0xC000u) return 1;   /* bl, blx imm */
+    if (h1 == 0xE8BDu && (h2 & 0x8000u)) return -1;                  /* pop.w {.., pc} */
+    if (h1 == 0xF85Du && h2 == 0xFB04u) return -1;                   /* ldr.w pc, [sp], #4 */
+    return 0;
+}
+
+static int frames__stack_thumb(const frames_std_frame *sf) {
+    return sf->rawbytes.len == 2 ||
+           (sf->has_mode && sf->mode.len == 7 && memcmp(sf->mode.ptr, "arm:t32", 7) == 0);
+}
+
+static int frames__stack_classify_kind(int kind, const frames_std_frame *sf) {
+    const uint8_t *b = sf->rawbytes.ptr;
+    size_t n = sf->rawbytes.len;
+    switch (kind) {
+    case FRAMES__STACK_X86: return frames__stack_x86(b, n, 0);
+    case FRAMES__STACK_X64: return frames__stack_x86(b, n, 1);
+    case FRAMES__STACK_A64: return n == 4 ? frames__stack_a64(frames__stack_le32(b)) : 0;
+    case FRAMES__STACK_ARM:
+        if (frames__stack_thumb(sf)) {
+            if (n == 2) return frames__stack_t16((unsigned)b[0] | (unsigned)b[1] << 8);
+            if (n == 4)
+                return frames__stack_t32((unsigned)b[0] | (unsigned)b[1] << 8,
+                                         (unsigned)b[2] | (unsigned)b[3] << 8);
+            return 0;
+        }
+        return n == 4 ? frames__stack_a32(frames__stack_le32(b)) : 0;
+    default: return 0;
+    }
+}
+
+FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machine,
+                                                   const frames_std_frame *sf) {
+    return frames__stack_classify_kind(frames__stack_kind(arch, machine), sf);
+}
+
+FRAMES_REPLAY_DEF int frames_replay_stack_open(frames_replay_stack **out, uint32_t arch,
+                                               uint64_t machine,
+                                               const frames_replay_stack_options *o,
+                                               frames_error *err) {
+    frames_replay_stack_options d;
+    frames_replay_stack *s;
+    *out = NULL;
+    if (!o) {
+        frames_replay_stack_options_default(&d);
+        o = &d;
+    }
+    if (o->max_depth == 0 || o->max_threads == 0)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "call stack: max_depth and max_threads must be positive");
+    s = (frames_replay_stack *)frames__zalloc(sizeof *s, o->alloc_ctx);
+    if (!s)
+        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "call stack: out of memory");
+    s->actx = o->alloc_ctx;
+    s->o = *o;
+    s->kind = frames__stack_kind(arch, machine);
+    s->arch = arch;
+    s->machine = machine;
+    *out = s;
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF void frames_replay_stack_close(frames_replay_stack *s) {
+    size_t i;
+    if (!s) return;
+    for (i = 0; i < s->nthreads; i++) FRAMES_FREE(s->threads[i].frames, s->actx);
+    FRAMES_FREE(s->threads, s->actx);
+    FRAMES_FREE(s->slots, s->actx);
+    FRAMES_FREE(s, s->actx);
+}
+
+static size_t frames__stack_probe(const frames_replay_stack *s, uint64_t tid) {
+    size_t i = (size_t)frames__mix64(tid) & (s->nslots - 1);
+    while (s->slots[i] && s->threads[s->slots[i] - 1].tid != tid) i = (i + 1) & (s->nslots - 1);
+    return i;
+}
+
+/* The thread's state (index + 1), creating it when create is set; 0 when unknown, over
+   the cap or out of memory. */
+static size_t frames__stack_thread_of(frames_replay_stack *s, uint64_t tid, int create) {
+    size_t i;
+    if (s->last && s->threads[s->last - 1].tid == tid) return s->last;
+    if (s->nslots) {
+        i = frames__stack_probe(s, tid);
+        if (s->slots[i]) return s->last = s->slots[i];
+    }
+    if (!create) return 0;
+    if (s->nthreads >= s->o.max_threads) {
+        s->st.thread_cap_hit = 1;
+        return 0;
+    }
+    if (2 * (s->nthreads + 1) > s->nslots) {
+        size_t ns = s->nslots ? 2 * s->nslots : 16, j;
+        uint32_t *t = (uint32_t *)frames__zalloc(ns * sizeof *t, s->actx), *old = s->slots;
+        size_t oldn = s->nslots;
+        if (!t) return 0;
+        s->slots = t;
+        s->nslots = ns;
+        for (j = 0; j < oldn; j++)
+            if (old[j]) s->slots[frames__stack_probe(s, s->threads[old[j] - 1].tid)] = old[j];
+        FRAMES_FREE(old, s->actx);
+    }
+    if (FRAMES__GROW(s->threads, s->capthreads, s->nthreads + 1, s->actx) < 0) return 0;
+    memset(&s->threads[s->nthreads], 0, sizeof s->threads[0]);
+    s->threads[s->nthreads].tid = tid;
+    s->slots[frames__stack_probe(s, tid)] = (uint32_t)(s->nthreads + 1);
+    s->st.threads = ++s->nthreads;
+    return s->last = s->nthreads;
+}
+
+static int frames__stack_push(frames_replay_stack *s, frames__stack_thread *t, uint64_t entry) {
+    /* x86: a live frame's return address lies above the stack pointer; frames at or
+       below where this call stores its own were left by a longjmp or an exception */
+    while (t->call.sp && t->depth && t->frames[t->depth - 1].sp &&
+           t->frames[t->depth - 1].sp <= t->call.sp) {
+        t->depth--;
+        s->st.unwound++;
+    }
+    if (t->depth >= s->o.max_depth ||
+        FRAMES__GROW(t->frames, t->cap, t->depth + 1, s->actx) < 0) {
+        t->deep++;
+        s->st.deep_calls++;
+        return t->depth >= s->o.max_depth ? FRAMES_OK : FRAMES_E_NOMEM;
+    }
+    t->frames[t->depth] = t->call;
+    t->frames[t->depth].entry = entry;
+    t->frames[t->depth].user = 0;
+    t->depth++;
+    s->st.calls++;
+    if (t->depth > s->st.max_depth_seen) s->st.max_depth_seen = (uint32_t)t->depth;
+    return FRAMES_OK;
+}
+
+/* A return arrived at pc: back to the newest frame it matches. */
+static void frames__stack_pop(frames_replay_stack *s, frames__stack_thread *t, uint64_t pc) {
+    size_t i;
+    if (t->deep) {   /* frames we did not keep return first */
+        t->deep--;
+        return;
+    }
+    for (i = t->depth; i > 0; i--) {
+        const frames_replay_call *c = &t->frames[i - 1];
+        if (c->ret == pc && (!c->sp || !t->ret_sp || c->sp == t->ret_sp)) {
+            s->st.unwound += t->depth - i;
+            s->st.returns++;
+            t->depth = i - 1;
+            return;
+        }
+    }
+    s->st.unmatched_returns++;
+}
+
+/* The address of the first memory operand of list ops that is written (want_write) or
+   read, 0 if none. */
+static uint64_t frames__stack_mem(const frames_operand *ops, uint32_t n, int want_write) {
+    uint32_t i;
+    for (i = 0; i < n; i++)
+        if ((ops[i].spec & FRAMES_MEM) && (want_write ? ops[i].written : ops[i].read))
+            return ops[i].address;
+    return 0;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_stack_apply_frame(frames_replay_stack *s,
+                                                      const frames_frame *f) {
+    const frames_std_frame *sf = &f->std;
+    frames__stack_thread *t;
+    size_t ti;
+    int kind, rc = FRAMES_OK;
+    uint64_t next;
+    if (f->kind != FRAMES_KIND_STD) return FRAMES_OK;
+    s->st.instructions++;
+    ti = frames__stack_thread_of(s, sf->thread_id, 1);
+    if (!ti) return s->st.thread_cap_hit ? FRAMES_E_LIMIT : FRAMES_E_NOMEM;
+    t = &s->threads[ti - 1];
+    if (t->pending == 1 && sf->address != t->call.ret) rc = frames__stack_push(s, t, sf->address);
+    else if (t->pending == -1 && sf->address != t->call.ret) frames__stack_pop(s, t, sf->address);
+    t->pending = 0;
+    kind = frames__stack_classify_kind(s->kind, sf);
+    if (!kind) return rc;
+    next = sf->address + sf->rawbytes.len;   /* the return address, or a not-taken branch */
+    t->pending = kind;
+    t->call.ret = next;
+    if (kind > 0) {
+        t->call.site = sf->address;
+        t->call.index = s->st.instructions - 1;
+        t->call.sp = s->kind <= FRAMES__STACK_X64 && sf->has_post
+                         ? frames__stack_mem(sf->post, sf->npost, 1)
+                         : 0;
+    } else {
+        t->ret_sp = s->kind <= FRAMES__STACK_X64 ? frames__stack_mem(sf->pre, sf->npre, 0) : 0;
+    }
+    return rc;
+}
+
+FRAMES_REPLAY_DEF frames_replay_call *frames_replay_stack_get(frames_replay_stack *s,
+                                                              uint64_t thread, size_t *depth) {
+    size_t ti = frames__stack_thread_of(s, thread, 0);
+    *depth = ti ? s->threads[ti - 1].depth : 0;
+    return ti ? s->threads[ti - 1].frames : NULL;
+}
+
+FRAMES_REPLAY_DEF const frames_replay_stack_stats *
+frames_replay_stack_stats_get(const frames_replay_stack *s) {
+    return &s->st;
 }
 
 #ifdef __cplusplus

@@ -15,8 +15,10 @@
    ---------------------------------------------------------------------------------------
    USAGE
 
-   In exactly one C or C++ file (frames.h's implementation may live in another file):
+   In exactly one C or C++ file (frames.h's implementation may live in another file),
+   with frames_replay.h's (the call stack and the registers it walks with):
 
+       #define FRAMES_REPLAY_IMPLEMENTATION
        #define FRAMES_VPROF_IMPLEMENTATION
        #include "frames_vprof.h"
 
@@ -40,6 +42,10 @@
      frames_vprof_load / _store / _observe  single accesses, for live tracers
      frames_vprof_stats_get, frames_vprof_error
      frames_vprof_top, frames_vprof_metric_of   the instructions ranked by a metric
+     frames_vprof_client_add                the framework: filters, batches of records
+     frames_vprof_context_path / _pc / _parent, frames_vprof_stack_stats   calling contexts
+     frames_vprof_builtin_open / _close / _top / _stats_get   zero-loads, redundant-loads,
+                                            silent-stores, dead-stores, values
 
    ---------------------------------------------------------------------------------------
    THE MODEL (exact definitions; docs/vprof.md has worked examples)
@@ -95,12 +101,17 @@
 
    Options, rows and statistics
    The profiler
+   The framework: clients, records, calling contexts
+   Built-in profilers
    IMPLEMENTATION
      State: hash tables of loads, content granules and rows
      Lifecycle
      Accesses: loads, stores, observations
+     Framework: contexts
+     Framework: records of a frame
      Frames
      Ranking
+     Built-in profilers
 */
 #ifndef FRAMES_VPROF_H_INCLUDED
 #define FRAMES_VPROF_H_INCLUDED
@@ -109,6 +120,10 @@
 #define FRAMES_STATIC   /* frames.h comes with it: one private copy of both */
 #endif
 #include "frames.h"
+#if defined(FRAMES_VPROF_STATIC) && !defined(FRAMES_REPLAY_H_INCLUDED)
+#define FRAMES_REPLAY_STATIC   /* frames_replay.h comes with it: one private copy */
+#endif
+#include "frames_replay.h"
 
 #if defined(FRAMES_VPROF_STATIC) && !defined(FRAMES_VPROF_DEF)   /* even after a shared frames.h */
 #define FRAMES_VPROF_DEF FRAMES__STATIC_DEF
@@ -130,6 +145,14 @@ typedef struct frames_vprof_options {
     uint64_t max_addresses;     /* entries per memory table (default 1 << 21) */
     uint64_t max_instructions;  /* per-instruction rows (default 1 << 20) */
     void *alloc_ctx;            /* passed to FRAMES_MALLOC & co */
+    /* the framework (clients): */
+    uint32_t arch;              /* frames header arch and machine: the call stack and the */
+    uint64_t machine;           /*   register model (arch 0: no contexts, no registers) */
+    uint32_t context_depth;     /* call sites kept per context, outermost (default 64) */
+    uint64_t max_contexts;      /* calling context tree nodes (default 1 << 20) */
+    uint32_t max_stack_depth;   /* call stack frames per thread (default 4096) */
+    uint64_t sample_on, sample_every;  /* records for sample_on of every sample_every
+                                  std_frames (0: every frame); the models see them all */
 } frames_vprof_options;
 
 FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o);
@@ -205,6 +228,159 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
                                            frames_vprof_metric metric);
 
+
+/* ======================================================================================
+   The framework: clients, records, calling contexts
+   VClinic's shape in our conventions. A client registers an instruction filter, an
+   operand filter and a callback; for every std_frame that passes (and falls in a
+   sampling window) the callback receives one batch: the records of the frame's operands
+   that pass, reads (pre-list) first. Contexts come from the call stack of
+   frames_replay.h (frames_replay_stack_*), registers' old values from its register model
+   (frames_replay_regs_*), memory's old values from the profiler's known-byte memory
+   (THE MODEL above). Options arch/machine name the trace's architecture (the frames
+   header's) for the call stack and the registers; 0 leaves contexts empty.
+   ====================================================================================== */
+
+/* Operand filter bits (frames_vprof_client.operands) and record flags. */
+#define FRAMES_VPROF_MEM   0x01u    /* memory operands */
+#define FRAMES_VPROF_GPR   0x02u    /* general purpose (and other non-vector) registers */
+#define FRAMES_VPROF_SIMD  0x04u    /* vector and float registers (xmm, ymm, zmm, st, v, q, d, s) */
+#define FRAMES_VPROF_READ  0x10u    /* values read (operand_pre_list, `read` set) */
+#define FRAMES_VPROF_WRITE 0x20u    /* values written (operand_post_list, `written` set) */
+#define FRAMES_VPROF_INT   0x40u    /* integer-typed values */
+#define FRAMES_VPROF_FLOAT 0x80u    /* float-typed values */
+
+/* Element type of a value. A frame with a vector/float register operand is a float
+   instruction: its 4-byte values are FLOAT, 8-byte and wider ones DOUBLE lanes. Other
+   values are integers by size (INT8..INT64; wider: INT64 lanes, odd sizes INT8 lanes). */
+typedef enum frames_vprof_type {
+    FRAMES_VPROF_INT8 = 1, FRAMES_VPROF_INT16, FRAMES_VPROF_INT32, FRAMES_VPROF_INT64,
+    FRAMES_VPROF_FLOAT32, FRAMES_VPROF_FLOAT64
+} frames_vprof_type;
+
+typedef struct frames_vprof_record {
+    uint64_t index;            /* the instruction: std_frame number from 0 */
+    uint64_t pc, thread;
+    uint64_t address;          /* memory operands */
+    const char *reg;           /* register operands: the name as the trace spells it */
+    uint32_t reg_len;
+    uint32_t flags;            /* FRAMES_VPROF_MEM/GPR/SIMD | READ/WRITE | INT/FLOAT */
+    const uint8_t *value;      /* size bytes, little-endian */
+    uint32_t size, elem_size;
+    frames_vprof_type type;
+    const uint8_t *old;        /* writes: the value before, when every byte was known;
+                                  NULL otherwise */
+    uint32_t context;          /* context handle: call path and pc (0: contexts off) */
+    uint32_t object;           /* memory: the heap block holding address (0: none or
+                                  data attribution off), see frames_vprof_object_get */
+} frames_vprof_record;
+
+typedef struct frames_vprof_client {
+    uint32_t operands;         /* FRAMES_VPROF_* bits: a record passes when its class,
+                                  direction and type bits are all asked for */
+    uint32_t min_size, max_size;   /* value sizes in bytes (0: no bound) */
+    /* instruction filter (NULL: every instruction) */
+    int (*insn_filter)(void *ctx, const frames_std_frame *sf);
+    void (*batch)(void *ctx, const frames_vprof_record *records, size_t n);
+    void *ctx;
+} frames_vprof_client;
+
+/* Register a client (at most 16; before the first frame). FRAMES_OK or E_INVALID/E_LIMIT. */
+FRAMES_VPROF_DEF int frames_vprof_client_add(frames_vprof *vp, const frames_vprof_client *c);
+
+/* Calling contexts: a tree of (parent, pc) nodes. The context of an instruction is the
+   node of its pc under the node of its function's call path, which is the chain of
+   call sites of the call stack, outermost first, at most context_depth of them (the
+   outermost ones). Handles are 1.. (0: none). */
+/* The pcs of context h, outermost first (call sites, then the instruction), into
+   out[0..cap); returns the path's length (may exceed cap). */
+FRAMES_VPROF_DEF size_t frames_vprof_context_path(const frames_vprof *vp, uint32_t h,
+                                                  uint64_t *out, size_t cap);
+FRAMES_VPROF_DEF uint64_t frames_vprof_context_pc(const frames_vprof *vp, uint32_t h);
+FRAMES_VPROF_DEF uint32_t frames_vprof_context_parent(const frames_vprof *vp, uint32_t h);
+/* Data objects: heap blocks from the allocator calls of the trace. `classify` says what
+   the instruction at pc is when it starts an allocator (FRAMES_VPROF_MALLOC & co, 0 for
+   none); it is asked once per context of a pc (a symbol lookup of the caller's, e.g.
+   "malloc", "_Znwm"). x86-64 System V only: sizes and pointers from rdi, rsi, rax. */
+enum { FRAMES_VPROF_MALLOC = 1, FRAMES_VPROF_CALLOC, FRAMES_VPROF_REALLOC, FRAMES_VPROF_FREE };
+typedef int (*frames_vprof_classify_fn)(void *ctx, uint64_t pc);
+FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
+                                        void *ctx);
+typedef struct frames_vprof_object {
+    uint64_t address, size;
+    uint32_t context;          /* the call path of the allocating call */
+    int live;                  /* not freed yet */
+} frames_vprof_object;
+/* Object h (1..), or NULL. */
+FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
+                                                                    uint32_t h);
+/* The call stack the profiler walks with (NULL without an architecture). */
+FRAMES_VPROF_DEF const frames_replay_stack_stats *frames_vprof_stack_stats(const frames_vprof *vp);
+
+/* ======================================================================================
+   Built-in profilers
+   Written on the client API above. Entries are ranked by bytes (then count, then
+   contexts). See docs/vprof.md for each definition.
+     zero-loads       per context: loads of all-zero values; nonzero[] is the OR of every
+                      byte loaded there (0: that byte was always zero), float_seen the
+                      float fields ever nonzero (1 sign, 2 exponent, 4 mantissa)
+     redundant-loads  pairs (previous load -> this load) of the same address and size
+                      that loaded the same value (LoadSpy's definition: stores between
+                      do not matter)
+     silent-stores    per context: writes of the value already there (memory; with
+                      registers set, register writes too); floats equal within the
+                      relative delta approx (0: exact)
+     dead-stores      pairs (dead write -> killing write): bytes written again with no
+                      read between; bytes counted, count = killing writes
+     values           (context, value): how often each value was accessed
+   ====================================================================================== */
+
+typedef struct frames_vprof_builtin frames_vprof_builtin;
+
+typedef struct frames_vprof_builtin_options {
+    int registers;           /* silent-stores: register writes too */
+    double approx;           /* silent-stores: relative delta for floats (0: exact) */
+    uint64_t max_entries;    /* distinct entries kept (default 1 << 20) */
+    uint64_t max_addresses;  /* shadow memory entries (default 1 << 21) */
+    int data;                /* entries per data object too (frames_vprof_data first) */
+} frames_vprof_builtin_options;
+
+typedef struct frames_vprof_entry {
+    uint32_t context[2];     /* one context, or a pair (earlier access, later access) */
+    uint32_t ncontexts;
+    uint32_t object;         /* with data: the call path (context handle) that allocated
+                                  the heap block the (later) access hit; 0 none */
+    uint32_t size;           /* zero-loads, values: access size (the largest seen) */
+    uint64_t count;          /* wasteful accesses */
+    uint64_t bytes;          /* their bytes */
+    uint64_t total;          /* single-context profilers: every access of the context */
+    uint64_t value;          /* values: the value's first 8 bytes */
+    uint8_t nonzero[32];     /* zero-loads: OR of the bytes loaded */
+    uint32_t float_seen;     /* zero-loads of floats: fields seen nonzero */
+    int is_float;
+} frames_vprof_entry;
+
+typedef struct frames_vprof_builtin_stats {
+    uint64_t records;        /* records the profiler looked at */
+    uint64_t total_bytes;    /* the bytes of every wasteful access (shares are of this) */
+    uint64_t unknown_old;    /* silent-stores: writes whose old value was unknown */
+    uint64_t dropped;        /* entries or shadow cells over the caps: lower bounds */
+} frames_vprof_builtin_stats;
+
+FRAMES_VPROF_DEF void frames_vprof_builtin_options_default(frames_vprof_builtin_options *o);
+/* name: "zero-loads", "redundant-loads", "silent-stores", "dead-stores", "values".
+   Registers itself as a client of vp. FRAMES_OK, FRAMES_E_INVALID (unknown name). */
+FRAMES_VPROF_DEF int frames_vprof_builtin_open(frames_vprof_builtin **b, frames_vprof *vp,
+                                               const char *name,
+                                               const frames_vprof_builtin_options *o,
+                                               frames_error *err);
+FRAMES_VPROF_DEF void frames_vprof_builtin_close(frames_vprof_builtin *b);
+/* The n entries with most bytes, best first, into out. Returns how many. */
+FRAMES_VPROF_DEF size_t frames_vprof_builtin_top(const frames_vprof_builtin *b,
+                                                 frames_vprof_entry *out, size_t n);
+FRAMES_VPROF_DEF const frames_vprof_builtin_stats *
+frames_vprof_builtin_stats_get(const frames_vprof_builtin *b);
+
 #ifdef __cplusplus
 }
 #endif
@@ -219,6 +395,12 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
+#include <stddef.h>
+#if defined(FRAMES_STATIC) || defined(FRAMES_REPLAY_STATIC)
+/* the replay's functions are private to this file: its implementation goes here too */
+#define FRAMES_REPLAY_IMPLEMENTATION
+#include "frames_replay.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -260,12 +442,63 @@ typedef struct frames__vprof_table {
     size_t slot_size, used_off;   /* every slot starts with its uint64_t key */
 } frames__vprof_table;
 
+#define FRAMES__VPROF_MAX_CLIENTS 16u
+#define FRAMES__VPROF_CCACHE 4096u
+
+/* A context node slot: the key is a hash of (parent, pc), the node is checked. */
+typedef struct frames__vprof_cslot {
+    uint64_t key;
+    uint32_t id;
+    uint8_t used;
+} frames__vprof_cslot;
+
+typedef struct frames__vprof_node {
+    uint64_t pc;
+    uint32_t parent;
+    int alloc;                 /* data: the pc starts an allocator (-1: not asked yet) */
+} frames__vprof_node;
+
+/* An allocator call waiting for its return. */
+typedef struct frames__vprof_pending {
+    uint64_t thread, ret, size, old;
+    uint32_t context;
+    int kind;
+} frames__vprof_pending;
+#define FRAMES__VPROF_PENDING 64u
+
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
     frames__vprof_table loads, granules, rows;
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
+    /* the framework */
+    frames_vprof_client clients[FRAMES__VPROF_MAX_CLIENTS];
+    size_t nclients;
+    int want_regs;
+    frames_replay_stack *stack;
+    frames_replay_regs *regs;
+    uint64_t stack_errors;
+    frames__vprof_table contexts;           /* (parent, pc) -> node */
+    frames__vprof_node *nodes;
+    size_t nnodes, capnodes;
+    struct { uint64_t key; uint32_t id; } ccache[FRAMES__VPROF_CCACHE];
+    int context_cap_hit;
+    frames_vprof_record *recs, *pass;       /* this frame's records, one client's share */
+    size_t nrecs, caprecs, cappass;
+    uint8_t oldbuf[16384];                  /* old values of this frame's writes */
+    size_t oldlen;
+    uint64_t window_pos;
+    uint64_t objects_dropped;               /* allocations not tracked */
+    /* data objects */
+    frames_vprof_classify_fn classify;
+    void *classify_ctx;
+    frames_vprof_object *objects;           /* every block, by handle - 1 */
+    size_t nobjects, capobjects;
+    uint32_t *live;                         /* live blocks' handles sorted by address */
+    size_t nlive, caplive;
+    frames__vprof_pending pending[FRAMES__VPROF_PENDING];
+    size_t npending;
 };
 
 
@@ -289,6 +522,9 @@ FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o) {
     memset(o, 0, sizeof *o);
     o->max_addresses = (uint64_t)1 << 21;
     o->max_instructions = (uint64_t)1 << 20;
+    o->context_depth = 64;
+    o->max_contexts = (uint64_t)1 << 20;
+    o->max_stack_depth = 4096;
 }
 
 static void *frames__vprof_slot(const frames__vprof_table *t, uint64_t i) {
@@ -428,6 +664,23 @@ FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_op
                              offsetof(frames__vprof_granule, used), o->max_addresses);
     frames__vprof_table_init(&vp->rows, sizeof(frames__vprof_row),
                              offsetof(frames__vprof_row, used), o->max_instructions);
+    frames__vprof_table_init(&vp->contexts, sizeof(frames__vprof_cslot),
+                             offsetof(frames__vprof_cslot, used),
+                             o->max_contexts ? o->max_contexts : 1);
+    if (o->arch) {
+        frames_replay_stack_options so;
+        int rc;
+        frames_replay_stack_options_default(&so);
+        if (o->max_stack_depth) so.max_depth = o->max_stack_depth;
+        so.alloc_ctx = o->alloc_ctx;
+        rc = frames_replay_stack_open(&vp->stack, o->arch, o->machine, &so, err);
+        if (rc == FRAMES_OK)
+            rc = frames_replay_regs_open(&vp->regs, o->arch, o->machine, 0, o->alloc_ctx, err);
+        if (rc < 0) {
+            frames_vprof_close(vp);
+            return rc;
+        }
+    }
     *out = vp;
     if (err) memset(err, 0, sizeof *err);
     return FRAMES_OK;
@@ -440,6 +693,14 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     if (vp->loads.slots) FRAMES_FREE(vp->loads.slots, ctx);
     if (vp->granules.slots) FRAMES_FREE(vp->granules.slots, ctx);
     if (vp->rows.slots) FRAMES_FREE(vp->rows.slots, ctx);
+    FRAMES_FREE(vp->contexts.slots, ctx);
+    FRAMES_FREE(vp->nodes, ctx);
+    FRAMES_FREE(vp->recs, ctx);
+    FRAMES_FREE(vp->pass, ctx);
+    FRAMES_FREE(vp->objects, ctx);
+    FRAMES_FREE(vp->live, ctx);
+    frames_replay_stack_close(vp->stack);
+    frames_replay_regs_close(vp->regs);
     FRAMES_FREE(vp, ctx);
 }
 
@@ -671,6 +932,417 @@ FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const vo
 }
 
 /* --------------------------------------------------------------------------------------
+   Framework: contexts
+   -------------------------------------------------------------------------------------- */
+
+static uint64_t frames__vprof_ckey(uint32_t parent, uint64_t pc) {
+    return frames__mix64(pc ^ frames__mix64((uint64_t)parent + 0x9e3779b97f4a7c15ull));
+}
+
+/* The node (parent, pc), created when absent; parent when the tree is full. */
+static uint32_t frames__vprof_child(frames_vprof *vp, uint32_t parent, uint64_t pc) {
+    uint64_t key = frames__vprof_ckey(parent, pc);
+    size_t c = (size_t)(key & (FRAMES__VPROF_CCACHE - 1));
+    frames__vprof_cslot *s;
+    int created, rc;
+    if (vp->ccache[c].id && vp->ccache[c].key == key) return vp->ccache[c].id;
+    s = (frames__vprof_cslot *)frames__vprof_insert(vp, &vp->contexts, key, &created, &rc);
+    if (!s) {
+        vp->context_cap_hit = 1;
+        return parent;
+    }
+    if (created) {
+        if (FRAMES__GROW(vp->nodes, vp->capnodes, vp->nnodes + 1, vp->opt.alloc_ctx) < 0) {
+            frames__vprof_erase(&vp->contexts, s);
+            vp->context_cap_hit = 1;
+            return parent;
+        }
+        vp->nodes[vp->nnodes].parent = parent;
+        vp->nodes[vp->nnodes].pc = pc;
+        vp->nodes[vp->nnodes].alloc = -1;
+        s->id = (uint32_t)++vp->nnodes;
+    } else if (vp->nodes[s->id - 1].parent != parent || vp->nodes[s->id - 1].pc != pc) {
+        vp->context_cap_hit = 1;   /* a 64-bit hash collision: merged into the parent */
+        return parent;
+    }
+    vp->ccache[c].key = key;
+    vp->ccache[c].id = s->id;
+    return s->id;
+}
+
+/* The node of the call path of thread's running function (0 at the outermost level). */
+static uint32_t frames__vprof_function_node(frames_vprof *vp, uint64_t thread) {
+    size_t d, lim, i;
+    frames_replay_call *st;
+    if (!vp->stack) return 0;
+    st = frames_replay_stack_get(vp->stack, thread, &d);
+    lim = d < vp->opt.context_depth ? d : vp->opt.context_depth;
+    if (lim == 0) return 0;
+    for (i = lim; i > 0 && !st[i - 1].user; i--) {
+    }
+    for (; i < lim; i++)
+        st[i].user = frames__vprof_child(vp, i ? (uint32_t)st[i - 1].user : 0, st[i].site);
+    return (uint32_t)st[lim - 1].user;
+}
+
+FRAMES_VPROF_DEF uint64_t frames_vprof_context_pc(const frames_vprof *vp, uint32_t h) {
+    return h && h <= vp->nnodes ? vp->nodes[h - 1].pc : 0;
+}
+
+FRAMES_VPROF_DEF uint32_t frames_vprof_context_parent(const frames_vprof *vp, uint32_t h) {
+    return h && h <= vp->nnodes ? vp->nodes[h - 1].parent : 0;
+}
+
+FRAMES_VPROF_DEF size_t frames_vprof_context_path(const frames_vprof *vp, uint32_t h,
+                                                  uint64_t *out, size_t cap) {
+    size_t n = 0, i;
+    uint32_t x;
+    for (x = h; x && x <= vp->nnodes; x = vp->nodes[x - 1].parent) n++;
+    for (x = h, i = n; x && x <= vp->nnodes; x = vp->nodes[x - 1].parent)
+        if (--i < cap) out[i] = vp->nodes[x - 1].pc;
+    return n;
+}
+
+FRAMES_VPROF_DEF const frames_replay_stack_stats *frames_vprof_stack_stats(const frames_vprof *vp) {
+    return vp->stack ? frames_replay_stack_stats_get(vp->stack) : NULL;
+}
+
+FRAMES_VPROF_DEF int frames_vprof_client_add(frames_vprof *vp, const frames_vprof_client *c) {
+    if (!c || !c->batch)
+        return frames__vprof_fail(vp, NULL, FRAMES_E_INVALID, "a client needs a batch callback");
+    if (vp->nclients >= FRAMES__VPROF_MAX_CLIENTS)
+        return frames__vprof_fail(vp, NULL, FRAMES_E_LIMIT, "at most %u clients",
+                                  FRAMES__VPROF_MAX_CLIENTS);
+    vp->clients[vp->nclients++] = *c;
+    if (c->operands & (FRAMES_VPROF_GPR | FRAMES_VPROF_SIMD)) vp->want_regs = 1;
+    return FRAMES_OK;
+}
+
+/* --------------------------------------------------------------------------------------
+   Framework: data objects
+   -------------------------------------------------------------------------------------- */
+
+FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
+                                        void *ctx) {
+    vp->classify = classify;
+    vp->classify_ctx = ctx;
+    vp->want_regs = 1;
+}
+
+FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
+                                                                    uint32_t h) {
+    return h && h <= vp->nobjects ? &vp->objects[h - 1] : NULL;
+}
+
+/* Index in live of the first block with address > a. */
+static size_t frames__vprof_live_after(const frames_vprof *vp, uint64_t a) {
+    size_t lo = 0, hi = vp->nlive;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vp->objects[vp->live[mid] - 1].address <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static uint32_t frames__vprof_object_at(const frames_vprof *vp, uint64_t a) {
+    size_t i = frames__vprof_live_after(vp, a);
+    const frames_vprof_object *o;
+    if (i == 0) return 0;
+    o = &vp->objects[vp->live[i - 1] - 1];
+    return a - o->address < o->size ? vp->live[i - 1] : 0;
+}
+
+static void frames__vprof_free_block(frames_vprof *vp, uint64_t a) {
+    size_t i = frames__vprof_live_after(vp, a);
+    if (i == 0 || vp->objects[vp->live[i - 1] - 1].address != a) return;
+    vp->objects[vp->live[i - 1] - 1].live = 0;
+    memmove(&vp->live[i - 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
+    vp->nlive--;
+}
+
+static void frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
+    size_t i;
+    if (!a || !size || a > UINT64_MAX - size || vp->nobjects >= vp->opt.max_contexts ||
+        FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0 ||
+        FRAMES__GROW(vp->live, vp->caplive, vp->nlive + 1, vp->opt.alloc_ctx) < 0) {
+        vp->objects_dropped++;
+        return;
+    }
+    frames__vprof_free_block(vp, a);   /* a block at the same address was freed unseen */
+    vp->objects[vp->nobjects].address = a;
+    vp->objects[vp->nobjects].size = size;
+    vp->objects[vp->nobjects].context = ctx;
+    vp->objects[vp->nobjects].live = 1;
+    vp->nobjects++;
+    i = frames__vprof_live_after(vp, a);
+    memmove(&vp->live[i + 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
+    vp->live[i] = (uint32_t)vp->nobjects;
+    vp->nlive++;
+}
+
+static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
+                                    int *ok) {
+    uint8_t v[8];
+    size_t n;
+    uint64_t x = 0;
+    int i;
+    *ok = frames_replay_regs_get(vp->regs, thread, name, v, sizeof v, &n) == 1 && n == 8;
+    for (i = 7; i >= 0; i--) x = x << 8 | v[i];
+    return x;
+}
+
+/* Before the registers take frame s: an allocator returning (its result is in rax) or
+   starting (its arguments in rdi, rsi; ctx is the allocator's first instruction's
+   context, whose parent is the allocating call path). */
+static void frames__vprof_track_heap(frames_vprof *vp, const frames_std_frame *s, uint32_t ctx) {
+    size_t i;
+    int ok1 = 0, ok2 = 1, kind;
+    frames__vprof_node *node;
+    for (i = vp->npending; i > 0; i--) {
+        frames__vprof_pending *p = &vp->pending[i - 1];
+        uint64_t rax;
+        if (p->thread != s->thread_id || p->ret != s->address) continue;
+        rax = frames__vprof_reg64(vp, s->thread_id, "rax", &ok1);
+        if (p->kind == FRAMES_VPROF_REALLOC && ok1 && rax) frames__vprof_free_block(vp, p->old);
+        if (ok1) frames__vprof_new_block(vp, rax, p->size, p->context);
+        vp->pending[i - 1] = vp->pending[--vp->npending];
+        break;
+    }
+    if (!ctx || !vp->classify) return;
+    node = &vp->nodes[ctx - 1];
+    if (node->alloc < 0) node->alloc = vp->classify(vp->classify_ctx, s->address);
+    kind = node->alloc;
+    if (kind <= 0 || !vp->stack) return;
+    {
+        size_t d;
+        const frames_replay_call *st = frames_replay_stack_get(vp->stack, s->thread_id, &d);
+        uint64_t a0 = frames__vprof_reg64(vp, s->thread_id, "rdi", &ok1), a1 = 0;
+        frames__vprof_pending *p;
+        if (kind == FRAMES_VPROF_CALLOC || kind == FRAMES_VPROF_REALLOC)
+            a1 = frames__vprof_reg64(vp, s->thread_id, "rsi", &ok2);
+        if (!ok1 || !ok2 || !d) {
+            vp->objects_dropped++;
+            return;
+        }
+        if (kind == FRAMES_VPROF_FREE) {
+            frames__vprof_free_block(vp, a0);
+            return;
+        }
+        if (vp->npending >= FRAMES__VPROF_PENDING) {
+            vp->objects_dropped++;
+            return;
+        }
+        p = &vp->pending[vp->npending++];
+        p->thread = s->thread_id;
+        p->ret = st[d - 1].ret;
+        p->kind = kind;
+        p->old = kind == FRAMES_VPROF_REALLOC ? a0 : 0;
+        p->size = kind == FRAMES_VPROF_CALLOC ? (a1 && a0 > UINT64_MAX / a1 ? 0 : a0 * a1)
+                  : kind == FRAMES_VPROF_REALLOC ? a1 : a0;
+        p->context = node->parent;
+    }
+}
+
+/* --------------------------------------------------------------------------------------
+   Framework: records of a frame
+   -------------------------------------------------------------------------------------- */
+
+static int frames__vprof_is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Vector and float registers by name (x86 xmm/ymm/zmm/mm/st, ARM v/q/d/s/h/b + digit). */
+static int frames__vprof_simd_name(const frames_bytes *nm) {
+    const char *p = (const char *)nm->ptr;
+    size_t n = nm->len;
+    if (n >= 3 && (p[0] == 'x' || p[0] == 'y' || p[0] == 'z' || p[0] == 'X' || p[0] == 'Y' ||
+                   p[0] == 'Z') && (p[1] == 'm' || p[1] == 'M') && (p[2] == 'm' || p[2] == 'M'))
+        return 1;
+    if (n >= 2 && (p[0] == 's' || p[0] == 'S') && (p[1] == 't' || p[1] == 'T')) return 1;
+    if (n >= 3 && (p[0] == 'm' || p[0] == 'M') && (p[1] == 'm' || p[1] == 'M') &&
+        frames__vprof_is_digit(p[2]))
+        return 1;
+    if (n >= 2 && strchr("vqdshbVQDSHB", p[0]) && frames__vprof_is_digit(p[1])) return 1;
+    return 0;
+}
+
+static void frames__vprof_type_of(frames_vprof_record *r, int float_insn) {
+    uint32_t n = r->size;
+    if (float_insn && n % 4 == 0) {
+        r->type = n == 4 ? FRAMES_VPROF_FLOAT32 : FRAMES_VPROF_FLOAT64;
+        r->elem_size = n == 4 ? 4 : 8;
+        if (n % 8) {
+            r->type = FRAMES_VPROF_FLOAT32;
+            r->elem_size = 4;
+        }
+        r->flags |= FRAMES_VPROF_FLOAT;
+        return;
+    }
+    r->flags |= FRAMES_VPROF_INT;
+    if (n == 1 || n == 2 || n == 4) {
+        r->type = n == 1 ? FRAMES_VPROF_INT8 : n == 2 ? FRAMES_VPROF_INT16 : FRAMES_VPROF_INT32;
+        r->elem_size = n;
+    } else if (n % 8 == 0) {
+        r->type = FRAMES_VPROF_INT64;
+        r->elem_size = 8;
+    } else {
+        r->type = FRAMES_VPROF_INT8;
+        r->elem_size = 1;
+    }
+}
+
+/* Known content of [a, a+n) into out: 1 when every byte is known. */
+static int frames__vprof_known(const frames_vprof *vp, uint64_t a, uint8_t *out, size_t n) {
+    uint64_t g;
+    unsigned off, cnt, i;
+    size_t pos;
+    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
+        const frames__vprof_granule *s =
+            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
+        if (!s) return 0;
+        for (i = 0; i < cnt; i++) {
+            if (!(s->known & (1u << (off + i)))) return 0;
+            out[pos + i] = s->bytes[off + i];
+        }
+    }
+    return 1;
+}
+
+/* The value before a write: a pre-list operand that shows the same location, else the
+   memory model (memory) or the register model (registers). */
+static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame *s,
+                                        const frames_operand *w, size_t n) {
+    uint32_t i;
+    uint8_t *out;
+    size_t got;
+    for (i = 0; i < s->npre; i++) {
+        const frames_operand *p = &s->pre[i];
+        if (p->spec != w->spec || p->value.len != n) continue;
+        if ((w->spec & FRAMES_MEM) ? p->address == w->address
+                                   : (p->name.len == w->name.len &&
+                                      memcmp(p->name.ptr, w->name.ptr, p->name.len) == 0))
+            return p->value.ptr;
+    }
+    if (vp->oldlen + n > sizeof vp->oldbuf) return NULL;
+    out = vp->oldbuf + vp->oldlen;
+    if (w->spec & FRAMES_MEM) {
+        if (!frames__vprof_known(vp, w->address, out, n)) return NULL;
+    } else {
+        char name[64];
+        if (!vp->regs || w->name.len >= sizeof name) return NULL;
+        memcpy(name, w->name.ptr, w->name.len);
+        name[w->name.len] = 0;
+        if (frames_replay_regs_get(vp->regs, s->thread_id, name, out, n, &got) != 1 || got != n)
+            return NULL;
+    }
+    vp->oldlen += n;
+    return out;
+}
+
+static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
+                                    const frames_operand *op, uint32_t dir, int float_insn,
+                                    uint32_t ctx) {
+    frames_vprof_record *r;
+    if (!op->value.len || op->value.len > FRAMES_VPROF_MAX_ACCESS) return FRAMES_OK;
+    if (!(op->spec & FRAMES_MEM) && !vp->want_regs) return FRAMES_OK;
+    if (FRAMES__GROW(vp->recs, vp->caprecs, vp->nrecs + 1, vp->opt.alloc_ctx) < 0)
+        return frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM, "out of memory for records");
+    r = &vp->recs[vp->nrecs++];
+    memset(r, 0, sizeof *r);
+    r->index = vp->stats.std_frames - 1;
+    r->pc = s->address;
+    r->thread = s->thread_id;
+    r->value = op->value.ptr;
+    r->size = (uint32_t)op->value.len;
+    r->context = ctx;
+    if (op->spec & FRAMES_MEM) {
+        r->flags = FRAMES_VPROF_MEM;
+        r->address = op->address;
+        if (vp->nlive) r->object = frames__vprof_object_at(vp, op->address);
+    } else {
+        r->flags = frames__vprof_simd_name(&op->name) ? FRAMES_VPROF_SIMD : FRAMES_VPROF_GPR;
+        r->reg = (const char *)op->name.ptr;
+        r->reg_len = (uint32_t)op->name.len;
+    }
+    r->flags |= dir;
+    frames__vprof_type_of(r, float_insn);
+    if (dir == FRAMES_VPROF_WRITE) r->old = frames__vprof_old(vp, s, op, op->value.len);
+    return FRAMES_OK;
+}
+
+static int frames__vprof_float_insn(const frames_std_frame *s) {
+    uint32_t i;
+    for (i = 0; i < s->npre; i++)
+        if ((s->pre[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->pre[i].name)) return 1;
+    for (i = 0; s->has_post && i < s->npost; i++)
+        if ((s->post[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->post[i].name)) return 1;
+    return 0;
+}
+
+static int frames__vprof_in_window(frames_vprof *vp) {
+    uint64_t i;
+    if (!vp->opt.sample_every) return 1;
+    i = vp->window_pos;
+    vp->window_pos = i + 1 == vp->opt.sample_every ? 0 : i + 1;
+    return i < vp->opt.sample_on;
+}
+
+/* Deliver one batch per client: the records of this frame that pass its filters. */
+static void frames__vprof_deliver(frames_vprof *vp, const frames_std_frame *s) {
+    size_t c, i, n;
+    for (c = 0; c < vp->nclients; c++) {
+        const frames_vprof_client *cl = &vp->clients[c];
+        uint32_t want = cl->operands;
+        if (cl->insn_filter && !cl->insn_filter(cl->ctx, s)) continue;
+        for (i = n = 0; i < vp->nrecs; i++) {
+            const frames_vprof_record *r = &vp->recs[i];
+            if ((r->flags & want & 0x07u) && (r->flags & want & 0x30u) &&
+                (r->flags & want & 0xC0u) && (!cl->min_size || r->size >= cl->min_size) &&
+                (!cl->max_size || r->size <= cl->max_size))
+                vp->pass[n++] = *r;
+        }
+        if (n) cl->batch(cl->ctx, vp->pass, n);
+    }
+}
+
+/* The framework's part of one std_frame: stack, records, registers. */
+static int frames__vprof_frame_clients(frames_vprof *vp, const frames_frame *f) {
+    const frames_std_frame *s = &f->std;
+    uint32_t i, ctx = 0;
+    int rc = FRAMES_OK, fl;
+    if (vp->stack) {
+        int r = frames_replay_stack_apply_frame(vp->stack, f);
+        if (r < 0) vp->stack_errors++;
+    }
+    vp->nrecs = 0;
+    vp->oldlen = 0;
+    if (vp->classify) {
+        ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
+        frames__vprof_track_heap(vp, s, ctx);
+    }
+    if (vp->nclients && frames__vprof_in_window(vp)) {
+        if (!ctx)
+            ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
+        fl = frames__vprof_float_insn(s);
+        for (i = 0; i < s->npre && rc == FRAMES_OK; i++)
+            if (s->pre[i].read)
+                rc = frames__vprof_add_record(vp, s, &s->pre[i], FRAMES_VPROF_READ, fl, ctx);
+        for (i = 0; s->has_post && i < s->npost && rc == FRAMES_OK; i++)
+            if (s->post[i].written)
+                rc = frames__vprof_add_record(vp, s, &s->post[i], FRAMES_VPROF_WRITE, fl, ctx);
+        if (vp->nrecs > vp->cappass) {
+            frames_vprof_record *p = (frames_vprof_record *)FRAMES_REALLOC(
+                vp->pass, vp->nrecs * sizeof *p, vp->opt.alloc_ctx);
+            if (!p) return frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM, "out of memory for records");
+            vp->pass = p;
+            vp->cappass = vp->nrecs;
+        }
+        frames__vprof_deliver(vp, s);
+    }
+    if (vp->regs && vp->want_regs) frames_replay_regs_apply_frame(vp->regs, f);
+    return rc;
+}
+
+/* --------------------------------------------------------------------------------------
    Frames
    -------------------------------------------------------------------------------------- */
 
@@ -701,6 +1373,7 @@ FRAMES_VPROF_DEF int frames_vprof_add_frame(frames_vprof *vp, const frames_frame
     vp->stats.frames++;
     if (f->kind != FRAMES_KIND_STD) return FRAMES_OK;
     vp->stats.std_frames++;
+    if ((vp->stack || vp->nclients) && (rc = frames__vprof_frame_clients(vp, f)) < 0) return rc;
     for (i = 0; i < s->npre; i++) {
         const frames_operand *op = &s->pre[i];
         if (!frames__vprof_is_mem(op)) continue;
@@ -807,6 +1480,351 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
         out[0] = out[i - 1];
         out[i - 1] = t;
         frames__vprof_sift_down(out, i - 1, 0, m);
+    }
+    return have;
+}
+
+/* --------------------------------------------------------------------------------------
+   Built-in profilers
+   Each is a client: its batch callback sees only records. Entries live in a table keyed
+   by (context, context) or a hash of (context, value); shadow memory in a table keyed
+   by address (redundant-loads) or 8-byte granule (dead-stores).
+   -------------------------------------------------------------------------------------- */
+
+enum { FRAMES__VB_ZERO, FRAMES__VB_REDUNDANT, FRAMES__VB_SILENT, FRAMES__VB_DEAD, FRAMES__VB_VALUES };
+
+typedef struct frames__vb_slot {
+    uint64_t key;
+    uint32_t entry;      /* index + 1 into entries */
+    uint8_t used;
+} frames__vb_slot;
+
+/* redundant-loads: the previous load at an address. */
+typedef struct frames__vb_load {
+    uint64_t address, value;
+    uint32_t size, context;
+    uint8_t used;
+} frames__vb_load;
+
+/* dead-stores: per byte of a granule, its last writer while no read has seen it. */
+typedef struct frames__vb_gran {
+    uint64_t index;
+    uint32_t writer[8];
+    uint8_t unread;
+    uint8_t used;
+} frames__vb_gran;
+
+struct frames_vprof_builtin {
+    frames_vprof *vp;    /* for its tables' allocator and errors */
+    int kind;
+    frames_vprof_builtin_options o;
+    frames__vprof_table index, shadow;
+    frames_vprof_entry *entries;
+    size_t nentries, capentries;
+    frames_vprof_builtin_stats st;
+};
+
+FRAMES_VPROF_DEF void frames_vprof_builtin_options_default(frames_vprof_builtin_options *o) {
+    memset(o, 0, sizeof *o);
+    o->max_entries = (uint64_t)1 << 20;
+    o->max_addresses = (uint64_t)1 << 21;
+}
+
+/* The entry of key (created with the given contexts), NULL over the cap. */
+static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t key, uint32_t c0,
+                                            uint32_t c1, uint32_t nctx, uint32_t obj) {
+    int created, rc;
+    frames__vb_slot *s;
+    frames_vprof_entry *e;
+    if (obj) obj = frames_vprof_object_get(b->vp, obj)->context;   /* blocks by allocation site */
+    if (b->o.data && obj)   /* (key, object): a 64-bit hash, checked below */
+        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull));
+    s = (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
+    if (!s) {
+        b->st.dropped++;
+        return NULL;
+    }
+    if (created) {
+        if (FRAMES__GROW(b->entries, b->capentries, b->nentries + 1, b->vp->opt.alloc_ctx) < 0) {
+            frames__vprof_erase(&b->index, s);
+            b->st.dropped++;
+            return NULL;
+        }
+        e = &b->entries[b->nentries];
+        memset(e, 0, sizeof *e);
+        e->context[0] = c0;
+        e->context[1] = c1;
+        e->ncontexts = nctx;
+        e->object = b->o.data ? obj : 0;
+        s->entry = (uint32_t)++b->nentries;
+    }
+    e = &b->entries[s->entry - 1];
+    if (e->context[0] != c0 || e->context[1] != c1 || e->object != (b->o.data ? obj : 0)) {
+        b->st.dropped++;   /* a hash collision */
+        return NULL;
+    }
+    return e;
+}
+
+static uint64_t frames__vb_pair(uint32_t a, uint32_t c) { return (uint64_t)a << 32 | c; }
+
+static void frames__vb_waste(frames_vprof_builtin *b, frames_vprof_entry *e, uint64_t bytes) {
+    b->st.total_bytes += bytes;
+    if (!e) return;
+    e->count++;
+    e->bytes += bytes;
+}
+
+static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *r) {
+    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    uint32_t i, zero = 1;
+    for (i = 0; i < r->size; i++)
+        if (r->value[i]) zero = 0;
+    if (zero) frames__vb_waste(b, e, r->size);
+    if (!e) return;
+    e->total++;
+    if (r->size > e->size) e->size = r->size;
+    for (i = 0; i < r->size && i < sizeof e->nonzero; i++) e->nonzero[i] |= r->value[i];
+    if (r->type == FRAMES_VPROF_FLOAT32 || r->type == FRAMES_VPROF_FLOAT64) {
+        uint32_t es = r->elem_size, k;
+        e->is_float = 1;
+        for (k = 0; k + es <= r->size; k += es) {
+            uint64_t v = 0, man, ex, sg;
+            memcpy(&v, r->value + k, es);   /* little-endian hosts; values are little-endian */
+            if (es == 4) {
+                sg = v >> 31 & 1;
+                ex = v >> 23 & 0xFF;
+                man = v & 0x7FFFFF;
+            } else {
+                sg = v >> 63;
+                ex = v >> 52 & 0x7FF;
+                man = v & 0xFFFFFFFFFFFFFull;
+            }
+            e->float_seen |= (sg ? 1u : 0u) | (ex ? 2u : 0u) | (man ? 4u : 0u);
+        }
+    }
+}
+
+static void frames__vb_redundant(frames_vprof_builtin *b, const frames_vprof_record *r) {
+    int created, rc;
+    uint64_t v = frames__vprof_value_key(r->value, r->size);
+    frames__vb_load *l = (frames__vb_load *)frames__vprof_insert(b->vp, &b->shadow, r->address,
+                                                                 &created, &rc);
+    if (!l) {
+        b->st.dropped++;
+        return;
+    }
+    if (!created && l->size == r->size && l->value == v)
+        frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(l->context, r->context),
+                                             l->context, r->context, 2, r->object),
+                         r->size);
+    l->size = r->size;
+    l->value = v;
+    l->context = r->context;
+}
+
+static int frames__vb_equal(const frames_vprof_builtin *b, const frames_vprof_record *r) {
+    uint32_t k;
+    if (b->o.approx <= 0 ||
+        (r->type != FRAMES_VPROF_FLOAT32 && r->type != FRAMES_VPROF_FLOAT64))
+        return memcmp(r->old, r->value, r->size) == 0;
+    for (k = 0; k + r->elem_size <= r->size; k += r->elem_size) {
+        double x, y, d, m;
+        if (r->elem_size == 4) {
+            float fx, fy;
+            memcpy(&fx, r->value + k, 4);
+            memcpy(&fy, r->old + k, 4);
+            x = fx;
+            y = fy;
+        } else {
+            memcpy(&x, r->value + k, 8);
+            memcpy(&y, r->old + k, 8);
+        }
+        if (x == y) continue;
+        d = x > y ? x - y : y - x;
+        m = (x < 0 ? -x : x) > (y < 0 ? -y : y) ? (x < 0 ? -x : x) : (y < 0 ? -y : y);
+        if (!(d <= b->o.approx * m)) return 0;   /* NaN: not equal */
+    }
+    return 1;
+}
+
+static void frames__vb_silent(frames_vprof_builtin *b, const frames_vprof_record *r) {
+    frames_vprof_entry *e;
+    if (!(r->flags & FRAMES_VPROF_MEM) && !b->o.registers) return;
+    if (!r->old) {
+        b->st.unknown_old++;
+        return;
+    }
+    e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    if (e) e->total++;
+    if (frames__vb_equal(b, r)) frames__vb_waste(b, e, r->size);
+}
+
+/* Bytes of [a, a+n) by granule: visit(b, granule, first offset, count, record). */
+static void frames__vb_dead(frames_vprof_builtin *b, const frames_vprof_record *r) {
+    uint64_t g;
+    unsigned off, cnt, i;
+    size_t pos;
+    int created, rc;
+    uint32_t killed[FRAMES_VPROF_MAX_ACCESS > 64 ? 64 : FRAMES_VPROF_MAX_ACCESS];
+    uint64_t kbytes[sizeof killed / sizeof killed[0]];
+    size_t nk = 0, k;
+    int write = (r->flags & FRAMES_VPROF_WRITE) != 0;
+    if (r->address > UINT64_MAX - r->size) return;
+    FRAMES__VPROF_FOR_GRANULES(r->address, (size_t)r->size, g, off, cnt, pos) {
+        frames__vb_gran *s = write ? (frames__vb_gran *)frames__vprof_insert(
+                                         b->vp, &b->shadow, g, &created, &rc)
+                                   : (frames__vb_gran *)frames__vprof_find(&b->shadow, g);
+        if (!s) {
+            if (write) b->st.dropped++;
+            continue;
+        }
+        for (i = off; i < off + cnt; i++) {
+            uint8_t bit = (uint8_t)(1u << i);
+            if (!write) {
+                s->unread &= (uint8_t)~bit;
+                continue;
+            }
+            if (s->unread & bit) {   /* written before, never read since: dead */
+                for (k = 0; k < nk && killed[k] != s->writer[i]; k++) {
+                }
+                if (k == nk && nk < sizeof killed / sizeof killed[0]) {
+                    killed[nk] = s->writer[i];
+                    kbytes[nk++] = 0;
+                }
+                if (k < nk) kbytes[k]++;
+            }
+            s->writer[i] = r->context;
+            s->unread |= bit;
+        }
+        if (!write && !s->unread) frames__vprof_erase(&b->shadow, s);
+    }
+    for (k = 0; k < nk; k++)
+        frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(killed[k], r->context),
+                                             killed[k], r->context, 2, r->object),
+                         kbytes[k]);
+}
+
+static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record *r) {
+    uint64_t v = 0;
+    frames_vprof_entry *e;
+    memcpy(&v, r->value, r->size < 8 ? r->size : 8);
+    e = frames__vb_entry(b, frames__mix64(frames__vprof_value_key(r->value, r->size) ^
+                                          frames__mix64((uint64_t)r->context << 8 | r->size)),
+                         r->context, 0, 1, r->object);
+    if (!e) return;
+    if (e->count && (e->value != v || e->size != r->size)) {   /* 64-bit hash collision */
+        b->st.dropped++;
+        return;
+    }
+    e->value = v;
+    e->size = r->size;
+    e->total++;
+    frames__vb_waste(b, e, r->size);
+}
+
+static void frames__vb_batch(void *ctx, const frames_vprof_record *recs, size_t n) {
+    frames_vprof_builtin *b = (frames_vprof_builtin *)ctx;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const frames_vprof_record *r = &recs[i];
+        b->st.records++;
+        switch (b->kind) {
+        case FRAMES__VB_ZERO: frames__vb_zero(b, r); break;
+        case FRAMES__VB_REDUNDANT: frames__vb_redundant(b, r); break;
+        case FRAMES__VB_SILENT: frames__vb_silent(b, r); break;
+        case FRAMES__VB_DEAD: frames__vb_dead(b, r); break;
+        default: frames__vb_values(b, r); break;
+        }
+    }
+}
+
+FRAMES_VPROF_DEF int frames_vprof_builtin_open(frames_vprof_builtin **out, frames_vprof *vp,
+                                               const char *name,
+                                               const frames_vprof_builtin_options *o,
+                                               frames_error *err) {
+    static const char *const names[] = {"zero-loads", "redundant-loads", "silent-stores",
+                                        "dead-stores", "values"};
+    frames_vprof_builtin_options d;
+    frames_vprof_builtin *b;
+    frames_vprof_client c;
+    int kind, rc;
+    *out = NULL;
+    for (kind = 0; kind < 5 && strcmp(name, names[kind]); kind++) {
+    }
+    if (kind == 5)
+        return frames__vprof_fail(vp, err, FRAMES_E_INVALID, "unknown profiler '%s'", name);
+    if (!o) {
+        frames_vprof_builtin_options_default(&d);
+        o = &d;
+    }
+    b = (frames_vprof_builtin *)frames__zalloc(sizeof *b, vp->opt.alloc_ctx);
+    if (!b) return frames__vprof_fail(vp, err, FRAMES_E_NOMEM, "out of memory");
+    b->vp = vp;
+    b->kind = kind;
+    b->o = *o;
+    frames__vprof_table_init(&b->index, sizeof(frames__vb_slot), offsetof(frames__vb_slot, used),
+                             o->max_entries ? o->max_entries : 1);
+    if (kind == FRAMES__VB_REDUNDANT)
+        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_load),
+                                 offsetof(frames__vb_load, used), o->max_addresses);
+    else
+        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_gran),
+                                 offsetof(frames__vb_gran, used), o->max_addresses);
+    memset(&c, 0, sizeof c);
+    c.operands = FRAMES_VPROF_MEM | FRAMES_VPROF_INT | FRAMES_VPROF_FLOAT;
+    c.operands |= kind == FRAMES__VB_ZERO || kind == FRAMES__VB_REDUNDANT ? FRAMES_VPROF_READ
+                  : kind == FRAMES__VB_SILENT ? FRAMES_VPROF_WRITE
+                                              : FRAMES_VPROF_READ | FRAMES_VPROF_WRITE;
+    if (kind == FRAMES__VB_VALUES) c.operands = FRAMES_VPROF_MEM | FRAMES_VPROF_READ |
+                                                FRAMES_VPROF_INT | FRAMES_VPROF_FLOAT;
+    if (kind == FRAMES__VB_SILENT && o->registers)
+        c.operands |= FRAMES_VPROF_GPR | FRAMES_VPROF_SIMD;
+    c.batch = frames__vb_batch;
+    c.ctx = b;
+    if ((rc = frames_vprof_client_add(vp, &c)) < 0) {
+        frames_vprof_builtin_close(b);
+        if (err) *err = vp->err;
+        return rc;
+    }
+    *out = b;
+    return FRAMES_OK;
+}
+
+FRAMES_VPROF_DEF void frames_vprof_builtin_close(frames_vprof_builtin *b) {
+    void *a;
+    if (!b) return;
+    a = b->vp->opt.alloc_ctx;
+    FRAMES_FREE(b->index.slots, a);
+    FRAMES_FREE(b->shadow.slots, a);
+    FRAMES_FREE(b->entries, a);
+    FRAMES_FREE(b, a);
+}
+
+FRAMES_VPROF_DEF const frames_vprof_builtin_stats *
+frames_vprof_builtin_stats_get(const frames_vprof_builtin *b) {
+    return &b->st;
+}
+
+/* a ranks before c: more bytes, more count, lower contexts. */
+static int frames__vb_before(const frames_vprof_entry *a, const frames_vprof_entry *c) {
+    if (a->bytes != c->bytes) return a->bytes > c->bytes;
+    if (a->count != c->count) return a->count > c->count;
+    if (a->context[0] != c->context[0]) return a->context[0] < c->context[0];
+    if (a->context[1] != c->context[1]) return a->context[1] < c->context[1];
+    return a->value < c->value;
+}
+
+FRAMES_VPROF_DEF size_t frames_vprof_builtin_top(const frames_vprof_builtin *b,
+                                                 frames_vprof_entry *out, size_t n) {
+    size_t have = 0, i, j;
+    for (i = 0; i < b->nentries; i++) {   /* insertion into the kept n (n is small) */
+        const frames_vprof_entry *e = &b->entries[i];
+        if (!e->count) continue;
+        if (have == n && (n == 0 || !frames__vb_before(e, &out[n - 1]))) continue;
+        j = have < n ? have++ : n - 1;
+        for (; j > 0 && frames__vb_before(e, &out[j - 1]); j--) out[j] = out[j - 1];
+        out[j] = *e;
     }
     return have;
 }

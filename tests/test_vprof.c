@@ -401,6 +401,346 @@ static void test_cli_errors(void **state) {
     free(out);
 }
 
+/* ---- the profilers on a recorded program with known waste in named functions */
+
+#ifdef TU_RECORD_BUILT
+static const char waste_c[] =
+    "#include <setjmp.h>\n"
+    "#include <stdlib.h>\n"
+    "volatile long zeros[4];\n"
+    "volatile long cell = 7;\n"
+    "volatile long sink;\n"
+    "volatile double dcell = 1.0;\n"
+    "static const double close_values[4] = {1.000000001, 1.000000002, 1.000000003, 1.000000004};\n"
+    "jmp_buf env;\n"
+    "#define NI __attribute__((noinline))\n"
+    "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
+    "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
+    "NI void dead(void) { cell = 1; cell = 2; }\n"
+    "NI void store_close(void) { for (int i = 0; i < 4; i++) dcell = close_values[i]; }\n"
+    "NI void jumper(int d) { if (d) jumper(d - 1); else longjmp(env, 1); }\n"
+    "NI void after_jump(void) { for (int i = 0; i < 3; i++) sink = zeros[2]; }\n"
+    "NI void outer(void) { load_zeros(); }\n"
+    "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
+    "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
+    "int main(void) {\n"
+    "    outer(); store_same(); dead(); store_close();\n"
+    "    if (!setjmp(env)) jumper(3);\n"
+    "    after_jump();\n"
+    "    long *b = make_block(); use_block(b); free(b);\n"
+    "    return 0;\n"
+    "}\n";
+
+static char waste_dir[512];
+
+/* Sums over the JSON entries whose first context's innermost function is `first` (NULL:
+   any) and whose last context's is `last` and contains `via` (NULL: any). */
+typedef struct sums {
+    uint64_t count, bytes;
+    int entries;
+} sums;
+
+/* The innermost "function" of the call path that ends before `end`. */
+static void innermost(const char *from, const char *end, char *out, size_t cap) {
+    const char *p = from, *q, *best = NULL;
+    out[0] = 0;
+    while ((q = strstr(p, "{\"function\":\"")) && q < end) {
+        best = q + 13;
+        p = best;
+    }
+    if (best) {
+        size_t n = strcspn(best, "\"");
+        snprintf(out, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), best);
+    }
+}
+
+static sums sum_entries(const char *json, const char *first, const char *last, const char *via) {
+    sums s = {0, 0, 0};
+    const char *e = strstr(json, "\"entries\":[");
+    assert_non_null(e);
+    while ((e = strstr(e, "{\"contexts\":[")) != NULL) {
+        const char *cend = strstr(e, "],\"count\":"), *split = strstr(e, "],[");
+        char f1[128], f2[128];
+        unsigned long long count = 0, bytes = 0;
+        assert_non_null(cend);
+        if (!split || split > cend) split = NULL;
+        innermost(e, split ? split : cend, f1, sizeof f1);
+        innermost(split ? split : e, cend, f2, sizeof f2);
+        assert_int_equal(sscanf(cend, "],\"count\":%llu,\"bytes\":%llu", &count, &bytes), 2);
+        if ((!first || !strcmp(f1, first)) && !strcmp(f2, last) &&
+            (!via || (strstr(split ? split : e, via) && strstr(split ? split : e, via) < cend))) {
+            s.count += count;
+            s.bytes += bytes;
+            s.entries++;
+        }
+        e = cend;
+    }
+    return s;
+}
+
+static char *profile_json(const char *profiler, const char *opts) {
+    return tu_run_ok("frames vprof --profiler", "'%s' vprof %s/w.frames --profiler %s %s --top 100000 --json",
+                     tu_frames_bin(), waste_dir, profiler, opts);
+}
+
+static void expect(const char *json, const char *first, const char *last, const char *via,
+                   uint64_t count, uint64_t bytes) {
+    sums s = sum_entries(json, first, last, via);
+    if (s.count != count || s.bytes != bytes)
+        print_error("%s -> %s: count %llu bytes %llu, expected %llu %llu\n", first ? first : "*",
+                    last, (unsigned long long)s.count, (unsigned long long)s.bytes,
+                    (unsigned long long)count, (unsigned long long)bytes);
+    assert_int_equal(s.count, count);
+    assert_int_equal(s.bytes, bytes);
+}
+
+static int waste_setup(void **state) {
+    int st;
+    char *out;
+    (void)state;
+    if (!tu_vg_tool_built()) return 0;
+    snprintf(waste_dir, sizeof waste_dir, "%s/frames-vprof-XXXXXX", tu_tmpdir());
+    if (!mkdtemp(waste_dir)) return -1;
+    {
+        char src[600];
+        snprintf(src, sizeof src, "%s/w.c", waste_dir);
+        if (tu_write_file(src, waste_c, sizeof waste_c - 1)) return -1;
+    }
+    out = tu_run(&st, "cc -O1 -g -o %s/w %s/w.c 2>&1 && ulimit -c 0 && '%s' record -o %s/w.frames -- %s/w >/dev/null 2>&1",
+                 waste_dir, waste_dir, tu_frames_bin(), waste_dir, waste_dir);
+    free(out);
+    return st == 0 ? 0 : -1;
+}
+
+static int waste_teardown(void **state) {
+    int st;
+    (void)state;
+    if (waste_dir[0]) free(tu_run(&st, "rm -rf '%s'", waste_dir));
+    return 0;
+}
+
+static void test_profilers_recorded(void **state) {
+    char *j;
+    (void)state;
+    if (!waste_dir[0]) skip();
+    /* 10 loads of zeros[1], 8 bytes each, in main > outer > load_zeros */
+    j = profile_json("zero-loads", "");
+    expect(j, NULL, "load_zeros", "\"outer\"", 10, 80);
+    expect(j, NULL, "after_jump", NULL, 3, 24);
+    /* after the longjmp, after_jump runs under main, not under the abandoned jumper frames */
+    assert_int_equal(sum_entries(j, NULL, "after_jump", "\"jumper\"").entries, 0);
+    assert_non_null(strstr(j, "\"always_zero_bytes\":\"00000000\""));
+    free(j);
+    /* each load after the first of the same cell repeats its value */
+    j = profile_json("redundant-loads", "");
+    expect(j, "load_zeros", "load_zeros", NULL, 9, 72);
+    expect(j, "after_jump", "after_jump", NULL, 2, 16);
+    free(j);
+    /* sink = 0 over 0 (10), cell = 7 over 7 (5); the doubles only within a delta */
+    j = profile_json("silent-stores", "");
+    expect(j, NULL, "load_zeros", NULL, 10, 80);
+    expect(j, NULL, "store_same", NULL, 5, 40);
+    expect(j, NULL, "store_close", NULL, 0, 0);
+    free(j);
+    j = profile_json("silent-stores", "--approx 1e-6");
+    expect(j, NULL, "store_close", NULL, 4, 32);
+    free(j);
+    j = profile_json("silent-stores", "--approx 1e-10");
+    expect(j, NULL, "store_close", NULL, 0, 0);
+    free(j);
+    /* writes overwritten unread: sink in load_zeros (9) and by after_jump (1 + 2); cell in
+       store_same (4), then by dead (1 + 1); dcell (3) */
+    j = profile_json("dead-stores", "");
+    expect(j, "load_zeros", "load_zeros", NULL, 9, 72);
+    expect(j, "load_zeros", "after_jump", NULL, 1, 8);
+    expect(j, "after_jump", "after_jump", NULL, 2, 16);
+    expect(j, "store_same", "store_same", NULL, 4, 32);
+    expect(j, "store_same", "dead", NULL, 1, 8);
+    expect(j, "dead", "dead", NULL, 1, 8);
+    expect(j, "store_close", "store_close", NULL, 3, 24);
+    assert_null(strstr(j, "\"unwound_frames\":0,"));
+    free(j);
+    /* online: the same program profiled without a trace gives the same JSON (its "trace"
+       member is null instead of the file) */
+    {
+        const char *profs[] = {"zero-loads", "dead-stores", "silent-stores"};
+        size_t k;
+        for (k = 0; k < sizeof profs / sizeof profs[0]; k++) {
+            char *off = profile_json(profs[k], ""), *on;
+            on = tu_run_ok("frames vprof online",
+                           "'%s' vprof --profiler %s --top 100000 --json -- %s/w 2>/dev/null",
+                           tu_frames_bin(), profs[k], waste_dir);
+            assert_true(!strncmp(on, "{\"trace\":null,", 14));
+            assert_non_null(strchr(off, ','));
+            assert_string_equal(on + 14, strchr(off, ',') + 1);
+            free(on);
+            free(off);
+        }
+    }
+    /* a tiny shadow memory: counts become lower bounds, and the report says so */
+    {
+        char *out = tu_run_ok("frames vprof capped", "'%s' vprof %s/w.frames --profiler dead-stores --max-addresses 4",
+                              tu_frames_bin(), waste_dir);
+        assert_non_null(strstr(out, "counts are lower bounds"));
+        free(out);
+        /* register writes add to the memory ones, never take any away */
+        out = profile_json("silent-stores", "--registers");
+        expect(out, NULL, "store_same", NULL, 5, 40);
+        assert_true(sum_entries(out, NULL, "load_zeros", NULL).count >= 10);
+        free(out);
+    }
+    /* --data: the loads of the calloc'd block are attributed to it, by the call path
+       that allocated it; the loads of the global zeros[] to no heap block */
+    j = profile_json("zero-loads", "--data");
+    expect(j, NULL, "use_block", NULL, 6, 48);
+    {
+        const char *e = strstr(j, "\"function\":\"use_block\"");
+        const char *obj = e ? strstr(e, "\"object\":") : NULL;
+        char f[128];
+        assert_non_null(obj);
+        assert_true(!strncmp(obj, "\"object\":{\"kind\":\"heap\",\"allocation\":[", 38));
+        innermost(obj, strstr(obj, "]}"), f, sizeof f);
+        assert_string_equal(f, "make_block");
+        e = strstr(j, "\"function\":\"load_zeros\"");
+        assert_non_null(e);
+        assert_true(!strncmp(strstr(e, "\"object\":"), "\"object\":null", 13));
+    }
+    free(j);
+    /* every window sampled = no sampling */
+    {
+        char *a = profile_json("zero-loads", ""), *b = profile_json("zero-loads", "--sample 5/5");
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        b = profile_json("zero-loads", "--sample 1/1000000");
+        expect(b, NULL, "load_zeros", NULL, 0, 0);
+        free(b);
+    }
+}
+#else
+static int waste_setup(void **state) {
+    (void)state;
+    return 0;
+}
+static int waste_teardown(void **state) {
+    (void)state;
+    return 0;
+}
+static void test_profilers_recorded(void **state) {
+    (void)state;
+    skip();
+}
+#endif
+
+/* A trace without calls and without values: empty profiles and a note, no failure. */
+static void test_profiler_no_values(void **state) {
+    char *out;
+    int st;
+    (void)state;
+    out = tu_run(&st, "'%s' vprof '%s' --profiler zero-loads",
+                 tu_frames_bin(), tu_shared("vectors/frames/r10_default_m_n10001.frames"));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "no values to profile"));
+    assert_non_null(strstr(out, "no calls seen"));
+    free(out);
+    out = tu_run(&st, "'%s' vprof '%s' --profiler nonsense 2>&1",
+                 tu_frames_bin(), tu_shared("vectors/frames/r10_default_m_n10001.frames"));
+    assert_int_not_equal(st, 0);
+    assert_non_null(strstr(out, "frames vprof: "));
+    assert_non_null(strstr(out, "nonsense"));
+    free(out);
+}
+
+/* ---- the call stack of frames_replay.h: instruction classes (encodings from the
+   architecture manuals) and the unwinding rules on a hand-made walk */
+
+static int classify(uint32_t arch, uint64_t mach, const char *bytes, size_t n, const char *mode) {
+    frames_std_frame sf;
+    memset(&sf, 0, sizeof sf);
+    sf.rawbytes = frames_bytes_of(bytes, n);
+    if (mode) {
+        sf.has_mode = 1;
+        sf.mode = frames_bytes_of(mode, strlen(mode));
+    }
+    return frames_replay_stack_classify(arch, mach, &sf);
+}
+
+static void test_stack_classify(void **state) {
+    (void)state;
+    /* x86-64: call rel32, call *%rax, call *(%rax) with REX, ret, rep ret, jmp *%rax, nop */
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xe8\0\0\0\0", 5, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xff\xd0", 2, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\x41\xff\x10", 3, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xc3", 1, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xf3\xc3", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\xff\xe0", 2, NULL), 0);
+    assert_int_equal(classify(FRAMES_ARCH_I386, 64, "\x90", 1, NULL), 0);
+    /* AArch64: bl, blr x1, ret, b (not a call) */
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x10\x00\x00\x94", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x20\x00\x3f\xd6", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\xc0\x03\x5f\xd6", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_AARCH64, 0, "\x10\x00\x00\x14", 4, NULL), 0);
+    /* ARM: bl, blx r3, bx lr, pop {r4, pc}; Thumb: bx lr, pop {r7, pc}, bl, blx r3 */
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x10\x00\x00\xeb", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x33\xff\x2f\xe1", 4, NULL), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x1e\xff\x2f\xe1", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x10\x80\xbd\xe8", 4, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x70\x47", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x80\xbd", 2, NULL), -1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x00\xf0\x00\xf8", 4, "arm:t32"), 1);
+    assert_int_equal(classify(FRAMES_ARCH_ARM, 0, "\x98\x47", 2, NULL), 1);
+}
+
+static void stack_step(frames_replay_stack *s, uint64_t pc, const char *bytes, size_t n) {
+    frames_frame f;
+    memset(&f, 0, sizeof f);
+    f.kind = FRAMES_KIND_STD;
+    f.std.address = pc;
+    f.std.thread_id = 1;
+    f.std.rawbytes = frames_bytes_of(bytes, n);
+    assert_int_equal(frames_replay_stack_apply_frame(s, &f), FRAMES_OK);
+}
+
+static void test_stack_rules(void **state) {
+    frames_replay_stack *s;
+    frames_replay_stack_options o;
+    frames_replay_call *c;
+    size_t d;
+    (void)state;
+    frames_replay_stack_options_default(&o);
+    o.max_depth = 2;
+    assert_int_equal(frames_replay_stack_open(&s, FRAMES_ARCH_AARCH64, 0, &o, NULL), FRAMES_OK);
+    stack_step(s, 0x1000, "\x10\x00\x00\x94", 4);   /* bl 0x2000 */
+    stack_step(s, 0x2000, "\x10\x00\x00\x94", 4);   /* bl 0x3000 */
+    stack_step(s, 0x3000, "\x10\x00\x00\x94", 4);   /* bl 0x4000: beyond the depth */
+    stack_step(s, 0x4000, "\xc0\x03\x5f\xd6", 4);   /* ret from the deep call */
+    stack_step(s, 0x3004, "\x1f\x20\x03\xd5", 4);   /* nop */
+    c = frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 2);
+    assert_int_equal(c[0].site, 0x1000);
+    assert_int_equal(c[0].entry, 0x2000);
+    assert_int_equal(c[1].site, 0x2000);
+    assert_int_equal(c[1].ret, 0x2004);
+    /* a longjmp-like jump back into the outermost function, then its caller returns:
+       the frame it matches is popped with the one above it */
+    stack_step(s, 0x3008, "\xc0\x03\x5f\xd6", 4);   /* ret to 0x1004 (skips a frame) */
+    stack_step(s, 0x1004, "\x1f\x20\x03\xd5", 4);
+    frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 0);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unwound, 1);
+    assert_int_equal(frames_replay_stack_stats_get(s)->deep_calls, 1);
+    /* a return that matches nothing changes nothing and is counted */
+    stack_step(s, 0x1008, "\xc0\x03\x5f\xd6", 4);
+    stack_step(s, 0x9000, "\x1f\x20\x03\xd5", 4);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unmatched_returns, 1);
+    /* a call whose next instruction is its return address was not taken */
+    stack_step(s, 0x9004, "\x10\x00\x00\x94", 4);
+    stack_step(s, 0x9008, "\x1f\x20\x03\xd5", 4);
+    frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 0);
+    frames_replay_stack_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),
@@ -410,6 +750,10 @@ int main(void) {
         cmocka_unit_test(test_vector_r11),
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
+        cmocka_unit_test(test_profiler_no_values),
+        cmocka_unit_test(test_stack_classify),
+        cmocka_unit_test(test_stack_rules),
+        cmocka_unit_test(test_profilers_recorded),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
 }

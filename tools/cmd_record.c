@@ -63,6 +63,11 @@ int cmd_record(int argc, char **argv) {
     return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
 }
 
+int record_into_sink(const struct frames_sink *sink, int argc, char **argv) {
+    (void)sink, (void)argc, (void)argv;
+    return cli_fail(CLI_DATA, "not built: the tracer needs x86-64 Linux");
+}
+
 #else
 
 #include <errno.h>
@@ -247,14 +252,25 @@ static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *pat
     const char **inputs;
     size_t ninputs;
     int rc;
+    frames_writer_options_default(&wo);
+    wo.arch = FRAMES_ARCH_I386;
+    wo.machine = FRAMES_MACH_X86_64;
+    if (t->sink) {   /* another command's consumer (frames vprof online): no file */
+        frames_error err;
+        rp_meta_build(meta, path, argc, argv);
+        if (frames_writer_open(&t->w, t->sink, &wo, &meta->meta, &err) < 0) {
+            cli_lib_error(&err);
+            rp_meta_free(meta);
+            return CLI_DATA;
+        }
+        t->shared.writer = t->w;
+        return CLI_OK;
+    }
     if (!(inputs = program_inputs(path, argc, argv, &ninputs))) return cli_fail(CLI_DATA, "out of memory");
     rc = cli_output_open(o, t->out, inputs, ninputs);
     free(inputs);
     if (rc != CLI_OK) return rc;
     rp_meta_build(meta, path, argc, argv);
-    frames_writer_options_default(&wo);
-    wo.arch = FRAMES_ARCH_I386;
-    wo.machine = FRAMES_MACH_X86_64;
     if (!(t->w = cli_output_writer(o, &wo, &meta->meta))) {
         cli_output_abort(o);
         rp_meta_free(meta);
@@ -270,7 +286,9 @@ static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *pat
    Returns 1 when the trace was kept. */
 static int close_trace(rec_run *t, cli_output *o) {
     int rc = frames_writer_close(t->w);
+    if (t->sink && rc == FRAMES_UNFINISHED) rc = FRAMES_OK;   /* a stream has no TOC */
     if (rc < 0 && !t->failed) t->failed = cli_lib_error(frames_writer_error(t->w));
+    if (t->sink) return rc >= 0;
     if (rc < 0 || (t->failed && !t->frames)) {
         cli_output_abort(o);
         return 0;
@@ -299,7 +317,9 @@ static int record_with(rec_run *t, const rec_engine *e, const char *path, int ar
     if (!t->failed) {
         if (!t->quiet) report(t, path, now() - t0);
     } else {
-        if (!strcmp(t->out, "-"))
+        if (t->sink)
+            ;   /* no trace: the consumer (frames vprof) says what it got */
+        else if (!strcmp(t->out, "-"))
             fprintf(stderr, "frames record: the trace on standard output is incomplete\n");
         else if (kept)
             fprintf(stderr, "frames record: the trace %s is incomplete\n", t->out);
@@ -347,6 +367,29 @@ int cmd_record(int argc, char **argv) {
         if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
     }
     rc = record_with(&t, engine, path, argc - first, argv + first);
+    rx_close(t.dec);
+    return rc;
+}
+
+int record_into_sink(const struct frames_sink *sink, int argc, char **argv) {
+    rec_run t;
+    const rec_engine *engine;
+    char path[4096], why[600];
+    int rc;
+    memset(&t, 0, sizeof t);
+    t.out = "-";
+    t.pin = 1;
+    t.quiet = 1;
+    t.sink = sink;
+    if (argc < 1) return cli_usage_error("no program given");
+    if ((rc = find_program(argv[0], path, sizeof path)) != 0)
+        return cli_fail(rc, rc == REC_EXIT_NOEXEC ? "%s: not an executable file" : "%s: program not found",
+                        argv[0]);
+    if (!(engine = default_engine(path, why, sizeof why))) return cli_fail(REC_EXIT_NOEXEC, "%s", why);
+    t.dec = rx_open();
+    if (!t.dec && engine->needs_capstone)
+        return cli_fail(REC_EXIT_TRACE, "the %s engine needs capstone", engine->name);
+    rc = record_with(&t, engine, path, argc, argv);
     rx_close(t.dec);
     return rc;
 }

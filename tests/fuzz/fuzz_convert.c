@@ -17,6 +17,7 @@
 #include "fuzz_util.h"
 #define FRAMES_INTEROP_IMPLEMENTATION
 #include "frames_interop.h"
+#define FRAMES_REPLAY_IMPLEMENTATION   /* the call stack and registers vprof walks with */
 #define FRAMES_VPROF_IMPLEMENTATION
 #include "frames_vprof.h"
 #define FRAMES_PARQUET_IMPLEMENTATION
@@ -52,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_tenet *ten;
     frames_stats *st;
     frames_vprof *vp;
+    frames_vprof_builtin *vb = NULL;
     frames_vprof_options vo;
     frames_vprof_insn top[8];
     frames_parquet_export *px;
@@ -79,7 +81,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_vprof_options_default(&vo);
     vo.max_addresses = 256;   /* the caps are reached, and the untracked paths run */
     vo.max_instructions = 64;
+    vo.arch = (uint32_t)frames_reader_header(r)->arch;   /* contexts: the call stack runs */
+    vo.machine = frames_reader_header(r)->machine;
+    vo.max_contexts = 128;
+    vo.max_stack_depth = 8;
     FZ_CHECK(frames_vprof_open(&vp, &vo, &err) == FRAMES_OK);
+    {   /* one built-in profiler over the framework, its caps small */
+        static const char *const profs[] = {"zero-loads", "redundant-loads", "silent-stores",
+                                            "dead-stores", "values"};
+        frames_vprof_builtin_options bo;
+        frames_vprof_builtin_options_default(&bo);
+        bo.max_entries = 64;
+        bo.max_addresses = 64;
+        bo.registers = 1;
+        bo.approx = 1e-6;
+        FZ_CHECK(frames_vprof_builtin_open(&vb, vp, profs[size ? data[0] % 5 : 0], &bo, &err) ==
+                 FRAMES_OK);
+    }
     rc = frames_tenet_open(&ten, arch, size && (data[0] & 1) ? &tid : NULL, NULL, &err);
     fz_check_rc(rc, &err);
     if (rc < 0) ten = NULL;
@@ -138,6 +156,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (i = 1; i < ntop; i++)
         FZ_CHECK(frames_vprof_metric_of(&top[i - 1], FRAMES_VPROF_ACCESSES) >=
                  frames_vprof_metric_of(&top[i], FRAMES_VPROF_ACCESSES));
+    {
+        frames_vprof_entry ent[4];
+        size_t k, ne = frames_vprof_builtin_top(vb, ent, 4);
+        FZ_CHECK(ne <= 4);
+        for (k = 1; k < ne; k++) FZ_CHECK(ent[k - 1].bytes >= ent[k].bytes);
+    }
+    frames_vprof_builtin_close(vb);
     frames_vprof_close(vp);
 
     if (ten) {

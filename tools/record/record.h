@@ -59,6 +59,7 @@ typedef struct rec_run {
     int silent;                /* no messages (the fuzz target) */
     uint64_t instructions, syscalls, undecoded, signals, nthreads, nmodules, frames;
     uint64_t recorded, values;
+    const struct frames_sink *sink;  /* record_into_sink: frames go there, not to out */
 } rec_run;
 
 /* The first failure: prints `frames record: MSG` (unless silent) and marks the run failed.
@@ -279,4 +280,12 @@ void rv_conv_free(rv_conv *c);
 int rv_tool_dir(char *out, size_t cap);
 
 #endif /* RECORD_SUPPORTED */
+
+/* For another command (frames vprof's online mode, cmd_record.c): run PROGRAM
+   (argv[0..argc)) under the default engine, the trace going into sink (not seekable:
+   header unfinished, no table of contents) instead of a file, without a summary.
+   Returns what frames record would exit with (the program's status, REC_EXIT_*,
+   CLI_USAGE); errors are printed as frames record prints them. */
+struct frames_sink;
+int record_into_sink(const struct frames_sink *sink, int argc, char **argv);
 #endif
