@@ -57,7 +57,7 @@ static void build_prog(void) {
 
 static void record(const char *engine, const char *opts, const char *trace) {
     int st;
-    char *out = tu_run(&st, "ulimit -c 0; LC_ALL=C '%s' record --engine %s %s --quiet -o '%s' -- '%s' 2>&1",
+    char *out = tu_run(&st, "ulimit -c 0; LC_ALL=C '%s' record -f --engine %s %s --quiet -o '%s' -- '%s' 2>&1",
                        tu_frames_bin(), engine, opts, trace, at("prog"));
     if (st) fprintf(stderr, "%s", out);
     assert_int_equal(st, 0);
