@@ -549,8 +549,7 @@ typedef struct frames__pq_col {
     uint8_t lastb[16];           /* of up to 16 bytes encoded; lastn 0: longer) */
     uint32_t lastn;
     uint32_t stored_pages;       /* data pages to store in zstd frames uncompressed */
-    uint64_t *slots;             /* open addressing: hash << 32 | entry + 1, 0 = empty */
-    uint32_t nslots;
+    frames__htab didx;           /* the dictionary's entries by hash (frames__pq_dslot) */
     frames__pq_mark *marks;
     size_t nmarks, markcap;
     uint64_t nulls;
@@ -558,6 +557,13 @@ typedef struct frames__pq_col {
     uint64_t imin, imax;         /* ints and bools (signed ones stored as bits) */
     frames_bytes bmin, bmax;     /* byte arrays: views into dvals or plain */
 } frames__pq_col;
+
+/* A dictionary entry in the column's hash table: the hash, so that a probe compares
+   hashes without touching the values, and the entry's index. */
+typedef struct frames__pq_dslot {
+    uint64_t hash;
+    uint32_t entry;
+} frames__pq_dslot;
 
 struct frames_parquet {
     frames_sink sink;
@@ -644,7 +650,11 @@ FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sin
         return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
     }
     memset(w->cols, 0, ncols * sizeof *w->cols);
-    for (i = 0; i < ncols; i++) frames__pq_col_setup(&w->cols[i], &cols[i]);
+    for (i = 0; i < ncols; i++) {
+        frames__pq_col_setup(&w->cols[i], &cols[i]);
+        /* the limit check above adds at most dictionary_max_entries */
+        FRAMES__HTAB_INIT(&w->cols[i].didx, frames__pq_dslot, (size_t)o->dictionary_max_entries + 1);
+    }
     frames__parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
 #ifdef FRAMES_PARQUET_LIBZSTD
     if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
@@ -757,41 +767,19 @@ static int frames__pq_undict(frames__pq_col *c, void *a) {
     return FRAMES_OK;
 }
 
-/* Slots hold the entry's hash (high half) and entry + 1 (low half; 0 = empty), so that a
-   probe compares hashes without touching the values. */
-static int frames__pq_rehash(frames__pq_col *c, void *a) {
-    uint32_t ns = c->nslots ? c->nslots * 2 : 1024, i, mask = ns - 1;
-    uint64_t *s = (uint64_t *)FRAMES_MALLOC((size_t)ns * sizeof *s, a);
-    if (!s) return FRAMES_E_NOMEM;
-    memset(s, 0, (size_t)ns * sizeof *s);
-    for (i = 0; i < c->nslots; i++) {
-        uint32_t h;
-        if (!c->slots[i]) continue;
-        for (h = (uint32_t)(c->slots[i] >> 32) & mask; s[h]; h = (h + 1) & mask) {}
-        s[h] = c->slots[i];
-    }
-    FRAMES_FREE(c->slots, a);
-    c->slots = s;
-    c->nslots = ns;
-    return FRAMES_OK;
-}
 
 /* Index of a value in the dictionary, adding it: the integer v of a fixed-width column,
    or the plain encoding enc[0..n) of a byte array. -1 when the dictionary would exceed
    its limits, -2 out of memory. */
 static int64_t frames__pq_dict_find(frames__pq_col *c, uint64_t v, const uint8_t *enc, size_t n,
                                     const frames_parquet_options *o, void *a) {
-    uint32_t hv = enc ? frames__pq_hash_bytes(enc, n) : frames__pq_hash_int(v), h, mask;
-    uint64_t s;
-    if (c->ndict * 2 >= c->nslots && frames__pq_rehash(c, a) < 0) return -2;
-    mask = c->nslots - 1;
-    for (h = hv & mask; (s = c->slots[h]) != 0; h = (h + 1) & mask) {
-        uint32_t e = (uint32_t)s - 1;
+    uint64_t hv = enc ? frames__pq_hash_bytes(enc, n) : frames__pq_hash_int(v);
+    frames__pq_dslot *d;
+    size_t at = 0;
+    while ((d = FRAMES__HTAB_NEXT(&c->didx, frames__pq_dslot, hv, &at)) != NULL) {
         size_t en;
-        const uint8_t *p;
-        if ((uint32_t)(s >> 32) != hv) continue;
-        p = frames__pq_dentry(c, e, &en);
-        if (enc ? en == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v) return e;
+        const uint8_t *p = frames__pq_dentry(c, d->entry, &en);
+        if (enc ? en == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v) return d->entry;
     }
     if (!enc) n = (size_t)c->width;
     if (c->ndict >= o->dictionary_max_entries || c->dvals.n + n > o->dictionary_max_bytes)
@@ -806,8 +794,9 @@ static int64_t frames__pq_dict_find(frames__pq_col *c, uint64_t v, const uint8_t
         frames__put_le64(c->dvals.p + c->dvals.n, v);
         c->dvals.n += n;
     }
-    c->slots[h] = (uint64_t)hv << 32 | ++c->ndict;
-    return c->ndict - 1;
+    if (!(d = (frames__pq_dslot *)frames__htab_add(&c->didx, hv, a))) return -2;
+    d->entry = c->ndict++;
+    return d->entry;
 }
 
 static inline int frames__pq_add_index(frames__pq_col *c, uint32_t e, void *a) {
@@ -1410,7 +1399,7 @@ static void frames__pq_reset_col(frames_parquet *w, frames__pq_col *c) {
     c->nlev = c->nval = c->nmarks = 0;
     c->plain_size = 0;
     c->ndict = 0;
-    if (c->slots) memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+    frames__htab_clear(&c->didx);
     c->dict = c->c.dictionary;
     c->nulls = 0;
     c->has_mm = 0;
@@ -1622,7 +1611,7 @@ FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
         FRAMES_FREE(c->idx, a);
         FRAMES_FREE(c->dvals.p, a);
         FRAMES_FREE(c->doff, a);
-        FRAMES_FREE(c->slots, a);
+        frames__htab_free(&c->didx, a);
         FRAMES_FREE(c->marks, a);
     }
     FRAMES_FREE(w->cols, a);
