@@ -359,13 +359,14 @@ static int online_start(struct online *on) {
     const frames_header *h;
     frames_reader *r;
     frames_error err;
+    uint64_t first;
     if (frames_reader_open_memory(&r, on->buf, on->len, NULL, &err) < 0) return 0;
-    h = frames_reader_header(r);
+    first = frames_reader_header(r)->first_frame;   /* the header goes with the reader */
     frames_reader_close(r);
-    if (h->first_frame > on->len) return 0;
-    if (!(on->head = (uint8_t *)malloc((size_t)h->first_frame + 1))) return -1;
-    memcpy(on->head, on->buf, (size_t)h->first_frame);
-    if (frames_reader_open_memory(&on->hr, on->head, (size_t)h->first_frame, NULL, &err) < 0)
+    if (first > on->len) return 0;
+    if (!(on->head = (uint8_t *)malloc((size_t)first + 1))) return -1;
+    memcpy(on->head, on->buf, (size_t)first);
+    if (frames_reader_open_memory(&on->hr, on->head, (size_t)first, NULL, &err) < 0)
         return cli_lib_error(&err), -1;
     h = frames_reader_header(on->hr);
     on->o.arch = (uint32_t)h->arch;

@@ -15,6 +15,9 @@
 #   fuzz-seeds: files|frames|meta GLOB...  seeds made from $FRAMES_SHARED/GLOB at run time
 #   fuzz-needs: HEADER LIBS...             skip the target unless <HEADER> is installed
 #   fuzz-flags: FLAGS...                   extra libFuzzer flags
+#   fuzz-tools: yes                        link the frames command's sources (tools/*.c
+#                                          but frames.c's main, tools/record/*.c, the
+#                                          optional libraries ./build.sh build found)
 # Seeds kept in the repository (hand-made inputs, fixed crashes): tests/fuzz/seeds/TARGET/.
 # Outputs under build/fuzz/: binaries, corpus/TARGET (grows across runs),
 # artifacts/ (crashing inputs), logs/TARGET.log.
@@ -62,14 +65,24 @@ build_target() {
         fi
         [ "$need" != "$h" ] && libs+=" ${need#* }"
     done < <(directive fuzz-needs "$src")
-    local deps=("$src" tests/fuzz/*.h "$ROOT"/frames*.h)
+    local deps=("$src" tests/fuzz/*.h "$ROOT"/frames*.h) tools=() tflags="" t
+    if [ -n "$(directive fuzz-tools "$src")" ]; then
+        # the command's own build settings (build.sh stamps them: CC|CFLAGS|...|defines|libs)
+        [ -f "$ROOT/build/flags" ] || { log "$name skipped: run ./build.sh build first"; return 2; }
+        tflags=$(awk -F'|' '{print $(NF-1)}' "$ROOT/build/flags")
+        libs+=" $(awk -F'|' '{print $NF}' "$ROOT/build/flags")"
+        for t in tools/*.c tools/record/*.c; do [ "$t" = tools/frames.c ] || tools+=("$t"); done
+        deps+=("${tools[@]}" tools/*.h tools/*.def tools/record/*.h)
+    fi
     local newest=0 d
     if [ -e "$bin" ]; then
         for d in "${deps[@]}"; do [ "$d" -nt "$bin" ] && newest=1; done
         [ $newest -eq 0 ] && return 0
     fi
     log "building $name"
-    $NICE $CC $CFLAGS -I"$ROOT" -Itests/fuzz "$src" -o "$bin" $libs -lm || return 1
+    # shellcheck disable=SC2086
+    $NICE $CC $CFLAGS $tflags -I"$ROOT" -Itools -Itests/fuzz "$src" ${tools[@]+"${tools[@]}"} -o "$bin" \
+        $libs -lpthread -lm || return 1
 }
 
 build_seedgen() {
@@ -179,6 +192,10 @@ coverage() {
             have_header "$h" || continue 2
             [ "$need" != "$h" ] && libs+=" ${need#* }"
         done < <(directive fuzz-needs "tests/fuzz/$n.c")
+        if [ -n "$(directive fuzz-tools "tests/fuzz/$n.c")" ]; then
+            printf '%-16s skipped (the command line is not header coverage)\n' "$n"
+            continue
+        fi
         $NICE $CC -std=c99 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer -fprofile-instr-generate \
             -fcoverage-mapping -I"$ROOT" -Itests/fuzz "tests/fuzz/$n.c" -o "$dir/$n" $libs -lm || return 1
         make_seeds "$n"
