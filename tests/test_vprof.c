@@ -454,21 +454,30 @@ static void innermost(const char *from, const char *end, char *out, size_t cap) 
     }
 }
 
+/* The first needle in [from, end), or NULL: a search that stays inside one entry (an
+   unbounded strstr per entry makes a report of many entries quadratic). */
+static const char *find_in(const char *from, const char *end, const char *needle) {
+    size_t n = strlen(needle);
+    for (; from + n <= end; from++)
+        if (*from == *needle && !memcmp(from, needle, n)) return from;
+    return NULL;
+}
+
 static sums sum_entries(const char *json, const char *first, const char *last, const char *via) {
     sums s = {0, 0, 0};
     const char *e = strstr(json, "\"entries\":[");
     assert_non_null(e);
     while ((e = strstr(e, "{\"contexts\":[")) != NULL) {
-        const char *cend = strstr(e, "],\"count\":"), *split = strstr(e, "],[");
+        const char *cend = strstr(e, "],\"count\":"), *split;
         char f1[128], f2[128];
         unsigned long long count = 0, bytes = 0;
         assert_non_null(cend);
-        if (!split || split > cend) split = NULL;
+        split = find_in(e, cend, "],[");
         innermost(e, split ? split : cend, f1, sizeof f1);
         innermost(split ? split : e, cend, f2, sizeof f2);
         assert_int_equal(sscanf(cend, "],\"count\":%llu,\"bytes\":%llu", &count, &bytes), 2);
         if ((!first || !strcmp(f1, first)) && !strcmp(f2, last) &&
-            (!via || (strstr(split ? split : e, via) && strstr(split ? split : e, via) < cend))) {
+            (!via || find_in(split ? split : e, cend, via))) {
             s.count += count;
             s.bytes += bytes;
             s.entries++;
