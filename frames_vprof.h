@@ -1229,7 +1229,7 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
         if (!frames__vprof_known(vp, w->address, out, n)) return NULL;
     } else {
         char name[64];
-        if (!vp->regs || w->name.len >= sizeof name) return NULL;
+        if (!vp->regs || !w->name.len || w->name.len >= sizeof name) return NULL;   /* unnamed: unknown */
         memcpy(name, w->name.ptr, w->name.len);
         name[w->name.len] = 0;
         if (frames_replay_regs_get(vp->regs, s->thread_id, name, out, n, &got) != 1 || got != n)

@@ -116,7 +116,8 @@ run_target() {
     mkdir -p "$corpus" "$OUT/artifacts" "$OUT/logs"
     make_seeds "$name"
     dirs=("$corpus" "$OUT/seeds/$name")
-    [ -d "tests/fuzz/seeds/$name" ] && dirs+=("tests/fuzz/seeds/$name")
+    # absolute: a target may change its directory (fuzz_cli works in a private one)
+    [ -d "tests/fuzz/seeds/$name" ] && dirs+=("$ROOT/tests/fuzz/seeds/$name")
     flags=$(directive fuzz-flags "tests/fuzz/$name.c" | tr '\n' ' ')
     log "running $name for ${secs}s"
     # shellcheck disable=SC2086
