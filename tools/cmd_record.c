@@ -169,6 +169,10 @@ static const rec_engine *default_engine(const char *path, char *why, size_t cap)
         if (engines[i]->can_run(path, reason ? here : why, reason ? sizeof here : cap) == 0) return engines[i];
         reason = 1; /* the first engine's reason is the one given */
     }
+    { /* ... unless the program is of an architecture the qemu engine records */
+        uint64_t arch, machine;
+        if (rec_qemu_header(path, &arch, &machine) == 0) rec_engine_qemu.can_run(path, why, cap);
+    }
     return NULL;
 }
 

@@ -226,7 +226,7 @@ static void rq_pump(void *state) {
 
 static pid_t rq_spawn(rec_run *t, const char *qemu, const char *plugin, int wfd, const char *path, char **argv,
                       int argc) {
-    char **av = (char **)calloc((size_t)argc + 16, sizeof *av);
+    char **av = (char **)calloc((size_t)argc + 20, sizeof *av);
     char plug[PATH_MAX + 128];
     int n = 0, i;
     pid_t pid;
@@ -241,6 +241,12 @@ static pid_t rq_spawn(rec_run *t, const char *qemu, const char *plugin, int wfd,
         av[n++] = (char *)"-L";
         av[n++] = (char *)opt_sysroot;
     }
+    /* the guest does not see the two variables below (the program's environment is
+       the one frames record got) */
+    av[n++] = (char *)"-U";
+    av[n++] = (char *)"QEMU_SINGLESTEP";
+    av[n++] = (char *)"-U";
+    av[n++] = (char *)"QEMU_ONE_INSN_PER_TB";
     av[n++] = (char *)"-plugin";
     av[n++] = plug;
     av[n++] = (char *)path;

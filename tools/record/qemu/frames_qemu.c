@@ -236,7 +236,10 @@ static void first_module(fq_cpu *c) {
     const char *path;
     pthread_mutex_lock(&g.lock);
     if (!done++) {
+        char abs[4096];
         path = qemu_plugin_path_to_binary();
+        /* absolute, as the other engines name modules (the program's directory is ours) */
+        if (path && realpath(path, abs)) path = abs;
         frames_rec_modload(&c->rec, path ? path : "", qemu_plugin_start_code(), qemu_plugin_end_code() - 1);
     }
     pthread_mutex_unlock(&g.lock);

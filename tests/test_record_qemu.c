@@ -1,0 +1,294 @@
+/* test_record_qemu.c - `frames record --engine qemu` on a small static AArch64 program
+   (built with Debian's aarch64-linux-gnu-gcc), against QEMU's own view of the same run:
+   the instruction sequence equals `-singlestep -d exec,nochain`, every register value
+   equals the `-d cpu,nochain` dump before that instruction (and after it, at the next
+   one), the stores carry the values the host computes for the same arithmetic, the
+   syscalls equal `-strace`; the trace loads in our reader and in `frames stat`. Skips
+   when qemu-aarch64, the cross compiler or the plugin (build/qemu) is missing. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "frames.h"
+#include "testutil.h"
+
+#ifdef TU_RECORD_BUILT
+
+#define dir tu_workdir
+#define at tu_workdir_path
+
+/* No C library: a few dozen instructions, nothing that depends on the environment. */
+static const char prog_src[] =
+    "static unsigned long out[8];\n"
+    "static long sys3(long n, long a, long b, long c) {\n"
+    "    register long x8 __asm__(\"x8\") = n, x0 __asm__(\"x0\") = a, x1 __asm__(\"x1\") = b,\n"
+    "        x2 __asm__(\"x2\") = c;\n"
+    "    __asm__ volatile(\"svc 0\" : \"+r\"(x0) : \"r\"(x8), \"r\"(x1), \"r\"(x2) : \"memory\");\n"
+    "    return x0;\n"
+    "}\n"
+    "void _start(void) {\n"
+    "    unsigned long x = 0x1234;\n"
+    "    int i;\n"
+    "    for (i = 0; i < 8; i++) { x = x * 0x9e3779b97f4a7c15UL + (unsigned long)i; out[i] = x; }\n"
+    "    sys3(64, 1, (long)\"hello\\n\", 6);\n"
+    "    sys3(93, (long)(out[7] & 0x7f), 0, 0);\n"
+    "    for (;;) {}\n"
+    "}\n";
+
+#define NREGS 33 /* X0..X30, SP, NZCV */
+#define MAXI 4096
+
+/* QEMU's own log of the run: the pc and the registers before each instruction. */
+typedef struct qstate {
+    uint64_t pc;
+    uint64_t r[NREGS];
+} qstate;
+
+static qstate *qlog;
+static size_t nq;
+static char qemu_bin[512];
+
+static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
+
+/* "Trace 0: 0xHOST [FLAGS/PC/...]" then " PC=... X00=... ... SP=... PSTATE=..." */
+static void parse_qemu_log(const char *text) {
+    const char *p = text;
+    nq = 0;
+    while ((p = strstr(p, "Trace ")) != NULL) {
+        const char *b = strchr(p, '['), *s;
+        qstate *q;
+        int i;
+        assert_non_null(b);
+        assert_true(nq < MAXI);
+        q = &qlog[nq++];
+        q->pc = hexat(strchr(b, '/') + 1);
+        for (i = 0; i < 31; i++) {
+            char key[8];
+            snprintf(key, sizeof key, "X%02d=", i);
+            assert_non_null(s = strstr(b, key));
+            q->r[i] = hexat(s + 4);
+        }
+        assert_non_null(s = strstr(b, " SP="));
+        q->r[31] = hexat(s + 4);
+        assert_non_null(s = strstr(b, "PSTATE="));
+        q->r[32] = hexat(s + 7);
+        p = b;
+    }
+}
+
+static int reg_index(const frames_bytes *name) {
+    char n[16];
+    if (name->len == 0 || name->len >= sizeof n) return -1;
+    memcpy(n, name->ptr, name->len);
+    n[name->len] = 0;
+    if (!strcmp(n, "SP")) return 31;
+    if (!strcmp(n, "NZCV")) return 32;
+    if (n[0] == 'X' && isdigit((unsigned char)n[1])) return atoi(n + 1) <= 30 ? atoi(n + 1) : -1;
+    return -1;
+}
+
+static int setup(void **state) {
+    int st;
+    char *out;
+    (void)state;
+    if (tu_workdir_make("frames-qemu") < 0) return -1;
+    qlog = (qstate *)calloc(MAXI, sizeof *qlog);
+    out = tu_run(&st, "command -v qemu-aarch64");
+    snprintf(qemu_bin, sizeof qemu_bin, "%s", out);
+    qemu_bin[strcspn(qemu_bin, "\n")] = 0;
+    free(out);
+    assert_int_equal(tu_write_file(at("prog.c"), prog_src, strlen(prog_src)), 0);
+    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -static -nostdlib -ffreestanding -o %s/prog %s 2>&1",
+                   dir, at("prog.c")));
+    return qlog ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    free(qlog);
+    tu_workdir_remove();
+    return 0;
+}
+
+/* Record prog with the given options into trace (a fresh name); the exit status. */
+static int record(const char *opts, const char *trace) {
+    int st;
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./prog >out.txt 2>err.txt", dir,
+                tu_frames_bin(), opts, trace));
+    return st;
+}
+
+static frames_reader *open_trace(const char *path, uint64_t arch) {
+    frames_reader *r;
+    frames_error err;
+    frames_reader_info info;
+    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
+    assert_int_equal(frames_reader_info_get(r, &info), 0);
+    assert_true(info.finished);
+    assert_int_equal(info.header.arch, arch);
+    assert_int_equal(info.header.machine, 0);
+    return r;
+}
+
+/* The host's own computation of what the program stores. */
+static void expected_stores(uint64_t out[8]) {
+    uint64_t x = 0x1234;
+    int i;
+    for (i = 0; i < 8; i++) out[i] = x = x * 0x9e3779b97f4a7c15ULL + (uint64_t)i;
+}
+
+static void test_same_as_qemu_logs(void **state) {
+    char *log, *nm, *s;
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS], want[8], out_addr;
+    size_t i = 0, k, nstores = 0, nsys = 0;
+    int have = 0, rc;
+    (void)state;
+    expected_stores(want);
+    nm = tu_run_ok("nm", "aarch64-linux-gnu-nm %s/prog | grep ' out$'", dir);
+    out_addr = hexat(nm);
+    free(nm);
+    /* QEMU's reference run: same environment as frames record gives the program */
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./prog >/dev/null",
+                dir, qemu_bin));
+    assert_int_equal(rc, (int)(want[7] & 0x7f));
+    log = (char *)tu_read_file(at("qemu.log"), NULL);
+    assert_non_null(log);
+    parse_qemu_log(log);
+    free(log);
+    assert_true(nq > 50);
+
+    assert_int_equal(record("--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("a.frames"), FRAMES_ARCH_AARCH64);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) {
+            /* the svc's syscall frame comes before its std_frame */
+            assert_int_equal(f.syscall.address, qlog[i].pc);
+            assert_int_equal(f.syscall.number, qlog[i].r[8]);
+            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k], qlog[i].r[k]);
+            nsys++;
+            continue;
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        assert_true(i < nq);
+        assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
+        assert_int_equal(f.std.rawbytes.len, 4);
+        for (k = 0; k < f.std.npre; k++) {
+            const frames_operand *o = &f.std.pre[k];
+            int ri;
+            if (o->spec == FRAMES_MEM) continue;
+            assert_true((ri = reg_index(&o->name)) >= 0);
+            assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
+            regs[ri] = qlog[i].r[ri];
+            have |= ri == 0;
+        }
+        assert_true(have); /* the first instruction gave every register */
+        for (k = 0; k < NREGS; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
+        for (k = 0; k < f.std.npost; k++) {
+            const frames_operand *o = &f.std.post[k];
+            int ri;
+            if (o->spec == FRAMES_MEM) {
+                assert_true(o->written);
+                if (o->address >= out_addr && o->address < out_addr + 64) {
+                    assert_int_equal(o->address, out_addr + 8 * nstores);
+                    assert_int_equal(o->value.len, 8);
+                    assert_int_equal(tu_le64(o->value.ptr), want[nstores]);
+                    nstores++;
+                }
+                continue;
+            }
+            assert_true((ri = reg_index(&o->name)) >= 0);
+            regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
+            if (i + 1 < nq) assert_int_equal(regs[ri], qlog[i + 1].r[ri]); /* -d cpu, after */
+        }
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq);
+    assert_int_equal(nstores, 8);
+    assert_int_equal(nsys, 2);
+
+    /* -strace: write(1,0x...,6) = 6 and exit(N) */
+    s = tu_run_ok("qemu -strace", "cd %s && env -i PATH=\"$PATH\" %s -strace ./prog 2>&1 >/dev/null; true", dir, qemu_bin);
+    assert_non_null(strstr(s, " write(1,0x"));
+    assert_non_null(strstr(s, ",6) = 6"));
+    {
+        char ex[32];
+        snprintf(ex, sizeof ex, " exit(%d)", (int)(want[7] & 0x7f));
+        assert_non_null(strstr(s, ex));
+    }
+    free(s);
+    /* frames stat reads it, with the program's symbols */
+    s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("a.frames"));
+    assert_non_null(strstr(s, "syscall_frame   2"));
+    assert_non_null(strstr(s, "prog!_start"));
+    free(s);
+    unlink(at("a.frames"));
+}
+
+/* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
+   that is not there is exit 126 with a message, and no trace. */
+static void test_default_no_mem_and_errors(void **state) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t want[8];
+    size_t nmem = 0, n = 0, k;
+    int rc;
+    char *err;
+    (void)state;
+    expected_stores(want);
+    assert_int_equal(record("--no-mem --quiet", "b.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("b.frames"), FRAMES_ARCH_AARCH64);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        n++;
+        for (k = 0; k < f.std.npre; k++) nmem += f.std.pre[k].spec == FRAMES_MEM;
+        for (k = 0; k < f.std.npost; k++) nmem += f.std.post[k].spec == FRAMES_MEM;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_true(n > 50);
+    assert_int_equal(nmem, 0);
+    unlink(at("b.frames"));
+
+    assert_int_equal(record("--qemu /nonexistent/qemu-aarch64", "c.frames"), 126);
+    err = (char *)tu_read_file(at("err.txt"), NULL);
+    assert_non_null(strstr(err, "frames record: --qemu /nonexistent/qemu-aarch64: not an executable file"));
+    free(err);
+    assert_int_not_equal(access(at("c.frames"), F_OK), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_as_qemu_logs),
+        cmocka_unit_test(test_default_no_mem_and_errors),
+    };
+    char plugin[600];
+    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
+    int st;
+    char *out = tu_run(&st, "command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null");
+    free(out);
+    if (st) {
+        printf("test_record_qemu: qemu-aarch64 or aarch64-linux-gnu-gcc missing (packages qemu-user, "
+               "gcc-aarch64-linux-gnu): skipped\n");
+        return 0;
+    }
+    snprintf(plugin, sizeof plugin, "%.*s/qemu/frames_qemu.so", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
+    if (access(plugin, R_OK) != 0) {
+        printf("test_record_qemu: the qemu plugin was not built (%s): skipped\n", plugin);
+        return 0;
+    }
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
+
+#else
+int main(void) {
+    printf("test_record_qemu: frames record is not built (needs capstone on x86-64 Linux): skipped\n");
+    return 0;
+}
+#endif
