@@ -229,6 +229,25 @@ static void test_same_as_qemu_logs(void **state) {
     assert_non_null(strstr(s, "prog!_start"));
     free(s);
     unlink(at("a.frames"));
+
+    /* sampling (4 recorded, 4 skipped) into a compressed trace: the pcs are QEMU's at
+       the recorded positions */
+    assert_int_equal(record("--quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
+    free(tu_run_ok("zstd -d", "zstd -q -d -c %s > %s", at("a.frames.zst"), at("az.frames")));
+    r = open_trace(at("az.frames"), FRAMES_ARCH_AARCH64);
+    for (i = 0, k = 0; (rc = frames_reader_next(r, &f)) > 0;) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        while (k < nq && k % 8 >= 4) k++;
+        assert_true(k < nq);
+        assert_int_equal(f.std.address, qlog[k].pc);
+        k++;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq / 8 * 4 + (nq % 8 < 4 ? nq % 8 : 4));
+    unlink(at("a.frames.zst"));
+    unlink(at("az.frames"));
 }
 
 /* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU

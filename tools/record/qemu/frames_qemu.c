@@ -124,6 +124,7 @@ typedef struct fq_cpu {
 static struct {
     fq_target t;
     int fd, mem, official;
+    pid_t pid;                 /* QEMU's: a forked child (the guest's fork) records nothing */
     uint64_t sample_on, sample_off;
     pthread_mutex_t lock, out;
     fq_cpu *cpus[FQ_MAX_CPUS];
@@ -154,6 +155,7 @@ static int fq_flush(void *ctx, const void *frames, size_t len, uint32_t n) {
     const uint8_t *p = (const uint8_t *)frames;
     (void)ctx;
     (void)n;
+    if (getpid() != g.pid) return 0; /* a child's copy of the buffers: not ours to write */
     pthread_mutex_lock(&g.out);
     while (len) {
         ssize_t w = write(g.fd, p, len);
@@ -247,10 +249,10 @@ static void first_module(fq_cpu *c) {
 
 static void on_insn(unsigned vcpu, void *udata) {
     const fq_insn *in = (const fq_insn *)udata;
-    fq_cpu *c = cpu_of(vcpu);
+    fq_cpu *c;
     uint8_t now[FQ_MAX_REGS][16];
     int i;
-    if (!c) return;
+    if (getpid() != g.pid || !(c = cpu_of(vcpu))) return;
     if (!c->started) {
         /* the vCPU's thread runs its instructions: its id and CPU are known from here */
         frames_rec_thread(&c->rec, (uint64_t)syscall(SYS_gettid));
@@ -432,6 +434,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
+    g.pid = getpid();
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_vcpu_syscall_cb(id, on_syscall_args);
     qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
