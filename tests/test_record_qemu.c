@@ -282,10 +282,58 @@ static void test_default_no_mem_and_errors(void **state) {
     assert_int_not_equal(access(at("c.frames"), F_OK), 0);
 }
 
+/* A "QEMU" (--qemu) that writes what it is given to the plugin's descriptor instead of
+   running the program: the engine's checks of the stream. Returns the exit status and
+   leaves frames record's messages in err.txt. */
+static int fake_qemu(const char *stream_printf, const char *trace) {
+    char script[1024];
+    int st;
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "for a; do case $a in *,fd=*) fd=${a##*,fd=}; fd=${fd%%%%,*};; esac; done\n"
+             "printf '%s' >/dev/fd/$fd\n"
+             "exit 3\n",
+             stream_printf);
+    assert_int_equal(tu_write_file(at("fakeqemu"), script, strlen(script)), 0);
+    free(tu_run_ok("chmod", "chmod +x %s", at("fakeqemu")));
+    free(tu_run(&st, "cd %s && %s record --qemu ./fakeqemu -o %s -- ./prog >out.txt 2>err.txt", dir, tu_frames_bin(),
+                trace));
+    return st;
+}
+
+static void test_bad_streams(void **state) {
+    static const struct {
+        const char *stream, *message;
+    } cases[] = {
+        {"", "QEMU did not run the program with the frames plugin (exit status 3)"},
+        /* a frame of 0 bytes */
+        {"\\0\\0\\0\\0\\0\\0\\0\\0", "the qemu plugin's stream is malformed: a frame of 0 bytes at offset 0"},
+        /* 2^56 bytes */
+        {"\\0\\0\\0\\0\\0\\0\\0\\1", "the qemu plugin's stream is malformed: a frame of 72057594037927936 bytes"},
+        /* 3 bytes that are no frame message */
+        {"\\3\\0\\0\\0\\0\\0\\0\\0\\377\\377\\377", "the qemu plugin's stream is malformed: frame 0 at offset 0: "},
+        /* cut inside a frame */
+        {"\\20\\0\\0\\0\\0\\0\\0\\0abc", "the qemu plugin's stream ends inside a frame"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err;
+        int st = fake_qemu(cases[i].stream, "e.frames");
+        err = (char *)tu_read_file(at("err.txt"), NULL);
+        if (st != 125 || !strstr(err, cases[i].message)) print_error("case %zu: exit %d: %s\n", i, st, err);
+        assert_int_equal(st, 125);
+        assert_non_null(strstr(err, cases[i].message));
+        free(err);
+        unlink(at("e.frames"));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_qemu_logs),
         cmocka_unit_test(test_default_no_mem_and_errors),
+        cmocka_unit_test(test_bad_streams),
     };
     char plugin[600];
     const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');

@@ -138,6 +138,7 @@ typedef struct rq_engine {
     uint64_t bytes;            /* of the stream */
     uint64_t tids[RQ_MAX_TIDS];
     size_t ntids;
+    frames_decoder dec;        /* every frame is decoded and validated before it is kept */
 } rq_engine;
 
 static void count_thread(rq_engine *e, uint64_t tid) {
@@ -153,8 +154,9 @@ static size_t take_frames(rq_engine *e, const uint8_t *data, size_t n) {
     rec_run *r = e->r;
     size_t pos = 0;
     while (n - pos >= 8) {
-        uint64_t len = 0, addr, tid;
-        size_t raw;
+        uint64_t len = 0;
+        frames_frame f;
+        frames_error err;
         int i;
         for (i = 7; i >= 0; i--) len = len << 8 | data[pos + (size_t)i];
         if (len == 0 || len > RQ_MAX_FRAME) {
@@ -163,21 +165,23 @@ static size_t take_frames(rq_engine *e, const uint8_t *data, size_t n) {
             return n;
         }
         if (n - pos - 8 < len) break;
-        switch (frames_frame_peek_kind(data + pos + 8, (size_t)len)) {
-        case FRAMES_KIND_STD:
-            r->instructions++;
-            if (frames_peek_std(data + pos + 8, (size_t)len, &addr, &tid, &raw) == 1) count_thread(e, tid);
-            break;
-        case FRAMES_KIND_SYSCALL: r->syscalls++; break;
-        case FRAMES_KIND_MODLOAD: r->nmodules++; break;
-        default: break;
+        if (frames_decode_frame(&e->dec, data + pos + 8, (size_t)len, &f, &err) < 0 ||
+            frames_validate_frame(&f, &err) < 0) {
+            rec_fail(r, "the qemu plugin's stream is malformed: frame %llu at offset %llu: %s",
+                     (unsigned long long)r->frames, (unsigned long long)(e->bytes + pos), err.message);
+            return n;
         }
+        if (f.kind == FRAMES_KIND_STD) {
+            r->instructions++;
+            count_thread(e, f.std.thread_id);
+        }
+        r->syscalls += f.kind == FRAMES_KIND_SYSCALL;
+        r->nmodules += f.kind == FRAMES_KIND_MODLOAD;
         r->frames++;
         pos += 8 + (size_t)len;
     }
     if (pos && frames_writer_add_frames(r->w, data, pos) < 0)
-        rec_fail(r, "the qemu plugin's stream is malformed near offset %llu: %s", (unsigned long long)e->bytes,
-                 frames_writer_error(r->w)->message);
+        rec_fail(r, "%s", frames_writer_error(r->w)->message);
     e->bytes += pos;
     return pos;
 }
@@ -290,6 +294,7 @@ static void *rq_start(rec_run *r, const char *path, int argc, char **argv) {
     }
     e->r = r;
     e->fd = -1;
+    frames_decoder_init(&e->dec, NULL, 0, NULL);
     if (pipe(fds) < 0) {
         rec_fail(r, "pipe: %s", strerror(errno));
         return e;
@@ -327,6 +332,7 @@ static void rq_finish(rec_run *r, void *state) {
                      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     }
     r->nthreads = e->ntids;
+    frames_decoder_free(&e->dec);
     free(e);
 }
 
