@@ -20,25 +20,58 @@
 #define dir tu_workdir
 #define at tu_workdir_path
 
-/* No C library: a few dozen instructions, nothing that depends on the environment. */
+/* No C library: a few dozen instructions, nothing that depends on the environment.
+   SYSNR, REG(n) and MUL are the guest's syscall register, argument registers and a
+   multiplier as wide as its unsigned long. */
 static const char prog_src[] =
     "static unsigned long out[8];\n"
     "static long sys3(long n, long a, long b, long c) {\n"
-    "    register long x8 __asm__(\"x8\") = n, x0 __asm__(\"x0\") = a, x1 __asm__(\"x1\") = b,\n"
-    "        x2 __asm__(\"x2\") = c;\n"
-    "    __asm__ volatile(\"svc 0\" : \"+r\"(x0) : \"r\"(x8), \"r\"(x1), \"r\"(x2) : \"memory\");\n"
+    "    register long nr __asm__(SYSNR) = n, x0 __asm__(REG(0)) = a, x1 __asm__(REG(1)) = b,\n"
+    "        x2 __asm__(REG(2)) = c;\n"
+    "    __asm__ volatile(\"svc 0\" : \"+r\"(x0) : \"r\"(nr), \"r\"(x1), \"r\"(x2) : \"memory\");\n"
     "    return x0;\n"
     "}\n"
     "void _start(void) {\n"
     "    unsigned long x = 0x1234;\n"
     "    int i;\n"
-    "    for (i = 0; i < 8; i++) { x = x * 0x9e3779b97f4a7c15UL + (unsigned long)i; out[i] = x; }\n"
-    "    sys3(64, 1, (long)\"hello\\n\", 6);\n"
-    "    sys3(93, (long)(out[7] & 0x7f), 0, 0);\n"
+    "    for (i = 0; i < 8; i++) { x = x * MUL + (unsigned long)i; out[i] = x; }\n"
+    "    sys3(NR_WRITE, 1, (long)\"hello\\n\", 6);\n"
+    "    sys3(NR_EXIT, (long)(out[7] & 0x7f), 0, 0);\n"
     "    for (;;) {}\n"
     "}\n";
 
-#define NREGS 33 /* X0..X30, SP, NZCV */
+#define NREGS 33 /* the most registers of a guest (AArch64: X0..X30, SP, NZCV) */
+
+/* A guest architecture: how to build the program, what QEMU's -d cpu dump calls each
+   register of the trace (same index), the register of the syscall number. */
+typedef struct guest {
+    const char *name, *qemu, *cc, *defines;
+    uint64_t arch;
+    int nregs, sysreg, bits;
+    uint64_t mul;
+    const char *trace_names[NREGS], *dump_keys[NREGS];
+} guest;
+
+static const guest aarch64 = {
+    "aarch64", "qemu-aarch64", "aarch64-linux-gnu-gcc",
+    "'-DSYSNR=\"x8\"' '-DREG(n)=\"x\" #n' -DMUL=0x9e3779b97f4a7c15UL -DNR_WRITE=64 -DNR_EXIT=93",
+    FRAMES_ARCH_AARCH64, 33, 8, 64, 0x9e3779b97f4a7c15ULL,
+    {"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14", "X15",
+     "X16", "X17", "X18", "X19", "X20", "X21", "X22", "X23", "X24", "X25", "X26", "X27", "X28", "X29",
+     "X30", "SP", "NZCV"},
+    {"X00=", "X01=", "X02=", "X03=", "X04=", "X05=", "X06=", "X07=", "X08=", "X09=", "X10=", "X11=", "X12=",
+     "X13=", "X14=", "X15=", "X16=", "X17=", "X18=", "X19=", "X20=", "X21=", "X22=", "X23=", "X24=", "X25=",
+     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="}};
+
+/* armhf: Thumb-2 (T32) code by default */
+static const guest arm = {
+    "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
+    "'-DSYSNR=\"r7\"' '-DREG(n)=\"r\" #n' -DMUL=0x9e3779b9UL -DNR_WRITE=4 -DNR_EXIT=1",
+    FRAMES_ARCH_ARM, 16, 7, 32, 0x9e3779b9ULL,
+    {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
+    {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
+     "R13=", "R14=", "PSR="}};
+
 #define MAXI 4096
 
 /* QEMU's own log of the run: the pc and the registers before each instruction. */
@@ -49,12 +82,11 @@ typedef struct qstate {
 
 static qstate *qlog;
 static size_t nq;
-static char qemu_bin[512];
 
 static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
 
-/* "Trace 0: 0xHOST [FLAGS/PC/...]" then " PC=... X00=... ... SP=... PSTATE=..." */
-static void parse_qemu_log(const char *text) {
+/* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each */
+static void parse_qemu_log(const guest *gu, const char *text) {
     const char *p = text;
     nq = 0;
     while ((p = strstr(p, "Trace ")) != NULL) {
@@ -65,45 +97,41 @@ static void parse_qemu_log(const char *text) {
         assert_true(nq < MAXI);
         q = &qlog[nq++];
         q->pc = hexat(strchr(b, '/') + 1);
-        for (i = 0; i < 31; i++) {
-            char key[8];
-            snprintf(key, sizeof key, "X%02d=", i);
-            assert_non_null(s = strstr(b, key));
-            q->r[i] = hexat(s + 4);
+        for (i = 0; i < gu->nregs; i++) {
+            assert_non_null(s = strstr(b, gu->dump_keys[i]));
+            q->r[i] = hexat(s + strlen(gu->dump_keys[i]));
         }
-        assert_non_null(s = strstr(b, " SP="));
-        q->r[31] = hexat(s + 4);
-        assert_non_null(s = strstr(b, "PSTATE="));
-        q->r[32] = hexat(s + 7);
         p = b;
     }
 }
 
-static int reg_index(const frames_bytes *name) {
-    char n[16];
-    if (name->len == 0 || name->len >= sizeof n) return -1;
-    memcpy(n, name->ptr, name->len);
-    n[name->len] = 0;
-    if (!strcmp(n, "SP")) return 31;
-    if (!strcmp(n, "NZCV")) return 32;
-    if (n[0] == 'X' && isdigit((unsigned char)n[1])) return atoi(n + 1) <= 30 ? atoi(n + 1) : -1;
+static int reg_index(const guest *gu, const frames_bytes *name) {
+    int i;
+    for (i = 0; i < gu->nregs; i++)
+        if (name->len == strlen(gu->trace_names[i]) && !memcmp(name->ptr, gu->trace_names[i], name->len)) return i;
     return -1;
 }
 
-static int setup(void **state) {
+/* Build the guest's program as dir/NAME; 0, or -1 (with a message) when its compiler or
+   QEMU is not installed. */
+static int build_prog(const guest *gu, const char *name) {
     int st;
-    char *out;
+    free(tu_run(&st, "command -v %s >/dev/null && command -v %s >/dev/null", gu->qemu, gu->cc));
+    if (st) {
+        printf("test_record_qemu: %s or %s missing: %s skipped\n", gu->qemu, gu->cc, gu->name);
+        return -1;
+    }
+    free(tu_run_ok(gu->cc, "%s %s -O1 -static -nostdlib -ffreestanding -o %s/%s %s 2>&1", gu->cc, gu->defines, dir,
+                   name, at("prog.c")));
+    return 0;
+}
+
+static int setup(void **state) {
     (void)state;
     if (tu_workdir_make("frames-qemu") < 0) return -1;
     qlog = (qstate *)calloc(MAXI, sizeof *qlog);
-    out = tu_run(&st, "command -v qemu-aarch64");
-    snprintf(qemu_bin, sizeof qemu_bin, "%s", out);
-    qemu_bin[strcspn(qemu_bin, "\n")] = 0;
-    free(out);
     assert_int_equal(tu_write_file(at("prog.c"), prog_src, strlen(prog_src)), 0);
-    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -static -nostdlib -ffreestanding -o %s/prog %s 2>&1",
-                   dir, at("prog.c")));
-    return qlog ? 0 : -1;
+    return qlog && build_prog(&aarch64, "prog") == 0 ? 0 : -1;
 }
 
 static int teardown(void **state) {
@@ -114,12 +142,14 @@ static int teardown(void **state) {
 }
 
 /* Record prog with the given options into trace (a fresh name); the exit status. */
-static int record(const char *opts, const char *trace) {
+static int record_prog(const char *prog, const char *opts, const char *trace) {
     int st;
-    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./prog >out.txt 2>err.txt", dir,
-                tu_frames_bin(), opts, trace));
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir,
+                tu_frames_bin(), opts, trace, prog));
     return st;
 }
+
+static int record(const char *opts, const char *trace) { return record_prog("prog", opts, trace); }
 
 static frames_reader *open_trace(const char *path, uint64_t arch) {
     frames_reader *r;
@@ -134,74 +164,76 @@ static frames_reader *open_trace(const char *path, uint64_t arch) {
 }
 
 /* The host's own computation of what the program stores. */
-static void expected_stores(uint64_t out[8]) {
-    uint64_t x = 0x1234;
+static void expected_stores(const guest *gu, uint64_t out[8]) {
+    uint64_t x = 0x1234, mask = gu->bits == 64 ? ~0ULL : (1ULL << gu->bits) - 1;
     int i;
-    for (i = 0; i < 8; i++) out[i] = x = x * 0x9e3779b97f4a7c15ULL + (uint64_t)i;
+    for (i = 0; i < 8; i++) out[i] = x = (x * gu->mul + (uint64_t)i) & mask;
 }
 
-static void test_same_as_qemu_logs(void **state) {
+/* PROG of guest gu (built) recorded, against QEMU's own logs of the same run. */
+static void check_against_qemu(const guest *gu, const char *prog) {
     char *log, *nm, *s;
     frames_reader *r;
     frames_frame f;
     uint64_t regs[NREGS], want[8], out_addr;
     size_t i = 0, k, nstores = 0, nsys = 0;
     int have = 0, rc;
-    (void)state;
-    expected_stores(want);
-    nm = tu_run_ok("nm", "aarch64-linux-gnu-nm %s/prog | grep ' out$'", dir);
+    unsigned wsize = (unsigned)gu->bits / 8;
+    uint64_t mask = gu->bits == 64 ? ~0ULL : (1ULL << gu->bits) - 1;
+    expected_stores(gu, want);
+    nm = tu_run_ok("nm", "nm %s/%s | grep ' out$'", dir, prog);
     out_addr = hexat(nm);
     free(nm);
     /* QEMU's reference run: same environment as frames record gives the program */
-    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./prog >/dev/null",
-                dir, qemu_bin));
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >/dev/null",
+                dir, gu->qemu, prog));
     assert_int_equal(rc, (int)(want[7] & 0x7f));
     log = (char *)tu_read_file(at("qemu.log"), NULL);
     assert_non_null(log);
-    parse_qemu_log(log);
+    parse_qemu_log(gu, log);
     free(log);
     assert_true(nq > 50);
 
-    assert_int_equal(record("--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
-    r = open_trace(at("a.frames"), FRAMES_ARCH_AARCH64);
+    assert_int_equal(record_prog(prog, "--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("a.frames"), gu->arch);
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.kind == FRAMES_KIND_SYSCALL) {
             /* the svc's syscall frame comes before its std_frame */
             assert_int_equal(f.syscall.address, qlog[i].pc);
-            assert_int_equal(f.syscall.number, qlog[i].r[8]);
-            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k], qlog[i].r[k]);
+            assert_int_equal(f.syscall.number, qlog[i].r[gu->sysreg]);
+            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[k]);
             nsys++;
             continue;
         }
         if (f.kind != FRAMES_KIND_STD) continue;
         assert_true(i < nq);
         assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
-        assert_int_equal(f.std.rawbytes.len, 4);
+        assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
         for (k = 0; k < f.std.npre; k++) {
             const frames_operand *o = &f.std.pre[k];
             int ri;
             if (o->spec == FRAMES_MEM) continue;
-            assert_true((ri = reg_index(&o->name)) >= 0);
+            assert_true((ri = reg_index(gu, &o->name)) >= 0);
             assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
             regs[ri] = qlog[i].r[ri];
             have |= ri == 0;
         }
         assert_true(have); /* the first instruction gave every register */
-        for (k = 0; k < NREGS; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
+        for (k = 0; k < (size_t)gu->nregs; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
         for (k = 0; k < f.std.npost; k++) {
             const frames_operand *o = &f.std.post[k];
             int ri;
             if (o->spec == FRAMES_MEM) {
                 assert_true(o->written);
-                if (o->address >= out_addr && o->address < out_addr + 64) {
-                    assert_int_equal(o->address, out_addr + 8 * nstores);
-                    assert_int_equal(o->value.len, 8);
-                    assert_int_equal(tu_le64(o->value.ptr), want[nstores]);
+                if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
+                    assert_int_equal(o->address, out_addr + wsize * nstores);
+                    assert_int_equal(o->value.len, wsize);
+                    assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
                     nstores++;
                 }
                 continue;
             }
-            assert_true((ri = reg_index(&o->name)) >= 0);
+            assert_true((ri = reg_index(gu, &o->name)) >= 0);
             regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
             if (i + 1 < nq) assert_int_equal(regs[ri], qlog[i + 1].r[ri]); /* -d cpu, after */
         }
@@ -214,7 +246,7 @@ static void test_same_as_qemu_logs(void **state) {
     assert_int_equal(nsys, 2);
 
     /* -strace: write(1,0x...,6) = 6 and exit(N) */
-    s = tu_run_ok("qemu -strace", "cd %s && env -i PATH=\"$PATH\" %s -strace ./prog 2>&1 >/dev/null; true", dir, qemu_bin);
+    s = tu_run_ok("qemu -strace", "cd %s && env -i PATH=\"$PATH\" %s -strace ./%s 2>&1 >/dev/null; true", dir, gu->qemu, prog);
     assert_non_null(strstr(s, " write(1,0x"));
     assert_non_null(strstr(s, ",6) = 6"));
     {
@@ -226,15 +258,19 @@ static void test_same_as_qemu_logs(void **state) {
     /* frames stat reads it, with the program's symbols */
     s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("a.frames"));
     assert_non_null(strstr(s, "syscall_frame   2"));
-    assert_non_null(strstr(s, "prog!_start"));
+    {
+        char sym[64];
+        snprintf(sym, sizeof sym, "%s!_start", prog);
+        assert_non_null(strstr(s, sym));
+    }
     free(s);
     unlink(at("a.frames"));
 
     /* sampling (4 recorded, 4 skipped) into a compressed trace: the pcs are QEMU's at
        the recorded positions */
-    assert_int_equal(record("--quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
+    assert_int_equal(record_prog(prog, "--quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
     free(tu_run_ok("zstd -d", "zstd -q -d -c %s > %s", at("a.frames.zst"), at("az.frames")));
-    r = open_trace(at("az.frames"), FRAMES_ARCH_AARCH64);
+    r = open_trace(at("az.frames"), gu->arch);
     for (i = 0, k = 0; (rc = frames_reader_next(r, &f)) > 0;) {
         if (f.kind != FRAMES_KIND_STD) continue;
         while (k < nq && k % 8 >= 4) k++;
@@ -250,6 +286,16 @@ static void test_same_as_qemu_logs(void **state) {
     unlink(at("az.frames"));
 }
 
+static void test_aarch64_same_as_qemu_logs(void **state) {
+    (void)state;
+    check_against_qemu(&aarch64, "prog");
+}
+
+static void test_arm_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
+}
+
 /* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
    that is not there is exit 126 with a message, and no trace. */
 static void test_default_no_mem_and_errors(void **state) {
@@ -260,7 +306,7 @@ static void test_default_no_mem_and_errors(void **state) {
     int rc;
     char *err;
     (void)state;
-    expected_stores(want);
+    expected_stores(&aarch64, want);
     assert_int_equal(record("--no-mem --quiet", "b.frames"), (int)(want[7] & 0x7f));
     r = open_trace(at("b.frames"), FRAMES_ARCH_AARCH64);
     while ((rc = frames_reader_next(r, &f)) > 0) {
@@ -331,7 +377,8 @@ static void test_bad_streams(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_as_qemu_logs),
+        cmocka_unit_test(test_aarch64_same_as_qemu_logs),
+        cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
     };

@@ -41,6 +41,7 @@ typedef struct rq_guest {
 
 static const rq_guest guests[] = {
     {183, "aarch64", "AArch64", FRAMES_ARCH_AARCH64, 0}, /* EM_AARCH64, bfd_mach_aarch64 */
+    {40, "arm", "ARM", FRAMES_ARCH_ARM, 0},              /* EM_ARM, bfd_mach_arm_unknown */
 };
 
 /* The guest of an ELF executable: NULL with why when it is none the engine records. */
@@ -58,7 +59,8 @@ static const rq_guest *guest_of(const char *path, char *why, size_t cap) {
     machine = h[5] == 2 ? (unsigned)h[18] << 8 | h[19] : (unsigned)h[19] << 8 | h[18];
     for (i = 0; i < sizeof guests / sizeof guests[0]; i++)
         if (guests[i].elf_machine == machine) return &guests[i];
-    snprintf(why, cap, "%s: ELF machine %u: the qemu engine records AArch64 programs only so far", path, machine);
+    snprintf(why, cap, "%s: ELF machine %u: the qemu engine records AArch64 and ARM programs only so far", path,
+                 machine);
     return NULL;
 }
 

@@ -98,6 +98,30 @@ static fq_target aarch64_target(void) {
     return t;
 }
 
+/* ARM (A32 and T32; qemu-arm): R0..R12, SP, LR and CPSR (gdb 0..14 and 25; the PC,
+   15, is the frame's address). */
+static fq_target arm_target(void) {
+    fq_target t;
+    int i;
+    static char names[13][4];
+    static char gnames[13][4];
+    memset(&t, 0, sizeof t);
+    t.qemu = "arm";
+    t.gdb_reader = "arm_cpu_gdb_read_register";
+    for (i = 0; i < 13; i++) {
+        snprintf(names[i], sizeof names[i], "R%d", i);
+        snprintf(gnames[i], sizeof gnames[i], "r%d", i);
+        t.regs[i] = (fq_reg){names[i], i, gnames[i], 4, FRAMES_VAL_GPR};
+    }
+    t.regs[13] = (fq_reg){"SP", 13, "sp", 4, FRAMES_VAL_GPR};
+    t.regs[14] = (fq_reg){"LR", 14, "lr", 4, FRAMES_VAL_GPR};
+    t.regs[15] = (fq_reg){"CPSR", 25, "cpsr", 4, FRAMES_VAL_CTRL};
+    t.nregs = 16;
+    t.nr_mmap = 192;    /* mmap2 (its offset is in pages; only address and length matter) */
+    t.nr_mprotect = 125;
+    return t;
+}
+
 /* ---------------------------------------------------------------- state */
 
 typedef struct fq_insn {       /* one translated instruction (kept until exit) */
@@ -429,8 +453,9 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         return -1;
     }
     if (!strcmp(info->target_name, "aarch64")) g.t = aarch64_target();
+    else if (!strcmp(info->target_name, "arm")) g.t = arm_target();
     else {
-        fq_fail("target %s is not supported yet (aarch64 is)", info->target_name);
+        fq_fail("target %s is not supported yet (aarch64 and arm are)", info->target_name);
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
