@@ -326,6 +326,33 @@ static void test_default_no_mem_and_errors(void **state) {
     assert_non_null(strstr(err, "frames record: --qemu /nonexistent/qemu-aarch64: not an executable file"));
     free(err);
     assert_int_not_equal(access(at("c.frames"), F_OK), 0);
+
+    /* programs the engine does not record: 126, a message, no trace */
+    {
+        static const struct {
+            const char *args, *message;
+        } cases[] = {
+            {"--engine qemu -o c.frames -- /bin/true", "ELF machine 62: the qemu engine records AArch64 and ARM"},
+            {"--engine qemu -o c.frames -- ./hdronly", "an ELF for AArch64 without program headers"},
+            {"-o c.frames -- ./hdronly", "an ELF for AArch64, not x86-64: no engine here can run it"},
+        };
+        uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+        size_t i;
+        elf[16] = 2;   /* ET_EXEC */
+        elf[18] = 183; /* EM_AARCH64, no program header */
+        assert_int_equal(tu_write_file(at("hdronly"), elf, sizeof elf), 0);
+        free(tu_run_ok("chmod", "chmod +x %s", at("hdronly")));
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            int st;
+            free(tu_run(&st, "cd %s && %s record %s >out.txt 2>err.txt", dir, tu_frames_bin(), cases[i].args));
+            err = (char *)tu_read_file(at("err.txt"), NULL);
+            if (st != 126 || !strstr(err, cases[i].message)) print_error("case %zu: exit %d: %s\n", i, st, err);
+            assert_int_equal(st, 126);
+            assert_non_null(strstr(err, cases[i].message));
+            free(err);
+            assert_int_not_equal(access(at("c.frames"), F_OK), 0);
+        }
+    }
 }
 
 /* A "QEMU" (--qemu) that writes what it is given to the plugin's descriptor instead of

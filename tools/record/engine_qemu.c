@@ -44,23 +44,35 @@ static const rq_guest guests[] = {
     {40, "arm", "ARM", FRAMES_ARCH_ARM, 0},              /* EM_ARM, bfd_mach_arm_unknown */
 };
 
-/* The guest of an ELF executable: NULL with why when it is none the engine records. */
+/* The guest of an ELF executable: NULL with why when it is none the engine records (or
+   has no program header, which QEMU could not load). */
 static const rq_guest *guest_of(const char *path, char *why, size_t cap) {
-    unsigned char h[20];
-    unsigned machine;
+    unsigned char h[64];
+    unsigned machine, phnum;
     size_t i;
     FILE *f = fopen(path, "rb");
     size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+    int be, is64;
     if (f) fclose(f);
-    if (n < sizeof h || memcmp(h, "\177ELF", 4)) {
+    if (n < 52 || memcmp(h, "\177ELF", 4)) {
         snprintf(why, cap, "%s: not an ELF executable (the qemu engine records ELF programs)", path);
         return NULL;
     }
-    machine = h[5] == 2 ? (unsigned)h[18] << 8 | h[19] : (unsigned)h[19] << 8 | h[18];
+    be = h[5] == 2;
+    is64 = h[4] == 2;
+#define RQ_U16(o) (be ? (unsigned)h[o] << 8 | h[(o) + 1] : (unsigned)h[(o) + 1] << 8 | h[o])
+    machine = RQ_U16(18);
+    phnum = is64 ? (n == sizeof h ? RQ_U16(56) : 0) : RQ_U16(44);
+#undef RQ_U16
     for (i = 0; i < sizeof guests / sizeof guests[0]; i++)
-        if (guests[i].elf_machine == machine) return &guests[i];
+        if (guests[i].elf_machine == machine) {
+            if (phnum) return &guests[i];
+            snprintf(why, cap, "%s: an ELF for %s without program headers: nothing QEMU can load", path,
+                     guests[i].what);
+            return NULL;
+        }
     snprintf(why, cap, "%s: ELF machine %u: the qemu engine records AArch64 and ARM programs only so far", path,
-                 machine);
+             machine);
     return NULL;
 }
 
