@@ -21,14 +21,15 @@
 #define at tu_workdir_path
 
 /* No C library: a few dozen instructions, nothing that depends on the environment.
-   SYSNR, REG(n) and MUL are the guest's syscall register, argument registers and a
+   SYSNR, ARG0..2, SYSCALL, CLOBBER and MUL are the guest's syscall register, argument
+   registers, syscall instruction, the register it also changes and a
    multiplier as wide as its unsigned long. */
 static const char prog_src[] =
     "static unsigned long out[8];\n"
     "static long sys3(long n, long a, long b, long c) {\n"
-    "    register long nr __asm__(SYSNR) = n, x0 __asm__(REG(0)) = a, x1 __asm__(REG(1)) = b,\n"
-    "        x2 __asm__(REG(2)) = c;\n"
-    "    __asm__ volatile(\"svc 0\" : \"+r\"(x0) : \"r\"(nr), \"r\"(x1), \"r\"(x2) : \"memory\");\n"
+    "    register long nr __asm__(SYSNR) = n, x0 __asm__(ARG0) = a, x1 __asm__(ARG1) = b,\n"
+    "        x2 __asm__(ARG2) = c;\n"
+    "    __asm__ volatile(SYSCALL : \"+r\"(x0), \"+r\"(nr) : \"r\"(x1), \"r\"(x2) : \"memory\", CLOBBER);\n"
     "    return x0;\n"
     "}\n"
     "void _start(void) {\n"
@@ -43,19 +44,21 @@ static const char prog_src[] =
 #define NREGS 33 /* the most registers of a guest (AArch64: X0..X30, SP, NZCV) */
 
 /* A guest architecture: how to build the program, what QEMU's -d cpu dump calls each
-   register of the trace (same index), the register of the syscall number. */
+   register of the trace (same index), the registers of the syscall number and of its
+   first argument. */
 typedef struct guest {
     const char *name, *qemu, *cc, *defines;
-    uint64_t arch;
-    int nregs, sysreg, bits;
+    uint64_t arch, machine;
+    int nregs, sysreg, argreg, bits;
     uint64_t mul;
     const char *trace_names[NREGS], *dump_keys[NREGS];
 } guest;
 
 static const guest aarch64 = {
     "aarch64", "qemu-aarch64", "aarch64-linux-gnu-gcc",
-    "'-DSYSNR=\"x8\"' '-DREG(n)=\"x\" #n' -DMUL=0x9e3779b97f4a7c15UL -DNR_WRITE=64 -DNR_EXIT=93",
-    FRAMES_ARCH_AARCH64, 33, 8, 64, 0x9e3779b97f4a7c15ULL,
+    "'-DSYSNR=\"x8\"' '-DARG0=\"x0\"' '-DARG1=\"x1\"' '-DARG2=\"x2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b97f4a7c15UL "
+    "-DNR_WRITE=64 -DNR_EXIT=93",
+    FRAMES_ARCH_AARCH64, 0, 33, 8, 0, 64, 0x9e3779b97f4a7c15ULL,
     {"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14", "X15",
      "X16", "X17", "X18", "X19", "X20", "X21", "X22", "X23", "X24", "X25", "X26", "X27", "X28", "X29",
      "X30", "SP", "NZCV"},
@@ -66,11 +69,28 @@ static const guest aarch64 = {
 /* armhf: Thumb-2 (T32) code by default */
 static const guest arm = {
     "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
-    "'-DSYSNR=\"r7\"' '-DREG(n)=\"r\" #n' -DMUL=0x9e3779b9UL -DNR_WRITE=4 -DNR_EXIT=1",
-    FRAMES_ARCH_ARM, 16, 7, 32, 0x9e3779b9ULL,
+    "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b9UL "
+    "-DNR_WRITE=4 -DNR_EXIT=1",
+    FRAMES_ARCH_ARM, 0, 16, 7, 0, 32, 0x9e3779b9ULL,
     {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
     {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
      "R13=", "R14=", "PSR="}};
+
+/* MIPS o32, both byte orders: registers r1..r31, HI, LO; the syscall number in v0 (r2),
+   arguments from a0 (r4); a3 (r7) is the error flag */
+#define MIPS_GUEST(name, qemu, cc)                                                                       \
+    {name, qemu, cc,                                                                                    \
+     "'-DSYSNR=\"$2\"' '-DARG0=\"$4\"' '-DARG1=\"$5\"' '-DARG2=\"$6\"' '-DSYSCALL=\"syscall\"' '-DCLOBBER=\"$7\"' "      \
+     "-DMUL=0x9e3779b9UL -DNR_WRITE=4004 -DNR_EXIT=4001 -fno-pic -mno-abicalls -Wl,-e,_start",         \
+     FRAMES_ARCH_MIPS, 32, 33, 1, 3, 32, 0x9e3779b9ULL,                                                  \
+     {"AT", "V0", "V1", "A0", "A1", "A2", "A3", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "S0",   \
+      "S1", "S2", "S3", "S4", "S5", "S6", "S7", "T8", "T9", "K0", "K1", "GP", "SP", "FP", "RA", "HI",   \
+      "LO"},                                                                                            \
+     {" at ", " v0 ", " v1 ", " a0 ", " a1 ", " a2 ", " a3 ", " t0 ", " t1 ", " t2 ", " t3 ", " t4 ",   \
+      " t5 ", " t6 ", " t7 ", " s0 ", " s1 ", " s2 ", " s3 ", " s4 ", " s5 ", " s6 ", " s7 ", " t8 ",   \
+      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="}}
+static const guest mips = MIPS_GUEST("mips", "qemu-mips", "mips-linux-gnu-gcc");
+static const guest mipsel = MIPS_GUEST("mipsel", "qemu-mipsel", "mipsel-linux-gnu-gcc");
 
 #define MAXI 4096
 
@@ -151,15 +171,15 @@ static int record_prog(const char *prog, const char *opts, const char *trace) {
 
 static int record(const char *opts, const char *trace) { return record_prog("prog", opts, trace); }
 
-static frames_reader *open_trace(const char *path, uint64_t arch) {
+static frames_reader *open_trace(const char *path, const guest *gu) {
     frames_reader *r;
     frames_error err;
     frames_reader_info info;
     assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
     assert_int_equal(frames_reader_info_get(r, &info), 0);
     assert_true(info.finished);
-    assert_int_equal(info.header.arch, arch);
-    assert_int_equal(info.header.machine, 0);
+    assert_int_equal(info.header.arch, gu->arch);
+    assert_int_equal(info.header.machine, gu->machine);
     return r;
 }
 
@@ -195,13 +215,13 @@ static void check_against_qemu(const guest *gu, const char *prog) {
     assert_true(nq > 50);
 
     assert_int_equal(record_prog(prog, "--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
-    r = open_trace(at("a.frames"), gu->arch);
+    r = open_trace(at("a.frames"), gu);
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.kind == FRAMES_KIND_SYSCALL) {
             /* the svc's syscall frame comes before its std_frame */
             assert_int_equal(f.syscall.address, qlog[i].pc);
             assert_int_equal(f.syscall.number, qlog[i].r[gu->sysreg]);
-            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[k]);
+            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[gu->argreg + (int)k]);
             nsys++;
             continue;
         }
@@ -270,7 +290,7 @@ static void check_against_qemu(const guest *gu, const char *prog) {
        the recorded positions */
     assert_int_equal(record_prog(prog, "--quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
     free(tu_run_ok("zstd -d", "zstd -q -d -c %s > %s", at("a.frames.zst"), at("az.frames")));
-    r = open_trace(at("az.frames"), gu->arch);
+    r = open_trace(at("az.frames"), gu);
     for (i = 0, k = 0; (rc = frames_reader_next(r, &f)) > 0;) {
         if (f.kind != FRAMES_KIND_STD) continue;
         while (k < nq && k % 8 >= 4) k++;
@@ -296,6 +316,13 @@ static void test_arm_same_as_qemu_logs(void **state) {
     if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
 }
 
+/* big-endian: the values (registers, stores) are stored little-endian as everywhere */
+static void test_mips_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&mips, "mprog") == 0) check_against_qemu(&mips, "mprog");
+    if (build_prog(&mipsel, "mlprog") == 0) check_against_qemu(&mipsel, "mlprog");
+}
+
 /* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
    that is not there is exit 126 with a message, and no trace. */
 static void test_default_no_mem_and_errors(void **state) {
@@ -308,7 +335,7 @@ static void test_default_no_mem_and_errors(void **state) {
     (void)state;
     expected_stores(&aarch64, want);
     assert_int_equal(record("--no-mem --quiet", "b.frames"), (int)(want[7] & 0x7f));
-    r = open_trace(at("b.frames"), FRAMES_ARCH_AARCH64);
+    r = open_trace(at("b.frames"), &aarch64);
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.kind != FRAMES_KIND_STD) continue;
         n++;
@@ -332,7 +359,7 @@ static void test_default_no_mem_and_errors(void **state) {
         static const struct {
             const char *args, *message;
         } cases[] = {
-            {"--engine qemu -o c.frames -- /bin/true", "ELF machine 62: the qemu engine records AArch64 and ARM"},
+            {"--engine qemu -o c.frames -- /bin/true", "ELF machine 62 (64-bit, little-endian): the qemu engine records AArch64, ARM"},
             {"--engine qemu -o c.frames -- ./hdronly", "an ELF for AArch64 without program headers"},
             {"-o c.frames -- ./hdronly", "an ELF for AArch64, not x86-64: no engine here can run it"},
         };
@@ -406,6 +433,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
+        cmocka_unit_test(test_mips_same_as_qemu_logs),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
     };

@@ -31,17 +31,21 @@ void rec_qemu_options(const char *qemu, const char *sysroot) {
 
 /* ---------------------------------------------------------------- guests */
 
-/* An architecture the engine records: ELF machine, QEMU's name, the header's values. */
+/* An architecture the engine records: ELF machine and byte order, QEMU's name, the
+   header's values. */
 typedef struct rq_guest {
     unsigned elf_machine;
+    int elf64, big_endian;
     const char *qemu;          /* qemu-<qemu> */
     const char *what;          /* for messages */
     uint64_t arch, machine;    /* BAP's (frames.h FRAMES_ARCH_*, machine per the spec §11) */
 } rq_guest;
 
 static const rq_guest guests[] = {
-    {183, "aarch64", "AArch64", FRAMES_ARCH_AARCH64, 0}, /* EM_AARCH64, bfd_mach_aarch64 */
-    {40, "arm", "ARM", FRAMES_ARCH_ARM, 0},              /* EM_ARM, bfd_mach_arm_unknown */
+    {183, 1, 0, "aarch64", "AArch64", FRAMES_ARCH_AARCH64, 0}, /* EM_AARCH64, bfd_mach_aarch64 */
+    {40, 0, 0, "arm", "ARM", FRAMES_ARCH_ARM, 0},              /* EM_ARM, bfd_mach_arm_unknown */
+    {8, 0, 1, "mips", "MIPS (big-endian)", FRAMES_ARCH_MIPS, 32}, /* EM_MIPS, bfd_mach_mipsisa32 */
+    {8, 0, 0, "mipsel", "MIPS (little-endian)", FRAMES_ARCH_MIPS, 32},
 };
 
 /* The guest of an ELF executable: NULL with why when it is none the engine records (or
@@ -65,14 +69,15 @@ static const rq_guest *guest_of(const char *path, char *why, size_t cap) {
     phnum = is64 ? (n == sizeof h ? RQ_U16(56) : 0) : RQ_U16(44);
 #undef RQ_U16
     for (i = 0; i < sizeof guests / sizeof guests[0]; i++)
-        if (guests[i].elf_machine == machine) {
+        if (guests[i].elf_machine == machine && guests[i].elf64 == is64 && guests[i].big_endian == be) {
             if (phnum) return &guests[i];
             snprintf(why, cap, "%s: an ELF for %s without program headers: nothing QEMU can load", path,
                      guests[i].what);
             return NULL;
         }
-    snprintf(why, cap, "%s: ELF machine %u: the qemu engine records AArch64 and ARM programs only so far", path,
-             machine);
+    snprintf(why, cap, "%s: ELF machine %u (%d-bit, %s-endian): the qemu engine records AArch64, ARM "
+                       "(little-endian) and MIPS 32 programs only so far", path, machine, is64 ? 64 : 32,
+             be ? "big" : "little");
     return NULL;
 }
 

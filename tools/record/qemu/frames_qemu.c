@@ -75,6 +75,7 @@ typedef struct fq_target {
     int nregs;
     fq_reg regs[FQ_MAX_REGS];
     int64_t nr_mmap, nr_mprotect; /* syscall numbers (module loads) */
+    int big_endian;            /* registers and memory in the guest's order: swapped */
 } fq_target;
 
 static fq_target aarch64_target(void) {
@@ -119,6 +120,31 @@ static fq_target arm_target(void) {
     t.nregs = 16;
     t.nr_mmap = 192;    /* mmap2 (its offset is in pages; only address and length matter) */
     t.nr_mprotect = 125;
+    return t;
+}
+
+/* MIPS 32 (o32; qemu-mips big-endian, qemu-mipsel little): r1..r31 by their ABI names
+   in capitals (BAP's MIPS names), HI and LO (gdb 1..31, 34, 33). */
+static fq_target mips_target(int big_endian) {
+    static const char *const abi[32] = {"ZERO", "AT", "V0", "V1", "A0", "A1", "A2", "A3", "T0", "T1", "T2",
+                                        "T3", "T4", "T5", "T6", "T7", "S0", "S1", "S2", "S3", "S4", "S5",
+                                        "S6", "S7", "T8", "T9", "K0", "K1", "GP", "SP", "FP", "RA"};
+    static const char *const gdb[32] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10",
+                                        "r11", "r12", "r13", "r14", "r15", "r16", "r17", "r18", "r19", "r20",
+                                        "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28", "r29", "r30",
+                                        "r31"};
+    fq_target t;
+    int i;
+    memset(&t, 0, sizeof t);
+    t.qemu = big_endian ? "mips" : "mipsel";
+    t.gdb_reader = "mips_cpu_gdb_read_register";
+    for (i = 1; i < 32; i++) t.regs[i - 1] = (fq_reg){abi[i], i, gdb[i], 4, FRAMES_VAL_GPR};
+    t.regs[31] = (fq_reg){"HI", 34, "hi", 4, FRAMES_VAL_GPR};
+    t.regs[32] = (fq_reg){"LO", 33, "lo", 4, FRAMES_VAL_GPR};
+    t.nregs = 33;
+    t.nr_mmap = 4090;
+    t.nr_mprotect = 4125;
+    t.big_endian = big_endian;
     return t;
 }
 
@@ -198,6 +224,16 @@ static int fq_flush(void *ctx, const void *frames, size_t len, uint32_t n) {
 
 /* ---------------------------------------------------------------- registers */
 
+/* A value of the guest's byte order as frames stores every value: little-endian. */
+static void copy_le(uint8_t *out, const uint8_t *in, unsigned size) {
+    unsigned i;
+    if (!g.t.big_endian) {
+        memcpy(out, in, size);
+        return;
+    }
+    for (i = 0; i < size; i++) out[i] = in[size - 1 - i];
+}
+
 /* Read register i of the thread's CPU into out; its size, 0 if unreadable. */
 static unsigned read_reg(fq_cpu *c, int i, uint8_t *out) {
     const fq_reg *r = &g.t.regs[i];
@@ -210,7 +246,7 @@ static unsigned read_reg(fq_cpu *c, int i, uint8_t *out) {
         n = g.gdb_read(*c->current_cpu, c->scratch, r->gdb);
     }
     if (n <= 0 || c->scratch->len < r->size) return 0;
-    memcpy(out, c->scratch->data, r->size);
+    copy_le(out, c->scratch->data, r->size);
     return r->size;
 }
 
@@ -300,11 +336,14 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
     fq_cpu *c = cpu_of(vcpu);
     unsigned size = 1u << qemu_plugin_mem_size_shift(info);
     int store = qemu_plugin_mem_is_store(info);
+    uint8_t v[FRAMES_REC_MAX_VALUE_SIZE];
     (void)udata;
     if (!c || !c->open || size > FRAMES_REC_MAX_VALUE_SIZE) return;
-    /* the access happened: the bytes at the address are the value loaded or stored */
+    /* the access happened: the bytes at the address are the value loaded or stored (an
+       access of a big-endian guest is one value in its order: stored little-endian) */
+    copy_le(v, (const uint8_t *)(*g.guest_base + (uintptr_t)vaddr), size);
     frames_rec_mem(&c->rec, FRAMES_VAL_MEM | (store ? FRAMES_VAL_WRITE | FRAMES_VAL_AFTER : FRAMES_VAL_READ | FRAMES_VAL_BEFORE),
-                   vaddr, (const void *)(*g.guest_base + (uintptr_t)vaddr), size);
+                   vaddr, v, size);
 }
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
@@ -454,8 +493,10 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     }
     if (!strcmp(info->target_name, "aarch64")) g.t = aarch64_target();
     else if (!strcmp(info->target_name, "arm")) g.t = arm_target();
+    else if (!strcmp(info->target_name, "mips")) g.t = mips_target(1);
+    else if (!strcmp(info->target_name, "mipsel")) g.t = mips_target(0);
     else {
-        fq_fail("target %s is not supported yet (aarch64 and arm are)", info->target_name);
+        fq_fail("target %s is not supported yet (aarch64, arm, mips and mipsel are)", info->target_name);
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
