@@ -323,6 +323,28 @@ static void test_mips_same_as_qemu_logs(void **state) {
     if (build_prog(&mipsel, "mlprog") == 0) check_against_qemu(&mipsel, "mlprog");
 }
 
+/* A dynamic program with -L: the libraries it maps are modules, the trace is whole. */
+static void test_dynamic_with_sysroot(void **state) {
+    static const char src[] = "#include <stdio.h>\nint main(void) { puts(\"dyn\"); return 3; }\n";
+    char *s;
+    (void)state;
+    if (access("/usr/aarch64-linux-gnu/lib/libc.so.6", R_OK) != 0) {
+        printf("test_record_qemu: no /usr/aarch64-linux-gnu (libc6-dev-arm64-cross): -L skipped\n");
+        return;
+    }
+    assert_int_equal(tu_write_file(at("dyn.c"), src, strlen(src)), 0);
+    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -o %s %s 2>&1", at("dyn"), at("dyn.c")));
+    assert_int_equal(record_prog("dyn", "--quiet -L /usr/aarch64-linux-gnu", "d.frames"), 3);
+    s = (char *)tu_read_file(at("out.txt"), NULL);
+    assert_string_equal(s, "dyn\n");
+    free(s);
+    s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("d.frames"));
+    assert_non_null(strstr(s, "/usr/aarch64-linux-gnu/lib/libc.so.6"));
+    assert_non_null(strstr(s, "/dyn  0x")); /* the program, by its absolute path */
+    free(s);
+    unlink(at("d.frames"));
+}
+
 /* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
    that is not there is exit 126 with a message, and no trace. */
 static void test_default_no_mem_and_errors(void **state) {
@@ -434,6 +456,7 @@ int main(void) {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
+        cmocka_unit_test(test_dynamic_with_sysroot),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
     };
