@@ -49,7 +49,7 @@ static const char prog_src[] =
 typedef struct guest {
     const char *name, *qemu, *cc, *defines;
     uint64_t arch, machine;
-    int nregs, sysreg, argreg, bits;
+    int nregs, sysreg, args[3], bits;
     uint64_t mul;
     const char *trace_names[NREGS], *dump_keys[NREGS];
 } guest;
@@ -58,7 +58,7 @@ static const guest aarch64 = {
     "aarch64", "qemu-aarch64", "aarch64-linux-gnu-gcc",
     "'-DSYSNR=\"x8\"' '-DARG0=\"x0\"' '-DARG1=\"x1\"' '-DARG2=\"x2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b97f4a7c15UL "
     "-DNR_WRITE=64 -DNR_EXIT=93",
-    FRAMES_ARCH_AARCH64, 0, 33, 8, 0, 64, 0x9e3779b97f4a7c15ULL,
+    FRAMES_ARCH_AARCH64, 0, 33, 8, {0, 1, 2}, 64, 0x9e3779b97f4a7c15ULL,
     {"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14", "X15",
      "X16", "X17", "X18", "X19", "X20", "X21", "X22", "X23", "X24", "X25", "X26", "X27", "X28", "X29",
      "X30", "SP", "NZCV"},
@@ -71,7 +71,7 @@ static const guest arm = {
     "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
     "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b9UL "
     "-DNR_WRITE=4 -DNR_EXIT=1",
-    FRAMES_ARCH_ARM, 0, 16, 7, 0, 32, 0x9e3779b9ULL,
+    FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,
     {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
     {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
      "R13=", "R14=", "PSR="}};
@@ -82,13 +82,23 @@ static const guest arm = {
     {name, qemu, cc,                                                                                    \
      "'-DSYSNR=\"$2\"' '-DARG0=\"$4\"' '-DARG1=\"$5\"' '-DARG2=\"$6\"' '-DSYSCALL=\"syscall\"' '-DCLOBBER=\"$7\"' "      \
      "-DMUL=0x9e3779b9UL -DNR_WRITE=4004 -DNR_EXIT=4001 -fno-pic -mno-abicalls -Wl,-e,_start",         \
-     FRAMES_ARCH_MIPS, 32, 33, 1, 3, 32, 0x9e3779b9ULL,                                                  \
+     FRAMES_ARCH_MIPS, 32, 33, 1, {3, 4, 5}, 32, 0x9e3779b9ULL,                                                  \
      {"AT", "V0", "V1", "A0", "A1", "A2", "A3", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "S0",   \
       "S1", "S2", "S3", "S4", "S5", "S6", "S7", "T8", "T9", "K0", "K1", "GP", "SP", "FP", "RA", "HI",   \
       "LO"},                                                                                            \
      {" at ", " v0 ", " v1 ", " a0 ", " a1 ", " a2 ", " a3 ", " t0 ", " t1 ", " t2 ", " t3 ", " t4 ",   \
       " t5 ", " t6 ", " t7 ", " s0 ", " s1 ", " s2 ", " s3 ", " s4 ", " s5 ", " s6 ", " s7 ", " t8 ",   \
       " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="}}
+/* x86-64 under qemu-x86_64 (--engine qemu): the GPRs, not RFLAGS (engine's comment) */
+static const guest x86_64 = {
+    "x86_64", "qemu-x86_64", "cc",
+    "'-DSYSNR=\"rax\"' '-DARG0=\"rdi\"' '-DARG1=\"rsi\"' '-DARG2=\"rdx\"' '-DSYSCALL=\"syscall\"' "
+    "'-DCLOBBER=\"rcx\", \"r11\"' -DMUL=0x9e3779b97f4a7c15UL -DNR_WRITE=1 -DNR_EXIT=60 -no-pie",
+    FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 16, 0, {5, 4, 3}, 64, 0x9e3779b97f4a7c15ULL,
+    {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"},
+    {"RAX=", "RBX=", "RCX=", "RDX=", "RSI=", "RDI=", "RBP=", "RSP=", "R8 =", "R9 =", "R10=", "R11=", "R12=",
+     "R13=", "R14=", "R15="}};
+
 static const guest mips = MIPS_GUEST("mips", "qemu-mips", "mips-linux-gnu-gcc");
 static const guest mipsel = MIPS_GUEST("mipsel", "qemu-mipsel", "mipsel-linux-gnu-gcc");
 
@@ -221,14 +231,15 @@ static void check_against_qemu(const guest *gu, const char *prog) {
             /* the svc's syscall frame comes before its std_frame */
             assert_int_equal(f.syscall.address, qlog[i].pc);
             assert_int_equal(f.syscall.number, qlog[i].r[gu->sysreg]);
-            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[gu->argreg + (int)k]);
+            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[gu->args[k]]);
             nsys++;
             continue;
         }
         if (f.kind != FRAMES_KIND_STD) continue;
         assert_true(i < nq);
         assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
-        assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
+        if (gu->arch == FRAMES_ARCH_I386) assert_true(f.std.rawbytes.len >= 1 && f.std.rawbytes.len <= 15);
+        else assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
         for (k = 0; k < f.std.npre; k++) {
             const frames_operand *o = &f.std.pre[k];
             int ri;
@@ -288,7 +299,7 @@ static void check_against_qemu(const guest *gu, const char *prog) {
 
     /* sampling (4 recorded, 4 skipped) into a compressed trace: the pcs are QEMU's at
        the recorded positions */
-    assert_int_equal(record_prog(prog, "--quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
     free(tu_run_ok("zstd -d", "zstd -q -d -c %s > %s", at("a.frames.zst"), at("az.frames")));
     r = open_trace(at("az.frames"), gu);
     for (i = 0, k = 0; (rc = frames_reader_next(r, &f)) > 0;) {
@@ -314,6 +325,11 @@ static void test_aarch64_same_as_qemu_logs(void **state) {
 static void test_arm_same_as_qemu_logs(void **state) {
     (void)state;
     if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
+}
+
+static void test_x86_64_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&x86_64, "xprog") == 0) check_against_qemu(&x86_64, "xprog");
 }
 
 /* big-endian: the values (registers, stores) are stored little-endian as everywhere */
@@ -381,7 +397,7 @@ static void test_default_no_mem_and_errors(void **state) {
         static const struct {
             const char *args, *message;
         } cases[] = {
-            {"--engine qemu -o c.frames -- /bin/true", "ELF machine 62 (64-bit, little-endian): the qemu engine records AArch64, ARM"},
+            {"--engine qemu -o c.frames -- ./riscv", "ELF machine 243 (64-bit, little-endian): the qemu engine records AArch64"},
             {"--engine qemu -o c.frames -- ./hdronly", "an ELF for AArch64 without program headers"},
             {"-o c.frames -- ./hdronly", "an ELF for AArch64, not x86-64: no engine here can run it"},
         };
@@ -390,7 +406,9 @@ static void test_default_no_mem_and_errors(void **state) {
         elf[16] = 2;   /* ET_EXEC */
         elf[18] = 183; /* EM_AARCH64, no program header */
         assert_int_equal(tu_write_file(at("hdronly"), elf, sizeof elf), 0);
-        free(tu_run_ok("chmod", "chmod +x %s", at("hdronly")));
+        elf[18] = 243; /* EM_RISCV */
+        assert_int_equal(tu_write_file(at("riscv"), elf, sizeof elf), 0);
+        free(tu_run_ok("chmod", "chmod +x %s %s", at("hdronly"), at("riscv")));
         for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             int st;
             free(tu_run(&st, "cd %s && %s record %s >out.txt 2>err.txt", dir, tu_frames_bin(), cases[i].args));
@@ -456,6 +474,7 @@ int main(void) {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
+        cmocka_unit_test(test_x86_64_same_as_qemu_logs),
         cmocka_unit_test(test_dynamic_with_sysroot),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),

@@ -46,6 +46,8 @@ static const rq_guest guests[] = {
     {40, 0, 0, "arm", "ARM", FRAMES_ARCH_ARM, 0},              /* EM_ARM, bfd_mach_arm_unknown */
     {8, 0, 1, "mips", "MIPS (big-endian)", FRAMES_ARCH_MIPS, 32}, /* EM_MIPS, bfd_mach_mipsisa32 */
     {8, 0, 0, "mipsel", "MIPS (little-endian)", FRAMES_ARCH_MIPS, 32},
+    /* only with --engine qemu (the x86-64 engines come first), to compare with them */
+    {62, 1, 0, "x86_64", "x86-64", FRAMES_ARCH_I386, FRAMES_MACH_X86_64},
 };
 
 /* The guest of an ELF executable: NULL with why when it is none the engine records (or
@@ -76,7 +78,7 @@ static const rq_guest *guest_of(const char *path, char *why, size_t cap) {
             return NULL;
         }
     snprintf(why, cap, "%s: ELF machine %u (%d-bit, %s-endian): the qemu engine records AArch64, ARM "
-                       "(little-endian) and MIPS 32 programs only so far", path, machine, is64 ? 64 : 32,
+                       "(little-endian), MIPS 32 and x86-64 programs only so far", path, machine, is64 ? 64 : 32,
              be ? "big" : "little");
     return NULL;
 }

@@ -148,6 +148,27 @@ static fq_target mips_target(int big_endian) {
     return t;
 }
 
+/* x86-64 (qemu-x86_64): the 16 GPRs under the names the other engines of frames record
+   write (gdb 0..15). Not RFLAGS: QEMU 7.2's gdbstub reader returns env->eflags without
+   the condition codes it computes lazily (-d cpu computes them), so its value would be
+   wrong after most arithmetic. */
+static fq_target x86_64_target(void) {
+    static const char *const names[16] = {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP",
+                                          "R8",  "R9",  "R10", "R11", "R12", "R13", "R14", "R15"};
+    static const char *const gdb[16] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
+                                        "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+    fq_target t;
+    int i;
+    memset(&t, 0, sizeof t);
+    t.qemu = "x86_64";
+    t.gdb_reader = "x86_cpu_gdb_read_register";
+    for (i = 0; i < 16; i++) t.regs[i] = (fq_reg){names[i], i, gdb[i], 8, FRAMES_VAL_GPR};
+    t.nregs = 16;
+    t.nr_mmap = 9;
+    t.nr_mprotect = 10;
+    return t;
+}
+
 /* ---------------------------------------------------------------- state */
 
 typedef struct fq_insn {       /* one translated instruction (kept until exit) */
@@ -495,8 +516,9 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     else if (!strcmp(info->target_name, "arm")) g.t = arm_target();
     else if (!strcmp(info->target_name, "mips")) g.t = mips_target(1);
     else if (!strcmp(info->target_name, "mipsel")) g.t = mips_target(0);
+    else if (!strcmp(info->target_name, "x86_64")) g.t = x86_64_target();
     else {
-        fq_fail("target %s is not supported yet (aarch64, arm, mips and mipsel are)", info->target_name);
+        fq_fail("target %s is not supported yet (aarch64, arm, mips, mipsel and x86_64 are)", info->target_name);
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
