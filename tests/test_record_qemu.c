@@ -332,6 +332,90 @@ static void test_x86_64_same_as_qemu_logs(void **state) {
     if (build_prog(&x86_64, "xprog") == 0) check_against_qemu(&x86_64, "xprog");
 }
 
+/* The next std_frame of r, 0 at the end. */
+static int next_std(frames_reader *r, frames_frame *f) {
+    int rc;
+    while ((rc = frames_reader_next(r, f)) > 0)
+        if (f->kind == FRAMES_KIND_STD) return 1;
+    assert_int_equal(rc, 0);
+    return 0;
+}
+
+/* Is b the operand a (QEMU's: a full GPR, or memory), or a part of it the Valgrind
+   engine names as capstone does (EAX, AX, AL, R8D, R8W, R8B for RAX, R8)? A documented
+   difference: the Valgrind engine lists the register an instruction writes under the
+   name it writes it by. */
+static int same_operand(const frames_operand *a, const frames_operand *b) {
+    char qa[8], parts[4][12];
+    int i;
+    if (a->spec != b->spec) return 0;
+    if (a->spec == FRAMES_MEM) return a->address == b->address;
+    if (a->name.len >= sizeof qa) return 0;
+    memcpy(qa, a->name.ptr, a->name.len);
+    qa[a->name.len] = 0;
+    snprintf(parts[0], sizeof parts[0], "%s", qa);
+    if (isdigit((unsigned char)qa[1])) { /* R8..R15 */
+        snprintf(parts[1], sizeof parts[1], "%sD", qa);
+        snprintf(parts[2], sizeof parts[2], "%sW", qa);
+        snprintf(parts[3], sizeof parts[3], "%sB", qa);
+    } else { /* RAX -> EAX, AX, AL; RSI -> ESI, SI, SIL */
+        snprintf(parts[1], sizeof parts[1], "E%s", qa + 1);
+        snprintf(parts[2], sizeof parts[2], "%s", qa + 1);
+        if (qa[2] == 'X') snprintf(parts[3], sizeof parts[3], "%cL", qa[1]);
+        else snprintf(parts[3], sizeof parts[3], "%sL", qa + 1);
+    }
+    for (i = 0; i < 4; i++)
+        if (b->name.len == strlen(parts[i]) && !memcmp(b->name.ptr, parts[i], b->name.len)) return 1;
+    return 0;
+}
+
+/* x86-64 under QEMU and under Valgrind (an independent emulator): the same instructions
+   with the same bytes, and every value the QEMU engine writes after an instruction
+   (changed registers, stores) is in the Valgrind engine's post list with the same value.
+   The program never uses its stack, whose address differs (QEMU's guest stack). */
+static void test_x86_64_same_as_valgrind(void **state) {
+    frames_reader *q, *v;
+    frames_frame fq, fv;
+    size_t n = 0, nvals = 0, k, j;
+    uint64_t want[8];
+    (void)state;
+    expected_stores(&x86_64, want);
+    if (!tu_vg_tool_built()) {
+        printf("test_record_qemu: the valgrind tool was not built: x86-64 comparison skipped\n");
+        return;
+    }
+    if (build_prog(&x86_64, "xprog") != 0) return;
+    assert_int_equal(record_prog("xprog", "--engine qemu --quiet", "xq.frames"), (int)(want[7] & 0x7f));
+    assert_int_equal(record_prog("xprog", "--engine valgrind --quiet", "xv.frames"), (int)(want[7] & 0x7f));
+    q = open_trace(at("xq.frames"), &x86_64);
+    v = open_trace(at("xv.frames"), &x86_64);
+    while (next_std(q, &fq)) {
+        assert_true(next_std(v, &fv));
+        assert_int_equal(fq.std.address, fv.std.address);
+        assert_int_equal(fq.std.rawbytes.len, fv.std.rawbytes.len);
+        assert_memory_equal(fq.std.rawbytes.ptr, fv.std.rawbytes.ptr, fq.std.rawbytes.len);
+        for (k = 0; k < fq.std.npost; k++) {
+            const frames_operand *o = &fq.std.post[k];
+            for (j = 0; j < fv.std.npost && !same_operand(o, &fv.std.post[j]); j++) {}
+            if (j == fv.std.npost) print_error("pc 0x%llx: operand %zu of QEMU's post list not in Valgrind's\n",
+                                               (unsigned long long)fq.std.address, k);
+            assert_true(j < fv.std.npost);
+            /* the part Valgrind's lists is the low bytes of the register */
+            assert_true(fv.std.post[j].value.len <= o->value.len);
+            assert_memory_equal(o->value.ptr, fv.std.post[j].value.ptr, fv.std.post[j].value.len);
+            nvals++;
+        }
+        n++;
+    }
+    assert_false(next_std(v, &fv));
+    frames_reader_close(q);
+    frames_reader_close(v);
+    assert_true(n > 50);
+    assert_true(nvals > 30);
+    unlink(at("xq.frames"));
+    unlink(at("xv.frames"));
+}
+
 /* big-endian: the values (registers, stores) are stored little-endian as everywhere */
 static void test_mips_same_as_qemu_logs(void **state) {
     (void)state;
@@ -475,6 +559,7 @@ int main(void) {
         cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_qemu_logs),
+        cmocka_unit_test(test_x86_64_same_as_valgrind),
         cmocka_unit_test(test_dynamic_with_sysroot),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
