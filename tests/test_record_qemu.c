@@ -295,6 +295,22 @@ static void check_against_qemu(const guest *gu, const char *prog) {
         assert_non_null(strstr(s, sym));
     }
     free(s);
+    /* drcov takes every architecture; Tenet has register sets for x86, amd64 and arm32 */
+    free(tu_run_ok("frames drcov", "%s drcov %s -o %s", tu_frames_bin(), at("a.frames"), at("a.drcov")));
+    s = tu_run(&rc, "%s tenet %s -o %s 2>&1", tu_frames_bin(), at("a.frames"), at("a.tenet"));
+    if (gu->arch == FRAMES_ARCH_ARM || gu->arch == FRAMES_ARCH_I386) {
+        char *t = (char *)tu_read_file(at("a.tenet"), NULL);
+        assert_int_equal(rc, 0);
+        assert_non_null(t);
+        assert_non_null(strstr(t, gu->arch == FRAMES_ARCH_ARM ? "r0=0x" : "rax=0x"));
+        free(t);
+        unlink(at("a.tenet"));
+    } else {
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(s, "Tenet has no register set"));
+    }
+    free(s);
+    unlink(at("a.drcov"));
     unlink(at("a.frames"));
 
     /* sampling (4 recorded, 4 skipped) into a compressed trace: the pcs are QEMU's at
