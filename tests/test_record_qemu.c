@@ -461,6 +461,57 @@ static void test_dynamic_with_sysroot(void **state) {
     unlink(at("d.frames"));
 }
 
+/* Threads (two rounds of three, so that QEMU gives new threads the vCPU indices of
+   ended ones): every thread is in the trace under its own id, each worker with the
+   same count of instructions (they run the same code), none crashes. */
+static void test_threads(void **state) {
+    static const char src[] =
+        "#include <pthread.h>\n#include <stdio.h>\n"
+        "static volatile long v[4];\n"
+        "static void *work(void *p) { long i = (long)p; for (int k = 0; k < 1000; k++) v[i] += k; return 0; }\n"
+        "int main(void) {\n"
+        "    for (int round = 0; round < 2; round++) {\n"
+        "        pthread_t t[3];\n"
+        "        for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, work, (void *)i);\n"
+        "        for (int i = 0; i < 3; i++) pthread_join(t[i], 0);\n"
+        "    }\n"
+        "    printf(\"%ld\\n\", v[0] + v[1] + v[2]);\n"
+        "    return 0;\n"
+        "}\n";
+    frames_reader *r;
+    frames_frame f;
+    uint64_t tids[16], counts[16];
+    size_t nt = 0, k;
+    int rc;
+    char *out;
+    (void)state;
+    assert_int_equal(tu_write_file(at("thr.c"), src, strlen(src)), 0);
+    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -static -pthread -o %s %s 2>&1", at("thr"),
+                   at("thr.c")));
+    assert_int_equal(record_prog("thr", "--quiet", "t.frames"), 0);
+    out = (char *)tu_read_file(at("out.txt"), NULL);
+    assert_string_equal(out, "2997000\n");
+    free(out);
+    r = open_trace(at("t.frames"), &aarch64);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        for (k = 0; k < nt && tids[k] != f.std.thread_id; k++) {}
+        if (k == nt) {
+            assert_true(nt < 16);
+            tids[nt] = f.std.thread_id;
+            counts[nt++] = 0;
+            /* a thread's first instruction carries every register */
+            assert_int_equal(f.std.npre >= 33, 1);
+        }
+        counts[k]++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(nt, 7);
+    for (k = 2; k < nt; k++) assert_int_equal(counts[k], counts[1]);
+    unlink(at("t.frames"));
+}
+
 /* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
    that is not there is exit 126 with a message, and no trace. */
 static void test_default_no_mem_and_errors(void **state) {
@@ -577,6 +628,7 @@ int main(void) {
         cmocka_unit_test(test_x86_64_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_valgrind),
         cmocka_unit_test(test_dynamic_with_sysroot),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
     };

@@ -328,17 +328,27 @@ static void first_module(fq_cpu *c) {
     pthread_mutex_unlock(&g.lock);
 }
 
+/* The vCPU this host thread (= guest thread) last ran an instruction on. */
+static __thread fq_cpu *thread_cpu;
+
 static void on_insn(unsigned vcpu, void *udata) {
     const fq_insn *in = (const fq_insn *)udata;
     fq_cpu *c;
     uint64_t now[FQ_MAX_REGS];
     int i;
     if (getpid() != g.pid || !(c = cpu_of(vcpu))) return;
-    if (!c->started) {
-        /* the vCPU's thread runs its instructions: its id and CPU are known from here */
+    if (thread_cpu != c) {
+        /* this thread's first instruction on this vCPU: its id and CPU are known from
+           here. QEMU user mode gives a new thread the index of one that ended: what the
+           old one left open (its exit's svc) is written without a post list, and the new
+           one starts with every register. */
+        if (c->started) frames_rec_finish(&c->rec);
+        c->open = 0;
+        c->started = 0;
+        thread_cpu = c;
         frames_rec_thread(&c->rec, (uint64_t)syscall(SYS_gettid));
         if (g.official) find_handles(c);
-        else c->current_cpu = (void **)dlsym(RTLD_DEFAULT, "current_cpu");
+        else c->current_cpu = (void **)dlsym(RTLD_DEFAULT, "current_cpu"); /* this thread's */
         first_module(c);
     }
     read_regs(c, now);
