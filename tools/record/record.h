@@ -14,6 +14,12 @@
      tools/record/vg_convert.c      the converter of the tool's record stream (rv_conv_*),
                                     untrusted input, also driven by tests/fuzz/fuzz_vgrec.c
      tools/record/vg/               the Valgrind tool (frames_vg.c) and the stream (vgrec.h)
+     tools/record/engine_qemu.c     the QEMU engine: programs of other architectures under
+                                    qemu-ARCH with the frames plugin, whose stream of frames
+                                    it checks and appends (docs/qemu.md)
+     tools/record/qemu/             the QEMU TCG plugin (frames_qemu.c, a shared object that
+                                    build.sh builds into build/qemu) and the plugin API
+                                    declarations it uses (qemu_api.h)
 
    A new engine (QEMU, ...) is one more engine_*.c defining a `const rec_engine`, its
    declaration below and one entry in `engines` (cmd_record.c, in the order the default
