@@ -78,19 +78,25 @@ typedef struct fq_target {
     int big_endian;            /* registers and memory in the guest's order: swapped */
 } fq_target;
 
+/* Registers 0..n-1 named PREFIX<i> for BAP and prefix<i> for gdb (x0, r0, ...), gdb
+   number i, into t->regs; the names live in the caller's static arrays. */
+static void numbered_regs(fq_target *t, int n, char upper, char lower, unsigned size, char (*names)[4],
+                          char (*gnames)[4]) {
+    int i;
+    for (i = 0; i < n; i++) {
+        snprintf(names[i], 4, "%c%d", upper, i);
+        snprintf(gnames[i], 4, "%c%d", lower, i);
+        t->regs[i] = (fq_reg){names[i], i, gnames[i], size, FRAMES_VAL_GPR};
+    }
+}
+
 static fq_target aarch64_target(void) {
     fq_target t;
-    int i;
-    static char names[31][4];
-    static char gnames[31][4];
+    static char names[31][4], gnames[31][4];
     memset(&t, 0, sizeof t);
     t.qemu = "aarch64";
     t.gdb_reader = "aarch64_cpu_gdb_read_register";
-    for (i = 0; i < 31; i++) {
-        snprintf(names[i], sizeof names[i], "X%d", i);
-        snprintf(gnames[i], sizeof gnames[i], "x%d", i);
-        t.regs[i] = (fq_reg){names[i], i, gnames[i], 8, FRAMES_VAL_GPR};
-    }
+    numbered_regs(&t, 31, 'X', 'x', 8, names, gnames);
     t.regs[31] = (fq_reg){"SP", 31, "sp", 8, FRAMES_VAL_GPR};
     t.regs[32] = (fq_reg){"NZCV", 33, "cpsr", 4, FRAMES_VAL_CTRL}; /* gdb's cpsr: PSTATE */
     t.nregs = 33;
@@ -103,17 +109,11 @@ static fq_target aarch64_target(void) {
    15, is the frame's address). */
 static fq_target arm_target(void) {
     fq_target t;
-    int i;
-    static char names[13][4];
-    static char gnames[13][4];
+    static char names[13][4], gnames[13][4];
     memset(&t, 0, sizeof t);
     t.qemu = "arm";
     t.gdb_reader = "arm_cpu_gdb_read_register";
-    for (i = 0; i < 13; i++) {
-        snprintf(names[i], sizeof names[i], "R%d", i);
-        snprintf(gnames[i], sizeof gnames[i], "r%d", i);
-        t.regs[i] = (fq_reg){names[i], i, gnames[i], 4, FRAMES_VAL_GPR};
-    }
+    numbered_regs(&t, 13, 'R', 'r', 4, names, gnames);
     t.regs[13] = (fq_reg){"SP", 13, "sp", 4, FRAMES_VAL_GPR};
     t.regs[14] = (fq_reg){"LR", 14, "lr", 4, FRAMES_VAL_GPR};
     t.regs[15] = (fq_reg){"CPSR", 25, "cpsr", 4, FRAMES_VAL_CTRL};
