@@ -46,7 +46,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils \
+libclang-rt-14-dev valgrind strace qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils \
 python3-dev python3-cffi python3-numpy python3-setuptools python3-pytest python3-pandas"
 
 log() { printf '== %s\n' "$*" >&2; }
@@ -127,6 +127,20 @@ build_vg_tool() {   # build_vg_tool OUTDIR
     ln -sf $VG_EXECDIR/default.supp "$out/default.supp"
 }
 
+# The QEMU TCG plugin of `frames record --engine qemu`: an ordinary shared object that a
+# dynamic qemu-ARCH (Debian's qemu-user) loads; it includes frames.h, so it is built
+# wherever the tools are (x86-64 Linux), into OUT/qemu next to OUT/frames.
+build_qemu_plugin() {   # build_qemu_plugin OUTDIR CC "CFLAGS"
+    local out=$1/qemu
+    [ "$(uname -m)" = x86_64 ] || { rm -rf "$out"; return 0; }
+    mkdir -p "$out"
+    if newer "$out/frames_qemu.so" tools/record/qemu/*.c tools/record/qemu/*.h frames.h; then
+        $2 $CSTD $3 $WARN -O2 -fPIC -shared -fvisibility=hidden -I"$ROOT" -Itools/record/qemu \
+            tools/record/qemu/frames_qemu.c -o "$out/frames_qemu.so" -ldl -lpthread ||
+            die "qemu plugin: build failed"
+    fi
+}
+
 # build_variant OUTDIR CC "CFLAGS" "LDFLAGS"
 build_variant() {
     local out=$1 cc=$2 cflags=$3 ldflags=$4
@@ -158,6 +172,7 @@ build_variant() {
     done
     for p in "${pids[@]}"; do wait "$p" || die "compile failed"; done
     build_vg_tool "$out"
+    build_qemu_plugin "$out" gcc "-g"
     if newer "$out/frames" "${objs[@]}"; then
         # --as-needed: libraries frames does not use (libm, libpthread on glibc >= 2.34) are
         # not loaded by every process (each costs a query process tens of microseconds)

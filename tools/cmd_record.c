@@ -11,12 +11,14 @@
 #include "record/record.h"
 
 static const char record_usage[] =
-    "usage: frames record [-o OUT] [-f] [--zstd[=LEVEL]] [--engine valgrind|ptrace] [--no-mem]\n"
-    "                     [--follow-forks] [--sample N:M] [--no-pin] [--quiet] -- PROGRAM [ARGS...]\n"
+    "usage: frames record [-o OUT] [-f] [--zstd[=LEVEL]] [--engine valgrind|ptrace|qemu] [--no-mem]\n"
+    "                     [--follow-forks] [--sample N:M] [--no-pin] [--qemu PATH] [-L SYSROOT]\n"
+    "                     [--quiet] -- PROGRAM [ARGS...]\n"
     "       frames record --probe\n"
     "\n"
     "Runs PROGRAM and records every user instruction of every thread into a frames trace\n"
-    "(x86-64: arch i386, machine 64):\n"
+    "(x86-64: arch i386, machine 64; under QEMU: AArch64 arch aarch64, ARM arch arm,\n"
+    "machine 0; MIPS arch mips, machine 32):\n"
     "  std_frame     per instruction: address, bytes, thread id; registers read (values\n"
     "                before) and written (values after); memory read (before), memory\n"
     "                written (old value before with read = written = false, new value after)\n"
@@ -27,7 +29,15 @@ static const char record_usage[] =
     "\n"
     "  --engine E        valgrind: run PROGRAM under Valgrind with the frames tool (millions\n"
     "                    of instructions/s; the default when the tool was built);\n"
-    "                    ptrace: single-step it (tens of thousands/s; exact CPU)\n"
+    "                    ptrace: single-step it (tens of thousands/s; exact CPU);\n"
+    "                    qemu: run it under QEMU user mode with the frames plugin (the\n"
+    "                    default for an ELF of another architecture: AArch64, ARM,\n"
+    "                    MIPS 32 so far;\n"
+    "                    docs/qemu.md)\n"
+    "  --qemu PATH       qemu engine: the QEMU to run (default qemu-ARCH on PATH; a\n"
+    "                    dynamic build that can load plugins, e.g. Debian's qemu-user)\n"
+    "  -L SYSROOT        qemu engine: where a dynamic program's loader and libraries are\n"
+    "                    (QEMU's -L, e.g. /usr/aarch64-linux-gnu)\n"
     "  -o OUT            output trace (default trace.frames; - = standard output, and the\n"
     "                    program's standard output then goes to standard error); an existing\n"
     "                    OUT is kept unless -f; OUT appears when the recording ends; it\n"
@@ -148,7 +158,7 @@ static void report(const rec_run *t, const char *path, double secs) {
 }
 
 /* The engines, the default first among those available. */
-static const rec_engine *const engines[] = {&rec_engine_valgrind, &rec_engine_ptrace};
+static const rec_engine *const engines[] = {&rec_engine_valgrind, &rec_engine_ptrace, &rec_engine_qemu};
 #define NENGINES (sizeof engines / sizeof engines[0])
 
 static const rec_engine *find_engine(const char *name) {
@@ -169,18 +179,24 @@ static const rec_engine *default_engine(const char *path, char *why, size_t cap)
         if (engines[i]->can_run(path, reason ? here : why, reason ? sizeof here : cap) == 0) return engines[i];
         reason = 1; /* the first engine's reason is the one given */
     }
+    { /* ... unless the program is of an architecture the qemu engine records */
+        uint64_t arch, machine;
+        if (rec_qemu_header(path, &arch, &machine) == 0) rec_engine_qemu.can_run(path, why, cap);
+    }
     return NULL;
 }
 
 static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_engine **engine) {
     int i, zstd = 0;
+    const char *qemu = NULL, *sysroot = NULL;
     t->out = "trace.frames";
     t->pin = 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (!strcmp(a, "--")) { i++; break; }
         if (a[0] != '-') break;
-        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample")) &&
+        if ((!strcmp(a, "-o") || !strcmp(a, "--engine") || !strcmp(a, "--sample") || !strcmp(a, "--qemu") ||
+             !strcmp(a, "-L")) &&
             !(v = cli_option_value(argc, argv, &i)))
             return CLI_USAGE;
         if (!strcmp(a, "--probe")) return cli_usage_error("--probe is used alone: frames record --probe");
@@ -193,9 +209,11 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
         else if (!strcmp(a, "--no-mem")) t->no_mem = 1;
         else if (!strcmp(a, "--follow-forks")) t->follow = 1;
         else if (!strcmp(a, "--no-pin")) t->pin = 0;
+        else if (!strcmp(a, "--qemu")) qemu = v;
+        else if (!strcmp(a, "-L")) sysroot = v;
         else if (!strcmp(a, "--quiet")) t->quiet = 1;
         else if (!strcmp(a, "--engine")) {
-            if (!(*engine = find_engine(v))) return cli_usage_error("--engine wants valgrind or ptrace");
+            if (!(*engine = find_engine(v))) return cli_usage_error("--engine wants valgrind, ptrace or qemu");
         }
         else if (!strcmp(a, "--sample")) {
             char *colon = strchr(argv[i], ':');   /* argv[i] is v */
@@ -207,6 +225,7 @@ static int parse_args(rec_run *t, int argc, char **argv, int *first, const rec_e
         } else return cli_usage_error("unknown option '%s'", a);
     }
     if (i >= argc) return cli_usage_error("no program given");
+    rec_qemu_options(qemu, sysroot);
     /* a plain name must not hold compressed bytes (a reader would take them for a
        corrupt .frames): the name decides, --zstd only confirms or sets the level */
     if (zstd && strcmp(t->out, "-") && !(strlen(t->out) > 4 && !strcmp(t->out + strlen(t->out) - 4, ".zst")))
@@ -246,8 +265,8 @@ static const char **program_inputs(const char *path, int argc, char **argv, size
 /* The trace goes through the output rule (docs/outputs.md): an existing OUT is kept
    unless -f, OUT may not be the program itself nor a file named by its arguments, and
    the trace is written to a temporary file renamed into place when it is finished. */
-static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *path, int argc,
-                       char **argv) {
+static int open_writer(rec_run *t, const rec_engine *e, cli_output *o, rp_meta *meta,
+                       const char *path, int argc, char **argv) {
     frames_writer_options wo;
     const char **inputs;
     size_t ninputs;
@@ -255,6 +274,7 @@ static int open_writer(rec_run *t, cli_output *o, rp_meta *meta, const char *pat
     frames_writer_options_default(&wo);
     wo.arch = FRAMES_ARCH_I386;
     wo.machine = FRAMES_MACH_X86_64;
+    if (e == &rec_engine_qemu) rec_qemu_header(path, &wo.arch, &wo.machine); /* the guest's */
     if (t->sink) {   /* another command's consumer (frames vprof online): no file */
         frames_error err;
         rp_meta_build(meta, path, argc, argv);
@@ -307,7 +327,7 @@ static int record_with(rec_run *t, const rec_engine *e, const char *path, int ar
     void *state;
     double t0;
     int rc, kept;
-    if ((rc = open_writer(t, &o, &meta, path, argc, argv)) != CLI_OK)
+    if ((rc = open_writer(t, e, &o, &meta, path, argc, argv)) != CLI_OK)
         return rc == CLI_USAGE ? CLI_USAGE : REC_EXIT_TRACE;
     t0 = now();
     state = e->start(t, path, argc, argv);
@@ -364,7 +384,8 @@ int cmd_record(int argc, char **argv) {
         snprintf(why, sizeof why, "frames was built without capstone (libcapstone-dev)");
 #endif
         if (engine->needs_capstone) return cli_fail(REC_EXIT_TRACE, "the %s engine needs capstone: %s", engine->name, why);
-        if (!t.quiet) cli_warn("%s: the registers instructions read are not recorded", why);
+        if (!t.quiet && engine != &rec_engine_qemu)
+            cli_warn("%s: the registers instructions read are not recorded", why);
     }
     rc = record_with(&t, engine, path, argc - first, argv + first);
     rx_close(t.dec);

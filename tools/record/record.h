@@ -14,6 +14,12 @@
      tools/record/vg_convert.c      the converter of the tool's record stream (rv_conv_*),
                                     untrusted input, also driven by tests/fuzz/fuzz_vgrec.c
      tools/record/vg/               the Valgrind tool (frames_vg.c) and the stream (vgrec.h)
+     tools/record/engine_qemu.c     the QEMU engine: programs of other architectures under
+                                    qemu-ARCH with the frames plugin, whose stream of frames
+                                    it checks and appends (docs/qemu.md)
+     tools/record/qemu/             the QEMU TCG plugin (frames_qemu.c, a shared object that
+                                    build.sh builds into build/qemu) and the plugin API
+                                    declarations it uses (qemu_api.h)
 
    A new engine (QEMU, ...) is one more engine_*.c defining a `const rec_engine`, its
    declaration below and one entry in `engines` (cmd_record.c, in the order the default
@@ -96,7 +102,14 @@ typedef struct rec_engine {
     void (*finish)(rec_run *r, void *state);
 } rec_engine;
 
-extern const rec_engine rec_engine_ptrace, rec_engine_valgrind;
+extern const rec_engine rec_engine_ptrace, rec_engine_valgrind, rec_engine_qemu;
+
+/* engine_qemu.c: programs of other architectures under QEMU user mode with the frames
+   plugin (tools/record/qemu). rec_qemu_options: --qemu PATH and -L SYSROOT (NULL: none).
+   rec_qemu_header: the header's arch and machine for the program; 0, or -1 when the
+   engine does not record its architecture. */
+void rec_qemu_options(const char *qemu, const char *sysroot);
+int rec_qemu_header(const char *path, uint64_t *arch, uint64_t *machine);
 
 /* For can_run: is path an x86-64 Linux ELF executable, or a script whose interpreter
    (#!) is one? 0 yes, else -1 with why ("an ELF for AArch64, not x86-64", ...). */

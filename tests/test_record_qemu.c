@@ -1,0 +1,658 @@
+/* test_record_qemu.c - `frames record --engine qemu` on a small static AArch64 program
+   (built with Debian's aarch64-linux-gnu-gcc), against QEMU's own view of the same run:
+   the instruction sequence equals `-singlestep -d exec,nochain`, every register value
+   equals the `-d cpu,nochain` dump before that instruction (and after it, at the next
+   one), the stores carry the values the host computes for the same arithmetic, the
+   syscalls equal `-strace`; the trace loads in our reader and in `frames stat`. Skips
+   when qemu-aarch64, the cross compiler or the plugin (build/qemu) is missing. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "frames.h"
+#include "testutil.h"
+
+#ifdef TU_RECORD_BUILT
+
+#define dir tu_workdir
+#define at tu_workdir_path
+
+/* No C library: a few dozen instructions, nothing that depends on the environment.
+   SYSNR, ARG0..2, SYSCALL, CLOBBER and MUL are the guest's syscall register, argument
+   registers, syscall instruction, the register it also changes and a
+   multiplier as wide as its unsigned long. */
+static const char prog_src[] =
+    "static unsigned long out[8];\n"
+    "static long sys3(long n, long a, long b, long c) {\n"
+    "    register long nr __asm__(SYSNR) = n, x0 __asm__(ARG0) = a, x1 __asm__(ARG1) = b,\n"
+    "        x2 __asm__(ARG2) = c;\n"
+    "    __asm__ volatile(SYSCALL : \"+r\"(x0), \"+r\"(nr) : \"r\"(x1), \"r\"(x2) : \"memory\", CLOBBER);\n"
+    "    return x0;\n"
+    "}\n"
+    "void _start(void) {\n"
+    "    unsigned long x = 0x1234;\n"
+    "    int i;\n"
+    "    for (i = 0; i < 8; i++) { x = x * MUL + (unsigned long)i; out[i] = x; }\n"
+    "    sys3(NR_WRITE, 1, (long)\"hello\\n\", 6);\n"
+    "    sys3(NR_EXIT, (long)(out[7] & 0x7f), 0, 0);\n"
+    "    for (;;) {}\n"
+    "}\n";
+
+#define NREGS 33 /* the most registers of a guest (AArch64: X0..X30, SP, NZCV) */
+
+/* A guest architecture: how to build the program, what QEMU's -d cpu dump calls each
+   register of the trace (same index), the registers of the syscall number and of its
+   first argument. */
+typedef struct guest {
+    const char *name, *qemu, *cc, *defines;
+    uint64_t arch, machine;
+    int nregs, sysreg, args[3], bits;
+    uint64_t mul;
+    const char *trace_names[NREGS], *dump_keys[NREGS];
+} guest;
+
+static const guest aarch64 = {
+    "aarch64", "qemu-aarch64", "aarch64-linux-gnu-gcc",
+    "'-DSYSNR=\"x8\"' '-DARG0=\"x0\"' '-DARG1=\"x1\"' '-DARG2=\"x2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b97f4a7c15UL "
+    "-DNR_WRITE=64 -DNR_EXIT=93",
+    FRAMES_ARCH_AARCH64, 0, 33, 8, {0, 1, 2}, 64, 0x9e3779b97f4a7c15ULL,
+    {"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14", "X15",
+     "X16", "X17", "X18", "X19", "X20", "X21", "X22", "X23", "X24", "X25", "X26", "X27", "X28", "X29",
+     "X30", "SP", "NZCV"},
+    {"X00=", "X01=", "X02=", "X03=", "X04=", "X05=", "X06=", "X07=", "X08=", "X09=", "X10=", "X11=", "X12=",
+     "X13=", "X14=", "X15=", "X16=", "X17=", "X18=", "X19=", "X20=", "X21=", "X22=", "X23=", "X24=", "X25=",
+     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="}};
+
+/* armhf: Thumb-2 (T32) code by default */
+static const guest arm = {
+    "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
+    "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b9UL "
+    "-DNR_WRITE=4 -DNR_EXIT=1",
+    FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,
+    {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
+    {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
+     "R13=", "R14=", "PSR="}};
+
+/* MIPS o32, both byte orders: registers r1..r31, HI, LO; the syscall number in v0 (r2),
+   arguments from a0 (r4); a3 (r7) is the error flag */
+#define MIPS_GUEST(name, qemu, cc)                                                                       \
+    {name, qemu, cc,                                                                                    \
+     "'-DSYSNR=\"$2\"' '-DARG0=\"$4\"' '-DARG1=\"$5\"' '-DARG2=\"$6\"' '-DSYSCALL=\"syscall\"' '-DCLOBBER=\"$7\"' "      \
+     "-DMUL=0x9e3779b9UL -DNR_WRITE=4004 -DNR_EXIT=4001 -fno-pic -mno-abicalls -Wl,-e,_start",         \
+     FRAMES_ARCH_MIPS, 32, 33, 1, {3, 4, 5}, 32, 0x9e3779b9ULL,                                                  \
+     {"AT", "V0", "V1", "A0", "A1", "A2", "A3", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "S0",   \
+      "S1", "S2", "S3", "S4", "S5", "S6", "S7", "T8", "T9", "K0", "K1", "GP", "SP", "FP", "RA", "HI",   \
+      "LO"},                                                                                            \
+     {" at ", " v0 ", " v1 ", " a0 ", " a1 ", " a2 ", " a3 ", " t0 ", " t1 ", " t2 ", " t3 ", " t4 ",   \
+      " t5 ", " t6 ", " t7 ", " s0 ", " s1 ", " s2 ", " s3 ", " s4 ", " s5 ", " s6 ", " s7 ", " t8 ",   \
+      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="}}
+/* x86-64 under qemu-x86_64 (--engine qemu): the GPRs, not RFLAGS (engine's comment) */
+static const guest x86_64 = {
+    "x86_64", "qemu-x86_64", "cc",
+    "'-DSYSNR=\"rax\"' '-DARG0=\"rdi\"' '-DARG1=\"rsi\"' '-DARG2=\"rdx\"' '-DSYSCALL=\"syscall\"' "
+    "'-DCLOBBER=\"rcx\", \"r11\"' -DMUL=0x9e3779b97f4a7c15UL -DNR_WRITE=1 -DNR_EXIT=60 -no-pie",
+    FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 16, 0, {5, 4, 3}, 64, 0x9e3779b97f4a7c15ULL,
+    {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"},
+    {"RAX=", "RBX=", "RCX=", "RDX=", "RSI=", "RDI=", "RBP=", "RSP=", "R8 =", "R9 =", "R10=", "R11=", "R12=",
+     "R13=", "R14=", "R15="}};
+
+static const guest mips = MIPS_GUEST("mips", "qemu-mips", "mips-linux-gnu-gcc");
+static const guest mipsel = MIPS_GUEST("mipsel", "qemu-mipsel", "mipsel-linux-gnu-gcc");
+
+#define MAXI 4096
+
+/* QEMU's own log of the run: the pc and the registers before each instruction. */
+typedef struct qstate {
+    uint64_t pc;
+    uint64_t r[NREGS];
+} qstate;
+
+static qstate *qlog;
+static size_t nq;
+
+static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
+
+/* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each */
+static void parse_qemu_log(const guest *gu, const char *text) {
+    const char *p = text;
+    nq = 0;
+    while ((p = strstr(p, "Trace ")) != NULL) {
+        const char *b = strchr(p, '['), *s;
+        qstate *q;
+        int i;
+        assert_non_null(b);
+        assert_true(nq < MAXI);
+        q = &qlog[nq++];
+        q->pc = hexat(strchr(b, '/') + 1);
+        for (i = 0; i < gu->nregs; i++) {
+            assert_non_null(s = strstr(b, gu->dump_keys[i]));
+            q->r[i] = hexat(s + strlen(gu->dump_keys[i]));
+        }
+        p = b;
+    }
+}
+
+static int reg_index(const guest *gu, const frames_bytes *name) {
+    int i;
+    for (i = 0; i < gu->nregs; i++)
+        if (name->len == strlen(gu->trace_names[i]) && !memcmp(name->ptr, gu->trace_names[i], name->len)) return i;
+    return -1;
+}
+
+/* Build the guest's program as dir/NAME; 0, or -1 (with a message) when its compiler or
+   QEMU is not installed. */
+static int build_prog(const guest *gu, const char *name) {
+    int st;
+    free(tu_run(&st, "command -v %s >/dev/null && command -v %s >/dev/null", gu->qemu, gu->cc));
+    if (st) {
+        printf("test_record_qemu: %s or %s missing: %s skipped\n", gu->qemu, gu->cc, gu->name);
+        return -1;
+    }
+    free(tu_run_ok(gu->cc, "%s %s -O1 -static -nostdlib -ffreestanding -o %s/%s %s 2>&1", gu->cc, gu->defines, dir,
+                   name, at("prog.c")));
+    return 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    if (tu_workdir_make("frames-qemu") < 0) return -1;
+    qlog = (qstate *)calloc(MAXI, sizeof *qlog);
+    assert_int_equal(tu_write_file(at("prog.c"), prog_src, strlen(prog_src)), 0);
+    return qlog && build_prog(&aarch64, "prog") == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    free(qlog);
+    tu_workdir_remove();
+    return 0;
+}
+
+/* Record prog with the given options into trace (a fresh name); the exit status. */
+static int record_prog(const char *prog, const char *opts, const char *trace) {
+    int st;
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir,
+                tu_frames_bin(), opts, trace, prog));
+    return st;
+}
+
+static int record(const char *opts, const char *trace) { return record_prog("prog", opts, trace); }
+
+static frames_reader *open_trace(const char *path, const guest *gu) {
+    frames_reader *r;
+    frames_error err;
+    frames_reader_info info;
+    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
+    assert_int_equal(frames_reader_info_get(r, &info), 0);
+    assert_true(info.finished);
+    assert_int_equal(info.header.arch, gu->arch);
+    assert_int_equal(info.header.machine, gu->machine);
+    return r;
+}
+
+/* The host's own computation of what the program stores. */
+static void expected_stores(const guest *gu, uint64_t out[8]) {
+    uint64_t x = 0x1234, mask = gu->bits == 64 ? ~0ULL : (1ULL << gu->bits) - 1;
+    int i;
+    for (i = 0; i < 8; i++) out[i] = x = (x * gu->mul + (uint64_t)i) & mask;
+}
+
+/* PROG of guest gu (built) recorded, against QEMU's own logs of the same run. */
+static void check_against_qemu(const guest *gu, const char *prog) {
+    char *log, *nm, *s;
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS], want[8], out_addr;
+    size_t i = 0, k, nstores = 0, nsys = 0;
+    int have = 0, rc;
+    unsigned wsize = (unsigned)gu->bits / 8;
+    uint64_t mask = gu->bits == 64 ? ~0ULL : (1ULL << gu->bits) - 1;
+    expected_stores(gu, want);
+    nm = tu_run_ok("nm", "nm %s/%s | grep ' out$'", dir, prog);
+    out_addr = hexat(nm);
+    free(nm);
+    /* QEMU's reference run: same environment as frames record gives the program */
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >/dev/null",
+                dir, gu->qemu, prog));
+    assert_int_equal(rc, (int)(want[7] & 0x7f));
+    log = (char *)tu_read_file(at("qemu.log"), NULL);
+    assert_non_null(log);
+    parse_qemu_log(gu, log);
+    free(log);
+    assert_true(nq > 50);
+
+    assert_int_equal(record_prog(prog, "--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("a.frames"), gu);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) {
+            /* the svc's syscall frame comes before its std_frame */
+            assert_int_equal(f.syscall.address, qlog[i].pc);
+            assert_int_equal(f.syscall.number, qlog[i].r[gu->sysreg]);
+            for (k = 0; k < 3; k++) assert_int_equal((uint64_t)f.syscall.args[k] & mask, qlog[i].r[gu->args[k]]);
+            nsys++;
+            continue;
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        assert_true(i < nq);
+        assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
+        if (gu->arch == FRAMES_ARCH_I386) assert_true(f.std.rawbytes.len >= 1 && f.std.rawbytes.len <= 15);
+        else assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
+        for (k = 0; k < f.std.npre; k++) {
+            const frames_operand *o = &f.std.pre[k];
+            int ri;
+            if (o->spec == FRAMES_MEM) continue;
+            assert_true((ri = reg_index(gu, &o->name)) >= 0);
+            assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
+            regs[ri] = qlog[i].r[ri];
+            have |= ri == 0;
+        }
+        assert_true(have); /* the first instruction gave every register */
+        for (k = 0; k < (size_t)gu->nregs; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
+        for (k = 0; k < f.std.npost; k++) {
+            const frames_operand *o = &f.std.post[k];
+            int ri;
+            if (o->spec == FRAMES_MEM) {
+                assert_true(o->written);
+                if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
+                    assert_int_equal(o->address, out_addr + wsize * nstores);
+                    assert_int_equal(o->value.len, wsize);
+                    assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
+                    nstores++;
+                }
+                continue;
+            }
+            assert_true((ri = reg_index(gu, &o->name)) >= 0);
+            regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
+            if (i + 1 < nq) assert_int_equal(regs[ri], qlog[i + 1].r[ri]); /* -d cpu, after */
+        }
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq);
+    assert_int_equal(nstores, 8);
+    assert_int_equal(nsys, 2);
+
+    /* -strace: write(1,0x...,6) = 6 and exit(N) */
+    s = tu_run_ok("qemu -strace", "cd %s && env -i PATH=\"$PATH\" %s -strace ./%s 2>&1 >/dev/null; true", dir, gu->qemu, prog);
+    assert_non_null(strstr(s, " write(1,0x"));
+    assert_non_null(strstr(s, ",6) = 6"));
+    {
+        char ex[32];
+        snprintf(ex, sizeof ex, " exit(%d)", (int)(want[7] & 0x7f));
+        assert_non_null(strstr(s, ex));
+    }
+    free(s);
+    /* frames stat reads it, with the program's symbols */
+    s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("a.frames"));
+    assert_non_null(strstr(s, "syscall_frame   2"));
+    {
+        char sym[64];
+        snprintf(sym, sizeof sym, "%s!_start", prog);
+        assert_non_null(strstr(s, sym));
+    }
+    free(s);
+    /* drcov takes every architecture; Tenet has register sets for x86, amd64 and arm32 */
+    free(tu_run_ok("frames drcov", "%s drcov %s -o %s", tu_frames_bin(), at("a.frames"), at("a.drcov")));
+    s = tu_run(&rc, "%s tenet %s -o %s 2>&1", tu_frames_bin(), at("a.frames"), at("a.tenet"));
+    if (gu->arch == FRAMES_ARCH_ARM || gu->arch == FRAMES_ARCH_I386) {
+        char *t = (char *)tu_read_file(at("a.tenet"), NULL);
+        assert_int_equal(rc, 0);
+        assert_non_null(t);
+        assert_non_null(strstr(t, gu->arch == FRAMES_ARCH_ARM ? "r0=0x" : "rax=0x"));
+        free(t);
+        unlink(at("a.tenet"));
+    } else {
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(s, "Tenet has no register set"));
+    }
+    free(s);
+    unlink(at("a.drcov"));
+    unlink(at("a.frames"));
+
+    /* sampling (4 recorded, 4 skipped) into a compressed trace: the pcs are QEMU's at
+       the recorded positions */
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet --sample 4:4", "a.frames.zst"), (int)(want[7] & 0x7f));
+    free(tu_run_ok("zstd -d", "zstd -q -d -c %s > %s", at("a.frames.zst"), at("az.frames")));
+    r = open_trace(at("az.frames"), gu);
+    for (i = 0, k = 0; (rc = frames_reader_next(r, &f)) > 0;) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        while (k < nq && k % 8 >= 4) k++;
+        assert_true(k < nq);
+        assert_int_equal(f.std.address, qlog[k].pc);
+        k++;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq / 8 * 4 + (nq % 8 < 4 ? nq % 8 : 4));
+    unlink(at("a.frames.zst"));
+    unlink(at("az.frames"));
+}
+
+static void test_aarch64_same_as_qemu_logs(void **state) {
+    (void)state;
+    check_against_qemu(&aarch64, "prog");
+}
+
+static void test_arm_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
+}
+
+static void test_x86_64_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&x86_64, "xprog") == 0) check_against_qemu(&x86_64, "xprog");
+}
+
+/* The next std_frame of r, 0 at the end. */
+static int next_std(frames_reader *r, frames_frame *f) {
+    int rc;
+    while ((rc = frames_reader_next(r, f)) > 0)
+        if (f->kind == FRAMES_KIND_STD) return 1;
+    assert_int_equal(rc, 0);
+    return 0;
+}
+
+/* Is b the operand a (QEMU's: a full GPR, or memory), or a part of it the Valgrind
+   engine names as capstone does (EAX, AX, AL, R8D, R8W, R8B for RAX, R8)? A documented
+   difference: the Valgrind engine lists the register an instruction writes under the
+   name it writes it by. */
+static int same_operand(const frames_operand *a, const frames_operand *b) {
+    char qa[8], parts[4][12];
+    int i;
+    if (a->spec != b->spec) return 0;
+    if (a->spec == FRAMES_MEM) return a->address == b->address;
+    if (a->name.len >= sizeof qa) return 0;
+    memcpy(qa, a->name.ptr, a->name.len);
+    qa[a->name.len] = 0;
+    snprintf(parts[0], sizeof parts[0], "%s", qa);
+    if (isdigit((unsigned char)qa[1])) { /* R8..R15 */
+        snprintf(parts[1], sizeof parts[1], "%sD", qa);
+        snprintf(parts[2], sizeof parts[2], "%sW", qa);
+        snprintf(parts[3], sizeof parts[3], "%sB", qa);
+    } else { /* RAX -> EAX, AX, AL; RSI -> ESI, SI, SIL */
+        snprintf(parts[1], sizeof parts[1], "E%s", qa + 1);
+        snprintf(parts[2], sizeof parts[2], "%s", qa + 1);
+        if (qa[2] == 'X') snprintf(parts[3], sizeof parts[3], "%cL", qa[1]);
+        else snprintf(parts[3], sizeof parts[3], "%sL", qa + 1);
+    }
+    for (i = 0; i < 4; i++)
+        if (b->name.len == strlen(parts[i]) && !memcmp(b->name.ptr, parts[i], b->name.len)) return 1;
+    return 0;
+}
+
+/* x86-64 under QEMU and under Valgrind (an independent emulator): the same instructions
+   with the same bytes, and every value the QEMU engine writes after an instruction
+   (changed registers, stores) is in the Valgrind engine's post list with the same value.
+   The program never uses its stack, whose address differs (QEMU's guest stack). */
+static void test_x86_64_same_as_valgrind(void **state) {
+    frames_reader *q, *v;
+    frames_frame fq, fv;
+    size_t n = 0, nvals = 0, k, j;
+    uint64_t want[8];
+    (void)state;
+    expected_stores(&x86_64, want);
+    if (!tu_vg_tool_built()) {
+        printf("test_record_qemu: the valgrind tool was not built: x86-64 comparison skipped\n");
+        return;
+    }
+    if (build_prog(&x86_64, "xprog") != 0) return;
+    assert_int_equal(record_prog("xprog", "--engine qemu --quiet", "xq.frames"), (int)(want[7] & 0x7f));
+    assert_int_equal(record_prog("xprog", "--engine valgrind --quiet", "xv.frames"), (int)(want[7] & 0x7f));
+    q = open_trace(at("xq.frames"), &x86_64);
+    v = open_trace(at("xv.frames"), &x86_64);
+    while (next_std(q, &fq)) {
+        assert_true(next_std(v, &fv));
+        assert_int_equal(fq.std.address, fv.std.address);
+        assert_int_equal(fq.std.rawbytes.len, fv.std.rawbytes.len);
+        assert_memory_equal(fq.std.rawbytes.ptr, fv.std.rawbytes.ptr, fq.std.rawbytes.len);
+        for (k = 0; k < fq.std.npost; k++) {
+            const frames_operand *o = &fq.std.post[k];
+            for (j = 0; j < fv.std.npost && !same_operand(o, &fv.std.post[j]); j++) {}
+            if (j == fv.std.npost) print_error("pc 0x%llx: operand %zu of QEMU's post list not in Valgrind's\n",
+                                               (unsigned long long)fq.std.address, k);
+            assert_true(j < fv.std.npost);
+            /* the part Valgrind's lists is the low bytes of the register */
+            assert_true(fv.std.post[j].value.len <= o->value.len);
+            assert_memory_equal(o->value.ptr, fv.std.post[j].value.ptr, fv.std.post[j].value.len);
+            nvals++;
+        }
+        n++;
+    }
+    assert_false(next_std(v, &fv));
+    frames_reader_close(q);
+    frames_reader_close(v);
+    assert_true(n > 50);
+    assert_true(nvals > 30);
+    unlink(at("xq.frames"));
+    unlink(at("xv.frames"));
+}
+
+/* big-endian: the values (registers, stores) are stored little-endian as everywhere */
+static void test_mips_same_as_qemu_logs(void **state) {
+    (void)state;
+    if (build_prog(&mips, "mprog") == 0) check_against_qemu(&mips, "mprog");
+    if (build_prog(&mipsel, "mlprog") == 0) check_against_qemu(&mipsel, "mlprog");
+}
+
+/* A dynamic program with -L: the libraries it maps are modules, the trace is whole. */
+static void test_dynamic_with_sysroot(void **state) {
+    static const char src[] = "#include <stdio.h>\nint main(void) { puts(\"dyn\"); return 3; }\n";
+    char *s;
+    (void)state;
+    if (access("/usr/aarch64-linux-gnu/lib/libc.so.6", R_OK) != 0) {
+        printf("test_record_qemu: no /usr/aarch64-linux-gnu (libc6-dev-arm64-cross): -L skipped\n");
+        return;
+    }
+    assert_int_equal(tu_write_file(at("dyn.c"), src, strlen(src)), 0);
+    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -o %s %s 2>&1", at("dyn"), at("dyn.c")));
+    assert_int_equal(record_prog("dyn", "--quiet -L /usr/aarch64-linux-gnu", "d.frames"), 3);
+    s = (char *)tu_read_file(at("out.txt"), NULL);
+    assert_string_equal(s, "dyn\n");
+    free(s);
+    s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("d.frames"));
+    assert_non_null(strstr(s, "/usr/aarch64-linux-gnu/lib/libc.so.6"));
+    assert_non_null(strstr(s, "/dyn  0x")); /* the program, by its absolute path */
+    free(s);
+    unlink(at("d.frames"));
+}
+
+/* Threads (two rounds of three, so that QEMU gives new threads the vCPU indices of
+   ended ones): every thread is in the trace under its own id, each worker with the
+   same count of instructions (they run the same code), none crashes. */
+static void test_threads(void **state) {
+    static const char src[] =
+        "#include <pthread.h>\n#include <stdio.h>\n"
+        "static volatile long v[4];\n"
+        "static void *work(void *p) { long i = (long)p; for (int k = 0; k < 1000; k++) v[i] += k; return 0; }\n"
+        "int main(void) {\n"
+        "    for (int round = 0; round < 2; round++) {\n"
+        "        pthread_t t[3];\n"
+        "        for (long i = 0; i < 3; i++) pthread_create(&t[i], 0, work, (void *)i);\n"
+        "        for (int i = 0; i < 3; i++) pthread_join(t[i], 0);\n"
+        "    }\n"
+        "    printf(\"%ld\\n\", v[0] + v[1] + v[2]);\n"
+        "    return 0;\n"
+        "}\n";
+    frames_reader *r;
+    frames_frame f;
+    uint64_t tids[16], counts[16];
+    size_t nt = 0, k;
+    int rc;
+    char *out;
+    (void)state;
+    assert_int_equal(tu_write_file(at("thr.c"), src, strlen(src)), 0);
+    free(tu_run_ok("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-gcc -O1 -static -pthread -o %s %s 2>&1", at("thr"),
+                   at("thr.c")));
+    assert_int_equal(record_prog("thr", "--quiet", "t.frames"), 0);
+    out = (char *)tu_read_file(at("out.txt"), NULL);
+    assert_string_equal(out, "2997000\n");
+    free(out);
+    r = open_trace(at("t.frames"), &aarch64);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        for (k = 0; k < nt && tids[k] != f.std.thread_id; k++) {}
+        if (k == nt) {
+            assert_true(nt < 16);
+            tids[nt] = f.std.thread_id;
+            counts[nt++] = 0;
+            /* a thread's first instruction carries every register */
+            assert_int_equal(f.std.npre >= 33, 1);
+        }
+        counts[k]++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(nt, 7);
+    for (k = 2; k < nt; k++) assert_int_equal(counts[k], counts[1]);
+    unlink(at("t.frames"));
+}
+
+/* The engine is chosen for an AArch64 program; --no-mem drops memory operands; a QEMU
+   that is not there is exit 126 with a message, and no trace. */
+static void test_default_no_mem_and_errors(void **state) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t want[8];
+    size_t nmem = 0, n = 0, k;
+    int rc;
+    char *err;
+    (void)state;
+    expected_stores(&aarch64, want);
+    assert_int_equal(record("--no-mem --quiet", "b.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("b.frames"), &aarch64);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind != FRAMES_KIND_STD) continue;
+        n++;
+        for (k = 0; k < f.std.npre; k++) nmem += f.std.pre[k].spec == FRAMES_MEM;
+        for (k = 0; k < f.std.npost; k++) nmem += f.std.post[k].spec == FRAMES_MEM;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_true(n > 50);
+    assert_int_equal(nmem, 0);
+    unlink(at("b.frames"));
+
+    assert_int_equal(record("--qemu /nonexistent/qemu-aarch64", "c.frames"), 126);
+    err = (char *)tu_read_file(at("err.txt"), NULL);
+    assert_non_null(strstr(err, "frames record: --qemu /nonexistent/qemu-aarch64: not an executable file"));
+    free(err);
+    assert_int_not_equal(access(at("c.frames"), F_OK), 0);
+
+    /* programs the engine does not record: 126, a message, no trace */
+    {
+        static const struct {
+            const char *args, *message;
+        } cases[] = {
+            {"--engine qemu -o c.frames -- ./riscv", "ELF machine 243 (64-bit, little-endian): the qemu engine records AArch64"},
+            {"--engine qemu -o c.frames -- ./hdronly", "an ELF for AArch64 without program headers"},
+            {"-o c.frames -- ./hdronly", "an ELF for AArch64, not x86-64: no engine here can run it"},
+        };
+        uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+        size_t i;
+        elf[16] = 2;   /* ET_EXEC */
+        elf[18] = 183; /* EM_AARCH64, no program header */
+        assert_int_equal(tu_write_file(at("hdronly"), elf, sizeof elf), 0);
+        elf[18] = 243; /* EM_RISCV */
+        assert_int_equal(tu_write_file(at("riscv"), elf, sizeof elf), 0);
+        free(tu_run_ok("chmod", "chmod +x %s %s", at("hdronly"), at("riscv")));
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            int st;
+            free(tu_run(&st, "cd %s && %s record %s >out.txt 2>err.txt", dir, tu_frames_bin(), cases[i].args));
+            err = (char *)tu_read_file(at("err.txt"), NULL);
+            if (st != 126 || !strstr(err, cases[i].message)) print_error("case %zu: exit %d: %s\n", i, st, err);
+            assert_int_equal(st, 126);
+            assert_non_null(strstr(err, cases[i].message));
+            free(err);
+            assert_int_not_equal(access(at("c.frames"), F_OK), 0);
+        }
+    }
+}
+
+/* A "QEMU" (--qemu) that writes what it is given to the plugin's descriptor instead of
+   running the program: the engine's checks of the stream. Returns the exit status and
+   leaves frames record's messages in err.txt. */
+static int fake_qemu(const char *stream_printf, const char *trace) {
+    char script[1024];
+    int st;
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "for a; do case $a in *,fd=*) fd=${a##*,fd=}; fd=${fd%%%%,*};; esac; done\n"
+             "printf '%s' >/dev/fd/$fd\n"
+             "exit 3\n",
+             stream_printf);
+    assert_int_equal(tu_write_file(at("fakeqemu"), script, strlen(script)), 0);
+    free(tu_run_ok("chmod", "chmod +x %s", at("fakeqemu")));
+    free(tu_run(&st, "cd %s && %s record --qemu ./fakeqemu -o %s -- ./prog >out.txt 2>err.txt", dir, tu_frames_bin(),
+                trace));
+    return st;
+}
+
+static void test_bad_streams(void **state) {
+    static const struct {
+        const char *stream, *message;
+    } cases[] = {
+        {"", "QEMU did not run the program with the frames plugin (exit status 3)"},
+        /* a frame of 0 bytes */
+        {"\\0\\0\\0\\0\\0\\0\\0\\0", "the qemu plugin's stream is malformed: a frame of 0 bytes at offset 0"},
+        /* 2^56 bytes */
+        {"\\0\\0\\0\\0\\0\\0\\0\\1", "the qemu plugin's stream is malformed: a frame of 72057594037927936 bytes"},
+        /* 3 bytes that are no frame message */
+        {"\\3\\0\\0\\0\\0\\0\\0\\0\\377\\377\\377", "the qemu plugin's stream is malformed: frame 0 at offset 0: "},
+        /* cut inside a frame */
+        {"\\20\\0\\0\\0\\0\\0\\0\\0abc", "the qemu plugin's stream ends inside a frame"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err;
+        int st = fake_qemu(cases[i].stream, "e.frames");
+        err = (char *)tu_read_file(at("err.txt"), NULL);
+        if (st != 125 || !strstr(err, cases[i].message)) print_error("case %zu: exit %d: %s\n", i, st, err);
+        assert_int_equal(st, 125);
+        assert_non_null(strstr(err, cases[i].message));
+        free(err);
+        unlink(at("e.frames"));
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_aarch64_same_as_qemu_logs),
+        cmocka_unit_test(test_arm_same_as_qemu_logs),
+        cmocka_unit_test(test_mips_same_as_qemu_logs),
+        cmocka_unit_test(test_x86_64_same_as_qemu_logs),
+        cmocka_unit_test(test_x86_64_same_as_valgrind),
+        cmocka_unit_test(test_dynamic_with_sysroot),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_default_no_mem_and_errors),
+        cmocka_unit_test(test_bad_streams),
+    };
+    char plugin[600];
+    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
+    int st;
+    char *out = tu_run(&st, "command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null");
+    free(out);
+    if (st) {
+        printf("test_record_qemu: qemu-aarch64 or aarch64-linux-gnu-gcc missing (packages qemu-user, "
+               "gcc-aarch64-linux-gnu): skipped\n");
+        return 0;
+    }
+    snprintf(plugin, sizeof plugin, "%.*s/qemu/frames_qemu.so", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
+    if (access(plugin, R_OK) != 0) {
+        printf("test_record_qemu: the qemu plugin was not built (%s): skipped\n", plugin);
+        return 0;
+    }
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
+
+#else
+int main(void) {
+    printf("test_record_qemu: frames record is not built (needs capstone on x86-64 Linux): skipped\n");
+    return 0;
+}
+#endif

@@ -1,0 +1,540 @@
+/* frames_qemu.c - the QEMU TCG plugin of `frames record --engine qemu` (user mode).
+
+   Loaded by a dynamic qemu-ARCH (`-plugin frames_qemu.so,fd=N[,mem=off][,sample=N:M]`),
+   it encodes frames with the recording API (one frames_recorder per vCPU = guest thread)
+   and writes them, in container form (8-byte length, payload, frame after frame), to the
+   descriptor fd. engine_qemu.c reads that stream, checks it and appends it to the
+   command's writer (compression and the output file stay the command's).
+
+   What is recorded, per executed instruction (QEMU runs one instruction per block,
+   -singlestep, so that the CPU state is exact at each instruction's callback):
+     - address, bytes, thread id (the guest thread's id: gettid() of the vCPU thread);
+     - at a thread's first instruction every register of the table below, values before
+       (informational: read = written = false);
+     - registers after: the registers of the table whose value differs at the next
+       instruction of the thread (the value after this one);
+     - memory: loads (value read, READ|BEFORE) and stores (value written, WRITE|AFTER),
+       address and size, read from guest memory after the access;
+   syscall frames (number, six arguments) at the svc instruction, whose result is the
+   register change after it; modload frames for the program's code and every executable
+   mmap/mprotect of a file (named by /proc/self/fd).
+
+   Two routes to values, chosen when the plugin loads:
+     official  QEMU >= 9.2: qemu_plugin_get_registers / qemu_plugin_read_register and
+               qemu_plugin_mem_get_value (found by dlsym);
+     gdbstub   QEMU 7.2 (Debian bookworm): the exported gdbstub reader of the target
+               (aarch64_cpu_gdb_read_register) on the thread's CPU (current_cpu, a TLS
+               symbol), and guest memory at guest_base + address.
+   Neither: the plugin refuses to install with a message. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#define FRAMES_IMPLEMENTATION
+#define FRAMES_STATIC
+#include "frames.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "qemu_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The plugin API version we ask for: 1 for QEMU 7.2's API, 2 where the register API is
+   (set by the constructor below, before QEMU reads it). */
+EXPORT int qemu_plugin_version = 1;
+
+__attribute__((constructor)) static void choose_version(void) {
+    if (dlsym(RTLD_DEFAULT, "qemu_plugin_read_register")) qemu_plugin_version = 2;
+}
+
+/* ---------------------------------------------------------------- targets */
+
+/* A register the plugin records: BAP's name, the gdbstub register number (7.2 route),
+   the gdb name (official route), its size in bytes. */
+typedef struct fq_reg {
+    const char *name;
+    int gdb;
+    const char *gdbname;
+    unsigned size;
+    uint32_t kind;
+} fq_reg;
+
+#define FQ_MAX_REGS 40
+
+typedef struct fq_target {
+    const char *qemu;          /* qemu_info_t.target_name */
+    const char *gdb_reader;    /* the gdbstub reader QEMU 7.2 exports */
+    int nregs;
+    fq_reg regs[FQ_MAX_REGS];
+    int64_t nr_mmap, nr_mprotect; /* syscall numbers (module loads) */
+    int big_endian;            /* registers and memory in the guest's order: swapped */
+} fq_target;
+
+/* Registers 0..n-1 named PREFIX<i> for BAP and prefix<i> for gdb (x0, r0, ...), gdb
+   number i, into t->regs; the names live in the caller's static arrays. */
+static void numbered_regs(fq_target *t, int n, char upper, char lower, unsigned size, char (*names)[4],
+                          char (*gnames)[4]) {
+    int i;
+    for (i = 0; i < n; i++) {
+        snprintf(names[i], 4, "%c%d", upper, i);
+        snprintf(gnames[i], 4, "%c%d", lower, i);
+        t->regs[i] = (fq_reg){names[i], i, gnames[i], size, FRAMES_VAL_GPR};
+    }
+}
+
+static fq_target aarch64_target(void) {
+    fq_target t;
+    static char names[31][4], gnames[31][4];
+    memset(&t, 0, sizeof t);
+    t.qemu = "aarch64";
+    t.gdb_reader = "aarch64_cpu_gdb_read_register";
+    numbered_regs(&t, 31, 'X', 'x', 8, names, gnames);
+    t.regs[31] = (fq_reg){"SP", 31, "sp", 8, FRAMES_VAL_GPR};
+    t.regs[32] = (fq_reg){"NZCV", 33, "cpsr", 4, FRAMES_VAL_CTRL}; /* gdb's cpsr: PSTATE */
+    t.nregs = 33;
+    t.nr_mmap = 222;
+    t.nr_mprotect = 226;
+    return t;
+}
+
+/* ARM (A32 and T32; qemu-arm): R0..R12, SP, LR and CPSR (gdb 0..14 and 25; the PC,
+   15, is the frame's address). */
+static fq_target arm_target(void) {
+    fq_target t;
+    static char names[13][4], gnames[13][4];
+    memset(&t, 0, sizeof t);
+    t.qemu = "arm";
+    t.gdb_reader = "arm_cpu_gdb_read_register";
+    numbered_regs(&t, 13, 'R', 'r', 4, names, gnames);
+    t.regs[13] = (fq_reg){"SP", 13, "sp", 4, FRAMES_VAL_GPR};
+    t.regs[14] = (fq_reg){"LR", 14, "lr", 4, FRAMES_VAL_GPR};
+    t.regs[15] = (fq_reg){"CPSR", 25, "cpsr", 4, FRAMES_VAL_CTRL};
+    t.nregs = 16;
+    t.nr_mmap = 192;    /* mmap2 (its offset is in pages; only address and length matter) */
+    t.nr_mprotect = 125;
+    return t;
+}
+
+/* MIPS 32 (o32; qemu-mips big-endian, qemu-mipsel little): r1..r31 by their ABI names
+   in capitals (BAP's MIPS names), HI and LO (gdb 1..31, 34, 33). */
+static fq_target mips_target(int big_endian) {
+    static const char *const abi[32] = {"ZERO", "AT", "V0", "V1", "A0", "A1", "A2", "A3", "T0", "T1", "T2",
+                                        "T3", "T4", "T5", "T6", "T7", "S0", "S1", "S2", "S3", "S4", "S5",
+                                        "S6", "S7", "T8", "T9", "K0", "K1", "GP", "SP", "FP", "RA"};
+    static const char *const gdb[32] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10",
+                                        "r11", "r12", "r13", "r14", "r15", "r16", "r17", "r18", "r19", "r20",
+                                        "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28", "r29", "r30",
+                                        "r31"};
+    fq_target t;
+    int i;
+    memset(&t, 0, sizeof t);
+    t.qemu = big_endian ? "mips" : "mipsel";
+    t.gdb_reader = "mips_cpu_gdb_read_register";
+    for (i = 1; i < 32; i++) t.regs[i - 1] = (fq_reg){abi[i], i, gdb[i], 4, FRAMES_VAL_GPR};
+    t.regs[31] = (fq_reg){"HI", 34, "hi", 4, FRAMES_VAL_GPR};
+    t.regs[32] = (fq_reg){"LO", 33, "lo", 4, FRAMES_VAL_GPR};
+    t.nregs = 33;
+    t.nr_mmap = 4090;
+    t.nr_mprotect = 4125;
+    t.big_endian = big_endian;
+    return t;
+}
+
+/* x86-64 (qemu-x86_64): the 16 GPRs under the names the other engines of frames record
+   write (gdb 0..15). Not RFLAGS: QEMU 7.2's gdbstub reader returns env->eflags without
+   the condition codes it computes lazily (-d cpu computes them), so its value would be
+   wrong after most arithmetic. */
+static fq_target x86_64_target(void) {
+    static const char *const names[16] = {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP",
+                                          "R8",  "R9",  "R10", "R11", "R12", "R13", "R14", "R15"};
+    static const char *const gdb[16] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
+                                        "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+    fq_target t;
+    int i;
+    memset(&t, 0, sizeof t);
+    t.qemu = "x86_64";
+    t.gdb_reader = "x86_cpu_gdb_read_register";
+    for (i = 0; i < 16; i++) t.regs[i] = (fq_reg){names[i], i, gdb[i], 8, FRAMES_VAL_GPR};
+    t.nregs = 16;
+    t.nr_mmap = 9;
+    t.nr_mprotect = 10;
+    return t;
+}
+
+/* ---------------------------------------------------------------- state */
+
+typedef struct fq_insn {       /* one translated instruction (kept until exit) */
+    struct fq_insn *next;
+    uint64_t pc;
+    uint32_t len;
+    uint8_t bytes[FRAMES_REC_MAX_RAWBYTES];
+} fq_insn;
+
+typedef struct fq_cpu {
+    frames_recorder rec;
+    uint8_t buf[1 << 18];
+    int open;                  /* an instruction is open (its post list waits) */
+    int started;               /* first instruction seen */
+    uint64_t pc;               /* of the open instruction */
+    uint64_t regs[FQ_MAX_REGS];  /* values before the open instruction */
+    struct qemu_plugin_register *handles[FQ_MAX_REGS]; /* official route */
+    frames_gbytes *scratch;
+    void **current_cpu;        /* 7.2 route: this thread's current_cpu */
+} fq_cpu;
+
+#define FQ_MAX_CPUS 4096
+
+static struct {
+    fq_target t;
+    int fd, mem, official;
+    pid_t pid;                 /* QEMU's: a forked child (the guest's fork) records nothing */
+    uint64_t sample_on, sample_off;
+    pthread_mutex_t lock, out;
+    fq_cpu *cpus[FQ_MAX_CPUS];
+    fq_insn *insns;
+    int failed;
+    /* official route */
+    frames_garray *(*get_registers)(void);
+    int (*read_register)(struct qemu_plugin_register *, frames_gbytes *);
+    size_t (*insn_data_copy)(const struct qemu_plugin_insn *, void *, size_t);
+    /* 7.2 route */
+    int (*gdb_read)(void *cs, frames_gbytes *buf, int n);
+    uintptr_t *guest_base;
+    /* glib, from QEMU's process */
+    frames_gbytes *(*byte_array_new)(void);
+} g = {.fd = -1, .mem = 1, .lock = PTHREAD_MUTEX_INITIALIZER, .out = PTHREAD_MUTEX_INITIALIZER};
+
+static void fq_fail(const char *fmt, const char *arg) {
+    if (g.failed++) return;
+    fputs("frames record: qemu plugin: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static int fq_flush(void *ctx, const void *frames, size_t len, uint32_t n) {
+    const uint8_t *p = (const uint8_t *)frames;
+    (void)ctx;
+    (void)n;
+    if (getpid() != g.pid) return 0; /* a child's copy of the buffers: not ours to write */
+    pthread_mutex_lock(&g.out);
+    while (len) {
+        ssize_t w = write(g.fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            pthread_mutex_unlock(&g.out);
+            fq_fail("cannot write the trace stream: %s", strerror(errno));
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    pthread_mutex_unlock(&g.out);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- registers */
+
+/* A value of the guest's byte order as frames stores every value: little-endian. */
+static void copy_le(uint8_t *out, const uint8_t *in, unsigned size) {
+    unsigned i;
+    if (!g.t.big_endian) {
+        memcpy(out, in, size);
+        return;
+    }
+    for (i = 0; i < size; i++) out[i] = in[size - 1 - i];
+}
+
+/* Every register of the table into now[] (values of at most 8 bytes, as numbers: the
+   host is little-endian; 0 when unreadable). One scratch array for all of them, emptied
+   by its public length (g_byte_array_set_size per register cost a fifth of the time). */
+static void read_regs(fq_cpu *c, uint64_t *now) {
+    int i;
+    c->scratch->len = 0;
+    for (i = 0; i < g.t.nregs; i++) {
+        const fq_reg *r = &g.t.regs[i];
+        unsigned off = c->scratch->len;
+        int n;
+        now[i] = 0;
+        if (g.official) n = c->handles[i] ? g.read_register(c->handles[i], c->scratch) : 0;
+        else n = g.gdb_read(*c->current_cpu, c->scratch, r->gdb);
+        if (n > 0 && c->scratch->len >= off + r->size) copy_le((uint8_t *)&now[i], c->scratch->data + off, r->size);
+    }
+}
+
+/* The official route names registers as gdb does; remember the handles of ours. */
+static void find_handles(fq_cpu *c) {
+    frames_garray *a = g.get_registers();
+    unsigned k;
+    int i;
+    if (!a) return;
+    for (k = 0; k < a->len; k++) {
+        const qemu_plugin_reg_descriptor *d = (const qemu_plugin_reg_descriptor *)a->data + k;
+        for (i = 0; i < g.t.nregs; i++)
+            if (d->name && !strcmp(d->name, g.t.regs[i].gdbname)) c->handles[i] = d->handle;
+    }
+}
+
+static fq_cpu *cpu_of(unsigned idx) {
+    fq_cpu *c;
+    if (idx >= FQ_MAX_CPUS) return NULL;
+    if ((c = g.cpus[idx]) != NULL) return c;
+    pthread_mutex_lock(&g.lock);
+    if (!(c = g.cpus[idx]) && (c = (fq_cpu *)calloc(1, sizeof *c)) != NULL) {
+        frames_rec_init(&c->rec, c->buf, sizeof c->buf, fq_flush, NULL, (uint64_t)syscall(SYS_gettid));
+        if (g.sample_off) frames_rec_sampling(&c->rec, g.sample_on, g.sample_off);
+        c->scratch = g.byte_array_new();
+        g.cpus[idx] = c;
+    }
+    pthread_mutex_unlock(&g.lock);
+    return c;
+}
+
+/* Close the open instruction: the registers that changed, values after. */
+static void close_insn(fq_cpu *c, const uint64_t *now) {
+    int i;
+    for (i = 0; i < g.t.nregs; i++)
+        if (now[i] != c->regs[i])
+            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name, &now[i],
+                           g.t.regs[i].size);
+    frames_rec_end(&c->rec);
+    c->open = 0;
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+/* The program's code as the first module (more come from mmap), at the first
+   instruction: QEMU loads the program after installing the plugin. */
+static void first_module(fq_cpu *c) {
+    static int done;
+    const char *path;
+    pthread_mutex_lock(&g.lock);
+    if (!done++) {
+        char abs[4096];
+        path = qemu_plugin_path_to_binary();
+        /* absolute, as the other engines name modules (the program's directory is ours) */
+        if (path && realpath(path, abs)) path = abs;
+        frames_rec_modload(&c->rec, path ? path : "", qemu_plugin_start_code(), qemu_plugin_end_code() - 1);
+    }
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* The vCPU this host thread (= guest thread) last ran an instruction on. */
+static __thread fq_cpu *thread_cpu;
+
+static void on_insn(unsigned vcpu, void *udata) {
+    const fq_insn *in = (const fq_insn *)udata;
+    fq_cpu *c;
+    uint64_t now[FQ_MAX_REGS];
+    int i;
+    if (getpid() != g.pid || !(c = cpu_of(vcpu))) return;
+    if (thread_cpu != c) {
+        /* this thread's first instruction on this vCPU: its id and CPU are known from
+           here. QEMU user mode gives a new thread the index of one that ended: what the
+           old one left open (its exit's svc) is written without a post list, and the new
+           one starts with every register. */
+        if (c->started) frames_rec_finish(&c->rec);
+        c->open = 0;
+        c->started = 0;
+        thread_cpu = c;
+        frames_rec_thread(&c->rec, (uint64_t)syscall(SYS_gettid));
+        if (g.official) find_handles(c);
+        else c->current_cpu = (void **)dlsym(RTLD_DEFAULT, "current_cpu"); /* this thread's */
+        first_module(c);
+    }
+    read_regs(c, now);
+    if (c->open) close_insn(c, now);
+    if (frames_rec_begin(&c->rec, in->pc, in->bytes, in->len) > 0 && !c->started)
+        for (i = 0; i < g.t.nregs; i++)
+            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_BEFORE, g.t.regs[i].name, &now[i], g.t.regs[i].size);
+    c->started = 1;
+    c->open = 1;
+    c->pc = in->pc;
+    memcpy(c->regs, now, (size_t)g.t.nregs * sizeof now[0]);
+}
+
+static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
+    fq_cpu *c = cpu_of(vcpu);
+    unsigned size = 1u << qemu_plugin_mem_size_shift(info);
+    int store = qemu_plugin_mem_is_store(info);
+    uint8_t v[FRAMES_REC_MAX_VALUE_SIZE];
+    (void)udata;
+    if (!c || !c->open || size > FRAMES_REC_MAX_VALUE_SIZE) return;
+    /* the access happened: the bytes at the address are the value loaded or stored (an
+       access of a big-endian guest is one value in its order: stored little-endian) */
+    copy_le(v, (const uint8_t *)(*g.guest_base + (uintptr_t)vaddr), size);
+    frames_rec_mem(&c->rec, FRAMES_VAL_MEM | (store ? FRAMES_VAL_WRITE | FRAMES_VAL_AFTER : FRAMES_VAL_READ | FRAMES_VAL_BEFORE),
+                   vaddr, v, size);
+}
+
+static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+    size_t i, n = qemu_plugin_tb_n_insns(tb);
+    (void)id;
+    for (i = 0; i < n; i++) {
+        struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
+        fq_insn *in = (fq_insn *)calloc(1, sizeof *in);
+        if (!in) continue;
+        in->pc = qemu_plugin_insn_vaddr(qi);
+        in->len = (uint32_t)qemu_plugin_insn_size(qi);
+        if (in->len > sizeof in->bytes) in->len = sizeof in->bytes;
+        if (g.official) g.insn_data_copy(qi, in->bytes, in->len);
+        else memcpy(in->bytes, qemu_plugin_insn_data(qi), in->len);
+        pthread_mutex_lock(&g.lock);
+        in->next = g.insns;
+        g.insns = in;
+        pthread_mutex_unlock(&g.lock);
+        qemu_plugin_register_vcpu_insn_exec_cb(qi, on_insn, QEMU_PLUGIN_CB_R_REGS, in);
+        if (g.mem) qemu_plugin_register_vcpu_mem_cb(qi, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    }
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+                       uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8) {
+    fq_cpu *c = cpu_of(vcpu);
+    int64_t args[6];
+    (void)id;
+    (void)a7;
+    (void)a8;
+    if (!c) return;
+    args[0] = (int64_t)a1, args[1] = (int64_t)a2, args[2] = (int64_t)a3;
+    args[3] = (int64_t)a4, args[4] = (int64_t)a5, args[5] = (int64_t)a6;
+    frames_rec_syscall(&c->rec, c->pc, (uint64_t)num, args, 6);
+}
+
+/* An executable mapping of a file: a modload frame named by the file. */
+static void module_of_fd(fq_cpu *c, int64_t fd, uint64_t lo, uint64_t len) {
+    char link[64], name[4096];
+    ssize_t n = -1;
+    if (fd >= 0) {
+        snprintf(link, sizeof link, "/proc/self/fd/%lld", (long long)fd);
+        n = readlink(link, name, sizeof name - 1);
+    }
+    name[n > 0 ? n : 0] = 0;
+    if (len) frames_rec_modload(&c->rec, name, lo, lo + len - 1);
+}
+
+/* syscall_ret gives no arguments: the ones of the last syscall of each vCPU. */
+static __thread int64_t last_args[6];
+
+static void on_syscall_args(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+                            uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8) {
+    last_args[0] = (int64_t)a1, last_args[1] = (int64_t)a2, last_args[2] = (int64_t)a3;
+    last_args[3] = (int64_t)a4, last_args[4] = (int64_t)a5, last_args[5] = (int64_t)a6;
+    on_syscall(id, vcpu, num, a1, a2, a3, a4, a5, a6, a7, a8);
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret) {
+    fq_cpu *c = cpu_of(vcpu);
+    (void)id;
+    if (!c || ret < 0) return; /* a failed call (-errno) */
+    if (num == g.t.nr_mmap && (last_args[2] & PROT_EXEC))
+        module_of_fd(c, last_args[4], (uint64_t)ret, (uint64_t)last_args[1]);
+    else if (num == g.t.nr_mprotect && (last_args[2] & PROT_EXEC) && ret == 0)
+        module_of_fd(c, -1, (uint64_t)last_args[0], (uint64_t)last_args[1]);
+}
+
+static void finish_cpu(fq_cpu *c) {
+    if (!c) return;
+    frames_rec_finish(&c->rec); /* an open instruction (exit's svc) has no post list */
+    c->open = 0;
+}
+
+static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu) {
+    (void)id;
+    if (vcpu < FQ_MAX_CPUS) finish_cpu(g.cpus[vcpu]);
+}
+
+static void on_exit_(qemu_plugin_id_t id, void *udata) {
+    unsigned i;
+    (void)id;
+    (void)udata;
+    for (i = 0; i < FQ_MAX_CPUS; i++) finish_cpu(g.cpus[i]);
+    if (g.fd >= 0) close(g.fd);
+    g.fd = -1;
+}
+
+/* ---------------------------------------------------------------- install */
+
+/* The value route: 0, or -1 with the message printed. */
+/* A function of QEMU's process by name (through memcpy: ISO C has no cast from void *). */
+static int qsym(const char *name, void *fn, size_t size) {
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (p) memcpy(fn, &p, size);
+    return p != NULL;
+}
+
+static int choose_route(void) {
+    qsym("g_byte_array_new", &g.byte_array_new, sizeof g.byte_array_new);
+    qsym("qemu_plugin_get_registers", &g.get_registers, sizeof g.get_registers);
+    qsym("qemu_plugin_read_register", &g.read_register, sizeof g.read_register);
+    qsym(g.t.gdb_reader, &g.gdb_read, sizeof g.gdb_read);
+    g.guest_base = (uintptr_t *)dlsym(RTLD_DEFAULT, "guest_base");
+    if (!g.byte_array_new) {
+        fq_fail("%s", "this QEMU does not export glib's byte arrays");
+        return -1;
+    }
+    if (g.get_registers && g.read_register && g.guest_base && dlsym(RTLD_DEFAULT, "qemu_plugin_mem_get_value")) {
+        g.official = 1;
+        qsym("qemu_plugin_insn_data", &g.insn_data_copy, sizeof g.insn_data_copy);
+        return 0;
+    }
+    if (g.gdb_read && g.guest_base && dlsym(RTLD_DEFAULT, "current_cpu")) return 0;
+    fq_fail("this QEMU offers no register values to plugins (neither qemu_plugin_read_register, QEMU >= 9.2, "
+            "nor the exported %s, current_cpu and guest_base of Debian's QEMU 7.2)", g.t.gdb_reader);
+    return -1;
+}
+
+static int parse_args(int argc, char **argv) {
+    int i;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        unsigned long long on, off;
+        if (!strncmp(a, "fd=", 3)) g.fd = atoi(a + 3);
+        else if (!strcmp(a, "mem=off")) g.mem = 0;
+        else if (!strncmp(a, "sample=", 7) && sscanf(a + 7, "%llu:%llu", &on, &off) == 2 && on > 0) {
+            g.sample_on = on;
+            g.sample_off = off;
+        } else {
+            fq_fail("unknown argument '%s'", a);
+            return -1;
+        }
+    }
+    if (g.fd < 0) {
+        fq_fail("%s", "no fd=N argument (the descriptor of the trace stream)");
+        return -1;
+    }
+    return 0;
+}
+
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
+    if (info->system_emulation) {
+        fq_fail("%s", "system emulation is not supported (use qemu-ARCH user mode)");
+        return -1;
+    }
+    if (!strcmp(info->target_name, "aarch64")) g.t = aarch64_target();
+    else if (!strcmp(info->target_name, "arm")) g.t = arm_target();
+    else if (!strcmp(info->target_name, "mips")) g.t = mips_target(1);
+    else if (!strcmp(info->target_name, "mipsel")) g.t = mips_target(0);
+    else if (!strcmp(info->target_name, "x86_64")) g.t = x86_64_target();
+    else {
+        fq_fail("target %s is not supported yet (aarch64, arm, mips, mipsel and x86_64 are)", info->target_name);
+        return -1;
+    }
+    if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
+    g.pid = getpid();
+    qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
+    qemu_plugin_register_vcpu_syscall_cb(id, on_syscall_args);
+    qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+    qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+    qemu_plugin_register_atexit_cb(id, on_exit_, NULL);
+    return 0;
+}
