@@ -410,46 +410,40 @@ extern "C" {
    State: hash tables of loads, content granules and rows
    -------------------------------------------------------------------------------------- */
 
-#define FRAMES__VPROF_MIN_SLOTS 1024u
+/* Every table is a frames__htab whose slots start with the table's hash and then the
+   uint64_t key (frames__vprof_find, _insert). */
 
 /* Previous load at a start address. */
 typedef struct frames__vprof_load {
+    uint64_t hash;
     uint64_t address;
     uint64_t value;     /* bytes (size <= 8, little-endian) or a hash of them */
     uint32_t size;
-    uint8_t used;
 } frames__vprof_load;
 
 /* One 8-byte-aligned granule: known content, and which of its addresses have a previous
    load (so that a store finds the loads it ends without probing every start address). */
 typedef struct frames__vprof_granule {
+    uint64_t hash;
     uint64_t index;     /* address >> 3 */
     uint8_t bytes[8];
     uint8_t known;      /* bit i: bytes[i] is known */
     uint8_t load_starts;/* bit i: a previous load starts at byte i */
-    uint8_t used;
 } frames__vprof_granule;
 
 typedef struct frames__vprof_row {
-    frames_vprof_insn insn;
-    uint8_t used;
+    uint64_t hash;
+    frames_vprof_insn insn;   /* its address is the key */
 } frames__vprof_row;
-
-/* Open addressing with linear probing; slots is a power of two, count <= 3/4 of it. */
-typedef struct frames__vprof_table {
-    void *slots;
-    uint64_t nslots, count, max;
-    size_t slot_size, used_off;   /* every slot starts with its uint64_t key */
-} frames__vprof_table;
 
 #define FRAMES__VPROF_MAX_CLIENTS 16u
 #define FRAMES__VPROF_CCACHE 4096u
 
 /* A context node slot: the key is a hash of (parent, pc), the node is checked. */
 typedef struct frames__vprof_cslot {
+    uint64_t hash;
     uint64_t key;
     uint32_t id;
-    uint8_t used;
 } frames__vprof_cslot;
 
 typedef struct frames__vprof_node {
@@ -469,7 +463,7 @@ typedef struct frames__vprof_pending {
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
-    frames__vprof_table loads, granules, rows;
+    frames__htab loads, granules, rows;
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
     /* the framework */
@@ -479,7 +473,7 @@ struct frames_vprof {
     frames_replay_stack *stack;
     frames_replay_regs *regs;
     uint64_t stack_errors;
-    frames__vprof_table contexts;           /* (parent, pc) -> node */
+    frames__htab contexts;           /* (parent, pc) -> node */
     frames__vprof_node *nodes;
     size_t nnodes, capnodes;
     struct { uint64_t key; uint32_t id; } ccache[FRAMES__VPROF_CCACHE];
@@ -527,113 +521,45 @@ FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o) {
     o->max_stack_depth = 4096;
 }
 
-static void *frames__vprof_slot(const frames__vprof_table *t, uint64_t i) {
-    return (char *)t->slots + i * t->slot_size;
+/* A table's bound as a size_t (a 32-bit host's tables stop at its address space). */
+static size_t frames__vprof_bound(uint64_t n) {
+    return n > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
+/* The key of a slot: the uint64_t after the table's hash. */
 static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
-    memcpy(&k, slot, sizeof k);
+    memcpy(&k, (const unsigned char *)slot + sizeof(uint64_t), sizeof k);
     return k;
 }
 
-static int frames__vprof_used(const frames__vprof_table *t, const void *slot) {
-    return ((const uint8_t *)slot)[t->used_off] != 0;
-}
-
-static uint64_t frames__vprof_home(const frames__vprof_table *t, uint64_t key) {
-    return frames__mix64(key) & (t->nslots - 1);
-}
-
 /* Slot holding key, or NULL. */
-static void *frames__vprof_find(const frames__vprof_table *t, uint64_t key) {
-    uint64_t i;
+static void *frames__vprof_find(const frames__htab *t, uint64_t key) {
+    size_t at = 0;
     void *s;
-    if (t->count == 0) return NULL;
-    for (i = frames__vprof_home(t, key);; i = (i + 1) & (t->nslots - 1)) {
-        s = frames__vprof_slot(t, i);
-        if (!frames__vprof_used(t, s)) return NULL;
-        if (frames__vprof_key(s) == key) return s;
+    while ((s = frames__htab_next(t, frames__mix64(key), &at)) && frames__vprof_key(s) != key) {
     }
-}
-
-static int frames__vprof_grow(frames_vprof *vp, frames__vprof_table *t) {
-    uint64_t n = t->nslots ? t->nslots * 2 : FRAMES__VPROF_MIN_SLOTS, i, j;
-    void *old = t->slots, *s;
-    uint64_t oldn = t->nslots;
-    if (n > (uint64_t)SIZE_MAX / t->slot_size) return FRAMES_E_NOMEM;
-    t->slots = FRAMES_MALLOC((size_t)(n * t->slot_size), vp->opt.alloc_ctx);
-    if (!t->slots) {
-        t->slots = old;
-        return FRAMES_E_NOMEM;
-    }
-    memset(t->slots, 0, (size_t)(n * t->slot_size));
-    t->nslots = n;
-    for (i = 0; i < oldn; i++) {
-        s = (char *)old + i * t->slot_size;
-        if (!frames__vprof_used(t, s)) continue;
-        for (j = frames__vprof_home(t, frames__vprof_key(s));
-             frames__vprof_used(t, frames__vprof_slot(t, j)); j = (j + 1) & (n - 1)) {
-        }
-        memcpy(frames__vprof_slot(t, j), s, t->slot_size);
-    }
-    if (old) FRAMES_FREE(old, vp->opt.alloc_ctx);
-    return FRAMES_OK;
-}
-
-/* Slot for key; when absent it is inserted zeroed but for key and used, and *created
-   is set. NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
-static void *frames__vprof_insert(frames_vprof *vp, frames__vprof_table *t, uint64_t key,
-                                  int *created, int *rc) {
-    void *s = frames__vprof_find(t, key);
-    uint64_t i;
-    *rc = FRAMES_OK;
-    *created = 0;
-    if (s) return s;
-    if (t->count >= t->max) return NULL;
-    if ((t->count + 1) * 4 > t->nslots * 3 && (*rc = frames__vprof_grow(vp, t)) < 0) {
-        frames__vprof_fail(vp, NULL, *rc, "out of memory for a profile table of %llu entries",
-                           (unsigned long long)t->count);
-        return NULL;
-    }
-    for (i = frames__vprof_home(t, key); frames__vprof_used(t, frames__vprof_slot(t, i));
-         i = (i + 1) & (t->nslots - 1)) {
-    }
-    s = frames__vprof_slot(t, i);
-    memset(s, 0, t->slot_size);
-    memcpy(s, &key, sizeof key);
-    ((uint8_t *)s)[t->used_off] = 1;
-    t->count++;
-    *created = 1;
     return s;
 }
 
-/* Delete a slot, shifting later members of its probe run back (no tombstones). */
-static void frames__vprof_erase(frames__vprof_table *t, void *slot) {
-    uint64_t mask = t->nslots - 1;
-    uint64_t i = (uint64_t)((char *)slot - (char *)t->slots) / t->slot_size, j = i, k;
-    for (;;) {
-        void *sj;
-        j = (j + 1) & mask;
-        sj = frames__vprof_slot(t, j);
-        if (!frames__vprof_used(t, sj)) break;
-        k = frames__vprof_home(t, frames__vprof_key(sj));
-        /* move j into the hole at i unless its home lies cyclically in (i, j] */
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            memcpy(frames__vprof_slot(t, i), sj, t->slot_size);
-            i = j;
-        }
+/* Slot for key; when absent it is inserted zeroed but for key, and *created is set.
+   NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
+static void *frames__vprof_insert(frames_vprof *vp, frames__htab *t, uint64_t key,
+                                  int *created, int *rc) {
+    void *s = frames__vprof_find(t, key);
+    *rc = FRAMES_OK;
+    *created = 0;
+    if (s) return s;
+    if (t->len >= t->max) return NULL;
+    if (!(s = frames__htab_add(t, frames__mix64(key), vp->opt.alloc_ctx))) {
+        *rc = frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM,
+                                 "out of memory for a profile table of %llu entries",
+                                 (unsigned long long)t->len);
+        return NULL;
     }
-    memset(frames__vprof_slot(t, i), 0, t->slot_size);
-    t->count--;
-}
-
-static void frames__vprof_table_init(frames__vprof_table *t, size_t slot_size,
-                                     size_t used_off, uint64_t max) {
-    memset(t, 0, sizeof *t);
-    t->slot_size = slot_size;
-    t->used_off = used_off;
-    t->max = max;
+    memcpy((unsigned char *)s + sizeof(uint64_t), &key, sizeof key);
+    *created = 1;
+    return s;
 }
 
 /* --------------------------------------------------------------------------------------
@@ -658,15 +584,14 @@ FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_op
     vp->opt = *o;
     vp->stats.max_addresses = o->max_addresses;
     vp->stats.max_instructions = o->max_instructions;
-    frames__vprof_table_init(&vp->loads, sizeof(frames__vprof_load),
-                             offsetof(frames__vprof_load, used), o->max_addresses);
-    frames__vprof_table_init(&vp->granules, sizeof(frames__vprof_granule),
-                             offsetof(frames__vprof_granule, used), o->max_addresses);
-    frames__vprof_table_init(&vp->rows, sizeof(frames__vprof_row),
-                             offsetof(frames__vprof_row, used), o->max_instructions);
-    frames__vprof_table_init(&vp->contexts, sizeof(frames__vprof_cslot),
-                             offsetof(frames__vprof_cslot, used),
-                             o->max_contexts ? o->max_contexts : 1);
+    frames__htab_init(&vp->loads, sizeof(frames__vprof_load),
+                      frames__vprof_bound(o->max_addresses));
+    frames__htab_init(&vp->granules, sizeof(frames__vprof_granule),
+                      frames__vprof_bound(o->max_addresses));
+    frames__htab_init(&vp->rows, sizeof(frames__vprof_row),
+                      frames__vprof_bound(o->max_instructions));
+    frames__htab_init(&vp->contexts, sizeof(frames__vprof_cslot), 
+                      frames__vprof_bound(o->max_contexts ? o->max_contexts : 1));
     if (o->arch) {
         frames_replay_stack_options so;
         int rc;
@@ -690,10 +615,10 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     void *ctx;
     if (!vp) return;
     ctx = vp->opt.alloc_ctx;
-    if (vp->loads.slots) FRAMES_FREE(vp->loads.slots, ctx);
-    if (vp->granules.slots) FRAMES_FREE(vp->granules.slots, ctx);
-    if (vp->rows.slots) FRAMES_FREE(vp->rows.slots, ctx);
-    FRAMES_FREE(vp->contexts.slots, ctx);
+    frames__htab_free(&vp->loads, ctx);
+    frames__htab_free(&vp->granules, ctx);
+    frames__htab_free(&vp->rows, ctx);
+    frames__htab_free(&vp->contexts, ctx);
     FRAMES_FREE(vp->nodes, ctx);
     FRAMES_FREE(vp->recs, ctx);
     FRAMES_FREE(vp->pass, ctx);
@@ -724,7 +649,7 @@ static frames_vprof_insn *frames__vprof_row_of(frames_vprof *vp, uint64_t pc, in
         vp->stats.untracked_instructions++;
         return NULL;
     }
-    vp->stats.instructions = vp->rows.count;
+    vp->stats.instructions = vp->rows.len;
     return &r->insn;
 }
 
@@ -767,7 +692,7 @@ static int frames__vprof_set_known(frames_vprof *vp, uint64_t a, const uint8_t *
             s->known |= (uint8_t)(1u << (off + i));
         }
     }
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.content_granules = vp->granules.len;
     return untracked;
 }
 
@@ -779,9 +704,9 @@ static void frames__vprof_forget(frames_vprof *vp, uint64_t a, size_t n) {
         frames__vprof_granule *s = (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
         if (!s) continue;
         for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known && !s->load_starts) frames__vprof_erase(&vp->granules, s);
+        if (!s->known && !s->load_starts) frames__htab_erase(&vp->granules, s);
     }
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.content_granules = vp->granules.len;
 }
 
 /* 1: every byte known and equal to v; 0: known, different; -1: some byte unknown. */
@@ -808,7 +733,7 @@ static int frames__vprof_compare(const frames_vprof *vp, uint64_t a, const uint8
 static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
     uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
     unsigned b;
-    if (vp->loads.count == 0) return;
+    if (vp->loads.len == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
     last = (end - 1) >> 3;
     for (g = lo >> 3; g <= last; g++) {
@@ -821,15 +746,15 @@ static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t 
             if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
             l = (frames__vprof_load *)frames__vprof_find(&vp->loads, s);
             if (l && s + l->size > a) {
-                frames__vprof_erase(&vp->loads, l);
+                frames__htab_erase(&vp->loads, l);
                 gr->load_starts &= (uint8_t)~(1u << b);
             }
         }
         /* erasing a load cannot move granule slots: gr stays valid */
-        if (!gr->known && !gr->load_starts) frames__vprof_erase(&vp->granules, gr);
+        if (!gr->known && !gr->load_starts) frames__htab_erase(&vp->granules, gr);
     }
-    vp->stats.load_addresses = vp->loads.count;
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.load_addresses = vp->loads.len;
+    vp->stats.content_granules = vp->granules.len;
 }
 
 static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
@@ -875,7 +800,7 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
         untracked = 1;
     }
     if ((uint32_t)n > vp->max_load_size) vp->max_load_size = (uint32_t)n;
-    vp->stats.load_addresses = vp->loads.count;
+    vp->stats.load_addresses = vp->loads.len;
     if (untracked) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
@@ -953,7 +878,7 @@ static uint32_t frames__vprof_child(frames_vprof *vp, uint32_t parent, uint64_t 
     }
     if (created) {
         if (FRAMES__GROW(vp->nodes, vp->capnodes, vp->nnodes + 1, vp->opt.alloc_ctx) < 0) {
-            frames__vprof_erase(&vp->contexts, s);
+            frames__htab_erase(&vp->contexts, s);
             vp->context_cap_hit = 1;
             return parent;
         }
@@ -1463,9 +1388,9 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
     size_t have = 0, i;
     uint64_t k;
     if (n == 0) return 0;
-    for (k = 0; k < vp->rows.nslots; k++) {
-        const frames__vprof_row *r = (const frames__vprof_row *)frames__vprof_slot(&vp->rows, k);
-        if (!r->used || frames_vprof_metric_of(&r->insn, m) == 0) continue;
+    for (k = 0; k < vp->rows.cap; k++) {
+        const frames__vprof_row *r = (const frames__vprof_row *)frames__htab_at(&vp->rows, k);
+        if (!r || frames_vprof_metric_of(&r->insn, m) == 0) continue;
         if (have < n) {
             out[have] = r->insn;
             frames__vprof_sift_up(out, have++, m);
@@ -1494,31 +1419,31 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 enum { FRAMES__VB_ZERO, FRAMES__VB_REDUNDANT, FRAMES__VB_SILENT, FRAMES__VB_DEAD, FRAMES__VB_VALUES };
 
 typedef struct frames__vb_slot {
+    uint64_t hash;
     uint64_t key;
     uint32_t entry;      /* index + 1 into entries */
-    uint8_t used;
 } frames__vb_slot;
 
 /* redundant-loads: the previous load at an address. */
 typedef struct frames__vb_load {
+    uint64_t hash;
     uint64_t address, value;
     uint32_t size, context;
-    uint8_t used;
 } frames__vb_load;
 
 /* dead-stores: per byte of a granule, its last writer while no read has seen it. */
 typedef struct frames__vb_gran {
+    uint64_t hash;
     uint64_t index;
     uint32_t writer[8];
     uint8_t unread;
-    uint8_t used;
 } frames__vb_gran;
 
 struct frames_vprof_builtin {
     frames_vprof *vp;    /* for its tables' allocator and errors */
     int kind;
     frames_vprof_builtin_options o;
-    frames__vprof_table index, shadow;
+    frames__htab index, shadow;
     frames_vprof_entry *entries;
     size_t nentries, capentries;
     frames_vprof_builtin_stats st;
@@ -1546,7 +1471,7 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
     }
     if (created) {
         if (FRAMES__GROW(b->entries, b->capentries, b->nentries + 1, b->vp->opt.alloc_ctx) < 0) {
-            frames__vprof_erase(&b->index, s);
+            frames__htab_erase(&b->index, s);
             b->st.dropped++;
             return NULL;
         }
@@ -1697,7 +1622,7 @@ static void frames__vb_dead(frames_vprof_builtin *b, const frames_vprof_record *
             s->writer[i] = r->context;
             s->unread |= bit;
         }
-        if (!write && !s->unread) frames__vprof_erase(&b->shadow, s);
+        if (!write && !s->unread) frames__htab_erase(&b->shadow, s);
     }
     for (k = 0; k < nk; k++)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(killed[k], r->context),
@@ -1763,14 +1688,14 @@ FRAMES_VPROF_DEF int frames_vprof_builtin_open(frames_vprof_builtin **out, frame
     b->vp = vp;
     b->kind = kind;
     b->o = *o;
-    frames__vprof_table_init(&b->index, sizeof(frames__vb_slot), offsetof(frames__vb_slot, used),
-                             o->max_entries ? o->max_entries : 1);
+    frames__htab_init(&b->index, sizeof(frames__vb_slot), 
+                      frames__vprof_bound(o->max_entries ? o->max_entries : 1));
     if (kind == FRAMES__VB_REDUNDANT)
-        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_load),
-                                 offsetof(frames__vb_load, used), o->max_addresses);
+        frames__htab_init(&b->shadow, sizeof(frames__vb_load),
+                          frames__vprof_bound(o->max_addresses));
     else
-        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_gran),
-                                 offsetof(frames__vb_gran, used), o->max_addresses);
+        frames__htab_init(&b->shadow, sizeof(frames__vb_gran),
+                          frames__vprof_bound(o->max_addresses));
     memset(&c, 0, sizeof c);
     c.operands = FRAMES_VPROF_MEM | FRAMES_VPROF_INT | FRAMES_VPROF_FLOAT;
     c.operands |= kind == FRAMES__VB_ZERO || kind == FRAMES__VB_REDUNDANT ? FRAMES_VPROF_READ
@@ -1795,8 +1720,8 @@ FRAMES_VPROF_DEF void frames_vprof_builtin_close(frames_vprof_builtin *b) {
     void *a;
     if (!b) return;
     a = b->vp->opt.alloc_ctx;
-    FRAMES_FREE(b->index.slots, a);
-    FRAMES_FREE(b->shadow.slots, a);
+    frames__htab_free(&b->index, a);
+    frames__htab_free(&b->shadow, a);
     FRAMES_FREE(b->entries, a);
     FRAMES_FREE(b, a);
 }
