@@ -71,8 +71,8 @@
                        frames_sym_add_module / _add_frame / _add_reader / _set_meta,
                        frames_sym_lookup, frames_sym_format, frames_sym_print_json,
                        frames_sym_info_get, frames_sym_warning
-   ELF reader          frames_sym_elf_open / _close / _symbols / _find / _build_id
-                       (one file's function symbols; fuzzed)
+   ELF reader          frames_sym_elf_open / _close / _symbols / _find / _data /
+                       _find_data / _build_id (one file's function and data symbols; fuzzed)
 
    ---------------------------------------------------------------------------------------
    SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
@@ -257,6 +257,12 @@ FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_
    or NULL. */
 FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr);
+/* Data objects (STT_OBJECT symbols with a size, of the same table: .symtab, else
+   .dynsym) sorted by value, one per value, as `nm -S` lists them (types B b D d R r). */
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_data(const frames_sym_elf *e, size_t *n);
+/* The data object that holds file address `addr` (value <= addr < value + size), or NULL. */
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find_data(const frames_sym_elf *e,
+                                                                 uint64_t addr);
 /* GNU build id (NULL when the file has none). */
 FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len);
 
@@ -681,8 +687,8 @@ struct frames_sym_elf {
     uint32_t nsegs;
     frames__sym_sec *secs;
     uint32_t nsecs;
-    frames_sym_elf_symbol *syms;
-    size_t nsyms;
+    frames_sym_elf_symbol *syms, *dsyms;   /* code symbols, data objects */
+    size_t nsyms, ndsyms;
     const char *table;
     const uint8_t *build_id;
     size_t build_id_len;
@@ -806,8 +812,16 @@ static int frames__sym_cmp(const void *a, const void *b) {
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Function symbols of one symbol table section; returns how many were kept. */
-static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab, frames_error *err) {
+/* Whether a symbol of this type is kept: code (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE
+   labels of code such as _start, as BFD) or, for data, STT_OBJECT with a size. */
+static int frames__sym_wanted(int data, unsigned type, uint64_t size) {
+    return data ? type == 1 && size > 0 : type == 2 || type == 10 || type == 0;
+}
+
+/* The code (data 0) or data (data 1) symbols of one symbol table section into *out,
+   *nout; returns 1 when some were kept, 0 when none. */
+static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab, int data,
+                                  frames_sym_elf_symbol **out, size_t *nout, frames_error *err) {
     uint64_t symsize = e->is64 ? 24u : 16u, entsize = tab->entsize ? tab->entsize : symsize;
     uint64_t count, i, kept = 0;
     const frames__sym_sec *strs;
@@ -823,12 +837,11 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         uint64_t b = tab->offset + i * entsize, name, shndx, value, size;
         unsigned info = (unsigned)FRAMES__SYM_F(e, b, 12, 1, 4, 1), type = info & 15, bind = info >> 4;
         const char *s;
-        /* STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE labels of code (_start), as BFD */
-        if (type != 2 && type != 10 && type != 0) continue;
         name = frames__sym_rd(e, b, 4);
         shndx = FRAMES__SYM_F(e, b, 14, 2, 6, 2);
         value = FRAMES__SYM_F(e, b, 4, 4, 8, 8);
         size = FRAMES__SYM_F(e, b, 8, 4, 16, 8);
+        if (!frames__sym_wanted(data, type, size)) continue;
         if (shndx == 0 || shndx >= 0xff00u || shndx >= e->nsecs ||
             !(e->secs[shndx].flags & FRAMES__SYM_SHF_ALLOC) || name >= strs->size)
             continue;
@@ -841,7 +854,7 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         if (tmp[kept].sym.name_len == 0) continue;
         if (s[0] == '$' && e->machine != FRAMES__SYM_EM_X86_64 && e->machine != FRAMES__SYM_EM_386)
             continue;   /* ARM/AArch64/RISC-V mapping symbols ($a, $t, $d, $x) */
-        if (e->machine == FRAMES__SYM_EM_ARM) value &= ~(uint64_t)1;   /* Thumb bit */
+        if (e->machine == FRAMES__SYM_EM_ARM && !data) value &= ~(uint64_t)1;   /* Thumb bit */
         tmp[kept].sym.value = value;
         tmp[kept].sym.size = size;
         tmp[kept].sym.section = (uint32_t)shndx;
@@ -851,15 +864,17 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
     }
     if (kept) {
         size_t n = 0;
+        frames_sym_elf_symbol *syms;
         qsort(tmp, (size_t)kept, sizeof *tmp, frames__sym_cmp);
-        e->syms = (frames_sym_elf_symbol *)FRAMES_MALLOC((size_t)kept * sizeof *e->syms, e->actx);
-        if (!e->syms) {
+        syms = (frames_sym_elf_symbol *)FRAMES_MALLOC((size_t)kept * sizeof *syms, e->actx);
+        if (!syms) {
             FRAMES_FREE(tmp, e->actx);
             return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         }
         for (i = 0; i < kept; i++)   /* one per value: the first after sorting */
-            if (n == 0 || e->syms[n - 1].value != tmp[i].sym.value) e->syms[n++] = tmp[i].sym;
-        e->nsyms = n;
+            if (n == 0 || syms[n - 1].value != tmp[i].sym.value) syms[n++] = tmp[i].sym;
+        *out = syms;
+        *nout = n;
     }
     FRAMES_FREE(tmp, e->actx);
     return (int)(kept > 0);
@@ -870,6 +885,7 @@ FRAMES_SYM_DEF void frames_sym_elf_close(frames_sym_elf *e) {
     FRAMES_FREE(e->segs, e->actx);
     FRAMES_FREE(e->secs, e->actx);
     FRAMES_FREE(e->syms, e->actx);
+    FRAMES_FREE(e->dsyms, e->actx);
     FRAMES_FREE(e, e->actx);
 }
 
@@ -914,12 +930,21 @@ FRAMES_SYM_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, s
         uint32_t want = kind == 0 ? FRAMES__SYM_SHT_SYMTAB : FRAMES__SYM_SHT_DYNSYM;
         for (i = 0; i < e->nsecs && e->nsyms == 0; i++) {
             if (e->secs[i].type != want) continue;
-            if ((rc = frames__sym_read_table(e, &e->secs[i], err)) < 0) {
+            if ((rc = frames__sym_read_table(e, &e->secs[i], 0, &e->syms, &e->nsyms, err)) < 0) {
                 frames_sym_elf_close(e);
                 return rc;
             }
             if (e->nsyms) e->table = kind == 0 ? ".symtab" : ".dynsym";
         }
+    }
+    for (kind = 0; kind < 2 && e->ndsyms == 0; kind++) {   /* data: the same order */
+        uint32_t want = kind == 0 ? FRAMES__SYM_SHT_SYMTAB : FRAMES__SYM_SHT_DYNSYM;
+        for (i = 0; i < e->nsecs && e->ndsyms == 0; i++)
+            if (e->secs[i].type == want &&
+                (rc = frames__sym_read_table(e, &e->secs[i], 1, &e->dsyms, &e->ndsyms, err)) < 0) {
+                frames_sym_elf_close(e);
+                return rc;
+            }
     }
     *out = e;
     return FRAMES_OK;
@@ -937,20 +962,36 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
     return e->build_id;
 }
 
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_data(const frames_sym_elf *e, size_t *n) {
+    if (n) *n = e->ndsyms;
+    return e->dsyms;
+}
+
+/* The last symbol of syms[n] (sorted by value) with value <= addr, or NULL. */
+static const frames_sym_elf_symbol *frames__sym_preceding(const frames_sym_elf_symbol *syms,
+                                                          size_t n, uint64_t addr) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {   /* first symbol with value > addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (syms[mid].value <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? &syms[lo - 1] : NULL;
+}
+
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find_data(const frames_sym_elf *e,
+                                                                 uint64_t addr) {
+    const frames_sym_elf_symbol *s = frames__sym_preceding(e->dsyms, e->ndsyms, addr);
+    return s && addr - s->value < s->size ? s : NULL;
+}
+
 /* As addr2line: the symbol with the greatest value <= addr, provided that it lies in the
    section that holds addr (a pc in .plt is not "_init+0x20"). */
 FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr) {
-    size_t lo = 0, hi = e->nsyms;
-    const frames_sym_elf_symbol *s;
+    const frames_sym_elf_symbol *s = frames__sym_preceding(e->syms, e->nsyms, addr);
     const frames__sym_sec *sec;
-    while (lo < hi) {   /* first symbol with value > addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->syms[mid].value <= addr) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == 0) return NULL;
-    s = &e->syms[lo - 1];
+    if (!s) return NULL;
     sec = &e->secs[s->section];
     if (addr < sec->addr || addr - sec->addr >= sec->size) return NULL;
     return s;
