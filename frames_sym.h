@@ -69,7 +69,8 @@
    Syscall names       frames_sym_abi, frames_sym_syscall_name / _known, frames_sym_abi_name
    Symboliser          frames_sym_options_default, frames_sym_open / _close,
                        frames_sym_add_module / _add_frame / _add_reader / _set_meta,
-                       frames_sym_lookup, frames_sym_format, frames_sym_print_json,
+                       frames_sym_lookup, frames_sym_lookup_data, frames_sym_format,
+                       frames_sym_print_json,
                        frames_sym_info_get, frames_sym_warning
    ELF reader          frames_sym_elf_open / _close / _symbols / _find / _data /
                        _find_data / _build_id (one file's function and data symbols; fuzzed)
@@ -186,6 +187,7 @@ typedef struct frames_sym_loc {
     const char *symbol;
     size_t symbol_len;
     uint64_t symbol_offset;      /* file_address - the symbol's value */
+    uint64_t symbol_size;        /* frames_sym_lookup_data: the data object's size */
     const char *file;            /* source file (DWARF) */
     size_t file_len;
     uint32_t line;
@@ -195,6 +197,14 @@ typedef struct frames_sym_loc {
    (FRAMES_E_NOMEM). Problems with files become warnings, not errors. Repeated pcs are
    answered from a cache; one lookup costs a few binary searches otherwise. */
 FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc);
+
+/* The data object (a global or static: frames_sym_elf_find_data) that holds address
+   addr: FRAMES_SYM_FOUND_SYMBOL with symbol, symbol_offset (addr's offset in it) and the
+   module. The module holding addr is asked first, then every module with a matching
+   file (a trace may name only the mapping of a file's code). Returns the found bits
+   (0: no data object) or FRAMES_E_NOMEM. Not cached: one lookup costs a binary search
+   per module. */
+FRAMES_SYM_DEF int frames_sym_lookup_data(frames_sym *s, uint64_t addr, frames_sym_loc *loc);
 
 #define FRAMES_SYM_FMT_LINE 1u       /* append " at FILE:LINE" when known */
 #define FRAMES_SYM_FMT_FULL_PATH 2u  /* the module's whole name, not its last component */
@@ -1613,6 +1623,41 @@ FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc 
     c->valid = 1;
     c->loc = *loc;
     return (int)loc->found;
+}
+
+/* Whether module m's file (read when not yet) has a data object at addr: fills loc. */
+static int frames__sym_data_in(frames_sym *s, frames__sym_module *m, uint64_t addr,
+                               frames_sym_loc *loc) {
+    const frames_sym_elf_symbol *sym;
+    if (m->state == 0 && !(s->opt.flags & FRAMES_SYM_NO_FILES) && frames__sym_resolve(s, m) < 0)
+        return FRAMES_E_NOMEM;
+    if (m->state != 1 || !(sym = frames_sym_elf_find_data(s->files[m->file].names, addr - m->bias)))
+        return 0;
+    loc->found = FRAMES_SYM_FOUND_MODULE | FRAMES_SYM_FOUND_ADDRESS | FRAMES_SYM_FOUND_SYMBOL;
+    loc->module = m->name;
+    loc->module_len = m->name_len;
+    loc->module_base = m->base;
+    loc->module_offset = addr - m->low;
+    loc->file_address = addr - m->bias;
+    loc->symbol = sym->name;
+    loc->symbol_len = sym->name_len;
+    loc->symbol_offset = loc->file_address - sym->value;
+    loc->symbol_size = sym->size;
+    return (int)loc->found;
+}
+
+FRAMES_SYM_DEF int frames_sym_lookup_data(frames_sym *s, uint64_t addr, frames_sym_loc *loc) {
+    frames__sym_module *m;
+    size_t i;
+    int rc;
+    memset(loc, 0, sizeof *loc);
+    if (s->dirty && (rc = frames__sym_reindex(s)) < 0) return rc;
+    if ((m = frames__sym_module_at(s, addr)) != NULL && (rc = frames__sym_data_in(s, m, addr, loc)))
+        return rc;
+    for (i = 0; i < s->nmods; i++)
+        if (&s->mods[i] != m && (rc = frames__sym_data_in(s, &s->mods[i], addr, loc)))
+            return rc;
+    return 0;
 }
 
 FRAMES_SYM_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,

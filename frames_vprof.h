@@ -271,8 +271,9 @@ typedef struct frames_vprof_record {
     const uint8_t *old;        /* writes: the value before, when every byte was known;
                                   NULL otherwise */
     uint32_t context;          /* context handle: call path and pc (0: contexts off) */
-    uint32_t object;           /* memory: the heap block holding address (0: none or
-                                  data attribution off), see frames_vprof_object_get */
+    uint32_t object;           /* memory: the data object (heap block or global) holding
+                                  address (0: none or data attribution off), see
+                                  frames_vprof_object_get */
 } frames_vprof_record;
 
 typedef struct frames_vprof_client {
@@ -306,11 +307,23 @@ enum { FRAMES_VPROF_MALLOC = 1, FRAMES_VPROF_CALLOC, FRAMES_VPROF_REALLOC, FRAME
 typedef int (*frames_vprof_classify_fn)(void *ctx, uint64_t pc);
 FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
                                         void *ctx);
+enum { FRAMES_VPROF_HEAP = 1, FRAMES_VPROF_GLOBAL };
 typedef struct frames_vprof_object {
     uint64_t address, size;
-    uint32_t context;          /* the call path of the allocating call */
-    int live;                  /* not freed yet */
+    uint32_t context;          /* heap: the call path of the allocating call */
+    int live;                  /* not freed yet (a global: always) */
+    int kind;                  /* FRAMES_VPROF_HEAP or _GLOBAL */
+    const char *name;          /* global: its symbol (name_len bytes, from the finder) */
+    size_t name_len;
 } frames_vprof_object;
+/* Globals and statics: `find` names the data object that holds addr (*start, *size, and
+   its symbol, a string that must stay valid while the profile is open) and returns 1,
+   or returns 0 (e.g. with frames_sym_lookup_data). It is asked for memory accesses
+   outside the objects known so far; an object found once is known from then on. */
+typedef int (*frames_vprof_global_fn)(void *ctx, uint64_t addr, uint64_t *start,
+                                      uint64_t *size, const char **name, size_t *name_len);
+FRAMES_VPROF_DEF void frames_vprof_globals(frames_vprof *vp, frames_vprof_global_fn find,
+                                           void *ctx);
 /* Object h (1..), or NULL. */
 FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
                                                                     uint32_t h);
@@ -348,8 +361,10 @@ typedef struct frames_vprof_builtin_options {
 typedef struct frames_vprof_entry {
     uint32_t context[2];     /* one context, or a pair (earlier access, later access) */
     uint32_t ncontexts;
-    uint32_t object;         /* with data: the call path (context handle) that allocated
-                                  the heap block the (later) access hit; 0 none */
+    uint32_t object;         /* with data, the data object the (later) access hit: by
+                                object_kind, a heap block's allocating call path (a
+                                context handle) or a global's object handle; 0 none */
+    int object_kind;         /* FRAMES_VPROF_HEAP or _GLOBAL (0: none) */
     uint32_t size;           /* zero-loads, values: access size (the largest seen) */
     uint64_t count;          /* wasteful accesses */
     uint64_t bytes;          /* their bytes */
@@ -487,6 +502,8 @@ struct frames_vprof {
     /* data objects */
     frames_vprof_classify_fn classify;
     void *classify_ctx;
+    frames_vprof_global_fn find_global;
+    void *find_global_ctx;
     frames_vprof_object *objects;           /* every block, by handle - 1 */
     size_t nobjects, capobjects;
     uint32_t *live;                         /* live blocks' handles sorted by address */
@@ -954,6 +971,12 @@ FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_
     vp->want_regs = 1;
 }
 
+FRAMES_VPROF_DEF void frames_vprof_globals(frames_vprof *vp, frames_vprof_global_fn find,
+                                           void *ctx) {
+    vp->find_global = find;
+    vp->find_global_ctx = ctx;
+}
+
 FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
                                                                     uint32_t h) {
     return h && h <= vp->nobjects ? &vp->objects[h - 1] : NULL;
@@ -986,24 +1009,45 @@ static void frames__vprof_free_block(frames_vprof *vp, uint64_t a) {
     vp->nlive--;
 }
 
-static void frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
+/* A new live object (a heap block allocated at ctx); its handle, 0 when dropped. */
+static uint32_t frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
     size_t i;
     if (!a || !size || a > UINT64_MAX - size || vp->nobjects >= vp->opt.max_contexts ||
         FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0 ||
         FRAMES__GROW(vp->live, vp->caplive, vp->nlive + 1, vp->opt.alloc_ctx) < 0) {
         vp->objects_dropped++;
-        return;
+        return 0;
     }
     frames__vprof_free_block(vp, a);   /* a block at the same address was freed unseen */
     vp->objects[vp->nobjects].address = a;
     vp->objects[vp->nobjects].size = size;
     vp->objects[vp->nobjects].context = ctx;
     vp->objects[vp->nobjects].live = 1;
+    vp->objects[vp->nobjects].kind = FRAMES_VPROF_HEAP;
+    vp->objects[vp->nobjects].name = NULL;
+    vp->objects[vp->nobjects].name_len = 0;
     vp->nobjects++;
     i = frames__vprof_live_after(vp, a);
     memmove(&vp->live[i + 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
     vp->live[i] = (uint32_t)vp->nobjects;
     vp->nlive++;
+    return (uint32_t)vp->nobjects;
+}
+
+/* The object holding a: a live one, else a global the finder names (known from then on). */
+static uint32_t frames__vprof_data_object(frames_vprof *vp, uint64_t a) {
+    uint32_t h = vp->nlive ? frames__vprof_object_at(vp, a) : 0;
+    uint64_t start, size;
+    const char *name;
+    size_t len;
+    if (h || !vp->find_global ||
+        vp->find_global(vp->find_global_ctx, a, &start, &size, &name, &len) != 1 ||
+        a < start || a - start >= size || !(h = frames__vprof_new_block(vp, start, size, 0)))
+        return h;
+    vp->objects[h - 1].kind = FRAMES_VPROF_GLOBAL;
+    vp->objects[h - 1].name = name;
+    vp->objects[h - 1].name_len = len;
+    return h;
 }
 
 static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
@@ -1182,7 +1226,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
-        if (vp->nlive) r->object = frames__vprof_object_at(vp, op->address);
+        if (vp->nlive || vp->find_global) r->object = frames__vprof_data_object(vp, op->address);
     } else {
         r->flags = frames__vprof_simd_name(&op->name) ? FRAMES_VPROF_SIMD : FRAMES_VPROF_GPR;
         r->reg = (const char *)op->name.ptr;
@@ -1461,9 +1505,16 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
     int created, rc;
     frames__vb_slot *s;
     frames_vprof_entry *e;
-    if (obj) obj = frames_vprof_object_get(b->vp, obj)->context;   /* blocks by allocation site */
-    if (b->o.data && obj)   /* (key, object): a 64-bit hash, checked below */
-        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull));
+    int kind = 0;
+    if (!b->o.data) obj = 0;
+    if (obj) {   /* heap blocks by allocation site, globals by themselves */
+        const frames_vprof_object *ob = frames_vprof_object_get(b->vp, obj);
+        kind = ob->kind;
+        if (kind == FRAMES_VPROF_HEAP) obj = ob->context;
+    }
+    if (obj)   /* (key, object): a 64-bit hash, checked below */
+        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull *
+                                                                    (uint64_t)kind));
     s = (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
     if (!s) {
         b->st.dropped++;
@@ -1480,11 +1531,13 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
         e->context[0] = c0;
         e->context[1] = c1;
         e->ncontexts = nctx;
-        e->object = b->o.data ? obj : 0;
+        e->object = obj;
+        e->object_kind = obj ? kind : 0;
         s->entry = (uint32_t)++b->nentries;
     }
     e = &b->entries[s->entry - 1];
-    if (e->context[0] != c0 || e->context[1] != c1 || e->object != (b->o.data ? obj : 0)) {
+    if (e->context[0] != c0 || e->context[1] != c1 || e->object != obj ||
+        (obj && e->object_kind != kind)) {
         b->st.dropped++;   /* a hash collision */
         return NULL;
     }
