@@ -307,12 +307,14 @@ enum { FRAMES_VPROF_MALLOC = 1, FRAMES_VPROF_CALLOC, FRAMES_VPROF_REALLOC, FRAME
 typedef int (*frames_vprof_classify_fn)(void *ctx, uint64_t pc);
 FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
                                         void *ctx);
-enum { FRAMES_VPROF_HEAP = 1, FRAMES_VPROF_GLOBAL };
+enum { FRAMES_VPROF_HEAP = 1, FRAMES_VPROF_GLOBAL, FRAMES_VPROF_STACK };
 typedef struct frames_vprof_object {
     uint64_t address, size;
     uint32_t context;          /* heap: the call path of the allocating call */
     int live;                  /* not freed yet (a global: always) */
-    int kind;                  /* FRAMES_VPROF_HEAP or _GLOBAL */
+    int kind;                  /* FRAMES_VPROF_HEAP, _GLOBAL or _STACK (one object for
+                                  every access between a thread's rsp and the highest rsp
+                                  it had, x86-64 with frames_vprof_data) */
     const char *name;          /* global: its symbol (name_len bytes, from the finder) */
     size_t name_len;
 } frames_vprof_object;
@@ -364,7 +366,7 @@ typedef struct frames_vprof_entry {
     uint32_t object;         /* with data, the data object the (later) access hit: by
                                 object_kind, a heap block's allocating call path (a
                                 context handle) or a global's object handle; 0 none */
-    int object_kind;         /* FRAMES_VPROF_HEAP or _GLOBAL (0: none) */
+    int object_kind;         /* FRAMES_VPROF_HEAP, _GLOBAL or _STACK (0: none) */
     uint32_t size;           /* zero-loads, values: access size (the largest seen) */
     uint64_t count;          /* wasteful accesses */
     uint64_t bytes;          /* their bytes */
@@ -474,6 +476,7 @@ typedef struct frames__vprof_pending {
     int kind;
 } frames__vprof_pending;
 #define FRAMES__VPROF_PENDING 64u
+#define FRAMES__VPROF_STACK_THREADS 256u   /* threads whose stack is known; later ones: none */
 
 struct frames_vprof {
     frames_vprof_options opt;
@@ -504,6 +507,9 @@ struct frames_vprof {
     void *classify_ctx;
     frames_vprof_global_fn find_global;
     void *find_global_ctx;
+    uint32_t stack_object;                  /* the handle of "the stack", 0 before */
+    struct { uint64_t thread, top; } stack_tops[FRAMES__VPROF_STACK_THREADS];
+    size_t nstack_tops;
     frames_vprof_object *objects;           /* every block, by handle - 1 */
     size_t nobjects, capobjects;
     uint32_t *live;                         /* live blocks' handles sorted by address */
@@ -1034,12 +1040,54 @@ static uint32_t frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t s
     return (uint32_t)vp->nobjects;
 }
 
-/* The object holding a: a live one, else a global the finder names (known from then on). */
-static uint32_t frames__vprof_data_object(frames_vprof *vp, uint64_t a) {
+static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
+                                    int *ok);
+
+/* Whether a lies on the stack of thread: between its rsp (before the instruction, less
+   the red zone of 128 bytes, which also covers a push or call) and the highest rsp it
+   had (its stack top as far as the trace shows it). x86-64 (rsp) only. */
+static int frames__vprof_on_stack(frames_vprof *vp, uint64_t thread, uint64_t a) {
+    int ok;
+    size_t i;
+    uint64_t sp;
+    if (!vp->regs || !vp->classify) return 0;
+    sp = frames__vprof_reg64(vp, thread, "rsp", &ok);
+    if (!ok) return 0;
+    for (i = 0; i < vp->nstack_tops && vp->stack_tops[i].thread != thread; i++) {
+    }
+    if (i == vp->nstack_tops) {
+        if (i == FRAMES__VPROF_STACK_THREADS) return 0;
+        vp->stack_tops[vp->nstack_tops].thread = thread;
+        vp->stack_tops[vp->nstack_tops++].top = sp;
+    }
+    if (sp > vp->stack_tops[i].top) vp->stack_tops[i].top = sp;
+    return a + 128 >= sp && a < vp->stack_tops[i].top + 8;   /* + the slot rsp points at */
+}
+
+/* The one object standing for every thread's stack (created on first use), 0 if none. */
+static uint32_t frames__vprof_stack_object(frames_vprof *vp) {
+    frames_vprof_object *o;
+    if (vp->stack_object) return vp->stack_object;
+    if (vp->nobjects >= vp->opt.max_contexts ||
+        FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0)
+        return 0;
+    o = &vp->objects[vp->nobjects++];
+    memset(o, 0, sizeof *o);
+    o->kind = FRAMES_VPROF_STACK;
+    o->live = 1;
+    o->name = "stack";
+    o->name_len = 5;
+    return vp->stack_object = (uint32_t)vp->nobjects;
+}
+
+/* The object holding a (accessed by thread): a live one, else the stack, else a global
+   the finder names (known from then on). */
+static uint32_t frames__vprof_data_object(frames_vprof *vp, uint64_t thread, uint64_t a) {
     uint32_t h = vp->nlive ? frames__vprof_object_at(vp, a) : 0;
     uint64_t start, size;
     const char *name;
     size_t len;
+    if (!h && frames__vprof_on_stack(vp, thread, a)) return frames__vprof_stack_object(vp);
     if (h || !vp->find_global ||
         vp->find_global(vp->find_global_ctx, a, &start, &size, &name, &len) != 1 ||
         a < start || a - start >= size || !(h = frames__vprof_new_block(vp, start, size, 0)))
@@ -1226,7 +1274,8 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
-        if (vp->nlive || vp->find_global) r->object = frames__vprof_data_object(vp, op->address);
+        if (vp->classify || vp->find_global)
+            r->object = frames__vprof_data_object(vp, s->thread_id, op->address);
     } else {
         r->flags = frames__vprof_simd_name(&op->name) ? FRAMES_VPROF_SIMD : FRAMES_VPROF_GPR;
         r->reg = (const char *)op->name.ptr;

@@ -423,11 +423,13 @@ static const char waste_c[] =
     "NI void outer(void) { load_zeros(); }\n"
     "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
     "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
+    "NI void stack_zeros(void) { volatile long l[2] = {0, 0}; for (int i = 0; i < 4; i++) sink = l[1]; }\n"
     "int main(void) {\n"
     "    outer(); store_same(); dead(); store_close();\n"
     "    if (!setjmp(env)) jumper(3);\n"
     "    after_jump();\n"
     "    long *b = make_block(); use_block(b); free(b);\n"
+    "    stack_zeros();\n"
     "    return 0;\n"
     "}\n";
 
@@ -604,6 +606,12 @@ static void test_profilers_recorded(void **state) {
         e = strstr(j, "\"function\":\"load_zeros\"");
         assert_non_null(e);
         obj = "\"object\":{\"kind\":\"global\",\"symbol\":\"zeros\",\"size\":32}";
+        assert_true(!strncmp(strstr(e, "\"object\":"), obj, strlen(obj)));
+        /* a local array's loads: the stack */
+        expect(j, NULL, "stack_zeros", NULL, 4, 32);
+        e = strstr(j, "\"function\":\"stack_zeros\"");
+        assert_non_null(e);
+        obj = "\"object\":{\"kind\":\"stack\"}";
         assert_true(!strncmp(strstr(e, "\"object\":"), obj, strlen(obj)));
     }
     free(j);

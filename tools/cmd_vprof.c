@@ -326,6 +326,8 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
                     printf("{\"kind\":\"global\",\"symbol\":");
                     cli_json_string(stdout, ob->name, ob->name_len);
                     printf(",\"size\":%llu}", (unsigned long long)ob->size);
+                } else if (e[i].object_kind == FRAMES_VPROF_STACK) {
+                    printf("{\"kind\":\"stack\"}");
                 } else if (e[i].object) {
                     printf("{\"kind\":\"heap\",\"allocation\":");
                     print_path_json(vp, e[i].object, names);
@@ -361,6 +363,8 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
                 const frames_vprof_object *ob = frames_vprof_object_get(vp, e[i].object);
                 printf("   data object: global %.*s (%llu bytes)\n", (int)ob->name_len, ob->name,
                        (unsigned long long)ob->size);
+            } else if (pr->bo.data && e[i].object_kind == FRAMES_VPROF_STACK) {
+                printf("   data object: the stack\n");
             } else if (pr->bo.data && e[i].object) {
                 printf("   data object: heap block allocated at\n");
                 print_path_text(vp, e[i].object, names);
