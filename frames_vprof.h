@@ -358,6 +358,7 @@ typedef struct frames_vprof_builtin_options {
     uint64_t max_entries;    /* distinct entries kept (default 1 << 20) */
     uint64_t max_addresses;  /* shadow memory entries (default 1 << 21) */
     int data;                /* entries per data object too (frames_vprof_data first) */
+    int threads;             /* entries per thread too (of the later access of a pair) */
 } frames_vprof_builtin_options;
 
 typedef struct frames_vprof_entry {
@@ -367,6 +368,7 @@ typedef struct frames_vprof_entry {
                                 object_kind, a heap block's allocating call path (a
                                 context handle) or a global's object handle; 0 none */
     int object_kind;         /* FRAMES_VPROF_HEAP, _GLOBAL or _STACK (0: none) */
+    uint64_t thread;         /* with threads: the thread of the (later) access */
     uint32_t size;           /* zero-loads, values: access size (the largest seen) */
     uint64_t count;          /* wasteful accesses */
     uint64_t bytes;          /* their bytes */
@@ -1550,7 +1552,10 @@ FRAMES_VPROF_DEF void frames_vprof_builtin_options_default(frames_vprof_builtin_
 
 /* The entry of key (created with the given contexts), NULL over the cap. */
 static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t key, uint32_t c0,
-                                            uint32_t c1, uint32_t nctx, uint32_t obj) {
+                                            uint32_t c1, uint32_t nctx,
+                                            const frames_vprof_record *r) {
+    uint32_t obj = r->object;
+    uint64_t thread = b->o.threads ? r->thread : 0;
     int created, rc;
     frames__vb_slot *s;
     frames_vprof_entry *e;
@@ -1564,6 +1569,8 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
     if (obj)   /* (key, object): a 64-bit hash, checked below */
         key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull *
                                                                     (uint64_t)kind));
+    if (thread)   /* (key, thread): likewise */
+        key = frames__mix64(key ^ frames__mix64(thread ^ 0x94d049bb133111ebull));
     s = (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
     if (!s) {
         b->st.dropped++;
@@ -1582,11 +1589,12 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
         e->ncontexts = nctx;
         e->object = obj;
         e->object_kind = obj ? kind : 0;
+        e->thread = thread;
         s->entry = (uint32_t)++b->nentries;
     }
     e = &b->entries[s->entry - 1];
     if (e->context[0] != c0 || e->context[1] != c1 || e->object != obj ||
-        (obj && e->object_kind != kind)) {
+        (obj && e->object_kind != kind) || e->thread != thread) {
         b->st.dropped++;   /* a hash collision */
         return NULL;
     }
@@ -1603,7 +1611,7 @@ static void frames__vb_waste(frames_vprof_builtin *b, frames_vprof_entry *e, uin
 }
 
 static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *r) {
-    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r);
     uint32_t i, zero = 1;
     for (i = 0; i < r->size; i++)
         if (r->value[i]) zero = 0;
@@ -1643,7 +1651,7 @@ static void frames__vb_redundant(frames_vprof_builtin *b, const frames_vprof_rec
     }
     if (!created && l->size == r->size && l->value == v)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(l->context, r->context),
-                                             l->context, r->context, 2, r->object),
+                                             l->context, r->context, 2, r),
                          r->size);
     l->size = r->size;
     l->value = v;
@@ -1682,7 +1690,7 @@ static void frames__vb_silent(frames_vprof_builtin *b, const frames_vprof_record
         b->st.unknown_old++;
         return;
     }
-    e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    e = frames__vb_entry(b, r->context, r->context, 0, 1, r);
     if (e) e->total++;
     if (frames__vb_equal(b, r)) frames__vb_waste(b, e, r->size);
 }
@@ -1728,7 +1736,7 @@ static void frames__vb_dead(frames_vprof_builtin *b, const frames_vprof_record *
     }
     for (k = 0; k < nk; k++)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(killed[k], r->context),
-                                             killed[k], r->context, 2, r->object),
+                                             killed[k], r->context, 2, r),
                          kbytes[k]);
 }
 
@@ -1738,7 +1746,7 @@ static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record
     memcpy(&v, r->value, r->size < 8 ? r->size : 8);
     e = frames__vb_entry(b, frames__mix64(frames__vprof_value_key(r->value, r->size) ^
                                           frames__mix64((uint64_t)r->context << 8 | r->size)),
-                         r->context, 0, 1, r->object);
+                         r->context, 0, 1, r);
     if (!e) return;
     if (e->count && (e->value != v || e->size != r->size)) {   /* 64-bit hash collision */
         b->st.dropped++;

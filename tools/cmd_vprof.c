@@ -13,7 +13,8 @@ static void usage(FILE *out) {
             "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N]\n"
             "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
             "       frames vprof TRACE --profiler NAME [--approx D] [--registers] [--top N]\n"
-            "                    [--sample N/M] [--context-depth N] [--data] [--json]\n"
+            "                    [--sample N/M] [--context-depth N] [--data] [--threads]\n"
+            "                    [--json]\n"
             "       frames vprof --profiler NAME [OPTIONS] -- PROGRAM [ARGS...]   (online: no trace\n"
             "                    is written; the program runs under frames record's engine)\n"
             "\n"
@@ -23,7 +24,9 @@ static void usage(FILE *out) {
             "  --approx D            silent-stores: floats equal within relative delta D\n"
             "  --registers           silent-stores: register writes too\n"
             "  --data                entries per data object too: heap blocks by the call\n"
-            "                        path of their malloc/calloc/realloc/new (x86-64)\n"
+            "                        path of their malloc/calloc/realloc/new (x86-64),\n"
+            "                        globals and statics by symbol, the stack\n"
+            "  --threads             entries per thread too (\"thread\" in each JSON entry)\n"
             "  --sample N/M          profile N of every M instructions\n"
             "  --context-depth N     call sites kept per context (default 64)\n"
             "\n"
@@ -319,6 +322,7 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
                    (unsigned long long)e[i].count, (unsigned long long)e[i].bytes,
                    bs->total_bytes ? (double)e[i].bytes / (double)bs->total_bytes : 0.0);
             print_entry_extra_json(&e[i], pr->name);
+            if (pr->bo.threads) printf(",\"thread\":%llu", (unsigned long long)e[i].thread);
             if (pr->bo.data) {
                 printf(",\"object\":");
                 if (e[i].object_kind == FRAMES_VPROF_GLOBAL) {
@@ -355,6 +359,7 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
             printf("\n#%zu  %.2f%%  count %llu  bytes %llu\n", i + 1,
                    bs->total_bytes ? 100.0 * (double)e[i].bytes / (double)bs->total_bytes : 0.0,
                    (unsigned long long)e[i].count, (unsigned long long)e[i].bytes);
+            if (pr->bo.threads) printf("   thread %llu\n", (unsigned long long)e[i].thread);
             for (k = 0; k < e[i].ncontexts; k++) {
                 printf("   %s\n", !pair ? "context" : k ? "killed/repeated by" : "first access");
                 print_path_text(vp, e[i].context[k], names);
@@ -555,6 +560,8 @@ int cmd_vprof(int argc, char **argv) {
             json = 1;
         } else if (!strcmp(a, "--data")) {
             pr.bo.data = 1;
+        } else if (!strcmp(a, "--threads")) {
+            pr.bo.threads = 1;
         } else if (!strcmp(a, "--registers")) {
             pr.bo.registers = 1;
         } else if (!strcmp(a, "--profiler")) {
