@@ -108,6 +108,7 @@
      Lifecycle
      Accesses: loads, stores, observations
      Framework: contexts
+     Framework: data objects
      Framework: records of a frame
      Frames
      Ranking
