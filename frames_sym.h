@@ -69,10 +69,11 @@
    Syscall names       frames_sym_abi, frames_sym_syscall_name / _known, frames_sym_abi_name
    Symboliser          frames_sym_options_default, frames_sym_open / _close,
                        frames_sym_add_module / _add_frame / _add_reader / _set_meta,
-                       frames_sym_lookup, frames_sym_format, frames_sym_print_json,
+                       frames_sym_lookup, frames_sym_lookup_data, frames_sym_format,
+                       frames_sym_print_json,
                        frames_sym_info_get, frames_sym_warning
-   ELF reader          frames_sym_elf_open / _close / _symbols / _find / _build_id
-                       (one file's function symbols; fuzzed)
+   ELF reader          frames_sym_elf_open / _close / _symbols / _find / _data /
+                       _find_data / _build_id (one file's function and data symbols; fuzzed)
 
    ---------------------------------------------------------------------------------------
    SECTIONS (in file order; each starts with a banner of '=' or '-' lines,
@@ -186,6 +187,7 @@ typedef struct frames_sym_loc {
     const char *symbol;
     size_t symbol_len;
     uint64_t symbol_offset;      /* file_address - the symbol's value */
+    uint64_t symbol_size;        /* frames_sym_lookup_data: the data object's size */
     const char *file;            /* source file (DWARF) */
     size_t file_len;
     uint32_t line;
@@ -195,6 +197,14 @@ typedef struct frames_sym_loc {
    (FRAMES_E_NOMEM). Problems with files become warnings, not errors. Repeated pcs are
    answered from a cache; one lookup costs a few binary searches otherwise. */
 FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc *loc);
+
+/* The data object (a global or static: frames_sym_elf_find_data) that holds address
+   addr: FRAMES_SYM_FOUND_SYMBOL with symbol, symbol_offset (addr's offset in it) and the
+   module. The module holding addr is asked first, then every module with a matching
+   file (a trace may name only the mapping of a file's code). Returns the found bits
+   (0: no data object) or FRAMES_E_NOMEM. Not cached: one lookup costs a binary search
+   per module. */
+FRAMES_SYM_DEF int frames_sym_lookup_data(frames_sym *s, uint64_t addr, frames_sym_loc *loc);
 
 #define FRAMES_SYM_FMT_LINE 1u       /* append " at FILE:LINE" when known */
 #define FRAMES_SYM_FMT_FULL_PATH 2u  /* the module's whole name, not its last component */
@@ -257,6 +267,12 @@ FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_symbols(const frames_
    or NULL. */
 FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr);
+/* Data objects (STT_OBJECT symbols with a size, of the same table: .symtab, else
+   .dynsym) sorted by value, one per value, as `nm -S` lists them (types B b D d R r). */
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_data(const frames_sym_elf *e, size_t *n);
+/* The data object that holds file address `addr` (value <= addr < value + size), or NULL. */
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find_data(const frames_sym_elf *e,
+                                                                 uint64_t addr);
 /* GNU build id (NULL when the file has none). */
 FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, size_t *len);
 
@@ -681,8 +697,8 @@ struct frames_sym_elf {
     uint32_t nsegs;
     frames__sym_sec *secs;
     uint32_t nsecs;
-    frames_sym_elf_symbol *syms;
-    size_t nsyms;
+    frames_sym_elf_symbol *syms, *dsyms;   /* code symbols, data objects */
+    size_t nsyms, ndsyms;
     const char *table;
     const uint8_t *build_id;
     size_t build_id_len;
@@ -806,8 +822,16 @@ static int frames__sym_cmp(const void *a, const void *b) {
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Function symbols of one symbol table section; returns how many were kept. */
-static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab, frames_error *err) {
+/* Whether a symbol of this type is kept: code (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE
+   labels of code such as _start, as BFD) or, for data, STT_OBJECT with a size. */
+static int frames__sym_wanted(int data, unsigned type, uint64_t size) {
+    return data ? type == 1 && size > 0 : type == 2 || type == 10 || type == 0;
+}
+
+/* The code (data 0) or data (data 1) symbols of one symbol table section into *out,
+   *nout; returns 1 when some were kept, 0 when none. */
+static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab, int data,
+                                  frames_sym_elf_symbol **out, size_t *nout, frames_error *err) {
     uint64_t symsize = e->is64 ? 24u : 16u, entsize = tab->entsize ? tab->entsize : symsize;
     uint64_t count, i, kept = 0;
     const frames__sym_sec *strs;
@@ -823,12 +847,11 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         uint64_t b = tab->offset + i * entsize, name, shndx, value, size;
         unsigned info = (unsigned)FRAMES__SYM_F(e, b, 12, 1, 4, 1), type = info & 15, bind = info >> 4;
         const char *s;
-        /* STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE labels of code (_start), as BFD */
-        if (type != 2 && type != 10 && type != 0) continue;
         name = frames__sym_rd(e, b, 4);
         shndx = FRAMES__SYM_F(e, b, 14, 2, 6, 2);
         value = FRAMES__SYM_F(e, b, 4, 4, 8, 8);
         size = FRAMES__SYM_F(e, b, 8, 4, 16, 8);
+        if (!frames__sym_wanted(data, type, size)) continue;
         if (shndx == 0 || shndx >= 0xff00u || shndx >= e->nsecs ||
             !(e->secs[shndx].flags & FRAMES__SYM_SHF_ALLOC) || name >= strs->size)
             continue;
@@ -841,7 +864,7 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
         if (tmp[kept].sym.name_len == 0) continue;
         if (s[0] == '$' && e->machine != FRAMES__SYM_EM_X86_64 && e->machine != FRAMES__SYM_EM_386)
             continue;   /* ARM/AArch64/RISC-V mapping symbols ($a, $t, $d, $x) */
-        if (e->machine == FRAMES__SYM_EM_ARM) value &= ~(uint64_t)1;   /* Thumb bit */
+        if (e->machine == FRAMES__SYM_EM_ARM && !data) value &= ~(uint64_t)1;   /* Thumb bit */
         tmp[kept].sym.value = value;
         tmp[kept].sym.size = size;
         tmp[kept].sym.section = (uint32_t)shndx;
@@ -851,15 +874,17 @@ static int frames__sym_read_table(frames_sym_elf *e, const frames__sym_sec *tab,
     }
     if (kept) {
         size_t n = 0;
+        frames_sym_elf_symbol *syms;
         qsort(tmp, (size_t)kept, sizeof *tmp, frames__sym_cmp);
-        e->syms = (frames_sym_elf_symbol *)FRAMES_MALLOC((size_t)kept * sizeof *e->syms, e->actx);
-        if (!e->syms) {
+        syms = (frames_sym_elf_symbol *)FRAMES_MALLOC((size_t)kept * sizeof *syms, e->actx);
+        if (!syms) {
             FRAMES_FREE(tmp, e->actx);
             return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
         }
         for (i = 0; i < kept; i++)   /* one per value: the first after sorting */
-            if (n == 0 || e->syms[n - 1].value != tmp[i].sym.value) e->syms[n++] = tmp[i].sym;
-        e->nsyms = n;
+            if (n == 0 || syms[n - 1].value != tmp[i].sym.value) syms[n++] = tmp[i].sym;
+        *out = syms;
+        *nout = n;
     }
     FRAMES_FREE(tmp, e->actx);
     return (int)(kept > 0);
@@ -870,6 +895,7 @@ FRAMES_SYM_DEF void frames_sym_elf_close(frames_sym_elf *e) {
     FRAMES_FREE(e->segs, e->actx);
     FRAMES_FREE(e->secs, e->actx);
     FRAMES_FREE(e->syms, e->actx);
+    FRAMES_FREE(e->dsyms, e->actx);
     FRAMES_FREE(e, e->actx);
 }
 
@@ -914,12 +940,21 @@ FRAMES_SYM_DEF int frames_sym_elf_open(frames_sym_elf **out, const void *data, s
         uint32_t want = kind == 0 ? FRAMES__SYM_SHT_SYMTAB : FRAMES__SYM_SHT_DYNSYM;
         for (i = 0; i < e->nsecs && e->nsyms == 0; i++) {
             if (e->secs[i].type != want) continue;
-            if ((rc = frames__sym_read_table(e, &e->secs[i], err)) < 0) {
+            if ((rc = frames__sym_read_table(e, &e->secs[i], 0, &e->syms, &e->nsyms, err)) < 0) {
                 frames_sym_elf_close(e);
                 return rc;
             }
             if (e->nsyms) e->table = kind == 0 ? ".symtab" : ".dynsym";
         }
+    }
+    for (kind = 0; kind < 2 && e->ndsyms == 0; kind++) {   /* data: the same order */
+        uint32_t want = kind == 0 ? FRAMES__SYM_SHT_SYMTAB : FRAMES__SYM_SHT_DYNSYM;
+        for (i = 0; i < e->nsecs && e->ndsyms == 0; i++)
+            if (e->secs[i].type == want &&
+                (rc = frames__sym_read_table(e, &e->secs[i], 1, &e->dsyms, &e->ndsyms, err)) < 0) {
+                frames_sym_elf_close(e);
+                return rc;
+            }
     }
     *out = e;
     return FRAMES_OK;
@@ -937,20 +972,36 @@ FRAMES_SYM_DEF const uint8_t *frames_sym_elf_build_id(const frames_sym_elf *e, s
     return e->build_id;
 }
 
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_data(const frames_sym_elf *e, size_t *n) {
+    if (n) *n = e->ndsyms;
+    return e->dsyms;
+}
+
+/* The last symbol of syms[n] (sorted by value) with value <= addr, or NULL. */
+static const frames_sym_elf_symbol *frames__sym_preceding(const frames_sym_elf_symbol *syms,
+                                                          size_t n, uint64_t addr) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {   /* first symbol with value > addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (syms[mid].value <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? &syms[lo - 1] : NULL;
+}
+
+FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find_data(const frames_sym_elf *e,
+                                                                 uint64_t addr) {
+    const frames_sym_elf_symbol *s = frames__sym_preceding(e->dsyms, e->ndsyms, addr);
+    return s && addr - s->value < s->size ? s : NULL;
+}
+
 /* As addr2line: the symbol with the greatest value <= addr, provided that it lies in the
    section that holds addr (a pc in .plt is not "_init+0x20"). */
 FRAMES_SYM_DEF const frames_sym_elf_symbol *frames_sym_elf_find(const frames_sym_elf *e,
                                                             uint64_t addr) {
-    size_t lo = 0, hi = e->nsyms;
-    const frames_sym_elf_symbol *s;
+    const frames_sym_elf_symbol *s = frames__sym_preceding(e->syms, e->nsyms, addr);
     const frames__sym_sec *sec;
-    while (lo < hi) {   /* first symbol with value > addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->syms[mid].value <= addr) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == 0) return NULL;
-    s = &e->syms[lo - 1];
+    if (!s) return NULL;
     sec = &e->secs[s->section];
     if (addr < sec->addr || addr - sec->addr >= sec->size) return NULL;
     return s;
@@ -1572,6 +1623,41 @@ FRAMES_SYM_DEF int frames_sym_lookup(frames_sym *s, uint64_t pc, frames_sym_loc 
     c->valid = 1;
     c->loc = *loc;
     return (int)loc->found;
+}
+
+/* Whether module m's file (read when not yet) has a data object at addr: fills loc. */
+static int frames__sym_data_in(frames_sym *s, frames__sym_module *m, uint64_t addr,
+                               frames_sym_loc *loc) {
+    const frames_sym_elf_symbol *sym;
+    if (m->state == 0 && !(s->opt.flags & FRAMES_SYM_NO_FILES) && frames__sym_resolve(s, m) < 0)
+        return FRAMES_E_NOMEM;
+    if (m->state != 1 || !(sym = frames_sym_elf_find_data(s->files[m->file].names, addr - m->bias)))
+        return 0;
+    loc->found = FRAMES_SYM_FOUND_MODULE | FRAMES_SYM_FOUND_ADDRESS | FRAMES_SYM_FOUND_SYMBOL;
+    loc->module = m->name;
+    loc->module_len = m->name_len;
+    loc->module_base = m->base;
+    loc->module_offset = addr - m->low;
+    loc->file_address = addr - m->bias;
+    loc->symbol = sym->name;
+    loc->symbol_len = sym->name_len;
+    loc->symbol_offset = loc->file_address - sym->value;
+    loc->symbol_size = sym->size;
+    return (int)loc->found;
+}
+
+FRAMES_SYM_DEF int frames_sym_lookup_data(frames_sym *s, uint64_t addr, frames_sym_loc *loc) {
+    frames__sym_module *m;
+    size_t i;
+    int rc;
+    memset(loc, 0, sizeof *loc);
+    if (s->dirty && (rc = frames__sym_reindex(s)) < 0) return rc;
+    if ((m = frames__sym_module_at(s, addr)) != NULL && (rc = frames__sym_data_in(s, m, addr, loc)))
+        return rc;
+    for (i = 0; i < s->nmods; i++)
+        if (&s->mods[i] != m && (rc = frames__sym_data_in(s, &s->mods[i], addr, loc)))
+            return rc;
+    return 0;
 }
 
 FRAMES_SYM_DEF size_t frames_sym_format(const frames_sym_loc *loc, unsigned flags, char *buf,

@@ -272,8 +272,9 @@ typedef struct frames_vprof_record {
     const uint8_t *old;        /* writes: the value before, when every byte was known;
                                   NULL otherwise */
     uint32_t context;          /* context handle: call path and pc (0: contexts off) */
-    uint32_t object;           /* memory: the heap block holding address (0: none or
-                                  data attribution off), see frames_vprof_object_get */
+    uint32_t object;           /* memory: the data object (heap block or global) holding
+                                  address (0: none or data attribution off), see
+                                  frames_vprof_object_get */
 } frames_vprof_record;
 
 typedef struct frames_vprof_client {
@@ -307,11 +308,25 @@ enum { FRAMES_VPROF_MALLOC = 1, FRAMES_VPROF_CALLOC, FRAMES_VPROF_REALLOC, FRAME
 typedef int (*frames_vprof_classify_fn)(void *ctx, uint64_t pc);
 FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_fn classify,
                                         void *ctx);
+enum { FRAMES_VPROF_HEAP = 1, FRAMES_VPROF_GLOBAL, FRAMES_VPROF_STACK };
 typedef struct frames_vprof_object {
     uint64_t address, size;
-    uint32_t context;          /* the call path of the allocating call */
-    int live;                  /* not freed yet */
+    uint32_t context;          /* heap: the call path of the allocating call */
+    int live;                  /* not freed yet (a global: always) */
+    int kind;                  /* FRAMES_VPROF_HEAP, _GLOBAL or _STACK (one object for
+                                  every access between a thread's rsp and the highest rsp
+                                  it had, x86-64 with frames_vprof_data) */
+    const char *name;          /* global: its symbol (name_len bytes, from the finder) */
+    size_t name_len;
 } frames_vprof_object;
+/* Globals and statics: `find` names the data object that holds addr (*start, *size, and
+   its symbol, a string that must stay valid while the profile is open) and returns 1,
+   or returns 0 (e.g. with frames_sym_lookup_data). It is asked for memory accesses
+   outside the objects known so far; an object found once is known from then on. */
+typedef int (*frames_vprof_global_fn)(void *ctx, uint64_t addr, uint64_t *start,
+                                      uint64_t *size, const char **name, size_t *name_len);
+FRAMES_VPROF_DEF void frames_vprof_globals(frames_vprof *vp, frames_vprof_global_fn find,
+                                           void *ctx);
 /* Object h (1..), or NULL. */
 FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
                                                                     uint32_t h);
@@ -344,13 +359,17 @@ typedef struct frames_vprof_builtin_options {
     uint64_t max_entries;    /* distinct entries kept (default 1 << 20) */
     uint64_t max_addresses;  /* shadow memory entries (default 1 << 21) */
     int data;                /* entries per data object too (frames_vprof_data first) */
+    int threads;             /* entries per thread too (of the later access of a pair) */
 } frames_vprof_builtin_options;
 
 typedef struct frames_vprof_entry {
     uint32_t context[2];     /* one context, or a pair (earlier access, later access) */
     uint32_t ncontexts;
-    uint32_t object;         /* with data: the call path (context handle) that allocated
-                                  the heap block the (later) access hit; 0 none */
+    uint32_t object;         /* with data, the data object the (later) access hit: by
+                                object_kind, a heap block's allocating call path (a
+                                context handle) or a global's object handle; 0 none */
+    int object_kind;         /* FRAMES_VPROF_HEAP, _GLOBAL or _STACK (0: none) */
+    uint64_t thread;         /* with threads: the thread of the (later) access */
     uint32_t size;           /* zero-loads, values: access size (the largest seen) */
     uint64_t count;          /* wasteful accesses */
     uint64_t bytes;          /* their bytes */
@@ -411,46 +430,40 @@ extern "C" {
    State: hash tables of loads, content granules and rows
    -------------------------------------------------------------------------------------- */
 
-#define FRAMES__VPROF_MIN_SLOTS 1024u
+/* Every table is a frames__htab whose slots start with the table's hash and then the
+   uint64_t key (frames__vprof_find, _insert). */
 
 /* Previous load at a start address. */
 typedef struct frames__vprof_load {
+    uint64_t hash;
     uint64_t address;
     uint64_t value;     /* bytes (size <= 8, little-endian) or a hash of them */
     uint32_t size;
-    uint8_t used;
 } frames__vprof_load;
 
 /* One 8-byte-aligned granule: known content, and which of its addresses have a previous
    load (so that a store finds the loads it ends without probing every start address). */
 typedef struct frames__vprof_granule {
+    uint64_t hash;
     uint64_t index;     /* address >> 3 */
     uint8_t bytes[8];
     uint8_t known;      /* bit i: bytes[i] is known */
     uint8_t load_starts;/* bit i: a previous load starts at byte i */
-    uint8_t used;
 } frames__vprof_granule;
 
 typedef struct frames__vprof_row {
-    frames_vprof_insn insn;
-    uint8_t used;
+    uint64_t hash;
+    frames_vprof_insn insn;   /* its address is the key */
 } frames__vprof_row;
-
-/* Open addressing with linear probing; slots is a power of two, count <= 3/4 of it. */
-typedef struct frames__vprof_table {
-    void *slots;
-    uint64_t nslots, count, max;
-    size_t slot_size, used_off;   /* every slot starts with its uint64_t key */
-} frames__vprof_table;
 
 #define FRAMES__VPROF_MAX_CLIENTS 16u
 #define FRAMES__VPROF_CCACHE 4096u
 
 /* A context node slot: the key is a hash of (parent, pc), the node is checked. */
 typedef struct frames__vprof_cslot {
+    uint64_t hash;
     uint64_t key;
     uint32_t id;
-    uint8_t used;
 } frames__vprof_cslot;
 
 typedef struct frames__vprof_node {
@@ -466,11 +479,12 @@ typedef struct frames__vprof_pending {
     int kind;
 } frames__vprof_pending;
 #define FRAMES__VPROF_PENDING 64u
+#define FRAMES__VPROF_STACK_THREADS 256u   /* threads whose stack is known; later ones: none */
 
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
-    frames__vprof_table loads, granules, rows;
+    frames__htab loads, granules, rows;
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
     /* the framework */
@@ -480,7 +494,7 @@ struct frames_vprof {
     frames_replay_stack *stack;
     frames_replay_regs *regs;
     uint64_t stack_errors;
-    frames__vprof_table contexts;           /* (parent, pc) -> node */
+    frames__htab contexts;           /* (parent, pc) -> node */
     frames__vprof_node *nodes;
     size_t nnodes, capnodes;
     struct { uint64_t key; uint32_t id; } ccache[FRAMES__VPROF_CCACHE];
@@ -494,6 +508,11 @@ struct frames_vprof {
     /* data objects */
     frames_vprof_classify_fn classify;
     void *classify_ctx;
+    frames_vprof_global_fn find_global;
+    void *find_global_ctx;
+    uint32_t stack_object;                  /* the handle of "the stack", 0 before */
+    struct { uint64_t thread, top; } stack_tops[FRAMES__VPROF_STACK_THREADS];
+    size_t nstack_tops;
     frames_vprof_object *objects;           /* every block, by handle - 1 */
     size_t nobjects, capobjects;
     uint32_t *live;                         /* live blocks' handles sorted by address */
@@ -528,113 +547,45 @@ FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o) {
     o->max_stack_depth = 4096;
 }
 
-static void *frames__vprof_slot(const frames__vprof_table *t, uint64_t i) {
-    return (char *)t->slots + i * t->slot_size;
+/* A table's bound as a size_t (a 32-bit host's tables stop at its address space). */
+static size_t frames__vprof_bound(uint64_t n) {
+    return n > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
+/* The key of a slot: the uint64_t after the table's hash. */
 static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
-    memcpy(&k, slot, sizeof k);
+    memcpy(&k, (const unsigned char *)slot + sizeof(uint64_t), sizeof k);
     return k;
 }
 
-static int frames__vprof_used(const frames__vprof_table *t, const void *slot) {
-    return ((const uint8_t *)slot)[t->used_off] != 0;
-}
-
-static uint64_t frames__vprof_home(const frames__vprof_table *t, uint64_t key) {
-    return frames__mix64(key) & (t->nslots - 1);
-}
-
 /* Slot holding key, or NULL. */
-static void *frames__vprof_find(const frames__vprof_table *t, uint64_t key) {
-    uint64_t i;
+static void *frames__vprof_find(const frames__htab *t, uint64_t key) {
+    size_t at = 0;
     void *s;
-    if (t->count == 0) return NULL;
-    for (i = frames__vprof_home(t, key);; i = (i + 1) & (t->nslots - 1)) {
-        s = frames__vprof_slot(t, i);
-        if (!frames__vprof_used(t, s)) return NULL;
-        if (frames__vprof_key(s) == key) return s;
+    while ((s = frames__htab_next(t, frames__mix64(key), &at)) && frames__vprof_key(s) != key) {
     }
-}
-
-static int frames__vprof_grow(frames_vprof *vp, frames__vprof_table *t) {
-    uint64_t n = t->nslots ? t->nslots * 2 : FRAMES__VPROF_MIN_SLOTS, i, j;
-    void *old = t->slots, *s;
-    uint64_t oldn = t->nslots;
-    if (n > (uint64_t)SIZE_MAX / t->slot_size) return FRAMES_E_NOMEM;
-    t->slots = FRAMES_MALLOC((size_t)(n * t->slot_size), vp->opt.alloc_ctx);
-    if (!t->slots) {
-        t->slots = old;
-        return FRAMES_E_NOMEM;
-    }
-    memset(t->slots, 0, (size_t)(n * t->slot_size));
-    t->nslots = n;
-    for (i = 0; i < oldn; i++) {
-        s = (char *)old + i * t->slot_size;
-        if (!frames__vprof_used(t, s)) continue;
-        for (j = frames__vprof_home(t, frames__vprof_key(s));
-             frames__vprof_used(t, frames__vprof_slot(t, j)); j = (j + 1) & (n - 1)) {
-        }
-        memcpy(frames__vprof_slot(t, j), s, t->slot_size);
-    }
-    if (old) FRAMES_FREE(old, vp->opt.alloc_ctx);
-    return FRAMES_OK;
-}
-
-/* Slot for key; when absent it is inserted zeroed but for key and used, and *created
-   is set. NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
-static void *frames__vprof_insert(frames_vprof *vp, frames__vprof_table *t, uint64_t key,
-                                  int *created, int *rc) {
-    void *s = frames__vprof_find(t, key);
-    uint64_t i;
-    *rc = FRAMES_OK;
-    *created = 0;
-    if (s) return s;
-    if (t->count >= t->max) return NULL;
-    if ((t->count + 1) * 4 > t->nslots * 3 && (*rc = frames__vprof_grow(vp, t)) < 0) {
-        frames__vprof_fail(vp, NULL, *rc, "out of memory for a profile table of %llu entries",
-                           (unsigned long long)t->count);
-        return NULL;
-    }
-    for (i = frames__vprof_home(t, key); frames__vprof_used(t, frames__vprof_slot(t, i));
-         i = (i + 1) & (t->nslots - 1)) {
-    }
-    s = frames__vprof_slot(t, i);
-    memset(s, 0, t->slot_size);
-    memcpy(s, &key, sizeof key);
-    ((uint8_t *)s)[t->used_off] = 1;
-    t->count++;
-    *created = 1;
     return s;
 }
 
-/* Delete a slot, shifting later members of its probe run back (no tombstones). */
-static void frames__vprof_erase(frames__vprof_table *t, void *slot) {
-    uint64_t mask = t->nslots - 1;
-    uint64_t i = (uint64_t)((char *)slot - (char *)t->slots) / t->slot_size, j = i, k;
-    for (;;) {
-        void *sj;
-        j = (j + 1) & mask;
-        sj = frames__vprof_slot(t, j);
-        if (!frames__vprof_used(t, sj)) break;
-        k = frames__vprof_home(t, frames__vprof_key(sj));
-        /* move j into the hole at i unless its home lies cyclically in (i, j] */
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            memcpy(frames__vprof_slot(t, i), sj, t->slot_size);
-            i = j;
-        }
+/* Slot for key; when absent it is inserted zeroed but for key, and *created is set.
+   NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
+static void *frames__vprof_insert(frames_vprof *vp, frames__htab *t, uint64_t key,
+                                  int *created, int *rc) {
+    void *s = frames__vprof_find(t, key);
+    *rc = FRAMES_OK;
+    *created = 0;
+    if (s) return s;
+    if (t->len >= t->max) return NULL;
+    if (!(s = frames__htab_add(t, frames__mix64(key), vp->opt.alloc_ctx))) {
+        *rc = frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM,
+                                 "out of memory for a profile table of %llu entries",
+                                 (unsigned long long)t->len);
+        return NULL;
     }
-    memset(frames__vprof_slot(t, i), 0, t->slot_size);
-    t->count--;
-}
-
-static void frames__vprof_table_init(frames__vprof_table *t, size_t slot_size,
-                                     size_t used_off, uint64_t max) {
-    memset(t, 0, sizeof *t);
-    t->slot_size = slot_size;
-    t->used_off = used_off;
-    t->max = max;
+    memcpy((unsigned char *)s + sizeof(uint64_t), &key, sizeof key);
+    *created = 1;
+    return s;
 }
 
 /* --------------------------------------------------------------------------------------
@@ -659,15 +610,14 @@ FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_op
     vp->opt = *o;
     vp->stats.max_addresses = o->max_addresses;
     vp->stats.max_instructions = o->max_instructions;
-    frames__vprof_table_init(&vp->loads, sizeof(frames__vprof_load),
-                             offsetof(frames__vprof_load, used), o->max_addresses);
-    frames__vprof_table_init(&vp->granules, sizeof(frames__vprof_granule),
-                             offsetof(frames__vprof_granule, used), o->max_addresses);
-    frames__vprof_table_init(&vp->rows, sizeof(frames__vprof_row),
-                             offsetof(frames__vprof_row, used), o->max_instructions);
-    frames__vprof_table_init(&vp->contexts, sizeof(frames__vprof_cslot),
-                             offsetof(frames__vprof_cslot, used),
-                             o->max_contexts ? o->max_contexts : 1);
+    frames__htab_init(&vp->loads, sizeof(frames__vprof_load),
+                      frames__vprof_bound(o->max_addresses));
+    frames__htab_init(&vp->granules, sizeof(frames__vprof_granule),
+                      frames__vprof_bound(o->max_addresses));
+    frames__htab_init(&vp->rows, sizeof(frames__vprof_row),
+                      frames__vprof_bound(o->max_instructions));
+    frames__htab_init(&vp->contexts, sizeof(frames__vprof_cslot), 
+                      frames__vprof_bound(o->max_contexts ? o->max_contexts : 1));
     if (o->arch) {
         frames_replay_stack_options so;
         int rc;
@@ -691,10 +641,10 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     void *ctx;
     if (!vp) return;
     ctx = vp->opt.alloc_ctx;
-    if (vp->loads.slots) FRAMES_FREE(vp->loads.slots, ctx);
-    if (vp->granules.slots) FRAMES_FREE(vp->granules.slots, ctx);
-    if (vp->rows.slots) FRAMES_FREE(vp->rows.slots, ctx);
-    FRAMES_FREE(vp->contexts.slots, ctx);
+    frames__htab_free(&vp->loads, ctx);
+    frames__htab_free(&vp->granules, ctx);
+    frames__htab_free(&vp->rows, ctx);
+    frames__htab_free(&vp->contexts, ctx);
     FRAMES_FREE(vp->nodes, ctx);
     FRAMES_FREE(vp->recs, ctx);
     FRAMES_FREE(vp->pass, ctx);
@@ -725,7 +675,7 @@ static frames_vprof_insn *frames__vprof_row_of(frames_vprof *vp, uint64_t pc, in
         vp->stats.untracked_instructions++;
         return NULL;
     }
-    vp->stats.instructions = vp->rows.count;
+    vp->stats.instructions = vp->rows.len;
     return &r->insn;
 }
 
@@ -768,7 +718,7 @@ static int frames__vprof_set_known(frames_vprof *vp, uint64_t a, const uint8_t *
             s->known |= (uint8_t)(1u << (off + i));
         }
     }
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.content_granules = vp->granules.len;
     return untracked;
 }
 
@@ -780,9 +730,9 @@ static void frames__vprof_forget(frames_vprof *vp, uint64_t a, size_t n) {
         frames__vprof_granule *s = (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
         if (!s) continue;
         for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known && !s->load_starts) frames__vprof_erase(&vp->granules, s);
+        if (!s->known && !s->load_starts) frames__htab_erase(&vp->granules, s);
     }
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.content_granules = vp->granules.len;
 }
 
 /* 1: every byte known and equal to v; 0: known, different; -1: some byte unknown. */
@@ -809,7 +759,7 @@ static int frames__vprof_compare(const frames_vprof *vp, uint64_t a, const uint8
 static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
     uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
     unsigned b;
-    if (vp->loads.count == 0) return;
+    if (vp->loads.len == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
     last = (end - 1) >> 3;
     for (g = lo >> 3; g <= last; g++) {
@@ -822,15 +772,15 @@ static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t 
             if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
             l = (frames__vprof_load *)frames__vprof_find(&vp->loads, s);
             if (l && s + l->size > a) {
-                frames__vprof_erase(&vp->loads, l);
+                frames__htab_erase(&vp->loads, l);
                 gr->load_starts &= (uint8_t)~(1u << b);
             }
         }
         /* erasing a load cannot move granule slots: gr stays valid */
-        if (!gr->known && !gr->load_starts) frames__vprof_erase(&vp->granules, gr);
+        if (!gr->known && !gr->load_starts) frames__htab_erase(&vp->granules, gr);
     }
-    vp->stats.load_addresses = vp->loads.count;
-    vp->stats.content_granules = vp->granules.count;
+    vp->stats.load_addresses = vp->loads.len;
+    vp->stats.content_granules = vp->granules.len;
 }
 
 static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
@@ -876,7 +826,7 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
         untracked = 1;
     }
     if ((uint32_t)n > vp->max_load_size) vp->max_load_size = (uint32_t)n;
-    vp->stats.load_addresses = vp->loads.count;
+    vp->stats.load_addresses = vp->loads.len;
     if (untracked) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
@@ -954,7 +904,7 @@ static uint32_t frames__vprof_child(frames_vprof *vp, uint32_t parent, uint64_t 
     }
     if (created) {
         if (FRAMES__GROW(vp->nodes, vp->capnodes, vp->nnodes + 1, vp->opt.alloc_ctx) < 0) {
-            frames__vprof_erase(&vp->contexts, s);
+            frames__htab_erase(&vp->contexts, s);
             vp->context_cap_hit = 1;
             return parent;
         }
@@ -1030,6 +980,12 @@ FRAMES_VPROF_DEF void frames_vprof_data(frames_vprof *vp, frames_vprof_classify_
     vp->want_regs = 1;
 }
 
+FRAMES_VPROF_DEF void frames_vprof_globals(frames_vprof *vp, frames_vprof_global_fn find,
+                                           void *ctx) {
+    vp->find_global = find;
+    vp->find_global_ctx = ctx;
+}
+
 FRAMES_VPROF_DEF const frames_vprof_object *frames_vprof_object_get(const frames_vprof *vp,
                                                                     uint32_t h) {
     return h && h <= vp->nobjects ? &vp->objects[h - 1] : NULL;
@@ -1062,24 +1018,87 @@ static void frames__vprof_free_block(frames_vprof *vp, uint64_t a) {
     vp->nlive--;
 }
 
-static void frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
+/* A new live object (a heap block allocated at ctx); its handle, 0 when dropped. */
+static uint32_t frames__vprof_new_block(frames_vprof *vp, uint64_t a, uint64_t size, uint32_t ctx) {
     size_t i;
     if (!a || !size || a > UINT64_MAX - size || vp->nobjects >= vp->opt.max_contexts ||
         FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0 ||
         FRAMES__GROW(vp->live, vp->caplive, vp->nlive + 1, vp->opt.alloc_ctx) < 0) {
         vp->objects_dropped++;
-        return;
+        return 0;
     }
     frames__vprof_free_block(vp, a);   /* a block at the same address was freed unseen */
     vp->objects[vp->nobjects].address = a;
     vp->objects[vp->nobjects].size = size;
     vp->objects[vp->nobjects].context = ctx;
     vp->objects[vp->nobjects].live = 1;
+    vp->objects[vp->nobjects].kind = FRAMES_VPROF_HEAP;
+    vp->objects[vp->nobjects].name = NULL;
+    vp->objects[vp->nobjects].name_len = 0;
     vp->nobjects++;
     i = frames__vprof_live_after(vp, a);
     memmove(&vp->live[i + 1], &vp->live[i], (vp->nlive - i) * sizeof *vp->live);
     vp->live[i] = (uint32_t)vp->nobjects;
     vp->nlive++;
+    return (uint32_t)vp->nobjects;
+}
+
+static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
+                                    int *ok);
+
+/* Whether a lies on the stack of thread: between its rsp (before the instruction, less
+   the red zone of 128 bytes, which also covers a push or call) and the highest rsp it
+   had (its stack top as far as the trace shows it). x86-64 (rsp) only. */
+static int frames__vprof_on_stack(frames_vprof *vp, uint64_t thread, uint64_t a) {
+    int ok;
+    size_t i;
+    uint64_t sp;
+    if (!vp->regs || !vp->classify) return 0;
+    sp = frames__vprof_reg64(vp, thread, "rsp", &ok);
+    if (!ok) return 0;
+    for (i = 0; i < vp->nstack_tops && vp->stack_tops[i].thread != thread; i++) {
+    }
+    if (i == vp->nstack_tops) {
+        if (i == FRAMES__VPROF_STACK_THREADS) return 0;
+        vp->stack_tops[vp->nstack_tops].thread = thread;
+        vp->stack_tops[vp->nstack_tops++].top = sp;
+    }
+    if (sp > vp->stack_tops[i].top) vp->stack_tops[i].top = sp;
+    return a + 128 >= sp && a < vp->stack_tops[i].top + 8;   /* + the slot rsp points at */
+}
+
+/* The one object standing for every thread's stack (created on first use), 0 if none. */
+static uint32_t frames__vprof_stack_object(frames_vprof *vp) {
+    frames_vprof_object *o;
+    if (vp->stack_object) return vp->stack_object;
+    if (vp->nobjects >= vp->opt.max_contexts ||
+        FRAMES__GROW(vp->objects, vp->capobjects, vp->nobjects + 1, vp->opt.alloc_ctx) < 0)
+        return 0;
+    o = &vp->objects[vp->nobjects++];
+    memset(o, 0, sizeof *o);
+    o->kind = FRAMES_VPROF_STACK;
+    o->live = 1;
+    o->name = "stack";
+    o->name_len = 5;
+    return vp->stack_object = (uint32_t)vp->nobjects;
+}
+
+/* The object holding a (accessed by thread): a live one, else the stack, else a global
+   the finder names (known from then on). */
+static uint32_t frames__vprof_data_object(frames_vprof *vp, uint64_t thread, uint64_t a) {
+    uint32_t h = vp->nlive ? frames__vprof_object_at(vp, a) : 0;
+    uint64_t start, size;
+    const char *name;
+    size_t len;
+    if (!h && frames__vprof_on_stack(vp, thread, a)) return frames__vprof_stack_object(vp);
+    if (h || !vp->find_global ||
+        vp->find_global(vp->find_global_ctx, a, &start, &size, &name, &len) != 1 ||
+        a < start || a - start >= size || !(h = frames__vprof_new_block(vp, start, size, 0)))
+        return h;
+    vp->objects[h - 1].kind = FRAMES_VPROF_GLOBAL;
+    vp->objects[h - 1].name = name;
+    vp->objects[h - 1].name_len = len;
+    return h;
 }
 
 static uint64_t frames__vprof_reg64(const frames_vprof *vp, uint64_t thread, const char *name,
@@ -1258,7 +1277,8 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
-        if (vp->nlive) r->object = frames__vprof_object_at(vp, op->address);
+        if (vp->classify || vp->find_global)
+            r->object = frames__vprof_data_object(vp, s->thread_id, op->address);
     } else {
         r->flags = frames__vprof_simd_name(&op->name) ? FRAMES_VPROF_SIMD : FRAMES_VPROF_GPR;
         r->reg = (const char *)op->name.ptr;
@@ -1464,9 +1484,9 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
     size_t have = 0, i;
     uint64_t k;
     if (n == 0) return 0;
-    for (k = 0; k < vp->rows.nslots; k++) {
-        const frames__vprof_row *r = (const frames__vprof_row *)frames__vprof_slot(&vp->rows, k);
-        if (!r->used || frames_vprof_metric_of(&r->insn, m) == 0) continue;
+    for (k = 0; k < vp->rows.cap; k++) {
+        const frames__vprof_row *r = (const frames__vprof_row *)frames__htab_at(&vp->rows, k);
+        if (!r || frames_vprof_metric_of(&r->insn, m) == 0) continue;
         if (have < n) {
             out[have] = r->insn;
             frames__vprof_sift_up(out, have++, m);
@@ -1495,31 +1515,31 @@ FRAMES_VPROF_DEF size_t frames_vprof_top(const frames_vprof *vp, frames_vprof_me
 enum { FRAMES__VB_ZERO, FRAMES__VB_REDUNDANT, FRAMES__VB_SILENT, FRAMES__VB_DEAD, FRAMES__VB_VALUES };
 
 typedef struct frames__vb_slot {
+    uint64_t hash;
     uint64_t key;
     uint32_t entry;      /* index + 1 into entries */
-    uint8_t used;
 } frames__vb_slot;
 
 /* redundant-loads: the previous load at an address. */
 typedef struct frames__vb_load {
+    uint64_t hash;
     uint64_t address, value;
     uint32_t size, context;
-    uint8_t used;
 } frames__vb_load;
 
 /* dead-stores: per byte of a granule, its last writer while no read has seen it. */
 typedef struct frames__vb_gran {
+    uint64_t hash;
     uint64_t index;
     uint32_t writer[8];
     uint8_t unread;
-    uint8_t used;
 } frames__vb_gran;
 
 struct frames_vprof_builtin {
     frames_vprof *vp;    /* for its tables' allocator and errors */
     int kind;
     frames_vprof_builtin_options o;
-    frames__vprof_table index, shadow;
+    frames__htab index, shadow;
     frames_vprof_entry *entries;
     size_t nentries, capentries;
     frames_vprof_builtin_stats st;
@@ -1533,13 +1553,25 @@ FRAMES_VPROF_DEF void frames_vprof_builtin_options_default(frames_vprof_builtin_
 
 /* The entry of key (created with the given contexts), NULL over the cap. */
 static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t key, uint32_t c0,
-                                            uint32_t c1, uint32_t nctx, uint32_t obj) {
+                                            uint32_t c1, uint32_t nctx,
+                                            const frames_vprof_record *r) {
+    uint32_t obj = r->object;
+    uint64_t thread = b->o.threads ? r->thread : 0;
     int created, rc;
     frames__vb_slot *s;
     frames_vprof_entry *e;
-    if (obj) obj = frames_vprof_object_get(b->vp, obj)->context;   /* blocks by allocation site */
-    if (b->o.data && obj)   /* (key, object): a 64-bit hash, checked below */
-        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull));
+    int kind = 0;
+    if (!b->o.data) obj = 0;
+    if (obj) {   /* heap blocks by allocation site, globals by themselves */
+        const frames_vprof_object *ob = frames_vprof_object_get(b->vp, obj);
+        kind = ob->kind;
+        if (kind == FRAMES_VPROF_HEAP) obj = ob->context;
+    }
+    if (obj)   /* (key, object): a 64-bit hash, checked below */
+        key = frames__mix64(key ^ frames__mix64((uint64_t)obj + 0x632be59bd9b4e019ull *
+                                                                    (uint64_t)kind));
+    if (thread)   /* (key, thread): likewise */
+        key = frames__mix64(key ^ frames__mix64(thread ^ 0x94d049bb133111ebull));
     s = (frames__vb_slot *)frames__vprof_insert(b->vp, &b->index, key, &created, &rc);
     if (!s) {
         b->st.dropped++;
@@ -1547,7 +1579,7 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
     }
     if (created) {
         if (FRAMES__GROW(b->entries, b->capentries, b->nentries + 1, b->vp->opt.alloc_ctx) < 0) {
-            frames__vprof_erase(&b->index, s);
+            frames__htab_erase(&b->index, s);
             b->st.dropped++;
             return NULL;
         }
@@ -1556,11 +1588,14 @@ static frames_vprof_entry *frames__vb_entry(frames_vprof_builtin *b, uint64_t ke
         e->context[0] = c0;
         e->context[1] = c1;
         e->ncontexts = nctx;
-        e->object = b->o.data ? obj : 0;
+        e->object = obj;
+        e->object_kind = obj ? kind : 0;
+        e->thread = thread;
         s->entry = (uint32_t)++b->nentries;
     }
     e = &b->entries[s->entry - 1];
-    if (e->context[0] != c0 || e->context[1] != c1 || e->object != (b->o.data ? obj : 0)) {
+    if (e->context[0] != c0 || e->context[1] != c1 || e->object != obj ||
+        (obj && e->object_kind != kind) || e->thread != thread) {
         b->st.dropped++;   /* a hash collision */
         return NULL;
     }
@@ -1577,7 +1612,7 @@ static void frames__vb_waste(frames_vprof_builtin *b, frames_vprof_entry *e, uin
 }
 
 static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *r) {
-    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    frames_vprof_entry *e = frames__vb_entry(b, r->context, r->context, 0, 1, r);
     uint32_t i, zero = 1;
     for (i = 0; i < r->size; i++)
         if (r->value[i]) zero = 0;
@@ -1617,7 +1652,7 @@ static void frames__vb_redundant(frames_vprof_builtin *b, const frames_vprof_rec
     }
     if (!created && l->size == r->size && l->value == v)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(l->context, r->context),
-                                             l->context, r->context, 2, r->object),
+                                             l->context, r->context, 2, r),
                          r->size);
     l->size = r->size;
     l->value = v;
@@ -1656,7 +1691,7 @@ static void frames__vb_silent(frames_vprof_builtin *b, const frames_vprof_record
         b->st.unknown_old++;
         return;
     }
-    e = frames__vb_entry(b, r->context, r->context, 0, 1, r->object);
+    e = frames__vb_entry(b, r->context, r->context, 0, 1, r);
     if (e) e->total++;
     if (frames__vb_equal(b, r)) frames__vb_waste(b, e, r->size);
 }
@@ -1698,11 +1733,11 @@ static void frames__vb_dead(frames_vprof_builtin *b, const frames_vprof_record *
             s->writer[i] = r->context;
             s->unread |= bit;
         }
-        if (!write && !s->unread) frames__vprof_erase(&b->shadow, s);
+        if (!write && !s->unread) frames__htab_erase(&b->shadow, s);
     }
     for (k = 0; k < nk; k++)
         frames__vb_waste(b, frames__vb_entry(b, frames__vb_pair(killed[k], r->context),
-                                             killed[k], r->context, 2, r->object),
+                                             killed[k], r->context, 2, r),
                          kbytes[k]);
 }
 
@@ -1712,7 +1747,7 @@ static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record
     memcpy(&v, r->value, r->size < 8 ? r->size : 8);
     e = frames__vb_entry(b, frames__mix64(frames__vprof_value_key(r->value, r->size) ^
                                           frames__mix64((uint64_t)r->context << 8 | r->size)),
-                         r->context, 0, 1, r->object);
+                         r->context, 0, 1, r);
     if (!e) return;
     if (e->count && (e->value != v || e->size != r->size)) {   /* 64-bit hash collision */
         b->st.dropped++;
@@ -1764,14 +1799,14 @@ FRAMES_VPROF_DEF int frames_vprof_builtin_open(frames_vprof_builtin **out, frame
     b->vp = vp;
     b->kind = kind;
     b->o = *o;
-    frames__vprof_table_init(&b->index, sizeof(frames__vb_slot), offsetof(frames__vb_slot, used),
-                             o->max_entries ? o->max_entries : 1);
+    frames__htab_init(&b->index, sizeof(frames__vb_slot), 
+                      frames__vprof_bound(o->max_entries ? o->max_entries : 1));
     if (kind == FRAMES__VB_REDUNDANT)
-        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_load),
-                                 offsetof(frames__vb_load, used), o->max_addresses);
+        frames__htab_init(&b->shadow, sizeof(frames__vb_load),
+                          frames__vprof_bound(o->max_addresses));
     else
-        frames__vprof_table_init(&b->shadow, sizeof(frames__vb_gran),
-                                 offsetof(frames__vb_gran, used), o->max_addresses);
+        frames__htab_init(&b->shadow, sizeof(frames__vb_gran),
+                          frames__vprof_bound(o->max_addresses));
     memset(&c, 0, sizeof c);
     c.operands = FRAMES_VPROF_MEM | FRAMES_VPROF_INT | FRAMES_VPROF_FLOAT;
     c.operands |= kind == FRAMES__VB_ZERO || kind == FRAMES__VB_REDUNDANT ? FRAMES_VPROF_READ
@@ -1796,8 +1831,8 @@ FRAMES_VPROF_DEF void frames_vprof_builtin_close(frames_vprof_builtin *b) {
     void *a;
     if (!b) return;
     a = b->vp->opt.alloc_ctx;
-    FRAMES_FREE(b->index.slots, a);
-    FRAMES_FREE(b->shadow.slots, a);
+    frames__htab_free(&b->index, a);
+    frames__htab_free(&b->shadow, a);
     FRAMES_FREE(b->entries, a);
     FRAMES_FREE(b, a);
 }

@@ -667,6 +667,62 @@ static void test_elf_reader_vs_nm(void **state) {
     free(data);
 }
 
+/* Data objects (globals and statics with a size) equal `nm -S`'s B b D d R r symbols of
+   the same file, one per address, with their sizes. */
+static const char data_src[] =
+    "int table[100] = {1};\n"
+    "static long counter[7];\n"
+    "const double scale[3] = {1.5, 2.5, 3.5};\n"
+    "int *peek(int i) { counter[i % 7]++; return &table[i] + (int)scale[i % 3]; }\n"
+    "int main(void) { return *peek(3) - 1; }\n";
+
+static void test_elf_data_vs_nm(void **state) {
+    frames_sym_elf *e;
+    frames_error err;
+    unsigned char *data;
+    size_t len, n, nnm = 0, i, mine = 0;
+    const frames_sym_elf_symbol *syms;
+    int st;
+    char *out, *line, *save = NULL;
+    (void)state;
+    assert_int_equal(tu_write_file(wpath("data.c"), data_src, strlen(data_src)), 0);
+    out = tu_run(&st, "cd %s && cc -O0 -fPIE -pie -o prog_data data.c 2>&1", workdir);
+    assert_int_equal(st, 0);
+    free(out);
+    data = tu_read_file(wpath("prog_data"), &len);
+    assert_non_null(data);
+    assert_int_equal(frames_sym_elf_open(&e, data, len, NULL, &err), 0);
+    syms = frames_sym_elf_data(e, &n);
+    out = tu_run(&st, "nm -S --defined-only %s", wpath("prog_data"));
+    assert_int_equal(st, 0);
+    for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        unsigned long long a, size;
+        char type, name[128];
+        const frames_sym_elf_symbol *s;
+        if (sscanf(line, "%llx %llx %c %127s", &a, &size, &type, name) != 4 || size == 0 ||
+            !strchr("BbDdRr", type))
+            continue;
+        nnm++;
+        s = frames_sym_elf_find_data(e, a);
+        assert_non_null(s);
+        assert_int_equal(s->value, a);
+        assert_int_equal(s->size, size);
+        assert_ptr_equal(frames_sym_elf_find_data(e, a + size - 1), s);
+        if (!strcmp(name, "table") || !strcmp(name, "counter") || !strcmp(name, "scale")) {
+            assert_int_equal(s->name_len, strlen(name));
+            assert_memory_equal(s->name, name, strlen(name));
+            mine++;
+        }
+    }
+    assert_int_equal(mine, 3);
+    assert_int_equal(n, nnm);   /* nothing nm does not list as a data object */
+    for (i = 0; i < n; i++) assert_ptr_equal(frames_sym_elf_find_data(e, syms[i].value), &syms[i]);
+    assert_null(frames_sym_elf_find_data(e, 0));
+    frames_sym_elf_close(e);
+    free(out);
+    free(data);
+}
+
 /* Damaged images: every prefix of a real file and a few corrupted headers parse or fail
    with FRAMES_E_FORMAT, never read outside the image (ASan runs this too). */
 static void test_elf_reader_damaged(void **state) {
@@ -809,6 +865,7 @@ int main(void) {
         cmocka_unit_test(test_syscall_names_arm_and_abis),
         cmocka_unit_test(test_modules_without_files),
         cmocka_unit_test(test_elf_reader_vs_nm),
+        cmocka_unit_test(test_elf_data_vs_nm),
         cmocka_unit_test(test_elf_reader_damaged),
         cmocka_unit_test(test_mapping_mismatch),
         cmocka_unit_test(test_untrusted_paths_do_not_hang),

@@ -423,11 +423,13 @@ static const char waste_c[] =
     "NI void outer(void) { load_zeros(); }\n"
     "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
     "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
+    "NI void stack_zeros(void) { volatile long l[2] = {0, 0}; for (int i = 0; i < 4; i++) sink = l[1]; }\n"
     "int main(void) {\n"
     "    outer(); store_same(); dead(); store_close();\n"
     "    if (!setjmp(env)) jumper(3);\n"
     "    after_jump();\n"
     "    long *b = make_block(); use_block(b); free(b);\n"
+    "    stack_zeros();\n"
     "    return 0;\n"
     "}\n";
 
@@ -621,7 +623,7 @@ static void test_profilers_recorded(void **state) {
         free(out);
     }
     /* --data: the loads of the calloc'd block are attributed to it, by the call path
-       that allocated it; the loads of the global zeros[] to no heap block */
+       that allocated it; the loads of the global zeros[] to that symbol, with its size */
     j = profile_json("zero-loads", "--data");
     expect(j, NULL, "use_block", NULL, 6, 48);
     {
@@ -634,7 +636,14 @@ static void test_profilers_recorded(void **state) {
         assert_string_equal(f, "make_block");
         e = strstr(j, "\"function\":\"load_zeros\"");
         assert_non_null(e);
-        assert_true(!strncmp(strstr(e, "\"object\":"), "\"object\":null", 13));
+        obj = "\"object\":{\"kind\":\"global\",\"symbol\":\"zeros\",\"size\":32}";
+        assert_true(!strncmp(strstr(e, "\"object\":"), obj, strlen(obj)));
+        /* a local array's loads: the stack */
+        expect(j, NULL, "stack_zeros", NULL, 4, 32);
+        e = strstr(j, "\"function\":\"stack_zeros\"");
+        assert_non_null(e);
+        obj = "\"object\":{\"kind\":\"stack\"}";
+        assert_true(!strncmp(strstr(e, "\"object\":"), obj, strlen(obj)));
     }
     free(j);
     /* every window sampled = no sampling */
@@ -648,7 +657,63 @@ static void test_profilers_recorded(void **state) {
         free(b);
     }
 }
+
+/* --threads: the zero loads of work() in two threads, 3 in main's and 5 in the other's,
+   are two entries that name their threads; without it, one entry of 8. */
+static const char threads_c[] =
+    "#include <pthread.h>\n"
+    "volatile long zeros[4];\n"
+    "volatile long sink;\n"
+    "__attribute__((noinline)) void work(int n) { for (int i = 0; i < n; i++) sink = zeros[1]; }\n"
+    "static void *run(void *a) { (void)a; work(5); return 0; }\n"
+    "int main(void) {\n"
+    "    pthread_t t;\n"
+    "    work(3);\n"
+    "    return pthread_create(&t, 0, run, 0) || pthread_join(t, 0);\n"
+    "}\n";
+
+static void test_profiler_threads(void **state) {
+    char src[600], *j, *e;
+    unsigned long long count, thread, threads[2] = {0, 0}, counts[2] = {0, 0};
+    int st, n = 0;
+    (void)state;
+    if (!waste_dir[0]) skip();
+    snprintf(src, sizeof src, "%s/t.c", waste_dir);
+    assert_int_equal(tu_write_file(src, threads_c, sizeof threads_c - 1), 0);
+    free(tu_run(&st, "cc -O1 -g -pthread -o %s/t %s 2>&1 && '%s' record -o %s/t.frames -- %s/t >/dev/null 2>&1",
+                waste_dir, src, tu_frames_bin(), waste_dir, waste_dir));
+    assert_int_equal(st, 0);
+    j = tu_run_ok("frames vprof --threads", "'%s' vprof %s/t.frames --profiler zero-loads --threads --top 100000 --json",
+                  tu_frames_bin(), waste_dir);
+    for (e = strstr(j, "{\"contexts\":["); e; e = strstr(e + 1, "{\"contexts\":[")) {
+        const char *cend = strstr(e, "],\"count\":");
+        char f[128];
+        assert_non_null(cend);
+        innermost(e, cend, f, sizeof f);
+        if (strcmp(f, "work")) continue;
+        assert_int_equal(sscanf(cend, "],\"count\":%llu", &count), 1);
+        assert_non_null(strstr(cend, "\"thread\":"));
+        assert_int_equal(sscanf(strstr(cend, "\"thread\":"), "\"thread\":%llu", &thread), 1);
+        assert_true(n < 2);
+        threads[n] = thread;
+        counts[n++] = count;
+    }
+    assert_int_equal(n, 2);
+    assert_true(threads[0] != threads[1]);
+    assert_int_equal(counts[0] + counts[1], 8);
+    assert_true((counts[0] == 5 && counts[1] == 3) || (counts[0] == 3 && counts[1] == 5));
+    free(j);
+    j = tu_run_ok("frames vprof", "'%s' vprof %s/t.frames --profiler zero-loads --top 100000 --json",
+                  tu_frames_bin(), waste_dir);
+    assert_null(strstr(j, "\"thread\":"));
+    expect(j, NULL, "work", NULL, 8, 64);
+    free(j);
+}
 #else
+static void test_profiler_threads(void **state) {
+    (void)state;
+    skip();
+}
 static int waste_setup(void **state) {
     (void)state;
     return 0;
@@ -785,6 +850,7 @@ int main(void) {
         cmocka_unit_test(test_stack_classify),
         cmocka_unit_test(test_stack_rules),
         cmocka_unit_test(test_profilers_recorded),
+        cmocka_unit_test(test_profiler_threads),
     };
     return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
 }

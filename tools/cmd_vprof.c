@@ -13,7 +13,8 @@ static void usage(FILE *out) {
             "usage: frames vprof [--json] [--top N] [--max-addresses N] [--max-instructions N]\n"
             "                    [--module NAME:LO-HI]... [--sysroot DIR] [--no-symbols] TRACE\n"
             "       frames vprof TRACE --profiler NAME [--approx D] [--registers] [--top N]\n"
-            "                    [--sample N/M] [--context-depth N] [--data] [--json]\n"
+            "                    [--sample N/M] [--context-depth N] [--data] [--threads]\n"
+            "                    [--json]\n"
             "       frames vprof --profiler NAME [OPTIONS] -- PROGRAM [ARGS...]   (online: no trace\n"
             "                    is written; the program runs under frames record's engine)\n"
             "\n"
@@ -23,7 +24,9 @@ static void usage(FILE *out) {
             "  --approx D            silent-stores: floats equal within relative delta D\n"
             "  --registers           silent-stores: register writes too\n"
             "  --data                entries per data object too: heap blocks by the call\n"
-            "                        path of their malloc/calloc/realloc/new (x86-64)\n"
+            "                        path of their malloc/calloc/realloc/new (x86-64),\n"
+            "                        globals and statics by symbol, the stack\n"
+            "  --threads             entries per thread too (\"thread\" in each JSON entry)\n"
             "  --sample N/M          profile N of every M instructions\n"
             "  --context-depth N     call sites kept per context (default 64)\n"
             "\n"
@@ -230,6 +233,28 @@ static int classify_allocator(void *ctx, uint64_t pc) {
     return 0;
 }
 
+/* --data: the global or static (a data symbol of a module) that holds addr. */
+static int find_global(void *ctx, uint64_t addr, uint64_t *start, uint64_t *size,
+                       const char **name, size_t *name_len) {
+    cli_names *names = (cli_names *)ctx;
+    frames_sym_loc loc;
+    if (!names->sym || frames_sym_lookup_data(names->sym, addr, &loc) <= 0 ||
+        !(loc.found & FRAMES_SYM_FOUND_SYMBOL))
+        return 0;
+    *start = addr - loc.symbol_offset;
+    *size = loc.symbol_size;
+    *name = loc.symbol;
+    *name_len = loc.symbol_len;
+    return 1;
+}
+
+/* --data: heap blocks by the allocator calls, globals by the modules' data symbols. */
+static int data_objects(frames_vprof *vp, cli_names *names) {
+    frames_vprof_data(vp, classify_allocator, names);
+    frames_vprof_globals(vp, find_global, names);
+    return 0;
+}
+
 /* A call path: frames outermost first, each naming its function. */
 static void print_path_json(frames_vprof *vp, uint32_t ctx, cli_names *names) {
     uint64_t pcs[PATH_MAX_FRAMES];
@@ -297,9 +322,17 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
                    (unsigned long long)e[i].count, (unsigned long long)e[i].bytes,
                    bs->total_bytes ? (double)e[i].bytes / (double)bs->total_bytes : 0.0);
             print_entry_extra_json(&e[i], pr->name);
+            if (pr->bo.threads) printf(",\"thread\":%llu", (unsigned long long)e[i].thread);
             if (pr->bo.data) {
                 printf(",\"object\":");
-                if (e[i].object) {
+                if (e[i].object_kind == FRAMES_VPROF_GLOBAL) {
+                    const frames_vprof_object *ob = frames_vprof_object_get(vp, e[i].object);
+                    printf("{\"kind\":\"global\",\"symbol\":");
+                    cli_json_string(stdout, ob->name, ob->name_len);
+                    printf(",\"size\":%llu}", (unsigned long long)ob->size);
+                } else if (e[i].object_kind == FRAMES_VPROF_STACK) {
+                    printf("{\"kind\":\"stack\"}");
+                } else if (e[i].object) {
                     printf("{\"kind\":\"heap\",\"allocation\":");
                     print_path_json(vp, e[i].object, names);
                     printf("}");
@@ -326,11 +359,18 @@ static void print_profile(const char *path, const struct prof_run *pr, frames_vp
             printf("\n#%zu  %.2f%%  count %llu  bytes %llu\n", i + 1,
                    bs->total_bytes ? 100.0 * (double)e[i].bytes / (double)bs->total_bytes : 0.0,
                    (unsigned long long)e[i].count, (unsigned long long)e[i].bytes);
+            if (pr->bo.threads) printf("   thread %llu\n", (unsigned long long)e[i].thread);
             for (k = 0; k < e[i].ncontexts; k++) {
                 printf("   %s\n", !pair ? "context" : k ? "killed/repeated by" : "first access");
                 print_path_text(vp, e[i].context[k], names);
             }
-            if (pr->bo.data && e[i].object) {
+            if (pr->bo.data && e[i].object_kind == FRAMES_VPROF_GLOBAL) {
+                const frames_vprof_object *ob = frames_vprof_object_get(vp, e[i].object);
+                printf("   data object: global %.*s (%llu bytes)\n", (int)ob->name_len, ob->name,
+                       (unsigned long long)ob->size);
+            } else if (pr->bo.data && e[i].object_kind == FRAMES_VPROF_STACK) {
+                printf("   data object: the stack\n");
+            } else if (pr->bo.data && e[i].object) {
                 printf("   data object: heap block allocated at\n");
                 print_path_text(vp, e[i].object, names);
             }
@@ -373,7 +413,7 @@ static int online_start(struct online *on) {
     on->o.machine = h->machine;
     if (cli_names_open(on->names, frames_reader_meta(on->hr)) != CLI_OK) return -1;
     if (frames_vprof_open(&on->vp, &on->o, &err) < 0 ||
-        (on->pr->bo.data && (frames_vprof_data(on->vp, classify_allocator, on->names), 0)) ||
+        (on->pr->bo.data && data_objects(on->vp, on->names)) ||
         frames_vprof_builtin_open(&on->b, on->vp, on->pr->name, &on->pr->bo, &err) < 0)
         return cli_lib_error(&err), -1;
     memmove(on->buf, on->buf + h->first_frame, on->len - (size_t)h->first_frame);
@@ -521,6 +561,8 @@ int cmd_vprof(int argc, char **argv) {
             json = 1;
         } else if (!strcmp(a, "--data")) {
             pr.bo.data = 1;
+        } else if (!strcmp(a, "--threads")) {
+            pr.bo.threads = 1;
         } else if (!strcmp(a, "--registers")) {
             pr.bo.registers = 1;
         } else if (!strcmp(a, "--profiler")) {
@@ -586,7 +628,7 @@ int cmd_vprof(int argc, char **argv) {
         pr.json = json;
     }
     if (frames_vprof_open(&vp, &o, &err) < 0 ||
-        (pr.name && pr.bo.data && (frames_vprof_data(vp, classify_allocator, &names), 0)) ||
+        (pr.name && pr.bo.data && data_objects(vp, &names)) ||
         (pr.name && frames_vprof_builtin_open(&b, vp, pr.name, &pr.bo, &err) < 0)) {
         frames_vprof_close(vp);
         cli_names_close(&names);
