@@ -665,12 +665,6 @@ static int setup(void **state) {
     return 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forwards_and_backwards),
@@ -687,7 +681,7 @@ int main(void) {
         printf("test_gdbserver: needs gdb and the valgrind tool of frames record: skipped\n");
         return 0;
     }
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }
 
 #else

@@ -24,9 +24,7 @@
 #include <zstd.h>
 #endif
 
-
 static char duckdir[4096];
-
 
 /* ------------------------------------------------------------------ Thrift compact */
 
@@ -832,12 +830,6 @@ static int setup(void **state) {
     return tu_write_file(tu_workdir_path("q.js"), duck_js, strlen(duck_js));
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest unit[] = {
         cmocka_unit_test(test_thrift_compact_bytes),
@@ -853,11 +845,11 @@ int main(void) {
 #endif
         cmocka_unit_test(test_bad_input),
     };
-    int rc = cmocka_run_group_tests_name("parquet writer", unit, setup, teardown);
+    int rc = cmocka_run_group_tests_name("parquet writer", unit, setup, tu_workdir_teardown);
     if (!find_duckdb()) {
         fprintf(stderr, "test_parquet: DuckDB not found (build/duckdb/node_modules/@duckdb/"
                         "node-api; ./build.sh test installs it, or set FRAMES_DUCKDB)\n");
         return 1;
     }
-    return rc | cmocka_run_group_tests_name("parquet with DuckDB", engine, setup, teardown);
+    return rc | cmocka_run_group_tests_name("parquet with DuckDB", engine, setup, tu_workdir_teardown);
 }

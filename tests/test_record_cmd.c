@@ -17,11 +17,9 @@
 #include "testutil.h"
 #include "probes.h"
 
-
 #ifdef TU_RECORD_BUILT
 
 /* ------------------------------------------------------------------ helpers */
-
 
 typedef struct path_buf {
     char s[512];
@@ -45,7 +43,6 @@ static void build_program(const char *name, const char *ext, const char *src, co
     assert_int_equal(st, 0);
     free(out);
 }
-
 
 /* Address of a symbol of a program (nm). */
 static uint64_t symbol(const char *prog, const char *name) {
@@ -318,7 +315,6 @@ static char *record(int *status, const char *trace, const char *opts, const char
     free(out);
     return (char *)tu_read_file(tu_workdir_path("run.err"), NULL);
 }
-
 
 /* ------------------------------------------------------------------ the static program */
 
@@ -695,7 +691,6 @@ static void test_echo_vs_strace_in_every_environment(void **state) {
 
 /* ------------------------------------------------------------------ threads, forks, signals */
 
-
 static void test_threads(void **state) {
     trace_sum s;
     frames_reader *r;
@@ -734,7 +729,6 @@ static void test_threads(void **state) {
     assert_true(saw_write);
     for (i = 0; i < (uint64_t)s.ntids; i++) assert_true(s.tids[i] == main_tid || s.tids[i] == loop_tid);
 }
-
 
 /* With --follow-forks the child's syscalls are in the trace under its own thread id and
    equal strace's list for the child; without, the child runs untraced. */
@@ -1085,12 +1079,6 @@ static int setup(void **state) {
     return tu_write_file(tu_workdir_path("cg.in"), "", 0);
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 #endif /* TU_RECORD_BUILT */
 
 int main(void) {
@@ -1110,7 +1098,7 @@ int main(void) {
         cmocka_unit_test(test_interrupt_finishes_trace),
         cmocka_unit_test(test_usage_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 #else
     printf("test_record_cmd: frames record is not built (needs capstone on x86-64 Linux)\n");
     return 0;

@@ -242,12 +242,6 @@ static int setup(void **state) {
     return 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_exec),
@@ -260,7 +254,7 @@ int main(void) {
         cmocka_unit_test(test_programs_no_engine_can_run),
         cmocka_unit_test(test_crash_report_in_a_file),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }
 
 #else

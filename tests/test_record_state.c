@@ -202,12 +202,6 @@ static int setup(void **state) {
     return 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ptrace_every_register_known),
@@ -215,7 +209,7 @@ int main(void) {
         cmocka_unit_test(test_ptrace_first_instruction_as_gdb),
         cmocka_unit_test(test_valgrind_first_instruction_as_gdb),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }
 
 #else

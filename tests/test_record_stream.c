@@ -88,19 +88,13 @@ static int setup(void **state) {
     return 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_stream),
         cmocka_unit_test(test_post_register_sizes),
         cmocka_unit_test(test_hello_own_parent),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }
 
 #else

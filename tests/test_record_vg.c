@@ -365,7 +365,6 @@ static void calls_agree(const char *cmd, const char *opts, size_t want_threads) 
     }
 }
 
-
 /* Each thread's syscalls equal strace's; the second thread's loop runs 500 times under
    its own thread id. */
 static void test_threads(void **state) {
@@ -388,7 +387,6 @@ static void test_threads(void **state) {
     assert_int_equal(n, 500);
     assert_true(tid && tid != first);
 }
-
 
 /* --follow-forks: the child's syscalls under its own id, as strace sees them; without it
    the child runs untraced (but runs: its output is there). */
@@ -516,12 +514,6 @@ static int setup(void **state) {
     return tu_workdir_make("frames-vg");
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_probe_same_as_ptrace),
@@ -538,7 +530,7 @@ int main(void) {
         printf("test_record_vg: the valgrind tool was not built (needs the valgrind package): skipped\n");
         return 0;
     }
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }
 
 #else

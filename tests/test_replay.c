@@ -201,12 +201,6 @@ static int setup(void **state) {
     return st ? -1 : 0;
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 /* gdb on the live program: the state before each of the first NSTEPS instructions. */
 static void run_gdb(void) {
     FILE *f = fopen(at("cmds.gdb"), "w");
@@ -613,7 +607,7 @@ int main(void) {
         cmocka_unit_test(test_compressed_same_state),
     };
     int rc = cmocka_run_group_tests(units, NULL, NULL);
-    return rc | cmocka_run_group_tests(live_tests, setup, teardown);
+    return rc | cmocka_run_group_tests(live_tests, setup, tu_workdir_teardown);
 #else
     return cmocka_run_group_tests(units, NULL, NULL);
 #endif

@@ -34,12 +34,6 @@ static int setup(void **state) {
     return tu_workdir_make("frames-sancov");
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 /* ---- symbols of a binary: nm -S gives address and size of each function */
 
 typedef struct sym {
@@ -572,5 +566,5 @@ int main(void) {
         cmocka_unit_test(test_process_mode_compressed),
         cmocka_unit_test(test_persistent_loop),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }

@@ -14,7 +14,6 @@
 #include "frames_sym.h"
 #include "testutil.h"
 
-
 #define workdir tu_workdir
 #define wpath tu_workdir_path
 
@@ -852,12 +851,6 @@ static int setup(void **state) {
     return tu_workdir_make("frames-sym");
 }
 
-static int teardown(void **state) {
-    (void)state;
-    tu_workdir_remove();
-    return 0;
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_syscall_tables_vs_headers),
@@ -877,5 +870,5 @@ int main(void) {
         cmocka_unit_test(test_stat_syscall_names_vs_strace),
 #endif
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, tu_workdir_teardown);
 }

@@ -236,7 +236,7 @@ TU_FN int tu_vg_tool_built(void) {
 
 /* A private work directory for a suite: tu_workdir_make("frames-sym") in the group setup
    (returns 0), tu_workdir_path("x.c") for a file in it (one of 8 rotating buffers: copy
-   what must last), tu_workdir_remove() in the teardown. */
+   what must last), tu_workdir_remove() in the teardown (tu_workdir_teardown is one). */
 #if defined(__GNUC__)
 static __attribute__((unused)) char tu_workdir[256];
 #else
@@ -259,6 +259,13 @@ TU_FN const char *tu_workdir_path(const char *name) {
 TU_FN void tu_workdir_remove(void) {
     int st;
     if (tu_workdir[0]) free(tu_run(&st, "rm -rf '%s'", tu_workdir));
+}
+
+/* The group teardown of a suite whose setup made only the work directory. */
+TU_FN int tu_workdir_teardown(void **state) {
+    (void)state;
+    tu_workdir_remove();
+    return 0;
 }
 
 /* ---- growing buffers */
