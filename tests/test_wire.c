@@ -25,19 +25,26 @@ static int decode(const pb_buf *p, frames_frame *f, frames_error *err) {
     return frames_decode_frame(&dec, p->b, p->n, f, err);
 }
 
-/* frame { std_frame { address, thread_id, rawbytes, operand_pre_list {} } } with extra
-   bytes appended inside the std_frame. */
-static void std_frame_with(pb_buf *out, uint64_t address, const pb_buf *extra) {
-    pb_buf s, empty;
+/* frame { std_frame { address, thread_id 1, rawbytes, operand_pre_list { pre } } } with
+   extra bytes (or none) appended inside the std_frame. */
+static void std_frame_of(pb_buf *out, uint64_t address, const char *raw, size_t nraw, const pb_buf *pre,
+                         const pb_buf *extra) {
+    pb_buf s;
     pb_reset(&s);
-    pb_reset(&empty);
     pb_u64(&s, 1, address);
     pb_u64(&s, 2, 1);
-    pb_bytes(&s, 3, "\x90", 1);
-    pb_msg(&s, 4, &empty);
+    pb_bytes(&s, 3, raw, nraw);
+    pb_msg(&s, 4, pre);
     if (extra) pb_raw(&s, extra->b, extra->n);
     pb_reset(out);
     pb_msg(out, 1, &s);
+}
+
+/* The same with a nop and an empty pre list. */
+static void std_frame_with(pb_buf *out, uint64_t address, const pb_buf *extra) {
+    pb_buf empty;
+    pb_reset(&empty);
+    std_frame_of(out, address, "\x90", 1, &empty, extra);
 }
 
 /* frames_frame_peek_kind names the kind frames_decode_frame finds, for every kind the
@@ -154,18 +161,7 @@ static void test_sint32_bit_length_extremes(void **state) {
         frames_error err;
         pb_reset(&pre);
         pb_reg_operand(&pre, "RAX", lens[i], 1, 0, "\x01\x02", 2);
-        std_frame_with(&p, 0x1000, NULL);
-        /* rebuild with the operand in the pre list */
-        {
-            pb_buf s;
-            pb_reset(&s);
-            pb_u64(&s, 1, 0x1000);
-            pb_u64(&s, 2, 1);
-            pb_bytes(&s, 3, "\x90", 1);
-            pb_msg(&s, 4, &pre);
-            pb_reset(&p);
-            pb_msg(&p, 1, &s);
-        }
+        std_frame_of(&p, 0x1000, "\x90", 1, &pre, NULL);
         assert_int_equal(decode(&p, &f, &err), FRAMES_OK);
         assert_int_equal(f.std.npre, 1);
         assert_int_equal(f.std.pre[0].bit_length, lens[i]);
@@ -176,7 +172,7 @@ static void test_sint32_bit_length_extremes(void **state) {
 
 static void test_sint32_wider_than_32_bits(void **state) {
     /* bit_length carried as a 64-bit zigzag value: truncated to 32 bits and flagged */
-    pb_buf pre, s, p, op, spec, reg, usage, taint;
+    pb_buf pre, p, op, spec, reg, usage, taint;
     frames_frame f;
     frames_error err;
     (void)state;
@@ -199,13 +195,7 @@ static void test_sint32_wider_than_32_bits(void **state) {
     pb_bytes(&op, 5, "", 0);
     pb_reset(&pre);
     pb_msg(&pre, 1, &op);
-    pb_reset(&s);
-    pb_u64(&s, 1, 1);
-    pb_u64(&s, 2, 1);
-    pb_bytes(&s, 3, "", 0);
-    pb_msg(&s, 4, &pre);
-    pb_reset(&p);
-    pb_msg(&p, 1, &s);
+    std_frame_of(&p, 1, "", 0, &pre, NULL);
     assert_int_equal(decode(&p, &f, &err), FRAMES_OK);
     assert_int_equal(f.std.pre[0].bit_length, 64);
     assert_true(f.flags & FRAMES_FF_WIDE_VALUE);
@@ -438,7 +428,7 @@ static void test_repeated_submessage_is_merged(void **state) {
 }
 
 static void test_bool_other_than_0_1(void **state) {
-    pb_buf pre, s, p, op, spec, reg, usage, taint;
+    pb_buf pre, p, op, spec, reg, usage, taint;
     frames_frame f;
     frames_error err;
     (void)state;
@@ -461,13 +451,7 @@ static void test_bool_other_than_0_1(void **state) {
     pb_bytes(&op, 5, "\x00", 1);
     pb_reset(&pre);
     pb_msg(&pre, 1, &op);
-    pb_reset(&s);
-    pb_u64(&s, 1, 1);
-    pb_u64(&s, 2, 1);
-    pb_bytes(&s, 3, "", 0);
-    pb_msg(&s, 4, &pre);
-    pb_reset(&p);
-    pb_msg(&p, 1, &s);
+    std_frame_of(&p, 1, "", 0, &pre, NULL);
     assert_int_equal(decode(&p, &f, &err), FRAMES_OK);
     assert_int_equal(f.std.pre[0].read, 1);
     assert_true(f.flags & FRAMES_FF_BAD_BOOL);
@@ -579,32 +563,20 @@ static void test_caller_scratch_without_allocation(void **state) {
     /* a decoder over a caller buffer never allocates; a frame that needs more fails */
     uint64_t scratch[64];
     frames_decoder small;
-    pb_buf pre, s, p;
+    pb_buf pre, p;
     frames_frame f;
     frames_error err;
     int i;
     (void)state;
     pb_reset(&pre);
     for (i = 0; i < 3; i++) pb_reg_operand(&pre, "RAX", 64, 1, 0, "12345678", 8);
-    pb_reset(&s);
-    pb_u64(&s, 1, 1);
-    pb_u64(&s, 2, 1);
-    pb_bytes(&s, 3, "", 0);
-    pb_msg(&s, 4, &pre);
-    pb_reset(&p);
-    pb_msg(&p, 1, &s);
+    std_frame_of(&p, 1, "", 0, &pre, NULL);
     frames_decoder_init(&small, scratch, sizeof scratch, NULL);
     assert_int_equal(frames_decode_frame(&small, p.b, p.n, &f, &err), FRAMES_OK);
     assert_int_equal(f.std.npre, 3);
     pb_reset(&pre);
     for (i = 0; i < 40; i++) pb_reg_operand(&pre, "RAX", 64, 1, 0, "12345678", 8);
-    pb_reset(&s);
-    pb_u64(&s, 1, 1);
-    pb_u64(&s, 2, 1);
-    pb_bytes(&s, 3, "", 0);
-    pb_msg(&s, 4, &pre);
-    pb_reset(&p);
-    pb_msg(&p, 1, &s);
+    std_frame_of(&p, 1, "", 0, &pre, NULL);
     assert_int_equal(frames_decode_frame(&small, p.b, p.n, &f, &err), FRAMES_E_NOMEM);
     frames_decoder_free(&small);
 }
