@@ -52,6 +52,9 @@ typedef struct guest {
     int nregs, sysreg, args[3], bits;
     uint64_t mul;
     const char *trace_names[NREGS], *dump_keys[NREGS];
+    /* set_tid_address's number and the register of its result: the thread id, which
+       differs between QEMU's reference run and the recorded one */
+    int nr_set_tid, result;
 } guest;
 
 static const guest aarch64 = {
@@ -64,7 +67,8 @@ static const guest aarch64 = {
      "X30", "SP", "NZCV"},
     {"X00=", "X01=", "X02=", "X03=", "X04=", "X05=", "X06=", "X07=", "X08=", "X09=", "X10=", "X11=", "X12=",
      "X13=", "X14=", "X15=", "X16=", "X17=", "X18=", "X19=", "X20=", "X21=", "X22=", "X23=", "X24=", "X25=",
-     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="}};
+     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="},
+    96, 0};
 
 /* armhf: Thumb-2 (T32) code by default */
 static const guest arm = {
@@ -74,7 +78,8 @@ static const guest arm = {
     FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,
     {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
     {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
-     "R13=", "R14=", "PSR="}};
+     "R13=", "R14=", "PSR="},
+    256, 0};
 
 /* MIPS o32, both byte orders: registers r1..r31, HI, LO; the syscall number in v0 (r2),
    arguments from a0 (r4); a3 (r7) is the error flag */
@@ -88,7 +93,8 @@ static const guest arm = {
       "LO"},                                                                                            \
      {" at ", " v0 ", " v1 ", " a0 ", " a1 ", " a2 ", " a3 ", " t0 ", " t1 ", " t2 ", " t3 ", " t4 ",   \
       " t5 ", " t6 ", " t7 ", " s0 ", " s1 ", " s2 ", " s3 ", " s4 ", " s5 ", " s6 ", " s7 ", " t8 ",   \
-      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="}}
+      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="},                          \
+     4252, 1}
 /* x86-64 under qemu-x86_64 (--engine qemu): the GPRs, not RFLAGS (engine's comment) */
 static const guest x86_64 = {
     "x86_64", "qemu-x86_64", "cc",
@@ -97,12 +103,13 @@ static const guest x86_64 = {
     FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 16, 0, {5, 4, 3}, 64, 0x9e3779b97f4a7c15ULL,
     {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"},
     {"RAX=", "RBX=", "RCX=", "RDX=", "RSI=", "RDI=", "RBP=", "RSP=", "R8 =", "R9 =", "R10=", "R11=", "R12=",
-     "R13=", "R14=", "R15="}};
+     "R13=", "R14=", "R15="},
+    218, 0};
 
 static const guest mips = MIPS_GUEST("mips", "qemu-mips", "mips-linux-gnu-gcc");
 static const guest mipsel = MIPS_GUEST("mipsel", "qemu-mipsel", "mipsel-linux-gnu-gcc");
 
-#define MAXI 4096
+#define MAXI 65536 /* instructions of QEMU's log (a static glibc program: ~40000) */
 
 /* QEMU's own log of the run: the pc and the registers before each instruction. */
 typedef struct qstate {
@@ -171,10 +178,13 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* More environment for QEMU and the program, in recorded and reference runs alike. */
+static const char *run_env = "";
+
 /* Record prog with the given options into trace (a fresh name); the exit status. */
 static int record_prog(const char *prog, const char *opts, const char *trace) {
     int st;
-    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir,
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir, run_env,
                 tu_frames_bin(), opts, trace, prog));
     return st;
 }
@@ -200,9 +210,75 @@ static void expected_stores(const guest *gu, uint64_t out[8]) {
     for (i = 0; i < 8; i++) out[i] = x = (x * gu->mul + (uint64_t)i) & mask;
 }
 
+/* QEMU's reference run of PROG (same environment as frames record gives the program):
+   qlog, nq; returns its exit status. */
+static int qemu_reference(const guest *gu, const char *prog) {
+    char *log;
+    int rc;
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >qout.txt",
+                dir, run_env, gu->qemu, prog)); /* a file, as in record_prog: stdio asks fstat */
+    unlink(at("qout.txt"));
+    log = (char *)tu_read_file(at("qemu.log"), NULL);
+    assert_non_null(log);
+    parse_qemu_log(gu, log);
+    free(log);
+    unlink(at("qemu.log"));
+    return rc;
+}
+
+/* The registers of std_frame f, instruction i of QEMU's log: the snapshot and every
+   value before equal the dump before it, every change the dump before the next one,
+   and the state rebuilt from the trace so far (regs; *have once the snapshot was seen)
+   equals the dump: no change was missed. Memory operands are the caller's. */
+/* The thread id set_tid_address returned in the recorded run and in QEMU's reference
+   run (0: none yet): the C library copies it between registers, where the two runs'
+   values then differ by nothing else. */
+static uint64_t tid_trace, tid_qemu;
+
+static int same_value(uint64_t trace, uint64_t qemu) {
+    return trace == qemu || (tid_trace && trace == tid_trace && qemu == tid_qemu);
+}
+
+static void check_registers(const guest *gu, const frames_frame *f, size_t i, uint64_t *regs, int *have,
+                            int tid_result) {
+    size_t k;
+    assert_true(i < nq);
+    assert_int_equal(f->std.address, qlog[i].pc); /* -d exec */
+    for (k = 0; k < f->std.npre; k++) {
+        const frames_operand *o = &f->std.pre[k];
+        int ri;
+        if (o->spec == FRAMES_MEM) continue;
+        assert_true((ri = reg_index(gu, &o->name)) >= 0);
+        assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
+        regs[ri] = qlog[i].r[ri];
+        *have |= ri == 0;
+    }
+    assert_true(*have); /* the first instruction gave every register */
+    for (k = 0; k < (size_t)gu->nregs; k++) {
+        if (!same_value(regs[k], qlog[i].r[k]))
+            print_error("pc 0x%llx (instruction %zu): %s is 0x%llx in the trace, 0x%llx in QEMU's dump\n",
+                        (unsigned long long)qlog[i].pc, i, gu->trace_names[k], (unsigned long long)regs[k],
+                        (unsigned long long)qlog[i].r[k]);
+        assert_true(same_value(regs[k], qlog[i].r[k])); /* nothing missed */
+    }
+    for (k = 0; k < f->std.npost; k++) {
+        const frames_operand *o = &f->std.post[k];
+        int ri;
+        if (o->spec == FRAMES_MEM) continue;
+        assert_true((ri = reg_index(gu, &o->name)) >= 0);
+        regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
+        if (tid_result && ri == gu->result && i + 1 < nq) tid_trace = regs[ri], tid_qemu = qlog[i + 1].r[ri];
+        if (i + 1 < nq && !same_value(regs[ri], qlog[i + 1].r[ri]))
+            print_error("pc 0x%llx (instruction %zu): %s after is 0x%llx in the trace, 0x%llx in QEMU's dump\n",
+                        (unsigned long long)qlog[i].pc, i, gu->trace_names[ri], (unsigned long long)regs[ri],
+                        (unsigned long long)qlog[i + 1].r[ri]);
+        if (i + 1 < nq) assert_true(same_value(regs[ri], qlog[i + 1].r[ri])); /* -d cpu, after */
+    }
+}
+
 /* PROG of guest gu (built) recorded, against QEMU's own logs of the same run. */
 static void check_against_qemu(const guest *gu, const char *prog) {
-    char *log, *nm, *s;
+    char *nm, *s;
     frames_reader *r;
     frames_frame f;
     uint64_t regs[NREGS], want[8], out_addr;
@@ -214,14 +290,7 @@ static void check_against_qemu(const guest *gu, const char *prog) {
     nm = tu_run_ok("nm", "nm %s/%s | grep ' out$'", dir, prog);
     out_addr = hexat(nm);
     free(nm);
-    /* QEMU's reference run: same environment as frames record gives the program */
-    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >/dev/null",
-                dir, gu->qemu, prog));
-    assert_int_equal(rc, (int)(want[7] & 0x7f));
-    log = (char *)tu_read_file(at("qemu.log"), NULL);
-    assert_non_null(log);
-    parse_qemu_log(gu, log);
-    free(log);
+    assert_int_equal(qemu_reference(gu, prog), (int)(want[7] & 0x7f));
     assert_true(nq > 50);
 
     assert_int_equal(record_prog(prog, "--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
@@ -236,37 +305,19 @@ static void check_against_qemu(const guest *gu, const char *prog) {
             continue;
         }
         if (f.kind != FRAMES_KIND_STD) continue;
-        assert_true(i < nq);
-        assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
+        check_registers(gu, &f, i, regs, &have, 0);
         if (gu->arch == FRAMES_ARCH_I386) assert_true(f.std.rawbytes.len >= 1 && f.std.rawbytes.len <= 15);
         else assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
-        for (k = 0; k < f.std.npre; k++) {
-            const frames_operand *o = &f.std.pre[k];
-            int ri;
-            if (o->spec == FRAMES_MEM) continue;
-            assert_true((ri = reg_index(gu, &o->name)) >= 0);
-            assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
-            regs[ri] = qlog[i].r[ri];
-            have |= ri == 0;
-        }
-        assert_true(have); /* the first instruction gave every register */
-        for (k = 0; k < (size_t)gu->nregs; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
         for (k = 0; k < f.std.npost; k++) {
             const frames_operand *o = &f.std.post[k];
-            int ri;
-            if (o->spec == FRAMES_MEM) {
-                assert_true(o->written);
-                if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
-                    assert_int_equal(o->address, out_addr + wsize * nstores);
-                    assert_int_equal(o->value.len, wsize);
-                    assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
-                    nstores++;
-                }
-                continue;
+            if (o->spec != FRAMES_MEM) continue;
+            assert_true(o->written);
+            if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
+                assert_int_equal(o->address, out_addr + wsize * nstores);
+                assert_int_equal(o->value.len, wsize);
+                assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
+                nstores++;
             }
-            assert_true((ri = reg_index(gu, &o->name)) >= 0);
-            regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
-            if (i + 1 < nq) assert_int_equal(regs[ri], qlog[i + 1].r[ri]); /* -d cpu, after */
         }
         i++;
     }
@@ -356,6 +407,67 @@ static int next_std(frames_reader *r, frames_frame *f) {
     assert_int_equal(rc, 0);
     return 0;
 }
+
+/* A static program with the C library (its start-up code: TLS, IRELATIVE relocations,
+   SIMD string functions), sorting, formatting a float, atomics (the outline helpers pick
+   LSE when the CPU has it), 128-bit multiplication, division: tens of thousands of
+   instructions of many encoding classes. The full state rebuilt from its trace equals
+   every -d cpu dump: the registers the plugin reads after an instruction (those its
+   encoding can write) miss no change. */
+static const char libc_src[] =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }\n"
+    "static long counter;\n"
+    "int main(int argc, char **argv) {\n"
+    "    int v[64]; char buf[256]; long expect = 5;\n"
+    "    unsigned long long a = 0x9e3779b97f4a7c15ULL * (unsigned)argc;\n"
+    "    for (int i = 0; i < 64; i++) v[i] = (i * 7919) % 101 - 50;\n"
+    "    qsort(v, 64, sizeof v[0], cmp);\n"
+    "    __atomic_fetch_add(&counter, 5, __ATOMIC_SEQ_CST);\n"
+    "    __atomic_compare_exchange_n(&counter, &expect, 9, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);\n"
+    "    a = (unsigned long long)(((unsigned __int128)a * a) >> 64) / (unsigned)(v[63] + 1);\n"
+    "    snprintf(buf, sizeof buf, \"%d %d %s %.3f %ld %llx\", v[0], v[63], argv[0], 3.25 * argc, counter, a);\n"
+    "    printf(\"%s %zu\\n\", buf, strlen(buf));\n"
+    "    return (int)(strlen(buf) + (3.25 * argc > 3.0)) & 0x7f;\n"
+    "}\n";
+
+static void check_libc_program(const guest *gu, const char *prog) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS];
+    size_t i = 0;
+    int have = 0, st, rc, tid_syscall = 0;
+    free(tu_run(&st, "command -v %s >/dev/null && command -v %s >/dev/null", gu->qemu, gu->cc));
+    if (st) {
+        printf("test_record_qemu: %s or %s missing: %s skipped\n", gu->qemu, gu->cc, gu->name);
+        return;
+    }
+    assert_int_equal(tu_write_file(at("libc.c"), libc_src, strlen(libc_src)), 0);
+    free(tu_run_ok(gu->cc, "%s -O2 -static -o %s/%s %s 2>&1", gu->cc, dir, prog, at("libc.c")));
+    run_env = "QEMU_RAND_SEED=1"; /* the same AT_RANDOM bytes (the stack guard) in both runs */
+    st = qemu_reference(gu, prog);
+    tid_trace = tid_qemu = 0;
+    assert_true(nq > 10000);
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet", "l.frames"), st);
+    r = open_trace(at("l.frames"), gu);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) tid_syscall = gu->nr_set_tid && f.syscall.number == (uint64_t)gu->nr_set_tid;
+        if (f.kind != FRAMES_KIND_STD) continue;
+        check_registers(gu, &f, i++, regs, &have, tid_syscall);
+        tid_syscall = 0;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    run_env = "";
+    assert_int_equal(i, nq);
+    unlink(at("l.frames"));
+}
+
+static void test_aarch64_libc_program(void **state) {
+    (void)state;
+    check_libc_program(&aarch64, "lprog");
+}
+
 
 /* Is b the operand a (QEMU's: a full GPR, or memory), or a part of it the Valgrind
    engine names as capstone does (EAX, AX, AL, R8D, R8W, R8B for RAX, R8)? A documented
@@ -623,6 +735,7 @@ static void test_bad_streams(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
+        cmocka_unit_test(test_aarch64_libc_program),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_qemu_logs),

@@ -57,6 +57,25 @@ __attribute__((constructor)) static void choose_version(void) {
 
 /* ---------------------------------------------------------------- targets */
 
+#define FQ_ALL (~0ULL)
+
+/* Where an instruction can go next, known at translation: its successor is checked at
+   the next instruction of the thread; any other pc (a signal handler, a sigreturn, a
+   restarted instruction) means something else changed registers, and they are all read. */
+enum fq_succ { FQ_SUCC_NEXT, FQ_SUCC_TARGET, FQ_SUCC_NEXT_OR_TARGET, FQ_SUCC_REG };
+
+typedef struct fq_insn {       /* one translated instruction (kept until exit) */
+    struct fq_insn *next;
+    uint64_t pc;
+    uint32_t len;
+    uint8_t bytes[FRAMES_REC_MAX_RAWBYTES];
+    uint64_t writes;           /* registers it can change (regs[] bits), FQ_ALL */
+    uint64_t then;             /* registers the next instruction can change too (state
+                                  this one sets and the next one clears: BTYPE) */
+    uint64_t target;           /* FQ_SUCC_TARGET, FQ_SUCC_NEXT_OR_TARGET: the branch's */
+    uint8_t succ, succ_reg;    /* enum fq_succ; FQ_SUCC_REG: the regs[] index of the target */
+} fq_insn;
+
 /* A register the plugin records: BAP's name, the gdbstub register number (7.2 route),
    the gdb name (official route), its size in bytes. */
 typedef struct fq_reg {
@@ -71,6 +90,9 @@ typedef struct fq_reg {
 
 typedef struct fq_target {
     const char *qemu;          /* qemu_info_t.target_name */
+    /* At translation: the registers (bits of regs[] indices) the instruction can write and
+       where it can go next (in->succ), or FQ_ALL: every register is read after it. */
+    uint64_t (*writes)(fq_insn *in);
     const char *gdb_reader;    /* the gdbstub reader QEMU 7.2 exports */
     int nregs;
     fq_reg regs[FQ_MAX_REGS];
@@ -90,12 +112,102 @@ static void numbered_regs(fq_target *t, int n, char upper, char lower, unsigned 
     }
 }
 
+/* AArch64: what an A64 instruction can write, decoded from its encoding class (Arm ARM
+   C4.1, "A64 instruction set encoding") as a superset: every class writes at most the
+   register fields named below, a field of 31 is taken as SP (it is SP or XZR), and a
+   class not listed (exception generation: svc, brk; SVE; unallocated) reads all. An
+   instruction QEMU does not implement raises SIGILL: its successor is then not the one
+   expected, and every register is read. Bits: X0..X30 = 0..30, SP = 31, NZCV = 32. */
+#define A64_NZCV (1ULL << 32)
+#define A64_R(n) (1ULL << ((n) & 31))
+
+static int32_t sext(uint32_t v, unsigned bits) { return (int32_t)(v << (32 - bits)) >> (32 - bits); }
+
+static uint64_t a64_branch(fq_insn *in, uint32_t w) {
+    unsigned rn = w >> 5 & 31;
+    if ((w & 0x7c000000u) == 0x14000000u) { /* B, BL (imm26) */
+        in->succ = FQ_SUCC_TARGET;
+        in->target = in->pc + (uint64_t)(int64_t)sext(w & 0x3ffffffu, 26) * 4;
+        return w >> 31 ? A64_R(30) : 0;
+    }
+    if ((w & 0x7e000000u) == 0x34000000u || (w & 0xff000000u) == 0x54000000u) { /* CBZ, CBNZ, B.cond (imm19) */
+        in->succ = FQ_SUCC_NEXT_OR_TARGET;
+        in->target = in->pc + (uint64_t)(int64_t)sext(w >> 5 & 0x7ffffu, 19) * 4;
+        return 0;
+    }
+    if ((w & 0x7e000000u) == 0x36000000u) { /* TBZ, TBNZ (imm14) */
+        in->succ = FQ_SUCC_NEXT_OR_TARGET;
+        in->target = in->pc + (uint64_t)(int64_t)sext(w >> 5 & 0x3fffu, 14) * 4;
+        return 0;
+    }
+    if ((w & 0xfe000000u) == 0xd6000000u) /* branches to a register set PSTATE.BTYPE
+                                             (cpsr 11:10), which the next instruction clears */
+        in->then = A64_NZCV;
+    if ((w & 0xff9ffc1fu) == 0xd61f0000u) { /* BR, BLR, RET Xn (no pointer authentication) */
+        in->succ = FQ_SUCC_REG;
+        in->succ_reg = (uint8_t)rn;
+        return A64_R(30) | A64_NZCV;
+    }
+    if ((w & 0xffc00000u) == 0xd5000000u) /* system: MRS, SYS(L) write Rt; MSR NZCV and the
+                                             flag instructions write NZCV; the pointer
+                                             authentication hints sign X17 or X30 */
+        return A64_R(w) | A64_R(16) | A64_R(17) | A64_R(30) | A64_NZCV;
+    return FQ_ALL;
+}
+
+static uint64_t a64_load_store(uint32_t w) {
+    unsigned rt = w & 31, rn = w >> 5 & 31, rt2 = w >> 10 & 31, rs = w >> 16 & 31;
+    switch (w >> 28 & 3) {
+    case 0:
+        if (w >> 26 & 1) return A64_R(rn);                       /* SIMD structures: the base */
+        if (w >> 24 & 1) return A64_R(rt) | A64_R(rn);           /* memory tags */
+        /* exclusive, ordered, compare and swap (CASP: pairs) */
+        return A64_R(rt) | A64_R(rt + 1) | A64_R(rt2) | A64_R(rs) | A64_R(rs + 1);
+    case 1: /* literal loads; LDAPR/STLUR unscaled; memory copy and set (Rd, Rs, Rn) */
+        return A64_R(rt) | A64_R(rn) | A64_R(rs);
+    case 2: /* pairs: the base when post- or pre-indexed (bit 23) */
+        return A64_R(rt) | A64_R(rt2) | (w >> 23 & 1 ? A64_R(rn) : 0);
+    default:
+        if (w >> 24 & 1) return A64_R(rt);                        /* unsigned offset */
+        if (!(w >> 21 & 1)) return A64_R(rt) | (w >> 10 & 1 ? A64_R(rn) : 0); /* imm9: post-, pre-index */
+        return A64_R(rt) | A64_R(rn);                             /* register offset, atomics, LDRA* */
+    }
+}
+
+static uint64_t a64_writes(fq_insn *in) {
+    uint32_t w = (uint32_t)in->bytes[0] | (uint32_t)in->bytes[1] << 8 | (uint32_t)in->bytes[2] << 16 |
+                 (uint32_t)in->bytes[3] << 24;
+    uint64_t flags = w >> 29 & 1 ? A64_NZCV : 0; /* S (ANDS: opc 11) in both data processing classes */
+    if (in->len != 4) return FQ_ALL;
+    switch (w >> 25 & 15) {
+    case 8: case 9:   /* data processing, immediate: Rd */
+    case 5: case 13:  /* data processing, register: Rd (conditional compare has S set) */
+        return A64_R(w) | flags;
+    case 7: case 15:  /* SIMD and FP: the V registers (not recorded), Rd of moves and
+                         conversions to a general register, NZCV of compares */
+        return A64_R(w) | A64_NZCV;
+    case 10: case 11:
+        return a64_branch(in, w);
+    case 4: case 6: case 12: case 14:
+        return a64_load_store(w);
+    default:
+        return FQ_ALL;
+    }
+}
+
+/* Every register, after any instruction: the targets without a decoder. */
+static uint64_t all_writes(fq_insn *in) {
+    (void)in;
+    return FQ_ALL;
+}
+
 static fq_target aarch64_target(void) {
     fq_target t;
     static char names[31][4], gnames[31][4];
     memset(&t, 0, sizeof t);
     t.qemu = "aarch64";
     t.gdb_reader = "aarch64_cpu_gdb_read_register";
+    t.writes = a64_writes;
     numbered_regs(&t, 31, 'X', 'x', 8, names, gnames);
     t.regs[31] = (fq_reg){"SP", 31, "sp", 8, FRAMES_VAL_GPR};
     t.regs[32] = (fq_reg){"NZCV", 33, "cpsr", 4, FRAMES_VAL_CTRL}; /* gdb's cpsr: PSTATE */
@@ -113,6 +225,7 @@ static fq_target arm_target(void) {
     memset(&t, 0, sizeof t);
     t.qemu = "arm";
     t.gdb_reader = "arm_cpu_gdb_read_register";
+    t.writes = all_writes;
     numbered_regs(&t, 13, 'R', 'r', 4, names, gnames);
     t.regs[13] = (fq_reg){"SP", 13, "sp", 4, FRAMES_VAL_GPR};
     t.regs[14] = (fq_reg){"LR", 14, "lr", 4, FRAMES_VAL_GPR};
@@ -138,6 +251,7 @@ static fq_target mips_target(int big_endian) {
     memset(&t, 0, sizeof t);
     t.qemu = big_endian ? "mips" : "mipsel";
     t.gdb_reader = "mips_cpu_gdb_read_register";
+    t.writes = all_writes;
     for (i = 1; i < 32; i++) t.regs[i - 1] = (fq_reg){abi[i], i, gdb[i], 4, FRAMES_VAL_GPR};
     t.regs[31] = (fq_reg){"HI", 34, "hi", 4, FRAMES_VAL_GPR};
     t.regs[32] = (fq_reg){"LO", 33, "lo", 4, FRAMES_VAL_GPR};
@@ -162,6 +276,7 @@ static fq_target x86_64_target(void) {
     memset(&t, 0, sizeof t);
     t.qemu = "x86_64";
     t.gdb_reader = "x86_cpu_gdb_read_register";
+    t.writes = all_writes;
     for (i = 0; i < 16; i++) t.regs[i] = (fq_reg){names[i], i, gdb[i], 8, FRAMES_VAL_GPR};
     t.nregs = 16;
     t.nr_mmap = 9;
@@ -171,20 +286,15 @@ static fq_target x86_64_target(void) {
 
 /* ---------------------------------------------------------------- state */
 
-typedef struct fq_insn {       /* one translated instruction (kept until exit) */
-    struct fq_insn *next;
-    uint64_t pc;
-    uint32_t len;
-    uint8_t bytes[FRAMES_REC_MAX_RAWBYTES];
-} fq_insn;
 
 typedef struct fq_cpu {
     frames_recorder rec;
     uint8_t buf[1 << 18];
     int open;                  /* an instruction is open (its post list waits) */
     int started;               /* first instruction seen */
-    uint64_t pc;               /* of the open instruction */
-    uint64_t regs[FQ_MAX_REGS];  /* values before the open instruction */
+    const fq_insn *insn;       /* the open instruction */
+    uint64_t then;             /* the previous one's fq_insn.then */
+    uint64_t regs[FQ_MAX_REGS];  /* values before the open instruction (all of them) */
     struct qemu_plugin_register *handles[FQ_MAX_REGS]; /* official route */
     frames_gbytes *scratch;
     void **current_cpu;        /* 7.2 route: this thread's current_cpu */
@@ -195,7 +305,7 @@ typedef struct fq_cpu {
 static struct {
     fq_target t;
     int fd, mem, official;
-    pid_t pid;                 /* QEMU's: a forked child (the guest's fork) records nothing */
+    volatile int forked;       /* in a child QEMU forked for the guest: it records nothing */
     uint64_t sample_on, sample_off;
     pthread_mutex_t lock, out;
     fq_cpu *cpus[FQ_MAX_CPUS];
@@ -225,7 +335,7 @@ static int fq_flush(void *ctx, const void *frames, size_t len, uint32_t n) {
     const uint8_t *p = (const uint8_t *)frames;
     (void)ctx;
     (void)n;
-    if (getpid() != g.pid) return 0; /* a child's copy of the buffers: not ours to write */
+    if (g.forked) return 0; /* a child's copy of the buffers: not ours to write */
     pthread_mutex_lock(&g.out);
     while (len) {
         ssize_t w = write(g.fd, p, len);
@@ -254,16 +364,18 @@ static void copy_le(uint8_t *out, const uint8_t *in, unsigned size) {
     for (i = 0; i < size; i++) out[i] = in[size - 1 - i];
 }
 
-/* Every register of the table into now[] (values of at most 8 bytes, as numbers: the
-   host is little-endian; 0 when unreadable). One scratch array for all of them, emptied
-   by its public length (g_byte_array_set_size per register cost a fifth of the time). */
-static void read_regs(fq_cpu *c, uint64_t *now) {
+/* The registers of mask (bits of the table's indices) into now[] (values of at most 8
+   bytes, as numbers: the host is little-endian; 0 when unreadable). One scratch array
+   for all of them, emptied by its public length (g_byte_array_set_size per register
+   cost a fifth of the time). */
+static void read_regs(fq_cpu *c, uint64_t *now, uint64_t mask) {
     int i;
     c->scratch->len = 0;
     for (i = 0; i < g.t.nregs; i++) {
         const fq_reg *r = &g.t.regs[i];
         unsigned off = c->scratch->len;
         int n;
+        if (!(mask >> i & 1)) continue;
         now[i] = 0;
         if (g.official) n = c->handles[i] ? g.read_register(c->handles[i], c->scratch) : 0;
         else n = g.gdb_read(*c->current_cpu, c->scratch, r->gdb);
@@ -299,13 +411,34 @@ static fq_cpu *cpu_of(unsigned idx) {
     return c;
 }
 
-/* Close the open instruction: the registers that changed, values after. */
-static void close_insn(fq_cpu *c, const uint64_t *now) {
+/* Did the open instruction go where it can go? If not, something else ran between it
+   and pc (a signal handler, a sigreturn, a restarted instruction): registers its
+   decoding does not name may have changed. */
+static int went_as_decoded(const fq_cpu *c, uint64_t pc) {
+    const fq_insn *in = c->insn;
+    switch (in->succ) {
+    case FQ_SUCC_NEXT: return pc == in->pc + in->len;
+    case FQ_SUCC_TARGET: return pc == in->target;
+    case FQ_SUCC_NEXT_OR_TARGET: return pc == in->pc + in->len || pc == in->target;
+    default: return pc == c->regs[in->succ_reg];
+    }
+}
+
+/* Close the open instruction, at the thread's next one (at pc): the registers it can
+   have written are read, and those that changed are its post list (values after);
+   c->regs is then the state before pc. */
+static void close_insn(fq_cpu *c, uint64_t pc) {
+    uint64_t now[FQ_MAX_REGS], mask = c->insn->writes | c->then;
     int i;
+    c->then = c->insn->then;
+    if (mask != FQ_ALL && !went_as_decoded(c, pc)) mask = FQ_ALL;
+    read_regs(c, now, mask);
     for (i = 0; i < g.t.nregs; i++)
-        if (now[i] != c->regs[i])
-            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name, &now[i],
-                           g.t.regs[i].size);
+        if (mask >> i & 1 && now[i] != c->regs[i]) {
+            c->regs[i] = now[i];
+            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name,
+                           &now[i], g.t.regs[i].size);
+        }
     frames_rec_end(&c->rec);
     c->open = 0;
 }
@@ -334,9 +467,8 @@ static __thread fq_cpu *thread_cpu;
 static void on_insn(unsigned vcpu, void *udata) {
     const fq_insn *in = (const fq_insn *)udata;
     fq_cpu *c;
-    uint64_t now[FQ_MAX_REGS];
     int i;
-    if (getpid() != g.pid || !(c = cpu_of(vcpu))) return;
+    if (g.forked || !(c = cpu_of(vcpu))) return;
     if (thread_cpu != c) {
         /* this thread's first instruction on this vCPU: its id and CPU are known from
            here. QEMU user mode gives a new thread the index of one that ended: what the
@@ -351,15 +483,18 @@ static void on_insn(unsigned vcpu, void *udata) {
         else c->current_cpu = (void **)dlsym(RTLD_DEFAULT, "current_cpu"); /* this thread's */
         first_module(c);
     }
-    read_regs(c, now);
-    if (c->open) close_insn(c, now);
+    if (c->open) close_insn(c, in->pc);
+    else {
+        read_regs(c, c->regs, FQ_ALL); /* the thread's first instruction */
+        c->then = 0;
+    }
     if (frames_rec_begin(&c->rec, in->pc, in->bytes, in->len) > 0 && !c->started)
         for (i = 0; i < g.t.nregs; i++)
-            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_BEFORE, g.t.regs[i].name, &now[i], g.t.regs[i].size);
+            frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_BEFORE, g.t.regs[i].name, &c->regs[i],
+                           g.t.regs[i].size);
     c->started = 1;
     c->open = 1;
-    c->pc = in->pc;
-    memcpy(c->regs, now, (size_t)g.t.nregs * sizeof now[0]);
+    c->insn = in;
 }
 
 static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
@@ -388,6 +523,7 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         if (in->len > sizeof in->bytes) in->len = sizeof in->bytes;
         if (g.official) g.insn_data_copy(qi, in->bytes, in->len);
         else memcpy(in->bytes, qemu_plugin_insn_data(qi), in->len);
+        in->writes = g.t.writes(in);
         pthread_mutex_lock(&g.lock);
         in->next = g.insns;
         g.insns = in;
@@ -407,7 +543,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
     if (!c) return;
     args[0] = (int64_t)a1, args[1] = (int64_t)a2, args[2] = (int64_t)a3;
     args[3] = (int64_t)a4, args[4] = (int64_t)a5, args[5] = (int64_t)a6;
-    frames_rec_syscall(&c->rec, c->pc, (uint64_t)num, args, 6);
+    frames_rec_syscall(&c->rec, c->insn ? c->insn->pc : 0, (uint64_t)num, args, 6);
 }
 
 /* An executable mapping of a file: a modload frame named by the file. */
@@ -515,6 +651,8 @@ static int parse_args(int argc, char **argv) {
     return 0;
 }
 
+static void in_child(void) { g.forked = 1; }
+
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
     if (info->system_emulation) {
         fq_fail("%s", "system emulation is not supported (use qemu-ARCH user mode)");
@@ -530,7 +668,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
-    g.pid = getpid();
+    pthread_atfork(NULL, NULL, in_child); /* getpid() at every instruction was a tenth of the time */
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_vcpu_syscall_cb(id, on_syscall_args);
     qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
