@@ -305,6 +305,7 @@ typedef struct fq_cpu {
 static struct {
     fq_target t;
     int fd, mem, official;
+    uint64_t all;              /* the bits of t.regs */
     volatile int forked;       /* in a child QEMU forked for the guest: it records nothing */
     uint64_t sample_on, sample_off;
     pthread_mutex_t lock, out;
@@ -369,16 +370,16 @@ static void copy_le(uint8_t *out, const uint8_t *in, unsigned size) {
    for all of them, emptied by its public length (g_byte_array_set_size per register
    cost a fifth of the time). */
 static void read_regs(fq_cpu *c, uint64_t *now, uint64_t mask) {
-    int i;
+    void *cpu = g.official ? NULL : *c->current_cpu;
+    mask &= g.all;
     c->scratch->len = 0;
-    for (i = 0; i < g.t.nregs; i++) {
+    for (; mask; mask &= mask - 1) {
+        int i = __builtin_ctzll(mask), n;
         const fq_reg *r = &g.t.regs[i];
         unsigned off = c->scratch->len;
-        int n;
-        if (!(mask >> i & 1)) continue;
         now[i] = 0;
         if (g.official) n = c->handles[i] ? g.read_register(c->handles[i], c->scratch) : 0;
-        else n = g.gdb_read(*c->current_cpu, c->scratch, r->gdb);
+        else n = g.gdb_read(cpu, c->scratch, r->gdb);
         if (n > 0 && c->scratch->len >= off + r->size) copy_le((uint8_t *)&now[i], c->scratch->data + off, r->size);
     }
 }
@@ -429,16 +430,18 @@ static int went_as_decoded(const fq_cpu *c, uint64_t pc) {
    c->regs is then the state before pc. */
 static void close_insn(fq_cpu *c, uint64_t pc) {
     uint64_t now[FQ_MAX_REGS], mask = c->insn->writes | c->then;
-    int i;
     c->then = c->insn->then;
     if (mask != FQ_ALL && !went_as_decoded(c, pc)) mask = FQ_ALL;
+    mask &= g.all;
     read_regs(c, now, mask);
-    for (i = 0; i < g.t.nregs; i++)
-        if (mask >> i & 1 && now[i] != c->regs[i]) {
+    for (; mask; mask &= mask - 1) {
+        int i = __builtin_ctzll(mask);
+        if (now[i] != c->regs[i]) {
             c->regs[i] = now[i];
             frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name,
                            &now[i], g.t.regs[i].size);
         }
+    }
     frames_rec_end(&c->rec);
     c->open = 0;
 }
@@ -668,6 +671,7 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
+    g.all = g.t.nregs == 64 ? FQ_ALL : (1ULL << g.t.nregs) - 1;
     pthread_atfork(NULL, NULL, in_child); /* getpid() at every instruction was a tenth of the time */
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);
     qemu_plugin_register_vcpu_syscall_cb(id, on_syscall_args);
