@@ -48,24 +48,47 @@ run() {
     gzip -dc "$tmp/out.gz" | cmp -s - "$tmp/in.txt" || { echo "$*: output is not the input compressed" >&2; exit 1; }
 }
 
-# best NAME CMD...: the best of RUNS runs (least CPU), printed against n instructions
+# best NAME CMD...: the best of RUNS runs (least CPU, in bcpu), printed against n instructions
 best() {
-    local name=$1 bcpu="" bsecs="" i; shift
+    local name=$1 bsecs="" i; shift
+    bcpu=""
     for ((i = 0; i < RUNS; i++)); do
         run "$@"
-        if [ -z "$bcpu" ] || awk -v a="$cpu" -v b="$bcpu" 'BEGIN { exit !(a < b) }'; then bcpu=$cpu; bsecs=$secs; fi
+        if [ -z "$bcpu" ] || awk -v a="$cpu" -v b="$bcpu" 'BEGIN { exit !(a < b) }'; then
+            bcpu=$cpu; bsecs=$secs
+            [ ! -f "$tmp/qemu.cpu" ] || mv "$tmp/qemu.cpu" "$tmp/qemu.best"
+        fi
+        rm -f "$tmp/qemu.cpu"
     done
     printf '%-40s %9.2f s wall %9.2f s CPU %12.0f instr/s %8.1f ns CPU/instr  (load %s)\n' "$name" "$bsecs" "$bcpu" \
         "$(awk -v n="$n" -v s="$bsecs" 'BEGIN { print n / s }')" "$(awk -v n="$n" -v c="$bcpu" 'BEGIN { print c * 1e9 / n }')" "$(load)"
 }
 
-# recorded NAME OUT OPTIONS...: frames record of the program, checked
+# QEMU through /usr/bin/time (--qemu): its own CPU, apart from frames record's (the
+# stream's checks and zstd), in qemu.cpu after each run
+cat >"$tmp/qemu-timed" <<EOF
+#!/bin/sh
+exec /usr/bin/time -f '%U %S' -o "$tmp/qemu.cpu" "$(command -v qemu-aarch64)" "\$@"
+EOF
+chmod +x "$tmp/qemu-timed"
+timed_qemu=()
+[ -x /usr/bin/time ] && timed_qemu=(--qemu "$tmp/qemu-timed")
+
+# recorded NAME OUT OPTIONS...: frames record of the program, checked; with the split of
+# its CPU between QEMU (with the plugin) and frames record: on an idle 2-core machine each
+# has a core, and the larger one bounds the rate
 recorded() {
     local name=$1 out=$2; shift 2
-    best "$name" "$FRAMES" record -f "$@" -o "$out" -- "$prog"
+    best "$name" "$FRAMES" record -f "${timed_qemu[@]}" "$@" -o "$out" -- "$prog"
     local got
     got=$(sed -n 's/.*record: \([0-9]*\) instructions in.*/\1/p' "$tmp/err.txt")
     [ "$got" = "$n" ] || { echo "$name: $got instructions, $n before" >&2; exit 1; }
+    if [ -s "$tmp/qemu.best" ]; then
+        awk -v n="$n" -v all="$bcpu" '{ q = $1 + $2; f = all - q; m = q > f ? q : f;
+            printf "%-40s   QEMU+plugin %.1f ns CPU/instr, frames record %.1f: one core each -> %.0f instr/s\n",
+                   "", q * 1e9 / n, f * 1e9 / n, n / m }' "$tmp/qemu.best"
+        rm -f "$tmp/qemu.best"
+    fi
     if [ "$out" != /dev/null ]; then
         "$FRAMES" info "$out" >"$tmp/info.txt"
         grep -q '^finished: yes' "$tmp/info.txt" || { echo "$out: not a finished trace" >&2; exit 1; }
