@@ -72,7 +72,8 @@ typedef struct fq_insn {       /* one translated instruction (kept until exit) *
     uint64_t writes;           /* registers it can change (regs[] bits), FQ_ALL */
     uint64_t then;             /* registers the next instruction can change too (state
                                   this one sets and the next one clears: BTYPE) */
-    uint64_t target;           /* FQ_SUCC_TARGET, FQ_SUCC_NEXT_OR_TARGET: the branch's */
+    uint64_t target;           /* FQ_SUCC_TARGET, FQ_SUCC_NEXT_OR_TARGET: the branch's;
+                                  FQ_SUCC_REG: the offset added to the register */
     uint8_t succ, succ_reg;    /* enum fq_succ; FQ_SUCC_REG: the regs[] index of the target */
 } fq_insn;
 
@@ -262,6 +263,121 @@ static fq_target mips_target(int big_endian) {
     return t;
 }
 
+/* RISC-V 64 (qemu-riscv64): X1..X31 (gdb 1..31; X0 is zero and never changes), the
+   register names of LLVM's RISC-V target that BAP's disassembler reports. What an
+   instruction writes is its rd field (RISC-V unprivileged ISA, chapters "RV32I" and "C"
+   for the 16-bit forms): branches and stores write nothing, ecall reads all, a format not
+   listed reads all. Bits: X1..X31 = 0..30. */
+#define RV_R(x) ((x) ? 1ULL << ((x) - 1) : 0)
+
+static uint64_t rv_jump(fq_insn *in, int64_t offset) {
+    in->succ = FQ_SUCC_TARGET;
+    in->target = in->pc + (uint64_t)offset;
+    return 0;
+}
+
+static uint64_t rv_branch(fq_insn *in, int64_t offset) {
+    in->succ = FQ_SUCC_NEXT_OR_TARGET;
+    in->target = in->pc + (uint64_t)offset;
+    return 0;
+}
+
+/* jalr and c.jr/c.jalr: to rs1 + offset with bit 0 cleared */
+static uint64_t rv_jump_reg(fq_insn *in, unsigned rs1, int64_t offset, unsigned rd) {
+    if (!rs1) {
+        in->succ = FQ_SUCC_TARGET;
+        in->target = (uint64_t)offset & ~1ULL;
+    } else {
+        in->succ = FQ_SUCC_REG;
+        in->succ_reg = (uint8_t)(rs1 - 1);
+        in->target = (uint64_t)offset;
+    }
+    return RV_R(rd);
+}
+
+static uint64_t rv_compressed(fq_insn *in, uint32_t h) {
+    unsigned f3 = h >> 13 & 7, rd = h >> 7 & 31, rs2 = h >> 2 & 31;
+    switch ((h & 3) << 3 | f3) {
+    case 0: case 1: case 2: case 3: /* c.addi4spn, c.fld, c.lw, c.ld: rd' */
+        return RV_R(8 + (h >> 2 & 7));
+    case 8: case 9: case 10: case 11: /* c.addi, c.addiw, c.li, c.lui / c.addi16sp */
+        return RV_R(rd);
+    case 12: /* c.srli .. c.and: rd' */
+        return RV_R(8 + (h >> 7 & 7));
+    case 13: /* c.j */
+        return rv_jump(in, sext((h >> 12 & 1) << 11 | (h >> 11 & 1) << 4 | (h >> 9 & 3) << 8 | (h >> 8 & 1) << 10 |
+                                    (h >> 7 & 1) << 6 | (h >> 6 & 1) << 7 | (h >> 3 & 7) << 1 | (h >> 2 & 1) << 5, 12));
+    case 14: case 15: /* c.beqz, c.bnez */
+        return rv_branch(in, sext((h >> 12 & 1) << 8 | (h >> 10 & 3) << 3 | (h >> 5 & 3) << 6 | (h >> 3 & 3) << 1 |
+                                      (h >> 2 & 1) << 5, 9));
+    case 16: case 17: case 18: case 19: /* c.slli, c.fldsp, c.lwsp, c.ldsp */
+        return RV_R(rd);
+    case 20:
+        if (rs2) return RV_R(rd);                            /* c.mv, c.add */
+        if (!rd) return FQ_ALL;                              /* c.ebreak */
+        return rv_jump_reg(in, rd, 0, h >> 12 & 1 ? 1 : 0);  /* c.jr, c.jalr (ra) */
+    case 5: case 6: case 7: case 21: case 22: case 23: /* stores */
+        return 0;
+    default:
+        return FQ_ALL;
+    }
+}
+
+static uint64_t rv_writes(fq_insn *in) {
+    uint32_t w = (uint32_t)in->bytes[0] | (uint32_t)in->bytes[1] << 8;
+    unsigned rd, rs1;
+    if (in->len == 2) return rv_compressed(in, w);
+    if (in->len != 4) return FQ_ALL;
+    w |= (uint32_t)in->bytes[2] << 16 | (uint32_t)in->bytes[3] << 24;
+    rd = w >> 7 & 31;
+    rs1 = w >> 15 & 31;
+    switch (w & 0x7f) {
+    case 0x37: case 0x17:             /* lui, auipc */
+    case 0x13: case 0x1b:             /* op-imm(-32) */
+    case 0x33: case 0x3b:             /* op(-32), M */
+    case 0x03: case 0x2f:             /* loads, atomics */
+    case 0x53:                        /* FP: rd of moves, conversions, compares to X */
+        return RV_R(rd);
+    case 0x07: case 0x27:             /* FP loads and stores */
+    case 0x23:                        /* stores */
+    case 0x43: case 0x47: case 0x4b: case 0x4f: /* fused multiply-add (F registers) */
+    case 0x0f:                        /* fences */
+        return 0;
+    case 0x73:                        /* ecall, ebreak (all); CSR instructions: rd */
+        return w >> 12 & 7 ? RV_R(rd) : FQ_ALL;
+    case 0x6f:                        /* jal */
+        rv_jump(in, sext((w >> 31) << 20 | (w >> 21 & 0x3ff) << 1 | (w >> 20 & 1) << 11 | (w >> 12 & 0xff) << 12, 21));
+        return RV_R(rd);
+    case 0x67:                        /* jalr */
+        return rv_jump_reg(in, rs1, sext(w >> 20, 12), rd);
+    case 0x63:                        /* branches */
+        return rv_branch(in, sext((w >> 31) << 12 | (w >> 25 & 0x3f) << 5 | (w >> 8 & 15) << 1 | (w >> 7 & 1) << 11, 13));
+    default:
+        return FQ_ALL;
+    }
+}
+
+static fq_target riscv64_target(void) {
+    static const char *const abi[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
+                                        "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
+                                        "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+    static char names[32][4];
+    fq_target t;
+    int i;
+    memset(&t, 0, sizeof t);
+    t.qemu = "riscv64";
+    t.gdb_reader = "riscv_cpu_gdb_read_register";
+    t.writes = rv_writes;
+    for (i = 1; i < 32; i++) {
+        snprintf(names[i], sizeof names[i], "X%d", i);
+        t.regs[i - 1] = (fq_reg){names[i], i, abi[i], 8, FRAMES_VAL_GPR};
+    }
+    t.nregs = 31;
+    t.nr_mmap = 222;
+    t.nr_mprotect = 226;
+    return t;
+}
+
 /* x86-64 (qemu-x86_64): the 16 GPRs under the names the other engines of frames record
    write (gdb 0..15). Not RFLAGS: QEMU 7.2's gdbstub reader returns env->eflags without
    the condition codes it computes lazily (-d cpu computes them), so its value would be
@@ -421,7 +537,7 @@ static int went_as_decoded(const fq_cpu *c, uint64_t pc) {
     case FQ_SUCC_NEXT: return pc == in->pc + in->len;
     case FQ_SUCC_TARGET: return pc == in->target;
     case FQ_SUCC_NEXT_OR_TARGET: return pc == in->pc + in->len || pc == in->target;
-    default: return pc == c->regs[in->succ_reg];
+    default: return pc == ((c->regs[in->succ_reg] + in->target) & ~1ULL); /* RISC-V's jalr clears bit 0 */
     }
 }
 
@@ -666,8 +782,10 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
     else if (!strcmp(info->target_name, "mips")) g.t = mips_target(1);
     else if (!strcmp(info->target_name, "mipsel")) g.t = mips_target(0);
     else if (!strcmp(info->target_name, "x86_64")) g.t = x86_64_target();
+    else if (!strcmp(info->target_name, "riscv64")) g.t = riscv64_target();
     else {
-        fq_fail("target %s is not supported yet (aarch64, arm, mips, mipsel and x86_64 are)", info->target_name);
+        fq_fail("target %s is not supported yet (aarch64, arm, mips, mipsel, riscv64 and x86_64 are)",
+                info->target_name);
         return -1;
     }
     if (parse_args(argc, argv) < 0 || choose_route() < 0) return -1;
