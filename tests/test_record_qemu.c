@@ -71,15 +71,17 @@ static const guest aarch64 = {
     96, 0};
 
 /* armhf: Thumb-2 (T32) code by default */
-static const guest arm = {
-    "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
-    "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b9UL "
-    "-DNR_WRITE=4 -DNR_EXIT=1",
-    FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,
-    {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
-    {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
-     "R13=", "R14=", "PSR="},
-    256, 0};
+#define ARM_GUEST(name, flags)                                                                             \
+    {name, "qemu-arm", "arm-linux-gnueabihf-gcc",                                                         \
+     "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' "          \
+     "-DMUL=0x9e3779b9UL -DNR_WRITE=4 -DNR_EXIT=1 " flags,                                                \
+     FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,                                              \
+     {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"}, \
+     {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=",      \
+      "R12=", "R13=", "R14=", "PSR="},                                                                   \
+     256, 0}
+static const guest arm = ARM_GUEST("arm", "");             /* armhf's default: T32 */
+static const guest arm_a32 = ARM_GUEST("arm (A32)", "-marm");
 
 /* MIPS o32, both byte orders: registers r1..r31, HI, LO; the syscall number in v0 (r2),
    arguments from a0 (r4); a3 (r7) is the error flag */
@@ -212,6 +214,15 @@ static frames_reader *open_trace(const char *path, const guest *gu) {
     assert_int_equal(info.header.arch, gu->arch);
     assert_int_equal(info.header.machine, gu->machine);
     return r;
+}
+
+/* The next std_frame of r, 0 at the end. */
+static int next_std(frames_reader *r, frames_frame *f) {
+    int rc;
+    while ((rc = frames_reader_next(r, f)) > 0)
+        if (f->kind == FRAMES_KIND_STD) return 1;
+    assert_int_equal(rc, 0);
+    return 0;
 }
 
 /* The host's own computation of what the program stores. */
@@ -405,19 +416,36 @@ static void test_arm_same_as_qemu_logs(void **state) {
     if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
 }
 
+/* The same program in A32 code (-marm): 4-byte instructions, the T bit (CPSR 0x20)
+   clear in the first snapshot */
+static void test_arm_a32_same_as_qemu_logs(void **state) {
+    frames_reader *r;
+    frames_frame f;
+    size_t n = 0, k;
+    uint64_t want[8];
+    (void)state;
+    if (build_prog(&arm_a32, "a32prog") != 0) return;
+    check_against_qemu(&arm_a32, "a32prog");
+    expected_stores(&arm_a32, want);
+    assert_int_equal(record_prog("a32prog", "--quiet", "a32.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("a32.frames"), &arm_a32);
+    while (next_std(r, &f)) {
+        assert_int_equal(f.std.rawbytes.len, 4);
+        for (k = 0; n == 0 && k < f.std.npre; k++)
+            if (f.std.pre[k].name.len == 4 && !memcmp(f.std.pre[k].name.ptr, "CPSR", 4))
+                assert_int_equal(tu_le(f.std.pre[k].value.ptr, 4) & 0x20, 0);
+        n++;
+    }
+    frames_reader_close(r);
+    assert_true(n > 50);
+    unlink(at("a32.frames"));
+}
+
 static void test_x86_64_same_as_qemu_logs(void **state) {
     (void)state;
     if (build_prog(&x86_64, "xprog") == 0) check_against_qemu(&x86_64, "xprog");
 }
 
-/* The next std_frame of r, 0 at the end. */
-static int next_std(frames_reader *r, frames_frame *f) {
-    int rc;
-    while ((rc = frames_reader_next(r, f)) > 0)
-        if (f->kind == FRAMES_KIND_STD) return 1;
-    assert_int_equal(rc, 0);
-    return 0;
-}
 
 /* A static program with the C library (its start-up code: TLS, IRELATIVE relocations,
    SIMD string functions), sorting, formatting a float, atomics (the outline helpers pick
@@ -768,6 +796,7 @@ int main(void) {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
         cmocka_unit_test(test_aarch64_libc_program),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
+        cmocka_unit_test(test_arm_a32_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
         cmocka_unit_test(test_riscv64_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_qemu_logs),
