@@ -744,6 +744,27 @@ static void test_default_no_mem_and_errors(void **state) {
     }
 }
 
+/* tools/install.sh (./build.sh install) installs the plugin where the installed command
+   finds it: the installed frames records an AArch64 program, with no build tree next to
+   it and no FRAMES_QEMU_PLUGIN. */
+static void test_installed_plugin(void **state) {
+    uint64_t want[8];
+    frames_reader *r;
+    int st;
+    (void)state;
+    expected_stores(&aarch64, want);
+    free(tu_run_ok("install.sh", "FRAMES_BIN='%s' '%s/tools/install.sh' '%s' 2>&1", tu_frames_bin(), tu_root(),
+                   at("prefix")));
+    assert_int_equal(access(at("prefix/lib/frames/qemu/frames_qemu.so"), R_OK), 0);
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" prefix/bin/frames record --quiet -o i.frames -- ./prog >out.txt "
+                     "2>err.txt", dir));
+    assert_int_equal(st, (int)(want[7] & 0x7f));
+    r = open_trace(at("i.frames"), &aarch64);
+    frames_reader_close(r);
+    unlink(at("i.frames"));
+    free(tu_run_ok("rm", "rm -rf %s", at("prefix")));
+}
+
 /* A "QEMU" (--qemu) that writes what it is given to the plugin's descriptor instead of
    running the program: the engine's checks of the stream. Returns the exit status and
    leaves frames record's messages in err.txt. */
@@ -805,6 +826,7 @@ int main(void) {
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
+        cmocka_unit_test(test_installed_plugin),
     };
     char plugin[600];
     const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
