@@ -262,7 +262,7 @@ static int same_value(uint64_t trace, uint64_t qemu) {
 }
 
 static void check_registers(const guest *gu, const frames_frame *f, size_t i, uint64_t *regs, int *have,
-                            int tid_result) {
+                            int tid_result, int check_after) {
     size_t k;
     assert_true(i < nq);
     assert_int_equal(f->std.address, qlog[i].pc); /* -d exec */
@@ -290,6 +290,7 @@ static void check_registers(const guest *gu, const frames_frame *f, size_t i, ui
         assert_true((ri = reg_index(gu, &o->name)) >= 0);
         regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
         if (tid_result && ri == gu->result && i + 1 < nq) tid_trace = regs[ri], tid_qemu = qlog[i + 1].r[ri];
+        if (!check_after) continue; /* a signal's handler runs next: QEMU's next dump is its entry */
         if (i + 1 < nq && !same_value(regs[ri], qlog[i + 1].r[ri]))
             print_error("pc 0x%llx (instruction %zu): %s after is 0x%llx in the trace, 0x%llx in QEMU's dump\n",
                         (unsigned long long)qlog[i].pc, i, gu->trace_names[ri], (unsigned long long)regs[ri],
@@ -327,7 +328,7 @@ static void check_against_qemu(const guest *gu, const char *prog) {
             continue;
         }
         if (f.kind != FRAMES_KIND_STD) continue;
-        check_registers(gu, &f, i, regs, &have, 0);
+        check_registers(gu, &f, i, regs, &have, 0, 1);
         if (gu->arch == FRAMES_ARCH_I386) assert_true(f.std.rawbytes.len >= 1 && f.std.rawbytes.len <= 15);
         else assert_true(f.std.rawbytes.len == 4 || ((gu->arch == FRAMES_ARCH_ARM || gu == &riscv64) && f.std.rawbytes.len == 2));
         for (k = 0; k < f.std.npost; k++) {
@@ -492,7 +493,7 @@ static void check_libc_program(const guest *gu, const char *prog) {
     while ((rc = frames_reader_next(r, &f)) > 0) {
         if (f.kind == FRAMES_KIND_SYSCALL) tid_syscall = gu->nr_set_tid && f.syscall.number == (uint64_t)gu->nr_set_tid;
         if (f.kind != FRAMES_KIND_STD) continue;
-        check_registers(gu, &f, i++, regs, &have, tid_syscall);
+        check_registers(gu, &f, i++, regs, &have, tid_syscall, 1);
         tid_syscall = 0;
     }
     assert_int_equal(rc, 0);
@@ -520,6 +521,108 @@ static void test_riscv64_same_as_qemu_logs(void **state) {
     frames_reader_close(r);
     unlink(at("rm.frames"));
     check_libc_program(&riscv64, "rlprog");
+}
+
+/* Signals: a handler of SIGUSR1 the program sends itself (delivered after kill's
+   syscall instruction completed) and of SIGSEGV from a store to address 16 (the store
+   does not complete; the handler exits with the sum of both numbers). Each is an
+   exception frame (number, interrupted pc, handler) after the interrupted instruction,
+   the handler's first instruction carries every register, and the state rebuilt from
+   the trace equals every -d cpu dump of QEMU. */
+static const char signal_src[] =
+    "#include <signal.h>\n#include <unistd.h>\n"
+    "static volatile int got;\n"
+    "static void on_usr1(int s) { got += s; }\n"
+    "static void on_segv(int s) { _exit(got + s); }\n"
+    "int main(void) {\n"
+    "    signal(SIGUSR1, on_usr1);\n"
+    "    signal(SIGSEGV, on_segv);\n"
+    "    kill(getpid(), SIGUSR1);\n"
+    "    *(volatile int *)16 = got;\n"
+    "    return 0;\n"
+    "}\n";
+
+#define MAXX 8
+#define G_SIGUSR1 10 /* the guests' (AArch64, RISC-V: Linux's generic numbers) */
+#define G_SIGSEGV 11
+
+static void check_signal_program(const guest *gu, const char *prog) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS], xnum[MAXX], xfrom[MAXX], xto[MAXX], handler[2], prev_pc = 0;
+    size_t i = 0, nx = 0, before[MAXX], k;
+    int have = 0, rc, tid_syscall = 0, post_x0_zero = 0, prev_has_post = 0;
+    char *nm;
+    assert_int_equal(tu_write_file(at("sig.c"), signal_src, strlen(signal_src)), 0);
+    free(tu_run_ok(gu->cc, "%s -O1 -static -o %s/%s %s 2>&1", gu->cc, dir, prog, at("sig.c")));
+    nm = tu_run_ok("nm", "nm %s/%s | grep -w on_usr1", dir, prog);
+    handler[0] = hexat(nm);
+    free(nm);
+    nm = tu_run_ok("nm", "nm %s/%s | grep -w on_segv", dir, prog);
+    handler[1] = hexat(nm);
+    free(nm);
+    run_env = "QEMU_RAND_SEED=1";
+    assert_int_equal(qemu_reference(gu, prog), G_SIGUSR1 + G_SIGSEGV);
+    tid_trace = tid_qemu = 0;
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet", "s.frames"), G_SIGUSR1 + G_SIGSEGV);
+    run_env = "";
+    /* the exception frames, and what comes before and after each */
+    r = open_trace(at("s.frames"), gu);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_EXCEPTION) {
+            assert_true(nx < MAXX);
+            xnum[nx] = f.exception.number;
+            xfrom[nx] = f.exception.from_addr;
+            xto[nx] = f.exception.to_addr;
+            before[nx++] = i - 1;
+            if (f.exception.number == G_SIGSEGV) { /* the faulting store: no post list */
+                assert_int_equal(xfrom[nx - 1], prev_pc);
+                assert_false(prev_has_post);
+            } else {
+                assert_int_equal(xfrom[nx - 1], prev_pc + 4); /* after the syscall instruction */
+                assert_true(post_x0_zero);                     /* kill returned 0 */
+            }
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        if (nx && before[nx - 1] == i - 1) assert_int_equal(f.std.address, xto[nx - 1]); /* the handler */
+        prev_pc = f.std.address;
+        prev_has_post = f.std.has_post;
+        post_x0_zero = 0;
+        for (k = 0; k < f.std.npost; k++)
+            if (f.std.post[k].spec != FRAMES_MEM && reg_index(gu, &f.std.post[k].name) == gu->args[0] &&
+                tu_le(f.std.post[k].value.ptr, (int)f.std.post[k].value.len) == 0)
+                post_x0_zero = 1;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(nx, 2);
+    assert_int_equal(xnum[0], G_SIGUSR1);
+    assert_int_equal(xto[0], handler[0]);
+    assert_int_equal(xnum[1], G_SIGSEGV);
+    assert_int_equal(xto[1], handler[1]);
+    /* every register against QEMU's dumps */
+    r = open_trace(at("s.frames"), gu);
+    i = 0;
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) tid_syscall = f.syscall.number == (uint64_t)gu->nr_set_tid;
+        if (f.kind != FRAMES_KIND_STD) continue;
+        check_registers(gu, &f, i, regs, &have, tid_syscall, i != before[0] && i != before[1]);
+        tid_syscall = 0;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq);
+    unlink(at("s.frames"));
+}
+
+static void test_signals(void **state) {
+    int st;
+    (void)state;
+    check_signal_program(&aarch64, "sprog");
+    free(tu_run(&st, "command -v qemu-riscv64 >/dev/null && command -v riscv64-linux-gnu-gcc >/dev/null"));
+    if (st == 0) check_signal_program(&riscv64, "srprog");
 }
 
 static void test_aarch64_libc_program(void **state) {
@@ -816,6 +919,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
         cmocka_unit_test(test_aarch64_libc_program),
+        cmocka_unit_test(test_signals),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
         cmocka_unit_test(test_arm_a32_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),

@@ -98,6 +98,16 @@ typedef struct fq_target {
     int nregs;
     fq_reg regs[FQ_MAX_REGS];
     int64_t nr_mmap, nr_mprotect; /* syscall numbers (module loads) */
+    /* Signals (targets with a decoder: a handler's entry is an unexpected successor):
+       rt_sigaction's number (0: signals are not recognised), the registers of the
+       handler's signal number and of the stack pointer, and where the ucontext keeps
+       the pc and each register of regs[] (the kernel's layout, which QEMU's signal
+       code writes: the signal frame at the handler's sp is a siginfo, 128 bytes, then
+       the ucontext). */
+    int64_t nr_sigaction;
+    int sig_reg, sp_reg;
+    uint64_t sig_then;         /* registers the handler's first instruction can change too */
+    unsigned uc_pc, uc_regs[FQ_MAX_REGS];
     int big_endian;            /* registers and memory in the guest's order: swapped */
 } fq_target;
 
@@ -204,6 +214,7 @@ static uint64_t all_writes(fq_insn *in) {
 
 static fq_target aarch64_target(void) {
     fq_target t;
+    int i;
     static char names[31][4], gnames[31][4];
     memset(&t, 0, sizeof t);
     t.qemu = "aarch64";
@@ -215,6 +226,16 @@ static fq_target aarch64_target(void) {
     t.nregs = 33;
     t.nr_mmap = 222;
     t.nr_mprotect = 226;
+    /* struct ucontext: uc_flags, uc_link, uc_stack (24), uc_sigmask (8), 120 bytes, then
+       the sigcontext at 176: fault_address, regs[31], sp, pc, pstate */
+    t.nr_sigaction = 134;
+    t.sig_reg = 0;
+    t.sp_reg = 31;
+    t.sig_then = A64_NZCV; /* the handler is entered as by BLR: BTYPE 2, cleared by its first instruction */
+    t.uc_pc = 440;
+    for (i = 0; i < 31; i++) t.uc_regs[i] = 184 + 8 * (unsigned)i;
+    t.uc_regs[31] = 432;
+    t.uc_regs[32] = 448;
     return t;
 }
 
@@ -375,6 +396,12 @@ static fq_target riscv64_target(void) {
     t.nregs = 31;
     t.nr_mmap = 222;
     t.nr_mprotect = 226;
+    /* struct ucontext as on AArch64, the sigcontext at 176: pc, then x1..x31 */
+    t.nr_sigaction = 134;
+    t.sig_reg = 9;  /* a0 */
+    t.sp_reg = 1;   /* sp */
+    t.uc_pc = 176;
+    for (i = 0; i < 31; i++) t.uc_regs[i] = 184 + 8 * (unsigned)i;
     return t;
 }
 
@@ -422,6 +449,7 @@ static struct {
     fq_target t;
     int fd, mem, official;
     uint64_t all;              /* the bits of t.regs */
+    uint64_t handlers[65];     /* of each signal, from rt_sigaction (0: none) */
     volatile int forked;       /* in a child QEMU forked for the guest: it records nothing */
     uint64_t sample_on, sample_off;
     pthread_mutex_t lock, out;
@@ -541,15 +569,64 @@ static int went_as_decoded(const fq_cpu *c, uint64_t pc) {
     }
 }
 
+/* A guest address's bytes (QEMU maps the guest at guest_base). */
+static const uint8_t *guest(uint64_t addr) { return (const uint8_t *)(*g.guest_base + (uintptr_t)addr); }
+
+static uint64_t guest64(uint64_t addr) {
+    uint64_t v;
+    memcpy(&v, guest(addr), 8);
+    return v;
+}
+
+/* At the thread's next instruction (pc, registers now), which the open one cannot go
+   to: is it a signal handler's entry? QEMU delivers signals between translation blocks
+   (one instruction each): the handler's signal number register holds a signal whose
+   handler is pc, and the signal frame is at its stack pointer.
+   The interrupted state is in that ucontext: its pc is the open instruction's own for
+   a fault (it did not complete: written without a post list, as the other engines do),
+   else the instruction completed and its post list is the ucontext's registers that
+   differ. Then the exception frame (signal, interrupted pc, handler), and the handler's
+   first instruction starts with every register (the kernel set them). */
+static int signal_delivered(fq_cpu *c, uint64_t pc, const uint64_t *now) {
+    uint64_t sig = now[g.t.sig_reg], uc = now[g.t.sp_reg] + 128, from;
+    int i;
+    if (!g.t.nr_sigaction || sig == 0 || sig > 64 || g.handlers[sig] != pc) return 0;
+    from = guest64(uc + g.t.uc_pc);
+    if (from == c->insn->pc) {
+        frames_rec_finish(&c->rec);
+    } else {
+        for (i = 0; i < g.t.nregs; i++) {
+            uint64_t v = 0;
+            memcpy(&v, guest(uc + g.t.uc_regs[i]), g.t.regs[i].size);
+            if (v != c->regs[i])
+                frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name, &v,
+                               g.t.regs[i].size);
+        }
+        frames_rec_end(&c->rec);
+    }
+    frames_rec_exception(&c->rec, sig, from, pc);
+    memcpy(c->regs, now, sizeof c->regs);
+    c->open = 0;
+    c->started = 0; /* the handler's first instruction: every register */
+    c->then = g.t.sig_then;
+    return 1;
+}
+
 /* Close the open instruction, at the thread's next one (at pc): the registers it can
    have written are read, and those that changed are its post list (values after);
    c->regs is then the state before pc. */
 static void close_insn(fq_cpu *c, uint64_t pc) {
     uint64_t now[FQ_MAX_REGS], mask = c->insn->writes | c->then;
+    int all = 0;
     c->then = c->insn->then;
-    if (mask != FQ_ALL && !went_as_decoded(c, pc)) mask = FQ_ALL;
+    if ((mask != FQ_ALL || g.t.nr_sigaction) && !went_as_decoded(c, pc)) {
+        read_regs(c, now, FQ_ALL);
+        all = 1;
+        if (signal_delivered(c, pc, now)) return;
+        mask = FQ_ALL;
+    }
     mask &= g.all;
-    read_regs(c, now, mask);
+    if (!all) read_regs(c, now, mask);
     for (; mask; mask &= mask - 1) {
         int i = __builtin_ctzll(mask);
         if (now[i] != c->regs[i]) {
@@ -660,6 +737,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
     (void)a7;
     (void)a8;
     if (!c) return;
+    /* the handler of a signal (64-bit struct sigaction: the handler first), for
+       signal_delivered */
+    if (num == g.t.nr_sigaction && num && a1 >= 1 && a1 <= 64 && a2) g.handlers[a1] = guest64(a2);
     args[0] = (int64_t)a1, args[1] = (int64_t)a2, args[2] = (int64_t)a3;
     args[3] = (int64_t)a4, args[4] = (int64_t)a5, args[5] = (int64_t)a6;
     frames_rec_syscall(&c->rec, c->insn ? c->insn->pc : 0, (uint64_t)num, args, 6);
