@@ -136,22 +136,26 @@ static size_t nq;
 static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
 
 /* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each */
-static void parse_qemu_log(const guest *gu, const char *text) {
-    const char *p = text;
+/* Each record is searched within its own bounds (memmem, never strstr over the rest of
+   a 30 MB log: under ASan every strstr measures the whole remaining string). */
+static void parse_qemu_log(const guest *gu, const char *text, size_t len) {
+    const char *p = text, *end = text + len, *next;
     nq = 0;
-    while ((p = strstr(p, "Trace ")) != NULL) {
-        const char *b = strchr(p, '['), *s;
+    for (p = (const char *)memmem(p, (size_t)(end - p), "Trace ", 6); p; p = next) {
+        const char *b, *s;
         qstate *q;
         int i;
+        next = (const char *)memmem(p + 6, (size_t)(end - p - 6), "Trace ", 6);
+        b = (const char *)memchr(p, '[', (size_t)((next ? next : end) - p));
         assert_non_null(b);
         assert_true(nq < MAXI);
         q = &qlog[nq++];
-        q->pc = hexat(strchr(b, '/') + 1);
+        q->pc = hexat((const char *)memchr(b, '/', (size_t)((next ? next : end) - b)) + 1);
         for (i = 0; i < gu->nregs; i++) {
-            assert_non_null(s = strstr(b, gu->dump_keys[i]));
-            q->r[i] = hexat(s + strlen(gu->dump_keys[i]));
+            size_t kl = strlen(gu->dump_keys[i]);
+            assert_non_null(s = (const char *)memmem(b, (size_t)((next ? next : end) - b), gu->dump_keys[i], kl));
+            q->r[i] = hexat(s + kl);
         }
-        p = b;
     }
 }
 
@@ -236,13 +240,14 @@ static void expected_stores(const guest *gu, uint64_t out[8]) {
    qlog, nq; returns its exit status. */
 static int qemu_reference(const guest *gu, const char *prog) {
     char *log;
+    size_t len;
     int rc;
     free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >qout.txt",
                 dir, run_env, gu->qemu, prog)); /* a file, as in record_prog: stdio asks fstat */
     unlink(at("qout.txt"));
-    log = (char *)tu_read_file(at("qemu.log"), NULL);
+    log = (char *)tu_read_file(at("qemu.log"), &len);
     assert_non_null(log);
-    parse_qemu_log(gu, log);
+    parse_qemu_log(gu, log, len);
     free(log);
     unlink(at("qemu.log"));
     return rc;
