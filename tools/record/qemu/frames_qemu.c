@@ -12,12 +12,16 @@
      - at a thread's first instruction every register of the table below, values before
        (informational: read = written = false);
      - registers after: the registers of the table whose value differs at the next
-       instruction of the thread (the value after this one);
+       instruction of the thread (the value after this one); only those the
+       instruction's encoding can write are read (AArch64, RISC-V: decoded at
+       translation, with where it can go next; elsewhere, or at any other next pc,
+       all of them);
      - memory: loads (value read, READ|BEFORE) and stores (value written, WRITE|AFTER),
        address and size, read from guest memory after the access;
    syscall frames (number, six arguments) at the svc instruction, whose result is the
    register change after it; modload frames for the program's code and every executable
-   mmap/mprotect of a file (named by /proc/self/fd).
+   mmap/mprotect of a file (named by /proc/self/fd); exception frames for signals
+   delivered to handlers (AArch64, RISC-V: signal_delivered).
 
    Two routes to values, chosen when the plugin loads:
      official  QEMU >= 9.2: qemu_plugin_get_registers / qemu_plugin_read_register and
