@@ -46,7 +46,7 @@ CSTD="-std=c99 -D_GNU_SOURCE"
 
 PACKAGES="gcc g++ clang make pkg-config libc6-dev libcmocka-dev libipt-dev libcapstone-dev \
 protobuf-compiler libprotobuf-dev libprotobuf-c-dev protobuf-c-compiler \
-libclang-rt-14-dev valgrind strace qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils \
+libclang-rt-14-dev valgrind strace qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross gcc-mips-linux-gnu libc6-dev-mips-cross gcc-mipsel-linux-gnu libc6-dev-mipsel-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross parallel groff-base libzstd-dev zstd lz4 libdw-dev binutils \
 python3-dev python3-cffi python3-numpy python3-setuptools python3-pytest python3-pandas"
 
 log() { printf '== %s\n' "$*" >&2; }

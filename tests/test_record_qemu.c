@@ -52,6 +52,9 @@ typedef struct guest {
     int nregs, sysreg, args[3], bits;
     uint64_t mul;
     const char *trace_names[NREGS], *dump_keys[NREGS];
+    /* set_tid_address's number and the register of its result: the thread id, which
+       differs between QEMU's reference run and the recorded one */
+    int nr_set_tid, result;
 } guest;
 
 static const guest aarch64 = {
@@ -64,17 +67,21 @@ static const guest aarch64 = {
      "X30", "SP", "NZCV"},
     {"X00=", "X01=", "X02=", "X03=", "X04=", "X05=", "X06=", "X07=", "X08=", "X09=", "X10=", "X11=", "X12=",
      "X13=", "X14=", "X15=", "X16=", "X17=", "X18=", "X19=", "X20=", "X21=", "X22=", "X23=", "X24=", "X25=",
-     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="}};
+     "X26=", "X27=", "X28=", "X29=", "X30=", " SP=", "PSTATE="},
+    96, 0};
 
 /* armhf: Thumb-2 (T32) code by default */
-static const guest arm = {
-    "arm", "qemu-arm", "arm-linux-gnueabihf-gcc",
-    "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' -DMUL=0x9e3779b9UL "
-    "-DNR_WRITE=4 -DNR_EXIT=1",
-    FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,
-    {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"},
-    {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=", "R12=",
-     "R13=", "R14=", "PSR="}};
+#define ARM_GUEST(name, flags)                                                                             \
+    {name, "qemu-arm", "arm-linux-gnueabihf-gcc",                                                         \
+     "'-DSYSNR=\"r7\"' '-DARG0=\"r0\"' '-DARG1=\"r1\"' '-DARG2=\"r2\"' '-DSYSCALL=\"svc 0\"' '-DCLOBBER=\"cc\"' "          \
+     "-DMUL=0x9e3779b9UL -DNR_WRITE=4 -DNR_EXIT=1 " flags,                                                \
+     FRAMES_ARCH_ARM, 0, 16, 7, {0, 1, 2}, 32, 0x9e3779b9ULL,                                              \
+     {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "SP", "LR", "CPSR"}, \
+     {"R00=", "R01=", "R02=", "R03=", "R04=", "R05=", "R06=", "R07=", "R08=", "R09=", "R10=", "R11=",      \
+      "R12=", "R13=", "R14=", "PSR="},                                                                   \
+     256, 0}
+static const guest arm = ARM_GUEST("arm", "");             /* armhf's default: T32 */
+static const guest arm_a32 = ARM_GUEST("arm (A32)", "-marm");
 
 /* MIPS o32, both byte orders: registers r1..r31, HI, LO; the syscall number in v0 (r2),
    arguments from a0 (r4); a3 (r7) is the error flag */
@@ -88,7 +95,8 @@ static const guest arm = {
       "LO"},                                                                                            \
      {" at ", " v0 ", " v1 ", " a0 ", " a1 ", " a2 ", " a3 ", " t0 ", " t1 ", " t2 ", " t3 ", " t4 ",   \
       " t5 ", " t6 ", " t7 ", " s0 ", " s1 ", " s2 ", " s3 ", " s4 ", " s5 ", " s6 ", " s7 ", " t8 ",   \
-      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="}}
+      " t9 ", " k0 ", " k1 ", " gp ", " sp ", " s8 ", " ra ", "HI=", "LO="},                          \
+     4252, 1}
 /* x86-64 under qemu-x86_64 (--engine qemu): the GPRs, not RFLAGS (engine's comment) */
 static const guest x86_64 = {
     "x86_64", "qemu-x86_64", "cc",
@@ -97,12 +105,24 @@ static const guest x86_64 = {
     FRAMES_ARCH_I386, FRAMES_MACH_X86_64, 16, 0, {5, 4, 3}, 64, 0x9e3779b97f4a7c15ULL,
     {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP", "RSP", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"},
     {"RAX=", "RBX=", "RCX=", "RDX=", "RSI=", "RDI=", "RBP=", "RSP=", "R8 =", "R9 =", "R10=", "R11=", "R12=",
-     "R13=", "R14=", "R15="}};
+     "R13=", "R14=", "R15="},
+    218, 0};
+
+/* RISC-V 64 (arch 0: the frozen table has no RISC-V; docs/qemu.md): x1..x31, the
+   syscall number in a7 (x17), arguments from a0 (x10); rv64gc: 2- and 4-byte code */
+static const guest riscv64 = {
+    "riscv64", "qemu-riscv64", "riscv64-linux-gnu-gcc",
+    "'-DSYSNR=\"a7\"' '-DARG0=\"a0\"' '-DARG1=\"a1\"' '-DARG2=\"a2\"' '-DSYSCALL=\"ecall\"' '-DCLOBBER=\"memory\"' "
+    "-DMUL=0x9e3779b97f4a7c15UL -DNR_WRITE=64 -DNR_EXIT=93 -Wl,--no-relax", /* no gp-relative code: no crt sets gp */
+    0, 0, 31, 16, {9, 10, 11}, 64, 0x9e3779b97f4a7c15ULL,
+    {"X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14", "X15", "X16", "X17", "X18", "X19", "X20", "X21", "X22", "X23", "X24", "X25", "X26", "X27", "X28", "X29", "X30", "X31"},
+    {" x1/ra ", " x2/sp ", " x3/gp ", " x4/tp ", " x5/t0 ", " x6/t1 ", " x7/t2 ", " x8/s0 ", " x9/s1 ", " x10/a0 ", " x11/a1 ", " x12/a2 ", " x13/a3 ", " x14/a4 ", " x15/a5 ", " x16/a6 ", " x17/a7 ", " x18/s2 ", " x19/s3 ", " x20/s4 ", " x21/s5 ", " x22/s6 ", " x23/s7 ", " x24/s8 ", " x25/s9 ", " x26/s10 ", " x27/s11 ", " x28/t3 ", " x29/t4 ", " x30/t5 ", " x31/t6 "},
+    96, 9};
 
 static const guest mips = MIPS_GUEST("mips", "qemu-mips", "mips-linux-gnu-gcc");
 static const guest mipsel = MIPS_GUEST("mipsel", "qemu-mipsel", "mipsel-linux-gnu-gcc");
 
-#define MAXI 4096
+#define MAXI 65536 /* instructions of QEMU's log (a static glibc program: ~40000) */
 
 /* QEMU's own log of the run: the pc and the registers before each instruction. */
 typedef struct qstate {
@@ -116,22 +136,26 @@ static size_t nq;
 static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
 
 /* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each */
-static void parse_qemu_log(const guest *gu, const char *text) {
-    const char *p = text;
+/* Each record is searched within its own bounds (memmem, never strstr over the rest of
+   a 30 MB log: under ASan every strstr measures the whole remaining string). */
+static void parse_qemu_log(const guest *gu, const char *text, size_t len) {
+    const char *p = text, *end = text + len, *next;
     nq = 0;
-    while ((p = strstr(p, "Trace ")) != NULL) {
-        const char *b = strchr(p, '['), *s;
+    for (p = (const char *)memmem(p, (size_t)(end - p), "Trace ", 6); p; p = next) {
+        const char *b, *s;
         qstate *q;
         int i;
+        next = (const char *)memmem(p + 6, (size_t)(end - p - 6), "Trace ", 6);
+        b = (const char *)memchr(p, '[', (size_t)((next ? next : end) - p));
         assert_non_null(b);
         assert_true(nq < MAXI);
         q = &qlog[nq++];
-        q->pc = hexat(strchr(b, '/') + 1);
+        q->pc = hexat((const char *)memchr(b, '/', (size_t)((next ? next : end) - b)) + 1);
         for (i = 0; i < gu->nregs; i++) {
-            assert_non_null(s = strstr(b, gu->dump_keys[i]));
-            q->r[i] = hexat(s + strlen(gu->dump_keys[i]));
+            size_t kl = strlen(gu->dump_keys[i]);
+            assert_non_null(s = (const char *)memmem(b, (size_t)((next ? next : end) - b), gu->dump_keys[i], kl));
+            q->r[i] = hexat(s + kl);
         }
-        p = b;
     }
 }
 
@@ -171,10 +195,13 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* More environment for QEMU and the program, in recorded and reference runs alike. */
+static const char *run_env = "";
+
 /* Record prog with the given options into trace (a fresh name); the exit status. */
 static int record_prog(const char *prog, const char *opts, const char *trace) {
     int st;
-    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir,
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" %s %s record %s -o %s -- ./%s >out.txt 2>err.txt", dir, run_env,
                 tu_frames_bin(), opts, trace, prog));
     return st;
 }
@@ -193,6 +220,15 @@ static frames_reader *open_trace(const char *path, const guest *gu) {
     return r;
 }
 
+/* The next std_frame of r, 0 at the end. */
+static int next_std(frames_reader *r, frames_frame *f) {
+    int rc;
+    while ((rc = frames_reader_next(r, f)) > 0)
+        if (f->kind == FRAMES_KIND_STD) return 1;
+    assert_int_equal(rc, 0);
+    return 0;
+}
+
 /* The host's own computation of what the program stores. */
 static void expected_stores(const guest *gu, uint64_t out[8]) {
     uint64_t x = 0x1234, mask = gu->bits == 64 ? ~0ULL : (1ULL << gu->bits) - 1;
@@ -200,9 +236,77 @@ static void expected_stores(const guest *gu, uint64_t out[8]) {
     for (i = 0; i < 8; i++) out[i] = x = (x * gu->mul + (uint64_t)i) & mask;
 }
 
+/* QEMU's reference run of PROG (same environment as frames record gives the program):
+   qlog, nq; returns its exit status. */
+static int qemu_reference(const guest *gu, const char *prog) {
+    char *log;
+    size_t len;
+    int rc;
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >qout.txt",
+                dir, run_env, gu->qemu, prog)); /* a file, as in record_prog: stdio asks fstat */
+    unlink(at("qout.txt"));
+    log = (char *)tu_read_file(at("qemu.log"), &len);
+    assert_non_null(log);
+    parse_qemu_log(gu, log, len);
+    free(log);
+    unlink(at("qemu.log"));
+    return rc;
+}
+
+/* The registers of std_frame f, instruction i of QEMU's log: the snapshot and every
+   value before equal the dump before it, every change the dump before the next one,
+   and the state rebuilt from the trace so far (regs; *have once the snapshot was seen)
+   equals the dump: no change was missed. Memory operands are the caller's. */
+/* The thread id set_tid_address returned in the recorded run and in QEMU's reference
+   run (0: none yet): the C library copies it between registers, where the two runs'
+   values then differ by nothing else. */
+static uint64_t tid_trace, tid_qemu;
+
+static int same_value(uint64_t trace, uint64_t qemu) {
+    return trace == qemu || (tid_trace && trace == tid_trace && qemu == tid_qemu);
+}
+
+static void check_registers(const guest *gu, const frames_frame *f, size_t i, uint64_t *regs, int *have,
+                            int tid_result, int check_after) {
+    size_t k;
+    assert_true(i < nq);
+    assert_int_equal(f->std.address, qlog[i].pc); /* -d exec */
+    for (k = 0; k < f->std.npre; k++) {
+        const frames_operand *o = &f->std.pre[k];
+        int ri;
+        if (o->spec == FRAMES_MEM) continue;
+        assert_true((ri = reg_index(gu, &o->name)) >= 0);
+        assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
+        regs[ri] = qlog[i].r[ri];
+        *have |= ri == 0;
+    }
+    assert_true(*have); /* the first instruction gave every register */
+    for (k = 0; k < (size_t)gu->nregs; k++) {
+        if (!same_value(regs[k], qlog[i].r[k]))
+            print_error("pc 0x%llx (instruction %zu): %s is 0x%llx in the trace, 0x%llx in QEMU's dump\n",
+                        (unsigned long long)qlog[i].pc, i, gu->trace_names[k], (unsigned long long)regs[k],
+                        (unsigned long long)qlog[i].r[k]);
+        assert_true(same_value(regs[k], qlog[i].r[k])); /* nothing missed */
+    }
+    for (k = 0; k < f->std.npost; k++) {
+        const frames_operand *o = &f->std.post[k];
+        int ri;
+        if (o->spec == FRAMES_MEM) continue;
+        assert_true((ri = reg_index(gu, &o->name)) >= 0);
+        regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
+        if (tid_result && ri == gu->result && i + 1 < nq) tid_trace = regs[ri], tid_qemu = qlog[i + 1].r[ri];
+        if (!check_after) continue; /* a signal's handler runs next: QEMU's next dump is its entry */
+        if (i + 1 < nq && !same_value(regs[ri], qlog[i + 1].r[ri]))
+            print_error("pc 0x%llx (instruction %zu): %s after is 0x%llx in the trace, 0x%llx in QEMU's dump\n",
+                        (unsigned long long)qlog[i].pc, i, gu->trace_names[ri], (unsigned long long)regs[ri],
+                        (unsigned long long)qlog[i + 1].r[ri]);
+        if (i + 1 < nq) assert_true(same_value(regs[ri], qlog[i + 1].r[ri])); /* -d cpu, after */
+    }
+}
+
 /* PROG of guest gu (built) recorded, against QEMU's own logs of the same run. */
 static void check_against_qemu(const guest *gu, const char *prog) {
-    char *log, *nm, *s;
+    char *nm, *s;
     frames_reader *r;
     frames_frame f;
     uint64_t regs[NREGS], want[8], out_addr;
@@ -214,14 +318,7 @@ static void check_against_qemu(const guest *gu, const char *prog) {
     nm = tu_run_ok("nm", "nm %s/%s | grep ' out$'", dir, prog);
     out_addr = hexat(nm);
     free(nm);
-    /* QEMU's reference run: same environment as frames record gives the program */
-    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >/dev/null",
-                dir, gu->qemu, prog));
-    assert_int_equal(rc, (int)(want[7] & 0x7f));
-    log = (char *)tu_read_file(at("qemu.log"), NULL);
-    assert_non_null(log);
-    parse_qemu_log(gu, log);
-    free(log);
+    assert_int_equal(qemu_reference(gu, prog), (int)(want[7] & 0x7f));
     assert_true(nq > 50);
 
     assert_int_equal(record_prog(prog, "--engine qemu", "a.frames"), (int)(want[7] & 0x7f));
@@ -236,37 +333,19 @@ static void check_against_qemu(const guest *gu, const char *prog) {
             continue;
         }
         if (f.kind != FRAMES_KIND_STD) continue;
-        assert_true(i < nq);
-        assert_int_equal(f.std.address, qlog[i].pc);               /* -d exec */
+        check_registers(gu, &f, i, regs, &have, 0, 1);
         if (gu->arch == FRAMES_ARCH_I386) assert_true(f.std.rawbytes.len >= 1 && f.std.rawbytes.len <= 15);
-        else assert_true(f.std.rawbytes.len == 4 || (gu->arch == FRAMES_ARCH_ARM && f.std.rawbytes.len == 2));
-        for (k = 0; k < f.std.npre; k++) {
-            const frames_operand *o = &f.std.pre[k];
-            int ri;
-            if (o->spec == FRAMES_MEM) continue;
-            assert_true((ri = reg_index(gu, &o->name)) >= 0);
-            assert_int_equal(tu_le(o->value.ptr, (int)o->value.len), qlog[i].r[ri]); /* -d cpu, before */
-            regs[ri] = qlog[i].r[ri];
-            have |= ri == 0;
-        }
-        assert_true(have); /* the first instruction gave every register */
-        for (k = 0; k < (size_t)gu->nregs; k++) assert_int_equal(regs[k], qlog[i].r[k]); /* nothing missed */
+        else assert_true(f.std.rawbytes.len == 4 || ((gu->arch == FRAMES_ARCH_ARM || gu == &riscv64) && f.std.rawbytes.len == 2));
         for (k = 0; k < f.std.npost; k++) {
             const frames_operand *o = &f.std.post[k];
-            int ri;
-            if (o->spec == FRAMES_MEM) {
-                assert_true(o->written);
-                if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
-                    assert_int_equal(o->address, out_addr + wsize * nstores);
-                    assert_int_equal(o->value.len, wsize);
-                    assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
-                    nstores++;
-                }
-                continue;
+            if (o->spec != FRAMES_MEM) continue;
+            assert_true(o->written);
+            if (o->address >= out_addr && o->address < out_addr + 8 * wsize) {
+                assert_int_equal(o->address, out_addr + wsize * nstores);
+                assert_int_equal(o->value.len, wsize);
+                assert_int_equal(tu_le(o->value.ptr, (int)wsize), want[nstores]);
+                nstores++;
             }
-            assert_true((ri = reg_index(gu, &o->name)) >= 0);
-            regs[ri] = tu_le(o->value.ptr, (int)o->value.len);
-            if (i + 1 < nq) assert_int_equal(regs[ri], qlog[i + 1].r[ri]); /* -d cpu, after */
         }
         i++;
     }
@@ -343,19 +422,219 @@ static void test_arm_same_as_qemu_logs(void **state) {
     if (build_prog(&arm, "aprog") == 0) check_against_qemu(&arm, "aprog");
 }
 
+/* The same program in A32 code (-marm): 4-byte instructions, the T bit (CPSR 0x20)
+   clear in the first snapshot */
+static void test_arm_a32_same_as_qemu_logs(void **state) {
+    frames_reader *r;
+    frames_frame f;
+    size_t n = 0, k;
+    uint64_t want[8];
+    (void)state;
+    if (build_prog(&arm_a32, "a32prog") != 0) return;
+    check_against_qemu(&arm_a32, "a32prog");
+    expected_stores(&arm_a32, want);
+    assert_int_equal(record_prog("a32prog", "--quiet", "a32.frames"), (int)(want[7] & 0x7f));
+    r = open_trace(at("a32.frames"), &arm_a32);
+    while (next_std(r, &f)) {
+        assert_int_equal(f.std.rawbytes.len, 4);
+        for (k = 0; n == 0 && k < f.std.npre; k++)
+            if (f.std.pre[k].name.len == 4 && !memcmp(f.std.pre[k].name.ptr, "CPSR", 4))
+                assert_int_equal(tu_le(f.std.pre[k].value.ptr, 4) & 0x20, 0);
+        n++;
+    }
+    frames_reader_close(r);
+    assert_true(n > 50);
+    unlink(at("a32.frames"));
+}
+
 static void test_x86_64_same_as_qemu_logs(void **state) {
     (void)state;
     if (build_prog(&x86_64, "xprog") == 0) check_against_qemu(&x86_64, "xprog");
 }
 
-/* The next std_frame of r, 0 at the end. */
-static int next_std(frames_reader *r, frames_frame *f) {
-    int rc;
-    while ((rc = frames_reader_next(r, f)) > 0)
-        if (f->kind == FRAMES_KIND_STD) return 1;
+
+/* A static program with the C library (its start-up code: TLS, IRELATIVE relocations,
+   SIMD string functions), sorting, formatting a float, atomics (the outline helpers pick
+   LSE when the CPU has it), 128-bit multiplication, division: tens of thousands of
+   instructions of many encoding classes. The full state rebuilt from its trace equals
+   every -d cpu dump: the registers the plugin reads after an instruction (those its
+   encoding can write) miss no change. */
+static const char libc_src[] =
+    "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }\n"
+    "static long counter;\n"
+    "int main(int argc, char **argv) {\n"
+    "    int v[64]; char buf[256]; long expect = 5;\n"
+    "    unsigned long long a = 0x9e3779b97f4a7c15ULL * (unsigned)argc;\n"
+    "    for (int i = 0; i < 64; i++) v[i] = (i * 7919) % 101 - 50;\n"
+    "    qsort(v, 64, sizeof v[0], cmp);\n"
+    "    __atomic_fetch_add(&counter, 5, __ATOMIC_SEQ_CST);\n"
+    "    __atomic_compare_exchange_n(&counter, &expect, 9, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);\n"
+    "    a = (unsigned long long)(((unsigned __int128)a * a) >> 64) / (unsigned)(v[63] + 1);\n"
+    "    snprintf(buf, sizeof buf, \"%d %d %s %.3f %ld %llx\", v[0], v[63], argv[0], 3.25 * argc, counter, a);\n"
+    "    printf(\"%s %zu\\n\", buf, strlen(buf));\n"
+    "    return (int)(strlen(buf) + (3.25 * argc > 3.0)) & 0x7f;\n"
+    "}\n";
+
+static void check_libc_program(const guest *gu, const char *prog) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS];
+    size_t i = 0;
+    int have = 0, st, rc, tid_syscall = 0;
+    free(tu_run(&st, "command -v %s >/dev/null && command -v %s >/dev/null", gu->qemu, gu->cc));
+    if (st) {
+        printf("test_record_qemu: %s or %s missing: %s skipped\n", gu->qemu, gu->cc, gu->name);
+        return;
+    }
+    assert_int_equal(tu_write_file(at("libc.c"), libc_src, strlen(libc_src)), 0);
+    free(tu_run_ok(gu->cc, "%s -O2 -static -o %s/%s %s 2>&1", gu->cc, dir, prog, at("libc.c")));
+    run_env = "QEMU_RAND_SEED=1"; /* the same AT_RANDOM bytes (the stack guard) in both runs */
+    st = qemu_reference(gu, prog);
+    tid_trace = tid_qemu = 0;
+    assert_true(nq > 10000);
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet", "l.frames"), st);
+    r = open_trace(at("l.frames"), gu);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) tid_syscall = gu->nr_set_tid && f.syscall.number == (uint64_t)gu->nr_set_tid;
+        if (f.kind != FRAMES_KIND_STD) continue;
+        check_registers(gu, &f, i++, regs, &have, tid_syscall, 1);
+        tid_syscall = 0;
+    }
     assert_int_equal(rc, 0);
-    return 0;
+    frames_reader_close(r);
+    run_env = "";
+    assert_int_equal(i, nq);
+    unlink(at("l.frames"));
 }
+
+/* RISC-V 64: arch 0 in the header, the guest in the meta frame's tracer args; the
+   small program and the C library's against QEMU's logs */
+static void test_riscv64_same_as_qemu_logs(void **state) {
+    frames_reader *r;
+    const frames_meta *m;
+    uint64_t want[8];
+    (void)state;
+    if (build_prog(&riscv64, "rprog") != 0) return;
+    check_against_qemu(&riscv64, "rprog");
+    expected_stores(&riscv64, want);
+    assert_int_equal(record_prog("rprog", "--quiet", "rm.frames"), (int)(want[7] & 0x7f)); /* chosen by itself */
+    r = open_trace(at("rm.frames"), &riscv64);
+    assert_non_null(m = frames_reader_meta(r));
+    assert_int_equal(m->ntracer_args, 2);
+    assert_true(m->tracer_args[1].len == 13 && !memcmp(m->tracer_args[1].ptr, "guest=riscv64", 13));
+    frames_reader_close(r);
+    unlink(at("rm.frames"));
+    check_libc_program(&riscv64, "rlprog");
+}
+
+/* Signals: a handler of SIGUSR1 the program sends itself (delivered after kill's
+   syscall instruction completed) and of SIGSEGV from a store to address 16 (the store
+   does not complete; the handler exits with the sum of both numbers). Each is an
+   exception frame (number, interrupted pc, handler) after the interrupted instruction,
+   the handler's first instruction carries every register, and the state rebuilt from
+   the trace equals every -d cpu dump of QEMU. */
+static const char signal_src[] =
+    "#include <signal.h>\n#include <unistd.h>\n"
+    "static volatile int got;\n"
+    "static void on_usr1(int s) { got += s; }\n"
+    "static void on_segv(int s) { _exit(got + s); }\n"
+    "int main(void) {\n"
+    "    signal(SIGUSR1, on_usr1);\n"
+    "    signal(SIGSEGV, on_segv);\n"
+    "    kill(getpid(), SIGUSR1);\n"
+    "    *(volatile int *)16 = got;\n"
+    "    return 0;\n"
+    "}\n";
+
+#define MAXX 8
+#define G_SIGUSR1 10 /* the guests' (AArch64, RISC-V: Linux's generic numbers) */
+#define G_SIGSEGV 11
+
+static void check_signal_program(const guest *gu, const char *prog) {
+    frames_reader *r;
+    frames_frame f;
+    uint64_t regs[NREGS], xnum[MAXX], xfrom[MAXX], xto[MAXX], handler[2], prev_pc = 0;
+    size_t i = 0, nx = 0, before[MAXX], k;
+    int have = 0, rc, tid_syscall = 0, post_x0_zero = 0, prev_has_post = 0;
+    char *nm;
+    assert_int_equal(tu_write_file(at("sig.c"), signal_src, strlen(signal_src)), 0);
+    free(tu_run_ok(gu->cc, "%s -O1 -static -o %s/%s %s 2>&1", gu->cc, dir, prog, at("sig.c")));
+    nm = tu_run_ok("nm", "nm %s/%s | grep -w on_usr1", dir, prog);
+    handler[0] = hexat(nm);
+    free(nm);
+    nm = tu_run_ok("nm", "nm %s/%s | grep -w on_segv", dir, prog);
+    handler[1] = hexat(nm);
+    free(nm);
+    run_env = "QEMU_RAND_SEED=1";
+    assert_int_equal(qemu_reference(gu, prog), G_SIGUSR1 + G_SIGSEGV);
+    tid_trace = tid_qemu = 0;
+    assert_int_equal(record_prog(prog, "--engine qemu --quiet", "s.frames"), G_SIGUSR1 + G_SIGSEGV);
+    run_env = "";
+    /* the exception frames, and what comes before and after each */
+    r = open_trace(at("s.frames"), gu);
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_EXCEPTION) {
+            assert_true(nx < MAXX);
+            xnum[nx] = f.exception.number;
+            xfrom[nx] = f.exception.from_addr;
+            xto[nx] = f.exception.to_addr;
+            before[nx++] = i - 1;
+            if (f.exception.number == G_SIGSEGV) { /* the faulting store: no post list */
+                assert_int_equal(xfrom[nx - 1], prev_pc);
+                assert_false(prev_has_post);
+            } else {
+                assert_int_equal(xfrom[nx - 1], prev_pc + 4); /* after the syscall instruction */
+                assert_true(post_x0_zero);                     /* kill returned 0 */
+            }
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        if (nx && before[nx - 1] == i - 1) assert_int_equal(f.std.address, xto[nx - 1]); /* the handler */
+        prev_pc = f.std.address;
+        prev_has_post = f.std.has_post;
+        post_x0_zero = 0;
+        for (k = 0; k < f.std.npost; k++)
+            if (f.std.post[k].spec != FRAMES_MEM && reg_index(gu, &f.std.post[k].name) == gu->args[0] &&
+                tu_le(f.std.post[k].value.ptr, (int)f.std.post[k].value.len) == 0)
+                post_x0_zero = 1;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(nx, 2);
+    assert_int_equal(xnum[0], G_SIGUSR1);
+    assert_int_equal(xto[0], handler[0]);
+    assert_int_equal(xnum[1], G_SIGSEGV);
+    assert_int_equal(xto[1], handler[1]);
+    /* every register against QEMU's dumps */
+    r = open_trace(at("s.frames"), gu);
+    i = 0;
+    while ((rc = frames_reader_next(r, &f)) > 0) {
+        if (f.kind == FRAMES_KIND_SYSCALL) tid_syscall = f.syscall.number == (uint64_t)gu->nr_set_tid;
+        if (f.kind != FRAMES_KIND_STD) continue;
+        check_registers(gu, &f, i, regs, &have, tid_syscall, i != before[0] && i != before[1]);
+        tid_syscall = 0;
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    frames_reader_close(r);
+    assert_int_equal(i, nq);
+    unlink(at("s.frames"));
+}
+
+static void test_signals(void **state) {
+    int st;
+    (void)state;
+    check_signal_program(&aarch64, "sprog");
+    free(tu_run(&st, "command -v qemu-riscv64 >/dev/null && command -v riscv64-linux-gnu-gcc >/dev/null"));
+    if (st == 0) check_signal_program(&riscv64, "srprog");
+}
+
+static void test_aarch64_libc_program(void **state) {
+    (void)state;
+    check_libc_program(&aarch64, "lprog");
+}
+
 
 /* Is b the operand a (QEMU's: a full GPR, or memory), or a part of it the Valgrind
    engine names as capstone does (EAX, AX, AL, R8D, R8W, R8B for RAX, R8)? A documented
@@ -548,7 +827,7 @@ static void test_default_no_mem_and_errors(void **state) {
         static const struct {
             const char *args, *message;
         } cases[] = {
-            {"--engine qemu -o c.frames -- ./riscv", "ELF machine 243 (64-bit, little-endian): the qemu engine records AArch64"},
+            {"--engine qemu -o c.frames -- ./ppc64le", "ELF machine 21 (64-bit, little-endian): the qemu engine records AArch64"},
             {"--engine qemu -o c.frames -- ./hdronly", "an ELF for AArch64 without program headers"},
             {"-o c.frames -- ./hdronly", "an ELF for AArch64, not x86-64: no engine here can run it"},
         };
@@ -557,9 +836,9 @@ static void test_default_no_mem_and_errors(void **state) {
         elf[16] = 2;   /* ET_EXEC */
         elf[18] = 183; /* EM_AARCH64, no program header */
         assert_int_equal(tu_write_file(at("hdronly"), elf, sizeof elf), 0);
-        elf[18] = 243; /* EM_RISCV */
-        assert_int_equal(tu_write_file(at("riscv"), elf, sizeof elf), 0);
-        free(tu_run_ok("chmod", "chmod +x %s %s", at("hdronly"), at("riscv")));
+        elf[18] = 21; /* EM_PPC64 */
+        assert_int_equal(tu_write_file(at("ppc64le"), elf, sizeof elf), 0);
+        free(tu_run_ok("chmod", "chmod +x %s %s", at("hdronly"), at("ppc64le")));
         for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             int st;
             free(tu_run(&st, "cd %s && %s record %s >out.txt 2>err.txt", dir, tu_frames_bin(), cases[i].args));
@@ -571,6 +850,27 @@ static void test_default_no_mem_and_errors(void **state) {
             assert_int_not_equal(access(at("c.frames"), F_OK), 0);
         }
     }
+}
+
+/* tools/install.sh (./build.sh install) installs the plugin where the installed command
+   finds it: the installed frames records an AArch64 program, with no build tree next to
+   it and no FRAMES_QEMU_PLUGIN. */
+static void test_installed_plugin(void **state) {
+    uint64_t want[8];
+    frames_reader *r;
+    int st;
+    (void)state;
+    expected_stores(&aarch64, want);
+    free(tu_run_ok("install.sh", "FRAMES_BIN='%s' '%s/tools/install.sh' '%s' 2>&1", tu_frames_bin(), tu_root(),
+                   at("prefix")));
+    assert_int_equal(access(at("prefix/lib/frames/qemu/frames_qemu.so"), R_OK), 0);
+    free(tu_run(&st, "cd %s && env -i PATH=\"$PATH\" prefix/bin/frames record --quiet -o i.frames -- ./prog >out.txt "
+                     "2>err.txt", dir));
+    assert_int_equal(st, (int)(want[7] & 0x7f));
+    r = open_trace(at("i.frames"), &aarch64);
+    frames_reader_close(r);
+    unlink(at("i.frames"));
+    free(tu_run_ok("rm", "rm -rf %s", at("prefix")));
 }
 
 /* A "QEMU" (--qemu) that writes what it is given to the plugin's descriptor instead of
@@ -623,14 +923,19 @@ static void test_bad_streams(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
+        cmocka_unit_test(test_aarch64_libc_program),
+        cmocka_unit_test(test_signals),
         cmocka_unit_test(test_arm_same_as_qemu_logs),
+        cmocka_unit_test(test_arm_a32_same_as_qemu_logs),
         cmocka_unit_test(test_mips_same_as_qemu_logs),
+        cmocka_unit_test(test_riscv64_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_qemu_logs),
         cmocka_unit_test(test_x86_64_same_as_valgrind),
         cmocka_unit_test(test_dynamic_with_sysroot),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
+        cmocka_unit_test(test_installed_plugin),
     };
     char plugin[600];
     const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');

@@ -98,6 +98,14 @@ static void print_meta_text(FILE *out, const frames_meta *m) {
     fwrite(m->tracer_name.ptr, 1, m->tracer_name.len, out);
     fputc(' ', out);
     fwrite(m->tracer_version.ptr, 1, m->tracer_version.len, out);
+    if (m->ntracer_args) { /* e.g. the guest of frames record's qemu engine */
+        uint32_t i;
+        for (i = 0; i < m->ntracer_args; i++) {
+            fputs(i ? " " : " (", out);
+            fwrite(m->tracer_args[i].ptr, 1, m->tracer_args[i].len, out);
+        }
+        fputc(')', out);
+    }
     fputs(", target ", out);
     fwrite(m->target_path.ptr, 1, m->target_path.len, out);
     fputs(", user ", out);

@@ -18,7 +18,8 @@ static const char record_usage[] =
     "\n"
     "Runs PROGRAM and records every user instruction of every thread into a frames trace\n"
     "(x86-64: arch i386, machine 64; under QEMU: AArch64 arch aarch64, ARM arch arm,\n"
-    "machine 0; MIPS arch mips, machine 32):\n"
+    "machine 0; MIPS arch mips, machine 32; RISC-V 64 arch 0, unknown, the guest named\n"
+    "in the meta frame's tracer args):\n"
     "  std_frame     per instruction: address, bytes, thread id; registers read (values\n"
     "                before) and written (values after); memory read (before), memory\n"
     "                written (old value before with read = written = false, new value after)\n"
@@ -278,6 +279,7 @@ static int open_writer(rec_run *t, const rec_engine *e, cli_output *o, rp_meta *
     if (t->sink) {   /* another command's consumer (frames vprof online): no file */
         frames_error err;
         rp_meta_build(meta, path, argc, argv);
+        if (e == &rec_engine_qemu) rec_qemu_meta(path, &meta->meta);
         if (frames_writer_open(&t->w, t->sink, &wo, &meta->meta, &err) < 0) {
             cli_lib_error(&err);
             rp_meta_free(meta);
@@ -291,6 +293,7 @@ static int open_writer(rec_run *t, const rec_engine *e, cli_output *o, rp_meta *
     free(inputs);
     if (rc != CLI_OK) return rc;
     rp_meta_build(meta, path, argc, argv);
+    if (e == &rec_engine_qemu) rec_qemu_meta(path, &meta->meta);
     if (!(t->w = cli_output_writer(o, &wo, &meta->meta))) {
         cli_output_abort(o);
         rp_meta_free(meta);

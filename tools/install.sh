@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# install.sh PREFIX - install frames: the headers, the `frames` command, its man page and the
+# install.sh PREFIX - install frames: the headers, the `frames` command (with the Valgrind
+# tool and the QEMU plugin of `frames record` when they were built), its man page and the
 # pkg-config files frames.pc (and frames_pt.pc, whose flags name libipt, when frames_pt.h is
 # part of the tree; frames_zstd.pc naming libzstd; frames_parquet.pc naming libzstd when it is
 # installed: compile with -DFRAMES_PARQUET_LIBZSTD for zstd pages). Called by `./build.sh install
@@ -27,6 +28,13 @@ if [ -x "$vgdir/frames-amd64-linux" ]; then
     for f in vgpreload_core-amd64-linux.so default.supp; do
         ln -sf "$(readlink "$vgdir/$f")" "$root/lib/frames/vg/$f"
     done
+fi
+# the QEMU plugin of `frames record --engine qemu`, where the command looks for it
+# (../lib/frames/qemu)
+plugin=$(dirname "$bin")/qemu/frames_qemu.so
+if [ -f "$plugin" ]; then
+    install -d "$root/lib/frames/qemu"
+    install -m 755 "$plugin" "$root/lib/frames/qemu/"
 fi
 
 pc() {   # pc NAME DESCRIPTION REQUIRES LIBS

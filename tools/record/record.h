@@ -107,9 +107,12 @@ extern const rec_engine rec_engine_ptrace, rec_engine_valgrind, rec_engine_qemu;
 /* engine_qemu.c: programs of other architectures under QEMU user mode with the frames
    plugin (tools/record/qemu). rec_qemu_options: --qemu PATH and -L SYSROOT (NULL: none).
    rec_qemu_header: the header's arch and machine for the program; 0, or -1 when the
-   engine does not record its architecture. */
+   engine does not record its architecture. rec_qemu_meta: the meta frame's tracer args
+   name the engine and the guest ("engine=qemu", "guest=riscv64": the header cannot
+   name every guest; static storage). */
 void rec_qemu_options(const char *qemu, const char *sysroot);
 int rec_qemu_header(const char *path, uint64_t *arch, uint64_t *machine);
+void rec_qemu_meta(const char *path, frames_meta *meta);
 
 /* For can_run: is path an x86-64 Linux ELF executable, or a script whose interpreter
    (#!) is one? 0 yes, else -1 with why ("an ELF for AArch64, not x86-64", ...). */
