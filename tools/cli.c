@@ -49,11 +49,12 @@ int cli_lib_error(const frames_error *err) {
     return cli_fail(CLI_DATA, "%s", err && err->message[0] ? err->message : "error");
 }
 
+/* The warnings reading gave so far (frames_reader_info_get would first scan every size
+   prefix again and check the TOC against the scan: a second pass over the trace). */
 void cli_reader_warnings(frames_reader *r) {
-    frames_reader_info st;
+    const char *w;
     uint32_t i;
-    if (frames_reader_info_get(r, &st) < 0) return;
-    for (i = 0; i < st.nwarnings; i++) cli_warn("%s", frames_reader_warning(r, i));
+    for (i = 0; (w = frames_reader_warning(r, i)) != NULL; i++) cli_warn("%s", w);
 }
 
 int cli_usage_error(const char *fmt, ...) {
@@ -544,10 +545,11 @@ void cli_progress_end(cli_progress *p) {
     p->active = 0;
 }
 
+/* The header's count (0 in an unfinished trace): frames_reader_info_get would scan every
+   size prefix and check the TOC against the scan, a whole pass over the trace before the
+   reading pass, for a bar that is only drawn on a terminal. */
 uint64_t cli_known_frames(frames_reader *r) {
-    frames_reader_info st;
-    if (frames_reader_info_get(r, &st) < 0 || !st.count_known) return 0;
-    return st.nframes;
+    return frames_reader_header(r)->nframes;
 }
 
 int cli_for_each_frame_std(frames_reader *r, const char *label, cli_std_fn std, cli_frame_fn fn,
