@@ -83,7 +83,7 @@ SW=$LAST_WALL SC=$LAST_CPU
 row "frames cat plain" "'$F' cat -f '$P' '$COPY'" "$PW"
 awk -v w="$LAST_WALL" -v c="$LAST_CPU" -v pw="$PW" -v pc="$PC" -v sw="$SW" -v sc="$SC" 'BEGIN{
     printf "# frames cat: %.2fx cp wall, %.2fx cp cpu; %.2fx (cp; sync) wall, %.2fx its cpu\n",
-        pw > 0 ? w / pw : 0, pc > 0 ? c / pc : 0, sw > 0 ? w / sw : 0, sc > 0 ? c / sc : 0 }'
+        (pw > 0 ? w / pw : 0), (pc > 0 ? c / pc : 0), (sw > 0 ? w / sw : 0), (sc > 0 ? c / sc : 0) }'
 cmp -s "$P" "$COPY" || echo "# note: frames cat's output differs from its input (not a trace upstream finished)"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$P" "$COPY" "$DIR/bench-readers.time"
