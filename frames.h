@@ -5486,6 +5486,7 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 static void frames__distrust_toc(frames_reader *r, uint64_t found, int more) {
     r->toc_usable = 0;
     r->count_known = 0;
+    r->count_warned = 1; /* the header's count is the TOC's: said here */
     frames__warn(r, "the TOC says %llu frames, reading found %s%llu: TOC not used",
                  (unsigned long long)r->nframes, more ? "more than " : "",
                  (unsigned long long)found);
