@@ -4551,6 +4551,7 @@ struct frames_reader {
     int toc_usable, toc_checked_entries;
     /* frame count and the index built by scanning */
     int count_known;
+    int count_warned;      /* "header says n frames, m were found" given once */
     uint64_t nframes;
     uint64_t *index;
     size_t nindex;
@@ -5006,6 +5007,14 @@ static int frames__final_record_is_garbage(frames_reader *r, const uint8_t *payl
 
 /* -- scanning (memory-backed) */
 
+/* A finished trace's header count against the frames found, said once. */
+static void frames__warn_count(frames_reader *r, uint64_t found) {
+    if (r->hdr.nframes == found || r->count_warned) return;
+    r->count_warned = 1;
+    frames__warn(r, "header says %llu frames, %llu were found", (unsigned long long)r->hdr.nframes,
+                 (unsigned long long)found);
+}
+
 /* One pass over the size prefixes: count, index every `stride` frames, find the tail. */
 static int frames__scan(frames_reader *r) {
     uint64_t off = r->hdr.first_frame, n = 0, len;
@@ -5064,9 +5073,7 @@ static int frames__scan(frames_reader *r) {
                      (unsigned long long)r->nframes);
         r->toc_usable = 0; /* its blocks cannot be right: use the scan's index */
     }
-    if (r->finished && !r->count_known && r->hdr.nframes != n)
-        frames__warn(r, "header says %llu frames, %llu were found",
-                     (unsigned long long)r->hdr.nframes, (unsigned long long)n);
+    if (r->finished && !r->count_known) frames__warn_count(r, n);
     r->nframes = n;
     r->count_known = 1;
     r->indexed = 1;
@@ -5479,16 +5486,20 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
 static void frames__distrust_toc(frames_reader *r, uint64_t found, int more) {
     r->toc_usable = 0;
     r->count_known = 0;
+    r->count_warned = 1; /* the header's count is the TOC's: said here */
     frames__warn(r, "the TOC says %llu frames, reading found %s%llu: TOC not used",
                  (unsigned long long)r->nframes, more ? "more than " : "",
                  (unsigned long long)found);
 }
 
 /* Sequential reading ends where the records end; a count taken from the TOC is checked
-   against that, so that a TOC that fooled validation cannot hide or invent frames. */
+   against that, so that a TOC that fooled validation cannot hide or invent frames, and a
+   finished trace read without a usable TOC against its header (as a scan would: the tools
+   report the warnings of the reading pass without scanning again). */
 static int frames__mem_end(frames_cursor *c) {
     frames_reader *r = c->r;
     if (c == &r->cur && r->toc_usable && c->index != r->nframes) frames__distrust_toc(r, c->index, 0);
+    if (c == &r->cur && r->finished && !r->count_known) frames__warn_count(r, c->index);
     return 0;
 }
 

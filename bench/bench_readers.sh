@@ -2,7 +2,9 @@
 # bench_readers.sh BUILD_DIR - the readers against the engines underneath them, in one run:
 # frames stat / dump --pc / vprof / cat on a recorded .frames.zst and on its plain
 # .frames (in the page cache), each next to its peer measured in the same run: `zstd -d`
-# of the same file to /dev/null, `cp` and `cat` of the plain file. Prints wall-clock and
+# of the same file to /dev/null, `cp` and `cat` of the plain file, and `cp` followed by
+# `sync` of the copy (frames cat flushes its output to disk before it renames it into
+# place, docs/outputs.md; cp does not flush). Prints wall-clock and
 # CPU (user+sys, all threads) seconds, frames per second of wall-clock and of CPU, and
 # the load average before and after (the machine may be shared: compare with the peers,
 # not with absolute figures). .zst readers run with and without the read-ahead thread
@@ -56,6 +58,7 @@ row() { # label command peer_wall
         if (pw != "" && pw > 0) printf "   %.2fx peer", w / pw;
         printf "\n" }'
     LAST_WALL=$w
+    LAST_CPU=$c
 }
 
 cat "$P" > /dev/null # into the page cache
@@ -72,9 +75,15 @@ row "peer: cat plain > /dev/null" "cat '$P'"
 CW=$LAST_WALL
 row "frames stat plain" "'$F' stat --no-symbols '$P'" "$CW"
 row "frames dump --pc plain" "'$F' dump --pc '$P'" "$CW"
+# each run replaces the copy of the run before: cp truncates it, cat -f renames over it
 row "peer: cp plain" "cp '$P' '$COPY'"
-PW=$LAST_WALL
-row "frames cat plain" "'$F' cat '$P' '$COPY'" "$PW"
+PW=$LAST_WALL PC=$LAST_CPU
+row "peer: cp plain; sync the copy" "cp '$P' '$COPY' && sync '$COPY'"
+SW=$LAST_WALL SC=$LAST_CPU
+row "frames cat plain" "'$F' cat -f '$P' '$COPY'" "$PW"
+awk -v w="$LAST_WALL" -v c="$LAST_CPU" -v pw="$PW" -v pc="$PC" -v sw="$SW" -v sc="$SC" 'BEGIN{
+    printf "# frames cat: %.2fx cp wall, %.2fx cp cpu; %.2fx (cp; sync) wall, %.2fx its cpu\n",
+        (pw > 0 ? w / pw : 0), (pc > 0 ? c / pc : 0), (sw > 0 ? w / sw : 0), (sc > 0 ? c / sc : 0) }'
 cmp -s "$P" "$COPY" || echo "# note: frames cat's output differs from its input (not a trace upstream finished)"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$P" "$COPY" "$DIR/bench-readers.time"

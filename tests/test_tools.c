@@ -127,6 +127,37 @@ static void test_undecodable_frame_exit_1_others_printed(void **state) {
     unlink(tmp);
 }
 
+/* The readers report what their reading pass found without a second pass over the trace
+   (no scan after it): a finished trace whose header claims 15 frames, its TOC fitting no
+   convention for that count, and 10 frames in it (r05 with the count at byte 32 made 15)
+   warns "header says 15 frames, 10 were found" once, after every frame was read. */
+static void test_header_count_warned_once_by_readers(void **state) {
+    const char *tmp = tu_tmp_path(".frames");
+    const char *cmds[] = {"stat --no-symbols", "dump --pc", "vprof --no-symbols"};
+    size_t n, i;
+    unsigned char *b = tu_read_file(VEC("r05_toc_m4_n10_mips"), &n);
+    char *out, *hit;
+    int st;
+    (void)state;
+    assert_non_null(b);
+    assert_true(n > 40 && b[32] == 10);
+    b[32] = 15;
+    assert_int_equal(tu_write_file(tmp, b, n), 0);
+    free(b);
+    for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        out = tu_run(&st, "'%s' %s '%s' 2>&1 >/dev/null", tu_frames_bin(), cmds[i], tmp);
+        assert_int_equal(st, 0);
+        hit = strstr(out, "header says 15 frames, 10 were found");
+        assert_non_null(hit);
+        assert_null(strstr(hit + 1, "header says 15 frames"));
+        free(out);
+    }
+    out = run(&st, "'%s' stat --json --no-symbols '%s' 2>/dev/null", tu_frames_bin(), tmp);
+    assert_non_null(strstr(out, "\"frames\":10,"));
+    free(out);
+    unlink(tmp);
+}
+
 /* dump --pc reads std_frames by their head only (frames_peek_std) and decodes the other
    frames: on every shared vector it prints the addresses that decoding every frame with
    the library gives, and stat counts as many instructions. */
@@ -356,6 +387,7 @@ int main(void) {
         cmocka_unit_test(test_dump_reads_standard_input),
         cmocka_unit_test(test_truncated_input_is_a_warning),
         cmocka_unit_test(test_undecodable_frame_exit_1_others_printed),
+        cmocka_unit_test(test_header_count_warned_once_by_readers),
         cmocka_unit_test(test_pc_lines_match_full_decoding),
         cmocka_unit_test(test_info_verdicts),
         cmocka_unit_test(test_fix_in_place_and_to_file),

@@ -49,11 +49,12 @@ int cli_lib_error(const frames_error *err) {
     return cli_fail(CLI_DATA, "%s", err && err->message[0] ? err->message : "error");
 }
 
+/* The warnings reading gave so far (frames_reader_info_get would first scan every size
+   prefix again and check the TOC against the scan: a second pass over the trace). */
 void cli_reader_warnings(frames_reader *r) {
-    frames_reader_info st;
+    const char *w;
     uint32_t i;
-    if (frames_reader_info_get(r, &st) < 0) return;
-    for (i = 0; i < st.nwarnings; i++) cli_warn("%s", frames_reader_warning(r, i));
+    for (i = 0; (w = frames_reader_warning(r, i)) != NULL; i++) cli_warn("%s", w);
 }
 
 int cli_usage_error(const char *fmt, ...) {
@@ -257,9 +258,32 @@ frames_writer *cli_open_writer(const char *path, const frames_writer_options *o,
     return w;
 }
 
+#ifdef SYNC_FILE_RANGE_WRITE
+/* A file written through cli_output is flushed to disk before it is renamed into place
+   (docs/outputs.md): have the kernel start writing each 8 MB as soon as it is complete,
+   so that the final fsync waits for the last few MB instead of the whole file (1.15 GB
+   took 0.35-0.7 s of fsync at the end of `frames cat`). Asynchronous: it does not wait
+   for the disk; on a pipe or a device it fails and changes nothing. */
+#define CLI_WRITEBACK_STEP ((off_t)8 << 20)
+static int write_and_start_writeback(void *ctx, const void *data, size_t len) {
+    int fd = (int)(intptr_t)ctx, rc;
+    frames_sink fds = frames_sink_fd(fd);
+    off_t end;
+    if ((rc = fds.write(fds.ctx, data, len)) < 0) return rc;
+    end = lseek(fd, 0, SEEK_CUR);
+    if (end >= CLI_WRITEBACK_STEP && (end - (off_t)len) / CLI_WRITEBACK_STEP != end / CLI_WRITEBACK_STEP)
+        sync_file_range(fd, (end / CLI_WRITEBACK_STEP - 1) * CLI_WRITEBACK_STEP, CLI_WRITEBACK_STEP,
+                        SYNC_FILE_RANGE_WRITE);
+    return rc;
+}
+#endif
+
 int cli_output_sink(int fd, const char *path, uint64_t frames_per_toc, frames_sink *sink,
                     void **zs) {
     *sink = frames_sink_fd(fd);
+#ifdef SYNC_FILE_RANGE_WRITE
+    sink->write = write_and_start_writeback;
+#endif
     *zs = NULL;
     if (!cli_output_compressed(path)) return CLI_OK;
 #ifdef FRAMES_HAVE_ZSTD
@@ -544,10 +568,11 @@ void cli_progress_end(cli_progress *p) {
     p->active = 0;
 }
 
+/* The header's count (0 in an unfinished trace): frames_reader_info_get would scan every
+   size prefix and check the TOC against the scan, a whole pass over the trace before the
+   reading pass, for a bar that is only drawn on a terminal. */
 uint64_t cli_known_frames(frames_reader *r) {
-    frames_reader_info st;
-    if (frames_reader_info_get(r, &st) < 0 || !st.count_known) return 0;
-    return st.nframes;
+    return frames_reader_header(r)->nframes;
 }
 
 int cli_for_each_frame_std(frames_reader *r, const char *label, cli_std_fn std, cli_frame_fn fn,
