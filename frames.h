@@ -1753,6 +1753,19 @@ static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
     return k;
 }
 
+/* FNV-1a's offset basis: the h of frames__hash_bytes for a hash that starts here. */
+#define FRAMES__HASH_SEED 0xcbf29ce484222325ull
+
+/* FNV-1a over n bytes, going on from h (FRAMES__HASH_SEED, or the hash of the bytes
+   before them): byte strings as keys, and content fingerprints. Its low bits are not
+   mixed well for short keys: a hash table takes frames__mix64 of it. */
+static FRAMES__UNUSED uint64_t frames__hash_bytes(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
 /* --------------------------------------------------------------------------------------
    hash tables
    -------------------------------------------------------------------------------------- */
