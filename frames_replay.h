@@ -826,7 +826,10 @@ static FRAMES__UNUSED uint64_t frames__replay_name_key(const char *name, size_t 
    the names the trace spells, filled from the name table. */
 FRAMES__INLINE int frames__replay_lookup_key(frames_replay_regs *m, uint64_t key, size_t len,
                                              const char *name, frames_replay_alias *a) {
-    uint64_t h = frames__mix64(key ^ (uint64_t)len << 61);
+    /* one multiply, its high bits folded onto the low ones that pick the slot: mixed
+       enough for a few hundred names, and shorter than frames__mix64 on the hot path */
+    uint64_t h = (key ^ (uint64_t)len << 61) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
     size_t at = 0;
     frames__replay_fast *e;
     int found;
@@ -906,7 +909,7 @@ static FRAMES__UNUSED int frames__replay_x86_vex(const uint8_t *raw, size_t nraw
 }
 
 /* Write value (len bytes) through alias a into file f; post: a write (zero extension). */
-static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
+FRAMES__INLINE void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
                                     const frames_replay_alias *a, const uint8_t *v, size_t len,
                                     int post, int vex) {
     uint32_t base = m->offset[a->reg], full = m->store[a->reg];
@@ -1015,7 +1018,9 @@ static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, f
 
 /* After an instruction the next pc is not known (the thread's next frame tells it). */
 static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
-    if (m->pc != UINT32_MAX) memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
+    if (m->pc == UINT32_MAX) return;
+    if (m->store[m->pc] == 8) memset(f->known + m->offset[m->pc], 0, 8);   /* no call */
+    else memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
 }
 
 FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *fr) {
