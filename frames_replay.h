@@ -1134,9 +1134,17 @@ typedef struct frames__replay_builder {
     size_t nchunks, capchunks;
     uint64_t budget;        /* bytes the structures may take (max_index_bytes) */
     uint64_t used;          /* bytes of chunks */
-    /* the lines noted last by code (execution) and by data operands: neighbouring
-       instructions mostly share them (NULL: none, or the table moved its slots) */
-    frames__replay_bline *lastx, *lastd;
+    frames__replay_bline *last;   /* the line committed last (NULL: none, or the table
+                                     moved its slots) */
+    /* The accesses of the block being indexed, combined per line before they reach the
+       line table (one look-up there per line and block, not per access): a small cache
+       by the line's low bits; an entry pushed out, and all at the block's end, are
+       committed. */
+    struct {
+        uint64_t line;
+        uint8_t kinds, mask, used;
+    } wc[256];
+    uint64_t wcblk;          /* the block they belong to */
     frames__replay_op *ops; /* the operands of the instruction being indexed */
     size_t capops;
 } frames__replay_builder;
@@ -1180,52 +1188,83 @@ static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, 
     return frames__replay_bline_put(b, l, (uint8_t)v);
 }
 
-/* The line's entry, added when new; *cache (b->lastx or b->lastd) remembers it. NULL
-   when the table would take more than the budget or memory is out. */
-static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line,
-                                                                    frames__replay_bline **cache) {
-    frames__replay_bline *l = *cache;
+/* The line's entry, added when new. NULL when the table would take more than the
+   budget or memory is out. */
+static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
+    frames__replay_bline *l = b->last;
     uint64_t h;
-    size_t at = 0, cap;
+    size_t at = 0;
     if (l && l->line == line) return l;
     h = frames__mix64(line);
     while ((l = FRAMES__HTAB_NEXT(&b->lines, frames__replay_bline, h, &at)) != NULL && l->line != line) {}
     if (!l) {
-        cap = b->lines.cap;
         if (!(l = (frames__replay_bline *)frames__htab_add(&b->lines, h, b->actx))) return NULL;
         l->line = line;
-        if (b->lines.cap != cap) b->lastx = b->lastd = NULL;   /* the slots moved */
     }
-    return *cache = l;
+    return b->last = l;   /* slots move only when the table grows, within _add */
+}
+
+/* Commit the accesses to line (kinds, word mask) of block blk to its entries. */
+static FRAMES__UNUSED int frames__replay_commit(frames__replay_builder *b, uint64_t blk, uint64_t line,
+                                                uint8_t kinds, uint8_t mask) {
+    frames__replay_bline *l = frames__replay_bline_of(b, line);
+    if (!l) return -1;
+    if (l->pending && l->block != blk && frames__replay_bline_flush(b, l) < 0) return -1;
+    if (!l->pending) {
+        l->pending = 1;
+        l->block = blk;
+        l->kinds = 0;
+        l->mask = 0;
+    }
+    l->kinds = (uint8_t)(l->kinds | kinds);
+    l->mask = (uint8_t)(l->mask | mask);
+    return 0;
+}
+
+/* Commit every access combined so far (the block ends). */
+static FRAMES__UNUSED int frames__replay_commit_all(frames__replay_builder *b) {
+    size_t i;
+    for (i = 0; i < sizeof b->wc / sizeof b->wc[0]; i++) {
+        if (!b->wc[i].used) continue;
+        b->wc[i].used = 0;
+        if (frames__replay_commit(b, b->wcblk, b->wc[i].line, b->wc[i].kinds, b->wc[i].mask) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Note an access of `kinds` to [addr, addr + len) in block blk. */
 static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
                                uint8_t kinds) {
-    frames__replay_bline **cache = kinds == FRAMES__REPLAY_X ? &b->lastx : &b->lastd;
     uint64_t first, last, line;
+    if (blk != b->wcblk) {
+        if (frames__replay_commit_all(b) < 0) return -1;
+        b->wcblk = blk;
+    }
     if (!len) len = 1;
     if (len > 4096) len = 4096;   /* operands are split at 64 bytes by our recorder */
     if (addr + len - 1 < addr) len = 0 - addr;
     first = addr >> FRAMES__REPLAY_LINE_LOG2;
     last = (addr + len - 1) >> FRAMES__REPLAY_LINE_LOG2;
     for (line = first; line <= last; line++) {
-        frames__replay_bline *l = frames__replay_bline_of(b, line, cache);
         uint64_t lo = line << FRAMES__REPLAY_LINE_LOG2, s = addr > lo ? addr - lo : 0;
         uint64_t e = addr + len - lo < 64 ? addr + len - lo : 64;
-        uint8_t mask = 0;
-        uint64_t w;
-        if (!l) return -1;
-        for (w = s >> 3; w <= (e - 1) >> 3; w++) mask = (uint8_t)(mask | (1u << w));
-        if (l->pending && l->block != blk && frames__replay_bline_flush(b, l) < 0) return -1;
-        if (!l->pending) {
-            l->pending = 1;
-            l->block = blk;
-            l->kinds = 0;
-            l->mask = 0;
+        unsigned wlo = (unsigned)(s >> 3), whi = (unsigned)((e - 1) >> 3);
+        uint8_t mask = (uint8_t)((2u << whi) - (1u << wlo));   /* words wlo..whi */
+        size_t slot = (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+        if (b->wc[slot].used && b->wc[slot].line != line) {
+            if (frames__replay_commit(b, blk, b->wc[slot].line, b->wc[slot].kinds, b->wc[slot].mask) < 0)
+                return -1;
+            b->wc[slot].used = 0;
         }
-        l->kinds = (uint8_t)(l->kinds | kinds);
-        l->mask = (uint8_t)(l->mask | mask);
+        if (!b->wc[slot].used) {
+            b->wc[slot].used = 1;
+            b->wc[slot].line = line;
+            b->wc[slot].kinds = 0;
+            b->wc[slot].mask = 0;
+        }
+        b->wc[slot].kinds = (uint8_t)(b->wc[slot].kinds | kinds);
+        b->wc[slot].mask = (uint8_t)(b->wc[slot].mask | mask);
         if (line == UINT64_MAX >> FRAMES__REPLAY_LINE_LOG2) break;
     }
     return 0;
@@ -1292,14 +1331,16 @@ FRAMES__INLINE const uint8_t *frames__replay_view_op(frames_replay_regs *m, cons
                                                      frames__replay_op *op) {
     const uint8_t *b, *t;
     size_t L, l;
-    uint64_t bits;
+    uint64_t bits, w;
     if (end - p < 2 || p[0] != 0x0a || (L = p[1]) >= 0x80 || L > (size_t)(end - p) - 2) return NULL;
     b = p + 2 + L;
     p += 2;
-    /* the specific part, and the 18 bytes at least that follow it in the element */
+    /* the specific part, and the 18 bytes at least that follow it in the element (so
+       that the words read below lie in it) */
     if (L < 4 || p[0] != 0x0a || (l = p[1]) < 4 || l >= 0x80 || l + 2 + 18 > L) return NULL;
     t = p + 2 + l;
-    if (p[2] == 0x12 && p[3] == l - 2 && p[4] == 0x0a && p[5] == l - 4) {
+    w = frames__le64(p) & 0xffffffffffffull;   /* 0a l 12 l-2 0a l-4 */
+    if (w == (0x0a0012000aull | (uint64_t)l << 8 | (uint64_t)(l - 2) << 24 | (uint64_t)(l - 4) << 40)) {
         size_t k = l - 4;   /* the name: the element goes on for 18 bytes after it */
         const char *name = (const char *)(p + 6);
         op->kind = FRAMES__REPLAY_OP_NOREG;
@@ -1315,9 +1356,11 @@ FRAMES__INLINE const uint8_t *frames__replay_view_op(frames_replay_regs *m, cons
         return NULL;
     }
     if (t[0] != 0x10 || !(p = frames__replay_varint(t + 1, t + 3, &bits)) || b - p < 16) return NULL;
-    if (p[0] != 0x1a || p[1] != 0x08 || p[2] != 0x08 || p[3] > 1 || p[4] != 0x10 || p[5] > 1 ||
-        p[6] != 0x18 || p[7] > 1 || p[8] != 0x20 || p[9] > 1 || p[10] != 0x22 || p[11] != 0x02 ||
-        p[12] != 0x08 || p[13] > 1 || p[14] != 0x2a || (size_t)p[15] != (size_t)(b - p) - 16)
+    /* 1a 08 08 r 10 w 18 i, then 20 b 22 02 08 t 2a n: the flags masked to their low
+       bit's neighbours (0 or 1 pass), n checked against the element's end */
+    if ((frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
+        (frames__le64(p + 8) & 0x00fffefffffffeffull) != 0x002a000802220020ull ||
+        (size_t)p[15] != (size_t)(b - p) - 16)
         return NULL;
     op->len = p[15];
     op->value = op->len ? p + 16 : NULL;
@@ -1729,6 +1772,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
             if (b.used + (uint64_t)b.lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes) goto nomem;
         }
     }
+    if (frames__replay_commit_all(&b) < 0) goto nomem;
     for (i = 0; i < b.lines.cap; i++) {
         frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
         if (l && frames__replay_bline_flush(&b, l) < 0) goto nomem;
