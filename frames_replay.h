@@ -814,14 +814,6 @@ static FRAMES__UNUSED int frames__replay_lookup_table(const frames_replay_regs *
     return 0;
 }
 
-/* A name of at most 8 bytes as one word, its first byte in the low byte. */
-static FRAMES__UNUSED uint64_t frames__replay_name_key(const char *name, size_t len) {
-    uint64_t key = 0;
-    size_t i;
-    for (i = 0; i < len; i++) key |= (uint64_t)(unsigned char)name[i] << (8 * i);
-    return key;
-}
-
 /* frames_replay_regs_lookup of a name of 1 to 8 bytes whose word is key: the cache of
    the names the trace spells, filled from the name table. */
 FRAMES__INLINE int frames__replay_lookup_key(frames_replay_regs *m, uint64_t key, size_t len,
@@ -854,7 +846,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *mc, co
     frames_replay_regs *m = (frames_replay_regs *)mc;   /* the cache of names fills */
     if (!m->nregs || !name) return 0;
     if (len == 0 || len > 8) return frames__replay_lookup_table(m, name, len, a);
-    return frames__replay_lookup_key(m, frames__replay_name_key(name, len), len, name, a);
+    return frames__replay_lookup_key(m, frames__value_u64((const uint8_t *)name, len), len, name, a);
 }
 
 FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m) { return m->nregs; }
@@ -1289,32 +1281,12 @@ typedef struct frames__replay_view {
     size_t nraw, npre, n;
 } frames__replay_view;
 
-/* A varint of at most 10 bytes inside [p, end), minimal: the position after it, or NULL. */
-FRAMES__INLINE const uint8_t *frames__replay_varint(const uint8_t *p, const uint8_t *end, uint64_t *v) {
-    uint64_t r = 0;
-    unsigned shift;
-    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
-        *v = *p;
-        return p + 1;
-    }
-    for (shift = 0; p < end && shift < 64; shift += 7) {
-        uint8_t c = *p++;
-        r |= (uint64_t)(c & 0x7f) << shift;
-        if (c < 0x80) {
-            if (c == 0 || (shift == 63 && c > 1)) return NULL;
-            *v = r;
-            return p;
-        }
-    }
-    return NULL;
-}
-
 /* Field `tag len bytes` at p inside [p, end): its bytes' start, *stop their end; NULL
    when p holds something else. */
 FRAMES__INLINE const uint8_t *frames__replay_field(const uint8_t *p, const uint8_t *end, uint8_t tag,
                                                    const uint8_t **stop) {
     uint64_t n;
-    if (p >= end || *p != tag || !(p = frames__replay_varint(p + 1, end, &n)) || n > (uint64_t)(end - p))
+    if (p >= end || *p != tag || !(p = frames__fast_varint(p + 1, end, &n)) || n > (uint64_t)(end - p))
         return NULL;
     *stop = p + n;
     return p;
@@ -1350,12 +1322,12 @@ FRAMES__INLINE const uint8_t *frames__replay_view_op(frames_replay_regs *m, cons
         else if (m->nregs && k > 8 && frames__replay_lookup_table(m, name, k, &op->a))
             op->kind = FRAMES__REPLAY_OP_REG;
     } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08) {
-        if (frames__replay_varint(p + 5, t, &op->address) != t) return NULL;
+        if (frames__fast_varint(p + 5, t, &op->address) != t) return NULL;
         op->kind = FRAMES__REPLAY_OP_MEM;
     } else {
         return NULL;
     }
-    if (t[0] != 0x10 || !(p = frames__replay_varint(t + 1, t + 3, &bits)) || b - p < 16) return NULL;
+    if (t[0] != 0x10 || !(p = frames__fast_varint(t + 1, t + 3, &bits)) || b - p < 16) return NULL;
     /* 1a 08 08 r 10 w 18 i, then 20 b 22 02 08 t 2a n: the flags masked to their low
        bit's neighbours (0 or 1 pass), n checked against the element's end */
     if ((frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
@@ -1397,8 +1369,8 @@ static FRAMES__UNUSED int frames__replay_view_raw(frames_replay_regs *m, frames_
     int rc;
     v->n = 0;
     if (!(p = frames__replay_field(p, end, 0x0a, &stop)) || stop != end) return 0;
-    if (p >= end || *p != 0x08 || !(p = frames__replay_varint(p + 1, end, &v->address)) ||
-        p >= end || *p != 0x10 || !(p = frames__replay_varint(p + 1, end, &v->thread)) ||
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &v->address)) ||
+        p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v->thread)) ||
         !(q = frames__replay_field(p, end, 0x1a, &stop)))
         return 0;
     v->raw = q;
