@@ -216,6 +216,7 @@
      hashing
      hash tables
      little-endian words
+     varints
      sinks
      ELF program headers
      files named by input
@@ -1980,9 +1981,10 @@ static FRAMES__UNUSED uint64_t frames__value_u64(const uint8_t *p, size_t n) {
 }
 
 /* --------------------------------------------------------------------------------------
-   varints (the protobuf encoding: the decoder, and readers of records' bytes)
+   varints
    -------------------------------------------------------------------------------------- */
 
+/* The protobuf encoding's varints: for the decoder, and for readers of records' bytes. */
 #if defined(__GNUC__) || defined(__clang__)
 #define frames__ctz64(v) ((unsigned)__builtin_ctzll(v))
 #else
