@@ -127,7 +127,7 @@
    Code. Each header's implementation shares one block of private helpers (allocator
    defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
    the one warning list (frames__warn_add), hashing and the one hash table
-   (frames__htab), little-endian loads and stores and a value's integer, sink
+   (frames__htab), little-endian loads and stores and a value's integer, varints, sink
    construction, ELF program headers) found in frames.h under "SHARED PRIVATE HELPERS":
    what two headers need is written there once. Facts about traces are decided once, in
    frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another
@@ -216,6 +216,7 @@
      hashing
      hash tables
      little-endian words
+     varints
      sinks
      ELF program headers
      files named by input
@@ -1330,7 +1331,7 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
    The private code every header's implementation uses: allocator defaults, attributes,
    message formatting, the position-carrying fail, array growth, bounded text, the
    warning list, hashing and the hash table, little-endian loads and stores (and a
-   value's integer, hex digits), sinks, ELF program headers.
+   value's integer, hex digits), varints, sinks, ELF program headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
@@ -1753,6 +1754,19 @@ static FRAMES__UNUSED uint64_t frames__mix64(uint64_t k) {
     return k;
 }
 
+/* FNV-1a's offset basis: the h of frames__hash_bytes for a hash that starts here. */
+#define FRAMES__HASH_SEED 0xcbf29ce484222325ull
+
+/* FNV-1a over n bytes, going on from h (FRAMES__HASH_SEED, or the hash of the bytes
+   before them): byte strings as keys, and content fingerprints. Its low bits are not
+   mixed well for short keys: a hash table takes frames__mix64 of it. */
+static FRAMES__UNUSED uint64_t frames__hash_bytes(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
 /* --------------------------------------------------------------------------------------
    hash tables
    -------------------------------------------------------------------------------------- */
@@ -1964,6 +1978,71 @@ static FRAMES__UNUSED uint64_t frames__value_u64(const uint8_t *p, size_t n) {
     if (n >= 8) return frames__le64(p);
     for (i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
     return v;
+}
+
+/* --------------------------------------------------------------------------------------
+   varints
+   -------------------------------------------------------------------------------------- */
+
+/* The protobuf encoding's varints: for the decoder, and for readers of records' bytes. */
+#if defined(__GNUC__) || defined(__clang__)
+#define frames__ctz64(v) ((unsigned)__builtin_ctzll(v))
+#else
+static unsigned frames__ctz64(uint64_t v) {   /* v != 0 */
+    unsigned n = 0;
+    for (; !(v & 1); v >>= 1) n++;
+    return n;
+}
+#endif
+
+/* Minimal varint of at most 8 bytes at p, where the 8 bytes p[0..7] may be read (the
+   caller has checked that): the position after it, or NULL for anything else (longer, or
+   not minimal). One load; the 7-bit groups are gathered by masks and shifts rather than
+   a loop over the bytes. */
+FRAMES__INLINE const uint8_t *frames__varint8(const uint8_t *p, uint64_t *v) {
+    uint64_t w = frames__le64(p), stops = ~w & 0x8080808080808080ull;
+    unsigned bits;
+    if (FRAMES__LIKELY(!(w & 0x80))) {
+        *v = w & 0x7f;
+        return p + 1;
+    }
+    if (!(w & 0x8000)) {   /* two bytes (a bit length of 64 is one of these) */
+        if (!(w & 0x7f00)) return NULL;
+        *v = (w & 0x7f) | (w >> 1 & 0x3f80);
+        return p + 2;
+    }
+    if (!stops) return NULL;
+    bits = frames__ctz64(stops) + 1;             /* 8 * the length */
+    if (!((w >> (bits - 8)) & 0x7f)) return NULL; /* a last byte of 0: not minimal */
+    w &= (~0ull >> (64 - bits)) & 0x7f7f7f7f7f7f7f7full;
+    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
+    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
+    *v = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
+    return p + bits / 8;
+}
+
+/* Minimal varint of at most 10 bytes (10th byte 0 or 1) in [p, end): position after it,
+   or NULL. */
+FRAMES__INLINE const uint8_t *frames__fast_varint(const uint8_t *p, const uint8_t *end,
+                                                  uint64_t *v) {
+    uint64_t r = 0;
+    int shift;
+    const uint8_t *q;
+    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
+        *v = *p;
+        return p + 1;
+    }
+    if (end - p >= 8 && (q = frames__varint8(p, v)) != NULL) return q;
+    for (shift = 0; p < end && shift <= 63; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            if (b == 0 || (shift == 63 && b > 1)) return NULL;
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
 }
 
 /* --------------------------------------------------------------------------------------
@@ -2737,66 +2816,6 @@ static int frames__dec_value_info(frames__dec *x, const uint8_t *p, const uint8_
    input (including every malformed one) they return 0/NULL and the general decoder, the
    only one that reports errors and sets flags, decodes the message instead. For the
    input they accept they must produce exactly what the general decoder produces. */
-
-#if defined(__GNUC__) || defined(__clang__)
-#define frames__ctz64(v) ((unsigned)__builtin_ctzll(v))
-#else
-static unsigned frames__ctz64(uint64_t v) {   /* v != 0 */
-    unsigned n = 0;
-    for (; !(v & 1); v >>= 1) n++;
-    return n;
-}
-#endif
-
-/* Minimal varint of at most 8 bytes at p, where the 8 bytes p[0..7] may be read (the
-   caller has checked that): the position after it, or NULL for anything else (longer, or
-   not minimal). One load; the 7-bit groups are gathered by masks and shifts rather than
-   a loop over the bytes. */
-FRAMES__INLINE const uint8_t *frames__varint8(const uint8_t *p, uint64_t *v) {
-    uint64_t w = frames__le64(p), stops = ~w & 0x8080808080808080ull;
-    unsigned bits;
-    if (FRAMES__LIKELY(!(w & 0x80))) {
-        *v = w & 0x7f;
-        return p + 1;
-    }
-    if (!(w & 0x8000)) {   /* two bytes (a bit length of 64 is one of these) */
-        if (!(w & 0x7f00)) return NULL;
-        *v = (w & 0x7f) | (w >> 1 & 0x3f80);
-        return p + 2;
-    }
-    if (!stops) return NULL;
-    bits = frames__ctz64(stops) + 1;             /* 8 * the length */
-    if (!((w >> (bits - 8)) & 0x7f)) return NULL; /* a last byte of 0: not minimal */
-    w &= (~0ull >> (64 - bits)) & 0x7f7f7f7f7f7f7f7full;
-    w = (w & 0x007f007f007f007full) | (w & 0x7f007f007f007f00ull) >> 1;
-    w = (w & 0x00003fff00003fffull) | (w & 0x3fff00003fff0000ull) >> 2;
-    *v = (w & 0x000000000fffffffull) | (w & 0x0fffffff00000000ull) >> 4;
-    return p + bits / 8;
-}
-
-/* Minimal varint of at most 10 bytes (10th byte 0 or 1) in [p, end): position after it,
-   or NULL. */
-FRAMES__INLINE const uint8_t *frames__fast_varint(const uint8_t *p, const uint8_t *end,
-                                                  uint64_t *v) {
-    uint64_t r = 0;
-    int shift;
-    const uint8_t *q;
-    if (FRAMES__LIKELY(p < end && *p < 0x80)) {
-        *v = *p;
-        return p + 1;
-    }
-    if (end - p >= 8 && (q = frames__varint8(p, v)) != NULL) return q;
-    for (shift = 0; p < end && shift <= 63; shift += 7) {
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            if (b == 0 || (shift == 63 && b > 1)) return NULL;
-            *v = r;
-            return p;
-        }
-    }
-    return NULL;
-}
 
 /* Length-delimited payload starting at its length varint: its start, *stop its end. */
 FRAMES__INLINE const uint8_t *frames__fast_len(const uint8_t *p, const uint8_t *end,

@@ -2495,7 +2495,7 @@ static uint64_t fq__hash64(uint64_t h, const uint8_t *p, uint64_t n) {
         h = fq__hash_step(fq__hash_step(fq__hash_step(a, b), c), d);
     }
     for (; i + 8 <= n; i += 8) h = fq__hash_step(h, frames__le64(p + i));
-    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    h = frames__hash_bytes(h, p + i, (size_t)(n - i));
     h = (h ^ n) * 0xbf58476d1ce4e5b9ull;
     return h ^ (h >> 31);
 }
@@ -5441,9 +5441,7 @@ static void fq__set_free(fq__set *s) {
 }
 
 static uint64_t fq__hash(const uint8_t *k, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-    for (i = 0; i < n; i++) h = (h ^ k[i]) * 0x100000001b3ull;
+    uint64_t h = frames__hash_bytes(FRAMES__HASH_SEED, k, n);
     return h ^ (h >> 29);
 }
 

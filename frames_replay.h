@@ -95,6 +95,7 @@
      Architecture tables
      Register model
      Index: building
+     Index: the build pass's view of a std_frame
      Index: file format, writing and reading
      Replay: open, goto, state
      Replay: searches
@@ -598,11 +599,19 @@ static const frames__replay_archdef *frames__replay_arch_of(uint32_t arch, uint6
    Register model
    -------------------------------------------------------------------------------------- */
 
-/* One name of the hash table: a full register (offset 0, its size) or an alias. */
+/* One name of the name table: a full register (offset 0, its size) or an alias. */
 typedef struct frames__replay_name {
+    uint64_t hash;               /* frames__htab's */
     const char *name;            /* lower case */
     frames_replay_alias a;
 } frames__replay_name;
+
+/* A thread's ordinal (its register file, its call stack) by thread id. */
+typedef struct frames__replay_tid {
+    uint64_t hash;               /* frames__htab's */
+    uint64_t tid;
+    size_t index;
+} frames__replay_tid;
 
 /* One thread's register file: values and a known flag per byte. */
 typedef struct frames__replay_file {
@@ -612,18 +621,19 @@ typedef struct frames__replay_file {
 
 /* The names a trace uses, as they are spelled there (up to 8 bytes, packed), with the
    answer of the name table: a trace names a few dozen registers millions of times. */
-#define FRAMES__REPLAY_FAST 512u
+#define FRAMES__REPLAY_FAST 256u
 typedef struct frames__replay_fast {
-    uint64_t key;                /* the name's bytes */
-    uint32_t len;                /* 0: empty slot */
+    uint64_t hash;               /* frames__htab's */
+    uint64_t key;                /* the name's bytes, the first in the low byte */
+    uint32_t len;
     uint32_t found;
     frames_replay_alias a;
 } frames__replay_fast;
 
 struct frames_replay_regs {
     void *actx;
-    frames__replay_fast *fast;   /* FRAMES__REPLAY_FAST slots, filled as names are looked up */
-    size_t nfast;
+    frames__htab fast;           /* frames__replay_fast: at most FRAMES__REPLAY_FAST names,
+                                    filled as they are looked up */
     size_t last;                 /* file of the last thread looked up */
     const frames__replay_archdef *def;
     frames_replay_reg *table;    /* full registers (the public view) */
@@ -633,42 +643,47 @@ struct frames_replay_regs {
     size_t nregs;
     uint32_t file_bytes;
     uint32_t pc;                 /* index of the program counter, UINT32_MAX: none */
-    frames__replay_name *names;  /* open addressing, nslots (power of 2) */
-    size_t nslots;
+    frames__htab names;          /* frames__replay_name: every name of the tables */
     frames__replay_file *files;  /* threads in order of first appearance */
     size_t nfiles, capfiles;
-    uint32_t *tidslot;           /* open addressing over files (index + 1), ntidslots */
-    size_t ntidslots;
+    frames__htab tids;           /* frames__replay_tid: the file of each thread */
     uint32_t max_threads;
     uint64_t values;             /* operands with a value seen */
 };
 
-static FRAMES__UNUSED uint64_t frames__replay_hash_name(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
-        h = (h ^ c) * 1099511628211ull;
-    }
-    return h;
+/* Register names are looked up without regard to case; the tables' names are lower
+   case and shorter than this. */
+#define FRAMES__REPLAY_NAME_MAX 32u
+
+static FRAMES__UNUSED uint64_t frames__replay_hash_name(const char *lower, size_t n) {
+    return frames__mix64(frames__hash_bytes(FRAMES__HASH_SEED, lower, n));
 }
 
-static FRAMES__UNUSED int frames__replay_name_eq(const char *lower, const char *s, size_t n) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
-        if ((unsigned char)lower[i] != c) return 0;
-    }
-    return lower[n] == 0;
+static FRAMES__UNUSED int frames__replay_name_put(frames_replay_regs *m, const char *name, frames_replay_alias a) {
+    frames__replay_name *e =
+        (frames__replay_name *)frames__htab_add(&m->names, frames__replay_hash_name(name, strlen(name)), m->actx);
+    if (!e) return -1;
+    e->name = name;
+    e->a = a;
+    return 0;
 }
 
-static FRAMES__UNUSED void frames__replay_name_put(frames_replay_regs *m, const char *name, frames_replay_alias a) {
-    size_t n = strlen(name), i = (size_t)frames__replay_hash_name(name, n) & (m->nslots - 1);
-    while (m->names[i].name) i = (i + 1) & (m->nslots - 1);
-    m->names[i].name = name;
-    m->names[i].a = a;
+/* The ordinal of thread tid in t, or (size_t)-1. */
+static FRAMES__UNUSED size_t frames__replay_tid_find(const frames__htab *t, uint64_t tid) {
+    size_t at = 0;
+    const frames__replay_tid *e;
+    uint64_t h = frames__mix64(tid);
+    while ((e = FRAMES__HTAB_NEXT(t, frames__replay_tid, h, &at)) != NULL && e->tid != tid) {}
+    return e ? e->index : (size_t)-1;
+}
+
+/* Thread tid is ordinal index in t (absent before): 0, or -1 when out of memory. */
+static FRAMES__UNUSED int frames__replay_tid_add(frames__htab *t, uint64_t tid, size_t index, void *actx) {
+    frames__replay_tid *e = (frames__replay_tid *)frames__htab_add(t, frames__mix64(tid), actx);
+    if (!e) return -1;
+    e->tid = tid;
+    e->index = index;
+    return 0;
 }
 
 static FRAMES__UNUSED size_t frames__replay_reg_index(const frames__replay_archdef *d, const char *name) {
@@ -685,13 +700,13 @@ FRAMES_REPLAY_DEF void frames_replay_regs_close(frames_replay_regs *m) {
     a = m->actx;
     for (i = 0; i < m->nfiles; i++) FRAMES_FREE(m->files[i].val, a);
     FRAMES_FREE(m->files, a);
-    FRAMES_FREE(m->tidslot, a);
-    FRAMES_FREE(m->names, a);
+    frames__htab_free(&m->tids, a);
+    frames__htab_free(&m->names, a);
     FRAMES_FREE(m->table, a);
     FRAMES_FREE(m->offset, a);
     FRAMES_FREE(m->store, a);
     FRAMES_FREE(m->upper, a);
-    FRAMES_FREE(m->fast, a);
+    frames__htab_free(&m->fast, a);
     FRAMES_FREE(m, a);
 }
 
@@ -713,13 +728,10 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     m->offset = (uint32_t *)frames__zalloc(n * sizeof *m->offset, actx);
     m->store = (uint32_t *)frames__zalloc(n * sizeof *m->store, actx);
     m->upper = (uint32_t *)frames__zalloc(n * sizeof *m->upper, actx);
-    for (m->nslots = 16; m->nslots < 2 * (d->nregs + d->naliases); m->nslots *= 2) {}
-    m->names = (frames__replay_name *)frames__zalloc(m->nslots * sizeof *m->names, actx);
-    m->fast = (frames__replay_fast *)frames__zalloc(FRAMES__REPLAY_FAST * sizeof *m->fast, actx);
-    if (!m->table || !m->offset || !m->store || !m->upper || !m->names || !m->fast) {
-        frames_replay_regs_close(m);
-        return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
-    }
+    FRAMES__HTAB_INIT(&m->names, frames__replay_name, d->nregs + d->naliases);
+    FRAMES__HTAB_INIT(&m->fast, frames__replay_fast, FRAMES__REPLAY_FAST);
+    FRAMES__HTAB_INIT(&m->tids, frames__replay_tid, m->max_threads);
+    if (!m->table || !m->offset || !m->store || !m->upper) goto nomem;
     for (i = 0; i < d->nregs; i++) {
         frames_replay_alias a;
         m->table[i].name = d->regs[i].name;
@@ -732,7 +744,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
         a.offset = 0;
         a.size = d->regs[i].bits / 8;   /* eflags: 4 of its 8 bytes (rflags has all 8) */
         a.zext = 1;   /* a full write (or a shorter value, e.g. a 16-bit segment) fills it */
-        frames__replay_name_put(m, d->regs[i].name, a);
+        if (frames__replay_name_put(m, d->regs[i].name, a) < 0) goto nomem;
     }
     m->file_bytes = off;
     m->pc = d->pc ? (uint32_t)frames__replay_reg_index(d, d->pc) : UINT32_MAX;
@@ -744,7 +756,7 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
         a.offset = d->aliases[i].offset;
         a.size = d->aliases[i].size;
         a.zext = d->aliases[i].zext;
-        frames__replay_name_put(m, d->aliases[i].name, a);
+        if (frames__replay_name_put(m, d->aliases[i].name, a) < 0) goto nomem;
     }
     /* ymmN spans xmmN and ymmNh, which the table lays out next to each other; an xmm
        write by a VEX instruction clears ymmNh. */
@@ -773,19 +785,28 @@ FRAMES_REPLAY_DEF int frames_replay_regs_open(frames_replay_regs **out, uint32_t
     }
     *out = m;
     return FRAMES_OK;
+nomem:
+    frames_replay_regs_close(m);
+    return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
 }
 
 static FRAMES__UNUSED int frames__replay_lookup_table(const frames_replay_regs *m, const char *name,
                                                       size_t len, frames_replay_alias *a) {
-    size_t i;
-    i = (size_t)frames__replay_hash_name(name, len) & (m->nslots - 1);
-    while (m->names[i].name) {
-        if (frames__replay_name_eq(m->names[i].name, name, len)) {
-            *a = m->names[i].a;
-            /* ymmN: the alias size spans the upper half laid out after xmmN */
-            return 1;
+    char lower[FRAMES__REPLAY_NAME_MAX];
+    const frames__replay_name *e;
+    size_t i, at = 0;
+    uint64_t h;
+    if (len < sizeof lower) {
+        for (i = 0; i < len; i++) {
+            char c = name[i];
+            lower[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
         }
-        i = (i + 1) & (m->nslots - 1);
+        h = frames__replay_hash_name(lower, len);
+        while ((e = FRAMES__HTAB_NEXT(&m->names, frames__replay_name, h, &at)) != NULL)
+            if (!memcmp(e->name, lower, len) && !e->name[len]) {
+                *a = e->a;   /* ymmN: the alias size spans the upper half laid out after xmmN */
+                return 1;
+            }
     }
     /* BAP's lifter names registers R_EAX, R_RSP */
     if (len > 2 && (name[0] == 'R' || name[0] == 'r') && name[1] == '_')
@@ -793,33 +814,39 @@ static FRAMES__UNUSED int frames__replay_lookup_table(const frames_replay_regs *
     return 0;
 }
 
-FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *mc, const char *name,
-                                                size_t len, frames_replay_alias *a) {
-    frames_replay_regs *m = (frames_replay_regs *)mc;   /* the cache of names fills */
+/* frames_replay_regs_lookup of a name of 1 to 8 bytes whose word is key: the cache of
+   the names the trace spells, filled from the name table. */
+FRAMES__INLINE int frames__replay_lookup_key(frames_replay_regs *m, uint64_t key, size_t len,
+                                             const char *name, frames_replay_alias *a) {
+    /* one multiply, its high bits folded onto the low ones that pick the slot: mixed
+       enough for a few hundred names, and shorter than frames__mix64 on the hot path */
+    uint64_t h = (key ^ (uint64_t)len << 61) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    size_t at = 0;
     frames__replay_fast *e;
-    uint64_t key = 0;
-    size_t i;
     int found;
-    if (!m->nregs || !name) return 0;
-    if (len == 0 || len > 8) return frames__replay_lookup_table(m, name, len, a);
-    memcpy(&key, name, len);
-    i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 55) & (FRAMES__REPLAY_FAST - 1);
-    for (e = &m->fast[i]; e->len; e = &m->fast[i]) {
-        if (e->len == len && e->key == key) {
+    while ((e = FRAMES__HTAB_NEXT(&m->fast, frames__replay_fast, h, &at)) != NULL)
+        if (e->key == key && e->len == len) {
             if (e->found) *a = e->a;
             return (int)e->found;
         }
-        i = (i + 1) & (FRAMES__REPLAY_FAST - 1);
-    }
     found = frames__replay_lookup_table(m, name, len, a);
-    if (m->nfast < FRAMES__REPLAY_FAST / 2) {   /* past that, names are looked up each time */
+    /* a full cache (a trace of many names) or no memory: looked up each time */
+    if ((e = (frames__replay_fast *)frames__htab_add(&m->fast, h, m->actx)) != NULL) {
         e->key = key;
         e->len = (uint32_t)len;
         e->found = (uint32_t)found;
         if (found) e->a = *a;
-        m->nfast++;
     }
     return found;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_regs_lookup(const frames_replay_regs *mc, const char *name,
+                                                size_t len, frames_replay_alias *a) {
+    frames_replay_regs *m = (frames_replay_regs *)mc;   /* the cache of names fills */
+    if (!m->nregs || !name) return 0;
+    if (len == 0 || len > 8) return frames__replay_lookup_table(m, name, len, a);
+    return frames__replay_lookup_key(m, frames__value_u64((const uint8_t *)name, len), len, name, a);
 }
 
 FRAMES_REPLAY_DEF size_t frames_replay_regs_count(const frames_replay_regs *m) { return m->nregs; }
@@ -832,19 +859,12 @@ FRAMES_REPLAY_DEF const frames_replay_reg *frames_replay_regs_at(const frames_re
 /* The register file of thread tid, created on first sight (NULL: out of memory or over
    max_threads; create 0: NULL when absent). */
 static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_regs *m, uint64_t tid, int create) {
-    size_t i, j;
+    size_t i;
     frames__replay_file *f;
     if (m->last < m->nfiles && m->files[m->last].tid == tid) return &m->files[m->last];
-    if (m->ntidslots) {
-        i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
-        while (m->tidslot[i]) {
-            f = &m->files[m->tidslot[i] - 1];
-            if (f->tid == tid) {
-                m->last = m->tidslot[i] - 1;
-                return f;
-            }
-            i = (i + 1) & (m->ntidslots - 1);
-        }
+    if ((i = frames__replay_tid_find(&m->tids, tid)) != (size_t)-1) {
+        m->last = i;
+        return &m->files[i];
     }
     if (!create || m->nfiles >= m->max_threads) return NULL;
     if (FRAMES__GROW(m->files, m->capfiles, m->nfiles + 1, m->actx) < 0) return NULL;
@@ -852,33 +872,20 @@ static FRAMES__UNUSED frames__replay_file *frames__replay_file_of(frames_replay_
     f->tid = tid;
     f->val = (uint8_t *)frames__zalloc(2 * (size_t)(m->file_bytes ? m->file_bytes : 1), m->actx);
     if (!f->val) return NULL;
+    if (frames__replay_tid_add(&m->tids, tid, m->nfiles, m->actx) < 0) {
+        FRAMES_FREE(f->val, m->actx);
+        return NULL;
+    }
     f->known = f->val + m->file_bytes;
     m->nfiles++;
-    if (2 * m->nfiles > m->ntidslots) {   /* rehash into twice the slots */
-        size_t ns = m->ntidslots ? 2 * m->ntidslots : 16;
-        uint32_t *t = (uint32_t *)frames__zalloc(ns * sizeof *t, m->actx);
-        if (!t) { m->nfiles--; FRAMES_FREE(f->val, m->actx); return NULL; }
-        FRAMES_FREE(m->tidslot, m->actx);
-        m->tidslot = t;
-        m->ntidslots = ns;
-        for (j = 0; j < m->nfiles; j++) {
-            i = (size_t)frames__mix64(m->files[j].tid) & (ns - 1);
-            while (t[i]) i = (i + 1) & (ns - 1);
-            t[i] = (uint32_t)(j + 1);
-        }
-    } else {
-        i = (size_t)frames__mix64(tid) & (m->ntidslots - 1);
-        while (m->tidslot[i]) i = (i + 1) & (m->ntidslots - 1);
-        m->tidslot[i] = (uint32_t)m->nfiles;
-    }
     return f;
 }
 
 /* x86: is the instruction VEX- or EVEX-encoded (its xmm writes clear the upper half)? */
-static FRAMES__UNUSED int frames__replay_x86_vex(const frames_std_frame *s, int bits) {
+static FRAMES__UNUSED int frames__replay_x86_vex(const uint8_t *raw, size_t nraw, int bits) {
     size_t i;
-    for (i = 0; i < s->rawbytes.len && i < 15; i++) {
-        uint8_t b = s->rawbytes.ptr[i];
+    for (i = 0; i < nraw && i < 15; i++) {
+        uint8_t b = raw[i];
         if (b == 0x66 || b == 0x67 || b == 0xF2 || b == 0xF3 || b == 0xF0 || b == 0x2E ||
             b == 0x36 || b == 0x3E || b == 0x26 || b == 0x64 || b == 0x65)
             continue;
@@ -886,7 +893,7 @@ static FRAMES__UNUSED int frames__replay_x86_vex(const frames_std_frame *s, int 
         if (b == 0xC4 || b == 0xC5 || b == 0x62) {
             /* in 32-bit mode these are LES/LDS/BOUND unless ModRM.mod is 11 */
             if (bits == 64) return 1;
-            return i + 1 < s->rawbytes.len && (s->rawbytes.ptr[i + 1] & 0xC0) == 0xC0;
+            return i + 1 < nraw && (raw[i + 1] & 0xC0) == 0xC0;
         }
         return 0;
     }
@@ -894,15 +901,23 @@ static FRAMES__UNUSED int frames__replay_x86_vex(const frames_std_frame *s, int 
 }
 
 /* Write value (len bytes) through alias a into file f; post: a write (zero extension). */
-static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
+FRAMES__INLINE void frames__replay_file_set(const frames_replay_regs *m, frames__replay_file *f,
                                     const frames_replay_alias *a, const uint8_t *v, size_t len,
                                     int post, int vex) {
     uint32_t base = m->offset[a->reg], full = m->store[a->reg];
     size_t n = len < a->size ? len : a->size;
     if (a->offset + n > full + (m->upper[a->reg] != UINT32_MAX ? m->store[m->upper[a->reg]] : 0))
         return;   /* cannot happen with the tables above */
-    memcpy(f->val + base + a->offset, v, n);
-    memset(f->known + base + a->offset, 1, n);
+    if (n == 8) {   /* the common sizes as constants: no call for a few bytes */
+        memcpy(f->val + base + a->offset, v, 8);
+        memset(f->known + base + a->offset, 1, 8);
+    } else if (n == 4) {
+        memcpy(f->val + base + a->offset, v, 4);
+        memset(f->known + base + a->offset, 1, 4);
+    } else {
+        memcpy(f->val + base + a->offset, v, n);
+        memset(f->known + base + a->offset, 1, n);
+    }
     if (!post) return;
     if (a->zext && a->offset == 0 && n < full) {
         memset(f->val + base + n, 0, full - n);
@@ -918,23 +933,65 @@ static FRAMES__UNUSED void frames__replay_file_set(const frames_replay_regs *m, 
 /* The full registers a pc-less operand names, as a mask bit (the index's block masks). */
 static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull << (reg < 63 ? reg : 63); }
 
+/* An operand as the model applies it, taken from a decoded operand or, by the index's
+   build pass, straight from a std_frame's bytes. */
+enum { FRAMES__REPLAY_OP_OTHER, FRAMES__REPLAY_OP_REG, FRAMES__REPLAY_OP_NOREG, FRAMES__REPLAY_OP_MEM };
+typedef struct frames__replay_op {
+    const uint8_t *value;        /* NULL: the operand has none */
+    uint64_t address;            /* memory: where */
+    uint64_t size;               /* memory: bytes it covers */
+    frames_replay_alias a;       /* register the name names (kind REG; NOREG: not in the table) */
+    uint32_t len;                /* bytes of value */
+    uint32_t kind;
+} frames__replay_op;
+
+/* The view of one decoded operand, its register name looked up. */
+static FRAMES__UNUSED void frames__replay_op_of(frames_replay_regs *m, const frames_operand *o,
+                                                frames__replay_op *op) {
+    op->value = o->value.len ? o->value.ptr : NULL;
+    op->len = (uint32_t)o->value.len;
+    op->kind = FRAMES__REPLAY_OP_OTHER;
+    if (o->spec == FRAMES_MEM) {
+        op->kind = FRAMES__REPLAY_OP_MEM;
+        op->address = o->address;
+        op->size = o->value.len ? o->value.len
+                                : o->bit_length > 0 ? ((uint64_t)o->bit_length + 7) / 8 : 1;
+    } else if (o->spec == FRAMES_REG) {
+        op->kind = frames_replay_regs_lookup(m, (const char *)o->name.ptr, o->name.len, &op->a)
+                       ? FRAMES__REPLAY_OP_REG
+                       : FRAMES__REPLAY_OP_NOREG;
+    }
+}
+
+/* Apply the register operands of a pre list (post 0) or a post list (post 1) to f (raw:
+   the instruction's bytes); *named |= the full registers they name (valued or not). */
+static FRAMES__UNUSED void frames__replay_apply_ops(frames_replay_regs *m, frames__replay_file *f,
+                                                    const frames__replay_op *ops, size_t n, int post,
+                                                    const uint8_t *raw, size_t nraw, uint64_t *named) {
+    size_t i;
+    int vex = -1;
+    for (i = 0; i < n; i++) {
+        const frames__replay_op *op = &ops[i];
+        if (op->kind != FRAMES__REPLAY_OP_REG && op->kind != FRAMES__REPLAY_OP_NOREG) continue;
+        if (op->value) m->values++;
+        if (op->kind != FRAMES__REPLAY_OP_REG) continue;
+        *named |= frames__replay_regbit(op->a.reg);
+        if (!op->value || op->a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
+        if (post && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(raw, nraw, m->def->vex) : 0;
+        frames__replay_file_set(m, f, &op->a, op->value, op->len, post, post && vex > 0);
+    }
+}
+
 /* Apply the pre list (side 0) or the post list (side 1) of s to f; *named |= the full
    registers the list names (valued or not). */
 static FRAMES__UNUSED void frames__replay_file_apply(frames_replay_regs *m, frames__replay_file *f,
                                                      const frames_std_frame *s, int side, uint64_t *named) {
-    const frames_operand *ops = side ? s->post : s->pre;
-    uint32_t n = side ? s->npost : s->npre, i;
-    int vex = -1;
-    for (i = 0; i < n; i++) {
-        frames_replay_alias a;
-        if (ops[i].spec != FRAMES_REG) continue;
-        if (ops[i].value.len) m->values++;
-        if (!frames_replay_regs_lookup(m, (const char *)ops[i].name.ptr, ops[i].name.len, &a))
-            continue;
-        *named |= frames__replay_regbit(a.reg);
-        if (!ops[i].value.len || a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
-        if (side && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(s, m->def->vex) : 0;
-        frames__replay_file_set(m, f, &a, ops[i].value.ptr, ops[i].value.len, side, side && vex > 0);
+    frames__replay_op ops[16];
+    const frames_operand *src = side ? s->post : s->pre;
+    uint32_t n = side ? s->npost : s->npre, i = 0, k;
+    while (i < n) {   /* a batch at a time: an operand's effect does not depend on the next */
+        for (k = 0; k < 16 && i < n; k++, i++) frames__replay_op_of(m, &src[i], &ops[k]);
+        frames__replay_apply_ops(m, f, ops, k, side, s->rawbytes.ptr, s->rawbytes.len, named);
     }
 }
 
@@ -953,7 +1010,9 @@ static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, f
 
 /* After an instruction the next pc is not known (the thread's next frame tells it). */
 static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
-    if (m->pc != UINT32_MAX) memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
+    if (m->pc == UINT32_MAX) return;
+    if (m->store[m->pc] == 8) memset(f->known + m->offset[m->pc], 0, 8);   /* no call */
+    else memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
 }
 
 FRAMES_REPLAY_DEF int frames_replay_regs_apply_frame(frames_replay_regs *m, const frames_frame *fr) {
@@ -1037,7 +1096,8 @@ typedef struct frames__replay_block {
 
 /* A line while building: its entries as varints in a chain of pool chunks. */
 typedef struct frames__replay_bline {
-    uint64_t line;          /* address >> 6, plus 1 (0: empty slot) */
+    uint64_t hash;          /* frames__htab's */
+    uint64_t line;          /* address >> 6 */
     uint64_t block;         /* block of the pending entry */
     uint64_t last;          /* block of the last flushed entry */
     uint32_t head, tail;    /* chunk indices + 1 */
@@ -1061,19 +1121,30 @@ typedef struct frames__replay_line {
 
 typedef struct frames__replay_builder {
     void *actx;
-    frames__replay_bline *lines;
-    size_t nlines, capslots;
+    frames__htab lines;     /* frames__replay_bline */
     frames__replay_chunk *chunks;
     size_t nchunks, capchunks;
     uint64_t budget;        /* bytes the structures may take (max_index_bytes) */
-    uint64_t used;
-    size_t last;            /* slot of the line noted last + 1 (0: none): operands of
-                               neighbouring instructions often share a line (the stack) */
+    uint64_t used;          /* bytes of chunks */
+    frames__replay_bline *last;   /* the line committed last (NULL: none, or the table
+                                     moved its slots) */
+    /* The accesses of the block being indexed, combined per line before they reach the
+       line table (one look-up there per line and block, not per access): a small cache
+       by the line's low bits; an entry pushed out, and all at the block's end, are
+       committed. */
+    struct {
+        uint64_t line;
+        uint8_t kinds, mask, used;
+    } wc[256];
+    uint64_t wcblk;          /* the block they belong to */
+    frames__replay_op *ops; /* the operands of the instruction being indexed */
+    size_t capops;
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
-    FRAMES_FREE(b->lines, b->actx);
+    frames__htab_free(&b->lines, b->actx);
     FRAMES_FREE(b->chunks, b->actx);
+    FRAMES_FREE(b->ops, b->actx);
 }
 
 static FRAMES__UNUSED int frames__replay_bline_put(frames__replay_builder *b, frames__replay_bline *l, uint8_t byte) {
@@ -1109,67 +1180,228 @@ static FRAMES__UNUSED int frames__replay_bline_flush(frames__replay_builder *b, 
     return frames__replay_bline_put(b, l, (uint8_t)v);
 }
 
+/* The line's entry, added when new. NULL when the table would take more than the
+   budget or memory is out. */
 static FRAMES__UNUSED frames__replay_bline *frames__replay_bline_of(frames__replay_builder *b, uint64_t line) {
+    frames__replay_bline *l = b->last;
+    uint64_t h;
+    size_t at = 0;
+    if (l && l->line == line) return l;
+    h = frames__mix64(line);
+    while ((l = FRAMES__HTAB_NEXT(&b->lines, frames__replay_bline, h, &at)) != NULL && l->line != line) {}
+    if (!l) {
+        if (!(l = (frames__replay_bline *)frames__htab_add(&b->lines, h, b->actx))) return NULL;
+        l->line = line;
+    }
+    return b->last = l;   /* slots move only when the table grows, within _add */
+}
+
+/* Commit the accesses to line (kinds, word mask) of block blk to its entries. */
+static FRAMES__UNUSED int frames__replay_commit(frames__replay_builder *b, uint64_t blk, uint64_t line,
+                                                uint8_t kinds, uint8_t mask) {
+    frames__replay_bline *l = frames__replay_bline_of(b, line);
+    if (!l) return -1;
+    if (l->pending && l->block != blk && frames__replay_bline_flush(b, l) < 0) return -1;
+    if (!l->pending) {
+        l->pending = 1;
+        l->block = blk;
+        l->kinds = 0;
+        l->mask = 0;
+    }
+    l->kinds = (uint8_t)(l->kinds | kinds);
+    l->mask = (uint8_t)(l->mask | mask);
+    return 0;
+}
+
+/* Commit every access combined so far (the block ends). */
+static FRAMES__UNUSED int frames__replay_commit_all(frames__replay_builder *b) {
     size_t i;
-    uint64_t key = line + 1;
-    if (b->last && b->lines[b->last - 1].line == key) return &b->lines[b->last - 1];
-    if (2 * (b->nlines + 1) > b->capslots) {
-        size_t ns = b->capslots ? 2 * b->capslots : 1024, j;
-        frames__replay_bline *t;
-        if (b->used + ns * sizeof *t > b->budget) return NULL;
-        t = (frames__replay_bline *)frames__zalloc(ns * sizeof *t, b->actx);
-        if (!t) return NULL;
-        for (j = 0; j < b->capslots; j++) {
-            if (!b->lines[j].line) continue;
-            i = (size_t)frames__mix64(b->lines[j].line) & (ns - 1);
-            while (t[i].line) i = (i + 1) & (ns - 1);
-            t[i] = b->lines[j];
-        }
-        FRAMES_FREE(b->lines, b->actx);
-        b->last = 0;
-        b->used += (ns - b->capslots) * sizeof *t;
-        b->lines = t;
-        b->capslots = ns;
+    for (i = 0; i < sizeof b->wc / sizeof b->wc[0]; i++) {
+        if (!b->wc[i].used) continue;
+        b->wc[i].used = 0;
+        if (frames__replay_commit(b, b->wcblk, b->wc[i].line, b->wc[i].kinds, b->wc[i].mask) < 0)
+            return -1;
     }
-    i = (size_t)frames__mix64(key) & (b->capslots - 1);
-    while (b->lines[i].line && b->lines[i].line != key) i = (i + 1) & (b->capslots - 1);
-    if (!b->lines[i].line) {
-        memset(&b->lines[i], 0, sizeof b->lines[i]);
-        b->lines[i].line = key;
-        b->nlines++;
-    }
-    b->last = i + 1;
-    return &b->lines[i];
+    return 0;
 }
 
 /* Note an access of `kinds` to [addr, addr + len) in block blk. */
 static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
                                uint8_t kinds) {
     uint64_t first, last, line;
+    if (blk != b->wcblk) {
+        if (frames__replay_commit_all(b) < 0) return -1;
+        b->wcblk = blk;
+    }
     if (!len) len = 1;
     if (len > 4096) len = 4096;   /* operands are split at 64 bytes by our recorder */
     if (addr + len - 1 < addr) len = 0 - addr;
     first = addr >> FRAMES__REPLAY_LINE_LOG2;
     last = (addr + len - 1) >> FRAMES__REPLAY_LINE_LOG2;
     for (line = first; line <= last; line++) {
-        frames__replay_bline *l = frames__replay_bline_of(b, line);
         uint64_t lo = line << FRAMES__REPLAY_LINE_LOG2, s = addr > lo ? addr - lo : 0;
         uint64_t e = addr + len - lo < 64 ? addr + len - lo : 64;
-        uint8_t mask = 0;
-        uint64_t w;
-        if (!l) return -1;
-        for (w = s >> 3; w <= (e - 1) >> 3; w++) mask = (uint8_t)(mask | (1u << w));
-        if (l->pending && l->block != blk && frames__replay_bline_flush(b, l) < 0) return -1;
-        if (!l->pending) {
-            l->pending = 1;
-            l->block = blk;
-            l->kinds = 0;
-            l->mask = 0;
+        unsigned wlo = (unsigned)(s >> 3), whi = (unsigned)((e - 1) >> 3);
+        uint8_t mask = (uint8_t)((2u << whi) - (1u << wlo));   /* words wlo..whi */
+        size_t slot = (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+        if (b->wc[slot].used && b->wc[slot].line != line) {
+            if (frames__replay_commit(b, blk, b->wc[slot].line, b->wc[slot].kinds, b->wc[slot].mask) < 0)
+                return -1;
+            b->wc[slot].used = 0;
         }
-        l->kinds = (uint8_t)(l->kinds | kinds);
-        l->mask = (uint8_t)(l->mask | mask);
+        if (!b->wc[slot].used) {
+            b->wc[slot].used = 1;
+            b->wc[slot].line = line;
+            b->wc[slot].kinds = 0;
+            b->wc[slot].mask = 0;
+        }
+        b->wc[slot].kinds = (uint8_t)(b->wc[slot].kinds | kinds);
+        b->wc[slot].mask = (uint8_t)(b->wc[slot].mask | mask);
         if (line == UINT64_MAX >> FRAMES__REPLAY_LINE_LOG2) break;
     }
+    return 0;
+}
+
+/* --------------------------------------------------------------------------------------
+   Index: the build pass's view of a std_frame
+   The build pass takes records undecoded. A std_frame laid out as writers emit it (its
+   fields in order, each operand in the shape tracers write: specific, bit length, usage
+   flags, no_taint, a value below 128 bytes) is read from its bytes straight into
+   frames__replay_ops, each register name looked up as one word; the decoder reads any
+   other record (frames_reader_decode) and its operands become the same view, so both
+   are applied by one function. Whatever this reader takes the decoder takes too, with
+   the same meaning; anything in doubt is left to the decoder.
+   -------------------------------------------------------------------------------------- */
+
+/* One instruction as the build pass applies it: ops[0, npre) the pre list, the rest the
+   post list (the builder's array). */
+typedef struct frames__replay_view {
+    uint64_t address, thread;
+    const uint8_t *raw;
+    size_t nraw, npre, n;
+} frames__replay_view;
+
+/* Field `tag len bytes` at p inside [p, end): its bytes' start, *stop their end; NULL
+   when p holds something else. */
+FRAMES__INLINE const uint8_t *frames__replay_field(const uint8_t *p, const uint8_t *end, uint8_t tag,
+                                                   const uint8_t **stop) {
+    uint64_t n;
+    if (p >= end || *p != tag || !(p = frames__fast_varint(p + 1, end, &n)) || n > (uint64_t)(end - p))
+        return NULL;
+    *stop = p + n;
+    return p;
+}
+
+/* One operand element `0a L` of a list ending at end, in the shape
+     0a l 12 l-2 0a l-4 name | 0a l 0a l-2 08 address    register | memory
+     10 bits                                             bit length below 2^14
+     1a 08 08 r 10 w 18 i 20 b                           usage, each flag 0 or 1
+     22 02 08 t                                          no_taint, 0 or 1
+     2a n value                                          n < 128, ending the element
+   into *op: the position after it, or NULL for any other bytes. */
+FRAMES__INLINE const uint8_t *frames__replay_view_op(frames_replay_regs *m, const uint8_t *p, const uint8_t *end,
+                                                     frames__replay_op *op) {
+    const uint8_t *b, *t;
+    size_t L, l;
+    uint64_t bits, w;
+    if (end - p < 2 || p[0] != 0x0a || (L = p[1]) >= 0x80 || L > (size_t)(end - p) - 2) return NULL;
+    b = p + 2 + L;
+    p += 2;
+    /* the specific part, and the 18 bytes at least that follow it in the element (so
+       that the words read below lie in it) */
+    if (L < 4 || p[0] != 0x0a || (l = p[1]) < 4 || l >= 0x80 || l + 2 + 18 > L) return NULL;
+    t = p + 2 + l;
+    w = frames__le64(p) & 0xffffffffffffull;   /* 0a l 12 l-2 0a l-4 */
+    if (w == (0x0a0012000aull | (uint64_t)l << 8 | (uint64_t)(l - 2) << 24 | (uint64_t)(l - 4) << 40)) {
+        size_t k = l - 4;   /* the name: the element goes on for 18 bytes after it */
+        const char *name = (const char *)(p + 6);
+        op->kind = FRAMES__REPLAY_OP_NOREG;
+        if (m->nregs && k >= 1 && k <= 8 &&
+            frames__replay_lookup_key(m, frames__le64(p + 6) & (~0ull >> (64 - 8 * k)), k, name, &op->a))
+            op->kind = FRAMES__REPLAY_OP_REG;
+        else if (m->nregs && k > 8 && frames__replay_lookup_table(m, name, k, &op->a))
+            op->kind = FRAMES__REPLAY_OP_REG;
+    } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08) {
+        if (frames__fast_varint(p + 5, t, &op->address) != t) return NULL;
+        op->kind = FRAMES__REPLAY_OP_MEM;
+    } else {
+        return NULL;
+    }
+    if (t[0] != 0x10 || !(p = frames__fast_varint(t + 1, t + 3, &bits)) || b - p < 16) return NULL;
+    /* 1a 08 08 r 10 w 18 i, then 20 b 22 02 08 t 2a n: the flags masked to their low
+       bit's neighbours (0 or 1 pass), n checked against the element's end */
+    if ((frames__le64(p) & 0xfefffefffeffffffull) != 0x001800100008081aull ||
+        (frames__le64(p + 8) & 0x00fffefffffffeffull) != 0x002a000802220020ull ||
+        (size_t)p[15] != (size_t)(b - p) - 16)
+        return NULL;
+    op->len = p[15];
+    op->value = op->len ? p + 16 : NULL;
+    if (op->kind == FRAMES__REPLAY_OP_MEM) {   /* bit_length is a zigzagged sint32 */
+        int64_t sb = (int64_t)(bits >> 1) ^ -(int64_t)(bits & 1);
+        op->size = op->len ? op->len : sb > 0 ? ((uint64_t)sb + 7) / 8 : 1;
+    }
+    return b;
+}
+
+/* Room for n + 1 operands in b->ops: 0, or -1 when out of memory. */
+static FRAMES__UNUSED int frames__replay_view_room(frames__replay_builder *b, size_t n) {
+    return n < b->capops ? 0 : FRAMES__GROW(b->ops, b->capops, n + 1, b->actx);
+}
+
+/* An operand list [p, end) appended to b->ops: 1, 0 for bytes of another shape, -1 when
+   out of memory. */
+static FRAMES__UNUSED int frames__replay_view_list(frames_replay_regs *m, frames__replay_builder *b,
+                                                   const uint8_t *p, const uint8_t *end, frames__replay_view *v) {
+    while (p < end) {
+        if (frames__replay_view_room(b, v->n) < 0) return -1;
+        if (!(p = frames__replay_view_op(m, p, end, &b->ops[v->n]))) return 0;
+        v->n++;
+    }
+    return 1;
+}
+
+/* The record's payload [p, p + len) read as a std_frame in writers' layout (`0a len`
+   frame.std_frame spanning it; address, thread, rawbytes, pre list, then maybe the post
+   list and mode): 1, 0 when the decoder must read it, -1 when out of memory. */
+static FRAMES__UNUSED int frames__replay_view_raw(frames_replay_regs *m, frames__replay_builder *b,
+                                                  const uint8_t *p, size_t len, frames__replay_view *v) {
+    const uint8_t *end = p + len, *q, *stop;
+    int rc;
+    v->n = 0;
+    if (!(p = frames__replay_field(p, end, 0x0a, &stop)) || stop != end) return 0;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &v->address)) ||
+        p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v->thread)) ||
+        !(q = frames__replay_field(p, end, 0x1a, &stop)))
+        return 0;
+    v->raw = q;
+    v->nraw = (size_t)(stop - q);
+    if (!(q = frames__replay_field(stop, end, 0x22, &stop))) return 0;
+    if ((rc = frames__replay_view_list(m, b, q, stop, v)) <= 0) return rc;
+    v->npre = v->n;
+    p = stop;
+    if (p < end && *p == 0x2a) {
+        if (!(q = frames__replay_field(p, end, 0x2a, &stop))) return 0;
+        if ((rc = frames__replay_view_list(m, b, q, stop, v)) <= 0) return rc;
+        p = stop;
+    }
+    if (p < end && *p == 0x32 && !frames__replay_field(p, end, 0x32, &p)) return 0;
+    return p == end;
+}
+
+/* A decoded std_frame as the view: 0, or -1 when out of memory. */
+static FRAMES__UNUSED int frames__replay_view_decoded(frames_replay_regs *m, frames__replay_builder *b,
+                                                      const frames_std_frame *s, frames__replay_view *v) {
+    uint32_t i;
+    v->address = s->address;
+    v->thread = s->thread_id;
+    v->raw = s->rawbytes.ptr;
+    v->nraw = s->rawbytes.len;
+    v->n = 0;
+    for (i = 0; i < s->npre + s->npost; i++) {
+        if (frames__replay_view_room(b, v->n) < 0) return -1;
+        frames__replay_op_of(m, i < s->npre ? &s->pre[i] : &s->post[i - s->npre], &b->ops[v->n++]);
+    }
+    v->npre = s->npre;
     return 0;
 }
 
@@ -1184,9 +1416,9 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
      lines      nlines x {u64 line (address >> 6), u64 offset into line data,
                 u32 bytes, u32 entries}, sorted by line
      line data  per line: entries, varints of (block delta << 11 | word mask << 3 | kinds)
-   Header: "FRIDX\0\1\n", u32 version (2: register names with BAP's R_ prefix count;
-   an index of another version is rebuilt), u32 header bytes (160), u64 trace size,
-   u64 mtime seconds, u64 mtime nanoseconds, u64 hash of the first 64 KiB, u64 hash of
+   Header: "FRIDX\0\1\n", u32 version (3: the trace's hashes are FNV-1a,
+   frames__hash_bytes; 2 hashed case-folded bytes; an index of another version is
+   rebuilt), u32 header bytes (160), u64 trace size, u64 mtime seconds, u64 mtime nanoseconds, u64 hash of the first 64 KiB, u64 hash of
    the last 64 KiB, u64 instructions, u64 frames, u32 arch, u32 block log2, u64 machine,
    u32 blocks per keyframe, u32 nthreads, u64 nblocks, u64 nkeys, u64 nlines,
    u64 key data bytes, u64 line data bytes, u64 operands with values, u32 file bytes,
@@ -1194,7 +1426,7 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
    -------------------------------------------------------------------------------------- */
 
 #define FRAMES__REPLAY_HDR 160u
-#define FRAMES__REPLAY_VERSION 2u
+#define FRAMES__REPLAY_VERSION 3u
 static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '\n'};
 
 typedef struct frames__replay_stamp {
@@ -1255,10 +1487,10 @@ static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__repl
     buf = (uint8_t *)malloc(want);
     if (!buf) { fclose(f); return frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory"); }
     n = fread(buf, 1, want, f);
-    st->head = frames__replay_hash_name((const char *)buf, n);
+    st->head = frames__hash_bytes(FRAMES__HASH_SEED, buf, n);
     if (st->size > want && fseek(f, -(long)want, SEEK_END) == 0) {
         n = fread(buf, 1, want, f);
-        st->tail = frames__replay_hash_name((const char *)buf, n);
+        st->tail = frames__hash_bytes(FRAMES__HASH_SEED, buf, n);
     } else {
         st->tail = st->head;
     }
@@ -1444,27 +1676,36 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     int rc = FRAMES_OK, got;
     size_t total;
     uint8_t *ix = NULL;
-    uint32_t *order = NULL;
+    const frames__replay_bline **order = NULL;
+    frames__replay_view v;
     memset(&b, 0, sizeof b);
     b.actx = r->actx;
     b.budget = r->o.max_index_bytes;
+    /* at most the budget in slots: the table has at most 4 * max of them */
+    FRAMES__HTAB_INIT(&b.lines, frames__replay_bline,
+                      (size_t)(b.budget / (4 * sizeof(frames__replay_bline)) + 1));
     m->values = 0;
     if (frames_reader_seek(r->reader, 0) < 0 && frames_reader_tell(r->reader) != 0)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s: cannot read the trace from its start", r->trace_path);
     for (;;) {
-        got = frames_reader_next_full(r->reader, &f, &raw);
-        if (got == FRAMES_E_DECODE) { nframes++; continue; }   /* skip a bad frame, keep counting */
+        got = frames_reader_next_raw(r->reader, &raw);
         if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
         if (got == 0) break;
         nframes++;
-        if (f.kind != FRAMES_KIND_STD) continue;
+        if ((got = frames__replay_view_raw(m, &b, raw.payload.ptr, raw.payload.len, &v)) < 0) goto nomem;
+        if (!got) {
+            got = frames_reader_decode(r->reader, &raw, &f);
+            if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
+            if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
+            if (f.kind != FRAMES_KIND_STD) continue;
+            if (frames__replay_view_decoded(m, &b, &f.std, &v) < 0) goto nomem;
+        }
         {
-            const frames_std_frame *s = &f.std;
             uint64_t blk = insn >> FRAMES__REPLAY_BLOCK_LOG2;
             frames__replay_file *file;
             frames__replay_block *bl;
-            int side;
+            size_t k;
             if ((insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
                 if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
                     if (FRAMES__GROW(keyoffs, capkeys, nkeys + 1, r->actx) < 0) goto nomem;
@@ -1479,56 +1720,53 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                 nblk++;
             }
             bl = &blocks[nblk - 1];
-            file = frames__replay_file_of(m, s->thread_id, 1);
+            file = frames__replay_file_of(m, v.thread, 1);
             if (!file) {
                 rc = frames__fail(err, FRAMES_E_LIMIT, raw.offset, raw.index,
                                   "more than %u threads", (unsigned)m->max_threads);
                 goto done;
             }
-            frames__replay_file_apply(m, file, s, 0, &bl->rmask);
-            frames__replay_file_apply(m, file, s, 1, &bl->wmask);
+            frames__replay_apply_ops(m, file, b.ops, v.npre, 0, v.raw, v.nraw, &bl->rmask);
+            frames__replay_apply_ops(m, file, b.ops + v.npre, v.n - v.npre, 1, v.raw, v.nraw, &bl->wmask);
             frames__replay_file_pc_unknown(m, file);
-            if (frames__replay_note(&b, blk, s->address, s->rawbytes.len ? s->rawbytes.len : 1,
-                                    FRAMES__REPLAY_X) < 0)
+            if (frames__replay_note(&b, blk, v.address, v.nraw ? v.nraw : 1, FRAMES__REPLAY_X) < 0)
                 goto nomem;
-            for (side = 0; side < 2; side++) {
-                const frames_operand *ops = side ? s->post : s->pre;
-                uint32_t n = side ? s->npost : s->npre, k;
-                for (k = 0; k < n; k++) {
-                    const frames_operand *op = &ops[k];
-                    if (op->spec == FRAMES_MEM) {
-                        uint64_t len = op->value.len ? op->value.len : (uint64_t)(op->bit_length > 0 ? (op->bit_length + 7) / 8 : 1);
-                        if (op->value.len && !side) m->values++;
-                        if (op->value.len && side) m->values++;
-                        if (frames__replay_note(&b, blk, op->address, len,
-                                                side ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
-                            goto nomem;
-                    }
-                }
+            for (k = 0; k < v.n; k++) {
+                const frames__replay_op *op = &b.ops[k];
+                if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
+                if (op->value) m->values++;
+                if (frames__replay_note(&b, blk, op->address, op->size,
+                                        k >= v.npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
+                    goto nomem;
             }
             insn++;
             if (r->o.progress && (insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, raw.offset, 0);
-            if (b.used > r->o.max_index_bytes) goto nomem;
+            if (b.used + (uint64_t)b.lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes) goto nomem;
         }
     }
-    for (i = 0; i < b.capslots; i++)
-        if (b.lines[i].line && frames__replay_bline_flush(&b, &b.lines[i]) < 0) goto nomem;
+    if (frames__replay_commit_all(&b) < 0) goto nomem;
+    for (i = 0; i < b.lines.cap; i++) {
+        frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
+        if (l && frames__replay_bline_flush(&b, l) < 0) goto nomem;
+    }
     frames_reader_info_get(r->reader, &ri);
     /* lay out the file */
     {
         uint64_t linebytes = 0;
         size_t nl = 0, o;
-        order = (uint32_t *)FRAMES_MALLOC((b.nlines ? b.nlines : 1) * sizeof *order, r->actx);
+        order = (const frames__replay_bline **)FRAMES_MALLOC((b.lines.len ? b.lines.len : 1) * sizeof *order, r->actx);
         if (!order) goto nomem;
-        for (i = 0; i < b.capslots; i++)
-            if (b.lines[i].line) { order[nl++] = (uint32_t)i; linebytes += b.lines[i].bytes; }
-        /* sort slots by line (shell sort: no recursion, no allocation) */
+        for (i = 0; i < b.lines.cap; i++) {
+            const frames__replay_bline *l = (const frames__replay_bline *)frames__htab_at(&b.lines, i);
+            if (l) { order[nl++] = l; linebytes += l->bytes; }
+        }
+        /* sort the lines by address (shell sort: no recursion, no allocation) */
         {
             size_t gap, a2, c;
             for (gap = nl / 2; gap > 0; gap /= 2)
                 for (a2 = gap; a2 < nl; a2++) {
-                    uint32_t t = order[a2];
-                    for (c = a2; c >= gap && b.lines[order[c - gap]].line > b.lines[t].line; c -= gap)
+                    const frames__replay_bline *t = order[a2];
+                    for (c = a2; c >= gap && order[c - gap]->line > t->line; c -= gap)
                         order[c] = order[c - gap];
                     order[c] = t;
                 }
@@ -1576,9 +1814,9 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
             uint64_t doff = 0;
             size_t dir = o, data = o + 24 * nl;
             for (i = 0; i < nl; i++) {
-                const frames__replay_bline *l = &b.lines[order[i]];
+                const frames__replay_bline *l = order[i];
                 uint32_t c = l->head, ents = 0;
-                frames__put_le64(ix + dir + 24 * i, l->line - 1);
+                frames__put_le64(ix + dir + 24 * i, l->line);
                 frames__put_le64(ix + dir + 24 * i + 8, doff);
                 frames__put_le32(ix + dir + 24 * i + 16, l->bytes);
                 while (c) {
@@ -2384,8 +2622,7 @@ struct frames_replay_stack {
     uint64_t machine;
     frames__stack_thread *threads;
     size_t nthreads, capthreads;
-    uint32_t *slots;             /* open addressing: thread index + 1 */
-    size_t nslots;
+    frames__htab tids;           /* frames__replay_tid: each thread's index */
     size_t last;                 /* thread of the last frame (index + 1): no probing for runs */
     frames_replay_stack_stats st;
 };
@@ -2511,6 +2748,7 @@ FRAMES_REPLAY_DEF int frames_replay_stack_open(frames_replay_stack **out, uint32
     s->actx = o->alloc_ctx;
     s->o = *o;
     s->kind = frames__stack_kind(arch, machine);
+    FRAMES__HTAB_INIT(&s->tids, frames__replay_tid, o->max_threads);
     s->arch = arch;
     s->machine = machine;
     *out = s;
@@ -2522,14 +2760,8 @@ FRAMES_REPLAY_DEF void frames_replay_stack_close(frames_replay_stack *s) {
     if (!s) return;
     for (i = 0; i < s->nthreads; i++) FRAMES_FREE(s->threads[i].frames, s->actx);
     FRAMES_FREE(s->threads, s->actx);
-    FRAMES_FREE(s->slots, s->actx);
+    frames__htab_free(&s->tids, s->actx);
     FRAMES_FREE(s, s->actx);
-}
-
-static size_t frames__stack_probe(const frames_replay_stack *s, uint64_t tid) {
-    size_t i = (size_t)frames__mix64(tid) & (s->nslots - 1);
-    while (s->slots[i] && s->threads[s->slots[i] - 1].tid != tid) i = (i + 1) & (s->nslots - 1);
-    return i;
 }
 
 /* The thread's state (index + 1), creating it when create is set; 0 when unknown, over
@@ -2537,30 +2769,17 @@ static size_t frames__stack_probe(const frames_replay_stack *s, uint64_t tid) {
 static size_t frames__stack_thread_of(frames_replay_stack *s, uint64_t tid, int create) {
     size_t i;
     if (s->last && s->threads[s->last - 1].tid == tid) return s->last;
-    if (s->nslots) {
-        i = frames__stack_probe(s, tid);
-        if (s->slots[i]) return s->last = s->slots[i];
-    }
+    if ((i = frames__replay_tid_find(&s->tids, tid)) != (size_t)-1) return s->last = i + 1;
     if (!create) return 0;
     if (s->nthreads >= s->o.max_threads) {
         s->st.thread_cap_hit = 1;
         return 0;
     }
-    if (2 * (s->nthreads + 1) > s->nslots) {
-        size_t ns = s->nslots ? 2 * s->nslots : 16, j;
-        uint32_t *t = (uint32_t *)frames__zalloc(ns * sizeof *t, s->actx), *old = s->slots;
-        size_t oldn = s->nslots;
-        if (!t) return 0;
-        s->slots = t;
-        s->nslots = ns;
-        for (j = 0; j < oldn; j++)
-            if (old[j]) s->slots[frames__stack_probe(s, s->threads[old[j] - 1].tid)] = old[j];
-        FRAMES_FREE(old, s->actx);
-    }
-    if (FRAMES__GROW(s->threads, s->capthreads, s->nthreads + 1, s->actx) < 0) return 0;
+    if (FRAMES__GROW(s->threads, s->capthreads, s->nthreads + 1, s->actx) < 0 ||
+        frames__replay_tid_add(&s->tids, tid, s->nthreads, s->actx) < 0)
+        return 0;
     memset(&s->threads[s->nthreads], 0, sizeof s->threads[0]);
     s->threads[s->nthreads].tid = tid;
-    s->slots[frames__stack_probe(s, tid)] = (uint32_t)(s->nthreads + 1);
     s->st.threads = ++s->nthreads;
     return s->last = s->nthreads;
 }

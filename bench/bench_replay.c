@@ -57,6 +57,7 @@ int main(int argc, char **argv) {
         const frames_replay_reg *reg;
         t0 = now();
         if (frames_replay_goto(r, at, &err) < 0) return fprintf(stderr, "%s\n", err.message), 1;
+        memset(&in, 0, sizeof in);   /* a position past the end has no instruction */
         frames_replay_insn_get(r, &in);
         for (k = 0; (reg = frames_replay_reg_at(r, k)) != NULL; k++)
             frames_replay_reg_get(r, in.thread, reg->name, v, sizeof v, &sz);

@@ -1,7 +1,8 @@
 /* test_helpers - the shared private helpers of frames.h that every header builds on and
    no public call shows whole: the one hash table (frames__htab) checked against a plain
    array of the same keys through random adds, lookups and erases, colliding hashes,
-   its max bound and a failing allocator; the one warning list (frames__warn_add). */
+   its max bound and a failing allocator; the one warning list (frames__warn_add); the
+   one byte hash (frames__hash_bytes) against FNV-1a's published test vectors. */
 #define FRAMES_STATIC
 #define FRAMES_IMPLEMENTATION
 #define FRAMES_MALLOC(sz, ctx) th_malloc((sz), (ctx))
@@ -178,6 +179,17 @@ static void test_warn_list_fills_then_refuses(void **state) {
     assert_string_equal(rows[2], "third");
 }
 
+/* FNV-1a 64 of "", "a" and "foobar" as the FNV reference's test suite lists them; a
+   hash continued from the hash of a prefix equals the hash of the whole. */
+static void test_hash_bytes_is_fnv1a(void **state) {
+    (void)state;
+    assert_true(frames__hash_bytes(FRAMES__HASH_SEED, "", 0) == 0xcbf29ce484222325ull);
+    assert_true(frames__hash_bytes(FRAMES__HASH_SEED, "a", 1) == 0xaf63dc4c8601ec8cull);
+    assert_true(frames__hash_bytes(FRAMES__HASH_SEED, "foobar", 6) == 0x85944171f73967e8ull);
+    assert_true(frames__hash_bytes(frames__hash_bytes(FRAMES__HASH_SEED, "foo", 3), "bar", 3) ==
+                0x85944171f73967e8ull);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_htab_matches_array),
@@ -186,6 +198,7 @@ int main(void) {
         cmocka_unit_test(test_htab_stops_at_max),
         cmocka_unit_test(test_htab_survives_failed_growth),
         cmocka_unit_test(test_warn_list_fills_then_refuses),
+        cmocka_unit_test(test_hash_bytes_is_fnv1a),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
