@@ -32,11 +32,19 @@
 typedef struct rv_def {
     uint64_t pc;
     uint8_t kind, len, nregs, memsize;
-    uint8_t decoded;               /* BEGIN: 0 not yet, 1 in its process's insns, 2 undecodable */
+    uint8_t decoded;               /* BEGIN: 0 not yet, 1 planned (plan), 2 undecodable */
     uint8_t bytes[16];
     uint8_t regs[VGR_MAX_REGS][3]; /* register, byte offset, size */
     uint32_t size;                 /* bytes of a use after the gid */
+    const rec_plan *plan;          /* BEGIN: its operand lists, prepared (in its process's plans) */
 } rv_def;
+
+/* Storage of a plan made without room in the process's blocks (out of memory). */
+typedef union {
+    rec_plan plan;
+    uint8_t bytes[REC_PLAN_MAX];
+    uint64_t align;
+} rv_plan_space;
 
 typedef struct rv_thread {
     uint32_t tid, pid;
@@ -44,14 +52,15 @@ typedef struct rv_thread {
     uint8_t *buf;
     int open;                    /* an instruction is open (its BEGIN was seen) */
     int recorded;                /* ... and sampled */
-    int decoded;                 /* capstone decoded it (insn is valid) */
+    int decoded;                 /* capstone decoded it (plan is valid) */
     int whole;                   /* its next recorded instruction carries the whole state */
     uint64_t pc;
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
     uint32_t sysno;
-    const rx_insn *insn;         /* the decoder's cache entry (valid until its next decode) */
-    rx_insn own;                 /* a copy, when another thread decodes while this one waits */
+    const rec_plan *plan;        /* its operand lists */
+    rec_plan *own;               /* where its plan is when the process's blocks had no room
+                                    (REC_PLAN_MAX bytes) */
     rx_state *st;                /* the register file, kept from the tool's records */
     uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction ... */
     uint32_t changed;            /* ... saved when first written after its BEGIN (bits in rec_gpr order) */
@@ -66,17 +75,24 @@ typedef struct rv_thread {
     struct rv_thread *next;
 } rv_thread;
 
-/* Decoded instructions of a process, by gid, in blocks that never move (a thread's open
-   instruction points into them while new definitions arrive): each guest instruction of
-   a translation is decoded once, not at every execution. */
-#define RV_INSN_BLOCK 1024
+/* The operand lists of a process's instructions (rec_plan), made when a translated
+   instruction first runs and kept by its definition in blocks that never move (a
+   thread's open instruction points into them while new definitions arrive): each guest
+   instruction of a translation is decoded once, not at every execution, and each
+   execution only copies values into prepared elements. */
+#define RV_PLAN_BLOCK (64 * 1024)
+
+typedef struct rv_block {
+    struct rv_block *next;
+    size_t used;
+    uint64_t data[(RV_PLAN_BLOCK - 16) / 8];
+} rv_block;
 
 typedef struct rv_proc {
     uint32_t pid;
     rv_def *defs;                /* indexed by gid - VGR_GROUP_BASE */
     size_t ndefs, capdefs;
-    rx_insn **insns;             /* [gid / RV_INSN_BLOCK][gid % RV_INSN_BLOCK] when decoded */
-    size_t ninsns;               /* blocks in insns */
+    rv_block *plans;             /* the plans of defs (the newest block first) */
     uint8_t *in;                 /* stream bytes not parsed yet */
     size_t nin, capin;
     rv_thread *cur;
@@ -118,11 +134,13 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     th->rec = (frames_recorder *)malloc(sizeof *th->rec);
     th->buf = (uint8_t *)malloc(RV_REC_BUFFER);
     th->st = (rx_state *)calloc(1, sizeof *th->st);
-    if (!th->rec || !th->buf || !th->st ||
+    th->own = (rec_plan *)malloc(REC_PLAN_MAX);
+    if (!th->rec || !th->buf || !th->st || !th->own ||
         frames_rec_init(th->rec, th->buf, RV_REC_BUFFER, frames_rec_flush_to_writer, &c->t->shared, tid) < 0) {
         free(th->rec);
         free(th->buf);
         free(th->st);
+        free(th->own);
         free(th);
         return NULL;
     }
@@ -236,7 +254,7 @@ static void rv_after(rv_thread *th, uint64_t next_pc) {
         unsigned i = (unsigned)__builtin_ctz(m);
         if (th->pre_gpr[i] != rec_gpr(&th->st->gpr, i)) changed |= 1u << i;
     }
-    rec_regs_after(th->rec, th->st, th->decoded ? th->insn : NULL, changed, next_pc);
+    rec_plan_after(th->rec, th->st, th->decoded ? th->plan : NULL, changed, next_pc);
 }
 
 /* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
@@ -266,47 +284,50 @@ static void rv_close(rv_conv *c, rv_thread *th, int completed) {
 /* An instruction starts: registers it reads, from the register file (before it runs).
    VEX runs a rep string instruction once more than the CPU, to find the count zero
    after the last iteration; that run executes nothing and is not an instruction. */
-static const rx_insn *rv_decoded(rv_conv *c, rv_proc *p, rv_def *d) {
-    size_t i = (size_t)(d - p->defs), b = i / RV_INSN_BLOCK;
+static const rec_plan *rv_decoded(rv_conv *c, rv_proc *p, rv_def *d, rv_thread *th) {
     const rx_insn *in;
-    if (d->decoded == 1) return &p->insns[b][i % RV_INSN_BLOCK];
+    rv_plan_space made;
+    size_t n;
+    rv_block *b = p->plans;
+    if (d->decoded == 1) return d->plan;
     if (d->decoded == 2 || !c->t->dec) return NULL;
     if (!(in = rx_decode(c->t->dec, d->pc, d->bytes, d->len))) {
         d->decoded = 2;
         return NULL;
     }
-    if (b >= p->ninsns) {
-        size_t n = p->ninsns ? 2 * p->ninsns : 16;
-        rx_insn **nb;
-        while (n <= b) n *= 2;
-        if (!(nb = (rx_insn **)realloc(p->insns, n * sizeof *nb))) return in; /* not kept */
-        memset(nb + p->ninsns, 0, (n - p->ninsns) * sizeof *nb);
-        p->insns = nb;
-        p->ninsns = n;
+    n = (rec_plan_fill(&made.plan, in) + 7) & ~(size_t)7;
+    if (!b || b->used + n > sizeof b->data) {
+        if (!(b = (rv_block *)malloc(sizeof *b))) { /* not kept: made again next time */
+            memcpy(th->own, made.bytes, n);
+            return th->own;
+        }
+        b->next = p->plans;
+        b->used = 0;
+        p->plans = b;
     }
-    if (!p->insns[b] && !(p->insns[b] = (rx_insn *)malloc(RV_INSN_BLOCK * sizeof **p->insns))) return in;
-    p->insns[b][i % RV_INSN_BLOCK] = *in;
+    d->plan = (const rec_plan *)memcpy((uint8_t *)b->data + b->used, made.bytes, n);
+    b->used += n;
     d->decoded = 1;
-    return &p->insns[b][i % RV_INSN_BLOCK];
+    return d->plan;
 }
 
-/* Forget every decoded instruction (a new image or a new process: gids start again). */
+/* Forget every plan (a new image or a new process: gids start again). */
 static void rv_insns_free(rv_proc *p) {
-    size_t b;
-    for (b = 0; b < p->ninsns; b++) free(p->insns[b]);
-    free(p->insns);
-    p->insns = NULL;
-    p->ninsns = 0;
+    while (p->plans) {
+        rv_block *b = p->plans;
+        p->plans = b->next;
+        free(b);
+    }
 }
 
 static void rv_begin(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d) {
-    const rx_insn *in;
+    const rec_plan *in;
     uint64_t prev = th->pc;
     rv_close_at(c, th, 1, d->pc);
-    in = rv_decoded(c, p, d);
+    in = rv_decoded(c, p, d, th);
     th->pc = d->pc;
     th->len = d->len;
-    if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
+    if (in && in->rep && prev == d->pc && !rx_count_active(th->st, in->addr32)) return;
     th->open = 1;
     th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
     if (!th->recorded) {
@@ -317,10 +338,10 @@ static void rv_begin(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d) {
     if (!in) {
         c->t->undecoded++;
     } else {
-        th->insn = in;
-        rec_regs_read(th->rec, th->st, in, d->pc + d->len);
+        th->plan = in;
+        rec_plan_read(th->rec, th->st, in, d->pc + d->len);
     }
-    if (th->whole) rec_regs_state(th->rec, th->st, in);
+    if (th->whole) rec_plan_state(th->rec, th->st, in);
     th->whole = 0;
     th->changed = 0;
 }
@@ -336,10 +357,6 @@ static void rv_settle(rv_conv *c, rv_thread *th) {
 static void rv_switch(rv_conv *c, rv_thread *th) {
     if (c->last && c->last != th) {
         rv_settle(c, c->last);
-        if (c->last->open && c->last->decoded && c->last->insn != &c->last->own) {
-            c->last->own = *c->last->insn;
-            c->last->insn = &c->last->own;
-        }
         rv_check(c, c->last, frames_rec_flush(c->last->rec));
     }
     c->last = th;
@@ -536,7 +553,10 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
             if (!p->defs) RV_BAD(c, "out of memory");
             memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
-            for (i = 0; i < pp->ndefs; i++) p->defs[i].decoded = 0; /* decoded again here */
+            for (i = 0; i < pp->ndefs; i++) { /* decoded again here */
+                p->defs[i].decoded = 0;
+                p->defs[i].plan = NULL;
+            }
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
@@ -764,6 +784,7 @@ void rv_conv_free(rv_conv *c) {
         free(th->rec);
         free(th->buf);
         free(th->st);
+        free(th->own);
         free(th);
     }
     while (c->procs) {
