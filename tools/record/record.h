@@ -317,8 +317,9 @@ int rp_probe_singleblock(void);
    The stream is untrusted input: a malformed record fails the run with a message. */
 typedef struct rv_conv rv_conv;
 rv_conv *rv_conv_new(rec_run *r);
-/* Pipe bytes (chunks: u32 pid, u32 length, payload); may end inside a chunk. Returns
-   how many bytes were consumed (the rest is to be given again with more after it). */
+/* Pipe bytes (chunks: u32 pid, u32 length, payload); may end inside a chunk, whose
+   bytes so far are converted. Returns how many bytes were consumed (all but a chunk
+   header cut short: the rest is to be given again with more after it). */
 size_t rv_conv_chunks(rv_conv *c, const uint8_t *data, size_t n);
 /* The largest chunk payload accepted (bigger is a malformed stream). */
 #define RV_MAX_CHUNK (64u << 20)

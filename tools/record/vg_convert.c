@@ -107,6 +107,8 @@ struct rv_conv {
     rv_thread *threads, *last;
     size_t nthreads, nprocs;
     const char *bad;             /* why the stream is malformed */
+    uint32_t chunk_pid;          /* the chunk being read: its process, */
+    size_t chunk_left;           /* and its bytes not seen yet */
 };
 
 /* A malformed stream: why, for the message. */
@@ -707,18 +709,14 @@ static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
     return pos;
 }
 
-static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
-    rv_proc *p = rv_proc_get(c, pid);
-    size_t pos = 0;
-    if (!p) return -1;
-    if (p->nin == 0) { /* the usual case: records straight from the chunk, the tail kept */
-        pos = rv_parse(c, p, data, n);
-        data += pos;
-        n -= pos;
-        if (n == 0 || c->t->failed) return 0;
-    }
+/* Records are parsed straight from the bytes given; a record cut at their end waits in
+   the process's p->in, joined with the next bytes a piece at a time (never the whole of
+   them copied: once the waiting record is parsed, the rest is parsed in place). */
+#define RV_JOIN 4096
+
+static int rv_keep(rv_proc *p, const uint8_t *data, size_t n) {
     if (p->nin + n > p->capin) {
-        size_t ncap = p->capin ? p->capin : 1 << 20;
+        size_t ncap = p->capin ? p->capin : 1 << 16;
         uint8_t *nb;
         while (ncap < p->nin + n) ncap *= 2;
         if (!(nb = (uint8_t *)realloc(p->in, ncap))) return -1;
@@ -727,9 +725,35 @@ static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
     }
     memcpy(p->in + p->nin, data, n);
     p->nin += n;
-    pos = rv_parse(c, p, p->in, p->nin);
-    memmove(p->in, p->in + pos, p->nin - pos);
-    p->nin -= pos;
+    return 0;
+}
+
+static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
+    rv_proc *p = rv_proc_get(c, pid);
+    size_t pos;
+    if (!p) return -1;
+    while (n > 0 && !c->t->failed) {
+        size_t take, old;
+        if (p->nin == 0) { /* the usual case: records straight from the bytes, the tail kept */
+            pos = rv_parse(c, p, data, n);
+            if (pos == n || c->t->failed) return 0;
+            return rv_keep(p, data + pos, n - pos);
+        }
+        old = p->nin;
+        take = n < RV_JOIN ? n : RV_JOIN;
+        if (rv_keep(p, data, take) < 0) return -1;
+        pos = rv_parse(c, p, p->in, p->nin);
+        if (pos >= old) { /* the waiting record is done; go on from the bytes given */
+            p->nin = 0;
+            data += pos - old;
+            n -= pos - old;
+        } else {
+            if (pos) memmove(p->in, p->in + pos, p->nin - pos);
+            p->nin -= pos;
+            data += take;
+            n -= take;
+        }
+    }
     return 0;
 }
 
@@ -743,17 +767,29 @@ rv_conv *rv_conv_new(rec_run *r) {
 
 int rv_conv_started(const rv_conv *c) { return c->procs != NULL; }
 
+/* A chunk is converted as its bytes arrive, not once it is whole: the converter works on
+   bytes just read (in cache), while the tool is still writing the rest of the chunk. */
 size_t rv_conv_chunks(rv_conv *c, const uint8_t *data, size_t n) {
     size_t pos = 0;
-    while (n - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
-        uint32_t cpid = le32(data + pos), len = le32(data + pos + 4);
-        if (len > RV_MAX_CHUNK) {
-            rv_fail(c, "malformed record from the valgrind tool (a chunk of more than 64 MiB)");
-            break;
+    while (pos < n && !c->t->failed) {
+        size_t take;
+        if (c->chunk_left == 0) {
+            uint32_t len;
+            if (n - pos < VGR_CHUNK_HEADER) break;
+            len = le32(data + pos + 4);
+            if (len > RV_MAX_CHUNK) {
+                rv_fail(c, "malformed record from the valgrind tool (a chunk of more than 64 MiB)");
+                break;
+            }
+            c->chunk_pid = le32(data + pos);
+            c->chunk_left = len;
+            pos += VGR_CHUNK_HEADER;
+            continue;
         }
-        if (n - pos - VGR_CHUNK_HEADER < (size_t)len) break;
-        if (rv_feed(c, cpid, data + pos + VGR_CHUNK_HEADER, len) < 0) rv_fail(c, "out of memory");
-        pos += VGR_CHUNK_HEADER + (size_t)len;
+        take = n - pos < c->chunk_left ? n - pos : c->chunk_left;
+        if (rv_feed(c, c->chunk_pid, data + pos, take) < 0) rv_fail(c, "out of memory");
+        pos += take;
+        c->chunk_left -= take;
     }
     return pos;
 }
