@@ -219,16 +219,26 @@ static void rv_touch(rv_thread *th, unsigned vex) {
     }
 }
 
+/* Where the register file keeps the 8-byte registers of the stream: the GPRs in VEX order
+   (RAX RCX RDX RBX RSP RBP RSI RDI R8..R15), RFLAGS, FS_BASE, GS_BASE. */
+#define RV_GPR(f) (offsetof(rx_state, gpr) + offsetof(struct user_regs_struct, f))
+static const uint16_t rv_reg8_off[VGR_GS_BASE + 1] = {
+    RV_GPR(rax), RV_GPR(rcx), RV_GPR(rdx), RV_GPR(rbx), RV_GPR(rsp), RV_GPR(rbp), RV_GPR(rsi), RV_GPR(rdi),
+    RV_GPR(r8), RV_GPR(r9), RV_GPR(r10), RV_GPR(r11), RV_GPR(r12), RV_GPR(r13), RV_GPR(r14), RV_GPR(r15),
+    RV_GPR(eflags), RV_GPR(fs_base), RV_GPR(gs_base)};
+#undef RV_GPR
+
 /* Store one register value of a POST or REGS record into the register file. */
 static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
     rx_state *st = th->st;
-    uint32_t hi = rec_xs_offset(2);
-    if (reg <= VGR_RFLAGS) rv_touch(th, reg);
-    if (reg < 16) memcpy((uint8_t *)&st->gpr + rec_gpr_off[rv_vex_to_gpr[reg]], v, 8);
-    else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
-    else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
-    else if (reg == VGR_GS_BASE) memcpy(&st->gpr.gs_base, v, 8);
-    else if (reg == VGR_FTOP) {
+    uint32_t hi;
+    if (reg <= VGR_GS_BASE) { /* the common case: 8 bytes at a fixed place */
+        if (reg <= VGR_RFLAGS) rv_touch(th, reg);
+        memcpy((uint8_t *)st + rv_reg8_off[reg], v, 8);
+        return;
+    }
+    hi = rec_xs_offset(2);
+    if (reg == VGR_FTOP) {
         memcpy(&th->ftop, v, 4);
         rv_x87_sync(th);
     } else if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) {
@@ -511,7 +521,8 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         d = &p->defs[code - VGR_GROUP_BASE];
         if (!d->kind) RV_BAD(c, "a group used before its definition");
         if (avail < 4 + (size_t)d->size) return 0;
-        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
+        th = p->cur; /* usually the thread of the record before */
+        if ((!th || th != c->last) && !(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_group(c, p, th, d, r + 4);
         return 4 + (long)d->size;
     }
