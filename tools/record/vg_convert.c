@@ -69,9 +69,6 @@ typedef struct rv_thread {
     uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
     uint32_t rd_size;            /* a read-modify-write (then one READ|WRITE operand) */
     uint8_t rd_val[64];
-    const struct rv_proc *post_proc; /* last POST of the open instruction: */
-    uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
-    uint8_t post_vals[VGR_MAX_REGS * 32];
     struct rv_thread *next;
 } rv_thread;
 
@@ -278,8 +275,6 @@ static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_
     rv_pending_read(th);
     th->open = 0;
     c->t->instructions++;
-    if (th->post_proc) rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
-    th->post_proc = NULL;
     th->in_syscall = th->has_ret = 0;
     if (!completed) {
         rv_check(c, th, frames_rec_finish(th->rec));
@@ -444,7 +439,7 @@ static long rv_def_add(rv_conv *c, rv_proc *p, uint32_t gid, const uint8_t *r, s
     if (r[16] < VGR_BEGIN || r[16] > VGR_MEMRW) RV_BAD(c, "a group of unknown kind");
     if (r[17] > 15) RV_BAD(c, "an instruction longer than 15 bytes");
     if (r[18] > VGR_MAX_REGS) RV_BAD(c, "more than 48 registers in a group");
-    for (i = 0; i < r[18]; i++) { /* so that a POST's values fit th->post_vals */
+    for (i = 0; i < r[18]; i++) { /* known registers of their size */
         const uint8_t *reg = r + 20 + r[17] + 3 * i;
         if (reg[1] != 0 || rv_reg_size(reg[0], reg[2]) != reg[2]) RV_BAD(c, "a register of a wrong number or size");
     }
@@ -488,9 +483,10 @@ static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d, const uin
     switch (d->kind) {
     case VGR_BEGIN: rv_begin(c, p, th, d); break;
     case VGR_POST:
-        th->post_proc = p;
-        th->post_idx = (uint32_t)(d - p->defs);
-        memcpy(th->post_vals, v, d->size);
+        /* into the register file at once: the last POST of an instruction writes the
+           same registers as the earlier ones (one group per instruction), so its values
+           are the ones left; nothing reads the file before the instruction closes */
+        rv_set_regs(th, d, v);
         break;
     case VGR_MEMR:
         if (th->recorded) rv_load(th, le64(v), v + 8, d->memsize);
@@ -601,10 +597,6 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         unsigned i;
         if (avail < VGR_REGS_SIZE) return 0;
         if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
-        if (th->post_proc) { /* the open instruction's writes are in the newer file */
-            rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
-            th->post_proc = NULL;
-        }
         for (i = 0; i < 16; i++, q += 8) rv_set_reg(th, i, q, 8);
         rv_set_reg(th, VGR_RFLAGS, q, 8);
         rv_set_reg(th, VGR_FS_BASE, q + 8, 8);
