@@ -17,7 +17,7 @@
 
 #include "vg/vgrec.h"
 
-#define RV_REC_BUFFER (32 * 1024)
+#define RV_REC_BUFFER (256 * 1024)
 /* Bounds of what a stream may create (each thread holds RV_REC_BUFFER bytes; the fuzz
    target sets smaller ones). */
 #ifndef RV_MAX_THREADS
