@@ -57,6 +57,12 @@ typedef struct rv_thread {
     uint64_t pc;
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
+    /* A POST that came while no instruction was open (its instruction was closed when
+       another process's chunk came between its records): kept, as the converter always
+       did, for the close of the next instruction unless that one has a POST of its own. */
+    const struct rv_proc *late_proc;
+    uint32_t late_idx;           /* late_proc->defs[late_idx] (the table may move) */
+    uint8_t late_vals[VGR_MAX_REGS * 32];
     uint32_t sysno;
     const rec_plan *plan;        /* its operand lists */
     rec_plan *own;               /* where its plan is when the process's blocks had no room
@@ -255,6 +261,12 @@ static void rv_set_regs(rv_thread *th, const rv_def *d, const uint8_t *vals) {
     }
 }
 
+static void rv_late_post(rv_thread *th) {
+    if (!th->late_proc) return;
+    rv_set_regs(th, &th->late_proc->defs[th->late_idx], th->late_vals);
+    th->late_proc = NULL;
+}
+
 /* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
    although capstone did not list it (as the ptrace engine does). */
 static void rv_after(rv_thread *th, uint64_t next_pc) {
@@ -275,6 +287,7 @@ static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_
     rv_pending_read(th);
     th->open = 0;
     c->t->instructions++;
+    rv_late_post(th);
     th->in_syscall = th->has_ret = 0;
     if (!completed) {
         rv_check(c, th, frames_rec_finish(th->rec));
@@ -486,7 +499,14 @@ static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d, const uin
         /* into the register file at once: the last POST of an instruction writes the
            same registers as the earlier ones (one group per instruction), so its values
            are the ones left; nothing reads the file before the instruction closes */
-        rv_set_regs(th, d, v);
+        if (th->open) {
+            rv_set_regs(th, d, v);
+            th->late_proc = NULL;
+        } else {
+            th->late_proc = p;
+            th->late_idx = (uint32_t)(d - p->defs);
+            memcpy(th->late_vals, v, d->size);
+        }
         break;
     case VGR_MEMR:
         if (th->recorded) rv_load(th, le64(v), v + 8, d->memsize);
@@ -597,6 +617,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         unsigned i;
         if (avail < VGR_REGS_SIZE) return 0;
         if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
+        rv_late_post(th);
         for (i = 0; i < 16; i++, q += 8) rv_set_reg(th, i, q, 8);
         rv_set_reg(th, VGR_RFLAGS, q, 8);
         rv_set_reg(th, VGR_FS_BASE, q + 8, 8);
