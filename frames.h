@@ -186,6 +186,7 @@
    Recording (embedded tracers; see "Recording API" below)
      frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
      frames_rec_begin / _reg / _mem / _end    value records grouped into std_frames
+     frames_rec_prepare, frames_rec_reg_prepared   a register's element bytes made once
      frames_rec_syscall / _modload / _exception / _frame / _flush / _finish
      frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
