@@ -627,7 +627,7 @@ static void test_prepared_values(void **state) {
     batches ba = {0}, bp = {0};
     frames_rec_prep prep;
     frames_error err;
-    uint8_t v[64], nop = 0x90;
+    uint8_t v[64 + 16], nop = 0x90; /* values of up to 64 bytes from v + z, z < 12 */
     size_t k, h, x, n, z, count = 0;
     const uint32_t sel = FRAMES_SEL_REG_READ;
     (void)state;
