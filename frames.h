@@ -186,6 +186,7 @@
    Recording (embedded tracers; see "Recording API" below)
      frames_rec_init / _filter / _sampling    per-thread recorder over a caller buffer
      frames_rec_begin / _reg / _mem / _end    value records grouped into std_frames
+     frames_rec_prepare, frames_rec_reg_prepared   a register's element bytes made once
      frames_rec_syscall / _modload / _exception / _frame / _flush / _finish
      frames_writer_add_frames, frames_rec_flush_to_writer, frames_rec_crash_finish
    Naming and printing
@@ -1272,6 +1273,22 @@ FRAMES_DEF int frames_rec_reg(frames_recorder *r, uint32_t attr, const char *nam
                               const void *value, size_t size);
 FRAMES_DEF int frames_rec_mem(frames_recorder *r, uint32_t attr, uint64_t address,
                               const void *value, size_t size);
+/* PREPARED REGISTER VALUES. The element bytes of a register value other than the value
+   itself (name, bit length, usage) are the same at every execution of an instruction:
+   frames_rec_prepare encodes them once (0, or FRAMES_E_INVALID in *err, which may be
+   NULL, for what frames_rec_reg would refuse), frames_rec_reg_prepared then records a
+   value with them, as frames_rec_reg with the same attributes, name and size would (the
+   same bytes, return values and filter), without encoding anything but the value. */
+#define FRAMES__REC_HEAD 56 /* bytes of an element before its value: at most 50 */
+typedef struct frames_rec_prep {
+    uint32_t attr;
+    uint8_t size, head;             /* value bytes; bytes of the element before it */
+    uint8_t frames__pad[2];
+    uint8_t bytes[FRAMES__REC_HEAD]; /* the element up to its value */
+} frames_rec_prep;
+FRAMES_DEF int frames_rec_prepare(frames_rec_prep *p, uint32_t attr, const char *name, size_t size,
+                                  frames_error *err);
+FRAMES_DEF int frames_rec_reg_prepared(frames_recorder *r, const frames_rec_prep *p, const void *value);
 /* Close the open instruction and encode its std_frame (flushing when the buffer is full).
    Returns 1 if a frame was written, 0 for a skipped instruction, or a negative code. */
 FRAMES_DEF int frames_rec_end(frames_recorder *r);
@@ -7436,51 +7453,31 @@ static int frames__rec_bad(frames_recorder *r, uint32_t attr, size_t size) {
                          (unsigned)FRAMES_REC_MAX_VALUE_SIZE);
 }
 
-/* Encode the value as an operand list element, as frames__write_plain does for a plain
-   operand (no taint: taint_info { no_taint: true }). The element's size is known before
-   it is written, so its fixed bytes go out a word at a time (a word store may run past
-   its field into bytes written right after it; an element slot has room for that). This
-   is the hot path of every embedded tracer: no call, one branch per rare case. */
-FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
-                                    uint64_t address, const void *value, size_t size) {
-    uint8_t *e, *p;
-    /* valid attributes as bit sets: one kind (bit k set for k = 1, 2, 4, ..., 32); one
-       position and at most one class (bit 16 * class + position) */
+/* Attributes of a value: one kind (bit k set for k = 1, 2, 4, ..., 32), one position and at
+   most one class (bit 16 * class + position), as bit sets; and a size of 1 to 64. */
+FRAMES__INLINE int frames__rec_attr_ok(uint32_t attr, size_t size) {
     const uint64_t one_kind = 0x0000000100010116ull, pos_class = 0x0000000600060006ull;
-    size_t name_len = 0, spec, an = 0, zn = size < 8 ? 1 : 2, elem;
+    return (int)((one_kind >> (attr & FRAMES_VAL_KINDS)) & (pos_class >> ((attr >> 12) & 0x33)) & 1) &
+           (size - 1 < FRAMES_REC_MAX_VALUE_SIZE);
+}
+
+/* The bytes of an operand list element before its value, at e (its name, name_len bytes,
+   already at e + 8; an = 0 for a register, else the varint size of a memory address), as
+   frames__write_plain writes a plain operand (no taint: taint_info { no_taint: true }).
+   The element's size is known before it is written, so its fixed bytes go out a word at
+   a time (a word store may run past its field into bytes written right after it; an
+   element slot has room for that). Returns where the value goes. */
+FRAMES__INLINE uint8_t *frames__rec_head(uint8_t *e, uint32_t attr, size_t name_len, uint64_t address,
+                                         size_t an, size_t size) {
     /* operand_usage { read (before only), written (after only), index, base } and
        taint_info { no_taint }: the word after the bit length, by (read, written, index) */
     static const uint64_t usage[8] = {0x001800100008081aull, 0x001800100108081aull, 0x001801100008081aull, 0,
                                       0x011800100008081aull, 0x011800100108081aull, 0x011801100008081aull, 0};
     uint32_t after = (attr >> 13) & 1, act = attr & (FRAMES_VAL_READ << after);
     uint64_t zz = (uint64_t)(16 * size); /* zigzag of the bit length, 8 * size */
-    if (FRAMES__UNLIKELY(r->frames__state != FRAMES__REC_OPEN)) {
-        if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
-        return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
-    }
-    if (FRAMES__UNLIKELY(!((one_kind >> (attr & FRAMES_VAL_KINDS)) & (pos_class >> ((attr >> 12) & 0x33)) & 1) |
-                         (size - 1 >= FRAMES_REC_MAX_VALUE_SIZE) | !value))
-        return frames__rec_bad(r, attr, size);
-    e = r->frames__vals + r->frames__end[after];
-    if (name) { /* measured while copied into place: libc's strlen cost more than this */
-        for (; name_len <= FRAMES_REC_MAX_NAME && name[name_len]; name_len++)
-            e[8 + name_len] = (uint8_t)name[name_len];
-        if (FRAMES__UNLIKELY(name_len > FRAMES_REC_MAX_NAME))
-            return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
-                                 (unsigned)FRAMES_REC_MAX_NAME);
-    }
-    if (r->frames__nsel && !frames__rec_selected(r, attr)) {
-        r->stats.filtered++;
-        return 0;
-    }
-    if (FRAMES__UNLIKELY(r->frames__nval >= FRAMES_REC_MAX_VALUES)) {
-        r->stats.overflow++;
-        return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
-                             (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
-    }
-    if (attr & FRAMES_VAL_MEM) an = frames__varint_size(address);
-    spec = an ? 5 + an : 6 + name_len;
-    elem = spec + 1 + zn + 16 + size; /* below 128: one length byte */
+    size_t zn = size < 8 ? 1 : 2, spec = an ? 5 + an : 6 + name_len;
+    size_t elem = spec + 1 + zn + 16 + size; /* below 128: one length byte */
+    uint8_t *p;
     if (an) { /* 0a elem 0a spec-2 0a spec-4 08 address */
         frames__put_le64(e, 0x0008000a000a000aull | (uint64_t)elem << 8 | (uint64_t)(spec - 2) << 24 |
                                 (uint64_t)(spec - 4) << 40);
@@ -7501,8 +7498,97 @@ FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const ch
     frames__put_le64(p, usage[act >> 8 | ((attr & FRAMES_VAL_INDEX) >> 19)]);
     frames__put_le64(p + 8, 0x002a010802220020ull | (uint64_t)(attr & FRAMES_VAL_BASE) >> 12 |
                                 (uint64_t)size << 56);
-    frames__copy(p + 16, (const uint8_t *)value, size);
-    r->frames__end[after] += (uint32_t)(2 + elem);
+    return p + 16;
+}
+
+/* Room for one more value in the open instruction (the filter passed): 1, or the
+   recorder's failure. */
+FRAMES__INLINE int frames__rec_room(frames_recorder *r) {
+    if (FRAMES__UNLIKELY(r->frames__nval >= FRAMES_REC_MAX_VALUES)) {
+        r->stats.overflow++;
+        return frames__rfail(r, FRAMES_E_LIMIT, "more than %u values in the instruction at 0x%llx",
+                             (unsigned)FRAMES_REC_MAX_VALUES, (unsigned long long)r->frames__pc);
+    }
+    return 1;
+}
+
+/* Encode the value as an operand list element, straight into its list. This is the hot
+   path of every embedded tracer: no call, one branch per rare case. */
+FRAMES__INLINE int frames__rec_value(frames_recorder *r, uint32_t attr, const char *name,
+                                    uint64_t address, const void *value, size_t size) {
+    uint8_t *e, *p;
+    size_t name_len = 0, an = 0;
+    uint32_t after = (attr >> 13) & 1;
+    int rc;
+    if (FRAMES__UNLIKELY(r->frames__state != FRAMES__REC_OPEN)) {
+        if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
+    }
+    if (FRAMES__UNLIKELY(!frames__rec_attr_ok(attr, size) | !value)) return frames__rec_bad(r, attr, size);
+    e = r->frames__vals + r->frames__end[after];
+    if (name) { /* measured while copied into place: libc's strlen cost more than this */
+        for (; name_len <= FRAMES_REC_MAX_NAME && name[name_len]; name_len++)
+            e[8 + name_len] = (uint8_t)name[name_len];
+        if (FRAMES__UNLIKELY(name_len > FRAMES_REC_MAX_NAME))
+            return frames__rfail(r, FRAMES_E_INVALID, "register name longer than %u bytes",
+                                 (unsigned)FRAMES_REC_MAX_NAME);
+    }
+    if (r->frames__nsel && !frames__rec_selected(r, attr)) {
+        r->stats.filtered++;
+        return 0;
+    }
+    if ((rc = frames__rec_room(r)) < 0) return rc;
+    if (attr & FRAMES_VAL_MEM) an = frames__varint_size(address);
+    p = frames__rec_head(e, attr, name_len, address, an, size);
+    frames__copy(p, (const uint8_t *)value, size);
+    r->frames__end[after] += (uint32_t)(p + size - e);
+    r->frames__nval++;
+    r->stats.values++;
+    return 1;
+}
+
+FRAMES_DEF int frames_rec_prepare(frames_rec_prep *p, uint32_t attr, const char *name, size_t size,
+                                  frames_error *err) {
+    size_t n = name ? strlen(name) : 0;
+    frames_error scratch;
+    if (!err) err = &scratch;
+    memset(p, 0, sizeof *p);
+    if ((attr & FRAMES_VAL_MEM) || !frames__rec_attr_ok(attr, size) || n > FRAMES_REC_MAX_NAME)
+        return frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS,
+                            "bad prepared register value: attributes 0x%x (one register kind, one "
+                            "position), size %lu (1 to %u), name of %lu bytes (at most %u)",
+                            (unsigned)attr, (unsigned long)size, (unsigned)FRAMES_REC_MAX_VALUE_SIZE,
+                            (unsigned long)n, (unsigned)FRAMES_REC_MAX_NAME);
+    {
+        uint8_t e[FRAMES__REC_HEAD + 16]; /* room for the last word store */
+        memcpy(e + 8, name ? name : "", n);
+        p->head = (uint8_t)(frames__rec_head(e, attr, n, 0, 0, size) - e);
+        memcpy(p->bytes, e, p->head);
+    }
+    p->attr = attr;
+    p->size = (uint8_t)size;
+    return FRAMES_OK;
+}
+
+FRAMES_DEF int frames_rec_reg_prepared(frames_recorder *r, const frames_rec_prep *p, const void *value) {
+    uint32_t after = (p->attr >> 13) & 1;
+    uint8_t *e;
+    int rc;
+    if (FRAMES__UNLIKELY(r->frames__state != FRAMES__REC_OPEN)) {
+        if (r->frames__state == FRAMES__REC_SKIPPED) return 0;
+        return frames__rfail(r, FRAMES_E_STATE, "%s", "value recorded outside an instruction");
+    }
+    if (FRAMES__UNLIKELY(!p->size || !value)) return frames__rec_bad(r, p->attr, p->size);
+    if (r->frames__nsel && !frames__rec_selected(r, p->attr)) {
+        r->stats.filtered++;
+        return 0;
+    }
+    if ((rc = frames__rec_room(r)) < 0) return rc;
+    /* the whole head at once: the slot has room past it (FRAMES__REC_ELEM) */
+    e = r->frames__vals + r->frames__end[after];
+    memcpy(e, p->bytes, FRAMES__REC_HEAD);
+    frames__copy(e + p->head, (const uint8_t *)value, p->size);
+    r->frames__end[after] += (uint32_t)p->head + p->size;
     r->frames__nval++;
     r->stats.values++;
     return 1;

@@ -9,7 +9,9 @@
 # Then the converter alone (bench/vg_stream.c) on a saved tool stream of the 64 KB input
 # (BENCH_STREAM_SIZE; the stream is about 20 bytes per instruction, the trace 130):
 # its ns per instruction, and, given OLD_SRC (a tree of an older version: frames.h and
-# tools/), whether the older converter writes the same trace byte for byte (cmp).
+# tools/), whether the older converter writes the same trace byte for byte (cmp), on that
+# stream and on the stream of a shell pipeline whose processes' chunks interleave
+# (`sh -c 'ls -la /usr | sort | head -3; ...'` with --frames-forks=yes).
 #   BENCH_SIZES="65536 1000000"  input sizes in bytes
 set -euo pipefail
 BUILD=$(cd "${1:?usage: bench_record_cpu.sh BUILD_DIR [OLD_SRC]}" && pwd)
@@ -64,11 +66,17 @@ if [ -n "$OLD" ]; then
     (cd "$OLD" && cc -std=c99 -O2 -D_GNU_SOURCE -DFRAMES_HAVE_CAPSTONE -I. -Itools "$OLDPWD/bench/vg_stream.c" \
         -o "$tmp/vg_stream_old" -ldl -lpthread)
     echo "  older converter ($OLD): $("$tmp/vg_stream_old" "$tmp/stream" /dev/null)"
-    "$tmp/vg_stream" "$tmp/stream" "$tmp/new.frames" >/dev/null
-    "$tmp/vg_stream_old" "$tmp/stream" "$tmp/old.frames" >/dev/null
-    if cmp -s "$tmp/new.frames" "$tmp/old.frames"; then
-        echo "  the same stream gives byte-identical traces ($(stat -c %s "$tmp/new.frames") bytes)"
-    else
-        echo "  TRACES DIFFER" && exit 1
-    fi
+    # and a stream of several processes (chunks of each interleaved: forks, execs)
+    VALGRIND_LIB=$BUILD/vg valgrind --tool=frames -q --vex-iropt-level=0 --trace-children=yes --frames-forks=yes \
+        --frames-fd=3 sh -c 'ls -la /usr | sort | head -3; cat /etc/hostname' 3>"$tmp/stream2" >/dev/null
+    for s in stream stream2; do
+        "$tmp/vg_stream" "$tmp/$s" "$tmp/new.frames" >/dev/null
+        "$tmp/vg_stream_old" "$tmp/$s" "$tmp/old.frames" >/dev/null
+        if cmp -s "$tmp/new.frames" "$tmp/old.frames"; then
+            echo "  the same $s gives byte-identical traces ($(stat -c %s "$tmp/new.frames") bytes)"
+        else
+            echo "  TRACES DIFFER ($s)" && exit 1
+        fi
+        rm -f "$tmp/new.frames" "$tmp/old.frames"
+    done
 fi

@@ -607,6 +607,96 @@ static void test_filters(void **state) {
     free(r);
 }
 
+/* A prepared register value gives the bytes frames_rec_reg gives with the same
+   attributes, name and size, for every register kind, position, class, address role,
+   name length and size; the filter, sampling and the value limit apply to it alike; and
+   frames_rec_prepare refuses what frames_rec_reg refuses. */
+static void test_prepared_values(void **state) {
+    static const uint32_t kinds[] = {FRAMES_VAL_GPR, FRAMES_VAL_SIMD, FRAMES_VAL_CTRL, FRAMES_VAL_PC,
+                                     FRAMES_VAL_OREG};
+    static const uint32_t hows[] = {FRAMES_VAL_READ | FRAMES_VAL_BEFORE, FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE,
+                                    FRAMES_VAL_READ | FRAMES_VAL_WRITE | FRAMES_VAL_BEFORE,
+                                    FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, FRAMES_VAL_BEFORE,
+                                    FRAMES_VAL_READ | FRAMES_VAL_AFTER};
+    static const uint32_t extras[] = {0, FRAMES_VAL_BASE, FRAMES_VAL_INDEX, FRAMES_VAL_BASE | FRAMES_VAL_INDEX,
+                                      FRAMES_VAL_FLOAT, FRAMES_VAL_INT};
+    static const char *names[] = {"", "R", "RAX", "XMM15", "ABCDEFGHIJKLMNOPQRSTUVW"}; /* 23 bytes */
+    static const size_t sizes[] = {1, 2, 4, 7, 8, 10, 15, 16, 17, 32, 63, 64};
+    static uint8_t buf2[1 << 16];
+    frames_recorder *a = (frames_recorder *)calloc(1, sizeof *a), *p = (frames_recorder *)calloc(1, sizeof *p);
+    batches ba = {0}, bp = {0};
+    frames_rec_prep prep;
+    frames_error err;
+    uint8_t v[64 + 16], nop = 0x90; /* values of up to 64 bytes from v + z, z < 12 */
+    size_t k, h, x, n, z, count = 0;
+    const uint32_t sel = FRAMES_SEL_REG_READ;
+    (void)state;
+    for (k = 0; k < sizeof v; k++) v[k] = (uint8_t)(0xa0 + k);
+    assert_int_equal(frames_rec_init(a, bigbuf, sizeof bigbuf, to_batches, &ba, 5), 0);
+    assert_int_equal(frames_rec_init(p, buf2, sizeof buf2, to_batches, &bp, 5), 0);
+    for (k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (h = 0; h < sizeof hows / sizeof *hows; h++)
+            for (x = 0; x < sizeof extras / sizeof *extras; x++)
+                for (n = 0; n < sizeof names / sizeof *names; n++) {
+                    uint32_t attr = kinds[k] | hows[h] | extras[x];
+                    assert_int_equal(frames_rec_begin(a, 0x1000 + count, &nop, 1), 1);
+                    assert_int_equal(frames_rec_begin(p, 0x1000 + count, &nop, 1), 1);
+                    for (z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                        assert_int_equal(frames_rec_prepare(&prep, attr, names[n], sizes[z], &err), 0);
+                        assert_int_equal(frames_rec_reg(a, attr, names[n], v + z, sizes[z]), 1);
+                        assert_int_equal(frames_rec_reg_prepared(p, &prep, v + z), 1);
+                    }
+                    assert_int_equal(frames_rec_end(a), 1);
+                    assert_int_equal(frames_rec_end(p), 1);
+                    count++;
+                }
+    assert_int_equal(frames_rec_flush(a), 0);
+    assert_int_equal(frames_rec_flush(p), 0);
+    assert_int_equal(ba.frames, count);
+    assert_int_equal(ba.len, bp.len);
+    assert_memory_equal(ba.data, bp.data, ba.len);
+    assert_int_equal(a->stats.values, p->stats.values);
+
+    /* what frames_rec_reg refuses */
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_MEM | FRAMES_VAL_READ | FRAMES_VAL_BEFORE, NULL, 8, &err),
+                     FRAMES_E_INVALID);
+    assert_int_equal(err.code, FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_READ, "RAX", 8, NULL), FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_GPR << 1 | FRAMES_VAL_BEFORE, "RAX", 8,
+                                        NULL), FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_BEFORE, "RAX", 0, NULL), FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_BEFORE, "RAX", 65, NULL), FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_BEFORE, "ABCDEFGHIJKLMNOPQRSTUVWX", 8,
+                                        NULL), FRAMES_E_INVALID);
+    assert_int_equal(frames_rec_reg(a, FRAMES_VAL_GPR | FRAMES_VAL_BEFORE, "RAX", v, 8), FRAMES_E_STATE);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, "RAX", 8, NULL), 0);
+    assert_int_equal(frames_rec_reg_prepared(p, &prep, v), FRAMES_E_STATE); /* no open instruction */
+
+    /* the filter: kept and dropped as frames_rec_reg */
+    assert_int_equal(frames_rec_filter(p, &sel, 1), 0);
+    assert_int_equal(frames_rec_begin(p, 0, &nop, 1), 1);
+    assert_int_equal(frames_rec_reg_prepared(p, &prep, v), 0);
+    assert_int_equal(p->stats.filtered, 1);
+    assert_int_equal(frames_rec_prepare(&prep, FRAMES_VAL_GPR | FRAMES_VAL_READ | FRAMES_VAL_BEFORE, "RAX", 8, NULL), 0);
+    assert_int_equal(frames_rec_reg_prepared(p, &prep, v), 1);
+    /* the limit of values per instruction */
+    for (k = 1; k < FRAMES_REC_MAX_VALUES; k++) assert_int_equal(frames_rec_reg_prepared(p, &prep, v), 1);
+    assert_int_equal(frames_rec_reg_prepared(p, &prep, v), FRAMES_E_LIMIT);
+    frames_rec_cancel(p);
+    /* sampling: a skipped instruction keeps nothing */
+    assert_int_equal(frames_rec_sampling(p, 1, 1), 0);
+    assert_int_equal(frames_rec_begin(p, 0, &nop, 1), 1);
+    frames_rec_cancel(p);
+    frames_rec_skip(p, 1);
+    assert_int_equal(frames_rec_begin(p, 0, &nop, 1), 0);
+    assert_int_equal(frames_rec_reg_prepared(p, &prep, v), 0);
+    assert_int_equal(frames_rec_end(p), 0);
+    free(ba.data);
+    free(bp.data);
+    free(a);
+    free(p);
+}
+
 /* ------------------------------------------------------------------ threads */
 
 #define NTHREADS 4
@@ -856,6 +946,7 @@ int main(void) {
         cmocka_unit_test(test_no_malloc_per_record),
         cmocka_unit_test(test_sampling_windows),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_prepared_values),
         cmocka_unit_test(test_threads_one_trace),
         cmocka_unit_test(test_crash_sigkill_leaves_readable_trace),
         cmocka_unit_test(test_crash_signal_handler_finishes),

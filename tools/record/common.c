@@ -139,46 +139,120 @@ const char rec_gpr_name[REC_NGPR][8] = {"RAX", "RBX", "RCX", "RDX", "RSI", "RDI"
 
 /* ---------------------------------------------------------------- operand lists */
 
-static void reg_operand(frames_recorder *rec, rx_state *st, unsigned reg, uint32_t how, uint64_t next_pc) {
+/* The elements of the registers nobody listed, prepared once: every GPR and RFLAGS read
+   before (the whole state) and written after (changed, not listed); FS_BASE, GS_BASE. */
+static struct {
+    int made;
+    frames_rec_prep before[REC_NGPR], after[REC_NGPR], fs_base, gs_base;
+} gprep;
+
+static void gpr_preps(void) {
+    unsigned g;
+    if (gprep.made) return;
+    for (g = 0; g < REC_NGPR; g++) {
+        uint32_t kind = g == REC_NGPR - 1 ? FRAMES_VAL_CTRL : FRAMES_VAL_GPR;
+        frames_rec_prepare(&gprep.before[g], kind | FRAMES_VAL_READ | FRAMES_VAL_BEFORE, rec_gpr_name[g], 8, NULL);
+        frames_rec_prepare(&gprep.after[g], kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, rec_gpr_name[g], 8, NULL);
+    }
+    frames_rec_prepare(&gprep.fs_base, FRAMES_VAL_CTRL | FRAMES_VAL_READ | FRAMES_VAL_BEFORE, "FS_BASE", 8, NULL);
+    frames_rec_prepare(&gprep.gs_base, FRAMES_VAL_CTRL | FRAMES_VAL_READ | FRAMES_VAL_BEFORE, "GS_BASE", 8, NULL);
+    gprep.made = 1;
+}
+
+static void plan_op(rec_plan *pl, unsigned reg, uint32_t how) {
+    rec_op *op = &pl->ops[pl->nreads + pl->nwrites];
+    if (!(op->prep = rx_reg_prep(reg, how, &op->off))) return;
+    op->reg = (uint16_t)reg;
+    if (how & FRAMES_VAL_WRITE) pl->nwrites++;
+    else pl->nreads++;
+}
+
+size_t rec_plan_fill(rec_plan *pl, const rx_insn *in) {
+    uint8_t i;
+    gpr_preps();
+    memset(pl, 0, sizeof *pl);
+    pl->rep = in->rep;
+    pl->addr32 = in->addr32;
+    pl->gpr_writes = in->gpr_writes;
+    pl->gpr_reads = in->gpr_reads;
+    for (i = 0; i < in->nreads; i++)
+        plan_op(pl, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i]);
+    for (i = 0; i < in->nwrites; i++) plan_op(pl, in->writes[i], FRAMES_VAL_WRITE | FRAMES_VAL_AFTER);
+    return sizeof *pl + (size_t)(pl->nreads + pl->nwrites) * sizeof *pl->ops;
+}
+
+/* One prepared operand: its value from its place in st (the vector state only once
+   fetched), the next pc, or rx_reg_value (which may find no value: nothing recorded). */
+static void plan_value(frames_recorder *rec, rx_state *st, const rec_op *op, uint64_t next_pc) {
     uint8_t v[64];
     uint32_t attr;
     const char *name;
-    size_t n = rx_reg_value(st, reg, next_pc, v, &attr, &name);
-    if (n) frames_rec_reg(rec, attr | how, name, v, n);
+    if (op->off < offsetof(rx_state, xs) || (op->off < REC_OP_PC && st->xs_state == 1)) {
+        frames_rec_reg_prepared(rec, op->prep, (const uint8_t *)st + op->off);
+    } else if (op->off == REC_OP_PC) {
+        frames_rec_reg_prepared(rec, op->prep, &next_pc);
+    } else if (rx_reg_value(st, op->reg, next_pc, v, &attr, &name)) {
+        frames_rec_reg_prepared(rec, op->prep, v);
+    }
 }
 
-void rec_regs_read(frames_recorder *rec, rx_state *st, const rx_insn *in, uint64_t next_pc) {
+void rec_plan_read(frames_recorder *rec, rx_state *st, const rec_plan *pl, uint64_t next_pc) {
     uint8_t i;
+    if (!pl) return;
+    for (i = 0; i < pl->nreads; i++) plan_value(rec, st, &pl->ops[i], next_pc);
+}
+
+void rec_plan_after(frames_recorder *rec, rx_state *st, const rec_plan *pl, uint32_t changed,
+                    uint64_t next_pc) {
+    uint8_t i;
+    if (pl) {
+        for (i = 0; i < pl->nwrites; i++) plan_value(rec, st, &pl->ops[pl->nreads + i], next_pc);
+        changed &= ~pl->gpr_writes;
+    }
+    if (changed) gpr_preps();
+    for (; changed; changed &= changed - 1) { /* in rec_gpr order */
+        unsigned g = (unsigned)__builtin_ctz(changed);
+        frames_rec_reg_prepared(rec, &gprep.after[g], (const uint8_t *)&st->gpr + rec_gpr_off[g]);
+    }
+}
+
+void rec_plan_state(frames_recorder *rec, const rx_state *st, const rec_plan *pl) {
+    uint32_t left = ((1u << REC_NGPR) - 1) & ~(pl ? pl->gpr_reads : 0);
+    gpr_preps();
+    for (; left; left &= left - 1) { /* in rec_gpr order */
+        unsigned g = (unsigned)__builtin_ctz(left);
+        frames_rec_reg_prepared(rec, &gprep.before[g], (const uint8_t *)&st->gpr + rec_gpr_off[g]);
+    }
+    frames_rec_reg_prepared(rec, &gprep.fs_base, &st->gpr.fs_base);
+    frames_rec_reg_prepared(rec, &gprep.gs_base, &st->gpr.gs_base);
+}
+
+/* The same lists for an engine that does not keep plans (ptrace: a plan per step costs
+   nothing next to the step). */
+typedef union {
+    rec_plan plan;
+    uint8_t bytes[REC_PLAN_MAX];
+    uint64_t align;
+} plan_space;
+
+void rec_regs_read(frames_recorder *rec, rx_state *st, const rx_insn *in, uint64_t next_pc) {
+    plan_space s;
     if (!in) return;
-    for (i = 0; i < in->nreads; i++)
-        reg_operand(rec, st, in->reads[i], FRAMES_VAL_READ | FRAMES_VAL_BEFORE | in->read_roles[i], next_pc);
+    rec_plan_fill(&s.plan, in);
+    rec_plan_read(rec, st, &s.plan, next_pc);
 }
 
 void rec_regs_after(frames_recorder *rec, rx_state *st, const rx_insn *in, uint32_t changed,
                     uint64_t next_pc) {
-    const uint32_t how = FRAMES_VAL_WRITE | FRAMES_VAL_AFTER;
-    uint8_t i;
-    if (in) {
-        for (i = 0; i < in->nwrites; i++) reg_operand(rec, st, in->writes[i], how, next_pc);
-        changed &= ~in->gpr_writes;
-    }
-    for (; changed; changed &= changed - 1) { /* in rec_gpr order */
-        unsigned g = (unsigned)__builtin_ctz(changed);
-        uint64_t v = rec_gpr(&st->gpr, g);
-        frames_rec_reg(rec, (g == REC_NGPR - 1 ? FRAMES_VAL_CTRL : FRAMES_VAL_GPR) | how, rec_gpr_name[g], &v, 8);
-    }
+    plan_space s;
+    if (in) rec_plan_fill(&s.plan, in);
+    rec_plan_after(rec, st, in ? &s.plan : NULL, changed, next_pc);
 }
 
 void rec_regs_state(frames_recorder *rec, const rx_state *st, const rx_insn *in) {
-    const uint32_t how = FRAMES_VAL_READ | FRAMES_VAL_BEFORE;
-    uint32_t left = ((1u << REC_NGPR) - 1) & ~(in ? in->gpr_reads : 0);
-    for (; left; left &= left - 1) { /* in rec_gpr order */
-        unsigned g = (unsigned)__builtin_ctz(left);
-        uint64_t v = rec_gpr(&st->gpr, g);
-        frames_rec_reg(rec, (g == REC_NGPR - 1 ? FRAMES_VAL_CTRL : FRAMES_VAL_GPR) | how, rec_gpr_name[g], &v, 8);
-    }
-    frames_rec_reg(rec, FRAMES_VAL_CTRL | how, "FS_BASE", &st->gpr.fs_base, 8);
-    frames_rec_reg(rec, FRAMES_VAL_CTRL | how, "GS_BASE", &st->gpr.gs_base, 8);
+    plan_space s;
+    if (in) rec_plan_fill(&s.plan, in);
+    rec_plan_state(rec, st, in ? &s.plan : NULL);
 }
 
 #else

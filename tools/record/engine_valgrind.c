@@ -54,16 +54,10 @@ typedef struct rv_engine {
     char log[PATH_MAX];        /* Valgrind's own messages (a crash report), "" if none */
 } rv_engine;
 
-static uint32_t rd32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* Read chunks until every writer closed the pipe. */
 static void rv_pump(void *state) {
     rv_engine *e = (rv_engine *)state;
-    size_t cap = 8u << 20, have = 0, pos;
+    size_t cap = 256u << 10, have = 0, pos; /* converted as read: in the cache */
     uint8_t *buf = (uint8_t *)malloc(cap);
     int killed = 0;
     if (!buf) {
@@ -82,20 +76,9 @@ static void rv_pump(void *state) {
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) break;
         have += (size_t)got;
-        pos = rv_conv_chunks(e->conv, buf, have);
-        memmove(buf, buf + pos, have - pos);
+        pos = rv_conv_chunks(e->conv, buf, have); /* all but a chunk header cut short */
+        if (pos) memmove(buf, buf + pos, have - pos);
         have -= pos;
-        if (!e->r->failed && have >= VGR_CHUNK_HEADER && rd32(buf + 4) > cap - VGR_CHUNK_HEADER) {
-            size_t ncap = cap; /* a chunk larger than the buffer (at most RV_MAX_CHUNK) */
-            uint8_t *nb;
-            while (ncap < (size_t)rd32(buf + 4) + VGR_CHUNK_HEADER) ncap *= 2;
-            if (!(nb = (uint8_t *)realloc(buf, ncap))) {
-                rec_fail(e->r, "out of memory");
-            } else {
-                buf = nb;
-                cap = ncap;
-            }
-        }
         if (e->r->failed) {
             kill(e->pid, SIGKILL);
             break;

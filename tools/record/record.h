@@ -183,6 +183,9 @@ size_t rx_reg_value(rx_state *st, unsigned reg, uint64_t next_pc, uint8_t *out, 
 uint64_t rx_mem_address(const rx_state *st, const rx_insn *in, const rx_memop *m);
 /* rcx (or ecx with 32-bit addressing): whether a rep string instruction accesses memory. */
 int rx_rep_active(const rx_state *st, const rx_insn *in);
+static inline int rx_count_active(const rx_state *st, int addr32) {
+    return (addr32 ? (st->gpr.rcx & 0xffffffffu) : st->gpr.rcx) != 0;
+}
 
 /* ---------------------------------------------------------------- common.c: x86-64 state */
 
@@ -222,6 +225,43 @@ void rec_regs_after(frames_recorder *rec, rx_state *st, const rx_insn *in, uint3
    consumers turn an operand marked neither read nor written into no event at all, and
    Tenet's converters take a register's first value from a read). */
 void rec_regs_state(frames_recorder *rec, const rx_state *st, const rx_insn *in);
+
+/* PREPARED OPERAND LISTS: what rec_regs_read and rec_regs_after write for one decoded
+   instruction, made once per instruction (an engine that runs the same code again and
+   again keeps it: the Valgrind converter per translated instruction), so that each
+   execution only copies values: per register its prepared element (name, bit length,
+   usage, frames_rec_prepare) and where its value is. The same bytes as rec_regs_read and
+   rec_regs_after (which make a plan on the stack and run it). */
+enum {
+    REC_OP_PC = 0xfffe,   /* rec_op.off: the value is the next instruction's address */
+    REC_OP_SLOW = 0xffff  /* ... read by rx_reg_value (x87, MMX, YMM, opmask, ...) */
+};
+typedef struct rec_op {
+    const frames_rec_prep *prep;
+    uint16_t off;              /* prep->size value bytes at this offset of rx_state, or REC_OP_* */
+    uint16_t reg;              /* capstone id */
+} rec_op;
+typedef struct rec_plan {
+    uint8_t nreads, nwrites;   /* ops: the reads, then the writes */
+    uint8_t rep, addr32;       /* as in rx_insn */
+    uint32_t gpr_writes, gpr_reads;
+    rec_op ops[];
+} rec_plan;
+#define REC_PLAN_MAX (sizeof(rec_plan) + 2 * RX_MAX_REGS * sizeof(rec_op))
+/* Fill pl (REC_PLAN_MAX bytes of storage) for in; returns its size in bytes. */
+size_t rec_plan_fill(rec_plan *pl, const rx_insn *in);
+/* rec_regs_read and rec_regs_after from a plan (NULL: not decoded). */
+void rec_plan_read(frames_recorder *rec, rx_state *st, const rec_plan *pl, uint64_t next_pc);
+void rec_plan_after(frames_recorder *rec, rx_state *st, const rec_plan *pl, uint32_t changed,
+                    uint64_t next_pc);
+/* rec_regs_state with the plan's gpr_reads (NULL: not decoded). */
+void rec_plan_state(frames_recorder *rec, const rx_state *st, const rec_plan *pl);
+
+/* x86.c: the prepared element of register reg (capstone id) read (how: FRAMES_VAL_READ |
+   FRAMES_VAL_BEFORE, with FRAMES_VAL_BASE / _INDEX) or written (FRAMES_VAL_WRITE |
+   FRAMES_VAL_AFTER), and *off, where its value is (rec_op.off); NULL for a register
+   without a value. */
+const frames_rec_prep *rx_reg_prep(unsigned reg, uint32_t how, uint16_t *off);
 
 /* ---------------------------------------------------------------- proc.c: processes, modules, meta */
 
@@ -280,8 +320,9 @@ int rp_probe_singleblock(void);
    The stream is untrusted input: a malformed record fails the run with a message. */
 typedef struct rv_conv rv_conv;
 rv_conv *rv_conv_new(rec_run *r);
-/* Pipe bytes (chunks: u32 pid, u32 length, payload); may end inside a chunk. Returns
-   how many bytes were consumed (the rest is to be given again with more after it). */
+/* Pipe bytes (chunks: u32 pid, u32 length, payload); may end inside a chunk, whose
+   bytes so far are converted. Returns how many bytes were consumed (all but a chunk
+   header cut short: the rest is to be given again with more after it). */
 size_t rv_conv_chunks(rv_conv *c, const uint8_t *data, size_t n);
 /* The largest chunk payload accepted (bigger is a malformed stream). */
 #define RV_MAX_CHUNK (64u << 20)

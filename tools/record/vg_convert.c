@@ -32,11 +32,19 @@
 typedef struct rv_def {
     uint64_t pc;
     uint8_t kind, len, nregs, memsize;
-    uint8_t decoded;               /* BEGIN: 0 not yet, 1 in its process's insns, 2 undecodable */
+    uint8_t decoded;               /* BEGIN: 0 not yet, 1 planned (plan), 2 undecodable */
     uint8_t bytes[16];
     uint8_t regs[VGR_MAX_REGS][3]; /* register, byte offset, size */
     uint32_t size;                 /* bytes of a use after the gid */
+    const rec_plan *plan;          /* BEGIN: its operand lists, prepared (in its process's plans) */
 } rv_def;
+
+/* Storage of a plan made without room in the process's blocks (out of memory). */
+typedef union {
+    rec_plan plan;
+    uint8_t bytes[REC_PLAN_MAX];
+    uint64_t align;
+} rv_plan_space;
 
 typedef struct rv_thread {
     uint32_t tid, pid;
@@ -44,14 +52,21 @@ typedef struct rv_thread {
     uint8_t *buf;
     int open;                    /* an instruction is open (its BEGIN was seen) */
     int recorded;                /* ... and sampled */
-    int decoded;                 /* capstone decoded it (insn is valid) */
+    int decoded;                 /* capstone decoded it (plan is valid) */
     int whole;                   /* its next recorded instruction carries the whole state */
     uint64_t pc;
     uint8_t len;
     int in_syscall, has_ret;     /* the open instruction is a syscall; it returned */
+    /* A POST that came while no instruction was open (its instruction was closed when
+       another process's chunk came between its records): kept, as the converter always
+       did, for the close of the next instruction unless that one has a POST of its own. */
+    const struct rv_proc *late_proc;
+    uint32_t late_idx;           /* late_proc->defs[late_idx] (the table may move) */
+    uint8_t late_vals[VGR_MAX_REGS * 32];
     uint32_t sysno;
-    const rx_insn *insn;         /* the decoder's cache entry (valid until its next decode) */
-    rx_insn own;                 /* a copy, when another thread decodes while this one waits */
+    const rec_plan *plan;        /* its operand lists */
+    rec_plan *own;               /* where its plan is when the process's blocks had no room
+                                    (REC_PLAN_MAX bytes) */
     rx_state *st;                /* the register file, kept from the tool's records */
     uint64_t pre_gpr[17];        /* GPRs and RFLAGS before the open instruction ... */
     uint32_t changed;            /* ... saved when first written after its BEGIN (bits in rec_gpr order) */
@@ -60,23 +75,27 @@ typedef struct rv_thread {
     uint64_t rd_addr;            /* a load not written yet: it may be the read half of */
     uint32_t rd_size;            /* a read-modify-write (then one READ|WRITE operand) */
     uint8_t rd_val[64];
-    const struct rv_proc *post_proc; /* last POST of the open instruction: */
-    uint32_t post_idx;               /* post_proc->defs[post_idx] (the table may move) */
-    uint8_t post_vals[VGR_MAX_REGS * 32];
     struct rv_thread *next;
 } rv_thread;
 
-/* Decoded instructions of a process, by gid, in blocks that never move (a thread's open
-   instruction points into them while new definitions arrive): each guest instruction of
-   a translation is decoded once, not at every execution. */
-#define RV_INSN_BLOCK 1024
+/* The operand lists of a process's instructions (rec_plan), made when a translated
+   instruction first runs and kept by its definition in blocks that never move (a
+   thread's open instruction points into them while new definitions arrive): each guest
+   instruction of a translation is decoded once, not at every execution, and each
+   execution only copies values into prepared elements. */
+#define RV_PLAN_BLOCK (64 * 1024)
+
+typedef struct rv_block {
+    struct rv_block *next;
+    size_t used;
+    uint64_t data[(RV_PLAN_BLOCK - 16) / 8];
+} rv_block;
 
 typedef struct rv_proc {
     uint32_t pid;
     rv_def *defs;                /* indexed by gid - VGR_GROUP_BASE */
     size_t ndefs, capdefs;
-    rx_insn **insns;             /* [gid / RV_INSN_BLOCK][gid % RV_INSN_BLOCK] when decoded */
-    size_t ninsns;               /* blocks in insns */
+    rv_block *plans;             /* the plans of defs (the newest block first) */
     uint8_t *in;                 /* stream bytes not parsed yet */
     size_t nin, capin;
     rv_thread *cur;
@@ -91,6 +110,8 @@ struct rv_conv {
     rv_thread *threads, *last;
     size_t nthreads, nprocs;
     const char *bad;             /* why the stream is malformed */
+    uint32_t chunk_pid;          /* the chunk being read: its process, */
+    size_t chunk_left;           /* and its bytes not seen yet */
 };
 
 /* A malformed stream: why, for the message. */
@@ -118,11 +139,13 @@ static rv_thread *rv_thread_get(rv_conv *c, uint32_t tid, uint32_t pid) {
     th->rec = (frames_recorder *)malloc(sizeof *th->rec);
     th->buf = (uint8_t *)malloc(RV_REC_BUFFER);
     th->st = (rx_state *)calloc(1, sizeof *th->st);
-    if (!th->rec || !th->buf || !th->st ||
+    th->own = (rec_plan *)malloc(REC_PLAN_MAX);
+    if (!th->rec || !th->buf || !th->st || !th->own ||
         frames_rec_init(th->rec, th->buf, RV_REC_BUFFER, frames_rec_flush_to_writer, &c->t->shared, tid) < 0) {
         free(th->rec);
         free(th->buf);
         free(th->st);
+        free(th->own);
         free(th);
         return NULL;
     }
@@ -199,16 +222,26 @@ static void rv_touch(rv_thread *th, unsigned vex) {
     }
 }
 
+/* Where the register file keeps the 8-byte registers of the stream: the GPRs in VEX order
+   (RAX RCX RDX RBX RSP RBP RSI RDI R8..R15), RFLAGS, FS_BASE, GS_BASE. */
+#define RV_GPR(f) (offsetof(rx_state, gpr) + offsetof(struct user_regs_struct, f))
+static const uint16_t rv_reg8_off[VGR_GS_BASE + 1] = {
+    RV_GPR(rax), RV_GPR(rcx), RV_GPR(rdx), RV_GPR(rbx), RV_GPR(rsp), RV_GPR(rbp), RV_GPR(rsi), RV_GPR(rdi),
+    RV_GPR(r8), RV_GPR(r9), RV_GPR(r10), RV_GPR(r11), RV_GPR(r12), RV_GPR(r13), RV_GPR(r14), RV_GPR(r15),
+    RV_GPR(eflags), RV_GPR(fs_base), RV_GPR(gs_base)};
+#undef RV_GPR
+
 /* Store one register value of a POST or REGS record into the register file. */
 static void rv_set_reg(rv_thread *th, unsigned reg, const uint8_t *v, unsigned size) {
     rx_state *st = th->st;
-    uint32_t hi = rec_xs_offset(2);
-    if (reg <= VGR_RFLAGS) rv_touch(th, reg);
-    if (reg < 16) memcpy((uint8_t *)&st->gpr + rec_gpr_off[rv_vex_to_gpr[reg]], v, 8);
-    else if (reg == VGR_RFLAGS) memcpy(&st->gpr.eflags, v, 8);
-    else if (reg == VGR_FS_BASE) memcpy(&st->gpr.fs_base, v, 8);
-    else if (reg == VGR_GS_BASE) memcpy(&st->gpr.gs_base, v, 8);
-    else if (reg == VGR_FTOP) {
+    uint32_t hi;
+    if (reg <= VGR_GS_BASE) { /* the common case: 8 bytes at a fixed place */
+        if (reg <= VGR_RFLAGS) rv_touch(th, reg);
+        memcpy((uint8_t *)st + rv_reg8_off[reg], v, 8);
+        return;
+    }
+    hi = rec_xs_offset(2);
+    if (reg == VGR_FTOP) {
         memcpy(&th->ftop, v, 4);
         rv_x87_sync(th);
     } else if (reg >= VGR_XMM0 && reg < VGR_XMM0 + 16) {
@@ -228,6 +261,12 @@ static void rv_set_regs(rv_thread *th, const rv_def *d, const uint8_t *vals) {
     }
 }
 
+static void rv_late_post(rv_thread *th) {
+    if (!th->late_proc) return;
+    rv_set_regs(th, &th->late_proc->defs[th->late_idx], th->late_vals);
+    th->late_proc = NULL;
+}
+
 /* Registers after: capstone's write list, plus every GPR and RFLAGS that changed
    although capstone did not list it (as the ptrace engine does). */
 static void rv_after(rv_thread *th, uint64_t next_pc) {
@@ -236,7 +275,7 @@ static void rv_after(rv_thread *th, uint64_t next_pc) {
         unsigned i = (unsigned)__builtin_ctz(m);
         if (th->pre_gpr[i] != rec_gpr(&th->st->gpr, i)) changed |= 1u << i;
     }
-    rec_regs_after(th->rec, th->st, th->decoded ? th->insn : NULL, changed, next_pc);
+    rec_plan_after(th->rec, th->st, th->decoded ? th->plan : NULL, changed, next_pc);
 }
 
 /* The open instruction completed (or, completed = 0, never will: exit, execve, a fault):
@@ -248,8 +287,7 @@ static void rv_close_at(rv_conv *c, rv_thread *th, int completed, uint64_t next_
     rv_pending_read(th);
     th->open = 0;
     c->t->instructions++;
-    if (th->post_proc) rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
-    th->post_proc = NULL;
+    rv_late_post(th);
     th->in_syscall = th->has_ret = 0;
     if (!completed) {
         rv_check(c, th, frames_rec_finish(th->rec));
@@ -266,47 +304,50 @@ static void rv_close(rv_conv *c, rv_thread *th, int completed) {
 /* An instruction starts: registers it reads, from the register file (before it runs).
    VEX runs a rep string instruction once more than the CPU, to find the count zero
    after the last iteration; that run executes nothing and is not an instruction. */
-static const rx_insn *rv_decoded(rv_conv *c, rv_proc *p, rv_def *d) {
-    size_t i = (size_t)(d - p->defs), b = i / RV_INSN_BLOCK;
+static const rec_plan *rv_decoded(rv_conv *c, rv_proc *p, rv_def *d, rv_thread *th) {
     const rx_insn *in;
-    if (d->decoded == 1) return &p->insns[b][i % RV_INSN_BLOCK];
+    rv_plan_space made;
+    size_t n;
+    rv_block *b = p->plans;
+    if (d->decoded == 1) return d->plan;
     if (d->decoded == 2 || !c->t->dec) return NULL;
     if (!(in = rx_decode(c->t->dec, d->pc, d->bytes, d->len))) {
         d->decoded = 2;
         return NULL;
     }
-    if (b >= p->ninsns) {
-        size_t n = p->ninsns ? 2 * p->ninsns : 16;
-        rx_insn **nb;
-        while (n <= b) n *= 2;
-        if (!(nb = (rx_insn **)realloc(p->insns, n * sizeof *nb))) return in; /* not kept */
-        memset(nb + p->ninsns, 0, (n - p->ninsns) * sizeof *nb);
-        p->insns = nb;
-        p->ninsns = n;
+    n = (rec_plan_fill(&made.plan, in) + 7) & ~(size_t)7;
+    if (!b || b->used + n > sizeof b->data) {
+        if (!(b = (rv_block *)malloc(sizeof *b))) { /* not kept: made again next time */
+            memcpy(th->own, made.bytes, n);
+            return th->own;
+        }
+        b->next = p->plans;
+        b->used = 0;
+        p->plans = b;
     }
-    if (!p->insns[b] && !(p->insns[b] = (rx_insn *)malloc(RV_INSN_BLOCK * sizeof **p->insns))) return in;
-    p->insns[b][i % RV_INSN_BLOCK] = *in;
+    d->plan = (const rec_plan *)memcpy((uint8_t *)b->data + b->used, made.bytes, n);
+    b->used += n;
     d->decoded = 1;
-    return &p->insns[b][i % RV_INSN_BLOCK];
+    return d->plan;
 }
 
-/* Forget every decoded instruction (a new image or a new process: gids start again). */
+/* Forget every plan (a new image or a new process: gids start again). */
 static void rv_insns_free(rv_proc *p) {
-    size_t b;
-    for (b = 0; b < p->ninsns; b++) free(p->insns[b]);
-    free(p->insns);
-    p->insns = NULL;
-    p->ninsns = 0;
+    while (p->plans) {
+        rv_block *b = p->plans;
+        p->plans = b->next;
+        free(b);
+    }
 }
 
 static void rv_begin(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d) {
-    const rx_insn *in;
+    const rec_plan *in;
     uint64_t prev = th->pc;
     rv_close_at(c, th, 1, d->pc);
-    in = rv_decoded(c, p, d);
+    in = rv_decoded(c, p, d, th);
     th->pc = d->pc;
     th->len = d->len;
-    if (in && in->rep && prev == d->pc && !rx_rep_active(th->st, in)) return;
+    if (in && in->rep && prev == d->pc && !rx_count_active(th->st, in->addr32)) return;
     th->open = 1;
     th->recorded = frames_rec_begin(th->rec, d->pc, d->bytes, d->len) > 0;
     if (!th->recorded) {
@@ -317,10 +358,10 @@ static void rv_begin(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d) {
     if (!in) {
         c->t->undecoded++;
     } else {
-        th->insn = in;
-        rec_regs_read(th->rec, th->st, in, d->pc + d->len);
+        th->plan = in;
+        rec_plan_read(th->rec, th->st, in, d->pc + d->len);
     }
-    if (th->whole) rec_regs_state(th->rec, th->st, in);
+    if (th->whole) rec_plan_state(th->rec, th->st, in);
     th->whole = 0;
     th->changed = 0;
 }
@@ -336,10 +377,6 @@ static void rv_settle(rv_conv *c, rv_thread *th) {
 static void rv_switch(rv_conv *c, rv_thread *th) {
     if (c->last && c->last != th) {
         rv_settle(c, c->last);
-        if (c->last->open && c->last->decoded && c->last->insn != &c->last->own) {
-            c->last->own = *c->last->insn;
-            c->last->insn = &c->last->own;
-        }
         rv_check(c, c->last, frames_rec_flush(c->last->rec));
     }
     c->last = th;
@@ -415,7 +452,7 @@ static long rv_def_add(rv_conv *c, rv_proc *p, uint32_t gid, const uint8_t *r, s
     if (r[16] < VGR_BEGIN || r[16] > VGR_MEMRW) RV_BAD(c, "a group of unknown kind");
     if (r[17] > 15) RV_BAD(c, "an instruction longer than 15 bytes");
     if (r[18] > VGR_MAX_REGS) RV_BAD(c, "more than 48 registers in a group");
-    for (i = 0; i < r[18]; i++) { /* so that a POST's values fit th->post_vals */
+    for (i = 0; i < r[18]; i++) { /* known registers of their size */
         const uint8_t *reg = r + 20 + r[17] + 3 * i;
         if (reg[1] != 0 || rv_reg_size(reg[0], reg[2]) != reg[2]) RV_BAD(c, "a register of a wrong number or size");
     }
@@ -459,9 +496,17 @@ static void rv_group(rv_conv *c, rv_proc *p, rv_thread *th, rv_def *d, const uin
     switch (d->kind) {
     case VGR_BEGIN: rv_begin(c, p, th, d); break;
     case VGR_POST:
-        th->post_proc = p;
-        th->post_idx = (uint32_t)(d - p->defs);
-        memcpy(th->post_vals, v, d->size);
+        /* into the register file at once: the last POST of an instruction writes the
+           same registers as the earlier ones (one group per instruction), so its values
+           are the ones left; nothing reads the file before the instruction closes */
+        if (th->open) {
+            rv_set_regs(th, d, v);
+            th->late_proc = NULL;
+        } else {
+            th->late_proc = p;
+            th->late_idx = (uint32_t)(d - p->defs);
+            memcpy(th->late_vals, v, d->size);
+        }
         break;
     case VGR_MEMR:
         if (th->recorded) rv_load(th, le64(v), v + 8, d->memsize);
@@ -492,7 +537,8 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         d = &p->defs[code - VGR_GROUP_BASE];
         if (!d->kind) RV_BAD(c, "a group used before its definition");
         if (avail < 4 + (size_t)d->size) return 0;
-        if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
+        th = p->cur; /* usually the thread of the record before */
+        if ((!th || th != c->last) && !(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
         rv_group(c, p, th, d, r + 4);
         return 4 + (long)d->size;
     }
@@ -536,7 +582,10 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
             p->defs = (rv_def *)malloc(pp->capdefs * sizeof *p->defs);
             if (!p->defs) RV_BAD(c, "out of memory");
             memcpy(p->defs, pp->defs, pp->capdefs * sizeof *p->defs);
-            for (i = 0; i < pp->ndefs; i++) p->defs[i].decoded = 0; /* decoded again here */
+            for (i = 0; i < pp->ndefs; i++) { /* decoded again here */
+                p->defs[i].decoded = 0;
+                p->defs[i].plan = NULL;
+            }
             p->ndefs = pp->ndefs;
             p->capdefs = pp->capdefs;
         }
@@ -568,10 +617,7 @@ static long rv_record(rv_conv *c, rv_proc *p, const uint8_t *r, size_t avail) {
         unsigned i;
         if (avail < VGR_REGS_SIZE) return 0;
         if (!(th = rv_current(c, p))) RV_BAD(c, c->bad ? c->bad : "out of memory");
-        if (th->post_proc) { /* the open instruction's writes are in the newer file */
-            rv_set_regs(th, &th->post_proc->defs[th->post_idx], th->post_vals);
-            th->post_proc = NULL;
-        }
+        rv_late_post(th);
         for (i = 0; i < 16; i++, q += 8) rv_set_reg(th, i, q, 8);
         rv_set_reg(th, VGR_RFLAGS, q, 8);
         rv_set_reg(th, VGR_FS_BASE, q + 8, 8);
@@ -687,18 +733,14 @@ static size_t rv_parse(rv_conv *c, rv_proc *p, const uint8_t *data, size_t n) {
     return pos;
 }
 
-static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
-    rv_proc *p = rv_proc_get(c, pid);
-    size_t pos = 0;
-    if (!p) return -1;
-    if (p->nin == 0) { /* the usual case: records straight from the chunk, the tail kept */
-        pos = rv_parse(c, p, data, n);
-        data += pos;
-        n -= pos;
-        if (n == 0 || c->t->failed) return 0;
-    }
+/* Records are parsed straight from the bytes given; a record cut at their end waits in
+   the process's p->in, joined with the next bytes a piece at a time (never the whole of
+   them copied: once the waiting record is parsed, the rest is parsed in place). */
+#define RV_JOIN 4096
+
+static int rv_keep(rv_proc *p, const uint8_t *data, size_t n) {
     if (p->nin + n > p->capin) {
-        size_t ncap = p->capin ? p->capin : 1 << 20;
+        size_t ncap = p->capin ? p->capin : 1 << 16;
         uint8_t *nb;
         while (ncap < p->nin + n) ncap *= 2;
         if (!(nb = (uint8_t *)realloc(p->in, ncap))) return -1;
@@ -707,9 +749,35 @@ static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
     }
     memcpy(p->in + p->nin, data, n);
     p->nin += n;
-    pos = rv_parse(c, p, p->in, p->nin);
-    memmove(p->in, p->in + pos, p->nin - pos);
-    p->nin -= pos;
+    return 0;
+}
+
+static int rv_feed(rv_conv *c, uint32_t pid, const uint8_t *data, size_t n) {
+    rv_proc *p = rv_proc_get(c, pid);
+    size_t pos;
+    if (!p) return -1;
+    while (n > 0 && !c->t->failed) {
+        size_t take, old;
+        if (p->nin == 0) { /* the usual case: records straight from the bytes, the tail kept */
+            pos = rv_parse(c, p, data, n);
+            if (pos == n || c->t->failed) return 0;
+            return rv_keep(p, data + pos, n - pos);
+        }
+        old = p->nin;
+        take = n < RV_JOIN ? n : RV_JOIN;
+        if (rv_keep(p, data, take) < 0) return -1;
+        pos = rv_parse(c, p, p->in, p->nin);
+        if (pos >= old) { /* the waiting record is done; go on from the bytes given */
+            p->nin = 0;
+            data += pos - old;
+            n -= pos - old;
+        } else {
+            if (pos) memmove(p->in, p->in + pos, p->nin - pos);
+            p->nin -= pos;
+            data += take;
+            n -= take;
+        }
+    }
     return 0;
 }
 
@@ -723,17 +791,29 @@ rv_conv *rv_conv_new(rec_run *r) {
 
 int rv_conv_started(const rv_conv *c) { return c->procs != NULL; }
 
+/* A chunk is converted as its bytes arrive, not once it is whole: the converter works on
+   bytes just read (in cache), while the tool is still writing the rest of the chunk. */
 size_t rv_conv_chunks(rv_conv *c, const uint8_t *data, size_t n) {
     size_t pos = 0;
-    while (n - pos >= VGR_CHUNK_HEADER && !c->t->failed) {
-        uint32_t cpid = le32(data + pos), len = le32(data + pos + 4);
-        if (len > RV_MAX_CHUNK) {
-            rv_fail(c, "malformed record from the valgrind tool (a chunk of more than 64 MiB)");
-            break;
+    while (pos < n && !c->t->failed) {
+        size_t take;
+        if (c->chunk_left == 0) {
+            uint32_t len;
+            if (n - pos < VGR_CHUNK_HEADER) break;
+            len = le32(data + pos + 4);
+            if (len > RV_MAX_CHUNK) {
+                rv_fail(c, "malformed record from the valgrind tool (a chunk of more than 64 MiB)");
+                break;
+            }
+            c->chunk_pid = le32(data + pos);
+            c->chunk_left = len;
+            pos += VGR_CHUNK_HEADER;
+            continue;
         }
-        if (n - pos - VGR_CHUNK_HEADER < (size_t)len) break;
-        if (rv_feed(c, cpid, data + pos + VGR_CHUNK_HEADER, len) < 0) rv_fail(c, "out of memory");
-        pos += VGR_CHUNK_HEADER + (size_t)len;
+        take = n - pos < c->chunk_left ? n - pos : c->chunk_left;
+        if (rv_feed(c, c->chunk_pid, data + pos, take) < 0) rv_fail(c, "out of memory");
+        pos += take;
+        c->chunk_left -= take;
     }
     return pos;
 }
@@ -764,6 +844,7 @@ void rv_conv_free(rv_conv *c) {
         free(th->rec);
         free(th->buf);
         free(th->st);
+        free(th->own);
         free(th);
     }
     while (c->procs) {

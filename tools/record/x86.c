@@ -21,8 +21,10 @@ uint64_t rx_mem_address(const rx_state *st, const rx_insn *in, const rx_memop *m
     (void)st, (void)in, (void)m;
     return 0;
 }
-int rx_rep_active(const rx_state *st, const rx_insn *in) {
-    return (in->addr32 ? (st->gpr.rcx & 0xffffffffu) : st->gpr.rcx) != 0;
+int rx_rep_active(const rx_state *st, const rx_insn *in) { return rx_count_active(st, in->addr32); }
+const frames_rec_prep *rx_reg_prep(unsigned reg, uint32_t how, uint16_t *off) {
+    (void)reg, (void)how, (void)off;
+    return NULL;
 }
 #elif defined(RECORD_SUPPORTED)
 #include <capstone/capstone.h>
@@ -83,10 +85,16 @@ static int cs_load(void) {
 /* Where a register's value lives. */
 enum { SRC_NONE = 0, SRC_GPR, SRC_SEG, SRC_FLAGS, SRC_PC, SRC_X87, SRC_MM, SRC_FPSW, SRC_VEC, SRC_K };
 
+/* Prepared elements of a register (rx_reg_prep): read with no address role, as a base,
+   as an index, as both; written. */
+enum { PREP_READ = 0, PREP_WRITE = 4, NPREP = 5 };
+
 typedef struct regdesc {
     uint8_t src, idx, off, size;  /* GPR: index in gpr_off, byte offset, size; VEC: number */
     uint32_t attr;                /* FRAMES_VAL_ kind | class */
     char name[12];
+    uint16_t value_off;           /* rec_op.off of its value */
+    frames_rec_prep prep[NPREP];
 } regdesc;
 
 static regdesc regs[X86_REG_ENDING];
@@ -129,6 +137,47 @@ static void set_reg(unsigned id, uint8_t src, uint8_t idx, uint8_t off, uint8_t 
     d->name[i] = 0;
 }
 
+/* Where rx_reg_value finds the value of d, as a rec_op.off: a fixed place in rx_state
+   (a GPR or part of one, RFLAGS, a segment selector, an XMM register once the vector
+   state is fetched), the next pc, or REC_OP_SLOW. */
+static uint16_t value_offset(const regdesc *d) {
+    static const size_t seg[6] = {offsetof(struct user_regs_struct, cs), offsetof(struct user_regs_struct, ds),
+                                  offsetof(struct user_regs_struct, es), offsetof(struct user_regs_struct, fs),
+                                  offsetof(struct user_regs_struct, gs), offsetof(struct user_regs_struct, ss)};
+    const size_t g = offsetof(rx_state, gpr);
+    switch (d->src) {
+    case SRC_GPR: return (uint16_t)(g + gpr_off[d->idx] + d->off);
+    case SRC_FLAGS: return (uint16_t)(g + offsetof(struct user_regs_struct, eflags));
+    case SRC_SEG: return (uint16_t)(g + seg[d->idx]);
+    case SRC_PC: return REC_OP_PC;
+    case SRC_VEC:
+        if (d->idx < 16 && d->size == 16) return (uint16_t)(offsetof(rx_state, xs) + RX_XS_XMM + 16u * d->idx);
+        return REC_OP_SLOW;
+    default: return REC_OP_SLOW;
+    }
+}
+
+static void init_prep(regdesc *d) {
+    static const uint32_t how[NPREP] = {
+        FRAMES_VAL_READ | FRAMES_VAL_BEFORE, FRAMES_VAL_READ | FRAMES_VAL_BEFORE | FRAMES_VAL_BASE,
+        FRAMES_VAL_READ | FRAMES_VAL_BEFORE | FRAMES_VAL_INDEX,
+        FRAMES_VAL_READ | FRAMES_VAL_BEFORE | FRAMES_VAL_BASE | FRAMES_VAL_INDEX, FRAMES_VAL_WRITE | FRAMES_VAL_AFTER};
+    unsigned i;
+    if (d->src == SRC_NONE) return;
+    d->value_off = value_offset(d);
+    for (i = 0; i < NPREP; i++)
+        if (frames_rec_prepare(&d->prep[i], d->attr | how[i], d->name, d->size, NULL) < 0) d->src = SRC_NONE;
+}
+
+const frames_rec_prep *rx_reg_prep(unsigned reg, uint32_t how, uint16_t *off) {
+    const regdesc *d;
+    if (reg >= X86_REG_ENDING || regs[reg].src == SRC_NONE) return NULL;
+    d = &regs[reg];
+    *off = d->value_off;
+    if (how & FRAMES_VAL_WRITE) return &d->prep[PREP_WRITE];
+    return &d->prep[PREP_READ + ((how & FRAMES_VAL_BASE) ? 1 : 0) + ((how & FRAMES_VAL_INDEX) ? 2 : 0)];
+}
+
 static void init_tables(csh h) {
     static const uint16_t seg[6] = {X86_REG_CS, X86_REG_DS, X86_REG_ES, X86_REG_FS, X86_REG_GS, X86_REG_SS};
     static const uint16_t high8[4] = {X86_REG_AH, X86_REG_BH, X86_REG_CH, X86_REG_DH};
@@ -160,6 +209,7 @@ static void init_tables(csh h) {
         set_reg(X86_REG_ZMM0 + i, SRC_VEC, (uint8_t)i, 0, 64, FRAMES_VAL_SIMD, cs.reg_name(h, X86_REG_ZMM0 + i));
     }
     for (i = 0; i < 8; i++) xs_off[i] = rec_xs_offset(i);
+    for (i = 0; i < X86_REG_ENDING; i++) init_prep(&regs[i]);
 }
 
 /* The full register (capstone id of the 64-bit GPR, or EFLAGS) reg belongs to, or 0. */
@@ -293,9 +343,7 @@ uint64_t rx_mem_address(const rx_state *st, const rx_insn *in, const rx_memop *m
     return a;
 }
 
-int rx_rep_active(const rx_state *st, const rx_insn *in) {
-    return (in->addr32 ? (st->gpr.rcx & 0xffffffffu) : st->gpr.rcx) != 0;
-}
+int rx_rep_active(const rx_state *st, const rx_insn *in) { return rx_count_active(st, in->addr32); }
 
 /* ---------------------------------------------------------------- decoding */
 
