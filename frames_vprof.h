@@ -441,15 +441,6 @@ typedef struct frames__vprof_load {
     uint32_t size;
 } frames__vprof_load;
 
-/* One 8-byte-aligned granule: known content, and which of its addresses have a previous
-   load (so that a store finds the loads it ends without probing every start address). */
-typedef struct frames__vprof_granule {
-    uint64_t hash;
-    uint64_t index;     /* address >> 3 */
-    uint8_t bytes[8];
-    uint8_t known;      /* bit i: bytes[i] is known */
-    uint8_t load_starts;/* bit i: a previous load starts at byte i */
-} frames__vprof_granule;
 
 typedef struct frames__vprof_row {
     uint64_t hash;
@@ -484,7 +475,11 @@ typedef struct frames__vprof_pending {
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
-    frames__htab loads, granules, rows;
+    frames__htab loads, rows;
+    frames_replay_mem *mem;     /* the memory model: frames_replay.h's, alone */
+    frames_replay_mem *starts;  /* its known bytes: where a previous load starts (so that a
+                                   store finds the loads it ends without probing every
+                                   start address) */
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
     /* the framework */
@@ -552,6 +547,12 @@ static size_t frames__vprof_bound(uint64_t n) {
     return n > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
+/* Pages of the memory model for max_addresses 8-byte granules' worth of memory: a page
+   costs about as much as 8 granule entries did when memory was one table of granules. */
+static uint64_t frames__vprof_pages(uint64_t max_addresses) {
+    return max_addresses / 8 + (max_addresses % 8 != 0);
+}
+
 /* The key of a slot: the uint64_t after the table's hash. */
 static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
@@ -612,12 +613,17 @@ FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_op
     vp->stats.max_instructions = o->max_instructions;
     frames__htab_init(&vp->loads, sizeof(frames__vprof_load),
                       frames__vprof_bound(o->max_addresses));
-    frames__htab_init(&vp->granules, sizeof(frames__vprof_granule),
-                      frames__vprof_bound(o->max_addresses));
     frames__htab_init(&vp->rows, sizeof(frames__vprof_row),
                       frames__vprof_bound(o->max_instructions));
     frames__htab_init(&vp->contexts, sizeof(frames__vprof_cslot), 
                       frames__vprof_bound(o->max_contexts ? o->max_contexts : 1));
+    if (frames_replay_mem_open(&vp->mem, frames__vprof_pages(o->max_addresses), o->alloc_ctx,
+                               err) < 0 ||
+        frames_replay_mem_open(&vp->starts, frames__vprof_pages(o->max_addresses), o->alloc_ctx,
+                               err) < 0) {
+        frames_vprof_close(vp);
+        return FRAMES_E_NOMEM;
+    }
     if (o->arch) {
         frames_replay_stack_options so;
         int rc;
@@ -642,7 +648,8 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     if (!vp) return;
     ctx = vp->opt.alloc_ctx;
     frames__htab_free(&vp->loads, ctx);
-    frames__htab_free(&vp->granules, ctx);
+    frames_replay_mem_close(vp->mem);
+    frames_replay_mem_close(vp->starts);
     frames__htab_free(&vp->rows, ctx);
     frames__htab_free(&vp->contexts, ctx);
     FRAMES_FREE(vp->nodes, ctx);
@@ -698,89 +705,41 @@ static uint64_t frames__vprof_value_key(const uint8_t *v, size_t n) {
          pos < (n); pos += cnt, g++, off = 0,                                                \
         cnt = (unsigned)((n) - pos < 8u ? (n) - pos : 8u))
 
-/* Record known content. Returns 1 if some granule could not be tracked. */
+/* Record known content. Returns 1 if some byte could not be tracked. */
 static int frames__vprof_set_known(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
                                    int *rc) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    int untracked = 0, r, created;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames__vprof_granule *s =
-            (frames__vprof_granule *)frames__vprof_insert(vp, &vp->granules, g, &created, &r);
-        if (!s) {
-            untracked = 1;
-            if (r < 0) *rc = r;
-            continue;
-        }
-        for (i = 0; i < cnt; i++) {
-            s->bytes[off + i] = v[pos + i];
-            s->known |= (uint8_t)(1u << (off + i));
-        }
-    }
-    vp->stats.content_granules = vp->granules.len;
-    return untracked;
+    int r = frames_replay_mem_set(vp->mem, a, v, n);
+    if (r == FRAMES_E_NOMEM)
+        *rc = frames__vprof_fail(vp, NULL, r, "out of memory for the memory model");
+    return r != FRAMES_OK;
 }
 
-static void frames__vprof_forget(frames_vprof *vp, uint64_t a, size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames__vprof_granule *s = (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) continue;
-        for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known && !s->load_starts) frames__htab_erase(&vp->granules, s);
-    }
-    vp->stats.content_granules = vp->granules.len;
-}
-
-/* 1: every byte known and equal to v; 0: known, different; -1: some byte unknown. */
-static int frames__vprof_compare(const frames_vprof *vp, uint64_t a, const uint8_t *v,
-                                 size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    int equal = 1;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        const frames__vprof_granule *s =
-            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) return -1;
-        for (i = 0; i < cnt; i++) {
-            if (!(s->known & (1u << (off + i)))) return -1;
-            if (s->bytes[off + i] != v[pos + i]) equal = 0;
-        }
-    }
-    return equal;
+static void frames__vprof_content_stats(frames_vprof *vp) {
+    vp->stats.content_granules = frames_replay_mem_pages(vp->mem) * (FRAMES_REPLAY_MEM_PAGE / 8);
+    vp->stats.load_addresses = vp->loads.len;
 }
 
 /* A store to [a, a+n) ends every previous load that overlaps it. Those loads start at
-   most max_load_size - 1 bytes before a, in granules whose load_starts say where. */
+   most max_load_size - 1 bytes before a, where the starts memory knows a byte. */
 static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
-    uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
-    unsigned b;
+    uint64_t lo, end = a + n, c;   /* no wrap: checked by the callers */
+    uint8_t v[64], known[64];
+    size_t k, len;
     if (vp->loads.len == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
-    last = (end - 1) >> 3;
-    for (g = lo >> 3; g <= last; g++) {
-        frames__vprof_granule *gr =
-            (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!gr || !gr->load_starts) continue;
-        for (b = 0; b < 8; b++) {
-            uint64_t s = (g << 3) + b;
+    for (c = lo; c < end; c += len) {
+        len = end - c < sizeof v ? (size_t)(end - c) : sizeof v;
+        if (!frames_replay_mem_read(vp->starts, c, v, known, len)) continue;
+        for (k = 0; k < len; k++) {
             frames__vprof_load *l;
-            if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
-            l = (frames__vprof_load *)frames__vprof_find(&vp->loads, s);
-            if (l && s + l->size > a) {
+            if (!known[k] || !(l = (frames__vprof_load *)frames__vprof_find(&vp->loads, c + k)))
+                continue;
+            if (c + k + l->size > a) {
                 frames__htab_erase(&vp->loads, l);
-                gr->load_starts &= (uint8_t)~(1u << b);
+                frames_replay_mem_forget(vp->starts, c + k, 1);
             }
         }
-        /* erasing a load cannot move granule slots: gr stays valid */
-        if (!gr->known && !gr->load_starts) frames__htab_erase(&vp->granules, gr);
     }
-    vp->stats.load_addresses = vp->loads.len;
-    vp->stats.content_granules = vp->granules.len;
 }
 
 static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
@@ -796,10 +755,10 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
     const uint8_t *v = (const uint8_t *)value;
     frames_vprof_insn *row;
     frames__vprof_load *l;
-    frames__vprof_granule *start;
+    static const uint8_t one = 1;
     uint64_t key;
     size_t i;
-    int rc = FRAMES_OK, r, created, zero = 1, redundant = 0, untracked;
+    int rc = FRAMES_OK, r = FRAMES_OK, created, zero = 1, redundant = 0, untracked;
     if (!v || frames__vprof_bad_range(vp, a, n)) {
         if (!v) vp->stats.skipped_operands++;
         return FRAMES_OK;
@@ -812,21 +771,20 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
         }
     key = frames__vprof_value_key(v, n);
     untracked = frames__vprof_set_known(vp, a, v, n, &rc);
-    /* a previous load is only kept where its start granule can index it */
-    start = (frames__vprof_granule *)frames__vprof_find(&vp->granules, a >> 3);
-    l = start ? (frames__vprof_load *)frames__vprof_insert(vp, &vp->loads, a, &created, &r)
-              : NULL;
-    if (start && r < 0) rc = r;
+    /* a previous load is only kept where the starts memory can say where it starts */
+    l = frames_replay_mem_set(vp->starts, a, &one, 1) == FRAMES_OK
+            ? (frames__vprof_load *)frames__vprof_insert(vp, &vp->loads, a, &created, &r)
+            : NULL;
     if (l) {
         redundant = !created && l->size == n && l->value == key;
         l->size = (uint32_t)n;
         l->value = key;
-        start->load_starts |= (uint8_t)(1u << (a & 7));
     } else {
+        if (r < 0) rc = r;
         untracked = 1;
     }
     if ((uint32_t)n > vp->max_load_size) vp->max_load_size = (uint32_t)n;
-    vp->stats.load_addresses = vp->loads.len;
+    frames__vprof_content_stats(vp);
     if (untracked) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
@@ -849,7 +807,7 @@ FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t 
     int rc = FRAMES_OK, cmp = -1;
     if (frames__vprof_bad_range(vp, a, n)) return FRAMES_OK;
     row = frames__vprof_row_of(vp, pc, &rc);
-    if (v) cmp = frames__vprof_compare(vp, a, v, n);
+    if (v) cmp = frames_replay_mem_compare(vp->mem, a, v, n);
     frames__vprof_invalidate_loads(vp, a, n);
     if (v) {
         if (frames__vprof_set_known(vp, a, v, n, &rc)) {
@@ -857,9 +815,10 @@ FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t 
             vp->stats.address_cap_hit |= rc == FRAMES_OK;
         }
     } else {
-        frames__vprof_forget(vp, a, n);
+        frames_replay_mem_forget(vp->mem, a, n);
         vp->stats.unknown_value_stores++;
     }
+    frames__vprof_content_stats(vp);
     vp->stats.stores++;
     if (cmp >= 0) vp->stats.checked_stores++;
     if (cmp == 1) vp->stats.silent_stores++;
@@ -879,6 +838,7 @@ FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const vo
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
     }
+    frames__vprof_content_stats(vp);
     return rc;
 }
 
@@ -1210,23 +1170,6 @@ static void frames__vprof_type_of(frames_vprof_record *r, int float_insn) {
     }
 }
 
-/* Known content of [a, a+n) into out: 1 when every byte is known. */
-static int frames__vprof_known(const frames_vprof *vp, uint64_t a, uint8_t *out, size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        const frames__vprof_granule *s =
-            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) return 0;
-        for (i = 0; i < cnt; i++) {
-            if (!(s->known & (1u << (off + i)))) return 0;
-            out[pos + i] = s->bytes[off + i];
-        }
-    }
-    return 1;
-}
-
 /* The value before a write: a pre-list operand that shows the same location, else the
    memory model (memory) or the register model (registers). */
 static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame *s,
@@ -1245,7 +1188,7 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
     if (vp->oldlen + n > sizeof vp->oldbuf) return NULL;
     out = vp->oldbuf + vp->oldlen;
     if (w->spec & FRAMES_MEM) {
-        if (!frames__vprof_known(vp, w->address, out, n)) return NULL;
+        if (frames_replay_mem_read(vp->mem, w->address, out, NULL, n) != n) return NULL;
     } else {
         char name[64];
         if (!vp->regs || !w->name.len || w->name.len >= sizeof name) return NULL;   /* unnamed: unknown */
