@@ -154,6 +154,10 @@ typedef struct frames_vprof_options {
     uint32_t max_stack_depth;   /* call stack frames per thread (default 4096) */
     uint64_t sample_on, sample_every;  /* records for sample_on of every sample_every
                                   std_frames (0: every frame); the models see them all */
+    int counts_off;             /* 1: for clients only: the memory model (their records'
+                                  old values) is kept, the per-instruction rows and the
+                                  redundant, silent and zero counts are not (stats count
+                                  loads and stores only; frames_vprof_top finds nothing) */
 } frames_vprof_options;
 
 FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o);
@@ -742,6 +746,22 @@ static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t 
     }
 }
 
+/* counts_off: an access only updates the memory model (v NULL: a store of an unknown
+   value) and is counted in *count. */
+static int frames__vprof_model_only(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
+                                    uint64_t *count) {
+    int rc = FRAMES_OK;
+    (*count)++;
+    if (!v) {
+        frames_replay_mem_forget(vp->mem, a, n);
+        vp->stats.unknown_value_stores++;
+    } else if (frames__vprof_set_known(vp, a, v, n, &rc)) {
+        vp->stats.untracked_accesses++;
+        vp->stats.address_cap_hit |= rc == FRAMES_OK;
+    }
+    return rc;
+}
+
 static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
     if (n == 0 || n > FRAMES_VPROF_MAX_ACCESS || a > UINT64_MAX - n) {
         vp->stats.skipped_operands++;
@@ -763,6 +783,7 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
         if (!v) vp->stats.skipped_operands++;
         return FRAMES_OK;
     }
+    if (vp->opt.counts_off) return frames__vprof_model_only(vp, a, v, n, &vp->stats.loads);
     row = frames__vprof_row_of(vp, pc, &rc);
     for (i = 0; i < n; i++)
         if (v[i]) {
@@ -806,6 +827,7 @@ FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t 
     frames_vprof_insn *row;
     int rc = FRAMES_OK, cmp = -1;
     if (frames__vprof_bad_range(vp, a, n)) return FRAMES_OK;
+    if (vp->opt.counts_off) return frames__vprof_model_only(vp, a, v, n, &vp->stats.stores);
     row = frames__vprof_row_of(vp, pc, &rc);
     if (v) cmp = frames_replay_mem_compare(vp->mem, a, v, n);
     frames__vprof_invalidate_loads(vp, a, n);
@@ -1141,7 +1163,12 @@ static int frames__vprof_simd_name(const frames_bytes *nm) {
     if (n >= 3 && (p[0] == 'm' || p[0] == 'M') && (p[1] == 'm' || p[1] == 'M') &&
         frames__vprof_is_digit(p[2]))
         return 1;
-    if (n >= 2 && strchr("vqdshbVQDSHB", p[0]) && frames__vprof_is_digit(p[1])) return 1;
+    if (n >= 2 && frames__vprof_is_digit(p[1])) {
+        switch (p[0] | 0x20) {   /* ARM v, q, d, s, h, b in either case */
+        case 'v': case 'q': case 'd': case 's': case 'h': case 'b': return 1;
+        default: break;
+        }
+    }
     return 0;
 }
 
@@ -1201,14 +1228,30 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
     return out;
 }
 
+static int frames__vprof_float_insn(const frames_std_frame *s);
+static uint32_t frames__vprof_insn_context(frames_vprof *vp, const frames_std_frame *s);
+
+/* What an instruction's records share, found when its first record is made (most
+   instructions have none: no call path walk, no operand name scan for them). */
+typedef struct frames__vprof_insn_info {
+    int known;
+    int float_insn;
+    uint32_t ctx;
+} frames__vprof_insn_info;
+
 static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
-                                    const frames_operand *op, uint32_t dir, int float_insn,
-                                    uint32_t ctx) {
+                                    const frames_operand *op, uint32_t dir,
+                                    frames__vprof_insn_info *in) {
     frames_vprof_record *r;
     if (!op->value.len || op->value.len > FRAMES_VPROF_MAX_ACCESS) return FRAMES_OK;
     if (!(op->spec & FRAMES_MEM) && !vp->want_regs) return FRAMES_OK;
     if (FRAMES__GROW(vp->recs, vp->caprecs, vp->nrecs + 1, vp->opt.alloc_ctx) < 0)
         return frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM, "out of memory for records");
+    if (!in->known) {
+        in->known = 1;
+        in->float_insn = frames__vprof_float_insn(s);
+        if (!in->ctx) in->ctx = frames__vprof_insn_context(vp, s);
+    }
     r = &vp->recs[vp->nrecs++];
     memset(r, 0, sizeof *r);
     r->index = vp->stats.std_frames - 1;
@@ -1216,7 +1259,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     r->thread = s->thread_id;
     r->value = op->value.ptr;
     r->size = (uint32_t)op->value.len;
-    r->context = ctx;
+    r->context = in->ctx;
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
@@ -1228,7 +1271,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
         r->reg_len = (uint32_t)op->name.len;
     }
     r->flags |= dir;
-    frames__vprof_type_of(r, float_insn);
+    frames__vprof_type_of(r, in->float_insn);
     if (dir == FRAMES_VPROF_WRITE) r->old = frames__vprof_old(vp, s, op, op->value.len);
     return FRAMES_OK;
 }
@@ -1257,42 +1300,51 @@ static void frames__vprof_deliver(frames_vprof *vp, const frames_std_frame *s) {
         const frames_vprof_client *cl = &vp->clients[c];
         uint32_t want = cl->operands;
         if (cl->insn_filter && !cl->insn_filter(cl->ctx, s)) continue;
+        /* copied into pass only once a record is left out: usually the batch is recs */
         for (i = n = 0; i < vp->nrecs; i++) {
             const frames_vprof_record *r = &vp->recs[i];
             if ((r->flags & want & 0x07u) && (r->flags & want & 0x30u) &&
                 (r->flags & want & 0xC0u) && (!cl->min_size || r->size >= cl->min_size) &&
-                (!cl->max_size || r->size <= cl->max_size))
-                vp->pass[n++] = *r;
+                (!cl->max_size || r->size <= cl->max_size)) {
+                if (n != i) vp->pass[n] = *r;
+                n++;
+            } else if (n == i) {
+                memcpy(vp->pass, vp->recs, n * sizeof *vp->pass);
+            }
         }
-        if (n) cl->batch(cl->ctx, vp->pass, n);
+        if (n) cl->batch(cl->ctx, n == vp->nrecs ? vp->recs : vp->pass, n);
     }
+}
+
+/* The context of the instruction s: its pc under its function's call path. */
+static uint32_t frames__vprof_insn_context(frames_vprof *vp, const frames_std_frame *s) {
+    return frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
 }
 
 /* The framework's part of one std_frame: stack, records, registers. */
 static int frames__vprof_frame_clients(frames_vprof *vp, const frames_frame *f) {
     const frames_std_frame *s = &f->std;
-    uint32_t i, ctx = 0;
-    int rc = FRAMES_OK, fl;
+    frames__vprof_insn_info in;
+    uint32_t i;
+    int rc = FRAMES_OK;
     if (vp->stack) {
         int r = frames_replay_stack_apply_frame(vp->stack, f);
         if (r < 0) vp->stack_errors++;
     }
     vp->nrecs = 0;
     vp->oldlen = 0;
+    memset(&in, 0, sizeof in);
     if (vp->classify) {
-        ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
-        frames__vprof_track_heap(vp, s, ctx);
+        in.ctx = frames__vprof_insn_context(vp, s);
+        frames__vprof_track_heap(vp, s, in.ctx);
     }
     if (vp->nclients && frames__vprof_in_window(vp)) {
-        if (!ctx)
-            ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
-        fl = frames__vprof_float_insn(s);
         for (i = 0; i < s->npre && rc == FRAMES_OK; i++)
             if (s->pre[i].read)
-                rc = frames__vprof_add_record(vp, s, &s->pre[i], FRAMES_VPROF_READ, fl, ctx);
+                rc = frames__vprof_add_record(vp, s, &s->pre[i], FRAMES_VPROF_READ, &in);
         for (i = 0; s->has_post && i < s->npost && rc == FRAMES_OK; i++)
             if (s->post[i].written)
-                rc = frames__vprof_add_record(vp, s, &s->post[i], FRAMES_VPROF_WRITE, fl, ctx);
+                rc = frames__vprof_add_record(vp, s, &s->post[i], FRAMES_VPROF_WRITE, &in);
         if (vp->nrecs > vp->cappass) {
             frames_vprof_record *p = (frames_vprof_record *)FRAMES_REALLOC(
                 vp->pass, vp->nrecs * sizeof *p, vp->opt.alloc_ctx);

@@ -554,6 +554,7 @@ int cmd_vprof(int argc, char **argv) {
             if (path) return cli_usage_error("a trace or a program (after --), not both");
             if (i + 1 >= argc) return cli_usage_error("no program given after --");
             pr.json = json;
+            o.counts_off = 1;   /* the profiler's report has no per-instruction counts */
             rc = online_run(&pr, &o, &names, (size_t)top, argc - i - 1, argv + i + 1);
             cli_names_close(&names);
             return rc;
@@ -625,6 +626,7 @@ int cmd_vprof(int argc, char **argv) {
         const frames_header *h = frames_reader_header(r);
         o.arch = (uint32_t)h->arch;
         o.machine = h->machine;
+        o.counts_off = 1;   /* the profiler's report has no per-instruction counts */
         pr.json = json;
     }
     if (frames_vprof_open(&vp, &o, &err) < 0 ||
