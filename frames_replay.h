@@ -2812,7 +2812,7 @@ static FRAMES__UNUSED frames__rmem_page *frames__rmem_page_of(frames_replay_mem 
     for (pos = 0, no = (addr) / FRAMES_REPLAY_MEM_PAGE,                                     \
         off = (size_t)((addr) % FRAMES_REPLAY_MEM_PAGE),                                    \
         cnt = (n) < FRAMES_REPLAY_MEM_PAGE - off ? (n) : FRAMES_REPLAY_MEM_PAGE - off;       \
-         pos < (n); pos += cnt, no++, off = 0,                                               \
+         pos < (n); pos += cnt, no = (no + 1) & (UINT64_MAX / FRAMES_REPLAY_MEM_PAGE), off = 0, \
         cnt = (n) - pos < FRAMES_REPLAY_MEM_PAGE ? (n) - pos : FRAMES_REPLAY_MEM_PAGE)
 
 FRAMES_REPLAY_DEF int frames_replay_mem_set(frames_replay_mem *m, uint64_t addr,

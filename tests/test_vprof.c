@@ -333,6 +333,57 @@ static void test_bytes_and_edges(void **state) {
     frames_vprof_close(vp);
 }
 
+/* frames_replay.h's memory alone, which vprof's memory model is: bytes known or not,
+   apart from their values, across pages, up to the page cap, wrapping at 2^64. */
+static void test_replay_memory_alone(void **state) {
+    frames_replay_mem *m;
+    frames_error err;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, other[8] = {1, 2, 3, 4, 5, 6, 7, 9};
+    uint8_t out[16], known[16];
+    const uint64_t a = 2 * FRAMES_REPLAY_MEM_PAGE - 4;   /* 4 bytes on page 1, 4 on page 2 */
+    size_t i;
+    (void)state;
+    assert_int_equal(frames_replay_mem_open(&m, 0, NULL, &err), FRAMES_E_INVALID);
+    assert_null(m);
+    assert_int_equal(frames_replay_mem_open(&m, 2, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_read(m, a, out, known, 8), 0);   /* never shown */
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), -1);
+    assert_int_equal(frames_replay_mem_set(m, a, v, 8), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_pages(m), 2);
+    /* [a - 4, a + 12): unknown, the 8 bytes, unknown; unknown bytes read as 0 */
+    assert_int_equal(frames_replay_mem_read(m, a - 4, out, known, 16), 8);
+    for (i = 0; i < 16; i++) {
+        int in = i >= 4 && i < 12;
+        assert_int_equal(known[i], in);
+        assert_int_equal(out[i], in ? v[i - 4] : 0);
+    }
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), 1);
+    assert_int_equal(frames_replay_mem_compare(m, a, other, 8), 0);
+    assert_int_equal(frames_replay_mem_compare(m, a - 1, v, 8), -1);
+    /* a write of a value the trace lacks: those bytes are unknown again, the rest stay */
+    frames_replay_mem_forget(m, a + 3, 2);
+    assert_int_equal(frames_replay_mem_read(m, a, out, known, 8), 6);
+    assert_int_equal(known[3] | known[4], 0);
+    assert_int_equal(out[5], 6);
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), -1);
+    assert_int_equal(frames_replay_mem_compare(m, a + 5, v + 5, 3), 1);
+    /* a third page is over the cap: refused, and its bytes stay unknown */
+    assert_false(frames_replay_mem_cap_hit(m));
+    assert_int_equal(frames_replay_mem_set(m, 0x100000, v, 8), FRAMES_E_LIMIT);
+    assert_true(frames_replay_mem_cap_hit(m));
+    assert_int_equal(frames_replay_mem_read(m, 0x100000, out, NULL, 8), 0);
+    assert_int_equal(frames_replay_mem_pages(m), 2);
+    frames_replay_mem_close(m);
+    /* the top of the address space wraps to 0 */
+    assert_int_equal(frames_replay_mem_open(&m, 4, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_set(m, UINT64_MAX - 1, v, 4), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_read(m, 0, out, known, 4), 2);
+    assert_int_equal(out[0], 3);
+    assert_int_equal(out[1], 4);
+    assert_int_equal(known[2], 0);
+    frames_replay_mem_close(m);
+}
+
 /* r11 (from its .txt dump): frame 0 modload, frame 1 registers only, frame 2 loads 4
    bytes be ba fe ca from 0x8049000 at pc 0x8048102 (134512898), frame 3 a syscall. */
 static void test_vector_r11(void **state) {
@@ -845,6 +896,7 @@ int main(void) {
         cmocka_unit_test(test_cli_hand_trace),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_bytes_and_edges),
+        cmocka_unit_test(test_replay_memory_alone),
         cmocka_unit_test(test_vector_r11),
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
