@@ -382,6 +382,8 @@ typedef struct frames_vprof_entry {
     uint8_t nonzero[32];     /* zero-loads: OR of the bytes loaded */
     uint32_t float_seen;     /* zero-loads of floats: fields seen nonzero */
     int is_float;
+    frames_vprof_type type;  /* zero-loads, values: the element type of the accesses (of
+                                the last one, should an instruction's vary) */
 } frames_vprof_entry;
 
 typedef struct frames_vprof_builtin_stats {
@@ -1172,15 +1174,98 @@ static int frames__vprof_simd_name(const frames_bytes *nm) {
     return 0;
 }
 
-static void frames__vprof_type_of(frames_vprof_record *r, int float_insn) {
-    uint32_t n = r->size;
-    if (float_insn && n % 4 == 0) {
-        r->type = n == 4 ? FRAMES_VPROF_FLOAT32 : FRAMES_VPROF_FLOAT64;
-        r->elem_size = n == 4 ? 4 : 8;
-        if (n % 8) {
-            r->type = FRAMES_VPROF_FLOAT32;
-            r->elem_size = 4;
+/* x86 (i386, x86-64): the element type an SSE, AVX or x87 instruction gives its memory
+   and vector operands, decoded from its prefixes and opcode (the Intel SDM's opcode
+   maps): FRAMES_VPROF_FLOAT32 (ps, ss), FRAMES_VPROF_FLOAT64 (pd, sd), 1 for integer
+   data (MMX/SSE2 integer operations, moves as movdqa, x87 integer forms), 0 when it is
+   not such an instruction. */
+enum { FRAMES__VPROF_X86_INT = 1, FRAMES__VPROF_FLOAT_BY_SIZE = 100 };
+
+/* Packed/scalar single or double by the mandatory prefix (none/F3: single, 66/F2: double). */
+static int frames__vprof_x86_ps_pd(int pp) {
+    return pp == 1 || pp == 3 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+}
+
+/* map 1 (0F), 2 (0F 38), 3 (0F 3A); pp 0 none, 1 66, 2 F3, 3 F2; w: VEX/EVEX.W. */
+static int frames__vprof_x86_map_type(int map, uint8_t op, int pp, int w) {
+    if (map == 1) {
+        if ((op >= 0x10 && op <= 0x17) || op == 0x28 || op == 0x29 || op == 0x2b ||
+            (op >= 0x2c && op <= 0x2f) || (op >= 0x51 && op <= 0x5f && op != 0x5b) ||
+            op == 0xc2 || op == 0xc6)
+            return frames__vprof_x86_ps_pd(pp);
+        if (op == 0x5b) return pp ? FRAMES_VPROF_FLOAT32 : FRAMES__VPROF_X86_INT;   /* cvt(t)ps2dq : cvtdq2ps */
+        if (op == 0x7c || op == 0x7d || op == 0xd0) return frames__vprof_x86_ps_pd(pp);   /* hadd, addsub */
+        if (op == 0xe6) return pp == 2 ? FRAMES__VPROF_X86_INT : FRAMES_VPROF_FLOAT64;   /* cvtdq2pd : cvt(t)pd2dq */
+        if (op == 0x2a || (op >= 0x60 && op <= 0x7f) || op >= 0xd1 || op == 0xc4 || op == 0xc5)
+            return FRAMES__VPROF_X86_INT;
+        return 0;
+    }
+    if (map == 3 && op >= 0x08 && op <= 0x0d)   /* round, blend: ps ss, pd sd */
+        return op == 0x09 || op == 0x0b || op == 0x0d ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 3 && (op == 0x40 || op == 0x41)) return op == 0x41 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 2 && op >= 0x96 && op <= 0xbf) return w ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;   /* FMA */
+    if (map == 2 && (op == 0x18 || op == 0x19)) return op == 0x19 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 2 && (op == 0x14 || op == 0x15)) return op == 0x15 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    return FRAMES__VPROF_X86_INT;   /* the rest of 0F 38 / 0F 3A: integer (pshufb, pmul, ...) */
+}
+
+static int frames__vprof_x86_type(const uint8_t *p, size_t n, int x64) {
+    size_t i = 0;
+    int pp = 0;
+    for (; i < n; i++) {   /* legacy prefixes; the last of F2/F3 wins over 66 */
+        uint8_t c = p[i];
+        if (c == 0x66) { if (!pp) pp = 1; }
+        else if (c == 0xf3) pp = 2;
+        else if (c == 0xf2) pp = 3;
+        else if (c != 0xf0 && c != 0x2e && c != 0x36 && c != 0x3e && c != 0x26 && c != 0x64 &&
+                 c != 0x65 && c != 0x67) break;
+    }
+    if (x64 && i < n && (p[i] & 0xf0) == 0x40) i++;   /* REX */
+    if (i >= n) return 0;
+    if ((p[i] == 0xc5 || p[i] == 0xc4 || p[i] == 0x62) && i + 1 < n &&
+        (x64 || (p[i + 1] & 0xc0) == 0xc0)) {   /* VEX, EVEX (in 32-bit mode: not LDS/LES/BOUND) */
+        if (p[i] == 0xc5 && i + 2 < n) return frames__vprof_x86_map_type(1, p[i + 2], p[i + 1] & 3, 0);
+        if (p[i] == 0xc4 && i + 3 < n)
+            return frames__vprof_x86_map_type(p[i + 1] & 0x1f, p[i + 3], p[i + 2] & 3, p[i + 2] >> 7);
+        if (p[i] == 0x62 && i + 4 < n)
+            return frames__vprof_x86_map_type(p[i + 1] & 3, p[i + 4], p[i + 2] & 3, p[i + 2] >> 7);
+        return 0;
+    }
+    if (p[i] >= 0xd8 && p[i] <= 0xdf) {   /* x87: memory forms by opcode and ModRM.reg */
+        unsigned reg;
+        if (i + 1 >= n || (p[i + 1] & 0xc0) == 0xc0) return 0;
+        reg = (p[i + 1] >> 3) & 7;
+        switch (p[i]) {
+        case 0xd8: return FRAMES_VPROF_FLOAT32;
+        case 0xdc: return FRAMES_VPROF_FLOAT64;
+        case 0xd9: return reg == 0 || reg == 2 || reg == 3 ? FRAMES_VPROF_FLOAT32 : 0;
+        case 0xdd: return reg == 0 || reg == 2 || reg == 3 ? FRAMES_VPROF_FLOAT64 : 0;
+        default: return reg == 5 || reg == 7 ? 0 : FRAMES__VPROF_X86_INT;   /* fild, fist; m80 */
         }
+    }
+    if (p[i] != 0x0f || i + 1 >= n) return 0;
+    if (p[i + 1] == 0x38 || p[i + 1] == 0x3a)
+        return i + 2 < n ? frames__vprof_x86_map_type(p[i + 1] == 0x38 ? 2 : 3, p[i + 2], pp, 0) : 0;
+    return frames__vprof_x86_map_type(1, p[i + 1], pp, 0);
+}
+
+/* The element type of the instruction's float data: FLOAT32/FLOAT64 decoded (x86), or
+   inferred (another architecture: a frame with a vector/float register operand has float
+   data),
+   FRAMES__VPROF_X86_INT for integer data, 0 for none; FRAMES__VPROF_FLOAT_BY_SIZE for
+   float data of another architecture: FLOAT32 lanes for sizes that are multiples of 4
+   but not 8, FLOAT64 lanes otherwise. */
+static int frames__vprof_float_insn(const frames_vprof *vp, const frames_std_frame *s);
+
+static void frames__vprof_type_of(frames_vprof_record *r, int fl) {
+    uint32_t n = r->size;
+    if (fl == FRAMES__VPROF_FLOAT_BY_SIZE)
+        fl = n == 4 || n % 8 ? FRAMES_VPROF_FLOAT32 : FRAMES_VPROF_FLOAT64;
+    /* a general register is never a float lane (an address register of a float load) */
+    if (fl > FRAMES__VPROF_X86_INT && !(r->flags & FRAMES_VPROF_GPR) && n % 4 == 0 &&
+        (fl == FRAMES_VPROF_FLOAT32 || n % 8 == 0)) {
+        r->type = (frames_vprof_type)fl;
+        r->elem_size = fl == FRAMES_VPROF_FLOAT32 ? 4 : 8;
         r->flags |= FRAMES_VPROF_FLOAT;
         return;
     }
@@ -1228,7 +1313,6 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
     return out;
 }
 
-static int frames__vprof_float_insn(const frames_std_frame *s);
 static uint32_t frames__vprof_insn_context(frames_vprof *vp, const frames_std_frame *s);
 
 /* What an instruction's records share, found when its first record is made (most
@@ -1249,7 +1333,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
         return frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM, "out of memory for records");
     if (!in->known) {
         in->known = 1;
-        in->float_insn = frames__vprof_float_insn(s);
+        in->float_insn = frames__vprof_float_insn(vp, s);
         if (!in->ctx) in->ctx = frames__vprof_insn_context(vp, s);
     }
     r = &vp->recs[vp->nrecs++];
@@ -1276,12 +1360,17 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     return FRAMES_OK;
 }
 
-static int frames__vprof_float_insn(const frames_std_frame *s) {
+static int frames__vprof_float_insn(const frames_vprof *vp, const frames_std_frame *s) {
     uint32_t i;
+    if (vp->opt.arch == FRAMES_ARCH_I386)
+        return frames__vprof_x86_type(s->rawbytes.ptr, s->rawbytes.len,
+                                      frames_arch_is_x86_64(vp->opt.arch, vp->opt.machine));
     for (i = 0; i < s->npre; i++)
-        if ((s->pre[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->pre[i].name)) return 1;
+        if ((s->pre[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->pre[i].name))
+            return FRAMES__VPROF_FLOAT_BY_SIZE;
     for (i = 0; s->has_post && i < s->npost; i++)
-        if ((s->post[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->post[i].name)) return 1;
+        if ((s->post[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->post[i].name))
+            return FRAMES__VPROF_FLOAT_BY_SIZE;
     return 0;
 }
 
@@ -1614,6 +1703,7 @@ static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *
     if (zero) frames__vb_waste(b, e, r->size);
     if (!e) return;
     e->total++;
+    e->type = r->type;
     if (r->size > e->size) e->size = r->size;
     for (i = 0; i < r->size && i < sizeof e->nonzero; i++) e->nonzero[i] |= r->value[i];
     if (r->type == FRAMES_VPROF_FLOAT32 || r->type == FRAMES_VPROF_FLOAT64) {
@@ -1750,6 +1840,7 @@ static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record
     }
     e->value = v;
     e->size = r->size;
+    e->type = r->type;
     e->total++;
     frames__vb_waste(b, e, r->size);
 }

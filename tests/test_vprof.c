@@ -458,6 +458,7 @@ static void test_cli_errors(void **state) {
 
 #ifdef TU_RECORD_BUILT
 static const char waste_c[] =
+    "#include <emmintrin.h>\n"
     "#include <setjmp.h>\n"
     "#include <stdlib.h>\n"
     "volatile long zeros[4];\n"
@@ -466,6 +467,12 @@ static const char waste_c[] =
     "volatile double dcell = 1.0;\n"
     "static const double close_values[4] = {1.000000001, 1.000000002, 1.000000003, 1.000000004};\n"
     "jmp_buf env;\n"
+    "long izeros[2];\n"
+    "float fzeros[4];\n"
+    "volatile double dmix[2] = {0.0, 2.0};\n"
+    "volatile __m128i isink;\n"
+    "volatile __m128 fsink;\n"
+    "volatile double dsink;\n"
     "#define NI __attribute__((noinline))\n"
     "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
     "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
@@ -477,12 +484,17 @@ static const char waste_c[] =
     "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
     "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
     "NI void stack_zeros(void) { volatile long l[2] = {0, 0}; for (int i = 0; i < 4; i++) sink = l[1]; }\n"
+    "NI void vec_int_zeros(void) { isink = _mm_loadu_si128((const __m128i *)izeros); }\n"
+    "NI void vec_float_zeros(void) { fsink = _mm_loadu_ps(fzeros); }\n"
+    "NI double get_double(int i) { return dmix[i]; }\n"
+    "NI void double_mix(void) { for (int i = 0; i < 4; i++) dsink = get_double(i & 1); }\n"
     "int main(void) {\n"
     "    outer(); store_same(); dead(); store_close();\n"
     "    if (!setjmp(env)) jumper(3);\n"
     "    after_jump();\n"
     "    long *b = make_block(); use_block(b); free(b);\n"
     "    stack_zeros();\n"
+    "    vec_int_zeros(); vec_float_zeros(); double_mix();\n"
     "    return 0;\n"
     "}\n";
 
@@ -548,6 +560,30 @@ static sums sum_entries(const char *json, const char *first, const char *last, c
     return s;
 }
 
+/* A copy of the first entry whose last call path's innermost function is fn, or NULL. */
+static char *entry_of(const char *json, const char *fn) {
+    const char *e = strstr(json, "\"entries\":["), *end = json + strlen(json);
+    assert_non_null(e);
+    while ((e = find_in(e, end, "{\"contexts\":[")) != NULL) {
+        const char *cend = find_in(e, end, "],\"count\":"), *next, *split;
+        char f[128];
+        assert_non_null(cend);
+        split = find_in(e, cend, "],[");
+        innermost(split ? split : e, cend, f, sizeof f);
+        next = find_in(cend, end, "{\"contexts\":[");
+        if (!next) next = end;
+        if (!strcmp(f, fn)) {
+            char *out = (char *)malloc((size_t)(next - e) + 1);
+            assert_non_null(out);
+            memcpy(out, e, (size_t)(next - e));
+            out[next - e] = 0;
+            return out;
+        }
+        e = cend;
+    }
+    return NULL;
+}
+
 static char *profile_json(const char *profiler, const char *opts) {
     return tu_run_ok("frames vprof --profiler", "'%s' vprof %s/w.frames --profiler %s %s --top 100000 --json",
                      tu_frames_bin(), waste_dir, profiler, opts);
@@ -600,6 +636,31 @@ static void test_profilers_recorded(void **state) {
     /* after the longjmp, after_jump runs under main, not under the abandoned jumper frames */
     assert_int_equal(sum_entries(j, NULL, "after_jump", "\"jumper\"").entries, 0);
     assert_non_null(strstr(j, "\"always_zero_bytes\":\"00000000\""));
+    /* element types from the opcodes (Intel SDM): movdqu (F3 0F 6F) loads integers,
+       16 bytes of them INT64 lanes; movups (0F 10) four floats; movsd (F2 0F 10) a
+       double. The float view: 0.0 and 2.0 (0x4000000000000000) loaded by one
+       instruction have sign and mantissa always zero, the exponent not */
+    {
+        static const struct { const char *fn, *type, *view; uint64_t count, bytes; } want[] = {
+            {"vec_int_zeros", "int64", NULL, 1, 16},
+            {"vec_float_zeros", "float32", "{\"sign\":true,\"exponent\":true,\"mantissa\":true}", 1, 16},
+            {"get_double", "float64", "{\"sign\":true,\"exponent\":false,\"mantissa\":true}", 2, 16},
+        };
+        size_t i;
+        for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+            char *e = entry_of(j, want[i].fn), tb[64];
+            const char *v;
+            if (!e) fail_msg("no zero-loads entry in %s", want[i].fn);
+            expect(j, NULL, want[i].fn, NULL, want[i].count, want[i].bytes);
+            snprintf(tb, sizeof tb, "\"type\":\"%s\"", want[i].type);
+            if (!strstr(e, tb)) fail_msg("%s: not %s in %s", want[i].fn, tb, e);
+            v = strstr(e, "\"float_always_zero\":");
+            if (!want[i].view) assert_null(v);
+            else if (!v || strncmp(v + 20, want[i].view, strlen(want[i].view)))
+                fail_msg("%s: float view %s, expected %s", want[i].fn, v ? v : "none", want[i].view);
+            free(e);
+        }
+    }
     free(j);
     /* each load after the first of the same cell repeats its value */
     j = profile_json("redundant-loads", "");

@@ -274,12 +274,20 @@ static void print_path_json(frames_vprof *vp, uint32_t ctx, cli_names *names) {
     printf("]");
 }
 
+/* An element type as the JSON names it. */
+static const char *type_name(frames_vprof_type t) {
+    static const char *const names[] = {"unknown", "int8", "int16", "int32", "int64", "float32", "float64"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
 static void print_entry_extra_json(const frames_vprof_entry *e, const char *name) {
     uint32_t i;
     if (!strcmp(name, "values")) {
-        printf(",\"value\":\"0x%llx\",\"size\":%u", (unsigned long long)e->value, e->size);
+        printf(",\"value\":\"0x%llx\",\"size\":%u,\"type\":\"%s\"", (unsigned long long)e->value,
+               e->size, type_name(e->type));
     } else if (!strcmp(name, "zero-loads")) {
-        printf(",\"loads\":%llu,\"always_zero_bytes\":\"", (unsigned long long)e->total);
+        printf(",\"loads\":%llu,\"type\":\"%s\",\"always_zero_bytes\":\"", (unsigned long long)e->total,
+               type_name(e->type));
         for (i = 0; i < e->size && i < sizeof e->nonzero; i++) putchar(e->nonzero[i] ? '.' : '0');
         printf("\"");
         if (e->is_float)
