@@ -823,7 +823,59 @@ static void test_profiler_threads(void **state) {
     expect(j, NULL, "work", NULL, 8, 64);
     free(j);
 }
+
+/* Offline = online, the whole JSON but "trace": a program whose every run executes the
+   same instructions (static, no C library: no loader, no start-up that reads random
+   bytes) profiled from its recording and live, by every profiler, with --data. */
+static const char det_c[] =
+    "volatile long zeros[4];\n"
+    "volatile long cell = 7;\n"
+    "volatile long sink;\n"
+    "#define NI __attribute__((noinline))\n"
+    "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
+    "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
+    "NI void dead(void) { cell = 1; cell = 2; }\n"
+    "void _start(void) {\n"
+    "    load_zeros(); store_same(); dead();\n"
+    "    __asm__ volatile(\"mov $60, %%eax; xor %%edi, %%edi; syscall\" ::: \"memory\");\n"
+    "}\n";
+
+static void test_offline_equals_online(void **state) {
+    static const char *const profs[] = {"zero-loads", "redundant-loads", "silent-stores",
+                                        "dead-stores", "values"};
+    char src[600], *out;
+    size_t k;
+    int st;
+    (void)state;
+    if (!waste_dir[0]) skip();
+    snprintf(src, sizeof src, "%s/det.c", waste_dir);
+    assert_int_equal(tu_write_file(src, det_c, sizeof det_c - 1), 0);
+    out = tu_run(&st, "cc -O1 -g -static -nostdlib -fno-stack-protector -fno-pie -no-pie -o %s/det %s 2>&1 && "
+                 "'%s' record -o %s/det.frames -- %s/det >/dev/null 2>&1",
+                 waste_dir, src, tu_frames_bin(), waste_dir, waste_dir);
+    free(out);
+    if (st) skip();   /* no static linking here */
+    for (k = 0; k < sizeof profs / sizeof profs[0]; k++) {
+        char *off = tu_run_ok("frames vprof", "'%s' vprof %s/det.frames --profiler %s --data --json",
+                              tu_frames_bin(), waste_dir, profs[k]);
+        char *on = tu_run_ok("frames vprof online", "'%s' vprof --profiler %s --data --json -- %s/det",
+                             tu_frames_bin(), profs[k], waste_dir);
+        const char *rest = strstr(off, ",\"profiler\":");
+        assert_true(!strncmp(off, "{\"trace\":\"", 10));
+        assert_true(!strncmp(on, "{\"trace\":null,\"profiler\":", 25));
+        assert_non_null(rest);
+        if (strcmp(rest, on + 13)) fail_msg("%s: offline %s\nonline %s", profs[k], off, on);
+        if (k == 0) expect(on, NULL, "load_zeros", NULL, 10, 80);
+        if (k == 3) expect(on, "store_same", "store_same", NULL, 4, 32);
+        free(off);
+        free(on);
+    }
+}
 #else
+static void test_offline_equals_online(void **state) {
+    (void)state;
+    skip();
+}
 static void test_profiler_threads(void **state) {
     (void)state;
     skip();
@@ -966,6 +1018,7 @@ int main(void) {
         cmocka_unit_test(test_stack_rules),
         cmocka_unit_test(test_profilers_recorded),
         cmocka_unit_test(test_profiler_threads),
+        cmocka_unit_test(test_offline_equals_online),
     };
     return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
 }
