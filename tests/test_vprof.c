@@ -894,6 +894,54 @@ static void test_profilers_recorded(void **state) {
 }
 #endif
 
+/* A huge address space: 10000 addresses spread over all 2^64 bytes, each stored twice.
+   Memory stays within the caps (64 granules: 8 pages of the memory model, 64 shadow
+   cells), the accesses over them are counted, and what is counted is exact for the
+   addresses that fit: the first 8 pages' stores are checked, the first 64 addresses'
+   second stores kill 8 bytes each. */
+static void test_huge_address_space(void **state) {
+    frames_vprof_options o;
+    frames_vprof_builtin_options bo;
+    frames_vprof *vp;
+    frames_vprof_builtin *b;
+    frames_error err;
+    const frames_vprof_stats *s;
+    const frames_vprof_builtin_stats *bs;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    uint64_t i, x = 0;
+    tframe t;
+    frames_frame f;
+    (void)state;
+    frames_vprof_options_default(&o);
+    o.max_addresses = 64;
+    frames_vprof_builtin_options_default(&bo);
+    bo.max_addresses = 64;
+    assert_int_equal(frames_vprof_open(&vp, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_vprof_builtin_open(&b, vp, "dead-stores", &bo, &err), FRAMES_OK);
+    for (i = 0; i < 10000; i++) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);   /* splitmix64: distinct, spread */
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        tf_store(&t, 0x40, z & ~(uint64_t)15, v, 8);
+        to_frame(&t, &f);
+        assert_int_equal(frames_vprof_add_frame(vp, &f), FRAMES_OK);
+        assert_int_equal(frames_vprof_add_frame(vp, &f), FRAMES_OK);
+    }
+    s = frames_vprof_stats_get(vp);
+    bs = frames_vprof_builtin_stats_get(b);
+    assert_int_equal(s->stores, 20000);
+    assert_true(s->address_cap_hit);
+    assert_int_equal(s->content_granules, 8 * (FRAMES_REPLAY_MEM_PAGE / 8));
+    assert_int_equal(s->untracked_accesses, 2 * (10000 - 8));
+    assert_int_equal(s->checked_stores, 8);   /* the second store of the first 8 */
+    assert_int_equal(s->silent_stores, 8);
+    assert_int_equal(bs->total_bytes, 64 * 8);
+    assert_int_equal(bs->dropped, 2 * (10000 - 64));
+    frames_vprof_builtin_close(b);
+    frames_vprof_close(vp);
+}
+
 /* A trace without calls and without values: empty profiles and a note, no failure. */
 static void test_profiler_no_values(void **state) {
     char *out;
@@ -1014,6 +1062,7 @@ int main(void) {
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_profiler_no_values),
+        cmocka_unit_test(test_huge_address_space),
         cmocka_unit_test(test_stack_classify),
         cmocka_unit_test(test_stack_rules),
         cmocka_unit_test(test_profilers_recorded),
