@@ -2726,9 +2726,15 @@ FRAMES_REPLAY_DEF int frames_replay_mem_cap_hit(const frames_replay_mem *m);
 extern "C" {
 #endif
 
+/* A page is 8-byte granules, each its values and a byte of known bits (bit i: val[i]),
+   side by side so that an access finds both in one cache line. */
+typedef struct frames__rmem_gran {
+    uint8_t val[8];
+    uint8_t known;
+} frames__rmem_gran;
+
 typedef struct frames__rmem_page {
-    uint8_t val[FRAMES_REPLAY_MEM_PAGE];
-    uint8_t known[FRAMES_REPLAY_MEM_PAGE / 8];   /* bit i % 8 of byte i / 8: val[i] known */
+    frames__rmem_gran g[FRAMES_REPLAY_MEM_PAGE / 8];
 } frames__rmem_page;
 
 typedef struct frames__rmem_slot {
@@ -2815,10 +2821,21 @@ static FRAMES__UNUSED frames__rmem_page *frames__rmem_page_of(frames_replay_mem 
          pos < (n); pos += cnt, no = (no + 1) & (UINT64_MAX / FRAMES_REPLAY_MEM_PAGE), off = 0, \
         cnt = (n) - pos < FRAMES_REPLAY_MEM_PAGE ? (n) - pos : FRAMES_REPLAY_MEM_PAGE)
 
+/* The known bits of bytes [off, off + cnt) of a granule (off + cnt <= 8). */
+FRAMES__INLINE uint8_t frames__rmem_mask(size_t off, size_t cnt) {
+    return (uint8_t)(((1u << cnt) - 1) << off);
+}
+
+/* FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, pos): the granule pieces of bytes
+   [off, off + cnt) of a page: granule i, first byte o in it, c bytes, pos from off. */
+#define FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, pos)                                     \
+    for (pos = 0, i = (off) >> 3, o = (off)&7, c = (cnt) < 8 - o ? (cnt) : 8 - o; pos < (cnt); \
+         pos += c, i++, o = 0, c = (cnt) - pos < 8 ? (cnt) - pos : 8)
+
 FRAMES_REPLAY_DEF int frames_replay_mem_set(frames_replay_mem *m, uint64_t addr,
                                             const uint8_t *v, size_t n) {
     uint64_t no;
-    size_t off, cnt, pos, i;
+    size_t off, cnt, pos, i, o, c, p2;
     int rc = FRAMES_OK;
     FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
         frames__rmem_page *p = frames__rmem_page_of(m, no, 1);
@@ -2826,34 +2843,39 @@ FRAMES_REPLAY_DEF int frames_replay_mem_set(frames_replay_mem *m, uint64_t addr,
             rc = m->pages.len >= m->pages.max ? FRAMES_E_LIMIT : FRAMES_E_NOMEM;
             continue;
         }
-        memcpy(p->val + off, v + pos, cnt);
-        for (i = off; i < off + cnt; i++) p->known[i >> 3] = (uint8_t)(p->known[i >> 3] | 1u << (i & 7));
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            memcpy(p->g[i].val + o, v + pos + p2, c);
+            p->g[i].known = (uint8_t)(p->g[i].known | frames__rmem_mask(o, c));
+        }
     }
     return rc;
 }
 
 FRAMES_REPLAY_DEF void frames_replay_mem_forget(frames_replay_mem *m, uint64_t addr, size_t n) {
     uint64_t no;
-    size_t off, cnt, pos, i;
+    size_t off, cnt, pos, i, o, c, p2;
     FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
         frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
         if (!p) continue;
-        for (i = off; i < off + cnt; i++) p->known[i >> 3] = (uint8_t)(p->known[i >> 3] & ~(1u << (i & 7)));
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2)
+            p->g[i].known = (uint8_t)(p->g[i].known & ~frames__rmem_mask(o, c));
     }
 }
 
 FRAMES_REPLAY_DEF size_t frames_replay_mem_read(frames_replay_mem *m, uint64_t addr, uint8_t *v,
                                                 uint8_t *known, size_t n) {
     uint64_t no;
-    size_t off, cnt, pos, i, count = 0;
+    size_t off, cnt, pos, i, o, c, p2, k, count = 0;
     FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
         const frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
-        for (i = 0; i < cnt; i++) {
-            size_t b = off + i;
-            int k = p && (p->known[b >> 3] >> (b & 7) & 1);
-            v[pos + i] = k ? p->val[b] : 0;
-            if (known) known[pos + i] = (uint8_t)k;
-            count += (size_t)k;
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            unsigned kb = p ? p->g[i].known : 0;
+            for (k = 0; k < c; k++) {
+                unsigned in = kb >> (o + k) & 1;
+                v[pos + p2 + k] = in ? p->g[i].val[o + k] : 0;
+                if (known) known[pos + p2 + k] = (uint8_t)in;
+                count += in;
+            }
         }
     }
     return count;
@@ -2862,15 +2884,15 @@ FRAMES_REPLAY_DEF size_t frames_replay_mem_read(frames_replay_mem *m, uint64_t a
 FRAMES_REPLAY_DEF int frames_replay_mem_compare(frames_replay_mem *m, uint64_t addr,
                                                 const uint8_t *v, size_t n) {
     uint64_t no;
-    size_t off, cnt, pos, i;
+    size_t off, cnt, pos, i, o, c, p2;
     int equal = 1;
     FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
         const frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
         if (!p) return -1;
-        for (i = 0; i < cnt; i++) {
-            size_t b = off + i;
-            if (!(p->known[b >> 3] >> (b & 7) & 1)) return -1;
-            if (p->val[b] != v[pos + i]) equal = 0;
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            uint8_t mk = frames__rmem_mask(o, c);
+            if ((p->g[i].known & mk) != mk) return -1;
+            if (memcmp(p->g[i].val + o, v + pos + p2, c)) equal = 0;
         }
     }
     return equal;

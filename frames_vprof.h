@@ -80,13 +80,17 @@
    silent nor not silent); checked_stores counts the others.
    Zero-value load: every byte of the loaded value is zero.
 
-   Bounded memory. Two tables track memory: previous loads by start address and known
-   content by 8-byte-aligned granule; each holds at most `max_addresses` entries (default
-   2^21, about 64 MiB per table when full). An access that would need a new entry in a
-   full table is counted in stats.untracked_accesses and address_cap_hit is set: loads
-   there are not redundant and stores there are unchecked, so every count is then a lower
-   bound. Per-instruction rows (keyed by the frame's address) are bounded by
-   `max_instructions`; accesses of instructions beyond it count only in the totals.
+   Bounded memory. Memory content is frames_replay.h's memory alone (one model for the
+   library: bytes, known or not): pages of FRAMES_REPLAY_MEM_PAGE bytes, at most
+   max_addresses / 8 of them (as much memory as max_addresses 8-byte granules took when
+   content was a table of granules: about 70 MiB at the default 2^21). Previous loads are
+   a table by start address of at most `max_addresses` entries, and where they start a
+   second such memory. An access that would need a new page or entry beyond a cap is
+   counted in stats.untracked_accesses and address_cap_hit is set: loads there are not
+   redundant and stores there are unchecked, so every count is then a lower bound.
+   stats.content_granules is the granules of the pages held. Per-instruction rows (keyed
+   by the frame's address) are bounded by `max_instructions`; accesses of instructions
+   beyond it count only in the totals.
 
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
@@ -104,7 +108,7 @@
    The framework: clients, records, calling contexts
    Built-in profilers
    IMPLEMENTATION
-     State: hash tables of loads, content granules and rows
+     State: the memory model, tables of loads and rows
      Lifecycle
      Accesses: loads, stores, observations
      Framework: contexts
@@ -179,7 +183,7 @@ typedef struct frames_vprof_stats {
     uint64_t skipped_operands;     /* memory operands not profiled (see THE MODEL) */
     uint64_t untracked_accesses;   /* accesses a full memory table could not take */
     uint64_t load_addresses;       /* entries in the previous-load table */
-    uint64_t content_granules;     /* entries in the content table */
+    uint64_t content_granules;     /* 8-byte granules of the memory model's pages */
     uint64_t instructions;         /* per-instruction rows */
     uint64_t untracked_instructions; /* accesses of instructions beyond the row cap */
     uint64_t max_addresses, max_instructions;
@@ -241,7 +245,7 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
    sampling window) the callback receives one batch: the records of the frame's operands
    that pass, reads (pre-list) first. Contexts come from the call stack of
    frames_replay.h (frames_replay_stack_*), registers' old values from its register model
-   (frames_replay_regs_*), memory's old values from the profiler's known-byte memory
+   (frames_replay_regs_*), memory's old values from the profiler's memory model
    (THE MODEL above). Options arch/machine name the trace's architecture (the frames
    header's) for the call stack and the registers; 0 leaves contexts empty.
    ====================================================================================== */
@@ -255,9 +259,14 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 #define FRAMES_VPROF_INT   0x40u    /* integer-typed values */
 #define FRAMES_VPROF_FLOAT 0x80u    /* float-typed values */
 
-/* Element type of a value. A frame with a vector/float register operand is a float
-   instruction: its 4-byte values are FLOAT, 8-byte and wider ones DOUBLE lanes. Other
-   values are integers by size (INT8..INT64; wider: INT64 lanes, odd sizes INT8 lanes). */
+/* Element type of a value. x86 (options arch FRAMES_ARCH_I386): decoded from the
+   instruction's prefixes and opcode: SSE/AVX/AVX-512 ps and ss forms give FLOAT32
+   lanes, pd and sd forms FLOAT64 lanes, x87 m32fp/m64fp forms FLOAT32/FLOAT64, integer
+   SIMD and everything else integers. Other architectures: a frame with a vector/float
+   register operand is a float instruction, its 4-byte values FLOAT32, 8-byte and wider
+   ones FLOAT64 lanes (sizes a multiple of 4 but not 8: FLOAT32 lanes). General register
+   operands are always integers. Integers by size: INT8..INT64; wider: INT64 lanes, odd
+   sizes INT8 lanes. */
 typedef enum frames_vprof_type {
     FRAMES_VPROF_INT8 = 1, FRAMES_VPROF_INT16, FRAMES_VPROF_INT32, FRAMES_VPROF_INT64,
     FRAMES_VPROF_FLOAT32, FRAMES_VPROF_FLOAT64
@@ -433,18 +442,19 @@ extern "C" {
 #endif
 
 /* --------------------------------------------------------------------------------------
-   State: hash tables of loads, content granules and rows
+   State: the memory model, tables of loads and rows
    -------------------------------------------------------------------------------------- */
 
 /* Every table is a frames__htab whose slots start with the table's hash and then the
    uint64_t key (frames__vprof_find, _insert). */
 
-/* Previous load at a start address. */
+/* Previous load at a start address. The hash is frames__mix64(address), a bijection,
+   but for its top bit (the table's mark): that bit is kept with the size, so the slot is
+   its own key in 24 bytes (a quarter less memory to miss in than with the address). */
 typedef struct frames__vprof_load {
     uint64_t hash;
-    uint64_t address;
     uint64_t value;     /* bytes (size <= 8, little-endian) or a hash of them */
-    uint32_t size;
+    uint32_t size_top;  /* size << 1 | the top bit of frames__mix64(address) */
 } frames__vprof_load;
 
 
@@ -564,6 +574,42 @@ static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
     memcpy(&k, (const unsigned char *)slot + sizeof(uint64_t), sizeof k);
     return k;
+}
+
+/* The previous load at a, or NULL; *h: frames__mix64(a). */
+static frames__vprof_load *frames__vprof_load_find(const frames_vprof *vp, uint64_t a,
+                                                   uint64_t *h) {
+    size_t at = 0;
+    frames__vprof_load *l;
+    *h = frames__mix64(a);
+    while ((l = FRAMES__HTAB_NEXT(&vp->loads, frames__vprof_load, *h, &at)) &&
+           (l->size_top & 1) != (uint32_t)(*h >> 63)) {
+    }
+    return l;
+}
+
+static int frames__vprof_fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
+                              ...) FRAMES__PRINTF(4, 5);
+
+/* The previous load at a; when absent it is added (*created set, value and size 0).
+   NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
+static frames__vprof_load *frames__vprof_load_slot(frames_vprof *vp, uint64_t a, int *created,
+                                                   int *rc) {
+    uint64_t h;
+    frames__vprof_load *l = frames__vprof_load_find(vp, a, &h);
+    *rc = FRAMES_OK;
+    *created = 0;
+    if (l) return l;
+    if (vp->loads.len >= vp->loads.max) return NULL;
+    if (!(l = (frames__vprof_load *)frames__htab_add(&vp->loads, h, vp->opt.alloc_ctx))) {
+        *rc = frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM,
+                                 "out of memory for a profile table of %llu entries",
+                                 (unsigned long long)vp->loads.len);
+        return NULL;
+    }
+    l->size_top = (uint32_t)(h >> 63);
+    *created = 1;
+    return l;
 }
 
 /* Slot holding key, or NULL. */
@@ -738,9 +784,9 @@ static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t 
         if (!frames_replay_mem_read(vp->starts, c, v, known, len)) continue;
         for (k = 0; k < len; k++) {
             frames__vprof_load *l;
-            if (!known[k] || !(l = (frames__vprof_load *)frames__vprof_find(&vp->loads, c + k)))
-                continue;
-            if (c + k + l->size > a) {
+            uint64_t h;
+            if (!known[k] || !(l = frames__vprof_load_find(vp, c + k, &h))) continue;
+            if (c + k + (l->size_top >> 1) > a) {
                 frames__htab_erase(&vp->loads, l);
                 frames_replay_mem_forget(vp->starts, c + k, 1);
             }
@@ -796,11 +842,11 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
     untracked = frames__vprof_set_known(vp, a, v, n, &rc);
     /* a previous load is only kept where the starts memory can say where it starts */
     l = frames_replay_mem_set(vp->starts, a, &one, 1) == FRAMES_OK
-            ? (frames__vprof_load *)frames__vprof_insert(vp, &vp->loads, a, &created, &r)
+            ? frames__vprof_load_slot(vp, a, &created, &r)
             : NULL;
     if (l) {
-        redundant = !created && l->size == n && l->value == key;
-        l->size = (uint32_t)n;
+        redundant = !created && l->size_top >> 1 == n && l->value == key;
+        l->size_top = (uint32_t)n << 1 | (l->size_top & 1);
         l->value = key;
     } else {
         if (r < 0) rc = r;
