@@ -1225,7 +1225,8 @@ static int frames__vprof_simd_name(const frames_bytes *nm) {
    maps): FRAMES_VPROF_FLOAT32 (ps, ss), FRAMES_VPROF_FLOAT64 (pd, sd), 1 for integer
    data (MMX/SSE2 integer operations, moves as movdqa, x87 integer forms), 0 when it is
    not such an instruction. */
-enum { FRAMES__VPROF_X86_INT = 1, FRAMES__VPROF_FLOAT_BY_SIZE = 100 };
+#define FRAMES__VPROF_X86_INT 1           /* ints, not an enum: C++ compares the types */
+#define FRAMES__VPROF_FLOAT_BY_SIZE 100
 
 /* Packed/scalar single or double by the mandatory prefix (none/F3: single, 66/F2: double). */
 static int frames__vprof_x86_ps_pd(int pp) {
