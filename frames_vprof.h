@@ -9,7 +9,7 @@
    trace (or single accesses from a live tracer) and it counts, per instruction, the loads
    that read again what the same address gave last time with nothing written in between,
    the stores that write what memory already holds, and the loads of zero. Bounded
-   memory (two capped hash tables), no allocation per access once they have grown, no
+   memory (capped pages and tables), no allocation per access once they have grown, no
    global state, no stdio.
 
    ---------------------------------------------------------------------------------------
