@@ -100,6 +100,7 @@
      Replay: open, goto, state
      Replay: searches
      Call stack
+   The memory alone
 */
 /* FRAMES_ALL_IMPLEMENTATION (frames.h) turns this header's implementation on too. */
 #if defined(FRAMES_ALL_IMPLEMENTATION) && !defined(FRAMES_REPLAY_IMPLEMENTATION)
@@ -2885,6 +2886,248 @@ frames_replay_stack_stats_get(const frames_replay_stack *s) {
 #endif
 #endif /* FRAMES_REPLAY_IMPLEMENTATION_INCLUDED */
 #endif /* FRAMES_REPLAY_IMPLEMENTATION */
+
+/* ======================================================================================
+   The memory alone
+   The replay's memory model (THE MODEL: bytes, each unknown until an operand shows it)
+   for consumers that walk a trace forward themselves and need neither the index nor the
+   register file (frames_vprof.h's profiles): a sparse, byte-exact memory that keeps
+   whether a byte is known apart from its value. Pages of FRAMES_REPLAY_MEM_PAGE bytes
+   (their values and a bit per byte: known) are allocated on the first known byte and
+   held in a hash table by page number, at most max_pages of them: a byte that needs a
+   page beyond that stays unknown (frames_replay_mem_set says FRAMES_E_LIMIT), so what is
+   read back is never wrong, only missing. Addresses wrap at 2^64. Lookups go through a
+   small cache of recent pages, so the calls are not const.
+   ====================================================================================== */
+#ifndef FRAMES_REPLAY_MEM_H_INCLUDED
+#define FRAMES_REPLAY_MEM_H_INCLUDED
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FRAMES_REPLAY_MEM_PAGE 256u
+
+typedef struct frames_replay_mem frames_replay_mem;
+
+/* An empty memory of at most max_pages pages (0: FRAMES_E_INVALID). FRAMES_OK or
+   FRAMES_E_NOMEM / FRAMES_E_INVALID (err may be NULL). */
+FRAMES_REPLAY_DEF int frames_replay_mem_open(frames_replay_mem **m, uint64_t max_pages,
+                                             void *alloc_ctx, frames_error *err);
+FRAMES_REPLAY_DEF void frames_replay_mem_close(frames_replay_mem *m);
+/* Bytes [addr, addr + n) are known: values v. FRAMES_OK, or FRAMES_E_LIMIT (page cap) or
+   FRAMES_E_NOMEM when some of them could not be kept (those stay as they were: unknown
+   if they were, since their page does not exist). */
+FRAMES_REPLAY_DEF int frames_replay_mem_set(frames_replay_mem *m, uint64_t addr,
+                                            const uint8_t *v, size_t n);
+/* Bytes [addr, addr + n) are unknown again (written with a value the trace lacks). */
+FRAMES_REPLAY_DEF void frames_replay_mem_forget(frames_replay_mem *m, uint64_t addr, size_t n);
+/* The known bytes of [addr, addr + n) into v (unknown ones: 0) and, when known is not
+   NULL, known[i] = 1 or 0. Returns how many are known. */
+FRAMES_REPLAY_DEF size_t frames_replay_mem_read(frames_replay_mem *m, uint64_t addr, uint8_t *v,
+                                                uint8_t *known, size_t n);
+/* 1: every byte of [addr, addr + n) known and equal to v; 0: every byte known, some
+   different; -1: some byte unknown. */
+FRAMES_REPLAY_DEF int frames_replay_mem_compare(frames_replay_mem *m, uint64_t addr,
+                                                const uint8_t *v, size_t n);
+/* Pages held, and whether a set was refused for the cap. */
+FRAMES_REPLAY_DEF uint64_t frames_replay_mem_pages(const frames_replay_mem *m);
+FRAMES_REPLAY_DEF int frames_replay_mem_cap_hit(const frames_replay_mem *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_REPLAY_MEM_H_INCLUDED */
+
+#if defined(FRAMES_REPLAY_IMPLEMENTATION) || defined(FRAMES_ALL_IMPLEMENTATION)
+#ifndef FRAMES_REPLAY_MEM_IMPLEMENTATION_INCLUDED
+#define FRAMES_REPLAY_MEM_IMPLEMENTATION_INCLUDED
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A page is 8-byte granules, each its values and a byte of known bits (bit i: val[i]),
+   side by side so that an access finds both in one cache line. */
+typedef struct frames__rmem_gran {
+    uint8_t val[8];
+    uint8_t known;
+} frames__rmem_gran;
+
+typedef struct frames__rmem_page {
+    frames__rmem_gran g[FRAMES_REPLAY_MEM_PAGE / 8];
+} frames__rmem_page;
+
+typedef struct frames__rmem_slot {
+    uint64_t hash;
+    uint64_t no;                 /* address / FRAMES_REPLAY_MEM_PAGE */
+    frames__rmem_page *page;     /* its own allocation: never moves while the table grows */
+} frames__rmem_slot;
+
+#define FRAMES__RMEM_CACHE 16u   /* recent pages, direct-mapped by page number */
+
+struct frames_replay_mem {
+    frames__htab pages;
+    void *actx;
+    int cap_hit;
+    struct { uint64_t no; frames__rmem_page *page; } cache[FRAMES__RMEM_CACHE];
+};
+
+FRAMES_REPLAY_DEF int frames_replay_mem_open(frames_replay_mem **out, uint64_t max_pages,
+                                             void *alloc_ctx, frames_error *err) {
+    frames_replay_mem *m;
+    *out = NULL;
+    if (!max_pages) {
+        if (err) frames__fail(err, FRAMES_E_INVALID, FRAMES_NO_POS, FRAMES_NO_POS, "max_pages must not be 0");
+        return FRAMES_E_INVALID;
+    }
+    if (!(m = (frames_replay_mem *)frames__zalloc(sizeof *m, alloc_ctx))) {
+        if (err) frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS, "out of memory");
+        return FRAMES_E_NOMEM;
+    }
+    m->actx = alloc_ctx;
+    FRAMES__HTAB_INIT(&m->pages, frames__rmem_slot,
+                      max_pages > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)max_pages);
+    *out = m;
+    return FRAMES_OK;
+}
+
+FRAMES_REPLAY_DEF void frames_replay_mem_close(frames_replay_mem *m) {
+    size_t i;
+    if (!m) return;
+    for (i = 0; i < m->pages.cap; i++) {
+        frames__rmem_slot *s = (frames__rmem_slot *)frames__htab_at(&m->pages, i);
+        if (s) FRAMES_FREE(s->page, m->actx);
+    }
+    frames__htab_free(&m->pages, m->actx);
+    FRAMES_FREE(m, m->actx);
+}
+
+/* Page no, or NULL when it has none (create: made, NULL when the cap or memory says no). */
+static FRAMES__UNUSED frames__rmem_page *frames__rmem_page_of(frames_replay_mem *m, uint64_t no,
+                                                              int create) {
+    size_t c = (size_t)(no & (FRAMES__RMEM_CACHE - 1)), at = 0;
+    uint64_t h;
+    frames__rmem_slot *s;
+    frames__rmem_page *p;
+    if (m->cache[c].page && m->cache[c].no == no) return m->cache[c].page;
+    h = frames__mix64(no);
+    while ((s = FRAMES__HTAB_NEXT(&m->pages, frames__rmem_slot, h, &at)) && s->no != no) {
+    }
+    if (!s) {
+        if (!create) return NULL;
+        if (m->pages.len >= m->pages.max) {
+            m->cap_hit = 1;
+            return NULL;
+        }
+        if (!(p = (frames__rmem_page *)frames__zalloc(sizeof *p, m->actx))) return NULL;
+        if (!(s = (frames__rmem_slot *)frames__htab_add(&m->pages, h, m->actx))) {
+            FRAMES_FREE(p, m->actx);
+            return NULL;
+        }
+        s->no = no;
+        s->page = p;
+    }
+    m->cache[c].no = no;
+    m->cache[c].page = s->page;
+    return s->page;
+}
+
+/* FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos): each page piece of [addr, addr+n):
+   page number, first offset in it, byte count, offset into the access. */
+#define FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos)                                 \
+    for (pos = 0, no = (addr) / FRAMES_REPLAY_MEM_PAGE,                                     \
+        off = (size_t)((addr) % FRAMES_REPLAY_MEM_PAGE),                                    \
+        cnt = (n) < FRAMES_REPLAY_MEM_PAGE - off ? (n) : FRAMES_REPLAY_MEM_PAGE - off;       \
+         pos < (n); pos += cnt, no = (no + 1) & (UINT64_MAX / FRAMES_REPLAY_MEM_PAGE), off = 0, \
+        cnt = (n) - pos < FRAMES_REPLAY_MEM_PAGE ? (n) - pos : FRAMES_REPLAY_MEM_PAGE)
+
+/* The known bits of bytes [off, off + cnt) of a granule (off + cnt <= 8). */
+FRAMES__INLINE uint8_t frames__rmem_mask(size_t off, size_t cnt) {
+    return (uint8_t)(((1u << cnt) - 1) << off);
+}
+
+/* FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, pos): the granule pieces of bytes
+   [off, off + cnt) of a page: granule i, first byte o in it, c bytes, pos from off. */
+#define FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, pos)                                     \
+    for (pos = 0, i = (off) >> 3, o = (off)&7, c = (cnt) < 8 - o ? (cnt) : 8 - o; pos < (cnt); \
+         pos += c, i++, o = 0, c = (cnt) - pos < 8 ? (cnt) - pos : 8)
+
+FRAMES_REPLAY_DEF int frames_replay_mem_set(frames_replay_mem *m, uint64_t addr,
+                                            const uint8_t *v, size_t n) {
+    uint64_t no;
+    size_t off, cnt, pos, i, o, c, p2;
+    int rc = FRAMES_OK;
+    FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
+        frames__rmem_page *p = frames__rmem_page_of(m, no, 1);
+        if (!p) {
+            rc = m->pages.len >= m->pages.max ? FRAMES_E_LIMIT : FRAMES_E_NOMEM;
+            continue;
+        }
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            memcpy(p->g[i].val + o, v + pos + p2, c);
+            p->g[i].known = (uint8_t)(p->g[i].known | frames__rmem_mask(o, c));
+        }
+    }
+    return rc;
+}
+
+FRAMES_REPLAY_DEF void frames_replay_mem_forget(frames_replay_mem *m, uint64_t addr, size_t n) {
+    uint64_t no;
+    size_t off, cnt, pos, i, o, c, p2;
+    FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
+        frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
+        if (!p) continue;
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2)
+            p->g[i].known = (uint8_t)(p->g[i].known & ~frames__rmem_mask(o, c));
+    }
+}
+
+FRAMES_REPLAY_DEF size_t frames_replay_mem_read(frames_replay_mem *m, uint64_t addr, uint8_t *v,
+                                                uint8_t *known, size_t n) {
+    uint64_t no;
+    size_t off, cnt, pos, i, o, c, p2, k, count = 0;
+    FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
+        const frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            unsigned kb = p ? p->g[i].known : 0;
+            for (k = 0; k < c; k++) {
+                unsigned in = kb >> (o + k) & 1;
+                v[pos + p2 + k] = in ? p->g[i].val[o + k] : 0;
+                if (known) known[pos + p2 + k] = (uint8_t)in;
+                count += in;
+            }
+        }
+    }
+    return count;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_mem_compare(frames_replay_mem *m, uint64_t addr,
+                                                const uint8_t *v, size_t n) {
+    uint64_t no;
+    size_t off, cnt, pos, i, o, c, p2;
+    int equal = 1;
+    FRAMES__RMEM_FOR_PAGES(addr, n, no, off, cnt, pos) {
+        const frames__rmem_page *p = frames__rmem_page_of(m, no, 0);
+        if (!p) return -1;
+        FRAMES__RMEM_FOR_GRANS(off, cnt, i, o, c, p2) {
+            uint8_t mk = frames__rmem_mask(o, c);
+            if ((p->g[i].known & mk) != mk) return -1;
+            if (memcmp(p->g[i].val + o, v + pos + p2, c)) equal = 0;
+        }
+    }
+    return equal;
+}
+
+FRAMES_REPLAY_DEF uint64_t frames_replay_mem_pages(const frames_replay_mem *m) {
+    return m->pages.len;
+}
+
+FRAMES_REPLAY_DEF int frames_replay_mem_cap_hit(const frames_replay_mem *m) { return m->cap_hit; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FRAMES_REPLAY_MEM_IMPLEMENTATION_INCLUDED */
+#endif /* FRAMES_REPLAY_IMPLEMENTATION || FRAMES_ALL_IMPLEMENTATION */
 
 /*
  * MIT License

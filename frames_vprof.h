@@ -9,7 +9,7 @@
    trace (or single accesses from a live tracer) and it counts, per instruction, the loads
    that read again what the same address gave last time with nothing written in between,
    the stores that write what memory already holds, and the loads of zero. Bounded
-   memory (two capped hash tables), no allocation per access once they have grown, no
+   memory (capped pages and tables), no allocation per access once they have grown, no
    global state, no stdio.
 
    ---------------------------------------------------------------------------------------
@@ -80,13 +80,17 @@
    silent nor not silent); checked_stores counts the others.
    Zero-value load: every byte of the loaded value is zero.
 
-   Bounded memory. Two tables track memory: previous loads by start address and known
-   content by 8-byte-aligned granule; each holds at most `max_addresses` entries (default
-   2^21, about 64 MiB per table when full). An access that would need a new entry in a
-   full table is counted in stats.untracked_accesses and address_cap_hit is set: loads
-   there are not redundant and stores there are unchecked, so every count is then a lower
-   bound. Per-instruction rows (keyed by the frame's address) are bounded by
-   `max_instructions`; accesses of instructions beyond it count only in the totals.
+   Bounded memory. Memory content is frames_replay.h's memory alone (one model for the
+   library: bytes, known or not): pages of FRAMES_REPLAY_MEM_PAGE bytes, at most
+   max_addresses / 8 of them (as much memory as max_addresses 8-byte granules took when
+   content was a table of granules: about 70 MiB at the default 2^21). Previous loads are
+   a table by start address of at most `max_addresses` entries, and where they start a
+   second such memory. An access that would need a new page or entry beyond a cap is
+   counted in stats.untracked_accesses and address_cap_hit is set: loads there are not
+   redundant and stores there are unchecked, so every count is then a lower bound.
+   stats.content_granules is the granules of the pages held. Per-instruction rows (keyed
+   by the frame's address) are bounded by `max_instructions`; accesses of instructions
+   beyond it count only in the totals.
 
    ---------------------------------------------------------------------------------------
    OPTIONS (#define before including the implementation)
@@ -104,7 +108,7 @@
    The framework: clients, records, calling contexts
    Built-in profilers
    IMPLEMENTATION
-     State: hash tables of loads, content granules and rows
+     State: the memory model, tables of loads and rows
      Lifecycle
      Accesses: loads, stores, observations
      Framework: contexts
@@ -154,6 +158,10 @@ typedef struct frames_vprof_options {
     uint32_t max_stack_depth;   /* call stack frames per thread (default 4096) */
     uint64_t sample_on, sample_every;  /* records for sample_on of every sample_every
                                   std_frames (0: every frame); the models see them all */
+    int counts_off;             /* 1: for clients only: the memory model (their records'
+                                  old values) is kept, the per-instruction rows and the
+                                  redundant, silent and zero counts are not (stats count
+                                  loads and stores only; frames_vprof_top finds nothing) */
 } frames_vprof_options;
 
 FRAMES_VPROF_DEF void frames_vprof_options_default(frames_vprof_options *o);
@@ -175,7 +183,7 @@ typedef struct frames_vprof_stats {
     uint64_t skipped_operands;     /* memory operands not profiled (see THE MODEL) */
     uint64_t untracked_accesses;   /* accesses a full memory table could not take */
     uint64_t load_addresses;       /* entries in the previous-load table */
-    uint64_t content_granules;     /* entries in the content table */
+    uint64_t content_granules;     /* 8-byte granules of the memory model's pages */
     uint64_t instructions;         /* per-instruction rows */
     uint64_t untracked_instructions; /* accesses of instructions beyond the row cap */
     uint64_t max_addresses, max_instructions;
@@ -237,7 +245,7 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
    sampling window) the callback receives one batch: the records of the frame's operands
    that pass, reads (pre-list) first. Contexts come from the call stack of
    frames_replay.h (frames_replay_stack_*), registers' old values from its register model
-   (frames_replay_regs_*), memory's old values from the profiler's known-byte memory
+   (frames_replay_regs_*), memory's old values from the profiler's memory model
    (THE MODEL above). Options arch/machine name the trace's architecture (the frames
    header's) for the call stack and the registers; 0 leaves contexts empty.
    ====================================================================================== */
@@ -251,9 +259,14 @@ FRAMES_VPROF_DEF uint64_t frames_vprof_metric_of(const frames_vprof_insn *row,
 #define FRAMES_VPROF_INT   0x40u    /* integer-typed values */
 #define FRAMES_VPROF_FLOAT 0x80u    /* float-typed values */
 
-/* Element type of a value. A frame with a vector/float register operand is a float
-   instruction: its 4-byte values are FLOAT, 8-byte and wider ones DOUBLE lanes. Other
-   values are integers by size (INT8..INT64; wider: INT64 lanes, odd sizes INT8 lanes). */
+/* Element type of a value. x86 (options arch FRAMES_ARCH_I386): decoded from the
+   instruction's prefixes and opcode: SSE/AVX/AVX-512 ps and ss forms give FLOAT32
+   lanes, pd and sd forms FLOAT64 lanes, x87 m32fp/m64fp forms FLOAT32/FLOAT64, integer
+   SIMD and everything else integers. Other architectures: a frame with a vector/float
+   register operand is a float instruction, its 4-byte values FLOAT32, 8-byte and wider
+   ones FLOAT64 lanes (sizes a multiple of 4 but not 8: FLOAT32 lanes). General register
+   operands are always integers. Integers by size: INT8..INT64; wider: INT64 lanes, odd
+   sizes INT8 lanes. */
 typedef enum frames_vprof_type {
     FRAMES_VPROF_INT8 = 1, FRAMES_VPROF_INT16, FRAMES_VPROF_INT32, FRAMES_VPROF_INT64,
     FRAMES_VPROF_FLOAT32, FRAMES_VPROF_FLOAT64
@@ -378,6 +391,8 @@ typedef struct frames_vprof_entry {
     uint8_t nonzero[32];     /* zero-loads: OR of the bytes loaded */
     uint32_t float_seen;     /* zero-loads of floats: fields seen nonzero */
     int is_float;
+    frames_vprof_type type;  /* zero-loads, values: the element type of the accesses (of
+                                the last one, should an instruction's vary) */
 } frames_vprof_entry;
 
 typedef struct frames_vprof_builtin_stats {
@@ -427,29 +442,21 @@ extern "C" {
 #endif
 
 /* --------------------------------------------------------------------------------------
-   State: hash tables of loads, content granules and rows
+   State: the memory model, tables of loads and rows
    -------------------------------------------------------------------------------------- */
 
 /* Every table is a frames__htab whose slots start with the table's hash and then the
    uint64_t key (frames__vprof_find, _insert). */
 
-/* Previous load at a start address. */
+/* Previous load at a start address. The hash is frames__mix64(address), a bijection,
+   but for its top bit (the table's mark): that bit is kept with the size, so the slot is
+   its own key in 24 bytes (a quarter less memory to miss in than with the address). */
 typedef struct frames__vprof_load {
     uint64_t hash;
-    uint64_t address;
     uint64_t value;     /* bytes (size <= 8, little-endian) or a hash of them */
-    uint32_t size;
+    uint32_t size_top;  /* size << 1 | the top bit of frames__mix64(address) */
 } frames__vprof_load;
 
-/* One 8-byte-aligned granule: known content, and which of its addresses have a previous
-   load (so that a store finds the loads it ends without probing every start address). */
-typedef struct frames__vprof_granule {
-    uint64_t hash;
-    uint64_t index;     /* address >> 3 */
-    uint8_t bytes[8];
-    uint8_t known;      /* bit i: bytes[i] is known */
-    uint8_t load_starts;/* bit i: a previous load starts at byte i */
-} frames__vprof_granule;
 
 typedef struct frames__vprof_row {
     uint64_t hash;
@@ -484,7 +491,11 @@ typedef struct frames__vprof_pending {
 struct frames_vprof {
     frames_vprof_options opt;
     frames_vprof_stats stats;
-    frames__htab loads, granules, rows;
+    frames__htab loads, rows;
+    frames_replay_mem *mem;     /* the memory model: frames_replay.h's, alone */
+    frames_replay_mem *starts;  /* its known bytes: where a previous load starts (so that a
+                                   store finds the loads it ends without probing every
+                                   start address) */
     uint32_t max_load_size;     /* largest load seen: bounds store invalidation probes */
     frames_error err;
     /* the framework */
@@ -552,11 +563,53 @@ static size_t frames__vprof_bound(uint64_t n) {
     return n > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
 
+/* Pages of the memory model for max_addresses 8-byte granules' worth of memory: a page
+   costs about as much as 8 granule entries did when memory was one table of granules. */
+static uint64_t frames__vprof_pages(uint64_t max_addresses) {
+    return max_addresses / 8 + (max_addresses % 8 != 0);
+}
+
 /* The key of a slot: the uint64_t after the table's hash. */
 static uint64_t frames__vprof_key(const void *slot) {
     uint64_t k;
     memcpy(&k, (const unsigned char *)slot + sizeof(uint64_t), sizeof k);
     return k;
+}
+
+/* The previous load at a, or NULL; *h: frames__mix64(a). */
+static frames__vprof_load *frames__vprof_load_find(const frames_vprof *vp, uint64_t a,
+                                                   uint64_t *h) {
+    size_t at = 0;
+    frames__vprof_load *l;
+    *h = frames__mix64(a);
+    while ((l = FRAMES__HTAB_NEXT(&vp->loads, frames__vprof_load, *h, &at)) &&
+           (l->size_top & 1) != (uint32_t)(*h >> 63)) {
+    }
+    return l;
+}
+
+static int frames__vprof_fail(frames_vprof *vp, frames_error *err, int code, const char *fmt,
+                              ...) FRAMES__PRINTF(4, 5);
+
+/* The previous load at a; when absent it is added (*created set, value and size 0).
+   NULL when the table is at its cap (*rc = 0) or cannot grow (*rc < 0). */
+static frames__vprof_load *frames__vprof_load_slot(frames_vprof *vp, uint64_t a, int *created,
+                                                   int *rc) {
+    uint64_t h;
+    frames__vprof_load *l = frames__vprof_load_find(vp, a, &h);
+    *rc = FRAMES_OK;
+    *created = 0;
+    if (l) return l;
+    if (vp->loads.len >= vp->loads.max) return NULL;
+    if (!(l = (frames__vprof_load *)frames__htab_add(&vp->loads, h, vp->opt.alloc_ctx))) {
+        *rc = frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM,
+                                 "out of memory for a profile table of %llu entries",
+                                 (unsigned long long)vp->loads.len);
+        return NULL;
+    }
+    l->size_top = (uint32_t)(h >> 63);
+    *created = 1;
+    return l;
 }
 
 /* Slot holding key, or NULL. */
@@ -612,12 +665,17 @@ FRAMES_VPROF_DEF int frames_vprof_open(frames_vprof **out, const frames_vprof_op
     vp->stats.max_instructions = o->max_instructions;
     frames__htab_init(&vp->loads, sizeof(frames__vprof_load),
                       frames__vprof_bound(o->max_addresses));
-    frames__htab_init(&vp->granules, sizeof(frames__vprof_granule),
-                      frames__vprof_bound(o->max_addresses));
     frames__htab_init(&vp->rows, sizeof(frames__vprof_row),
                       frames__vprof_bound(o->max_instructions));
     frames__htab_init(&vp->contexts, sizeof(frames__vprof_cslot), 
                       frames__vprof_bound(o->max_contexts ? o->max_contexts : 1));
+    if (frames_replay_mem_open(&vp->mem, frames__vprof_pages(o->max_addresses), o->alloc_ctx,
+                               err) < 0 ||
+        frames_replay_mem_open(&vp->starts, frames__vprof_pages(o->max_addresses), o->alloc_ctx,
+                               err) < 0) {
+        frames_vprof_close(vp);
+        return FRAMES_E_NOMEM;
+    }
     if (o->arch) {
         frames_replay_stack_options so;
         int rc;
@@ -642,7 +700,8 @@ FRAMES_VPROF_DEF void frames_vprof_close(frames_vprof *vp) {
     if (!vp) return;
     ctx = vp->opt.alloc_ctx;
     frames__htab_free(&vp->loads, ctx);
-    frames__htab_free(&vp->granules, ctx);
+    frames_replay_mem_close(vp->mem);
+    frames_replay_mem_close(vp->starts);
     frames__htab_free(&vp->rows, ctx);
     frames__htab_free(&vp->contexts, ctx);
     FRAMES_FREE(vp->nodes, ctx);
@@ -698,89 +757,57 @@ static uint64_t frames__vprof_value_key(const uint8_t *v, size_t n) {
          pos < (n); pos += cnt, g++, off = 0,                                                \
         cnt = (unsigned)((n) - pos < 8u ? (n) - pos : 8u))
 
-/* Record known content. Returns 1 if some granule could not be tracked. */
+/* Record known content. Returns 1 if some byte could not be tracked. */
 static int frames__vprof_set_known(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
                                    int *rc) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    int untracked = 0, r, created;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames__vprof_granule *s =
-            (frames__vprof_granule *)frames__vprof_insert(vp, &vp->granules, g, &created, &r);
-        if (!s) {
-            untracked = 1;
-            if (r < 0) *rc = r;
-            continue;
-        }
-        for (i = 0; i < cnt; i++) {
-            s->bytes[off + i] = v[pos + i];
-            s->known |= (uint8_t)(1u << (off + i));
-        }
-    }
-    vp->stats.content_granules = vp->granules.len;
-    return untracked;
+    int r = frames_replay_mem_set(vp->mem, a, v, n);
+    if (r == FRAMES_E_NOMEM)
+        *rc = frames__vprof_fail(vp, NULL, r, "out of memory for the memory model");
+    return r != FRAMES_OK;
 }
 
-static void frames__vprof_forget(frames_vprof *vp, uint64_t a, size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        frames__vprof_granule *s = (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) continue;
-        for (i = 0; i < cnt; i++) s->known &= (uint8_t)~(1u << (off + i));
-        if (!s->known && !s->load_starts) frames__htab_erase(&vp->granules, s);
-    }
-    vp->stats.content_granules = vp->granules.len;
-}
-
-/* 1: every byte known and equal to v; 0: known, different; -1: some byte unknown. */
-static int frames__vprof_compare(const frames_vprof *vp, uint64_t a, const uint8_t *v,
-                                 size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    int equal = 1;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        const frames__vprof_granule *s =
-            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) return -1;
-        for (i = 0; i < cnt; i++) {
-            if (!(s->known & (1u << (off + i)))) return -1;
-            if (s->bytes[off + i] != v[pos + i]) equal = 0;
-        }
-    }
-    return equal;
+static void frames__vprof_content_stats(frames_vprof *vp) {
+    vp->stats.content_granules = frames_replay_mem_pages(vp->mem) * (FRAMES_REPLAY_MEM_PAGE / 8);
+    vp->stats.load_addresses = vp->loads.len;
 }
 
 /* A store to [a, a+n) ends every previous load that overlaps it. Those loads start at
-   most max_load_size - 1 bytes before a, in granules whose load_starts say where. */
+   most max_load_size - 1 bytes before a, where the starts memory knows a byte. */
 static void frames__vprof_invalidate_loads(frames_vprof *vp, uint64_t a, size_t n) {
-    uint64_t lo, end = a + n, g, last;   /* no wrap: checked by the callers */
-    unsigned b;
+    uint64_t lo, end = a + n, c;   /* no wrap: checked by the callers */
+    uint8_t v[64], known[64];
+    size_t k, len;
     if (vp->loads.len == 0) return;
     lo = a >= vp->max_load_size - 1 ? a - (vp->max_load_size - 1) : 0;
-    last = (end - 1) >> 3;
-    for (g = lo >> 3; g <= last; g++) {
-        frames__vprof_granule *gr =
-            (frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!gr || !gr->load_starts) continue;
-        for (b = 0; b < 8; b++) {
-            uint64_t s = (g << 3) + b;
+    for (c = lo; c < end; c += len) {
+        len = end - c < sizeof v ? (size_t)(end - c) : sizeof v;
+        if (!frames_replay_mem_read(vp->starts, c, v, known, len)) continue;
+        for (k = 0; k < len; k++) {
             frames__vprof_load *l;
-            if (!(gr->load_starts & (1u << b)) || s < lo || s >= end) continue;
-            l = (frames__vprof_load *)frames__vprof_find(&vp->loads, s);
-            if (l && s + l->size > a) {
+            uint64_t h;
+            if (!known[k] || !(l = frames__vprof_load_find(vp, c + k, &h))) continue;
+            if (c + k + (l->size_top >> 1) > a) {
                 frames__htab_erase(&vp->loads, l);
-                gr->load_starts &= (uint8_t)~(1u << b);
+                frames_replay_mem_forget(vp->starts, c + k, 1);
             }
         }
-        /* erasing a load cannot move granule slots: gr stays valid */
-        if (!gr->known && !gr->load_starts) frames__htab_erase(&vp->granules, gr);
     }
-    vp->stats.load_addresses = vp->loads.len;
-    vp->stats.content_granules = vp->granules.len;
+}
+
+/* counts_off: an access only updates the memory model (v NULL: a store of an unknown
+   value) and is counted in *count. */
+static int frames__vprof_model_only(frames_vprof *vp, uint64_t a, const uint8_t *v, size_t n,
+                                    uint64_t *count) {
+    int rc = FRAMES_OK;
+    (*count)++;
+    if (!v) {
+        frames_replay_mem_forget(vp->mem, a, n);
+        vp->stats.unknown_value_stores++;
+    } else if (frames__vprof_set_known(vp, a, v, n, &rc)) {
+        vp->stats.untracked_accesses++;
+        vp->stats.address_cap_hit |= rc == FRAMES_OK;
+    }
+    return rc;
 }
 
 static int frames__vprof_bad_range(frames_vprof *vp, uint64_t a, size_t n) {
@@ -796,14 +823,15 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
     const uint8_t *v = (const uint8_t *)value;
     frames_vprof_insn *row;
     frames__vprof_load *l;
-    frames__vprof_granule *start;
+    static const uint8_t one = 1;
     uint64_t key;
     size_t i;
-    int rc = FRAMES_OK, r, created, zero = 1, redundant = 0, untracked;
+    int rc = FRAMES_OK, r = FRAMES_OK, created, zero = 1, redundant = 0, untracked;
     if (!v || frames__vprof_bad_range(vp, a, n)) {
         if (!v) vp->stats.skipped_operands++;
         return FRAMES_OK;
     }
+    if (vp->opt.counts_off) return frames__vprof_model_only(vp, a, v, n, &vp->stats.loads);
     row = frames__vprof_row_of(vp, pc, &rc);
     for (i = 0; i < n; i++)
         if (v[i]) {
@@ -812,21 +840,20 @@ FRAMES_VPROF_DEF int frames_vprof_load(frames_vprof *vp, uint64_t pc, uint64_t a
         }
     key = frames__vprof_value_key(v, n);
     untracked = frames__vprof_set_known(vp, a, v, n, &rc);
-    /* a previous load is only kept where its start granule can index it */
-    start = (frames__vprof_granule *)frames__vprof_find(&vp->granules, a >> 3);
-    l = start ? (frames__vprof_load *)frames__vprof_insert(vp, &vp->loads, a, &created, &r)
-              : NULL;
-    if (start && r < 0) rc = r;
+    /* a previous load is only kept where the starts memory can say where it starts */
+    l = frames_replay_mem_set(vp->starts, a, &one, 1) == FRAMES_OK
+            ? frames__vprof_load_slot(vp, a, &created, &r)
+            : NULL;
     if (l) {
-        redundant = !created && l->size == n && l->value == key;
-        l->size = (uint32_t)n;
+        redundant = !created && l->size_top >> 1 == n && l->value == key;
+        l->size_top = (uint32_t)n << 1 | (l->size_top & 1);
         l->value = key;
-        start->load_starts |= (uint8_t)(1u << (a & 7));
     } else {
+        if (r < 0) rc = r;
         untracked = 1;
     }
     if ((uint32_t)n > vp->max_load_size) vp->max_load_size = (uint32_t)n;
-    vp->stats.load_addresses = vp->loads.len;
+    frames__vprof_content_stats(vp);
     if (untracked) {
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
@@ -848,8 +875,9 @@ FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t 
     frames_vprof_insn *row;
     int rc = FRAMES_OK, cmp = -1;
     if (frames__vprof_bad_range(vp, a, n)) return FRAMES_OK;
+    if (vp->opt.counts_off) return frames__vprof_model_only(vp, a, v, n, &vp->stats.stores);
     row = frames__vprof_row_of(vp, pc, &rc);
-    if (v) cmp = frames__vprof_compare(vp, a, v, n);
+    if (v) cmp = frames_replay_mem_compare(vp->mem, a, v, n);
     frames__vprof_invalidate_loads(vp, a, n);
     if (v) {
         if (frames__vprof_set_known(vp, a, v, n, &rc)) {
@@ -857,9 +885,10 @@ FRAMES_VPROF_DEF int frames_vprof_store(frames_vprof *vp, uint64_t pc, uint64_t 
             vp->stats.address_cap_hit |= rc == FRAMES_OK;
         }
     } else {
-        frames__vprof_forget(vp, a, n);
+        frames_replay_mem_forget(vp->mem, a, n);
         vp->stats.unknown_value_stores++;
     }
+    frames__vprof_content_stats(vp);
     vp->stats.stores++;
     if (cmp >= 0) vp->stats.checked_stores++;
     if (cmp == 1) vp->stats.silent_stores++;
@@ -879,6 +908,7 @@ FRAMES_VPROF_DEF int frames_vprof_observe(frames_vprof *vp, uint64_t a, const vo
         vp->stats.untracked_accesses++;
         vp->stats.address_cap_hit |= rc == FRAMES_OK;
     }
+    frames__vprof_content_stats(vp);
     return rc;
 }
 
@@ -1181,19 +1211,108 @@ static int frames__vprof_simd_name(const frames_bytes *nm) {
     if (n >= 3 && (p[0] == 'm' || p[0] == 'M') && (p[1] == 'm' || p[1] == 'M') &&
         frames__vprof_is_digit(p[2]))
         return 1;
-    if (n >= 2 && strchr("vqdshbVQDSHB", p[0]) && frames__vprof_is_digit(p[1])) return 1;
+    if (n >= 2 && frames__vprof_is_digit(p[1])) {
+        switch (p[0] | 0x20) {   /* ARM v, q, d, s, h, b in either case */
+        case 'v': case 'q': case 'd': case 's': case 'h': case 'b': return 1;
+        default: break;
+        }
+    }
     return 0;
 }
 
-static void frames__vprof_type_of(frames_vprof_record *r, int float_insn) {
-    uint32_t n = r->size;
-    if (float_insn && n % 4 == 0) {
-        r->type = n == 4 ? FRAMES_VPROF_FLOAT32 : FRAMES_VPROF_FLOAT64;
-        r->elem_size = n == 4 ? 4 : 8;
-        if (n % 8) {
-            r->type = FRAMES_VPROF_FLOAT32;
-            r->elem_size = 4;
+/* x86 (i386, x86-64): the element type an SSE, AVX or x87 instruction gives its memory
+   and vector operands, decoded from its prefixes and opcode (the Intel SDM's opcode
+   maps): FRAMES_VPROF_FLOAT32 (ps, ss), FRAMES_VPROF_FLOAT64 (pd, sd), 1 for integer
+   data (MMX/SSE2 integer operations, moves as movdqa, x87 integer forms), 0 when it is
+   not such an instruction. */
+#define FRAMES__VPROF_X86_INT 1           /* ints, not an enum: C++ compares the types */
+#define FRAMES__VPROF_FLOAT_BY_SIZE 100
+
+/* Packed/scalar single or double by the mandatory prefix (none/F3: single, 66/F2: double). */
+static int frames__vprof_x86_ps_pd(int pp) {
+    return pp == 1 || pp == 3 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+}
+
+/* map 1 (0F), 2 (0F 38), 3 (0F 3A); pp 0 none, 1 66, 2 F3, 3 F2; w: VEX/EVEX.W. */
+static int frames__vprof_x86_map_type(int map, uint8_t op, int pp, int w) {
+    if (map == 1) {
+        if ((op >= 0x10 && op <= 0x17) || op == 0x28 || op == 0x29 || op == 0x2b ||
+            (op >= 0x2c && op <= 0x2f) || (op >= 0x51 && op <= 0x5f && op != 0x5b) ||
+            op == 0xc2 || op == 0xc6)
+            return frames__vprof_x86_ps_pd(pp);
+        if (op == 0x5b) return pp ? FRAMES_VPROF_FLOAT32 : FRAMES__VPROF_X86_INT;   /* cvt(t)ps2dq : cvtdq2ps */
+        if (op == 0x7c || op == 0x7d || op == 0xd0) return frames__vprof_x86_ps_pd(pp);   /* hadd, addsub */
+        if (op == 0xe6) return pp == 2 ? FRAMES__VPROF_X86_INT : FRAMES_VPROF_FLOAT64;   /* cvtdq2pd : cvt(t)pd2dq */
+        if (op == 0x2a || (op >= 0x60 && op <= 0x7f) || op >= 0xd1 || op == 0xc4 || op == 0xc5)
+            return FRAMES__VPROF_X86_INT;
+        return 0;
+    }
+    if (map == 3 && op >= 0x08 && op <= 0x0d)   /* round, blend: ps ss, pd sd */
+        return op == 0x09 || op == 0x0b || op == 0x0d ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 3 && (op == 0x40 || op == 0x41)) return op == 0x41 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 2 && op >= 0x96 && op <= 0xbf) return w ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;   /* FMA */
+    if (map == 2 && (op == 0x18 || op == 0x19)) return op == 0x19 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    if (map == 2 && (op == 0x14 || op == 0x15)) return op == 0x15 ? FRAMES_VPROF_FLOAT64 : FRAMES_VPROF_FLOAT32;
+    return FRAMES__VPROF_X86_INT;   /* the rest of 0F 38 / 0F 3A: integer (pshufb, pmul, ...) */
+}
+
+static int frames__vprof_x86_type(const uint8_t *p, size_t n, int x64) {
+    size_t i = 0;
+    int pp = 0;
+    for (; i < n; i++) {   /* legacy prefixes; the last of F2/F3 wins over 66 */
+        uint8_t c = p[i];
+        if (c == 0x66) { if (!pp) pp = 1; }
+        else if (c == 0xf3) pp = 2;
+        else if (c == 0xf2) pp = 3;
+        else if (c != 0xf0 && c != 0x2e && c != 0x36 && c != 0x3e && c != 0x26 && c != 0x64 &&
+                 c != 0x65 && c != 0x67) break;
+    }
+    if (x64 && i < n && (p[i] & 0xf0) == 0x40) i++;   /* REX */
+    if (i >= n) return 0;
+    if ((p[i] == 0xc5 || p[i] == 0xc4 || p[i] == 0x62) && i + 1 < n &&
+        (x64 || (p[i + 1] & 0xc0) == 0xc0)) {   /* VEX, EVEX (in 32-bit mode: not LDS/LES/BOUND) */
+        if (p[i] == 0xc5 && i + 2 < n) return frames__vprof_x86_map_type(1, p[i + 2], p[i + 1] & 3, 0);
+        if (p[i] == 0xc4 && i + 3 < n)
+            return frames__vprof_x86_map_type(p[i + 1] & 0x1f, p[i + 3], p[i + 2] & 3, p[i + 2] >> 7);
+        if (p[i] == 0x62 && i + 4 < n)
+            return frames__vprof_x86_map_type(p[i + 1] & 3, p[i + 4], p[i + 2] & 3, p[i + 2] >> 7);
+        return 0;
+    }
+    if (p[i] >= 0xd8 && p[i] <= 0xdf) {   /* x87: memory forms by opcode and ModRM.reg */
+        unsigned reg;
+        if (i + 1 >= n || (p[i + 1] & 0xc0) == 0xc0) return 0;
+        reg = (p[i + 1] >> 3) & 7;
+        switch (p[i]) {
+        case 0xd8: return FRAMES_VPROF_FLOAT32;
+        case 0xdc: return FRAMES_VPROF_FLOAT64;
+        case 0xd9: return reg == 0 || reg == 2 || reg == 3 ? FRAMES_VPROF_FLOAT32 : 0;
+        case 0xdd: return reg == 0 || reg == 2 || reg == 3 ? FRAMES_VPROF_FLOAT64 : 0;
+        default: return reg == 5 || reg == 7 ? 0 : FRAMES__VPROF_X86_INT;   /* fild, fist; m80 */
         }
+    }
+    if (p[i] != 0x0f || i + 1 >= n) return 0;
+    if (p[i + 1] == 0x38 || p[i + 1] == 0x3a)
+        return i + 2 < n ? frames__vprof_x86_map_type(p[i + 1] == 0x38 ? 2 : 3, p[i + 2], pp, 0) : 0;
+    return frames__vprof_x86_map_type(1, p[i + 1], pp, 0);
+}
+
+/* The element type of the instruction's float data: FLOAT32/FLOAT64 decoded (x86), or
+   inferred (another architecture: a frame with a vector/float register operand has float
+   data),
+   FRAMES__VPROF_X86_INT for integer data, 0 for none; FRAMES__VPROF_FLOAT_BY_SIZE for
+   float data of another architecture: FLOAT32 lanes for sizes that are multiples of 4
+   but not 8, FLOAT64 lanes otherwise. */
+static int frames__vprof_float_insn(const frames_vprof *vp, const frames_std_frame *s);
+
+static void frames__vprof_type_of(frames_vprof_record *r, int fl) {
+    uint32_t n = r->size;
+    if (fl == FRAMES__VPROF_FLOAT_BY_SIZE)
+        fl = n == 4 || n % 8 ? FRAMES_VPROF_FLOAT32 : FRAMES_VPROF_FLOAT64;
+    /* a general register is never a float lane (an address register of a float load) */
+    if (fl > FRAMES__VPROF_X86_INT && !(r->flags & FRAMES_VPROF_GPR) && n % 4 == 0 &&
+        (fl == FRAMES_VPROF_FLOAT32 || n % 8 == 0)) {
+        r->type = (frames_vprof_type)fl;
+        r->elem_size = fl == FRAMES_VPROF_FLOAT32 ? 4 : 8;
         r->flags |= FRAMES_VPROF_FLOAT;
         return;
     }
@@ -1208,23 +1327,6 @@ static void frames__vprof_type_of(frames_vprof_record *r, int float_insn) {
         r->type = FRAMES_VPROF_INT8;
         r->elem_size = 1;
     }
-}
-
-/* Known content of [a, a+n) into out: 1 when every byte is known. */
-static int frames__vprof_known(const frames_vprof *vp, uint64_t a, uint8_t *out, size_t n) {
-    uint64_t g;
-    unsigned off, cnt, i;
-    size_t pos;
-    FRAMES__VPROF_FOR_GRANULES(a, n, g, off, cnt, pos) {
-        const frames__vprof_granule *s =
-            (const frames__vprof_granule *)frames__vprof_find(&vp->granules, g);
-        if (!s) return 0;
-        for (i = 0; i < cnt; i++) {
-            if (!(s->known & (1u << (off + i)))) return 0;
-            out[pos + i] = s->bytes[off + i];
-        }
-    }
-    return 1;
 }
 
 /* The value before a write: a pre-list operand that shows the same location, else the
@@ -1245,7 +1347,7 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
     if (vp->oldlen + n > sizeof vp->oldbuf) return NULL;
     out = vp->oldbuf + vp->oldlen;
     if (w->spec & FRAMES_MEM) {
-        if (!frames__vprof_known(vp, w->address, out, n)) return NULL;
+        if (frames_replay_mem_read(vp->mem, w->address, out, NULL, n) != n) return NULL;
     } else {
         char name[64];
         if (!vp->regs || !w->name.len || w->name.len >= sizeof name) return NULL;   /* unnamed: unknown */
@@ -1258,14 +1360,29 @@ static const uint8_t *frames__vprof_old(frames_vprof *vp, const frames_std_frame
     return out;
 }
 
+static uint32_t frames__vprof_insn_context(frames_vprof *vp, const frames_std_frame *s);
+
+/* What an instruction's records share, found when its first record is made (most
+   instructions have none: no call path walk, no operand name scan for them). */
+typedef struct frames__vprof_insn_info {
+    int known;
+    int float_insn;
+    uint32_t ctx;
+} frames__vprof_insn_info;
+
 static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
-                                    const frames_operand *op, uint32_t dir, int float_insn,
-                                    uint32_t ctx) {
+                                    const frames_operand *op, uint32_t dir,
+                                    frames__vprof_insn_info *in) {
     frames_vprof_record *r;
     if (!op->value.len || op->value.len > FRAMES_VPROF_MAX_ACCESS) return FRAMES_OK;
     if (!(op->spec & FRAMES_MEM) && !vp->want_regs) return FRAMES_OK;
     if (FRAMES__GROW(vp->recs, vp->caprecs, vp->nrecs + 1, vp->opt.alloc_ctx) < 0)
         return frames__vprof_fail(vp, NULL, FRAMES_E_NOMEM, "out of memory for records");
+    if (!in->known) {
+        in->known = 1;
+        in->float_insn = frames__vprof_float_insn(vp, s);
+        if (!in->ctx) in->ctx = frames__vprof_insn_context(vp, s);
+    }
     r = &vp->recs[vp->nrecs++];
     memset(r, 0, sizeof *r);
     r->index = vp->stats.std_frames - 1;
@@ -1273,7 +1390,7 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
     r->thread = s->thread_id;
     r->value = op->value.ptr;
     r->size = (uint32_t)op->value.len;
-    r->context = ctx;
+    r->context = in->ctx;
     if (op->spec & FRAMES_MEM) {
         r->flags = FRAMES_VPROF_MEM;
         r->address = op->address;
@@ -1285,17 +1402,22 @@ static int frames__vprof_add_record(frames_vprof *vp, const frames_std_frame *s,
         r->reg_len = (uint32_t)op->name.len;
     }
     r->flags |= dir;
-    frames__vprof_type_of(r, float_insn);
+    frames__vprof_type_of(r, in->float_insn);
     if (dir == FRAMES_VPROF_WRITE) r->old = frames__vprof_old(vp, s, op, op->value.len);
     return FRAMES_OK;
 }
 
-static int frames__vprof_float_insn(const frames_std_frame *s) {
+static int frames__vprof_float_insn(const frames_vprof *vp, const frames_std_frame *s) {
     uint32_t i;
+    if (vp->opt.arch == FRAMES_ARCH_I386)
+        return frames__vprof_x86_type(s->rawbytes.ptr, s->rawbytes.len,
+                                      frames_arch_is_x86_64(vp->opt.arch, vp->opt.machine));
     for (i = 0; i < s->npre; i++)
-        if ((s->pre[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->pre[i].name)) return 1;
+        if ((s->pre[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->pre[i].name))
+            return FRAMES__VPROF_FLOAT_BY_SIZE;
     for (i = 0; s->has_post && i < s->npost; i++)
-        if ((s->post[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->post[i].name)) return 1;
+        if ((s->post[i].spec & FRAMES_REG) && frames__vprof_simd_name(&s->post[i].name))
+            return FRAMES__VPROF_FLOAT_BY_SIZE;
     return 0;
 }
 
@@ -1314,42 +1436,51 @@ static void frames__vprof_deliver(frames_vprof *vp, const frames_std_frame *s) {
         const frames_vprof_client *cl = &vp->clients[c];
         uint32_t want = cl->operands;
         if (cl->insn_filter && !cl->insn_filter(cl->ctx, s)) continue;
+        /* copied into pass only once a record is left out: usually the batch is recs */
         for (i = n = 0; i < vp->nrecs; i++) {
             const frames_vprof_record *r = &vp->recs[i];
             if ((r->flags & want & 0x07u) && (r->flags & want & 0x30u) &&
                 (r->flags & want & 0xC0u) && (!cl->min_size || r->size >= cl->min_size) &&
-                (!cl->max_size || r->size <= cl->max_size))
-                vp->pass[n++] = *r;
+                (!cl->max_size || r->size <= cl->max_size)) {
+                if (n != i) vp->pass[n] = *r;
+                n++;
+            } else if (n == i) {
+                memcpy(vp->pass, vp->recs, n * sizeof *vp->pass);
+            }
         }
-        if (n) cl->batch(cl->ctx, vp->pass, n);
+        if (n) cl->batch(cl->ctx, n == vp->nrecs ? vp->recs : vp->pass, n);
     }
+}
+
+/* The context of the instruction s: its pc under its function's call path. */
+static uint32_t frames__vprof_insn_context(frames_vprof *vp, const frames_std_frame *s) {
+    return frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
 }
 
 /* The framework's part of one std_frame: stack, records, registers. */
 static int frames__vprof_frame_clients(frames_vprof *vp, const frames_frame *f) {
     const frames_std_frame *s = &f->std;
-    uint32_t i, ctx = 0;
-    int rc = FRAMES_OK, fl;
+    frames__vprof_insn_info in;
+    uint32_t i;
+    int rc = FRAMES_OK;
     if (vp->stack) {
         int r = frames_replay_stack_apply_frame(vp->stack, f);
         if (r < 0) vp->stack_errors++;
     }
     vp->nrecs = 0;
     vp->oldlen = 0;
+    memset(&in, 0, sizeof in);
     if (vp->classify) {
-        ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
-        frames__vprof_track_heap(vp, s, ctx);
+        in.ctx = frames__vprof_insn_context(vp, s);
+        frames__vprof_track_heap(vp, s, in.ctx);
     }
     if (vp->nclients && frames__vprof_in_window(vp)) {
-        if (!ctx)
-            ctx = frames__vprof_child(vp, frames__vprof_function_node(vp, s->thread_id), s->address);
-        fl = frames__vprof_float_insn(s);
         for (i = 0; i < s->npre && rc == FRAMES_OK; i++)
             if (s->pre[i].read)
-                rc = frames__vprof_add_record(vp, s, &s->pre[i], FRAMES_VPROF_READ, fl, ctx);
+                rc = frames__vprof_add_record(vp, s, &s->pre[i], FRAMES_VPROF_READ, &in);
         for (i = 0; s->has_post && i < s->npost && rc == FRAMES_OK; i++)
             if (s->post[i].written)
-                rc = frames__vprof_add_record(vp, s, &s->post[i], FRAMES_VPROF_WRITE, fl, ctx);
+                rc = frames__vprof_add_record(vp, s, &s->post[i], FRAMES_VPROF_WRITE, &in);
         if (vp->nrecs > vp->cappass) {
             frames_vprof_record *p = (frames_vprof_record *)FRAMES_REALLOC(
                 vp->pass, vp->nrecs * sizeof *p, vp->opt.alloc_ctx);
@@ -1619,6 +1750,7 @@ static void frames__vb_zero(frames_vprof_builtin *b, const frames_vprof_record *
     if (zero) frames__vb_waste(b, e, r->size);
     if (!e) return;
     e->total++;
+    e->type = r->type;
     if (r->size > e->size) e->size = r->size;
     for (i = 0; i < r->size && i < sizeof e->nonzero; i++) e->nonzero[i] |= r->value[i];
     if (r->type == FRAMES_VPROF_FLOAT32 || r->type == FRAMES_VPROF_FLOAT64) {
@@ -1755,6 +1887,7 @@ static void frames__vb_values(frames_vprof_builtin *b, const frames_vprof_record
     }
     e->value = v;
     e->size = r->size;
+    e->type = r->type;
     e->total++;
     frames__vb_waste(b, e, r->size);
 }

@@ -265,7 +265,9 @@ static void test_cli_hand_trace(void **state) {
     remove(path);
 }
 
-/* Caps: with room for 2 addresses the third is untracked and reported. */
+/* Caps: with room for 2 addresses (2 previous loads; memory for 2 granules is one
+   page of FRAMES_REPLAY_MEM_PAGE bytes) an address on another page is untracked and
+   reported. */
 static void test_caps(void **state) {
     frames_vprof_options o;
     frames_vprof *vp;
@@ -278,7 +280,7 @@ static void test_caps(void **state) {
     o.max_instructions = 1;
     assert_int_equal(frames_vprof_open(&vp, &o, &err), FRAMES_OK);
     assert_int_equal(frames_vprof_load(vp, 0x10, 0x100, v, 8), FRAMES_OK);
-    assert_int_equal(frames_vprof_load(vp, 0x10, 0x200, v, 8), FRAMES_OK);
+    assert_int_equal(frames_vprof_load(vp, 0x10, 0x108, v, 8), FRAMES_OK);
     assert_int_equal(frames_vprof_load(vp, 0x20, 0x300, v, 8), FRAMES_OK); /* untracked */
     assert_int_equal(frames_vprof_load(vp, 0x20, 0x300, v, 8), FRAMES_OK); /* untracked: not redundant */
     assert_int_equal(frames_vprof_load(vp, 0x10, 0x100, v, 8), FRAMES_OK); /* redundant */
@@ -288,7 +290,7 @@ static void test_caps(void **state) {
     assert_int_equal(s->untracked_accesses, 2);
     assert_true(s->address_cap_hit);
     assert_int_equal(s->load_addresses, 2);
-    assert_int_equal(s->content_granules, 2);
+    assert_int_equal(s->content_granules, FRAMES_REPLAY_MEM_PAGE / 8);   /* one page */
     assert_true(s->instruction_cap_hit);
     assert_int_equal(s->instructions, 1);
     assert_int_equal(s->untracked_instructions, 2);
@@ -329,6 +331,57 @@ static void test_bytes_and_edges(void **state) {
     assert_int_equal(s->redundant_loads, 1);
     assert_int_equal(s->skipped_operands, 2);
     frames_vprof_close(vp);
+}
+
+/* frames_replay.h's memory alone, which vprof's memory model is: bytes known or not,
+   apart from their values, across pages, up to the page cap, wrapping at 2^64. */
+static void test_replay_memory_alone(void **state) {
+    frames_replay_mem *m;
+    frames_error err;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, other[8] = {1, 2, 3, 4, 5, 6, 7, 9};
+    uint8_t out[16], known[16];
+    const uint64_t a = 2 * FRAMES_REPLAY_MEM_PAGE - 4;   /* 4 bytes on page 1, 4 on page 2 */
+    size_t i;
+    (void)state;
+    assert_int_equal(frames_replay_mem_open(&m, 0, NULL, &err), FRAMES_E_INVALID);
+    assert_null(m);
+    assert_int_equal(frames_replay_mem_open(&m, 2, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_read(m, a, out, known, 8), 0);   /* never shown */
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), -1);
+    assert_int_equal(frames_replay_mem_set(m, a, v, 8), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_pages(m), 2);
+    /* [a - 4, a + 12): unknown, the 8 bytes, unknown; unknown bytes read as 0 */
+    assert_int_equal(frames_replay_mem_read(m, a - 4, out, known, 16), 8);
+    for (i = 0; i < 16; i++) {
+        int in = i >= 4 && i < 12;
+        assert_int_equal(known[i], in);
+        assert_int_equal(out[i], in ? v[i - 4] : 0);
+    }
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), 1);
+    assert_int_equal(frames_replay_mem_compare(m, a, other, 8), 0);
+    assert_int_equal(frames_replay_mem_compare(m, a - 1, v, 8), -1);
+    /* a write of a value the trace lacks: those bytes are unknown again, the rest stay */
+    frames_replay_mem_forget(m, a + 3, 2);
+    assert_int_equal(frames_replay_mem_read(m, a, out, known, 8), 6);
+    assert_int_equal(known[3] | known[4], 0);
+    assert_int_equal(out[5], 6);
+    assert_int_equal(frames_replay_mem_compare(m, a, v, 8), -1);
+    assert_int_equal(frames_replay_mem_compare(m, a + 5, v + 5, 3), 1);
+    /* a third page is over the cap: refused, and its bytes stay unknown */
+    assert_false(frames_replay_mem_cap_hit(m));
+    assert_int_equal(frames_replay_mem_set(m, 0x100000, v, 8), FRAMES_E_LIMIT);
+    assert_true(frames_replay_mem_cap_hit(m));
+    assert_int_equal(frames_replay_mem_read(m, 0x100000, out, NULL, 8), 0);
+    assert_int_equal(frames_replay_mem_pages(m), 2);
+    frames_replay_mem_close(m);
+    /* the top of the address space wraps to 0 */
+    assert_int_equal(frames_replay_mem_open(&m, 4, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_set(m, UINT64_MAX - 1, v, 4), FRAMES_OK);
+    assert_int_equal(frames_replay_mem_read(m, 0, out, known, 4), 2);
+    assert_int_equal(out[0], 3);
+    assert_int_equal(out[1], 4);
+    assert_int_equal(known[2], 0);
+    frames_replay_mem_close(m);
 }
 
 /* r11 (from its .txt dump): frame 0 modload, frame 1 registers only, frame 2 loads 4
@@ -405,6 +458,7 @@ static void test_cli_errors(void **state) {
 
 #ifdef TU_RECORD_BUILT
 static const char waste_c[] =
+    "#include <emmintrin.h>\n"
     "#include <setjmp.h>\n"
     "#include <stdlib.h>\n"
     "volatile long zeros[4];\n"
@@ -413,6 +467,12 @@ static const char waste_c[] =
     "volatile double dcell = 1.0;\n"
     "static const double close_values[4] = {1.000000001, 1.000000002, 1.000000003, 1.000000004};\n"
     "jmp_buf env;\n"
+    "long izeros[2];\n"
+    "float fzeros[4];\n"
+    "volatile double dmix[2] = {0.0, 2.0};\n"
+    "volatile __m128i isink;\n"
+    "volatile __m128 fsink;\n"
+    "volatile double dsink;\n"
     "#define NI __attribute__((noinline))\n"
     "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
     "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
@@ -424,12 +484,17 @@ static const char waste_c[] =
     "NI long *make_block(void) { return calloc(8, sizeof(long)); }\n"
     "NI void use_block(volatile long *p) { for (int i = 0; i < 6; i++) sink = p[3]; }\n"
     "NI void stack_zeros(void) { volatile long l[2] = {0, 0}; for (int i = 0; i < 4; i++) sink = l[1]; }\n"
+    "NI void vec_int_zeros(void) { isink = _mm_loadu_si128((const __m128i *)izeros); }\n"
+    "NI void vec_float_zeros(void) { fsink = _mm_loadu_ps(fzeros); }\n"
+    "NI double get_double(int i) { return dmix[i]; }\n"
+    "NI void double_mix(void) { for (int i = 0; i < 4; i++) dsink = get_double(i & 1); }\n"
     "int main(void) {\n"
     "    outer(); store_same(); dead(); store_close();\n"
     "    if (!setjmp(env)) jumper(3);\n"
     "    after_jump();\n"
     "    long *b = make_block(); use_block(b); free(b);\n"
     "    stack_zeros();\n"
+    "    vec_int_zeros(); vec_float_zeros(); double_mix();\n"
     "    return 0;\n"
     "}\n";
 
@@ -495,6 +560,30 @@ static sums sum_entries(const char *json, const char *first, const char *last, c
     return s;
 }
 
+/* A copy of the first entry whose last call path's innermost function is fn, or NULL. */
+static char *entry_of(const char *json, const char *fn) {
+    const char *e = strstr(json, "\"entries\":["), *end = json + strlen(json);
+    assert_non_null(e);
+    while ((e = find_in(e, end, "{\"contexts\":[")) != NULL) {
+        const char *cend = find_in(e, end, "],\"count\":"), *next, *split;
+        char f[128];
+        assert_non_null(cend);
+        split = find_in(e, cend, "],[");
+        innermost(split ? split : e, cend, f, sizeof f);
+        next = find_in(cend, end, "{\"contexts\":[");
+        if (!next) next = end;
+        if (!strcmp(f, fn)) {
+            char *out = (char *)malloc((size_t)(next - e) + 1);
+            assert_non_null(out);
+            memcpy(out, e, (size_t)(next - e));
+            out[next - e] = 0;
+            return out;
+        }
+        e = cend;
+    }
+    return NULL;
+}
+
 static char *profile_json(const char *profiler, const char *opts) {
     return tu_run_ok("frames vprof --profiler", "'%s' vprof %s/w.frames --profiler %s %s --top 100000 --json",
                      tu_frames_bin(), waste_dir, profiler, opts);
@@ -547,6 +636,31 @@ static void test_profilers_recorded(void **state) {
     /* after the longjmp, after_jump runs under main, not under the abandoned jumper frames */
     assert_int_equal(sum_entries(j, NULL, "after_jump", "\"jumper\"").entries, 0);
     assert_non_null(strstr(j, "\"always_zero_bytes\":\"00000000\""));
+    /* element types from the opcodes (Intel SDM): movdqu (F3 0F 6F) loads integers,
+       16 bytes of them INT64 lanes; movups (0F 10) four floats; movsd (F2 0F 10) a
+       double. The float view: 0.0 and 2.0 (0x4000000000000000) loaded by one
+       instruction have sign and mantissa always zero, the exponent not */
+    {
+        static const struct { const char *fn, *type, *view; uint64_t count, bytes; } want[] = {
+            {"vec_int_zeros", "int64", NULL, 1, 16},
+            {"vec_float_zeros", "float32", "{\"sign\":true,\"exponent\":true,\"mantissa\":true}", 1, 16},
+            {"get_double", "float64", "{\"sign\":true,\"exponent\":false,\"mantissa\":true}", 2, 16},
+        };
+        size_t i;
+        for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+            char *e = entry_of(j, want[i].fn), tb[64];
+            const char *v;
+            if (!e) fail_msg("no zero-loads entry in %s", want[i].fn);
+            expect(j, NULL, want[i].fn, NULL, want[i].count, want[i].bytes);
+            snprintf(tb, sizeof tb, "\"type\":\"%s\"", want[i].type);
+            if (!strstr(e, tb)) fail_msg("%s: not %s in %s", want[i].fn, tb, e);
+            v = strstr(e, "\"float_always_zero\":");
+            if (!want[i].view) assert_null(v);
+            else if (!v || strncmp(v + 20, want[i].view, strlen(want[i].view)))
+                fail_msg("%s: float view %s, expected %s", want[i].fn, v ? v : "none", want[i].view);
+            free(e);
+        }
+    }
     free(j);
     /* each load after the first of the same cell repeats its value */
     j = profile_json("redundant-loads", "");
@@ -709,7 +823,59 @@ static void test_profiler_threads(void **state) {
     expect(j, NULL, "work", NULL, 8, 64);
     free(j);
 }
+
+/* Offline = online, the whole JSON but "trace": a program whose every run executes the
+   same instructions (static, no C library: no loader, no start-up that reads random
+   bytes) profiled from its recording and live, by every profiler, with --data. */
+static const char det_c[] =
+    "volatile long zeros[4];\n"
+    "volatile long cell = 7;\n"
+    "volatile long sink;\n"
+    "#define NI __attribute__((noinline))\n"
+    "NI void load_zeros(void) { for (int i = 0; i < 10; i++) sink = zeros[1]; }\n"
+    "NI void store_same(void) { for (int i = 0; i < 5; i++) cell = 7; }\n"
+    "NI void dead(void) { cell = 1; cell = 2; }\n"
+    "void _start(void) {\n"
+    "    load_zeros(); store_same(); dead();\n"
+    "    __asm__ volatile(\"mov $60, %%eax; xor %%edi, %%edi; syscall\" ::: \"memory\");\n"
+    "}\n";
+
+static void test_offline_equals_online(void **state) {
+    static const char *const profs[] = {"zero-loads", "redundant-loads", "silent-stores",
+                                        "dead-stores", "values"};
+    char src[600], *out;
+    size_t k;
+    int st;
+    (void)state;
+    if (!waste_dir[0]) skip();
+    snprintf(src, sizeof src, "%s/det.c", waste_dir);
+    assert_int_equal(tu_write_file(src, det_c, sizeof det_c - 1), 0);
+    out = tu_run(&st, "cc -O1 -g -static -nostdlib -fno-stack-protector -fno-pie -no-pie -o %s/det %s 2>&1 && "
+                 "'%s' record -o %s/det.frames -- %s/det >/dev/null 2>&1",
+                 waste_dir, src, tu_frames_bin(), waste_dir, waste_dir);
+    free(out);
+    if (st) skip();   /* no static linking here */
+    for (k = 0; k < sizeof profs / sizeof profs[0]; k++) {
+        char *off = tu_run_ok("frames vprof", "'%s' vprof %s/det.frames --profiler %s --data --json",
+                              tu_frames_bin(), waste_dir, profs[k]);
+        char *on = tu_run_ok("frames vprof online", "'%s' vprof --profiler %s --data --json -- %s/det",
+                             tu_frames_bin(), profs[k], waste_dir);
+        const char *rest = strstr(off, ",\"profiler\":");
+        assert_true(!strncmp(off, "{\"trace\":\"", 10));
+        assert_true(!strncmp(on, "{\"trace\":null,\"profiler\":", 25));
+        assert_non_null(rest);
+        if (strcmp(rest, on + 13)) fail_msg("%s: offline %s\nonline %s", profs[k], off, on);
+        if (k == 0) expect(on, NULL, "load_zeros", NULL, 10, 80);
+        if (k == 3) expect(on, "store_same", "store_same", NULL, 4, 32);
+        free(off);
+        free(on);
+    }
+}
 #else
+static void test_offline_equals_online(void **state) {
+    (void)state;
+    skip();
+}
 static void test_profiler_threads(void **state) {
     (void)state;
     skip();
@@ -727,6 +893,54 @@ static void test_profilers_recorded(void **state) {
     skip();
 }
 #endif
+
+/* A huge address space: 10000 addresses spread over all 2^64 bytes, each stored twice.
+   Memory stays within the caps (64 granules: 8 pages of the memory model, 64 shadow
+   cells), the accesses over them are counted, and what is counted is exact for the
+   addresses that fit: the first 8 pages' stores are checked, the first 64 addresses'
+   second stores kill 8 bytes each. */
+static void test_huge_address_space(void **state) {
+    frames_vprof_options o;
+    frames_vprof_builtin_options bo;
+    frames_vprof *vp;
+    frames_vprof_builtin *b;
+    frames_error err;
+    const frames_vprof_stats *s;
+    const frames_vprof_builtin_stats *bs;
+    const uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    uint64_t i, x = 0;
+    tframe t;
+    frames_frame f;
+    (void)state;
+    frames_vprof_options_default(&o);
+    o.max_addresses = 64;
+    frames_vprof_builtin_options_default(&bo);
+    bo.max_addresses = 64;
+    assert_int_equal(frames_vprof_open(&vp, &o, &err), FRAMES_OK);
+    assert_int_equal(frames_vprof_builtin_open(&b, vp, "dead-stores", &bo, &err), FRAMES_OK);
+    for (i = 0; i < 10000; i++) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);   /* splitmix64: distinct, spread */
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        tf_store(&t, 0x40, z & ~(uint64_t)15, v, 8);
+        to_frame(&t, &f);
+        assert_int_equal(frames_vprof_add_frame(vp, &f), FRAMES_OK);
+        assert_int_equal(frames_vprof_add_frame(vp, &f), FRAMES_OK);
+    }
+    s = frames_vprof_stats_get(vp);
+    bs = frames_vprof_builtin_stats_get(b);
+    assert_int_equal(s->stores, 20000);
+    assert_true(s->address_cap_hit);
+    assert_int_equal(s->content_granules, 8 * (FRAMES_REPLAY_MEM_PAGE / 8));
+    assert_int_equal(s->untracked_accesses, 2 * (10000 - 8));
+    assert_int_equal(s->checked_stores, 8);   /* the second store of the first 8 */
+    assert_int_equal(s->silent_stores, 8);
+    assert_int_equal(bs->total_bytes, 64 * 8);
+    assert_int_equal(bs->dropped, 2 * (10000 - 64));
+    frames_vprof_builtin_close(b);
+    frames_vprof_close(vp);
+}
 
 /* A trace without calls and without values: empty profiles and a note, no failure. */
 static void test_profiler_no_values(void **state) {
@@ -843,14 +1057,17 @@ int main(void) {
         cmocka_unit_test(test_cli_hand_trace),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_bytes_and_edges),
+        cmocka_unit_test(test_replay_memory_alone),
         cmocka_unit_test(test_vector_r11),
         cmocka_unit_test(test_vector_r10),
         cmocka_unit_test(test_cli_errors),
         cmocka_unit_test(test_profiler_no_values),
+        cmocka_unit_test(test_huge_address_space),
         cmocka_unit_test(test_stack_classify),
         cmocka_unit_test(test_stack_rules),
         cmocka_unit_test(test_profilers_recorded),
         cmocka_unit_test(test_profiler_threads),
+        cmocka_unit_test(test_offline_equals_online),
     };
     return cmocka_run_group_tests(tests, waste_setup, waste_teardown);
 }

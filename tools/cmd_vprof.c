@@ -274,12 +274,20 @@ static void print_path_json(frames_vprof *vp, uint32_t ctx, cli_names *names) {
     printf("]");
 }
 
+/* An element type as the JSON names it. */
+static const char *type_name(frames_vprof_type t) {
+    static const char *const names[] = {"unknown", "int8", "int16", "int32", "int64", "float32", "float64"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
 static void print_entry_extra_json(const frames_vprof_entry *e, const char *name) {
     uint32_t i;
     if (!strcmp(name, "values")) {
-        printf(",\"value\":\"0x%llx\",\"size\":%u", (unsigned long long)e->value, e->size);
+        printf(",\"value\":\"0x%llx\",\"size\":%u,\"type\":\"%s\"", (unsigned long long)e->value,
+               e->size, type_name(e->type));
     } else if (!strcmp(name, "zero-loads")) {
-        printf(",\"loads\":%llu,\"always_zero_bytes\":\"", (unsigned long long)e->total);
+        printf(",\"loads\":%llu,\"type\":\"%s\",\"always_zero_bytes\":\"", (unsigned long long)e->total,
+               type_name(e->type));
         for (i = 0; i < e->size && i < sizeof e->nonzero; i++) putchar(e->nonzero[i] ? '.' : '0');
         printf("\"");
         if (e->is_float)
@@ -428,40 +436,56 @@ static uint64_t le64(const uint8_t *p) {
     return v;
 }
 
-/* Decode and profile the complete frames in buf. */
-static int online_frames(struct online *on) {
+/* Decode and profile the complete frames of p[0..len); *used: the bytes they took. */
+static int online_frames(struct online *on, const uint8_t *p, size_t len, size_t *used) {
     size_t pos = 0;
     frames_frame f;
     frames_error err;
-    while (on->len - pos >= 8) {
-        uint64_t n = le64(on->buf + pos);
-        if (n > on->len - pos - 8) break;
-        if (frames_decode_frame(&on->dec, on->buf + pos + 8, (size_t)n, &f, &err) < 0)
+    while (len - pos >= 8) {
+        uint64_t n = le64(p + pos);
+        if (n > len - pos - 8) break;
+        if (frames_decode_frame(&on->dec, p + pos + 8, (size_t)n, &f, &err) < 0)
             return cli_lib_error(&err), -1;
         if (f.kind == FRAMES_KIND_MODLOAD) cli_names_frame(on->names, &f);
         if (frames_vprof_add_frame(on->vp, &f) < 0) return cli_lib_error(frames_vprof_error(on->vp)), -1;
         pos += 8 + (size_t)n;
     }
-    memmove(on->buf, on->buf + pos, on->len - pos);
-    on->len -= pos;
+    *used = pos;
     return 0;
 }
 
-static int online_write(void *ctx, const void *data, size_t len) {
-    struct online *on = (struct online *)ctx;
-    int st;
-    if (on->failed) return -1;
+/* Keep p[0..len) for the next write (a frame cut between writes, or the header). */
+static int online_keep(struct online *on, const void *p, size_t len) {
     if (on->len + len > on->cap) {
         size_t nc = (on->len + len) * 2;
         uint8_t *nb = (uint8_t *)realloc(on->buf, nc);
-        if (!nb) return on->failed = 1, -1;
+        if (!nb) return -1;
         on->buf = nb;
         on->cap = nc;
     }
-    memcpy(on->buf + on->len, data, len);
+    memcpy(on->buf + on->len, p, len);
     on->len += len;
+    return 0;
+}
+
+/* The recorder's bytes: whole frames are decoded where they are (no copy); only a frame
+   cut by the end of a write waits in buf for the rest. */
+static int online_write(void *ctx, const void *data, size_t len) {
+    struct online *on = (struct online *)ctx;
+    const uint8_t *d = (const uint8_t *)data;
+    size_t used;
+    int st;
+    if (on->failed) return -1;
+    if (on->vp && !on->len) {
+        if (online_frames(on, d, len, &used) < 0) return on->failed = 1, -1;
+        if (online_keep(on, d + used, len - used) < 0) return on->failed = 1, -1;
+        return 0;
+    }
+    if (online_keep(on, d, len) < 0) return on->failed = 1, -1;
     if (!on->vp && (st = online_start(on)) <= 0) return st < 0 ? (on->failed = 1, -1) : 0;
-    if (online_frames(on) < 0) return on->failed = 1, -1;
+    if (online_frames(on, on->buf, on->len, &used) < 0) return on->failed = 1, -1;
+    memmove(on->buf, on->buf + used, on->len - used);
+    on->len -= used;
     return 0;
 }
 
@@ -554,6 +578,7 @@ int cmd_vprof(int argc, char **argv) {
             if (path) return cli_usage_error("a trace or a program (after --), not both");
             if (i + 1 >= argc) return cli_usage_error("no program given after --");
             pr.json = json;
+            o.counts_off = 1;   /* the profiler's report has no per-instruction counts */
             rc = online_run(&pr, &o, &names, (size_t)top, argc - i - 1, argv + i + 1);
             cli_names_close(&names);
             return rc;
@@ -625,6 +650,7 @@ int cmd_vprof(int argc, char **argv) {
         const frames_header *h = frames_reader_header(r);
         o.arch = (uint32_t)h->arch;
         o.machine = h->machine;
+        o.counts_off = 1;   /* the profiler's report has no per-instruction counts */
         pr.json = json;
     }
     if (frames_vprof_open(&vp, &o, &err) < 0 ||
