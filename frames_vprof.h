@@ -739,14 +739,13 @@ static frames_vprof_insn *frames__vprof_row_of(frames_vprof *vp, uint64_t pc, in
 }
 
 static uint64_t frames__vprof_value_key(const uint8_t *v, size_t n) {
-    uint64_t k = 0, h = 0xcbf29ce484222325ull ^ n;
+    uint64_t k = 0;
     size_t i;
     if (n <= 8) {
         for (i = 0; i < n; i++) k |= (uint64_t)v[i] << (8 * i);
         return k;
     }
-    for (i = 0; i < n; i++) h = (h ^ v[i]) * 0x100000001b3ull;
-    return frames__mix64(h);
+    return frames__mix64(frames__hash_bytes(FRAMES__HASH_SEED ^ n, v, n));
 }
 
 /* Call fn for each granule piece of [a, a+n): granule index, first byte offset in the
