@@ -67,7 +67,7 @@
    of frames.h apply here too.
 
    At run time, frames_parquet_options (frames_parquet_options_default):
-   row_group_rows (131072), page_rows (16384), compression (zstd when built with it),
+   row_group_rows (131072), page_rows (131072), compression (zstd when built with it),
    zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
 
    ---------------------------------------------------------------------------------------
@@ -122,7 +122,8 @@ enum { FRAMES_PARQUET_UNCOMPRESSED = 0, FRAMES_PARQUET_ZSTD = 6 }; /* Parquet co
 
 typedef struct frames_parquet_options {
     uint32_t row_group_rows;        /* rows per row group (default 131072) */
-    uint32_t page_rows;             /* rows per data page (default 16384) */
+    uint32_t page_rows;             /* rows per data page (default 131072: zstd compresses
+                                       each page alone, larger pages compress better) */
     int compression;                /* FRAMES_PARQUET_ZSTD (default when built with it) or
                                        FRAMES_PARQUET_UNCOMPRESSED */
     int zstd_level;                 /* default 1 (fast; 3+ a little smaller) */
@@ -257,7 +258,7 @@ enum { FRAMES__PQ_OPEN = 0, FRAMES__PQ_FINISHED = 1, FRAMES__PQ_FAILED = 2 };
 FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o) {
     memset(o, 0, sizeof *o);
     o->row_group_rows = 131072;
-    o->page_rows = 16384;
+    o->page_rows = 131072;
     o->compression = frames_parquet_have_zstd() ? FRAMES_PARQUET_ZSTD : FRAMES_PARQUET_UNCOMPRESSED;
     o->zstd_level = 1;
     o->dictionary_max_entries = 65536;
@@ -518,7 +519,10 @@ static void frames__parquet_tc_raw(frames__parquet_tc *t, const void *p, size_t 
    -------------------------------------------------------------------------------------- */
 
 enum { FRAMES__PQ_BOOLEAN = 0, FRAMES__PQ_INT32 = 1, FRAMES__PQ_INT64 = 2, FRAMES__PQ_BYTE_ARRAY = 6 };
-enum { FRAMES__PQ_PLAIN = 0, FRAMES__PQ_RLE = 3, FRAMES__PQ_RLE_DICTIONARY = 8 };
+enum {
+    FRAMES__PQ_PLAIN = 0, FRAMES__PQ_RLE = 3, FRAMES__PQ_DELTA_BINARY_PACKED = 5,
+    FRAMES__PQ_DELTA_LENGTH_BYTE_ARRAY = 6, FRAMES__PQ_RLE_DICTIONARY = 8
+};
 enum { FRAMES__PQ_DATA_PAGE = 0, FRAMES__PQ_DICTIONARY_PAGE = 2 };
 #define FRAMES__PQ_MAX_COLS 64
 #define FRAMES__PQ_STAT_MAX 256   /* byte-array min/max longer than this are not written */
@@ -578,6 +582,8 @@ struct frames_parquet {
     frames__pq_buf kv;           /* key\0value\0 pairs */
     uint32_t nkv;
     frames__pq_buf body, packed; /* page scratch */
+    uint64_t *vals;              /* a page's integers (or byte array lengths) for delta */
+    size_t valcap;
     int state;                   /* FRAMES__PQ_OPEN, _FINISHED, _FAILED */
     int oom;                     /* a put failed */
     frames_error err;
@@ -1133,13 +1139,108 @@ static int frames__pq_bitwidth(uint32_t maxv) {
 }
 
 /* --------------------------------------------------------------------------------------
+   DELTA_BINARY_PACKED
+   -------------------------------------------------------------------------------------- */
+
+/* Parquet's delta encoding: a header (block size 128, 4 miniblocks of 32 values, the
+   count, the first value as a zigzag varint), then per block of 128 deltas the smallest
+   delta (zigzag varint), one bit width per miniblock and the miniblocks: each delta less
+   the smallest, bit-packed LSB first. The frame column (+0 or +1 per row) takes a few
+   bits per block instead of 8 bytes per row. Arithmetic wraps in the physical type
+   (INT32: 32 bits), as the format asks. */
+#define FRAMES__PQ_DELTA_BLOCK 128
+#define FRAMES__PQ_DELTA_MINI 32
+
+/* Append the low bw bits of x (bw <= 56) to acc, which holds nb < 8 pending bits. */
+FRAMES__INLINE uint8_t *frames__pq_bits(uint8_t *o, uint64_t x, int bw, uint64_t *acc, int *nb) {
+    *acc |= x << *nb;
+    *nb += bw;
+    while (*nb >= 8) {
+        *o++ = (uint8_t)*acc;
+        *acc >>= 8;
+        *nb -= 8;
+    }
+    return o;
+}
+
+/* 32 values of bw bits (0..64): exactly 4 * bw bytes. */
+static uint8_t *frames__pq_pack32(uint8_t *o, const uint64_t *v, int bw) {
+    uint64_t acc = 0;
+    int nb = 0, i;
+    if (bw <= 56) {
+        for (i = 0; i < 32; i++) o = frames__pq_bits(o, v[i], bw, &acc, &nb);
+    } else {   /* two pieces, each small enough for the accumulator */
+        for (i = 0; i < 32; i++) {
+            o = frames__pq_bits(o, v[i] & 0xffffffffu, 32, &acc, &nb);
+            o = frames__pq_bits(o, v[i] >> 32, bw - 32, &acc, &nb);
+        }
+    }
+    return o;
+}
+
+static int frames__pq_bits_of(uint64_t v) {
+    int n = 0;
+    while (n < 64 && (v >> n)) n++;
+    return n;
+}
+
+/* v[0..n) (INT64, or INT32 when narrow: the low 32 bits count) delta encoded into out. */
+static int frames__pq_delta(frames__pq_buf *out, const uint64_t *v, size_t n, int narrow, void *a) {
+    uint64_t d[FRAMES__PQ_DELTA_BLOCK];
+    size_t i = 1;
+    uint64_t first = n ? v[0] : 0;
+    if (frames__pq_reserve(out, 40, a) < 0) return FRAMES_E_NOMEM;
+    out->n += frames__pq_varint(out->p + out->n, FRAMES__PQ_DELTA_BLOCK);
+    out->n += frames__pq_varint(out->p + out->n, FRAMES__PQ_DELTA_BLOCK / FRAMES__PQ_DELTA_MINI);
+    out->n += frames__pq_varint(out->p + out->n, n);
+    if (narrow) first = (uint64_t)(int64_t)(int32_t)(uint32_t)first;
+    out->n += frames__pq_varint(out->p + out->n, frames__tc_zigzag((int64_t)first));
+    while (i < n) {
+        size_t k = n - i < FRAMES__PQ_DELTA_BLOCK ? n - i : FRAMES__PQ_DELTA_BLOCK, j, m;
+        size_t minis = (k + FRAMES__PQ_DELTA_MINI - 1) / FRAMES__PQ_DELTA_MINI;
+        int64_t min;
+        uint8_t *o, *widths;
+        for (j = 0; j < k; j++) {
+            uint64_t x = v[i + j] - v[i + j - 1];
+            d[j] = narrow ? (uint64_t)(int64_t)(int32_t)(uint32_t)x : x;
+        }
+        min = (int64_t)d[0];
+        for (j = 1; j < k; j++)
+            if ((int64_t)d[j] < min) min = (int64_t)d[j];
+        for (j = 0; j < k; j++) d[j] = narrow ? (uint32_t)(d[j] - (uint64_t)min) : d[j] - (uint64_t)min;
+        for (; j < FRAMES__PQ_DELTA_BLOCK; j++) d[j] = 0;   /* the last miniblock's padding */
+        if (frames__pq_reserve(out, 10 + 4 + minis * 4 * 64, a) < 0) return FRAMES_E_NOMEM;
+        o = out->p + out->n;
+        o += frames__pq_varint(o, frames__tc_zigzag(min));
+        widths = o;
+        o += 4;
+        for (m = 0; m < 4; m++) {   /* unused miniblocks of the last block: width 0 */
+            uint64_t any = 0;
+            for (j = m * 32; m < minis && j < m * 32 + 32; j++) any |= d[j];
+            widths[m] = (uint8_t)frames__pq_bits_of(any);
+        }
+        for (m = 0; m < minis; m++) o = frames__pq_pack32(o, d + m * 32, widths[m]);
+        out->n = (size_t)(o - out->p);
+        i += k;
+    }
+    return FRAMES_OK;
+}
+
+/* --------------------------------------------------------------------------------------
    pages
    -------------------------------------------------------------------------------------- */
 
 typedef struct frames__pq_chunk {
     uint64_t first, data_page, dict_page;
     uint64_t usize, csize;
+    uint32_t encodings;          /* 1 << encoding for each one a page used */
 } frames__pq_chunk;
+
+/* Statistics of one data page (fixed-width columns): min and max as stored bits. */
+typedef struct frames__pq_pstat {
+    int has_mm, has_nulls;
+    uint64_t min, max, nulls;
+} frames__pq_pstat;
 
 #ifdef FRAMES_PARQUET_LIBZSTD
 /* A zstd frame of stored blocks (RFC 8878: magic, a header with Single_Segment and a
@@ -1189,8 +1290,12 @@ static int frames__pq_zstd_page(frames_parquet *w, frames__pq_col *c, const uint
 
 /* Write one page: header (Thrift) and body (compressed when asked). c: the column of a
    data page (its compression history), NULL for a dictionary page. */
+static void frames__pq_stat_value(frames__parquet_tc *t, int field, const frames__pq_col *c,
+                                  uint64_t v, const frames_bytes *b);
+
 static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck, int type,
-                           uint32_t nvalues, int encoding, const uint8_t *body, size_t len) {
+                           uint32_t nvalues, int encoding, const uint8_t *body, size_t len,
+                           const frames__pq_pstat *st) {
     uint8_t hdr[128];
     frames__parquet_tc t;
     const uint8_t *out = body;
@@ -1222,6 +1327,15 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
         frames__parquet_tc_i32(&t, 2, encoding);
         frames__parquet_tc_i32(&t, 3, FRAMES__PQ_RLE);
         frames__parquet_tc_i32(&t, 4, FRAMES__PQ_RLE);
+        if (st && (st->has_nulls || st->has_mm)) {
+            frames__parquet_tc_begin(&t, 5);   /* Statistics of the page */
+            if (st->has_nulls) frames__parquet_tc_i64(&t, 3, (int64_t)st->nulls);
+            if (st->has_mm) {
+                frames__pq_stat_value(&t, 5, c, st->max, NULL);
+                frames__pq_stat_value(&t, 6, c, st->min, NULL);
+            }
+            frames__parquet_tc_end(&t);
+        }
         frames__parquet_tc_end(&t);
         if (!ck->data_page) ck->data_page = w->offset;
     }
@@ -1235,19 +1349,120 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
     return FRAMES_OK;
 }
 
+/* The integers of a page (plain, fixed width) into w->vals, with their page statistics
+   (signed or unsigned order as the column's). */
+static int frames__pq_page_ints(frames_parquet *w, const frames__pq_col *c, const uint8_t *p,
+                                size_t nval, frames__pq_pstat *st) {
+    int sign = c->c.kind != FRAMES_PARQUET_U64;
+    size_t i;
+    if (nval > w->valcap && FRAMES__GROW(w->vals, w->valcap, nval, w->o.alloc_ctx) < 0)
+        return FRAMES_E_NOMEM;
+    for (i = 0; i < nval; i++) {
+        uint64_t v = c->width == 8 ? frames__le64(p + 8 * i)
+                                   : (uint64_t)(int64_t)(int32_t)frames__le32(p + 4 * i);
+        w->vals[i] = v;
+        if (!st->has_mm) {
+            st->min = st->max = v;
+            st->has_mm = 1;
+        } else if (sign ? (int64_t)v < (int64_t)st->min : v < st->min) {
+            st->min = v;
+        } else if (sign ? (int64_t)v > (int64_t)st->max : v > st->max) {
+            st->max = v;
+        }
+    }
+    return FRAMES_OK;
+}
+
+/* Statistics of a dictionary page's values (fixed width): from the entries it uses. */
+static void frames__pq_page_dict_stats(const frames__pq_col *c, const uint32_t *idx, size_t nval,
+                                       frames__pq_pstat *st) {
+    int sign = c->c.kind != FRAMES_PARQUET_U64;
+    uint32_t prev = 0xffffffffu;
+    size_t i;
+    for (i = 0; i < nval; i++) {
+        uint64_t v;
+        if (idx[i] == prev) continue;
+        prev = idx[i];
+        v = c->width == 8 ? frames__le64(c->dvals.p + 8 * (size_t)prev)
+                          : (uint64_t)(int64_t)(int32_t)frames__le32(c->dvals.p + 4 * (size_t)prev);
+        if (!st->has_mm) {
+            st->min = st->max = v;
+            st->has_mm = 1;
+        } else if (sign ? (int64_t)v < (int64_t)st->min : v < st->min) {
+            st->min = v;
+        } else if (sign ? (int64_t)v > (int64_t)st->max : v > st->max) {
+            st->max = v;
+        }
+    }
+}
+
+/* DELTA_LENGTH_BYTE_ARRAY of plain byte arrays p[0..len) (nval of them): the lengths
+   delta encoded, then the bytes without them (no 4-byte length before every value for
+   zstd to chew on). */
+static int frames__pq_dlba(frames_parquet *w, frames__pq_buf *b, const uint8_t *p, size_t len,
+                           size_t nval) {
+    void *a = w->o.alloc_ctx;
+    size_t i, at;
+    if (nval > w->valcap && FRAMES__GROW(w->vals, w->valcap, nval, a) < 0) return FRAMES_E_NOMEM;
+    for (i = 0, at = 0; i < nval; i++) {
+        w->vals[i] = frames__le32(p + at);
+        at += 4 + (size_t)w->vals[i];
+    }
+    if (frames__pq_delta(b, w->vals, nval, 1, a) < 0 || frames__pq_reserve(b, len, a) < 0)
+        return FRAMES_E_NOMEM;
+    for (i = 0, at = 0; i < nval; i++) {
+        size_t n = (size_t)w->vals[i];
+        memcpy(b->p + b->n, p + at + 4, n);
+        b->n += n;
+        at += 4 + n;
+    }
+    return FRAMES_OK;
+}
+
+/* The values of a plain page of column c: fixed-width integers DELTA_BINARY_PACKED when
+   that takes at most a quarter of their plain size (frame numbers, sorted addresses; not
+   random register values, which zstd shrinks better plain), byte arrays
+   DELTA_LENGTH_BYTE_ARRAY. Returns the encoding. */
+static int frames__pq_plain_values(frames_parquet *w, const frames__pq_col *c, frames__pq_buf *b,
+                                   const uint8_t *p, size_t len, size_t nval,
+                                   frames__pq_pstat *st) {
+    void *a = w->o.alloc_ctx;
+    size_t at = b->n;
+    if (c->width == 0) {
+        if (frames__pq_dlba(w, b, p, len, nval) < 0) return FRAMES_E_NOMEM;
+        return FRAMES__PQ_DELTA_LENGTH_BYTE_ARRAY;
+    }
+    if (frames__pq_page_ints(w, c, p, nval, st) < 0 ||
+        frames__pq_delta(b, w->vals, nval, c->width == 4, a) < 0)
+        return FRAMES_E_NOMEM;
+    if (b->n - at <= len / 4) return FRAMES__PQ_DELTA_BINARY_PACKED;
+    b->n = at;
+    if (frames__pq_append(b, p, len, a) < 0) return FRAMES_E_NOMEM;
+    return FRAMES__PQ_PLAIN;
+}
+
 /* Data pages of column c between marks a and b. */
 static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq_chunk *ck,
                                 const frames__pq_mark *ma, const frames__pq_mark *mb, int bw) {
     void *a = w->o.alloc_ctx;
     frames__pq_buf *b = &w->body;
     size_t nlev = mb->lev - ma->lev, nval = mb->val - ma->val;
+    frames__pq_pstat st;
+    int enc = FRAMES__PQ_PLAIN;
+    memset(&st, 0, sizeof st);
     b->n = 0;
     if (c->maxrep && frames__pq_levels(b, c->rep.p + ma->lev, nlev, a) < 0) goto oom;
     if (c->maxdef && frames__pq_levels(b, c->def.p + ma->lev, nlev, a) < 0) goto oom;
+    if (c->c.optional) {
+        st.has_nulls = 1;
+        st.nulls = nlev - nval;
+    }
     if (bw) {
         if (frames__pq_reserve(b, 1, a) < 0) goto oom;
         b->p[b->n++] = (uint8_t)bw;
         if (frames__pq_hybrid32(b, c->idx + ma->val, nval, bw, a) < 0) goto oom;
+        if (c->width > 1) frames__pq_page_dict_stats(c, c->idx + ma->val, nval, &st);
+        enc = FRAMES__PQ_RLE_DICTIONARY;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
         const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
         size_t i, k;
@@ -1257,12 +1472,13 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
             for (k = 0; k < 8 && i + k < nval; k++) byte |= (unsigned)v[i + k] << k;
             b->p[b->n++] = (uint8_t)byte;
         }
-    } else if (mb->plain > ma->plain &&   /* (no plain buffer when every value is null) */
-               frames__pq_append(b, c->plain.p + ma->plain, (size_t)(mb->plain - ma->plain), a) < 0) {
-        goto oom;
+    } else if (mb->plain > ma->plain) {   /* (no plain buffer when every value is null) */
+        enc = frames__pq_plain_values(w, c, b, c->plain.p + ma->plain,
+                                      (size_t)(mb->plain - ma->plain), nval, &st);
+        if (enc < 0) goto oom;
     }
-    return frames__pq_page(w, c, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev,
-                           bw ? FRAMES__PQ_RLE_DICTIONARY : FRAMES__PQ_PLAIN, b->p, b->n);
+    ck->encodings |= 1u << enc;
+    return frames__pq_page(w, c, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev, enc, b->p, b->n, &st);
 oom:
     return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
 }
@@ -1291,15 +1507,17 @@ static void frames__pq_path(frames__parquet_tc *t, int field, const frames__pq_c
 static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
                                   const frames__pq_chunk *ck, int dict) {
     frames__parquet_tc *t = &w->groups;
-    int levels = c->maxdef || c->maxrep;
+    uint32_t encs = ck->encodings, n = 0, e;
+    if (dict) encs |= 1u << FRAMES__PQ_PLAIN;   /* the dictionary page's */
+    if (c->maxdef || c->maxrep) encs |= 1u << FRAMES__PQ_RLE;
+    for (e = 0; e < 32; e++) n += (encs >> e) & 1;
     frames__parquet_tc_begin(t, 0);
     frames__parquet_tc_i64(t, 2, (int64_t)ck->first);
     frames__parquet_tc_begin(t, 3);
     frames__parquet_tc_i32(t, 1, c->ptype);
-    frames__parquet_tc_list(t, 2, FRAMES__PARQUET_TC_I32, (uint32_t)(1 + dict + levels));
-    frames__parquet_tc_i32(t, 0, FRAMES__PQ_PLAIN);   /* values, or the dictionary page */
-    if (dict) frames__parquet_tc_i32(t, 0, FRAMES__PQ_RLE_DICTIONARY);
-    if (levels) frames__parquet_tc_i32(t, 0, FRAMES__PQ_RLE);
+    frames__parquet_tc_list(t, 2, FRAMES__PARQUET_TC_I32, n);   /* every encoding used */
+    for (e = 0; e < 32; e++)
+        if ((encs >> e) & 1) frames__parquet_tc_i32(t, 0, (int32_t)e);
     frames__pq_path(t, 3, c);
     frames__parquet_tc_i32(t, 4, w->o.compression);
     frames__parquet_tc_i64(t, 5, (int64_t)c->nlev);
@@ -1377,7 +1595,7 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
         }
     }
     if (bw && (rc = frames__pq_page(w, NULL, ck, FRAMES__PQ_DICTIONARY_PAGE, c->ndict,
-                                    FRAMES__PQ_PLAIN, c->dvals.p, c->dvals.n)) < 0)
+                                    FRAMES__PQ_PLAIN, c->dvals.p, c->dvals.n, NULL)) < 0)
         return rc;
     end.lev = c->nlev;
     end.val = c->nval;
@@ -1619,6 +1837,7 @@ FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
     FRAMES_FREE(w->kv.p, a);
     FRAMES_FREE(w->body.p, a);
     FRAMES_FREE(w->packed.p, a);
+    FRAMES_FREE(w->vals, a);
 #ifdef FRAMES_PARQUET_LIBZSTD
     if (w->zctx) ZSTD_freeCCtx(w->zctx);
 #endif
