@@ -250,7 +250,9 @@ extern "C" {
     frames__fail((err), (code), FRAMES_NO_POS, FRAMES_NO_POS, __VA_ARGS__)
 
 /* A writer's state; a failed writer refuses every later call with its error. */
-enum { FRAMES__PQ_OPEN = 0, FRAMES__PQ_FINISHED = 1, FRAMES__PQ_FAILED = 2 };
+typedef enum frames__pq_state {
+    FRAMES__PQ_OPEN = 0, FRAMES__PQ_FINISHED = 1, FRAMES__PQ_FAILED = 2
+} frames__pq_state;
 /* The one way a writer fails for good: the error is kept and the writer marked failed. */
 #define frames__pq_wfail(w, code, ...)                                                      \
     ((w)->state = FRAMES__PQ_FAILED, frames__pq_fail(&(w)->err, (code), __VA_ARGS__))
@@ -597,7 +599,7 @@ struct frames_parquet {
     frames__pq_buf body, packed; /* page scratch */
     uint64_t *vals;              /* a page's integers (or byte array lengths) for delta */
     size_t valcap;
-    int state;                   /* FRAMES__PQ_OPEN, _FINISHED, _FAILED */
+    frames__pq_state state;
     int oom;                     /* a put failed */
     frames_error err;
 #ifdef FRAMES_PARQUET_LIBZSTD
@@ -704,7 +706,7 @@ FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *ke
     if (w->state != FRAMES__PQ_OPEN) return FRAMES_E_STATE;
     if (frames__pq_append(&w->kv, key, strlen(key) + 1, a) < 0 ||
         frames__pq_append(&w->kv, value, strlen(value) + 1, a) < 0)
-        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
     w->nkv++;
     return FRAMES_OK;
 }
@@ -1335,7 +1337,7 @@ static int frames__pq_zstd_page(frames_parquet *w, frames__pq_col *c, const uint
     if (bound < len + 12 + 3 * (len >> 17)) bound = len + 12 + 3 * (len >> 17);
     w->packed.n = 0;
     if (frames__pq_reserve(&w->packed, bound, w->o.alloc_ctx) < 0)
-        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
     if (c && c->stored_pages) {
         c->stored_pages--;
         *clen = frames__pq_zstd_stored(w->packed.p, body, len);
@@ -1343,7 +1345,7 @@ static int frames__pq_zstd_page(frames_parquet *w, frames__pq_col *c, const uint
     }
     *clen = ZSTD_compressCCtx(w->zctx, w->packed.p, bound, body, len, w->o.zstd_level);
     if (ZSTD_isError(*clen))
-        return frames__pq_fail(&w->err, FRAMES_E_IO, "parquet: zstd: %s",
+        return frames__pq_wfail(w, FRAMES_E_IO, "parquet: zstd: %s",
                                ZSTD_getErrorName(*clen));
     if (c && len >= 4096 && *clen > len - len / 16) c->stored_pages = 15;
     return FRAMES_OK;
@@ -1363,7 +1365,7 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
     const uint8_t *out = body;
     size_t clen = len;
     if (len > 0x7fffffffu)
-        return frames__pq_fail(&w->err, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
+        return frames__pq_wfail(w, FRAMES_E_LIMIT, "parquet: page of %zu bytes", len);
 #ifdef FRAMES_PARQUET_LIBZSTD
     if (w->o.compression == FRAMES_PARQUET_ZSTD) {
         int rc = frames__pq_zstd_page(w, c, body, len, &clen);
@@ -1402,7 +1404,7 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
         if (!ck->data_page) ck->data_page = w->offset;
     }
     t.buf[t.len++] = 0;   /* PageHeader's stop (128 bytes leave room) */
-    if (t.status) return frames__pq_fail(&w->err, FRAMES_E_INVALID, "parquet: page header");
+    if (t.status) return frames__pq_wfail(w, FRAMES_E_INVALID, "parquet: page header");
     if (!ck->first) ck->first = w->offset;
     ck->usize += t.len + len;
     ck->csize += t.len + clen;
@@ -1542,7 +1544,7 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
     ck->encodings |= 1u << enc;
     return frames__pq_page(w, c, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev, enc, b->p, b->n, &st);
 oom:
-    return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+    return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
 }
 
 static void frames__pq_stat_value(frames__parquet_tc *t, int field, const frames__pq_col *c,
@@ -1652,7 +1654,7 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
         bw = frames__pq_bitwidth(c->ndict ? c->ndict - 1 : 0);
         if ((uint64_t)c->dvals.n + ((uint64_t)c->nval * (uint64_t)bw + 7) / 8 >= c->plain_size) {
             if (frames__pq_undict(c, w->o.alloc_ctx) < 0)
-                return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory");
+                return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
             bw = 0;
         }
     }
@@ -1697,10 +1699,7 @@ static int frames__pq_flush_group(frames_parquet *w) {
     frames__parquet_tc_begin(&w->groups, 0);
     frames__parquet_tc_list(&w->groups, 1, FRAMES__PARQUET_TC_STRUCT, w->ncols);
     for (i = 0; i < w->ncols; i++) {
-        if ((rc = frames__pq_flush_col(w, &w->cols[i], &ck)) < 0) {
-            w->state = FRAMES__PQ_FAILED;   /* the error is w->err already */
-            return rc;
-        }
+        if ((rc = frames__pq_flush_col(w, &w->cols[i], &ck)) < 0) return rc;   /* failed */
         usize += ck.usize;
         csize += ck.csize;
         frames__pq_reset_col(w, &w->cols[i]);
@@ -1851,7 +1850,7 @@ static int frames__pq_footer(frames_parquet *w) {
     frames__parquet_tc_raw(&t, "", 1);   /* FileMetaData's stop */
     if (t.status || t.len > 0xffffffffu) {
         frames__parquet_tc_free(&t);
-        return frames__pq_fail(&w->err, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory (footer)");
     }
     frames__put_le32(tail, (uint32_t)t.len);
     memcpy(tail + 4, "PAR1", 4);
@@ -1868,10 +1867,8 @@ FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w) {
     if (w->row_puts) {
         return frames__pq_wfail(w, FRAMES_E_STATE, "parquet: finish inside a row");
     }
-    if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0) {
-        w->state = FRAMES__PQ_FAILED;   /* the error is w->err already */
-        return rc;
-    }
+    if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0)
+        return rc;   /* the writer failed (frames__pq_wfail) */
     if (w->sink.flush && w->sink.flush(w->sink.ctx) < 0) {
         return frames__pq_wfail(w, FRAMES_E_IO, "parquet: flush failed");
     }
