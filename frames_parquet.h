@@ -555,6 +555,7 @@ typedef struct frames__pq_col {
     uint8_t lastb[16];           /* of up to 16 bytes encoded; lastn 0: longer) */
     uint32_t lastn;
     uint32_t stored_pages;       /* data pages to store in zstd frames uncompressed */
+    uint32_t plain_pages;        /* integer pages to write plain without trying deltas */
     frames__htab didx;           /* the dictionary's entries by hash (frames__pq_dslot) */
     struct frames__pq_front *front;  /* recent values' entries (dictionary columns) */
     uint32_t gen;                /* the row group's front entries carry it */
@@ -1485,9 +1486,9 @@ static int frames__pq_dlba(frames_parquet *w, frames__pq_buf *b, const uint8_t *
 
 /* The values of a plain page of column c: fixed-width integers DELTA_BINARY_PACKED when
    that takes at most a quarter of their plain size (frame numbers, sorted addresses; not
-   random register values, which zstd shrinks better plain), byte arrays
-   DELTA_LENGTH_BYTE_ARRAY. Returns the encoding. */
-static int frames__pq_plain_values(frames_parquet *w, const frames__pq_col *c, frames__pq_buf *b,
+   random register values, which zstd shrinks better plain: after such a page the next 15
+   are plain without trying), byte arrays DELTA_LENGTH_BYTE_ARRAY. Returns the encoding. */
+static int frames__pq_plain_values(frames_parquet *w, frames__pq_col *c, frames__pq_buf *b,
                                    const uint8_t *p, size_t len, size_t nval,
                                    frames__pq_pstat *st) {
     void *a = w->o.alloc_ctx;
@@ -1496,13 +1497,31 @@ static int frames__pq_plain_values(frames_parquet *w, const frames__pq_col *c, f
         if (frames__pq_dlba(w, b, p, len, nval) < 0) return FRAMES_E_NOMEM;
         return FRAMES__PQ_DELTA_LENGTH_BYTE_ARRAY;
     }
-    if (frames__pq_page_ints(w, c, p, nval, st) < 0 ||
-        frames__pq_delta(b, w->vals, nval, c->width == 4, a) < 0)
-        return FRAMES_E_NOMEM;
-    if (b->n - at <= len / 4) return FRAMES__PQ_DELTA_BINARY_PACKED;
-    b->n = at;
+    if (frames__pq_page_ints(w, c, p, nval, st) < 0) return FRAMES_E_NOMEM;
+    if (c->plain_pages) {
+        c->plain_pages--;
+    } else {
+        if (frames__pq_delta(b, w->vals, nval, c->width == 4, a) < 0) return FRAMES_E_NOMEM;
+        if (b->n - at <= len / 4) return FRAMES__PQ_DELTA_BINARY_PACKED;
+        b->n = at;
+        c->plain_pages = 15;
+    }
     if (frames__pq_append(b, p, len, a) < 0) return FRAMES_E_NOMEM;
     return FRAMES__PQ_PLAIN;
+}
+
+/* A plain page's min/max into its chunk's. */
+static void frames__pq_merge_mm(frames__pq_col *c, const frames__pq_pstat *st) {
+    int sign = c->c.kind != FRAMES_PARQUET_U64;
+    if (!st->has_mm) return;
+    if (!c->has_mm) {
+        c->imin = st->min;
+        c->imax = st->max;
+        c->has_mm = 1;
+        return;
+    }
+    if (sign ? (int64_t)st->min < (int64_t)c->imin : st->min < c->imin) c->imin = st->min;
+    if (sign ? (int64_t)st->max > (int64_t)c->imax : st->max > c->imax) c->imax = st->max;
 }
 
 /* Data pages of column c between marks a and b. */
@@ -1525,7 +1544,13 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
         if (frames__pq_reserve(b, 1, a) < 0) goto oom;
         b->p[b->n++] = (uint8_t)bw;
         if (frames__pq_hybrid32(b, c->idx + ma->val, nval, bw, a) < 0) goto oom;
-        if (c->width > 1) frames__pq_page_dict_stats(c, c->idx + ma->val, nval, &st);
+        if (c->width > 1 && ma->val == 0 && mb->val == c->nval) {   /* the chunk's */
+            st.has_mm = c->has_mm;
+            st.min = c->imin;
+            st.max = c->imax;
+        } else if (c->width > 1) {
+            frames__pq_page_dict_stats(c, c->idx + ma->val, nval, &st);
+        }
         enc = FRAMES__PQ_RLE_DICTIONARY;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
         const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
@@ -1540,6 +1565,7 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
         enc = frames__pq_plain_values(w, c, b, c->plain.p + ma->plain,
                                       (size_t)(mb->plain - ma->plain), nval, &st);
         if (enc < 0) goto oom;
+        if (c->width > 1) frames__pq_merge_mm(c, &st);   /* the chunk's min/max */
     }
     ck->encodings |= 1u << enc;
     return frames__pq_page(w, c, ck, FRAMES__PQ_DATA_PAGE, (uint32_t)nlev, enc, b->p, b->n, &st);
@@ -1602,13 +1628,14 @@ static void frames__pq_chunk_meta(frames_parquet *w, const frames__pq_col *c,
 }
 
 /* Min and max of the chunk's values, from the dictionary (a few entries) or the plain
-   values, once per chunk rather than per value. Byte arrays: views into the buffers. */
+   values, once per chunk rather than per value (plain integers: from their pages'
+   statistics, frames__pq_merge_mm). Byte arrays: views into the buffers. */
 static void frames__pq_minmax(frames__pq_col *c) {
     const uint8_t *p, *end, *bmin = NULL, *bmax = NULL;
     size_t nmin = 0, nmax = 0, step;
     int sign = c->c.kind == FRAMES_PARQUET_I32 || c->c.kind == FRAMES_PARQUET_I64;
     c->has_mm = 0;
-    if (c->nval == 0) return;
+    if (c->nval == 0 || (!c->dict && c->width > 1)) return;
     p = c->dict ? c->dvals.p : c->plain.p;
     end = p + (c->dict ? c->dvals.n : c->plain.n);
     for (; p < end; p += step) {
@@ -1661,6 +1688,7 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
     if (bw && (rc = frames__pq_page(w, NULL, ck, FRAMES__PQ_DICTIONARY_PAGE, c->ndict,
                                     FRAMES__PQ_PLAIN, c->dvals.p, c->dvals.n, NULL)) < 0)
         return rc;
+    frames__pq_minmax(c);   /* before the pages, which use it or add to it */
     end.lev = c->nlev;
     end.val = c->nval;
     end.plain = c->plain_size;
@@ -1671,7 +1699,6 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
         if ((rc = frames__pq_data_page(w, c, ck, &start, mb, bw)) < 0) return rc;
         start = *mb;
     }
-    frames__pq_minmax(c);
     frames__pq_chunk_meta(w, c, ck, bw != 0);
     return FRAMES_OK;
 }
