@@ -17,8 +17,10 @@
 
    What the files hold: row groups of a configurable number of rows, each column chunk
    with min/max statistics (so that `WHERE pc BETWEEN ...` skips row groups) and split into
-   pages; dictionary encoding where the dictionary is smaller than the plain values
-   (register names, thread ids, pcs of hot loops); zstd page compression when built with
+   pages (integer pages with their own min/max); dictionary encoding where the dictionary
+   is smaller than the plain values (register names, thread ids, pcs of hot loops);
+   DELTA_BINARY_PACKED integers where deltas take at most a quarter of the plain size
+   (frame numbers), DELTA_LENGTH_BYTE_ARRAY byte arrays; zstd page compression when built with
    FRAMES_PARQUET_LIBZSTD (link -lzstd), uncompressed otherwise. Unsigned 64-bit columns
    (addresses, thread ids) are INT64 with the logical type INTEGER(64, unsigned) and the
    converted type UINT_64: the 64 bits are stored as they are, DuckDB reads UBIGINT,
@@ -92,6 +94,7 @@
      Parquet writer
      values
      RLE / bit-packed hybrid
+     DELTA_BINARY_PACKED
      pages
      footer
      trace tables

@@ -25,7 +25,7 @@ TRACE=$DIR/bench-0.frames
 if [ ! -f "$TRACE" ]; then   # bench_codec's own writer keeps its file with BENCH_KEEP
     BENCH_KEEP=1 BENCH_DIR=$DIR BENCH_REPS=1 bench/bench_codec.sh "$BUILD" >/dev/null
 fi
-trap 'rm -rf "$DIR/rows.jsonl" "$DIR/pq" "$DIR/q.js" "$DIR/time.txt"' EXIT
+trap 'rm -rf "$DIR/rows.jsonl" "$DIR/pq" "$DIR/pqz" "$DIR/q.js" "$DIR/time.txt"' EXIT
 
 # best CMD... -> W (best wall s), C (best user+sys s) of RUNS runs
 best() {
@@ -68,14 +68,14 @@ if [ -f "$ZST" ]; then
     ZW=$W; ZC=$C
     best "$FRAMES" stat "$ZST"
     TW=$W; TC=$C
-    best sh -c "rm -rf '$DIR/pq' && '$FRAMES' export '$ZST' --parquet '$DIR/pq'"
-    XW=$W; XC=$C; XS=$(du -sb "$DIR/pq" | cut -f1)
+    best sh -c "rm -rf '$DIR/pqz' && '$FRAMES' export '$ZST' --parquet '$DIR/pqz'"
+    XW=$W; XC=$C; XS=$(du -sb "$DIR/pqz" | cut -f1)
     echo "recorded trace: $ZST ($NF frames, $ZS bytes), load $(cut -d' ' -f1-3 /proc/loadavg)"
     printf '%-34s %8s %8s %14s %12s\n' "" "wall s" "CPU s" "bytes" "M frames/s"
     printf '%-34s %8s %8s %14s %12s\n' "zstd -d (the .zst)" "$ZW" "$ZC" "" "$(per_s "$ZC")"
     printf '%-34s %8s %8s %14s %12s\n' "frames stat" "$TW" "$TC" "" "$(per_s "$TC")"
     printf '%-34s %8s %8s %14s %12s\n' "frames export --parquet" "$XW" "$XC" "$XS" "$(per_s "$XC")"
-    for t in "$DIR"/pq/*.parquet; do
+    for t in "$DIR"/pqz/*.parquet; do
         printf '  %-32s %14s\n' "$(basename "$t")" "$(stat -c %s "$t")"
     done
     echo "export: $(per_s "$XC") M frames per CPU second (target 5), Parquet/.zst size $(awk -v a="$XS" -v b="$ZS" 'BEGIN{ printf "%.2f", a / b }') (target <= 1)"
