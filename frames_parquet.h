@@ -1417,6 +1417,18 @@ static int frames__pq_page(frames_parquet *w, frames__pq_col *c, frames__pq_chun
     return FRAMES_OK;
 }
 
+/* A value into a page's min/max (signed or unsigned order). */
+FRAMES__INLINE void frames__pq_pstat_add(frames__pq_pstat *st, uint64_t v, int sign) {
+    if (!st->has_mm) {
+        st->min = st->max = v;
+        st->has_mm = 1;
+    } else if (sign ? (int64_t)v < (int64_t)st->min : v < st->min) {
+        st->min = v;
+    } else if (sign ? (int64_t)v > (int64_t)st->max : v > st->max) {
+        st->max = v;
+    }
+}
+
 /* The integers of a page (plain, fixed width) into w->vals, with their page statistics
    (signed or unsigned order as the column's). */
 static int frames__pq_page_ints(frames_parquet *w, const frames__pq_col *c, const uint8_t *p,
@@ -1429,14 +1441,7 @@ static int frames__pq_page_ints(frames_parquet *w, const frames__pq_col *c, cons
         uint64_t v = c->width == 8 ? frames__le64(p + 8 * i)
                                    : (uint64_t)(int64_t)(int32_t)frames__le32(p + 4 * i);
         w->vals[i] = v;
-        if (!st->has_mm) {
-            st->min = st->max = v;
-            st->has_mm = 1;
-        } else if (sign ? (int64_t)v < (int64_t)st->min : v < st->min) {
-            st->min = v;
-        } else if (sign ? (int64_t)v > (int64_t)st->max : v > st->max) {
-            st->max = v;
-        }
+        frames__pq_pstat_add(st, v, sign);
     }
     return FRAMES_OK;
 }
@@ -1453,14 +1458,7 @@ static void frames__pq_page_dict_stats(const frames__pq_col *c, const uint32_t *
         prev = idx[i];
         v = c->width == 8 ? frames__le64(c->dvals.p + 8 * (size_t)prev)
                           : (uint64_t)(int64_t)(int32_t)frames__le32(c->dvals.p + 4 * (size_t)prev);
-        if (!st->has_mm) {
-            st->min = st->max = v;
-            st->has_mm = 1;
-        } else if (sign ? (int64_t)v < (int64_t)st->min : v < st->min) {
-            st->min = v;
-        } else if (sign ? (int64_t)v > (int64_t)st->max : v > st->max) {
-            st->max = v;
-        }
+        frames__pq_pstat_add(st, v, sign);
     }
 }
 
