@@ -5,8 +5,7 @@
    vector and of a trace recorded by `frames record`, compared with `frames dump --jsonl`,
    `frames stat` and `frames query`; the encodings chosen (delta, dictionary, their
    fallbacks to plain) named by DuckDB and every value read back; statistics per row
-   group, row groups skipped; bad
-   input to the command. */
+   group, row groups skipped; bad input to the command. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
