@@ -5,8 +5,13 @@
 # the export against `frames stat` on the trace (the same top 10, checked), whole processes
 # and DuckDB's query alone. Targets (issue 17): export at least 5x faster and 5x smaller
 # than the JSONL rows.
+# Then (issue 26) a trace recorded by `frames record` (`gzip -c` of 60 KB of text, ~9M
+# frames, kept as DIR/gzip.frames.zst): export speed in frames per CPU second and the
+# Parquet's size against the .frames.zst it came from, next to `frames stat` and
+# `zstd -d` of the same file (targets: >= 5 M frames/s, no larger than the .zst).
 #   PQ_BENCH_RUNS (default 3), PQ_BENCH_DIR (trace and outputs; default BUILD_DIR/bench/parquet,
-#   the ~190 MB trace is kept there for the next run; ~1.2 GB of JSONL is removed after)
+#   the ~190 MB trace is kept there for the next run; ~1.2 GB of JSONL is removed after),
+#   PQ_BENCH_ZST (the .frames.zst to export instead of recording one)
 set -euo pipefail
 BUILD=$(cd "${1:?usage: bench/bench_parquet.sh BUILD_DIR}" && pwd)
 cd "$(dirname "$0")/.."
@@ -20,7 +25,7 @@ TRACE=$DIR/bench-0.frames
 if [ ! -f "$TRACE" ]; then   # bench_codec's own writer keeps its file with BENCH_KEEP
     BENCH_KEEP=1 BENCH_DIR=$DIR BENCH_REPS=1 bench/bench_codec.sh "$BUILD" >/dev/null
 fi
-trap 'rm -rf "$DIR/rows.jsonl" "$DIR/pq" "$DIR/q.js" "$DIR/time.txt"' EXIT
+trap 'rm -rf "$DIR/rows.jsonl" "$DIR/pq" "$DIR/pqz" "$DIR/q.js" "$DIR/time.txt"' EXIT
 
 # best CMD... -> W (best wall s), C (best user+sys s) of RUNS runs
 best() {
@@ -47,6 +52,36 @@ printf '%-34s %8s %8s %14s\n' "" "wall s" "CPU s" "bytes"
 printf '%-34s %8s %8s %14s\n' "frames dump --jsonl (operand rows)" "$JW" "$JC" "$JS"
 printf '%-34s %8s %8s %14s\n' "frames export --parquet (5 tables)" "$PW" "$PC" "$PS"
 echo "export vs JSONL: $(ratio "$JW" "$PW") faster (wall), $(ratio "$JC" "$PC") (CPU), $(ratio "$JS" "$PS") smaller"
+
+# A recorded trace and its .zst (issue 26's targets)
+ZST=${PQ_BENCH_ZST:-$DIR/gzip.frames.zst}
+if [ ! -f "$ZST" ] && "$FRAMES" record --probe >/dev/null 2>&1; then
+    head -c 61440 frames.h > "$DIR/text60k"
+    "$FRAMES" record -f -o "$ZST" -- gzip -c "$DIR/text60k" >/dev/null 2>&1 || rm -f "$ZST"
+    rm -f "$DIR/text60k"
+fi
+if [ -f "$ZST" ]; then
+    NF=$("$FRAMES" stat --json "$ZST" | sed 's/^{"frames":\([0-9]*\).*/\1/')
+    ZS=$(stat -Lc %s "$ZST")
+    per_s() { awk -v n="$NF" -v c="$1" 'BEGIN{ printf "%.2f", (c > 0 ? n / c / 1e6 : 0) }'; }
+    best sh -c "zstd -dc '$ZST' > /dev/null"
+    ZW=$W; ZC=$C
+    best "$FRAMES" stat "$ZST"
+    TW=$W; TC=$C
+    best sh -c "rm -rf '$DIR/pqz' && '$FRAMES' export '$ZST' --parquet '$DIR/pqz'"
+    XW=$W; XC=$C; XS=$(du -sb "$DIR/pqz" | cut -f1)
+    echo "recorded trace: $ZST ($NF frames, $ZS bytes), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-34s %8s %8s %14s %12s\n' "" "wall s" "CPU s" "bytes" "M frames/s"
+    printf '%-34s %8s %8s %14s %12s\n' "zstd -d (the .zst)" "$ZW" "$ZC" "" "$(per_s "$ZC")"
+    printf '%-34s %8s %8s %14s %12s\n' "frames stat" "$TW" "$TC" "" "$(per_s "$TC")"
+    printf '%-34s %8s %8s %14s %12s\n' "frames export --parquet" "$XW" "$XC" "$XS" "$(per_s "$XC")"
+    for t in "$DIR"/pqz/*.parquet; do
+        printf '  %-32s %14s\n' "$(basename "$t")" "$(stat -c %s "$t")"
+    done
+    echo "export: $(per_s "$XC") M frames per CPU second (target 5), Parquet/.zst size $(awk -v a="$XS" -v b="$ZS" 'BEGIN{ printf "%.2f", a / b }') (target <= 1)"
+else
+    echo "frames record unavailable and no PQ_BENCH_ZST: the recorded trace's figures skipped"
+fi
 
 if [ ! -f "$DUCK/node_modules/@duckdb/node-api/package.json" ]; then
     echo "DuckDB not installed ($DUCK; ./build.sh test installs it): GROUP BY pc skipped"

@@ -3,8 +3,9 @@
    specification, and DuckDB (the real engine, @duckdb/node-api from npm, installed into
    build/duckdb by ./build.sh test) reading what we write: every table of every reference
    vector and of a trace recorded by `frames record`, compared with `frames dump --jsonl`,
-   `frames stat` and `frames query`; statistics per row group, row groups skipped; bad
-   input to the command. */
+   `frames stat` and `frames query`; the encodings chosen (delta, dictionary, their
+   fallbacks to plain) named by DuckDB and every value read back; statistics per row
+   group, row groups skipped; bad input to the command. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -451,6 +452,102 @@ static void test_writer_misuse(void **state) {
     fclose(f);
 }
 
+/* Encodings: a table whose columns each call for one of Parquet's encodings, pages of
+   700 rows (so blocks of 128 deltas end inside pages and a page ends with one value).
+   DuckDB must give back the rows of the CSV written next to it, and parquet_metadata
+   must name the encoding we meant for every chunk of each column:
+   seq     INT64 r, with a jump of 2^62 every 997 rows (a miniblock 63 bits wide)
+   wrap    INT32 alternating INT32_MIN and INT32_MAX (+-1 in 32-bit wrapping arithmetic)
+   txt     STRING, 20000 distinct texts, empty ones and nulls, no dictionary
+   few     STRING, 3 texts: a dictionary
+   many    UINT64 with a dictionary of at most 300 entries and 1000 distinct values per
+           row group: the dictionary overflows, the chunk is plain
+   none    INT64 and BYTES, every value null (pages without values) */
+static void test_encodings(void **state) {
+    static const frames_parquet_column cols[] = {
+        {"seq", FRAMES_PARQUET_I64, 0, 0, 0},  {"wrap", FRAMES_PARQUET_I32, 0, 0, 0},
+        {"txt", FRAMES_PARQUET_STRING, 1, 0, 0}, {"few", FRAMES_PARQUET_STRING, 0, 0, 1},
+        {"many", FRAMES_PARQUET_U64, 0, 0, 1}, {"none", FRAMES_PARQUET_I64, 1, 0, 0},
+        {"noneb", FRAMES_PARQUET_BYTES, 1, 0, 1},
+    };
+    static const char *const few[] = {"pre", "post", "key"};
+    const uint32_t rows = 12601;   /* 18 pages of 700 and one of a single row */
+    frames_parquet_options o;
+    frames_parquet *w;
+    frames_error err;
+    frames_sink sink;
+    char pq[600], csv[600];
+    FILE *f, *c;
+    uint32_t r;
+    (void)state;
+    snprintf(pq, sizeof pq, "%s", tu_workdir_path("enc.parquet"));
+    snprintf(csv, sizeof csv, "%s", tu_workdir_path("enc.csv"));
+    f = fopen(pq, "wb");
+    c = fopen(csv, "w");
+    assert_non_null(f);
+    assert_non_null(c);
+    frames_parquet_options_default(&o);
+    o.row_group_rows = 4200;
+    o.page_rows = 700;
+    o.dictionary_max_entries = 300;
+    sink = frames_sink_file(f);
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 7, &o, &err), FRAMES_OK);
+    rng_state = 0x2545f4914f6cdd1dull;
+    for (r = 0; r < rows; r++) {
+        int64_t seq = (int64_t)r + (r % 997 == 5 ? ((int64_t)1 << 62) : 0);
+        int32_t wrap = r % 2 ? INT32_MAX : INT32_MIN;
+        uint64_t many = (rnd() % 1000) * 0x9e3779b97f4a7c15ull;
+        char txt[32];
+        frames_parquet_put_i64(w, 0, seq);
+        frames_parquet_put_i32(w, 1, wrap);
+        fprintf(c, "%lld|%d|", (long long)seq, (int)wrap);
+        if (r % 13 == 0) {
+            frames_parquet_put_null(w, 2);
+            fputs("NULL|", c);
+        } else {
+            if (r % 17 == 0) txt[0] = 0;   /* an empty string */
+            else snprintf(txt, sizeof txt, "t%u", r * 7919u % 20011u);
+            frames_parquet_put_bytes(w, 2, txt, strlen(txt));
+            fprintf(c, "<%s>|", txt);
+        }
+        frames_parquet_put_bytes(w, 3, few[r / 50 % 3], strlen(few[r / 50 % 3]));
+        frames_parquet_put_u64(w, 4, many);
+        frames_parquet_put_null(w, 5);
+        frames_parquet_put_null(w, 6);
+        fprintf(c, "%s|%llu|NULL|NULL\n", few[r / 50 % 3], (unsigned long long)many);
+        assert_int_equal(frames_parquet_row_end(w), FRAMES_OK);
+    }
+    assert_int_equal(frames_parquet_close(w), FRAMES_OK);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(fclose(c), 0);
+    batch_add("encodings: rows, rows only in Parquet, rows only in the CSV", "12601|0|0\n",
+              "WITH p AS (SELECT seq, wrap, CASE WHEN txt IS NULL THEN NULL ELSE '<' || txt || '>' END, "
+              "few, many, none, noneb FROM '%s'), "
+              "c AS (SELECT * FROM read_csv('%s', delim = '|', header = false, quote = '', "
+              "nullstr = 'NULL', columns = {'seq': 'BIGINT', 'wrap': 'INTEGER', 'txt': 'VARCHAR', "
+              "'few': 'VARCHAR', 'many': 'UBIGINT', 'none': 'BIGINT', 'noneb': 'BLOB'})) "
+              "SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM (FROM p EXCEPT ALL FROM c)), "
+              "(SELECT count(*) FROM (FROM c EXCEPT ALL FROM p))", pq, csv);
+    /* the last row group has one row: a dictionary or deltas would not pay, it is plain */
+    batch_add("encodings: per column, the first three row groups and the last",
+              "few|PLAIN, RLE_DICTIONARY|DELTA_LENGTH_BYTE_ARRAY\n"
+              "many|PLAIN|PLAIN\n"
+              "none|PLAIN, RLE|PLAIN, RLE\n"
+              "noneb|PLAIN, RLE|PLAIN, RLE\n"
+              "seq|DELTA_BINARY_PACKED|PLAIN\n"
+              "txt|RLE, DELTA_LENGTH_BYTE_ARRAY|RLE, DELTA_LENGTH_BYTE_ARRAY\n"
+              "wrap|DELTA_BINARY_PACKED|PLAIN\n",
+              "SELECT path_in_schema, string_agg(DISTINCT encodings, ';') FILTER (row_group_id < 3), "
+              "string_agg(encodings, ';') FILTER (row_group_id = 3) FROM parquet_metadata('%s') "
+              "GROUP BY ALL ORDER BY 1", pq);
+    batch_add("encodings: statistics of the delta-encoded columns",
+              "seq|0|4611686018427399873\nwrap|-2147483648|2147483647\n",
+              "SELECT path_in_schema, min(stats_min_value::BIGINT), max(stats_max_value::BIGINT) "
+              "FROM parquet_metadata('%s') WHERE path_in_schema IN ('seq', 'wrap') GROUP BY 1 "
+              "ORDER BY 1", pq);
+    batch_run();
+}
+
 /* ------------------------------------------------------------------ trace tables */
 
 static const char jsonl_columns[] =
@@ -657,6 +754,23 @@ static void test_recorded_trace(void **state) {
     batch_add("memory writes to an address range", out, Q_WRITES, dir, (unsigned long long)lo,
               (unsigned long long)hi);
     free(out);
+    /* the encodings meant for a trace's columns, in every row group but the last (which
+       may be too small for them to pay) */
+    batch_add("encodings of the trace's columns",
+              "instructions.parquet|frame|DELTA_BINARY_PACKED|true\n"
+              "operands.parquet|frame|DELTA_BINARY_PACKED|true\n"
+              "operands.parquet|kind|RLE_DICTIONARY|true\n"
+              "operands.parquet|name|RLE_DICTIONARY|true\n"
+              "operands.parquet|value|DELTA_LENGTH_BYTE_ARRAY|true\n",
+              "WITH m AS (SELECT parse_filename(file_name) f, path_in_schema p, encodings e, "
+              "row_group_id < max(row_group_id) OVER (PARTITION BY file_name) AS not_last "
+              "FROM parquet_metadata(['%s/instructions.parquet', '%s/operands.parquet'])), "
+              "w(f, p, want) AS (VALUES ('instructions.parquet', 'frame', 'DELTA_BINARY_PACKED'), "
+              "('operands.parquet', 'frame', 'DELTA_BINARY_PACKED'), ('operands.parquet', 'kind', "
+              "'RLE_DICTIONARY'), ('operands.parquet', 'name', 'RLE_DICTIONARY'), "
+              "('operands.parquet', 'value', 'DELTA_LENGTH_BYTE_ARRAY')) "
+              "SELECT w.f, w.p, want, bool_and(contains(e, want)) FROM m JOIN w ON m.f = w.f AND "
+              "m.p = w.p WHERE not_last GROUP BY ALL ORDER BY 1, 2", dir, dir);
     batch_run();
 }
 
@@ -837,6 +951,7 @@ int main(void) {
     };
     const struct CMUnitTest engine[] = {
         cmocka_unit_test(test_writer_own_table),
+        cmocka_unit_test(test_encodings),
         cmocka_unit_test(test_reference_vectors),
         cmocka_unit_test(test_chunks),
 #ifdef TU_RECORD_BUILT

@@ -24,7 +24,7 @@ static void usage(FILE *out) {
             "                    of the whole trace); N as in 'frames split --chunks N'\n"
             "  --tables LIST     comma-separated subset (default: all five)\n"
             "  --row-group ROWS  rows per row group (default 131072)\n"
-            "  --page-rows ROWS  rows per data page (default 16384)\n"
+            "  --page-rows ROWS  rows per data page (default 131072)\n"
             "  --compression C   zstd (default when built with libzstd) or none\n"
             "  --zstd-level L    zstd level, -7 (fastest) to 19 (smallest); default 1\n"
             "  -f, --force       replace existing table files\n\n"
