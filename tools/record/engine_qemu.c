@@ -333,36 +333,18 @@ static void *rq_start(rec_run *r, const char *path, int argc, char **argv) {
     e->r = r;
     e->fd = -1;
     frames_decoder_init(&e->dec, NULL, 0, NULL);
-    if (pipe(fds) < 0) {
-        rec_fail(r, "pipe: %s", strerror(errno));
-        return e;
-    }
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-#ifdef F_SETPIPE_SZ
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups */
-#endif
-    rec_catch_interrupts();
+    if (rec_stream_pipe(r, fds) < 0) return e;
     e->pid = rq_spawn(r, qemu, plugin, fds[1], path, argv, argc);
-    close(fds[1]);
-    if (e->pid < 0) {
-        close(fds[0]);
-        rec_fail(r, "fork: %s", strerror(errno));
-        return e;
-    }
-    e->fd = fds[0];
-    r->main_pid = e->pid;
+    e->fd = rec_stream_started(r, e->pid, fds);
     return e;
 }
 
 static void rq_finish(rec_run *r, void *state) {
     rq_engine *e = (rq_engine *)state;
-    int status = 0;
+    int status;
     if (!e) return;
     if (e->fd >= 0) {
-        close(e->fd);
-        while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR) {}
-        r->main_status = status;
-        r->main_done = 1;
+        status = rec_stream_reap(r, e->fd, e->pid);
         /* no frame at all: the plugin never ran an instruction (QEMU or the plugin
            refused, with its message above) */
         if (!e->bytes && !r->failed)

@@ -171,38 +171,20 @@ static void *rv_start(rec_run *r, const char *path, int argc, char **argv) {
     }
     e->r = r;
     e->fd = -1;
-    if (pipe(fds) < 0) {
-        rec_fail(r, "pipe: %s", strerror(errno));
-        return e;
-    }
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-#ifdef F_SETPIPE_SZ
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups of the converter */
-#endif
-    rec_catch_interrupts();
+    if (rec_stream_pipe(r, fds) < 0) return e;
     logfd = open_log(e);
     e->pid = rv_spawn(r, tooldir, fds[1], logfd, path, argv, argc);
-    close(fds[1]);
     if (logfd >= 0) close(logfd);
-    if (e->pid < 0) {
-        close(fds[0]);
-        rec_fail(r, "fork: %s", strerror(errno));
-        return e;
-    }
-    e->fd = fds[0];
-    r->main_pid = e->pid;
+    e->fd = rec_stream_started(r, e->pid, fds);
     return e;
 }
 
 static void rv_finish(rec_run *r, void *state) {
     rv_engine *e = (rv_engine *)state;
-    int status = 0;
+    int status;
     if (!e) return;
     if (e->fd >= 0) {
-        close(e->fd);
-        while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR) {}
-        r->main_status = status;
-        r->main_done = 1;
+        status = rec_stream_reap(r, e->fd, e->pid);
         /* the tool never started (valgrind missing, or it could not load the program): no
            trace, whatever valgrind's status */
         if (!rv_conv_started(e->conv) && !r->failed)

@@ -123,6 +123,16 @@ int rec_x86_64_program(const char *path, char *why, size_t cap);
 void rec_catch_interrupts(void);
 int rec_interrupted(void);
 
+/* The stream engines (valgrind, qemu): the child writes its stream into a pipe the engine
+   reads. rec_stream_pipe makes it (read end close-on-exec, a 1 MiB buffer for fewer
+   wake-ups of the reader) and catches interrupts: 0, or -1 with the run failed.
+   rec_stream_started takes the child spawned with fds[1] (or -1): the read end, or -1
+   with the run failed. rec_stream_reap closes the read end, waits for the child and
+   records its status as the main program's; it returns that status. */
+int rec_stream_pipe(rec_run *r, int fds[2]);
+int rec_stream_started(rec_run *r, pid_t pid, int fds[2]);
+int rec_stream_reap(rec_run *r, int fd, pid_t pid);
+
 /* ---------------------------------------------------------------- x86.c: operands (capstone) */
 
 /* Register state of a stopped thread. The vector/x87 part (XSAVE layout: legacy FXSAVE
