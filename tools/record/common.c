@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 /* ---------------------------------------------------------------- errors */
 
@@ -45,41 +44,6 @@ void rec_catch_interrupts(void) {
 }
 
 int rec_interrupted(void) { return (int)interrupted; }
-
-/* ---------------------------------------------------------------- stream engines' child */
-
-int rec_stream_pipe(rec_run *r, int fds[2]) {
-    if (pipe(fds) < 0) {
-        rec_fail(r, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-#ifdef F_SETPIPE_SZ
-    fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
-#endif
-    rec_catch_interrupts();
-    return 0;
-}
-
-int rec_stream_started(rec_run *r, pid_t pid, int fds[2]) {
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        rec_fail(r, "fork: %s", strerror(errno));
-        return -1;
-    }
-    r->main_pid = pid;
-    return fds[0];
-}
-
-int rec_stream_reap(rec_run *r, int fd, pid_t pid) {
-    int status = 0;
-    close(fd);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    r->main_status = status;
-    r->main_done = 1;
-    return status;
-}
 
 /* ---------------------------------------------------------------- programs */
 

@@ -224,46 +224,18 @@ static size_t take_frames(rq_engine *e, const uint8_t *data, size_t n) {
     return pos;
 }
 
+static size_t rq_take(void *ctx, const uint8_t *data, size_t n) {
+    return take_frames((rq_engine *)ctx, data, n);
+}
+
 static void rq_pump(void *state) {
     rq_engine *e = (rq_engine *)state;
-    size_t cap = 1u << 20, have = 0, pos;
-    uint8_t *buf = (uint8_t *)malloc(cap);
-    int killed = 0;
-    if (!buf) {
-        rec_fail(e->r, "out of memory");
-        kill(e->pid, SIGKILL);
-        return;
-    }
-    for (;;) {
-        ssize_t got;
-        if (rec_interrupted() && !killed) {
-            cli_warn("interrupted by signal %d: killing the program, finishing the trace", rec_interrupted());
-            kill(e->pid, SIGKILL);
-            killed = 1;
-        }
-        if (have == cap) { /* one frame larger than the buffer (at most RQ_MAX_FRAME) */
-            uint8_t *nb = (uint8_t *)realloc(buf, cap * 2);
-            if (!nb) {
-                rec_fail(e->r, "out of memory");
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        got = read(e->fd, buf + have, cap - have);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        have += (size_t)got;
-        pos = take_frames(e, buf, have);
-        memmove(buf, buf + pos, have - pos);
-        have -= pos;
-        if (e->r->failed) break;
-    }
-    if (have && !e->r->failed)
-        rec_fail(e->r, "the qemu plugin's stream ends inside a frame (%zu bytes at offset %llu)", have,
+    size_t left = rec_stream_pump(e->r, e->fd, e->pid, 1u << 20, rq_take, e);
+    if (left && !e->r->failed) {
+        rec_fail(e->r, "the qemu plugin's stream ends inside a frame (%zu bytes at offset %llu)", left,
                  (unsigned long long)e->bytes);
-    if (e->r->failed) kill(e->pid, SIGKILL);
-    free(buf);
+        kill(e->pid, SIGKILL);
+    }
 }
 
 static pid_t rq_spawn(rec_run *t, const char *qemu, const char *plugin, int wfd, const char *path, char **argv,

@@ -54,37 +54,15 @@ typedef struct rv_engine {
     char log[PATH_MAX];        /* Valgrind's own messages (a crash report), "" if none */
 } rv_engine;
 
-/* Read chunks until every writer closed the pipe. */
+static size_t rv_take(void *ctx, const uint8_t *data, size_t n) {
+    return rv_conv_chunks((rv_conv *)ctx, data, n); /* all but a chunk header cut short */
+}
+
+/* Read chunks until every writer closed the pipe; 256 KiB at a time, converted as they
+   arrive, while they are in the cache. */
 static void rv_pump(void *state) {
     rv_engine *e = (rv_engine *)state;
-    size_t cap = 256u << 10, have = 0, pos; /* converted as read: in the cache */
-    uint8_t *buf = (uint8_t *)malloc(cap);
-    int killed = 0;
-    if (!buf) {
-        rec_fail(e->r, "out of memory");
-        kill(e->pid, SIGKILL);
-        return;
-    }
-    for (;;) {
-        ssize_t got;
-        if (rec_interrupted() && !killed) {
-            cli_warn("interrupted by signal %d: killing the program, finishing the trace", rec_interrupted());
-            kill(e->pid, SIGKILL);
-            killed = 1;
-        }
-        got = read(e->fd, buf + have, cap - have);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        have += (size_t)got;
-        pos = rv_conv_chunks(e->conv, buf, have); /* all but a chunk header cut short */
-        if (pos) memmove(buf, buf + pos, have - pos);
-        have -= pos;
-        if (e->r->failed) {
-            kill(e->pid, SIGKILL);
-            break;
-        }
-    }
-    free(buf);
+    rec_stream_pump(e->r, e->fd, e->pid, 256u << 10, rv_take, e->conv);
 }
 
 static pid_t rv_spawn(rec_run *t, const char *tooldir, int wfd, int logfd, const char *path, char **argv,

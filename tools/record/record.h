@@ -132,6 +132,12 @@ int rec_interrupted(void);
 int rec_stream_pipe(rec_run *r, int fds[2]);
 int rec_stream_started(rec_run *r, pid_t pid, int fds[2]);
 int rec_stream_reap(rec_run *r, int fd, pid_t pid);
+/* Read the pipe until every writer closed it, handing what arrived to take (which returns
+   the bytes it consumed; the rest waits for more) from a buffer of cap bytes that doubles
+   when take consumes nothing of a full one. An interrupt kills the child and the trace is
+   finished; a failed run kills it too. Returns the bytes left unconsumed at the end. */
+size_t rec_stream_pump(rec_run *r, int fd, pid_t pid, size_t cap,
+                       size_t (*take)(void *ctx, const uint8_t *data, size_t n), void *ctx);
 
 /* ---------------------------------------------------------------- x86.c: operands (capstone) */
 
