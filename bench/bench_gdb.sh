@@ -46,7 +46,7 @@ if [ "${FRAMES_BENCH_GDB_REUSE:-0}" = 1 ] && [ -s t.frames ]; then
     echo "record     (the trace of an earlier run)"
 else
     t=$(now)
-    "$FRAMES" record -o t.frames -- ./prog $((INSNS / 6)) 2>record.log
+    "$FRAMES" record -f -o t.frames -- ./prog $((INSNS / 6)) 2>record.log
     echo "record     $(since "$t") s   ($(tail -2 record.log | head -1 | sed 's/^frames record: //'))"
 fi
 rm -f t.frames.fridx
