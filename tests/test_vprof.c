@@ -1051,6 +1051,32 @@ static void test_stack_rules(void **state) {
     frames_replay_stack_close(s);
 }
 
+/* A tail call (a plain branch out of a callee) is not a call: the callee of the tail call
+   runs in the frame of the function that branched, and its return pops that frame, with
+   nothing unwound or unmatched (frames_replay.h, "The call stack"). */
+static void test_stack_tail_call(void **state) {
+    frames_replay_stack *s;
+    frames_replay_call *c;
+    size_t d;
+    (void)state;
+    assert_int_equal(frames_replay_stack_open(&s, FRAMES_ARCH_AARCH64, 0, NULL, NULL), FRAMES_OK);
+    stack_step(s, 0x1000, "\x10\x00\x00\x94", 4);   /* bl 0x2000 */
+    stack_step(s, 0x2000, "\x00\x0c\x00\x14", 4);   /* b 0x5000: the tail call */
+    stack_step(s, 0x5000, "\x1f\x20\x03\xd5", 4);   /* nop in the tail-called function */
+    c = frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 1);
+    assert_int_equal(c[0].site, 0x1000);
+    assert_int_equal(c[0].entry, 0x2000);
+    assert_int_equal(c[0].ret, 0x1004);
+    stack_step(s, 0x5004, "\xc0\x03\x5f\xd6", 4);   /* its ret goes back to the first caller */
+    stack_step(s, 0x1004, "\x1f\x20\x03\xd5", 4);
+    frames_replay_stack_get(s, 1, &d);
+    assert_int_equal(d, 0);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unwound, 0);
+    assert_int_equal(frames_replay_stack_stats_get(s)->unmatched_returns, 0);
+    frames_replay_stack_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_trace),
@@ -1065,6 +1091,7 @@ int main(void) {
         cmocka_unit_test(test_huge_address_space),
         cmocka_unit_test(test_stack_classify),
         cmocka_unit_test(test_stack_rules),
+        cmocka_unit_test(test_stack_tail_call),
         cmocka_unit_test(test_profilers_recorded),
         cmocka_unit_test(test_profiler_threads),
         cmocka_unit_test(test_offline_equals_online),
