@@ -1388,6 +1388,35 @@ static void sideband_process_model(void **state) {
     remove_code_dir(dir);
 }
 
+/* A pt decoder whose one primary sideband source "sb" is b, written with sample_type st. */
+static frames_pt *open_with_sideband(const sbbuf *b, uint64_t st) {
+    frames_pt *pt;
+    frames_pt_sb_config c;
+    frames_error err;
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    frames_pt_sb_config_default(&c);
+    c.sample_type = st;
+    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b->d, b->len, 1, 0, &err), FRAMES_OK);
+    return pt;
+}
+
+/* Decode through pt, with cb's callbacks, a trace of one segment at TSC 100 (0x1000 to
+   0x1003) after a PSB, so the sideband before it is applied; then close pt. */
+static void decode_one_segment(frames_pt *pt, const frames_pt_callbacks *cb) {
+    frames_error err;
+    enc x;
+    size_t len;
+    enc_init(&x);
+    enc_pkt(&x, ppt_psb, 0, 0);
+    enc_pkt(&x, ppt_psbend, 0, 0);
+    segment(&x, 100, 0x1003);
+    len = enc_done(&x);
+    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
+    frames_pt_set_callbacks(pt, cb);
+    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+}
+
 /* Sample fields and record bodies print like ptxed --sb:compact / --sb:verbose. */
 typedef struct grab {
     char lines[8][512];
@@ -1408,14 +1437,9 @@ static int grab_record(void *c, const frames_pt_sb_record *r) {
 static void sideband_record_format(void **state) {
     sbbuf b;
     uint8_t body[256];
-    frames_pt_sb_config c;
-    frames_pt *pt;
     frames_pt_callbacks cb;
-    frames_error err;
     grab g;
     sample s;
-    enc x;
-    size_t len;
     int i;
     static const char *want[] = {
         "PERF_RECORD_MMAP2  5/6, 7f0000, 1000, 2000, 0, 0, 0, 0, 0, 0, /nonexistent/x.so  { 5/6 2a 9 cpu-3 9 9 }",
@@ -1444,23 +1468,11 @@ static void sideband_record_format(void **state) {
     s.time = 0x2f;
     sb_rec(&b, 11, 0, body, body_u64s(body, 0x10, 0x20, 1, 3), st, s);
     sb_rec(&b, 99, 0, body, body_pidtid(body, 1, 2), 0, s);
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
-    segment(&x, 100, 0x1003);
-    len = enc_done(&x);
     memset(&g, 0, sizeof g);
     memset(&cb, 0, sizeof cb);
     cb.ctx = &g;
     cb.sb_record = grab_record;
-    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
-    frames_pt_sb_config_default(&c);
-    c.sample_type = st;
-    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b.d, b.len, 1, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
-    frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
+    decode_one_segment(open_with_sideband(&b, st), &cb);
     assert_int_equal(g.n, 7);
     for (i = 0; i < 7; i++) assert_string_equal(g.lines[i], want[i]);
     assert_string_equal(g.verbose[3], "PERF_RECORD_SWITCH.IN\n  pid: 5\n  tid: 6\n  time: 2d\n  id: 9"
@@ -1501,33 +1513,23 @@ static void sideband_malformed(void **state) {
     frames_pt_callbacks cb;
     frames_error err;
     sb_log lg;
-    enc x;
-    size_t len, second;
+    size_t second;
     const uint64_t st = FRAMES_PERF_SAMPLE_TIME;
     (void)state;
     b.len = 0;
     sb_rec(&b, 12, 0, body, body_pidtid(body, 1, 1), st, smp(0, 0, 0));
     second = sb_rec(&b, 2, 0, body, body_u64s(body, 1, 1, 0, 2), st, smp(0, 0, 1));
     b.d[second + 6] = 16;   /* size too small for LOST + trailer: out of sync */
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
-    segment(&x, 100, 0x1003);
-    len = enc_done(&x);
     memset(&lg, 0, sizeof lg);
     memset(&cb, 0, sizeof cb);
     cb.ctx = &lg;
     cb.sb_diag = log_diag;
     cb.sb_record = log_record;
-    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    pt = open_with_sideband(&b, st);
     frames_pt_sb_config_default(&c);
     c.sample_type = st;
-    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b.d, b.len, 1, 0, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_pevent(pt, &c, "cut", b.d, 12, 0, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
-    frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
+    decode_one_segment(pt, &cb);
     assert_int_equal(lg.records, 1);   /* the ITRACE_START; the bad LOST is never applied */
     assert_int_equal(lg.ndiag, 2);
     assert_int_equal(lg.diag[0], FRAMES_PT_SB_TRUNCATED);   /* "cut": 12 of 24 bytes */
