@@ -306,13 +306,19 @@ static void test_pt_cycle_without_trace(void **state) {
     remove(image);
 }
 
-/* A memory sink that cannot seek, as a pipe: the trace stays unfinished. */
-static frames_sink unseekable_memory_sink(frames_membuf *m) {
+/* Decode pt's session into frames in m (frames_membuf_free it), written as to a pipe: a
+   memory sink that cannot seek, so the trace stays unfinished; then close pt. */
+static void pt_decode_unfinished(frames_pt *pt, frames_membuf *m) {
     frames_sink sink;
+    frames_writer *w;
+    frames_error err;
     frames_membuf_init(m, NULL);
     sink = frames_sink_memory(m);
     sink.patch = NULL;
-    return sink;
+    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+    assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
 }
 
 static int insn_seen(void *ctx, const frames_pt_insn *in) {
@@ -326,24 +332,18 @@ static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace
                           int insn_callback, uint64_t *from, size_t cap) {
     frames_pt *pt;
     frames_pt_callbacks cb;
-    frames_writer *w;
     frames_reader *r;
-    frames_sink sink;
     frames_error err;
     frames_frame f;
     frames_membuf m;
     size_t n = 0;
-    sink = unseekable_memory_sink(&m);
-    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, base, &err), FRAMES_OK);
     memset(&cb, 0, sizeof cb);
     if (insn_callback) cb.insn = insn_seen;   /* frames one by one instead of cached runs */
     frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
-    assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
+    pt_decode_unfinished(pt, &m);
     assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = f.exception.from_addr;
@@ -626,9 +626,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
     frames_pt_sb_config c;
-    frames_writer *w;
     frames_reader *r;
-    frames_sink sink;
     frames_error err;
     frames_frame f;
     frames_membuf m;
@@ -650,14 +648,10 @@ static void test_pt_mmap_past_2_64(void **state) {
     memcpy(rec + 40, "code.bin", 8);
     frames_pt_sb_config_default(&c);
     c.sysroot = root;
-    sink = unseekable_memory_sink(&m);
-    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", rec, sizeof rec, 1, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
-    assert_true(frames_writer_close(w) >= 0);
+    pt_decode_unfinished(pt, &m);
     assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_MODLOAD) {
