@@ -899,9 +899,9 @@ static void enc_pkt(enc *x, enum pt_packet_type type, int ipc, uint64_t v) {
         p.payload.ip.ipc = (enum pt_ip_compression)ipc;
         p.payload.ip.ip = v;
         break;
-    case ppt_mode:
+    case ppt_mode:   /* v: 32 for 32-bit code, else 64-bit */
         p.payload.mode.leaf = pt_mol_exec;
-        p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+        p.payload.mode.bits.exec = pt_set_exec_mode(v == 32 ? ptem_32bit : ptem_64bit);
         break;
     case ppt_tsc:
         p.payload.tsc.tsc = v;
@@ -1895,44 +1895,22 @@ static void elf32_image(void **state) {
     frames_pt *pt;
     frames_error err;
     decoded d;
-    struct pt_encoder *e;
-    struct pt_config cfg;
-    struct pt_packet p;
-    uint8_t buf[128];
-    uint64_t len;
+    enc x;
+    size_t len;
     int dec;
     (void)state;
-    pt_config_init(&cfg);
-    cfg.begin = buf;
-    cfg.end = buf + sizeof buf;
-    e = pt_alloc_encoder(&cfg);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_psb;
-    pt_enc_next(e, &p);
-    p.type = ppt_fup;
-    p.payload.ip.ipc = pt_ipc_sext_48;
-    p.payload.ip.ip = 0x8049000;
-    pt_enc_next(e, &p);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_mode;
-    p.payload.mode.leaf = pt_mol_exec;
-    p.payload.mode.bits.exec = pt_set_exec_mode(ptem_32bit);
-    pt_enc_next(e, &p);
-    p.type = ppt_psbend;
-    pt_enc_next(e, &p);
-    p.type = ppt_fup;
-    p.payload.ip.ipc = pt_ipc_update_16;
-    p.payload.ip.ip = 0x900a;
-    pt_enc_next(e, &p);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_tip_pgd;
-    pt_enc_next(e, &p);
-    pt_enc_get_offset(e, &len);
-    pt_free_encoder(e);
+    enc_init(&x);
+    enc_pkt(&x, ppt_psb, 0, 0);
+    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x8049000);
+    enc_pkt(&x, ppt_mode, 0, 32);
+    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x900a);
+    enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+    len = enc_done(&x);
     for (dec = 0; dec < 2; dec++) {
         pt = open_session(dec, NULL, 0, 1);
         assert_int_equal(frames_pt_add_elf(pt, path, 0, 0, &err), FRAMES_OK);
-        assert_int_equal(frames_pt_set_trace(pt, buf, (size_t)len, &err), FRAMES_OK);
+        assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
         decode_into(pt, &d);
         assert_int_equal(d.rc, FRAMES_OK);
         assert_int_equal(d.n, 3);   /* mov ax, imm16 (4); mov eax, imm32 (5); nop */
