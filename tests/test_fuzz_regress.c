@@ -576,7 +576,7 @@ static void test_pt_sample_ids_first_wins(void **state) {
    for ever: the ELF header of every mapped file was read with fopen, which waits for a
    writer. The file is now opened without blocking and read only if regular. */
 static void test_pt_sideband_mmap_of_a_fifo(void **state) {
-    char dir[512], fifo[600], root[600];
+    const char *fifo, *root;
     uint8_t trace[64], rec[48];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
@@ -584,10 +584,9 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     frames_pt_stats st;
     frames_error err;
     (void)state;
-    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
-    assert_non_null(mkdtemp(dir));
-    snprintf(fifo, sizeof fifo, "%s/p", dir);
-    snprintf(root, sizeof root, "%s/", dir);
+    assert_int_equal(tu_workdir_make("frames-regress"), 0);
+    fifo = tu_workdir_path("p");
+    root = tu_workdir_path("");   /* the directory with a slash */
     assert_int_equal(mkfifo(fifo, 0600), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user mode: pid 1, tid 1, 0x1000, 4096 bytes, "p" */
     tu_put_le(rec, 1, 4);
@@ -610,7 +609,7 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     assert_int_equal(st.sb_errors, 1);   /* libipt cannot map it */
     frames_pt_close(pt);
     remove(fifo);
-    rmdir(dir);
+    rmdir(tu_workdir);
 }
 
 typedef struct modload_seen {
@@ -621,7 +620,7 @@ typedef struct modload_seen {
    record whose address + length passes 2^64 (libipt maps only the file's bytes) gave a
    modload frame ending below its start. The end is now saturated. */
 static void test_pt_mmap_past_2_64(void **state) {
-    char dir[512], path[600], root[600];
+    const char *path, *root;
     uint8_t trace[64], rec[56];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
@@ -632,10 +631,9 @@ static void test_pt_mmap_past_2_64(void **state) {
     frames_membuf m;
     modload_seen seen = {0, 0, 0};
     (void)state;
-    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/code.bin", dir);
-    snprintf(root, sizeof root, "%s/", dir);
+    assert_int_equal(tu_workdir_make("frames-regress"), 0);
+    path = tu_workdir_path("code.bin");
+    root = tu_workdir_path("");   /* the directory with a slash */
     assert_int_equal(tu_write_file(path, "\x90\x90\x90\x90", 4), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user: pid 1, 0xfff...f000, 1 MiB, "code.bin" */
     tu_put_le(rec, 1, 4);
@@ -665,7 +663,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     assert_int_equal(seen.low, 0xfffffffffffff000ull);
     assert_int_equal(seen.high, UINT64_MAX);
     remove(path);
-    rmdir(dir);
+    rmdir(tu_workdir);
 }
 
 /* An ELF64 file with one PT_LOAD program header (phnum, the number the header claims). */
