@@ -923,6 +923,16 @@ static size_t enc_done(enc *x) {
     return (size_t)off;
 }
 
+/* Start a trace in x: a PSB+ that begins decoding at ip (FUP) in 64-bit mode, or 32-bit
+   with mode 32. */
+static void enc_psb_at(enc *x, uint64_t ip, uint64_t mode) {
+    enc_init(x);
+    enc_pkt(x, ppt_psb, 0, 0);
+    enc_pkt(x, ppt_fup, pt_ipc_sext_48, ip);
+    enc_pkt(x, ppt_mode, 0, mode);
+    enc_pkt(x, ppt_psbend, 0, 0);
+}
+
 static const uint8_t nops[32] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
                                  0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
                                  0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
@@ -950,11 +960,7 @@ static void interrupt_and_overflow_frames(void **state) {
     size_t len;
     int dec;
     (void)state;
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x1000);
-    enc_pkt(&x, ppt_mode, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_psb_at(&x, 0x1000, 0);
     enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x1003);   /* interrupted before 0x1003 */
     enc_pkt(&x, ppt_tip, pt_ipc_update_16, 0x1010);   /* ... to the handler */
     enc_pkt(&x, ppt_ovf, 0, 0);
@@ -1899,11 +1905,7 @@ static void elf32_image(void **state) {
     size_t len;
     int dec;
     (void)state;
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x8049000);
-    enc_pkt(&x, ppt_mode, 0, 32);
-    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_psb_at(&x, 0x8049000, 32);
     enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x900a);
     enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
     len = enc_done(&x);
@@ -2230,11 +2232,7 @@ static void tool_ranges_and_summary(void **state) {
     int status;
     uint8_t padded[4096 + 64];
     (void)state;
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x1000);
-    enc_pkt(&x, ppt_mode, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_psb_at(&x, 0x1000, 0);
     enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x1003);
     enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
     len = enc_done(&x);
