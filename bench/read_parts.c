@@ -45,22 +45,15 @@ static int rp_open(frames_reader **r, const char *path, int mapped) {
     return rc;
 }
 
-static int raw_mapped(const char *path, uint64_t *count, uint64_t *sum) {
+/* one reader over the file (mapped, or over a copy in memory), walked raw or decoded */
+static int rp_read(const char *path, int mapped, int decode, uint64_t *count, uint64_t *sum) {
     frames_reader *r;
-    return rp_open(&r, path, 1) < 0 ? -1 : rp_walk(r, 0, count, sum);
+    return rp_open(&r, path, mapped) < 0 ? -1 : rp_walk(r, decode, count, sum);
 }
-static int raw_copy(const char *path, uint64_t *count, uint64_t *sum) {
-    frames_reader *r;
-    return rp_open(&r, path, 0) < 0 ? -1 : rp_walk(r, 0, count, sum);
-}
-static int next_mapped(const char *path, uint64_t *count, uint64_t *sum) {
-    frames_reader *r;
-    return rp_open(&r, path, 1) < 0 ? -1 : rp_walk(r, 1, count, sum);
-}
-static int next_copy(const char *path, uint64_t *count, uint64_t *sum) {
-    frames_reader *r;
-    return rp_open(&r, path, 0) < 0 ? -1 : rp_walk(r, 1, count, sum);
-}
+static int raw_mapped(const char *p, uint64_t *n, uint64_t *s) { return rp_read(p, 1, 0, n, s); }
+static int raw_copy(const char *p, uint64_t *n, uint64_t *s) { return rp_read(p, 0, 0, n, s); }
+static int next_mapped(const char *p, uint64_t *n, uint64_t *s) { return rp_read(p, 1, 1, n, s); }
+static int next_copy(const char *p, uint64_t *n, uint64_t *s) { return rp_read(p, 0, 1, n, s); }
 
 /* the decode row's input: each record's payload, found once in the copy */
 static const uint8_t **rp_msg;

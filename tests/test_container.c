@@ -452,21 +452,6 @@ static void test_bad_frame_is_reported_with_position(void **state) {
 
 /* ---- stream readers */
 
-typedef struct trickle {
-    const uint8_t *b;
-    size_t n, pos, step;
-} trickle;
-
-static long long trickle_read(void *ctx, void *buf, size_t n) {
-    trickle *t = (trickle *)ctx;
-    size_t k = t->n - t->pos;
-    if (k > n) k = n;
-    if (k > t->step) k = t->step;
-    memcpy(buf, t->b + t->pos, k);
-    t->pos += k;
-    return (long long)k;
-}
-
 static void test_stream_reader_one_byte_at_a_time(void **state) {
     trace t;
     uint64_t e[4];
@@ -475,8 +460,8 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
     trace_begin(&t, 3, 10);
     trace_finish(&t, 4, e, block_entries(&t, 4, 2, e));
     for (step = 1; step <= 64; step *= 4) {
-        trickle tr = {t.bytes.b, t.bytes.n, 0, step};
-        frames_io io = {&tr, trickle_read, NULL};
+        tu_trickle tr = {t.bytes.b, t.bytes.n, 0, step, 0};
+        frames_io io = {&tr, tu_trickle_read, NULL};
         frames_reader *r;
         frames_reader_info st;
         frames_error err;
@@ -496,8 +481,8 @@ static void test_stream_reader_one_byte_at_a_time(void **state) {
     }
     /* a stream cut inside a frame: the complete ones, then the truncation */
     {
-        trickle tr = {t.bytes.b, (size_t)t.offsets[7] + 5, 0, 7};
-        frames_io io = {&tr, trickle_read, NULL};
+        tu_trickle tr = {t.bytes.b, (size_t)t.offsets[7] + 5, 0, 7, 0};
+        frames_io io = {&tr, tu_trickle_read, NULL};
         frames_reader *r;
         frames_reader_info st;
         frames_error err;

@@ -306,13 +306,19 @@ static void test_pt_cycle_without_trace(void **state) {
     remove(image);
 }
 
-/* A memory sink that cannot seek, as a pipe: the trace stays unfinished. */
-static frames_sink unseekable_memory_sink(frames_membuf *m) {
+/* Decode pt's session into frames in m (frames_membuf_free it), written as to a pipe: a
+   memory sink that cannot seek, so the trace stays unfinished; then close pt. */
+static void pt_decode_unfinished(frames_pt *pt, frames_membuf *m) {
     frames_sink sink;
+    frames_writer *w;
+    frames_error err;
     frames_membuf_init(m, NULL);
     sink = frames_sink_memory(m);
     sink.patch = NULL;
-    return sink;
+    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+    assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
 }
 
 static int insn_seen(void *ctx, const frames_pt_insn *in) {
@@ -326,24 +332,18 @@ static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace
                           int insn_callback, uint64_t *from, size_t cap) {
     frames_pt *pt;
     frames_pt_callbacks cb;
-    frames_writer *w;
     frames_reader *r;
-    frames_sink sink;
     frames_error err;
     frames_frame f;
     frames_membuf m;
     size_t n = 0;
-    sink = unseekable_memory_sink(&m);
-    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, base, &err), FRAMES_OK);
     memset(&cb, 0, sizeof cb);
     if (insn_callback) cb.insn = insn_seen;   /* frames one by one instead of cached runs */
     frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
-    assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
+    pt_decode_unfinished(pt, &m);
     assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = f.exception.from_addr;
@@ -576,7 +576,7 @@ static void test_pt_sample_ids_first_wins(void **state) {
    for ever: the ELF header of every mapped file was read with fopen, which waits for a
    writer. The file is now opened without blocking and read only if regular. */
 static void test_pt_sideband_mmap_of_a_fifo(void **state) {
-    char dir[512], fifo[600], root[600];
+    const char *fifo, *root;
     uint8_t trace[64], rec[48];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
@@ -584,10 +584,9 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     frames_pt_stats st;
     frames_error err;
     (void)state;
-    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
-    assert_non_null(mkdtemp(dir));
-    snprintf(fifo, sizeof fifo, "%s/p", dir);
-    snprintf(root, sizeof root, "%s/", dir);
+    assert_int_equal(tu_workdir_make("frames-regress"), 0);
+    fifo = tu_workdir_path("p");
+    root = tu_workdir_path("");   /* the directory with a slash */
     assert_int_equal(mkfifo(fifo, 0600), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user mode: pid 1, tid 1, 0x1000, 4096 bytes, "p" */
     tu_put_le(rec, 1, 4);
@@ -610,7 +609,7 @@ static void test_pt_sideband_mmap_of_a_fifo(void **state) {
     assert_int_equal(st.sb_errors, 1);   /* libipt cannot map it */
     frames_pt_close(pt);
     remove(fifo);
-    rmdir(dir);
+    rmdir(tu_workdir);
 }
 
 typedef struct modload_seen {
@@ -621,23 +620,20 @@ typedef struct modload_seen {
    record whose address + length passes 2^64 (libipt maps only the file's bytes) gave a
    modload frame ending below its start. The end is now saturated. */
 static void test_pt_mmap_past_2_64(void **state) {
-    char dir[512], path[600], root[600];
+    const char *path, *root;
     uint8_t trace[64], rec[56];
     size_t tlen = pt_enter_at(trace, sizeof trace, 0x1000);
     frames_pt *pt;
     frames_pt_sb_config c;
-    frames_writer *w;
     frames_reader *r;
-    frames_sink sink;
     frames_error err;
     frames_frame f;
     frames_membuf m;
     modload_seen seen = {0, 0, 0};
     (void)state;
-    snprintf(dir, sizeof dir, "%s/frames-regress-XXXXXX", tu_tmpdir());
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/code.bin", dir);
-    snprintf(root, sizeof root, "%s/", dir);
+    assert_int_equal(tu_workdir_make("frames-regress"), 0);
+    path = tu_workdir_path("code.bin");
+    root = tu_workdir_path("");   /* the directory with a slash */
     assert_int_equal(tu_write_file(path, "\x90\x90\x90\x90", 4), 0);
     memset(rec, 0, sizeof rec);   /* MMAP, user: pid 1, 0xfff...f000, 1 MiB, "code.bin" */
     tu_put_le(rec, 1, 4);
@@ -650,14 +646,10 @@ static void test_pt_mmap_past_2_64(void **state) {
     memcpy(rec + 40, "code.bin", 8);
     frames_pt_sb_config_default(&c);
     c.sysroot = root;
-    sink = unseekable_memory_sink(&m);
-    assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", rec, sizeof rec, 1, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
-    assert_true(frames_writer_close(w) >= 0);
+    pt_decode_unfinished(pt, &m);
     assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_MODLOAD) {
@@ -671,7 +663,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     assert_int_equal(seen.low, 0xfffffffffffff000ull);
     assert_int_equal(seen.high, UINT64_MAX);
     remove(path);
-    rmdir(dir);
+    rmdir(tu_workdir);
 }
 
 /* An ELF64 file with one PT_LOAD program header (phnum, the number the header claims). */

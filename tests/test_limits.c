@@ -86,29 +86,17 @@ static buf trace_of(const buf *frames, size_t n, int unfinished) {
     return out;
 }
 
-/* Stream input from memory, `chunk` bytes per read. */
-typedef struct src {
-    const uint8_t *p;
-    size_t n, pos, chunk;
-} src;
-static long long src_read(void *ctx, void *dst, size_t want) {
-    src *s = ctx;
-    size_t k = s->n - s->pos;
-    if (k > want) k = want;
-    if (k > s->chunk) k = s->chunk;
-    memcpy(dst, s->p + s->pos, k);
-    s->pos += k;
-    return (long long)k;
-}
-static int open_stream(frames_reader **r, src *s, const uint8_t *p, size_t n,
+/* Stream input from memory, 4096 bytes per read. */
+static int open_stream(frames_reader **r, tu_trickle *s, const uint8_t *p, size_t n,
                        const frames_reader_options *o) {
     frames_io io;
     s->p = p;
     s->n = n;
     s->pos = 0;
     s->chunk = 4096;
+    s->vary = 0;
     io.ctx = s;
-    io.read = src_read;
+    io.read = tu_trickle_read;
     io.close = NULL;
     return frames_reader_open_io(r, &io, o, NULL);
 }
@@ -217,7 +205,7 @@ static void test_last_frame_over_scratch_limit_is_reported(void **state) {
     frames_reader *r;
     frames_reader_info st;
     frames_frame f;
-    src s;
+    tu_trickle s;
     int pass;
     (void)state;
     for (i = 0; i < 20; i++) put_len(&list, 1, &empty); /* 20 operands: > 1 KiB decoded */
@@ -261,7 +249,7 @@ static void test_hostile_meta_size(void **state) {
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         frames_reader *r;
         frames_error err;
-        src s;
+        tu_trickle s;
         size_t before;
         int want = sizes[i] > (256u << 20) ? FRAMES_E_LIMIT : FRAMES_E_TRUNCATED;
         tu_put_le64(v + 48, sizes[i]); /* meta_size; 966 bytes follow */
@@ -292,7 +280,7 @@ static void test_hostile_frame_size(void **state) {
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         frames_reader *r;
         frames_reader_info st;
-        src s;
+        tu_trickle s;
         size_t before = hc_state.live;
         int pass;
         memcpy(t.p + len, &sizes[i], 8); /* little-endian host */
@@ -358,7 +346,7 @@ static void test_frame_size_limit_on_every_path(void **state) {
     frames_frame f;
     frames_raw raw;
     uint64_t n;
-    src s;
+    tu_trickle s;
     int pass;
     (void)state;
     frames_reader_options_default(&o);
@@ -412,7 +400,7 @@ static void test_depth_limit_on_every_path(void **state) {
     frames_reader *r;
     frames_cursor *c;
     frames_frame f;
-    src s;
+    tu_trickle s;
     int pass;
     (void)state;
     frames_decoder_init(&d, NULL, 0, NULL);
@@ -526,7 +514,7 @@ static void run_with_failures(const uint8_t *v, size_t len, int stream) {
         frames_cursor *c;
         frames_frame f;
         uint64_t n;
-        src s;
+        tu_trickle s;
         size_t before = hc_state.live;
         int rc, i;
         hc_mark();

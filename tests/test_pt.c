@@ -899,9 +899,9 @@ static void enc_pkt(enc *x, enum pt_packet_type type, int ipc, uint64_t v) {
         p.payload.ip.ipc = (enum pt_ip_compression)ipc;
         p.payload.ip.ip = v;
         break;
-    case ppt_mode:
+    case ppt_mode:   /* v: 32 for 32-bit code, else 64-bit */
         p.payload.mode.leaf = pt_mol_exec;
-        p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+        p.payload.mode.bits.exec = pt_set_exec_mode(v == 32 ? ptem_32bit : ptem_64bit);
         break;
     case ppt_tsc:
         p.payload.tsc.tsc = v;
@@ -921,6 +921,16 @@ static size_t enc_done(enc *x) {
     pt_enc_get_offset(x->e, &off);
     pt_free_encoder(x->e);
     return (size_t)off;
+}
+
+/* Start a trace in x: a PSB+ that begins decoding at ip (FUP) in 64-bit mode, or 32-bit
+   with mode 32. */
+static void enc_psb_at(enc *x, uint64_t ip, uint64_t mode) {
+    enc_init(x);
+    enc_pkt(x, ppt_psb, 0, 0);
+    enc_pkt(x, ppt_fup, pt_ipc_sext_48, ip);
+    enc_pkt(x, ppt_mode, 0, mode);
+    enc_pkt(x, ppt_psbend, 0, 0);
 }
 
 static const uint8_t nops[32] = {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
@@ -950,11 +960,7 @@ static void interrupt_and_overflow_frames(void **state) {
     size_t len;
     int dec;
     (void)state;
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x1000);
-    enc_pkt(&x, ppt_mode, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_psb_at(&x, 0x1000, 0);
     enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x1003);   /* interrupted before 0x1003 */
     enc_pkt(&x, ppt_tip, pt_ipc_update_16, 0x1010);   /* ... to the handler */
     enc_pkt(&x, ppt_ovf, 0, 0);
@@ -1388,6 +1394,35 @@ static void sideband_process_model(void **state) {
     remove_code_dir(dir);
 }
 
+/* A pt decoder whose one primary sideband source "sb" is b, written with sample_type st. */
+static frames_pt *open_with_sideband(const sbbuf *b, uint64_t st) {
+    frames_pt *pt;
+    frames_pt_sb_config c;
+    frames_error err;
+    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    frames_pt_sb_config_default(&c);
+    c.sample_type = st;
+    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b->d, b->len, 1, 0, &err), FRAMES_OK);
+    return pt;
+}
+
+/* Decode through pt, with cb's callbacks, a trace of one segment at TSC 100 (0x1000 to
+   0x1003) after a PSB, so the sideband before it is applied; then close pt. */
+static void decode_one_segment(frames_pt *pt, const frames_pt_callbacks *cb) {
+    frames_error err;
+    enc x;
+    size_t len;
+    enc_init(&x);
+    enc_pkt(&x, ppt_psb, 0, 0);
+    enc_pkt(&x, ppt_psbend, 0, 0);
+    segment(&x, 100, 0x1003);
+    len = enc_done(&x);
+    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
+    frames_pt_set_callbacks(pt, cb);
+    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
+    frames_pt_close(pt);
+}
+
 /* Sample fields and record bodies print like ptxed --sb:compact / --sb:verbose. */
 typedef struct grab {
     char lines[8][512];
@@ -1408,14 +1443,9 @@ static int grab_record(void *c, const frames_pt_sb_record *r) {
 static void sideband_record_format(void **state) {
     sbbuf b;
     uint8_t body[256];
-    frames_pt_sb_config c;
-    frames_pt *pt;
     frames_pt_callbacks cb;
-    frames_error err;
     grab g;
     sample s;
-    enc x;
-    size_t len;
     int i;
     static const char *want[] = {
         "PERF_RECORD_MMAP2  5/6, 7f0000, 1000, 2000, 0, 0, 0, 0, 0, 0, /nonexistent/x.so  { 5/6 2a 9 cpu-3 9 9 }",
@@ -1444,23 +1474,11 @@ static void sideband_record_format(void **state) {
     s.time = 0x2f;
     sb_rec(&b, 11, 0, body, body_u64s(body, 0x10, 0x20, 1, 3), st, s);
     sb_rec(&b, 99, 0, body, body_pidtid(body, 1, 2), 0, s);
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
-    segment(&x, 100, 0x1003);
-    len = enc_done(&x);
     memset(&g, 0, sizeof g);
     memset(&cb, 0, sizeof cb);
     cb.ctx = &g;
     cb.sb_record = grab_record;
-    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
-    frames_pt_sb_config_default(&c);
-    c.sample_type = st;
-    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b.d, b.len, 1, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
-    frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
+    decode_one_segment(open_with_sideband(&b, st), &cb);
     assert_int_equal(g.n, 7);
     for (i = 0; i < 7; i++) assert_string_equal(g.lines[i], want[i]);
     assert_string_equal(g.verbose[3], "PERF_RECORD_SWITCH.IN\n  pid: 5\n  tid: 6\n  time: 2d\n  id: 9"
@@ -1501,33 +1519,23 @@ static void sideband_malformed(void **state) {
     frames_pt_callbacks cb;
     frames_error err;
     sb_log lg;
-    enc x;
-    size_t len, second;
+    size_t second;
     const uint64_t st = FRAMES_PERF_SAMPLE_TIME;
     (void)state;
     b.len = 0;
     sb_rec(&b, 12, 0, body, body_pidtid(body, 1, 1), st, smp(0, 0, 0));
     second = sb_rec(&b, 2, 0, body, body_u64s(body, 1, 1, 0, 2), st, smp(0, 0, 1));
     b.d[second + 6] = 16;   /* size too small for LOST + trailer: out of sync */
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
-    segment(&x, 100, 0x1003);
-    len = enc_done(&x);
     memset(&lg, 0, sizeof lg);
     memset(&cb, 0, sizeof cb);
     cb.ctx = &lg;
     cb.sb_diag = log_diag;
     cb.sb_record = log_record;
-    assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
+    pt = open_with_sideband(&b, st);
     frames_pt_sb_config_default(&c);
     c.sample_type = st;
-    assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", b.d, b.len, 1, 0, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_pevent(pt, &c, "cut", b.d, 12, 0, 0, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
-    frames_pt_set_callbacks(pt, &cb);
-    assert_int_equal(frames_pt_decode(pt, NULL, NULL, &err), FRAMES_OK);
-    frames_pt_close(pt);
+    decode_one_segment(pt, &cb);
     assert_int_equal(lg.records, 1);   /* the ITRACE_START; the bad LOST is never applied */
     assert_int_equal(lg.ndiag, 2);
     assert_int_equal(lg.diag[0], FRAMES_PT_SB_TRUNCATED);   /* "cut": 12 of 24 bytes */
@@ -1893,44 +1901,18 @@ static void elf32_image(void **state) {
     frames_pt *pt;
     frames_error err;
     decoded d;
-    struct pt_encoder *e;
-    struct pt_config cfg;
-    struct pt_packet p;
-    uint8_t buf[128];
-    uint64_t len;
+    enc x;
+    size_t len;
     int dec;
     (void)state;
-    pt_config_init(&cfg);
-    cfg.begin = buf;
-    cfg.end = buf + sizeof buf;
-    e = pt_alloc_encoder(&cfg);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_psb;
-    pt_enc_next(e, &p);
-    p.type = ppt_fup;
-    p.payload.ip.ipc = pt_ipc_sext_48;
-    p.payload.ip.ip = 0x8049000;
-    pt_enc_next(e, &p);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_mode;
-    p.payload.mode.leaf = pt_mol_exec;
-    p.payload.mode.bits.exec = pt_set_exec_mode(ptem_32bit);
-    pt_enc_next(e, &p);
-    p.type = ppt_psbend;
-    pt_enc_next(e, &p);
-    p.type = ppt_fup;
-    p.payload.ip.ipc = pt_ipc_update_16;
-    p.payload.ip.ip = 0x900a;
-    pt_enc_next(e, &p);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_tip_pgd;
-    pt_enc_next(e, &p);
-    pt_enc_get_offset(e, &len);
-    pt_free_encoder(e);
+    enc_psb_at(&x, 0x8049000, 32);
+    enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x900a);
+    enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+    len = enc_done(&x);
     for (dec = 0; dec < 2; dec++) {
         pt = open_session(dec, NULL, 0, 1);
         assert_int_equal(frames_pt_add_elf(pt, path, 0, 0, &err), FRAMES_OK);
-        assert_int_equal(frames_pt_set_trace(pt, buf, (size_t)len, &err), FRAMES_OK);
+        assert_int_equal(frames_pt_set_trace(pt, x.buf, len, &err), FRAMES_OK);
         decode_into(pt, &d);
         assert_int_equal(d.rc, FRAMES_OK);
         assert_int_equal(d.n, 3);   /* mov ax, imm16 (4); mov eax, imm32 (5); nop */
@@ -2250,11 +2232,7 @@ static void tool_ranges_and_summary(void **state) {
     int status;
     uint8_t padded[4096 + 64];
     (void)state;
-    enc_init(&x);
-    enc_pkt(&x, ppt_psb, 0, 0);
-    enc_pkt(&x, ppt_fup, pt_ipc_sext_48, 0x1000);
-    enc_pkt(&x, ppt_mode, 0, 0);
-    enc_pkt(&x, ppt_psbend, 0, 0);
+    enc_psb_at(&x, 0x1000, 0);
     enc_pkt(&x, ppt_fup, pt_ipc_update_16, 0x1003);
     enc_pkt(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
     len = enc_done(&x);

@@ -2,14 +2,7 @@
    that start other programs (fork+exec, vfork+exec, system(), posix_spawn, exec of the
    main process) print the same and exit the same under both engines, with and without
    --follow-forks, as when run natively; both engines record the same signals. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <stdint.h>
-#include <unistd.h>
-
-#include "frames.h"
-#include "testutil.h"
+#include "testutil.h" /* frames.h, stdint.h, unistd.h; build.sh defines _GNU_SOURCE */
 
 #ifdef TU_RECORD_BUILT
 

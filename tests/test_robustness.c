@@ -89,61 +89,33 @@ static void test_unknown_group_option_is_copied_verbatim(void **state) {
 
 /* ---------------------------------------------------------------- printers */
 
-typedef struct text {
-    char s[4096];
-    size_t n;
-} text;
-
-static int text_out(void *ctx, const char *s, size_t n) {
-    text *t = ctx;
-    if (t->n + n >= sizeof t->s) return -1;
-    memcpy(t->s + t->n, s, n);
-    t->n += n;
-    t->s[t->n] = 0;
-    return 0;
-}
-
 /* The JSON printers wrote a comma before the top-level object (fuzz_print: output must
    be one valid JSON value). */
 static void test_json_has_no_leading_comma(void **state) {
     frames_frame f;
     frames_meta m;
-    text t = {{0}, 0};
+    tu_text t = {NULL, 0, 0};
     (void)state;
     memset(&f, 0, sizeof f);
     f.kind = FRAMES_KIND_MODLOAD;
     f.modload.module_name = frames_str("a");
     f.modload.low_address = 1;
     f.modload.high_address = 2;
-    assert_int_equal(frames_print_frame_json(&f, text_out, &t), FRAMES_OK);
+    assert_int_equal(frames_print_frame_json(&f, tu_text_out, &t), FRAMES_OK);
     assert_string_equal(t.s, "{\"modload_frame\":{\"module_name\":\"a\",\"low_address\":1,"
                              "\"high_address\":2}}");
     memset(&f, 0, sizeof f);
     t.n = 0;
-    assert_int_equal(frames_print_frame_json(&f, text_out, &t), FRAMES_OK);
+    assert_int_equal(frames_print_frame_json(&f, tu_text_out, &t), FRAMES_OK);
     assert_string_equal(t.s, "{}");
     memset(&m, 0, sizeof m);
     t.n = 0;
-    assert_int_equal(frames_print_meta_json(&m, text_out, &t), FRAMES_OK);
+    assert_int_equal(frames_print_meta_json(&m, tu_text_out, &t), FRAMES_OK);
     assert_true(t.n > 2 && t.s[0] == '{' && t.s[t.n - 1] == '}');
+    free(t.s);
 }
 
 /* ---------------------------------------------------------------- readers */
-
-typedef struct chunks {
-    const uint8_t *p;
-    size_t n, pos, chunk;
-} chunks;
-
-static long long chunks_read(void *ctx, void *buf, size_t want) {
-    chunks *c = ctx;
-    size_t k = c->n - c->pos;
-    if (k > want) k = want;
-    if (k > c->chunk) k = c->chunk;
-    memcpy(buf, c->p + c->pos, k);
-    c->pos += k;
-    return (long long)k;
-}
 
 /* Read every record of data with a memory reader and a stream reader (3-byte reads),
    with max_frame_size `limit` (0: default); both must deliver `want` records and report
@@ -154,8 +126,8 @@ static void expect_records_and_cut_limited(const uint8_t *data, size_t len, uint
     frames_reader *r;
     frames_reader_info st;
     frames_raw raw;
-    chunks src = {data, len, 0, 3};
-    frames_io io = {&src, chunks_read, NULL};
+    tu_trickle src = {data, len, 0, 3, 0};
+    frames_io io = {&src, tu_trickle_read, NULL};
     uint64_t n;
     int pass;
     frames_reader_options_default(&o);
@@ -352,8 +324,8 @@ static void test_oversized_last_record_counts_once(void **state) {
     uint8_t *v = tu_read_file(tu_shared("vectors/frames/r09_unfinished_no_finish_call.frames"), &len);
     uint8_t *t;
     frames_reader_options o;
-    chunks src;
-    frames_io io = {&src, chunks_read, NULL};
+    tu_trickle src;
+    frames_io io = {&src, tu_trickle_read, NULL};
     int pass;
     (void)state;
     assert_non_null(v);
@@ -373,6 +345,7 @@ static void test_oversized_last_record_counts_once(void **state) {
         src.n = len + 308;
         src.pos = 0;
         src.chunk = 5;
+        src.vary = 0;
         if (pass == 0) assert_int_equal(frames_reader_open_memory(&r, t, len + 308, &o, NULL), FRAMES_OK);
         else assert_int_equal(frames_reader_open_io(&r, &io, &o, NULL), FRAMES_OK);
         for (i = 0; i < 3; i++) assert_int_equal(frames_reader_next_raw(r, &raw), 1);

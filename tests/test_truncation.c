@@ -156,30 +156,14 @@ static void sweep_memory(const vector *v) {
     }
 }
 
-typedef struct slow {
-    const uint8_t *p;
-    size_t n, pos, chunk;
-} slow;
-
-static long long slow_read(void *ctx, void *buf, size_t want) {
-    slow *s = ctx;
-    size_t k = s->n - s->pos;
-    if (k > want) k = want;
-    if (k > s->chunk) k = s->chunk;
-    memcpy(buf, s->p + s->pos, k);
-    s->pos += k;
-    s->chunk = s->chunk % 13 + 1; /* 1..13 bytes at a time */
-    return (long long)k;
-}
-
 /* Streams: a read callback returning 1-13 bytes at a time, and a FILE*. */
 static void sweep_streams(const vector *v) {
     size_t cut;
     for (cut = 0; cut <= v->size; cut++) {
         frames_reader *r;
         frames_error err;
-        slow s = {v->data, cut, 0, cut % 13 + 1};
-        frames_io io = {&s, slow_read, NULL};
+        tu_trickle s = {v->data, cut, 0, cut % 13 + 1, 13}; /* 1..13 bytes at a time */
+        frames_io io = {&s, tu_trickle_read, NULL};
         FILE *f;
         int rc = frames_reader_open_io(&r, &io, NULL, &err);
         if (!expected(v, cut).opens) {

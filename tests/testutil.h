@@ -304,6 +304,27 @@ TU_FN int tu_text_out(void *ctx, const char *s, size_t n) {
     return 0;
 }
 
+/* ---- stream input from memory */
+
+/* A frames_io read callback over the n bytes at p: at most `chunk` bytes a read, so
+   records arrive cut at every offset; with vary > 0 the chunk then cycles 1..vary
+   (chunk % vary + 1) from one read to the next. */
+typedef struct tu_trickle {
+    const uint8_t *p;
+    size_t n, pos, chunk, vary;
+} tu_trickle;
+
+TU_FN long long tu_trickle_read(void *ctx, void *dst, size_t want) {
+    tu_trickle *t = (tu_trickle *)ctx;
+    size_t k = t->n - t->pos;
+    if (k > want) k = want;
+    if (k > t->chunk) k = t->chunk;
+    memcpy(dst, t->p + t->pos, k);
+    t->pos += k;
+    if (t->vary) t->chunk = t->chunk % t->vary + 1;
+    return (long long)k;
+}
+
 /* ---- little-endian words: byte by byte, independent of the library's loads */
 
 TU_FN void tu_put_le(uint8_t *p, uint64_t v, int n) {
