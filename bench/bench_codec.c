@@ -209,7 +209,7 @@ static void die(const char *what, const char *path) {
 static uint8_t *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     uint8_t *b;
-    long n;
+    long n = 0; /* die() exits, but clang cannot tell it does not return */
     if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) die("reading", path);
     rewind(f);
     b = (uint8_t *)malloc((size_t)n + 1);
