@@ -547,6 +547,10 @@ static void find_handles(fq_cpu *c) {
         for (i = 0; i < g.t.nregs; i++)
             if (d->name && !strcmp(d->name, g.t.regs[i].gdbname)) c->handles[i] = d->handle;
     }
+    /* a name we expect that this QEMU does not list would read as 0: say so (once) */
+    for (i = 0; i < g.t.nregs; i++)
+        if (!c->handles[i]) fq_fail("this QEMU lists no register named %s: its values are recorded as 0",
+                                    g.t.regs[i].gdbname);
 }
 
 static fq_cpu *cpu_of(unsigned idx) {
