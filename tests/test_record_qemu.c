@@ -135,7 +135,10 @@ static size_t nq;
 
 static uint64_t hexat(const char *s) { return strtoull(s, NULL, 16); }
 
-/* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each */
+/* "Trace 0: 0xHOST [FLAGS/PC/...]" then the registers, "KEY=hex" each. QEMU 10 writes
+   the same register lines as 7.2 for AArch64, ARM and RISC-V 64 (compared on the same
+   programs); its bracket has other field widths (ARM's pc: 16 digits, not 8), which
+   reading the pc after the first '/' does not care about. */
 /* Each record is searched within its own bounds (memmem, never strstr over the rest of
    a 30 MB log: under ASan every strstr measures the whole remaining string). */
 static void parse_qemu_log(const guest *gu, const char *text, size_t len) {
@@ -236,14 +239,18 @@ static void expected_stores(const guest *gu, uint64_t out[8]) {
     for (i = 0; i < 8; i++) out[i] = x = (x * gu->mul + (uint64_t)i) & mask;
 }
 
+/* QEMU's option for one instruction per block in the reference run: -singlestep (7.2),
+   -one-insn-per-tb (8.1 and later; QEMU 10 no longer knows -singlestep). */
+static const char *one_insn = "-singlestep";
+
 /* QEMU's reference run of PROG (same environment as frames record gives the program):
    qlog, nq; returns its exit status. */
 static int qemu_reference(const guest *gu, const char *prog) {
     char *log;
     size_t len;
     int rc;
-    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s %s -singlestep -d exec,cpu,nochain -D qemu.log ./%s >qout.txt",
-                dir, run_env, gu->qemu, prog)); /* a file, as in record_prog: stdio asks fstat */
+    free(tu_run(&rc, "cd %s && env -i PATH=\"$PATH\" %s %s %s -d exec,cpu,nochain -D qemu.log ./%s >qout.txt",
+                dir, run_env, gu->qemu, one_insn, prog)); /* a file, as in record_prog: stdio asks fstat */
     unlink(at("qout.txt"));
     log = (char *)tu_read_file(at("qemu.log"), &len);
     assert_non_null(log);
@@ -920,6 +927,68 @@ static void test_bad_streams(void **state) {
     }
 }
 
+/* A QEMU >= 9.2 for the plugin's official API route: $FRAMES_QEMU_NEW_DIR, else
+   build/qemu10/usr/bin (./build.sh test fetches it there); NULL (with a note) when there
+   is none or it cannot load plugins (a static build: Debian's qemu-user from 9.x on). */
+static const char *new_qemu_dir(void) {
+    static char path[600];
+    const char *env = getenv("FRAMES_QEMU_NEW_DIR");
+    char *out;
+    int st;
+    if (env && *env) snprintf(path, sizeof path, "%s", env);
+    else snprintf(path, sizeof path, "%s/build/qemu10/usr/bin", tu_root());
+    if (access(path, X_OK) != 0) {
+        printf("test_record_qemu: no QEMU >= 9.2 (FRAMES_QEMU_NEW_DIR or build/qemu10/usr/bin): official plugin API "
+               "route skipped\n");
+        return NULL;
+    }
+    out = tu_run(&st, "%s/qemu-aarch64 --version | sed -n '1s/.*version \\([0-9]*\\)\\.\\([0-9]*\\).*/\\1 \\2/p'", path);
+    {
+        int major = 0, minor = 0;
+        if (st || sscanf(out, "%d %d", &major, &minor) != 2 || major * 100 + minor < 902) {
+            printf("test_record_qemu: %s/qemu-aarch64 is not QEMU >= 9.2: official plugin API route skipped\n", path);
+            free(out);
+            return NULL;
+        }
+    }
+    free(out);
+    free(tu_run(&st, "%s/qemu-aarch64 -h | grep -q '^-plugin'", path));
+    if (st) {
+        printf("test_record_qemu: %s/qemu-aarch64 cannot load plugins (a static build): official plugin API route "
+               "skipped\n", path);
+        return NULL;
+    }
+    return path;
+}
+
+/* The checks against QEMU's logs again, under the QEMU >= 9.2 of new_qemu_dir (first on
+   PATH, where frames record and the reference runs find qemu-ARCH): the plugin's
+   official API route (qemu_plugin_read_register, qemu_plugin_mem_get_value). */
+static void test_official_api_route(void **state) {
+    const char *newdir = new_qemu_dir(), *old = getenv("PATH");
+    char *saved;
+    size_t n;
+    (void)state;
+    if (!newdir) return;
+    saved = strdup(old ? old : "/usr/bin:/bin");
+    assert_non_null(saved);
+    {
+        char *path = (char *)malloc((n = strlen(newdir) + strlen(saved) + 2));
+        assert_non_null(path);
+        snprintf(path, n, "%s:%s", newdir, saved);
+        setenv("PATH", path, 1);
+        free(path);
+    }
+    one_insn = "-one-insn-per-tb";
+    check_against_qemu(&aarch64, "prog");
+    if (build_prog(&riscv64, "prog_rv") == 0) check_against_qemu(&riscv64, "prog_rv");
+    if (build_prog(&arm, "prog_arm") == 0) check_against_qemu(&arm, "prog_arm");
+    check_libc_program(&aarch64, "libc_new");
+    one_insn = "-singlestep";
+    setenv("PATH", saved, 1);
+    free(saved);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aarch64_same_as_qemu_logs),
@@ -936,6 +1005,7 @@ int main(void) {
         cmocka_unit_test(test_default_no_mem_and_errors),
         cmocka_unit_test(test_bad_streams),
         cmocka_unit_test(test_installed_plugin),
+        cmocka_unit_test(test_official_api_route),
     };
     char plugin[600];
     const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');

@@ -319,9 +319,15 @@ static void rq_finish(rec_run *r, void *state) {
         status = rec_stream_reap(r, e->fd, e->pid);
         /* no frame at all: the plugin never ran an instruction (QEMU or the plugin
            refused, with its message above) */
+        /* exit status 1 is QEMU's for an option it does not know: a static build (Debian's
+           qemu-user-static, and its qemu-user 10 of bookworm-backports) has no -plugin */
         if (!e->bytes && !r->failed)
-            rec_fail(r, "QEMU did not run the program with the frames plugin (exit status %d)",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+            rec_fail(r, "QEMU did not run the program with the frames plugin (exit status %d)%s",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     WIFEXITED(status) && WEXITSTATUS(status) == 1
+                         ? ": if QEMU said \"unknown option 'plugin'\", it is a static build, which cannot load "
+                           "plugins (--qemu a dynamic one)"
+                         : "");
     }
     r->nthreads = e->ntids;
     frames_decoder_free(&e->dec);

@@ -25,7 +25,9 @@
 
    Two routes to values, chosen when the plugin loads:
      official  QEMU >= 9.2: qemu_plugin_get_registers / qemu_plugin_read_register and
-               qemu_plugin_mem_get_value (found by dlsym);
+               qemu_plugin_mem_get_value (found by dlsym), and for a signal frame's
+               saved registers qemu_plugin_read_memory_vaddr (QEMU 10): such a QEMU
+               exports only its qemu_plugin_* functions, not guest_base;
      gdbstub   QEMU 7.2 (Debian bookworm): the exported gdbstub reader of the target
                (aarch64_cpu_gdb_read_register) on the thread's CPU (current_cpu, a TLS
                symbol), and guest memory at guest_base + address.
@@ -464,6 +466,8 @@ static struct {
     frames_garray *(*get_registers)(void);
     int (*read_register)(struct qemu_plugin_register *, frames_gbytes *);
     size_t (*insn_data_copy)(const struct qemu_plugin_insn *, void *, size_t);
+    qemu_plugin_mem_value (*mem_get_value)(qemu_plugin_meminfo_t);
+    bool (*read_memory)(uint64_t, frames_gbytes *, size_t); /* QEMU 10; NULL before */
     /* 7.2 route */
     int (*gdb_read)(void *cs, frames_gbytes *buf, int n);
     uintptr_t *guest_base;
@@ -543,6 +547,10 @@ static void find_handles(fq_cpu *c) {
         for (i = 0; i < g.t.nregs; i++)
             if (d->name && !strcmp(d->name, g.t.regs[i].gdbname)) c->handles[i] = d->handle;
     }
+    /* a name we expect that this QEMU does not list would read as 0: say so (once) */
+    for (i = 0; i < g.t.nregs; i++)
+        if (!c->handles[i]) fq_fail("this QEMU lists no register named %s: its values are recorded as 0",
+                                    g.t.regs[i].gdbname);
 }
 
 static fq_cpu *cpu_of(unsigned idx) {
@@ -573,13 +581,19 @@ static int went_as_decoded(const fq_cpu *c, uint64_t pc) {
     }
 }
 
-/* A guest address's bytes (QEMU maps the guest at guest_base). */
-static const uint8_t *guest(uint64_t addr) { return (const uint8_t *)(*g.guest_base + (uintptr_t)addr); }
-
-static uint64_t guest64(uint64_t addr) {
-    uint64_t v;
-    memcpy(&v, guest(addr), 8);
-    return v;
+/* N bytes of guest memory at addr into out: 0, or -1 when this QEMU does not say. The
+   7.2 route reads them where QEMU maps the guest (guest_base); a QEMU >= 9 exports only
+   its qemu_plugin_* functions (a dynamic list), so the official route asks
+   qemu_plugin_read_memory_vaddr (QEMU 10), through the thread's scratch array. */
+static int guest_read(fq_cpu *c, uint64_t addr, void *out, size_t n) {
+    if (!g.official) {
+        memcpy(out, (const uint8_t *)(*g.guest_base + (uintptr_t)addr), n);
+        return 0;
+    }
+    c->scratch->len = 0;
+    if (!g.read_memory || !g.read_memory(addr, c->scratch, n) || c->scratch->len < n) return -1;
+    memcpy(out, c->scratch->data, n);
+    return 0;
 }
 
 /* At the thread's next instruction (pc, registers now), which the open one cannot go
@@ -595,13 +609,14 @@ static int signal_delivered(fq_cpu *c, uint64_t pc, const uint64_t *now) {
     uint64_t sig = now[g.t.sig_reg], uc = now[g.t.sp_reg] + 128, from;
     int i;
     if (!g.t.nr_sigaction || sig == 0 || sig > 64 || g.handlers[sig] != pc) return 0;
-    from = guest64(uc + g.t.uc_pc);
+    from = 0;
+    if (guest_read(c, uc + g.t.uc_pc, &from, 8) < 0) return 0; /* not known: all registers are read */
     if (from == c->insn->pc) {
         frames_rec_finish(&c->rec);
     } else {
         for (i = 0; i < g.t.nregs; i++) {
             uint64_t v = 0;
-            memcpy(&v, guest(uc + g.t.uc_regs[i]), g.t.regs[i].size);
+            if (guest_read(c, uc + g.t.uc_regs[i], &v, g.t.regs[i].size) < 0) v = c->regs[i];
             if (v != c->regs[i])
                 frames_rec_reg(&c->rec, g.t.regs[i].kind | FRAMES_VAL_WRITE | FRAMES_VAL_AFTER, g.t.regs[i].name, &v,
                                g.t.regs[i].size);
@@ -705,8 +720,16 @@ static void on_mem(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
     (void)udata;
     if (!c || !c->open || size > FRAMES_REC_MAX_VALUE_SIZE) return;
     /* the access happened: the bytes at the address are the value loaded or stored (an
-       access of a big-endian guest is one value in its order: stored little-endian) */
-    copy_le(v, (const uint8_t *)(*g.guest_base + (uintptr_t)vaddr), size);
+       access of a big-endian guest is one value in its order: stored little-endian); the
+       official route has QEMU's value of the access, a number in host (little-endian)
+       order */
+    if (g.official) {
+        qemu_plugin_mem_value mv = g.mem_get_value(info);
+        if (mv.type == QEMU_PLUGIN_MEM_VALUE_U128) {
+            memcpy(v, &mv.data.u128.low, 8);
+            memcpy(v + 8, &mv.data.u128.high, 8);
+        } else memcpy(v, &mv.data.u64, 8); /* the union's low bytes are the smaller members */
+    } else copy_le(v, (const uint8_t *)(*g.guest_base + (uintptr_t)vaddr), size);
     frames_rec_mem(&c->rec, FRAMES_VAL_MEM | (store ? FRAMES_VAL_WRITE | FRAMES_VAL_AFTER : FRAMES_VAL_READ | FRAMES_VAL_BEFORE),
                    vaddr, v, size);
 }
@@ -743,7 +766,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
     if (!c) return;
     /* the handler of a signal (64-bit struct sigaction: the handler first), for
        signal_delivered */
-    if (num == g.t.nr_sigaction && num && a1 >= 1 && a1 <= 64 && a2) g.handlers[a1] = guest64(a2);
+    if (num == g.t.nr_sigaction && num && a1 >= 1 && a1 <= 64 && a2) {
+        uint64_t handler = 0;
+        if (guest_read(c, a2, &handler, 8) == 0) g.handlers[a1] = handler;
+    }
     args[0] = (int64_t)a1, args[1] = (int64_t)a2, args[2] = (int64_t)a3;
     args[3] = (int64_t)a4, args[4] = (int64_t)a5, args[5] = (int64_t)a6;
     frames_rec_syscall(&c->rec, c->insn ? c->insn->pc : 0, (uint64_t)num, args, 6);
@@ -821,9 +847,10 @@ static int choose_route(void) {
         fq_fail("%s", "this QEMU does not export glib's byte arrays");
         return -1;
     }
-    if (g.get_registers && g.read_register && g.guest_base && dlsym(RTLD_DEFAULT, "qemu_plugin_mem_get_value")) {
+    if (g.get_registers && g.read_register && qsym("qemu_plugin_mem_get_value", &g.mem_get_value, sizeof g.mem_get_value)) {
         g.official = 1;
         qsym("qemu_plugin_insn_data", &g.insn_data_copy, sizeof g.insn_data_copy);
+        qsym("qemu_plugin_read_memory_vaddr", &g.read_memory, sizeof g.read_memory);
         return 0;
     }
     if (g.gdb_read && g.guest_base && dlsym(RTLD_DEFAULT, "current_cpu")) return 0;

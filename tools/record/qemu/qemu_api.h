@@ -79,6 +79,28 @@ typedef struct qemu_plugin_reg_descriptor {
     const char *feature;
 } qemu_plugin_reg_descriptor;
 
+/* QEMU >= 9.2 (found by dlsym): the value of a memory access, from a memory callback
+   (qemu_plugin_mem_get_value), as a number of the access's size. */
+enum qemu_plugin_mem_value_type {
+    QEMU_PLUGIN_MEM_VALUE_U8,
+    QEMU_PLUGIN_MEM_VALUE_U16,
+    QEMU_PLUGIN_MEM_VALUE_U32,
+    QEMU_PLUGIN_MEM_VALUE_U64,
+    QEMU_PLUGIN_MEM_VALUE_U128
+};
+typedef struct qemu_plugin_mem_value {
+    enum qemu_plugin_mem_value_type type;
+    union {
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+        struct {
+            uint64_t low, high;
+        } u128;
+    } data;
+} qemu_plugin_mem_value;
+
 /* glib's public array layouts (GArray, GByteArray): data pointer, then length. */
 typedef struct frames_garray {
     char *data;
