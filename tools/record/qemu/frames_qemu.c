@@ -660,6 +660,13 @@ static void close_insn(fq_cpu *c, uint64_t pc) {
 
 /* ---------------------------------------------------------------- callbacks */
 
+/* A function of QEMU's process by name (through memcpy: ISO C has no cast from void *). */
+static int qsym(const char *name, void *fn, size_t size) {
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (p) memcpy(fn, &p, size);
+    return p != NULL;
+}
+
 /* The program's code as the first module (more come from mmap), at the first
    instruction: QEMU loads the program after installing the plugin. */
 static void first_module(fq_cpu *c) {
@@ -668,10 +675,17 @@ static void first_module(fq_cpu *c) {
     pthread_mutex_lock(&g.lock);
     if (!done++) {
         char abs[4096];
-        path = qemu_plugin_path_to_binary();
-        /* absolute, as the other engines name modules (the program's directory is ours) */
-        if (path && realpath(path, abs)) path = abs;
-        frames_rec_modload(&c->rec, path ? path : "", qemu_plugin_start_code(), qemu_plugin_end_code() - 1);
+        qemu_plugin_path_to_binary_fn path_of;
+        qemu_plugin_code_bound_fn start, end;
+        /* QEMU 10 exports none of them: the program's code is then not a module of the
+           trace (the libraries it maps later still are) */
+        if (qsym("qemu_plugin_path_to_binary", &path_of, sizeof path_of) &&
+            qsym("qemu_plugin_start_code", &start, sizeof start) && qsym("qemu_plugin_end_code", &end, sizeof end)) {
+            path = path_of();
+            /* absolute, as the other engines name modules (the program's directory is ours) */
+            if (path && realpath(path, abs)) path = abs;
+            frames_rec_modload(&c->rec, path ? path : "", start(), end() - 1);
+        }
     }
     pthread_mutex_unlock(&g.lock);
 }
@@ -830,13 +844,6 @@ static void on_exit_(qemu_plugin_id_t id, void *udata) {
 /* ---------------------------------------------------------------- install */
 
 /* The value route: 0, or -1 with the message printed. */
-/* A function of QEMU's process by name (through memcpy: ISO C has no cast from void *). */
-static int qsym(const char *name, void *fn, size_t size) {
-    void *p = dlsym(RTLD_DEFAULT, name);
-    if (p) memcpy(fn, &p, size);
-    return p != NULL;
-}
-
 static int choose_route(void) {
     qsym("g_byte_array_new", &g.byte_array_new, sizeof g.byte_array_new);
     qsym("qemu_plugin_get_registers", &g.get_registers, sizeof g.get_registers);

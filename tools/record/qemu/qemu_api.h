@@ -67,9 +67,10 @@ uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 
-const char *qemu_plugin_path_to_binary(void);
-uint64_t qemu_plugin_start_code(void);
-uint64_t qemu_plugin_end_code(void);
+/* The program and its code range (user mode): QEMU 10 no longer exports these, so they
+   are looked up with dlsym (frames_qemu.c, first_module). */
+typedef const char *(*qemu_plugin_path_to_binary_fn)(void);
+typedef uint64_t (*qemu_plugin_code_bound_fn)(void);
 
 /* QEMU >= 9 (found by dlsym): a register as qemu_plugin_get_registers lists it (a GArray
    of these, from a vCPU callback), and its value appended to a GByteArray. */
