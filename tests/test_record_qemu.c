@@ -205,6 +205,11 @@ static const char *run_env = "";
    move them), unless the guest has a reserved address space (QEMU_RESERVED_VA, -R),
    in which they are placed alike in the reference run and the recorded one. */
 static const char *run_layout = "";
+/* Whether the QEMU gives the program's path and code range (qemu_plugin_path_to_binary,
+   _start_code, _end_code): every 7.2 does; a QEMU 10 linked without them (one built
+   from Debian's source of 10.0.2 for user mode) does not, and the trace then has no
+   module for the program (docs/qemu.md). */
+static int program_module = 1;
 
 /* Record prog with the given options into trace (a fresh name); the exit status. */
 static int record_prog(const char *prog, const char *opts, const char *trace) {
@@ -381,10 +386,12 @@ static void check_against_qemu(const guest *gu, const char *prog) {
     /* frames stat reads it, with the program's symbols */
     s = tu_run_ok("frames stat", "%s stat %s", tu_frames_bin(), at("a.frames"));
     assert_non_null(strstr(s, "syscall_frame   2"));
-    {
+    if (program_module) {
         char sym[64];
         snprintf(sym, sizeof sym, "%s!_start", prog);
         assert_non_null(strstr(s, sym));
+    } else {
+        assert_null(strstr(s, "!_start"));
     }
     free(s);
     /* drcov takes every architecture; Tenet has register sets for x86, amd64 and arm32 */
@@ -987,12 +994,21 @@ static void test_official_api_route(void **state) {
     }
     one_insn = "-one-insn-per-tb";
     run_layout = "QEMU_RESERVED_VA=0x100000000 ";
+    {
+        int st;
+        free(tu_run(&st, "nm -D %s/qemu-aarch64 | grep -q ' qemu_plugin_start_code$'", newdir));
+        program_module = st == 0;
+        if (!program_module)
+            printf("test_record_qemu: %s/qemu-aarch64 does not export qemu_plugin_start_code: the traces have no "
+                   "module for the program\n", newdir);
+    }
     check_against_qemu(&aarch64, "prog");
     if (build_prog(&riscv64, "prog_rv") == 0) check_against_qemu(&riscv64, "prog_rv");
     if (build_prog(&arm, "prog_arm") == 0) check_against_qemu(&arm, "prog_arm");
     check_libc_program(&aarch64, "libc_new");
     one_insn = "-singlestep";
     run_layout = "";
+    program_module = 1;
     setenv("PATH", saved, 1);
     free(saved);
 }
