@@ -426,22 +426,28 @@ static void frames__gdb_hex_bytes(frames_gdb *g, const uint8_t *p, size_t n) {
     }
 }
 
-/* A formatted line of at most FRAMES__GDB_LINE - 1 characters (cut there): its length. */
+/* A formatted line of at most FRAMES__GDB_LINE - 1 characters (cut there), made by
+   frames__gdb_fmt: the one formatter behind reply text and console output. */
 #define FRAMES__GDB_LINE 256
-static size_t frames__gdb_vline(char *line, const char *fmt, va_list ap) {
-    size_t n = frames__vfmt(line, FRAMES__GDB_LINE, fmt, ap);
-    return n < FRAMES__GDB_LINE ? n : FRAMES__GDB_LINE - 1;
-}
-
-static void frames__gdb_printf(frames_gdb *g, const char *fmt, ...) FRAMES__PRINTF(2, 3);
-static void frames__gdb_printf(frames_gdb *g, const char *fmt, ...) {
-    char line[FRAMES__GDB_LINE];
+typedef struct frames__gdb_line {
+    char s[FRAMES__GDB_LINE];
     size_t n;
+} frames__gdb_line;
+
+static frames__gdb_line frames__gdb_fmt(const char *fmt, ...) FRAMES__PRINTF(1, 2);
+static frames__gdb_line frames__gdb_fmt(const char *fmt, ...) {
+    frames__gdb_line line;
     va_list ap;
     va_start(ap, fmt);
-    n = frames__gdb_vline(line, fmt, ap);
+    line.n = frames__vfmt(line.s, sizeof line.s, fmt, ap);
     va_end(ap);
-    frames__text_put(&g->text, line, n);
+    if (line.n >= sizeof line.s) line.n = sizeof line.s - 1;
+    return line;
+}
+
+/* The line into the reply being built. */
+static void frames__gdb_put_line(frames_gdb *g, frames__gdb_line line) {
+    frames__text_put(&g->text, line.s, line.n);
 }
 
 /* Frame data as $DATA#CS, escaping the four characters the protocol reserves, and send
@@ -621,7 +627,8 @@ static int frames__gdb_thread_list(frames_gdb *g, int first) {
     frames__gdb_reply_begin(g);
     frames__gdb_puts(g, "m");
     for (; g->thread_cursor < g->ntids && k < 512; g->thread_cursor++, k++)
-        frames__gdb_printf(g, "%s%llx", k ? "," : "", (unsigned long long)(g->thread_cursor + 1));
+        frames__gdb_put_line(g, frames__gdb_fmt("%s%llx", k ? "," : "",
+                                                (unsigned long long)(g->thread_cursor + 1)));
     return frames__gdb_reply_end(g);
 }
 
@@ -649,13 +656,13 @@ static int frames__gdb_stop(frames_gdb *g, uint64_t pos, int why, const frames__
         return frames__gdb_reply(g, "E03");
     g->g_thread = 0;   /* gdb reads the stopped thread next */
     frames__gdb_reply_begin(g);
-    frames__gdb_printf(g, "T05thread:%llx;",
-                       (unsigned long long)frames__gdb_id_of(g, frames__gdb_current_tid(g)));
+    frames__gdb_put_line(g, frames__gdb_fmt("T05thread:%llx;", (unsigned long long)frames__gdb_id_of(
+                                                                       g, frames__gdb_current_tid(g))));
     if (why == FRAMES__GDB_STOP_BREAK)
         frames__gdb_puts(g, point->kind == 0 ? "swbreak:;" : "hwbreak:;");
     else if (why == FRAMES__GDB_STOP_WATCH)
-        frames__gdb_printf(g, "%s:%llx;", watch_names[point->kind - 2],
-                           (unsigned long long)point->addr);
+        frames__gdb_put_line(g, frames__gdb_fmt("%s:%llx;", watch_names[point->kind - 2],
+                                                (unsigned long long)point->addr));
     else if (why == FRAMES__GDB_STOP_BEGIN) frames__gdb_puts(g, "replaylog:begin;");
     else if (why == FRAMES__GDB_STOP_END) frames__gdb_puts(g, "replaylog:end;");
     return frames__gdb_reply_end(g);
@@ -795,24 +802,17 @@ static int frames__gdb_vcont(frames_gdb *g, const char *p, const char *end) {
    -------------------------------------------------------------------------------------- */
 
 /* Console output of a monitor command: an O packet of the text in hex. */
-static int frames__gdb_console(frames_gdb *g, const char *fmt, ...) FRAMES__PRINTF(2, 3);
-static int frames__gdb_console(frames_gdb *g, const char *fmt, ...) {
-    char line[FRAMES__GDB_LINE];
-    size_t n;
-    va_list ap;
-    va_start(ap, fmt);
-    n = frames__gdb_vline(line, fmt, ap);
-    va_end(ap);
+static int frames__gdb_console(frames_gdb *g, frames__gdb_line line) {
     frames__gdb_reply_begin(g);
     frames__gdb_puts(g, "O");
-    frames__gdb_hex_bytes(g, (const uint8_t *)line, n);
+    frames__gdb_hex_bytes(g, (const uint8_t *)line.s, line.n);
     return frames__gdb_reply_end(g);
 }
 
 static int frames__gdb_say_when(frames_gdb *g) {
-    return frames__gdb_console(g, "Current instruction: %llu of %llu\n",
-                               (unsigned long long)frames_replay_position(g->r),
-                               (unsigned long long)g->info.instructions);
+    return frames__gdb_console(g, frames__gdb_fmt("Current instruction: %llu of %llu\n",
+                                                  (unsigned long long)frames_replay_position(g->r),
+                                                  (unsigned long long)g->info.instructions));
 }
 
 static int frames__gdb_monitor_goto(frames_gdb *g, const char *arg) {
@@ -822,13 +822,15 @@ static int frames__gdb_monitor_goto(frames_gdb *g, const char *arg) {
     else if (!strcmp(arg, "end")) to = g->info.instructions;
     else {
         for (; *p >= '0' && *p <= '9' && to <= UINT64_MAX / 10; p++) to = to * 10 + (uint64_t)(*p - '0');
-        if (p == arg || *p) return frames__gdb_console(g, "goto: not an instruction index: %.40s\n", arg);
+        if (p == arg || *p)
+            return frames__gdb_console(g, frames__gdb_fmt("goto: not an instruction index: %.40s\n", arg));
     }
     if (to > g->info.instructions)
-        return frames__gdb_console(g, "goto: %llu is past the end (%llu instructions)\n",
-                                   (unsigned long long)to, (unsigned long long)g->info.instructions);
+        return frames__gdb_console(g, frames__gdb_fmt("goto: %llu is past the end (%llu instructions)\n",
+                                                      (unsigned long long)to,
+                                                      (unsigned long long)g->info.instructions));
     if (frames_replay_goto(g->r, to, &g->err) < 0)
-        return frames__gdb_console(g, "goto: %s\n", g->err.message);
+        return frames__gdb_console(g, frames__gdb_fmt("goto: %s\n", g->err.message));
     g->g_thread = 0;
     return frames__gdb_say_when(g);
 }
@@ -855,9 +857,11 @@ static int frames__gdb_monitor(frames_gdb *g, const char *p, const char *end) {
         while (*arg == ' ') arg++;
         rc = frames__gdb_monitor_goto(g, arg);
     } else if (!strcmp(arg, "help") || !*arg)
-        rc = frames__gdb_console(g, "monitor when          the index of the next instruction to execute\n"
-                                    "monitor goto I|begin|end   move to before instruction I\n");
-    else rc = frames__gdb_console(g, "unknown monitor command '%.60s' (try 'monitor help')\n", arg);
+        rc = frames__gdb_console(
+            g, frames__gdb_fmt("monitor when          the index of the next instruction to execute\n"
+                               "monitor goto I|begin|end   move to before instruction I\n"));
+    else rc = frames__gdb_console(g, frames__gdb_fmt("unknown monitor command '%.60s' (try 'monitor help')\n",
+                                                     arg));
     return rc < 0 ? rc : frames__gdb_reply(g, "OK");
 }
 
@@ -897,17 +901,18 @@ static int frames__gdb_xfer_features(frames_gdb *g, const char *p, const char *e
 static int frames__gdb_query(frames_gdb *g, const char *p, const char *end) {
     if (frames__gdb_starts(p, end, "qSupported")) {
         frames__gdb_reply_begin(g);
-        frames__gdb_printf(g, "PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;"
-                              "ReverseStep+;ReverseContinue+;swbreak+;hwbreak+;vContSupported+",
-                           (unsigned)FRAMES_GDB_PACKET_SIZE);
+        frames__gdb_put_line(g, frames__gdb_fmt("PacketSize=%x;QStartNoAckMode+;qXfer:features:read+;"
+                                                "ReverseStep+;ReverseContinue+;swbreak+;hwbreak+;"
+                                                "vContSupported+",
+                                                (unsigned)FRAMES_GDB_PACKET_SIZE));
         return frames__gdb_reply_end(g);
     }
     if (frames__gdb_starts(p, end, "qXfer:features:read:"))
         return frames__gdb_xfer_features(g, p + 20, end);
     if (frames__gdb_is(p, end, "qC")) {
         frames__gdb_reply_begin(g);
-        frames__gdb_printf(g, "QC%llx",
-                           (unsigned long long)frames__gdb_id_of(g, frames__gdb_current_tid(g)));
+        frames__gdb_put_line(g, frames__gdb_fmt("QC%llx", (unsigned long long)frames__gdb_id_of(
+                                                              g, frames__gdb_current_tid(g))));
         return frames__gdb_reply_end(g);
     }
     if (frames__gdb_is(p, end, "qfThreadInfo")) return frames__gdb_thread_list(g, 1);
