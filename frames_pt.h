@@ -1238,20 +1238,33 @@ static long frames__pt_padded_strlen(const uint8_t *p, size_t n) {
     return (long)((len + 7) & ~(size_t)7);
 }
 
+/* Where the record's PERF_SAMPLE_IDENTIFIER (its last u64) stands in items[0..n): each
+   item is stride bytes and begins with its uint64_t id, sorted by id, one item per id.
+   n when the record has no such id or it is not listed. */
+static size_t frames__pt_find_record_id(const void *items, size_t n, size_t stride,
+                                        const uint8_t *rec, size_t size) {
+    const unsigned char *base = (const unsigned char *)items;
+    uint64_t id, at;
+    size_t lo = 0, hi = n;
+    if (!n || size < 16) return n;
+    id = frames__le64(rec + size - 8);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        memcpy(&at, base + mid * stride, sizeof at);
+        if (at < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == n) return n;
+    memcpy(&at, base + lo * stride, sizeof at);
+    return at == id ? lo : n;
+}
+
 /* c->sample_ids sorted by id, one entry per id (frames_pt_add_pevent makes them so). */
 static uint64_t frames__pt_sample_type(const frames_pt_sb_config *c, const uint8_t *rec,
                                        size_t size) {
-    if (c->nsample_ids && size >= 16) {   /* PERF_SAMPLE_IDENTIFIER: the last u64 */
-        uint64_t id = frames__le64(rec + size - 8);
-        size_t lo = 0, hi = c->nsample_ids;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->sample_ids[mid].id < id) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo < c->nsample_ids && c->sample_ids[lo].id == id) return c->sample_ids[lo].sample_type;
-    }
-    return c->sample_type;
+    size_t i = frames__pt_find_record_id(c->sample_ids, c->nsample_ids, sizeof c->sample_ids[0],
+                                         rec, size);
+    return i < c->nsample_ids ? c->sample_ids[i].sample_type : c->sample_type;
 }
 
 /* An id with the position it was given in (the first of equal ids wins). */
@@ -1277,6 +1290,94 @@ static size_t frames__pt_sort_ids(frames__pt_idpos *ids, size_t n) {
     return k;
 }
 
+/* Where a perf record keeps one number: its offset in the record's body (or in a sample
+   slot), its width (4 or 8 bytes, little-endian) and the frames_pt_sb_record member it
+   goes to. A width of 0 ends a list. */
+typedef struct frames__pt_field {
+    uint8_t at, width;
+    uint16_t member;
+} frames__pt_field;
+#define FRAMES__PT_FIELD(at, m)                                           \
+    {                                                                     \
+        at, (uint8_t)sizeof(((frames_pt_sb_record *)0)->m),               \
+            (uint16_t)offsetof(frames_pt_sb_record, m)                    \
+    }
+
+/* The fixed body of a record type (perf_event.h): its size, its numbers, and whether a
+   NUL-padded name follows it (MMAP, MMAP2, COMM). */
+typedef struct frames__pt_body {
+    uint32_t type;
+    uint8_t size, named;
+    frames__pt_field fields[11];
+} frames__pt_body;
+
+#define FRAMES__PT_MMAP_FIELDS                                                              \
+    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, tid), FRAMES__PT_FIELD(8, addr),          \
+        FRAMES__PT_FIELD(16, len), FRAMES__PT_FIELD(24, pgoff)
+#define FRAMES__PT_FORK_FIELDS                                                              \
+    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, ppid), FRAMES__PT_FIELD(8, tid),          \
+        FRAMES__PT_FIELD(12, ptid), FRAMES__PT_FIELD(16, time)
+#define FRAMES__PT_THROTTLE_FIELDS \
+    FRAMES__PT_FIELD(0, time), FRAMES__PT_FIELD(8, id), FRAMES__PT_FIELD(16, stream_id)
+#define FRAMES__PT_PID_TID_FIELDS FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, tid)
+
+static const frames__pt_body frames__pt_bodies[] = {
+    {FRAMES__PERF_MMAP, 32, 1, {FRAMES__PT_MMAP_FIELDS}},
+    {FRAMES__PERF_MMAP2, 64, 1,
+     {FRAMES__PT_MMAP_FIELDS, FRAMES__PT_FIELD(32, maj), FRAMES__PT_FIELD(36, min),
+      FRAMES__PT_FIELD(40, ino), FRAMES__PT_FIELD(48, ino_generation), FRAMES__PT_FIELD(56, prot),
+      FRAMES__PT_FIELD(60, mflags)}},
+    {FRAMES__PERF_COMM, 8, 1, {FRAMES__PT_PID_TID_FIELDS}},
+    {FRAMES__PERF_EXIT, 24, 0, {FRAMES__PT_FORK_FIELDS}},
+    {FRAMES__PERF_FORK, 24, 0, {FRAMES__PT_FORK_FIELDS}},
+    {FRAMES__PERF_LOST, 16, 0, {FRAMES__PT_FIELD(0, id), FRAMES__PT_FIELD(8, lost)}},
+    {FRAMES__PERF_THROTTLE, 24, 0, {FRAMES__PT_THROTTLE_FIELDS}},
+    {FRAMES__PERF_UNTHROTTLE, 24, 0, {FRAMES__PT_THROTTLE_FIELDS}},
+    {FRAMES__PERF_AUX, 24, 0,
+     {FRAMES__PT_FIELD(0, aux_offset), FRAMES__PT_FIELD(8, aux_size), FRAMES__PT_FIELD(16, aux_flags)}},
+    {FRAMES__PERF_ITRACE_START, 8, 0, {FRAMES__PT_PID_TID_FIELDS}},
+    {FRAMES__PERF_SWITCH_CPU_WIDE, 8, 0, {FRAMES__PT_PID_TID_FIELDS}},
+    {FRAMES__PERF_LOST_SAMPLES, 8, 0, {FRAMES__PT_FIELD(0, lost)}},
+    {FRAMES__PERF_SWITCH, 0, 0, {{0, 0, 0}}},   /* no body */
+};
+
+/* The sample_id trailer, in the order perf writes it: one 8-byte slot per bit set. */
+typedef struct frames__pt_sample_slot {
+    uint64_t bit;
+    frames__pt_field fields[2];
+} frames__pt_sample_slot;
+
+static const frames__pt_sample_slot frames__pt_sample_slots[] = {
+    {FRAMES_PERF_SAMPLE_TID, {FRAMES__PT_FIELD(0, s_pid), FRAMES__PT_FIELD(4, s_tid)}},
+    {FRAMES_PERF_SAMPLE_TIME, {FRAMES__PT_FIELD(0, s_time)}},
+    {FRAMES_PERF_SAMPLE_ID, {FRAMES__PT_FIELD(0, s_id)}},
+    {FRAMES_PERF_SAMPLE_STREAM_ID, {FRAMES__PT_FIELD(0, s_stream_id)}},
+    {FRAMES_PERF_SAMPLE_CPU, {FRAMES__PT_FIELD(0, s_cpu)}},
+    {FRAMES_PERF_SAMPLE_IDENTIFIER, {FRAMES__PT_FIELD(0, s_identifier)}},
+};
+
+static const frames__pt_body *frames__pt_body_of(uint32_t type) {
+    size_t i;
+    for (i = 0; i < sizeof frames__pt_bodies / sizeof frames__pt_bodies[0]; i++)
+        if (frames__pt_bodies[i].type == type) return &frames__pt_bodies[i];
+    return NULL;
+}
+
+/* Read the listed numbers of p (the caller checked that they lie inside) into r. */
+static void frames__pt_read_fields(frames_pt_sb_record *r, const frames__pt_field *f, size_t n,
+                                   const uint8_t *p) {
+    unsigned char *base = (unsigned char *)r;
+    for (; n && f->width; n--, f++) {
+        if (f->width == 4) {
+            uint32_t v = frames__le32(p + f->at);
+            memcpy(base + f->member, &v, sizeof v);
+        } else {
+            uint64_t v = frames__le64(p + f->at);
+            memcpy(base + f->member, &v, sizeof v);
+        }
+    }
+}
+
 /* Parse the record at data[0..avail): header, body, sample_id trailer. Returns the record
    size, 0 at the end of the stream (no bytes left or a zero type, as pevent), or
    -pte_eos for a record cut by the end, -pte_bad_packet / -pte_nosync when malformed. */
@@ -1285,8 +1386,9 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     uint32_t type;
     uint16_t size;
     const uint8_t *b, *end, *p;
+    const frames__pt_body *body;
     uint64_t st;
-    size_t fixed = 0;
+    size_t fixed, i;
     long slen;
     if (avail < 8) return avail ? -pte_eos : 0;
     type = frames__le32(data);
@@ -1300,125 +1402,31 @@ static long frames__pt_parse_record(const frames_pt_sb_config *c, const uint8_t 
     r->size = size;
     b = data + 8;
     end = data + size;
-    switch (type) {
-    case FRAMES__PERF_MMAP:
-    case FRAMES__PERF_MMAP2:
-        fixed = type == FRAMES__PERF_MMAP ? 32 : 64;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__le32(b);
-        r->tid = frames__le32(b + 4);
-        r->addr = frames__le64(b + 8);
-        r->len = frames__le64(b + 16);
-        r->pgoff = frames__le64(b + 24);
-        if (type == FRAMES__PERF_MMAP2) {
-            r->maj = frames__le32(b + 32);
-            r->min = frames__le32(b + 36);
-            r->ino = frames__le64(b + 40);
-            r->ino_generation = frames__le64(b + 48);
-            r->prot = frames__le32(b + 56);
-            r->mflags = frames__le32(b + 60);
-        }
+    body = frames__pt_body_of(type);
+    if (!body) return (long)size;   /* unknown: skipped whole, no samples (as pevent) */
+    fixed = body->size;
+    if ((size_t)(end - b) < fixed) return -pte_bad_packet;
+    frames__pt_read_fields(r, body->fields, sizeof body->fields / sizeof body->fields[0], b);
+    if (body->named) {
         if ((slen = frames__pt_padded_strlen(b + fixed, (size_t)(end - b) - fixed)) < 0)
             return -pte_bad_packet;
         r->name = (const char *)(b + fixed);
         fixed += (size_t)slen;
-        break;
-    case FRAMES__PERF_COMM:
-        fixed = 8;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__le32(b);
-        r->tid = frames__le32(b + 4);
-        if ((slen = frames__pt_padded_strlen(b + 8, (size_t)(end - b) - 8)) < 0)
-            return -pte_bad_packet;
-        r->name = (const char *)(b + 8);
-        fixed += (size_t)slen;
-        break;
-    case FRAMES__PERF_EXIT:
-    case FRAMES__PERF_FORK:
-        fixed = 24;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__le32(b);
-        r->ppid = frames__le32(b + 4);
-        r->tid = frames__le32(b + 8);
-        r->ptid = frames__le32(b + 12);
-        r->time = frames__le64(b + 16);
-        break;
-    case FRAMES__PERF_LOST:
-        fixed = 16;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->id = frames__le64(b);
-        r->lost = frames__le64(b + 8);
-        break;
-    case FRAMES__PERF_THROTTLE:
-    case FRAMES__PERF_UNTHROTTLE:
-        fixed = 24;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->time = frames__le64(b);
-        r->id = frames__le64(b + 8);
-        r->stream_id = frames__le64(b + 16);
-        break;
-    case FRAMES__PERF_AUX:
-        fixed = 24;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->aux_offset = frames__le64(b);
-        r->aux_size = frames__le64(b + 8);
-        r->aux_flags = frames__le64(b + 16);
-        break;
-    case FRAMES__PERF_ITRACE_START:
-    case FRAMES__PERF_SWITCH_CPU_WIDE:
-        fixed = 8;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->pid = frames__le32(b);
-        r->tid = frames__le32(b + 4);
-        break;
-    case FRAMES__PERF_LOST_SAMPLES:
-        fixed = 8;
-        if ((size_t)(end - b) < fixed) return -pte_bad_packet;
-        r->lost = frames__le64(b);
-        break;
-    case FRAMES__PERF_SWITCH:
-        break;
-    default:   /* unknown: skipped whole, no samples (as pevent) */
-        return (long)size;
     }
     st = frames__pt_sample_type(c, data, size);
     p = b + fixed;
-    if (st & FRAMES_PERF_SAMPLE_TID) {
+    for (i = 0; i < sizeof frames__pt_sample_slots / sizeof frames__pt_sample_slots[0]; i++) {
+        const frames__pt_sample_slot *slot = &frames__pt_sample_slots[i];
+        if (!(st & slot->bit)) continue;
         if (end - p < 8) return -pte_nosync;
-        r->s_pid = frames__le32(p);
-        r->s_tid = frames__le32(p + 4);
+        frames__pt_read_fields(r, slot->fields, 2, p);
+        if (slot->bit == FRAMES_PERF_SAMPLE_TIME) {
+            if (!c->time_mult) return -pte_bad_config;
+            r->tsc = frames_pt_time_to_tsc(c, r->s_time);
+        }
+        r->samples |= slot->bit;
         p += 8;
     }
-    if (st & FRAMES_PERF_SAMPLE_TIME) {
-        if (end - p < 8) return -pte_nosync;
-        r->s_time = frames__le64(p);
-        if (!c->time_mult) return -pte_bad_config;
-        r->tsc = frames_pt_time_to_tsc(c, r->s_time);
-        p += 8;
-    }
-    if (st & FRAMES_PERF_SAMPLE_ID) {
-        if (end - p < 8) return -pte_nosync;
-        r->s_id = frames__le64(p);
-        p += 8;
-    }
-    if (st & FRAMES_PERF_SAMPLE_STREAM_ID) {
-        if (end - p < 8) return -pte_nosync;
-        r->s_stream_id = frames__le64(p);
-        p += 8;
-    }
-    if (st & FRAMES_PERF_SAMPLE_CPU) {
-        if (end - p < 8) return -pte_nosync;
-        r->s_cpu = frames__le32(p);
-        p += 8;
-    }
-    if (st & FRAMES_PERF_SAMPLE_IDENTIFIER) {
-        if (end - p < 8) return -pte_nosync;
-        r->s_identifier = frames__le64(p);
-        p += 8;
-    }
-    r->samples = st & (FRAMES_PERF_SAMPLE_TID | FRAMES_PERF_SAMPLE_TIME | FRAMES_PERF_SAMPLE_ID |
-                       FRAMES_PERF_SAMPLE_STREAM_ID | FRAMES_PERF_SAMPLE_CPU |
-                       FRAMES_PERF_SAMPLE_IDENTIFIER);
     if (p != end) return -pte_nosync;   /* fixed part + trailer must fill the record */
     return (long)size;
 }
@@ -2589,27 +2597,42 @@ static int frames__pt_end_of_trace(frames_pt *pt, int status) {
     return 0;
 }
 
+/* A sync that failed (st < 0): the end of the trace, or a gap and another try further on.
+   1: sync again; 0: done (the end, or no progress past *sync); FRAMES__PT_ABORT: a
+   callback stopped us. */
+static int frames__pt_sync_failed(frames_pt *pt, int st, uint64_t *sync) {
+    uint64_t off = 0;
+    int got;
+    if (st == -pte_eos) return 0;
+    if (frames__pt_gap(pt, "sync error", 0, st) < 0) return FRAMES__PT_ABORT;
+    got = pt->blk ? pt_blk_get_offset(pt->blk, &off) : pt_insn_get_offset(pt->insn, &off);
+    if (got < 0 || off <= *sync) return 0;   /* no progress */
+    *sync = off;
+    return 1;
+}
+
+/* The events before the next instruction (st: the status of the decoder's last call).
+   >= 0: decode on; -pte_eos: the trace ended (its end reported); other < 0: an error of
+   the decoder, or FRAMES__PT_ABORT. */
+static int frames__pt_next_events(frames_pt *pt, int st) {
+    if ((st = frames__pt_drain(pt, st)) < 0) return st;
+    if (st & pts_eos) return frames__pt_end_of_trace(pt, st) < 0 ? FRAMES__PT_ABORT : -pte_eos;
+    return st;
+}
+
 /* ptxed's decode loop on the block decoder. */
 static int frames__pt_run_block(frames_pt *pt) {
-    uint64_t sync = 0, off;
+    uint64_t sync = 0;
+    int rc;
     for (;;) {
         struct pt_block b;
         int st = pt_blk_sync_forward(pt->blk);
         memset(&b, 0, sizeof b);
         if (st < 0) {
-            if (st == -pte_eos) return 0;
-            if (frames__pt_gap(pt, "sync error", 0, st) < 0) return FRAMES__PT_ABORT;
-            if (pt_blk_get_offset(pt->blk, &off) < 0 || off <= sync) return 0;   /* no progress */
-            sync = off;
+            if ((rc = frames__pt_sync_failed(pt, st, &sync)) <= 0) return rc;
             continue;
         }
-        for (;;) {
-            if ((st = frames__pt_drain(pt, st)) < 0) break;
-            if (st & pts_eos) {
-                if (frames__pt_end_of_trace(pt, st) < 0) return FRAMES__PT_ABORT;
-                st = -pte_eos;
-                break;
-            }
+        while ((st = frames__pt_next_events(pt, st)) >= 0) {
             if (pt->cb.insn || pt->cb.error) pt->offset = frames__pt_offset(pt);
             memset(&b, 0, sizeof b);
             st = pt_blk_next(pt->blk, &b, sizeof b);
@@ -2629,25 +2652,17 @@ static int frames__pt_run_block(frames_pt *pt) {
 
 /* ptxed's decode loop on the instruction-flow decoder. */
 static int frames__pt_run_insn(frames_pt *pt) {
-    uint64_t sync = 0, off;
+    uint64_t sync = 0;
+    int rc;
     for (;;) {
         struct pt_insn in;
         int st = pt_insn_sync_forward(pt->insn);
         memset(&in, 0, sizeof in);
         if (st < 0) {
-            if (st == -pte_eos) return 0;
-            if (frames__pt_gap(pt, "sync error", 0, st) < 0) return FRAMES__PT_ABORT;
-            if (pt_insn_get_offset(pt->insn, &off) < 0 || off <= sync) return 0;
-            sync = off;
+            if ((rc = frames__pt_sync_failed(pt, st, &sync)) <= 0) return rc;
             continue;
         }
-        for (;;) {
-            if ((st = frames__pt_drain(pt, st)) < 0) break;
-            if (st & pts_eos) {
-                if (frames__pt_end_of_trace(pt, st) < 0) return FRAMES__PT_ABORT;
-                st = -pte_eos;
-                break;
-            }
+        while ((st = frames__pt_next_events(pt, st)) >= 0) {
             if (pt->cb.insn) pt->offset = frames__pt_offset(pt);
             memset(&in, 0, sizeof in);
             st = pt_insn_next(pt->insn, &in, sizeof in);
@@ -3276,18 +3291,10 @@ static int frames__perf_add_attr(frames_perf *pd, const uint8_t *a, size_t asize
    first attr with that id; pd->idx). */
 static const frames__perf_attr *frames__perf_attr_of(const frames_perf *pd, const uint8_t *rec,
                                                      size_t size) {
+    size_t i;
     if (!pd->nattrs) return NULL;
-    if (pd->nidx && size >= 16) {
-        uint64_t id = frames__le64(rec + size - 8);
-        size_t lo = 0, hi = pd->nidx;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (pd->idx[mid].id < id) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo < pd->nidx && pd->idx[lo].id == id) return &pd->attrs[pd->idx[lo].value];
-    }
-    return &pd->attrs[0];
+    i = frames__pt_find_record_id(pd->idx, pd->nidx, sizeof pd->idx[0], rec, size);
+    return &pd->attrs[i < pd->nidx ? pd->idx[i].value : 0];
 }
 
 /* Trailer fields of a kernel record: time and cpu (-1 when not sampled). */
