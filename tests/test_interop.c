@@ -1037,19 +1037,14 @@ static void test_split_covers_and_aligns(void **state) {
    add up to the statistics of the whole trace. */
 static void test_scale_doc_example_with_parallel(void **state) {
     const char *t = vec("tcg_r10_m64_n10001");
-    char bindir[4096];
-    const char *bin = tu_frames_bin();
-    const char *slash = strrchr(bin, '/');
     int st;
     char *o;
     (void)state;
-    assert_non_null(slash);
-    snprintf(bindir, sizeof bindir, "%.*s", (int)(slash - bin), bin);
     o = tu_run(&st,
                "cd '%s' && PATH=$PWD:$PATH; frames split '%s' --chunks 4 | "
                "parallel -k 'frames slice %s --frames {} -o - | frames stat -' | "
                "awk '$1 == \"instructions\" { n += $2 } END { print n }'",
-               bindir, t, t);
+               tu_beside_frames(""), t, t);
     assert_int_equal(st, 0);
     assert_string_equal(o, "10001\n");
     free(o);

@@ -316,6 +316,21 @@ static char *record(int *status, const char *trace, const char *opts, const char
     return (char *)tu_read_file(tu_workdir_path("run.err"), NULL);
 }
 
+/* Build program name from src (ext "c" or "S") and record it into name.frames: its exit
+   status is want and the report of `frames record` says says (when not NULL). */
+static void build_and_record(const char *name, const char *ext, const char *src, const char *flags,
+                             int want, const char *says) {
+    char trace[64];
+    char *out;
+    int st;
+    build_program(name, ext, src, flags);
+    snprintf(trace, sizeof trace, "%s.frames", name);
+    out = record(&st, tu_workdir_path(trace), "", tu_workdir_path(name));
+    assert_int_equal(st, want);
+    if (says) assert_non_null(strstr(out, says));
+    free(out);
+}
+
 /* ------------------------------------------------------------------ the static program */
 
 /* probe_prog_src (probes.h): its instruction count, as the hand count there adds up */
@@ -697,14 +712,9 @@ static void test_threads(void **state) {
     frames_error err;
     frames_frame f;
     uint64_t loop, main_tid = 0, loop_tid = 0, loop_n = 0, i;
-    int st, saw_write = 0;
-    char *out;
+    int saw_write = 0;
     (void)state;
-    build_program("threads", "c", probe_threads_src, "-O1 -static -pthread");
-    out = record(&st, tu_workdir_path("threads.frames"), "", tu_workdir_path("threads"));
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "2 thread(s)"));
-    free(out);
+    build_and_record("threads", "c", probe_threads_src, "-O1 -static -pthread", 0, "2 thread(s)");
     summarise(tu_workdir_path("threads.frames"), &s);
     assert_int_equal(s.ntids, 2);
     counts_free(&s.pcs);
@@ -793,14 +803,9 @@ static void test_fault_and_handler(void **state) {
     frames_error err;
     frames_frame f;
     uint64_t fault, handler;
-    int st, stage = 0;
-    char *out;
+    int stage = 0;
     (void)state;
-    build_program("fault", "c", fault_src, "-O1 -static");
-    out = record(&st, tu_workdir_path("fault.frames"), "", tu_workdir_path("fault"));
-    assert_int_equal(st, 5);
-    assert_non_null(strstr(out, "exited with status 5"));
-    free(out);
+    build_and_record("fault", "c", fault_src, "-O1 -static", 5, "exited with status 5");
     fault = symbol(tu_workdir_path("fault"), "fault_here");
     handler = symbol(tu_workdir_path("fault"), "on_segv");
     assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("fault.frames"), NULL, &err), 0);
@@ -832,8 +837,8 @@ static void test_fault_and_handler(void **state) {
 #define cpu_has(feature) __builtin_cpu_supports(feature)
 
 static void test_vector_registers(void **state) {
-    int avx512 = cpu_has("avx512f"), st;
-    char src[2048], *out;
+    int avx512 = cpu_has("avx512f");
+    char src[2048];
     frames_reader *r;
     frames_error err;
     frames_frame f;
@@ -851,10 +856,7 @@ static void test_vector_registers(void **state) {
              "        .text\n_start: vmovdqu v(%%rip), %%ymm2\n%s"
              "        mov $60, %%eax\n        xor %%edi, %%edi\n        syscall\n",
              avx512 ? "        vmovdqu64 v(%rip), %zmm3\n        vmovdqu64 v(%rip), %zmm17\n" : "");
-    build_program("vec", "S", src, "-nostdlib -static");
-    out = record(&st, tu_workdir_path("vec.frames"), "", tu_workdir_path("vec"));
-    assert_int_equal(st, 0);
-    free(out);
+    build_and_record("vec", "S", src, "-nostdlib -static", 0, NULL);
     assert_int_equal(frames_reader_open_path(&r, tu_workdir_path("vec.frames"), NULL, &err), 0);
     while (frames_reader_next(r, &f) > 0) {
         const frames_operand *op;
@@ -1020,8 +1022,6 @@ static void test_interrupt_finishes_trace(void **state) {
     static const char spin_src[] = "int main(void) { volatile long i = 0; for (;;) i++; }\n";
     path_buf trace = wkeep("spin.frames"), prog = wkeep("spin");
     frames_reader *r;
-    frames_reader_info info;
-    frames_error err;
     frames_frame f;
     uint64_t n = 0;
     int st, last_has_post = 1;
@@ -1040,9 +1040,7 @@ static void test_interrupt_finishes_trace(void **state) {
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 128 + SIGTERM); /* as the shell reports an interrupted command */
-    assert_int_equal(frames_reader_open_path(&r, trace.s, NULL, &err), 0);
-    assert_int_equal(frames_reader_info_get(r, &info), 0);
-    assert_true(info.finished);
+    r = tu_open_finished(trace.s, NULL);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_STD) {
             n++;

@@ -5,15 +5,9 @@
    one), the stores carry the values the host computes for the same arithmetic, the
    syscalls equal `-strace`; the trace loads in our reader and in `frames stat`. Skips
    when qemu-aarch64, the cross compiler or the plugin (build/qemu) is missing. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <ctype.h>
-#include <stdint.h>
-#include <unistd.h>
 
-#include "frames.h"
-#include "testutil.h"
+#include "testutil.h" /* frames.h, stdint.h, unistd.h; build.sh defines _GNU_SOURCE */
 
 #ifdef TU_RECORD_BUILT
 
@@ -222,12 +216,8 @@ static int record_prog(const char *prog, const char *opts, const char *trace) {
 static int record(const char *opts, const char *trace) { return record_prog("prog", opts, trace); }
 
 static frames_reader *open_trace(const char *path, const guest *gu) {
-    frames_reader *r;
-    frames_error err;
     frames_reader_info info;
-    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
-    assert_int_equal(frames_reader_info_get(r, &info), 0);
-    assert_true(info.finished);
+    frames_reader *r = tu_open_finished(path, &info);
     assert_int_equal(info.header.arch, gu->arch);
     assert_int_equal(info.header.machine, gu->machine);
     return r;
@@ -1031,8 +1021,7 @@ int main(void) {
         cmocka_unit_test(test_installed_plugin),
         cmocka_unit_test(test_official_api_route),
     };
-    char plugin[600];
-    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
+    const char *plugin = tu_beside_frames("qemu/frames_qemu.so");
     int st;
     char *out = tu_run(&st, "command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null");
     free(out);
@@ -1041,7 +1030,6 @@ int main(void) {
                "gcc-aarch64-linux-gnu): skipped\n");
         return 0;
     }
-    snprintf(plugin, sizeof plugin, "%.*s/qemu/frames_qemu.so", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
     if (access(plugin, R_OK) != 0) {
         printf("test_record_qemu: the qemu plugin was not built (%s): skipped\n", plugin);
         return 0;
@@ -1050,8 +1038,5 @@ int main(void) {
 }
 
 #else
-int main(void) {
-    printf("test_record_qemu: frames record is not built (needs capstone on x86-64 Linux): skipped\n");
-    return 0;
-}
+TU_SKIPPED_MAIN("test_record_qemu", TU_RECORD_NOT_BUILT)
 #endif

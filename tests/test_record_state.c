@@ -213,8 +213,5 @@ int main(void) {
 }
 
 #else
-int main(void) {
-    printf("test_record_state: frames record is not built (needs capstone on x86-64 Linux): skipped\n");
-    return 0;
-}
+TU_SKIPPED_MAIN("test_record_state", TU_RECORD_NOT_BUILT)
 #endif

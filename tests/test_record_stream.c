@@ -98,8 +98,5 @@ int main(void) {
 }
 
 #else
-int main(void) {
-    printf("test_record_stream: frames record is not built (x86-64 Linux only): skipped\n");
-    return 0;
-}
+TU_SKIPPED_MAIN("test_record_stream", "frames record is not built (x86-64 Linux only)")
 #endif

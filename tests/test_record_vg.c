@@ -41,15 +41,7 @@ static int rec(const char *engine, const char *opts, const char *trace, const ch
 }
 
 /* A finished trace, read frame by frame (a frame is valid until the next call). */
-static frames_reader *open_trace(const char *path) {
-    frames_reader *r;
-    frames_error err;
-    frames_reader_info info;
-    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
-    assert_int_equal(frames_reader_info_get(r, &info), 0);
-    assert_true(info.finished);
-    return r;
-}
+static frames_reader *open_trace(const char *path) { return tu_open_finished(path, NULL); }
 
 static int next_frame(frames_reader *r, frames_frame *f) {
     frames_error err;
@@ -534,8 +526,5 @@ int main(void) {
 }
 
 #else
-int main(void) {
-    printf("test_record_vg: frames record is not built (needs capstone on x86-64 Linux): skipped\n");
-    return 0;
-}
+TU_SKIPPED_MAIN("test_record_vg", TU_RECORD_NOT_BUILT)
 #endif

@@ -113,6 +113,19 @@ TU_FN const char *tu_frames_bin(void) {
     return bin;
 }
 
+/* A file built beside the frames command (rel "vg/frames-amd64-linux",
+   "qemu/frames_qemu.so"), or with rel "" the command's directory: one of 4 rotating
+   buffers (copy what must last). */
+TU_FN const char *tu_beside_frames(const char *rel) {
+    static char bufs[4][4400];
+    static int next;
+    char *b = bufs[next++ & 3];
+    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
+    snprintf(b, sizeof bufs[0], "%.*s%s%s", slash ? (int)(slash - bin) : 1, slash ? bin : ".",
+             *rel ? "/" : "", rel);
+    return b;
+}
+
 /* The directory for temporary files: $TMPDIR when it names a writable directory, else
    /tmp (an empty or stale TMPDIR must not send files to "/" or fail the suite). */
 TU_FN const char *tu_tmpdir(void) {
@@ -224,14 +237,32 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
 #if defined(FRAMES_HAVE_CAPSTONE) && defined(__linux__) && defined(__x86_64__)
 #define TU_RECORD_BUILT 1
 #endif
+#define TU_RECORD_NOT_BUILT "frames record is not built (needs capstone on x86-64 Linux)"
+
+/* The main of a suite that has nothing to check on this machine: it says why and passes. */
+#define TU_SKIPPED_MAIN(suite, why)                  \
+    int main(void) {                                 \
+        printf("%s: %s: skipped\n", suite, why);     \
+        return 0;                                    \
+    }
 
 /* The Valgrind tool of `frames record --engine valgrind` (the default engine) is built
    beside the frames command (build/vg/), or FRAMES_VG_LIB names it. */
 TU_FN int tu_vg_tool_built(void) {
-    char path[600];
-    const char *bin = tu_frames_bin(), *slash = strrchr(bin, '/');
-    snprintf(path, sizeof path, "%.*s/vg/frames-amd64-linux", slash ? (int)(slash - bin) : 1, slash ? bin : ".");
-    return access(path, X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
+    return access(tu_beside_frames("vg/frames-amd64-linux"), X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
+}
+
+/* A reader of the finished trace at path (the test fails otherwise); its info into *info
+   when info is not NULL. */
+TU_FN frames_reader *tu_open_finished(const char *path, frames_reader_info *info) {
+    frames_reader *r;
+    frames_error err;
+    frames_reader_info own;
+    if (!info) info = &own;
+    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), 0);
+    assert_int_equal(frames_reader_info_get(r, info), 0);
+    assert_true(info->finished);
+    return r;
 }
 
 /* A private work directory for a suite: tu_workdir_make("frames-sym") in the group setup
