@@ -13,6 +13,9 @@
 #endif
 #pragma GCC diagnostic ignored "-Wunused-function" /* testutil.h helpers this suite skips */
 #include "testutil.h"
+#ifdef FRAMES_HAVE_IPT
+#include "ptpackets.h"
+#endif
 
 static int format_result(void *ctx, const fq_result *r) {
     char line[256];
@@ -226,27 +229,12 @@ static size_t pt_enter_at(uint8_t *buf, size_t cap, uint64_t ip) {
     cfg.end = buf + cap;
     e = pt_alloc_encoder(&cfg);
     assert_non_null(e);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_psb;
-    assert_true(pt_enc_next(e, &p) > 0);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_fup;
-    p.payload.ip.ipc = pt_ipc_sext_48;
-    p.payload.ip.ip = ip;
-    assert_true(pt_enc_next(e, &p) > 0);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_mode;
-    p.payload.mode.leaf = pt_mol_exec;
-    p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-    assert_true(pt_enc_next(e, &p) > 0);
-    memset(&p, 0, sizeof p);
-    p.type = ppt_psbend;
-    assert_true(pt_enc_next(e, &p) > 0);
+    ptp_psb_plus(e, ip);
     memset(&p, 0, sizeof p);
     p.type = ppt_tnt_8;
     p.payload.tnt.bit_size = 1;
     p.payload.tnt.payload = 1;
-    assert_true(pt_enc_next(e, &p) > 0);
+    ptp_put(e, &p);
     pt_enc_get_offset(e, &off);
     pt_free_encoder(e);
     return (size_t)off;

@@ -41,6 +41,7 @@ int main(void) {
 #include "frames.h"
 #include "frames_pt.h"
 #include "ptsynth.h"
+#include "ptpackets.h"
 
 /* --------------------------------------------------------------------------------------
    Helpers: in-memory frames traces
@@ -743,20 +744,8 @@ static void length_decoder_matches_libipt(void **state) {
         ips[n] = ip;
         lens[n] = x.size;
         assert_int_equal(pt_enc_get_offset(enc, &segs[n++]), 0);
+        ptp_psb_plus(enc, ip);
         memset(&p, 0, sizeof p);
-        p.type = ppt_psb;
-        assert_true(pt_enc_next(enc, &p) > 0);
-        p.type = ppt_fup;
-        p.payload.ip.ipc = pt_ipc_sext_48;
-        p.payload.ip.ip = ip;
-        assert_true(pt_enc_next(enc, &p) > 0);
-        memset(&p, 0, sizeof p);
-        p.type = ppt_mode;
-        p.payload.mode.leaf = pt_mol_exec;
-        p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
-        assert_true(pt_enc_next(enc, &p) > 0);
-        p.type = ppt_psbend;
-        assert_true(pt_enc_next(enc, &p) > 0);
         p.type = ppt_fup;
         p.payload.ip.ipc = pt_ipc_sext_48;
         p.payload.ip.ip = ip + x.size;
