@@ -117,16 +117,36 @@ typedef struct fq_target {
     int big_endian;            /* registers and memory in the guest's order: swapped */
 } fq_target;
 
+/* A target: QEMU's name for it, its gdbstub reader, its decoder of what an instruction
+   writes and its syscall numbers of mmap and mprotect; no registers yet. */
+static fq_target target_base(const char *qemu, const char *gdb_reader, uint64_t (*writes)(fq_insn *),
+                             int64_t nr_mmap, int64_t nr_mprotect) {
+    fq_target t;
+    memset(&t, 0, sizeof t);
+    t.qemu = qemu;
+    t.gdb_reader = gdb_reader;
+    t.writes = writes;
+    t.nr_mmap = nr_mmap;
+    t.nr_mprotect = nr_mprotect;
+    return t;
+}
+
 /* Registers 0..n-1 named PREFIX<i> for BAP and prefix<i> for gdb (x0, r0, ...), gdb
-   number i, into t->regs; the names live in the caller's static arrays. */
+   number i, after t's registers; the names live in the caller's static arrays. */
 static void numbered_regs(fq_target *t, int n, char upper, char lower, unsigned size, char (*names)[4],
                           char (*gnames)[4]) {
     int i;
     for (i = 0; i < n; i++) {
         snprintf(names[i], 4, "%c%d", upper, i);
         snprintf(gnames[i], 4, "%c%d", lower, i);
-        t->regs[i] = (fq_reg){names[i], i, gnames[i], size, FRAMES_VAL_GPR};
+        t->regs[t->nregs++] = (fq_reg){names[i], i, gnames[i], size, FRAMES_VAL_GPR};
     }
+}
+
+/* The registers regs[0..n) after t's registers. */
+static void append_regs(fq_target *t, const fq_reg *regs, int n) {
+    int i;
+    for (i = 0; i < n; i++) t->regs[t->nregs++] = regs[i];
 }
 
 /* AArch64: what an A64 instruction can write, decoded from its encoding class (Arm ARM
@@ -219,19 +239,13 @@ static uint64_t all_writes(fq_insn *in) {
 }
 
 static fq_target aarch64_target(void) {
-    fq_target t;
-    int i;
+    static const fq_reg named[] = {{"SP", 31, "sp", 8, FRAMES_VAL_GPR},
+                                   {"NZCV", 33, "cpsr", 4, FRAMES_VAL_CTRL}}; /* gdb's cpsr: PSTATE */
     static char names[31][4], gnames[31][4];
-    memset(&t, 0, sizeof t);
-    t.qemu = "aarch64";
-    t.gdb_reader = "aarch64_cpu_gdb_read_register";
-    t.writes = a64_writes;
+    fq_target t = target_base("aarch64", "aarch64_cpu_gdb_read_register", a64_writes, 222, 226);
+    int i;
     numbered_regs(&t, 31, 'X', 'x', 8, names, gnames);
-    t.regs[31] = (fq_reg){"SP", 31, "sp", 8, FRAMES_VAL_GPR};
-    t.regs[32] = (fq_reg){"NZCV", 33, "cpsr", 4, FRAMES_VAL_CTRL}; /* gdb's cpsr: PSTATE */
-    t.nregs = 33;
-    t.nr_mmap = 222;
-    t.nr_mprotect = 226;
+    append_regs(&t, named, 2);
     /* struct ucontext: uc_flags, uc_link, uc_stack (24), uc_sigmask (8), 120 bytes, then
        the sigcontext at 176: fault_address, regs[31], sp, pc, pstate */
     t.nr_sigaction = 134;
@@ -248,19 +262,14 @@ static fq_target aarch64_target(void) {
 /* ARM (A32 and T32; qemu-arm): R0..R12, SP, LR and CPSR (gdb 0..14 and 25; the PC,
    15, is the frame's address). */
 static fq_target arm_target(void) {
-    fq_target t;
+    static const fq_reg named[] = {{"SP", 13, "sp", 4, FRAMES_VAL_GPR},
+                                   {"LR", 14, "lr", 4, FRAMES_VAL_GPR},
+                                   {"CPSR", 25, "cpsr", 4, FRAMES_VAL_CTRL}};
     static char names[13][4], gnames[13][4];
-    memset(&t, 0, sizeof t);
-    t.qemu = "arm";
-    t.gdb_reader = "arm_cpu_gdb_read_register";
-    t.writes = all_writes;
+    /* mmap2 (its offset is in pages; only address and length matter) */
+    fq_target t = target_base("arm", "arm_cpu_gdb_read_register", all_writes, 192, 125);
     numbered_regs(&t, 13, 'R', 'r', 4, names, gnames);
-    t.regs[13] = (fq_reg){"SP", 13, "sp", 4, FRAMES_VAL_GPR};
-    t.regs[14] = (fq_reg){"LR", 14, "lr", 4, FRAMES_VAL_GPR};
-    t.regs[15] = (fq_reg){"CPSR", 25, "cpsr", 4, FRAMES_VAL_CTRL};
-    t.nregs = 16;
-    t.nr_mmap = 192;    /* mmap2 (its offset is in pages; only address and length matter) */
-    t.nr_mprotect = 125;
+    append_regs(&t, named, 3);
     return t;
 }
 
@@ -274,18 +283,12 @@ static fq_target mips_target(int big_endian) {
                                         "r11", "r12", "r13", "r14", "r15", "r16", "r17", "r18", "r19", "r20",
                                         "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28", "r29", "r30",
                                         "r31"};
-    fq_target t;
+    static const fq_reg named[] = {{"HI", 34, "hi", 4, FRAMES_VAL_GPR}, {"LO", 33, "lo", 4, FRAMES_VAL_GPR}};
+    fq_target t = target_base(big_endian ? "mips" : "mipsel", "mips_cpu_gdb_read_register", all_writes,
+                              4090, 4125);
     int i;
-    memset(&t, 0, sizeof t);
-    t.qemu = big_endian ? "mips" : "mipsel";
-    t.gdb_reader = "mips_cpu_gdb_read_register";
-    t.writes = all_writes;
-    for (i = 1; i < 32; i++) t.regs[i - 1] = (fq_reg){abi[i], i, gdb[i], 4, FRAMES_VAL_GPR};
-    t.regs[31] = (fq_reg){"HI", 34, "hi", 4, FRAMES_VAL_GPR};
-    t.regs[32] = (fq_reg){"LO", 33, "lo", 4, FRAMES_VAL_GPR};
-    t.nregs = 33;
-    t.nr_mmap = 4090;
-    t.nr_mprotect = 4125;
+    for (i = 1; i < 32; i++) t.regs[t.nregs++] = (fq_reg){abi[i], i, gdb[i], 4, FRAMES_VAL_GPR};
+    append_regs(&t, named, 2);
     t.big_endian = big_endian;
     return t;
 }
@@ -389,19 +392,12 @@ static fq_target riscv64_target(void) {
                                         "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
                                         "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
     static char names[32][4];
-    fq_target t;
+    fq_target t = target_base("riscv64", "riscv_cpu_gdb_read_register", rv_writes, 222, 226);
     int i;
-    memset(&t, 0, sizeof t);
-    t.qemu = "riscv64";
-    t.gdb_reader = "riscv_cpu_gdb_read_register";
-    t.writes = rv_writes;
     for (i = 1; i < 32; i++) {
         snprintf(names[i], sizeof names[i], "X%d", i);
-        t.regs[i - 1] = (fq_reg){names[i], i, abi[i], 8, FRAMES_VAL_GPR};
+        t.regs[t.nregs++] = (fq_reg){names[i], i, abi[i], 8, FRAMES_VAL_GPR};
     }
-    t.nregs = 31;
-    t.nr_mmap = 222;
-    t.nr_mprotect = 226;
     /* struct ucontext as on AArch64, the sigcontext at 176: pc, then x1..x31 */
     t.nr_sigaction = 134;
     t.sig_reg = 9;  /* a0 */
@@ -420,16 +416,9 @@ static fq_target x86_64_target(void) {
                                           "R8",  "R9",  "R10", "R11", "R12", "R13", "R14", "R15"};
     static const char *const gdb[16] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
                                         "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
-    fq_target t;
+    fq_target t = target_base("x86_64", "x86_cpu_gdb_read_register", all_writes, 9, 10);
     int i;
-    memset(&t, 0, sizeof t);
-    t.qemu = "x86_64";
-    t.gdb_reader = "x86_cpu_gdb_read_register";
-    t.writes = all_writes;
-    for (i = 0; i < 16; i++) t.regs[i] = (fq_reg){names[i], i, gdb[i], 8, FRAMES_VAL_GPR};
-    t.nregs = 16;
-    t.nr_mmap = 9;
-    t.nr_mprotect = 10;
+    for (i = 0; i < 16; i++) t.regs[t.nregs++] = (fq_reg){names[i], i, gdb[i], 8, FRAMES_VAL_GPR};
     return t;
 }
 
