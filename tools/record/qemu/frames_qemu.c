@@ -121,13 +121,8 @@ typedef struct fq_target {
    writes and its syscall numbers of mmap and mprotect; no registers yet. */
 static fq_target target_base(const char *qemu, const char *gdb_reader, uint64_t (*writes)(fq_insn *),
                              int64_t nr_mmap, int64_t nr_mprotect) {
-    fq_target t;
-    memset(&t, 0, sizeof t);
-    t.qemu = qemu;
-    t.gdb_reader = gdb_reader;
-    t.writes = writes;
-    t.nr_mmap = nr_mmap;
-    t.nr_mprotect = nr_mprotect;
+    fq_target t = {.qemu = qemu, .writes = writes, .gdb_reader = gdb_reader,
+                   .nr_mmap = nr_mmap, .nr_mprotect = nr_mprotect};
     return t;
 }
 
