@@ -99,24 +99,20 @@ typedef struct regdesc {
 
 static regdesc regs[X86_REG_ENDING];
 
-/* The 16 GPRs in capstone's 64/32/16/8-bit names, and their user_regs_struct slots. */
-static const uint16_t gpr64[16] = {X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
-                                   X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
-                                   X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
-                                   X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15};
-static const uint16_t gpr32[16] = {X86_REG_EAX, X86_REG_EBX, X86_REG_ECX, X86_REG_EDX,
-                                   X86_REG_ESI, X86_REG_EDI, X86_REG_EBP, X86_REG_ESP,
-                                   X86_REG_R8D, X86_REG_R9D, X86_REG_R10D, X86_REG_R11D,
-                                   X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D};
-static const uint16_t gpr16[16] = {X86_REG_AX,  X86_REG_BX,  X86_REG_CX,   X86_REG_DX,
-                                   X86_REG_SI,  X86_REG_DI,  X86_REG_BP,   X86_REG_SP,
-                                   X86_REG_R8W, X86_REG_R9W, X86_REG_R10W, X86_REG_R11W,
-                                   X86_REG_R12W, X86_REG_R13W, X86_REG_R14W, X86_REG_R15W};
-static const uint16_t gpr8[16] = {X86_REG_AL,  X86_REG_BL,  X86_REG_CL,   X86_REG_DL,
-                                  X86_REG_SIL, X86_REG_DIL, X86_REG_BPL,  X86_REG_SPL,
-                                  X86_REG_R8B, X86_REG_R9B, X86_REG_R10B, X86_REG_R11B,
-                                  X86_REG_R12B, X86_REG_R13B, X86_REG_R14B, X86_REG_R15B};
-/* user_regs_struct slots: rec_gpr_off (common.c), in the same order as gpr64 */
+/* The 16 GPRs in capstone's names, a row a register (in the order of their
+   user_regs_struct slots), a column a width: 8, 4, 2 and 1 bytes (GPR_BYTES). */
+#define GPR_BYTES(width) (8u >> (width))
+static const uint16_t gprs[16][4] = {
+    {X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL},     {X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL},
+    {X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL},     {X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL},
+    {X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL},    {X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL},
+    {X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL},    {X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL},
+    {X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B},    {X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B},
+    {X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B}, {X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B},
+    {X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B}, {X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B},
+    {X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B}, {X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B},
+};
+/* user_regs_struct slots: rec_gpr_off (common.c), in the same order as gprs */
 #define gpr_off rec_gpr_off
 
 /* XSAVE standard-format offsets of the AVX (2), opmask (5), ZMM_Hi256 (6) and Hi16_ZMM (7)
@@ -181,13 +177,11 @@ const frames_rec_prep *rx_reg_prep(unsigned reg, uint32_t how, uint16_t *off) {
 static void init_tables(csh h) {
     static const uint16_t seg[6] = {X86_REG_CS, X86_REG_DS, X86_REG_ES, X86_REG_FS, X86_REG_GS, X86_REG_SS};
     static const uint16_t high8[4] = {X86_REG_AH, X86_REG_BH, X86_REG_CH, X86_REG_DH};
-    unsigned i;
-    for (i = 0; i < 16; i++) {
-        set_reg(gpr64[i], SRC_GPR, (uint8_t)i, 0, 8, FRAMES_VAL_GPR, cs.reg_name(h, gpr64[i]));
-        set_reg(gpr32[i], SRC_GPR, (uint8_t)i, 0, 4, FRAMES_VAL_GPR, cs.reg_name(h, gpr32[i]));
-        set_reg(gpr16[i], SRC_GPR, (uint8_t)i, 0, 2, FRAMES_VAL_GPR, cs.reg_name(h, gpr16[i]));
-        set_reg(gpr8[i], SRC_GPR, (uint8_t)i, 0, 1, FRAMES_VAL_GPR, cs.reg_name(h, gpr8[i]));
-    }
+    unsigned i, w;
+    for (i = 0; i < 16; i++)
+        for (w = 0; w < 4; w++)
+            set_reg(gprs[i][w], SRC_GPR, (uint8_t)i, 0, (uint8_t)GPR_BYTES(w), FRAMES_VAL_GPR,
+                    cs.reg_name(h, gprs[i][w]));
     for (i = 0; i < 4; i++) set_reg(high8[i], SRC_GPR, (uint8_t)i, 1, 1, FRAMES_VAL_GPR, cs.reg_name(h, high8[i]));
     for (i = 0; i < 6; i++) set_reg(seg[i], SRC_SEG, (uint8_t)i, 0, 2, FRAMES_VAL_CTRL, cs.reg_name(h, seg[i]));
     set_reg(X86_REG_EFLAGS, SRC_FLAGS, 0, 0, 8, FRAMES_VAL_CTRL, "RFLAGS");
@@ -215,7 +209,7 @@ static void init_tables(csh h) {
 /* The full register (capstone id of the 64-bit GPR, or EFLAGS) reg belongs to, or 0. */
 static unsigned full_reg(unsigned reg) {
     if (reg >= X86_REG_ENDING) return 0;
-    if (regs[reg].src == SRC_GPR) return gpr64[regs[reg].idx];
+    if (regs[reg].src == SRC_GPR) return gprs[regs[reg].idx][0];
     if (regs[reg].src == SRC_FLAGS) return X86_REG_EFLAGS;
     return 0;
 }
