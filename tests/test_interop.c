@@ -200,12 +200,7 @@ static void tw_insn(tw *t, uint64_t pc, uint64_t tid, unsigned len) {
 }
 
 static void tw_modload(tw *t, const char *name, uint64_t lo, uint64_t hi) {
-    frames_frame f;
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_MODLOAD;
-    f.modload.module_name = frames_str(name);
-    f.modload.low_address = lo;
-    f.modload.high_address = hi;
+    frames_frame f = tu_modload_frame(name, lo, hi);
     assert_int_equal(frames_writer_add(t->w, &f), FRAMES_OK);
 }
 

@@ -81,11 +81,7 @@ static void test_write_and_read_without_stdio(void **state) {
     frames_membuf_init(&mem, NULL);
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), 0);
     for (i = 0; i < 5; i++) {
-        memset(&f, 0, sizeof f);
-        f.kind = FRAMES_KIND_STD;
-        f.std.address = 0x1000 + i;
-        f.std.thread_id = 1;
-        f.std.rawbytes = frames_bytes_of(code, 2);
+        f = tu_std_frame(0x1000 + i, 1, code, 2);
         assert_int_equal(frames_writer_add(w, &f), 0);
     }
     assert_int_equal(frames_writer_close(w), FRAMES_OK);   /* finished in memory */

@@ -96,11 +96,7 @@ static void test_json_has_no_leading_comma(void **state) {
     frames_meta m;
     tu_text t = {NULL, 0, 0};
     (void)state;
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_MODLOAD;
-    f.modload.module_name = frames_str("a");
-    f.modload.low_address = 1;
-    f.modload.high_address = 2;
+    f = tu_modload_frame("a", 1, 2);
     assert_int_equal(frames_print_frame_json(&f, tu_text_out, &t), FRAMES_OK);
     assert_string_equal(t.s, "{\"modload_frame\":{\"module_name\":\"a\",\"low_address\":1,"
                              "\"high_address\":2}}");

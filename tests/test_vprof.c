@@ -1002,12 +1002,7 @@ static void test_stack_classify(void **state) {
 }
 
 static void stack_step(frames_replay_stack *s, uint64_t pc, const char *bytes, size_t n) {
-    frames_frame f;
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_STD;
-    f.std.address = pc;
-    f.std.thread_id = 1;
-    f.std.rawbytes = frames_bytes_of(bytes, n);
+    frames_frame f = tu_std_frame(pc, 1, bytes, n);
     assert_int_equal(frames_replay_stack_apply_frame(s, &f), FRAMES_OK);
 }
 

@@ -490,17 +490,8 @@ static void test_encode_spec_examples(void **state) {
     uint8_t out[128];
     size_t len;
     (void)state;
-    memset(&op, 0, sizeof op);
-    op.spec = FRAMES_REG;
-    op.name = frames_str("EBX");
-    op.bit_length = 32;
-    op.read = 1;
-    op.value = frames_bytes_of("\xef\xbe\xad\xde", 4);
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_STD;
-    f.std.address = 0x8048000;
-    f.std.thread_id = 1;
-    f.std.rawbytes = frames_bytes_of("\x89\xd8", 2);
+    op = tu_reg_op("EBX", "\xef\xbe\xad\xde", 4, 1, 0);
+    f = tu_std_frame(0x8048000, 1, "\x89\xd8", 2);
     f.std.pre = &op;
     f.std.npre = 1;
     assert_int_equal(frames_frame_size(&f), sizeof std48);
@@ -508,13 +499,7 @@ static void test_encode_spec_examples(void **state) {
     assert_int_equal(len, sizeof std48);
     assert_memory_equal(out, std48, sizeof std48);
 
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_SYSCALL;
-    f.syscall.address = 0x400010;
-    f.syscall.thread_id = 7;
-    f.syscall.number = 231;
-    f.syscall.args = args;
-    f.syscall.nargs = 3;
+    f = tu_syscall_frame(0x400010, 7, 231, args, 3);
     assert_int_equal(frames_encode_frame(&f, 0, out, sizeof out, &len, &err), FRAMES_OK);
     assert_int_equal(len, sizeof sys);
     assert_memory_equal(out, sys, sizeof sys);
@@ -532,11 +517,7 @@ static void test_encode_into_small_buffer(void **state) {
     uint8_t out[8];
     size_t len = 0;
     (void)state;
-    memset(&f, 0, sizeof f);
-    f.kind = FRAMES_KIND_MODLOAD;
-    f.modload.module_name = frames_str("/lib/x86_64-linux-gnu/libc.so.6");
-    f.modload.low_address = 0x7f0000000000;
-    f.modload.high_address = 0x7f0000200000;
+    f = tu_modload_frame("/lib/x86_64-linux-gnu/libc.so.6", 0x7f0000000000, 0x7f0000200000);
     assert_int_equal(frames_encode_frame(&f, 0, out, sizeof out, &len, &err), FRAMES_E_SPACE);
     assert_int_equal(len, frames_frame_size(&f));
 }

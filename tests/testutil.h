@@ -397,4 +397,30 @@ TU_FN frames_operand tu_mem_op(uint64_t addr, const void *value, size_t len, int
     return op;
 }
 
+/* ---- frames: the fields a test gives, every other one zero */
+
+/* A std_frame of the n code bytes at pc in thread tid, without operands. */
+TU_FN frames_frame tu_std_frame(uint64_t pc, uint64_t tid, const void *code, size_t n) {
+    frames_frame f = {.kind = FRAMES_KIND_STD};
+    f.std = (frames_std_frame){.address = pc, .thread_id = tid, .rawbytes = frames_bytes_of(code, n)};
+    return f;
+}
+
+/* A syscall frame: number with args[0..nargs) at pc in thread tid. */
+TU_FN frames_frame tu_syscall_frame(uint64_t pc, uint64_t tid, uint64_t number, const int64_t *args,
+                                    uint32_t nargs) {
+    frames_frame f = {.kind = FRAMES_KIND_SYSCALL};
+    f.syscall = (frames_syscall_frame){.address = pc, .thread_id = tid, .number = number, .args = args,
+                                       .nargs = nargs};
+    return f;
+}
+
+/* A modload frame: name loaded at low..high. */
+TU_FN frames_frame tu_modload_frame(const char *name, uint64_t low, uint64_t high) {
+    frames_frame f = {.kind = FRAMES_KIND_MODLOAD};
+    f.modload = (frames_modload_frame){.module_name = frames_str(name), .low_address = low,
+                                       .high_address = high};
+    return f;
+}
+
 #endif
