@@ -71,9 +71,11 @@ TU_FN void pb_le64(pb_buf *p, uint64_t v) {
     for (i = 0; i < 8; i++) pb_byte(p, (uint8_t)(v >> (8 * i)));
 }
 
-/* An operand_info for a register read: name, bit_length, usage, no_taint, value. */
-TU_FN void pb_reg_operand(pb_buf *out, const char *name, int32_t bits, int read, int written,
-                           const void *value, size_t vlen) {
+/* An operand_info for a register: name, bit_length as the raw varint bits_wire (its
+   zigzag form; a test may give more than 32 bits), usage (read and written as given,
+   also values other than 0 and 1), no_taint, value. */
+TU_FN void pb_reg_operand_wire(pb_buf *out, const char *name, uint64_t bits_wire, int read,
+                                int written, const void *value, size_t vlen) {
     pb_buf reg, spec, usage, taint, op;
     pb_reset(&reg);
     pb_reset(&spec);
@@ -88,11 +90,17 @@ TU_FN void pb_reg_operand(pb_buf *out, const char *name, int32_t bits, int read,
     pb_u64(&usage, 4, 0);
     pb_u64(&taint, 1, 1);
     pb_msg(&op, 1, &spec);
-    pb_sint(&op, 2, bits);
+    pb_u64(&op, 2, bits_wire);
     pb_msg(&op, 3, &usage);
     pb_msg(&op, 4, &taint);
     pb_bytes(&op, 5, value, vlen);
     pb_msg(out, 1, &op);
+}
+
+/* An operand_info for a register: name, bit_length, usage, no_taint, value. */
+TU_FN void pb_reg_operand(pb_buf *out, const char *name, int32_t bits, int read, int written,
+                           const void *value, size_t vlen) {
+    pb_reg_operand_wire(out, name, pb_zz(bits), read, written, value, vlen);
 }
 
 #endif

@@ -172,29 +172,12 @@ static void test_sint32_bit_length_extremes(void **state) {
 
 static void test_sint32_wider_than_32_bits(void **state) {
     /* bit_length carried as a 64-bit zigzag value: truncated to 32 bits and flagged */
-    pb_buf pre, p, op, spec, reg, usage, taint;
+    pb_buf pre, p;
     frames_frame f;
     frames_error err;
     (void)state;
-    pb_reset(&reg);
-    pb_str(&reg, 1, "R");
-    pb_reset(&spec);
-    pb_msg(&spec, 2, &reg);
-    pb_reset(&usage);
-    pb_u64(&usage, 1, 1);
-    pb_u64(&usage, 2, 0);
-    pb_u64(&usage, 3, 0);
-    pb_u64(&usage, 4, 0);
-    pb_reset(&taint);
-    pb_u64(&taint, 1, 1);
-    pb_reset(&op);
-    pb_msg(&op, 1, &spec);
-    pb_u64(&op, 2, ((uint64_t)1 << 40) | 128); /* low 32 bits: zigzag 128 = 64 */
-    pb_msg(&op, 3, &usage);
-    pb_msg(&op, 4, &taint);
-    pb_bytes(&op, 5, "", 0);
     pb_reset(&pre);
-    pb_msg(&pre, 1, &op);
+    pb_reg_operand_wire(&pre, "R", ((uint64_t)1 << 40) | 128, 1, 0, "", 0); /* low 32 bits: zigzag 128 = 64 */
     std_frame_of(&p, 1, "", 0, &pre, NULL);
     assert_int_equal(decode(&p, &f, &err), FRAMES_OK);
     assert_int_equal(f.std.pre[0].bit_length, 64);
@@ -428,29 +411,12 @@ static void test_repeated_submessage_is_merged(void **state) {
 }
 
 static void test_bool_other_than_0_1(void **state) {
-    pb_buf pre, p, op, spec, reg, usage, taint;
+    pb_buf pre, p;
     frames_frame f;
     frames_error err;
     (void)state;
-    pb_reset(&reg);
-    pb_str(&reg, 1, "R");
-    pb_reset(&spec);
-    pb_msg(&spec, 2, &reg);
-    pb_reset(&usage);
-    pb_u64(&usage, 1, 2); /* read: 2 */
-    pb_u64(&usage, 2, 0);
-    pb_u64(&usage, 3, 0);
-    pb_u64(&usage, 4, 0);
-    pb_reset(&taint);
-    pb_u64(&taint, 1, 1);
-    pb_reset(&op);
-    pb_msg(&op, 1, &spec);
-    pb_sint(&op, 2, 8);
-    pb_msg(&op, 3, &usage);
-    pb_msg(&op, 4, &taint);
-    pb_bytes(&op, 5, "\x00", 1);
     pb_reset(&pre);
-    pb_msg(&pre, 1, &op);
+    pb_reg_operand(&pre, "R", 8, 2, 0, "\x00", 1); /* read: 2 */
     std_frame_of(&p, 1, "", 0, &pre, NULL);
     assert_int_equal(decode(&p, &f, &err), FRAMES_OK);
     assert_int_equal(f.std.pre[0].read, 1);
