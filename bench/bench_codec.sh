@@ -6,9 +6,7 @@
 #   ~190 MB trace files go; default BUILD_DIR/bench; removed afterwards)
 #   BENCH_CALLGRIND=1: instead, instructions per frame of each row under valgrind's
 #   callgrind (deterministic; BENCH_FRAMES defaults to 20000 there, one repetition)
-set -euo pipefail
-BUILD=${1:?usage: bench/bench_codec.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 OUT=$BUILD/bench
 GEN=$OUT/gen
 mkdir -p "$GEN"

@@ -17,12 +17,9 @@
 # Environment: FRAMES_BENCH_GDB_INSNS (default 10000000; the trace takes about 125 bytes
 # per instruction), FRAMES_BENCH_GDB_DIR (where to put the program and the trace; default
 # BUILD_DIR/bench/gdb), FRAMES_BENCH_GDB_REUSE=1 (keep the trace of an earlier run).
-set -euo pipefail
-BUILD=$(cd "${1:?usage: bench/bench_gdb.sh BUILD_DIR}" && pwd)
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 INSNS=${FRAMES_BENCH_GDB_INSNS:-10000000}
 DIR=${FRAMES_BENCH_GDB_DIR:-$BUILD/bench/gdb}
-FRAMES=$BUILD/frames
 command -v gdb >/dev/null || { echo "bench_gdb: gdb is not installed: skipped"; exit 0; }
 mkdir -p "$DIR"
 cd "$DIR"

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Cost of drcov / tenet / stat / slice relative to decoding the same trace (the peer),
 # measured in the same run on a synthetic 2,000,000-instruction x86-64 trace.
-set -euo pipefail
-BUILD=${1:?usage: bench/bench_interop.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 mkdir -p "$BUILD/bench"
 bin=$BUILD/bench/bench_interop
 if [ ! -x "$bin" ] || [ bench/bench_interop.c -nt "$bin" ] || [ frames.h -nt "$bin" ] || [ frames_interop.h -nt "$bin" ]; then

@@ -23,15 +23,12 @@
 # Environment: FQ_BENCH_RUNS (default 5), FQ_BENCH_POINTS (default 1000000),
 # FQ_BENCH_TRACE (where to write the trace; default BUILD_DIR/bench/large.trace),
 # FQ_BENCH_COLD=0 to skip the cold runs.
-set -euo pipefail
-BUILD=$(cd "${1:?usage: bench/bench_query.sh BUILD_DIR}" && pwd)
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 CC=${CC:-gcc}
 RUNS=${FQ_BENCH_RUNS:-5}
 POINTS=${FQ_BENCH_POINTS:-1000000}
 TRACE=${FQ_BENCH_TRACE:-$BUILD/bench/large.trace}
 COLD=${FQ_BENCH_COLD:-1}
-FRAMES=$BUILD/frames
 mkdir -p "$BUILD/bench"
 
 for prog in gen_tracedb measure naive_query; do

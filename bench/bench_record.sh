@@ -3,10 +3,7 @@
 # peer measured in the same run: a bare PTRACE_SINGLESTEP loop (the ceiling of any
 # ptrace single-stepper here), pinned to one CPU and not. Also callgrind's rate on the
 # same program for scale (a different class of tool: a JIT, not single-stepping).
-set -euo pipefail
-BUILD=${1:?usage: bench_record.sh BUILD_DIR}
-FRAMES=$BUILD/frames
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 mkdir -p "$BUILD/bench"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

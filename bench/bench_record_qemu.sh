@@ -14,10 +14,7 @@
 # instr/s is wall-clock (it follows the machine's load, printed); ns CPU/instr is user + sys
 # of every process (QEMU with the plugin, frames record and its compression thread).
 #   BENCH_QEMU_BYTES=N   input size (default 1000000)
-set -euo pipefail
-BUILD=$(cd "${1:?usage: bench_record_qemu.sh BUILD_DIR}" && pwd)
-FRAMES=$BUILD/frames
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 RUNS=${BENCH_QEMU_RUNS:-2}
 BYTES=${BENCH_QEMU_BYTES:-1000000}
 for t in qemu-aarch64 aarch64-linux-gnu-gcc gzip; do

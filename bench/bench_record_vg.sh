@@ -15,10 +15,7 @@
 # Rates are wall-clock: on a shared machine they follow its load; CPU time (user + sys
 # of both processes: Valgrind, and the converter with its compression thread) per
 # instruction is printed too, and the load average.
-set -euo pipefail
-BUILD=${1:?usage: bench_record_vg.sh BUILD_DIR}
-FRAMES=$BUILD/frames
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 mkdir -p "$BUILD/bench"
 tmp=$(mktemp -d)
 out=$(mktemp -d "${BENCH_VG_DIR:-${TMPDIR:-/tmp}}/bench_vg.XXXXXX")

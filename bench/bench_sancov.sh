@@ -3,9 +3,7 @@
 # against the peer measured in the same run: the same harness built the usual libFuzzer
 # way (-fsanitize=fuzzer, no tracer). Variants: tracer linked but off (FRAMES_SANCOV_OUT
 # unset), and tracing (one trace per input). Replays 20 inputs of 64 KiB; best of 3.
-set -euo pipefail
-BUILD=${1:?usage: bench_sancov.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 clang -O2 -I. -c tools/sancov/frames_sancov.c -o "$TMP/fs.o"

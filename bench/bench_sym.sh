@@ -2,9 +2,7 @@
 # Symbolising a million distinct pcs (bench/bench_sym.c) against addr2line -f on the
 # same file and the first M of the same addresses, in the same run.
 #   BENCH_SYM_FILE (default: libc.so.6), BENCH_SYM_N (1000000), BENCH_SYM_M (100000)
-set -euo pipefail
-BUILD=${1:?usage: bench_sym.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 file=${BENCH_SYM_FILE:-$(ldd /bin/true | awk '/libc\.so/ { print $3 }')}

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # vprof throughput against a decode-only pass of the same traces (bench/bench_vprof.c),
 # then the `frames vprof` command end to end on the synthetic trace.
-set -euo pipefail
-BUILD=${1:?usage: bench_vprof.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 SHARED=${FRAMES_SHARED:-../shared}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

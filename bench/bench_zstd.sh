@@ -5,9 +5,7 @@
 # 1,000,000-frame PIN-like trace of bench_codec. Same run, ratios printed.
 #   BENCH_FRAMES (default 1000000), BENCH_REPS (default 3), BENCH_DIR (files; default
 #   BUILD_DIR/bench), BENCH_RECORDED (a trace to use instead of recording /bin/echo hi)
-set -euo pipefail
-BUILD=${1:?usage: bench/bench_zstd.sh BUILD_DIR}
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 OUT=$BUILD/bench
 DIR=${BENCH_DIR:-$OUT}
 mkdir -p "$OUT" "$DIR"

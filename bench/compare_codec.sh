@@ -5,10 +5,9 @@
 # smaller than the noise between separate runs on a shared machine.
 #   FRAMES default 200000, REPS default 10, FILES 1 (also write and read a file) or 0.
 # Not run by ./build.sh bench. Needs the peers' objects of bench/bench_codec.sh.
-set -euo pipefail
-BUILD=${1:?usage: bench/compare_codec.sh BUILD_DIR REV [FRAMES [REPS [FILES]]]}
+BENCH_USAGE="REV [FRAMES [REPS [FILES]]]"
+. "$(dirname "$0")/common.sh"
 REV=${2:?usage: bench/compare_codec.sh BUILD_DIR REV [FRAMES [REPS [FILES]]]}
-cd "$(dirname "$0")/.."
 OUT=$BUILD/bench
 CMP=$OUT/compare
 if [ ! -e "$OUT/frames.pb.o" ]; then   # the peers' objects: a tiny run of bench_codec builds them

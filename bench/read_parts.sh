@@ -4,9 +4,8 @@
 # (bench/read_parts.c). A development tool, not run by ./build.sh bench. Needs the peers'
 # objects of bench/bench_codec.sh (a tiny run builds them).
 #   FRAMES default 1000000, REPS default 5; the ~190 MB file goes to BUILD_DIR/bench.
-set -euo pipefail
-BUILD=${1:?usage: bench/read_parts.sh BUILD_DIR [FRAMES [REPS]]}
-cd "$(dirname "$0")/.."
+BENCH_USAGE="[FRAMES [REPS]]"
+. "$(dirname "$0")/common.sh"
 OUT=$BUILD/bench
 if [ ! -e "$OUT/frames.pb.o" ]; then
     BENCH_FRAMES=100 BENCH_REPS=1 bench/bench_codec.sh "$BUILD" >/dev/null
