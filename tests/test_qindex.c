@@ -18,22 +18,26 @@
 /* Byte buffers (indexes, traces) are tdbbuild.h's growing tdb. */
 typedef tdb buf;
 
-static fq_trace *open_mem(const void *data, size_t n, uint32_t flags) {
+/* The default open options with flags (FQ_OPEN_*). */
+static fq_open_options options_with(uint32_t flags) {
     fq_open_options o;
-    fq_trace *t = NULL;
-    frames_error err;
     fq_open_options_default(&o);
     o.flags = flags;
+    return o;
+}
+
+static fq_trace *open_mem(const void *data, size_t n, uint32_t flags) {
+    fq_open_options o = options_with(flags);
+    fq_trace *t = NULL;
+    frames_error err;
     if (fq_trace_open_memory(&t, data, n, &o, &err) < 0) fail_msg("open: %s", err.message);
     return t;
 }
 
 static fq_trace *open_path(const char *path, uint32_t flags) {
-    fq_open_options o;
+    fq_open_options o = options_with(flags);
     fq_trace *t = NULL;
     frames_error err;
-    fq_open_options_default(&o);
-    o.flags = flags;
     if (fq_trace_open_path(&t, path, &o, &err) < 0) fail_msg("open %s: %s", path, err.message);
     return t;
 }
@@ -1256,6 +1260,18 @@ static char *sh(int *status, const char *fmt, const char *a, const char *b) {
     return tu_run(status, "%s", cmd);
 }
 
+#define ANY_STATUS (-1)
+
+/* Run sh(fmt, a, b): its exit status is want (ANY_STATUS: not checked) and its output
+   holds has (NULL: not checked). */
+static void sh_expect(int want, const char *has, const char *fmt, const char *a, const char *b) {
+    int st;
+    char *out = sh(&st, fmt, a, b);
+    if (want != ANY_STATUS) assert_int_equal(st, want);
+    if (has) assert_non_null(strstr(out, has));
+    free(out);
+}
+
 static void test_cli(void **state) {
     size_t len;
     unsigned char *tr = tu_read_file(small_trace(), &len);
@@ -1276,35 +1292,24 @@ static void test_cli(void **state) {
     assert_non_null(strstr(out, ".fqidx not found)\n96\n"));
     free(out);
     /* frames index: the default path, a report */
-    out = sh(&st, "'%s' index '%s'%s", trace, "");
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(out, ".fqidx: 1000 points (1000 in posting lists), 32 statements, 1000 buffer sizes"));
-    free(out);
-    out = sh(&st, "'%s' index --check '%s'%s", trace, "");
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "valid, 1000 points"));
-    free(out);
+    sh_expect(0, ".fqidx: 1000 points (1000 in posting lists), 32 statements, 1000 buffer sizes",
+              "'%s' index '%s'%s", trace, "");
+    sh_expect(0, "valid, 1000 points", "'%s' index --check '%s'%s", trace, "");
     out = sh(&st, "'%s' query '%s' --var a:int --where '(> (v/value a) 500)' --stmt 7%s 2>&1", trace, "");
     assert_int_equal(st, 0);
     assert_string_equal(out, plain);
     free(out);
-    out = sh(&st, "'%s' query '%s' --var a:int --stmt 7 -v --count%s 2>&1", trace, "");
-    assert_non_null(strstr(out, "(used): 1000 points, 32 statements\n96\n"));
-    free(out);
-    out = sh(&st, "'%s' query '%s' --var a:int --stmt 7 -v --json --limit 1%s 2>&1", trace, "");
-    assert_non_null(strstr(out, "{\"index\":\"used\",\"path\":"));
-    free(out);
+    sh_expect(ANY_STATUS, "(used): 1000 points, 32 statements\n96\n",
+              "'%s' query '%s' --var a:int --stmt 7 -v --count%s 2>&1", trace, "");
+    sh_expect(ANY_STATUS, "{\"index\":\"used\",\"path\":",
+              "'%s' query '%s' --var a:int --stmt 7 -v --json --limit 1%s 2>&1", trace, "");
     out = sh(&st, "'%s' query '%s' --var a:int --stmt 7 -v --no-index --count%s 2>&1", trace, "");
     assert_string_equal(out, "frames query: no index\n96\n");
     free(out);
     /* -o and --index */
-    out = sh(&st, "'%s' index '%s' -o '%s' --json", trace, other);
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "\"valid\":true,\"points\":1000,"));
-    free(out);
-    out = sh(&st, "'%s' query '%s' --index '%s' --var a:int --stmt 7 -v --count 2>&1", trace, other);
-    assert_non_null(strstr(out, "(used)"));
-    free(out);
+    sh_expect(0, "\"valid\":true,\"points\":1000,", "'%s' index '%s' -o '%s' --json", trace, other);
+    sh_expect(ANY_STATUS, "(used)",
+              "'%s' query '%s' --index '%s' --var a:int --stmt 7 -v --count 2>&1", trace, other);
     /* the trace changes (here: its time): warned, ignored, same results */
     ut.actime = ut.modtime = 1000000000;
     assert_int_equal(utime(trace, &ut), 0);
@@ -1316,17 +1321,13 @@ static void test_cli(void **state) {
     assert_non_null(strstr(out, "ignoring the index"));
     assert_non_null(strstr(out, "modified after the index was built (rebuild it); frames index rebuilds it"));
     free(out);
-    out = sh(&st, "'%s' index --check '%s'%s 2>&1", trace, "");
-    assert_int_equal(st, 1);
-    free(out);
+    sh_expect(1, NULL, "'%s' index --check '%s'%s 2>&1", trace, "");
     /* --build-index replaces it */
     out = sh(&st, "'%s' query '%s' --var a:int --stmt 7 --count -v --build-index%s 2>&1", trace, "");
     assert_non_null(strstr(out, "(built)"));
     assert_null(strstr(out, "ignoring"));
     free(out);
-    out = sh(&st, "'%s' index --check '%s'%s 2>&1", trace, "");
-    assert_int_equal(st, 0);
-    free(out);
+    sh_expect(0, NULL, "'%s' index --check '%s'%s 2>&1", trace, "");
     /* a damaged index: ignored with a warning */
     assert_int_equal(tu_write_file(other, "FQINDEX", 7), 0);
     out = sh(&st, "'%s' query '%s' --index '%s' --var a:int --stmt 7 --count 2>&1", trace, other);
@@ -1335,19 +1336,10 @@ static void test_cli(void **state) {
     assert_non_null(strstr(out, "96\n"));
     free(out);
     /* usage errors */
-    out = sh(&st, "'%s' index -'%s'%s < /dev/null 2>&1", "", "");
-    assert_int_equal(st, 2);
-    free(out);
-    out = sh(&st, "'%s' index '%s' -o '%s' 2>&1", trace, trace);
-    assert_int_equal(st, 2);
-    free(out);
-    out = sh(&st, "'%s' query '%s' --no-index --build-index%s 2>&1", trace, "");
-    assert_int_equal(st, 2);
-    free(out);
-    out = sh(&st, "'%s' index --help%s%s", "", "");
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "usage: frames index"));
-    free(out);
+    sh_expect(2, NULL, "'%s' index -'%s'%s < /dev/null 2>&1", "", "");
+    sh_expect(2, NULL, "'%s' index '%s' -o '%s' 2>&1", trace, trace);
+    sh_expect(2, NULL, "'%s' query '%s' --no-index --build-index%s 2>&1", trace, "");
+    sh_expect(0, "usage: frames index", "'%s' index --help%s%s", "", "");
     remove(index);
     remove(other);
     remove(trace);
