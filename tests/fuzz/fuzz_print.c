@@ -121,6 +121,18 @@ static void fz_check_rows(const frames_frame *f, uint64_t index) {
     fz_buf_free(&out);
 }
 
+/* Both printers of one decoded object: protobuf text (well nested at indent) and JSON
+   (one valid object). */
+static void fz_check_printers(fz_print_fn pbtext, fz_print_fn json, const void *obj, int indent,
+                              size_t cut) {
+    fz_buf out = fz_print(pbtext, obj, indent, cut);
+    fz_check_pbtext(out.p, out.len, indent);
+    fz_buf_free(&out);
+    out = fz_print(json, obj, 0, cut);
+    FZ_CHECK(fz_json_valid(out.p, out.len) && out.p[0] == '{');
+    fz_buf_free(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     frames_decoder d;
     frames_frame f;
@@ -137,22 +149,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     frames_decoder_init(&d, NULL, 0, NULL);
     if (frames_decode_frame(&d, data, size, &f, NULL) == FRAMES_OK) {
-        out = fz_print(fz_frame_pbtext, &f, indent, size);
-        fz_check_pbtext(out.p, out.len, indent);
-        fz_buf_free(&out);
-        out = fz_print(fz_frame_json, &f, 0, size);
-        FZ_CHECK(fz_json_valid(out.p, out.len) && out.p[0] == '{');
-        fz_buf_free(&out);
+        fz_check_printers(fz_frame_pbtext, fz_frame_json, &f, indent, size);
         fz_check_rows(&f, size);
     }
-    if (frames_decode_meta(&d, data, size, &m, NULL) == FRAMES_OK) {
-        out = fz_print(fz_meta_pbtext, &m, indent, size);
-        fz_check_pbtext(out.p, out.len, indent);
-        fz_buf_free(&out);
-        out = fz_print(fz_meta_json, &m, 0, size);
-        FZ_CHECK(fz_json_valid(out.p, out.len) && out.p[0] == '{');
-        fz_buf_free(&out);
-    }
+    if (frames_decode_meta(&d, data, size, &m, NULL) == FRAMES_OK)
+        fz_check_printers(fz_meta_pbtext, fz_meta_json, &m, indent, size);
     frames_decoder_free(&d);
     FZ_CHECK(hc_state.live == base);
     FZ_CHECK_MEMORY(base, size);
