@@ -29,6 +29,16 @@ static char *work(const char *name) {
     return s;
 }
 
+/* `frames ARGS 2>&1` run in the work directory: its exit status is want and its output
+   holds says (NULL: not checked). */
+static void frames_here(int want, const char *says, const char *args) {
+    int status;
+    char *text = tu_run(&status, "cd '%s' && '%s' %s 2>&1", tu_workdir, tu_frames_bin(), args);
+    assert_int_equal(status, want);
+    if (says) assert_non_null(strstr(text, says));
+    free(text);
+}
+
 static void copy_file(const char *from, const char *to) {
     size_t n;
     unsigned char *b = tu_read_file(from, &n);
@@ -210,14 +220,10 @@ static void test_existing_output(void **state) {
    FIFO there is refused, never replaced (as root, the rename would succeed). */
 static void test_index_never_replaces_a_device(void **state) {
     struct stat st;
-    char *text;
-    int status, before = dir_entries();
+    int before = dir_entries();
     (void)state;
     assert_int_equal(mkfifo(tu_workdir_path("fifo"), 0600), 0);
-    text = tu_run(&status, "cd '%s' && '%s' index t.frames -o fifo 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "not a regular file"));
-    free(text);
+    frames_here(1, "not a regular file", "index t.frames -o fifo");
     assert_int_equal(lstat(tu_workdir_path("fifo"), &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
     unlink(tu_workdir_path("fifo"));
@@ -450,7 +456,7 @@ static void test_split_damaged(void **state) {
 /* compress refuses what is not a trace, decompress an empty file (as zstd -d does):
    exit 1, no output. */
 static void test_compress_non_traces(void **state) {
-    char *rnd = work("random.bin"), *empty = work("empty"), *text;
+    char *rnd = work("random.bin"), *empty = work("empty");
     unsigned char bytes[4096];
     size_t i;
     int status;
@@ -458,26 +464,16 @@ static void test_compress_non_traces(void **state) {
     for (i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 2654435761u >> 13);
     assert_int_equal(tu_write_file(rnd, bytes, sizeof bytes), 0);
     assert_int_equal(tu_write_file(empty, "", 0), 0);
-    text = tu_run(&status, "cd '%s' && '%s' compress random.bin 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "not a frames trace"));
-    free(text);
+    frames_here(1, "not a frames trace", "compress random.bin");
     assert_int_equal(access(tu_workdir_path("random.bin.zst"), F_OK), -1);
-    text = tu_run(&status, "cd '%s' && '%s' compress empty 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    free(text);
+    frames_here(1, NULL, "compress empty");
     assert_int_equal(access(tu_workdir_path("empty.zst"), F_OK), -1);
-    text = tu_run(&status, "cd '%s' && '%s' compress - -o out.zst < random.bin 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    free(text);
+    frames_here(1, NULL, "compress - -o out.zst < random.bin");
     assert_int_equal(access(tu_workdir_path("out.zst"), F_OK), -1);
     /* the judge: zstd -d fails on an empty file too */
     free(tu_run(&status, "zstd -q -d -c '%s' > /dev/null 2>&1", empty));
     assert_int_not_equal(status, 0);
-    text = tu_run(&status, "cd '%s' && '%s' decompress empty -o out 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "empty"));
-    free(text);
+    frames_here(1, "empty", "decompress empty -o out");
     assert_int_equal(access(tu_workdir_path("out"), F_OK), -1);
     unlink(rnd);
     unlink(empty);
@@ -503,25 +499,12 @@ static void test_tenet_missing_thread(void **state) {
 /* pt with an image that is a directory, or at an address where the trace runs nothing:
    an error, no file (ptxed's own vector decodes 10 instructions at the right address). */
 static void test_pt_nothing_decoded(void **state) {
-    char *text;
-    int status;
     (void)state;
-    text = tu_run(&status, "cd '%s' && '%s' pt --raw .:0x100000 --pt trace.pt -o o.frames 2>&1",
-                  tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "a directory, not a file"));
-    free(text);
-    text = tu_run(&status, "cd '%s' && '%s' pt --raw image-0x100000.bin:0x200000 --pt trace.pt -o o.frames 2>&1",
-                  tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 1);
-    assert_non_null(strstr(text, "no instruction decoded"));
-    free(text);
+    frames_here(1, "a directory, not a file", "pt --raw .:0x100000 --pt trace.pt -o o.frames");
+    frames_here(1, "no instruction decoded",
+                "pt --raw image-0x100000.bin:0x200000 --pt trace.pt -o o.frames");
     assert_int_equal(access(tu_workdir_path("o.frames"), F_OK), -1);
-    text = tu_run(&status, "cd '%s' && '%s' pt --raw image-0x100000.bin:0x100000 --pt trace.pt -o o.frames 2>&1",
-                  tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 0);
-    assert_non_null(strstr(text, "10 instructions"));
-    free(text);
+    frames_here(0, "10 instructions", "pt --raw image-0x100000.bin:0x100000 --pt trace.pt -o o.frames");
     unlink(tu_workdir_path("o.frames"));
 }
 #endif
@@ -591,10 +574,7 @@ static void test_record_output(void **state) {
     if (!tu_vg_tool_built()) skip();
     assert_int_equal(tu_write_file(old, precious, sizeof precious - 1), 0);
     before = dir_entries();
-    text = tu_run(&status, "cd '%s' && '%s' record -o old.frames -- /bin/true 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 2);
-    assert_non_null(strstr(text, "old.frames exists: give -f (--force)"));
-    free(text);
+    frames_here(2, "old.frames exists: give -f (--force)", "record -o old.frames -- /bin/true");
     got = tu_read_file(old, &n);
     assert_int_equal(n, sizeof precious - 1);
     assert_memory_equal(got, precious, n);
@@ -603,32 +583,19 @@ static void test_record_output(void **state) {
     /* the program itself, through another spelling */
     copy_file("/bin/true", tu_workdir_path("prog"));
     assert_int_equal(chmod(tu_workdir_path("prog"), 0755), 0);
-    text = tu_run(&status, "cd '%s' && '%s' record -f -o prog -- ./prog 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 2);
-    assert_non_null(strstr(text, "refused"));
-    free(text);
+    frames_here(2, "refused", "record -f -o prog -- ./prog");
     text = tu_run(&status, "cmp /bin/true '%s'", tu_workdir_path("prog"));
     assert_int_equal(status, 0);
     free(text);
     /* a file the program is given, as an argument or as --name=FILE, even with -f */
-    text = tu_run(&status, "cd '%s' && '%s' record -f -o old.frames -- /bin/cat old.frames 2>&1", tu_workdir,
-                  tu_frames_bin());
-    assert_int_equal(status, 2);
-    assert_non_null(strstr(text, "refused"));
-    free(text);
-    text = tu_run(&status, "cd '%s' && '%s' record -f -o ./old.frames -- /bin/true --in=old.frames 2>&1",
-                  tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 2);
-    assert_non_null(strstr(text, "refused"));
-    free(text);
+    frames_here(2, "refused", "record -f -o old.frames -- /bin/cat old.frames");
+    frames_here(2, "refused", "record -f -o ./old.frames -- /bin/true --in=old.frames");
     got = tu_read_file(old, &n);
     assert_int_equal(n, sizeof precious - 1);
     assert_memory_equal(got, precious, n);
     free(got);
     /* a folder that does not exist: nothing is created, the status says no trace */
-    text = tu_run(&status, "cd '%s' && '%s' record -o no/such/t.frames -- /bin/true 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 125);
-    free(text);
+    frames_here(125, NULL, "record -o no/such/t.frames -- /bin/true");
     /* -f replaces it with a trace the reader takes, and no temporary file stays */
     text = tu_run(&status, "cd '%s' && '%s' record -f --quiet -o old.frames -- /bin/true && '%s' info old.frames 2>&1",
                   tu_workdir, tu_frames_bin(), tu_frames_bin());
@@ -644,9 +611,7 @@ static void test_record_output(void **state) {
                   tu_workdir, tu_frames_bin());
     if (strcmp(text, "exit 130\nint.frames\n")) fail_msg("interrupted record: %s", text);
     free(text);
-    text = tu_run(&status, "cd '%s' && '%s' info int.frames 2>&1", tu_workdir, tu_frames_bin());
-    assert_int_equal(status, 0);
-    free(text);
+    frames_here(0, NULL, "info int.frames");
     unlink(tu_workdir_path("int.frames"));
     unlink(tu_workdir_path("prog"));
     unlink(old);
