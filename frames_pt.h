@@ -1297,11 +1297,8 @@ typedef struct frames__pt_field {
     uint8_t at, width;
     uint16_t member;
 } frames__pt_field;
-#define FRAMES__PT_FIELD(at, m)                                           \
-    {                                                                     \
-        at, (uint8_t)sizeof(((frames_pt_sb_record *)0)->m),               \
-            (uint16_t)offsetof(frames_pt_sb_record, m)                    \
-    }
+#define FRAMES__PT_FIELD(at, m) \
+    {at, (uint8_t)sizeof(((frames_pt_sb_record *)0)->m), (uint16_t)offsetof(frames_pt_sb_record, m)}
 
 /* The fixed body of a record type (perf_event.h): its size, its numbers, and whether a
    NUL-padded name follows it (MMAP, MMAP2, COMM). */
@@ -1311,11 +1308,11 @@ typedef struct frames__pt_body {
     frames__pt_field fields[11];
 } frames__pt_body;
 
-#define FRAMES__PT_MMAP_FIELDS                                                              \
-    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, tid), FRAMES__PT_FIELD(8, addr),          \
+#define FRAMES__PT_MMAP_FIELDS                                                     \
+    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, tid), FRAMES__PT_FIELD(8, addr), \
         FRAMES__PT_FIELD(16, len), FRAMES__PT_FIELD(24, pgoff)
-#define FRAMES__PT_FORK_FIELDS                                                              \
-    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, ppid), FRAMES__PT_FIELD(8, tid),          \
+#define FRAMES__PT_FORK_FIELDS                                                     \
+    FRAMES__PT_FIELD(0, pid), FRAMES__PT_FIELD(4, ppid), FRAMES__PT_FIELD(8, tid), \
         FRAMES__PT_FIELD(12, ptid), FRAMES__PT_FIELD(16, time)
 #define FRAMES__PT_THROTTLE_FIELDS \
     FRAMES__PT_FIELD(0, time), FRAMES__PT_FIELD(8, id), FRAMES__PT_FIELD(16, stream_id)
