@@ -216,6 +216,19 @@ static int fz_on_context(void *ctx, const char *name, uint32_t pid, uint32_t tid
     return 0;
 }
 
+/* Add a perf sideband source to pt and to what the callbacks expect of it (seen). The
+   primary one is borrowed, a secondary one copied: both ways are exercised. */
+static void fz_add_source(frames_pt *pt, const frames_pt_sb_config *c, fz_seen *seen, const char *name,
+                          const uint8_t *data, size_t size, const fz_parse *parse, int primary) {
+    frames_error err;
+    fz_src *src = &seen->src[seen->nsrc++];
+    src->name = name;
+    src->data = data;
+    src->size = size;
+    src->parse = parse;
+    FZ_CHECK(frames_pt_add_pevent(pt, c, name, data, size, primary, !primary, &err) == FRAMES_OK);
+}
+
 static void fz_decode(const frames_pt_sb_config *c, unsigned flags, const uint8_t *sb, size_t n,
                       const fz_parse *parse, const fz_parse *parse2, size_t split, fz_mem *out,
                       frames_pt_stats *st) {
@@ -234,21 +247,10 @@ static void fz_decode(const frames_pt_sb_config *c, unsigned flags, const uint8_
     FZ_CHECK(frames_pt_open(&pt, &o, &err) == FRAMES_OK);
     FZ_CHECK(frames_pt_set_trace(pt, fz_trace, fz_trace_len, &err) == FRAMES_OK);
     FZ_CHECK(frames_pt_add_raw(pt, fz_code_path, 0, 0, FZ_BASE, &err) == FRAMES_OK);
-    seen.src[0].name = "primary";
-    seen.src[0].data = sb;
-    seen.src[0].size = split;
-    seen.src[0].parse = parse;
-    seen.nsrc = 1;
-    FZ_CHECK(frames_pt_add_pevent(pt, c, "primary", sb, split, 1, 0, &err) == FRAMES_OK);
+    fz_add_source(pt, c, &seen, "primary", sb, split, parse, 1);
     if (split < n || (flags & 1)) {
-        const uint8_t *p2 = split < n ? sb + split : sb;
-        size_t n2 = split < n ? n - split : n;
-        seen.src[1].name = "secondary";
-        seen.src[1].data = p2;
-        seen.src[1].size = n2;
-        seen.src[1].parse = parse2;
-        seen.nsrc = 2;
-        FZ_CHECK(frames_pt_add_pevent(pt, c, "secondary", p2, n2, 0, 1, &err) == FRAMES_OK);
+        if (split < n) fz_add_source(pt, c, &seen, "secondary", sb + split, n - split, parse2, 0);
+        else fz_add_source(pt, c, &seen, "secondary", sb, n, parse2, 0);
     }
     memset(&cb, 0, sizeof cb);
     cb.ctx = &seen;
