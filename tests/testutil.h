@@ -240,16 +240,17 @@ TU_FN const char *tu_tmp_path(const char *suffix) {
 #define TU_RECORD_NOT_BUILT "frames record is not built (needs capstone on x86-64 Linux)"
 
 /* The main of a suite that has nothing to check on this machine: it says why and passes. */
-#define TU_SKIPPED_MAIN(suite, why)                  \
-    int main(void) {                                 \
-        printf("%s: %s: skipped\n", suite, why);     \
-        return 0;                                    \
+#define TU_SKIPPED_MAIN(suite, why)              \
+    int main(void) {                             \
+        printf("%s: %s: skipped\n", suite, why); \
+        return 0;                                \
     }
 
 /* The Valgrind tool of `frames record --engine valgrind` (the default engine) is built
    beside the frames command (build/vg/), or FRAMES_VG_LIB names it. */
 TU_FN int tu_vg_tool_built(void) {
-    return access(tu_beside_frames("vg/frames-amd64-linux"), X_OK) == 0 || (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
+    return access(tu_beside_frames("vg/frames-amd64-linux"), X_OK) == 0 ||
+           (getenv("FRAMES_VG_LIB") && *getenv("FRAMES_VG_LIB"));
 }
 
 /* A reader of the finished trace at path (the test fails otherwise); its info into *info
