@@ -1972,8 +1972,9 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     X(O_ADDRESS, "address", U64, 1, 0, 0) X(O_BITS, "bits", I32, 0, 0, 1)    \
     X(O_READ, "read", BOOL, 0, 0, 0) X(O_WRITTEN, "written", BOOL, 0, 0, 0)  \
     X(O_INDEX, "index", BOOL, 0, 0, 0) X(O_BASE, "base", BOOL, 0, 0, 0)      \
-    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 0, 0, 0) \
-    X(O_VALUE_UINT, "value_uint", U64, 1, 0, 0)
+    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 1, 0, 0) \
+    X(O_VALUE_UINT, "value_uint", U64, 1, 0, 0)                               \
+    X(O_VALUE_SIZE, "value_size", I32, 0, 0, 1)
 
 #define FRAMES__PQ_SYSCALLS_COLUMNS(X)                                \
     X(S_FRAME, "frame", I64, 0, 0, 0) X(S_PC, "pc", U64, 0, 0, 1)     \
@@ -2159,8 +2160,15 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_INDEX], !value_info && op->index);
     frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
     frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, frames__value_u64(vp, vn));
+    /* one copy of each value (docs/parquet.md): an integer when it has 1 to 8 bytes */
+    if (vn >= 1 && vn <= 8) {
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE]);
+        frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT], frames__value_u64(vp, vn));
+    } else {
+        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT]);
+    }
+    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_VALUE_SIZE], (uint32_t)vn);
     return frames__pq_row_done(w);
 }
 

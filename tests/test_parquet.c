@@ -556,10 +556,37 @@ static const char jsonl_columns[] =
     "'read': 'BOOLEAN', 'written': 'BOOLEAN', 'index': 'BOOLEAN', 'base': 'BOOLEAN', "
     "'taint_id': 'UBIGINT', 'value': 'VARCHAR', 'value_uint': 'UBIGINT'}";
 
-/* operands.parquet holds exactly the rows of frames dump --jsonl (value as hex there),
-   and every value of it decodes (queued in the batch). Returns the number of rows. */
+/* The SELECT of docs/parquet.md's operand_values view (every value as bytes, from
+   value_uint or value), reading DIR/operands.parquet instead of out/operands.parquet: the
+   tests run the documented SQL itself. malloc'd. */
+static char *doc_values_view(const char *dir) {
+    static const char head[] = "CREATE VIEW operand_values AS\n", from[] = "'out/operands.parquet'";
+    char *doc = (char *)tu_read_file(tu_src("docs/parquet.md"), NULL), *sel, *at, *end, *sql;
+    size_t cap;
+    assert_non_null(doc);
+    sel = strstr(doc, head);
+    assert_non_null(sel);
+    sel += strlen(head);
+    end = strchr(sel, ';');
+    assert_non_null(end);
+    *end = 0;
+    at = strstr(sel, from);
+    assert_non_null(at);
+    *at = 0;
+    cap = strlen(sel) + strlen(dir) + strlen(at + strlen(from)) + 32;
+    sql = (char *)malloc(cap);
+    assert_non_null(sql);
+    snprintf(sql, cap, "%s'%s/operands.parquet'%s", sel, dir, at + strlen(from));
+    free(doc);
+    return sql;
+}
+
+/* operands.parquet holds exactly the rows of frames dump --jsonl (value as hex there,
+   here through docs/parquet.md's operand_values view), one copy of each value (value_uint
+   for 1 to 8 bytes, value otherwise), and every value of it decodes (queued in the batch).
+   Returns the number of rows. */
 static size_t check_operands_vs_jsonl(const char *trace, const char *dir) {
-    char *dump, jl[700], want[64];
+    char *dump, jl[700], want[64], *view;
     int st;
     size_t nlines = 0;
     const char *p;
@@ -572,14 +599,19 @@ static size_t check_operands_vs_jsonl(const char *trace, const char *dir) {
     batch_add(trace, want, "SELECT count(*) FROM '%s/operands.parquet' WHERE hash(COLUMNS(*)) IS NOT NULL",
               dir);
     if (nlines == 0) return 0;
+    batch_add(trace, "0\n",
+              "SELECT count(*) FROM '%s/operands.parquet' WHERE (value_uint IS NULL) = (value IS "
+              "NULL) OR (value_uint IS NULL) = (value_size BETWEEN 1 AND 8)", dir);
     snprintf(want, sizeof want, "%zu|0|0\n", nlines);
+    view = doc_values_view(dir);
     batch_add(trace, want,
               "WITH p AS (SELECT frame::UBIGINT, pc, tid, list, kind, name, address, bits, read, "
-              "written, \"index\", base, taint_id, lower(hex(value)), value_uint FROM "
-              "'%s/operands.parquet'), j AS (SELECT * FROM read_json('%s', format = "
+              "written, \"index\", base, taint_id, lower(hex(value)), value_uint FROM (%s)), "
+              "j AS (SELECT * FROM read_json('%s', format = "
               "'newline_delimited', %s)) SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM "
               "(FROM p EXCEPT ALL FROM j)), (SELECT count(*) FROM (FROM j EXCEPT ALL FROM p))",
-              dir, jl, jsonl_columns);
+              view, jl, jsonl_columns);
+    free(view);
     return nlines;
 }
 
@@ -761,14 +793,14 @@ static void test_recorded_trace(void **state) {
               "operands.parquet|frame|DELTA_BINARY_PACKED|true\n"
               "operands.parquet|kind|RLE_DICTIONARY|true\n"
               "operands.parquet|name|RLE_DICTIONARY|true\n"
-              "operands.parquet|value|DELTA_LENGTH_BYTE_ARRAY|true\n",
+              "operands.parquet|value_size|RLE_DICTIONARY|true\n",
               "WITH m AS (SELECT parse_filename(file_name) f, path_in_schema p, encodings e, "
               "row_group_id < max(row_group_id) OVER (PARTITION BY file_name) AS not_last "
               "FROM parquet_metadata(['%s/instructions.parquet', '%s/operands.parquet'])), "
               "w(f, p, want) AS (VALUES ('instructions.parquet', 'frame', 'DELTA_BINARY_PACKED'), "
               "('operands.parquet', 'frame', 'DELTA_BINARY_PACKED'), ('operands.parquet', 'kind', "
               "'RLE_DICTIONARY'), ('operands.parquet', 'name', 'RLE_DICTIONARY'), "
-              "('operands.parquet', 'value', 'DELTA_LENGTH_BYTE_ARRAY')) "
+              "('operands.parquet', 'value_size', 'RLE_DICTIONARY')) "
               "SELECT w.f, w.p, want, bool_and(contains(e, want)) FROM m JOIN w ON m.f = w.f AND "
               "m.p = w.p WHERE not_last GROUP BY ALL ORDER BY 1, 2", dir, dir);
     batch_run();
