@@ -65,12 +65,15 @@
    FRAMES_PARQUET_STATIC   this header's functions static (frames.h's too if not yet included)
    FRAMES_PARQUET_DEF      their linkage (default FRAMES_DEF)
    FRAMES_PARQUET_LIBZSTD   compress pages with zstd (link with -lzstd)
+   FRAMES_PARQUET_NO_THREADS never start the writer thread (no pthreads needed; automatic
+                            with FRAMES_NO_POSIX); otherwise link with -lpthread
    The FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE macros
    of frames.h apply here too.
 
    At run time, frames_parquet_options (frames_parquet_options_default):
    row_group_rows (131072), page_rows (131072), compression (zstd when built with it),
-   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
+   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB),
+   writer_thread (1: with it, FRAMES_MALLOC / FRAMES_FREE are called from two threads).
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW (details at each declaration below)
@@ -134,6 +137,9 @@ typedef struct frames_parquet_options {
     uint32_t dictionary_max_bytes;  /* ... or with larger distinct values (1 MiB) */
     const char *created_by;         /* footer's created_by (default "frames version X") */
     void *alloc_ctx;
+    int writer_thread;              /* 1 (default): a second thread writes each full row
+                                       group (page encodings, zstd, the sink) while the
+                                       caller fills the next; the same bytes as 0 */
 } frames_parquet_options;
 
 FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o);
@@ -164,7 +170,9 @@ typedef struct frames_parquet_column {
 typedef struct frames_parquet frames_parquet;
 
 typedef struct frames_parquet_info {
-    uint64_t rows, row_groups, bytes;   /* bytes written to the sink so far */
+    uint64_t rows, row_groups, bytes;   /* bytes written to the sink so far (with the writer
+                                           thread, row groups and bytes are exact only
+                                           after frames_parquet_finish) */
 } frames_parquet_info;
 
 /* Write the magic; columns are copied (names too). Up to 64 columns. */
@@ -243,6 +251,12 @@ FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 #ifdef FRAMES_PARQUET_LIBZSTD
 #include <zstd.h>
 #endif
+#if !defined(FRAMES_PARQUET_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_PARQUET_NO_THREADS
+#endif
+#ifndef FRAMES_PARQUET_NO_THREADS
+#include <pthread.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -268,6 +282,7 @@ FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o
     o->zstd_level = 1;
     o->dictionary_max_entries = 65536;
     o->dictionary_max_bytes = 1u << 20;
+    o->writer_thread = 1;
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void) {
@@ -609,6 +624,7 @@ struct frames_parquet {
 #ifdef FRAMES_PARQUET_LIBZSTD
     ZSTD_CCtx *zctx;
 #endif
+    struct frames__pq_worker *worker;   /* the writer thread, or NULL */
 };
 
 static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
@@ -634,6 +650,21 @@ static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column 
     c->maxrep = def->list ? 1 : 0;
     c->maxdef = (def->list || def->optional) ? 1 : 0;
     c->dict = c->c.dictionary;
+}
+
+/* A column of an empty row group (its buffers allocated as values come). */
+static int frames__pq_col_init(frames__pq_col *c, const frames_parquet_column *def,
+                               const frames_parquet_options *o) {
+    frames__pq_col_setup(c, def);
+    /* the limit check of frames__pq_dict_find adds at most dictionary_max_entries */
+    FRAMES__HTAB_INIT(&c->didx, frames__pq_dslot, (size_t)o->dictionary_max_entries + 1);
+    c->gen = 1;
+    if (def->dictionary) {
+        size_t size = FRAMES__PQ_FRONT * sizeof(frames__pq_front);
+        if (!(c->front = (frames__pq_front *)FRAMES_MALLOC(size, o->alloc_ctx))) return FRAMES_E_NOMEM;
+        memset(c->front, 0, size);
+    }
+    return FRAMES_OK;
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
@@ -675,20 +706,11 @@ FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sin
         return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
     }
     memset(w->cols, 0, ncols * sizeof *w->cols);
-    for (i = 0; i < ncols; i++) {
-        frames__pq_col_setup(&w->cols[i], &cols[i]);
-        /* the limit check above adds at most dictionary_max_entries */
-        FRAMES__HTAB_INIT(&w->cols[i].didx, frames__pq_dslot, (size_t)o->dictionary_max_entries + 1);
-        w->cols[i].gen = 1;
-        if (cols[i].dictionary) {
-            size_t size = FRAMES__PQ_FRONT * sizeof(frames__pq_front);
-            if (!(w->cols[i].front = (frames__pq_front *)FRAMES_MALLOC(size, o->alloc_ctx))) {
-                frames_parquet_abandon(w);
-                return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
-            }
-            memset(w->cols[i].front, 0, size);
+    for (i = 0; i < ncols; i++)
+        if (frames__pq_col_init(&w->cols[i], &cols[i], o) < 0) {
+            frames_parquet_abandon(w);
+            return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
         }
-    }
     frames__parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
 #ifdef FRAMES_PARQUET_LIBZSTD
     if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
@@ -1746,6 +1768,187 @@ static int frames__pq_flush_group(frames_parquet *w) {
     return FRAMES_OK;
 }
 
+/* --------------------------------------------------------------------------------------
+   writer thread
+   -------------------------------------------------------------------------------------- */
+
+/* While the caller fills row group k + 1, a second thread writes row group k: its page
+   encodings, statistics, zstd and the sink, which were a third of an export's CPU. The
+   thread writes with a writer of its own (out: the sink, the offset, the footer's row
+   groups, page scratch, a zstd context) and a second set of columns; a full row group's
+   columns change hands with it. What carries over from one row group of a column to the
+   next (pages stored or plain without trying, frames__pq_zstd_page) is handed on, so the
+   bytes are those of the writer without the thread. Started at the first full row group
+   (small tables never start one); without threads, or when one cannot start, the caller
+   writes every row group itself. */
+#ifndef FRAMES_PARQUET_NO_THREADS
+typedef struct frames__pq_worker {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    frames_parquet *out;   /* only the thread touches it while busy */
+    int busy, quit;
+} frames__pq_worker;
+
+static void *frames__pq_worker_main(void *arg) {
+    frames__pq_worker *k = (frames__pq_worker *)arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (!k->busy && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        if (!k->busy) break;   /* quit, nothing left to write */
+        pthread_mutex_unlock(&k->mu);
+        frames__pq_flush_group(k->out);   /* an error stays in out (failed) */
+        pthread_mutex_lock(&k->mu);
+        k->busy = 0;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* Wait until the thread has written its row group. */
+static void frames__pq_worker_wait(frames__pq_worker *k) {
+    pthread_mutex_lock(&k->mu);
+    while (k->busy) pthread_cond_wait(&k->cv, &k->mu);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* The thread's writer: w's sink, offset and options, columns of its own. NULL if out of
+   memory. */
+static frames_parquet *frames__pq_worker_writer(const frames_parquet *w) {
+    void *a = w->o.alloc_ctx;
+    frames_parquet *out = (frames_parquet *)FRAMES_MALLOC(sizeof *out, a);
+    uint32_t i;
+    if (!out) return NULL;
+    memset(out, 0, sizeof *out);
+    out->o = w->o;
+    out->sink = w->sink;
+    out->offset = w->offset;
+    out->ngroups = w->ngroups;
+    out->ncols = w->ncols;
+    frames__parquet_tc_init(&out->groups, NULL, 0, a);
+    out->cols = (frames__pq_col *)FRAMES_MALLOC(w->ncols * sizeof *out->cols, a);
+    if (!out->cols) {
+        FRAMES_FREE(out, a);
+        return NULL;
+    }
+    memset(out->cols, 0, w->ncols * sizeof *out->cols);
+    for (i = 0; i < w->ncols; i++)
+        if (frames__pq_col_init(&out->cols[i], &w->cols[i].c, &w->o) < 0) {
+            frames_parquet_abandon(out);
+            return NULL;
+        }
+#ifdef FRAMES_PARQUET_LIBZSTD
+    if (w->o.compression == FRAMES_PARQUET_ZSTD && (out->zctx = ZSTD_createCCtx()) == NULL) {
+        frames_parquet_abandon(out);
+        return NULL;
+    }
+#endif
+    return out;
+}
+
+static void frames__pq_worker_stop(frames__pq_worker *k, void *a) {
+    pthread_mutex_lock(&k->mu);
+    k->quit = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->thread, NULL);
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    frames_parquet_abandon(k->out);
+    FRAMES_FREE(k, a);
+}
+
+/* Start w's thread; FRAMES_OK or -1 (then w writes its row groups itself). */
+static int frames__pq_worker_start(frames_parquet *w) {
+    void *a = w->o.alloc_ctx;
+    frames__pq_worker *k = (frames__pq_worker *)FRAMES_MALLOC(sizeof *k, a);
+    if (!k) return -1;
+    memset(k, 0, sizeof *k);
+    if (!(k->out = frames__pq_worker_writer(w))) {
+        FRAMES_FREE(k, a);
+        return -1;
+    }
+    if (pthread_mutex_init(&k->mu, NULL) != 0) goto no_mutex;
+    if (pthread_cond_init(&k->cv, NULL) != 0) goto no_cond;
+    if (pthread_create(&k->thread, NULL, frames__pq_worker_main, k) != 0) goto no_thread;
+    w->worker = k;
+    return FRAMES_OK;
+no_thread:
+    pthread_cond_destroy(&k->cv);
+no_cond:
+    pthread_mutex_destroy(&k->mu);
+no_mutex:
+    frames_parquet_abandon(k->out);
+    FRAMES_FREE(k, a);
+    return -1;
+}
+
+/* After a wait: the thread's error becomes w's; and the history of each column's pages
+   goes to the columns of `to`, which write the next row group. */
+static int frames__pq_worker_sync(frames_parquet *w, frames__pq_col *to) {
+    frames_parquet *out = w->worker->out;
+    uint32_t i;
+    if (out->state == FRAMES__PQ_FAILED) {
+        w->err = out->err;
+        w->state = FRAMES__PQ_FAILED;
+        return w->err.code ? w->err.code : FRAMES_E_IO;
+    }
+    for (i = 0; i < w->ncols; i++) {
+        to[i].stored_pages = out->cols[i].stored_pages;
+        to[i].plain_pages = out->cols[i].plain_pages;
+    }
+    return FRAMES_OK;
+}
+
+/* The full row group to the thread; w fills the columns the thread emptied. */
+static int frames__pq_hand_over(frames_parquet *w) {
+    frames__pq_worker *k = w->worker;
+    frames__pq_col *filled = w->cols;
+    int rc;
+    frames__pq_worker_wait(k);
+    if ((rc = frames__pq_worker_sync(w, filled)) < 0) return rc;
+    w->cols = k->out->cols;
+    k->out->cols = filled;
+    k->out->group_rows = w->group_rows;
+    w->group_rows = 0;
+    w->ngroups++;   /* for frames_parquet_info_get; the thread counts its own */
+    pthread_mutex_lock(&k->mu);
+    k->busy = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    return FRAMES_OK;
+}
+
+/* Back to writing here (finish): the thread's offset and row groups become w's. */
+static int frames__pq_worker_end(frames_parquet *w) {
+    frames__pq_worker *k = w->worker;
+    frames__parquet_tc groups;
+    int rc;
+    frames__pq_worker_wait(k);
+    rc = frames__pq_worker_sync(w, w->cols);
+    if (rc == FRAMES_OK) {
+        groups = w->groups;   /* empty: w wrote no row group since the thread started */
+        w->groups = k->out->groups;
+        k->out->groups = groups;
+        w->offset = k->out->offset;
+        w->ngroups = k->out->ngroups;
+    }
+    w->worker = NULL;
+    frames__pq_worker_stop(k, w->o.alloc_ctx);
+    return rc;
+}
+#endif
+
+/* A full row group: to the thread, or written here. */
+static int frames__pq_end_group(frames_parquet *w) {
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->o.writer_thread && (w->worker || frames__pq_worker_start(w) == FRAMES_OK))
+        return frames__pq_hand_over(w);
+#endif
+    return frames__pq_flush_group(w);
+}
+
 FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     uint32_t i;
     if (w->state != FRAMES__PQ_OPEN) return w->state == FRAMES__PQ_FINISHED ? FRAMES_E_STATE : w->err.code;
@@ -1761,7 +1964,7 @@ FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     w->row_puts = 0;
     w->rows++;
     w->group_rows++;
-    if (w->group_rows >= w->o.row_group_rows) return frames__pq_flush_group(w);
+    if (w->group_rows >= w->o.row_group_rows) return frames__pq_end_group(w);
     if (w->group_rows % w->o.page_rows == 0) {
         for (i = 0; i < w->ncols; i++) {
             frames__pq_col *c = &w->cols[i];
@@ -1895,6 +2098,9 @@ FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w) {
     if (w->row_puts) {
         return frames__pq_wfail(w, FRAMES_E_STATE, "parquet: finish inside a row");
     }
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->worker && (rc = frames__pq_worker_end(w)) < 0) return rc;
+#endif
     if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0)
         return rc;   /* the writer failed (frames__pq_wfail) */
     if (w->sink.flush && w->sink.flush(w->sink.ctx) < 0) {
@@ -1909,6 +2115,9 @@ FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
     uint32_t i;
     if (!w) return;
     a = w->o.alloc_ctx;
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->worker) frames__pq_worker_stop(w->worker, a);
+#endif
     for (i = 0; i < w->ncols; i++) {
         frames__pq_col *c = &w->cols[i];
         FRAMES_FREE(c->def.p, a);
