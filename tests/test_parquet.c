@@ -271,7 +271,7 @@ typedef struct file_sink {
    writer stores); several row groups and pages. DuckDB must give back
    exactly the rows we wrote in a CSV file (read by DuckDB's CSV reader). */
 static void write_own_table(const char *pq, const char *csv, int compression, uint64_t *gmin,
-                            uint64_t *gmax, uint32_t group_rows, uint32_t rows) {
+                            uint64_t *gmax, uint32_t group_rows, uint32_t rows, int thread) {
     static const frames_parquet_column cols[] = {
         {"u", FRAMES_PARQUET_U64, 0, 0, 1},
         {"i", FRAMES_PARQUET_I32, 0, 0, 1},
@@ -296,6 +296,7 @@ static void write_own_table(const char *pq, const char *csv, int compression, ui
     o.page_rows = 700;
     o.compression = compression;
     o.dictionary_max_entries = 300;   /* u overflows its dictionary in every group */
+    o.writer_thread = thread;
     sink = frames_sink_file(f);
     assert_int_equal(frames_parquet_open(&w, &sink, cols, 8, &o, &err), FRAMES_OK);
     assert_int_equal(frames_parquet_metadata(w, "test", "own table"), FRAMES_OK);
@@ -396,7 +397,14 @@ static void check_own_table(int compression) {
     char pq[600], csv[600];
     snprintf(pq, sizeof pq, "%s", tu_workdir_path(compression ? "own_zstd.parquet" : "own_plain.parquet"));
     snprintf(csv, sizeof csv, "%s", tu_workdir_path("own.csv"));
-    write_own_table(pq, csv, compression, gmin, gmax, 3000, 20000);
+    write_own_table(pq, csv, compression, gmin, gmax, 3000, 20000, 1);
+    {   /* the writer thread changes nothing: the same bytes when the caller writes */
+        char alone[600];
+        snprintf(alone, sizeof alone, "%s", tu_workdir_path("own_alone.parquet"));
+        write_own_table(alone, csv, compression, gmin, gmax, 3000, 20000, 0);
+        assert_true(tu_same_bytes(pq, alone));
+        assert_int_equal(remove(alone), 0);
+    }
     batch_add("own table: rows, rows only in Parquet, rows only in the CSV", "20000|0|0\n",
               "WITH p AS (SELECT u, i, CASE WHEN s IS NULL THEN NULL ELSE '<' || s || '>' END, "
               "b, CASE WHEN x IS NULL THEN NULL ELSE 'x' || lower(hex(x)) END, "
@@ -450,6 +458,55 @@ static void test_writer_misuse(void **state) {
     assert_non_null(strstr(frames_parquet_error(w)->message, "not optional"));
     frames_parquet_abandon(w);
     fclose(f);
+}
+
+/* A sink that takes 20000 bytes, then fails. */
+static int failing_write(void *ctx, const void *p, size_t n) {
+    size_t *room = (size_t *)ctx;
+    (void)p;
+    if (n > *room) return -1;
+    *room -= n;
+    return 0;
+}
+
+/* A sink that fails while the writer thread writes a row group: the caller gets its
+   error at a later row or at the finish, and the writer refuses more rows; abandoning a
+   writer whose thread is busy frees everything (ASan, valgrind). */
+static void test_writer_thread_errors(void **state) {
+    static const frames_parquet_column cols[] = {{"a", FRAMES_PARQUET_U64, 0, 0, 0}};
+    frames_parquet_options o;
+    frames_parquet *w;
+    frames_error err;
+    frames_sink sink;
+    size_t room = 20000;
+    uint64_t r;
+    int rc = FRAMES_OK;
+    (void)state;
+    memset(&sink, 0, sizeof sink);
+    sink.write = failing_write;
+    sink.ctx = &room;
+    frames_parquet_options_default(&o);
+    o.row_group_rows = 1000;   /* 8000 bytes of values a row group */
+    o.compression = FRAMES_PARQUET_UNCOMPRESSED;
+    assert_true(o.writer_thread);
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 1, &o, &err), FRAMES_OK);
+    for (r = 0; r < 100000 && rc == FRAMES_OK; r++) {
+        frames_parquet_put_u64(w, 0, r * 0x9e3779b97f4a7c15ull);
+        rc = frames_parquet_row_end(w);
+    }
+    if (rc == FRAMES_OK) rc = frames_parquet_finish(w);
+    assert_int_equal(rc, FRAMES_E_IO);
+    assert_non_null(strstr(frames_parquet_error(w)->message, "write failed"));
+    frames_parquet_put_u64(w, 0, 1);
+    assert_int_equal(frames_parquet_row_end(w), FRAMES_E_IO);
+    assert_int_equal(frames_parquet_close(w), FRAMES_E_IO);
+    room = (size_t)-1;   /* a busy thread at abandon */
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 1, &o, &err), FRAMES_OK);
+    for (r = 0; r < 5000; r++) {
+        frames_parquet_put_u64(w, 0, r);
+        assert_int_equal(frames_parquet_row_end(w), FRAMES_OK);
+    }
+    frames_parquet_abandon(w);
 }
 
 /* Encodings: a table whose columns each call for one of Parquet's encodings, pages of
@@ -980,6 +1037,7 @@ int main(void) {
     const struct CMUnitTest unit[] = {
         cmocka_unit_test(test_thrift_compact_bytes),
         cmocka_unit_test(test_writer_misuse),
+        cmocka_unit_test(test_writer_thread_errors),
     };
     const struct CMUnitTest engine[] = {
         cmocka_unit_test(test_writer_own_table),
