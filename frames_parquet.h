@@ -741,6 +741,10 @@ FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *ke
    values
    -------------------------------------------------------------------------------------- */
 
+/* The levels a column has: known to the export for each of its columns (no branch on
+   the column's definition per value), looked up for the public puts. */
+enum { FRAMES__PQ_ANY, FRAMES__PQ_REQ, FRAMES__PQ_OPT };
+
 FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
     if (c->maxdef) {
         if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
@@ -749,6 +753,17 @@ FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a
     if (c->maxrep) {
         if (frames__pq_reserve(&c->rep, 1, a) < 0) return FRAMES_E_NOMEM;
         c->rep.p[c->rep.n++] = (uint8_t)rep;
+    }
+    c->nlev++;
+    return FRAMES_OK;
+}
+
+/* The level of a value (def 1) or a null (def 0) in a column of this shape. */
+FRAMES__INLINE int frames__pq_level_as(frames__pq_col *c, int shape, int def, void *a) {
+    if (shape == FRAMES__PQ_ANY) return frames__pq_level(c, def, 0, a);
+    if (shape == FRAMES__PQ_OPT) {
+        if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
+        c->def.p[c->def.n++] = (uint8_t)def;
     }
     c->nlev++;
     return FRAMES_OK;
@@ -990,9 +1005,13 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
-FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
+FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
+    frames__pq_int_as(w, c, FRAMES__PQ_ANY, bits);
 }
 
 FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits) {
@@ -1074,14 +1093,21 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
     }
 }
 
-FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, const void *p,
-                                         size_t n) {
+/* A byte array of a dictionary column found in the front: its index appended (1), else 0. */
+FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
+    if (n > 7 || !c->dict || !frames__pq_front_hit(c, frames__pq_short_key(p, n))) return 0;
+    c->plain_size += n + 4;
+    c->lastn = 0;   /* c->last changed: the previous value is not lastb */
+    return 1;
+}
+
+FRAMES__INLINE void frames__pq_bytes_as(frames_parquet *w, frames__pq_col *c, int shape,
+                                        const void *p, size_t n) {
     uint8_t small[68];
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) {
         w->oom = 1;
-    } else if (n <= 7 && c->dict && frames__pq_front_hit(c, frames__pq_short_key((const uint8_t *)p, n))) {
-        c->plain_size += n + 4;
-        c->lastn = 0;   /* c->last changed: the previous value is not lastb */
+    } else if (frames__pq_front_bytes(c, (const uint8_t *)p, n)) {
+        /* its index is in */
     } else if (n <= 64) {   /* the common case: encode on the stack */
         frames__put_le32(small, (uint32_t)n);
         frames__pq_copy_short(small + 4, (const uint8_t *)p, n);
@@ -1094,13 +1120,13 @@ FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, co
 FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
-    if (c) frames__pq_bytes_at(w, c, p, n);
+    if (c) frames__pq_bytes_as(w, c, FRAMES__PQ_ANY, p, n);
 }
 
-/* A null in optional column c. */
+/* A null in optional column c (not a list). */
 FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
     c->nulls++;
-    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
+    if (frames__pq_level_as(c, FRAMES__PQ_OPT, 0, w->o.alloc_ctx) < 0) w->oom = 1;
 }
 
 FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
@@ -2200,26 +2226,43 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     X(E_TO, "to_addr", U64, 1, 0, 0)
 
 #define FRAMES__PQ_COLUMN_ID(id, name, kind, optional, list, dictionary) FRAMES__PQ_##id,
+#define FRAMES__PQ_COLUMN_SHAPE(id, name, kind, optional, list, dictionary)                 \
+    FRAMES__PQ_SHAPE_##id = (list) ? FRAMES__PQ_ANY : (optional) ? FRAMES__PQ_OPT : FRAMES__PQ_REQ,
 #define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
     {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
 
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_instructions[] = {FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_operands[] = {FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_syscalls[] = {FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_modules[] = {FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 #undef FRAMES__PQ_COLUMN_ID
+#undef FRAMES__PQ_COLUMN_SHAPE
 #undef FRAMES__PQ_COLUMN
+
+/* Puts on the export's column id of writer w, with the column's levels known. */
+#define FRAMES__PQ_INT(w, id, v) frames__pq_int_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, v)
+#define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
+    frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
+#define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
+/* id is optional: v when has, else null */
+#define FRAMES__PQ_OPT_U64(w, id, has, v)                                                    \
+    ((has) ? FRAMES__PQ_INT(w, id, v) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
 
 FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
@@ -2322,17 +2365,20 @@ static int frames__pq_utf8(frames_parquet_export *x, frames_bytes s, const uint8
 }
 
 static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint32_t col,
-                               frames_bytes s) {
+                               int shape, frames_bytes s) {
+    frames__pq_col *c = &w->cols[col];
     const uint8_t *p;
     size_t n;
+    /* A name already in the front of the dictionary is valid UTF-8 as it is (the front
+       holds only strings made valid, and no invalid string equals a valid one): no check
+       (register names: the check was a tenth of an operand row) */
+    if (frames__pq_front_bytes(c, s.ptr, s.len)) {
+        if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+        return FRAMES_OK;
+    }
     if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
-    frames__pq_bytes_at(w, &w->cols[col], p, n);
+    frames__pq_bytes_as(w, c, shape, p, n);
     return FRAMES_OK;
-}
-
-FRAMES__INLINE void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
-    if (has) frames__pq_int_at(w, &w->cols[col], v);
-    else frames__pq_null_at(w, &w->cols[col]);
 }
 
 /* The end of a row of the export: every column was put (by frames__pq_X_at). */
@@ -2352,32 +2398,32 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_LIST], list.ptr, list.len);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_KIND], kinds[op->spec & 3], kind_len[op->spec & 3]);
+    FRAMES__PQ_INT(w, O_FRAME, index);
+    FRAMES__PQ_OPT_U64(w, O_PC, pc != NULL, pc ? *pc : 0);
+    FRAMES__PQ_OPT_U64(w, O_TID, tid != NULL, tid ? *tid : 0);
+    FRAMES__PQ_BYTES(w, O_LIST, list.ptr, list.len);
+    FRAMES__PQ_BYTES(w, O_KIND, kinds[op->spec & 3], kind_len[op->spec & 3]);
     if (op->spec & FRAMES_REG) {
-        if (frames__pq_put_text(x, w, FRAMES__PQ_O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
+        if (FRAMES__PQ_TEXT(x, w, O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
     } else {
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_NAME]);
     }
-    frames__pq_opt_u64(w, FRAMES__PQ_O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BITS], (uint32_t)op->bit_length);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_READ], !value_info && op->read);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_WRITTEN], !value_info && op->written);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_INDEX], !value_info && op->index);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
+    FRAMES__PQ_OPT_U64(w, O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
+    FRAMES__PQ_INT(w, O_BITS, (uint32_t)op->bit_length);
+    FRAMES__PQ_INT(w, O_READ, !value_info && op->read);
+    FRAMES__PQ_INT(w, O_WRITTEN, !value_info && op->written);
+    FRAMES__PQ_INT(w, O_INDEX, !value_info && op->index);
+    FRAMES__PQ_INT(w, O_BASE, !value_info && op->base);
+    FRAMES__PQ_OPT_U64(w, O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
     /* one copy of each value (docs/parquet.md): an integer when it has 1 to 8 bytes */
     if (vn >= 1 && vn <= 8) {
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE]);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT], frames__value_u64(vp, vn));
+        FRAMES__PQ_INT(w, O_VALUE_UINT, frames__value_u64(vp, vn));
     } else {
-        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
+        FRAMES__PQ_BYTES(w, O_VALUE, vp, vn);
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT]);
     }
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_VALUE_SIZE], (uint32_t)vn);
+    FRAMES__PQ_INT(w, O_VALUE_SIZE, (uint32_t)vn);
     return frames__pq_row_done(w);
 }
 
@@ -2388,13 +2434,13 @@ static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, u
     int rc;
     if (w && w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);
     if (w) {
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_FRAME], index);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_PC], s->address);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_TID], s->thread_id);
-        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_I_BYTES], s->rawbytes.ptr, s->rawbytes.len);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_LENGTH], (uint32_t)s->rawbytes.len);
+        FRAMES__PQ_INT(w, I_FRAME, index);
+        FRAMES__PQ_INT(w, I_PC, s->address);
+        FRAMES__PQ_INT(w, I_TID, s->thread_id);
+        FRAMES__PQ_BYTES(w, I_BYTES, s->rawbytes.ptr, s->rawbytes.len);
+        FRAMES__PQ_INT(w, I_LENGTH, (uint32_t)s->rawbytes.len);
         if (!s->has_mode) frames__pq_null_at(w, &w->cols[FRAMES__PQ_I_MODE]);
-        else if (frames__pq_put_text(x, w, FRAMES__PQ_I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
+        else if (FRAMES__PQ_TEXT(x, w, I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
         if ((rc = frames__pq_row_done(w)) < 0) return rc;
     }
     if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
@@ -2435,7 +2481,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
     }
     if (kind == FRAMES_KIND_MODLOAD && (w = x->t[FRAMES_PARQUET_MODULES]) != NULL) {
         frames_parquet_put_i64(w, FRAMES__PQ_M_FRAME, (int64_t)index);
-        if (frames__pq_put_text(x, w, FRAMES__PQ_M_NAME, f->modload.module_name) < 0)
+        if (FRAMES__PQ_TEXT(x, w, M_NAME, f->modload.module_name) < 0)
             return FRAMES_E_NOMEM;
         frames_parquet_put_u64(w, FRAMES__PQ_M_LOW, f->modload.low_address);
         frames_parquet_put_u64(w, FRAMES__PQ_M_HIGH, f->modload.high_address);
@@ -2445,9 +2491,9 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         const frames_exception_frame *e = &f->exception;
         frames_parquet_put_i64(w, FRAMES__PQ_E_FRAME, (int64_t)index);
         frames_parquet_put_u64(w, FRAMES__PQ_E_NUMBER, e->number);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_TID, e->has_thread_id, e->thread_id);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_FROM, e->has_from_addr, e->from_addr);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_TO, e->has_to_addr, e->to_addr);
+        FRAMES__PQ_OPT_U64(w, E_TID, e->has_thread_id, e->thread_id);
+        FRAMES__PQ_OPT_U64(w, E_FROM, e->has_from_addr, e->from_addr);
+        FRAMES__PQ_OPT_U64(w, E_TO, e->has_to_addr, e->to_addr);
         return frames__pq_row_done(w);
     }
     return FRAMES_OK;
