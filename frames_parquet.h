@@ -1603,9 +1603,11 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
         enc = FRAMES__PQ_RLE_DICTIONARY;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
         const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
-        size_t i, k;
+        size_t i = 0, k;
         if (frames__pq_reserve(b, nval / 8 + 1, a) < 0) goto oom;
-        for (i = 0; i < nval; i += 8) {
+        for (; i + 8 <= nval; i += 8)   /* byte k's bit 0 to bit k: one multiply */
+            b->p[b->n++] = (uint8_t)((frames__le64(v + i) * 0x0102040810204080ull) >> 56);
+        for (; i < nval; i += 8) {
             unsigned byte = 0;
             for (k = 0; k < 8 && i + k < nval; k++) byte |= (unsigned)v[i + k] << k;
             b->p[b->n++] = (uint8_t)byte;
@@ -1685,6 +1687,13 @@ static void frames__pq_minmax(frames__pq_col *c) {
     int sign = c->c.kind == FRAMES_PARQUET_I32 || c->c.kind == FRAMES_PARQUET_I64;
     c->has_mm = 0;
     if (c->nval == 0 || (!c->dict && c->width > 1)) return;
+    if (c->width == 1) {   /* booleans: whether there is a 0, a 1 (memchr, not a loop) */
+        int zero = memchr(c->plain.p, 0, c->nval) != NULL, one = memchr(c->plain.p, 1, c->nval) != NULL;
+        c->imin = zero ? 0 : 1;
+        c->imax = one ? 1 : 0;
+        c->has_mm = 1;
+        return;
+    }
     p = c->dict ? c->dvals.p : c->plain.p;
     end = p + (c->dict ? c->dvals.n : c->plain.n);
     for (; p < end; p += step) {
