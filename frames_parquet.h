@@ -1093,28 +1093,38 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
     }
 }
 
-/* A byte array of a dictionary column found in the front: its index appended (1), else 0. */
-FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
-    if (n > 7 || !c->dict || !frames__pq_front_hit(c, frames__pq_short_key(p, n))) return 0;
+/* A byte array of n <= 7 bytes, key frames__pq_short_key of it, found in the front of a
+   dictionary column: its index appended (1), else 0. */
+FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
+    if (!c->dict || !frames__pq_front_hit(c, key)) return 0;
     c->plain_size += n + 4;
     c->lastn = 0;   /* c->last changed: the previous value is not lastb */
     return 1;
 }
 
-FRAMES__INLINE void frames__pq_bytes_as(frames_parquet *w, frames__pq_col *c, int shape,
-                                        const void *p, size_t n) {
+FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
+    return n <= 7 && c->dict && frames__pq_front_key(c, frames__pq_short_key(p, n), n);
+}
+
+/* The value of a byte array (its level is in). */
+FRAMES__INLINE void frames__pq_bytes_value(frames_parquet *w, frames__pq_col *c, const uint8_t *p,
+                                           size_t n) {
     uint8_t small[68];
-    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) {
-        w->oom = 1;
-    } else if (frames__pq_front_bytes(c, (const uint8_t *)p, n)) {
+    if (frames__pq_front_bytes(c, p, n)) {
         /* its index is in */
     } else if (n <= 64) {   /* the common case: encode on the stack */
         frames__put_le32(small, (uint32_t)n);
-        frames__pq_copy_short(small + 4, (const uint8_t *)p, n);
+        frames__pq_copy_short(small + 4, p, n);
         if (frames__pq_short_bytes(w, c, small, n + 4) < 0) w->oom = 1;
-    } else if (frames__pq_long_bytes(w, c, (const uint8_t *)p, n) < 0) {
+    } else if (frames__pq_long_bytes(w, c, p, n) < 0) {
         w->oom = 1;
     }
+}
+
+FRAMES__INLINE void frames__pq_bytes_as(frames_parquet *w, frames__pq_col *c, int shape,
+                                        const void *p, size_t n) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+    else frames__pq_bytes_value(w, c, (const uint8_t *)p, n);
 }
 
 FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
@@ -2292,8 +2302,19 @@ FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int
 #undef FRAMES__PQ_TABLE
 }
 
+/* The export's constant strings (operand kinds and lists) with their keys in a
+   dictionary's front, computed once rather than per row. */
+typedef struct frames__pq_word {
+    const uint8_t *p;
+    size_t n;
+    uint64_t key;
+} frames__pq_word;
+enum { FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_PRE, FRAMES__PQ_W_POST,
+       FRAMES__PQ_W_KEY, FRAMES__PQ_NWORDS };
+
 struct frames_parquet_export {
     frames_parquet *t[FRAMES_PARQUET_NTABLES];
+    frames__pq_word words[FRAMES__PQ_NWORDS];
     frames__pq_buf text;     /* a string made valid UTF-8 */
     frames_error err;
     void *alloc_ctx;
@@ -2317,6 +2338,12 @@ FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, co
     if (!x) return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
     memset(x, 0, sizeof *x);
     x->alloc_ctx = a;
+    for (i = 0; i < FRAMES__PQ_NWORDS; i++) {
+        static const char *const words[] = {"none", "mem", "reg", "pre", "post", "key"};
+        x->words[i].p = (const uint8_t *)words[i];
+        x->words[i].n = strlen(words[i]);
+        x->words[i].key = frames__pq_short_key(x->words[i].p, x->words[i].n);
+    }
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         uint32_t n;
         const frames_parquet_column *cols = frames_parquet_table_columns(i, &n);
@@ -2390,6 +2417,15 @@ static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint
     return FRAMES_OK;
 }
 
+/* A constant string into column id (a dictionary column) of writer w. */
+#define FRAMES__PQ_WORD(w, id, word)                                                         \
+    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word)
+FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int shape,
+                                       const frames__pq_word *word) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+    else if (!frames__pq_front_key(c, word->key, word->n)) frames__pq_bytes_value(w, c, word->p, word->n);
+}
+
 /* The end of a row of the export: every column was put (by frames__pq_X_at). */
 static int frames__pq_row_done(frames_parquet *w) {
     w->row_puts = w->ncols;
@@ -2399,19 +2435,18 @@ static int frames__pq_row_done(frames_parquet *w) {
 /* The row of one operand; the export's hot path, so the writer's inline puts rather
    than the public functions. */
 static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, frames_bytes list, const frames_operand *op,
+                              const uint64_t *tid, int list, const frames_operand *op,
                               int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
-    static const char *const kinds[] = {"none", "mem", "reg", "mem"};
-    static const uint8_t kind_len[] = {4, 3, 3, 3};
+    static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
     FRAMES__PQ_INT(w, O_FRAME, index);
     FRAMES__PQ_OPT_U64(w, O_PC, pc != NULL, pc ? *pc : 0);
     FRAMES__PQ_OPT_U64(w, O_TID, tid != NULL, tid ? *tid : 0);
-    FRAMES__PQ_BYTES(w, O_LIST, list.ptr, list.len);
-    FRAMES__PQ_BYTES(w, O_KIND, kinds[op->spec & 3], kind_len[op->spec & 3]);
+    FRAMES__PQ_WORD(w, O_LIST, &x->words[list]);
+    FRAMES__PQ_WORD(w, O_KIND, &x->words[kinds[op->spec & 3]]);
     if (op->spec & FRAMES_REG) {
         if (FRAMES__PQ_TEXT(x, w, O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
     } else {
@@ -2438,7 +2473,6 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
     frames_parquet *w = x->t[FRAMES_PARQUET_INSTRUCTIONS];
-    const frames_bytes pre = frames_bytes_of("pre", 3), post = frames_bytes_of("post", 4);
     uint32_t i;
     int rc;
     if (w && w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);
@@ -2454,10 +2488,10 @@ static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, u
     }
     if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
     for (i = 0; i < s->npre; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, pre, &s->pre[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, FRAMES__PQ_W_PRE, &s->pre[i], 0)) < 0)
             return rc;
     for (i = 0; i < s->npost; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, post, &s->post[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, FRAMES__PQ_W_POST, &s->post[i], 0)) < 0)
             return rc;
     return FRAMES_OK;
 }
@@ -2470,7 +2504,7 @@ static int frames__pq_key(frames_parquet_export *x, const frames_key_frame *k, u
         const frames_tagged_values *t = &k->lists[i];
         const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
         for (j = 0; j < t->count; j++)
-            if ((rc = frames__pq_operand(x, index, NULL, tid, frames_bytes_of("key", 3),
+            if ((rc = frames__pq_operand(x, index, NULL, tid, FRAMES__PQ_W_KEY,
                                          &t->values[j], 1)) < 0)
                 return rc;
     }
