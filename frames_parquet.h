@@ -610,6 +610,7 @@ struct frames_parquet {
     uint32_t ncols;
     uint64_t offset;             /* bytes written */
     uint64_t rows, group_rows;
+    uint64_t page_end;           /* group_rows where the current page ends */
     uint32_t row_puts;
     frames__parquet_tc groups;    /* encoded RowGroup structs (list elements) */
     uint64_t ngroups;
@@ -700,6 +701,7 @@ FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sin
     w->o = *o;
     w->sink = *sink;
     w->ncols = ncols;
+    w->page_end = o->page_rows;
     w->cols = (frames__pq_col *)FRAMES_MALLOC(ncols * sizeof *w->cols, o->alloc_ctx);
     if (!w->cols) {
         FRAMES_FREE(w, o->alloc_ctx);
@@ -2009,8 +2011,12 @@ FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     w->row_puts = 0;
     w->rows++;
     w->group_rows++;
-    if (w->group_rows >= w->o.row_group_rows) return frames__pq_end_group(w);
-    if (w->group_rows % w->o.page_rows == 0) {
+    if (w->group_rows >= w->o.row_group_rows) {
+        w->page_end = w->o.page_rows;
+        return frames__pq_end_group(w);
+    }
+    if (w->group_rows == w->page_end) {
+        w->page_end += w->o.page_rows;
         for (i = 0; i < w->ncols; i++) {
             frames__pq_col *c = &w->cols[i];
             if (c->nmarks >= c->markcap &&
@@ -2426,8 +2432,16 @@ FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int
     else if (!frames__pq_front_key(c, word->key, word->n)) frames__pq_bytes_value(w, c, word->p, word->n);
 }
 
-/* The end of a row of the export: every column was put (by frames__pq_X_at). */
-static int frames__pq_row_done(frames_parquet *w) {
+/* The end of a row of the export: every column was put (by the FRAMES__PQ_X puts). A
+   row that ends neither a page nor a row group without a call. */
+FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
+    uint64_t g = w->group_rows + 1;
+    if (!w->oom && w->state == FRAMES__PQ_OPEN && g < w->o.row_group_rows && g != w->page_end) {
+        w->row_puts = 0;   /* the public puts (syscalls, modules) count theirs */
+        w->rows++;
+        w->group_rows = g;
+        return FRAMES_OK;
+    }
     w->row_puts = w->ncols;
     return frames_parquet_row_end(w);
 }
