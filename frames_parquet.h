@@ -28,7 +28,9 @@
    unsigned order (min_value/max_value with column_orders = TYPE_ORDER).
 
    The writer buffers one row group per table and allocates only when a buffer grows to
-   the largest row group seen: no allocation per row.
+   the largest row group seen: no allocation per row. A second thread (writer_thread, on
+   by default) writes each full row group while the caller fills the next, with the same
+   bytes as without it.
 
    ---------------------------------------------------------------------------------------
    USAGE
@@ -99,6 +101,7 @@
      RLE / bit-packed hybrid
      DELTA_BINARY_PACKED
      pages
+     writer thread
      footer
      trace tables
 */
