@@ -28,7 +28,9 @@
    unsigned order (min_value/max_value with column_orders = TYPE_ORDER).
 
    The writer buffers one row group per table and allocates only when a buffer grows to
-   the largest row group seen: no allocation per row.
+   the largest row group seen: no allocation per row. A second thread (writer_thread, on
+   by default) writes each full row group while the caller fills the next, with the same
+   bytes as without it.
 
    ---------------------------------------------------------------------------------------
    USAGE
@@ -65,12 +67,15 @@
    FRAMES_PARQUET_STATIC   this header's functions static (frames.h's too if not yet included)
    FRAMES_PARQUET_DEF      their linkage (default FRAMES_DEF)
    FRAMES_PARQUET_LIBZSTD   compress pages with zstd (link with -lzstd)
+   FRAMES_PARQUET_NO_THREADS never start the writer thread (no pthreads needed; automatic
+                            with FRAMES_NO_POSIX); otherwise link with -lpthread
    The FRAMES_STATIC / FRAMES_DEF / FRAMES_MALLOC / FRAMES_REALLOC / FRAMES_FREE macros
    of frames.h apply here too.
 
    At run time, frames_parquet_options (frames_parquet_options_default):
    row_group_rows (131072), page_rows (131072), compression (zstd when built with it),
-   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB).
+   zstd_level (1), dictionary_max_entries (65536), dictionary_max_bytes (1 MiB),
+   writer_thread (1: with it, FRAMES_MALLOC / FRAMES_FREE are called from two threads).
 
    ---------------------------------------------------------------------------------------
    API OVERVIEW (details at each declaration below)
@@ -96,6 +101,7 @@
      RLE / bit-packed hybrid
      DELTA_BINARY_PACKED
      pages
+     writer thread
      footer
      trace tables
 */
@@ -134,6 +140,9 @@ typedef struct frames_parquet_options {
     uint32_t dictionary_max_bytes;  /* ... or with larger distinct values (1 MiB) */
     const char *created_by;         /* footer's created_by (default "frames version X") */
     void *alloc_ctx;
+    int writer_thread;              /* 1 (default): a second thread writes each full row
+                                       group (page encodings, zstd, the sink) while the
+                                       caller fills the next; the same bytes as 0 */
 } frames_parquet_options;
 
 FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o);
@@ -164,7 +173,9 @@ typedef struct frames_parquet_column {
 typedef struct frames_parquet frames_parquet;
 
 typedef struct frames_parquet_info {
-    uint64_t rows, row_groups, bytes;   /* bytes written to the sink so far */
+    uint64_t rows, row_groups, bytes;   /* bytes written to the sink so far (with the writer
+                                           thread, row groups and bytes are exact only
+                                           after frames_parquet_finish) */
 } frames_parquet_info;
 
 /* Write the magic; columns are copied (names too). Up to 64 columns. */
@@ -243,6 +254,12 @@ FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 #ifdef FRAMES_PARQUET_LIBZSTD
 #include <zstd.h>
 #endif
+#if !defined(FRAMES_PARQUET_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_PARQUET_NO_THREADS
+#endif
+#ifndef FRAMES_PARQUET_NO_THREADS
+#include <pthread.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -268,6 +285,7 @@ FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o
     o->zstd_level = 1;
     o->dictionary_max_entries = 65536;
     o->dictionary_max_bytes = 1u << 20;
+    o->writer_thread = 1;
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_have_zstd(void) {
@@ -595,6 +613,7 @@ struct frames_parquet {
     uint32_t ncols;
     uint64_t offset;             /* bytes written */
     uint64_t rows, group_rows;
+    uint64_t page_end;           /* group_rows where the current page ends */
     uint32_t row_puts;
     frames__parquet_tc groups;    /* encoded RowGroup structs (list elements) */
     uint64_t ngroups;
@@ -609,6 +628,7 @@ struct frames_parquet {
 #ifdef FRAMES_PARQUET_LIBZSTD
     ZSTD_CCtx *zctx;
 #endif
+    struct frames__pq_worker *worker;   /* the writer thread, or NULL */
 };
 
 static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
@@ -634,6 +654,21 @@ static void frames__pq_col_setup(frames__pq_col *c, const frames_parquet_column 
     c->maxrep = def->list ? 1 : 0;
     c->maxdef = (def->list || def->optional) ? 1 : 0;
     c->dict = c->c.dictionary;
+}
+
+/* A column of an empty row group (its buffers allocated as values come). */
+static int frames__pq_col_init(frames__pq_col *c, const frames_parquet_column *def,
+                               const frames_parquet_options *o) {
+    frames__pq_col_setup(c, def);
+    /* the limit check of frames__pq_dict_find adds at most dictionary_max_entries */
+    FRAMES__HTAB_INIT(&c->didx, frames__pq_dslot, (size_t)o->dictionary_max_entries + 1);
+    c->gen = 1;
+    if (def->dictionary) {
+        size_t size = FRAMES__PQ_FRONT * sizeof(frames__pq_front);
+        if (!(c->front = (frames__pq_front *)FRAMES_MALLOC(size, o->alloc_ctx))) return FRAMES_E_NOMEM;
+        memset(c->front, 0, size);
+    }
+    return FRAMES_OK;
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sink *sink,
@@ -669,26 +704,18 @@ FRAMES_PARQUET_DEF int frames_parquet_open(frames_parquet **wp, const frames_sin
     w->o = *o;
     w->sink = *sink;
     w->ncols = ncols;
+    w->page_end = o->page_rows;
     w->cols = (frames__pq_col *)FRAMES_MALLOC(ncols * sizeof *w->cols, o->alloc_ctx);
     if (!w->cols) {
         FRAMES_FREE(w, o->alloc_ctx);
         return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
     }
     memset(w->cols, 0, ncols * sizeof *w->cols);
-    for (i = 0; i < ncols; i++) {
-        frames__pq_col_setup(&w->cols[i], &cols[i]);
-        /* the limit check above adds at most dictionary_max_entries */
-        FRAMES__HTAB_INIT(&w->cols[i].didx, frames__pq_dslot, (size_t)o->dictionary_max_entries + 1);
-        w->cols[i].gen = 1;
-        if (cols[i].dictionary) {
-            size_t size = FRAMES__PQ_FRONT * sizeof(frames__pq_front);
-            if (!(w->cols[i].front = (frames__pq_front *)FRAMES_MALLOC(size, o->alloc_ctx))) {
-                frames_parquet_abandon(w);
-                return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
-            }
-            memset(w->cols[i].front, 0, size);
+    for (i = 0; i < ncols; i++)
+        if (frames__pq_col_init(&w->cols[i], &cols[i], o) < 0) {
+            frames_parquet_abandon(w);
+            return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
         }
-    }
     frames__parquet_tc_init(&w->groups, NULL, 0, o->alloc_ctx);
 #ifdef FRAMES_PARQUET_LIBZSTD
     if (o->compression == FRAMES_PARQUET_ZSTD && (w->zctx = ZSTD_createCCtx()) == NULL) {
@@ -719,6 +746,10 @@ FRAMES_PARQUET_DEF int frames_parquet_metadata(frames_parquet *w, const char *ke
    values
    -------------------------------------------------------------------------------------- */
 
+/* The levels a column has: known to the export for each of its columns (no branch on
+   the column's definition per value), looked up for the public puts. */
+enum { FRAMES__PQ_ANY, FRAMES__PQ_REQ, FRAMES__PQ_OPT };
+
 FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a) {
     if (c->maxdef) {
         if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
@@ -727,6 +758,17 @@ FRAMES__INLINE int frames__pq_level(frames__pq_col *c, int def, int rep, void *a
     if (c->maxrep) {
         if (frames__pq_reserve(&c->rep, 1, a) < 0) return FRAMES_E_NOMEM;
         c->rep.p[c->rep.n++] = (uint8_t)rep;
+    }
+    c->nlev++;
+    return FRAMES_OK;
+}
+
+/* The level of a value (def 1) or a null (def 0) in a column of this shape. */
+FRAMES__INLINE int frames__pq_level_as(frames__pq_col *c, int shape, int def, void *a) {
+    if (shape == FRAMES__PQ_ANY) return frames__pq_level(c, def, 0, a);
+    if (shape == FRAMES__PQ_OPT) {
+        if (frames__pq_reserve(&c->def, 1, a) < 0) return FRAMES_E_NOMEM;
+        c->def.p[c->def.n++] = (uint8_t)def;
     }
     c->nlev++;
     return FRAMES_OK;
@@ -968,9 +1010,13 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
-FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
+FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
+    frames__pq_int_as(w, c, FRAMES__PQ_ANY, bits);
 }
 
 FRAMES__INLINE void frames__pq_int(frames_parquet *w, uint32_t col, uint64_t bits) {
@@ -1052,33 +1098,50 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
     }
 }
 
-FRAMES__INLINE void frames__pq_bytes_at(frames_parquet *w, frames__pq_col *c, const void *p,
-                                         size_t n) {
+/* A byte array of n <= 7 bytes, key frames__pq_short_key of it, found in the front of a
+   dictionary column: its index appended (1), else 0. */
+FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
+    if (!c->dict || !frames__pq_front_hit(c, key)) return 0;
+    c->plain_size += n + 4;
+    c->lastn = 0;   /* c->last changed: the previous value is not lastb */
+    return 1;
+}
+
+FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
+    return n <= 7 && c->dict && frames__pq_front_key(c, frames__pq_short_key(p, n), n);
+}
+
+/* The value of a byte array (its level is in). */
+FRAMES__INLINE void frames__pq_bytes_value(frames_parquet *w, frames__pq_col *c, const uint8_t *p,
+                                           size_t n) {
     uint8_t small[68];
-    if (frames__pq_level(c, 1, 0, w->o.alloc_ctx) < 0) {
-        w->oom = 1;
-    } else if (n <= 7 && c->dict && frames__pq_front_hit(c, frames__pq_short_key((const uint8_t *)p, n))) {
-        c->plain_size += n + 4;
-        c->lastn = 0;   /* c->last changed: the previous value is not lastb */
+    if (frames__pq_front_bytes(c, p, n)) {
+        /* its index is in */
     } else if (n <= 64) {   /* the common case: encode on the stack */
         frames__put_le32(small, (uint32_t)n);
-        frames__pq_copy_short(small + 4, (const uint8_t *)p, n);
+        frames__pq_copy_short(small + 4, p, n);
         if (frames__pq_short_bytes(w, c, small, n + 4) < 0) w->oom = 1;
-    } else if (frames__pq_long_bytes(w, c, (const uint8_t *)p, n) < 0) {
+    } else if (frames__pq_long_bytes(w, c, p, n) < 0) {
         w->oom = 1;
     }
+}
+
+FRAMES__INLINE void frames__pq_bytes_as(frames_parquet *w, frames__pq_col *c, int shape,
+                                        const void *p, size_t n) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+    else frames__pq_bytes_value(w, c, (const uint8_t *)p, n);
 }
 
 FRAMES_PARQUET_DEF void frames_parquet_put_bytes(frames_parquet *w, uint32_t col, const void *p,
                                          size_t n) {
     frames__pq_col *c = frames__pq_col_of(w, col);
-    if (c) frames__pq_bytes_at(w, c, p, n);
+    if (c) frames__pq_bytes_as(w, c, FRAMES__PQ_ANY, p, n);
 }
 
-/* A null in optional column c. */
+/* A null in optional column c (not a list). */
 FRAMES__INLINE void frames__pq_null_at(frames_parquet *w, frames__pq_col *c) {
     c->nulls++;
-    if (frames__pq_level(c, 0, 0, w->o.alloc_ctx) < 0) w->oom = 1;
+    if (frames__pq_level_as(c, FRAMES__PQ_OPT, 0, w->o.alloc_ctx) < 0) w->oom = 1;
 }
 
 FRAMES_PARQUET_DEF void frames_parquet_put_null(frames_parquet *w, uint32_t col) {
@@ -1555,9 +1618,11 @@ static int frames__pq_data_page(frames_parquet *w, frames__pq_col *c, frames__pq
         enc = FRAMES__PQ_RLE_DICTIONARY;
     } else if (c->ptype == FRAMES__PQ_BOOLEAN) {
         const uint8_t *v = c->plain.p + ma->val;   /* one byte per value, 0 or 1 */
-        size_t i, k;
+        size_t i = 0, k;
         if (frames__pq_reserve(b, nval / 8 + 1, a) < 0) goto oom;
-        for (i = 0; i < nval; i += 8) {
+        for (; i + 8 <= nval; i += 8)   /* byte k's bit 0 to bit k: one multiply */
+            b->p[b->n++] = (uint8_t)((frames__le64(v + i) * 0x0102040810204080ull) >> 56);
+        for (; i < nval; i += 8) {
             unsigned byte = 0;
             for (k = 0; k < 8 && i + k < nval; k++) byte |= (unsigned)v[i + k] << k;
             b->p[b->n++] = (uint8_t)byte;
@@ -1637,6 +1702,13 @@ static void frames__pq_minmax(frames__pq_col *c) {
     int sign = c->c.kind == FRAMES_PARQUET_I32 || c->c.kind == FRAMES_PARQUET_I64;
     c->has_mm = 0;
     if (c->nval == 0 || (!c->dict && c->width > 1)) return;
+    if (c->width == 1) {   /* booleans: whether there is a 0, a 1 (memchr, not a loop) */
+        int zero = memchr(c->plain.p, 0, c->nval) != NULL, one = memchr(c->plain.p, 1, c->nval) != NULL;
+        c->imin = zero ? 0 : 1;
+        c->imax = one ? 1 : 0;
+        c->has_mm = 1;
+        return;
+    }
     p = c->dict ? c->dvals.p : c->plain.p;
     end = p + (c->dict ? c->dvals.n : c->plain.n);
     for (; p < end; p += step) {
@@ -1746,6 +1818,187 @@ static int frames__pq_flush_group(frames_parquet *w) {
     return FRAMES_OK;
 }
 
+/* --------------------------------------------------------------------------------------
+   writer thread
+   -------------------------------------------------------------------------------------- */
+
+/* While the caller fills row group k + 1, a second thread writes row group k: its page
+   encodings, statistics, zstd and the sink, which were a third of an export's CPU. The
+   thread writes with a writer of its own (out: the sink, the offset, the footer's row
+   groups, page scratch, a zstd context) and a second set of columns; a full row group's
+   columns change hands with it. What carries over from one row group of a column to the
+   next (pages stored or plain without trying, frames__pq_zstd_page) is handed on, so the
+   bytes are those of the writer without the thread. Started at the first full row group
+   (small tables never start one); without threads, or when one cannot start, the caller
+   writes every row group itself. */
+#ifndef FRAMES_PARQUET_NO_THREADS
+typedef struct frames__pq_worker {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    frames_parquet *out;   /* only the thread touches it while busy */
+    int busy, quit;
+} frames__pq_worker;
+
+static void *frames__pq_worker_main(void *arg) {
+    frames__pq_worker *k = (frames__pq_worker *)arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (!k->busy && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        if (!k->busy) break;   /* quit, nothing left to write */
+        pthread_mutex_unlock(&k->mu);
+        frames__pq_flush_group(k->out);   /* an error stays in out (failed) */
+        pthread_mutex_lock(&k->mu);
+        k->busy = 0;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* Wait until the thread has written its row group. */
+static void frames__pq_worker_wait(frames__pq_worker *k) {
+    pthread_mutex_lock(&k->mu);
+    while (k->busy) pthread_cond_wait(&k->cv, &k->mu);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* The thread's writer: w's sink, offset and options, columns of its own. NULL if out of
+   memory. */
+static frames_parquet *frames__pq_worker_writer(const frames_parquet *w) {
+    void *a = w->o.alloc_ctx;
+    frames_parquet *out = (frames_parquet *)FRAMES_MALLOC(sizeof *out, a);
+    uint32_t i;
+    if (!out) return NULL;
+    memset(out, 0, sizeof *out);
+    out->o = w->o;
+    out->sink = w->sink;
+    out->offset = w->offset;
+    out->ngroups = w->ngroups;
+    out->ncols = w->ncols;
+    frames__parquet_tc_init(&out->groups, NULL, 0, a);
+    out->cols = (frames__pq_col *)FRAMES_MALLOC(w->ncols * sizeof *out->cols, a);
+    if (!out->cols) {
+        FRAMES_FREE(out, a);
+        return NULL;
+    }
+    memset(out->cols, 0, w->ncols * sizeof *out->cols);
+    for (i = 0; i < w->ncols; i++)
+        if (frames__pq_col_init(&out->cols[i], &w->cols[i].c, &w->o) < 0) {
+            frames_parquet_abandon(out);
+            return NULL;
+        }
+#ifdef FRAMES_PARQUET_LIBZSTD
+    if (w->o.compression == FRAMES_PARQUET_ZSTD && (out->zctx = ZSTD_createCCtx()) == NULL) {
+        frames_parquet_abandon(out);
+        return NULL;
+    }
+#endif
+    return out;
+}
+
+static void frames__pq_worker_stop(frames__pq_worker *k, void *a) {
+    pthread_mutex_lock(&k->mu);
+    k->quit = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->thread, NULL);
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    frames_parquet_abandon(k->out);
+    FRAMES_FREE(k, a);
+}
+
+/* Start w's thread; FRAMES_OK or -1 (then w writes its row groups itself). */
+static int frames__pq_worker_start(frames_parquet *w) {
+    void *a = w->o.alloc_ctx;
+    frames__pq_worker *k = (frames__pq_worker *)FRAMES_MALLOC(sizeof *k, a);
+    if (!k) return -1;
+    memset(k, 0, sizeof *k);
+    if (!(k->out = frames__pq_worker_writer(w))) {
+        FRAMES_FREE(k, a);
+        return -1;
+    }
+    if (pthread_mutex_init(&k->mu, NULL) != 0) goto no_mutex;
+    if (pthread_cond_init(&k->cv, NULL) != 0) goto no_cond;
+    if (pthread_create(&k->thread, NULL, frames__pq_worker_main, k) != 0) goto no_thread;
+    w->worker = k;
+    return FRAMES_OK;
+no_thread:
+    pthread_cond_destroy(&k->cv);
+no_cond:
+    pthread_mutex_destroy(&k->mu);
+no_mutex:
+    frames_parquet_abandon(k->out);
+    FRAMES_FREE(k, a);
+    return -1;
+}
+
+/* After a wait: the thread's error becomes w's; and the history of each column's pages
+   goes to the columns of `to`, which write the next row group. */
+static int frames__pq_worker_sync(frames_parquet *w, frames__pq_col *to) {
+    frames_parquet *out = w->worker->out;
+    uint32_t i;
+    if (out->state == FRAMES__PQ_FAILED) {
+        w->err = out->err;
+        w->state = FRAMES__PQ_FAILED;
+        return w->err.code ? w->err.code : FRAMES_E_IO;
+    }
+    for (i = 0; i < w->ncols; i++) {
+        to[i].stored_pages = out->cols[i].stored_pages;
+        to[i].plain_pages = out->cols[i].plain_pages;
+    }
+    return FRAMES_OK;
+}
+
+/* The full row group to the thread; w fills the columns the thread emptied. */
+static int frames__pq_hand_over(frames_parquet *w) {
+    frames__pq_worker *k = w->worker;
+    frames__pq_col *filled = w->cols;
+    int rc;
+    frames__pq_worker_wait(k);
+    if ((rc = frames__pq_worker_sync(w, filled)) < 0) return rc;
+    w->cols = k->out->cols;
+    k->out->cols = filled;
+    k->out->group_rows = w->group_rows;
+    w->group_rows = 0;
+    w->ngroups++;   /* for frames_parquet_info_get; the thread counts its own */
+    pthread_mutex_lock(&k->mu);
+    k->busy = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    return FRAMES_OK;
+}
+
+/* Back to writing here (finish): the thread's offset and row groups become w's. */
+static int frames__pq_worker_end(frames_parquet *w) {
+    frames__pq_worker *k = w->worker;
+    frames__parquet_tc groups;
+    int rc;
+    frames__pq_worker_wait(k);
+    rc = frames__pq_worker_sync(w, w->cols);
+    if (rc == FRAMES_OK) {
+        groups = w->groups;   /* empty: w wrote no row group since the thread started */
+        w->groups = k->out->groups;
+        k->out->groups = groups;
+        w->offset = k->out->offset;
+        w->ngroups = k->out->ngroups;
+    }
+    w->worker = NULL;
+    frames__pq_worker_stop(k, w->o.alloc_ctx);
+    return rc;
+}
+#endif
+
+/* A full row group: to the thread, or written here. */
+static int frames__pq_end_group(frames_parquet *w) {
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->o.writer_thread && (w->worker || frames__pq_worker_start(w) == FRAMES_OK))
+        return frames__pq_hand_over(w);
+#endif
+    return frames__pq_flush_group(w);
+}
+
 FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     uint32_t i;
     if (w->state != FRAMES__PQ_OPEN) return w->state == FRAMES__PQ_FINISHED ? FRAMES_E_STATE : w->err.code;
@@ -1761,8 +2014,12 @@ FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
     w->row_puts = 0;
     w->rows++;
     w->group_rows++;
-    if (w->group_rows >= w->o.row_group_rows) return frames__pq_flush_group(w);
-    if (w->group_rows % w->o.page_rows == 0) {
+    if (w->group_rows >= w->o.row_group_rows) {
+        w->page_end = w->o.page_rows;
+        return frames__pq_end_group(w);
+    }
+    if (w->group_rows == w->page_end) {
+        w->page_end += w->o.page_rows;
         for (i = 0; i < w->ncols; i++) {
             frames__pq_col *c = &w->cols[i];
             if (c->nmarks >= c->markcap &&
@@ -1895,6 +2152,9 @@ FRAMES_PARQUET_DEF int frames_parquet_finish(frames_parquet *w) {
     if (w->row_puts) {
         return frames__pq_wfail(w, FRAMES_E_STATE, "parquet: finish inside a row");
     }
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->worker && (rc = frames__pq_worker_end(w)) < 0) return rc;
+#endif
     if ((rc = frames__pq_flush_group(w)) < 0 || (rc = frames__pq_footer(w)) < 0)
         return rc;   /* the writer failed (frames__pq_wfail) */
     if (w->sink.flush && w->sink.flush(w->sink.ctx) < 0) {
@@ -1909,6 +2169,9 @@ FRAMES_PARQUET_DEF void frames_parquet_abandon(frames_parquet *w) {
     uint32_t i;
     if (!w) return;
     a = w->o.alloc_ctx;
+#ifndef FRAMES_PARQUET_NO_THREADS
+    if (w->worker) frames__pq_worker_stop(w->worker, a);
+#endif
     for (i = 0; i < w->ncols; i++) {
         frames__pq_col *c = &w->cols[i];
         FRAMES_FREE(c->def.p, a);
@@ -1972,8 +2235,9 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     X(O_ADDRESS, "address", U64, 1, 0, 0) X(O_BITS, "bits", I32, 0, 0, 1)    \
     X(O_READ, "read", BOOL, 0, 0, 0) X(O_WRITTEN, "written", BOOL, 0, 0, 0)  \
     X(O_INDEX, "index", BOOL, 0, 0, 0) X(O_BASE, "base", BOOL, 0, 0, 0)      \
-    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 0, 0, 0) \
-    X(O_VALUE_UINT, "value_uint", U64, 1, 0, 0)
+    X(O_TAINT, "taint_id", U64, 1, 0, 1) X(O_VALUE, "value", BYTES, 1, 0, 0) \
+    X(O_VALUE_UINT, "value_uint", U64, 1, 0, 0)                               \
+    X(O_VALUE_SIZE, "value_size", I32, 0, 0, 1)
 
 #define FRAMES__PQ_SYSCALLS_COLUMNS(X)                                \
     X(S_FRAME, "frame", I64, 0, 0, 0) X(S_PC, "pc", U64, 0, 0, 1)     \
@@ -1990,26 +2254,43 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     X(E_TO, "to_addr", U64, 1, 0, 0)
 
 #define FRAMES__PQ_COLUMN_ID(id, name, kind, optional, list, dictionary) FRAMES__PQ_##id,
+#define FRAMES__PQ_COLUMN_SHAPE(id, name, kind, optional, list, dictionary)                 \
+    FRAMES__PQ_SHAPE_##id = (list) ? FRAMES__PQ_ANY : (optional) ? FRAMES__PQ_OPT : FRAMES__PQ_REQ,
 #define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
     {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
 
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_instructions[] = {FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_operands[] = {FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_syscalls[] = {FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_modules[] = {FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
+enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
 static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 #undef FRAMES__PQ_COLUMN_ID
+#undef FRAMES__PQ_COLUMN_SHAPE
 #undef FRAMES__PQ_COLUMN
+
+/* Puts on the export's column id of writer w, with the column's levels known. */
+#define FRAMES__PQ_INT(w, id, v) frames__pq_int_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, v)
+#define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
+    frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
+#define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
+/* id is optional: v when has, else null */
+#define FRAMES__PQ_OPT_U64(w, id, has, v)                                                    \
+    ((has) ? FRAMES__PQ_INT(w, id, v) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
 
 FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
@@ -2030,8 +2311,19 @@ FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int
 #undef FRAMES__PQ_TABLE
 }
 
+/* The export's constant strings (operand kinds and lists) with their keys in a
+   dictionary's front, computed once rather than per row. */
+typedef struct frames__pq_word {
+    const uint8_t *p;
+    size_t n;
+    uint64_t key;
+} frames__pq_word;
+enum { FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_PRE, FRAMES__PQ_W_POST,
+       FRAMES__PQ_W_KEY, FRAMES__PQ_NWORDS };
+
 struct frames_parquet_export {
     frames_parquet *t[FRAMES_PARQUET_NTABLES];
+    frames__pq_word words[FRAMES__PQ_NWORDS];
     frames__pq_buf text;     /* a string made valid UTF-8 */
     frames_error err;
     void *alloc_ctx;
@@ -2055,6 +2347,12 @@ FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, co
     if (!x) return frames__pq_fail(err, FRAMES_E_NOMEM, "parquet: out of memory");
     memset(x, 0, sizeof *x);
     x->alloc_ctx = a;
+    for (i = 0; i < FRAMES__PQ_NWORDS; i++) {
+        static const char *const words[] = {"none", "mem", "reg", "pre", "post", "key"};
+        x->words[i].p = (const uint8_t *)words[i];
+        x->words[i].n = strlen(words[i]);
+        x->words[i].key = frames__pq_short_key(x->words[i].p, x->words[i].n);
+    }
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         uint32_t n;
         const frames_parquet_column *cols = frames_parquet_table_columns(i, &n);
@@ -2112,21 +2410,41 @@ static int frames__pq_utf8(frames_parquet_export *x, frames_bytes s, const uint8
 }
 
 static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint32_t col,
-                               frames_bytes s) {
+                               int shape, frames_bytes s) {
+    frames__pq_col *c = &w->cols[col];
     const uint8_t *p;
     size_t n;
+    /* A name already in the front of the dictionary is valid UTF-8 as it is (the front
+       holds only strings made valid, and no invalid string equals a valid one): no check
+       (register names: the check was a tenth of an operand row) */
+    if (frames__pq_front_bytes(c, s.ptr, s.len)) {
+        if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+        return FRAMES_OK;
+    }
     if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
-    frames__pq_bytes_at(w, &w->cols[col], p, n);
+    frames__pq_bytes_as(w, c, shape, p, n);
     return FRAMES_OK;
 }
 
-FRAMES__INLINE void frames__pq_opt_u64(frames_parquet *w, uint32_t col, int has, uint64_t v) {
-    if (has) frames__pq_int_at(w, &w->cols[col], v);
-    else frames__pq_null_at(w, &w->cols[col]);
+/* A constant string into column id (a dictionary column) of writer w. */
+#define FRAMES__PQ_WORD(w, id, word)                                                         \
+    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word)
+FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int shape,
+                                       const frames__pq_word *word) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+    else if (!frames__pq_front_key(c, word->key, word->n)) frames__pq_bytes_value(w, c, word->p, word->n);
 }
 
-/* The end of a row of the export: every column was put (by frames__pq_X_at). */
-static int frames__pq_row_done(frames_parquet *w) {
+/* The end of a row of the export: every column was put (by the FRAMES__PQ_X puts). A
+   row that ends neither a page nor a row group without a call. */
+FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
+    uint64_t g = w->group_rows + 1;
+    if (!w->oom && w->state == FRAMES__PQ_OPEN && g < w->o.row_group_rows && g != w->page_end) {
+        w->row_puts = 0;   /* the public puts (syscalls, modules) count theirs */
+        w->rows++;
+        w->group_rows = g;
+        return FRAMES_OK;
+    }
     w->row_puts = w->ncols;
     return frames_parquet_row_end(w);
 }
@@ -2134,58 +2452,63 @@ static int frames__pq_row_done(frames_parquet *w) {
 /* The row of one operand; the export's hot path, so the writer's inline puts rather
    than the public functions. */
 static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, frames_bytes list, const frames_operand *op,
+                              const uint64_t *tid, int list, const frames_operand *op,
                               int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
-    static const char *const kinds[] = {"none", "mem", "reg", "mem"};
-    static const uint8_t kind_len[] = {4, 3, 3, 3};
+    static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_FRAME], index);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_PC, pc != NULL, pc ? *pc : 0);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_TID, tid != NULL, tid ? *tid : 0);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_LIST], list.ptr, list.len);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_KIND], kinds[op->spec & 3], kind_len[op->spec & 3]);
+    FRAMES__PQ_INT(w, O_FRAME, index);
+    FRAMES__PQ_OPT_U64(w, O_PC, pc != NULL, pc ? *pc : 0);
+    FRAMES__PQ_OPT_U64(w, O_TID, tid != NULL, tid ? *tid : 0);
+    FRAMES__PQ_WORD(w, O_LIST, &x->words[list]);
+    FRAMES__PQ_WORD(w, O_KIND, &x->words[kinds[op->spec & 3]]);
     if (op->spec & FRAMES_REG) {
-        if (frames__pq_put_text(x, w, FRAMES__PQ_O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
+        if (FRAMES__PQ_TEXT(x, w, O_NAME, op->name) < 0) return FRAMES_E_NOMEM;
     } else {
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_NAME]);
     }
-    frames__pq_opt_u64(w, FRAMES__PQ_O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BITS], (uint32_t)op->bit_length);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_READ], !value_info && op->read);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_WRITTEN], !value_info && op->written);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_INDEX], !value_info && op->index);
-    frames__pq_int_at(w, &w->cols[FRAMES__PQ_O_BASE], !value_info && op->base);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
-    frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_O_VALUE], vp, vn);
-    frames__pq_opt_u64(w, FRAMES__PQ_O_VALUE_UINT, vn >= 1 && vn <= 8, frames__value_u64(vp, vn));
+    FRAMES__PQ_OPT_U64(w, O_ADDRESS, (op->spec & FRAMES_MEM) != 0, op->address);
+    FRAMES__PQ_INT(w, O_BITS, (uint32_t)op->bit_length);
+    FRAMES__PQ_INT(w, O_READ, !value_info && op->read);
+    FRAMES__PQ_INT(w, O_WRITTEN, !value_info && op->written);
+    FRAMES__PQ_INT(w, O_INDEX, !value_info && op->index);
+    FRAMES__PQ_INT(w, O_BASE, !value_info && op->base);
+    FRAMES__PQ_OPT_U64(w, O_TAINT, (op->taint.set & FRAMES_TAINT_ID) != 0, op->taint.id);
+    /* one copy of each value (docs/parquet.md): an integer when it has 1 to 8 bytes */
+    if (vn >= 1 && vn <= 8) {
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE]);
+        FRAMES__PQ_INT(w, O_VALUE_UINT, frames__value_u64(vp, vn));
+    } else {
+        FRAMES__PQ_BYTES(w, O_VALUE, vp, vn);
+        frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT]);
+    }
+    FRAMES__PQ_INT(w, O_VALUE_SIZE, (uint32_t)vn);
     return frames__pq_row_done(w);
 }
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
     frames_parquet *w = x->t[FRAMES_PARQUET_INSTRUCTIONS];
-    const frames_bytes pre = frames_bytes_of("pre", 3), post = frames_bytes_of("post", 4);
     uint32_t i;
     int rc;
     if (w && w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);
     if (w) {
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_FRAME], index);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_PC], s->address);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_TID], s->thread_id);
-        frames__pq_bytes_at(w, &w->cols[FRAMES__PQ_I_BYTES], s->rawbytes.ptr, s->rawbytes.len);
-        frames__pq_int_at(w, &w->cols[FRAMES__PQ_I_LENGTH], (uint32_t)s->rawbytes.len);
+        FRAMES__PQ_INT(w, I_FRAME, index);
+        FRAMES__PQ_INT(w, I_PC, s->address);
+        FRAMES__PQ_INT(w, I_TID, s->thread_id);
+        FRAMES__PQ_BYTES(w, I_BYTES, s->rawbytes.ptr, s->rawbytes.len);
+        FRAMES__PQ_INT(w, I_LENGTH, (uint32_t)s->rawbytes.len);
         if (!s->has_mode) frames__pq_null_at(w, &w->cols[FRAMES__PQ_I_MODE]);
-        else if (frames__pq_put_text(x, w, FRAMES__PQ_I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
+        else if (FRAMES__PQ_TEXT(x, w, I_MODE, s->mode) < 0) return FRAMES_E_NOMEM;
         if ((rc = frames__pq_row_done(w)) < 0) return rc;
     }
     if (!x->t[FRAMES_PARQUET_OPERANDS]) return FRAMES_OK;
     for (i = 0; i < s->npre; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, pre, &s->pre[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, FRAMES__PQ_W_PRE, &s->pre[i], 0)) < 0)
             return rc;
     for (i = 0; i < s->npost; i++)
-        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, post, &s->post[i], 0)) < 0)
+        if ((rc = frames__pq_operand(x, index, &s->address, &s->thread_id, FRAMES__PQ_W_POST, &s->post[i], 0)) < 0)
             return rc;
     return FRAMES_OK;
 }
@@ -2198,7 +2521,7 @@ static int frames__pq_key(frames_parquet_export *x, const frames_key_frame *k, u
         const frames_tagged_values *t = &k->lists[i];
         const uint64_t *tid = (t->tag_set & FRAMES_TAG_THREAD_ID) ? &t->thread_id : NULL;
         for (j = 0; j < t->count; j++)
-            if ((rc = frames__pq_operand(x, index, NULL, tid, frames_bytes_of("key", 3),
+            if ((rc = frames__pq_operand(x, index, NULL, tid, FRAMES__PQ_W_KEY,
                                          &t->values[j], 1)) < 0)
                 return rc;
     }
@@ -2218,7 +2541,7 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
     }
     if (kind == FRAMES_KIND_MODLOAD && (w = x->t[FRAMES_PARQUET_MODULES]) != NULL) {
         frames_parquet_put_i64(w, FRAMES__PQ_M_FRAME, (int64_t)index);
-        if (frames__pq_put_text(x, w, FRAMES__PQ_M_NAME, f->modload.module_name) < 0)
+        if (FRAMES__PQ_TEXT(x, w, M_NAME, f->modload.module_name) < 0)
             return FRAMES_E_NOMEM;
         frames_parquet_put_u64(w, FRAMES__PQ_M_LOW, f->modload.low_address);
         frames_parquet_put_u64(w, FRAMES__PQ_M_HIGH, f->modload.high_address);
@@ -2228,9 +2551,9 @@ static int frames__pq_other(frames_parquet_export *x, const frames_frame *f, int
         const frames_exception_frame *e = &f->exception;
         frames_parquet_put_i64(w, FRAMES__PQ_E_FRAME, (int64_t)index);
         frames_parquet_put_u64(w, FRAMES__PQ_E_NUMBER, e->number);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_TID, e->has_thread_id, e->thread_id);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_FROM, e->has_from_addr, e->from_addr);
-        frames__pq_opt_u64(w, FRAMES__PQ_E_TO, e->has_to_addr, e->to_addr);
+        FRAMES__PQ_OPT_U64(w, E_TID, e->has_thread_id, e->thread_id);
+        FRAMES__PQ_OPT_U64(w, E_FROM, e->has_from_addr, e->from_addr);
+        FRAMES__PQ_OPT_U64(w, E_TO, e->has_to_addr, e->to_addr);
         return frames__pq_row_done(w);
     }
     return FRAMES_OK;

@@ -271,7 +271,7 @@ typedef struct file_sink {
    writer stores); several row groups and pages. DuckDB must give back
    exactly the rows we wrote in a CSV file (read by DuckDB's CSV reader). */
 static void write_own_table(const char *pq, const char *csv, int compression, uint64_t *gmin,
-                            uint64_t *gmax, uint32_t group_rows, uint32_t rows) {
+                            uint64_t *gmax, uint32_t group_rows, uint32_t rows, int thread) {
     static const frames_parquet_column cols[] = {
         {"u", FRAMES_PARQUET_U64, 0, 0, 1},
         {"i", FRAMES_PARQUET_I32, 0, 0, 1},
@@ -296,6 +296,7 @@ static void write_own_table(const char *pq, const char *csv, int compression, ui
     o.page_rows = 700;
     o.compression = compression;
     o.dictionary_max_entries = 300;   /* u overflows its dictionary in every group */
+    o.writer_thread = thread;
     sink = frames_sink_file(f);
     assert_int_equal(frames_parquet_open(&w, &sink, cols, 8, &o, &err), FRAMES_OK);
     assert_int_equal(frames_parquet_metadata(w, "test", "own table"), FRAMES_OK);
@@ -396,7 +397,14 @@ static void check_own_table(int compression) {
     char pq[600], csv[600];
     snprintf(pq, sizeof pq, "%s", tu_workdir_path(compression ? "own_zstd.parquet" : "own_plain.parquet"));
     snprintf(csv, sizeof csv, "%s", tu_workdir_path("own.csv"));
-    write_own_table(pq, csv, compression, gmin, gmax, 3000, 20000);
+    write_own_table(pq, csv, compression, gmin, gmax, 3000, 20000, 1);
+    {   /* the writer thread changes nothing: the same bytes when the caller writes */
+        char alone[600];
+        snprintf(alone, sizeof alone, "%s", tu_workdir_path("own_alone.parquet"));
+        write_own_table(alone, csv, compression, gmin, gmax, 3000, 20000, 0);
+        assert_true(tu_same_bytes(pq, alone));
+        assert_int_equal(remove(alone), 0);
+    }
     batch_add("own table: rows, rows only in Parquet, rows only in the CSV", "20000|0|0\n",
               "WITH p AS (SELECT u, i, CASE WHEN s IS NULL THEN NULL ELSE '<' || s || '>' END, "
               "b, CASE WHEN x IS NULL THEN NULL ELSE 'x' || lower(hex(x)) END, "
@@ -450,6 +458,55 @@ static void test_writer_misuse(void **state) {
     assert_non_null(strstr(frames_parquet_error(w)->message, "not optional"));
     frames_parquet_abandon(w);
     fclose(f);
+}
+
+/* A sink that takes 20000 bytes, then fails. */
+static int failing_write(void *ctx, const void *p, size_t n) {
+    size_t *room = (size_t *)ctx;
+    (void)p;
+    if (n > *room) return -1;
+    *room -= n;
+    return 0;
+}
+
+/* A sink that fails while the writer thread writes a row group: the caller gets its
+   error at a later row or at the finish, and the writer refuses more rows; abandoning a
+   writer whose thread is busy frees everything (ASan, valgrind). */
+static void test_writer_thread_errors(void **state) {
+    static const frames_parquet_column cols[] = {{"a", FRAMES_PARQUET_U64, 0, 0, 0}};
+    frames_parquet_options o;
+    frames_parquet *w;
+    frames_error err;
+    frames_sink sink;
+    size_t room = 20000;
+    uint64_t r;
+    int rc = FRAMES_OK;
+    (void)state;
+    memset(&sink, 0, sizeof sink);
+    sink.write = failing_write;
+    sink.ctx = &room;
+    frames_parquet_options_default(&o);
+    o.row_group_rows = 1000;   /* 8000 bytes of values a row group */
+    o.compression = FRAMES_PARQUET_UNCOMPRESSED;
+    assert_true(o.writer_thread);
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 1, &o, &err), FRAMES_OK);
+    for (r = 0; r < 100000 && rc == FRAMES_OK; r++) {
+        frames_parquet_put_u64(w, 0, r * 0x9e3779b97f4a7c15ull);
+        rc = frames_parquet_row_end(w);
+    }
+    if (rc == FRAMES_OK) rc = frames_parquet_finish(w);
+    assert_int_equal(rc, FRAMES_E_IO);
+    assert_non_null(strstr(frames_parquet_error(w)->message, "write failed"));
+    frames_parquet_put_u64(w, 0, 1);
+    assert_int_equal(frames_parquet_row_end(w), FRAMES_E_IO);
+    assert_int_equal(frames_parquet_close(w), FRAMES_E_IO);
+    room = (size_t)-1;   /* a busy thread at abandon */
+    assert_int_equal(frames_parquet_open(&w, &sink, cols, 1, &o, &err), FRAMES_OK);
+    for (r = 0; r < 5000; r++) {
+        frames_parquet_put_u64(w, 0, r);
+        assert_int_equal(frames_parquet_row_end(w), FRAMES_OK);
+    }
+    frames_parquet_abandon(w);
 }
 
 /* Encodings: a table whose columns each call for one of Parquet's encodings, pages of
@@ -556,10 +613,37 @@ static const char jsonl_columns[] =
     "'read': 'BOOLEAN', 'written': 'BOOLEAN', 'index': 'BOOLEAN', 'base': 'BOOLEAN', "
     "'taint_id': 'UBIGINT', 'value': 'VARCHAR', 'value_uint': 'UBIGINT'}";
 
-/* operands.parquet holds exactly the rows of frames dump --jsonl (value as hex there),
-   and every value of it decodes (queued in the batch). Returns the number of rows. */
+/* The SELECT of docs/parquet.md's operand_values view (every value as bytes, from
+   value_uint or value), reading DIR/operands.parquet instead of out/operands.parquet: the
+   tests run the documented SQL itself. malloc'd. */
+static char *doc_values_view(const char *dir) {
+    static const char head[] = "CREATE VIEW operand_values AS\n", from[] = "'out/operands.parquet'";
+    char *doc = (char *)tu_read_file(tu_src("docs/parquet.md"), NULL), *sel, *at, *end, *sql;
+    size_t cap;
+    assert_non_null(doc);
+    sel = strstr(doc, head);
+    assert_non_null(sel);
+    sel += strlen(head);
+    end = strchr(sel, ';');
+    assert_non_null(end);
+    *end = 0;
+    at = strstr(sel, from);
+    assert_non_null(at);
+    *at = 0;
+    cap = strlen(sel) + strlen(dir) + strlen(at + strlen(from)) + 32;
+    sql = (char *)malloc(cap);
+    assert_non_null(sql);
+    snprintf(sql, cap, "%s'%s/operands.parquet'%s", sel, dir, at + strlen(from));
+    free(doc);
+    return sql;
+}
+
+/* operands.parquet holds exactly the rows of frames dump --jsonl (value as hex there,
+   here through docs/parquet.md's operand_values view), one copy of each value (value_uint
+   for 1 to 8 bytes, value otherwise), and every value of it decodes (queued in the batch).
+   Returns the number of rows. */
 static size_t check_operands_vs_jsonl(const char *trace, const char *dir) {
-    char *dump, jl[700], want[64];
+    char *dump, jl[700], want[64], *view;
     int st;
     size_t nlines = 0;
     const char *p;
@@ -572,14 +656,19 @@ static size_t check_operands_vs_jsonl(const char *trace, const char *dir) {
     batch_add(trace, want, "SELECT count(*) FROM '%s/operands.parquet' WHERE hash(COLUMNS(*)) IS NOT NULL",
               dir);
     if (nlines == 0) return 0;
+    batch_add(trace, "0\n",
+              "SELECT count(*) FROM '%s/operands.parquet' WHERE (value_uint IS NULL) = (value IS "
+              "NULL) OR (value_uint IS NULL) = (value_size BETWEEN 1 AND 8)", dir);
     snprintf(want, sizeof want, "%zu|0|0\n", nlines);
+    view = doc_values_view(dir);
     batch_add(trace, want,
               "WITH p AS (SELECT frame::UBIGINT, pc, tid, list, kind, name, address, bits, read, "
-              "written, \"index\", base, taint_id, lower(hex(value)), value_uint FROM "
-              "'%s/operands.parquet'), j AS (SELECT * FROM read_json('%s', format = "
+              "written, \"index\", base, taint_id, lower(hex(value)), value_uint FROM (%s)), "
+              "j AS (SELECT * FROM read_json('%s', format = "
               "'newline_delimited', %s)) SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM "
               "(FROM p EXCEPT ALL FROM j)), (SELECT count(*) FROM (FROM j EXCEPT ALL FROM p))",
-              dir, jl, jsonl_columns);
+              view, jl, jsonl_columns);
+    free(view);
     return nlines;
 }
 
@@ -761,14 +850,14 @@ static void test_recorded_trace(void **state) {
               "operands.parquet|frame|DELTA_BINARY_PACKED|true\n"
               "operands.parquet|kind|RLE_DICTIONARY|true\n"
               "operands.parquet|name|RLE_DICTIONARY|true\n"
-              "operands.parquet|value|DELTA_LENGTH_BYTE_ARRAY|true\n",
+              "operands.parquet|value_size|RLE_DICTIONARY|true\n",
               "WITH m AS (SELECT parse_filename(file_name) f, path_in_schema p, encodings e, "
               "row_group_id < max(row_group_id) OVER (PARTITION BY file_name) AS not_last "
               "FROM parquet_metadata(['%s/instructions.parquet', '%s/operands.parquet'])), "
               "w(f, p, want) AS (VALUES ('instructions.parquet', 'frame', 'DELTA_BINARY_PACKED'), "
               "('operands.parquet', 'frame', 'DELTA_BINARY_PACKED'), ('operands.parquet', 'kind', "
               "'RLE_DICTIONARY'), ('operands.parquet', 'name', 'RLE_DICTIONARY'), "
-              "('operands.parquet', 'value', 'DELTA_LENGTH_BYTE_ARRAY')) "
+              "('operands.parquet', 'value_size', 'RLE_DICTIONARY')) "
               "SELECT w.f, w.p, want, bool_and(contains(e, want)) FROM m JOIN w ON m.f = w.f AND "
               "m.p = w.p WHERE not_last GROUP BY ALL ORDER BY 1, 2", dir, dir);
     batch_run();
@@ -948,6 +1037,7 @@ int main(void) {
     const struct CMUnitTest unit[] = {
         cmocka_unit_test(test_thrift_compact_bytes),
         cmocka_unit_test(test_writer_misuse),
+        cmocka_unit_test(test_writer_thread_errors),
     };
     const struct CMUnitTest engine[] = {
         cmocka_unit_test(test_writer_own_table),
