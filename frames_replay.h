@@ -1668,7 +1668,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     frames__replay_builder b;
     frames_frame f;
     frames_raw raw;
-    frames_reader_info ri;
+    int cut;
     uint8_t *keydata = NULL;
     size_t keylen = 0, keycap = 0, nblk = 0, capblk = 0, nkeys = 0, capkeys = 0, i, j;
     frames__replay_block *blocks = NULL;
@@ -1750,7 +1750,9 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
         if (l && frames__replay_bline_flush(&b, l) < 0) goto nomem;
     }
-    frames_reader_info_get(r->reader, &ri);
+    /* the pass has read to the end, so the reader knows whether the trace is cut
+       (frames_reader_info_get would check the TOC against every record first) */
+    cut = frames_reader_truncated(r->reader);
     /* lay out the file */
     {
         uint64_t linebytes = 0;
@@ -1800,7 +1802,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         frames__put_le64(ix + 136, m->values);
         frames__put_le32(ix + 144, m->file_bytes);
         frames__put_le32(ix + 148, (uint32_t)m->nregs);
-        frames__put_le64(ix + 152, ri.truncated ? 1 : 0);
+        frames__put_le64(ix + 152, cut ? 1 : 0);
         o = FRAMES__REPLAY_HDR;
         for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
         for (i = 0; i < nblk; i++, o += 24) {
