@@ -1226,6 +1226,11 @@ static FRAMES__UNUSED int frames__replay_commit_all(frames__replay_builder *b) {
     return 0;
 }
 
+/* The slot of b->wc for line. */
+FRAMES__INLINE size_t frames__replay_wc_slot(const frames__replay_builder *b, uint64_t line) {
+    return (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+}
+
 /* Note an access of `kinds` to [addr, addr + len) in block blk. */
 static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
                                uint8_t kinds) {
@@ -1244,7 +1249,7 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
         uint64_t e = addr + len - lo < 64 ? addr + len - lo : 64;
         unsigned wlo = (unsigned)(s >> 3), whi = (unsigned)((e - 1) >> 3);
         uint8_t mask = (uint8_t)((2u << whi) - (1u << wlo));   /* words wlo..whi */
-        size_t slot = (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+        size_t slot = frames__replay_wc_slot(b, line);
         if (b->wc[slot].used && b->wc[slot].line != line) {
             if (frames__replay_commit(b, blk, b->wc[slot].line, b->wc[slot].kinds, b->wc[slot].mask) < 0)
                 return -1;
@@ -1261,6 +1266,22 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
         if (line == UINT64_MAX >> FRAMES__REPLAY_LINE_LOG2) break;
     }
     return 0;
+}
+
+/* frames__replay_note, without a call for most accesses: one inside a line this block
+   has accessed already (the next instruction on a code line, the same stack words)
+   adds its kinds and words in place. */
+FRAMES__INLINE int frames__replay_note_fast(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
+                                            uint8_t kinds) {
+    uint64_t line = addr >> FRAMES__REPLAY_LINE_LOG2;
+    unsigned lo = (unsigned)(addr & 63);
+    size_t slot = frames__replay_wc_slot(b, line);
+    if (blk == b->wcblk && len - 1 < 64u - lo && b->wc[slot].used && b->wc[slot].line == line) {
+        b->wc[slot].kinds = (uint8_t)(b->wc[slot].kinds | kinds);
+        b->wc[slot].mask = (uint8_t)(b->wc[slot].mask | ((2u << ((lo + len - 1) >> 3)) - (1u << (lo >> 3))));
+        return 0;
+    }
+    return frames__replay_note(b, blk, addr, len, kinds);
 }
 
 /* --------------------------------------------------------------------------------------
@@ -1679,6 +1700,8 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     uint8_t *ix = NULL;
     const frames__replay_bline **order = NULL;
     frames__replay_view v;
+    frames__replay_file *file = NULL;   /* the register file of thread `tid` */
+    uint64_t tid = 0;
     memset(&b, 0, sizeof b);
     b.actx = r->actx;
     b.budget = r->o.max_index_bytes;
@@ -1704,7 +1727,6 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         }
         {
             uint64_t blk = insn >> FRAMES__REPLAY_BLOCK_LOG2;
-            frames__replay_file *file;
             frames__replay_block *bl;
             size_t k;
             if ((insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
@@ -1721,7 +1743,8 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                 nblk++;
             }
             bl = &blocks[nblk - 1];
-            file = frames__replay_file_of(m, v.thread, 1);
+            /* files move only when a thread is added, which a change of thread precedes */
+            if (!file || v.thread != tid) file = frames__replay_file_of(m, tid = v.thread, 1);
             if (!file) {
                 rc = frames__fail(err, FRAMES_E_LIMIT, raw.offset, raw.index,
                                   "more than %u threads", (unsigned)m->max_threads);
@@ -1730,13 +1753,13 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
             frames__replay_apply_ops(m, file, b.ops, v.npre, 0, v.raw, v.nraw, &bl->rmask);
             frames__replay_apply_ops(m, file, b.ops + v.npre, v.n - v.npre, 1, v.raw, v.nraw, &bl->wmask);
             frames__replay_file_pc_unknown(m, file);
-            if (frames__replay_note(&b, blk, v.address, v.nraw ? v.nraw : 1, FRAMES__REPLAY_X) < 0)
+            if (frames__replay_note_fast(&b, blk, v.address, v.nraw ? v.nraw : 1, FRAMES__REPLAY_X) < 0)
                 goto nomem;
             for (k = 0; k < v.n; k++) {
                 const frames__replay_op *op = &b.ops[k];
                 if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
                 if (op->value) m->values++;
-                if (frames__replay_note(&b, blk, op->address, op->size,
+                if (frames__replay_note_fast(&b, blk, op->address, op->size,
                                         k >= v.npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
                     goto nomem;
             }
