@@ -631,10 +631,13 @@ typedef struct frames__replay_fast {
     frames_replay_alias a;
 } frames__replay_fast;
 
+#define FRAMES__REPLAY_FRONT 128u
 struct frames_replay_regs {
     void *actx;
     frames__htab fast;           /* frames__replay_fast: at most FRAMES__REPLAY_FAST names,
                                     filled as they are looked up */
+    frames__replay_fast front[FRAMES__REPLAY_FRONT];   /* before fast, one slot a word
+                                    (hash unused; len 0: empty) */
     size_t last;                 /* file of the last thread looked up */
     const frames__replay_archdef *def;
     frames_replay_reg *table;    /* full registers (the public view) */
@@ -822,12 +825,17 @@ FRAMES__INLINE int frames__replay_lookup_key(frames_replay_regs *m, uint64_t key
     /* one multiply, its high bits folded onto the low ones that pick the slot: mixed
        enough for a few hundred names, and shorter than frames__mix64 on the hot path */
     uint64_t h = (key ^ (uint64_t)len << 61) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
+    frames__replay_fast *e = &m->front[h >> 57 & (FRAMES__REPLAY_FRONT - 1)], *front = e;
     size_t at = 0;
-    frames__replay_fast *e;
     int found;
+    if (e->key == key && e->len == len) {   /* the common case: one load, one compare */
+        if (e->found) *a = e->a;
+        return (int)e->found;
+    }
+    h ^= h >> 29;
     while ((e = FRAMES__HTAB_NEXT(&m->fast, frames__replay_fast, h, &at)) != NULL)
         if (e->key == key && e->len == len) {
+            *front = *e;
             if (e->found) *a = e->a;
             return (int)e->found;
         }
