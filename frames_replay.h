@@ -1018,7 +1018,7 @@ static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, f
 }
 
 /* After an instruction the next pc is not known (the thread's next frame tells it). */
-static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
+FRAMES__INLINE void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
     if (m->pc == UINT32_MAX) return;
     if (m->store[m->pc] == 8) memset(f->known + m->offset[m->pc], 0, 8);   /* no call */
     else memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
@@ -1382,8 +1382,9 @@ static FRAMES__UNUSED int frames__replay_view_room(frames__replay_builder *b, si
    out of memory. */
 static FRAMES__UNUSED int frames__replay_view_list(frames_replay_regs *m, frames__replay_builder *b,
                                                    const uint8_t *p, const uint8_t *end, frames__replay_view *v) {
+    /* an element this reader takes has 24 bytes at least */
+    if (frames__replay_view_room(b, v->n + (size_t)(end - p) / 24) < 0) return -1;
     while (p < end) {
-        if (frames__replay_view_room(b, v->n) < 0) return -1;
         if (!(p = frames__replay_view_op(m, p, end, &b->ops[v->n]))) return 0;
         v->n++;
     }
