@@ -1307,6 +1307,7 @@ FRAMES__INLINE int frames__replay_note_fast(frames__replay_builder *b, uint64_t 
    post list (the builder's array). */
 typedef struct frames__replay_view {
     uint64_t address, thread;
+    uint64_t index, offset;      /* the frame's, in the trace (set by the build pass) */
     const uint8_t *raw;
     size_t nraw, npre, n;
 } frames__replay_view;
@@ -1693,25 +1694,116 @@ static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_er
 #endif
 }
 
+/* What the build pass's steps return when the index would take more than its budget or
+   memory is out (errors are negative). */
+#define FRAMES__REPLAY_NOROOM 2
+
+/* What the build pass gathers besides the line table (frames__replay_builder). */
+typedef struct frames__replay_acc {
+    frames__replay_block *blocks;
+    uint64_t *keyoffs;
+    uint8_t *keydata;
+    size_t nblk, capblk, nkeys, capkeys, keylen, keycap;
+    uint64_t insn, nframes;
+    frames__replay_file *file;   /* the register file of thread tid */
+    uint64_t tid;
+} frames__replay_acc;
+
+/* Index one instruction: its view v, ops its operands. FRAMES_OK, FRAMES__REPLAY_NOROOM,
+   or an error (err set). */
+static FRAMES__UNUSED int frames__replay_index_insn(frames_replay *r, frames__replay_builder *b,
+                                                    frames__replay_acc *a, const frames__replay_view *v,
+                                                    const frames__replay_op *ops, frames_error *err) {
+    frames_replay_regs *m = r->regs;
+    uint64_t blk = a->insn >> FRAMES__REPLAY_BLOCK_LOG2;
+    frames__replay_block *bl;
+    size_t k;
+    if ((a->insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
+        if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
+            if (FRAMES__GROW(a->keyoffs, a->capkeys, a->nkeys + 1, r->actx) < 0)
+                return FRAMES__REPLAY_NOROOM;
+            a->keyoffs[a->nkeys++] = a->keylen;
+            if (frames__replay_put_key(m, &a->keydata, &a->keylen, &a->keycap, r->actx) < 0 ||
+                a->keylen > r->o.max_index_bytes)
+                return FRAMES__REPLAY_NOROOM;
+        }
+        if (FRAMES__GROW(a->blocks, a->capblk, a->nblk + 1, r->actx) < 0) return FRAMES__REPLAY_NOROOM;
+        a->blocks[a->nblk].frame = v->index;
+        a->blocks[a->nblk].wmask = a->blocks[a->nblk].rmask = 0;
+        a->nblk++;
+    }
+    bl = &a->blocks[a->nblk - 1];
+    /* files move only when a thread is added, which a change of thread precedes */
+    if (!a->file || v->thread != a->tid) a->file = frames__replay_file_of(m, a->tid = v->thread, 1);
+    if (!a->file)
+        return frames__fail(err, FRAMES_E_LIMIT, v->offset, v->index, "more than %u threads",
+                            (unsigned)m->max_threads);
+    frames__replay_apply_ops(m, a->file, ops, v->npre, 0, v->raw, v->nraw, &bl->rmask);
+    frames__replay_apply_ops(m, a->file, ops + v->npre, v->n - v->npre, 1, v->raw, v->nraw, &bl->wmask);
+    frames__replay_file_pc_unknown(m, a->file);
+    if (frames__replay_note_fast(b, blk, v->address, v->nraw ? v->nraw : 1, FRAMES__REPLAY_X) < 0)
+        return FRAMES__REPLAY_NOROOM;
+    for (k = 0; k < v->n; k++) {
+        const frames__replay_op *op = &ops[k];
+        if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
+        if (op->value) m->values++;
+        if (frames__replay_note_fast(b, blk, op->address, op->size,
+                                     k >= v->npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
+            return FRAMES__REPLAY_NOROOM;
+    }
+    a->insn++;
+    if (r->o.progress && (a->insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, v->offset, 0);
+    if (b->used + (uint64_t)b->lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes)
+        return FRAMES__REPLAY_NOROOM;
+    return FRAMES_OK;
+}
+
+/* The next std_frame of the trace as a view, its operands at b->ops + b->opbase:
+   1, 0 at the end, FRAMES__REPLAY_NOROOM, or an error (err set). Records that are not
+   std_frames, or do not decode, are counted in a->nframes and skipped. */
+static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__replay_builder *b,
+                                                   frames__replay_acc *a, frames__replay_view *v,
+                                                   frames_error *err) {
+    frames_frame f;
+    frames_raw raw;
+    int got;
+    for (;;) {
+        got = frames_reader_next_raw(r->reader, &raw);
+        if (got < 0) {
+            if (err) *err = *frames_reader_error(r->reader);
+            return got;
+        }
+        if (got == 0) return 0;
+        a->nframes++;
+        v->index = raw.index;
+        v->offset = raw.offset;
+        if ((got = frames__replay_view_raw(r->regs, b, raw.payload.ptr, raw.payload.len, v)) != 0)
+            return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
+        got = frames_reader_decode(r->reader, &raw, &f);
+        if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
+        if (got < 0) {
+            if (err) *err = *frames_reader_error(r->reader);
+            return got;
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        return frames__replay_view_decoded(r->regs, b, &f.std, v) < 0 ? FRAMES__REPLAY_NOROOM : 1;
+    }
+}
+
 /* Build the index in one pass over the trace into r->ix. */
 static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
     frames__replay_builder b;
-    frames_frame f;
-    frames_raw raw;
+    frames__replay_acc a;
     int cut;
-    uint8_t *keydata = NULL;
-    size_t keylen = 0, keycap = 0, nblk = 0, capblk = 0, nkeys = 0, capkeys = 0, i, j;
-    frames__replay_block *blocks = NULL;
-    uint64_t *keyoffs = NULL, insn = 0, nframes = 0;
+    size_t i, j;
     frames_replay_regs *m = r->regs;
     int rc = FRAMES_OK, got;
     size_t total;
     uint8_t *ix = NULL;
     const frames__replay_bline **order = NULL;
     frames__replay_view v;
-    frames__replay_file *file = NULL;   /* the register file of thread `tid` */
-    uint64_t tid = 0;
     memset(&b, 0, sizeof b);
+    memset(&a, 0, sizeof a);
     b.actx = r->actx;
     b.budget = r->o.max_index_bytes;
     /* at most the budget in slots: the table has at most 4 * max of them */
@@ -1721,62 +1813,10 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     if (frames_reader_seek(r->reader, 0) < 0 && frames_reader_tell(r->reader) != 0)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s: cannot read the trace from its start", r->trace_path);
-    for (;;) {
-        got = frames_reader_next_raw(r->reader, &raw);
-        if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
-        if (got == 0) break;
-        nframes++;
-        if ((got = frames__replay_view_raw(m, &b, raw.payload.ptr, raw.payload.len, &v)) < 0) goto nomem;
-        if (!got) {
-            got = frames_reader_decode(r->reader, &raw, &f);
-            if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
-            if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
-            if (f.kind != FRAMES_KIND_STD) continue;
-            if (frames__replay_view_decoded(m, &b, &f.std, &v) < 0) goto nomem;
-        }
-        {
-            uint64_t blk = insn >> FRAMES__REPLAY_BLOCK_LOG2;
-            frames__replay_block *bl;
-            size_t k;
-            if ((insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
-                if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
-                    if (FRAMES__GROW(keyoffs, capkeys, nkeys + 1, r->actx) < 0) goto nomem;
-                    keyoffs[nkeys++] = keylen;
-                    if (frames__replay_put_key(m, &keydata, &keylen, &keycap, r->actx) < 0 ||
-                        keylen > r->o.max_index_bytes)
-                        goto nomem;
-                }
-                if (FRAMES__GROW(blocks, capblk, nblk + 1, r->actx) < 0) goto nomem;
-                blocks[nblk].frame = raw.index;
-                blocks[nblk].wmask = blocks[nblk].rmask = 0;
-                nblk++;
-            }
-            bl = &blocks[nblk - 1];
-            /* files move only when a thread is added, which a change of thread precedes */
-            if (!file || v.thread != tid) file = frames__replay_file_of(m, tid = v.thread, 1);
-            if (!file) {
-                rc = frames__fail(err, FRAMES_E_LIMIT, raw.offset, raw.index,
-                                  "more than %u threads", (unsigned)m->max_threads);
-                goto done;
-            }
-            frames__replay_apply_ops(m, file, b.ops, v.npre, 0, v.raw, v.nraw, &bl->rmask);
-            frames__replay_apply_ops(m, file, b.ops + v.npre, v.n - v.npre, 1, v.raw, v.nraw, &bl->wmask);
-            frames__replay_file_pc_unknown(m, file);
-            if (frames__replay_note_fast(&b, blk, v.address, v.nraw ? v.nraw : 1, FRAMES__REPLAY_X) < 0)
-                goto nomem;
-            for (k = 0; k < v.n; k++) {
-                const frames__replay_op *op = &b.ops[k];
-                if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
-                if (op->value) m->values++;
-                if (frames__replay_note_fast(&b, blk, op->address, op->size,
-                                        k >= v.npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
-                    goto nomem;
-            }
-            insn++;
-            if (r->o.progress && (insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, raw.offset, 0);
-            if (b.used + (uint64_t)b.lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes) goto nomem;
-        }
-    }
+    while ((got = frames__replay_next_view(r, &b, &a, &v, err)) == 1)
+        if ((got = frames__replay_index_insn(r, &b, &a, &v, b.ops, err)) != FRAMES_OK) break;
+    if (got == FRAMES__REPLAY_NOROOM) goto nomem;
+    if (got < 0) { rc = got; goto done; }
     if (frames__replay_commit_all(&b) < 0) goto nomem;
     for (i = 0; i < b.lines.cap; i++) {
         frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
@@ -1806,7 +1846,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                     order[c] = t;
                 }
         }
-        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * nblk + 8 * nkeys + keylen + 24 * nl + (size_t)linebytes;
+        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * a.nblk + 8 * a.nkeys + a.keylen + 24 * nl + (size_t)linebytes;
         if (total > r->o.max_index_bytes) goto nomem;
         ix = (uint8_t *)FRAMES_MALLOC(total, r->actx);
         if (!ix) goto nomem;
@@ -1819,17 +1859,17 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         frames__put_le64(ix + 32, r->stamp.nsec);
         frames__put_le64(ix + 40, r->stamp.head);
         frames__put_le64(ix + 48, r->stamp.tail);
-        frames__put_le64(ix + 56, insn);
-        frames__put_le64(ix + 64, nframes);
+        frames__put_le64(ix + 56, a.insn);
+        frames__put_le64(ix + 64, a.nframes);
         frames__put_le32(ix + 72, (uint32_t)frames_reader_header(r->reader)->arch);
         frames__put_le32(ix + 76, FRAMES__REPLAY_BLOCK_LOG2);
         frames__put_le64(ix + 80, frames_reader_header(r->reader)->machine);
         frames__put_le32(ix + 88, FRAMES__REPLAY_KEY_BLOCKS);
         frames__put_le32(ix + 92, (uint32_t)m->nfiles);
-        frames__put_le64(ix + 96, nblk);
-        frames__put_le64(ix + 104, nkeys);
+        frames__put_le64(ix + 96, a.nblk);
+        frames__put_le64(ix + 104, a.nkeys);
         frames__put_le64(ix + 112, nl);
-        frames__put_le64(ix + 120, keylen);
+        frames__put_le64(ix + 120, a.keylen);
         frames__put_le64(ix + 128, linebytes);
         frames__put_le64(ix + 136, m->values);
         frames__put_le32(ix + 144, m->file_bytes);
@@ -1837,14 +1877,14 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         frames__put_le64(ix + 152, cut ? 1 : 0);
         o = FRAMES__REPLAY_HDR;
         for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
-        for (i = 0; i < nblk; i++, o += 24) {
-            frames__put_le64(ix + o, blocks[i].frame);
-            frames__put_le64(ix + o + 8, blocks[i].wmask);
-            frames__put_le64(ix + o + 16, blocks[i].rmask);
+        for (i = 0; i < a.nblk; i++, o += 24) {
+            frames__put_le64(ix + o, a.blocks[i].frame);
+            frames__put_le64(ix + o + 8, a.blocks[i].wmask);
+            frames__put_le64(ix + o + 16, a.blocks[i].rmask);
         }
-        for (i = 0; i < nkeys; i++, o += 8) frames__put_le64(ix + o, keyoffs[i]);
-        if (keylen) memcpy(ix + o, keydata, keylen);
-        o += keylen;
+        for (i = 0; i < a.nkeys; i++, o += 8) frames__put_le64(ix + o, a.keyoffs[i]);
+        if (a.keylen) memcpy(ix + o, a.keydata, a.keylen);
+        o += a.keylen;
         {
             uint64_t doff = 0;
             size_t dir = o, data = o + 24 * nl;
@@ -1876,9 +1916,9 @@ nomem:
 done:
     FRAMES_FREE(order, r->actx);
     FRAMES_FREE(ix, r->actx);
-    FRAMES_FREE(keydata, r->actx);
-    FRAMES_FREE(keyoffs, r->actx);
-    FRAMES_FREE(blocks, r->actx);
+    FRAMES_FREE(a.keydata, r->actx);
+    FRAMES_FREE(a.keyoffs, r->actx);
+    FRAMES_FREE(a.blocks, r->actx);
     frames__replay_builder_free(&b);
     return rc;
 }
