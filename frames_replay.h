@@ -78,6 +78,9 @@
    FRAMES_REPLAY_LIBZSTD     open compressed .frames.zst traces too (frames_zstd.h's
                           implementation must be linked, and libzstd; no effect with
                           FRAMES_NO_STDIO or FRAMES_NO_POSIX, which open no files)
+   FRAMES_REPLAY_NO_THREADS  build the index on the caller's thread only (else, POSIX
+                          only, a second thread may read the trace: link -lpthread;
+                          FRAMES_MALLOC & co are then called from both)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
    Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
    and frames_replay_open fails with FRAMES_E_UNSUPPORTED.
@@ -159,6 +162,11 @@ typedef struct frames_replay_options {
     uint32_t max_threads;          /* distinct threads accepted (default 65536) */
     uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
                                       looking for a byte's value (default 4096) */
+    uint32_t build_threads;        /* threads of the index build: 1, 2 (one reads and takes
+                                      the records apart, the caller's indexes: about half
+                                      the wall time on two free cores; a trace read from
+                                      memory, not a compressed one), 0 (default): 2 for
+                                      such a trace of 64 MiB or more, else 1 */
 } frames_replay_options;
 FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
 
@@ -436,6 +444,10 @@ FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machi
 #define FRAMES__REPLAY_FILES 1
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef FRAMES_REPLAY_NO_THREADS
+#define FRAMES__REPLAY_THREADS 1
+#include <pthread.h>
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -1146,8 +1158,8 @@ typedef struct frames__replay_builder {
         uint8_t kinds, mask, used;
     } wc[256];
     uint64_t wcblk;          /* the block they belong to */
-    frames__replay_op *ops; /* the operands of the instruction being indexed */
-    size_t capops;
+    frames__replay_op *ops; /* the operands of the instruction being indexed, from opbase */
+    size_t capops, opbase;
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
@@ -1303,13 +1315,15 @@ FRAMES__INLINE int frames__replay_note_fast(frames__replay_builder *b, uint64_t 
    the same meaning; anything in doubt is left to the decoder.
    -------------------------------------------------------------------------------------- */
 
-/* One instruction as the build pass applies it: ops[0, npre) the pre list, the rest the
-   post list (the builder's array). */
+/* One instruction as the build pass applies it: ops[first, first + npre) of the
+   builder's array the pre list, the next n - npre the post list. */
 typedef struct frames__replay_view {
     uint64_t address, thread;
     uint64_t index, offset;      /* the frame's, in the trace (set by the build pass) */
     const uint8_t *raw;
-    size_t nraw, npre, n;
+    size_t nraw, npre, n, first;
+    int decoded;                 /* taken from the decoder: raw and the values point into
+                                    its memory, which the next decoding reuses */
 } frames__replay_view;
 
 /* Field `tag len bytes` at p inside [p, end): its bytes' start, *stop their end; NULL
@@ -1383,10 +1397,12 @@ static FRAMES__UNUSED int frames__replay_view_room(frames__replay_builder *b, si
    out of memory. */
 static FRAMES__UNUSED int frames__replay_view_list(frames_replay_regs *m, frames__replay_builder *b,
                                                    const uint8_t *p, const uint8_t *end, frames__replay_view *v) {
+    frames__replay_op *ops;
     /* an element this reader takes has 24 bytes at least */
-    if (frames__replay_view_room(b, v->n + (size_t)(end - p) / 24) < 0) return -1;
+    if (frames__replay_view_room(b, b->opbase + v->n + (size_t)(end - p) / 24) < 0) return -1;
+    ops = b->ops + b->opbase;
     while (p < end) {
-        if (!(p = frames__replay_view_op(m, p, end, &b->ops[v->n]))) return 0;
+        if (!(p = frames__replay_view_op(m, p, end, &ops[v->n]))) return 0;
         v->n++;
     }
     return 1;
@@ -1400,6 +1416,8 @@ static FRAMES__UNUSED int frames__replay_view_raw(frames_replay_regs *m, frames_
     const uint8_t *end = p + len, *q, *stop;
     int rc;
     v->n = 0;
+    v->first = b->opbase;
+    v->decoded = 0;
     if (!(p = frames__replay_field(p, end, 0x0a, &stop)) || stop != end) return 0;
     if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &v->address)) ||
         p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v->thread)) ||
@@ -1429,9 +1447,11 @@ static FRAMES__UNUSED int frames__replay_view_decoded(frames_replay_regs *m, fra
     v->raw = s->rawbytes.ptr;
     v->nraw = s->rawbytes.len;
     v->n = 0;
+    v->first = b->opbase;
+    v->decoded = 1;
     for (i = 0; i < s->npre + s->npost; i++) {
-        if (frames__replay_view_room(b, v->n) < 0) return -1;
-        frames__replay_op_of(m, i < s->npre ? &s->pre[i] : &s->post[i - s->npre], &b->ops[v->n++]);
+        if (frames__replay_view_room(b, b->opbase + v->n) < 0) return -1;
+        frames__replay_op_of(m, i < s->npre ? &s->pre[i] : &s->post[i - s->npre], &b->ops[b->opbase + v->n++]);
     }
     v->npre = s->npre;
     return 0;
@@ -1463,6 +1483,7 @@ static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '
 
 typedef struct frames__replay_stamp {
     uint64_t size, sec, nsec, head, tail;
+    int regular;                 /* a regular file: a plain trace is read from memory */
 } frames__replay_stamp;
 
 struct frames_replay {
@@ -1510,6 +1531,7 @@ static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__repl
     if (stat(path, &sb) != 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", path, frames__syserr());
     st->size = (uint64_t)sb.st_size;
+    st->regular = S_ISREG(sb.st_mode) ? 1 : 0;
     st->sec = (uint64_t)sb.st_mtime;
 #if defined(__GLIBC__) && defined(st_mtime)   /* glibc's st_mtime is st_mtim.tv_sec then */
     st->nsec = (uint64_t)sb.st_mtim.tv_nsec;
@@ -1790,6 +1812,155 @@ static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__rep
     }
 }
 
+#ifdef FRAMES__REPLAY_THREADS
+/* --------------------------------------------------------------------------------------
+   Index: the build over two threads
+   Reading the records and taking them apart (frames__replay_next_view) runs on a thread
+   of its own, batches of instructions ahead of their indexing on the caller's thread:
+   the two halves take about as long each, so the wall time about halves on two free
+   cores (the CPU time grows by the hand-overs). Only for a trace in memory (mapped or
+   read whole), whose bytes the views point into until the end; a compressed trace's
+   pages do not last (and its read-ahead thread has the other core). A std_frame the
+   decoder must read ends the reading thread's part: its view points into the decoder's
+   memory, which the next record would reuse; the caller's thread goes on from there.
+   -------------------------------------------------------------------------------------- */
+#define FRAMES__REPLAY_BATCH 1024u
+#define FRAMES__REPLAY_NBATCH 4u
+#define FRAMES__REPLAY_HANDOVER 3   /* next_view's returns, and: go on on one thread */
+#define FRAMES__REPLAY_THREADED_BYTES (64ull << 20)
+
+/* The threads the index build takes (build_threads): 2 only for a trace in memory (a
+   regular file, not read through a source as a compressed one is). */
+static FRAMES__UNUSED int frames__replay_threads(const frames_replay *r) {
+    if (!r->stamp.regular || frames_reader_source(r->reader) || r->o.build_threads == 1) return 1;
+    return r->o.build_threads >= 2 || r->stamp.size >= FRAMES__REPLAY_THREADED_BYTES ? 2 : 1;
+}
+
+typedef struct frames__replay_batch {
+    frames__replay_view *v;      /* FRAMES__REPLAY_BATCH of them */
+    size_t n;
+    frames__replay_op *ops;      /* every view's operands, from its `first` */
+    size_t capops;
+    uint64_t nframes;            /* records read before the batch's end, from the start */
+    int rc;                      /* why the batch ends: 1 full, else next_view's return
+                                    (0 the end, NOROOM, an error in err) or HANDOVER */
+    frames_error err;
+} frames__replay_batch;
+
+typedef struct frames__replay_pipe {
+    frames_replay *r;
+    frames__replay_builder pb;   /* the reading thread's operands (its ops, capops) */
+    frames__replay_acc pa;       /* the reading thread's count of records */
+    frames__replay_batch batch[FRAMES__REPLAY_NBATCH];
+    uint64_t put, take;          /* batches filled, batches indexed */
+    int quit;                    /* the indexing stopped: read no further */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} frames__replay_pipe;
+
+/* Fill batch bt with the next views. */
+static FRAMES__UNUSED void frames__replay_fill(frames__replay_pipe *p, frames__replay_batch *bt) {
+    int got = 1;
+    bt->n = 0;
+    p->pb.ops = bt->ops;
+    p->pb.capops = bt->capops;
+    p->pb.opbase = 0;
+    while (bt->n < FRAMES__REPLAY_BATCH) {
+        frames__replay_view *v = &bt->v[bt->n];
+        if ((got = frames__replay_next_view(p->r, &p->pb, &p->pa, v, &bt->err)) != 1) break;
+        bt->n++;
+        p->pb.opbase += v->n;
+        if (v->decoded) {
+            got = FRAMES__REPLAY_HANDOVER;
+            break;
+        }
+    }
+    bt->ops = p->pb.ops;
+    bt->capops = p->pb.capops;
+    bt->nframes = p->pa.nframes;
+    bt->rc = got;
+}
+
+static FRAMES__UNUSED void *frames__replay_reading(void *arg) {
+    frames__replay_pipe *p = (frames__replay_pipe *)arg;
+    int more = 1;
+    while (more) {
+        frames__replay_batch *bt;
+        pthread_mutex_lock(&p->mu);
+        while (p->put - p->take >= FRAMES__REPLAY_NBATCH && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
+        more = !p->quit;
+        pthread_mutex_unlock(&p->mu);
+        if (!more) break;
+        bt = &p->batch[p->put % FRAMES__REPLAY_NBATCH];
+        frames__replay_fill(p, bt);
+        more = bt->rc == 1;
+        pthread_mutex_lock(&p->mu);
+        p->put++;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static FRAMES__UNUSED void frames__replay_pipe_free(frames__replay_pipe *p) {
+    size_t i;
+    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
+        FRAMES_FREE(p->batch[i].v, p->r->actx);
+        FRAMES_FREE(p->batch[i].ops, p->r->actx);
+    }
+    FRAMES_FREE(p, p->r->actx);
+}
+
+/* Index the trace with a reading thread: what the single-threaded loop's last step
+   returns (0 the end, NOROOM, an error), or HANDOVER: the single-threaded loop goes on
+   (also when no thread could start). */
+static FRAMES__UNUSED int frames__replay_build_threaded(frames_replay *r, frames__replay_builder *b,
+                                                        frames__replay_acc *a, frames_error *err) {
+    frames__replay_pipe *p = (frames__replay_pipe *)frames__zalloc(sizeof *p, r->actx);
+    pthread_t th;
+    size_t i;
+    int rc = FRAMES_OK, last = 1;
+    if (!p) return FRAMES__REPLAY_HANDOVER;
+    p->r = r;
+    p->pb.actx = r->actx;
+    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
+        p->batch[i].v = (frames__replay_view *)FRAMES_MALLOC(FRAMES__REPLAY_BATCH * sizeof(frames__replay_view), r->actx);
+        if (!p->batch[i].v) break;
+    }
+    if (i < FRAMES__REPLAY_NBATCH || pthread_mutex_init(&p->mu, NULL) != 0) {
+        frames__replay_pipe_free(p);
+        return FRAMES__REPLAY_HANDOVER;
+    }
+    if (pthread_cond_init(&p->cv, NULL) != 0 || pthread_create(&th, NULL, frames__replay_reading, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        frames__replay_pipe_free(p);
+        return FRAMES__REPLAY_HANDOVER;
+    }
+    while (rc == FRAMES_OK && last == 1) {
+        frames__replay_batch *bt;
+        pthread_mutex_lock(&p->mu);
+        while (p->take == p->put) pthread_cond_wait(&p->cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        bt = &p->batch[p->take % FRAMES__REPLAY_NBATCH];
+        for (i = 0; i < bt->n && rc == FRAMES_OK; i++)
+            rc = frames__replay_index_insn(r, b, a, &bt->v[i], bt->ops + bt->v[i].first, err);
+        a->nframes = bt->nframes;
+        last = bt->rc;
+        if (last < 0 && err) *err = bt->err;
+        pthread_mutex_lock(&p->mu);
+        p->take++;
+        if (rc != FRAMES_OK) p->quit = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    frames__replay_pipe_free(p);
+    return rc != FRAMES_OK ? rc : last;
+}
+#endif
+
 /* Build the index in one pass over the trace into r->ix. */
 static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
     frames__replay_builder b;
@@ -1810,11 +1981,16 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     FRAMES__HTAB_INIT(&b.lines, frames__replay_bline,
                       (size_t)(b.budget / (4 * sizeof(frames__replay_bline)) + 1));
     m->values = 0;
-    if (frames_reader_seek(r->reader, 0) < 0 && frames_reader_tell(r->reader) != 0)
+    if (frames_reader_tell(r->reader) != 0 && frames_reader_seek(r->reader, 0) < 0)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s: cannot read the trace from its start", r->trace_path);
-    while ((got = frames__replay_next_view(r, &b, &a, &v, err)) == 1)
-        if ((got = frames__replay_index_insn(r, &b, &a, &v, b.ops, err)) != FRAMES_OK) break;
+    got = FRAMES__REPLAY_HANDOVER;
+#ifdef FRAMES__REPLAY_THREADS
+    if (frames__replay_threads(r) == 2) got = frames__replay_build_threaded(r, &b, &a, err);
+#endif
+    if (got == FRAMES__REPLAY_HANDOVER)
+        while ((got = frames__replay_next_view(r, &b, &a, &v, err)) == 1)
+            if ((got = frames__replay_index_insn(r, &b, &a, &v, b.ops + v.first, err)) != FRAMES_OK) break;
     if (got == FRAMES__REPLAY_NOROOM) goto nomem;
     if (got < 0) { rc = got; goto done; }
     if (frames__replay_commit_all(&b) < 0) goto nomem;

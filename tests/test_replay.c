@@ -17,6 +17,35 @@
 #define dir tu_workdir
 #define at tu_workdir_path
 
+/* The index of `path` built over two threads (build_threads 2) is byte for byte the one
+   one thread built at `built` (on a copy whose std_frames need the decoder, the caller's
+   thread takes over at the first one); over its budget, it fails as one thread does,
+   without waiting for the reading thread forever. */
+static void same_index_two_threads(const char *path, const char *built) {
+    frames_replay *r;
+    frames_replay_options o;
+    frames_error err;
+    unsigned char *a, *b;
+    size_t na, nb;
+    frames_replay_options_default(&o);
+    o.index_path = tu_tmp_path(".fridx");
+    o.build_threads = 2;
+    assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_OK);
+    frames_replay_close(r);
+    a = tu_read_file(built, &na);
+    b = tu_read_file(o.index_path, &nb);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
+    unlink(o.index_path);
+    o.max_index_bytes = 200;
+    assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_E_NOMEM);
+    assert_non_null(strstr(err.message, "would take more than 200 bytes"));
+}
+
 /* ---- register aliasing, on frames written here */
 
 static frames_frame one_frame(uint64_t pc, const frames_operand *pre, uint32_t npre,
@@ -620,6 +649,8 @@ static void test_decoder_path_same_index(void **state) {
     assert_memory_equal(a, b, na);
     free(a);
     free(b);
+    same_index_two_threads(trace, at("p.frames.fridx"));
+    same_index_two_threads(tainted, at("tainted.frames.fridx"));
 }
 
 #endif /* TU_RECORD_BUILT */
@@ -639,6 +670,7 @@ static void test_threads_and_keyframes(void **state) {
     size_t n;
     int i, pos;
     frames_writer_options wo;
+    char ix[600];
     (void)state;
     frames_writer_options_default(&wo);
     wo.machine = 64;   /* x86-64 */
@@ -654,6 +686,9 @@ static void test_threads_and_keyframes(void **state) {
     assert_int_equal(frames_replay_open(&r, path, NULL, &err), 0);
     frames_replay_info_get(r, &info);
     assert_true(info.instructions == 5000);
+    /* 5 batches of the reading thread: it fills 4 and waits while the budget stops the build */
+    snprintf(ix, sizeof ix, "%s.fridx", path);
+    same_index_two_threads(path, ix);
     assert_int_equal(frames_replay_threads(r, tids, 4), 2);
     assert_true(tids[0] == 100 && tids[1] == 200);
     for (pos = 0; pos <= 5000; pos += 137) {
