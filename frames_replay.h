@@ -1813,17 +1813,15 @@ static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__rep
 }
 
 #ifdef FRAMES__REPLAY_THREADS
-/* --------------------------------------------------------------------------------------
-   Index: the build over two threads
-   Reading the records and taking them apart (frames__replay_next_view) runs on a thread
-   of its own, batches of instructions ahead of their indexing on the caller's thread:
-   the two halves take about as long each, so the wall time about halves on two free
-   cores (the CPU time grows by the hand-overs). Only for a trace in memory (mapped or
-   read whole), whose bytes the views point into until the end; a compressed trace's
-   pages do not last (and its read-ahead thread has the other core). A std_frame the
-   decoder must read ends the reading thread's part: its view points into the decoder's
-   memory, which the next record would reuse; the caller's thread goes on from there.
-   -------------------------------------------------------------------------------------- */
+/* The index build over two threads. Reading the records and taking them apart
+   (frames__replay_next_view) runs on a thread of its own, batches of instructions
+   ahead of their indexing on the caller's thread: the two halves take about as long
+   each, so the wall time about halves on two free cores (the CPU time grows by the
+   hand-overs). Only for a trace in memory (mapped or read whole), whose bytes the
+   views point into until the end; a compressed trace's pages do not last (and its
+   read-ahead thread has the other core). A std_frame the decoder must read ends the
+   reading thread's part: its view points into the decoder's memory, which the next
+   record would reuse; the caller's thread goes on from there. */
 #define FRAMES__REPLAY_BATCH 1024u
 #define FRAMES__REPLAY_NBATCH 4u
 #define FRAMES__REPLAY_HANDOVER 3   /* next_view's returns, and: go on on one thread */
