@@ -1719,6 +1719,8 @@ static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_er
 /* What the build pass's steps return when the index would take more than its budget or
    memory is out (errors are negative). */
 #define FRAMES__REPLAY_NOROOM 2
+/* The build over two threads ends: the caller's thread goes on alone. */
+#define FRAMES__REPLAY_HANDOVER 3
 
 /* What the build pass gathers besides the line table (frames__replay_builder). */
 typedef struct frames__replay_acc {
@@ -1824,7 +1826,6 @@ static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__rep
    record would reuse; the caller's thread goes on from there. */
 #define FRAMES__REPLAY_BATCH 1024u
 #define FRAMES__REPLAY_NBATCH 4u
-#define FRAMES__REPLAY_HANDOVER 3   /* next_view's returns, and: go on on one thread */
 #define FRAMES__REPLAY_THREADED_BYTES (64ull << 20)
 
 /* The threads the index build takes (build_threads): 2 only for a trace in memory (a
