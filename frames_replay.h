@@ -162,11 +162,11 @@ typedef struct frames_replay_options {
     uint32_t max_threads;          /* distinct threads accepted (default 65536) */
     uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
                                       looking for a byte's value (default 4096) */
-    uint32_t build_threads;        /* threads of the index build: 1, 2 (one reads and takes
-                                      the records apart, the caller's indexes: about half
-                                      the wall time on two free cores; a trace read from
-                                      memory, not a compressed one), 0 (default): 2 for
-                                      such a trace of 64 MiB or more, else 1 */
+    uint32_t build_threads;        /* threads of the index build: 0 (default) or 1; 2: one
+                                      reads and takes the records apart, the caller's
+                                      indexes them (a plain trace file only; less wall
+                                      time on two free cores, more CPU time, no gain on
+                                      a busy machine: docs/timetravel.md) */
 } frames_replay_options;
 FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
 
@@ -1826,13 +1826,12 @@ static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__rep
    record would reuse; the caller's thread goes on from there. */
 #define FRAMES__REPLAY_BATCH 1024u
 #define FRAMES__REPLAY_NBATCH 4u
-#define FRAMES__REPLAY_THREADED_BYTES (64ull << 20)
 
 /* The threads the index build takes (build_threads): 2 only for a trace in memory (a
    regular file, not read through a source as a compressed one is). */
 static FRAMES__UNUSED int frames__replay_threads(const frames_replay *r) {
-    if (!r->stamp.regular || frames_reader_source(r->reader) || r->o.build_threads == 1) return 1;
-    return r->o.build_threads >= 2 || r->stamp.size >= FRAMES__REPLAY_THREADED_BYTES ? 2 : 1;
+    if (!r->stamp.regular || frames_reader_source(r->reader)) return 1;
+    return r->o.build_threads >= 2 ? 2 : 1;
 }
 
 typedef struct frames__replay_batch {
