@@ -175,6 +175,7 @@
      frames_reader_decode                 decode a record taken undecoded (frames_peek_std)
      frames_reader_seek / _count / _index random access, frame count, index building
      frames_reader_info_get / _warning        TOC convention found, truncation, warnings
+     frames_reader_truncated              is the trace cut (after a reading pass, no scan)
      frames_reader_skip_damage            go on after an unreadable region (next TOC entry)
      frames_cursor_open / _next / _close  independent cursors (one per thread)
    Writing a container
@@ -831,6 +832,11 @@ FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames
 FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
+/* 1 when the trace ends inside a record (it is cut: frames_reader_info_get's
+   `truncated`), else 0, without the scan _info_get may make: exact once a reading pass
+   has returned 0 (the end) or anything scanned the trace (_count, _index, _info_get);
+   0 before that. */
+FRAMES_DEF int frames_reader_truncated(const frames_reader *r);
 /* Position so that the next call returns frame `index` (FRAMES_E_RANGE past the end).
    Uses a validated TOC entry when there is one, else an index built by one scan. */
 FRAMES_DEF int frames_reader_seek(frames_reader *r, uint64_t index);
@@ -5818,6 +5824,7 @@ FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, fra
 }
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }
+FRAMES_DEF int frames_reader_truncated(const frames_reader *r) { return r->truncated; }
 
 static int frames__need_random_access(frames_reader *r) {
     if (r->stream)

@@ -78,6 +78,9 @@
    FRAMES_REPLAY_LIBZSTD     open compressed .frames.zst traces too (frames_zstd.h's
                           implementation must be linked, and libzstd; no effect with
                           FRAMES_NO_STDIO or FRAMES_NO_POSIX, which open no files)
+   FRAMES_REPLAY_NO_THREADS  build the index on the caller's thread only (else, POSIX
+                          only, a second thread may read the trace: link -lpthread;
+                          FRAMES_MALLOC & co are then called from both)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
    Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
    and frames_replay_open fails with FRAMES_E_UNSUPPORTED.
@@ -159,6 +162,11 @@ typedef struct frames_replay_options {
     uint32_t max_threads;          /* distinct threads accepted (default 65536) */
     uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
                                       looking for a byte's value (default 4096) */
+    uint32_t build_threads;        /* threads of the index build: 0 (default) or 1; 2: one
+                                      reads and takes the records apart, the caller's
+                                      indexes them (a plain trace file only; less wall
+                                      time on two free cores, more CPU time, no gain on
+                                      a busy machine: docs/timetravel.md) */
 } frames_replay_options;
 FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
 
@@ -436,6 +444,10 @@ FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machi
 #define FRAMES__REPLAY_FILES 1
 #include <sys/stat.h>
 #include <unistd.h>
+#ifndef FRAMES_REPLAY_NO_THREADS
+#define FRAMES__REPLAY_THREADS 1
+#include <pthread.h>
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -631,10 +643,13 @@ typedef struct frames__replay_fast {
     frames_replay_alias a;
 } frames__replay_fast;
 
+#define FRAMES__REPLAY_FRONT 128u
 struct frames_replay_regs {
     void *actx;
     frames__htab fast;           /* frames__replay_fast: at most FRAMES__REPLAY_FAST names,
                                     filled as they are looked up */
+    frames__replay_fast front[FRAMES__REPLAY_FRONT];   /* before fast, one slot a word
+                                    (hash unused; len 0: empty) */
     size_t last;                 /* file of the last thread looked up */
     const frames__replay_archdef *def;
     frames_replay_reg *table;    /* full registers (the public view) */
@@ -822,12 +837,17 @@ FRAMES__INLINE int frames__replay_lookup_key(frames_replay_regs *m, uint64_t key
     /* one multiply, its high bits folded onto the low ones that pick the slot: mixed
        enough for a few hundred names, and shorter than frames__mix64 on the hot path */
     uint64_t h = (key ^ (uint64_t)len << 61) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
+    frames__replay_fast *e = &m->front[h >> 57 & (FRAMES__REPLAY_FRONT - 1)], *front = e;
     size_t at = 0;
-    frames__replay_fast *e;
     int found;
+    if (e->key == key && e->len == len) {   /* the common case: one load, one compare */
+        if (e->found) *a = e->a;
+        return (int)e->found;
+    }
+    h ^= h >> 29;
     while ((e = FRAMES__HTAB_NEXT(&m->fast, frames__replay_fast, h, &at)) != NULL)
         if (e->key == key && e->len == len) {
+            *front = *e;
             if (e->found) *a = e->a;
             return (int)e->found;
         }
@@ -1010,7 +1030,7 @@ static FRAMES__UNUSED void frames__replay_file_pc(const frames_replay_regs *m, f
 }
 
 /* After an instruction the next pc is not known (the thread's next frame tells it). */
-static FRAMES__UNUSED void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
+FRAMES__INLINE void frames__replay_file_pc_unknown(const frames_replay_regs *m, frames__replay_file *f) {
     if (m->pc == UINT32_MAX) return;
     if (m->store[m->pc] == 8) memset(f->known + m->offset[m->pc], 0, 8);   /* no call */
     else memset(f->known + m->offset[m->pc], 0, m->store[m->pc]);
@@ -1138,8 +1158,8 @@ typedef struct frames__replay_builder {
         uint8_t kinds, mask, used;
     } wc[256];
     uint64_t wcblk;          /* the block they belong to */
-    frames__replay_op *ops; /* the operands of the instruction being indexed */
-    size_t capops;
+    frames__replay_op *ops; /* the operands of the instruction being indexed, from opbase */
+    size_t capops, opbase;
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
@@ -1226,6 +1246,11 @@ static FRAMES__UNUSED int frames__replay_commit_all(frames__replay_builder *b) {
     return 0;
 }
 
+/* The slot of b->wc for line. */
+FRAMES__INLINE size_t frames__replay_wc_slot(const frames__replay_builder *b, uint64_t line) {
+    return (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+}
+
 /* Note an access of `kinds` to [addr, addr + len) in block blk. */
 static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
                                uint8_t kinds) {
@@ -1244,7 +1269,7 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
         uint64_t e = addr + len - lo < 64 ? addr + len - lo : 64;
         unsigned wlo = (unsigned)(s >> 3), whi = (unsigned)((e - 1) >> 3);
         uint8_t mask = (uint8_t)((2u << whi) - (1u << wlo));   /* words wlo..whi */
-        size_t slot = (size_t)(line ^ line >> 8) & (sizeof b->wc / sizeof b->wc[0] - 1);
+        size_t slot = frames__replay_wc_slot(b, line);
         if (b->wc[slot].used && b->wc[slot].line != line) {
             if (frames__replay_commit(b, blk, b->wc[slot].line, b->wc[slot].kinds, b->wc[slot].mask) < 0)
                 return -1;
@@ -1263,6 +1288,22 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
     return 0;
 }
 
+/* frames__replay_note, without a call for most accesses: one inside a line this block
+   has accessed already (the next instruction on a code line, the same stack words)
+   adds its kinds and words in place. */
+FRAMES__INLINE int frames__replay_note_fast(frames__replay_builder *b, uint64_t blk, uint64_t addr, uint64_t len,
+                                            uint8_t kinds) {
+    uint64_t line = addr >> FRAMES__REPLAY_LINE_LOG2;
+    unsigned lo = (unsigned)(addr & 63);
+    size_t slot = frames__replay_wc_slot(b, line);
+    if (blk == b->wcblk && len - 1 < 64u - lo && b->wc[slot].used && b->wc[slot].line == line) {
+        b->wc[slot].kinds = (uint8_t)(b->wc[slot].kinds | kinds);
+        b->wc[slot].mask = (uint8_t)(b->wc[slot].mask | ((2u << ((lo + len - 1) >> 3)) - (1u << (lo >> 3))));
+        return 0;
+    }
+    return frames__replay_note(b, blk, addr, len, kinds);
+}
+
 /* --------------------------------------------------------------------------------------
    Index: the build pass's view of a std_frame
    The build pass takes records undecoded. A std_frame laid out as writers emit it (its
@@ -1274,12 +1315,15 @@ static FRAMES__UNUSED int frames__replay_note(frames__replay_builder *b, uint64_
    the same meaning; anything in doubt is left to the decoder.
    -------------------------------------------------------------------------------------- */
 
-/* One instruction as the build pass applies it: ops[0, npre) the pre list, the rest the
-   post list (the builder's array). */
+/* One instruction as the build pass applies it: ops[first, first + npre) of the
+   builder's array the pre list, the next n - npre the post list. */
 typedef struct frames__replay_view {
     uint64_t address, thread;
+    uint64_t index, offset;      /* the frame's, in the trace (set by the build pass) */
     const uint8_t *raw;
-    size_t nraw, npre, n;
+    size_t nraw, npre, n, first;
+    int decoded;                 /* taken from the decoder: raw and the values point into
+                                    its memory, which the next decoding reuses */
 } frames__replay_view;
 
 /* Field `tag len bytes` at p inside [p, end): its bytes' start, *stop their end; NULL
@@ -1353,9 +1397,12 @@ static FRAMES__UNUSED int frames__replay_view_room(frames__replay_builder *b, si
    out of memory. */
 static FRAMES__UNUSED int frames__replay_view_list(frames_replay_regs *m, frames__replay_builder *b,
                                                    const uint8_t *p, const uint8_t *end, frames__replay_view *v) {
+    frames__replay_op *ops;
+    /* an element this reader takes has 24 bytes at least */
+    if (frames__replay_view_room(b, b->opbase + v->n + (size_t)(end - p) / 24) < 0) return -1;
+    ops = b->ops + b->opbase;
     while (p < end) {
-        if (frames__replay_view_room(b, v->n) < 0) return -1;
-        if (!(p = frames__replay_view_op(m, p, end, &b->ops[v->n]))) return 0;
+        if (!(p = frames__replay_view_op(m, p, end, &ops[v->n]))) return 0;
         v->n++;
     }
     return 1;
@@ -1369,6 +1416,8 @@ static FRAMES__UNUSED int frames__replay_view_raw(frames_replay_regs *m, frames_
     const uint8_t *end = p + len, *q, *stop;
     int rc;
     v->n = 0;
+    v->first = b->opbase;
+    v->decoded = 0;
     if (!(p = frames__replay_field(p, end, 0x0a, &stop)) || stop != end) return 0;
     if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &v->address)) ||
         p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v->thread)) ||
@@ -1398,9 +1447,11 @@ static FRAMES__UNUSED int frames__replay_view_decoded(frames_replay_regs *m, fra
     v->raw = s->rawbytes.ptr;
     v->nraw = s->rawbytes.len;
     v->n = 0;
+    v->first = b->opbase;
+    v->decoded = 1;
     for (i = 0; i < s->npre + s->npost; i++) {
-        if (frames__replay_view_room(b, v->n) < 0) return -1;
-        frames__replay_op_of(m, i < s->npre ? &s->pre[i] : &s->post[i - s->npre], &b->ops[v->n++]);
+        if (frames__replay_view_room(b, b->opbase + v->n) < 0) return -1;
+        frames__replay_op_of(m, i < s->npre ? &s->pre[i] : &s->post[i - s->npre], &b->ops[b->opbase + v->n++]);
     }
     v->npre = s->npre;
     return 0;
@@ -1432,6 +1483,7 @@ static const uint8_t frames__replay_magic[8] = {'F', 'R', 'I', 'D', 'X', 0, 1, '
 
 typedef struct frames__replay_stamp {
     uint64_t size, sec, nsec, head, tail;
+    int regular;                 /* a regular file: a plain trace is read from memory */
 } frames__replay_stamp;
 
 struct frames_replay {
@@ -1479,6 +1531,7 @@ static FRAMES__UNUSED int frames__replay_stamp_of(const char *path, frames__repl
     if (stat(path, &sb) != 0)
         return frames__fail(err, FRAMES_E_IO, FRAMES_NO_POS, FRAMES_NO_POS, "%s: %s", path, frames__syserr());
     st->size = (uint64_t)sb.st_size;
+    st->regular = S_ISREG(sb.st_mode) ? 1 : 0;
     st->sec = (uint64_t)sb.st_mtime;
 #if defined(__GLIBC__) && defined(st_mtime)   /* glibc's st_mtime is st_mtim.tv_sec then */
     st->nsec = (uint64_t)sb.st_mtim.tv_nsec;
@@ -1663,16 +1716,255 @@ static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_er
 #endif
 }
 
+/* What the build pass's steps return when the index would take more than its budget or
+   memory is out (errors are negative). */
+#define FRAMES__REPLAY_NOROOM 2
+/* The build over two threads ends: the caller's thread goes on alone. */
+#define FRAMES__REPLAY_HANDOVER 3
+
+/* What the build pass gathers besides the line table (frames__replay_builder). */
+typedef struct frames__replay_acc {
+    frames__replay_block *blocks;
+    uint64_t *keyoffs;
+    uint8_t *keydata;
+    size_t nblk, capblk, nkeys, capkeys, keylen, keycap;
+    uint64_t insn, nframes;
+    frames__replay_file *file;   /* the register file of thread tid */
+    uint64_t tid;
+} frames__replay_acc;
+
+/* Index one instruction: its view v, ops its operands. FRAMES_OK, FRAMES__REPLAY_NOROOM,
+   or an error (err set). */
+static FRAMES__UNUSED int frames__replay_index_insn(frames_replay *r, frames__replay_builder *b,
+                                                    frames__replay_acc *a, const frames__replay_view *v,
+                                                    const frames__replay_op *ops, frames_error *err) {
+    frames_replay_regs *m = r->regs;
+    uint64_t blk = a->insn >> FRAMES__REPLAY_BLOCK_LOG2;
+    frames__replay_block *bl;
+    size_t k;
+    if ((a->insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
+        if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
+            if (FRAMES__GROW(a->keyoffs, a->capkeys, a->nkeys + 1, r->actx) < 0)
+                return FRAMES__REPLAY_NOROOM;
+            a->keyoffs[a->nkeys++] = a->keylen;
+            if (frames__replay_put_key(m, &a->keydata, &a->keylen, &a->keycap, r->actx) < 0 ||
+                a->keylen > r->o.max_index_bytes)
+                return FRAMES__REPLAY_NOROOM;
+        }
+        if (FRAMES__GROW(a->blocks, a->capblk, a->nblk + 1, r->actx) < 0) return FRAMES__REPLAY_NOROOM;
+        a->blocks[a->nblk].frame = v->index;
+        a->blocks[a->nblk].wmask = a->blocks[a->nblk].rmask = 0;
+        a->nblk++;
+    }
+    bl = &a->blocks[a->nblk - 1];
+    /* files move only when a thread is added, which a change of thread precedes */
+    if (!a->file || v->thread != a->tid) a->file = frames__replay_file_of(m, a->tid = v->thread, 1);
+    if (!a->file)
+        return frames__fail(err, FRAMES_E_LIMIT, v->offset, v->index, "more than %u threads",
+                            (unsigned)m->max_threads);
+    frames__replay_apply_ops(m, a->file, ops, v->npre, 0, v->raw, v->nraw, &bl->rmask);
+    frames__replay_apply_ops(m, a->file, ops + v->npre, v->n - v->npre, 1, v->raw, v->nraw, &bl->wmask);
+    frames__replay_file_pc_unknown(m, a->file);
+    if (frames__replay_note_fast(b, blk, v->address, v->nraw ? v->nraw : 1, FRAMES__REPLAY_X) < 0)
+        return FRAMES__REPLAY_NOROOM;
+    for (k = 0; k < v->n; k++) {
+        const frames__replay_op *op = &ops[k];
+        if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
+        if (op->value) m->values++;
+        if (frames__replay_note_fast(b, blk, op->address, op->size,
+                                     k >= v->npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
+            return FRAMES__REPLAY_NOROOM;
+    }
+    a->insn++;
+    if (r->o.progress && (a->insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, v->offset, 0);
+    if (b->used + (uint64_t)b->lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes)
+        return FRAMES__REPLAY_NOROOM;
+    return FRAMES_OK;
+}
+
+/* The next std_frame of the trace as a view, its operands at b->ops + b->opbase:
+   1, 0 at the end, FRAMES__REPLAY_NOROOM, or an error (err set). Records that are not
+   std_frames, or do not decode, are counted in a->nframes and skipped. */
+static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__replay_builder *b,
+                                                   frames__replay_acc *a, frames__replay_view *v,
+                                                   frames_error *err) {
+    frames_frame f;
+    frames_raw raw;
+    int got;
+    for (;;) {
+        got = frames_reader_next_raw(r->reader, &raw);
+        if (got < 0) {
+            if (err) *err = *frames_reader_error(r->reader);
+            return got;
+        }
+        if (got == 0) return 0;
+        a->nframes++;
+        v->index = raw.index;
+        v->offset = raw.offset;
+        if ((got = frames__replay_view_raw(r->regs, b, raw.payload.ptr, raw.payload.len, v)) != 0)
+            return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
+        got = frames_reader_decode(r->reader, &raw, &f);
+        if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
+        if (got < 0) {
+            if (err) *err = *frames_reader_error(r->reader);
+            return got;
+        }
+        if (f.kind != FRAMES_KIND_STD) continue;
+        return frames__replay_view_decoded(r->regs, b, &f.std, v) < 0 ? FRAMES__REPLAY_NOROOM : 1;
+    }
+}
+
+#ifdef FRAMES__REPLAY_THREADS
+/* The index build over two threads. Reading the records and taking them apart
+   (frames__replay_next_view) runs on a thread of its own, batches of instructions
+   ahead of their indexing on the caller's thread: the two halves take about as long
+   each, so the wall time about halves on two free cores (the CPU time grows by the
+   hand-overs). Only for a trace in memory (mapped or read whole), whose bytes the
+   views point into until the end; a compressed trace's pages do not last (and its
+   read-ahead thread has the other core). A std_frame the decoder must read ends the
+   reading thread's part: its view points into the decoder's memory, which the next
+   record would reuse; the caller's thread goes on from there. */
+#define FRAMES__REPLAY_BATCH 1024u
+#define FRAMES__REPLAY_NBATCH 4u
+
+/* The threads the index build takes (build_threads): 2 only for a trace in memory (a
+   regular file, not read through a source as a compressed one is). */
+static FRAMES__UNUSED int frames__replay_threads(const frames_replay *r) {
+    if (!r->stamp.regular || frames_reader_source(r->reader)) return 1;
+    return r->o.build_threads >= 2 ? 2 : 1;
+}
+
+typedef struct frames__replay_batch {
+    frames__replay_view *v;      /* FRAMES__REPLAY_BATCH of them */
+    size_t n;
+    frames__replay_op *ops;      /* every view's operands, from its `first` */
+    size_t capops;
+    uint64_t nframes;            /* records read before the batch's end, from the start */
+    int rc;                      /* why the batch ends: 1 full, else next_view's return
+                                    (0 the end, NOROOM, an error in err) or HANDOVER */
+    frames_error err;
+} frames__replay_batch;
+
+typedef struct frames__replay_pipe {
+    frames_replay *r;
+    frames__replay_builder pb;   /* the reading thread's operands (its ops, capops) */
+    frames__replay_acc pa;       /* the reading thread's count of records */
+    frames__replay_batch batch[FRAMES__REPLAY_NBATCH];
+    uint64_t put, take;          /* batches filled, batches indexed */
+    int quit;                    /* the indexing stopped: read no further */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} frames__replay_pipe;
+
+/* Fill batch bt with the next views. */
+static FRAMES__UNUSED void frames__replay_fill(frames__replay_pipe *p, frames__replay_batch *bt) {
+    int got = 1;
+    bt->n = 0;
+    p->pb.ops = bt->ops;
+    p->pb.capops = bt->capops;
+    p->pb.opbase = 0;
+    while (bt->n < FRAMES__REPLAY_BATCH) {
+        frames__replay_view *v = &bt->v[bt->n];
+        if ((got = frames__replay_next_view(p->r, &p->pb, &p->pa, v, &bt->err)) != 1) break;
+        bt->n++;
+        p->pb.opbase += v->n;
+        if (v->decoded) {
+            got = FRAMES__REPLAY_HANDOVER;
+            break;
+        }
+    }
+    bt->ops = p->pb.ops;
+    bt->capops = p->pb.capops;
+    bt->nframes = p->pa.nframes;
+    bt->rc = got;
+}
+
+static FRAMES__UNUSED void *frames__replay_reading(void *arg) {
+    frames__replay_pipe *p = (frames__replay_pipe *)arg;
+    int more = 1;
+    while (more) {
+        frames__replay_batch *bt;
+        pthread_mutex_lock(&p->mu);
+        while (p->put - p->take >= FRAMES__REPLAY_NBATCH && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
+        more = !p->quit;
+        pthread_mutex_unlock(&p->mu);
+        if (!more) break;
+        bt = &p->batch[p->put % FRAMES__REPLAY_NBATCH];
+        frames__replay_fill(p, bt);
+        more = bt->rc == 1;
+        pthread_mutex_lock(&p->mu);
+        p->put++;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static FRAMES__UNUSED void frames__replay_pipe_free(frames__replay_pipe *p) {
+    size_t i;
+    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
+        FRAMES_FREE(p->batch[i].v, p->r->actx);
+        FRAMES_FREE(p->batch[i].ops, p->r->actx);
+    }
+    FRAMES_FREE(p, p->r->actx);
+}
+
+/* Index the trace with a reading thread: what the single-threaded loop's last step
+   returns (0 the end, NOROOM, an error), or HANDOVER: the single-threaded loop goes on
+   (also when no thread could start). */
+static FRAMES__UNUSED int frames__replay_build_threaded(frames_replay *r, frames__replay_builder *b,
+                                                        frames__replay_acc *a, frames_error *err) {
+    frames__replay_pipe *p = (frames__replay_pipe *)frames__zalloc(sizeof *p, r->actx);
+    pthread_t th;
+    size_t i;
+    int rc = FRAMES_OK, last = 1;
+    if (!p) return FRAMES__REPLAY_HANDOVER;
+    p->r = r;
+    p->pb.actx = r->actx;
+    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
+        p->batch[i].v = (frames__replay_view *)FRAMES_MALLOC(FRAMES__REPLAY_BATCH * sizeof(frames__replay_view), r->actx);
+        if (!p->batch[i].v) break;
+    }
+    if (i < FRAMES__REPLAY_NBATCH || pthread_mutex_init(&p->mu, NULL) != 0) {
+        frames__replay_pipe_free(p);
+        return FRAMES__REPLAY_HANDOVER;
+    }
+    if (pthread_cond_init(&p->cv, NULL) != 0 || pthread_create(&th, NULL, frames__replay_reading, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        frames__replay_pipe_free(p);
+        return FRAMES__REPLAY_HANDOVER;
+    }
+    while (rc == FRAMES_OK && last == 1) {
+        frames__replay_batch *bt;
+        pthread_mutex_lock(&p->mu);
+        while (p->take == p->put) pthread_cond_wait(&p->cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        bt = &p->batch[p->take % FRAMES__REPLAY_NBATCH];
+        for (i = 0; i < bt->n && rc == FRAMES_OK; i++)
+            rc = frames__replay_index_insn(r, b, a, &bt->v[i], bt->ops + bt->v[i].first, err);
+        a->nframes = bt->nframes;
+        last = bt->rc;
+        if (last < 0 && err) *err = bt->err;
+        pthread_mutex_lock(&p->mu);
+        p->take++;
+        if (rc != FRAMES_OK) p->quit = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    frames__replay_pipe_free(p);
+    return rc != FRAMES_OK ? rc : last;
+}
+#endif
+
 /* Build the index in one pass over the trace into r->ix. */
 static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
     frames__replay_builder b;
-    frames_frame f;
-    frames_raw raw;
-    frames_reader_info ri;
-    uint8_t *keydata = NULL;
-    size_t keylen = 0, keycap = 0, nblk = 0, capblk = 0, nkeys = 0, capkeys = 0, i, j;
-    frames__replay_block *blocks = NULL;
-    uint64_t *keyoffs = NULL, insn = 0, nframes = 0;
+    frames__replay_acc a;
+    int cut;
+    size_t i, j;
     frames_replay_regs *m = r->regs;
     int rc = FRAMES_OK, got;
     size_t total;
@@ -1680,77 +1972,33 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
     const frames__replay_bline **order = NULL;
     frames__replay_view v;
     memset(&b, 0, sizeof b);
+    memset(&a, 0, sizeof a);
     b.actx = r->actx;
     b.budget = r->o.max_index_bytes;
     /* at most the budget in slots: the table has at most 4 * max of them */
     FRAMES__HTAB_INIT(&b.lines, frames__replay_bline,
                       (size_t)(b.budget / (4 * sizeof(frames__replay_bline)) + 1));
     m->values = 0;
-    if (frames_reader_seek(r->reader, 0) < 0 && frames_reader_tell(r->reader) != 0)
+    if (frames_reader_tell(r->reader) != 0 && frames_reader_seek(r->reader, 0) < 0)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s: cannot read the trace from its start", r->trace_path);
-    for (;;) {
-        got = frames_reader_next_raw(r->reader, &raw);
-        if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
-        if (got == 0) break;
-        nframes++;
-        if ((got = frames__replay_view_raw(m, &b, raw.payload.ptr, raw.payload.len, &v)) < 0) goto nomem;
-        if (!got) {
-            got = frames_reader_decode(r->reader, &raw, &f);
-            if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
-            if (got < 0) { rc = got; if (err) *err = *frames_reader_error(r->reader); goto done; }
-            if (f.kind != FRAMES_KIND_STD) continue;
-            if (frames__replay_view_decoded(m, &b, &f.std, &v) < 0) goto nomem;
-        }
-        {
-            uint64_t blk = insn >> FRAMES__REPLAY_BLOCK_LOG2;
-            frames__replay_file *file;
-            frames__replay_block *bl;
-            size_t k;
-            if ((insn & (FRAMES__REPLAY_BLOCK - 1)) == 0) {
-                if ((blk % FRAMES__REPLAY_KEY_BLOCKS) == 0) {
-                    if (FRAMES__GROW(keyoffs, capkeys, nkeys + 1, r->actx) < 0) goto nomem;
-                    keyoffs[nkeys++] = keylen;
-                    if (frames__replay_put_key(m, &keydata, &keylen, &keycap, r->actx) < 0 ||
-                        keylen > r->o.max_index_bytes)
-                        goto nomem;
-                }
-                if (FRAMES__GROW(blocks, capblk, nblk + 1, r->actx) < 0) goto nomem;
-                blocks[nblk].frame = raw.index;
-                blocks[nblk].wmask = blocks[nblk].rmask = 0;
-                nblk++;
-            }
-            bl = &blocks[nblk - 1];
-            file = frames__replay_file_of(m, v.thread, 1);
-            if (!file) {
-                rc = frames__fail(err, FRAMES_E_LIMIT, raw.offset, raw.index,
-                                  "more than %u threads", (unsigned)m->max_threads);
-                goto done;
-            }
-            frames__replay_apply_ops(m, file, b.ops, v.npre, 0, v.raw, v.nraw, &bl->rmask);
-            frames__replay_apply_ops(m, file, b.ops + v.npre, v.n - v.npre, 1, v.raw, v.nraw, &bl->wmask);
-            frames__replay_file_pc_unknown(m, file);
-            if (frames__replay_note(&b, blk, v.address, v.nraw ? v.nraw : 1, FRAMES__REPLAY_X) < 0)
-                goto nomem;
-            for (k = 0; k < v.n; k++) {
-                const frames__replay_op *op = &b.ops[k];
-                if (op->kind != FRAMES__REPLAY_OP_MEM) continue;
-                if (op->value) m->values++;
-                if (frames__replay_note(&b, blk, op->address, op->size,
-                                        k >= v.npre ? FRAMES__REPLAY_W : FRAMES__REPLAY_R) < 0)
-                    goto nomem;
-            }
-            insn++;
-            if (r->o.progress && (insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, raw.offset, 0);
-            if (b.used + (uint64_t)b.lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes) goto nomem;
-        }
-    }
+    got = FRAMES__REPLAY_HANDOVER;
+#ifdef FRAMES__REPLAY_THREADS
+    if (frames__replay_threads(r) == 2) got = frames__replay_build_threaded(r, &b, &a, err);
+#endif
+    if (got == FRAMES__REPLAY_HANDOVER)
+        while ((got = frames__replay_next_view(r, &b, &a, &v, err)) == 1)
+            if ((got = frames__replay_index_insn(r, &b, &a, &v, b.ops + v.first, err)) != FRAMES_OK) break;
+    if (got == FRAMES__REPLAY_NOROOM) goto nomem;
+    if (got < 0) { rc = got; goto done; }
     if (frames__replay_commit_all(&b) < 0) goto nomem;
     for (i = 0; i < b.lines.cap; i++) {
         frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
         if (l && frames__replay_bline_flush(&b, l) < 0) goto nomem;
     }
-    frames_reader_info_get(r->reader, &ri);
+    /* the pass has read to the end, so the reader knows whether the trace is cut
+       (frames_reader_info_get would check the TOC against every record first) */
+    cut = frames_reader_truncated(r->reader);
     /* lay out the file */
     {
         uint64_t linebytes = 0;
@@ -1772,7 +2020,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
                     order[c] = t;
                 }
         }
-        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * nblk + 8 * nkeys + keylen + 24 * nl + (size_t)linebytes;
+        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * a.nblk + 8 * a.nkeys + a.keylen + 24 * nl + (size_t)linebytes;
         if (total > r->o.max_index_bytes) goto nomem;
         ix = (uint8_t *)FRAMES_MALLOC(total, r->actx);
         if (!ix) goto nomem;
@@ -1785,32 +2033,32 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
         frames__put_le64(ix + 32, r->stamp.nsec);
         frames__put_le64(ix + 40, r->stamp.head);
         frames__put_le64(ix + 48, r->stamp.tail);
-        frames__put_le64(ix + 56, insn);
-        frames__put_le64(ix + 64, nframes);
+        frames__put_le64(ix + 56, a.insn);
+        frames__put_le64(ix + 64, a.nframes);
         frames__put_le32(ix + 72, (uint32_t)frames_reader_header(r->reader)->arch);
         frames__put_le32(ix + 76, FRAMES__REPLAY_BLOCK_LOG2);
         frames__put_le64(ix + 80, frames_reader_header(r->reader)->machine);
         frames__put_le32(ix + 88, FRAMES__REPLAY_KEY_BLOCKS);
         frames__put_le32(ix + 92, (uint32_t)m->nfiles);
-        frames__put_le64(ix + 96, nblk);
-        frames__put_le64(ix + 104, nkeys);
+        frames__put_le64(ix + 96, a.nblk);
+        frames__put_le64(ix + 104, a.nkeys);
         frames__put_le64(ix + 112, nl);
-        frames__put_le64(ix + 120, keylen);
+        frames__put_le64(ix + 120, a.keylen);
         frames__put_le64(ix + 128, linebytes);
         frames__put_le64(ix + 136, m->values);
         frames__put_le32(ix + 144, m->file_bytes);
         frames__put_le32(ix + 148, (uint32_t)m->nregs);
-        frames__put_le64(ix + 152, ri.truncated ? 1 : 0);
+        frames__put_le64(ix + 152, cut ? 1 : 0);
         o = FRAMES__REPLAY_HDR;
         for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
-        for (i = 0; i < nblk; i++, o += 24) {
-            frames__put_le64(ix + o, blocks[i].frame);
-            frames__put_le64(ix + o + 8, blocks[i].wmask);
-            frames__put_le64(ix + o + 16, blocks[i].rmask);
+        for (i = 0; i < a.nblk; i++, o += 24) {
+            frames__put_le64(ix + o, a.blocks[i].frame);
+            frames__put_le64(ix + o + 8, a.blocks[i].wmask);
+            frames__put_le64(ix + o + 16, a.blocks[i].rmask);
         }
-        for (i = 0; i < nkeys; i++, o += 8) frames__put_le64(ix + o, keyoffs[i]);
-        if (keylen) memcpy(ix + o, keydata, keylen);
-        o += keylen;
+        for (i = 0; i < a.nkeys; i++, o += 8) frames__put_le64(ix + o, a.keyoffs[i]);
+        if (a.keylen) memcpy(ix + o, a.keydata, a.keylen);
+        o += a.keylen;
         {
             uint64_t doff = 0;
             size_t dir = o, data = o + 24 * nl;
@@ -1842,9 +2090,9 @@ nomem:
 done:
     FRAMES_FREE(order, r->actx);
     FRAMES_FREE(ix, r->actx);
-    FRAMES_FREE(keydata, r->actx);
-    FRAMES_FREE(keyoffs, r->actx);
-    FRAMES_FREE(blocks, r->actx);
+    FRAMES_FREE(a.keydata, r->actx);
+    FRAMES_FREE(a.keyoffs, r->actx);
+    FRAMES_FREE(a.blocks, r->actx);
     frames__replay_builder_free(&b);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* bench_replay: random-access latency of frames_replay.h after the index is open:
    `state` (goto a random instruction and read every register) and last-write-before
    (the last write to the 8 bytes at rsp before a random instruction), 1,000 queries
-   each, median and 90th percentile in milliseconds. Usage: bench_replay TRACE [N]. */
+   each, median and 90th percentile in milliseconds. Usage: bench_replay TRACE [N [THREADS]]:
+   N 0 only opens the trace (building its index when it has none, on THREADS threads:
+   frames_replay_options' build_threads, default 0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +40,19 @@ int main(int argc, char **argv) {
     frames_replay_insn in;
     frames_replay_query q;
     frames_error err;
+    frames_replay_options o;
     uint64_t seed = 0x9E3779B97F4A7C15ull, idx;
     int n = argc > 2 ? atoi(argv[2]) : 1000, i, found = 0;
     double *ts, *tw, t0;
-    if (argc < 2) return fprintf(stderr, "usage: bench_replay TRACE [N]\n"), 2;
+    if (argc < 2) return fprintf(stderr, "usage: bench_replay TRACE [N [THREADS]]\n"), 2;
+    frames_replay_options_default(&o);
+    if (argc > 3) o.build_threads = (uint32_t)atoi(argv[3]);
     t0 = now();
-    if (frames_replay_open(&r, argv[1], NULL, &err) < 0) return fprintf(stderr, "%s\n", err.message), 1;
+    if (frames_replay_open(&r, argv[1], &o, &err) < 0) return fprintf(stderr, "%s\n", err.message), 1;
+    if (n <= 0) {
+        frames_replay_close(r);
+        return 0;
+    }
     frames_replay_info_get(r, &info);
     printf("open (index %s): %.1f ms, %llu instructions, index %llu bytes = %.3f bytes/instruction\n",
            info.index_built ? "built" : "read", now() - t0, (unsigned long long)info.instructions,

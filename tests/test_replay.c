@@ -17,6 +17,35 @@
 #define dir tu_workdir
 #define at tu_workdir_path
 
+/* The index of `path` built over two threads (build_threads 2) is byte for byte the one
+   one thread built at `built` (on a copy whose std_frames need the decoder, the caller's
+   thread takes over at the first one); over its budget, it fails as one thread does,
+   without waiting for the reading thread forever. */
+static void same_index_two_threads(const char *path, const char *built) {
+    frames_replay *r;
+    frames_replay_options o;
+    frames_error err;
+    unsigned char *a, *b;
+    size_t na, nb;
+    frames_replay_options_default(&o);
+    o.index_path = tu_tmp_path(".fridx");
+    o.build_threads = 2;
+    assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_OK);
+    frames_replay_close(r);
+    a = tu_read_file(built, &na);
+    b = tu_read_file(o.index_path, &nb);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
+    unlink(o.index_path);
+    o.max_index_bytes = 200;
+    assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_E_NOMEM);
+    assert_non_null(strstr(err.message, "would take more than 200 bytes"));
+}
+
 /* ---- register aliasing, on frames written here */
 
 static frames_frame one_frame(uint64_t pc, const frames_operand *pre, uint32_t npre,
@@ -397,6 +426,67 @@ static void test_find(void **state) {
 
 /* ---- bad input */
 
+/* Frames read to the end of data[0, len): their count; *last, *lastlen: the offset and
+   payload size of the last one; *cut: frames_reader_truncated after the pass. */
+static uint64_t read_to_end(const uint8_t *data, size_t len, uint64_t *last, uint64_t *lastlen, int *cut) {
+    frames_reader *rd;
+    frames_error err;
+    frames_raw raw;
+    uint64_t n = 0;
+    int got;
+    assert_int_equal(frames_reader_open_memory(&rd, data, len, NULL, &err), 0);
+    assert_int_equal(frames_reader_truncated(rd), 0);   /* nothing read: not known to be cut */
+    while ((got = frames_reader_next_raw(rd, &raw)) == 1) {
+        n++;
+        *last = raw.offset;
+        *lastlen = raw.payload.len;
+    }
+    assert_int_equal(got, 0);
+    *cut = frames_reader_truncated(rd);
+    frames_reader_close(rd);
+    return n;
+}
+
+/* frames_reader_truncated, which the index build asks instead of frames_reader_info_get
+   (whose TOC check reads every size word again): shared vectors whole are not cut; cut
+   inside the last record's size word or payload, a pass reads one frame less and says
+   cut, as a fresh reader's scan (frames_reader_info_get) does, at that record. */
+static void test_reader_truncated(void **state) {
+    static const char *const names[] = {"r02_all_frame_types_x86_64.frames", "r05_toc_m4_n10_mips.frames",
+                                        "r09_unfinished_no_finish_call.frames", "r10_default_m_n10001.frames",
+                                        "r11_pintraces_like_x86.frames"};
+    size_t v, k;
+    (void)state;
+    for (v = 0; v < sizeof names / sizeof names[0]; v++) {
+        char rel[128];
+        size_t len;
+        uint8_t *data;
+        uint64_t n, last = 0, lastlen = 0, l2, ll2;
+        int cut;
+        snprintf(rel, sizeof rel, "vectors/frames/%s", names[v]);
+        data = tu_read_file(tu_shared(rel), &len);
+        assert_non_null(data);
+        n = read_to_end(data, len, &last, &lastlen, &cut);
+        assert_true(n > 0);
+        assert_int_equal(cut, 0);
+        for (k = 0; k < 2; k++) {
+            size_t at_byte = (size_t)(k == 0 ? last + 3 : last + 8 + lastlen - 1);
+            frames_reader *rd;
+            frames_reader_info ri;
+            frames_error err;
+            assert_int_equal(read_to_end(data, at_byte, &l2, &ll2, &cut), n - 1);
+            assert_int_equal(cut, 1);
+            assert_int_equal(frames_reader_open_memory(&rd, data, at_byte, NULL, &err), 0);
+            assert_int_equal(frames_reader_info_get(rd, &ri), 0);
+            assert_true(ri.truncated);
+            assert_int_equal(ri.truncated_offset, last);
+            assert_int_equal(frames_reader_truncated(rd), 1);   /* the scan found it too */
+            frames_reader_close(rd);
+        }
+        free(data);
+    }
+}
+
 /* A cut trace: the index covers its complete frames; a changed trace makes the index
    stale (refused without build_index, rebuilt with it); a hostile index never crashes. */
 static void test_cut_and_stale(void **state) {
@@ -559,6 +649,8 @@ static void test_decoder_path_same_index(void **state) {
     assert_memory_equal(a, b, na);
     free(a);
     free(b);
+    same_index_two_threads(trace, at("p.frames.fridx"));
+    same_index_two_threads(tainted, at("tainted.frames.fridx"));
 }
 
 #endif /* TU_RECORD_BUILT */
@@ -578,6 +670,7 @@ static void test_threads_and_keyframes(void **state) {
     size_t n;
     int i, pos;
     frames_writer_options wo;
+    char ix[600];
     (void)state;
     frames_writer_options_default(&wo);
     wo.machine = 64;   /* x86-64 */
@@ -593,6 +686,9 @@ static void test_threads_and_keyframes(void **state) {
     assert_int_equal(frames_replay_open(&r, path, NULL, &err), 0);
     frames_replay_info_get(r, &info);
     assert_true(info.instructions == 5000);
+    /* 5 batches of the reading thread: it fills 4 and waits while the budget stops the build */
+    snprintf(ix, sizeof ix, "%s.fridx", path);
+    same_index_two_threads(path, ix);
     assert_int_equal(frames_replay_threads(r, tids, 4), 2);
     assert_true(tids[0] == 100 && tids[1] == 200);
     for (pos = 0; pos <= 5000; pos += 137) {
@@ -649,6 +745,7 @@ int main(void) {
         cmocka_unit_test(test_arm_aliasing),
         cmocka_unit_test(test_trace_without_values),
         cmocka_unit_test(test_threads_and_keyframes),
+        cmocka_unit_test(test_reader_truncated),
     };
 #ifdef TU_RECORD_BUILT
     const struct CMUnitTest live_tests[] = {
