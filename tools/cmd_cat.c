@@ -1,9 +1,11 @@
 /* frames cat: decode every frame into the model and encode it again with the writer
    (a frame that decodes without any FRAMES_FF_* flag would encode to its own bytes: it is
-   copied as read).
+   copied as read, and most frames are known to be such without decoding them).
    The output is byte-identical to the input for traces the upstream writer finished, and
    an unfinished input comes out as the trace upstream would have written had it finished. */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -22,26 +24,66 @@ static const char cat_usage[] =
     "Exit status: 0 ok, 1 unreadable input, a frame that does not decode or a write\n"
     "error (OUT is then left as it was), 2 usage.\n";
 
-/* A frame the decoder saw nothing odd in (no flag) encodes again to exactly its bytes
-   (test_fastpath checks that on every near miss of the canonical layout): those are copied
-   as read, which saves encoding them again; the others are encoded from the model. */
-static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
+/* Records copied as read go to the writer in runs: from a trace held in memory,
+   consecutive records are one span that frames_writer_add_frames writes straight to the
+   output (no copy into the writer's buffer). Bounded so that the output's writeback
+   starts every few MB (cli_output_sink). */
+#define CAT_RUN_BYTES ((size_t)256 << 10)
+typedef struct cat_run {
+    const uint8_t *start;
+    size_t len;
+    int in_memory;   /* frames_reader_in_memory: otherwise each record is copied alone */
+} cat_run;
+
+static int flush_run(frames_writer *w, cat_run *run) {
+    int rc = run->len ? frames_writer_add_frames(w, run->start, run->len) : FRAMES_OK;
+    run->len = 0;
+    return rc;
+}
+
+static int copy_record(frames_writer *w, cat_run *run, const frames_raw *raw) {
+    const uint8_t *record = (const uint8_t *)raw->payload.ptr - 8;
+    int rc;
+    if (!run->in_memory) return frames_writer_add_encoded(w, raw->payload.ptr, raw->payload.len);
+    if (run->len && (record != run->start + run->len || run->len >= CAT_RUN_BYTES) &&
+        (rc = flush_run(w, run)) < 0)
+        return rc;
+    if (!run->len) run->start = record;
+    run->len += 8 + raw->payload.len;
+    return FRAMES_OK;
+}
+
+/* A frame the decoder would see nothing odd in (no flag) encodes again to exactly its
+   bytes (test_fastpath checks that on every near miss of the canonical layout): those
+   are copied as read, which saves encoding them again; most are known to be such by a
+   check of their bytes (frames_reader_raw_is_canonical), the others are decoded, and
+   the flagged ones are encoded from the model. */
+static int copy_frame(frames_reader *r, frames_writer *w, cat_run *run, const frames_raw *raw,
+                      uint64_t *piqirun_rejects) {
     frames_frame f;
+    int rc;
+    if (frames_reader_raw_is_canonical(r, raw)) return copy_record(w, run, raw);
+    if ((rc = frames_reader_decode(r, raw, &f)) < 0) return rc;
+    if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
+    if (!f.flags) return copy_record(w, run, raw);
+    if ((rc = flush_run(w, run)) < 0) return rc;
+    return frames_writer_add(w, &f);
+}
+
+static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
     frames_raw raw;
     cli_progress pg;   /* on a terminal's stderr only */
+    cat_run run = {NULL, 0, 0};
     int rc;
+    run.in_memory = frames_reader_in_memory(r);
     cli_progress_start(&pg, "cat", cli_known_frames(r));
-    while ((rc = frames_reader_next_full(r, &f, &raw)) > 0) {
-        if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
-        rc = f.flags ? frames_writer_add(w, &f)
-                     : frames_writer_add_encoded(w, raw.payload.ptr, raw.payload.len);
-        if (rc < 0) {
-            cli_progress_end(&pg);
-            return cli_lib_error(frames_writer_error(w));
-        }
+    while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
+        if ((rc = copy_frame(r, w, &run, &raw, piqirun_rejects)) < 0) break;
         cli_progress_update(&pg, frames_reader_tell(r));
     }
+    if (rc == 0) rc = flush_run(w, &run);
     cli_progress_end(&pg);
+    if (rc < 0 && frames_writer_error(w)->code) return cli_lib_error(frames_writer_error(w));
     if (rc < 0) {
         cli_lib_error(frames_reader_error(r));
         return cli_fail(CLI_DATA, "stopped at frame %llu: no output written ('frames fix' keeps "
@@ -51,18 +93,47 @@ static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rej
     return CLI_OK;
 }
 
-static int cat(frames_reader *r, cli_output *out, const frames_writer_options *cmdline,
-               unsigned given) {
-    frames_writer_options o;
-    frames_writer *w;
-    uint64_t rejects = 0;
-    int status, rc;
-    frames_writer_options_like(r, &o);
+/* Back to an empty output, to write the copy again. */
+static int rewind_output(cli_output *out) {
+    if (ftruncate(out->fd, 0) == 0 && lseek(out->fd, 0, SEEK_SET) == 0) return CLI_OK;
+    return cli_fail(CLI_DATA, "%s: cannot write the copy again: %s", out->path, strerror(errno));
+}
+
+/* The copy, with the settings like (and those of the command line). *w: the writer, to be
+   closed (NULL when it could not be opened). */
+static int copy(frames_reader *r, cli_output *out, const frames_writer_options *like,
+                const frames_writer_options *cmdline, unsigned given, frames_writer **w,
+                uint64_t *rejects) {
+    frames_writer_options o = *like;
     o.meta_raw = frames_bytes_of(NULL, 0); /* re-encode the meta from the model */
     o.encode_flags = FRAMES_ENC_LENIENT;   /* reproduce what was read, even odd frames */
     cli_apply_writer_options(&o, cmdline, given);
-    if (!(w = cli_output_writer(out, &o, frames_reader_meta(r)))) return CLI_DATA;
-    status = copy_frames(r, w, &rejects);
+    *rejects = 0;
+    if (!(*w = cli_output_writer(out, &o, frames_reader_meta(r)))) return CLI_DATA;
+    return copy_frames(r, *w, rejects);
+}
+
+static int cat(frames_reader *r, cli_output *out, const frames_writer_options *cmdline,
+               unsigned given) {
+    frames_writer_options like;
+    frames_writer *w;
+    uint64_t rejects;
+    int status, rc;
+    /* the input's TOC entries are checked by the copy's own reading; an output that can
+       be written again only (a temporary file): the rare input whose check fails is
+       copied again with settings from a scan */
+    if (out->tmp) frames_writer_options_like_copy(r, &like);
+    else frames_writer_options_like(r, &like);
+    status = copy(r, out, &like, cmdline, given, &w, &rejects);
+    if (status == CLI_OK && !frames_writer_options_like_confirm(r, &like)) {
+        frames_writer_abandon(w);
+        w = NULL;
+        if ((status = rewind_output(out)) != CLI_OK) return status;
+        if (frames_reader_seek(r, 0) < 0) return cli_lib_error(frames_reader_error(r));
+        frames_writer_options_like(r, &like);
+        status = copy(r, out, &like, cmdline, given, &w, &rejects);
+    }
+    if (!w) return status;
     rc = frames_writer_close(w);
     if (rc == FRAMES_UNFINISHED)
         cli_warn("%s cannot seek: the trace was left unfinished (no TOC, n = 0, T = 0)", out->path);
