@@ -81,7 +81,12 @@ static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rej
         if ((rc = copy_frame(r, w, &run, &raw, piqirun_rejects)) < 0) break;
         cli_progress_update(&pg, frames_reader_tell(r));
     }
-    if (rc == 0) rc = flush_run(w, &run);
+    /* the frames before a frame that does not decode are written, as they were when each
+       went to the writer alone (standard output keeps them) */
+    if (rc == 0 || !frames_writer_error(w)->code) {
+        int flushed = flush_run(w, &run);
+        if (rc == 0) rc = flushed;
+    }
     cli_progress_end(&pg);
     if (rc < 0 && frames_writer_error(w)->code) return cli_lib_error(frames_writer_error(w));
     if (rc < 0) {
@@ -113,26 +118,32 @@ static int copy(frames_reader *r, cli_output *out, const frames_writer_options *
     return copy_frames(r, *w, rejects);
 }
 
-static int cat(frames_reader *r, cli_output *out, const frames_writer_options *cmdline,
-               unsigned given) {
+/* *rp: the reader of IN, which may be replaced by a new one. */
+static int cat(frames_reader **rp, const char *in, cli_output *out,
+               const frames_writer_options *cmdline, unsigned given) {
     frames_writer_options like;
     frames_writer *w;
     uint64_t rejects;
     int status, rc;
-    /* the input's TOC entries are checked by the copy's own reading; an output that can
-       be written again only (a temporary file): the rare input whose check fails is
-       copied again with settings from a scan */
-    if (out->tmp) frames_writer_options_like_copy(r, &like);
-    else frames_writer_options_like(r, &like);
-    status = copy(r, out, &like, cmdline, given, &w, &rejects);
-    if (status == CLI_OK && !frames_writer_options_like_confirm(r, &like)) {
+    /* the input's TOC entries are checked by the copy's own reading when the copy can be
+       made again (a named input, a temporary output): the rare input whose check fails is
+       copied again from a new reader, exactly as without the shortcut (settings from a
+       scan of the trace before reading it) */
+    if (out->tmp && strcmp(in, "-") != 0) frames_writer_options_like_copy(*rp, &like);
+    else frames_writer_options_like(*rp, &like);
+    status = copy(*rp, out, &like, cmdline, given, &w, &rejects);
+    if (status == CLI_OK && !frames_writer_options_like_confirm(*rp, &like)) {
         frames_writer_abandon(w);
         w = NULL;
+        frames_reader_close(*rp);
+        *rp = NULL;
         if ((status = rewind_output(out)) != CLI_OK) return status;
-        if (frames_reader_seek(r, 0) < 0) return cli_lib_error(frames_reader_error(r));
-        frames_writer_options_like(r, &like);
-        status = copy(r, out, &like, cmdline, given, &w, &rejects);
+        if (!(*rp = cli_open_reader(in, NULL))) return CLI_DATA;
+        frames_writer_options_like(*rp, &like);
+        status = copy(*rp, out, &like, cmdline, given, &w, &rejects);
     }
+    /* a copy that failed leaves the warnings the scan before it would have given */
+    if (status != CLI_OK && *rp) frames_writer_options_like(*rp, &like);
     if (!w) return status;
     rc = frames_writer_close(w);
     if (rc == FRAMES_UNFINISHED)
@@ -171,10 +182,12 @@ int cmd_cat(int argc, char **argv) {
         cli_output_abort(&out);
         return CLI_DATA;
     }
-    status = cat(r, &out, &cmdline, given);
+    status = cat(&r, paths[0], &out, &cmdline, given);
     if (status == CLI_OK) status = cli_output_commit(&out);
     else cli_output_abort(&out);
-    cli_reader_warnings(r);
-    frames_reader_close(r);
+    if (r) {
+        cli_reader_warnings(r);
+        frames_reader_close(r);
+    }
     return status;
 }
