@@ -4,6 +4,7 @@
    The output is byte-identical to the input for traces the upstream writer finished, and
    an unfinished input comes out as the trace upstream would have written had it finished. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,27 +27,114 @@ static const char cat_usage[] =
 
 /* Records copied as read go to the writer in runs: from a trace held in memory,
    consecutive records are one span that frames_writer_add_frames writes straight to the
-   output (no copy into the writer's buffer). Bounded so that the output's writeback
-   starts every few MB (cli_output_sink). */
-#define CAT_RUN_BYTES ((size_t)256 << 10)
+   output (no copy into the writer's buffer), on the other CPU: a thread writes the runs
+   while this one reads and checks the next (the kernel's copy into the page cache is
+   half of cat's time). Runs of 1 MB, so that the output's writeback starts every few MB
+   (cli_output_sink). The thread is the only one to use the writer while runs are queued:
+   a frame encoded again waits until the queue is empty. */
+#define CAT_RUN_BYTES ((size_t)1 << 20)
+#define CAT_QUEUE 8
 typedef struct cat_run {
     const uint8_t *start;
     size_t len;
     int in_memory;   /* frames_reader_in_memory: otherwise each record is copied alone */
+    frames_writer *w;
+    /* the writing thread (threaded 0: runs are written here) */
+    int threaded, stop, rc;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    const uint8_t *queued[CAT_QUEUE];
+    size_t queued_len[CAT_QUEUE];
+    unsigned head, tail;   /* runs queued: tail - head */
 } cat_run;
 
-static int flush_run(frames_writer *w, cat_run *run) {
-    int rc = run->len ? frames_writer_add_frames(w, run->start, run->len) : FRAMES_OK;
+static void *write_runs(void *arg) {
+    cat_run *run = (cat_run *)arg;
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        const uint8_t *start;
+        size_t len;
+        int rc;
+        while (run->head == run->tail && !run->stop) pthread_cond_wait(&run->changed, &run->lock);
+        if (run->head == run->tail) break;
+        start = run->queued[run->head % CAT_QUEUE];
+        len = run->queued_len[run->head % CAT_QUEUE];
+        pthread_mutex_unlock(&run->lock);
+        rc = run->rc < 0 ? run->rc : frames_writer_add_frames(run->w, start, len);
+        pthread_mutex_lock(&run->lock);
+        run->rc = rc;
+        run->head++;
+        pthread_cond_broadcast(&run->changed);
+    }
+    pthread_mutex_unlock(&run->lock);
+    return NULL;
+}
+
+static void start_runs(cat_run *run, frames_writer *w, int in_memory) {
+    memset(run, 0, sizeof *run);
+    run->w = w;
+    run->in_memory = in_memory;
+    if (!in_memory) return;
+    pthread_mutex_init(&run->lock, NULL);
+    pthread_cond_init(&run->changed, NULL);
+    run->threaded = pthread_create(&run->thread, NULL, write_runs, run) == 0;
+    if (!run->threaded) {
+        pthread_cond_destroy(&run->changed);
+        pthread_mutex_destroy(&run->lock);
+    }
+}
+
+/* Until every queued run is written: the writer's result. */
+static int wait_runs(cat_run *run) {
+    int rc;
+    if (!run->threaded) return FRAMES_OK;
+    pthread_mutex_lock(&run->lock);
+    while (run->head != run->tail) pthread_cond_wait(&run->changed, &run->lock);
+    rc = run->rc;
+    pthread_mutex_unlock(&run->lock);
+    return rc;
+}
+
+static void stop_runs(cat_run *run) {
+    if (!run->threaded) return;
+    pthread_mutex_lock(&run->lock);
+    run->stop = 1;
+    pthread_cond_broadcast(&run->changed);
+    pthread_mutex_unlock(&run->lock);
+    pthread_join(run->thread, NULL);
+    pthread_cond_destroy(&run->changed);
+    pthread_mutex_destroy(&run->lock);
+    run->threaded = 0;
+}
+
+/* Hand the current run to the writing thread (or write it). */
+static int flush_run(cat_run *run) {
+    int rc = FRAMES_OK;
+    if (!run->len) return FRAMES_OK;
+    if (!run->threaded) {
+        rc = frames_writer_add_frames(run->w, run->start, run->len);
+    } else {
+        pthread_mutex_lock(&run->lock);
+        while (run->tail - run->head == CAT_QUEUE) pthread_cond_wait(&run->changed, &run->lock);
+        if ((rc = run->rc) >= 0) {
+            run->queued[run->tail % CAT_QUEUE] = run->start;
+            run->queued_len[run->tail % CAT_QUEUE] = run->len;
+            run->tail++;
+            pthread_cond_broadcast(&run->changed);
+        }
+        pthread_mutex_unlock(&run->lock);
+    }
     run->len = 0;
     return rc;
 }
 
-static int copy_record(frames_writer *w, cat_run *run, const frames_raw *raw) {
+static int copy_record(cat_run *run, const frames_raw *raw) {
     const uint8_t *record = (const uint8_t *)raw->payload.ptr - 8;
     int rc;
-    if (!run->in_memory) return frames_writer_add_encoded(w, raw->payload.ptr, raw->payload.len);
+    if (!run->in_memory) return frames_writer_add_encoded(run->w, raw->payload.ptr, raw->payload.len);
     if (run->len && (record != run->start + run->len || run->len >= CAT_RUN_BYTES) &&
-        (rc = flush_run(w, run)) < 0)
+        (rc = flush_run(run)) < 0)
         return rc;
     if (!run->len) run->start = record;
     run->len += 8 + raw->payload.len;
@@ -58,35 +146,34 @@ static int copy_record(frames_writer *w, cat_run *run, const frames_raw *raw) {
    are copied as read, which saves encoding them again; most are known to be such by a
    check of their bytes (frames_reader_raw_is_canonical), the others are decoded, and
    the flagged ones are encoded from the model. */
-static int copy_frame(frames_reader *r, frames_writer *w, cat_run *run, const frames_raw *raw,
+static int copy_frame(frames_reader *r, cat_run *run, const frames_raw *raw,
                       uint64_t *piqirun_rejects) {
     frames_frame f;
     int rc;
-    if (frames_reader_raw_is_canonical(r, raw)) return copy_record(w, run, raw);
+    if (frames_reader_raw_is_canonical(r, raw)) return copy_record(run, raw);
     if ((rc = frames_reader_decode(r, raw, &f)) < 0) return rc;
     if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
-    if (!f.flags) return copy_record(w, run, raw);
-    if ((rc = flush_run(w, run)) < 0) return rc;
-    return frames_writer_add(w, &f);
+    if (!f.flags) return copy_record(run, raw);
+    if ((rc = flush_run(run)) < 0 || (rc = wait_runs(run)) < 0) return rc;
+    return frames_writer_add(run->w, &f);
 }
 
 static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rejects) {
     frames_raw raw;
     cli_progress pg;   /* on a terminal's stderr only */
-    cat_run run = {NULL, 0, 0};
-    int rc;
-    run.in_memory = frames_reader_in_memory(r);
+    cat_run run;
+    int rc, written;
+    start_runs(&run, w, frames_reader_in_memory(r));
     cli_progress_start(&pg, "cat", cli_known_frames(r));
     while ((rc = frames_reader_next_raw(r, &raw)) > 0) {
-        if ((rc = copy_frame(r, w, &run, &raw, piqirun_rejects)) < 0) break;
+        if ((rc = copy_frame(r, &run, &raw, piqirun_rejects)) < 0) break;
         cli_progress_update(&pg, frames_reader_tell(r));
     }
-    /* the frames before a frame that does not decode are written, as they were when each
-       went to the writer alone (standard output keeps them) */
-    if (rc == 0 || !frames_writer_error(w)->code) {
-        int flushed = flush_run(w, &run);
-        if (rc == 0) rc = flushed;
-    }
+    /* the frames before a frame that does not decode are written too, as they were when
+       each went to the writer alone (standard output keeps them) */
+    if ((written = flush_run(&run)) >= 0) written = wait_runs(&run);
+    stop_runs(&run);
+    if (rc == 0) rc = written;
     cli_progress_end(&pg);
     if (rc < 0 && frames_writer_error(w)->code) return cli_lib_error(frames_writer_error(w));
     if (rc < 0) {
