@@ -181,7 +181,7 @@
    Writing a container
      frames_writer_open / _open_path / _open_fd / _open_file, frames_writer_init
      frames_writer_add / _add_encoded / _flush / _finish / _close / _abandon
-     frames_writer_options_like           settings that reproduce an input trace
+     frames_writer_options_like / _copy / _confirm   settings that reproduce an input trace
      frames_sink_memory / _fd / _file     where a writer writes (frames_membuf: memory)
      frames_fix                           unfinished/truncated trace -> finished trace
    Recording (embedded tracers; see "Recording API" below)
@@ -830,6 +830,16 @@ FRAMES_DEF int frames_reader_next_full(frames_reader *r, frames_frame *f, frames
    would have (the reader's decoder, limits, error record and counts): for loops that
    take records raw, look at most of them with frames_peek_std and decode the others. */
 FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, frames_frame *f);
+/* 1 when the record frames_reader_next_raw returned last is a std_frame laid out exactly
+   as the codec's fast path takes it (what every writer emits): decoding it with
+   frames_reader_decode would succeed with no FRAMES_FF_* flag, and encoding the result
+   gives its bytes again, so it can be copied without decoding (counted as decoded). 0
+   when only decoding it can tell: a check of the bytes, much cheaper than decoding. */
+FRAMES_DEF int frames_reader_raw_is_canonical(frames_reader *r, const frames_raw *raw);
+/* Nonzero when r holds the whole trace in memory (a mapped file, or
+   frames_reader_open_memory): the payloads it returns stay valid until it is closed, and
+   consecutive records lie next to each other (each after its 8-byte size prefix). */
+FRAMES_DEF int frames_reader_in_memory(const frames_reader *r);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* 1 when the trace ends inside a record (it is cut: frames_reader_info_get's
@@ -1005,6 +1015,16 @@ FRAMES_DEF const frames_error *frames_writer_error(const frames_writer *w);
    no usable TOC), its raw meta bytes, and its TOC convention when that is one the writer
    can write (libtrace otherwise). The meta view points into r: keep r open meanwhile. */
 FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o);
+/* The same for a copy that reads r whole from its first frame with frames_reader_next_raw
+   (frames cat), without the pass over the trace that frames_writer_options_like makes
+   to check each TOC entry against the frames (a tenth of a copy's time): the entries are
+   checked against the offsets the copy's own reading meets. After that reading, and
+   before finishing the output, frames_writer_options_like_confirm returns 1 when *o was
+   what frames_writer_options_like gives, 0 when not (an entry that does not point where
+   its convention says, or the reading was not one pass over every frame in order):
+   write the copy again with frames_writer_options_like(r) then. */
+FRAMES_DEF void frames_writer_options_like_copy(frames_reader *r, frames_writer_options *o);
+FRAMES_DEF int frames_writer_options_like_confirm(frames_reader *r, const frames_writer_options *o);
 
 /* After a read error (not a frame that does not decode: a region that cannot be read,
    e.g. a corrupt chunk of a compressed trace), move r to the first TOC entry past the
@@ -4606,6 +4626,12 @@ struct frames_reader {
     uint32_t flags_seen;
     int stream_done;
     int verified;          /* TOC matches checked against the frames (stat) */
+    /* frames_writer_options_like_copy: the offsets of frames 0, m, 2m, ... as the reading
+       pass from frame 0 meets them, for checking the TOC's entries without a scan */
+    uint64_t *walk_off;    /* NULL: not being collected */
+    uint64_t walk_cap, walk_len, walk_next, walk_left;
+    int walk_broken;       /* the pass was not one read of every frame in order */
+    int walk_done;         /* walk_off stands for the scan (frames__block_offset) */
     /* warnings */
     char warn[FRAMES__MAX_WARNINGS][160];
     uint32_t nwarn;
@@ -5498,6 +5524,7 @@ FRAMES_DEF void frames_reader_close(frames_reader *r) {
     void *ctx;
     if (!r) return;
     ctx = r->opt.alloc_ctx;
+    FRAMES_FREE(r->walk_off, ctx);
     frames_decoder_free(&r->cur.dec);
     if (r->cur.src_state) r->src.state_close(r->src.ctx, r->cur.src_state);
     if (r->paged && r->src.close) r->src.close(r->src.ctx);
@@ -5802,8 +5829,22 @@ FRAMES__INLINE int frames__reader_next_full(frames_reader *r, frames_frame *f, f
     return frames__reader_decode(r, raw, f);
 }
 
+/* The reading pass of a copy (frames_writer_options_like_copy): keep the offset of
+   every m-th frame. */
+static FRAMES__NOINLINE void frames__walk_note(frames_reader *r, const frames_raw *raw) {
+    if (raw->index != r->walk_next) r->walk_broken = 1;
+    if (r->walk_broken) return;
+    r->walk_next++;
+    if (--r->walk_left) return;
+    r->walk_left = r->m;
+    if (r->walk_len == r->walk_cap) r->walk_broken = 1;
+    else r->walk_off[r->walk_len++] = raw->offset;
+}
+
 FRAMES_DEF int frames_reader_next_raw(frames_reader *r, frames_raw *raw) {
-    return frames__reader_next_raw(r, raw);
+    int rc = frames__reader_next_raw(r, raw);
+    if (FRAMES__UNLIKELY(r->walk_off != NULL) && rc > 0) frames__walk_note(r, raw);
+    return rc;
 }
 
 FRAMES_DEF int frames_reader_next(frames_reader *r, frames_frame *f) {
@@ -5822,6 +5863,61 @@ FRAMES_DEF int frames_reader_decode(frames_reader *r, const frames_raw *raw, fra
     if (rc < 0) frames__clear_error(&r->cur.err); /* kept in r->err; the next raw read starts clean */
     return rc;
 }
+
+/* Does the operand list p..end consist only of elements the one-pass list decoder
+   (frames__dec_operands_fast) takes? Adds their number to *count. */
+static int frames__canonical_operands(const uint8_t *p, const uint8_t *end, uint64_t *count) {
+    frames_operand op; /* the templates' checks fill it; only whether they pass matters */
+    const uint8_t *next, *a;
+    for (; p < end; p = next, ++*count) {
+        if (FRAMES__LIKELY((next = frames__dec_operand_hot(p, end, &op)) != NULL)) continue;
+        if (end - p < 2 || p[0] != 0x0a || !(a = frames__fast_len(p + 1, end, &next)) ||
+            !frames__dec_operand_info_fast(a, next, &op))
+            return 0;
+    }
+    return 1;
+}
+
+/* The frame's payload as frames__dec_frame's fast path decodes it whole (frames__dec_std_fast
+   with both lists taken by frames__dec_operands_fast): `0a len` std_frame spanning the
+   payload, 08 address, 10 thread, 1a rawbytes, 22 pre, maybe 2a post, maybe 32 mode.
+   *nops: the operands, whose array the decoder would take from its scratch arena. */
+static int frames__std_canonical(const uint8_t *p, const uint8_t *end, uint64_t *nops) {
+    const uint8_t *q, *stop;
+    uint64_t v;
+    *nops = 0;
+    if (p >= end || *p != 0x0a || !(q = frames__fast_len(p + 1, end, &stop)) || stop != end) return 0;
+    p = q;
+    if (p >= end || *p != 0x08 || !(p = frames__fast_varint(p + 1, end, &v))) return 0;
+    if (p >= end || *p != 0x10 || !(p = frames__fast_varint(p + 1, end, &v))) return 0;
+    if (p >= end || *p != 0x1a || !frames__fast_len(p + 1, end, &p)) return 0;
+    if (p >= end || *p != 0x22 || !(q = frames__fast_len(p + 1, end, &stop)) ||
+        !frames__canonical_operands(q, stop, nops))
+        return 0;
+    p = stop;
+    if (p < end && *p == 0x2a) {
+        if (!(q = frames__fast_len(p + 1, end, &stop)) || !frames__canonical_operands(q, stop, nops))
+            return 0;
+        p = stop;
+    }
+    if (p < end && *p == 0x32 && !frames__fast_len(p + 1, end, &p)) return 0;
+    return p == end;
+}
+
+FRAMES_DEF int frames_reader_raw_is_canonical(frames_reader *r, const frames_raw *raw) {
+    const uint8_t *p = (const uint8_t *)raw->payload.ptr;
+    uint64_t nops;
+    if (!frames__std_canonical(p, p + raw->payload.len, &nops)) return 0;
+    /* the decoder's arena would hold both lists (a capacity word each): past its bound
+       decoding fails, which only decoding reports */
+    if (r->cur.dec.limits.max_scratch < 16 ||
+        nops > (r->cur.dec.limits.max_scratch - 16) / sizeof(frames_operand))
+        return 0;
+    r->decoded++;
+    return 1;
+}
+
+FRAMES_DEF int frames_reader_in_memory(const frames_reader *r) { return !r->stream && !r->paged; }
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }
 FRAMES_DEF int frames_reader_truncated(const frames_reader *r) { return r->truncated; }
@@ -5882,6 +5978,15 @@ static int frames__scanned_offset(frames_reader *r, uint64_t index, uint64_t *of
     return rc;
 }
 
+/* Offset of the first frame of block b: from the offsets a copy's reading pass met
+   (frames_writer_options_like_confirm), else from the scan. */
+static int frames__block_offset(frames_reader *r, uint64_t block, uint64_t *off) {
+    if (!r->walk_done) return frames__scanned_offset(r, block * r->m, off);
+    if (block >= r->walk_len) return FRAMES_E_RANGE;
+    *off = r->walk_off[block];
+    return FRAMES_OK;
+}
+
 /* Keep only the conventions whose entries point where they should. */
 static void frames__verify_toc_matches(frames_reader *r) {
     uint64_t n = r->nframes, m = r->m, k = r->toc_words, nb, i, off = 0;
@@ -5889,7 +5994,7 @@ static void frames__verify_toc_matches(frames_reader *r) {
     int conv;
     if (r->verified || r->stream || !r->m || !r->toc_matches) return;
     r->verified = 1;
-    if (frames__scan(r) < 0) return;
+    if (!r->walk_done && frames__scan(r) < 0) return;
     nb = frames__ceil_div(n, m);
     for (conv = 1; conv < FRAMES_TOC_INVALID; conv++) {
         int ok = 1, shift = frames__toc_shift(conv);
@@ -5900,7 +6005,7 @@ static void frames__verify_toc_matches(frames_reader *r) {
         if (conv == FRAMES_TOC_README) pointing = nb;
         for (i = conv == FRAMES_TOC_BLOCK_STARTS ? 1 : 0; ok && i < pointing; i++) {
             uint64_t block = i + (uint64_t)shift;
-            ok = block < nb && frames__scanned_offset(r, block * m, &off) == FRAMES_OK &&
+            ok = block < nb && frames__block_offset(r, block, &off) == FRAMES_OK &&
                  off == frames__toc_entry(r, i);
         }
         if (ok && conv == FRAMES_TOC_README) ok = frames__toc_entry(r, k - 1) == r->hdr.toc_offset;
@@ -6390,18 +6495,67 @@ static int frames__writable_toc(int toc) {
            toc == FRAMES_TOC_CEIL_ZERO;
 }
 
-FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o) {
-    frames_reader_info st;
+/* The input's container settings, without its TOC's. */
+static void frames__options_like_container(frames_reader *r, frames_writer_options *o) {
     frames_writer_options_default(o);
     o->alloc_ctx = r->opt.alloc_ctx;
     o->version = r->hdr.version == 2 ? 2 : 3;
     o->arch = r->hdr.arch;
     o->machine = r->hdr.machine;
     if (r->has_meta) o->meta_raw = r->meta_bytes;
+}
+
+/* The TOC settings of an input whose TOC follows convention toc with m frames an entry. */
+static void frames__options_like_toc(frames_writer_options *o, int toc, uint64_t m) {
+    if (m && toc != FRAMES_TOC_NONE && toc != FRAMES_TOC_INVALID) o->frames_per_toc = m;
+    if (frames__writable_toc(toc)) o->toc = toc;
+}
+
+FRAMES_DEF void frames_writer_options_like(frames_reader *r, frames_writer_options *o) {
+    frames_reader_info st;
+    frames__options_like_container(r, o);
     if (frames_reader_info_get(r, &st) < 0) return;
-    if (st.frames_per_toc && st.toc != FRAMES_TOC_NONE && st.toc != FRAMES_TOC_INVALID)
-        o->frames_per_toc = st.frames_per_toc;
-    if (frames__writable_toc(st.toc)) o->toc = st.toc;
+    frames__options_like_toc(o, st.toc, st.frames_per_toc);
+}
+
+FRAMES_DEF void frames_writer_options_like_copy(frames_reader *r, frames_writer_options *o) {
+    uint32_t candidates;
+    /* only a trace in memory has its entries checked by a scan (frames_reader_info_get);
+       one whose TOC did not check out on opening is scanned anyway */
+    if (r->stream || r->paged || !r->finished || !r->t_valid || !r->m || !r->toc_usable ||
+        r->walk_off || r->cur.index != 0 || !(candidates = frames__toc_candidates(r, r->nframes))) {
+        frames_writer_options_like(r, o);
+        return;
+    }
+    r->walk_cap = r->toc_words + 2;   /* every convention has at least ceil(n/m) - 1 entries */
+    r->walk_off = (uint64_t *)FRAMES_MALLOC(r->walk_cap * sizeof *r->walk_off, r->opt.alloc_ctx);
+    if (!r->walk_off) {
+        frames_writer_options_like(r, o);
+        return;
+    }
+    r->walk_len = r->walk_next = 0;
+    r->walk_left = 1;   /* frame 0 starts block 0 */
+    r->walk_broken = r->walk_done = 0;
+    frames__options_like_container(r, o);
+    frames__options_like_toc(o, frames__first_conv(candidates), r->m);
+}
+
+FRAMES_DEF int frames_writer_options_like_confirm(frames_reader *r, const frames_writer_options *o) {
+    frames_writer_options exact;
+    int same;
+    if (!r->walk_off) return 1;   /* frames_writer_options_like_copy gave the exact options */
+    same = !r->walk_broken && r->walk_next == r->nframes;
+    if (same) {   /* the check frames_writer_options_like makes, on the offsets met */
+        r->walk_done = 1;
+        r->verified = 0;
+        frames_writer_options_like(r, &exact);
+        same = exact.toc == o->toc && exact.frames_per_toc == o->frames_per_toc;
+    }
+    FRAMES_FREE(r->walk_off, r->opt.alloc_ctx);
+    r->walk_off = NULL;
+    r->walk_done = 0;
+    r->verified = 0;   /* a later frames_reader_info_get checks again, by a scan */
+    return same;
 }
 
 FRAMES_DEF int frames_reader_skip_damage(frames_reader *r, uint64_t *lost) {
@@ -7826,27 +7980,40 @@ static int frames__reserve_toc(frames_writer *w, size_t extra) {
 FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len) {
     const uint8_t *p = (const uint8_t *)frames;
     uint64_t m = w->frames__opt.frames_per_toc, j, flen;
-    size_t pos, n = 0, entries = 0;
+    size_t pos, n = 0, entries = 0, found[16], nfound = 0;
     int rc;
     if (w->frames__state != FRAMES__W_OPEN)
         return frames__fail(&w->frames__err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                             w->frames__state == FRAMES__W_FINISHED ? "trace already finished"
                                                                    : "writer failed earlier");
+    /* the first frame that gets a TOC entry (j > 0, j a multiple of m), then one walk
+       that checks the batch and keeps where the first entries go (a second walk only for
+       a batch with more entries than that: no division per frame) */
+    j = w->frames__count % m == 0 ? w->frames__count : w->frames__count - w->frames__count % m + m;
+    if (j == 0) j = m;
     for (pos = 0; pos < len; pos += 8 + (size_t)flen, n++) {
         flen = len - pos >= 8 ? frames__le64(p + pos) : 0;
         if (len - pos < 8 || flen == 0 || flen > len - pos - 8)
             return frames__fail(&w->frames__err, FRAMES_E_INVALID, FRAMES_NO_POS,
                                 w->frames__count + n, "malformed frame batch at byte %lu",
                                 (unsigned long)pos);
-        j = w->frames__count + n;
-        if (j > 0 && j % m == 0) entries++;
+        if (w->frames__count + n == j) {
+            if (nfound < sizeof found / sizeof found[0]) found[nfound++] = pos;
+            entries++;
+            j = j > UINT64_MAX - m ? 0 : j + m;   /* 0: no frame index reaches it */
+        }
     }
     if ((rc = frames__reserve_toc(w, entries)) < 0 || (rc = frames__wflush_buffer(w)) < 0)
         return rc;
-    for (pos = 0; pos < len; pos += 8 + (size_t)frames__le64(p + pos)) {
-        if (w->frames__count > 0 && w->frames__count % m == 0)
-            w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
-        w->frames__count++;
+    if (entries == nfound) {
+        for (j = 0; j < nfound; j++) w->frames__toc[w->frames__toclen++] = w->frames__offset + found[j];
+        w->frames__count += n;
+    } else {
+        for (pos = 0; pos < len; pos += 8 + (size_t)frames__le64(p + pos)) {
+            if (w->frames__count > 0 && w->frames__count % m == 0)
+                w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
+            w->frames__count++;
+        }
     }
     if (len && w->frames__sink.write(w->frames__sink.ctx, p, len) < 0)
         return frames__wfail(w, FRAMES_E_IO, "write failed: %s", frames__syserr());

@@ -12,7 +12,9 @@
 #   BENCH_TEXT_BYTES (default 60000): bytes of text gzip compresses while recorded
 #     (60000 gives about 9 M instructions, a 1.1 GB plain trace);
 #   BENCH_REPS (default 3, the best is kept); BENCH_DIR (files; default BUILD_DIR/bench);
-#   BENCH_TRACE (a .frames.zst to use instead of recording).
+#   BENCH_TRACE (a .frames.zst to use instead of recording);
+#   BENCH_BASELINE (another build's frames command: its cat is measured too, for a
+#     before/after in the same run).
 set -euo pipefail
 BUILD=${1:?usage: bench/bench_readers.sh BUILD_DIR}
 cd "$(dirname "$0")/.."
@@ -34,10 +36,11 @@ COPY=$DIR/bench-readers.copy
 zstd -q -d -f "$Z" -o "$P"
 N=$("$F" stat --json --no-symbols "$Z" | grep -o '"frames":[0-9]*' | head -1 | cut -d: -f2)
 
-# best of REPS: "wall cpu" in seconds
+# best of REPS: "wall cpu" in seconds; $2, when given, runs untimed before each rep
 measure() {
     local best="" i t
     for ((i = 0; i < REPS; i++)); do
+        [ -z "${2:-}" ] || bash -c "$2"
         /usr/bin/time -o "$DIR/bench-readers.time" -f "%e %U %S" bash -c "$1" >/dev/null 2>&1 || true
         t=$(tail -1 "$DIR/bench-readers.time" | awk '{printf "%.2f %.2f", $1, $2 + $3}')
         if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{split(a,x," ");split(b,y," ");exit !(x[1]<y[1])}'; then
@@ -47,9 +50,9 @@ measure() {
     echo "$best"
 }
 
-row() { # label command peer_wall
+row() { # label command peer_wall [untimed preparation of each rep]
     local r w c
-    r=$(measure "$2")
+    r=$(measure "$2" "${4:-}")
     w=${r% *}
     c=${r#* }
     awk -v l="$1" -v w="$w" -v c="$c" -v n="$N" -v pw="${3:-}" 'BEGIN{
@@ -75,16 +78,24 @@ row "peer: cat plain > /dev/null" "cat '$P'"
 CW=$LAST_WALL
 row "frames stat plain" "'$F' stat --no-symbols '$P'" "$CW"
 row "frames dump --pc plain" "'$F' dump --pc '$P'" "$CW"
-# each run replaces the copy of the run before: cp truncates it, cat -f renames over it
-row "peer: cp plain" "cp '$P' '$COPY'"
+# each copy starts from the same state: no copy of the run before (deleting it costs
+# whoever replaces it, cp's truncation less than cat's rename when only cat's was written
+# to disk) and no dirty data of it left for the kernel to write meanwhile
+FRESH="rm -f '$COPY' && sync"
+row "peer: cp plain" "cp '$P' '$COPY'" "" "$FRESH"
 PW=$LAST_WALL PC=$LAST_CPU
-row "peer: cp plain; sync the copy" "cp '$P' '$COPY' && sync '$COPY'"
+row "peer: cp plain; sync the copy" "cp '$P' '$COPY' && sync '$COPY'" "" "$FRESH"
 SW=$LAST_WALL SC=$LAST_CPU
-row "frames cat plain" "'$F' cat -f '$P' '$COPY'" "$PW"
+row "frames cat plain" "'$F' cat -f '$P' '$COPY'" "$PW" "$FRESH"
 awk -v w="$LAST_WALL" -v c="$LAST_CPU" -v pw="$PW" -v pc="$PC" -v sw="$SW" -v sc="$SC" 'BEGIN{
     printf "# frames cat: %.2fx cp wall, %.2fx cp cpu; %.2fx (cp; sync) wall, %.2fx its cpu\n",
         (pw > 0 ? w / pw : 0), (pc > 0 ? c / pc : 0), (sw > 0 ? w / sw : 0), (sc > 0 ? c / sc : 0) }'
 cmp -s "$P" "$COPY" || echo "# note: frames cat's output differs from its input (not a trace upstream finished)"
+if [ -n "${BENCH_BASELINE:-}" ]; then
+    row "baseline: frames cat plain" "'$BENCH_BASELINE' cat -f '$P' '$COPY'" "$PW" "$FRESH"
+    awk -v w="$LAST_WALL" -v c="$LAST_CPU" -v pw="$PW" -v pc="$PC" 'BEGIN{
+        printf "# baseline frames cat: %.2fx cp wall, %.2fx cp cpu\n", (pw > 0 ? w / pw : 0), (pc > 0 ? c / pc : 0) }'
+fi
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$P" "$COPY" "$DIR/bench-readers.time"
 [ -n "${BENCH_TRACE:-}" ] || rm -f "$Z"
