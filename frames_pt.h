@@ -325,7 +325,8 @@ typedef struct frames_pt_gap {
 } frames_pt_gap;
 
 typedef struct frames_pt_stats {
-    uint64_t insns;             /* instructions decoded (ptxed --stat insn count) */
+    uint64_t insns;             /* instructions decoded (ptxed --stat insn count, but for a
+                                   block's last one libipt counted undecoded: docs/pt.md) */
     uint64_t blocks;            /* blocks (block decoder) */
     uint64_t std_frames, exception_frames, modload_frames;
     uint64_t speculative;       /* speculative instructions decoded */
