@@ -325,7 +325,8 @@ typedef struct frames_pt_gap {
 } frames_pt_gap;
 
 typedef struct frames_pt_stats {
-    uint64_t insns;             /* instructions decoded (ptxed --stat insn count) */
+    uint64_t insns;             /* instructions decoded (ptxed --stat insn count, but for a
+                                   block's last one libipt counted undecoded: docs/pt.md) */
     uint64_t blocks;            /* blocks (block decoder) */
     uint64_t std_frames, exception_frames, modload_frames;
     uint64_t speculative;       /* speculative instructions decoded */
@@ -2366,11 +2367,42 @@ nomem:
     return NULL;
 }
 
-/* The run for the n full instructions of b: the n-th must start at end_ip, or, when the
-   block's last instruction is truncated (and not among the n), lead to it. *flen: the
-   bytes of the first n frames; *last: where the n-th starts. */
+/* Decode b's last instruction (at end_ip) as ptxed does: from the bytes libipt gave when
+   it is truncated, else from its section. Returns 0, or -1 when it does not decode. */
+static int frames__pt_block_last_insn(frames_pt *pt, const struct pt_block *b, frames_pt_x86 *x) {
+    uint8_t buf[16];
+    int n;
+    if (b->truncated) {
+        memcpy(buf, b->raw, b->size);
+        n = b->size;
+    } else {
+        n = pt_iscache_read(pt->iscache, buf, sizeof buf, b->isid, b->end_ip);
+    }
+    if (n <= 0 || frames_pt_x86_decode(buf, (size_t)n, (enum pt_exec_mode)b->mode, b->end_ip, x) < 0)
+        return -1;
+    return 0;
+}
+
+/* Whether libipt counted b's last instruction without decoding it. Reusing its block
+   cache, libipt 2.0.5 moves a block on to the cached decision point and counts the
+   instruction there before decoding it; when that decode fails (the cached entry says
+   64-bit but the decoder's mode is unknown after a PSB+ without MODE.Exec, and an
+   instruction that goes on into the next section is read again with that mode; or that
+   section is gone), the block comes back with the fetch/decode error and with that
+   instruction as its last, not truncated. Its blocks from a fresh decode only hold
+   instructions it decoded. ptxed prints the ones before it and a decode error for it. */
+static int frames__pt_block_last_undecoded(frames_pt *pt, const struct pt_block *b, int status) {
+    frames_pt_x86 x;
+    return (status == -pte_bad_insn || status == -pte_nomap) && b->ninsn && !b->truncated &&
+           frames__pt_block_last_insn(pt, b, &x) < 0;
+}
+
+/* The run for the n full instructions of b: the n-th must start at end_ip, or, when b's
+   last instruction is not among the n (lead: it is truncated or undecoded), lead to it.
+   *flen: the bytes of the first n frames; *last: where the n-th starts. */
 static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt_block *b,
-                                                  uint32_t n, size_t *flen, uint64_t *last) {
+                                                  uint32_t n, int lead, size_t *flen,
+                                                  uint64_t *last) {
     const frames__pt_run *r = frames__pt_run_find(pt, b->ip, b->isid, b->mode);
     if (r && r->ninsn > n) {   /* a longer run from the same start: check its n-th */
         const uint8_t *p = pt->arena + r->off, *f = pt->arena + r->foff;
@@ -2379,7 +2411,7 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
         for (k = 0; k + 1 < n; k++) p += FRAMES__PT_RUN_ENTRY(p[0]);
         memcpy(&ip, p + 1, 8);
         *last = ip;   /* not r->last: the run goes on after the block */
-        if (b->truncated) {   /* the truncated one follows the n-th */
+        if (lead) {   /* the block's last one follows the n-th */
             p += FRAMES__PT_RUN_ENTRY(p[0]);
             memcpy(&ip, p + 1, 8);
         }
@@ -2389,7 +2421,7 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
         return r;
     }
     if (!r || r->ninsn < n) r = frames__pt_run_build(pt, b, n);
-    if (r && (b->truncated ? r->after : r->last) != b->end_ip) r = NULL;
+    if (r && (lead ? r->after : r->last) != b->end_ip) r = NULL;
     if (r) {
         *flen = r->flen;
         *last = r->last;
@@ -2397,18 +2429,19 @@ static const frames__pt_run *frames__pt_block_run(frames_pt *pt, const struct pt
     return r;
 }
 
-/* Write the instructions of a block. */
-static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b) {
-    uint32_t n = b->ninsn - (b->truncated ? 1u : 0u), k;
+/* Write the instructions of a block that pt_blk_next returned with status: all but an
+   undecoded last one (ptxed's instructions; the error that follows reports it). */
+static int frames__pt_emit_block(frames_pt *pt, const struct pt_block *b, int status) {
+    int undecoded = frames__pt_block_last_undecoded(pt, b, status), rc;
+    uint32_t n = b->ninsn - (b->truncated || undecoded ? 1u : 0u), k;
     const frames__pt_run *r = NULL;
     const uint8_t *p;
     size_t flen = 0;
     uint64_t last = 0;
-    int rc;
-    pt->st->insns += b->ninsn;
+    pt->st->insns += b->ninsn - (undecoded ? 1u : 0u);
     pt->st->blocks++;
     if (n) {
-        if (!(r = frames__pt_block_run(pt, b, n, &flen, &last))) {
+        if (!(r = frames__pt_block_run(pt, b, n, b->truncated || undecoded, &flen, &last))) {
             if (pt->werr) return FRAMES__PT_ABORT;
             pt->st->reconstruct_errors++;
             if (pt->cb.error &&
@@ -2567,19 +2600,10 @@ static int frames__pt_gap(frames_pt *pt, const char *kind, uint64_t ip, int code
 /* The ip ptxed reports for a block decoder error: the instruction after the block's last
    one (direct branches followed) for fetch/decode errors, else the last one. */
 static uint64_t frames__pt_block_error_ip(frames_pt *pt, const struct pt_block *b, int code) {
-    uint8_t buf[16];
     frames_pt_x86 x;
-    int n;
     if (!b->ninsn) return b->ip;
     if (code != -pte_nomap && code != -pte_bad_insn) return b->end_ip;
-    if (b->truncated) {
-        memcpy(buf, b->raw, b->size);
-        n = b->size;
-    } else {
-        n = pt_iscache_read(pt->iscache, buf, sizeof buf, b->isid, b->end_ip);
-    }
-    if (n <= 0 || frames_pt_x86_decode(buf, (size_t)n, (enum pt_exec_mode)b->mode, b->end_ip, &x) < 0)
-        return b->end_ip;
+    if (frames__pt_block_last_insn(pt, b, &x) < 0) return b->end_ip;
     return x.has_target ? x.target : b->end_ip + x.size;
 }
 
@@ -2633,7 +2657,7 @@ static int frames__pt_run_block(frames_pt *pt) {
             if (pt->cb.insn || pt->cb.error) pt->offset = frames__pt_offset(pt);
             memset(&b, 0, sizeof b);
             st = pt_blk_next(pt->blk, &b, sizeof b);
-            if (b.ninsn && frames__pt_emit_block(pt, &b) < 0) return FRAMES__PT_ABORT;
+            if (b.ninsn && frames__pt_emit_block(pt, &b, st) < 0) return FRAMES__PT_ABORT;
             if (st < 0) break;
             if (b.ninsn && frames__pt_stalled(pt, b.ip, b.ninsn, b.iclass)) {
                 st = -pte_bad_query;   /* the trace does not match the code: a gap */

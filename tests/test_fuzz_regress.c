@@ -295,8 +295,9 @@ static void test_pt_cycle_without_trace(void **state) {
 }
 
 /* Decode pt's session into frames in m (frames_membuf_free it), written as to a pipe: a
-   memory sink that cannot seek, so the trace stays unfinished; then close pt. */
-static void pt_decode_unfinished(frames_pt *pt, frames_membuf *m) {
+   memory sink that cannot seek, so the trace stays unfinished; then close pt. st: the
+   statistics (or NULL). */
+static void pt_decode_unfinished(frames_pt *pt, frames_membuf *m, frames_pt_stats *st) {
     frames_sink sink;
     frames_writer *w;
     frames_error err;
@@ -304,7 +305,7 @@ static void pt_decode_unfinished(frames_pt *pt, frames_membuf *m) {
     sink = frames_sink_memory(m);
     sink.patch = NULL;
     assert_int_equal(frames_writer_open(&w, &sink, NULL, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_pt_decode(pt, w, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_pt_decode(pt, w, st, &err), FRAMES_OK);
     frames_pt_close(pt);
     assert_true(frames_writer_close(w) >= 0);   /* FRAMES_UNFINISHED: the sink cannot seek */
 }
@@ -315,28 +316,52 @@ static int insn_seen(void *ctx, const frames_pt_insn *in) {
     return 0;
 }
 
-/* Decode trace over image at base; the from_addr of every exception frame written. */
-static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace, size_t tlen,
-                          int insn_callback, uint64_t *from, size_t cap) {
-    frames_pt *pt;
+/* A frame written by frames_pt_decode: a std_frame's address, an exception frame's
+   from_addr. */
+typedef struct pt_frame_at {
+    frames_kind kind;
+    uint64_t addr;
+} pt_frame_at;
+
+/* Decode pt's session (closing pt; with an instruction callback when insn_callback, so
+   that the block path writes frames one by one instead of its cached runs); the frames
+   written, at most cap of them into out; st: the statistics (or NULL). */
+static size_t pt_frames_written(frames_pt *pt, int insn_callback, frames_pt_stats *st,
+                                pt_frame_at *out, size_t cap) {
     frames_pt_callbacks cb;
     frames_reader *r;
     frames_error err;
     frames_frame f;
     frames_membuf m;
     size_t n = 0;
+    memset(&cb, 0, sizeof cb);
+    if (insn_callback) cb.insn = insn_seen;
+    frames_pt_set_callbacks(pt, &cb);
+    pt_decode_unfinished(pt, &m, st);
+    assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
+    while (frames_reader_next(r, &f) > 0 && n < cap) {
+        if (f.kind != FRAMES_KIND_STD && f.kind != FRAMES_KIND_EXCEPTION) continue;
+        out[n].kind = f.kind;
+        out[n++].addr = f.kind == FRAMES_KIND_STD ? f.std.address : f.exception.from_addr;
+    }
+    frames_reader_close(r);
+    frames_membuf_free(&m);
+    return n;
+}
+
+/* Decode trace over image at base; the from_addr of every exception frame written. */
+static size_t gap_sources(const char *image, uint64_t base, const uint8_t *trace, size_t tlen,
+                          int insn_callback, uint64_t *from, size_t cap) {
+    frames_pt *pt;
+    frames_error err;
+    pt_frame_at fr[64];
+    size_t n = 0, i, nf;
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, base, &err), FRAMES_OK);
-    memset(&cb, 0, sizeof cb);
-    if (insn_callback) cb.insn = insn_seen;   /* frames one by one instead of cached runs */
-    frames_pt_set_callbacks(pt, &cb);
-    pt_decode_unfinished(pt, &m);
-    assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
-    while (frames_reader_next(r, &f) > 0)
-        if (f.kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = f.exception.from_addr;
-    frames_reader_close(r);
-    frames_membuf_free(&m);
+    nf = pt_frames_written(pt, insn_callback, NULL, fr, 64);
+    for (i = 0; i < nf; i++)
+        if (fr[i].kind == FRAMES_KIND_EXCEPTION && n < cap) from[n++] = fr[i].addr;
     return n;
 }
 
@@ -364,6 +389,100 @@ static void test_pt_gap_after_cached_run_prefix(void **state) {
     assert_int_equal(n, 2);
     for (i = 0; i < n; i++) assert_int_equal(runs[i], one[i]);
     assert_int_equal(runs[1], 0x100000);
+    remove(image);
+}
+
+/* fuzz_perf (no reconstruct errors): libipt 2.0.5's block decoder, reusing its block
+   cache, moves a block to the cached decision point and counts the instruction there
+   before decoding it; when that decode fails, the block comes back with the error and
+   with an instruction libipt could not decode as its last (end_ip, not truncated).
+   ptxed prints the instructions before it and a decode error for it. The block path
+   rebuilt all of them, could not decode the last either, and dropped the whole block as a
+   reconstruct error. The fuzzed perf.data got there as this test does: section B (the
+   image's first 4 bytes) mapped over A (the whole image) ends inside a mov, which libipt
+   decodes as a truncated instruction, its bytes read from both sections, and caches as
+   a decision point; after a gap, the PSB+ that restarts decoding at the same place has no
+   MODE.Exec, so the mode is unknown: the cache (holding 64-bit) takes the block on to the
+   mov, whose decode across the sections needs the decoder's mode and fails. The
+   instruction-flow decoder, which has no such cache, cannot decode a thing in an unknown
+   mode and stops at the block's start. Image: nop; nop; mov eax, imm32; jz. */
+static void test_pt_block_ending_in_undecoded_insn(void **state) {
+    static const uint8_t code[] = {0x90, 0x90, 0xb8, 0x01, 0x02, 0x03, 0x04, 0x74, 0x00};
+    /* both decoders: the first pass, then a gap at the jz (given a TIP); then the block
+       decoder's block from its cache up to the mov, the gap at the mov (ptxed's error ip);
+       the instruction-flow decoder's gap at the block's start */
+    static const pt_frame_at want[2][8] = {
+        {{FRAMES_KIND_STD, 0x1000}, {FRAMES_KIND_STD, 0x1001}, {FRAMES_KIND_STD, 0x1002},
+         {FRAMES_KIND_STD, 0x1007}, {FRAMES_KIND_EXCEPTION, 0x1007},
+         {FRAMES_KIND_STD, 0x1000}, {FRAMES_KIND_STD, 0x1001}, {FRAMES_KIND_EXCEPTION, 0x1001}},
+        {{FRAMES_KIND_STD, 0x1000}, {FRAMES_KIND_STD, 0x1001}, {FRAMES_KIND_STD, 0x1002},
+         {FRAMES_KIND_STD, 0x1007}, {FRAMES_KIND_EXCEPTION, 0x1007},
+         {FRAMES_KIND_EXCEPTION, 0x1007}}};
+    static const size_t nwant[2] = {8, 6};
+    static const uint64_t gap_ip[2] = {0x1002, 0x1000};
+    const char *image = tu_tmp_path(".bin");
+    uint8_t trace[128];
+    uint64_t off = 0;
+    struct pt_config cfg;
+    struct pt_encoder *e;
+    struct pt_packet p;
+    pt_frame_at fr[16];
+    int decoder, callback;
+    (void)state;
+    assert_int_equal(tu_write_file(image, code, sizeof code), 0);
+    pt_config_init(&cfg);
+    cfg.begin = trace;
+    cfg.end = trace + sizeof trace;
+    e = pt_alloc_encoder(&cfg);
+    assert_non_null(e);
+    ptp_psb_plus(e, 0x1000);
+    memset(&p, 0, sizeof p);   /* where jz wants a TNT: a gap */
+    p.type = ppt_tip;
+    p.payload.ip.ipc = pt_ipc_sext_48;
+    p.payload.ip.ip = 0x1000;
+    ptp_put(e, &p);
+    memset(&p, 0, sizeof p);   /* PSB+ without MODE.Exec at 0x1000 */
+    p.type = ppt_psb;
+    ptp_put(e, &p);
+    p.type = ppt_fup;
+    p.payload.ip.ipc = pt_ipc_sext_48;
+    p.payload.ip.ip = 0x1000;
+    ptp_put(e, &p);
+    memset(&p, 0, sizeof p);
+    p.type = ppt_psbend;
+    ptp_put(e, &p);
+    p.type = ppt_tnt_8;   /* more trace: not the end */
+    p.payload.tnt.bit_size = 1;
+    ptp_put(e, &p);
+    pt_enc_get_offset(e, &off);
+    pt_free_encoder(e);
+    for (decoder = 0; decoder < 2; decoder++) {
+        for (callback = 0; callback < 2; callback++) {
+            frames_pt_options o;
+            frames_pt *pt;
+            frames_pt_stats st;
+            frames_error err;
+            size_t n, i;
+            frames_pt_options_default(&o);
+            o.decoder = decoder ? FRAMES_PT_DECODER_INSN : FRAMES_PT_DECODER_BLOCK;
+            assert_int_equal(frames_pt_open(&pt, &o, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_set_trace(pt, trace, (size_t)off, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_add_raw(pt, image, 0, 0, 0x1000, &err), FRAMES_OK);
+            assert_int_equal(frames_pt_add_raw(pt, image, 0, 4, 0x1000, &err), FRAMES_OK);
+            n = pt_frames_written(pt, callback, &st, fr, 16);
+            assert_int_equal(st.reconstruct_errors, 0);
+            assert_int_equal(st.gaps, 2);
+            assert_int_equal(st.gap[0].code, -pte_bad_query);
+            assert_int_equal(st.gap[1].code, -pte_bad_insn);
+            assert_int_equal(st.gap[1].ip, gap_ip[decoder]);
+            assert_int_equal(n, nwant[decoder]);
+            assert_int_equal(st.insns, n - 2);   /* the mov's second time is not counted */
+            for (i = 0; i < n; i++) {
+                assert_int_equal(fr[i].kind, want[decoder][i].kind);
+                assert_int_equal(fr[i].addr, want[decoder][i].addr);
+            }
+        }
+    }
     remove(image);
 }
 
@@ -637,7 +756,7 @@ static void test_pt_mmap_past_2_64(void **state) {
     assert_int_equal(frames_pt_open(&pt, NULL, &err), FRAMES_OK);
     assert_int_equal(frames_pt_set_trace(pt, trace, tlen, &err), FRAMES_OK);
     assert_int_equal(frames_pt_add_pevent(pt, &c, "sb", rec, sizeof rec, 1, 0, &err), FRAMES_OK);
-    pt_decode_unfinished(pt, &m);
+    pt_decode_unfinished(pt, &m, NULL);
     assert_int_equal(frames_reader_open_memory(&r, m.data, m.size, NULL, &err), FRAMES_OK);
     while (frames_reader_next(r, &f) > 0)
         if (f.kind == FRAMES_KIND_MODLOAD) {
@@ -721,6 +840,7 @@ int main(void) {
 #ifdef FRAMES_HAVE_IPT
         cmocka_unit_test(test_pt_cycle_without_trace),
         cmocka_unit_test(test_pt_gap_after_cached_run_prefix),
+        cmocka_unit_test(test_pt_block_ending_in_undecoded_insn),
         cmocka_unit_test(test_pt_lengths_as_libipt),
         cmocka_unit_test(test_pt_time_to_tsc_exact),
         cmocka_unit_test(test_pt_empty_sideband),
