@@ -196,6 +196,8 @@ typedef struct frames_replay_info {
     int      index_stored;   /* the index is in the file index_path (built or read) */
     uint64_t index_bytes;    /* size of the stored index */
     const char *arch_name;   /* "x86-64", "x86", "arm", "aarch64" or "unknown" */
+    uint32_t index_segments; /* segments a build by this open joined: 1, 2 (build_threads 2),
+                                0 when the index was read */
 } frames_replay_info;
 FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_replay_info *info);
 /* Where the index is (or would be) stored. */
@@ -1514,6 +1516,7 @@ struct frames_replay {
     const uint8_t *threads, *blocks, *keys, *keydata, *linedir, *linedata;
     uint64_t keydata_len, linedata_len;
     int built, stored;
+    uint32_t segments;             /* joined by the build (0: read) */
     /* scratch for line entries */
     uint64_t *eblock;
     uint8_t *ekinds, *emask;
@@ -2101,7 +2104,7 @@ static FRAMES__UNUSED void *frames__replay_seg_run(void *arg) {
         }
         if ((got = frames__replay_view_of(&s->b, a, &v, &s->err)) == 0) continue;
         if (got != 1) return NULL;
-        if ((n & (FRAMES__REPLAY_BLOCK - 1)) == 0) break;
+        if (n && (n & (FRAMES__REPLAY_BLOCK - 1)) == 0) break;   /* not instruction 0 */
         n++;
     }
     s->first_insn = a->insn = n;
@@ -2290,6 +2293,7 @@ static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *e
 #else
     cut = frames_reader_truncated(r->reader);
 #endif
+    r->segments = b2 ? 2 : 1;
     if (frames__replay_layout(r, &a, &b, b2, cut) == FRAMES_OK) goto done;
 nomem:
     rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS,
@@ -2483,6 +2487,7 @@ FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_repl
     info->index_stored = r->stored;
     info->index_bytes = r->ixlen;
     info->arch_name = r->regs->def->name;
+    info->index_segments = r->segments;
     return FRAMES_OK;
 }
 
