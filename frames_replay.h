@@ -163,12 +163,14 @@ typedef struct frames_replay_options {
     uint32_t max_threads;          /* distinct threads accepted (default 65536) */
     uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
                                       looking for a byte's value (default 4096) */
-    uint32_t build_threads;        /* threads of the index build: 0 (default) or 1; 2: the
-                                      trace is cut in two segments indexed at once, the
-                                      second on a thread of its own, then joined (a plain
-                                      trace file only; the same index byte for byte;
-                                      docs/timetravel.md). The allocator must be
-                                      thread-safe. */
+    uint32_t build_threads;        /* threads of the index build: 1 one; 2 the trace is
+                                      cut in two segments indexed at once, the second on
+                                      a thread of its own, then joined (a plain trace
+                                      file only; the same index byte for byte:
+                                      docs/timetravel.md); 0 (default) 2 for a plain
+                                      trace of 32 MiB or more when more than one CPU is
+                                      online, else 1. With 2 segments the allocator
+                                      (FRAMES_MALLOC & co) is called from both threads. */
     uint64_t build_split;          /* build_threads 2: the byte offset after which the
                                       second segment starts (at the next multiple of 256
                                       instructions); 0 (default): 58% of the trace */
@@ -2062,9 +2064,16 @@ static FRAMES__UNUSED int frames__replay_layout(frames_replay *r, const frames__
    read through a source as a compressed one is): both readers map the same pages. */
 #define FRAMES__REPLAY_SPLIT_PERMILLE 580u   /* the second thread walks the first part */
 
+/* A trace file this large is built in two segments by default (build_threads 0) when
+   more than one CPU is online: below it the thread and the second reader cost more
+   than they save. The index is the same either way. */
+#define FRAMES__REPLAY_SPLIT_MIN (32ull << 20)
+
 /* The threads the index build takes (build_threads): 2 only for a trace in memory. */
 static FRAMES__UNUSED int frames__replay_threads(const frames_replay *r) {
     if (!r->stamp.regular || frames_reader_source(r->reader)) return 1;
+    if (r->o.build_threads == 0)
+        return r->stamp.size >= FRAMES__REPLAY_SPLIT_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
     return r->o.build_threads >= 2 ? 2 : 1;
 }
 

@@ -723,6 +723,7 @@ static void test_split_build_recorded(void **state) {
     free(out);
     assert_int_equal(st, 0);
     frames_replay_options_default(&o);
+    o.build_threads = 1;
     assert_int_equal(frames_replay_open(&r, rec, &o, &err), FRAMES_OK);
     frames_replay_info_get(r, &info);
     frames_replay_close(r);
@@ -775,6 +776,7 @@ static void test_split_build_vectors(void **state) {
         snprintf(ix, sizeof ix, "%s", tu_tmp_path(".fridx"));
         frames_replay_options_default(&o);
         o.index_path = ix;
+        o.build_threads = 1;
         rc = frames_replay_open(&r, path, &o, &err);
         o.build_threads = 2;
         o.index_path = tu_tmp_path(".fridx");
