@@ -728,6 +728,8 @@ static void test_split_build_recorded(void **state) {
     frames_replay_info_get(r, &info);
     frames_replay_close(r);
     assert_true(info.instructions > 20 * 256);
+    /* by default, at a third, and inside the record of instruction N - 300 (the next
+       boundary is at most N - 299 + 255) */
     splits[0] = 0;
     splits[1] = insn_offset(rec, info.instructions / 3);
     splits[2] = insn_offset(rec, info.instructions - 300) + 1;
@@ -744,7 +746,8 @@ static void test_split_build_recorded(void **state) {
     frames_replay_info_get(r, &info);
     frames_replay_close(r);
     assert_true(info.truncated);
-    splits[0] = 0;
+    splits[1] = insn_offset(cut, info.instructions / 3);
+    splits[2] = insn_offset(cut, info.instructions - 300) + 1;
     same_index_split(cut, cutix, splits, 3, 3);
     unlink(rec);
     unlink(ix);
