@@ -2061,12 +2061,13 @@ static FRAMES__UNUSED int frames__replay_layout(frames_replay *r, const frames__
    a limit or the budget (checked for the whole: see frames__replay_join_fits);
    otherwise the second segment is dropped and the caller's thread goes on alone, so the
    result never depends on the split. Only for a trace in memory (a regular file, not
-   read through a source as a compressed one is): both readers map the same pages. */
+   read through a source as a compressed one is): each segment's reader maps the file
+   (the same cached pages). */
 #define FRAMES__REPLAY_SPLIT_PERMILLE 580u   /* the second thread walks the first part */
 
 /* A trace file this large is built in two segments by default (build_threads 0) when
-   more than one CPU is online: below it the thread and the second reader cost more
-   than they save. The index is the same either way. */
+   more than one CPU is online (a smaller one is indexed in a fraction of a second
+   anyway). The index is the same either way. */
 #define FRAMES__REPLAY_SPLIT_MIN (32ull << 20)
 
 /* The threads the index build takes (build_threads): 2 only for a trace in memory. */
