@@ -79,7 +79,8 @@
                           implementation must be linked, and libzstd; no effect with
                           FRAMES_NO_STDIO or FRAMES_NO_POSIX, which open no files)
    FRAMES_REPLAY_NO_THREADS  build the index on the caller's thread only (else, POSIX
-                          only, a second thread may read the trace: link -lpthread;
+                          only, build_threads 2 indexes a second segment of the trace on
+                          a thread of its own: link -lpthread;
                           FRAMES_MALLOC & co are then called from both)
    frames.h's options hold here too (FRAMES_STATIC, FRAMES_DEF, FRAMES_MALLOC & co).
    Without stdio or POSIX (FRAMES_NO_STDIO, FRAMES_NO_POSIX) the register model remains
@@ -162,11 +163,17 @@ typedef struct frames_replay_options {
     uint32_t max_threads;          /* distinct threads accepted (default 65536) */
     uint32_t max_walk_blocks;      /* blocks of 256 instructions one memory query may decode
                                       looking for a byte's value (default 4096) */
-    uint32_t build_threads;        /* threads of the index build: 0 (default) or 1; 2: one
-                                      reads and takes the records apart, the caller's
-                                      indexes them (a plain trace file only; less wall
-                                      time on two free cores, more CPU time, no gain on
-                                      a busy machine: docs/timetravel.md) */
+    uint32_t build_threads;        /* threads of the index build: 1 one; 2 the trace is
+                                      cut in two segments indexed at once, the second on
+                                      a thread of its own, then joined (a plain trace
+                                      file only; the same index byte for byte:
+                                      docs/timetravel.md); 0 (default) 2 for a plain
+                                      trace of 32 MiB or more when more than one CPU is
+                                      online, else 1. With 2 segments the allocator
+                                      (FRAMES_MALLOC & co) is called from both threads. */
+    uint64_t build_split;          /* build_threads 2: the byte offset after which the
+                                      second segment starts (at the next multiple of 256
+                                      instructions); 0 (default): 58% of the trace */
 } frames_replay_options;
 FRAMES_REPLAY_DEF void frames_replay_options_default(frames_replay_options *o);
 
@@ -191,6 +198,8 @@ typedef struct frames_replay_info {
     int      index_stored;   /* the index is in the file index_path (built or read) */
     uint64_t index_bytes;    /* size of the stored index */
     const char *arch_name;   /* "x86-64", "x86", "arm", "aarch64" or "unknown" */
+    uint32_t index_segments; /* segments a build by this open joined: 1, 2 (build_threads 2),
+                                0 when the index was read */
 } frames_replay_info;
 FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_replay_info *info);
 /* Where the index is (or would be) stored. */
@@ -1509,6 +1518,7 @@ struct frames_replay {
     const uint8_t *threads, *blocks, *keys, *keydata, *linedir, *linedata;
     uint64_t keydata_len, linedata_len;
     int built, stored;
+    uint32_t segments;             /* joined by the build (0: read) */
     /* scratch for line entries */
     uint64_t *eblock;
     uint8_t *ekinds, *emask;
@@ -1704,26 +1714,29 @@ static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t 
 }
 
 
-static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_error *err) {
+static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_reader **out, frames_error *err) {
     frames_reader_options ro;
     frames_reader_options_default(&ro);
     ro.limits = r->o.limits;
     ro.alloc_ctx = r->actx;
 #ifdef FRAMES__REPLAY_ZSTD
-    return frames_zstd_reader_open_path(&r->reader, r->trace_path, &ro, NULL, NULL, err);
+    return frames_zstd_reader_open_path(out, r->trace_path, &ro, NULL, NULL, err);
 #else
-    return frames_reader_open_path(&r->reader, r->trace_path, &ro, err);
+    return frames_reader_open_path(out, r->trace_path, &ro, err);
 #endif
 }
 
 /* What the build pass's steps return when the index would take more than its budget or
    memory is out (errors are negative). */
 #define FRAMES__REPLAY_NOROOM 2
-/* The build over two threads ends: the caller's thread goes on alone. */
-#define FRAMES__REPLAY_HANDOVER 3
+/* The pass stopped before a record it was told to stop at (it is kept in acc.raw). */
+#define FRAMES__REPLAY_HELD 3
 
-/* What the build pass gathers besides the line table (frames__replay_builder). */
+/* What the build pass gathers besides the line table (frames__replay_builder), for the
+   whole trace or for one segment of it. */
 typedef struct frames__replay_acc {
+    frames_reader *rd;           /* the records */
+    frames_replay_regs *m;       /* the register files */
     frames__replay_block *blocks;
     uint64_t *keyoffs;
     uint8_t *keydata;
@@ -1731,14 +1744,22 @@ typedef struct frames__replay_acc {
     uint64_t insn, nframes;
     frames__replay_file *file;   /* the register file of thread tid */
     uint64_t tid;
+    frames_raw raw;              /* the record read and not indexed yet (held) */
+    int held, progress;          /* progress: call r->o.progress (the caller's thread) */
 } frames__replay_acc;
+
+static FRAMES__UNUSED void frames__replay_acc_free(frames__replay_acc *a, void *actx) {
+    FRAMES_FREE(a->keydata, actx);
+    FRAMES_FREE(a->keyoffs, actx);
+    FRAMES_FREE(a->blocks, actx);
+}
 
 /* Index one instruction: its view v, ops its operands. FRAMES_OK, FRAMES__REPLAY_NOROOM,
    or an error (err set). */
 static FRAMES__UNUSED int frames__replay_index_insn(frames_replay *r, frames__replay_builder *b,
                                                     frames__replay_acc *a, const frames__replay_view *v,
                                                     const frames__replay_op *ops, frames_error *err) {
-    frames_replay_regs *m = r->regs;
+    frames_replay_regs *m = a->m;
     uint64_t blk = a->insn >> FRAMES__REPLAY_BLOCK_LOG2;
     frames__replay_block *bl;
     size_t k;
@@ -1776,186 +1797,471 @@ static FRAMES__UNUSED int frames__replay_index_insn(frames_replay *r, frames__re
             return FRAMES__REPLAY_NOROOM;
     }
     a->insn++;
-    if (r->o.progress && (a->insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, v->offset, 0);
+    if (a->progress && r->o.progress && (a->insn & 0xFFFFF) == 0) r->o.progress(r->o.progress_ctx, v->offset, 0);
     if (b->used + (uint64_t)b->lines.cap * sizeof(frames__replay_bline) > r->o.max_index_bytes)
         return FRAMES__REPLAY_NOROOM;
     return FRAMES_OK;
 }
 
-/* The next std_frame of the trace as a view, its operands at b->ops + b->opbase:
-   1, 0 at the end, FRAMES__REPLAY_NOROOM, or an error (err set). Records that are not
-   std_frames, or do not decode, are counted in a->nframes and skipped. */
-static FRAMES__UNUSED int frames__replay_next_view(frames_replay *r, frames__replay_builder *b,
-                                                   frames__replay_acc *a, frames__replay_view *v,
-                                                   frames_error *err) {
+/* The record a->raw as a view, its operands at b->ops + b->opbase: 1 for a std_frame,
+   0 for a record that is not one or does not decode (skipped), FRAMES__REPLAY_NOROOM, or
+   an error (err set). */
+static FRAMES__UNUSED int frames__replay_view_of(frames__replay_builder *b, frames__replay_acc *a,
+                                                 frames__replay_view *v, frames_error *err) {
     frames_frame f;
-    frames_raw raw;
+    int got;
+    v->index = a->raw.index;
+    v->offset = a->raw.offset;
+    if ((got = frames__replay_view_raw(a->m, b, a->raw.payload.ptr, a->raw.payload.len, v)) != 0)
+        return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
+    got = frames_reader_decode(a->rd, &a->raw, &f);
+    if (got == FRAMES_E_DECODE) return 0;   /* skip a bad frame, keep counting */
+    if (got < 0) {
+        if (err) *err = *frames_reader_error(a->rd);
+        return got;
+    }
+    if (f.kind != FRAMES_KIND_STD) return 0;
+    return frames__replay_view_decoded(a->m, b, &f.std, v) < 0 ? FRAMES__REPLAY_NOROOM : 1;
+}
+
+/* The next record into a->raw (counted in a->nframes): 1, 0 at the end, or an error. */
+static FRAMES__UNUSED int frames__replay_read(frames__replay_acc *a, frames_error *err) {
+    int got = frames_reader_next_raw(a->rd, &a->raw);
+    if (got < 0 && err) *err = *frames_reader_error(a->rd);
+    if (got > 0) a->nframes++;
+    return got;
+}
+
+/* Index records up to the end (0), or up to the first one at a file offset >= stop_off or
+   a frame index >= stop_index (FRAMES__REPLAY_HELD: that record is kept in a->raw, not
+   indexed); FRAMES__REPLAY_NOROOM or an error (err set). */
+static FRAMES__UNUSED int frames__replay_index_run(frames_replay *r, frames__replay_builder *b,
+                                                   frames__replay_acc *a, uint64_t stop_off,
+                                                   uint64_t stop_index, frames_error *err) {
+    frames__replay_view v;
     int got;
     for (;;) {
-        got = frames_reader_next_raw(r->reader, &raw);
-        if (got < 0) {
-            if (err) *err = *frames_reader_error(r->reader);
-            return got;
-        }
-        if (got == 0) return 0;
-        a->nframes++;
-        v->index = raw.index;
-        v->offset = raw.offset;
-        if ((got = frames__replay_view_raw(r->regs, b, raw.payload.ptr, raw.payload.len, v)) != 0)
-            return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
-        got = frames_reader_decode(r->reader, &raw, &f);
-        if (got == FRAMES_E_DECODE) continue;   /* skip a bad frame, keep counting */
-        if (got < 0) {
-            if (err) *err = *frames_reader_error(r->reader);
-            return got;
-        }
-        if (f.kind != FRAMES_KIND_STD) continue;
-        return frames__replay_view_decoded(r->regs, b, &f.std, v) < 0 ? FRAMES__REPLAY_NOROOM : 1;
+        if (!a->held && (got = frames__replay_read(a, err)) <= 0) return got;
+        a->held = 1;
+        if (a->raw.offset >= stop_off || a->raw.index >= stop_index) return FRAMES__REPLAY_HELD;
+        a->held = 0;
+        if ((got = frames__replay_view_of(b, a, &v, err)) == 0) continue;
+        if (got != 1) return got;
+        if ((got = frames__replay_index_insn(r, b, a, &v, b->ops + v.first, err)) != FRAMES_OK) return got;
     }
+}
+
+/* Commit every access and flush every line's pending entry (the pass ends): 0, -1. */
+static FRAMES__UNUSED int frames__replay_finish_lines(frames__replay_builder *b) {
+    size_t i;
+    if (frames__replay_commit_all(b) < 0) return -1;
+    for (i = 0; i < b->lines.cap; i++) {
+        frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b->lines, i);
+        if (l && frames__replay_bline_flush(b, l) < 0) return -1;
+    }
+    return 0;
+}
+
+static FRAMES__UNUSED void frames__replay_builder_init(frames_replay *r, frames__replay_builder *b) {
+    memset(b, 0, sizeof *b);
+    b->actx = r->actx;
+    b->budget = r->o.max_index_bytes;
+    /* at most the budget in slots: the table has at most 4 * max of them */
+    FRAMES__HTAB_INIT(&b->lines, frames__replay_bline,
+                      (size_t)(b->budget / (4 * sizeof(frames__replay_bline)) + 1));
+}
+
+/* The first entry's varint of a line's chain (it fits its first chunk): its value and
+   bytes. */
+static FRAMES__UNUSED unsigned frames__replay_first_entry(const frames__replay_builder *b,
+                                                          const frames__replay_bline *l, uint64_t *v) {
+    const frames__replay_chunk *c = &b->chunks[l->head - 1];
+    unsigned n = 0;
+    *v = 0;
+    while (n < c->used) {
+        *v |= (uint64_t)(c->data[n] & 0x7F) << (7 * n);
+        if (!(c->data[n++] & 0x80)) break;
+    }
+    return n;
+}
+
+/* A line of the index being laid out: its entries from the first segment (l1) then the
+   second (l2, whose first entry's block delta is from block 0 and is written again as
+   the delta from l1's last block). */
+typedef struct frames__replay_oline {
+    const frames__replay_bline *l1, *l2;
+    uint64_t line;
+} frames__replay_oline;
+
+/* Copy the chain of l from byte skip on to dst (NULL: count only); its entries added to
+   *ents. Bytes copied. */
+static FRAMES__UNUSED uint64_t frames__replay_put_chain(const frames__replay_builder *b, const frames__replay_bline *l,
+                                                        unsigned skip, uint8_t *dst, uint32_t *ents) {
+    uint32_t c = l->head;
+    uint64_t n = 0;
+    size_t j;
+    while (c) {
+        const frames__replay_chunk *ch = &b->chunks[c - 1];
+        for (j = skip; j < ch->used; j++) {
+            if (!(ch->data[j] & 0x80)) ++*ents;
+            if (dst) dst[n] = ch->data[j];
+            n++;
+        }
+        skip = 0;
+        c = ch->next;
+    }
+    return n;
+}
+
+/* Line ol's bytes written to dst (NULL: counted only): bytes; *ents its entries. */
+static FRAMES__UNUSED uint64_t frames__replay_put_oline(const frames__replay_builder *b1, const frames__replay_builder *b2,
+                                                        const frames__replay_oline *ol, uint8_t *dst, uint32_t *ents) {
+    uint64_t n = 0, v;
+    uint8_t enc[10];
+    unsigned skip, k = 0;
+    *ents = 0;
+    if (ol->l1) n = frames__replay_put_chain(b1, ol->l1, 0, dst, ents);
+    if (!ol->l2) return n;
+    skip = frames__replay_first_entry(b2, ol->l2, &v);
+    if (ol->l1) v -= ol->l1->last << 11;
+    while (v >= 0x80) { enc[k++] = (uint8_t)(v | 0x80); v >>= 7; }
+    enc[k++] = (uint8_t)v;
+    if (dst) memcpy(dst + n, enc, k);
+    ++*ents;
+    n += k;
+    return n + frames__replay_put_chain(b2, ol->l2, skip, dst ? dst + n : NULL, ents);
+}
+
+/* Sort lines by address (shell sort: no recursion, no allocation). */
+static FRAMES__UNUSED void frames__replay_sort_olines(frames__replay_oline *o, size_t n) {
+    size_t gap, a, c;
+    for (gap = n / 2; gap > 0; gap /= 2)
+        for (a = gap; a < n; a++) {
+            frames__replay_oline t = o[a];
+            for (c = a; c >= gap && o[c - gap].line > t.line; c -= gap) o[c] = o[c - gap];
+            o[c] = t;
+        }
+}
+
+/* The lines of b1 (and b2: NULL for one segment) in address order into *out: how many,
+   or (size_t)-1 when out of memory. */
+static FRAMES__UNUSED size_t frames__replay_olines(frames_replay *r, const frames__replay_builder *b1,
+                                                   const frames__replay_builder *b2, frames__replay_oline **out) {
+    size_t n = 0, n1, i, cap = b1->lines.len + (b2 ? b2->lines.len : 0);
+    frames__replay_oline *o = (frames__replay_oline *)FRAMES_MALLOC((cap ? cap : 1) * sizeof *o, r->actx);
+    *out = o;
+    if (!o) return (size_t)-1;
+    for (i = 0; i < b1->lines.cap; i++) {
+        const frames__replay_bline *l = (const frames__replay_bline *)frames__htab_at(&b1->lines, i);
+        if (l) { o[n].l1 = l; o[n].l2 = NULL; o[n++].line = l->line; }
+    }
+    frames__replay_sort_olines(o, n);
+    if (!b2) return n;
+    n1 = n;
+    for (i = 0; i < b2->lines.cap; i++) {
+        const frames__replay_bline *l = (const frames__replay_bline *)frames__htab_at(&b2->lines, i);
+        size_t lo = 0, hi = n1;
+        if (!l) continue;
+        while (lo < hi) {   /* the first segment's entry for the line, if any */
+            size_t mid = lo + (hi - lo) / 2;
+            if (o[mid].line < l->line) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < n1 && o[lo].line == l->line) o[lo].l2 = l;
+        else { o[n].l1 = NULL; o[n].l2 = l; o[n++].line = l->line; }
+    }
+    frames__replay_sort_olines(o, n);
+    return n;
+}
+
+/* Lay the index out into r->ix from what the pass gathered (b2: the second segment's
+   lines, NULL for none): FRAMES_OK, or FRAMES__REPLAY_NOROOM. */
+static FRAMES__UNUSED int frames__replay_layout(frames_replay *r, const frames__replay_acc *a,
+                                                const frames__replay_builder *b1,
+                                                const frames__replay_builder *b2, int cut) {
+    frames_replay_regs *m = a->m;
+    frames__replay_oline *order = NULL;
+    uint64_t linebytes = 0, doff = 0;
+    size_t nl, i, o, total, dir, data;
+    uint32_t ents;
+    uint8_t *ix;
+    if ((nl = frames__replay_olines(r, b1, b2, &order)) == (size_t)-1) return FRAMES__REPLAY_NOROOM;
+    for (i = 0; i < nl; i++) linebytes += frames__replay_put_oline(b1, b2, &order[i], NULL, &ents);
+    total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * a->nblk + 8 * a->nkeys + a->keylen + 24 * nl + (size_t)linebytes;
+    if (total > r->o.max_index_bytes || !(ix = (uint8_t *)FRAMES_MALLOC(total, r->actx))) {
+        FRAMES_FREE(order, r->actx);
+        return FRAMES__REPLAY_NOROOM;
+    }
+    memset(ix, 0, FRAMES__REPLAY_HDR);
+    memcpy(ix, frames__replay_magic, 8);
+    frames__put_le32(ix + 8, FRAMES__REPLAY_VERSION);
+    frames__put_le32(ix + 12, FRAMES__REPLAY_HDR);
+    frames__put_le64(ix + 16, r->stamp.size);
+    frames__put_le64(ix + 24, r->stamp.sec);
+    frames__put_le64(ix + 32, r->stamp.nsec);
+    frames__put_le64(ix + 40, r->stamp.head);
+    frames__put_le64(ix + 48, r->stamp.tail);
+    frames__put_le64(ix + 56, a->insn);
+    frames__put_le64(ix + 64, a->nframes);
+    frames__put_le32(ix + 72, (uint32_t)frames_reader_header(r->reader)->arch);
+    frames__put_le32(ix + 76, FRAMES__REPLAY_BLOCK_LOG2);
+    frames__put_le64(ix + 80, frames_reader_header(r->reader)->machine);
+    frames__put_le32(ix + 88, FRAMES__REPLAY_KEY_BLOCKS);
+    frames__put_le32(ix + 92, (uint32_t)m->nfiles);
+    frames__put_le64(ix + 96, a->nblk);
+    frames__put_le64(ix + 104, a->nkeys);
+    frames__put_le64(ix + 112, nl);
+    frames__put_le64(ix + 120, a->keylen);
+    frames__put_le64(ix + 128, linebytes);
+    frames__put_le64(ix + 136, m->values);
+    frames__put_le32(ix + 144, m->file_bytes);
+    frames__put_le32(ix + 148, (uint32_t)m->nregs);
+    frames__put_le64(ix + 152, cut ? 1 : 0);
+    o = FRAMES__REPLAY_HDR;
+    for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
+    for (i = 0; i < a->nblk; i++, o += 24) {
+        frames__put_le64(ix + o, a->blocks[i].frame);
+        frames__put_le64(ix + o + 8, a->blocks[i].wmask);
+        frames__put_le64(ix + o + 16, a->blocks[i].rmask);
+    }
+    for (i = 0; i < a->nkeys; i++, o += 8) frames__put_le64(ix + o, a->keyoffs[i]);
+    if (a->keylen) memcpy(ix + o, a->keydata, a->keylen);
+    o += a->keylen;
+    dir = o;
+    data = o + 24 * nl;
+    for (i = 0; i < nl; i++) {
+        uint64_t n = frames__replay_put_oline(b1, b2, &order[i], ix + data + doff, &ents);
+        frames__put_le64(ix + dir + 24 * i, order[i].line);
+        frames__put_le64(ix + dir + 24 * i + 8, doff);
+        frames__put_le32(ix + dir + 24 * i + 16, (uint32_t)n);
+        frames__put_le32(ix + dir + 24 * i + 20, ents);
+        doff += n;
+    }
+    FRAMES_FREE(order, r->actx);
+    r->ix = ix;
+    r->ixlen = total;
+    return FRAMES_OK;
 }
 
 #ifdef FRAMES__REPLAY_THREADS
-/* The index build over two threads. Reading the records and taking them apart
-   (frames__replay_next_view) runs on a thread of its own, batches of instructions
-   ahead of their indexing on the caller's thread: the two halves take about as long
-   each, so the wall time about halves on two free cores (the CPU time grows by the
-   hand-overs). Only for a trace in memory (mapped or read whole), whose bytes the
-   views point into until the end; a compressed trace's pages do not last (and its
-   read-ahead thread has the other core). A std_frame the decoder must read ends the
-   reading thread's part: its view points into the decoder's memory, which the next
-   record would reuse; the caller's thread goes on from there. */
-#define FRAMES__REPLAY_BATCH 1024u
-#define FRAMES__REPLAY_NBATCH 4u
+/* The index build in two segments (build_threads 2). The trace is cut at the first
+   block boundary (an instruction index a multiple of 256) after a byte offset; a
+   thread of its own indexes the second segment from an unknown register file and empty
+   line histories, while the caller's thread indexes the first; then they are joined
+   into the index one thread builds, byte for byte:
+   - the second segment's keyframes: every byte it does not know is the first
+     segment's last state (the build only ever makes register bytes known, but the pc,
+     which it never knows after an instruction; threads new in the second segment get
+     the ordinals after the first's);
+   - blocks and keyframes are appended; a line's entries are the first segment's, then
+     the second's, whose first block delta is written again from the first's last block.
+   The second thread finds the boundary by counting the std_frames before it
+   (frames_frame_peek_kind); the join is made only when the first segment, read to
+   that frame, indexed exactly that many instructions and neither segment met an error,
+   a limit or the budget (checked for the whole: see frames__replay_join_fits);
+   otherwise the second segment is dropped and the caller's thread goes on alone, so the
+   result never depends on the split. Only for a trace in memory (a regular file, not
+   read through a source as a compressed one is): each segment's reader maps the file
+   (the same cached pages). */
+#define FRAMES__REPLAY_SPLIT_PERMILLE 580u   /* the second thread walks the first part */
 
-/* The threads the index build takes (build_threads): 2 only for a trace in memory (a
-   regular file, not read through a source as a compressed one is). */
+/* A trace file this large is built in two segments by default (build_threads 0) when
+   more than one CPU is online (a smaller one is indexed in a fraction of a second
+   anyway). The index is the same either way. */
+#define FRAMES__REPLAY_SPLIT_MIN (32ull << 20)
+
+/* The threads the index build takes (build_threads): 2 only for a trace in memory. */
 static FRAMES__UNUSED int frames__replay_threads(const frames_replay *r) {
     if (!r->stamp.regular || frames_reader_source(r->reader)) return 1;
+    if (r->o.build_threads == 0)
+        return r->stamp.size >= FRAMES__REPLAY_SPLIT_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
     return r->o.build_threads >= 2 ? 2 : 1;
 }
 
-typedef struct frames__replay_batch {
-    frames__replay_view *v;      /* FRAMES__REPLAY_BATCH of them */
-    size_t n;
-    frames__replay_op *ops;      /* every view's operands, from its `first` */
-    size_t capops;
-    uint64_t nframes;            /* records read before the batch's end, from the start */
-    int rc;                      /* why the batch ends: 1 full, else next_view's return
-                                    (0 the end, NOROOM, an error in err) or HANDOVER */
-    frames_error err;
-} frames__replay_batch;
-
-typedef struct frames__replay_pipe {
+typedef struct frames__replay_seg {
     frames_replay *r;
-    frames__replay_builder pb;   /* the reading thread's operands (its ops, capops) */
-    frames__replay_acc pa;       /* the reading thread's count of records */
-    frames__replay_batch batch[FRAMES__REPLAY_NBATCH];
-    uint64_t put, take;          /* batches filled, batches indexed */
-    int quit;                    /* the indexing stopped: read no further */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} frames__replay_pipe;
+    frames__replay_builder b;
+    frames__replay_acc a;
+    uint64_t from;               /* the byte offset the segment starts after */
+    uint64_t first_insn;         /* instructions before its first one (counted) */
+    uint64_t first_frame;        /* frame index of its first instruction */
+    int rc;                      /* 0: indexed to the end; else dropped */
+    frames_error err;
+} frames__replay_seg;
 
-/* Fill batch bt with the next views. */
-static FRAMES__UNUSED void frames__replay_fill(frames__replay_pipe *p, frames__replay_batch *bt) {
-    int got = 1;
-    bt->n = 0;
-    p->pb.ops = bt->ops;
-    p->pb.capops = bt->capops;
-    p->pb.opbase = 0;
-    while (bt->n < FRAMES__REPLAY_BATCH) {
-        frames__replay_view *v = &bt->v[bt->n];
-        if ((got = frames__replay_next_view(p->r, &p->pb, &p->pa, v, &bt->err)) != 1) break;
-        bt->n++;
-        p->pb.opbase += v->n;
-        if (v->decoded) {
-            got = FRAMES__REPLAY_HANDOVER;
-            break;
-        }
-    }
-    bt->ops = p->pb.ops;
-    bt->capops = p->pb.capops;
-    bt->nframes = p->pa.nframes;
-    bt->rc = got;
+/* Does record a->raw count as an instruction of the build (an estimate for a std_frame
+   that does not decode: the join checks the count)? */
+static FRAMES__UNUSED int frames__replay_is_insn(frames__replay_acc *a) {
+    frames_frame f;
+    int k = frames_frame_peek_kind(a->raw.payload.ptr, a->raw.payload.len);
+    if (k != FRAMES_KIND_NONE) return k == FRAMES_KIND_STD;
+    return frames_reader_decode(a->rd, &a->raw, &f) == FRAMES_OK && f.kind == FRAMES_KIND_STD;
 }
 
-static FRAMES__UNUSED void *frames__replay_reading(void *arg) {
-    frames__replay_pipe *p = (frames__replay_pipe *)arg;
-    int more = 1;
-    while (more) {
-        frames__replay_batch *bt;
-        pthread_mutex_lock(&p->mu);
-        while (p->put - p->take >= FRAMES__REPLAY_NBATCH && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
-        more = !p->quit;
-        pthread_mutex_unlock(&p->mu);
-        if (!more) break;
-        bt = &p->batch[p->put % FRAMES__REPLAY_NBATCH];
-        frames__replay_fill(p, bt);
-        more = bt->rc == 1;
-        pthread_mutex_lock(&p->mu);
-        p->put++;
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
+/* The second segment's thread: walk to its first instruction, index to the end. */
+static FRAMES__UNUSED void *frames__replay_seg_run(void *arg) {
+    frames__replay_seg *s = (frames__replay_seg *)arg;
+    frames__replay_acc *a = &s->a;
+    frames__replay_view v;
+    uint64_t n = 0;
+    int got;
+    s->rc = -1;
+    for (;;) {
+        if (frames__replay_read(a, &s->err) <= 0) return NULL;
+        if (a->raw.offset < s->from) {
+            n += (uint64_t)frames__replay_is_insn(a);
+            continue;
+        }
+        if ((got = frames__replay_view_of(&s->b, a, &v, &s->err)) == 0) continue;
+        if (got != 1) return NULL;
+        if (n && (n & (FRAMES__REPLAY_BLOCK - 1)) == 0) break;   /* not instruction 0 */
+        n++;
     }
+    s->first_insn = a->insn = n;
+    s->first_frame = a->raw.index;
+    if (frames__replay_index_insn(s->r, &s->b, a, &v, s->b.ops + v.first, &s->err) != FRAMES_OK) return NULL;
+    if (frames__replay_index_run(s->r, &s->b, a, UINT64_MAX, UINT64_MAX, &s->err) != 0) return NULL;
+    if (frames__replay_finish_lines(&s->b) < 0) return NULL;
+    s->rc = 0;
     return NULL;
 }
 
-static FRAMES__UNUSED void frames__replay_pipe_free(frames__replay_pipe *p) {
-    size_t i;
-    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
-        FRAMES_FREE(p->batch[i].v, p->r->actx);
-        FRAMES_FREE(p->batch[i].ops, p->r->actx);
-    }
-    FRAMES_FREE(p, p->r->actx);
+/* Would the one-thread build have stayed within the budget (and the line table within
+   its slots) where the two segments did? Its chunks are at most both segments' and its
+   table holds at most both segments' lines, so at most twice their slots. */
+static FRAMES__UNUSED int frames__replay_join_fits(const frames_replay *r, const frames__replay_builder *b1,
+                                                   const frames__replay_builder *b2) {
+    uint64_t slots = 2 * ((uint64_t)b1->lines.cap + b2->lines.cap);
+    return (uint64_t)b1->lines.len + b2->lines.len < b1->lines.max &&
+           b1->used + b2->used + slots * sizeof(frames__replay_bline) <= r->o.max_index_bytes;
 }
 
-/* Index the trace with a reading thread: what the single-threaded loop's last step
-   returns (0 the end, NOROOM, an error), or HANDOVER: the single-threaded loop goes on
-   (also when no thread could start). */
-static FRAMES__UNUSED int frames__replay_build_threaded(frames_replay *r, frames__replay_builder *b,
-                                                        frames__replay_acc *a, frames_error *err) {
-    frames__replay_pipe *p = (frames__replay_pipe *)frames__zalloc(sizeof *p, r->actx);
+/* Bits set in byte x. */
+static FRAMES__UNUSED uint32_t frames__replay_bits8(uint8_t x) {
+    uint32_t n = 0;
+    for (; x; x = (uint8_t)(x & (x - 1))) n++;
+    return n;
+}
+
+/* The keyframes of segment s appended to a, rewritten as the one-thread build makes them
+   (ord: each of s's threads' ordinal in a->m, whose first n1 files are the first
+   segment's last state; at: room for a->m's files; scratch: for one file): 0, or -1
+   when out of memory or over the budget. */
+static FRAMES__UNUSED int frames__replay_join_keys(frames_replay *r, frames__replay_acc *a, const frames__replay_seg *s,
+                                                   const uint32_t *ord, uint32_t n1, const uint8_t **at,
+                                                   uint8_t *scratch) {
+    frames_replay_regs *m = a->m;
+    uint32_t fb = m->file_bytes, bm = (fb + 7) / 8;
+    uint8_t *val = scratch, *known = scratch + fb;
+    size_t k;
+    for (k = 0; k < s->a.nkeys; k++) {
+        const uint8_t *q = s->a.keydata + s->a.keyoffs[k] + 4;
+        uint32_t nf2 = frames__replay_u32(q - 4), nf = n1, i, j, g, nk;
+        for (g = 0; g < m->nfiles; g++) at[g] = NULL;
+        for (i = 0; i < nf2; i++) {   /* where each thread's file is in s's keyframe */
+            const uint8_t *sb = q + 4;
+            if (ord[i] >= n1) nf++;
+            at[ord[frames__replay_u32(q)]] = q;
+            for (j = nk = 0; j < bm; j++) nk += frames__replay_bits8(sb[j]);
+            q += 4 + bm + nk;
+        }
+        if (FRAMES__GROW(a->keyoffs, a->capkeys, a->nkeys + 1, r->actx) < 0 ||
+            frames__grow((void **)&a->keydata, &a->keycap, a->keylen + 4 + (size_t)nf * (4 + bm + fb), 1, r->actx) < 0)
+            return -1;
+        a->keyoffs[a->nkeys++] = a->keylen;
+        frames__put_le32(a->keydata + a->keylen, nf);
+        a->keylen += 4;
+        for (g = 0; g < nf; g++) {
+            uint8_t *bits = a->keydata + a->keylen + 4, *out = bits + bm;
+            if (g < n1) { memcpy(val, m->files[g].val, fb); memcpy(known, m->files[g].known, fb); }
+            else memset(scratch, 0, 2 * (size_t)fb);
+            if (at[g]) {   /* the bytes the second segment knows, over */
+                const uint8_t *sb = at[g] + 4, *sv = sb + bm;
+                for (j = nk = 0; j < fb; j++)
+                    if (sb[j >> 3] & (1u << (j & 7))) { val[j] = sv[nk++]; known[j] = 1; }
+            }
+            frames__put_le32(a->keydata + a->keylen, g);
+            memset(bits, 0, bm);
+            for (j = i = 0; j < fb; j++) {
+                if (!known[j]) continue;
+                bits[j >> 3] = (uint8_t)(bits[j >> 3] | (1u << (j & 7)));
+                out[i++] = val[j];
+            }
+            a->keylen += 4 + bm + i;
+        }
+        if (a->keylen > r->o.max_index_bytes) return -1;
+    }
+    return 0;
+}
+
+/* Join segment s onto a (the first segment, read to s's first instruction): 0; -1 when
+   the one-thread build would have gone otherwise (a untouched: it goes on alone); -2
+   out of memory or over the budget. */
+static FRAMES__UNUSED int frames__replay_join(frames_replay *r, frames__replay_acc *a, frames__replay_builder *b,
+                                              frames__replay_seg *s) {
+    frames_replay_regs *m = a->m, *m2 = s->a.m;
+    uint32_t *ord = NULL, n1 = (uint32_t)m->nfiles, nnew = 0, i, j;
+    uint8_t *scratch = NULL;
+    const uint8_t **at = NULL;
+    int rc = -2;
+    if (s->rc != 0 || a->insn != s->first_insn || !frames__replay_join_fits(r, b, &s->b)) return -1;
+    for (i = 0; i < m2->nfiles; i++)
+        if (frames__replay_tid_find(&m->tids, m2->files[i].tid) == (size_t)-1) nnew++;
+    if ((uint64_t)n1 + nnew > m->max_threads) return -1;
+    ord = (uint32_t *)FRAMES_MALLOC((m2->nfiles + 1) * sizeof *ord, r->actx);
+    scratch = (uint8_t *)FRAMES_MALLOC(2 * (size_t)m->file_bytes + 1, r->actx);
+    at = (const uint8_t **)FRAMES_MALLOC(((size_t)n1 + nnew + 1) * sizeof *at, r->actx);
+    if (!ord || !scratch || !at) goto done;
+    for (i = 0; i < m2->nfiles; i++) {   /* new threads get the next ordinals, in order */
+        const frames__replay_file *f = frames__replay_file_of(m, m2->files[i].tid, 1);
+        if (!f) goto done;
+        ord[i] = (uint32_t)(f - m->files);
+    }
+    if (frames__replay_join_keys(r, a, s, ord, n1, at, scratch) < 0) goto done;
+    if (FRAMES__GROW(a->blocks, a->capblk, a->nblk + s->a.nblk, r->actx) < 0) goto done;
+    if (s->a.nblk) memcpy(a->blocks + a->nblk, s->a.blocks, s->a.nblk * sizeof *a->blocks);
+    a->nblk += s->a.nblk;
+    for (i = 0; i < m2->nfiles; i++) {   /* the last state: the second segment's bytes over */
+        frames__replay_file *f = &m->files[ord[i]];
+        for (j = 0; j < m->file_bytes; j++)
+            if (m2->files[i].known[j]) { f->val[j] = m2->files[i].val[j]; f->known[j] = 1; }
+    }
+    m->values += m2->values;
+    a->insn = s->a.insn;
+    a->nframes = s->a.nframes;
+    rc = 0;
+done:
+    FRAMES_FREE(ord, r->actx);
+    FRAMES_FREE(scratch, r->actx);
+    FRAMES_FREE((void *)at, r->actx);
+    return rc;
+}
+
+/* Build over two segments (see above): what frames__replay_index_run returns for the
+   first segment (FRAMES__REPLAY_HELD: the caller's thread goes on alone from a->raw);
+   *joined 1 when the second segment was joined (its lines are in s->b, and s->a.rd read
+   the trace's end). */
+static FRAMES__UNUSED int frames__replay_build_split(frames_replay *r, frames__replay_builder *b, frames__replay_acc *a,
+                                                     frames__replay_seg *s, int *joined, frames_error *err) {
+    const frames_header *h = frames_reader_header(r->reader);
     pthread_t th;
-    size_t i;
-    int rc = FRAMES_OK, last = 1;
-    if (!p) return FRAMES__REPLAY_HANDOVER;
-    p->r = r;
-    p->pb.actx = r->actx;
-    for (i = 0; i < FRAMES__REPLAY_NBATCH; i++) {
-        p->batch[i].v = (frames__replay_view *)FRAMES_MALLOC(FRAMES__REPLAY_BATCH * sizeof(frames__replay_view), r->actx);
-        if (!p->batch[i].v) break;
-    }
-    if (i < FRAMES__REPLAY_NBATCH || pthread_mutex_init(&p->mu, NULL) != 0) {
-        frames__replay_pipe_free(p);
-        return FRAMES__REPLAY_HANDOVER;
-    }
-    if (pthread_cond_init(&p->cv, NULL) != 0 || pthread_create(&th, NULL, frames__replay_reading, p) != 0) {
-        pthread_mutex_destroy(&p->mu);
-        frames__replay_pipe_free(p);
-        return FRAMES__REPLAY_HANDOVER;
-    }
-    while (rc == FRAMES_OK && last == 1) {
-        frames__replay_batch *bt;
-        pthread_mutex_lock(&p->mu);
-        while (p->take == p->put) pthread_cond_wait(&p->cv, &p->mu);
-        pthread_mutex_unlock(&p->mu);
-        bt = &p->batch[p->take % FRAMES__REPLAY_NBATCH];
-        for (i = 0; i < bt->n && rc == FRAMES_OK; i++)
-            rc = frames__replay_index_insn(r, b, a, &bt->v[i], bt->ops + bt->v[i].first, err);
-        a->nframes = bt->nframes;
-        last = bt->rc;
-        if (last < 0 && err) *err = bt->err;
-        pthread_mutex_lock(&p->mu);
-        p->take++;
-        if (rc != FRAMES_OK) p->quit = 1;
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
-    }
+    int got;
+    s->r = r;
+    frames__replay_builder_init(r, &s->b);
+    s->from = r->o.build_split ? r->o.build_split : r->stamp.size / 1000 * FRAMES__REPLAY_SPLIT_PERMILLE;
+    if (frames__replay_open_reader(r, &s->a.rd, &s->err) != FRAMES_OK ||
+        frames_replay_regs_open(&s->a.m, (uint32_t)h->arch, h->machine, r->o.max_threads, r->actx, &s->err) != FRAMES_OK ||
+        pthread_create(&th, NULL, frames__replay_seg_run, s) != 0)
+        return FRAMES__REPLAY_HELD;
+    got = frames__replay_index_run(r, b, a, s->from, UINT64_MAX, err);
     pthread_join(th, NULL);
-    pthread_cond_destroy(&p->cv);
-    pthread_mutex_destroy(&p->mu);
-    frames__replay_pipe_free(p);
-    return rc != FRAMES_OK ? rc : last;
+    /* the records between the cut's offset and the second segment's first one */
+    if (got == FRAMES__REPLAY_HELD && s->rc == 0) got = frames__replay_index_run(r, b, a, UINT64_MAX, s->first_frame, err);
+    if (got != FRAMES__REPLAY_HELD || s->rc != 0 || a->raw.index != s->first_frame) return got;
+    if (frames__replay_finish_lines(b) < 0) return FRAMES__REPLAY_NOROOM;
+    if ((got = frames__replay_join(r, a, b, s)) < 0) return got == -1 ? FRAMES__REPLAY_HELD : FRAMES__REPLAY_NOROOM;
+    *joined = 1;
+    return 0;
 }
 #endif
 
@@ -1963,136 +2269,57 @@ static FRAMES__UNUSED int frames__replay_build_threaded(frames_replay *r, frames
 static FRAMES__UNUSED int frames__replay_build(frames_replay *r, frames_error *err) {
     frames__replay_builder b;
     frames__replay_acc a;
-    int cut;
-    size_t i, j;
-    frames_replay_regs *m = r->regs;
-    int rc = FRAMES_OK, got;
-    size_t total;
-    uint8_t *ix = NULL;
-    const frames__replay_bline **order = NULL;
-    frames__replay_view v;
-    memset(&b, 0, sizeof b);
+    int rc = FRAMES_OK, got, cut;
+    const frames__replay_builder *b2 = NULL;
+#ifdef FRAMES__REPLAY_THREADS
+    frames__replay_seg *s = NULL;
+#endif
+    frames__replay_builder_init(r, &b);
     memset(&a, 0, sizeof a);
-    b.actx = r->actx;
-    b.budget = r->o.max_index_bytes;
-    /* at most the budget in slots: the table has at most 4 * max of them */
-    FRAMES__HTAB_INIT(&b.lines, frames__replay_bline,
-                      (size_t)(b.budget / (4 * sizeof(frames__replay_bline)) + 1));
-    m->values = 0;
+    a.rd = r->reader;
+    a.m = r->regs;
+    a.progress = 1;
+    r->regs->values = 0;
     if (frames_reader_tell(r->reader) != 0 && frames_reader_seek(r->reader, 0) < 0)
         return frames__fail(err, FRAMES_E_UNSUPPORTED, FRAMES_NO_POS, FRAMES_NO_POS,
                             "%s: cannot read the trace from its start", r->trace_path);
-    got = FRAMES__REPLAY_HANDOVER;
+    got = FRAMES__REPLAY_HELD;
 #ifdef FRAMES__REPLAY_THREADS
-    if (frames__replay_threads(r) == 2) got = frames__replay_build_threaded(r, &b, &a, err);
+    if (frames__replay_threads(r) == 2) {
+        int joined = 0;
+        if (!(s = (frames__replay_seg *)frames__zalloc(sizeof *s, r->actx))) goto nomem;
+        got = frames__replay_build_split(r, &b, &a, s, &joined, err);
+        if (joined) b2 = &s->b;
+    }
 #endif
-    if (got == FRAMES__REPLAY_HANDOVER)
-        while ((got = frames__replay_next_view(r, &b, &a, &v, err)) == 1)
-            if ((got = frames__replay_index_insn(r, &b, &a, &v, b.ops + v.first, err)) != FRAMES_OK) break;
+    if (got == FRAMES__REPLAY_HELD) got = frames__replay_index_run(r, &b, &a, UINT64_MAX, UINT64_MAX, err);
     if (got == FRAMES__REPLAY_NOROOM) goto nomem;
     if (got < 0) { rc = got; goto done; }
-    if (frames__replay_commit_all(&b) < 0) goto nomem;
-    for (i = 0; i < b.lines.cap; i++) {
-        frames__replay_bline *l = (frames__replay_bline *)frames__htab_at(&b.lines, i);
-        if (l && frames__replay_bline_flush(&b, l) < 0) goto nomem;
-    }
+    if (frames__replay_finish_lines(&b) < 0) goto nomem;
     /* the pass has read to the end, so the reader knows whether the trace is cut
        (frames_reader_info_get would check the TOC against every record first) */
+#ifdef FRAMES__REPLAY_THREADS
+    cut = frames_reader_truncated(b2 ? s->a.rd : r->reader);
+#else
     cut = frames_reader_truncated(r->reader);
-    /* lay out the file */
-    {
-        uint64_t linebytes = 0;
-        size_t nl = 0, o;
-        order = (const frames__replay_bline **)FRAMES_MALLOC((b.lines.len ? b.lines.len : 1) * sizeof *order, r->actx);
-        if (!order) goto nomem;
-        for (i = 0; i < b.lines.cap; i++) {
-            const frames__replay_bline *l = (const frames__replay_bline *)frames__htab_at(&b.lines, i);
-            if (l) { order[nl++] = l; linebytes += l->bytes; }
-        }
-        /* sort the lines by address (shell sort: no recursion, no allocation) */
-        {
-            size_t gap, a2, c;
-            for (gap = nl / 2; gap > 0; gap /= 2)
-                for (a2 = gap; a2 < nl; a2++) {
-                    const frames__replay_bline *t = order[a2];
-                    for (c = a2; c >= gap && order[c - gap]->line > t->line; c -= gap)
-                        order[c] = order[c - gap];
-                    order[c] = t;
-                }
-        }
-        total = FRAMES__REPLAY_HDR + 8 * m->nfiles + 24 * a.nblk + 8 * a.nkeys + a.keylen + 24 * nl + (size_t)linebytes;
-        if (total > r->o.max_index_bytes) goto nomem;
-        ix = (uint8_t *)FRAMES_MALLOC(total, r->actx);
-        if (!ix) goto nomem;
-        memset(ix, 0, FRAMES__REPLAY_HDR);
-        memcpy(ix, frames__replay_magic, 8);
-        frames__put_le32(ix + 8, FRAMES__REPLAY_VERSION);
-        frames__put_le32(ix + 12, FRAMES__REPLAY_HDR);
-        frames__put_le64(ix + 16, r->stamp.size);
-        frames__put_le64(ix + 24, r->stamp.sec);
-        frames__put_le64(ix + 32, r->stamp.nsec);
-        frames__put_le64(ix + 40, r->stamp.head);
-        frames__put_le64(ix + 48, r->stamp.tail);
-        frames__put_le64(ix + 56, a.insn);
-        frames__put_le64(ix + 64, a.nframes);
-        frames__put_le32(ix + 72, (uint32_t)frames_reader_header(r->reader)->arch);
-        frames__put_le32(ix + 76, FRAMES__REPLAY_BLOCK_LOG2);
-        frames__put_le64(ix + 80, frames_reader_header(r->reader)->machine);
-        frames__put_le32(ix + 88, FRAMES__REPLAY_KEY_BLOCKS);
-        frames__put_le32(ix + 92, (uint32_t)m->nfiles);
-        frames__put_le64(ix + 96, a.nblk);
-        frames__put_le64(ix + 104, a.nkeys);
-        frames__put_le64(ix + 112, nl);
-        frames__put_le64(ix + 120, a.keylen);
-        frames__put_le64(ix + 128, linebytes);
-        frames__put_le64(ix + 136, m->values);
-        frames__put_le32(ix + 144, m->file_bytes);
-        frames__put_le32(ix + 148, (uint32_t)m->nregs);
-        frames__put_le64(ix + 152, cut ? 1 : 0);
-        o = FRAMES__REPLAY_HDR;
-        for (i = 0; i < m->nfiles; i++, o += 8) frames__put_le64(ix + o, m->files[i].tid);
-        for (i = 0; i < a.nblk; i++, o += 24) {
-            frames__put_le64(ix + o, a.blocks[i].frame);
-            frames__put_le64(ix + o + 8, a.blocks[i].wmask);
-            frames__put_le64(ix + o + 16, a.blocks[i].rmask);
-        }
-        for (i = 0; i < a.nkeys; i++, o += 8) frames__put_le64(ix + o, a.keyoffs[i]);
-        if (a.keylen) memcpy(ix + o, a.keydata, a.keylen);
-        o += a.keylen;
-        {
-            uint64_t doff = 0;
-            size_t dir = o, data = o + 24 * nl;
-            for (i = 0; i < nl; i++) {
-                const frames__replay_bline *l = order[i];
-                uint32_t c = l->head, ents = 0;
-                frames__put_le64(ix + dir + 24 * i, l->line);
-                frames__put_le64(ix + dir + 24 * i + 8, doff);
-                frames__put_le32(ix + dir + 24 * i + 16, l->bytes);
-                while (c) {
-                    const frames__replay_chunk *ch = &b.chunks[c - 1];
-                    for (j = 0; j < ch->used; j++) if (!(ch->data[j] & 0x80)) ents++;
-                    memcpy(ix + data + doff, ch->data, ch->used);
-                    doff += ch->used;
-                    c = ch->next;
-                }
-                frames__put_le32(ix + dir + 24 * i + 20, ents);
-            }
-        }
-        r->ix = ix;
-        r->ixlen = total;
-        ix = NULL;
-    }
-    goto done;
+#endif
+    r->segments = b2 ? 2 : 1;
+    if (frames__replay_layout(r, &a, &b, b2, cut) == FRAMES_OK) goto done;
 nomem:
     rc = frames__fail(err, FRAMES_E_NOMEM, FRAMES_NO_POS, FRAMES_NO_POS,
                       "%s: the index would take more than %llu bytes", r->trace_path,
                       (unsigned long long)r->o.max_index_bytes);
 done:
-    FRAMES_FREE(order, r->actx);
-    FRAMES_FREE(ix, r->actx);
-    FRAMES_FREE(a.keydata, r->actx);
-    FRAMES_FREE(a.keyoffs, r->actx);
-    FRAMES_FREE(a.blocks, r->actx);
+#ifdef FRAMES__REPLAY_THREADS
+    if (s) {
+        frames__replay_acc_free(&s->a, r->actx);
+        frames__replay_builder_free(&s->b);
+        if (s->a.m) frames_replay_regs_close(s->a.m);
+        if (s->a.rd) frames_reader_close(s->a.rd);
+        FRAMES_FREE(s, r->actx);
+    }
+#endif
+    frames__replay_acc_free(&a, r->actx);
     frames__replay_builder_free(&b);
     return rc;
 }
@@ -2217,7 +2444,7 @@ FRAMES_REPLAY_DEF int frames_replay_open(frames_replay **out, const char *trace_
     }
     r->o.index_path = NULL;
     if ((rc = frames__replay_stamp_of(trace_path, &r->stamp, err)) < 0 ||
-        (rc = frames__replay_open_reader(r, err)) < 0) {
+        (rc = frames__replay_open_reader(r, &r->reader, err)) < 0) {
         frames_replay_close(r);
         return rc;
     }
@@ -2270,6 +2497,7 @@ FRAMES_REPLAY_DEF int frames_replay_info_get(const frames_replay *r, frames_repl
     info->index_stored = r->stored;
     info->index_bytes = r->ixlen;
     info->arch_name = r->regs->def->name;
+    info->index_segments = r->segments;
     return FRAMES_OK;
 }
 

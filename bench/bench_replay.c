@@ -3,7 +3,8 @@
    (the last write to the 8 bytes at rsp before a random instruction), 1,000 queries
    each, median and 90th percentile in milliseconds. Usage: bench_replay TRACE [N [THREADS]]:
    N 0 only opens the trace (building its index when it has none, on THREADS threads:
-   frames_replay_options' build_threads, default 0). */
+   frames_replay_options' build_threads: 1 one thread, 2 two segments, default 0
+   automatic). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,8 @@
 # (default 65536; the figure is for 1 MB): index build CPU time (user + system, all
 # threads) and wall time against `frames stat` on the same trace in the same run (each the
 # best of BENCH_REPLAY_RUNS, default 3; the build is bench_replay TRACE 0 THREADS, which
-# opens the trace without an index: BENCH_REPLAY_THREADS, default 0 (one thread; 2: two)),
+# opens the trace without an index: BENCH_REPLAY_THREADS, default 0 (automatic: two
+# segments for a plain trace of 32 MiB or more on more than one CPU); 1: one thread; 2: two),
 # bytes per instruction of the index, and the median latency of `state` and
 # last-write-before over 1,000 random queries (bench/bench_replay.c) on the plain trace
 # and on the .frames.zst.

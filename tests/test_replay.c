@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -17,33 +18,77 @@
 #define dir tu_workdir
 #define at tu_workdir_path
 
-/* The index of `path` built over two threads (build_threads 2) is byte for byte the one
-   one thread built at `built` (on a copy whose std_frames need the decoder, the caller's
-   thread takes over at the first one); over its budget, it fails as one thread does,
-   without waiting for the reading thread forever. */
-static void same_index_two_threads(const char *path, const char *built) {
+/* File offset of the record of instruction k (the k-th std_frame) of path; 0 when the
+   trace has fewer. */
+static uint64_t insn_offset(const char *path, uint64_t k) {
+    frames_reader *r;
+    frames_frame f;
+    frames_raw raw;
+    frames_error err;
+    uint64_t n = 0, off = 0;
+    int rc;
+    assert_int_equal(frames_reader_open_path(&r, path, NULL, &err), FRAMES_OK);
+    while ((rc = frames_reader_next_full(r, &f, &raw)) != 0) {
+        if (rc < 0 || f.kind != FRAMES_KIND_STD) continue;
+        if (n++ == k) { off = raw.offset; break; }
+    }
+    frames_reader_close(r);
+    return off;
+}
+
+/* The index of `path` built in two segments (build_threads 2), the second starting at
+   the first multiple of 256 instructions after each byte offset of splits (0: the
+   default), is byte for byte the one one thread built at `built`; `joins` of those
+   builds must have joined two segments (the others found no boundary after the offset
+   and went on alone). Over its budget, it fails as one thread does. */
+static void same_index_split(const char *path, const char *built, const uint64_t *splits, size_t nsplits,
+                             size_t joins) {
     frames_replay *r;
     frames_replay_options o;
+    frames_replay_info info;
     frames_error err;
     unsigned char *a, *b;
-    size_t na, nb;
+    size_t na, nb, i, joined = 0;
     frames_replay_options_default(&o);
     o.index_path = tu_tmp_path(".fridx");
     o.build_threads = 2;
-    assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_OK);
-    frames_replay_close(r);
     a = tu_read_file(built, &na);
-    b = tu_read_file(o.index_path, &nb);
     assert_non_null(a);
-    assert_non_null(b);
-    assert_int_equal(na, nb);
-    assert_memory_equal(a, b, na);
+    for (i = 0; i < nsplits; i++) {
+        o.build_split = splits[i];
+        assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_OK);
+        frames_replay_info_get(r, &info);
+        joined += info.index_segments == 2;
+        frames_replay_close(r);
+        b = tu_read_file(o.index_path, &nb);
+        assert_non_null(b);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na);
+        free(b);
+        unlink(o.index_path);
+    }
     free(a);
-    free(b);
-    unlink(o.index_path);
+    if (joined != joins) fprintf(stderr, "%s: %zu of the builds joined two segments, not %zu\n", path, joined, joins);
+    assert_int_equal(joined, joins);
+    o.build_split = 0;
     o.max_index_bytes = 200;
     assert_int_equal(frames_replay_open(&r, path, &o, &err), FRAMES_E_NOMEM);
     assert_non_null(strstr(err.message, "would take more than 200 bytes"));
+}
+
+/* same_index_split with the cut at instruction k * 256 for k in [1, n] (its record's
+   offset, and one byte before it: the same boundary), which must all join. */
+static void same_index_blocks(const char *path, const char *built, uint64_t n) {
+    uint64_t splits[64];
+    size_t i, ns = 0;
+    assert_true(2 * n <= 64);
+    for (i = 1; i <= n; i++) {
+        uint64_t off = insn_offset(path, 256 * (uint64_t)i);
+        assert_true(off > 0);
+        splits[ns++] = off;
+        splits[ns++] = off - 1;
+    }
+    same_index_split(path, built, splits, ns, ns);
 }
 
 /* ---- register aliasing, on frames written here */
@@ -649,11 +694,118 @@ static void test_decoder_path_same_index(void **state) {
     assert_memory_equal(a, b, na);
     free(a);
     free(b);
-    same_index_two_threads(trace, at("p.frames.fridx"));
-    same_index_two_threads(tainted, at("tainted.frames.fridx"));
+    {   /* 46 instructions: no block boundary to cut at, one segment */
+        const uint64_t none[1] = {0};
+        same_index_split(trace, at("p.frames.fridx"), none, 1, 0);
+        same_index_split(tainted, at("tainted.frames.fridx"), none, 1, 0);
+    }
+}
+
+/* A recording of a dynamically linked program (/bin/true: the loader runs some 10^5
+   instructions, with calls, stack and TLS accesses): the index built in two segments,
+   cut at several block boundaries and by default, is byte for byte the one-thread one,
+   also for a copy of it cut inside a record (the second segment reads the cut end). */
+static void test_split_build_recorded(void **state) {
+    char rec[600], ix[700], cut[600], cutix[700], *out;
+    frames_replay *r;
+    frames_replay_options o;
+    frames_replay_info info;
+    frames_error err;
+    unsigned char *data;
+    size_t len;
+    uint64_t splits[3];
+    int st;
+    (void)state;
+    snprintf(rec, sizeof rec, "%s", at("true.frames"));
+    snprintf(ix, sizeof ix, "%s.fridx", rec);
+    out = tu_run(&st, "LC_ALL=C %s record -f -o %s -- /bin/true 2>&1", tu_frames_bin(), rec);
+    if (st) fprintf(stderr, "%s", out);
+    free(out);
+    assert_int_equal(st, 0);
+    frames_replay_options_default(&o);
+    o.build_threads = 1;
+    assert_int_equal(frames_replay_open(&r, rec, &o, &err), FRAMES_OK);
+    frames_replay_info_get(r, &info);
+    frames_replay_close(r);
+    assert_true(info.instructions > 20 * 256);
+    /* by default, at a third, and inside the record of instruction N - 300 (the next
+       boundary is at most N - 299 + 255) */
+    splits[0] = 0;
+    splits[1] = insn_offset(rec, info.instructions / 3);
+    splits[2] = insn_offset(rec, info.instructions - 300) + 1;
+    same_index_split(rec, ix, splits, 3, 3);
+    same_index_blocks(rec, ix, 3);
+    /* cut inside the record of the instruction 200 before the end */
+    data = tu_read_file(rec, &len);
+    assert_non_null(data);
+    snprintf(cut, sizeof cut, "%s", at("truecut.frames"));
+    snprintf(cutix, sizeof cutix, "%s.fridx", cut);
+    assert_int_equal(tu_write_file(cut, data, (size_t)insn_offset(rec, info.instructions - 200) + 12), 0);
+    free(data);
+    assert_int_equal(frames_replay_open(&r, cut, &o, &err), FRAMES_OK);
+    frames_replay_info_get(r, &info);
+    frames_replay_close(r);
+    assert_true(info.truncated);
+    splits[1] = insn_offset(cut, info.instructions / 3);
+    splits[2] = insn_offset(cut, info.instructions - 300) + 1;
+    same_index_split(cut, cutix, splits, 3, 3);
+    unlink(rec);
+    unlink(ix);
+    unlink(cut);
+    unlink(cutix);
 }
 
 #endif /* TU_RECORD_BUILT */
+
+/* Every frames vector of the shared set: the index built in two segments (cut by
+   default and at up to 8 block boundaries) is byte for byte the one-thread one; a
+   vector that does not open does not in two segments either, with the same error. */
+static void test_split_build_vectors(void **state) {
+    DIR *d = opendir(tu_shared("vectors/frames"));
+    struct dirent *e;
+    size_t tried = 0, split = 0;
+    (void)state;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[8500], ix[700];
+        frames_replay *r;
+        frames_replay_options o;
+        frames_replay_info info;
+        frames_error err;
+        int rc, rc2;
+        size_t n = strlen(e->d_name);
+        if (n < 7 || strcmp(e->d_name + n - 7, ".frames") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", tu_shared("vectors/frames"), e->d_name);
+        snprintf(ix, sizeof ix, "%s", tu_tmp_path(".fridx"));
+        frames_replay_options_default(&o);
+        o.index_path = ix;
+        o.build_threads = 1;
+        rc = frames_replay_open(&r, path, &o, &err);
+        o.build_threads = 2;
+        o.index_path = tu_tmp_path(".fridx");
+        if (rc != FRAMES_OK) {
+            assert_int_equal(frames_replay_open(&r, path, &o, &err), rc);
+            unlink(o.index_path);
+            continue;
+        }
+        frames_replay_info_get(r, &info);
+        frames_replay_close(r);
+        tried++;
+        if (info.instructions > 256) {
+            uint64_t k = (info.instructions - 1) / 256;
+            same_index_blocks(path, ix, k < 8 ? k : 8);
+            split++;
+        } else {
+            const uint64_t none[1] = {0};
+            same_index_split(path, ix, none, 1, 0);
+        }
+        rc2 = unlink(ix);
+        assert_int_equal(rc2, 0);
+    }
+    closedir(d);
+    assert_true(tried >= 10);
+    assert_true(split >= 2);
+}
 
 /* Two threads over several keyframes (5,000 instructions, a keyframe every 2,048): each
    thread's rax at any position is the value its own last write gave, worked out here. */
@@ -686,9 +838,15 @@ static void test_threads_and_keyframes(void **state) {
     assert_int_equal(frames_replay_open(&r, path, NULL, &err), 0);
     frames_replay_info_get(r, &info);
     assert_true(info.instructions == 5000);
-    /* 5 batches of the reading thread: it fills 4 and waits while the budget stops the build */
+    /* in two segments, cut at every block boundary: thread 200 after 100 (256 k % 3 ==
+       1), 100 after 200 (0) and 200 after 200 (2); an offset after the last boundary
+       (one segment) */
     snprintf(ix, sizeof ix, "%s.fridx", path);
-    same_index_two_threads(path, ix);
+    same_index_blocks(path, ix, 19);
+    {
+        const uint64_t late[1] = {insn_offset(path, 4999)};
+        same_index_split(path, ix, late, 1, 0);
+    }
     assert_int_equal(frames_replay_threads(r, tids, 4), 2);
     assert_true(tids[0] == 100 && tids[1] == 200);
     for (pos = 0; pos <= 5000; pos += 137) {
@@ -745,6 +903,7 @@ int main(void) {
         cmocka_unit_test(test_arm_aliasing),
         cmocka_unit_test(test_trace_without_values),
         cmocka_unit_test(test_threads_and_keyframes),
+        cmocka_unit_test(test_split_build_vectors),
         cmocka_unit_test(test_reader_truncated),
     };
 #ifdef TU_RECORD_BUILT
@@ -756,6 +915,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_index),
         cmocka_unit_test(test_compressed_same_state),
         cmocka_unit_test(test_decoder_path_same_index),
+        cmocka_unit_test(test_split_build_recorded),
     };
     int rc = cmocka_run_group_tests(units, NULL, NULL);
     return rc | cmocka_run_group_tests(live_tests, setup, tu_workdir_teardown);
