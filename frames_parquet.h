@@ -954,10 +954,13 @@ FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
     return 1;
 }
 
-/* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1). */
-FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
-    c->plain_size += (uint64_t)c->width;
-    if (c->dict) {
+/* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1) to
+   column c of this width; dict 0: c is never a dictionary column. The export passes both
+   as constants (frames__pq_int_k): no load of them per value. */
+FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint64_t v, int width,
+                                      int dict) {
+    c->plain_size += (uint64_t)width;
+    if (dict && c->dict) {
         int rc;
         if (FRAMES__PQ_AGAIN(c, v == c->lastv)) {
             c->idx[c->nval++] = c->last;
@@ -971,9 +974,13 @@ FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64
     }
     if (frames__pq_reserve(&c->plain, 8, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
     frames__put_le64(c->plain.p + c->plain.n, v);
-    c->plain.n += (size_t)c->width;
+    c->plain.n += (size_t)width;
     c->nval++;
     return FRAMES_OK;
+}
+
+FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
+    return frames__pq_fixed_k(w, c, v, c->width, 1);
 }
 
 /* Append a byte array given in its plain encoding enc[0..n), n <= 68; enc has room for
@@ -1010,9 +1017,15 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
-FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
-    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
+FRAMES__INLINE void frames__pq_int_k(frames_parquet *w, frames__pq_col *c, int shape, int width,
+                                    int dict, uint64_t bits) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 ||
+        frames__pq_fixed_k(w, c, bits, width, dict) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
+    frames__pq_int_k(w, c, shape, c->width, 1, bits);
 }
 
 FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
@@ -2258,33 +2271,46 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     FRAMES__PQ_SHAPE_##id = (list) ? FRAMES__PQ_ANY : (optional) ? FRAMES__PQ_OPT : FRAMES__PQ_REQ,
 #define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
     {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
+/* a column's value width and whether it may hold a dictionary, as constants for the puts */
+enum { FRAMES__PQ_WIDTH_OF_I32 = 4, FRAMES__PQ_WIDTH_OF_I64 = 8, FRAMES__PQ_WIDTH_OF_U64 = 8,
+       FRAMES__PQ_WIDTH_OF_BOOL = 1, FRAMES__PQ_WIDTH_OF_BYTES = 0, FRAMES__PQ_WIDTH_OF_STRING = 0 };
+#define FRAMES__PQ_COLUMN_CONST(id, name, kind, optional, list, dictionary)                 \
+    FRAMES__PQ_WIDTH_##id = FRAMES__PQ_WIDTH_OF_##kind, FRAMES__PQ_DICT_##id = (dictionary),
 
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_instructions[] = {FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_operands[] = {FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_syscalls[] = {FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_modules[] = {FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 #undef FRAMES__PQ_COLUMN_ID
 #undef FRAMES__PQ_COLUMN_SHAPE
+#undef FRAMES__PQ_COLUMN_CONST
 #undef FRAMES__PQ_COLUMN
 
 /* Puts on the export's column id of writer w, with the column's levels known. */
-#define FRAMES__PQ_INT(w, id, v) frames__pq_int_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, v)
+#define FRAMES__PQ_INT(w, id, v)                                                             \
+    frames__pq_int_k(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id,                  \
+                     FRAMES__PQ_WIDTH_##id, FRAMES__PQ_DICT_##id, v)
 #define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
     frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
 #define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
