@@ -2347,13 +2347,39 @@ typedef struct frames__pq_word {
 enum { FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_PRE, FRAMES__PQ_W_POST,
        FRAMES__PQ_W_KEY, FRAMES__PQ_NWORDS };
 
+/* An operand row waiting in the export's batch: what its columns take, copied out of
+   the frame (a register name of up to 7 printable ASCII bytes, a value of 1 to 8 bytes
+   as its integer); rows that do not fit go the row-by-row way (frames__pq_operand_row). */
+typedef struct frames__pq_oprow {
+    uint64_t frame, pc, tid, address, taint, value;
+    uint8_t name[8];
+    uint32_t bits, value_size;
+    uint8_t name_len, list, spec, has;   /* has: FRAMES__PQ_HAS_X bits */
+} frames__pq_oprow;
+enum { FRAMES__PQ_HAS_PC = 1, FRAMES__PQ_HAS_TID = 2, FRAMES__PQ_HAS_TAINT = 4, FRAMES__PQ_HAS_READ = 8,
+       FRAMES__PQ_HAS_WRITTEN = 16, FRAMES__PQ_HAS_INDEX = 32, FRAMES__PQ_HAS_BASE = 64 };
+/* Rows per batch: the operands' columns are filled a column at a time for up to this
+   many rows (a column's state stays in cache and registers), 72 bytes each. */
+#define FRAMES__PQ_BATCH 128
+
 struct frames_parquet_export {
     frames_parquet *t[FRAMES_PARQUET_NTABLES];
     frames__pq_word words[FRAMES__PQ_NWORDS];
+    frames__pq_oprow ops[FRAMES__PQ_BATCH];
+    uint32_t nops, oplimit;  /* rows in ops; a batch ends at oplimit rows (a page's end) */
     frames__pq_buf text;     /* a string made valid UTF-8 */
     frames_error err;
     void *alloc_ctx;
 };
+
+/* Rows a batch of the operands may take: up to the end of the current page or row
+   group (where frames__pq_row_done marks or flushes), so that a batch's rows end as the
+   rows one by one would. */
+static uint32_t frames__pq_batch_limit(const frames_parquet *w) {
+    uint64_t end = w->page_end < w->o.row_group_rows ? w->page_end : w->o.row_group_rows;
+    uint64_t room = end > w->group_rows ? end - w->group_rows : 1;
+    return room < FRAMES__PQ_BATCH ? (uint32_t)room : FRAMES__PQ_BATCH;
+}
 
 FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     int i;
@@ -2389,6 +2415,7 @@ FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, co
             return rc;
         }
     }
+    if (x->t[FRAMES_PARQUET_OPERANDS]) x->oplimit = frames__pq_batch_limit(x->t[FRAMES_PARQUET_OPERANDS]);
     *xp = x;
     return FRAMES_OK;
 }
@@ -2475,15 +2502,65 @@ FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
     return frames_parquet_row_end(w);
 }
 
-/* The row of one operand; the export's hot path, so the writer's inline puts rather
-   than the public functions. */
-static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+/* The put stmt for every row r of the batch's n rows. */
+#define FRAMES__PQ_EACH_ROW(x, r, stmt)                                                      \
+    do {                                                                                     \
+        const frames__pq_oprow *r = (x)->ops, *r##_end = (x)->ops + n;                       \
+        for (; r < r##_end; r++) stmt;                                                       \
+    } while (0)
+
+/* The batch's rows into the operands table, a column at a time: the same values in
+   the same order per column as row by row (columns do not depend on each other), so
+   the same bytes. An error (the writer thread's, out of memory) is the batch's. */
+static int frames__pq_ops_flush(frames_parquet_export *x) {
+    static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
+    frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
+    uint32_t n = x->nops;
+    int rc;
+    if (n == 0) return FRAMES_OK;
+    x->nops = 0;
+    if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error */
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_FRAME, r->frame));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_PC, r->has & FRAMES__PQ_HAS_PC, r->pc));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TID, r->has & FRAMES__PQ_HAS_TID, r->tid));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_LIST, &x->words[r->list]));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_KIND, &x->words[kinds[r->spec & 3]]));
+    FRAMES__PQ_EACH_ROW(x, r, {
+        frames__pq_col *c = &w->cols[FRAMES__PQ_O_NAME];
+        if (!(r->spec & FRAMES_REG)) frames__pq_null_at(w, c);
+        else if (!frames__pq_front_bytes(c, r->name, r->name_len))   /* as put_text */
+            frames__pq_bytes_as(w, c, FRAMES__PQ_SHAPE_O_NAME, r->name, r->name_len);
+        else if (frames__pq_level_as(c, FRAMES__PQ_SHAPE_O_NAME, 1, w->o.alloc_ctx) < 0)
+            w->oom = 1;
+    });
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_ADDRESS, r->spec & FRAMES_MEM, r->address));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_BITS, r->bits));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_READ, (r->has & FRAMES__PQ_HAS_READ) != 0));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_WRITTEN, (r->has & FRAMES__PQ_HAS_WRITTEN) != 0));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_INDEX, (r->has & FRAMES__PQ_HAS_INDEX) != 0));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_BASE, (r->has & FRAMES__PQ_HAS_BASE) != 0));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TAINT, r->has & FRAMES__PQ_HAS_TAINT, r->taint));
+    FRAMES__PQ_EACH_ROW(x, r, frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE]));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_VALUE_UINT, r->value));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_VALUE_SIZE, r->value_size));
+    /* rows before the last end neither a page nor a row group (frames__pq_batch_limit) */
+    w->rows += n - 1;
+    w->group_rows += n - 1;
+    rc = frames__pq_row_done(w);
+    x->oplimit = frames__pq_batch_limit(w);
+    return rc;
+}
+
+/* The row of one operand that does not fit a batch row, with the writer's inline puts. */
+static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
                               const uint64_t *tid, int list, const frames_operand *op,
                               int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
     static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
+    int rc;
+    if ((rc = frames__pq_ops_flush(x)) < 0) return rc;   /* the rows before it first */
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
     FRAMES__PQ_INT(w, O_FRAME, index);
     FRAMES__PQ_OPT_U64(w, O_PC, pc != NULL, pc ? *pc : 0);
@@ -2511,7 +2588,48 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT]);
     }
     FRAMES__PQ_INT(w, O_VALUE_SIZE, (uint32_t)vn);
-    return frames__pq_row_done(w);
+    rc = frames__pq_row_done(w);
+    x->oplimit = frames__pq_batch_limit(w);
+    return rc;
+}
+
+/* A register name the batch can hold: up to 7 printable ASCII bytes (valid UTF-8 as it
+   is, a key of the dictionary's front). */
+static int frames__pq_batch_name(frames_bytes s) {
+    size_t i;
+    if (s.len > 7) return 0;
+    for (i = 0; i < s.len; i++)
+        if (s.ptr[i] < 0x20 || s.ptr[i] >= 0x80) return 0;
+    return 1;
+}
+
+/* The row of one operand: into the batch when it fits (the export's hot path). */
+static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+                              const uint64_t *tid, int list, const frames_operand *op,
+                              int value_info) {
+    frames__pq_oprow *r;
+    size_t vn = op->value.len;
+    if (vn < 1 || vn > 8 || ((op->spec & FRAMES_REG) && !frames__pq_batch_name(op->name)))
+        return frames__pq_operand_row(x, index, pc, tid, list, op, value_info);
+    r = &x->ops[x->nops++];
+    r->frame = index;
+    r->pc = pc ? *pc : 0;
+    r->tid = tid ? *tid : 0;
+    r->address = op->address;
+    r->taint = op->taint.id;
+    r->value = frames__value_u64(op->value.ptr, vn);
+    r->value_size = (uint32_t)vn;
+    r->bits = (uint32_t)op->bit_length;
+    r->list = (uint8_t)list;
+    r->spec = op->spec;
+    r->name_len = (uint8_t)op->name.len;
+    if (op->name.len) memcpy(r->name, op->name.ptr, op->name.len);
+    r->has = (uint8_t)((pc ? FRAMES__PQ_HAS_PC : 0) | (tid ? FRAMES__PQ_HAS_TID : 0) |
+                       ((op->taint.set & FRAMES_TAINT_ID) ? FRAMES__PQ_HAS_TAINT : 0));
+    if (!value_info)
+        r->has |= (uint8_t)((op->read ? FRAMES__PQ_HAS_READ : 0) | (op->written ? FRAMES__PQ_HAS_WRITTEN : 0) |
+                            (op->index ? FRAMES__PQ_HAS_INDEX : 0) | (op->base ? FRAMES__PQ_HAS_BASE : 0));
+    return x->nops >= x->oplimit ? frames__pq_ops_flush(x) : FRAMES_OK;
 }
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
@@ -2620,6 +2738,7 @@ FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const
 FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
     int i;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) rows[i] = x->t[i] ? x->t[i]->rows : 0;
+    rows[FRAMES_PARQUET_OPERANDS] += x->nops;   /* the batch's rows are written at the close */
 }
 
 FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
@@ -2627,7 +2746,11 @@ FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
-    int i, rc = FRAMES_OK;
+    int i, rc = frames__pq_ops_flush(x);   /* the batch's rows first */
+    if (rc < 0) {
+        frames__pq_export_error(x, rc);
+        if (err) *err = x->err;
+    }
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         int r;
         if (!x->t[i]) continue;
