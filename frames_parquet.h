@@ -2352,12 +2352,10 @@ enum { FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_PRE, 
    as its integer); rows that do not fit go the row-by-row way (frames__pq_operand_row). */
 typedef struct frames__pq_oprow {
     uint64_t frame, pc, tid, address, taint, value;
-    uint8_t name[8];
+    uint64_t name;         /* frames__pq_short_key of the register name */
     uint32_t bits, value_size;
-    uint8_t name_len, list, spec, has;   /* has: FRAMES__PQ_HAS_X bits */
+    uint8_t list, spec, has_pc, has_tid, has_taint, read, written, index, base;
 } frames__pq_oprow;
-enum { FRAMES__PQ_HAS_PC = 1, FRAMES__PQ_HAS_TID = 2, FRAMES__PQ_HAS_TAINT = 4, FRAMES__PQ_HAS_READ = 8,
-       FRAMES__PQ_HAS_WRITTEN = 16, FRAMES__PQ_HAS_INDEX = 32, FRAMES__PQ_HAS_BASE = 64 };
 /* Rows per batch: the operands' columns are filled a column at a time for up to this
    many rows (a column's state stays in cache and registers), 72 bytes each. */
 #define FRAMES__PQ_BATCH 128
@@ -2509,6 +2507,59 @@ FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
         for (; r < r##_end; r++) stmt;                                                       \
     } while (0)
 
+/* Room in column c (never a dictionary, values of width bytes) for the levels and
+   values of n rows. */
+static int frames__pq_run_room(frames__pq_col *c, size_t n, int width, void *a) {
+    if (c->maxdef && frames__pq_reserve(&c->def, n, a) < 0) return FRAMES_E_NOMEM;
+    return frames__pq_reserve(&c->plain, n * (size_t)width + 8, a);
+}
+
+/* The end of a run of n rows into column c, k of them values (the others nulls): the
+   counts as n puts one by one leave them. */
+FRAMES__INLINE void frames__pq_run_end(frames__pq_col *c, size_t n, size_t k, int width) {
+    c->nlev += n;
+    c->nval += k;
+    c->nulls += n - k;
+    c->plain.n += k * (size_t)width;
+    c->plain_size += (uint64_t)(k * (size_t)width);
+    if (c->maxdef) c->def.n += n;
+}
+
+/* Column id (fixed width, never a dictionary) for the batch's n rows r: the value expr
+   where has, else a null; the buffers grown once, the counts added once. */
+#define FRAMES__PQ_PLAIN_RUN(x, w, id, r, has, expr)                                        \
+    do {                                                                                    \
+        frames__pq_col *c_ = &(w)->cols[FRAMES__PQ_##id];                                   \
+        uint8_t *p_, *d_;                                                                   \
+        size_t k_ = 0;                                                                      \
+        if (frames__pq_run_room(c_, n, FRAMES__PQ_WIDTH_##id, (w)->o.alloc_ctx) < 0) {      \
+            (w)->oom = 1;                                                                   \
+            break;                                                                          \
+        }                                                                                   \
+        p_ = c_->plain.p + c_->plain.n;                                                     \
+        d_ = (int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT ? c_->def.p + c_->def.n : NULL;        \
+        FRAMES__PQ_EACH_ROW(x, r, {                                                         \
+            int h_ = (has) != 0;                                                            \
+            if ((int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT) *d_++ = (uint8_t)h_;               \
+            if (h_) {                                                                       \
+                frames__put_le64(p_, (expr));                                               \
+                p_ += FRAMES__PQ_WIDTH_##id;                                                \
+                k_++;                                                                       \
+            }                                                                               \
+        });                                                                                 \
+        frames__pq_run_end(c_, n, k_, FRAMES__PQ_WIDTH_##id);                               \
+    } while (0)
+
+/* n nulls into optional column c. */
+static void frames__pq_nulls(frames_parquet *w, frames__pq_col *c, size_t n) {
+    if (frames__pq_reserve(&c->def, n, w->o.alloc_ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    memset(c->def.p + c->def.n, 0, n);
+    frames__pq_run_end(c, n, 0, 0);
+}
+
 /* The batch's rows into the operands table, a column at a time: the same values in
    the same order per column as row by row (columns do not depend on each other), so
    the same bytes. An error (the writer thread's, out of memory) is the batch's. */
@@ -2520,28 +2571,34 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
     if (n == 0) return FRAMES_OK;
     x->nops = 0;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error */
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_FRAME, r->frame));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_PC, r->has & FRAMES__PQ_HAS_PC, r->pc));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TID, r->has & FRAMES__PQ_HAS_TID, r->tid));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_FRAME, r, 1, r->frame);
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_PC, r->has_pc, r->pc));
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TID, r->has_tid, r->tid));
     FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_LIST, &x->words[r->list]));
     FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_KIND, &x->words[kinds[r->spec & 3]]));
     FRAMES__PQ_EACH_ROW(x, r, {
         frames__pq_col *c = &w->cols[FRAMES__PQ_O_NAME];
-        if (!(r->spec & FRAMES_REG)) frames__pq_null_at(w, c);
-        else if (!frames__pq_front_bytes(c, r->name, r->name_len))   /* as put_text */
-            frames__pq_bytes_as(w, c, FRAMES__PQ_SHAPE_O_NAME, r->name, r->name_len);
-        else if (frames__pq_level_as(c, FRAMES__PQ_SHAPE_O_NAME, 1, w->o.alloc_ctx) < 0)
-            w->oom = 1;
+        size_t len = (size_t)(r->name >> 56);
+        if (!(r->spec & FRAMES_REG)) {
+            frames__pq_null_at(w, c);
+        } else if (c->dict && frames__pq_front_key(c, r->name, len)) {   /* as put_text */
+            if (frames__pq_level_as(c, FRAMES__PQ_SHAPE_O_NAME, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+        } else {
+            uint8_t name[64];   /* the key's low bytes are the name's (64: the compilers see
+                                   frames__pq_bytes_value's copies of up to 64) */
+            frames__put_le64(name, r->name);
+            frames__pq_bytes_as(w, c, FRAMES__PQ_SHAPE_O_NAME, name, len);
+        }
     });
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_ADDRESS, r->spec & FRAMES_MEM, r->address));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_ADDRESS, r, r->spec & FRAMES_MEM, r->address);
     FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_BITS, r->bits));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_READ, (r->has & FRAMES__PQ_HAS_READ) != 0));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_WRITTEN, (r->has & FRAMES__PQ_HAS_WRITTEN) != 0));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_INDEX, (r->has & FRAMES__PQ_HAS_INDEX) != 0));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_BASE, (r->has & FRAMES__PQ_HAS_BASE) != 0));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TAINT, r->has & FRAMES__PQ_HAS_TAINT, r->taint));
-    FRAMES__PQ_EACH_ROW(x, r, frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE]));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_VALUE_UINT, r->value));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_READ, r, 1, r->read);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_WRITTEN, r, 1, r->written);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_INDEX, r, 1, r->index);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_BASE, r, 1, r->base);
+    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TAINT, r->has_taint, r->taint));
+    frames__pq_nulls(w, &w->cols[FRAMES__PQ_O_VALUE], n);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_VALUE_UINT, r, 1, r->value);
     FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_VALUE_SIZE, r->value_size));
     /* rows before the last end neither a page nor a row group (frames__pq_batch_limit) */
     w->rows += n - 1;
@@ -2593,14 +2650,20 @@ static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, cons
     return rc;
 }
 
-/* A register name the batch can hold: up to 7 printable ASCII bytes (valid UTF-8 as it
-   is, a key of the dictionary's front). */
-static int frames__pq_batch_name(frames_bytes s) {
-    size_t i;
+/* A register name the batch can hold, as its frames__pq_short_key (its bytes in place):
+   up to 7 printable ASCII bytes (valid UTF-8 as it is); else 0 (the key of "" is 0 too,
+   but "" is held as the key of no name). */
+FRAMES__INLINE int frames__pq_batch_name(frames_bytes s, uint64_t *key) {
+    uint64_t k, m;
     if (s.len > 7) return 0;
-    for (i = 0; i < s.len; i++)
-        if (s.ptr[i] < 0x20 || s.ptr[i] >= 0x80) return 0;
-    return 1;
+    k = frames__pq_short_key(s.ptr, s.len);
+    m = ((uint64_t)1 << (8 * s.len)) - 1;   /* the name's bytes */
+    *key = k;
+    /* each byte below 0x80 and at least 0x20: plus 0x60, at least 0x80 (no carries
+       between bytes below 0x80) */
+    k &= m;
+    m &= 0x8080808080808080ull;
+    return (k & m) == 0 && ((k + (0x6060606060606060ull & (m >> 2 | m >> 1))) & m) == m;
 }
 
 /* The row of one operand: into the batch when it fits (the export's hot path). */
@@ -2609,26 +2672,28 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
                               int value_info) {
     frames__pq_oprow *r;
     size_t vn = op->value.len;
-    if (vn < 1 || vn > 8 || ((op->spec & FRAMES_REG) && !frames__pq_batch_name(op->name)))
+    uint64_t name = 0;
+    if (vn < 1 || vn > 8 || ((op->spec & FRAMES_REG) && !frames__pq_batch_name(op->name, &name)))
         return frames__pq_operand_row(x, index, pc, tid, list, op, value_info);
     r = &x->ops[x->nops++];
     r->frame = index;
+    r->has_pc = pc != NULL;
     r->pc = pc ? *pc : 0;
+    r->has_tid = tid != NULL;
     r->tid = tid ? *tid : 0;
     r->address = op->address;
+    r->has_taint = (op->taint.set & FRAMES_TAINT_ID) != 0;
     r->taint = op->taint.id;
     r->value = frames__value_u64(op->value.ptr, vn);
     r->value_size = (uint32_t)vn;
     r->bits = (uint32_t)op->bit_length;
     r->list = (uint8_t)list;
     r->spec = op->spec;
-    r->name_len = (uint8_t)op->name.len;
-    if (op->name.len) memcpy(r->name, op->name.ptr, op->name.len);
-    r->has = (uint8_t)((pc ? FRAMES__PQ_HAS_PC : 0) | (tid ? FRAMES__PQ_HAS_TID : 0) |
-                       ((op->taint.set & FRAMES_TAINT_ID) ? FRAMES__PQ_HAS_TAINT : 0));
-    if (!value_info)
-        r->has |= (uint8_t)((op->read ? FRAMES__PQ_HAS_READ : 0) | (op->written ? FRAMES__PQ_HAS_WRITTEN : 0) |
-                            (op->index ? FRAMES__PQ_HAS_INDEX : 0) | (op->base ? FRAMES__PQ_HAS_BASE : 0));
+    r->name = name;
+    r->read = !value_info && op->read;
+    r->written = !value_info && op->written;
+    r->index = !value_info && op->index;
+    r->base = !value_info && op->base;
     return x->nops >= x->oplimit ? frames__pq_ops_flush(x) : FRAMES_OK;
 }
 
