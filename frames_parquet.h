@@ -224,7 +224,10 @@ typedef struct frames_parquet_export frames_parquet_export;
 /* sinks[t] for every table t; a sink whose write is NULL skips that table. */
 FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err);
-/* Rows of one decoded frame; index is its frame index in the trace (the frame column). */
+/* Rows of one decoded frame; index is its frame index in the trace (the frame column).
+   Operand rows wait in a batch of up to 128 (filled into the columns a column at a
+   time), so an error of the operands table may come back from a later frame's call or
+   from frames_parquet_export_close. */
 FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index);
 /* Rows written so far per table (rows[FRAMES_PARQUET_NTABLES]). */
