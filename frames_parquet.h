@@ -950,26 +950,31 @@ static FRAMES__NOINLINE int frames__pq_dict_value(frames_parquet *w, frames__pq_
     ((same) && (c)->nval && ((c)->nval & 4095) && (c)->nval < (c)->idxcap)
 
 /* The value with this key is in the front of the dictionary: its index appended. */
-FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
+/* sure: FRAMES__PQ_AGAIN(c, 1) is known to hold (frames__pq_run_sure). */
+FRAMES__INLINE int frames__pq_front_hit_k(frames__pq_col *c, uint64_t key, int sure) {
     const frames__pq_front *f = frames__pq_front_slot(c, key);
-    if (f->gen != c->gen || f->key != key || !FRAMES__PQ_AGAIN(c, 1)) return 0;
+    if (f->gen != c->gen || f->key != key || !(sure || FRAMES__PQ_AGAIN(c, 1))) return 0;
     c->idx[c->nval++] = c->last = f->entry;
     return 1;
+}
+
+FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
+    return frames__pq_front_hit_k(c, key, 0);
 }
 
 /* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1) to
    column c of this width; dict 0: c is never a dictionary column. The export passes both
    as constants (frames__pq_int_k): no load of them per value. */
 FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint64_t v, int width,
-                                      int dict) {
+                                      int dict, int sure) {
     c->plain_size += (uint64_t)width;
     if (dict && c->dict) {
         int rc;
-        if (FRAMES__PQ_AGAIN(c, v == c->lastv)) {
+        if (sure ? v == c->lastv : FRAMES__PQ_AGAIN(c, v == c->lastv)) {
             c->idx[c->nval++] = c->last;
             return FRAMES_OK;
         }
-        if (frames__pq_front_hit(c, v)) {
+        if (frames__pq_front_hit_k(c, v, sure)) {
             c->lastv = v;
             return FRAMES_OK;
         }
@@ -983,7 +988,7 @@ FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint
 }
 
 FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
-    return frames__pq_fixed_k(w, c, v, c->width, 1);
+    return frames__pq_fixed_k(w, c, v, c->width, 1, 0);
 }
 
 /* Append a byte array given in its plain encoding enc[0..n), n <= 68; enc has room for
@@ -1021,14 +1026,14 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
 FRAMES__INLINE void frames__pq_int_k(frames_parquet *w, frames__pq_col *c, int shape, int width,
-                                    int dict, uint64_t bits) {
+                                    int dict, int sure, uint64_t bits) {
     if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 ||
-        frames__pq_fixed_k(w, c, bits, width, dict) < 0)
+        frames__pq_fixed_k(w, c, bits, width, dict, sure) < 0)
         w->oom = 1;
 }
 
 FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
-    frames__pq_int_k(w, c, shape, c->width, 1, bits);
+    frames__pq_int_k(w, c, shape, c->width, 1, 0, bits);
 }
 
 FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
@@ -1116,11 +1121,15 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
 
 /* A byte array of n <= 7 bytes, key frames__pq_short_key of it, found in the front of a
    dictionary column: its index appended (1), else 0. */
-FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
-    if (!c->dict || !frames__pq_front_hit(c, key)) return 0;
+FRAMES__INLINE int frames__pq_front_key_k(frames__pq_col *c, uint64_t key, size_t n, int sure) {
+    if (!c->dict || !frames__pq_front_hit_k(c, key, sure)) return 0;
     c->plain_size += n + 4;
     c->lastn = 0;   /* c->last changed: the previous value is not lastb */
     return 1;
+}
+
+FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
+    return frames__pq_front_key_k(c, key, n, 0);
 }
 
 FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
@@ -2311,15 +2320,17 @@ static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTI
 #undef FRAMES__PQ_COLUMN
 
 /* Puts on the export's column id of writer w, with the column's levels known. */
-#define FRAMES__PQ_INT(w, id, v)                                                             \
+#define FRAMES__PQ_INT(w, id, v) FRAMES__PQ_INT_SURE(w, id, v, 0)
+#define FRAMES__PQ_INT_SURE(w, id, v, sure)                                                  \
     frames__pq_int_k(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id,                  \
-                     FRAMES__PQ_WIDTH_##id, FRAMES__PQ_DICT_##id, v)
+                     FRAMES__PQ_WIDTH_##id, FRAMES__PQ_DICT_##id, sure, v)
 #define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
     frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
 #define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
 /* id is optional: v when has, else null */
-#define FRAMES__PQ_OPT_U64(w, id, has, v)                                                    \
-    ((has) ? FRAMES__PQ_INT(w, id, v) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
+#define FRAMES__PQ_OPT_U64(w, id, has, v) FRAMES__PQ_OPT_U64_SURE(w, id, has, v, 0)
+#define FRAMES__PQ_OPT_U64_SURE(w, id, has, v, sure)                                         \
+    ((has) ? FRAMES__PQ_INT_SURE(w, id, v, sure) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
 
 FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
@@ -2481,12 +2492,14 @@ static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint
 }
 
 /* A constant string into column id (a dictionary column) of writer w. */
-#define FRAMES__PQ_WORD(w, id, word)                                                         \
-    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word)
+#define FRAMES__PQ_WORD(w, id, word) FRAMES__PQ_WORD_SURE(w, id, word, 0)
+#define FRAMES__PQ_WORD_SURE(w, id, word, sure)                                              \
+    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word, sure)
 FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int shape,
-                                       const frames__pq_word *word) {
+                                       const frames__pq_word *word, int sure) {
     if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
-    else if (!frames__pq_front_key(c, word->key, word->n)) frames__pq_bytes_value(w, c, word->p, word->n);
+    else if (!frames__pq_front_key_k(c, word->key, word->n, sure))
+        frames__pq_bytes_value(w, c, word->p, word->n);
 }
 
 /* The end of a row of the export: every column was put (by the FRAMES__PQ_X puts). A
@@ -2563,6 +2576,27 @@ static void frames__pq_nulls(frames_parquet *w, frames__pq_col *c, size_t n) {
     frames__pq_run_end(c, n, 0, 0);
 }
 
+/* Every put of a run of up to n values on dictionary column c finds FRAMES__PQ_AGAIN
+   true: no sample point of frames__pq_dict_value and room for the indices (a run adds at
+   most one index per put; the room only grows). */
+static int frames__pq_run_sure(const frames__pq_col *c, size_t n) {
+    size_t v0 = c->nval;
+    return c->dict && v0 && (v0 & 4095) && (v0 >> 12) == ((v0 + n - 1) >> 12) && v0 + n <= c->idxcap;
+}
+
+/* stmt for the batch's rows of column id, with sure_ the constant 1 where
+   frames__pq_run_sure holds (the loop then tests FRAMES__PQ_AGAIN for no value). */
+#define FRAMES__PQ_DICT_ROWS(x, w, id, r, stmt)                                              \
+    do {                                                                                     \
+        if (frames__pq_run_sure(&(w)->cols[FRAMES__PQ_##id], n)) {                           \
+            enum { sure_ = 1 };                                                              \
+            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
+        } else {                                                                             \
+            enum { sure_ = 0 };                                                              \
+            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
+        }                                                                                    \
+    } while (0)
+
 /* The batch's rows into the operands table, a column at a time: the same values in
    the same order per column as row by row (columns do not depend on each other), so
    the same bytes. An error (the writer thread's, out of memory) is the batch's. */
@@ -2575,10 +2609,10 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
     x->nops = 0;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error */
     FRAMES__PQ_PLAIN_RUN(x, w, O_FRAME, r, 1, r->frame);
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_PC, r->has_pc, r->pc));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TID, r->has_tid, r->tid));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_LIST, &x->words[r->list]));
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_WORD(w, O_KIND, &x->words[kinds[r->spec & 3]]));
+    FRAMES__PQ_DICT_ROWS(x, w, O_PC, r, FRAMES__PQ_OPT_U64_SURE(w, O_PC, r->has_pc, r->pc, sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_TID, r, FRAMES__PQ_OPT_U64_SURE(w, O_TID, r->has_tid, r->tid, sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_LIST, r, FRAMES__PQ_WORD_SURE(w, O_LIST, &x->words[r->list], sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_KIND, r, FRAMES__PQ_WORD_SURE(w, O_KIND, &x->words[kinds[r->spec & 3]], sure_));
     FRAMES__PQ_EACH_ROW(x, r, {
         frames__pq_col *c = &w->cols[FRAMES__PQ_O_NAME];
         size_t len = (size_t)(r->name >> 56);
@@ -2594,15 +2628,15 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
         }
     });
     FRAMES__PQ_PLAIN_RUN(x, w, O_ADDRESS, r, r->spec & FRAMES_MEM, r->address);
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_BITS, r->bits));
+    FRAMES__PQ_DICT_ROWS(x, w, O_BITS, r, FRAMES__PQ_INT_SURE(w, O_BITS, r->bits, sure_));
     FRAMES__PQ_PLAIN_RUN(x, w, O_READ, r, 1, r->read);
     FRAMES__PQ_PLAIN_RUN(x, w, O_WRITTEN, r, 1, r->written);
     FRAMES__PQ_PLAIN_RUN(x, w, O_INDEX, r, 1, r->index);
     FRAMES__PQ_PLAIN_RUN(x, w, O_BASE, r, 1, r->base);
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_OPT_U64(w, O_TAINT, r->has_taint, r->taint));
+    FRAMES__PQ_DICT_ROWS(x, w, O_TAINT, r, FRAMES__PQ_OPT_U64_SURE(w, O_TAINT, r->has_taint, r->taint, sure_));
     frames__pq_nulls(w, &w->cols[FRAMES__PQ_O_VALUE], n);
     FRAMES__PQ_PLAIN_RUN(x, w, O_VALUE_UINT, r, 1, r->value);
-    FRAMES__PQ_EACH_ROW(x, r, FRAMES__PQ_INT(w, O_VALUE_SIZE, r->value_size));
+    FRAMES__PQ_DICT_ROWS(x, w, O_VALUE_SIZE, r, FRAMES__PQ_INT_SURE(w, O_VALUE_SIZE, r->value_size, sure_));
     /* rows before the last end neither a page nor a row group (frames__pq_batch_limit) */
     w->rows += n - 1;
     w->group_rows += n - 1;
