@@ -224,7 +224,10 @@ typedef struct frames_parquet_export frames_parquet_export;
 /* sinks[t] for every table t; a sink whose write is NULL skips that table. */
 FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **x, const frames_sink *sinks,
                                           const frames_parquet_options *o, frames_error *err);
-/* Rows of one decoded frame; index is its frame index in the trace (the frame column). */
+/* Rows of one decoded frame; index is its frame index in the trace (the frame column).
+   Operand rows wait in a batch of up to 128 (filled into the columns a column at a
+   time), so an error of the operands table may come back from a later frame's call or
+   from frames_parquet_export_close. */
 FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const frames_frame *f,
                                          uint64_t index);
 /* Rows written so far per table (rows[FRAMES_PARQUET_NTABLES]). */
@@ -947,23 +950,31 @@ static FRAMES__NOINLINE int frames__pq_dict_value(frames_parquet *w, frames__pq_
     ((same) && (c)->nval && ((c)->nval & 4095) && (c)->nval < (c)->idxcap)
 
 /* The value with this key is in the front of the dictionary: its index appended. */
-FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
+/* sure: FRAMES__PQ_AGAIN(c, 1) is known to hold (frames__pq_run_sure). */
+FRAMES__INLINE int frames__pq_front_hit_k(frames__pq_col *c, uint64_t key, int sure) {
     const frames__pq_front *f = frames__pq_front_slot(c, key);
-    if (f->gen != c->gen || f->key != key || !FRAMES__PQ_AGAIN(c, 1)) return 0;
+    if (f->gen != c->gen || f->key != key || !(sure || FRAMES__PQ_AGAIN(c, 1))) return 0;
     c->idx[c->nval++] = c->last = f->entry;
     return 1;
 }
 
-/* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1). */
-FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
-    c->plain_size += (uint64_t)c->width;
-    if (c->dict) {
+FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
+    return frames__pq_front_hit_k(c, key, 0);
+}
+
+/* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1) to
+   column c of this width; dict 0: c is never a dictionary column. The export passes both
+   as constants (frames__pq_int_k): no load of them per value. */
+FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint64_t v, int width,
+                                      int dict, int sure) {
+    c->plain_size += (uint64_t)width;
+    if (dict && c->dict) {
         int rc;
-        if (FRAMES__PQ_AGAIN(c, v == c->lastv)) {
+        if (sure ? v == c->lastv : FRAMES__PQ_AGAIN(c, v == c->lastv)) {
             c->idx[c->nval++] = c->last;
             return FRAMES_OK;
         }
-        if (frames__pq_front_hit(c, v)) {
+        if (frames__pq_front_hit_k(c, v, sure)) {
             c->lastv = v;
             return FRAMES_OK;
         }
@@ -971,9 +982,13 @@ FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64
     }
     if (frames__pq_reserve(&c->plain, 8, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
     frames__put_le64(c->plain.p + c->plain.n, v);
-    c->plain.n += (size_t)c->width;
+    c->plain.n += (size_t)width;
     c->nval++;
     return FRAMES_OK;
+}
+
+FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
+    return frames__pq_fixed_k(w, c, v, c->width, 1, 0);
 }
 
 /* Append a byte array given in its plain encoding enc[0..n), n <= 68; enc has room for
@@ -1010,9 +1025,15 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
-FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
-    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 || frames__pq_fixed(w, c, bits) < 0)
+FRAMES__INLINE void frames__pq_int_k(frames_parquet *w, frames__pq_col *c, int shape, int width,
+                                    int dict, int sure, uint64_t bits) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 ||
+        frames__pq_fixed_k(w, c, bits, width, dict, sure) < 0)
         w->oom = 1;
+}
+
+FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
+    frames__pq_int_k(w, c, shape, c->width, 1, 0, bits);
 }
 
 FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
@@ -1100,11 +1121,15 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
 
 /* A byte array of n <= 7 bytes, key frames__pq_short_key of it, found in the front of a
    dictionary column: its index appended (1), else 0. */
-FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
-    if (!c->dict || !frames__pq_front_hit(c, key)) return 0;
+FRAMES__INLINE int frames__pq_front_key_k(frames__pq_col *c, uint64_t key, size_t n, int sure) {
+    if (!c->dict || !frames__pq_front_hit_k(c, key, sure)) return 0;
     c->plain_size += n + 4;
     c->lastn = 0;   /* c->last changed: the previous value is not lastb */
     return 1;
+}
+
+FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
+    return frames__pq_front_key_k(c, key, n, 0);
 }
 
 FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
@@ -2258,39 +2283,54 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     FRAMES__PQ_SHAPE_##id = (list) ? FRAMES__PQ_ANY : (optional) ? FRAMES__PQ_OPT : FRAMES__PQ_REQ,
 #define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
     {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
+/* a column's value width and whether it may hold a dictionary, as constants for the puts */
+enum { FRAMES__PQ_WIDTH_OF_I32 = 4, FRAMES__PQ_WIDTH_OF_I64 = 8, FRAMES__PQ_WIDTH_OF_U64 = 8,
+       FRAMES__PQ_WIDTH_OF_BOOL = 1, FRAMES__PQ_WIDTH_OF_BYTES = 0, FRAMES__PQ_WIDTH_OF_STRING = 0 };
+#define FRAMES__PQ_COLUMN_CONST(id, name, kind, optional, list, dictionary)                 \
+    FRAMES__PQ_WIDTH_##id = FRAMES__PQ_WIDTH_OF_##kind, FRAMES__PQ_DICT_##id = (dictionary),
 
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_instructions[] = {FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_operands[] = {FRAMES__PQ_OPERANDS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_syscalls[] = {FRAMES__PQ_SYSCALLS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_modules[] = {FRAMES__PQ_MODULES_COLUMNS(FRAMES__PQ_COLUMN)};
 
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
+enum { FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN_CONST) };
 static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTIONS_COLUMNS(FRAMES__PQ_COLUMN)};
 
 #undef FRAMES__PQ_COLUMN_ID
 #undef FRAMES__PQ_COLUMN_SHAPE
+#undef FRAMES__PQ_COLUMN_CONST
 #undef FRAMES__PQ_COLUMN
 
 /* Puts on the export's column id of writer w, with the column's levels known. */
-#define FRAMES__PQ_INT(w, id, v) frames__pq_int_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, v)
+#define FRAMES__PQ_INT(w, id, v) FRAMES__PQ_INT_SURE(w, id, v, 0)
+#define FRAMES__PQ_INT_SURE(w, id, v, sure)                                                  \
+    frames__pq_int_k(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id,                  \
+                     FRAMES__PQ_WIDTH_##id, FRAMES__PQ_DICT_##id, sure, v)
 #define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
     frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
 #define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
 /* id is optional: v when has, else null */
-#define FRAMES__PQ_OPT_U64(w, id, has, v)                                                    \
-    ((has) ? FRAMES__PQ_INT(w, id, v) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
+#define FRAMES__PQ_OPT_U64(w, id, has, v) FRAMES__PQ_OPT_U64_SURE(w, id, has, v, 0)
+#define FRAMES__PQ_OPT_U64_SURE(w, id, has, v, sure)                                         \
+    ((has) ? FRAMES__PQ_INT_SURE(w, id, v, sure) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
 
 FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
@@ -2321,13 +2361,37 @@ typedef struct frames__pq_word {
 enum { FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_PRE, FRAMES__PQ_W_POST,
        FRAMES__PQ_W_KEY, FRAMES__PQ_NWORDS };
 
+/* An operand row waiting in the export's batch: what its columns take, copied out of
+   the frame (a register name of up to 7 printable ASCII bytes, a value of 1 to 8 bytes
+   as its integer); rows that do not fit go the row-by-row way (frames__pq_operand_row). */
+typedef struct frames__pq_oprow {
+    uint64_t frame, pc, tid, address, taint, value;
+    uint64_t name;         /* frames__pq_short_key of the register name */
+    uint32_t bits, value_size;
+    uint8_t list, spec, has_pc, has_tid, has_taint, read, written, index, base;
+} frames__pq_oprow;
+/* Rows per batch: the operands' columns are filled a column at a time for up to this
+   many rows (a column's state stays in cache and registers), 72 bytes each. */
+#define FRAMES__PQ_BATCH 128
+
 struct frames_parquet_export {
     frames_parquet *t[FRAMES_PARQUET_NTABLES];
     frames__pq_word words[FRAMES__PQ_NWORDS];
+    frames__pq_oprow ops[FRAMES__PQ_BATCH];
+    uint32_t nops, oplimit;  /* rows in ops; a batch ends at oplimit rows (a page's end) */
     frames__pq_buf text;     /* a string made valid UTF-8 */
     frames_error err;
     void *alloc_ctx;
 };
+
+/* Rows a batch of the operands may take: up to the end of the current page or row
+   group (where frames__pq_row_done marks or flushes), so that a batch's rows end as the
+   rows one by one would. */
+static uint32_t frames__pq_batch_limit(const frames_parquet *w) {
+    uint64_t end = w->page_end < w->o.row_group_rows ? w->page_end : w->o.row_group_rows;
+    uint64_t room = end > w->group_rows ? end - w->group_rows : 1;
+    return room < FRAMES__PQ_BATCH ? (uint32_t)room : FRAMES__PQ_BATCH;
+}
 
 FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x) {
     int i;
@@ -2363,6 +2427,7 @@ FRAMES_PARQUET_DEF int frames_parquet_export_open(frames_parquet_export **xp, co
             return rc;
         }
     }
+    if (x->t[FRAMES_PARQUET_OPERANDS]) x->oplimit = frames__pq_batch_limit(x->t[FRAMES_PARQUET_OPERANDS]);
     *xp = x;
     return FRAMES_OK;
 }
@@ -2427,12 +2492,14 @@ static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint
 }
 
 /* A constant string into column id (a dictionary column) of writer w. */
-#define FRAMES__PQ_WORD(w, id, word)                                                         \
-    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word)
+#define FRAMES__PQ_WORD(w, id, word) FRAMES__PQ_WORD_SURE(w, id, word, 0)
+#define FRAMES__PQ_WORD_SURE(w, id, word, sure)                                              \
+    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word, sure)
 FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int shape,
-                                       const frames__pq_word *word) {
+                                       const frames__pq_word *word, int sure) {
     if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
-    else if (!frames__pq_front_key(c, word->key, word->n)) frames__pq_bytes_value(w, c, word->p, word->n);
+    else if (!frames__pq_front_key_k(c, word->key, word->n, sure))
+        frames__pq_bytes_value(w, c, word->p, word->n);
 }
 
 /* The end of a row of the export: every column was put (by the FRAMES__PQ_X puts). A
@@ -2449,15 +2516,145 @@ FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
     return frames_parquet_row_end(w);
 }
 
-/* The row of one operand; the export's hot path, so the writer's inline puts rather
-   than the public functions. */
-static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+/* The put stmt for every row r of the batch's n rows. */
+#define FRAMES__PQ_EACH_ROW(x, r, stmt)                                                      \
+    do {                                                                                     \
+        const frames__pq_oprow *r = (x)->ops, *r##_end = (x)->ops + n;                       \
+        for (; r < r##_end; r++) stmt;                                                       \
+    } while (0)
+
+/* Room in column c (never a dictionary, values of width bytes) for the levels and
+   values of n rows. */
+static int frames__pq_run_room(frames__pq_col *c, size_t n, int width, void *a) {
+    if (c->maxdef && frames__pq_reserve(&c->def, n, a) < 0) return FRAMES_E_NOMEM;
+    return frames__pq_reserve(&c->plain, n * (size_t)width + 8, a);
+}
+
+/* The end of a run of n rows into column c, k of them values (the others nulls): the
+   counts as n puts one by one leave them. */
+FRAMES__INLINE void frames__pq_run_end(frames__pq_col *c, size_t n, size_t k, int width) {
+    c->nlev += n;
+    c->nval += k;
+    c->nulls += n - k;
+    c->plain.n += k * (size_t)width;
+    c->plain_size += (uint64_t)(k * (size_t)width);
+    if (c->maxdef) c->def.n += n;
+}
+
+/* Column id (fixed width, never a dictionary) for the batch's n rows r: the value expr
+   where has, else a null; the buffers grown once, the counts added once. */
+#define FRAMES__PQ_PLAIN_RUN(x, w, id, r, has, expr)                                        \
+    do {                                                                                    \
+        frames__pq_col *c_ = &(w)->cols[FRAMES__PQ_##id];                                   \
+        uint8_t *p_, *d_;                                                                   \
+        size_t k_ = 0;                                                                      \
+        if (frames__pq_run_room(c_, n, FRAMES__PQ_WIDTH_##id, (w)->o.alloc_ctx) < 0) {      \
+            (w)->oom = 1;                                                                   \
+            break;                                                                          \
+        }                                                                                   \
+        p_ = c_->plain.p + c_->plain.n;                                                     \
+        d_ = (int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT ? c_->def.p + c_->def.n : NULL;        \
+        FRAMES__PQ_EACH_ROW(x, r, {                                                         \
+            int h_ = (has) != 0;                                                            \
+            if ((int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT) *d_++ = (uint8_t)h_;               \
+            if (h_) {                                                                       \
+                frames__put_le64(p_, (expr));                                               \
+                p_ += FRAMES__PQ_WIDTH_##id;                                                \
+                k_++;                                                                       \
+            }                                                                               \
+        });                                                                                 \
+        frames__pq_run_end(c_, n, k_, FRAMES__PQ_WIDTH_##id);                               \
+    } while (0)
+
+/* n nulls into optional column c. */
+static void frames__pq_nulls(frames_parquet *w, frames__pq_col *c, size_t n) {
+    if (frames__pq_reserve(&c->def, n, w->o.alloc_ctx) < 0) {
+        w->oom = 1;
+        return;
+    }
+    memset(c->def.p + c->def.n, 0, n);
+    frames__pq_run_end(c, n, 0, 0);
+}
+
+/* Every put of a run of up to n values on dictionary column c finds FRAMES__PQ_AGAIN
+   true: no sample point of frames__pq_dict_value and room for the indices (a run adds at
+   most one index per put; the room only grows). */
+static int frames__pq_run_sure(const frames__pq_col *c, size_t n) {
+    size_t v0 = c->nval;
+    return c->dict && v0 && (v0 & 4095) && (v0 >> 12) == ((v0 + n - 1) >> 12) && v0 + n <= c->idxcap;
+}
+
+/* stmt for the batch's rows of column id, with sure_ the constant 1 where
+   frames__pq_run_sure holds (the loop then tests FRAMES__PQ_AGAIN for no value). */
+#define FRAMES__PQ_DICT_ROWS(x, w, id, r, stmt)                                              \
+    do {                                                                                     \
+        if (frames__pq_run_sure(&(w)->cols[FRAMES__PQ_##id], n)) {                           \
+            enum { sure_ = 1 };                                                              \
+            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
+        } else {                                                                             \
+            enum { sure_ = 0 };                                                              \
+            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
+        }                                                                                    \
+    } while (0)
+
+/* The batch's rows into the operands table, a column at a time: the same values in
+   the same order per column as row by row (columns do not depend on each other), so
+   the same bytes. An error (the writer thread's, out of memory) is the batch's. */
+static int frames__pq_ops_flush(frames_parquet_export *x) {
+    static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
+    frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
+    uint32_t n = x->nops;
+    int rc;
+    if (n == 0) return FRAMES_OK;
+    x->nops = 0;
+    if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error */
+    FRAMES__PQ_PLAIN_RUN(x, w, O_FRAME, r, 1, r->frame);
+    FRAMES__PQ_DICT_ROWS(x, w, O_PC, r, FRAMES__PQ_OPT_U64_SURE(w, O_PC, r->has_pc, r->pc, sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_TID, r, FRAMES__PQ_OPT_U64_SURE(w, O_TID, r->has_tid, r->tid, sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_LIST, r, FRAMES__PQ_WORD_SURE(w, O_LIST, &x->words[r->list], sure_));
+    FRAMES__PQ_DICT_ROWS(x, w, O_KIND, r, FRAMES__PQ_WORD_SURE(w, O_KIND, &x->words[kinds[r->spec & 3]], sure_));
+    FRAMES__PQ_EACH_ROW(x, r, {
+        frames__pq_col *c = &w->cols[FRAMES__PQ_O_NAME];
+        size_t len = (size_t)(r->name >> 56);
+        if (!(r->spec & FRAMES_REG)) {
+            frames__pq_null_at(w, c);
+        } else if (c->dict && frames__pq_front_key(c, r->name, len)) {   /* as put_text */
+            if (frames__pq_level_as(c, FRAMES__PQ_SHAPE_O_NAME, 1, w->o.alloc_ctx) < 0) w->oom = 1;
+        } else {
+            uint8_t name[64];   /* the key's low bytes are the name's (64: the compilers see
+                                   frames__pq_bytes_value's copies of up to 64) */
+            frames__put_le64(name, r->name);
+            frames__pq_bytes_as(w, c, FRAMES__PQ_SHAPE_O_NAME, name, len);
+        }
+    });
+    FRAMES__PQ_PLAIN_RUN(x, w, O_ADDRESS, r, r->spec & FRAMES_MEM, r->address);
+    FRAMES__PQ_DICT_ROWS(x, w, O_BITS, r, FRAMES__PQ_INT_SURE(w, O_BITS, r->bits, sure_));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_READ, r, 1, r->read);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_WRITTEN, r, 1, r->written);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_INDEX, r, 1, r->index);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_BASE, r, 1, r->base);
+    FRAMES__PQ_DICT_ROWS(x, w, O_TAINT, r, FRAMES__PQ_OPT_U64_SURE(w, O_TAINT, r->has_taint, r->taint, sure_));
+    frames__pq_nulls(w, &w->cols[FRAMES__PQ_O_VALUE], n);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_VALUE_UINT, r, 1, r->value);
+    FRAMES__PQ_DICT_ROWS(x, w, O_VALUE_SIZE, r, FRAMES__PQ_INT_SURE(w, O_VALUE_SIZE, r->value_size, sure_));
+    /* rows before the last end neither a page nor a row group (frames__pq_batch_limit) */
+    w->rows += n - 1;
+    w->group_rows += n - 1;
+    rc = frames__pq_row_done(w);
+    x->oplimit = frames__pq_batch_limit(w);
+    return rc;
+}
+
+/* The row of one operand that does not fit a batch row, with the writer's inline puts. */
+static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
                               const uint64_t *tid, int list, const frames_operand *op,
                               int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
     static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
     size_t vn = op->value.len;
+    int rc;
+    if ((rc = frames__pq_ops_flush(x)) < 0) return rc;   /* the rows before it first */
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error, no more values */
     FRAMES__PQ_INT(w, O_FRAME, index);
     FRAMES__PQ_OPT_U64(w, O_PC, pc != NULL, pc ? *pc : 0);
@@ -2485,7 +2682,56 @@ static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const ui
         frames__pq_null_at(w, &w->cols[FRAMES__PQ_O_VALUE_UINT]);
     }
     FRAMES__PQ_INT(w, O_VALUE_SIZE, (uint32_t)vn);
-    return frames__pq_row_done(w);
+    rc = frames__pq_row_done(w);
+    x->oplimit = frames__pq_batch_limit(w);
+    return rc;
+}
+
+/* A register name the batch can hold, as its frames__pq_short_key (its bytes in place):
+   up to 7 printable ASCII bytes (valid UTF-8 as it is); else 0 (the key of "" is 0 too,
+   but "" is held as the key of no name). */
+FRAMES__INLINE int frames__pq_batch_name(frames_bytes s, uint64_t *key) {
+    uint64_t k, m;
+    if (s.len > 7) return 0;
+    k = frames__pq_short_key(s.ptr, s.len);
+    m = ((uint64_t)1 << (8 * s.len)) - 1;   /* the name's bytes */
+    *key = k;
+    /* each byte below 0x80 and at least 0x20: plus 0x60, at least 0x80 (no carries
+       between bytes below 0x80) */
+    k &= m;
+    m &= 0x8080808080808080ull;
+    return (k & m) == 0 && ((k + (0x6060606060606060ull & (m >> 2 | m >> 1))) & m) == m;
+}
+
+/* The row of one operand: into the batch when it fits (the export's hot path). */
+static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+                              const uint64_t *tid, int list, const frames_operand *op,
+                              int value_info) {
+    frames__pq_oprow *r;
+    size_t vn = op->value.len;
+    uint64_t name = 0;
+    if (vn < 1 || vn > 8 || ((op->spec & FRAMES_REG) && !frames__pq_batch_name(op->name, &name)))
+        return frames__pq_operand_row(x, index, pc, tid, list, op, value_info);
+    r = &x->ops[x->nops++];
+    r->frame = index;
+    r->has_pc = pc != NULL;
+    r->pc = pc ? *pc : 0;
+    r->has_tid = tid != NULL;
+    r->tid = tid ? *tid : 0;
+    r->address = op->address;
+    r->has_taint = (op->taint.set & FRAMES_TAINT_ID) != 0;
+    r->taint = op->taint.id;
+    r->value = frames__value_u64(op->value.ptr, vn);
+    r->value_size = (uint32_t)vn;
+    r->bits = (uint32_t)op->bit_length;
+    r->list = (uint8_t)list;
+    r->spec = op->spec;
+    r->name = name;
+    r->read = !value_info && op->read;
+    r->written = !value_info && op->written;
+    r->index = !value_info && op->index;
+    r->base = !value_info && op->base;
+    return x->nops >= x->oplimit ? frames__pq_ops_flush(x) : FRAMES_OK;
 }
 
 static int frames__pq_std(frames_parquet_export *x, const frames_std_frame *s, uint64_t index) {
@@ -2594,6 +2840,7 @@ FRAMES_PARQUET_DEF int frames_parquet_export_add(frames_parquet_export *x, const
 FRAMES_PARQUET_DEF void frames_parquet_export_rows(const frames_parquet_export *x, uint64_t *rows) {
     int i;
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) rows[i] = x->t[i] ? x->t[i]->rows : 0;
+    rows[FRAMES_PARQUET_OPERANDS] += x->nops;   /* the batch's rows are written at the close */
 }
 
 FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_parquet_export *x) {
@@ -2601,7 +2848,11 @@ FRAMES_PARQUET_DEF const frames_error *frames_parquet_export_error(const frames_
 }
 
 FRAMES_PARQUET_DEF int frames_parquet_export_close(frames_parquet_export *x, frames_error *err) {
-    int i, rc = FRAMES_OK;
+    int i, rc = frames__pq_ops_flush(x);   /* the batch's rows first */
+    if (rc < 0) {
+        frames__pq_export_error(x, rc);
+        if (err) *err = x->err;
+    }
     for (i = 0; i < FRAMES_PARQUET_NTABLES; i++) {
         int r;
         if (!x->t[i]) continue;
