@@ -7979,42 +7979,39 @@ static int frames__reserve_toc(frames_writer *w, size_t extra) {
 
 FRAMES_DEF int frames_writer_add_frames(frames_writer *w, const void *frames, size_t len) {
     const uint8_t *p = (const uint8_t *)frames;
-    uint64_t m = w->frames__opt.frames_per_toc, j, flen;
-    size_t pos, n = 0, entries = 0, found[16], nfound = 0;
+    uint64_t m = w->frames__opt.frames_per_toc, index = w->frames__count, flen, next;
+    size_t pos, toclen = w->frames__toclen;
     int rc;
     if (w->frames__state != FRAMES__W_OPEN)
         return frames__fail(&w->frames__err, FRAMES_E_STATE, FRAMES_NO_POS, FRAMES_NO_POS,
                             w->frames__state == FRAMES__W_FINISHED ? "trace already finished"
                                                                    : "writer failed earlier");
-    /* the first frame that gets a TOC entry (j > 0, j a multiple of m), then one walk
-       that checks the batch and keeps where the first entries go (a second walk only for
-       a batch with more entries than that: no division per frame) */
-    j = w->frames__count % m == 0 ? w->frames__count : w->frames__count - w->frames__count % m + m;
-    if (j == 0) j = m;
-    for (pos = 0; pos < len; pos += 8 + (size_t)flen, n++) {
+    /* one walk checks the batch and notes its TOC entries (next: the index of the next
+       frame that gets one, so no division per frame); a batch refused leaves the TOC as
+       it was */
+    next = index % m == 0 ? index : index - index % m + m;
+    if (next == 0) next = m;
+    for (pos = 0; pos < len; pos += 8 + (size_t)flen, index++) {
         flen = len - pos >= 8 ? frames__le64(p + pos) : 0;
-        if (len - pos < 8 || flen == 0 || flen > len - pos - 8)
-            return frames__fail(&w->frames__err, FRAMES_E_INVALID, FRAMES_NO_POS,
-                                w->frames__count + n, "malformed frame batch at byte %lu",
-                                (unsigned long)pos);
-        if (w->frames__count + n == j) {
-            if (nfound < sizeof found / sizeof found[0]) found[nfound++] = pos;
-            entries++;
-            j = j > UINT64_MAX - m ? 0 : j + m;   /* 0: no frame index reaches it */
+        if (len - pos < 8 || flen == 0 || flen > len - pos - 8) {
+            w->frames__toclen = toclen;
+            return frames__fail(&w->frames__err, FRAMES_E_INVALID, FRAMES_NO_POS, index,
+                                "malformed frame batch at byte %lu", (unsigned long)pos);
+        }
+        if (index == next) {
+            if ((rc = frames__reserve_toc(w, 1)) < 0) {
+                w->frames__toclen = toclen;
+                return rc;
+            }
+            w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
+            next = next > UINT64_MAX - m ? 0 : next + m;   /* 0: no frame index reaches it */
         }
     }
-    if ((rc = frames__reserve_toc(w, entries)) < 0 || (rc = frames__wflush_buffer(w)) < 0)
+    if ((rc = frames__wflush_buffer(w)) < 0) {
+        w->frames__toclen = toclen;
         return rc;
-    if (entries == nfound) {
-        for (j = 0; j < nfound; j++) w->frames__toc[w->frames__toclen++] = w->frames__offset + found[j];
-        w->frames__count += n;
-    } else {
-        for (pos = 0; pos < len; pos += 8 + (size_t)frames__le64(p + pos)) {
-            if (w->frames__count > 0 && w->frames__count % m == 0)
-                w->frames__toc[w->frames__toclen++] = w->frames__offset + pos;
-            w->frames__count++;
-        }
     }
+    w->frames__count = index;
     if (len && w->frames__sink.write(w->frames__sink.ctx, p, len) < 0)
         return frames__wfail(w, FRAMES_E_IO, "write failed: %s", frames__syserr());
     w->frames__offset += len;
