@@ -636,8 +636,8 @@ struct frames_parquet {
 
 static int frames__pq_write(frames_parquet *w, const void *p, size_t n) {
     if (n && w->sink.write(w->sink.ctx, p, n) < 0) {
-        return frames__pq_wfail(w, FRAMES_E_IO, "parquet: write failed at offset %llu",
-                               (unsigned long long)w->offset);
+        return frames__pq_wfail(w, FRAMES_E_IO, "parquet: write failed at offset %llu: %s",
+                               (unsigned long long)w->offset, frames__syserr());
     }
     w->offset += n;
     return FRAMES_OK;
