@@ -840,6 +840,11 @@ FRAMES_DEF int frames_reader_raw_is_canonical(frames_reader *r, const frames_raw
    frames_reader_open_memory): the payloads it returns stay valid until it is closed, and
    consecutive records lie next to each other (each after its 8-byte size prefix). */
 FRAMES_DEF int frames_reader_in_memory(const frames_reader *r);
+/* The whole trace's bytes when r holds them in memory (frames_reader_in_memory; valid
+   until r is closed), *size their count; else NULL and 0. Another reader can be opened
+   over them (frames_reader_open_memory) to read the trace from a thread of its own
+   without mapping it again. */
+FRAMES_DEF const uint8_t *frames_reader_memory(const frames_reader *r, size_t *size);
 /* Index of the frame the next call returns. */
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r);
 /* 1 when the trace ends inside a record (it is cut: frames_reader_info_get's
@@ -5918,6 +5923,10 @@ FRAMES_DEF int frames_reader_raw_is_canonical(frames_reader *r, const frames_raw
 }
 
 FRAMES_DEF int frames_reader_in_memory(const frames_reader *r) { return !r->stream && !r->paged; }
+FRAMES_DEF const uint8_t *frames_reader_memory(const frames_reader *r, size_t *size) {
+    *size = frames_reader_in_memory(r) ? (size_t)r->size : 0;
+    return *size ? r->data : NULL;
+}
 
 FRAMES_DEF uint64_t frames_reader_tell(const frames_reader *r) { return r->cur.index; }
 FRAMES_DEF int frames_reader_truncated(const frames_reader *r) { return r->truncated; }

@@ -1714,17 +1714,34 @@ static FRAMES__UNUSED int frames__replay_put_key(frames_replay_regs *m, uint8_t 
 }
 
 
+static FRAMES__UNUSED void frames__replay_reader_options(const frames_replay *r, frames_reader_options *ro) {
+    frames_reader_options_default(ro);
+    ro->limits = r->o.limits;
+    ro->alloc_ctx = r->actx;
+}
+
 static FRAMES__UNUSED int frames__replay_open_reader(frames_replay *r, frames_reader **out, frames_error *err) {
     frames_reader_options ro;
-    frames_reader_options_default(&ro);
-    ro.limits = r->o.limits;
-    ro.alloc_ctx = r->actx;
+    frames__replay_reader_options(r, &ro);
 #ifdef FRAMES__REPLAY_ZSTD
     return frames_zstd_reader_open_path(out, r->trace_path, &ro, NULL, NULL, err);
 #else
     return frames_reader_open_path(out, r->trace_path, &ro, err);
 #endif
 }
+
+#ifdef FRAMES__REPLAY_THREADS
+/* A second reader of the trace r->reader holds in memory, over the same bytes: a second
+   mapping would fault every page in again (and unmapping it takes time too). */
+static FRAMES__UNUSED int frames__replay_open_second(frames_replay *r, frames_reader **out, frames_error *err) {
+    frames_reader_options ro;
+    size_t size;
+    const uint8_t *mem = frames_reader_memory(r->reader, &size);
+    if (!mem) return frames__replay_open_reader(r, out, err);
+    frames__replay_reader_options(r, &ro);
+    return frames_reader_open_memory(out, mem, size, &ro, err);
+}
+#endif
 
 /* What the build pass's steps return when the index would take more than its budget or
    memory is out (errors are negative). */
@@ -2249,7 +2266,7 @@ static FRAMES__UNUSED int frames__replay_build_split(frames_replay *r, frames__r
     s->r = r;
     frames__replay_builder_init(r, &s->b);
     s->from = r->o.build_split ? r->o.build_split : r->stamp.size / 1000 * FRAMES__REPLAY_SPLIT_PERMILLE;
-    if (frames__replay_open_reader(r, &s->a.rd, &s->err) != FRAMES_OK ||
+    if (frames__replay_open_second(r, &s->a.rd, &s->err) != FRAMES_OK ||
         frames_replay_regs_open(&s->a.m, (uint32_t)h->arch, h->machine, r->o.max_threads, r->actx, &s->err) != FRAMES_OK ||
         pthread_create(&th, NULL, frames__replay_seg_run, s) != 0)
         return FRAMES__REPLAY_HELD;

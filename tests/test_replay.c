@@ -532,6 +532,41 @@ static void test_reader_truncated(void **state) {
     }
 }
 
+/* frames_reader_memory (the second segment's reader reads the first's bytes): a mapped
+   trace gives the file's bytes, a reader over memory the same pointer, one reading a
+   stream nothing. */
+static void test_reader_memory(void **state) {
+    const char *path = tu_shared("vectors/frames/r10_default_m_n10001.frames");
+    frames_reader *rd, *rd2;
+    frames_error err;
+    size_t len, n, n2;
+    uint8_t *data = tu_read_file(path, &len);
+    const uint8_t *mem, *mem2;
+    FILE *f;
+    (void)state;
+    assert_non_null(data);
+    assert_int_equal(frames_reader_open_path(&rd, path, NULL, &err), FRAMES_OK);
+    mem = frames_reader_memory(rd, &n);
+    assert_non_null(mem);
+    assert_int_equal(n, len);
+    assert_memory_equal(mem, data, len);
+    assert_int_equal(frames_reader_open_memory(&rd2, mem, n, NULL, &err), FRAMES_OK);
+    mem2 = frames_reader_memory(rd2, &n2);
+    assert_ptr_equal(mem2, mem);
+    assert_int_equal(n2, n);
+    frames_reader_close(rd2);
+    frames_reader_close(rd);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(frames_reader_open_file(&rd, f, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_in_memory(rd), 0);   /* a FILE is read as a stream */
+    assert_null(frames_reader_memory(rd, &n));
+    assert_int_equal(n, 0);
+    frames_reader_close(rd);
+    fclose(f);
+    free(data);
+}
+
 /* A cut trace: the index covers its complete frames; a changed trace makes the index
    stale (refused without build_index, rebuilt with it); a hostile index never crashes. */
 static void test_cut_and_stale(void **state) {
@@ -905,6 +940,7 @@ int main(void) {
         cmocka_unit_test(test_threads_and_keyframes),
         cmocka_unit_test(test_split_build_vectors),
         cmocka_unit_test(test_reader_truncated),
+        cmocka_unit_test(test_reader_memory),
     };
 #ifdef TU_RECORD_BUILT
     const struct CMUnitTest live_tests[] = {
