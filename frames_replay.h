@@ -1910,27 +1910,28 @@ typedef struct frames__replay_oline {
     uint64_t line;
 } frames__replay_oline;
 
-/* Copy the chain of l from byte skip on to dst (NULL: count only); its entries added to
-   *ents. Bytes copied. */
+/* Copy the chain of l from byte skip on to dst (NULL: count only, from l->bytes: the
+   first pass of the layout walks no chain); the entries copied added to *ents. Bytes. */
 static FRAMES__UNUSED uint64_t frames__replay_put_chain(const frames__replay_builder *b, const frames__replay_bline *l,
                                                         unsigned skip, uint8_t *dst, uint32_t *ents) {
-    uint32_t c = l->head;
+    uint32_t c = l->head, e = 0;
     uint64_t n = 0;
     size_t j;
+    if (!dst) return l->bytes - skip;
     while (c) {
         const frames__replay_chunk *ch = &b->chunks[c - 1];
-        for (j = skip; j < ch->used; j++) {
-            if (!(ch->data[j] & 0x80)) ++*ents;
-            if (dst) dst[n] = ch->data[j];
-            n++;
-        }
+        memcpy(dst + n, ch->data + skip, ch->used - skip);
+        for (j = 0; j < ch->used - skip; j++) e += !(dst[n + j] & 0x80);   /* an entry's last byte */
+        n += ch->used - skip;
         skip = 0;
         c = ch->next;
     }
+    *ents += e;
     return n;
 }
 
-/* Line ol's bytes written to dst (NULL: counted only): bytes; *ents its entries. */
+/* Line ol's bytes written to dst (NULL: counted only, *ents then not): bytes; *ents its
+   entries. */
 static FRAMES__UNUSED uint64_t frames__replay_put_oline(const frames__replay_builder *b1, const frames__replay_builder *b2,
                                                         const frames__replay_oline *ol, uint8_t *dst, uint32_t *ents) {
     uint64_t n = 0, v;
