@@ -29,7 +29,8 @@ awk -v n="$BYTES" 'BEGIN { srand(1); split("the of and to in is that for it as w
 grep instructions "$TMP/rec.txt" | head -1
 "$BUILD/frames" compress "$TMP/t.frames" -o "$TMP/t.frames.zst"
 ls -l "$TMP/t.frames" "$TMP/t.frames.zst" | awk '{ print $5, $9 }'
-# CPU time (user + system) and wall time of a command, each the best of RUNS runs: the
+# CPU time (user + system) and wall time of a command in seconds to the millisecond
+# (bash's time, the last line of what goes to stderr), each the best of RUNS runs: the
 # machine may be shared, and the best run is the one others disturbed least. $PRE runs
 # before each run.
 RUNS=${BENCH_REPLAY_RUNS:-3}
@@ -37,9 +38,9 @@ times() {
     local bc="" bw="" c w i
     for i in $(seq "$RUNS"); do
         eval "${PRE:-:}"
-        /usr/bin/time -f "%U %S %e" -o "$TMP/time" "$@" > /dev/null
-        c=$(awk '{ printf "%.2f", $1 + $2 }' "$TMP/time")
-        w=$(awk '{ printf "%.2f", $3 }' "$TMP/time")
+        { TIMEFORMAT="%3U %3S %3R"; time "$@" > /dev/null; } 2> "$TMP/time"
+        c=$(tail -n 1 "$TMP/time" | awk '{ printf "%.3f", $1 + $2 }')
+        w=$(tail -n 1 "$TMP/time" | awk '{ printf "%.3f", $3 }')
         bc=$(awk -v a="$c" -v b="${bc:-$c}" 'BEGIN { print (a < b ? a : b) }')
         bw=$(awk -v a="$w" -v b="${bw:-$w}" 'BEGIN { print (a < b ? a : b) }')
     done
