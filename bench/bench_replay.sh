@@ -29,6 +29,9 @@ awk -v n="$BYTES" 'BEGIN { srand(1); split("the of and to in is that for it as w
 grep instructions "$TMP/rec.txt" | head -1
 "$BUILD/frames" compress "$TMP/t.frames" -o "$TMP/t.frames.zst"
 ls -l "$TMP/t.frames" "$TMP/t.frames.zst" | awk '{ print $5, $9 }'
+# the new traces written back first: the kernel's writeback of half a GB would take CPU
+# time during the first runs (two-thread builds suffer most)
+sync
 # CPU time (user + system) and wall time of a command in seconds to the millisecond
 # (bash's time, the last line of what goes to stderr), each the best of RUNS runs: the
 # machine may be shared, and the best run is the one others disturbed least. $PRE runs
