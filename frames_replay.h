@@ -1007,7 +1007,9 @@ static FRAMES__UNUSED void frames__replay_apply_ops(frames_replay_regs *m, frame
         if (op->kind != FRAMES__REPLAY_OP_REG) continue;
         *named |= frames__replay_regbit(op->a.reg);
         if (!op->value || op->a.reg == m->pc) continue;   /* x86 gives the next instruction's address */
-        if (post && vex < 0) vex = m->def->vex ? frames__replay_x86_vex(raw, nraw, m->def->vex) : 0;
+        /* the encoding matters only for a write of a register with an upper half (xmm) */
+        if (post && vex < 0 && m->upper[op->a.reg] != UINT32_MAX)
+            vex = m->def->vex ? frames__replay_x86_vex(raw, nraw, m->def->vex) : 0;
         frames__replay_file_set(m, f, &op->a, op->value, op->len, post, post && vex > 0);
     }
 }
