@@ -968,6 +968,7 @@ static FRAMES__UNUSED uint64_t frames__replay_regbit(uint32_t reg) { return 1ull
 enum { FRAMES__REPLAY_OP_OTHER, FRAMES__REPLAY_OP_REG, FRAMES__REPLAY_OP_NOREG, FRAMES__REPLAY_OP_MEM };
 typedef struct frames__replay_op {
     const uint8_t *value;        /* NULL: the operand has none */
+    const uint8_t *at;           /* memory, read from bytes: its address's varint */
     uint64_t address;            /* memory: where */
     uint64_t size;               /* memory: bytes it covers */
     frames_replay_alias a;       /* register the name names (kind REG; NOREG: not in the table) */
@@ -1171,9 +1172,11 @@ typedef struct frames__replay_builder {
     uint64_t wcblk;          /* the block they belong to */
     frames__replay_op *ops; /* the operands of the instruction being indexed, from opbase */
     size_t capops, opbase;
+    struct frames__replay_tpl *tpl;   /* FRAMES__REPLAY_TPLS templates (NULL: none yet) */
 } frames__replay_builder;
 
 static FRAMES__UNUSED void frames__replay_builder_free(frames__replay_builder *b) {
+    FRAMES_FREE(b->tpl, b->actx);
     frames__htab_free(&b->lines, b->actx);
     FRAMES_FREE(b->chunks, b->actx);
     FRAMES_FREE(b->ops, b->actx);
@@ -1380,6 +1383,7 @@ FRAMES__INLINE const uint8_t *frames__replay_view_op(frames_replay_regs *m, cons
     } else if (p[2] == 0x0a && p[3] == l - 2 && p[4] == 0x08) {
         if (frames__fast_varint(p + 5, t, &op->address) != t) return NULL;
         op->kind = FRAMES__REPLAY_OP_MEM;
+        op->at = p + 5;
     } else {
         return NULL;
     }
@@ -1447,6 +1451,110 @@ static FRAMES__UNUSED int frames__replay_view_raw(frames_replay_regs *m, frames_
     }
     if (p < end && *p == 0x32 && !frames__replay_field(p, end, 0x32, &p)) return 0;
     return p == end;
+}
+
+/* Templates: an instruction that runs again is mostly recorded in the same bytes (the
+   same pc, thread, instruction bytes, register names, operand shapes), only the values
+   and memory addresses differ. A record read by frames__replay_view_raw is kept with
+   its view as a template, in a direct-mapped table by its first 16 bytes; a later record
+   of the same length whose bytes equal the template's everywhere but in the values and
+   the address varints (each still a varint of the same length) reads as the template's
+   view with its own values and addresses: frames__replay_view_raw would read it so, as
+   every byte it looks at is the same or a value it does not look into. */
+#define FRAMES__REPLAY_TPLS 512u
+#define FRAMES__REPLAY_TPL_BYTES 256u
+#define FRAMES__REPLAY_TPL_OPS 8u
+typedef struct frames__replay_tpl {
+    uint64_t address, thread;
+    uint32_t len, n, npre, nraw, rawoff;
+    uint16_t voff[FRAMES__REPLAY_TPL_OPS], aoff[FRAMES__REPLAY_TPL_OPS];
+    uint8_t alen[FRAMES__REPLAY_TPL_OPS];
+    frames__replay_op ops[FRAMES__REPLAY_TPL_OPS];
+    uint8_t bytes[FRAMES__REPLAY_TPL_BYTES], mask[FRAMES__REPLAY_TPL_BYTES];   /* mask 0: varies */
+} frames__replay_tpl;
+
+FRAMES__INLINE frames__replay_tpl *frames__replay_tpl_slot(const frames__replay_builder *b, const uint8_t *p, size_t len) {
+    uint64_t h = (frames__le64(p) ^ frames__le64(p + 8) ^ (uint64_t)len) * 0x9E3779B97F4A7C15ull;
+    return &b->tpl[h >> 55 & (FRAMES__REPLAY_TPLS - 1)];
+}
+
+/* Keep the view v just read from [p, p + len) as its template (if it fits one). */
+static FRAMES__UNUSED void frames__replay_tpl_keep(frames__replay_builder *b, const uint8_t *p, size_t len,
+                                                   const frames__replay_view *v) {
+    frames__replay_tpl *t;
+    size_t k;
+    if (len < 16 || len > FRAMES__REPLAY_TPL_BYTES || v->n > FRAMES__REPLAY_TPL_OPS) return;
+    if (!b->tpl && !(b->tpl = (frames__replay_tpl *)frames__zalloc(FRAMES__REPLAY_TPLS * sizeof *b->tpl, b->actx)))
+        return;
+    t = frames__replay_tpl_slot(b, p, len);
+    t->len = 0;   /* unusable while it is filled */
+    memcpy(t->bytes, p, len);
+    memset(t->mask, 0xFF, len);
+    for (k = 0; k < v->n; k++) {
+        const frames__replay_op *op = &b->ops[v->first + k];
+        t->ops[k] = *op;
+        t->voff[k] = (uint16_t)(op->value ? op->value - p : 0);
+        if (op->value) memset(t->mask + t->voff[k], 0, op->len);
+        if (op->kind == FRAMES__REPLAY_OP_MEM) {
+            const uint8_t *q = op->at;
+            while (*q & 0x80) q++;
+            t->aoff[k] = (uint16_t)(op->at - p);
+            t->alen[k] = (uint8_t)(q + 1 - op->at);
+            memset(t->mask + t->aoff[k], 0, t->alen[k]);
+        }
+    }
+    t->address = v->address;
+    t->thread = v->thread;
+    t->n = (uint32_t)v->n;
+    t->npre = (uint32_t)v->npre;
+    t->nraw = (uint32_t)v->nraw;
+    t->rawoff = (uint32_t)(v->raw - p);
+    t->len = (uint32_t)len;
+}
+
+/* The record [p, p + len) read through its template: 1, 0 when it has none (or differs
+   from it), -1 when out of memory. */
+static FRAMES__UNUSED int frames__replay_tpl_view(frames__replay_builder *b, const uint8_t *p, size_t len,
+                                                  frames__replay_view *v) {
+    const frames__replay_tpl *t;
+    uint64_t diff = 0;
+    size_t i, k;
+    frames__replay_op *ops;
+    if (!b->tpl || len < 16 || len > FRAMES__REPLAY_TPL_BYTES) return 0;
+    t = frames__replay_tpl_slot(b, p, len);
+    if (t->len != len) return 0;
+    for (i = 0; i + 8 <= len; i += 8)
+        diff |= (frames__le64(p + i) ^ frames__le64(t->bytes + i)) & frames__le64(t->mask + i);
+    for (; i < len; i++) diff |= (uint64_t)((p[i] ^ t->bytes[i]) & t->mask[i]);
+    if (diff) return 0;
+    if (frames__replay_view_room(b, b->opbase + t->n) < 0) return -1;
+    ops = b->ops + b->opbase;
+    for (k = 0; k < t->n; k++) {
+        ops[k] = t->ops[k];
+        if (ops[k].value) ops[k].value = p + t->voff[k];
+        if (ops[k].kind == FRAMES__REPLAY_OP_MEM) {
+            const uint8_t *q = p + t->aoff[k];
+            uint64_t a = 0;
+            unsigned j;
+            for (j = 0; j + 1 < t->alen[k]; j++) {   /* a varint of the same length */
+                if (!(q[j] & 0x80)) return 0;
+                a |= (uint64_t)(q[j] & 0x7F) << (7 * j);
+            }
+            /* as frames__fast_varint: no zero last byte after others, 64 bits at most */
+            if (q[j] & 0x80 || (j > 0 && q[j] == 0) || (j == 9 && q[j] > 1)) return 0;
+            ops[k].address = a | (uint64_t)q[j] << (7 * j);
+            ops[k].at = q;
+        }
+    }
+    v->address = t->address;
+    v->thread = t->thread;
+    v->raw = p + t->rawoff;
+    v->nraw = t->nraw;
+    v->n = t->n;
+    v->npre = t->npre;
+    v->first = b->opbase;
+    v->decoded = 0;
+    return 1;
 }
 
 /* A decoded std_frame as the view: 0, or -1 when out of memory. */
@@ -1831,8 +1939,12 @@ static FRAMES__UNUSED int frames__replay_view_of(frames__replay_builder *b, fram
     int got;
     v->index = a->raw.index;
     v->offset = a->raw.offset;
-    if ((got = frames__replay_view_raw(a->m, b, a->raw.payload.ptr, a->raw.payload.len, v)) != 0)
+    if ((got = frames__replay_tpl_view(b, a->raw.payload.ptr, a->raw.payload.len, v)) != 0)
         return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
+    if ((got = frames__replay_view_raw(a->m, b, a->raw.payload.ptr, a->raw.payload.len, v)) != 0) {
+        if (got > 0) frames__replay_tpl_keep(b, a->raw.payload.ptr, a->raw.payload.len, v);
+        return got < 0 ? FRAMES__REPLAY_NOROOM : 1;
+    }
     got = frames_reader_decode(a->rd, &a->raw, &f);
     if (got == FRAMES_E_DECODE) return 0;   /* skip a bad frame, keep counting */
     if (got < 0) {

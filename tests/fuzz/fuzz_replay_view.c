@@ -7,7 +7,8 @@
    std_frame that gives the same view (frames__replay_view_decoded): address, thread,
    instruction bytes, and each operand's list, kind, register alias (or "not a register
    of the table"), address, bytes covered and value. Anything it refuses the build hands
-   to the decoder, so no other outcome is checked. */
+   to the decoder, so no other outcome is checked. The same for what it reads through a
+   template of a record read before (frames__replay_tpl_view). */
 #include "fuzz_util.h"
 #define FRAMES_REPLAY_IMPLEMENTATION
 #include "frames_replay.h"
@@ -28,31 +29,46 @@ static void fz_same_op(const frames__replay_op *x, const frames__replay_op *y) {
     if (x->kind == FRAMES__REPLAY_OP_MEM) FZ_CHECK(x->address == y->address && x->size == y->size);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    frames__replay_builder braw, bdec;
-    frames__replay_view vraw, vdec;
+/* The decoder takes data as a std_frame that gives view v (its operands in b). */
+static void fz_same_as_decoded(const frames__replay_builder *b, const uint8_t *data, size_t size,
+                               const frames__replay_view *v) {
+    frames__replay_builder bdec;
+    frames__replay_view vdec;
     frames_decoder d;
     frames_frame f;
     frames_error err;
     size_t i;
+    memset(&bdec, 0, sizeof bdec);
+    frames_decoder_init(&d, NULL, 0, NULL);
+    FZ_CHECK(frames_decode_frame(&d, data, size, &f, &err) >= 0);
+    FZ_CHECK(f.kind == FRAMES_KIND_STD);
+    FZ_CHECK(frames__replay_view_decoded(fz_regs, &bdec, &f.std, &vdec) == 0);
+    FZ_CHECK(v->address == vdec.address && v->thread == vdec.thread);
+    fz_same_bytes(v->raw, v->nraw, vdec.raw, vdec.nraw);
+    FZ_CHECK(v->npre == vdec.npre && v->n == vdec.n);
+    for (i = 0; i < v->n; i++) fz_same_op(&b->ops[v->first + i], &bdec.ops[i]);
+    frames_decoder_free(&d);
+    frames__replay_builder_free(&bdec);
+}
+
+/* The builder keeps its templates across inputs (a mutated input often differs from a
+   kept one only in its values and addresses, which a template takes): what it reads
+   through a template must be what the decoder reads too. */
+static frames__replay_builder fz_b;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    frames__replay_view v;
+    frames_error err;
     int rc;
     if (!fz_regs) FZ_CHECK(frames_replay_regs_open(&fz_regs, FRAMES_ARCH_I386, 64, 0, NULL, &err) == FRAMES_OK);
-    memset(&braw, 0, sizeof braw);
-    memset(&bdec, 0, sizeof bdec);
-    rc = frames__replay_view_raw(fz_regs, &braw, data, size, &vraw);
+    rc = frames__replay_tpl_view(&fz_b, data, size, &v);
+    FZ_CHECK(rc == 0 || rc == 1);
+    if (rc == 1) fz_same_as_decoded(&fz_b, data, size, &v);
+    rc = frames__replay_view_raw(fz_regs, &fz_b, data, size, &v);
     FZ_CHECK(rc == 0 || rc == 1);
     if (rc == 1) {
-        frames_decoder_init(&d, NULL, 0, NULL);
-        FZ_CHECK(frames_decode_frame(&d, data, size, &f, &err) >= 0);
-        FZ_CHECK(f.kind == FRAMES_KIND_STD);
-        FZ_CHECK(frames__replay_view_decoded(fz_regs, &bdec, &f.std, &vdec) == 0);
-        FZ_CHECK(vraw.address == vdec.address && vraw.thread == vdec.thread);
-        fz_same_bytes(vraw.raw, vraw.nraw, vdec.raw, vdec.nraw);
-        FZ_CHECK(vraw.npre == vdec.npre && vraw.n == vdec.n);
-        for (i = 0; i < vraw.n; i++) fz_same_op(&braw.ops[i], &bdec.ops[i]);
-        frames_decoder_free(&d);
+        fz_same_as_decoded(&fz_b, data, size, &v);
+        frames__replay_tpl_keep(&fz_b, data, size, &v);
     }
-    frames__replay_builder_free(&braw);
-    frames__replay_builder_free(&bdec);
     return 0;
 }
