@@ -897,6 +897,60 @@ static void test_threads_and_keyframes(void **state) {
     free(tu_run(&i, "rm -f %s %s.fridx", path, path));
 }
 
+/* One pc after another reading and writing memory at addresses whose varints grow from
+   1 to 6 bytes (the index's build takes most records through a template of an earlier
+   one of the same pc: same bytes but for values and addresses): the last write to and
+   the last read of each address before the end are the instructions that made them, and
+   the value read back is the one written. */
+static void test_templates_memory(void **state) {
+    const char *path = tu_tmp_path(".frames");
+    static const uint64_t bases[3] = {0x40, 0x4000, 0x7ffd00000000ull};
+    frames_writer *w;
+    frames_replay *r;
+    frames_error err;
+    frames_operand ops[2];
+    frames_frame f;
+    frames_replay_query q;
+    uint8_t val[8], got[8], known[8];
+    uint64_t idx;
+    int i;
+    frames_writer_options wo;
+    (void)state;
+    frames_writer_options_default(&wo);
+    wo.machine = 64;
+    assert_int_equal(frames_writer_open_path(&w, path, &wo, NULL, &err), 0);
+    for (i = 0; i < 3000; i++) {
+        uint64_t b = bases[i % 3] + 16 * (uint64_t)i;
+        tu_put_le64(val, 0x0101010101010101ull * (uint64_t)(i & 0xFF) + (uint64_t)i);
+        ops[0] = tu_mem_op(b + 8, val, 8, 1, 0);
+        ops[1] = tu_mem_op(b, val, 8, 0, 1);
+        f = one_frame(0x3000 + (uint64_t)(i % 4) * 3, &ops[0], 1, &ops[1], 1, "\x48\x89\x07", 3);
+        assert_int_equal(frames_writer_add(w, &f), 0);
+    }
+    assert_int_equal(frames_writer_close(w), 0);
+    assert_int_equal(frames_replay_open(&r, path, NULL, &err), 0);
+    for (i = 0; i < 3000; i += 7) {
+        uint64_t b = bases[i % 3] + 16 * (uint64_t)i;
+        memset(&q, 0, sizeof q);
+        q.what = FRAMES_REPLAY_MEM_WRITE;
+        q.addr = b;
+        q.len = 8;
+        assert_int_equal(frames_replay_find(r, &q, 3000, -1, &idx, &err), FRAMES_OK);
+        assert_int_equal(idx, (uint64_t)i);
+        q.what = FRAMES_REPLAY_MEM_READ;
+        q.addr = b + 8;
+        assert_int_equal(frames_replay_find(r, &q, 3000, -1, &idx, &err), FRAMES_OK);
+        assert_int_equal(idx, (uint64_t)i);
+        assert_int_equal(frames_replay_goto(r, 3000, &err), 0);
+        frames_replay_mem_get(r, b, got, known, 8);
+        assert_memory_equal(known, "\1\1\1\1\1\1\1\1", 8);
+        tu_put_le64(val, 0x0101010101010101ull * (uint64_t)(i & 0xFF) + (uint64_t)i);
+        assert_memory_equal(got, val, 8);
+    }
+    frames_replay_close(r);
+    free(tu_run(&i, "rm -f %s %s.fridx", path, path));
+}
+
 /* A trace whose operands carry no values: everything unknown, and the command says so. */
 static void test_trace_without_values(void **state) {
     const char *path = tu_tmp_path(".frames");
@@ -938,6 +992,7 @@ int main(void) {
         cmocka_unit_test(test_arm_aliasing),
         cmocka_unit_test(test_trace_without_values),
         cmocka_unit_test(test_threads_and_keyframes),
+        cmocka_unit_test(test_templates_memory),
         cmocka_unit_test(test_split_build_vectors),
         cmocka_unit_test(test_reader_truncated),
         cmocka_unit_test(test_reader_memory),
