@@ -2193,8 +2193,8 @@ static FRAMES__UNUSED int frames__replay_layout(frames_replay *r, const frames__
    a limit or the budget (checked for the whole: see frames__replay_join_fits);
    otherwise the second segment is dropped and the caller's thread goes on alone, so the
    result never depends on the split. Only for a trace in memory (a regular file, not
-   read through a source as a compressed one is): each segment's reader maps the file
-   (the same cached pages). */
+   read through a source as a compressed one is): the second segment's reader reads the
+   bytes the caller's reader holds (frames__replay_open_second). */
 #define FRAMES__REPLAY_SPLIT_PERMILLE 580u   /* the second thread walks the first part */
 
 /* A trace file this large is built in two segments by default (build_threads 0) when
