@@ -1164,6 +1164,22 @@ FRAMES__INLINE size_t frames__pq_run(const uint8_t *v8, const uint32_t *v32, siz
     return j - i;
 }
 
+/* The group of 8 values from j (those from end on: 0) packed at bw <= 8 bits each, LSB
+   first. Levels (bytes of 0 or 1, bit width 1): byte k's bit 0 to bit k with one
+   multiply. */
+FRAMES__INLINE uint64_t frames__pq_pack8(const uint8_t *v8, const uint32_t *v32, size_t j,
+                                         size_t end, int bw) {
+    uint64_t acc = 0;
+    int k;
+    if (j + 8 <= end) {
+        if (v8 && bw == 1) return (frames__le64(v8 + j) * 0x0102040810204080ull) >> 56;
+        for (k = 0; k < 8; k++) acc |= (uint64_t)frames__pq_at(v8, v32, j + (size_t)k) << (k * bw);
+        return acc;
+    }
+    for (k = 0; j + (size_t)k < end; k++) acc |= (uint64_t)frames__pq_at(v8, v32, j + (size_t)k) << (k * bw);
+    return acc;
+}
+
 /* Inlined into frames__pq_hybrid8 and _hybrid32: one loop per kind of input. */
 FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
                                      size_t n, int bw, void *a) {
@@ -1190,9 +1206,13 @@ FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, con
                 if (r >= 8) break;
             }
             groups = (i - start + 7) / 8;
-            if (frames__pq_reserve(out, 10 + groups * (size_t)bw, a) < 0) return FRAMES_E_NOMEM;
+            if (frames__pq_reserve(out, 10 + groups * (size_t)bw + 8, a) < 0) return FRAMES_E_NOMEM;
             out->n += frames__pq_varint(out->p + out->n, (uint64_t)groups << 1 | 1);
-            for (j = start; j < start + groups * 8; j++) {
+            for (j = start; bw <= 8 && j < start + groups * 8; j += 8) {   /* a group: bw bytes */
+                frames__put_le64(out->p + out->n, frames__pq_pack8(v8, v32, j, i, bw));
+                out->n += (size_t)bw;
+            }
+            for (; j < start + groups * 8; j++) {
                 uint64_t x = j < i ? frames__pq_at(v8, v32, j) : 0;
                 acc |= x << nbits;
                 nbits += bw;
