@@ -881,8 +881,14 @@ static inline void frames__pq_front_put(frames__pq_col *c, uint64_t key, uint32_
     f->gen = c->gen;
 }
 
-/* A sample point of frames__pq_dict_build that makes column c plain: value i. */
-#define FRAMES__PQ_SAMPLE(c, i) ((i) && ((i) & 4095) == 0 && (c)->ndict > (i) / 8)
+/* The values of column c from i to the next sample point of frames__pq_dict_build (at
+   most its nval): the loops test a sample point once per 4096 values; 0 where c turns
+   plain. */
+static size_t frames__pq_sample_end(const frames__pq_col *c, size_t i) {
+    size_t end = (i | 4095) + 1;
+    if (i && (i & 4095) == 0 && c->ndict > i / 8) return 0;
+    return end < c->nval ? end : c->nval;
+}
 
 /* The entry (>= 0) of a value: from the front with this key, or the dictionary's (added
    if new, then put in the front); -1: the dictionary is full, -2: out of memory. */
@@ -901,21 +907,23 @@ FRAMES__INLINE int frames__pq_dict_ints(frames_parquet *w, frames__pq_col *c, si
     const uint8_t *p = c->plain.p;
     uint64_t prev = 0;
     uint32_t last = 0;
-    size_t i;
-    for (i = 0; i < c->nval; i++, p += width) {
-        uint64_t v = width == 8 ? frames__le64(p) : frames__le32(p);
-        int64_t e;
-        if (FRAMES__PQ_SAMPLE(c, i)) break;
-        if (i && v == prev) {
-            c->idx[i] = last;
-            continue;
+    size_t i = 0, end;
+    while ((end = frames__pq_sample_end(c, i)) > i) {
+        for (; i < end; i++, p += width) {
+            uint64_t v = width == 8 ? frames__le64(p) : frames__le32(p);
+            int64_t e;
+            if (i && v == prev) {
+                c->idx[i] = last;
+                continue;
+            }
+            if ((e = frames__pq_dict_entry(w, c, v, v, NULL, 0)) < 0) {
+                if (e == -2) return FRAMES_E_NOMEM;
+                c->dict = 0;
+                return FRAMES_OK;
+            }
+            c->idx[i] = last = (uint32_t)e;
+            prev = v;
         }
-        if ((e = frames__pq_dict_entry(w, c, v, v, NULL, 0)) < 0) {
-            if (e == -2) return FRAMES_E_NOMEM;
-            break;
-        }
-        c->idx[i] = last = (uint32_t)e;
-        prev = v;
     }
     if (i < c->nval) c->dict = 0;
     return FRAMES_OK;
@@ -924,25 +932,32 @@ FRAMES__INLINE int frames__pq_dict_ints(frames_parquet *w, frames__pq_col *c, si
 /* Byte arrays (each a 4-byte length and its bytes in the plain buffer). */
 static int frames__pq_dict_bytes(frames_parquet *w, frames__pq_col *c) {
     const uint8_t *p = c->plain.p, *prev = NULL;
-    size_t i, n = 0, pn = 0;
+    size_t i = 0, n = 0, pn = 0, end;
     uint32_t last = 0;
-    for (i = 0; i < c->nval; i++, p += n) {
-        int64_t e;
-        n = 4 + (size_t)frames__le32(p);
-        if (FRAMES__PQ_SAMPLE(c, i) || n > 4 + 64) break;
-        if (n == pn && frames__pq_same(p, prev, n)) {
-            c->idx[i] = last;
-            continue;
+    while ((end = frames__pq_sample_end(c, i)) > i) {
+        for (; i < end; i++, p += n) {
+            int64_t e;
+            n = 4 + (size_t)frames__le32(p);
+            if (n == pn && frames__pq_same(p, prev, n)) {
+                c->idx[i] = last;
+                continue;
+            }
+            if (n > 4 + 64) {
+                e = -1;
+            } else if (n <= 4 + 7) {
+                e = frames__pq_dict_entry(w, c, frames__pq_short_key(p + 4, n - 4), 0, p, n);
+            } else {
+                e = frames__pq_dict_find(c, 0, p, n, &w->o, w->o.alloc_ctx);
+            }
+            if (e < 0) {
+                if (e == -2) return FRAMES_E_NOMEM;
+                c->dict = 0;
+                return FRAMES_OK;
+            }
+            c->idx[i] = last = (uint32_t)e;
+            prev = p;
+            pn = n;
         }
-        e = n <= 4 + 7 ? frames__pq_dict_entry(w, c, frames__pq_short_key(p + 4, n - 4), 0, p, n)
-                       : frames__pq_dict_find(c, 0, p, n, &w->o, w->o.alloc_ctx);
-        if (e < 0) {
-            if (e == -2) return FRAMES_E_NOMEM;
-            break;
-        }
-        c->idx[i] = last = (uint32_t)e;
-        prev = p;
-        pn = n;
     }
     if (i < c->nval) c->dict = 0;
     return FRAMES_OK;
