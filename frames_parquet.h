@@ -2583,9 +2583,10 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
 }
 
 /* The row of one operand that does not fit a batch row, with the writer's inline puts. */
-static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, int list, const frames_operand *op,
-                              int value_info) {
+static FRAMES__NOINLINE int frames__pq_operand_row(frames_parquet_export *x, uint64_t index,
+                                                   const uint64_t *pc, const uint64_t *tid,
+                                                   int list, const frames_operand *op,
+                                                   int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
     static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
@@ -2640,9 +2641,9 @@ FRAMES__INLINE int frames__pq_batch_name(frames_bytes s, uint64_t *key) {
 }
 
 /* The row of one operand: into the batch when it fits (the export's hot path). */
-static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, int list, const frames_operand *op,
-                              int value_info) {
+FRAMES__INLINE int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+                                      const uint64_t *tid, int list, const frames_operand *op,
+                                      int value_info) {
     frames__pq_oprow *r;
     size_t vn = op->value.len;
     uint64_t name = 0;
