@@ -27,9 +27,10 @@
    pandas/pyarrow uint64, Polars UInt64, Spark (3.2+) DECIMAL(20,0); their statistics use
    unsigned order (min_value/max_value with column_orders = TYPE_ORDER).
 
-   The writer buffers one row group per table and allocates only when a buffer grows to
-   the largest row group seen: no allocation per row. A second thread (writer_thread, on
-   by default) writes each full row group while the caller fills the next, with the same
+   The writer buffers one row group per table (every value plain; a column's dictionary
+   is built when the row group is written) and allocates only when a buffer grows to the
+   largest row group seen: no allocation per row. A second thread (writer_thread, on by
+   default) writes each full row group while the caller fills the next, with the same
    bytes as without it.
 
    ---------------------------------------------------------------------------------------
@@ -141,8 +142,9 @@ typedef struct frames_parquet_options {
     const char *created_by;         /* footer's created_by (default "frames version X") */
     void *alloc_ctx;
     int writer_thread;              /* 1 (default): a second thread writes each full row
-                                       group (page encodings, zstd, the sink) while the
-                                       caller fills the next; the same bytes as 0 */
+                                       group (dictionaries, page encodings, zstd, the
+                                       sink) while the caller fills the next; the same
+                                       bytes as 0 */
 } frames_parquet_options;
 
 FRAMES_PARQUET_DEF void frames_parquet_options_default(frames_parquet_options *o);
@@ -565,19 +567,16 @@ typedef struct frames__pq_col {
     int maxdef, maxrep;
     frames__pq_buf def, rep;     /* one byte per level entry */
     size_t nlev, nval;
-    frames__pq_buf plain;        /* plain values while not dictionary encoded */
-    uint64_t plain_size;         /* size of the plain encoding of the chunk's values */
-    int dict;                    /* values are dictionary indices */
+    frames__pq_buf plain;        /* the plain encoding of every value of the chunk */
+    int dict;                    /* a dictionary column: the row group's dictionary is
+                                    built when it is written (frames__pq_dict_build);
+                                    after, 1 when the values are dictionary indices */
     uint32_t *idx;
     size_t idxcap;
     frames__pq_buf dvals;        /* plain encoding of the distinct values */
     uint32_t *doff;
     size_t doffcap;
     uint32_t ndict;
-    uint32_t last;               /* dictionary index of the previous value, which is */
-    uint64_t lastv;              /* ... lastv (fixed width) or lastb[0..lastn) (byte arrays */
-    uint8_t lastb[16];           /* of up to 16 bytes encoded; lastn 0: longer) */
-    uint32_t lastn;
     uint32_t stored_pages;       /* data pages to store in zstd frames uncompressed */
     uint32_t plain_pages;        /* integer pages to write plain without trying deltas */
     frames__htab didx;           /* the dictionary's entries by hash (frames__pq_dslot) */
@@ -832,21 +831,6 @@ static inline const uint8_t *frames__pq_dentry(const frames__pq_col *c, uint32_t
     return p;
 }
 
-/* Leave dictionary mode: the plain values of the indices so far, then plain from now on. */
-static int frames__pq_undict(frames__pq_col *c, void *a) {
-    size_t i, n;
-    c->plain.n = 0;
-    if (frames__pq_reserve(&c->plain, (size_t)c->plain_size, a) < 0) return FRAMES_E_NOMEM;
-    for (i = 0; i < c->nval; i++) {
-        const uint8_t *p = frames__pq_dentry(c, c->idx[i], &n);
-        memcpy(c->plain.p + c->plain.n, p, n);
-        c->plain.n += n;
-    }
-    c->dict = 0;
-    return FRAMES_OK;
-}
-
-
 /* Index of a value in the dictionary, adding it: the integer v of a fixed-width column,
    or the plain encoding enc[0..n) of a byte array. -1 when the dictionary would exceed
    its limits, -2 out of memory. */
@@ -878,14 +862,6 @@ static int64_t frames__pq_dict_find(frames__pq_col *c, uint64_t v, const uint8_t
     return d->entry;
 }
 
-static inline int frames__pq_add_index(frames__pq_col *c, uint32_t e, void *a) {
-    if (c->nval >= c->idxcap && FRAMES__GROW(c->idx, c->idxcap, c->nval + 1, a) < 0)
-        return FRAMES_E_NOMEM;
-    c->idx[c->nval++] = e;
-    c->last = e;
-    return FRAMES_OK;
-}
-
 /* A byte array of n <= 7 bytes as one integer: its bytes, its length in the top byte. */
 FRAMES__INLINE uint64_t frames__pq_short_key(const uint8_t *p, size_t n) {
     uint64_t k = 0;
@@ -907,79 +883,115 @@ static inline void frames__pq_front_put(frames__pq_col *c, uint64_t key, uint32_
     f->gen = c->gen;
 }
 
-/* A value of a dictionary column (v, or enc[0..n) for byte arrays): FRAMES_OK when it
-   went into the dictionary, 1 when the column is plain from now on (the caller appends
-   the value plain), FRAMES_E_NOMEM. */
-static FRAMES__NOINLINE int frames__pq_dict_value(frames_parquet *w, frames__pq_col *c,
-                                                  uint64_t v, const uint8_t *enc, size_t n) {
-    void *a = w->o.alloc_ctx;
+/* The values of column c from i to the next sample point of frames__pq_dict_build (at
+   most its nval): the loops test a sample point once per 4096 values; 0 where c turns
+   plain. */
+static size_t frames__pq_sample_end(const frames__pq_col *c, size_t i) {
+    size_t end = (i | 4095) + 1;
+    if (i && (i & 4095) == 0 && c->ndict > i / 8) return 0;
+    return end < c->nval ? end : c->nval;
+}
+
+/* The entry (>= 0) of a value: from the front with this key, or the dictionary's (added
+   if new, then put in the front); -1: the dictionary is full, -2: out of memory. */
+FRAMES__INLINE int64_t frames__pq_dict_entry(frames_parquet *w, frames__pq_col *c, uint64_t key,
+                                             uint64_t v, const uint8_t *enc, size_t n) {
+    frames__pq_front *f = frames__pq_front_slot(c, key);
     int64_t e;
-    if (enc) {   /* the previous value for the callers' inline check */
-        c->lastn = n <= 16 ? (uint32_t)n : 0;
-        memcpy(c->lastb, enc, 16);
-    } else {
-        c->lastv = v;
-    }
-    if (c->nval) {
-        size_t pn;
-        const uint8_t *p;
-        /* More than one distinct value in 8 after a sample (register values, addresses,
-           the pc of each frame's operands): the plain values compress better with zstd
-           than the dictionary's indices (the operands' pc: 1.2 MB instead of 8.5 MB on
-           bench_parquet's trace), and filling a large hash table (a cache miss per new
-           value) was a sixth of an export's time. */
-        if ((c->nval & 4095) == 0 && c->ndict > c->nval / 8)
-            return frames__pq_undict(c, a) < 0 ? FRAMES_E_NOMEM : 1;
-        p = frames__pq_dentry(c, c->last, &pn);   /* the previous value again: no hash */
-        if (enc ? pn == n && frames__pq_same(p, enc, n) : frames__pq_load(c, p) == v)
-            return frames__pq_add_index(c, c->last, a);
-    }
-    e = frames__pq_dict_find(c, v, enc, n, &w->o, a);
-    if (e == -2) return FRAMES_E_NOMEM;
-    if (e >= 0) {
-        if (!enc) frames__pq_front_put(c, v, (uint32_t)e);
-        else if (n <= 4 + 7) frames__pq_front_put(c, frames__pq_short_key(enc + 4, n - 4), (uint32_t)e);
-        return frames__pq_add_index(c, (uint32_t)e, a);
-    }
-    return frames__pq_undict(c, a) < 0 ? FRAMES_E_NOMEM : 1;
+    if (f->gen == c->gen && f->key == key) return f->entry;
+    e = frames__pq_dict_find(c, v, enc, n, &w->o, w->o.alloc_ctx);
+    if (e >= 0) frames__pq_front_put(c, key, (uint32_t)e);
+    return e;
 }
 
-/* The previous value of a dictionary column again (the tid, pc and list of a frame's
-   operands): its index, without a hash; not at a sample point of frames__pq_dict_value. */
-#define FRAMES__PQ_AGAIN(c, same)                                                            \
-    ((same) && (c)->nval && ((c)->nval & 4095) && (c)->nval < (c)->idxcap)
-
-/* The value with this key is in the front of the dictionary: its index appended. */
-/* sure: FRAMES__PQ_AGAIN(c, 1) is known to hold (frames__pq_run_sure). */
-FRAMES__INLINE int frames__pq_front_hit_k(frames__pq_col *c, uint64_t key, int sure) {
-    const frames__pq_front *f = frames__pq_front_slot(c, key);
-    if (f->gen != c->gen || f->key != key || !(sure || FRAMES__PQ_AGAIN(c, 1))) return 0;
-    c->idx[c->nval++] = c->last = f->entry;
-    return 1;
+/* Fixed-width values of this width (a constant in each caller). */
+FRAMES__INLINE int frames__pq_dict_ints(frames_parquet *w, frames__pq_col *c, size_t width) {
+    const uint8_t *p = c->plain.p;
+    uint64_t prev = 0;
+    uint32_t last = 0;
+    size_t i = 0, end;
+    while ((end = frames__pq_sample_end(c, i)) > i) {
+        for (; i < end; i++, p += width) {
+            uint64_t v = width == 8 ? frames__le64(p) : frames__le32(p);
+            int64_t e;
+            if (i && v == prev) {
+                c->idx[i] = last;
+                continue;
+            }
+            if ((e = frames__pq_dict_entry(w, c, v, v, NULL, 0)) < 0) {
+                if (e == -2) return FRAMES_E_NOMEM;
+                c->dict = 0;
+                return FRAMES_OK;
+            }
+            c->idx[i] = last = (uint32_t)e;
+            prev = v;
+        }
+    }
+    if (i < c->nval) c->dict = 0;
+    return FRAMES_OK;
 }
 
-FRAMES__INLINE int frames__pq_front_hit(frames__pq_col *c, uint64_t key) {
-    return frames__pq_front_hit_k(c, key, 0);
+/* Byte arrays (each a 4-byte length and its bytes in the plain buffer). */
+static int frames__pq_dict_bytes(frames_parquet *w, frames__pq_col *c) {
+    const uint8_t *p = c->plain.p, *prev = NULL;
+    size_t i = 0, n = 0, pn = 0, end;
+    uint32_t last = 0;
+    while ((end = frames__pq_sample_end(c, i)) > i) {
+        for (; i < end; i++, p += n) {
+            int64_t e;
+            n = 4 + (size_t)frames__le32(p);
+            if (n == pn && frames__pq_same(p, prev, n)) {
+                c->idx[i] = last;
+                continue;
+            }
+            if (n > 4 + 64) {
+                e = -1;
+            } else if (n <= 4 + 7) {
+                e = frames__pq_dict_entry(w, c, frames__pq_short_key(p + 4, n - 4), 0, p, n);
+            } else {
+                e = frames__pq_dict_find(c, 0, p, n, &w->o, w->o.alloc_ctx);
+            }
+            if (e < 0) {
+                if (e == -2) return FRAMES_E_NOMEM;
+                c->dict = 0;
+                return FRAMES_OK;
+            }
+            c->idx[i] = last = (uint32_t)e;
+            prev = p;
+            pn = n;
+        }
+    }
+    if (i < c->nval) c->dict = 0;
+    return FRAMES_OK;
+}
+
+/* The row group's dictionary of column c (a dictionary column), built from its plain values
+   when the row group is written (on the writer thread when there is one), so that adding
+   a row only appends values (the lookups were a third of the work of the thread that adds
+   rows). The values are taken in order and the column is plain from the first that meets
+   one of these (the rules, and the values they meet, of the puts that used to look each
+   value up: the files are the same bytes):
+   - a sample point (every 4096 values) with more than one distinct value in 8 so far
+     (register values, addresses, the pc of each frame's operands): the plain values
+     compress better with zstd than the dictionary's indices (the operands' pc: 1.2 MB
+     instead of 8.5 MB on bench_parquet's trace), and filling a large hash table (a cache
+     miss per new value) was a sixth of an export's time;
+   - a value that would take the dictionary past its limits, or a byte array longer than
+     64 bytes (a dictionary of them rarely pays).
+   The previous value and the front find most entries without the hash table. Sets
+   c->dict to 0 when the column is plain; FRAMES_E_NOMEM. */
+static int frames__pq_dict_build(frames_parquet *w, frames__pq_col *c) {
+    if (!c->dict || c->nval == 0) return FRAMES_OK;
+    if (c->nval > c->idxcap && FRAMES__GROW(c->idx, c->idxcap, c->nval, w->o.alloc_ctx) < 0)
+        return FRAMES_E_NOMEM;
+    if (c->width == 8) return frames__pq_dict_ints(w, c, 8);
+    if (c->width == 4) return frames__pq_dict_ints(w, c, 4);
+    return frames__pq_dict_bytes(w, c);
 }
 
 /* Append a fixed-width value (width 4: v holds the low 32 bits, width 1: 0 or 1) to
-   column c of this width; dict 0: c is never a dictionary column. The export passes both
-   as constants (frames__pq_int_k): no load of them per value. */
-FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint64_t v, int width,
-                                      int dict, int sure) {
-    c->plain_size += (uint64_t)width;
-    if (dict && c->dict) {
-        int rc;
-        if (sure ? v == c->lastv : FRAMES__PQ_AGAIN(c, v == c->lastv)) {
-            c->idx[c->nval++] = c->last;
-            return FRAMES_OK;
-        }
-        if (frames__pq_front_hit_k(c, v, sure)) {
-            c->lastv = v;
-            return FRAMES_OK;
-        }
-        if ((rc = frames__pq_dict_value(w, c, v, NULL, 0)) <= 0) return rc;
-    }
+   column c of this width (the export passes it as a constant: frames__pq_int_k). */
+FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint64_t v, int width) {
     if (frames__pq_reserve(&c->plain, 8, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
     frames__put_le64(c->plain.p + c->plain.n, v);
     c->plain.n += (size_t)width;
@@ -988,30 +1000,7 @@ FRAMES__INLINE int frames__pq_fixed_k(frames_parquet *w, frames__pq_col *c, uint
 }
 
 FRAMES__INLINE int frames__pq_fixed(frames_parquet *w, frames__pq_col *c, uint64_t v) {
-    return frames__pq_fixed_k(w, c, v, c->width, 1, 0);
-}
-
-/* Append a byte array given in its plain encoding enc[0..n), n <= 68; enc has room for
-   16 bytes (short values are copied with one fixed-size move). */
-FRAMES__INLINE int frames__pq_short_bytes(frames_parquet *w, frames__pq_col *c,
-                                          const uint8_t *enc, size_t n) {
-    uint8_t *d;
-    c->plain_size += n;
-    if (c->dict) {
-        int rc;
-        if (FRAMES__PQ_AGAIN(c, n == c->lastn && frames__pq_same(c->lastb, enc, n))) {
-            c->idx[c->nval++] = c->last;
-            return FRAMES_OK;
-        }
-        if ((rc = frames__pq_dict_value(w, c, 0, enc, n)) <= 0) return rc;
-    }
-    if (frames__pq_reserve(&c->plain, n + 16, w->o.alloc_ctx) < 0) return FRAMES_E_NOMEM;
-    d = c->plain.p + c->plain.n;
-    if (n <= 16) memcpy(d, enc, 16);
-    else memcpy(d, enc, n);
-    c->plain.n += n;
-    c->nval++;
-    return FRAMES_OK;
+    return frames__pq_fixed_k(w, c, v, c->width);
 }
 
 FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col) {
@@ -1026,14 +1015,13 @@ FRAMES__INLINE frames__pq_col *frames__pq_col_of(frames_parquet *w, uint32_t col
 /* The puts on a column: frames__pq_X_at for the export's rows, which know their columns
    (no lookup, no count: frames__pq_row_done), frames__pq_X for the public functions. */
 FRAMES__INLINE void frames__pq_int_k(frames_parquet *w, frames__pq_col *c, int shape, int width,
-                                    int dict, int sure, uint64_t bits) {
-    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 ||
-        frames__pq_fixed_k(w, c, bits, width, dict, sure) < 0)
+                                    uint64_t bits) {
+    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0 || frames__pq_fixed_k(w, c, bits, width) < 0)
         w->oom = 1;
 }
 
 FRAMES__INLINE void frames__pq_int_as(frames_parquet *w, frames__pq_col *c, int shape, uint64_t bits) {
-    frames__pq_int_k(w, c, shape, c->width, 1, 0, bits);
+    frames__pq_int_k(w, c, shape, c->width, bits);
 }
 
 FRAMES__INLINE void frames__pq_int_at(frames_parquet *w, frames__pq_col *c, uint64_t bits) {
@@ -1084,23 +1072,8 @@ FRAMES__INLINE int frames__pq_bcmp(const uint8_t *a, size_t an, const uint8_t *b
     return an < bn ? -1 : an > bn;
 }
 
-/* A byte array longer than 64 bytes: plain only (a dictionary of them rarely pays). */
-static FRAMES__NOINLINE int frames__pq_long_bytes(frames_parquet *w, frames__pq_col *c,
-                                                  const uint8_t *s, size_t n) {
-    void *a = w->o.alloc_ctx;
-    if (n > 0x7fffffffu) return FRAMES_E_NOMEM;
-    if (c->dict && frames__pq_undict(c, a) < 0) return FRAMES_E_NOMEM;
-    if (frames__pq_reserve(&c->plain, n + 4, a) < 0) return FRAMES_E_NOMEM;
-    frames__put_le32(c->plain.p + c->plain.n, (uint32_t)n);
-    memcpy(c->plain.p + c->plain.n + 4, s, n);
-    c->plain.n += n + 4;
-    c->plain_size += n + 4;
-    c->nval++;
-    return FRAMES_OK;
-}
-
-/* d[0..n) = s[0..n) for n <= 64 without a call for the short names and values of a trace
-   (two overlapping loads and stores; d has room for 64 bytes). */
+/* d[0..n) = s[0..n): without a call for the short names and values of a trace (two
+   overlapping loads and stores), memcpy for longer ones. */
 FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n) {
     if (n >= 8 && n <= 16) {
         uint64_t x = frames__le64(s), y = frames__le64(s + n - 8);
@@ -1119,36 +1092,19 @@ FRAMES__INLINE void frames__pq_copy_short(uint8_t *d, const uint8_t *s, size_t n
     }
 }
 
-/* A byte array of n <= 7 bytes, key frames__pq_short_key of it, found in the front of a
-   dictionary column: its index appended (1), else 0. */
-FRAMES__INLINE int frames__pq_front_key_k(frames__pq_col *c, uint64_t key, size_t n, int sure) {
-    if (!c->dict || !frames__pq_front_hit_k(c, key, sure)) return 0;
-    c->plain_size += n + 4;
-    c->lastn = 0;   /* c->last changed: the previous value is not lastb */
-    return 1;
-}
-
-FRAMES__INLINE int frames__pq_front_key(frames__pq_col *c, uint64_t key, size_t n) {
-    return frames__pq_front_key_k(c, key, n, 0);
-}
-
-FRAMES__INLINE int frames__pq_front_bytes(frames__pq_col *c, const uint8_t *p, size_t n) {
-    return n <= 7 && c->dict && frames__pq_front_key(c, frames__pq_short_key(p, n), n);
-}
-
 /* The value of a byte array (its level is in). */
 FRAMES__INLINE void frames__pq_bytes_value(frames_parquet *w, frames__pq_col *c, const uint8_t *p,
                                            size_t n) {
-    uint8_t small[68];
-    if (frames__pq_front_bytes(c, p, n)) {
-        /* its index is in */
-    } else if (n <= 64) {   /* the common case: encode on the stack */
-        frames__put_le32(small, (uint32_t)n);
-        frames__pq_copy_short(small + 4, p, n);
-        if (frames__pq_short_bytes(w, c, small, n + 4) < 0) w->oom = 1;
-    } else if (frames__pq_long_bytes(w, c, p, n) < 0) {
+    uint8_t *d;
+    if (n > 0x7fffffffu || frames__pq_reserve(&c->plain, n + 4, w->o.alloc_ctx) < 0) {
         w->oom = 1;
+        return;
     }
+    d = c->plain.p + c->plain.n;
+    frames__put_le32(d, (uint32_t)n);
+    frames__pq_copy_short(d + 4, p, n);
+    c->plain.n += n + 4;
+    c->nval++;
 }
 
 FRAMES__INLINE void frames__pq_bytes_as(frames_parquet *w, frames__pq_col *c, int shape,
@@ -1225,6 +1181,22 @@ FRAMES__INLINE size_t frames__pq_run(const uint8_t *v8, const uint32_t *v32, siz
     return j - i;
 }
 
+/* The group of 8 values from j (those from end on: 0) packed at bw <= 8 bits each, LSB
+   first. Levels (bytes of 0 or 1, bit width 1): byte k's bit 0 to bit k with one
+   multiply. */
+FRAMES__INLINE uint64_t frames__pq_pack8(const uint8_t *v8, const uint32_t *v32, size_t j,
+                                         size_t end, int bw) {
+    uint64_t acc = 0;
+    int k;
+    if (j + 8 <= end) {
+        if (v8 && bw == 1) return (frames__le64(v8 + j) * 0x0102040810204080ull) >> 56;
+        for (k = 0; k < 8; k++) acc |= (uint64_t)frames__pq_at(v8, v32, j + (size_t)k) << (k * bw);
+        return acc;
+    }
+    for (k = 0; j + (size_t)k < end; k++) acc |= (uint64_t)frames__pq_at(v8, v32, j + (size_t)k) << (k * bw);
+    return acc;
+}
+
 /* Inlined into frames__pq_hybrid8 and _hybrid32: one loop per kind of input. */
 FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, const uint32_t *v32,
                                      size_t n, int bw, void *a) {
@@ -1251,9 +1223,13 @@ FRAMES__INLINE int frames__pq_hybrid(frames__pq_buf *out, const uint8_t *v8, con
                 if (r >= 8) break;
             }
             groups = (i - start + 7) / 8;
-            if (frames__pq_reserve(out, 10 + groups * (size_t)bw, a) < 0) return FRAMES_E_NOMEM;
+            if (frames__pq_reserve(out, 10 + groups * (size_t)bw + 8, a) < 0) return FRAMES_E_NOMEM;
             out->n += frames__pq_varint(out->p + out->n, (uint64_t)groups << 1 | 1);
-            for (j = start; j < start + groups * 8; j++) {
+            for (j = start; bw <= 8 && j < start + groups * 8; j += 8) {   /* a group: bw bytes */
+                frames__put_le64(out->p + out->n, frames__pq_pack8(v8, v32, j, i, bw));
+                out->n += (size_t)bw;
+            }
+            for (; j < start + groups * 8; j++) {
                 uint64_t x = j < i ? frames__pq_at(v8, v32, j) : 0;
                 acc |= x << nbits;
                 nbits += bw;
@@ -1775,11 +1751,12 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
     int bw = 0, rc;
     size_t i;
     memset(ck, 0, sizeof *ck);
-    if (c->dict) {
+    if (frames__pq_dict_build(w, c) < 0)
+        return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
+    if (c->dict) {   /* written plain when a dictionary and its indices would not be smaller */
         bw = frames__pq_bitwidth(c->ndict ? c->ndict - 1 : 0);
-        if ((uint64_t)c->dvals.n + ((uint64_t)c->nval * (uint64_t)bw + 7) / 8 >= c->plain_size) {
-            if (frames__pq_undict(c, w->o.alloc_ctx) < 0)
-                return frames__pq_wfail(w, FRAMES_E_NOMEM, "parquet: out of memory");
+        if ((uint64_t)c->dvals.n + ((uint64_t)c->nval * (uint64_t)bw + 7) / 8 >= c->plain.n) {
+            c->dict = 0;
             bw = 0;
         }
     }
@@ -1789,7 +1766,7 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
     frames__pq_minmax(c);   /* before the pages, which use it or add to it */
     end.lev = c->nlev;
     end.val = c->nval;
-    end.plain = c->plain_size;
+    end.plain = c->plain.n;
     memset(&start, 0, sizeof start);
     for (i = 0; i <= c->nmarks; i++) {
         const frames__pq_mark *mb = i < c->nmarks ? &c->marks[i] : &end;
@@ -1804,7 +1781,6 @@ static int frames__pq_flush_col(frames_parquet *w, frames__pq_col *c, frames__pq
 static void frames__pq_reset_col(frames_parquet *w, frames__pq_col *c) {
     c->def.n = c->rep.n = c->plain.n = c->dvals.n = 0;
     c->nlev = c->nval = c->nmarks = 0;
-    c->plain_size = 0;
     c->ndict = 0;
     frames__htab_clear(&c->didx);
     c->gen++;   /* empties the front */
@@ -1847,8 +1823,9 @@ static int frames__pq_flush_group(frames_parquet *w) {
    writer thread
    -------------------------------------------------------------------------------------- */
 
-/* While the caller fills row group k + 1, a second thread writes row group k: its page
-   encodings, statistics, zstd and the sink, which were a third of an export's CPU. The
+/* While the caller fills row group k + 1, a second thread writes row group k: its
+   dictionaries, page encodings, statistics, zstd and the sink, which were a third of an
+   export's CPU before the dictionaries moved here and are 45% of it now. The
    thread writes with a writer of its own (out: the sink, the offset, the footer's row
    groups, page scratch, a zstd context) and a second set of columns; a full row group's
    columns change hands with it. What carries over from one row group of a column to the
@@ -2054,7 +2031,7 @@ FRAMES_PARQUET_DEF int frames_parquet_row_end(frames_parquet *w) {
             }
             c->marks[c->nmarks].lev = c->nlev;
             c->marks[c->nmarks].val = c->nval;
-            c->marks[c->nmarks].plain = c->plain_size;
+            c->marks[c->nmarks].plain = c->plain.n;
             c->nmarks++;
         }
     }
@@ -2283,11 +2260,11 @@ FRAMES_PARQUET_DEF void frames_parquet_info_get(const frames_parquet *w, frames_
     FRAMES__PQ_SHAPE_##id = (list) ? FRAMES__PQ_ANY : (optional) ? FRAMES__PQ_OPT : FRAMES__PQ_REQ,
 #define FRAMES__PQ_COLUMN(id, name, kind, optional, list, dictionary)                       \
     {name, FRAMES_PARQUET_##kind, optional, list, dictionary},
-/* a column's value width and whether it may hold a dictionary, as constants for the puts */
+/* a column's value width, a constant for the puts */
 enum { FRAMES__PQ_WIDTH_OF_I32 = 4, FRAMES__PQ_WIDTH_OF_I64 = 8, FRAMES__PQ_WIDTH_OF_U64 = 8,
        FRAMES__PQ_WIDTH_OF_BOOL = 1, FRAMES__PQ_WIDTH_OF_BYTES = 0, FRAMES__PQ_WIDTH_OF_STRING = 0 };
 #define FRAMES__PQ_COLUMN_CONST(id, name, kind, optional, list, dictionary)                 \
-    FRAMES__PQ_WIDTH_##id = FRAMES__PQ_WIDTH_OF_##kind, FRAMES__PQ_DICT_##id = (dictionary),
+    FRAMES__PQ_WIDTH_##id = FRAMES__PQ_WIDTH_OF_##kind,
 
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_ID) };
 enum { FRAMES__PQ_INSTRUCTIONS_COLUMNS(FRAMES__PQ_COLUMN_SHAPE) };
@@ -2320,17 +2297,15 @@ static const frames_parquet_column frames__pq_exceptions[] = {FRAMES__PQ_EXCEPTI
 #undef FRAMES__PQ_COLUMN
 
 /* Puts on the export's column id of writer w, with the column's levels known. */
-#define FRAMES__PQ_INT(w, id, v) FRAMES__PQ_INT_SURE(w, id, v, 0)
-#define FRAMES__PQ_INT_SURE(w, id, v, sure)                                                  \
+#define FRAMES__PQ_INT(w, id, v)                                                             \
     frames__pq_int_k(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id,                  \
-                     FRAMES__PQ_WIDTH_##id, FRAMES__PQ_DICT_##id, sure, v)
+                     FRAMES__PQ_WIDTH_##id, v)
 #define FRAMES__PQ_BYTES(w, id, p, n)                                                        \
     frames__pq_bytes_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, p, n)
 #define FRAMES__PQ_TEXT(x, w, id, s) frames__pq_put_text(x, w, FRAMES__PQ_##id, FRAMES__PQ_SHAPE_##id, s)
 /* id is optional: v when has, else null */
-#define FRAMES__PQ_OPT_U64(w, id, has, v) FRAMES__PQ_OPT_U64_SURE(w, id, has, v, 0)
-#define FRAMES__PQ_OPT_U64_SURE(w, id, has, v, sure)                                         \
-    ((has) ? FRAMES__PQ_INT_SURE(w, id, v, sure) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
+#define FRAMES__PQ_OPT_U64(w, id, has, v)                                                    \
+    ((has) ? FRAMES__PQ_INT(w, id, v) : frames__pq_null_at(w, &(w)->cols[FRAMES__PQ_##id]))
 
 FRAMES_PARQUET_DEF const char *frames_parquet_table_name(int table) {
     static const char *const names[] = {"instructions", "operands", "syscalls", "modules",
@@ -2351,8 +2326,8 @@ FRAMES_PARQUET_DEF const frames_parquet_column *frames_parquet_table_columns(int
 #undef FRAMES__PQ_TABLE
 }
 
-/* The export's constant strings (operand kinds and lists) with their keys in a
-   dictionary's front, computed once rather than per row. */
+/* The export's constant strings (operand kinds and lists) with their
+   frames__pq_short_key (a batch stores a key as the value), computed once. */
 typedef struct frames__pq_word {
     const uint8_t *p;
     size_t n;
@@ -2371,7 +2346,7 @@ typedef struct frames__pq_oprow {
     uint8_t list, spec, has_pc, has_tid, has_taint, read, written, index, base;
 } frames__pq_oprow;
 /* Rows per batch: the operands' columns are filled a column at a time for up to this
-   many rows (a column's state stays in cache and registers), 72 bytes each. */
+   many rows (a column's buffers grown and counts added once), 72 bytes each. */
 #define FRAMES__PQ_BATCH 128
 
 struct frames_parquet_export {
@@ -2476,31 +2451,15 @@ static int frames__pq_utf8(frames_parquet_export *x, frames_bytes s, const uint8
 
 static int frames__pq_put_text(frames_parquet_export *x, frames_parquet *w, uint32_t col,
                                int shape, frames_bytes s) {
-    frames__pq_col *c = &w->cols[col];
     const uint8_t *p;
     size_t n;
-    /* A name already in the front of the dictionary is valid UTF-8 as it is (the front
-       holds only strings made valid, and no invalid string equals a valid one): no check
-       (register names: the check was a tenth of an operand row) */
-    if (frames__pq_front_bytes(c, s.ptr, s.len)) {
-        if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
-        return FRAMES_OK;
-    }
     if (frames__pq_utf8(x, s, &p, &n) < 0) return FRAMES_E_NOMEM;
-    frames__pq_bytes_as(w, c, shape, p, n);
+    frames__pq_bytes_as(w, &w->cols[col], shape, p, n);
     return FRAMES_OK;
 }
 
-/* A constant string into column id (a dictionary column) of writer w. */
-#define FRAMES__PQ_WORD(w, id, word) FRAMES__PQ_WORD_SURE(w, id, word, 0)
-#define FRAMES__PQ_WORD_SURE(w, id, word, sure)                                              \
-    frames__pq_word_as(w, &(w)->cols[FRAMES__PQ_##id], FRAMES__PQ_SHAPE_##id, word, sure)
-FRAMES__INLINE void frames__pq_word_as(frames_parquet *w, frames__pq_col *c, int shape,
-                                       const frames__pq_word *word, int sure) {
-    if (frames__pq_level_as(c, shape, 1, w->o.alloc_ctx) < 0) w->oom = 1;
-    else if (!frames__pq_front_key_k(c, word->key, word->n, sure))
-        frames__pq_bytes_value(w, c, word->p, word->n);
-}
+/* A constant string into column id of writer w. */
+#define FRAMES__PQ_WORD(w, id, word) FRAMES__PQ_BYTES(w, id, (word)->p, (word)->n)
 
 /* The end of a row of the export: every column was put (by the FRAMES__PQ_X puts). A
    row that ends neither a page nor a row group without a call. */
@@ -2523,48 +2482,63 @@ FRAMES__INLINE int frames__pq_row_done(frames_parquet *w) {
         for (; r < r##_end; r++) stmt;                                                       \
     } while (0)
 
-/* Room in column c (never a dictionary, values of width bytes) for the levels and
-   values of n rows. */
-static int frames__pq_run_room(frames__pq_col *c, size_t n, int width, void *a) {
+/* Room in column c for the levels and values of n rows of up to size bytes each. */
+static int frames__pq_run_room(frames__pq_col *c, size_t n, size_t size, void *a) {
     if (c->maxdef && frames__pq_reserve(&c->def, n, a) < 0) return FRAMES_E_NOMEM;
-    return frames__pq_reserve(&c->plain, n * (size_t)width + 8, a);
+    return frames__pq_reserve(&c->plain, n * size + 8, a);
 }
 
-/* The end of a run of n rows into column c, k of them values (the others nulls): the
-   counts as n puts one by one leave them. */
-FRAMES__INLINE void frames__pq_run_end(frames__pq_col *c, size_t n, size_t k, int width) {
+/* The end of a run of n rows into column c, k of them values (the others nulls) taking
+   bytes: the counts as n puts one by one leave them. */
+FRAMES__INLINE void frames__pq_run_end(frames__pq_col *c, size_t n, size_t k, size_t bytes) {
     c->nlev += n;
     c->nval += k;
     c->nulls += n - k;
-    c->plain.n += k * (size_t)width;
-    c->plain_size += (uint64_t)(k * (size_t)width);
+    c->plain.n += bytes;
     if (c->maxdef) c->def.n += n;
 }
 
-/* Column id (fixed width, never a dictionary) for the batch's n rows r: the value expr
-   where has, else a null; the buffers grown once, the counts added once. */
-#define FRAMES__PQ_PLAIN_RUN(x, w, id, r, has, expr)                                        \
+/* Column id for the batch's n rows r: where has, the value stored at p_ by the statement
+   put (which moves p_ past it; up to size bytes, and 8 more may be written), else a null;
+   the buffers grown once, the counts added once. */
+#define FRAMES__PQ_RUN(x, w, id, r, has, size, put)                                         \
     do {                                                                                    \
         frames__pq_col *c_ = &(w)->cols[FRAMES__PQ_##id];                                   \
-        uint8_t *p_, *d_;                                                                   \
+        uint8_t *p_, *p0_, *d_;                                                             \
         size_t k_ = 0;                                                                      \
-        if (frames__pq_run_room(c_, n, FRAMES__PQ_WIDTH_##id, (w)->o.alloc_ctx) < 0) {      \
+        if (frames__pq_run_room(c_, n, size, (w)->o.alloc_ctx) < 0) {                       \
             (w)->oom = 1;                                                                   \
             break;                                                                          \
         }                                                                                   \
-        p_ = c_->plain.p + c_->plain.n;                                                     \
-        d_ = (int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT ? c_->def.p + c_->def.n : NULL;        \
+        p_ = p0_ = c_->plain.p + c_->plain.n;                                               \
+        d_ = (int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT ? c_->def.p + c_->def.n : NULL; \
         FRAMES__PQ_EACH_ROW(x, r, {                                                         \
             int h_ = (has) != 0;                                                            \
-            if ((int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT) *d_++ = (uint8_t)h_;               \
+            if ((int)FRAMES__PQ_SHAPE_##id == (int)FRAMES__PQ_OPT) *d_++ = (uint8_t)h_;     \
             if (h_) {                                                                       \
-                frames__put_le64(p_, (expr));                                               \
-                p_ += FRAMES__PQ_WIDTH_##id;                                                \
+                put;                                                                        \
                 k_++;                                                                       \
             }                                                                               \
         });                                                                                 \
-        frames__pq_run_end(c_, n, k_, FRAMES__PQ_WIDTH_##id);                               \
+        frames__pq_run_end(c_, n, k_, (size_t)(p_ - p0_));                                  \
     } while (0)
+
+/* Fixed-width column id: the value expr. */
+#define FRAMES__PQ_PLAIN_RUN(x, w, id, r, has, expr)                                        \
+    FRAMES__PQ_RUN(x, w, id, r, has, FRAMES__PQ_WIDTH_##id, {                               \
+        frames__put_le64(p_, (expr));                                                       \
+        p_ += FRAMES__PQ_WIDTH_##id;                                                        \
+    })
+
+/* Byte-array column id: the value of up to 7 bytes whose frames__pq_short_key is expr
+   (its bytes in place: one store after the length). */
+#define FRAMES__PQ_KEY_RUN(x, w, id, r, has, expr)                                          \
+    FRAMES__PQ_RUN(x, w, id, r, has, 4 + 7, {                                               \
+        uint64_t key_ = (expr);                                                             \
+        frames__put_le32(p_, (uint32_t)(key_ >> 56));                                       \
+        frames__put_le64(p_ + 4, key_);                                                     \
+        p_ += 4 + (key_ >> 56);                                                             \
+    })
 
 /* n nulls into optional column c. */
 static void frames__pq_nulls(frames_parquet *w, frames__pq_col *c, size_t n) {
@@ -2575,27 +2549,6 @@ static void frames__pq_nulls(frames_parquet *w, frames__pq_col *c, size_t n) {
     memset(c->def.p + c->def.n, 0, n);
     frames__pq_run_end(c, n, 0, 0);
 }
-
-/* Every put of a run of up to n values on dictionary column c finds FRAMES__PQ_AGAIN
-   true: no sample point of frames__pq_dict_value and room for the indices (a run adds at
-   most one index per put; the room only grows). */
-static int frames__pq_run_sure(const frames__pq_col *c, size_t n) {
-    size_t v0 = c->nval;
-    return c->dict && v0 && (v0 & 4095) && (v0 >> 12) == ((v0 + n - 1) >> 12) && v0 + n <= c->idxcap;
-}
-
-/* stmt for the batch's rows of column id, with sure_ the constant 1 where
-   frames__pq_run_sure holds (the loop then tests FRAMES__PQ_AGAIN for no value). */
-#define FRAMES__PQ_DICT_ROWS(x, w, id, r, stmt)                                              \
-    do {                                                                                     \
-        if (frames__pq_run_sure(&(w)->cols[FRAMES__PQ_##id], n)) {                           \
-            enum { sure_ = 1 };                                                              \
-            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
-        } else {                                                                             \
-            enum { sure_ = 0 };                                                              \
-            FRAMES__PQ_EACH_ROW(x, r, stmt);                                                 \
-        }                                                                                    \
-    } while (0)
 
 /* The batch's rows into the operands table, a column at a time: the same values in
    the same order per column as row by row (columns do not depend on each other), so
@@ -2609,34 +2562,21 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
     x->nops = 0;
     if (w->state != FRAMES__PQ_OPEN) return frames_parquet_row_end(w);   /* its error */
     FRAMES__PQ_PLAIN_RUN(x, w, O_FRAME, r, 1, r->frame);
-    FRAMES__PQ_DICT_ROWS(x, w, O_PC, r, FRAMES__PQ_OPT_U64_SURE(w, O_PC, r->has_pc, r->pc, sure_));
-    FRAMES__PQ_DICT_ROWS(x, w, O_TID, r, FRAMES__PQ_OPT_U64_SURE(w, O_TID, r->has_tid, r->tid, sure_));
-    FRAMES__PQ_DICT_ROWS(x, w, O_LIST, r, FRAMES__PQ_WORD_SURE(w, O_LIST, &x->words[r->list], sure_));
-    FRAMES__PQ_DICT_ROWS(x, w, O_KIND, r, FRAMES__PQ_WORD_SURE(w, O_KIND, &x->words[kinds[r->spec & 3]], sure_));
-    FRAMES__PQ_EACH_ROW(x, r, {
-        frames__pq_col *c = &w->cols[FRAMES__PQ_O_NAME];
-        size_t len = (size_t)(r->name >> 56);
-        if (!(r->spec & FRAMES_REG)) {
-            frames__pq_null_at(w, c);
-        } else if (c->dict && frames__pq_front_key(c, r->name, len)) {   /* as put_text */
-            if (frames__pq_level_as(c, FRAMES__PQ_SHAPE_O_NAME, 1, w->o.alloc_ctx) < 0) w->oom = 1;
-        } else {
-            uint8_t name[64];   /* the key's low bytes are the name's (64: the compilers see
-                                   frames__pq_bytes_value's copies of up to 64) */
-            frames__put_le64(name, r->name);
-            frames__pq_bytes_as(w, c, FRAMES__PQ_SHAPE_O_NAME, name, len);
-        }
-    });
+    FRAMES__PQ_PLAIN_RUN(x, w, O_PC, r, r->has_pc, r->pc);
+    FRAMES__PQ_PLAIN_RUN(x, w, O_TID, r, r->has_tid, r->tid);
+    FRAMES__PQ_KEY_RUN(x, w, O_LIST, r, 1, x->words[r->list].key);
+    FRAMES__PQ_KEY_RUN(x, w, O_KIND, r, 1, x->words[kinds[r->spec & 3]].key);
+    FRAMES__PQ_KEY_RUN(x, w, O_NAME, r, r->spec & FRAMES_REG, r->name);
     FRAMES__PQ_PLAIN_RUN(x, w, O_ADDRESS, r, r->spec & FRAMES_MEM, r->address);
-    FRAMES__PQ_DICT_ROWS(x, w, O_BITS, r, FRAMES__PQ_INT_SURE(w, O_BITS, r->bits, sure_));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_BITS, r, 1, r->bits);
     FRAMES__PQ_PLAIN_RUN(x, w, O_READ, r, 1, r->read);
     FRAMES__PQ_PLAIN_RUN(x, w, O_WRITTEN, r, 1, r->written);
     FRAMES__PQ_PLAIN_RUN(x, w, O_INDEX, r, 1, r->index);
     FRAMES__PQ_PLAIN_RUN(x, w, O_BASE, r, 1, r->base);
-    FRAMES__PQ_DICT_ROWS(x, w, O_TAINT, r, FRAMES__PQ_OPT_U64_SURE(w, O_TAINT, r->has_taint, r->taint, sure_));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_TAINT, r, r->has_taint, r->taint);
     frames__pq_nulls(w, &w->cols[FRAMES__PQ_O_VALUE], n);
     FRAMES__PQ_PLAIN_RUN(x, w, O_VALUE_UINT, r, 1, r->value);
-    FRAMES__PQ_DICT_ROWS(x, w, O_VALUE_SIZE, r, FRAMES__PQ_INT_SURE(w, O_VALUE_SIZE, r->value_size, sure_));
+    FRAMES__PQ_PLAIN_RUN(x, w, O_VALUE_SIZE, r, 1, r->value_size);
     /* rows before the last end neither a page nor a row group (frames__pq_batch_limit) */
     w->rows += n - 1;
     w->group_rows += n - 1;
@@ -2646,9 +2586,10 @@ static int frames__pq_ops_flush(frames_parquet_export *x) {
 }
 
 /* The row of one operand that does not fit a batch row, with the writer's inline puts. */
-static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, int list, const frames_operand *op,
-                              int value_info) {
+static FRAMES__NOINLINE int frames__pq_operand_row(frames_parquet_export *x, uint64_t index,
+                                                   const uint64_t *pc, const uint64_t *tid,
+                                                   int list, const frames_operand *op,
+                                                   int value_info) {
     frames_parquet *w = x->t[FRAMES_PARQUET_OPERANDS];
     static const uint8_t kinds[] = {FRAMES__PQ_W_NONE, FRAMES__PQ_W_MEM, FRAMES__PQ_W_REG, FRAMES__PQ_W_MEM};
     const uint8_t *vp = op->value.ptr;
@@ -2688,8 +2629,7 @@ static int frames__pq_operand_row(frames_parquet_export *x, uint64_t index, cons
 }
 
 /* A register name the batch can hold, as its frames__pq_short_key (its bytes in place):
-   up to 7 printable ASCII bytes (valid UTF-8 as it is); else 0 (the key of "" is 0 too,
-   but "" is held as the key of no name). */
+   up to 7 printable ASCII bytes (valid UTF-8 as it is); else 0. */
 FRAMES__INLINE int frames__pq_batch_name(frames_bytes s, uint64_t *key) {
     uint64_t k, m;
     if (s.len > 7) return 0;
@@ -2704,9 +2644,9 @@ FRAMES__INLINE int frames__pq_batch_name(frames_bytes s, uint64_t *key) {
 }
 
 /* The row of one operand: into the batch when it fits (the export's hot path). */
-static int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
-                              const uint64_t *tid, int list, const frames_operand *op,
-                              int value_info) {
+FRAMES__INLINE int frames__pq_operand(frames_parquet_export *x, uint64_t index, const uint64_t *pc,
+                                      const uint64_t *tid, int list, const frames_operand *op,
+                                      int value_info) {
     frames__pq_oprow *r;
     size_t vn = op->value.len;
     uint64_t name = 0;
