@@ -795,7 +795,12 @@ FRAMES_DEF int frames_reader_open_io(frames_reader **r, const frames_io *io,
    filled; `frame` is the index of the frame whose record starts at off when the reader
    knows it (FRAMES_NO_POS otherwise), for error messages. Frame payloads from such a
    reader are valid until the next call on the same reader or cursor (as for streams).
-   close (may be NULL) is called by frames_reader_close, also when opening fails. */
+   close (may be NULL) is called by frames_reader_close, also when opening fails.
+   view_end (optional, NULL: unknown) tells where the bytes the last view on state
+   returned go on to (a trace offset >= its off + len, e.g. the end of a decompressed
+   chunk): the reader then takes the records up to there straight from them, without a
+   view per record. Zero the struct before filling it, so that members added later are
+   NULL. */
 typedef struct frames_source {
     void *ctx;
     uint64_t size;
@@ -804,6 +809,7 @@ typedef struct frames_source {
     const uint8_t *(*view)(void *state, uint64_t off, size_t len, uint64_t frame,
                            frames_error *err);
     void (*close)(void *ctx);
+    uint64_t (*view_end)(void *state);
 } frames_source;
 FRAMES_DEF int frames_reader_open_source(frames_reader **r, const frames_source *src,
                                          const frames_reader_options *o, frames_error *err);
@@ -4577,6 +4583,8 @@ struct frames_cursor {
     frames_error err;
     int allocated;
     void *src_state;       /* paged readers: the source's state of this cursor */
+    const uint8_t *win;    /* paged readers: trace bytes [win_lo, win_hi) at win, from the */
+    uint64_t win_lo, win_hi; /* last view (source's view_end), valid until the next one */
 };
 
 struct frames_reader {
@@ -4830,9 +4838,17 @@ static int frames__first_conv(uint32_t c) {
    point into the data, paged readers ask their source (NULL on error, c->err filled). */
 FRAMES__INLINE const uint8_t *frames__at(frames_cursor *c, uint64_t off, uint64_t len) {
     frames_reader *r = c->r;
+    const uint8_t *p;
     if (FRAMES__LIKELY(!r->paged)) return r->data + off;
-    return r->src.view(c->src_state, off, (size_t)len, off == c->off ? c->index : FRAMES_NO_POS,
-                       &c->err);
+    c->win_hi = 0;   /* the view below may move what the window points at */
+    p = r->src.view(c->src_state, off, (size_t)len, off == c->off ? c->index : FRAMES_NO_POS, &c->err);
+    if (p && r->src.view_end) {
+        uint64_t end = r->src.view_end(c->src_state);
+        c->win = p;
+        c->win_lo = off;
+        c->win_hi = end < off + len || end > r->size ? off + len : end;
+    }
+    return p;
 }
 
 /* The rem bytes from off to the end of the data, for the checks that tell what a tail is
@@ -5642,19 +5658,30 @@ static int frames__mem_next_raw_slow(frames_cursor *c, frames_raw *raw) {
     return 1;
 }
 
-/* The common case without a call: a frame the TOC counts, whole inside the data and
-   within the size limit (what frames__mem_next_raw_slow does then, step for step). */
+/* The common case without a call: a frame the TOC counts, whole inside the data (for a
+   paged reader: inside the bytes of its last view) and within the size limit (what
+   frames__mem_next_raw_slow does then, step for step). */
 FRAMES__INLINE int frames__mem_next_raw(frames_cursor *c, frames_raw *raw) {
     frames_reader *r = c->r;
-    uint64_t off = c->off, len;
+    uint64_t off = c->off, len, room;
+    const uint8_t *p;
     if (FRAMES__LIKELY(r->count_known && c->index < r->nframes && off < r->data_end &&
-                       r->data_end - off >= 8 && !r->paged)) {
-        len = frames__le64(r->data + off);
-        if (FRAMES__LIKELY(len <= r->data_end - off - 8 && len <= r->opt.limits.max_frame_size)) {
+                       r->data_end - off >= 8)) {
+        if (!r->paged) {
+            p = r->data + off;
+            room = r->data_end - off - 8;
+        } else if (off >= c->win_lo && c->win_hi >= 8 && off <= c->win_hi - 8) {
+            p = c->win + (off - c->win_lo);
+            room = (c->win_hi < r->data_end ? c->win_hi : r->data_end) - off - 8;
+        } else {
+            return frames__mem_next_raw_slow(c, raw);
+        }
+        len = frames__le64(p);
+        if (FRAMES__LIKELY(len <= room && len <= r->opt.limits.max_frame_size)) {
             frames__prefetch_ahead(c, off);
             raw->index = c->index++;
             raw->offset = off;
-            raw->payload = frames_bytes_of(r->data + off + 8, (size_t)len);
+            raw->payload = frames_bytes_of(p + 8, (size_t)len);
             c->off = off + 8 + len;
             return 1;
         }

@@ -747,6 +747,7 @@ typedef struct frames__zstd_state {
     size_t scap;
     frames__zstd_ahead *ahead; /* NULL until the cursor reads two chunks in a row */
     int no_ahead;              /* FRAMES_ZSTD_NO_READAHEAD, or the thread could not start */
+    uint64_t view_end;         /* where the bytes the last view returned go on to */
 } frames__zstd_state;
 
 /* How decompressing one chunk went, kept apart from the error message so that the
@@ -999,7 +1000,10 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
     const frames_zstd_chunk *c;
     if (s->chunk != UINT64_MAX) { /* most views fall in the chunk already decompressed */
         c = &m->chunks[s->chunk];
-        if (off >= c->uoffset && off + len <= c->uoffset + c->usize) return s->buf + (off - c->uoffset);
+        if (off >= c->uoffset && off + len <= c->uoffset + c->usize) {
+            s->view_end = c->uoffset + c->usize;
+            return s->buf + (off - c->uoffset);
+        }
     }
     k = frames_zstd_map_find(m, off);
     c = &m->chunks[k];
@@ -1013,6 +1017,7 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
             if (off != c->uoffset && err) err->frame = frame;
             return NULL;
         }
+        s->view_end = c->uoffset + c->usize;
         return s->buf + (off - c->uoffset);
     }
     if (len > s->scap) {
@@ -1034,8 +1039,11 @@ static const uint8_t *frames__zstd_view(void *state, uint64_t off, size_t len, u
         done += take;
         k++;
     }
+    s->view_end = off + len;   /* the copy ends there */
     return s->scratch;
 }
+
+static uint64_t frames__zstd_view_end(void *state) { return ((frames__zstd_state *)state)->view_end; }
 
 static void frames__zstd_source_close(void *ctx) { frames_zstd_map_close((frames_zstd_map *)ctx); }
 
@@ -1045,6 +1053,7 @@ static int frames__zstd_open_map(frames_reader **r, frames_zstd_map *m,
                                  const frames_reader_options *ro, frames_zstd_info *zinfo,
                                  frames_error *err) {
     frames_source src;
+    memset(&src, 0, sizeof src);
     if (zinfo) *zinfo = m->info;
     src.ctx = m;
     src.size = m->info.size;
@@ -1052,6 +1061,7 @@ static int frames__zstd_open_map(frames_reader **r, frames_zstd_map *m,
     src.state_close = frames__zstd_state_close;
     src.view = frames__zstd_view;
     src.close = frames__zstd_source_close;
+    src.view_end = frames__zstd_view_end;
     return frames_reader_open_source(r, &src, ro, err);
 }
 

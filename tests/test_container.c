@@ -941,6 +941,159 @@ static void test_fix_repairs_truncated_unfinished_trace(void **state) {
     frames_reader_close(back);
 }
 
+/* ---- a paged source (frames_reader_open_source) over a trace in memory, in chunks as a
+   compressed trace has them: each view loads its chunk into the one buffer (the chunk
+   before is gone, as a decompressing source's is) or copies a range over chunks into
+   scratch (and spoils the chunk buffer), so that a reader using bytes of an earlier view
+   reads wrong ones */
+typedef struct chunked_src {
+    const uint8_t *data;
+    uint64_t size, chunk;
+    unsigned long views;
+} chunked_src;
+
+typedef struct chunked_state {
+    chunked_src *s;
+    uint8_t *buf, *scratch;
+    uint64_t lo, end;
+    size_t slen;
+} chunked_state;
+
+static void *chunked_open(void *ctx) {
+    chunked_src *s = (chunked_src *)ctx;
+    chunked_state *st = (chunked_state *)calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->s = s;
+    st->buf = (uint8_t *)malloc((size_t)s->chunk);
+    st->scratch = (uint8_t *)malloc((size_t)s->size + 1);
+    st->lo = UINT64_MAX;
+    return st;
+}
+
+static void chunked_close(void *ctx, void *state) {
+    chunked_state *st = (chunked_state *)state;
+    (void)ctx;
+    free(st->buf);
+    free(st->scratch);
+    free(st);
+}
+
+static const uint8_t *chunked_view(void *state, uint64_t off, size_t len, uint64_t frame, frames_error *err) {
+    chunked_state *st = (chunked_state *)state;
+    chunked_src *s = st->s;
+    uint64_t lo = off / s->chunk * s->chunk, hi = lo + s->chunk < s->size ? lo + s->chunk : s->size;
+    (void)frame;
+    s->views++;
+    if (off > s->size || len > s->size - off) {
+        if (err) err->code = FRAMES_E_RANGE;
+        return NULL;
+    }
+    if (off + len <= hi) {
+        if (lo != st->lo) {
+            memset(st->buf, 0xEE, (size_t)s->chunk);
+            memcpy(st->buf, s->data + lo, (size_t)(hi - lo));
+            st->lo = lo;
+        }
+        st->end = hi;
+        return st->buf + (off - lo);
+    }
+    memset(st->scratch, 0xEE, st->slen);
+    memset(st->buf, 0xEE, (size_t)s->chunk);
+    st->lo = UINT64_MAX;
+    memcpy(st->scratch, s->data + off, len);
+    st->slen = len;
+    st->end = off + len;
+    return st->scratch;
+}
+
+static uint64_t chunked_view_end(void *state) { return ((chunked_state *)state)->end; }
+
+/* The records of a and b from where each stands to the end (or 1,000,000 calls): the
+   same codes, indexes, offsets and payload bytes. */
+static void same_records(int (*next)(void *, frames_raw *), void *a, void *b) {
+    frames_raw x, y;
+    int i, ra, rb;
+    for (i = 0; i < 1000000; i++) {
+        ra = next(a, &x);
+        rb = next(b, &y);
+        assert_int_equal(ra, rb);
+        if (ra == 0) return;
+        if (ra < 0) continue;
+        assert_int_equal(x.index, y.index);
+        assert_int_equal(x.offset, y.offset);
+        assert_int_equal(x.payload.len, y.payload.len);
+        if (x.payload.len) assert_memory_equal(x.payload.ptr, y.payload.ptr, x.payload.len);
+    }
+    fail_msg("no end after a million records");
+}
+
+static int reader_next_raw(void *r, frames_raw *raw) { return frames_reader_next_raw((frames_reader *)r, raw); }
+static int cursor_next_raw(void *c, frames_raw *raw) { return frames_cursor_next_raw((frames_cursor *)c, raw); }
+
+/* A paged reader over data in chunks of `chunk` bytes (with or without view_end) reads
+   what a memory reader reads: the views it asked for. */
+static unsigned long paged_reads_as_memory(const uint8_t *data, size_t size, uint64_t chunk, int with_end) {
+    chunked_src s;
+    frames_source src;
+    frames_reader *rm = NULL, *rp = NULL;
+    frames_cursor *cm = NULL, *cp = NULL;
+    frames_error err;
+    int om, op;
+    s.data = data;
+    s.size = size;
+    s.chunk = chunk;
+    s.views = 0;
+    memset(&src, 0, sizeof src);
+    src.ctx = &s;
+    src.size = size;
+    src.state_open = chunked_open;
+    src.state_close = chunked_close;
+    src.view = chunked_view;
+    if (with_end) src.view_end = chunked_view_end;
+    om = frames_reader_open_memory(&rm, data, size, NULL, &err);
+    op = frames_reader_open_source(&rp, &src, NULL, &err);
+    assert_int_equal(om, op);
+    if (om < 0) return s.views;
+    same_records(reader_next_raw, rm, rp);
+    assert_int_equal(frames_reader_truncated(rm), frames_reader_truncated(rp));
+    om = frames_cursor_open(&cm, rm, 3, &err);
+    op = frames_cursor_open(&cp, rp, 3, &err);
+    assert_int_equal(om, op);
+    if (om == FRAMES_OK) same_records(cursor_next_raw, cm, cp);
+    if (cm) frames_cursor_close(cm);
+    if (cp) frames_cursor_close(cp);
+    frames_reader_close(rm);
+    frames_reader_close(rp);
+    return s.views;
+}
+
+static void test_paged_source_reads_as_memory(void **state) {
+    static const char *const names[] = {"r02_all_frame_types_x86_64", "r05_toc_m4_n10_mips",
+                                        "r09_unfinished_no_finish_call", "r10_default_m_n10001",
+                                        "r11_pintraces_like_x86", "tcg_r02_all_frame_types"};
+    static const uint64_t chunks[] = {7, 64, 1000, 65536};
+    size_t i, j, cut;
+    (void)state;
+    for (i = 0; i < sizeof names / sizeof *names; i++) {
+        char rel[128];
+        size_t size = 0;
+        uint8_t *data;
+        snprintf(rel, sizeof rel, "vectors/frames/%s.frames", names[i]);
+        assert_non_null(data = tu_read_file(tu_shared(rel), &size));
+        for (cut = 0; cut <= 4; cut++) {   /* whole, then cut inside at 4 places */
+            size_t n = cut ? size * (5 - cut) / 5 + 3 : size;
+            for (j = 0; j < sizeof chunks / sizeof *chunks; j++) {
+                unsigned long with = paged_reads_as_memory(data, n, chunks[j], 1);
+                unsigned long without = paged_reads_as_memory(data, n, chunks[j], 0);
+                /* the 10,001 records of the finished trace come mostly from the views'
+                   bytes, not from a view each */
+                if (i == 3 && cut == 0 && chunks[j] >= 1000) assert_true(with * 10 < without);
+            }
+        }
+        free(data);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truncated_inside_frame_and_size_word),
@@ -953,6 +1106,7 @@ int main(void) {
         cmocka_unit_test(test_bad_frame_is_reported_with_position),
         cmocka_unit_test(test_stream_reader_one_byte_at_a_time),
         cmocka_unit_test(test_cursors_on_threads),
+        cmocka_unit_test(test_paged_source_reads_as_memory),
         cmocka_unit_test(test_writer_entry_counts_match_spec_table),
         cmocka_unit_test(test_writer_zero_frames),
         cmocka_unit_test(test_writer_non_seekable_sink_leaves_readable_unfinished_trace),
