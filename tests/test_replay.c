@@ -219,6 +219,102 @@ static void test_arm_aliasing(void **state) {
     frames_replay_regs_close(m);
 }
 
+/* Frames read to the end of data[0, len): their count; *last, *lastlen: the offset and
+   payload size of the last one; *cut: frames_reader_truncated after the pass. */
+static uint64_t read_to_end(const uint8_t *data, size_t len, uint64_t *last, uint64_t *lastlen, int *cut) {
+    frames_reader *rd;
+    frames_error err;
+    frames_raw raw;
+    uint64_t n = 0;
+    int got;
+    assert_int_equal(frames_reader_open_memory(&rd, data, len, NULL, &err), 0);
+    assert_int_equal(frames_reader_truncated(rd), 0);   /* nothing read: not known to be cut */
+    while ((got = frames_reader_next_raw(rd, &raw)) == 1) {
+        n++;
+        *last = raw.offset;
+        *lastlen = raw.payload.len;
+    }
+    assert_int_equal(got, 0);
+    *cut = frames_reader_truncated(rd);
+    frames_reader_close(rd);
+    return n;
+}
+
+/* frames_reader_truncated, which the index build asks instead of frames_reader_info_get
+   (whose TOC check reads every size word again): shared vectors whole are not cut; cut
+   inside the last record's size word or payload, a pass reads one frame less and says
+   cut, as a fresh reader's scan (frames_reader_info_get) does, at that record. */
+static void test_reader_truncated(void **state) {
+    static const char *const names[] = {"r02_all_frame_types_x86_64.frames", "r05_toc_m4_n10_mips.frames",
+                                        "r09_unfinished_no_finish_call.frames", "r10_default_m_n10001.frames",
+                                        "r11_pintraces_like_x86.frames"};
+    size_t v, k;
+    (void)state;
+    for (v = 0; v < sizeof names / sizeof names[0]; v++) {
+        char rel[128];
+        size_t len;
+        uint8_t *data;
+        uint64_t n, last = 0, lastlen = 0, l2, ll2;
+        int cut;
+        snprintf(rel, sizeof rel, "vectors/frames/%s", names[v]);
+        data = tu_read_file(tu_shared(rel), &len);
+        assert_non_null(data);
+        n = read_to_end(data, len, &last, &lastlen, &cut);
+        assert_true(n > 0);
+        assert_int_equal(cut, 0);
+        for (k = 0; k < 2; k++) {
+            size_t at_byte = (size_t)(k == 0 ? last + 3 : last + 8 + lastlen - 1);
+            frames_reader *rd;
+            frames_reader_info ri;
+            frames_error err;
+            assert_int_equal(read_to_end(data, at_byte, &l2, &ll2, &cut), n - 1);
+            assert_int_equal(cut, 1);
+            assert_int_equal(frames_reader_open_memory(&rd, data, at_byte, NULL, &err), 0);
+            assert_int_equal(frames_reader_info_get(rd, &ri), 0);
+            assert_true(ri.truncated);
+            assert_int_equal(ri.truncated_offset, last);
+            assert_int_equal(frames_reader_truncated(rd), 1);   /* the scan found it too */
+            frames_reader_close(rd);
+        }
+        free(data);
+    }
+}
+
+/* frames_reader_memory (the second segment's reader reads the first's bytes): a mapped
+   trace gives the file's bytes, a reader over memory the same pointer, one reading a
+   stream nothing. */
+static void test_reader_memory(void **state) {
+    const char *path = tu_shared("vectors/frames/r10_default_m_n10001.frames");
+    frames_reader *rd, *rd2;
+    frames_error err;
+    size_t len, n, n2;
+    uint8_t *data = tu_read_file(path, &len);
+    const uint8_t *mem, *mem2;
+    FILE *f;
+    (void)state;
+    assert_non_null(data);
+    assert_int_equal(frames_reader_open_path(&rd, path, NULL, &err), FRAMES_OK);
+    mem = frames_reader_memory(rd, &n);
+    assert_non_null(mem);
+    assert_int_equal(n, len);
+    assert_memory_equal(mem, data, len);
+    assert_int_equal(frames_reader_open_memory(&rd2, mem, n, NULL, &err), FRAMES_OK);
+    mem2 = frames_reader_memory(rd2, &n2);
+    assert_ptr_equal(mem2, mem);
+    assert_int_equal(n2, n);
+    frames_reader_close(rd2);
+    frames_reader_close(rd);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(frames_reader_open_file(&rd, f, NULL, &err), FRAMES_OK);
+    assert_int_equal(frames_reader_in_memory(rd), 0);   /* a FILE is read as a stream */
+    assert_null(frames_reader_memory(rd, &n));
+    assert_int_equal(n, 0);
+    frames_reader_close(rd);
+    fclose(f);
+    free(data);
+}
+
 #ifdef TU_RECORD_BUILT
 
 /* ---- the live program under gdb and its recording */
@@ -471,101 +567,6 @@ static void test_find(void **state) {
 
 /* ---- bad input */
 
-/* Frames read to the end of data[0, len): their count; *last, *lastlen: the offset and
-   payload size of the last one; *cut: frames_reader_truncated after the pass. */
-static uint64_t read_to_end(const uint8_t *data, size_t len, uint64_t *last, uint64_t *lastlen, int *cut) {
-    frames_reader *rd;
-    frames_error err;
-    frames_raw raw;
-    uint64_t n = 0;
-    int got;
-    assert_int_equal(frames_reader_open_memory(&rd, data, len, NULL, &err), 0);
-    assert_int_equal(frames_reader_truncated(rd), 0);   /* nothing read: not known to be cut */
-    while ((got = frames_reader_next_raw(rd, &raw)) == 1) {
-        n++;
-        *last = raw.offset;
-        *lastlen = raw.payload.len;
-    }
-    assert_int_equal(got, 0);
-    *cut = frames_reader_truncated(rd);
-    frames_reader_close(rd);
-    return n;
-}
-
-/* frames_reader_truncated, which the index build asks instead of frames_reader_info_get
-   (whose TOC check reads every size word again): shared vectors whole are not cut; cut
-   inside the last record's size word or payload, a pass reads one frame less and says
-   cut, as a fresh reader's scan (frames_reader_info_get) does, at that record. */
-static void test_reader_truncated(void **state) {
-    static const char *const names[] = {"r02_all_frame_types_x86_64.frames", "r05_toc_m4_n10_mips.frames",
-                                        "r09_unfinished_no_finish_call.frames", "r10_default_m_n10001.frames",
-                                        "r11_pintraces_like_x86.frames"};
-    size_t v, k;
-    (void)state;
-    for (v = 0; v < sizeof names / sizeof names[0]; v++) {
-        char rel[128];
-        size_t len;
-        uint8_t *data;
-        uint64_t n, last = 0, lastlen = 0, l2, ll2;
-        int cut;
-        snprintf(rel, sizeof rel, "vectors/frames/%s", names[v]);
-        data = tu_read_file(tu_shared(rel), &len);
-        assert_non_null(data);
-        n = read_to_end(data, len, &last, &lastlen, &cut);
-        assert_true(n > 0);
-        assert_int_equal(cut, 0);
-        for (k = 0; k < 2; k++) {
-            size_t at_byte = (size_t)(k == 0 ? last + 3 : last + 8 + lastlen - 1);
-            frames_reader *rd;
-            frames_reader_info ri;
-            frames_error err;
-            assert_int_equal(read_to_end(data, at_byte, &l2, &ll2, &cut), n - 1);
-            assert_int_equal(cut, 1);
-            assert_int_equal(frames_reader_open_memory(&rd, data, at_byte, NULL, &err), 0);
-            assert_int_equal(frames_reader_info_get(rd, &ri), 0);
-            assert_true(ri.truncated);
-            assert_int_equal(ri.truncated_offset, last);
-            assert_int_equal(frames_reader_truncated(rd), 1);   /* the scan found it too */
-            frames_reader_close(rd);
-        }
-        free(data);
-    }
-}
-
-/* frames_reader_memory (the second segment's reader reads the first's bytes): a mapped
-   trace gives the file's bytes, a reader over memory the same pointer, one reading a
-   stream nothing. */
-static void test_reader_memory(void **state) {
-    const char *path = tu_shared("vectors/frames/r10_default_m_n10001.frames");
-    frames_reader *rd, *rd2;
-    frames_error err;
-    size_t len, n, n2;
-    uint8_t *data = tu_read_file(path, &len);
-    const uint8_t *mem, *mem2;
-    FILE *f;
-    (void)state;
-    assert_non_null(data);
-    assert_int_equal(frames_reader_open_path(&rd, path, NULL, &err), FRAMES_OK);
-    mem = frames_reader_memory(rd, &n);
-    assert_non_null(mem);
-    assert_int_equal(n, len);
-    assert_memory_equal(mem, data, len);
-    assert_int_equal(frames_reader_open_memory(&rd2, mem, n, NULL, &err), FRAMES_OK);
-    mem2 = frames_reader_memory(rd2, &n2);
-    assert_ptr_equal(mem2, mem);
-    assert_int_equal(n2, n);
-    frames_reader_close(rd2);
-    frames_reader_close(rd);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(frames_reader_open_file(&rd, f, NULL, &err), FRAMES_OK);
-    assert_int_equal(frames_reader_in_memory(rd), 0);   /* a FILE is read as a stream */
-    assert_null(frames_reader_memory(rd, &n));
-    assert_int_equal(n, 0);
-    frames_reader_close(rd);
-    fclose(f);
-    free(data);
-}
 
 /* A cut trace: the index covers its complete frames; a changed trace makes the index
    stale (refused without build_index, rebuilt with it); a hostile index never crashes. */
