@@ -340,7 +340,9 @@ tools_without_optional() {
         done
     done
     wait
-    if cat "$tmp"/*.err | grep -q .; then
+    # grep reads the files itself: `cat | grep -q` under pipefail fails when grep stops
+    # at the first error before cat has written everything (SIGPIPE), hiding the errors
+    if grep -qs . "$tmp"/*.err; then
         cat "$tmp"/*.err >&2
         rm -rf "$tmp"
         die "the command or a test suite does not compile without an optional library (above)"

@@ -66,7 +66,7 @@ written() {
     ours "$file" "$@"
     bytes=$(stat -c %s "$file")
     frames=$("$FRAMES" info "$file" | sed -n 's/.*std_frame \([0-9]*\).*/\1/p' | head -1)
-    "$FRAMES" info "$file" | grep -q '^finished: yes' || { echo "$file: not a finished trace" >&2; exit 1; }
+    grep -q '^finished: yes' <<<"$("$FRAMES" info "$file")" || { echo "$file: not a finished trace" >&2; exit 1; }
     [ "$frames" = "$n" ] || { echo "$file: $frames std_frames for $n instructions" >&2; exit 1; }
     printf '%-10s valgrind engine writing .%-11s        : %9s instr/s wall, %6s ns CPU/instr, %6.1f bytes/instr  (load %s)\n' \
         "$name" "$(basename "$file" | cut -d. -f2-)" "$(rate "$n" "$secs")" "$(nspi "$cpu" "$n")" \
