@@ -1475,8 +1475,7 @@ typedef struct frames__replay_tpl {
 } frames__replay_tpl;
 
 FRAMES__INLINE frames__replay_tpl *frames__replay_tpl_slot(const frames__replay_builder *b, const uint8_t *p, size_t len) {
-    uint64_t h = (frames__le64(p) ^ frames__le64(p + 8) ^ (uint64_t)len) * 0x9E3779B97F4A7C15ull;
-    return &b->tpl[h >> (64 - FRAMES__REPLAY_TPLS_LOG2)];
+    return &b->tpl[frames__shape_slot(p, len, FRAMES__REPLAY_TPLS_LOG2)];
 }
 
 /* Keep the view v just read from [p, p + len) as its template (if it fits one). */
@@ -1484,7 +1483,7 @@ static FRAMES__UNUSED void frames__replay_tpl_keep(frames__replay_builder *b, co
                                                    const frames__replay_view *v) {
     frames__replay_tpl *t;
     size_t k;
-    if (len < 16 || len > FRAMES__REPLAY_TPL_BYTES || v->n > FRAMES__REPLAY_TPL_OPS) return;
+    if (len < FRAMES__SHAPE_MIN || len > FRAMES__REPLAY_TPL_BYTES || v->n > FRAMES__REPLAY_TPL_OPS) return;
     if (!b->tpl && !(b->tpl = (frames__replay_tpl *)frames__zalloc(FRAMES__REPLAY_TPLS * sizeof *b->tpl, b->actx)))
         return;
     t = frames__replay_tpl_slot(b, p, len);
@@ -1518,33 +1517,19 @@ static FRAMES__UNUSED void frames__replay_tpl_keep(frames__replay_builder *b, co
 static FRAMES__UNUSED int frames__replay_tpl_view(frames__replay_builder *b, const uint8_t *p, size_t len,
                                                   frames__replay_view *v) {
     const frames__replay_tpl *t;
-    uint64_t diff = 0;
-    size_t i, k;
+    size_t k;
     frames__replay_op *ops;
-    if (!b->tpl || len < 16 || len > FRAMES__REPLAY_TPL_BYTES) return 0;
+    if (!b->tpl || len < FRAMES__SHAPE_MIN || len > FRAMES__REPLAY_TPL_BYTES) return 0;
     t = frames__replay_tpl_slot(b, p, len);
-    if (t->len != len) return 0;
-    for (i = 0; i + 8 <= len; i += 8)
-        diff |= (frames__le64(p + i) ^ frames__le64(t->bytes + i)) & frames__le64(t->mask + i);
-    for (; i < len; i++) diff |= (uint64_t)((p[i] ^ t->bytes[i]) & t->mask[i]);
-    if (diff) return 0;
+    if (t->len != len || !frames__masked_equal(p, t->bytes, t->mask, len)) return 0;
     if (frames__replay_view_room(b, b->opbase + t->n) < 0) return -1;
     ops = b->ops + b->opbase;
     for (k = 0; k < t->n; k++) {
         ops[k] = t->ops[k];
         if (ops[k].value) ops[k].value = p + t->voff[k];
-        if (ops[k].kind == FRAMES__REPLAY_OP_MEM) {
-            const uint8_t *q = p + t->aoff[k];
-            uint64_t a = 0;
-            unsigned j;
-            for (j = 0; j + 1 < t->alen[k]; j++) {   /* a varint of the same length */
-                if (!(q[j] & 0x80)) return 0;
-                a |= (uint64_t)(q[j] & 0x7F) << (7 * j);
-            }
-            /* as frames__fast_varint: no zero last byte after others, 64 bits at most */
-            if (q[j] & 0x80 || (j > 0 && q[j] == 0) || (j == 9 && q[j] > 1)) return 0;
-            ops[k].address = a | (uint64_t)q[j] << (7 * j);
-            ops[k].at = q;
+        if (ops[k].kind == FRAMES__REPLAY_OP_MEM) {   /* a varint of the same length */
+            if (!frames__varint_of_len(p + t->aoff[k], t->alen[k], &ops[k].address)) return 0;
+            ops[k].at = p + t->aoff[k];
         }
     }
     v->address = t->address;

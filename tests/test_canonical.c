@@ -43,7 +43,9 @@ static int taken_and_exact(frames_reader *r, frames_decoder *d, const uint8_t *p
     return 1;
 }
 
-/* Every byte of the record changed in several ways, and every shorter length. */
+/* Every byte of the record changed in several ways, and every shorter length. Each
+   right after the record itself, so that it meets the shape the record leaves in the
+   reader (a near miss taken by the full check may replace it). */
 static void near_misses(frames_reader *r, frames_decoder *d, const frames_raw *raw, tally *t) {
     static const int deltas[] = {1, -1, 0x80, 0x40, 0x08, 0x02};
     uint8_t m[4096];
@@ -51,6 +53,7 @@ static void near_misses(frames_reader *r, frames_decoder *d, const frames_raw *r
     if (len > sizeof m) return;
     for (i = 0; i < len; i++) {
         for (k = 0; k < sizeof deltas / sizeof deltas[0]; k++) {
+            frames_reader_raw_is_canonical(r, raw);
             memcpy(m, raw->payload.ptr, len);
             m[i] = (uint8_t)(k < 2 ? m[i] + deltas[k] : m[i] ^ deltas[k]);
             t->mutants++;
