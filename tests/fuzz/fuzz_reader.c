@@ -12,6 +12,8 @@
    - frames_reader_count equals the records delivered; seek(i) and a cursor opened at i
      continue with record i; seek(count) ends the trace, seek(count + 1) is a range error;
    - decoding a record in the reader gives the same result as frames_decode_frame;
+   - a record frames_reader_raw_is_canonical takes (also through the layout of an earlier
+     record it took) decodes without a flag and encodes again to exactly its bytes;
    - with a small frame size limit the same records are delivered, those above the limit
      as FRAMES_E_LIMIT, and the stream reader agrees;
    - frames_fix turns every trace that opens into a finished trace with exactly the
@@ -197,6 +199,29 @@ static void fz_check_decoding(frames_reader *r, const fz_run *seq, uint32_t flag
     frames_decoder_free(&d);
 }
 
+/* Every record the canonical check takes, whether by its walk or by the layout an earlier
+   record left (the fuzzer's records are often such near copies), is what decoding and
+   encoding it again gives. */
+static void fz_check_canonical(frames_reader *r) {
+    static uint8_t again[65536];
+    frames_decoder d;
+    frames_frame f;
+    frames_raw raw;
+    size_t n;
+    int k;
+    if (frames_reader_seek(r, 0) < 0) return;
+    frames_decoder_init(&d, NULL, 0, NULL);
+    for (k = 0; k < 2000 && frames_reader_next_raw(r, &raw) > 0; k++) {
+        if (!frames_reader_raw_is_canonical(r, &raw)) continue;
+        FZ_CHECK(frames_decode_frame(&d, raw.payload.ptr, raw.payload.len, &f, NULL) == FRAMES_OK);
+        FZ_CHECK(f.flags == 0);
+        n = 0;
+        FZ_CHECK(frames_encode_frame(&f, FRAMES_ENC_LENIENT, again, sizeof again, &n, NULL) == FRAMES_OK);
+        FZ_CHECK(n == raw.payload.len && memcmp(again, raw.payload.ptr, n) == 0);
+    }
+    frames_decoder_free(&d);
+}
+
 /* Stream input: a callback that returns pseudo-random short reads. */
 typedef struct fz_src {
     const uint8_t *p;
@@ -320,6 +345,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(run_toc.stat_rc == FRAMES_OK);
         fz_check_random_access(r, &run_toc, 0, size);
         fz_check_decoding(r, &run_toc, 0);
+        fz_check_canonical(r);
         frames_reader_close(r);
     }
 
