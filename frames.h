@@ -219,6 +219,7 @@
      hash tables
      little-endian words
      varints
+     record shapes
      sinks
      ELF program headers
      files named by input
@@ -1387,7 +1388,7 @@ FRAMES_DEF int frames_rec_crash_finish(frames_recorder *r, frames_rec_shared *sh
    The private code every header's implementation uses: allocator defaults, attributes,
    message formatting, the position-carrying fail, array growth, bounded text, the
    warning list, hashing and the hash table, little-endian loads and stores (and a
-   value's integer, hex digits), varints, sinks, ELF program headers.
+   value's integer, hex digits), varints, record shapes, sinks, ELF program headers.
    Compiled once per translation unit whatever *_IMPLEMENTATION macros it defines: the
    implementation of another header asks for them with
        #define FRAMES__WANT_HELPERS
