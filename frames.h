@@ -128,10 +128,11 @@
    defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
    the one warning list (frames__warn_add), hashing and the one hash table
    (frames__htab), little-endian loads and stores and a value's integer, varints, sink
-   construction, ELF program headers) found in frames.h under "SHARED PRIVATE HELPERS":
-   what two headers need is written there once. Facts about traces are decided once, in
-   frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another
-   header. A library message says what is wrong, never which command of the CLI to run.
+   construction, ELF program headers; the one worker thread, frames__worker, compiled
+   only when asked for: FRAMES__WANT_WORKER) found in frames.h under "SHARED PRIVATE
+   HELPERS": what two headers need is written there once. Facts about traces are
+   decided once, in frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never
+   again in another header. A library message says what is wrong, never which command of the CLI to run.
    Sections start with a banner of '=' (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
