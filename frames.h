@@ -128,10 +128,11 @@
    defaults, attributes, the position-carrying fail, growth, bounded text and hex digits,
    the one warning list (frames__warn_add), hashing and the one hash table
    (frames__htab), little-endian loads and stores and a value's integer, varints, sink
-   construction, ELF program headers) found in frames.h under "SHARED PRIVATE HELPERS":
-   what two headers need is written there once. Facts about traces are decided once, in
-   frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never again in another
-   header. A library message says what is wrong, never which command of the CLI to run.
+   construction, ELF program headers; the one worker thread, frames__worker, compiled
+   only when asked for: FRAMES__WANT_WORKER) found in frames.h under "SHARED PRIVATE
+   HELPERS": what two headers need is written there once. Facts about traces are
+   decided once, in frames.h (frames_arch_is_x86_64, frames_frame_peek_kind), never
+   again in another header. A library message says what is wrong, never which command of the CLI to run.
    Sections start with a banner of '=' (major) or '-' (minor) lines that grep finds.
 
    ---------------------------------------------------------------------------------------
@@ -223,6 +224,7 @@
      sinks
      ELF program headers
      files named by input
+   SHARED PRIVATE HELPERS: the worker thread (asked for: FRAMES__WANT_WORKER)
    IMPLEMENTATION
      errors and names
      wire primitives
@@ -2300,6 +2302,137 @@ static FRAMES__UNUSED FILE *frames__fopen_untrusted(const char *path, uint64_t m
 }
 #endif
 #endif /* shared private helpers */
+
+/* ======================================================================================
+   SHARED PRIVATE HELPERS: the worker thread
+
+   One thread that runs the jobs handed to it, in order, while the caller goes on (the
+   Parquet writer thread, a .frames.zst cursor's read-ahead, the index build's second
+   segment, frames cat's writing thread). A job is `size` bytes copied into one of
+   `nslots` slots of the caller's memory (nothing is allocated) and run as fn(ctx, job);
+   handing one over waits for a free slot. The first job that fails (returns < 0) is
+   kept: the jobs after it are dropped and every call returns its code. When the thread
+   cannot start, frames__worker_put runs each job itself. It needs POSIX threads, which
+   frames.h alone does not, so it is compiled only when asked for, by the implementation
+   of a header whose threads are on (or a tool):
+       #define FRAMES__WANT_WORKER
+       #include "frames.h"
+   ====================================================================================== */
+#if defined(FRAMES__WANT_WORKER) && !defined(FRAMES_NO_POSIX) && !defined(FRAMES__WORKER_INCLUDED)
+#define FRAMES__WORKER_INCLUDED
+#include <pthread.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int (*frames__worker_fn)(void *ctx, const void *job);
+
+typedef struct frames__worker {
+    frames__worker_fn fn;
+    void *ctx;
+    unsigned char *slots;        /* nslots jobs of size bytes each */
+    size_t size;
+    unsigned nslots, head, tail; /* jobs handed over and not done yet: tail - head */
+    int rc;                      /* FRAMES_OK, or the first job's error */
+    int threaded, quit;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* a job was handed over or done, or quit */
+} frames__worker;
+
+FRAMES__STATIC_DEF void *frames__worker_main(void *arg) {
+    frames__worker *k = (frames__worker *)arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        const void *job;
+        int rc;
+        while (k->head == k->tail && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
+        if (k->head == k->tail) break;   /* quit, and every job done */
+        job = k->size ? k->slots + (size_t)(k->head % k->nslots) * k->size : NULL;
+        pthread_mutex_unlock(&k->mu);
+        rc = k->rc < 0 ? k->rc : k->fn(k->ctx, job);   /* only this thread writes k->rc */
+        pthread_mutex_lock(&k->mu);
+        if (rc < 0) k->rc = rc;
+        k->head++;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* Start the thread for jobs of `size` bytes (0: none) in nslots slots at `slots`: 1, or 0
+   when it could not start (then every job runs inline). */
+FRAMES__STATIC_DEF int frames__worker_start(frames__worker *k, frames__worker_fn fn, void *ctx,
+                                            void *slots, size_t size, unsigned nslots) {
+    memset(k, 0, sizeof *k);
+    k->fn = fn;
+    k->ctx = ctx;
+    k->slots = (unsigned char *)slots;
+    k->size = size;
+    k->nslots = nslots ? nslots : 1;
+    if (pthread_mutex_init(&k->mu, NULL) != 0) return 0;
+    if (pthread_cond_init(&k->cv, NULL) != 0) {
+        pthread_mutex_destroy(&k->mu);
+        return 0;
+    }
+    if (pthread_create(&k->thread, NULL, frames__worker_main, k) != 0) {
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        return 0;
+    }
+    return k->threaded = 1;
+}
+
+/* Hand a job over (copied: the caller may reuse *job at once), once a slot is free; or run
+   it here without a thread. FRAMES_OK, or the first error (then the job is dropped). */
+FRAMES__STATIC_DEF int frames__worker_put(frames__worker *k, const void *job) {
+    int rc;
+    if (!k->threaded) {
+        if (k->rc >= 0 && (rc = k->fn(k->ctx, job)) < 0) k->rc = rc;
+        return k->rc;
+    }
+    pthread_mutex_lock(&k->mu);
+    while (k->tail - k->head == k->nslots) pthread_cond_wait(&k->cv, &k->mu);
+    if ((rc = k->rc) >= 0) {
+        if (job && k->size) memcpy(k->slots + (size_t)(k->tail % k->nslots) * k->size, job, k->size);
+        k->tail++;
+        pthread_cond_broadcast(&k->cv);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+/* Until every job handed over is done (what they wrote is then the caller's to read):
+   FRAMES_OK or the first error. */
+FRAMES__STATIC_DEF int frames__worker_wait(frames__worker *k) {
+    int rc;
+    if (!k->threaded) return k->rc;
+    pthread_mutex_lock(&k->mu);
+    while (k->head != k->tail) pthread_cond_wait(&k->cv, &k->mu);
+    rc = k->rc;
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+/* The jobs handed over are done, then the thread ends. */
+FRAMES__STATIC_DEF void frames__worker_stop(frames__worker *k) {
+    if (!k->threaded) return;
+    pthread_mutex_lock(&k->mu);
+    k->quit = 1;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    pthread_join(k->thread, NULL);
+    pthread_cond_destroy(&k->cv);
+    pthread_mutex_destroy(&k->mu);
+    k->threaded = 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* the worker thread */
 
 /* ======================================================================================
    IMPLEMENTATION

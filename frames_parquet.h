@@ -253,17 +253,17 @@ FRAMES_PARQUET_DEF void frames_parquet_export_abandon(frames_parquet_export *x);
 #ifndef FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 #define FRAMES_PARQUET_IMPLEMENTATION_INCLUDED
 
+#if !defined(FRAMES_PARQUET_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_PARQUET_NO_THREADS
+#endif
+#ifndef FRAMES_PARQUET_NO_THREADS
+#define FRAMES__WANT_WORKER    /* the writer thread */
+#endif
 #define FRAMES__WANT_HELPERS   /* allocator defaults, fail, grow, little-endian stores */
 #include "frames.h"
 #include <string.h>
 #ifdef FRAMES_PARQUET_LIBZSTD
 #include <zstd.h>
-#endif
-#if !defined(FRAMES_PARQUET_NO_THREADS) && defined(FRAMES_NO_POSIX)
-#define FRAMES_PARQUET_NO_THREADS
-#endif
-#ifndef FRAMES_PARQUET_NO_THREADS
-#include <pthread.h>
 #endif
 
 #ifdef __cplusplus
@@ -1835,34 +1835,14 @@ static int frames__pq_flush_group(frames_parquet *w) {
    writes every row group itself. */
 #ifndef FRAMES_PARQUET_NO_THREADS
 typedef struct frames__pq_worker {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    frames_parquet *out;   /* only the thread touches it while busy */
-    int busy, quit;
+    frames__worker thread;
+    frames_parquet *out;   /* only the thread touches it while a row group is handed over */
 } frames__pq_worker;
 
-static void *frames__pq_worker_main(void *arg) {
-    frames__pq_worker *k = (frames__pq_worker *)arg;
-    pthread_mutex_lock(&k->mu);
-    for (;;) {
-        while (!k->busy && !k->quit) pthread_cond_wait(&k->cv, &k->mu);
-        if (!k->busy) break;   /* quit, nothing left to write */
-        pthread_mutex_unlock(&k->mu);
-        frames__pq_flush_group(k->out);   /* an error stays in out (failed) */
-        pthread_mutex_lock(&k->mu);
-        k->busy = 0;
-        pthread_cond_broadcast(&k->cv);
-    }
-    pthread_mutex_unlock(&k->mu);
-    return NULL;
-}
-
-/* Wait until the thread has written its row group. */
-static void frames__pq_worker_wait(frames__pq_worker *k) {
-    pthread_mutex_lock(&k->mu);
-    while (k->busy) pthread_cond_wait(&k->cv, &k->mu);
-    pthread_mutex_unlock(&k->mu);
+static int frames__pq_worker_run(void *out, const void *job) {
+    (void)job;
+    frames__pq_flush_group((frames_parquet *)out);   /* an error stays in out (failed) */
+    return FRAMES_OK;
 }
 
 /* The thread's writer: w's sink, offset and options, columns of its own. NULL if out of
@@ -1900,13 +1880,7 @@ static frames_parquet *frames__pq_worker_writer(const frames_parquet *w) {
 }
 
 static void frames__pq_worker_stop(frames__pq_worker *k, void *a) {
-    pthread_mutex_lock(&k->mu);
-    k->quit = 1;
-    pthread_cond_broadcast(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    pthread_join(k->thread, NULL);
-    pthread_cond_destroy(&k->cv);
-    pthread_mutex_destroy(&k->mu);
+    frames__worker_stop(&k->thread);
     frames_parquet_abandon(k->out);
     FRAMES_FREE(k, a);
 }
@@ -1916,24 +1890,17 @@ static int frames__pq_worker_start(frames_parquet *w) {
     void *a = w->o.alloc_ctx;
     frames__pq_worker *k = (frames__pq_worker *)FRAMES_MALLOC(sizeof *k, a);
     if (!k) return -1;
-    memset(k, 0, sizeof *k);
     if (!(k->out = frames__pq_worker_writer(w))) {
         FRAMES_FREE(k, a);
         return -1;
     }
-    if (pthread_mutex_init(&k->mu, NULL) != 0) goto no_mutex;
-    if (pthread_cond_init(&k->cv, NULL) != 0) goto no_cond;
-    if (pthread_create(&k->thread, NULL, frames__pq_worker_main, k) != 0) goto no_thread;
+    if (!frames__worker_start(&k->thread, frames__pq_worker_run, k->out, NULL, 0, 1)) {
+        frames_parquet_abandon(k->out);
+        FRAMES_FREE(k, a);
+        return -1;
+    }
     w->worker = k;
     return FRAMES_OK;
-no_thread:
-    pthread_cond_destroy(&k->cv);
-no_cond:
-    pthread_mutex_destroy(&k->mu);
-no_mutex:
-    frames_parquet_abandon(k->out);
-    FRAMES_FREE(k, a);
-    return -1;
 }
 
 /* After a wait: the thread's error becomes w's; and the history of each column's pages
@@ -1958,18 +1925,14 @@ static int frames__pq_hand_over(frames_parquet *w) {
     frames__pq_worker *k = w->worker;
     frames__pq_col *filled = w->cols;
     int rc;
-    frames__pq_worker_wait(k);
+    frames__worker_wait(&k->thread);
     if ((rc = frames__pq_worker_sync(w, filled)) < 0) return rc;
     w->cols = k->out->cols;
     k->out->cols = filled;
     k->out->group_rows = w->group_rows;
     w->group_rows = 0;
     w->ngroups++;   /* for frames_parquet_info_get; the thread counts its own */
-    pthread_mutex_lock(&k->mu);
-    k->busy = 1;
-    pthread_cond_broadcast(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    return FRAMES_OK;
+    return frames__worker_put(&k->thread, NULL);
 }
 
 /* Back to writing here (finish): the thread's offset and row groups become w's. */
@@ -1977,7 +1940,7 @@ static int frames__pq_worker_end(frames_parquet *w) {
     frames__pq_worker *k = w->worker;
     frames__parquet_tc groups;
     int rc;
-    frames__pq_worker_wait(k);
+    frames__worker_wait(&k->thread);
     rc = frames__pq_worker_sync(w, w->cols);
     if (rc == FRAMES_OK) {
         groups = w->groups;   /* empty: w wrote no row group since the thread started */

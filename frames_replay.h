@@ -435,6 +435,9 @@ FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machi
 #ifndef FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
 #define FRAMES_REPLAY_IMPLEMENTATION_INCLUDED
 
+#if !defined(FRAMES_NO_STDIO) && !defined(FRAMES_NO_POSIX) && !defined(FRAMES_REPLAY_NO_THREADS)
+#define FRAMES__WANT_WORKER   /* the index build's second segment */
+#endif
 #define FRAMES__WANT_HELPERS
 #include "frames.h"
 /* compressed traces are files: without stdio or POSIX there are none to open */
@@ -455,7 +458,6 @@ FRAMES_REPLAY_DEF int frames_replay_stack_classify(uint32_t arch, uint64_t machi
 #include <unistd.h>
 #ifndef FRAMES_REPLAY_NO_THREADS
 #define FRAMES__REPLAY_THREADS 1
-#include <pthread.h>
 #endif
 #endif
 
@@ -2217,31 +2219,32 @@ static FRAMES__UNUSED int frames__replay_is_insn(frames__replay_acc *a) {
 }
 
 /* The second segment's thread: walk to its first instruction, index to the end. */
-static FRAMES__UNUSED void *frames__replay_seg_run(void *arg) {
+static FRAMES__UNUSED int frames__replay_seg_run(void *arg, const void *job) {
     frames__replay_seg *s = (frames__replay_seg *)arg;
     frames__replay_acc *a = &s->a;
     frames__replay_view v;
     uint64_t n = 0;
     int got;
-    s->rc = -1;
+    (void)job;
+    s->rc = -1;   /* 0 once indexed to the end (the worker keeps no error of its own) */
     for (;;) {
-        if (frames__replay_read(a, &s->err) <= 0) return NULL;
+        if (frames__replay_read(a, &s->err) <= 0) return FRAMES_OK;
         if (a->raw.offset < s->from) {
             n += (uint64_t)frames__replay_is_insn(a);
             continue;
         }
         if ((got = frames__replay_view_of(&s->b, a, &v, &s->err)) == 0) continue;
-        if (got != 1) return NULL;
+        if (got != 1) return FRAMES_OK;
         if (n && (n & (FRAMES__REPLAY_BLOCK - 1)) == 0) break;   /* not instruction 0 */
         n++;
     }
     s->first_insn = a->insn = n;
     s->first_frame = a->raw.index;
-    if (frames__replay_index_insn(s->r, &s->b, a, &v, s->b.ops + v.first, &s->err) != FRAMES_OK) return NULL;
-    if (frames__replay_index_run(s->r, &s->b, a, UINT64_MAX, UINT64_MAX, &s->err) != 0) return NULL;
-    if (frames__replay_finish_lines(&s->b) < 0) return NULL;
+    if (frames__replay_index_insn(s->r, &s->b, a, &v, s->b.ops + v.first, &s->err) != FRAMES_OK) return FRAMES_OK;
+    if (frames__replay_index_run(s->r, &s->b, a, UINT64_MAX, UINT64_MAX, &s->err) != 0) return FRAMES_OK;
+    if (frames__replay_finish_lines(&s->b) < 0) return FRAMES_OK;
     s->rc = 0;
-    return NULL;
+    return FRAMES_OK;
 }
 
 /* Would the one-thread build have stayed within the budget (and the line table within
@@ -2362,17 +2365,18 @@ done:
 static FRAMES__UNUSED int frames__replay_build_split(frames_replay *r, frames__replay_builder *b, frames__replay_acc *a,
                                                      frames__replay_seg *s, int *joined, frames_error *err) {
     const frames_header *h = frames_reader_header(r->reader);
-    pthread_t th;
+    frames__worker th;
     int got;
     s->r = r;
     frames__replay_builder_init(r, &s->b);
     s->from = r->o.build_split ? r->o.build_split : r->stamp.size / 1000 * FRAMES__REPLAY_SPLIT_PERMILLE;
     if (frames__replay_open_second(r, &s->a.rd, &s->err) != FRAMES_OK ||
         frames_replay_regs_open(&s->a.m, (uint32_t)h->arch, h->machine, r->o.max_threads, r->actx, &s->err) != FRAMES_OK ||
-        pthread_create(&th, NULL, frames__replay_seg_run, s) != 0)
+        !frames__worker_start(&th, frames__replay_seg_run, s, NULL, 0, 1))
         return FRAMES__REPLAY_HELD;
+    frames__worker_put(&th, NULL);
     got = frames__replay_index_run(r, b, a, s->from, UINT64_MAX, err);
-    pthread_join(th, NULL);
+    frames__worker_stop(&th);
     /* the records between the cut's offset and the second segment's first one */
     if (got == FRAMES__REPLAY_HELD && s->rc == 0) got = frames__replay_index_run(r, b, a, UINT64_MAX, s->first_frame, err);
     if (got != FRAMES__REPLAY_HELD || s->rc != 0 || a->raw.index != s->first_frame) return got;

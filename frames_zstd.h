@@ -276,6 +276,12 @@ FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, fra
 #ifndef FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 #define FRAMES_ZSTD_IMPLEMENTATION_INCLUDED
 
+#if !defined(FRAMES_ZSTD_NO_THREADS) && defined(FRAMES_NO_POSIX)
+#define FRAMES_ZSTD_NO_THREADS
+#endif
+#ifndef FRAMES_ZSTD_NO_THREADS
+#define FRAMES__WANT_WORKER    /* the read-ahead thread */
+#endif
 #define FRAMES__WANT_HELPERS   /* frames.h's shared private helpers: fail, le loads */
 #include "frames.h"
 
@@ -290,9 +296,6 @@ FRAMES_ZSTD_DEF int frames_zstd_compress_fd(int in_fd, frames_zstd_sink *zs, fra
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#endif
-#if !defined(FRAMES_ZSTD_NO_THREADS) && defined(FRAMES_NO_POSIX)
-#define FRAMES_ZSTD_NO_THREADS
 #endif
 #ifndef FRAMES_ZSTD_NO_THREADS
 #include <pthread.h>
@@ -799,33 +802,20 @@ static void frames__zstd_decompress_chunk(frames_zstd_map *m, ZSTD_DCtx *d, uint
    frames_zstd_map_decompressed (a chunk counts when the reader takes it). */
 #ifndef FRAMES_ZSTD_NO_THREADS
 struct frames__zstd_ahead {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+    frames__worker worker;
     frames_zstd_map *m;
     ZSTD_DCtx *d;
     uint8_t *buf;
     size_t cap;
     uint64_t chunk;            /* chunk asked for or held, UINT64_MAX: none */
-    int busy;                  /* the thread is decompressing it */
-    int quit;
+    uint64_t job;              /* the worker's slot: the chunk it decompresses */
     frames__zstd_outcome out;
 };
 
-static void *frames__zstd_ahead_main(void *arg) {
-    frames__zstd_ahead *a = (frames__zstd_ahead *)arg;
-    pthread_mutex_lock(&a->mu);
-    for (;;) {
-        while (!a->busy && !a->quit) pthread_cond_wait(&a->cv, &a->mu);
-        if (a->quit) break;
-        pthread_mutex_unlock(&a->mu);
-        frames__zstd_decompress_chunk(a->m, a->d, a->chunk, &a->buf, &a->cap, &a->out);
-        pthread_mutex_lock(&a->mu);
-        a->busy = 0;
-        pthread_cond_broadcast(&a->cv);
-    }
-    pthread_mutex_unlock(&a->mu);
-    return NULL;
+static int frames__zstd_ahead_run(void *ctx, const void *job) {
+    frames__zstd_ahead *a = (frames__zstd_ahead *)ctx;
+    frames__zstd_decompress_chunk(a->m, a->d, *(const uint64_t *)job, &a->buf, &a->cap, &a->out);
+    return FRAMES_OK;
 }
 
 static void frames__zstd_ahead_free(frames__zstd_ahead *a) {
@@ -841,22 +831,8 @@ static frames__zstd_ahead *frames__zstd_ahead_start(frames_zstd_map *m) {
     if (!a) return NULL;
     a->m = m;
     a->chunk = UINT64_MAX;
-    if (!(a->d = ZSTD_createDCtx())) {
-        frames__zstd_ahead_free(a);
-        return NULL;
-    }
-    if (pthread_mutex_init(&a->mu, NULL) != 0) {
-        frames__zstd_ahead_free(a);
-        return NULL;
-    }
-    if (pthread_cond_init(&a->cv, NULL) != 0) {
-        pthread_mutex_destroy(&a->mu);
-        frames__zstd_ahead_free(a);
-        return NULL;
-    }
-    if (pthread_create(&a->thread, NULL, frames__zstd_ahead_main, a) != 0) {
-        pthread_cond_destroy(&a->cv);
-        pthread_mutex_destroy(&a->mu);
+    if (!(a->d = ZSTD_createDCtx()) ||
+        !frames__worker_start(&a->worker, frames__zstd_ahead_run, a, &a->job, sizeof a->job, 1)) {
         frames__zstd_ahead_free(a);
         return NULL;
     }
@@ -864,30 +840,8 @@ static frames__zstd_ahead *frames__zstd_ahead_start(frames_zstd_map *m) {
 }
 
 static void frames__zstd_ahead_stop(frames__zstd_ahead *a) {
-    pthread_mutex_lock(&a->mu);
-    a->quit = 1;
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->mu);
-    pthread_join(a->thread, NULL);
-    pthread_cond_destroy(&a->cv);
-    pthread_mutex_destroy(&a->mu);
+    frames__worker_stop(&a->worker);
     frames__zstd_ahead_free(a);
-}
-
-/* Wait until the thread is idle (its chunk, if any, is ready). */
-static void frames__zstd_ahead_wait(frames__zstd_ahead *a) {
-    pthread_mutex_lock(&a->mu);
-    while (a->busy) pthread_cond_wait(&a->cv, &a->mu);
-    pthread_mutex_unlock(&a->mu);
-}
-
-static void frames__zstd_ahead_ask(frames__zstd_ahead *a, uint64_t k) {
-    pthread_mutex_lock(&a->mu);
-    while (a->busy) pthread_cond_wait(&a->cv, &a->mu);
-    a->chunk = k;
-    a->busy = 1;
-    pthread_cond_broadcast(&a->cv);
-    pthread_mutex_unlock(&a->mu);
 }
 
 /* Chunk k from the thread into s->buf when it holds it (1), else 0. */
@@ -896,7 +850,7 @@ static int frames__zstd_ahead_take(frames__zstd_state *s, uint64_t k, frames__zs
     uint8_t *b;
     size_t cap;
     if (!a || a->chunk != k) return 0; /* a->chunk is only written by this thread */
-    frames__zstd_ahead_wait(a);
+    frames__worker_wait(&a->worker);
     b = s->buf, cap = s->cap;          /* the buffers change hands */
     s->buf = a->buf, s->cap = a->cap;
     a->buf = b, a->cap = cap;
@@ -908,6 +862,7 @@ static int frames__zstd_ahead_take(frames__zstd_state *s, uint64_t k, frames__zs
 
 /* After chunk k was loaded: have the next one decompressed ahead when reading goes on. */
 static void frames__zstd_ahead_next(frames__zstd_state *s, uint64_t k) {
+    uint64_t next;
     if (s->no_ahead || k + 1 >= s->m->nchunks) return;
     if (!s->ahead) {
         if (s->last == UINT64_MAX || s->last + 1 != k) return; /* not reading in a row (yet) */
@@ -916,7 +871,9 @@ static void frames__zstd_ahead_next(frames__zstd_state *s, uint64_t k) {
             return;
         }
     }
-    frames__zstd_ahead_ask(s->ahead, k + 1);
+    next = k + 1;
+    frames__worker_put(&s->ahead->worker, &next);
+    s->ahead->chunk = next;
 }
 #else
 struct frames__zstd_ahead {
