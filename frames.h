@@ -2308,13 +2308,13 @@ static FRAMES__UNUSED FILE *frames__fopen_untrusted(const char *path, uint64_t m
 
    One thread that runs the jobs handed to it, in order, while the caller goes on (the
    Parquet writer thread, a .frames.zst cursor's read-ahead, the index build's second
-   segment, frames cat's writing thread). A job is `size` bytes copied into one of
+   segment). A job is `size` bytes copied into one of
    `nslots` slots of the caller's memory (nothing is allocated) and run as fn(ctx, job);
    handing one over waits for a free slot. The first job that fails (returns < 0) is
    kept: the jobs after it are dropped and every call returns its code. When the thread
    cannot start, frames__worker_put runs each job itself. It needs POSIX threads, which
    frames.h alone does not, so it is compiled only when asked for, by the implementation
-   of a header whose threads are on (or a tool):
+   of a header whose threads are on (private: the tools keep to the public API):
        #define FRAMES__WANT_WORKER
        #include "frames.h"
    ====================================================================================== */

@@ -4,10 +4,10 @@
    The output is byte-identical to the input for traces the upstream writer finished, and
    an unfinished input comes out as the trace upstream would have written had it finished. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
-#define FRAMES__WANT_WORKER   /* frames.h's worker thread: the writing thread below */
 #include "cli.h"
 
 static const char cat_usage[] =
@@ -34,36 +34,98 @@ static const char cat_usage[] =
    a frame encoded again waits until the queue is empty. */
 #define CAT_RUN_BYTES ((size_t)1 << 20)
 #define CAT_QUEUE 8
-typedef struct cat_span {
+typedef struct cat_run {
     const uint8_t *start;
     size_t len;
-} cat_span;
-typedef struct cat_run {
-    cat_span span;   /* the run being gathered */
     int in_memory;   /* frames_reader_in_memory: otherwise each record is copied alone */
     frames_writer *w;
-    frames__worker writer;        /* the writing thread (or runs written here) */
-    cat_span queued[CAT_QUEUE];   /* its slots */
+    /* the writing thread (threaded 0: runs are written here) */
+    int threaded, stop, rc;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    const uint8_t *queued[CAT_QUEUE];
+    size_t queued_len[CAT_QUEUE];
+    unsigned head, tail;   /* runs queued: tail - head */
 } cat_run;
 
-static int write_run(void *w, const void *span) {
-    const cat_span *run = (const cat_span *)span;
-    return frames_writer_add_frames((frames_writer *)w, run->start, run->len);
+static void *write_runs(void *arg) {
+    cat_run *run = (cat_run *)arg;
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        const uint8_t *start;
+        size_t len;
+        int rc;
+        while (run->head == run->tail && !run->stop) pthread_cond_wait(&run->changed, &run->lock);
+        if (run->head == run->tail) break;
+        start = run->queued[run->head % CAT_QUEUE];
+        len = run->queued_len[run->head % CAT_QUEUE];
+        pthread_mutex_unlock(&run->lock);
+        rc = run->rc < 0 ? run->rc : frames_writer_add_frames(run->w, start, len);
+        pthread_mutex_lock(&run->lock);
+        run->rc = rc;
+        run->head++;
+        pthread_cond_broadcast(&run->changed);
+    }
+    pthread_mutex_unlock(&run->lock);
+    return NULL;
 }
 
 static void start_runs(cat_run *run, frames_writer *w, int in_memory) {
     memset(run, 0, sizeof *run);
     run->w = w;
     run->in_memory = in_memory;
-    if (in_memory) frames__worker_start(&run->writer, write_run, w, run->queued, sizeof *run->queued, CAT_QUEUE);
+    if (!in_memory) return;
+    pthread_mutex_init(&run->lock, NULL);
+    pthread_cond_init(&run->changed, NULL);
+    run->threaded = pthread_create(&run->thread, NULL, write_runs, run) == 0;
+    if (!run->threaded) {
+        pthread_cond_destroy(&run->changed);
+        pthread_mutex_destroy(&run->lock);
+    }
+}
+
+/* Until every queued run is written: the writer's result. */
+static int wait_runs(cat_run *run) {
+    int rc;
+    if (!run->threaded) return FRAMES_OK;
+    pthread_mutex_lock(&run->lock);
+    while (run->head != run->tail) pthread_cond_wait(&run->changed, &run->lock);
+    rc = run->rc;
+    pthread_mutex_unlock(&run->lock);
+    return rc;
+}
+
+static void stop_runs(cat_run *run) {
+    if (!run->threaded) return;
+    pthread_mutex_lock(&run->lock);
+    run->stop = 1;
+    pthread_cond_broadcast(&run->changed);
+    pthread_mutex_unlock(&run->lock);
+    pthread_join(run->thread, NULL);
+    pthread_cond_destroy(&run->changed);
+    pthread_mutex_destroy(&run->lock);
+    run->threaded = 0;
 }
 
 /* Hand the current run to the writing thread (or write it). */
 static int flush_run(cat_run *run) {
-    int rc;
-    if (!run->span.len) return FRAMES_OK;
-    rc = frames__worker_put(&run->writer, &run->span);
-    run->span.len = 0;
+    int rc = FRAMES_OK;
+    if (!run->len) return FRAMES_OK;
+    if (!run->threaded) {
+        rc = frames_writer_add_frames(run->w, run->start, run->len);
+    } else {
+        pthread_mutex_lock(&run->lock);
+        while (run->tail - run->head == CAT_QUEUE) pthread_cond_wait(&run->changed, &run->lock);
+        if ((rc = run->rc) >= 0) {
+            run->queued[run->tail % CAT_QUEUE] = run->start;
+            run->queued_len[run->tail % CAT_QUEUE] = run->len;
+            run->tail++;
+            pthread_cond_broadcast(&run->changed);
+        }
+        pthread_mutex_unlock(&run->lock);
+    }
+    run->len = 0;
     return rc;
 }
 
@@ -71,11 +133,11 @@ static int copy_record(cat_run *run, const frames_raw *raw) {
     const uint8_t *record = (const uint8_t *)raw->payload.ptr - 8;
     int rc;
     if (!run->in_memory) return frames_writer_add_encoded(run->w, raw->payload.ptr, raw->payload.len);
-    if (run->span.len && (record != run->span.start + run->span.len || run->span.len >= CAT_RUN_BYTES) &&
+    if (run->len && (record != run->start + run->len || run->len >= CAT_RUN_BYTES) &&
         (rc = flush_run(run)) < 0)
         return rc;
-    if (!run->span.len) run->span.start = record;
-    run->span.len += 8 + raw->payload.len;
+    if (!run->len) run->start = record;
+    run->len += 8 + raw->payload.len;
     return FRAMES_OK;
 }
 
@@ -92,7 +154,7 @@ static int copy_frame(frames_reader *r, cat_run *run, const frames_raw *raw,
     if ((rc = frames_reader_decode(r, raw, &f)) < 0) return rc;
     if (f.flags & FRAMES_FF_PIQIRUN_REJECTS) ++*piqirun_rejects;
     if (!f.flags) return copy_record(run, raw);
-    if ((rc = flush_run(run)) < 0 || (rc = frames__worker_wait(&run->writer)) < 0) return rc;
+    if ((rc = flush_run(run)) < 0 || (rc = wait_runs(run)) < 0) return rc;
     return frames_writer_add(run->w, &f);
 }
 
@@ -109,8 +171,8 @@ static int copy_frames(frames_reader *r, frames_writer *w, uint64_t *piqirun_rej
     }
     /* the frames before a frame that does not decode are written too, as they were when
        each went to the writer alone (standard output keeps them) */
-    if ((written = flush_run(&run)) >= 0) written = frames__worker_wait(&run.writer);
-    frames__worker_stop(&run.writer);
+    if ((written = flush_run(&run)) >= 0) written = wait_runs(&run);
+    stop_runs(&run);
     if (rc == 0) rc = written;
     cli_progress_end(&pg);
     if (rc < 0 && frames_writer_error(w)->code) return cli_lib_error(frames_writer_error(w));
