@@ -224,7 +224,7 @@
      sinks
      ELF program headers
      files named by input
-   SHARED PRIVATE HELPERS: the worker thread (asked for: FRAMES__WANT_WORKER)
+   SHARED PRIVATE HELPERS: the worker thread
    IMPLEMENTATION
      errors and names
      wire primitives
