@@ -2405,8 +2405,8 @@ FRAMES_QUERY_DEF const char *fq_trace_type_name(const fq_trace *t, uint32_t i) {
               value   per record, the value as the trace stores it (blob: u32 length)
               size    pointers: per record, u64 buffer size; then a validity bit each
    Counts are checked against the trace's size and section lengths when the index is
-   attached; offsets, deltas, postings and column entries are checked where they are
-   used. */
+   attached, and the statement table whole (fq__ix_stmts_ok); offsets, deltas, postings
+   and column entries are checked where they are used. */
 
 #define FQ__IX_MAGIC "FQINDEX"
 #define FQ__IX_VERSION 2u
@@ -3434,6 +3434,24 @@ static int fq__ix_columns(const fq_trace *t, fq__ix *x, uint64_t datalen, frames
     return FRAMES_OK;
 }
 
+/* The statement table as the lookups rely on it: statements ascending, each one's
+   postings starting where the one before's do or later, from 0 to the last entry's
+   (0, candidates). One pass over nstmt entries (a damaged start moved a statement's
+   range: its listing lost points while the column kernel counted them all). */
+static int fq__ix_stmts_ok(const fq__ix *x) {
+    uint64_t i, first = 0;
+    if (fq__ix_u64(x, FQ__XS_STMTS, 2 * x->nstmt) != 0 || fq__ix_u64(x, FQ__XS_STMTS, 2 * x->nstmt + 1) != x->ncand)
+        return 0;
+    for (i = 0; i < x->nstmt; i++) {
+        uint64_t f = fq__ix_u64(x, FQ__XS_STMTS, 2 * i + 1);
+        if ((i == 0 ? f != 0 : f < first) || f > x->ncand ||
+            (i > 0 && fq__ix_u64(x, FQ__XS_STMTS, 2 * i) <= fq__ix_u64(x, FQ__XS_STMTS, 2 * i - 2)))
+            return 0;
+        first = f;
+    }
+    return 1;
+}
+
 /* Check the index in x against t (header, binding, counts, section bounds) and attach it. */
 static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
     const uint8_t *h = x->data;
@@ -3506,7 +3524,7 @@ static int fq__ix_attach(fq_trace *t, fq__ix *x, frames_error *err) {
             return fq__ix_bad(err, FRAMES_E_FORMAT, "the index is damaged or cut short (section %d)", i);
         x->sec[i] = h + (len ? off : 0);
     }
-    if (fq__ix_u64(x, FQ__XS_STMTS, 2 * x->nstmt + 1) != x->ncand)
+    if (!fq__ix_stmts_ok(x))
         return fq__ix_bad(err, FRAMES_E_FORMAT, "the index's statement table is damaged");
     if (tdb && (i = fq__ix_columns(t, x, want[FQ__XS_COLDATA], err)) < 0) return i;
     if (tdb) {
